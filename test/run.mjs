@@ -1,0 +1,33 @@
+// Runs every compiled test file (unit and integration) with uvu and ends with the
+// one summary line CI reads: "N passed, M failed".
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const uvuBin = createRequire(import.meta.url).resolve('uvu/bin.js');
+const dir = process.argv[2] ?? 'dist/test';
+const pattern = process.argv[3] ?? '\\.test\\.js$';
+
+const child = spawn(process.execPath, ['--enable-source-maps', uvuBin, dir, pattern], {
+  cwd: root,
+  stdio: ['ignore', 'pipe', 'inherit'],
+  env: { ...process.env, FORCE_COLOR: '0' },
+});
+
+let output = '';
+child.stdout.on('data', (chunk) => {
+  output += chunk;
+  process.stdout.write(chunk);
+});
+
+child.on('close', (code) => {
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
+  const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+  const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+  const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+  // A crash before uvu's summary counts as one failure, so a broken suite never reads as green.
+  const failed = total - passed - skipped + (code !== 0 && total === passed + skipped ? 1 : 0);
+  process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
+  process.exitCode = code === 0 && failed === 0 && total > 0 ? 0 : 1;
+});
