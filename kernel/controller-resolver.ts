@@ -1,0 +1,47 @@
+import type { Controller } from './events.js';
+import { InvalidControllerError } from './http-errors.js';
+import type { Request } from './request.js';
+
+/** Finds the callable that handles a request. */
+export interface ControllerResolverInterface {
+  /** The controller for the request, or null when it names none. */
+  getController(request: Request): Controller | null;
+}
+
+/**
+ * Reads `request.attributes._controller`: a function, the name of a registered
+ * controller, or an `[object, 'method']` pair.
+ */
+export class ControllerResolver implements ControllerResolverInterface {
+  readonly #named = new Map<string, Controller>();
+
+  constructor(controllers: Record<string, Controller> = {}) {
+    for (const [name, controller] of Object.entries(controllers)) this.register(name, controller);
+  }
+
+  /** Makes `controller` reachable as `_controller: name`. */
+  register(name: string, controller: Controller): this {
+    this.#named.set(name, controller);
+    return this;
+  }
+
+  getController(request: Request): Controller | null {
+    const spec = request.attributes.get('_controller');
+    if (spec === undefined || spec === null) return null;
+    if (typeof spec === 'function') return spec as Controller;
+    if (typeof spec === 'string') {
+      const controller = this.#named.get(spec);
+      if (controller === undefined) {
+        throw new InvalidControllerError(`The controller for URI "${request.path}" is not callable: no controller is registered as "${spec}".`);
+      }
+      return controller;
+    }
+    if (Array.isArray(spec) && spec.length === 2 && typeof spec[1] === 'string') {
+      const [target, method] = spec as [Record<string, unknown>, string];
+      const fn = target?.[method];
+      if (typeof fn === 'function') return fn.bind(target) as Controller;
+      throw new InvalidControllerError(`The controller for URI "${request.path}" is not callable: it has no method "${method}".`);
+    }
+    throw new InvalidControllerError(`The controller for URI "${request.path}" is not callable.`);
+  }
+}

@@ -1,0 +1,163 @@
+/** Anything dispatched: an object that may be stopped (see {@link Event}). */
+export interface StoppableEvent {
+  readonly propagationStopped?: boolean;
+}
+
+/** A listener: called with the event; may return a promise, which the dispatcher then awaits. */
+export type Listener<E = any> = (event: E, eventName: string, dispatcher: EventDispatcher) => unknown;
+
+/** What a subscriber declares per event: a method name, `[method, priority]`, or a list of those. */
+export type Subscription = string | readonly [string, number?] | ReadonlyArray<readonly [string, number?]>;
+
+/** An object that declares its own listeners, Symfony style: `{ [eventName]: 'method' | ['method', priority] }`. */
+export interface EventSubscriber {
+  getSubscribedEvents(): Record<string, Subscription>;
+}
+
+/** A registered listener with what the profiler needs to name it. */
+export interface ListenerEntry {
+  readonly listener: Listener;
+  readonly priority: number;
+  /** `Class::method` for subscribers, the function's name otherwise. */
+  readonly name: string;
+  /** The subscriber that declared it, if any (used by removeSubscriber). */
+  readonly subscriber?: EventSubscriber;
+}
+
+/**
+ * The prioritized listener registry: higher priority first, equal priority in
+ * registration order, `stopPropagation()` ends a dispatch. A dispatch stays
+ * synchronous until a listener returns a promise.
+ */
+export class EventDispatcher {
+  readonly #entries = new Map<string, ListenerEntry[]>();
+  readonly #sorted = new Map<string, ListenerEntry[]>();
+
+  /** Registers a listener; `name` is what the profiler shows (defaults to the function name). */
+  addListener(eventName: string, listener: Listener, priority = 0, name?: string): void {
+    this.#add(eventName, { listener, priority, name: name ?? (listener.name || 'closure') });
+  }
+
+  /** Removes every registration of `listener` for the event. */
+  removeListener(eventName: string, listener: Listener): void {
+    const entries = this.#entries.get(eventName);
+    if (!entries) return;
+    const kept = entries.filter((entry) => entry.listener !== listener);
+    this.#replace(eventName, kept);
+  }
+
+  /** Registers each listener a subscriber declares. */
+  addSubscriber(subscriber: EventSubscriber): void {
+    const className = subscriber.constructor?.name && subscriber.constructor !== Object ? subscriber.constructor.name : 'subscriber';
+    for (const [eventName, subscription] of Object.entries(subscriber.getSubscribedEvents())) {
+      for (const [method, priority = 0] of normalizeSubscription(subscription)) {
+        const fn = (subscriber as unknown as Record<string, unknown>)[method];
+        if (typeof fn !== 'function') {
+          throw new TypeError(`${className} subscribes "${method}" to "${eventName}", but has no such method.`);
+        }
+        this.#add(eventName, { listener: fn.bind(subscriber) as Listener, priority, name: `${className}::${method}`, subscriber });
+      }
+    }
+  }
+
+  /** Removes every listener a subscriber declared. */
+  removeSubscriber(subscriber: EventSubscriber): void {
+    for (const [eventName, entries] of this.#entries) {
+      this.#replace(eventName, entries.filter((entry) => entry.subscriber !== subscriber));
+    }
+  }
+
+  /** The listeners of one event in call order, or of all events by name. */
+  getListeners(eventName: string): Listener[];
+  getListeners(): Record<string, Listener[]>;
+  getListeners(eventName?: string): Listener[] | Record<string, Listener[]> {
+    if (eventName !== undefined) return this.getListenerEntries(eventName).map((entry) => entry.listener);
+    const all: Record<string, Listener[]> = {};
+    for (const name of this.#entries.keys()) {
+      const listeners = this.getListeners(name);
+      if (listeners.length > 0) all[name] = listeners;
+    }
+    return all;
+  }
+
+  /** The registered entries of one event in call order (cached until the registry changes). */
+  getListenerEntries(eventName: string): readonly ListenerEntry[] {
+    let sorted = this.#sorted.get(eventName);
+    if (sorted === undefined) {
+      // Array.prototype.sort is stable, so equal priorities keep registration order.
+      sorted = [...(this.#entries.get(eventName) ?? [])].sort((a, b) => b.priority - a.priority);
+      this.#sorted.set(eventName, sorted);
+    }
+    return sorted;
+  }
+
+  /** The names of the events that have listeners. */
+  getEventNames(): string[] {
+    return [...this.#entries.keys()].filter((name) => this.#entries.get(name)!.length > 0);
+  }
+
+  /** The priority a listener was registered with, or null when it is not registered. */
+  getListenerPriority(eventName: string, listener: Listener): number | null {
+    return this.#entries.get(eventName)?.find((entry) => entry.listener === listener)?.priority ?? null;
+  }
+
+  /** Whether an event (or any event) has listeners. */
+  hasListeners(eventName?: string): boolean {
+    if (eventName !== undefined) return (this.#entries.get(eventName)?.length ?? 0) > 0;
+    return this.getEventNames().length > 0;
+  }
+
+  /**
+   * Calls the event's listeners in order until one stops propagation.
+   * Returns the event itself, or a promise of it once a listener returned a promise.
+   */
+  dispatch<E extends StoppableEvent>(event: E, eventName: string): E | Promise<E> {
+    const entries = this.#sorted.get(eventName) ?? this.getListenerEntries(eventName);
+    for (let i = 0; i < entries.length; i++) {
+      if (event.propagationStopped === true) break;
+      const result = entries[i]!.listener(event, eventName, this);
+      if (isPromiseLike(result)) return this.#dispatchRest(result, entries, i + 1, event, eventName);
+    }
+    return event;
+  }
+
+  async #dispatchRest<E extends StoppableEvent>(
+    pending: PromiseLike<unknown>,
+    entries: readonly ListenerEntry[],
+    from: number,
+    event: E,
+    eventName: string,
+  ): Promise<E> {
+    await pending;
+    for (let i = from; i < entries.length; i++) {
+      if (event.propagationStopped === true) break;
+      const result = entries[i]!.listener(event, eventName, this);
+      if (isPromiseLike(result)) await result;
+    }
+    return event;
+  }
+
+  #add(eventName: string, entry: ListenerEntry): void {
+    const entries = this.#entries.get(eventName);
+    if (entries) entries.push(entry);
+    else this.#entries.set(eventName, [entry]);
+    this.#sorted.delete(eventName);
+  }
+
+  #replace(eventName: string, entries: ListenerEntry[]): void {
+    if (entries.length === 0) this.#entries.delete(eventName);
+    else this.#entries.set(eventName, entries);
+    this.#sorted.delete(eventName);
+  }
+}
+
+/** True for promises and other thenables. */
+export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+function normalizeSubscription(subscription: Subscription): Array<readonly [string, number?]> {
+  if (typeof subscription === 'string') return [[subscription]];
+  if (typeof subscription[0] === 'string') return [subscription as readonly [string, number?]];
+  return [...(subscription as ReadonlyArray<readonly [string, number?]>)];
+}

@@ -1,0 +1,199 @@
+import type { Request } from './request.js';
+import type { Response } from './response.js';
+
+/** The kernel's lifecycle events, in the order they fire. */
+export const KernelEvents = {
+  /** First event of `handle()`: a listener may set a response (routing, security, CORS preflight...). */
+  REQUEST: 'kernel.request',
+  /** Once the controller is resolved: a listener may replace it. */
+  CONTROLLER: 'kernel.controller',
+  /** Once the controller's arguments are resolved: a listener may replace them. */
+  CONTROLLER_ARGUMENTS: 'kernel.controller_arguments',
+  /** When the controller returned something other than a Response: a listener turns it into one. */
+  VIEW: 'kernel.view',
+  /** When a response is ready: listeners may change it (headers, cookies, toolbar). */
+  RESPONSE: 'kernel.response',
+  /** After the response event, or when a request ends in an error: lets listeners reset request state. */
+  FINISH_REQUEST: 'kernel.finish_request',
+  /** When an error escapes: a listener may turn it into a response. */
+  EXCEPTION: 'kernel.exception',
+  /** After the response has been sent: slow work (saving the profile) goes here. */
+  TERMINATE: 'kernel.terminate',
+} as const;
+
+/** The kind of request being handled. */
+export const RequestType = {
+  /** The request the client sent. */
+  MAIN: 1,
+  /** A request the application made while handling another (error pages, fragments). */
+  SUB: 2,
+} as const;
+export type RequestType = (typeof RequestType)[keyof typeof RequestType];
+
+/** Base event: can stop further listeners from being called. */
+export class Event {
+  propagationStopped = false;
+
+  /** Stops the remaining listeners of this dispatch from being called. */
+  stopPropagation(): void {
+    this.propagationStopped = true;
+  }
+
+  isPropagationStopped(): boolean {
+    return this.propagationStopped;
+  }
+}
+
+/** The minimal view of the kernel that events expose (breaks the import cycle with http-kernel.ts). */
+export interface KernelLike {
+  handle(request: Request, type?: RequestType, catchErrors?: boolean): Promise<Response>;
+}
+
+/** Base of every kernel event: the kernel, the request and whether it is the main one. */
+export class KernelEvent extends Event {
+  constructor(
+    readonly kernel: KernelLike,
+    readonly request: Request,
+    readonly requestType: RequestType,
+  ) {
+    super();
+  }
+
+  isMainRequest(): boolean {
+    return this.requestType === RequestType.MAIN;
+  }
+}
+
+/** `kernel.request`: setting a response stops propagation and skips the controller. */
+export class RequestEvent extends KernelEvent {
+  #response: Response | null = null;
+
+  get response(): Response | null {
+    return this.#response;
+  }
+
+  setResponse(response: Response): void {
+    this.#response = response;
+    this.stopPropagation();
+  }
+
+  hasResponse(): boolean {
+    return this.#response !== null;
+  }
+}
+
+/** A controller: receives the resolved arguments (by default the request and the route parameters). */
+export type Controller = (...args: any[]) => unknown;
+
+/** `kernel.controller`: the controller about to be called; listeners may replace it. */
+export class ControllerEvent extends KernelEvent {
+  constructor(
+    kernel: KernelLike,
+    public controller: Controller,
+    request: Request,
+    requestType: RequestType,
+  ) {
+    super(kernel, request, requestType);
+  }
+
+  setController(controller: Controller): void {
+    this.controller = controller;
+  }
+}
+
+/** `kernel.controller_arguments`: the controller and its arguments; listeners may replace either. */
+export class ControllerArgumentsEvent extends KernelEvent {
+  #arguments: unknown[];
+
+  constructor(
+    kernel: KernelLike,
+    public controller: Controller,
+    args: unknown[],
+    request: Request,
+    requestType: RequestType,
+  ) {
+    super(kernel, request, requestType);
+    this.#arguments = args;
+  }
+
+  get arguments(): unknown[] {
+    return this.#arguments;
+  }
+
+  setArguments(args: unknown[]): void {
+    this.#arguments = args;
+  }
+
+  setController(controller: Controller): void {
+    this.controller = controller;
+  }
+}
+
+/** `kernel.view`: the controller returned a non-Response value; a listener should set a response. */
+export class ViewEvent extends RequestEvent {
+  constructor(
+    kernel: KernelLike,
+    request: Request,
+    requestType: RequestType,
+    public controllerResult: unknown,
+  ) {
+    super(kernel, request, requestType);
+  }
+}
+
+/** `kernel.exception`: an error escaped; a listener may set a response or replace the error. */
+export class ExceptionEvent extends RequestEvent {
+  #allowCustomResponseCode = false;
+
+  constructor(
+    kernel: KernelLike,
+    request: Request,
+    requestType: RequestType,
+    public error: unknown,
+  ) {
+    super(kernel, request, requestType);
+  }
+
+  setError(error: unknown): void {
+    this.error = error;
+  }
+
+  /** Keep the response's own status even when it is not an error status. */
+  allowCustomResponseCode(): void {
+    this.#allowCustomResponseCode = true;
+  }
+
+  isAllowingCustomResponseCode(): boolean {
+    return this.#allowCustomResponseCode;
+  }
+}
+
+/** `kernel.response`: the response about to be returned; listeners may change or replace it. */
+export class ResponseEvent extends KernelEvent {
+  constructor(
+    kernel: KernelLike,
+    request: Request,
+    requestType: RequestType,
+    public response: Response,
+  ) {
+    super(kernel, request, requestType);
+  }
+
+  setResponse(response: Response): void {
+    this.response = response;
+  }
+}
+
+/** `kernel.finish_request`: the request is done (with a response or an error). */
+export class FinishRequestEvent extends KernelEvent {}
+
+/** `kernel.terminate`: the response has been sent. */
+export class TerminateEvent extends KernelEvent {
+  constructor(
+    kernel: KernelLike,
+    request: Request,
+    readonly response: Response,
+  ) {
+    super(kernel, request, RequestType.MAIN);
+  }
+}

@@ -1,0 +1,165 @@
+import { STATUS_CODES } from 'node:http';
+
+/** Options every kernel error accepts. */
+export interface ErrorOptions {
+  cause?: unknown;
+  headers?: Record<string, string>;
+  code?: string;
+}
+
+/** An error that carries the HTTP status (and headers) the client should get. */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly code: string;
+
+  constructor(status: number, message?: string, options: ErrorOptions = {}) {
+    super(message ?? STATUS_CODES[status] ?? 'HTTP error', options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.status = status;
+    this.headers = options.headers ?? {};
+    this.code = options.code ?? `HK_HTTP_${status}`;
+  }
+}
+
+/** 400: the request is malformed; the message says what to fix. */
+export class BadRequestHttpError extends HttpError {
+  constructor(message?: string, options: ErrorOptions = {}) {
+    super(400, message, { code: 'HK_BAD_REQUEST', ...options });
+  }
+}
+
+/** 401: credentials are missing or wrong; `challenge` becomes `WWW-Authenticate`. */
+export class UnauthorizedHttpError extends HttpError {
+  constructor(challenge: string, message?: string, options: ErrorOptions = {}) {
+    super(401, message, { code: 'HK_UNAUTHORIZED', ...options, headers: { 'www-authenticate': challenge, ...options.headers } });
+  }
+}
+
+/** 403: the client is known but not allowed. */
+export class AccessDeniedHttpError extends HttpError {
+  constructor(message?: string, options: ErrorOptions = {}) {
+    super(403, message, { code: 'HK_ACCESS_DENIED', ...options });
+  }
+}
+
+/** 404: nothing here. */
+export class NotFoundHttpError extends HttpError {
+  constructor(message?: string, options: ErrorOptions = {}) {
+    super(404, message, { code: 'HK_NOT_FOUND', ...options });
+  }
+}
+
+/** 405: the resource exists for other methods; they are listed in `Allow`. */
+export class MethodNotAllowedHttpError extends HttpError {
+  readonly allowedMethods: readonly string[];
+
+  constructor(allowedMethods: readonly string[], message?: string, options: ErrorOptions = {}) {
+    super(405, message, { code: 'HK_METHOD_NOT_ALLOWED', ...options, headers: { allow: allowedMethods.join(', '), ...options.headers } });
+    this.allowedMethods = allowedMethods;
+  }
+}
+
+/** 406: none of the formats the client accepts can be produced. */
+export class NotAcceptableHttpError extends HttpError {
+  constructor(message?: string, options: ErrorOptions = {}) {
+    super(406, message, { code: 'HK_NOT_ACCEPTABLE', ...options });
+  }
+}
+
+/** 409: the request conflicts with the resource's current state. */
+export class ConflictHttpError extends HttpError {
+  constructor(message?: string, options: ErrorOptions = {}) {
+    super(409, message, { code: 'HK_CONFLICT', ...options });
+  }
+}
+
+/** 413: the body is larger than the configured limit. */
+export class PayloadTooLargeHttpError extends HttpError {
+  constructor(message?: string, options: ErrorOptions = {}) {
+    super(413, message, { code: 'HK_PAYLOAD_TOO_LARGE', ...options });
+  }
+}
+
+/** 415: the body's Content-Type is not one the endpoint reads. */
+export class UnsupportedMediaTypeHttpError extends HttpError {
+  constructor(message?: string, options: ErrorOptions = {}) {
+    super(415, message, { code: 'HK_UNSUPPORTED_MEDIA_TYPE', ...options });
+  }
+}
+
+/** 422: the body is well-formed but its content is invalid. */
+export class UnprocessableEntityHttpError extends HttpError {
+  constructor(message?: string, options: ErrorOptions = {}) {
+    super(422, message, { code: 'HK_UNPROCESSABLE_ENTITY', ...options });
+  }
+}
+
+/** 429: too many requests; `retryAfter` (seconds) becomes `Retry-After`. */
+export class TooManyRequestsHttpError extends HttpError {
+  constructor(retryAfter?: number, message?: string, options: ErrorOptions = {}) {
+    const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) };
+    super(429, message, { code: 'HK_TOO_MANY_REQUESTS', ...options, headers: { ...headers, ...options.headers } });
+  }
+}
+
+/** 503: the service cannot answer now; `retryAfter` (seconds) becomes `Retry-After`. */
+export class ServiceUnavailableHttpError extends HttpError {
+  constructor(retryAfter?: number, message?: string, options: ErrorOptions = {}) {
+    const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) };
+    super(503, message, { code: 'HK_SERVICE_UNAVAILABLE', ...options, headers: { ...headers, ...options.headers } });
+  }
+}
+
+/**
+ * A problem with the request itself (bad encoding, a forged Host header, an unreadable body),
+ * found while reading it. The kernel turns it into a 400 with the same message.
+ */
+export class RequestError extends Error {
+  readonly code: string;
+
+  constructor(message: string, options: { cause?: unknown; code?: string } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = options.code ?? 'HK_BAD_REQUEST';
+  }
+}
+
+/** A request that looks forged or dangerous (an invalid Host header, say). */
+export class SuspiciousOperationError extends RequestError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, code: 'HK_SUSPICIOUS_OPERATION' });
+  }
+}
+
+/** A request that cannot be read (malformed percent-encoding, invalid JSON body...). */
+export class MalformedRequestError extends RequestError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, code: 'HK_MALFORMED_REQUEST' });
+  }
+}
+
+/** The controller returned neither a Response nor anything a `kernel.view` listener could turn into one. */
+export class ControllerDoesNotReturnResponseError extends Error {
+  readonly code = 'HK_CONTROLLER_NO_RESPONSE';
+
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** `_controller` names something that cannot be called. */
+export class InvalidControllerError extends Error {
+  readonly code = 'HK_INVALID_CONTROLLER';
+
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Whether a value is an HttpError (also across package copies, by shape). */
+export function isHttpError(error: unknown): error is HttpError {
+  return error instanceof HttpError || (error instanceof Error && typeof (error as Partial<HttpError>).status === 'number' && typeof (error as Partial<HttpError>).headers === 'object');
+}

@@ -1,0 +1,39 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Request } from './request.js';
+
+/**
+ * The requests being handled, main request first. Each `run()` opens its own async
+ * context holding the caller's stack plus the new request, so concurrent main
+ * requests (and even concurrent sub-requests of one request) never see each other.
+ */
+export class RequestStack {
+  readonly #storage = new AsyncLocalStorage<readonly Request[]>();
+
+  /** Runs `fn` with `request` on top of the current stack (alone, outside any request). */
+  run<T>(request: Request, fn: () => T): T {
+    const parent = this.#storage.getStore();
+    return this.#storage.run(parent === undefined ? [request] : [...parent, request], fn);
+  }
+
+  /** The requests of the current context, main request first. */
+  all(): readonly Request[] {
+    return this.#storage.getStore() ?? [];
+  }
+
+  /** The request being handled right now (a sub-request while one runs). */
+  getCurrentRequest(): Request | undefined {
+    const stack = this.#storage.getStore();
+    return stack === undefined ? undefined : stack[stack.length - 1];
+  }
+
+  /** The request the client sent. */
+  getMainRequest(): Request | undefined {
+    return this.#storage.getStore()?.[0];
+  }
+
+  /** The request that made the current sub-request, if any. */
+  getParentRequest(): Request | undefined {
+    const stack = this.#storage.getStore();
+    return stack === undefined || stack.length < 2 ? undefined : stack[stack.length - 2];
+  }
+}

@@ -1,0 +1,332 @@
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
+import { parse as parseCookie } from 'cookie';
+import { MalformedRequestError, PayloadTooLargeHttpError, SuspiciousOperationError } from './http-errors.js';
+
+/** Decides whether the peer at `address` (hop `index`, 0 = the socket) is a trusted proxy. */
+export type TrustProxy = (address: string, index: number) => boolean;
+
+/** Where a request's body comes from. */
+export type RequestBodySource = string | Uint8Array | AsyncIterable<Uint8Array | string> | null;
+
+/** How a Request is made; every field is optional. */
+export interface RequestInit {
+  method?: string;
+  headers?: IncomingHttpHeaders | Record<string, string | string[] | undefined>;
+  body?: RequestBodySource;
+  /** The scheme the client connected with (`https` on a TLS socket). */
+  scheme?: 'http' | 'https';
+  /** The peer's address as seen on the socket. */
+  remoteAddress?: string;
+  /** The address and port the request arrived at (used when no Host header is sent). */
+  localAddress?: string;
+  localPort?: number;
+  /** Which peers may set X-Forwarded-*; none by default. */
+  trustProxy?: TrustProxy | null;
+  /** Largest body read, in bytes (default 1 MiB); larger ones are a 413. */
+  bodyLimit?: number;
+}
+
+/** Default body limit: 1 MiB. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+const HOST_PATTERN = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)$/i;
+const NO_TRUST: TrustProxy = () => false;
+
+/**
+ * An HTTP request as the kernel sees it. Cheap to make: the path, query, cookies,
+ * host and client IP are worked out on first use, and the body is read on demand.
+ */
+export class Request {
+  /** Upper-case method. */
+  readonly method: string;
+  /** The request target as received: path and query string, still percent-encoded. */
+  readonly url: string;
+  /** Lower-case header names. */
+  readonly headers: IncomingHttpHeaders;
+  /** Values set while handling: `_route`, `_controller`, `_route_params`, `exception`... */
+  readonly attributes = new Map<string, unknown>();
+  /** The address of the socket's peer. */
+  readonly remoteAddress: string;
+
+  readonly #socketScheme: 'http' | 'https';
+  readonly #trustProxy: TrustProxy;
+  readonly #localAddress: string | undefined;
+  readonly #localPort: number | undefined;
+  readonly #bodyLimit: number;
+  #bodySource: RequestBodySource;
+  #body: Promise<Buffer> | undefined;
+  #path: string | undefined;
+  #query: URLSearchParams | undefined;
+  #cookies: Record<string, string | undefined> | undefined;
+  #httpHost: { host: string; port: number } | undefined;
+  #clientIp: string | undefined;
+
+  constructor(url: string, init: RequestInit = {}) {
+    this.method = init.method === undefined ? 'GET' : init.method.toUpperCase();
+    this.url = url;
+    this.headers = (init.headers ?? {}) as IncomingHttpHeaders;
+    this.remoteAddress = init.remoteAddress ?? '127.0.0.1';
+    this.#socketScheme = init.scheme ?? 'http';
+    this.#trustProxy = init.trustProxy ?? NO_TRUST;
+    this.#localAddress = init.localAddress;
+    this.#localPort = init.localPort;
+    this.#bodyLimit = init.bodyLimit ?? DEFAULT_BODY_LIMIT;
+    this.#bodySource = init.body ?? null;
+  }
+
+  /**
+   * Makes a request from an absolute URL or a path, for tests and for embedders that
+   * run the kernel without a socket (`await kernel.handle(Request.create('/health'))`).
+   */
+  static create(uri: string, method = 'GET', init: Omit<RequestInit, 'method'> = {}): Request {
+    const headers: Record<string, string | string[] | undefined> = { ...(init.headers ?? {}) };
+    for (const name of Object.keys(headers)) {
+      const lower = name.toLowerCase();
+      if (lower !== name) {
+        headers[lower] = headers[name];
+        delete headers[name];
+      }
+    }
+    let target = uri;
+    let scheme = init.scheme;
+    if (/^https?:\/\//i.test(uri)) {
+      const parsed = new URL(uri);
+      scheme ??= parsed.protocol === 'https:' ? 'https' : 'http';
+      headers.host ??= parsed.host;
+      target = `${parsed.pathname}${parsed.search}`;
+    }
+    headers.host ??= 'localhost';
+    if (init.body != null && headers['content-length'] === undefined && (typeof init.body === 'string' || init.body instanceof Uint8Array)) {
+      headers['content-length'] = String(typeof init.body === 'string' ? Buffer.byteLength(init.body) : init.body.byteLength);
+    }
+    return new Request(target, { ...init, method, headers, scheme: scheme ?? 'http' });
+  }
+
+  /** Wraps a node:http request; the body streams from it when first read. */
+  static fromIncomingMessage(message: IncomingMessage, options: { trustProxy?: TrustProxy | null; bodyLimit?: number } = {}): Request {
+    const socket = message.socket;
+    return new Request(message.url ?? '/', {
+      method: message.method,
+      headers: message.headers,
+      body: message,
+      scheme: (socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+      remoteAddress: socket.remoteAddress,
+      localAddress: socket.localAddress,
+      localPort: socket.localPort,
+      trustProxy: options.trustProxy ?? null,
+      bodyLimit: options.bodyLimit,
+    });
+  }
+
+  /** The path, still percent-encoded, without the query string (Symfony's pathInfo). */
+  get path(): string {
+    if (this.#path === undefined) {
+      const url = this.url;
+      const q = url.indexOf('?');
+      let path = q === -1 ? url : url.slice(0, q);
+      if (path.charCodeAt(0) !== 47 /* / */) path = absoluteFormPath(path);
+      this.#path = path;
+    }
+    return this.#path;
+  }
+
+  /** The raw query string, without `?` ('' when none). */
+  get queryString(): string {
+    const q = this.url.indexOf('?');
+    return q === -1 ? '' : this.url.slice(q + 1);
+  }
+
+  /** The decoded query parameters (parsed on first use). */
+  get query(): URLSearchParams {
+    return (this.#query ??= new URLSearchParams(this.queryString));
+  }
+
+  /** The cookies sent (parsed on first use; a malformed header gives no cookies). */
+  get cookies(): Readonly<Record<string, string | undefined>> {
+    if (this.#cookies === undefined) {
+      const header = this.headers.cookie;
+      try {
+        this.#cookies = header ? parseCookie(header) : {};
+      } catch {
+        this.#cookies = {};
+      }
+    }
+    return this.#cookies;
+  }
+
+  /** Whether a trusted proxy sits in front, so X-Forwarded-* may be read. */
+  isFromTrustedProxy(): boolean {
+    return this.#trustProxy(this.remoteAddress, 0);
+  }
+
+  /** `http` or `https`, honouring X-Forwarded-Proto only from a trusted proxy. */
+  get scheme(): 'http' | 'https' {
+    if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
+      const forwarded = firstHeaderValue(this.headers['x-forwarded-proto'])?.toLowerCase();
+      if (forwarded === 'https' || forwarded === 'http') return forwarded;
+    }
+    return this.#socketScheme;
+  }
+
+  isSecure(): boolean {
+    return this.scheme === 'https';
+  }
+
+  /**
+   * The host name, lower-case, without the port. A Host header that is not a valid
+   * host name is refused as a suspicious operation (a 400).
+   */
+  get host(): string {
+    return this.#resolveHttpHost().host;
+  }
+
+  /** The port the client addressed. */
+  get port(): number {
+    return this.#resolveHttpHost().port;
+  }
+
+  /** `host` or `host:port` when the port is not the scheme's default. */
+  get httpHost(): string {
+    const { host, port } = this.#resolveHttpHost();
+    const scheme = this.scheme;
+    return (scheme === 'http' && port === 80) || (scheme === 'https' && port === 443) ? host : `${host}:${port}`;
+  }
+
+  /** `scheme://host[:port]`. */
+  get schemeAndHttpHost(): string {
+    return `${this.scheme}://${this.httpHost}`;
+  }
+
+  /** The absolute URL the client asked for, query included. */
+  get uri(): string {
+    return `${this.schemeAndHttpHost}${this.path}${this.url.indexOf('?') === -1 ? '' : `?${this.queryString}`}`;
+  }
+
+  /** The client's IP: the socket peer, or the first untrusted hop of X-Forwarded-For. IPv4-mapped IPv6 shows as IPv4. */
+  get clientIp(): string {
+    if (this.#clientIp === undefined) {
+      let ip = this.remoteAddress;
+      if (this.#trustProxy !== NO_TRUST) {
+        const hops = (firstHeaderValue(this.headers['x-forwarded-for']) ?? '').split(',').map((hop) => hop.trim()).filter(Boolean).reverse();
+        for (let i = 0; i < hops.length && this.#trustProxy(ip, i); i++) {
+          if (isIP(stripMapped(hops[i]!)) === 0) break;
+          ip = hops[i]!;
+        }
+      }
+      this.#clientIp = stripMapped(ip);
+    }
+    return this.#clientIp;
+  }
+
+  /** Whether the request was made by XMLHttpRequest / fetch wrappers that say so. */
+  isXmlHttpRequest(): boolean {
+    return this.headers['x-requested-with'] === 'XMLHttpRequest';
+  }
+
+  /** The `Content-Type` without parameters, lower-case ('' when none). */
+  get contentType(): string {
+    const header = this.headers['content-type'];
+    if (!header) return '';
+    const semi = header.indexOf(';');
+    return (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
+  }
+
+  /** The body as bytes, read once, up to the body limit (413 beyond it). */
+  bytes(): Promise<Buffer> {
+    return (this.#body ??= this.#readBody());
+  }
+
+  /** The body as UTF-8 text. */
+  async text(): Promise<string> {
+    return (await this.bytes()).toString('utf8');
+  }
+
+  /** The body parsed as JSON; invalid JSON is a 400 naming the problem. */
+  async json<T = unknown>(): Promise<T> {
+    const text = await this.text();
+    try {
+      return JSON.parse(text) as T;
+    } catch (error) {
+      throw new MalformedRequestError(`Malformed JSON body: ${(error as Error).message}.`, { cause: error });
+    }
+  }
+
+  async #readBody(): Promise<Buffer> {
+    const source = this.#bodySource;
+    this.#bodySource = null;
+    const limit = this.#bodyLimit;
+    const declared = Number(firstHeaderValue(this.headers['content-length']) ?? Number.NaN);
+    if (declared > limit) throw tooLarge(limit);
+    if (source === null) return Buffer.alloc(0);
+    if (typeof source === 'string') return checkSize(Buffer.from(source), limit);
+    if (source instanceof Uint8Array) return checkSize(Buffer.from(source.buffer, source.byteOffset, source.byteLength), limit);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of source) {
+      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      size += buffer.byteLength;
+      if (size > limit) {
+        (source as { destroy?: () => void }).destroy?.();
+        throw tooLarge(limit);
+      }
+      chunks.push(buffer);
+    }
+    return Buffer.concat(chunks, size);
+  }
+
+  #resolveHttpHost(): { host: string; port: number } {
+    if (this.#httpHost !== undefined) return this.#httpHost;
+    let raw: string | undefined;
+    let port: number | undefined;
+    if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
+      raw = firstHeaderValue(this.headers['x-forwarded-host'])?.split(',')[0]?.trim();
+      const forwardedPort = Number(firstHeaderValue(this.headers['x-forwarded-port']));
+      if (Number.isInteger(forwardedPort) && forwardedPort > 0) port = forwardedPort;
+    }
+    raw ||= this.headers.host;
+    if (!raw) {
+      const local = this.#localAddress ?? 'localhost';
+      raw = isIP(stripMapped(local)) === 6 ? `[${local}]` : stripMapped(local);
+      port ??= this.#localPort;
+    }
+    let host = raw.trim().toLowerCase();
+    const portMatch = /:(\d*)$/.exec(host);
+    if (portMatch && !host.endsWith(']')) {
+      host = host.slice(0, portMatch.index);
+      if (portMatch[1] !== '') port ??= Number(portMatch[1]);
+    }
+    if (!HOST_PATTERN.test(host) || (port !== undefined && (port < 1 || port > 65535))) {
+      throw new SuspiciousOperationError(`Invalid Host "${raw}".`);
+    }
+    port ??= this.scheme === 'https' ? 443 : 80;
+    return (this.#httpHost = { host, port });
+  }
+}
+
+function firstHeaderValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function stripMapped(address: string): string {
+  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+}
+
+function absoluteFormPath(target: string): string {
+  // `GET http://host/path HTTP/1.1` (absolute-form, sent to proxies) and `OPTIONS *`.
+  if (target === '*') return '*';
+  try {
+    return new URL(target).pathname;
+  } catch {
+    throw new MalformedRequestError(`Invalid request target "${target}".`);
+  }
+}
+
+function tooLarge(limit: number): PayloadTooLargeHttpError {
+  return new PayloadTooLargeHttpError(`The request body is larger than the limit of ${limit} bytes.`);
+}
+
+function checkSize(buffer: Buffer, limit: number): Buffer {
+  if (buffer.byteLength > limit) throw tooLarge(limit);
+  return buffer;
+}

@@ -1,0 +1,130 @@
+import { STATUS_CODES } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { Request } from './request.js';
+
+/** What a response body may be: text, bytes, a stream, or nothing. */
+export type ResponseBody = string | Uint8Array | Readable | null;
+
+/** Header values as given to a Response; numbers are turned into strings. */
+export type HeaderInit = Record<string, string | number | readonly string[] | undefined>;
+
+/** An HTTP response. Header names are kept lower-case. */
+export class Response {
+  status: number;
+  body: ResponseBody;
+  /** Lower-case names; `set-cookie` may hold several values. */
+  headers: Record<string, string | string[]>;
+
+  constructor(body: ResponseBody = '', status = 200, headers?: HeaderInit) {
+    this.body = body;
+    this.status = status;
+    this.headers = {};
+    if (headers !== undefined) {
+      for (const name in headers) {
+        const value = headers[name];
+        if (value !== undefined) this.headers[name.toLowerCase()] = typeof value === 'number' ? String(value) : Array.isArray(value) ? [...value] : (value as string);
+      }
+    }
+  }
+
+  /** A JSON response (`application/json`). */
+  static json(data: unknown, status = 200, headers?: HeaderInit): Response {
+    const response = new Response(JSON.stringify(data), status, headers);
+    response.headers['content-type'] ??= 'application/json';
+    return response;
+  }
+
+  /** A redirect (302 by default) to `url`. */
+  static redirect(url: string, status = 302, headers?: HeaderInit): Response {
+    if (status < 300 || status > 399) throw new RangeError(`A redirect needs a 3xx status, got ${status}.`);
+    const response = new Response('', status, headers);
+    response.headers.location = url;
+    return response;
+  }
+
+  /** The reason phrase of the status (`Not Found`). */
+  get statusText(): string {
+    return STATUS_CODES[this.status] ?? 'Unknown Status';
+  }
+
+  /** Sets a header, replacing any earlier value. */
+  setHeader(name: string, value: string | number | readonly string[]): this {
+    this.headers[name.toLowerCase()] = typeof value === 'number' ? String(value) : Array.isArray(value) ? [...value] : (value as string);
+    return this;
+  }
+
+  /** Adds a value to a header (`set-cookie`, `vary`...). */
+  appendHeader(name: string, value: string): this {
+    const key = name.toLowerCase();
+    const current = this.headers[key];
+    this.headers[key] = current === undefined ? value : Array.isArray(current) ? [...current, value] : [current, value];
+    return this;
+  }
+
+  /** The header's value; several values are joined with `, `. */
+  getHeader(name: string): string | undefined {
+    const value = this.headers[name.toLowerCase()];
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  hasHeader(name: string): boolean {
+    return this.headers[name.toLowerCase()] !== undefined;
+  }
+
+  removeHeader(name: string): this {
+    delete this.headers[name.toLowerCase()];
+    return this;
+  }
+
+  isInformational(): boolean {
+    return this.status >= 100 && this.status < 200;
+  }
+
+  isSuccessful(): boolean {
+    return this.status >= 200 && this.status < 300;
+  }
+
+  isRedirect(): boolean {
+    return this.status >= 300 && this.status < 400;
+  }
+
+  isClientError(): boolean {
+    return this.status >= 400 && this.status < 500;
+  }
+
+  isServerError(): boolean {
+    return this.status >= 500 && this.status < 600;
+  }
+
+  /** 204 and 304 (and 1xx) responses carry no body. */
+  isEmpty(): boolean {
+    return this.status === 204 || this.status === 304 || this.isInformational();
+  }
+
+  /**
+   * Makes the response fit the request before it is sent (Symfony's `prepare()`):
+   * no body for 1xx/204/304, a Content-Type with charset for text, Content-Length for
+   * text and bytes. A HEAD request keeps the headers and is sent without body by the adapter.
+   */
+  prepare(_request: Request, charset = 'UTF-8'): this {
+    const headers = this.headers;
+    if (this.isEmpty()) {
+      this.body = null;
+      delete headers['content-type'];
+      delete headers['content-length'];
+      return this;
+    }
+    const body = this.body;
+    if (typeof body === 'string') {
+      const type = headers['content-type'];
+      if (type === undefined) headers['content-type'] = `text/html; charset=${charset}`;
+      else if (typeof type === 'string' && type.startsWith('text/') && !type.includes('charset')) headers['content-type'] = `${type}; charset=${charset}`;
+      if (headers['transfer-encoding'] === undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    } else if (body instanceof Uint8Array) {
+      if (headers['transfer-encoding'] === undefined) headers['content-length'] = String(body.byteLength);
+    } else if (body === null && headers['content-length'] === undefined) {
+      headers['content-length'] = '0';
+    }
+    return this;
+  }
+}

@@ -1,0 +1,141 @@
+import { performance } from 'node:perf_hooks';
+import { EventDispatcher, isPromiseLike, type ListenerEntry, type StoppableEvent } from './event-dispatcher.js';
+import { Request } from './request.js';
+import type { RequestStack } from './request-stack.js';
+
+/** One listener call, as the profiler's events and timeline panels show it. */
+export interface CalledListener {
+  event: string;
+  listener: string;
+  priority: number;
+  /** `performance.now()` milliseconds when the call began. */
+  start: number;
+  /** Milliseconds until it returned (or its promise settled). */
+  duration: number;
+  /** Whether this listener stopped propagation. */
+  stoppedPropagation: boolean;
+}
+
+/** A listener that was registered but not called while handling the request. */
+export interface NotCalledListener {
+  event: string;
+  listener: string;
+  priority: number;
+}
+
+/** What one request's dispatches did. */
+export interface DispatchTrace {
+  calls: CalledListener[];
+  /** Events dispatched with no listener at all. */
+  orphaned: string[];
+}
+
+/**
+ * The dispatcher used in debug mode: the same behaviour, plus a per-request record
+ * of every listener called (with priority and duration), for the profiler.
+ */
+export class TraceableEventDispatcher extends EventDispatcher {
+  readonly #traces = new WeakMap<Request, DispatchTrace>();
+
+  constructor(readonly requestStack: RequestStack) {
+    super();
+  }
+
+  /** What has been recorded for a request so far. */
+  getTrace(request: Request): DispatchTrace {
+    let trace = this.#traces.get(request);
+    if (trace === undefined) {
+      trace = { calls: [], orphaned: [] };
+      this.#traces.set(request, trace);
+    }
+    return trace;
+  }
+
+  /** The listeners called while handling the request, in call order. */
+  getCalledListeners(request: Request): CalledListener[] {
+    return this.getTrace(request).calls;
+  }
+
+  /** The registered listeners that were not called while handling the request. */
+  getNotCalledListeners(request: Request): NotCalledListener[] {
+    const called = new Set(this.getTrace(request).calls.map((call) => `${call.event}\0${call.listener}`));
+    const notCalled: NotCalledListener[] = [];
+    for (const event of this.getEventNames()) {
+      for (const entry of this.getListenerEntries(event)) {
+        if (!called.has(`${event}\0${entry.name}`)) notCalled.push({ event, listener: entry.name, priority: entry.priority });
+      }
+    }
+    return notCalled;
+  }
+
+  /** Events dispatched with no listener while handling the request. */
+  getOrphanedEvents(request: Request): string[] {
+    return this.getTrace(request).orphaned;
+  }
+
+  override dispatch<E extends StoppableEvent>(event: E, eventName: string): E | Promise<E> {
+    const carried = (event as { request?: unknown }).request;
+    const request = carried instanceof Request ? carried : this.requestStack.getCurrentRequest();
+    if (request === undefined) return super.dispatch(event, eventName);
+    const trace = this.getTrace(request);
+    const entries = this.getListenerEntries(eventName);
+    if (entries.length === 0) {
+      if (!trace.orphaned.includes(eventName)) trace.orphaned.push(eventName);
+      return event;
+    }
+    for (let i = 0; i < entries.length; i++) {
+      if (event.propagationStopped === true) break;
+      const entry = entries[i]!;
+      const start = performance.now();
+      let result: unknown;
+      try {
+        result = entry.listener(event, eventName, this);
+      } catch (error) {
+        record(trace, eventName, entry, start, event);
+        throw error;
+      }
+      if (isPromiseLike(result)) return this.#dispatchRest(result, start, entries, i, event, eventName, trace);
+      record(trace, eventName, entry, start, event);
+    }
+    return event;
+  }
+
+  async #dispatchRest<E extends StoppableEvent>(
+    pending: PromiseLike<unknown>,
+    pendingStart: number,
+    entries: readonly ListenerEntry[],
+    index: number,
+    event: E,
+    eventName: string,
+    trace: DispatchTrace,
+  ): Promise<E> {
+    try {
+      await pending;
+    } finally {
+      record(trace, eventName, entries[index]!, pendingStart, event);
+    }
+    for (let i = index + 1; i < entries.length; i++) {
+      if (event.propagationStopped === true) break;
+      const entry = entries[i]!;
+      const start = performance.now();
+      try {
+        const result = entry.listener(event, eventName, this);
+        if (isPromiseLike(result)) await result;
+      } finally {
+        record(trace, eventName, entry, start, event);
+      }
+    }
+    return event;
+  }
+}
+
+function record(trace: DispatchTrace, event: string, entry: ListenerEntry, start: number, dispatched: StoppableEvent): void {
+  trace.calls.push({
+    event,
+    listener: entry.name,
+    priority: entry.priority,
+    start,
+    duration: performance.now() - start,
+    stoppedPropagation: dispatched.propagationStopped === true,
+  });
+}
