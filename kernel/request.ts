@@ -119,6 +119,25 @@ export class Request {
     });
   }
 
+  /**
+   * A copy for a sub-request: same URL, headers, client and scheme, fresh attributes
+   * (those given), optionally another method. The body is not shared.
+   */
+  duplicate(overrides: { attributes?: Record<string, unknown>; method?: string } = {}): Request {
+    const copy = new Request(this.url, {
+      method: overrides.method ?? this.method,
+      headers: this.headers,
+      scheme: this.#socketScheme,
+      remoteAddress: this.remoteAddress,
+      localAddress: this.#localAddress,
+      localPort: this.#localPort,
+      trustProxy: this.#trustProxy,
+      bodyLimit: this.#bodyLimit,
+    });
+    if (overrides.attributes) for (const [name, value] of Object.entries(overrides.attributes)) copy.attributes.set(name, value);
+    return copy;
+  }
+
   /** The path, still percent-encoded, without the query string (Symfony's pathInfo). */
   get path(): string {
     if (this.#path === undefined) {
@@ -201,6 +220,11 @@ export class Request {
   /** The absolute URL the client asked for, query included. */
   get uri(): string {
     return `${this.schemeAndHttpHost}${this.path}${this.url.indexOf('?') === -1 ? '' : `?${this.queryString}`}`;
+  }
+
+  /** The absolute URL of a path on this host (Symfony's getUriForPath): no query string. */
+  uriForPath(path: string): string {
+    return `${this.schemeAndHttpHost}${path}`;
   }
 
   /** The client's IP: the socket peer, or the first untrusted hop of X-Forwarded-For. IPv4-mapped IPv6 shows as IPv4. */

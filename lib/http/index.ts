@@ -1,0 +1,2 @@
+export * from './disallow-robots-indexing-listener.js';
+export * from './response-listener.js';

@@ -1,0 +1,42 @@
+import type { LogEntry, ObservationBus } from './bus.js';
+import type { LogRecord } from './log-record.js';
+
+/**
+ * Keeps each request's log records (debug mode), for the debug error page and the
+ * profiler. Records are held per request object, so they go when the request goes.
+ */
+export class DebugLogBuffer {
+  readonly #records = new WeakMap<object, LogRecord[]>();
+  readonly #maxPerRequest: number;
+  readonly #handler = ({ record, request }: LogEntry): void => {
+    if (request === undefined) return;
+    const records = this.#records.get(request);
+    if (records === undefined) this.#records.set(request, [record]);
+    else if (records.length < this.#maxPerRequest) records.push(record);
+  };
+
+  constructor(
+    readonly bus: ObservationBus,
+    options: { maxPerRequest?: number } = {},
+  ) {
+    this.#maxPerRequest = options.maxPerRequest ?? 1000;
+    bus.on('log', this.#handler);
+  }
+
+  /** The records written while handling this request (not its sub-requests). */
+  getLogs(request: object): readonly LogRecord[] {
+    return this.#records.get(request) ?? [];
+  }
+
+  /** The records of several requests (a request and its sub-requests), in time order. */
+  getLogsOf(requests: Iterable<object>): LogRecord[] {
+    const all: LogRecord[] = [];
+    for (const request of requests) all.push(...this.getLogs(request));
+    return all.sort((a, b) => a.time - b.time);
+  }
+
+  /** Stops collecting. */
+  detach(): void {
+    this.bus.off('log', this.#handler);
+  }
+}

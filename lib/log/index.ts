@@ -1,0 +1,5 @@
+export * from './bus.js';
+export * from './debug-log-buffer.js';
+export * from './log-record.js';
+export * from './logger.js';
+export * from './stderr-sink.js';

@@ -1,0 +1,112 @@
+import type { ObservationBus } from './bus.js';
+import { LogLevel, type LogLevelName, type LogRecord } from './log-record.js';
+
+const LEVEL_NAMES = Object.keys(LogLevel) as LogLevelName[];
+
+/** How a Logger is made. */
+export interface LoggerOptions {
+  /** Where records are published. */
+  bus: ObservationBus;
+  /** The channel records are written under (default `app`). */
+  channel?: string;
+  /** The least severe level kept (default DEBUG); less severe records cost nothing. */
+  level?: LogLevelName | Lowercase<LogLevelName>;
+  /** The request being handled, for attributing records (usually `() => requestStack.getCurrentRequest()`). */
+  currentRequest?: () => object | undefined;
+}
+
+/** Context values for a message's `{placeholders}` and for the record. */
+export type LogContext = Record<string, unknown>;
+
+/**
+ * A PSR-3 style logger with the eight syslog levels. Records are published on the
+ * observation bus, each with the request it was written for.
+ */
+export class Logger {
+  readonly channel: string;
+  readonly #bus: ObservationBus;
+  readonly #threshold: number;
+  readonly #currentRequest: () => object | undefined;
+
+  constructor(options: LoggerOptions) {
+    this.channel = options.channel ?? 'app';
+    this.#bus = options.bus;
+    this.#threshold = toLevel(options.level ?? 'DEBUG');
+    this.#currentRequest = options.currentRequest ?? (() => undefined);
+  }
+
+  /** The same logger writing under another channel. */
+  withChannel(channel: string): Logger {
+    return new Logger({ bus: this.#bus, channel, level: LEVEL_NAMES[this.#threshold]!, currentRequest: this.#currentRequest });
+  }
+
+  /** Whether records of this level would be kept. */
+  isEnabled(level: LogLevelName | Lowercase<LogLevelName>): boolean {
+    return toLevel(level) <= this.#threshold;
+  }
+
+  emergency(message: string, context?: LogContext): void {
+    this.log(LogLevel.EMERGENCY, message, context);
+  }
+  alert(message: string, context?: LogContext): void {
+    this.log(LogLevel.ALERT, message, context);
+  }
+  critical(message: string, context?: LogContext): void {
+    this.log(LogLevel.CRITICAL, message, context);
+  }
+  error(message: string, context?: LogContext): void {
+    this.log(LogLevel.ERROR, message, context);
+  }
+  warning(message: string, context?: LogContext): void {
+    this.log(LogLevel.WARNING, message, context);
+  }
+  notice(message: string, context?: LogContext): void {
+    this.log(LogLevel.NOTICE, message, context);
+  }
+  info(message: string, context?: LogContext): void {
+    this.log(LogLevel.INFO, message, context);
+  }
+  debug(message: string, context?: LogContext): void {
+    this.log(LogLevel.DEBUG, message, context);
+  }
+
+  /** Writes a record at a numeric syslog level (0 = emergency ... 7 = debug). */
+  log(level: number, message: string, context: LogContext = {}): void {
+    if (level > this.#threshold) return;
+    const record: LogRecord = {
+      time: Date.now(),
+      level,
+      levelName: LEVEL_NAMES[level] ?? 'DEBUG',
+      channel: this.channel,
+      message: interpolate(message, context),
+      context,
+    };
+    this.#bus.emit('log', { record, request: this.#currentRequest() });
+  }
+}
+
+/** Replaces `{name}` placeholders with context values (PSR-3). */
+export function interpolate(message: string, context: LogContext): string {
+  if (message.indexOf('{') === -1) return message;
+  return message.replace(/\{([A-Za-z0-9_.]+)\}/g, (placeholder, key: string) => (key in context ? stringify(context[key]) : placeholder));
+}
+
+function stringify(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (value instanceof Date) return value.toISOString();
+  if (value instanceof Error) return `[object ${value.constructor.name}]`;
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return `[object ${(value as object).constructor?.name ?? 'Object'}]`;
+  }
+}
+
+/** Turns a level name into its syslog number. */
+export function toLevel(level: LogLevelName | Lowercase<LogLevelName>): number {
+  const value = LogLevel[level.toUpperCase() as LogLevelName];
+  if (value === undefined) throw new RangeError(`Unknown log level "${level}"; use one of ${LEVEL_NAMES.join(', ').toLowerCase()}.`);
+  return value;
+}

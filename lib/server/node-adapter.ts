@@ -1,0 +1,88 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
+import proxyaddr from 'proxy-addr';
+import { HttpKernel, KernelEvents, Request, Response, type TrustProxy } from '../../kernel/index.js';
+import type { Logger } from '../log/index.js';
+
+/** How requests are read from node:http. */
+export interface RequestListenerOptions {
+  /** Proxies allowed to set X-Forwarded-* (CIDR list like `['10.0.0.0/8', 'loopback']`, or a function). */
+  trustedProxies?: readonly string[] | TrustProxy;
+  /** Largest request body, in bytes (default 1 MiB). */
+  bodyLimit?: number;
+  /** Where failures that no listener handled are logged. */
+  logger?: Logger;
+}
+
+/** A node:http request listener. */
+export type NodeRequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * Mounts a kernel on node:http / node:https: each request goes through
+ * `kernel.handle()`, the response is written, then `kernel.terminate()` runs.
+ */
+export function createRequestListener(kernel: HttpKernel, options: RequestListenerOptions = {}): NodeRequestListener {
+  const trustProxy = compileTrust(options.trustedProxies);
+  const readOptions = { trustProxy, bodyLimit: options.bodyLimit };
+  const logger = options.logger;
+  const dispatcher = kernel.dispatcher;
+
+  return (req, res) => {
+    let request: Request;
+    try {
+      request = Request.fromIncomingMessage(req, readOptions);
+    } catch (error) {
+      fail(res, error, logger);
+      return;
+    }
+    kernel.handle(request).then(
+      (response) => {
+        send(req, res, response);
+        if (dispatcher.hasListeners(KernelEvents.TERMINATE)) {
+          // After the response is handed to the socket: slow work (profile saving) is off the client's path.
+          kernel.terminate(request, response).catch((error: unknown) => logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error }));
+        }
+      },
+      (error: unknown) => fail(res, error, logger),
+    );
+  };
+}
+
+/** Writes a Response to a node:http response (headers only for HEAD and empty statuses). */
+export function send(req: IncomingMessage, res: ServerResponse, response: Response): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(response.status, response.headers);
+  const body = response.body;
+  if (req.method === 'HEAD' || body === null || response.isEmpty()) {
+    if (body !== null && typeof body === 'object' && 'destroy' in body) body.destroy();
+    res.end();
+  } else if (typeof body === 'string' || body instanceof Uint8Array) {
+    res.end(body);
+  } else {
+    pipeline(body, res, (error) => {
+      if (error) res.destroy(error);
+    });
+  }
+}
+
+function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): void {
+  logger?.critical('Unhandled error: {message}', { message: messageOf(error), error });
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = 'Internal Server Error\n';
+  res.writeHead(500, { 'content-type': 'text/plain; charset=UTF-8', 'content-length': String(Buffer.byteLength(body)) });
+  res.end(body);
+}
+
+function compileTrust(trusted: RequestListenerOptions['trustedProxies']): TrustProxy | null {
+  if (trusted === undefined) return null;
+  if (typeof trusted === 'function') return trusted;
+  if (trusted.length === 0) return null;
+  return proxyaddr.compile([...trusted]);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? `${error.constructor.name}: ${error.message}` : String(error);
+}
