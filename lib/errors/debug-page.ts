@@ -1,0 +1,291 @@
+/**
+ * The debug error page (debug mode only): the error chain with stack frames and source excerpts,
+ * the request's logs, and the raw stack traces. Like Symfony's exception_full page, with no external assets.
+ */
+import { isAbsolute, relative, sep } from 'node:path';
+import { inspect } from 'node:util';
+import { LogLevel, type LogRecord } from '../log/log-record.js';
+import type { FlatError } from './flatten-error.js';
+import { html, type SafeHtml } from './html.js';
+import { readSourceExcerpt, type StackFrame } from './stack-frames.js';
+import { statusText } from './status-text.js';
+
+/** What the debug page shows. */
+export interface DebugPageInput {
+  /** The cause chain from `flattenError`, outermost first. */
+  errors: FlatError[];
+  /** Log records of the failed request, oldest first. */
+  logs: LogRecord[];
+  request: { method: string; uri: string };
+  /** Status of the response the page is sent with. */
+  status: number;
+  /** Link to this request's profile; relative or http(s) only. */
+  profilerUrl?: string | null;
+  /** Default `UTF-8`. */
+  charset?: string;
+  /** Source lines shown either side of a frame's line; default 5. */
+  excerptLines?: number;
+}
+
+/** How many application frames per error get a source excerpt. */
+const EXCERPT_FRAMES = 3;
+/** Log context longer than this is cut: the page must stay readable and bounded. */
+const MAX_CONTEXT_LENGTH = 5000;
+
+/** Renders the complete debug error page as an HTML5 document. */
+export function renderDebugPage(input: DebugPageInput): string {
+  const errors = input.errors.length > 0 ? input.errors : [placeholderError(input.status)];
+  const outermost = errors[0]!;
+  const status = input.status;
+  const reason = statusText(status);
+  const message = outermost.message !== '' ? outermost.message : reason;
+  const summary = `${message} (${status} ${reason})`;
+  const around = input.excerptLines ?? 5;
+  const cwd = process.cwd();
+  const profilerUrl = isSafeLink(input.profilerUrl) ? input.profilerUrl : null;
+
+  const page = html`<!-- ${summary} -->
+<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="${input.charset ?? 'UTF-8'}">
+<meta name="robots" content="noindex,nofollow">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${summary}</title>
+${STYLE}
+</head>
+<body>
+<header class="summary ${status >= 500 ? 'status-5xx' : 'status-4xx'}">
+<div class="container">
+<p class="chain">${errors.map((error, i) => html`${i > 0 ? html` <span class="arrow" aria-label="caused by">←</span> ` : ''}<a href="#error-${i + 1}">${error.class}</a>`)}</p>
+<p class="http">HTTP ${status} <small>${reason}</small></p>
+<h1 class="message">${message}</h1>
+<p class="request"><span class="method">${input.request.method}</span> <span class="uri">${input.request.uri}</span></p>
+${profilerUrl !== null ? html`<p class="links"><a href="${profilerUrl}">View in profiler</a></p>` : ''}
+</div>
+</header>
+<main class="container">
+<section id="errors">
+<h2>Exceptions <span class="badge">${errors.length}</span></h2>
+${errors.map((error, i) => renderError(error, i, errors.length, cwd, around))}
+</section>
+${renderLogs(input.logs)}
+<section id="plain-trace">
+<h2>Stack Trace (Plain Text)</h2>
+${errors.map((error, i) => html`<h3>[${i + 1}/${errors.length}] ${error.class}</h3>
+<pre class="plain">${error.stack !== '' ? error.stack : `${error.class}: ${error.message}`}</pre>
+`)}
+</section>
+</main>
+</body>
+</html>
+<!-- ${summary} -->
+`;
+  return page.toString();
+}
+
+function renderError(error: FlatError, index: number, count: number, cwd: string, around: number): SafeHtml {
+  let excerptsLeft = EXCERPT_FRAMES;
+  const items: SafeHtml[] = [];
+  let internalRun: SafeHtml[] = [];
+  const flushInternal = (): void => {
+    if (internalRun.length === 0) return;
+    const label = internalRun.length === 1 ? '1 internal frame' : `${internalRun.length} internal frames`;
+    items.push(html`<li class="frames-internal"><details><summary>${label}</summary><ol>${internalRun}</ol></details></li>
+`);
+    internalRun = [];
+  };
+  for (const frame of error.frames) {
+    if (frame.internal) {
+      internalRun.push(renderFrame(frame, cwd, null));
+      continue;
+    }
+    flushInternal();
+    let excerpt: SafeHtml | null = null;
+    if (excerptsLeft > 0 && frame.file !== null && frame.line !== null) {
+      const source = readSourceExcerpt(frame.file, frame.line, around);
+      if (source !== null) {
+        excerptsLeft--;
+        excerpt = html`<pre class="excerpt"><code>${source.lines.map(
+          (text, i) =>
+            html`<span class="${source.start + i === source.highlight ? 'line highlight' : 'line'}"><span class="number">${source.start + i}</span>${text}</span>
+`,
+        )}</code></pre>`;
+      }
+    }
+    items.push(renderFrame(frame, cwd, excerpt));
+  }
+  flushInternal();
+
+  const headers = Object.entries(error.headers);
+  return html`<article class="error" id="error-${index + 1}">
+<h3><span class="counter">Exceptions ${index + 1}/${count}</span> <span class="class">${error.class}</span></h3>
+<p class="message">${error.message}</p>
+${error.status !== null || error.code !== undefined || headers.length > 0
+  ? html`<dl class="meta">${error.status !== null ? html`<dt>Status</dt><dd>${error.status} ${error.statusText ?? ''}</dd>` : ''}${error.code !== undefined ? html`<dt>Code</dt><dd><code>${error.code}</code></dd>` : ''}${headers.length > 0 ? html`<dt>Headers</dt><dd>${headers.map(([name, value]) => html`<code>${name}: ${value}</code> `)}</dd>` : ''}</dl>
+`
+  : ''}${items.length > 0 ? html`<ol class="frames">${items}</ol>` : html`<p class="empty">No stack frames</p>`}
+</article>
+`;
+}
+
+function renderFrame(frame: StackFrame, cwd: string, excerpt: SafeHtml | null): SafeHtml {
+  const where =
+    frame.file !== null
+      ? html`<span class="file">${displayPath(frame.file, cwd)}</span>${frame.line !== null ? html` line <span class="line-number">${frame.line}</span>` : ''}${frame.column !== null ? html`<span class="column">:${frame.column}</span>` : ''}`
+      : html`<span class="file">${frame.native ? 'native code' : 'unknown location'}</span>`;
+  return html`<li class="${frame.internal ? 'frame internal' : 'frame'}">
+<div class="frame-head"><span class="function">${frame.function ?? '(anonymous)'}</span> <span class="location">in ${where}</span></div>
+${excerpt}
+</li>
+`;
+}
+
+function renderLogs(logs: LogRecord[]): SafeHtml {
+  if (logs.length === 0) {
+    return html`<section id="logs">
+<h2>Logs</h2>
+<p class="empty">No log messages</p>
+</section>
+`;
+  }
+  return html`<section id="logs">
+<h2>Logs <span class="badge">${logs.length}</span> ${levelCounts(logs).map(([name, n]) => html`<span class="count level-${levelClass(LogLevel[name])}">${n} ${name}</span> `)}</h2>
+<table class="logs">
+<thead><tr><th>Time</th><th>Level</th><th>Channel</th><th>Message</th></tr></thead>
+<tbody>
+${logs.map((record) => {
+  const context = formatContext(record.context);
+  return html`<tr class="level-${levelClass(record.level)}">
+<td class="time">${formatTime(record.time)}</td>
+<td class="level">${record.levelName}</td>
+<td class="channel">${record.channel}</td>
+<td class="log-message">${record.message}${context !== null ? html`<pre class="context">${context}</pre>` : ''}</td>
+</tr>
+`;
+})}</tbody>
+</table>
+</section>
+`;
+}
+
+/** Counts per level name, most severe first. */
+function levelCounts(logs: LogRecord[]): Array<[keyof typeof LogLevel, number]> {
+  const counts = new Map<keyof typeof LogLevel, number>();
+  for (const record of logs) counts.set(record.levelName, (counts.get(record.levelName) ?? 0) + 1);
+  return [...counts].sort(([a], [b]) => (LogLevel[a] ?? 99) - (LogLevel[b] ?? 99));
+}
+
+function levelClass(level: number | undefined): string {
+  if (level === undefined) return 'info';
+  if (level <= LogLevel.ERROR) return 'error';
+  if (level === LogLevel.WARNING) return 'warning';
+  if (level === LogLevel.DEBUG) return 'debug';
+  return 'info';
+}
+
+/** `HH:MM:SS.mmm` in local time, with the full ISO instant in the attribute and tooltip. */
+function formatTime(time: number): SafeHtml {
+  const date = new Date(time);
+  if (Number.isNaN(date.getTime())) return html``;
+  const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
+  const clock = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+  const iso = date.toISOString();
+  return html`<time datetime="${iso}" title="${iso}">${clock}</time>`;
+}
+
+function formatContext(context: Record<string, unknown> | undefined): string | null {
+  if (context === null || typeof context !== 'object' || Object.keys(context).length === 0) return null;
+  let text: string;
+  try {
+    text = JSON.stringify(context, contextReplacer, 2) ?? '';
+  } catch {
+    // Cycles and other values JSON cannot take: inspect handles them all.
+    text = inspect(context, { depth: 4, breakLength: 100 });
+  }
+  return text.length > MAX_CONTEXT_LENGTH ? `${text.slice(0, MAX_CONTEXT_LENGTH)}…` : text;
+}
+
+function contextReplacer(_key: string, value: unknown): unknown {
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value instanceof Error) return `${value.name}: ${value.message}`;
+  if (typeof value === 'function') return `[Function ${value.name || 'anonymous'}]`;
+  if (typeof value === 'symbol') return value.toString();
+  return value;
+}
+
+/** A path relative to the working directory when inside it: shorter, and what the developer's editor shows. */
+function displayPath(file: string, cwd: string): string {
+  if (isAbsolute(file) && file.startsWith(cwd + sep)) return relative(cwd, file);
+  return file;
+}
+
+function isSafeLink(url: string | null | undefined): url is string {
+  return typeof url === 'string' && /^(?:\/(?!\/)|https?:\/\/)/i.test(url);
+}
+
+function placeholderError(status: number): FlatError {
+  return { class: 'Error', message: '', status, statusText: statusText(status), headers: {}, frames: [], stack: '' };
+}
+
+// Static markup: the template has no interpolations, so nothing here needs escaping.
+const STYLE = html`<style>
+:root { color-scheme: light dark; --bg: #f5f6f8; --fg: #1d2330; --muted: #667085; --card: #fff; --border: #d8dde5;
+  --link: #0b5cad; --code-bg: #f2f4f7; --highlight: #fff1b8; --error: #b42318; --warning: #a15c07;
+  --head-4xx: #7a4b00; --head-5xx: #8f1d16; --head-fg: #fff; }
+@media (prefers-color-scheme: dark) {
+  :root { --bg: #0e1116; --fg: #e3e7ee; --muted: #98a2b3; --card: #161b22; --border: #2b323c;
+    --link: #6cb6ff; --code-bg: #0b0e13; --highlight: #3a3214; --error: #ff7b72; --warning: #e3b341;
+    --head-4xx: #4d3100; --head-5xx: #5a1511; }
+}
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg); font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; }
+a { color: var(--link); }
+code, pre, .file, .function { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
+.container { max-width: 1200px; margin: 0 auto; padding: 0 20px; }
+.summary { color: var(--head-fg); padding: 24px 0; }
+.summary a { color: inherit; }
+.status-4xx { background: var(--head-4xx); }
+.status-5xx { background: var(--head-5xx); }
+.chain, .http, .request, .links { margin: 4px 0; }
+.chain a { font-weight: 600; text-decoration: none; }
+.arrow { opacity: .7; }
+.http small { font-size: inherit; opacity: .8; }
+.summary h1 { font-size: 24px; margin: 12px 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+.request { opacity: .85; overflow-wrap: anywhere; }
+.method { font-weight: 600; }
+section { margin: 28px 0; }
+h2 { font-size: 20px; border-bottom: 1px solid var(--border); padding-bottom: 6px; }
+.badge, .count { display: inline-block; font-size: 12px; font-weight: 600; padding: 1px 8px; border-radius: 10px; background: var(--code-bg); border: 1px solid var(--border); }
+.count.level-error { color: var(--error); }
+.count.level-warning { color: var(--warning); }
+.error { background: var(--card); border: 1px solid var(--border); border-radius: 6px; padding: 12px 16px; margin: 16px 0; }
+.error h3 { margin: 0 0 6px; font-size: 17px; }
+.counter { color: var(--muted); font-weight: 400; font-size: 13px; margin-right: 6px; }
+.message { white-space: pre-wrap; overflow-wrap: anywhere; }
+.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0 0 8px; color: var(--muted); }
+.meta dd { margin: 0; }
+.frames { list-style: none; padding: 0; margin: 0; }
+.frame { border-top: 1px solid var(--border); padding: 6px 0; }
+.frame-head { overflow-wrap: anywhere; }
+.function { font-weight: 600; }
+.location { color: var(--muted); }
+.internal .function { font-weight: 400; color: var(--muted); }
+.frames-internal { border-top: 1px solid var(--border); padding: 6px 0; color: var(--muted); }
+.frames-internal ol { list-style: none; padding-left: 16px; }
+.frames-internal summary { cursor: pointer; }
+.excerpt { background: var(--code-bg); border: 1px solid var(--border); border-radius: 4px; margin: 6px 0; padding: 6px 0; overflow-x: auto; }
+.excerpt .line { display: block; padding: 0 10px; white-space: pre; }
+.excerpt .highlight { background: var(--highlight); }
+.excerpt .number { display: inline-block; min-width: 4ch; margin-right: 12px; color: var(--muted); text-align: right; user-select: none; }
+.logs { width: 100%; border-collapse: collapse; background: var(--card); }
+.logs th, .logs td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid var(--border); }
+.logs .time, .logs .level, .logs .channel { white-space: nowrap; font-size: 13px; }
+.logs tr.level-error .level { color: var(--error); font-weight: 600; }
+.logs tr.level-warning .level { color: var(--warning); font-weight: 600; }
+.logs tr.level-debug { color: var(--muted); }
+.log-message { overflow-wrap: anywhere; }
+.context { margin: 4px 0 0; color: var(--muted); white-space: pre-wrap; }
+.plain { background: var(--card); border: 1px solid var(--border); border-radius: 4px; padding: 10px; overflow-x: auto; }
+.empty { color: var(--muted); font-style: italic; }
+</style>`;

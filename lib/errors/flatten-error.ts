@@ -1,0 +1,171 @@
+/**
+ * Errors as plain data for the error pages and the profiler, in the manner of Symfony's FlattenException:
+ * the whole `cause` chain, each with its status, headers and parsed stack frames.
+ */
+import { inspect, types } from 'node:util';
+import { parseStack, type StackFrame } from './stack-frames.js';
+import { statusText } from './status-text.js';
+
+/** One error of a cause chain, detached from the live object (safe to store and render). */
+export interface FlatError {
+  /** The constructor name, e.g. `NotFoundHttpError`; `Error` for values thrown that are not errors. */
+  class: string;
+  message: string;
+  /** The HTTP status: always set on the outermost error; on causes only when they carry their own. */
+  status: number | null;
+  statusText: string | null;
+  /** The error's stable code (`ERR_...`), when it has a string one. */
+  code?: string;
+  /** Response headers the error asks for (e.g. `Allow` on a 405). */
+  headers: Record<string, string>;
+  frames: StackFrame[];
+  /** The raw `error.stack` text; empty when there is none. */
+  stack: string;
+}
+
+/** Options of `flattenError`. */
+export interface FlattenErrorOptions {
+  /** Status of the outermost error, overriding its own (e.g. when the kernel maps it to 400). */
+  status?: number;
+  /** Most errors of the chain to keep; default 20. */
+  maxErrors?: number;
+}
+
+const DEFAULT_MAX_ERRORS = 20;
+
+/** Flattens an error and its ES2022 `cause` chain, outermost first; stops at a cycle or at `maxErrors`. */
+export function flattenError(error: unknown, options: FlattenErrorOptions = {}): FlatError[] {
+  const max = Math.max(1, options.maxErrors ?? DEFAULT_MAX_ERRORS);
+  const chain: FlatError[] = [];
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (chain.length < max) {
+    const outermost = chain.length === 0;
+    chain.push(isErrorLike(current) ? flattenOne(current, outermost) : flattenThrownValue(current, outermost));
+    if (!isErrorLike(current)) break;
+    seen.add(current);
+    if (!hasOwnOrInherited(current, 'cause')) break;
+    const cause = read(current, 'cause');
+    if (cause === undefined || seen.has(cause)) break;
+    current = cause;
+  }
+  if (options.status !== undefined && isHttpStatus(options.status)) {
+    chain[0]!.status = options.status;
+    chain[0]!.statusText = statusText(options.status);
+  }
+  return chain;
+}
+
+function flattenOne(error: object, outermost: boolean): FlatError {
+  const message = stringOr(read(error, 'message'), '');
+  const name = stringOr(read(error, 'name'), '');
+  const stack = stringOr(read(error, 'stack'), '');
+  const status = ownStatus(error) ?? (outermost ? 500 : null);
+  const code = read(error, 'code');
+  const flat: FlatError = {
+    class: className(error, name),
+    message,
+    status,
+    statusText: status === null ? null : statusText(status),
+    headers: headersOf(read(error, 'headers')),
+    frames: parseStack(stack, stackHeader(name, message)),
+    stack,
+  };
+  if (typeof code === 'string') flat.code = code;
+  return flat;
+}
+
+function flattenThrownValue(value: unknown, outermost: boolean): FlatError {
+  return {
+    class: 'Error',
+    message: `${outermost ? 'Thrown value' : 'Cause'} is not an Error (${describeType(value)}): ${preview(value)}`,
+    status: outermost ? 500 : null,
+    statusText: outermost ? statusText(500) : null,
+    headers: {},
+    frames: [],
+    stack: '',
+  };
+}
+
+function isErrorLike(value: unknown): value is object {
+  return value instanceof Error || types.isNativeError(value);
+}
+
+function isHttpStatus(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 400 && value <= 599;
+}
+
+// `status` is our convention; `statusCode` is what http-errors and Fastify errors carry.
+function ownStatus(error: object): number | null {
+  const status = read(error, 'status');
+  if (isHttpStatus(status)) return status;
+  const statusCode = read(error, 'statusCode');
+  return isHttpStatus(statusCode) ? statusCode : null;
+}
+
+function className(error: object, name: string): string {
+  const ctor = read(error, 'constructor');
+  if (typeof ctor === 'function' && typeof ctor.name === 'string' && ctor.name !== '') return ctor.name;
+  return name !== '' ? name : 'Error';
+}
+
+// The first line(s) of a V8 stack, as Error.prototype.toString writes them.
+function stackHeader(name: string, message: string): string {
+  if (name === '') return message;
+  if (message === '') return name;
+  return `${name}: ${message}`;
+}
+
+function headersOf(value: unknown): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (value === null || typeof value !== 'object') return headers;
+  try {
+    const entries = value instanceof Map ? [...value.entries()] : Object.entries(value);
+    for (const [key, item] of entries) {
+      if (typeof key !== 'string') continue;
+      if (typeof item === 'string') headers[key] = item;
+      else if (typeof item === 'number') headers[key] = String(item);
+      else if (Array.isArray(item) && item.every((part) => typeof part === 'string')) headers[key] = item.join(', ');
+    }
+  } catch {
+    // A hostile getter must not break the error page; keep what was read.
+  }
+  return headers;
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return typeof value;
+  const ctor = read(value, 'constructor');
+  return typeof ctor === 'function' && ctor.name ? `object ${ctor.name}` : 'object';
+}
+
+function preview(value: unknown): string {
+  try {
+    const text = inspect(value, { depth: 2, breakLength: Infinity, maxArrayLength: 20, maxStringLength: 500 });
+    return text.length > 1000 ? `${text.slice(0, 1000)}…` : text;
+  } catch {
+    return '[value that cannot be inspected]';
+  }
+}
+
+// Errors come from anywhere; a throwing getter or Proxy trap must not turn rendering an error into a new one.
+function read(target: object, key: string): unknown {
+  try {
+    return (target as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+function hasOwnOrInherited(target: object, key: string): boolean {
+  try {
+    return key in target;
+  } catch {
+    return false;
+  }
+}
+
+function stringOr(value: unknown, fallback: string): string {
+  return typeof value === 'string' ? value : fallback;
+}

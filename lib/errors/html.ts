@@ -1,0 +1,58 @@
+/**
+ * The one way we build HTML: a tagged template that escapes every interpolation,
+ * so a message, URL or log line can never become markup by accident.
+ */
+
+const trusted = Symbol('SafeHtml');
+
+/** A string of HTML that is safe to send as is; made only by `html` and `unsafeRaw`. */
+export class SafeHtml {
+  readonly #value: string;
+
+  /** @internal Use the `html` template or `unsafeRaw()`; the token keeps `new` out of reach. */
+  constructor(token: symbol, value: string) {
+    if (token !== trusted) throw new TypeError('SafeHtml is made with html`...` or unsafeRaw(), not with new');
+    this.#value = value;
+  }
+
+  toString(): string {
+    return this.#value;
+  }
+}
+
+/** What may appear inside `${...}` of the `html` template. */
+export type HtmlValue = SafeHtml | string | number | bigint | boolean | null | undefined | readonly HtmlValue[];
+
+const specialCharacters = /[&<>"']/;
+const specialCharactersGlobal = /[&<>"']/g;
+const entities: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Escapes `& < > " '` so text is safe in element content and quoted attribute values. */
+export function escapeHtml(text: string): string {
+  // Most strings need no escaping; testing first avoids building a copy for them.
+  if (!specialCharacters.test(text)) return text;
+  return text.replace(specialCharactersGlobal, (character) => entities[character]!);
+}
+
+function render(value: HtmlValue): string {
+  if (value instanceof SafeHtml) return value.toString();
+  if (value === null || value === undefined || value === false) return '';
+  if (Array.isArray(value)) {
+    let out = '';
+    for (const item of value as readonly HtmlValue[]) out += render(item);
+    return out;
+  }
+  return escapeHtml(String(value));
+}
+
+/** Tagged template: literal parts are kept, every `${value}` is escaped unless it is already SafeHtml. */
+export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): SafeHtml {
+  let out = strings[0]!;
+  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1]!;
+  return new SafeHtml(trusted, out);
+}
+
+/** Marks a string as HTML without escaping it. Only for markup we wrote ourselves; grep for it in reviews. */
+export function unsafeRaw(markup: string): SafeHtml {
+  return new SafeHtml(trusted, markup);
+}

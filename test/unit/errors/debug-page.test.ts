@@ -1,0 +1,205 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { renderDebugPage, type DebugPageInput } from '../../../lib/errors/debug-page.js';
+import { flattenError, type FlatError } from '../../../lib/errors/flatten-error.js';
+import type { LogRecord } from '../../../lib/log/log-record.js';
+
+const robots = 'No route found for "GET http://127.0.0.1:8000/robots.txt"';
+
+function notFound(message = robots): FlatError[] {
+  class NotFoundHttpError extends Error {
+    readonly status = 404;
+  }
+  class ResourceNotFoundError extends Error {}
+  const cause = new ResourceNotFoundError('No routes found for "/robots.txt/".');
+  const errors = flattenError(new NotFoundHttpError(message, { cause }));
+  // Frames into this file would put its own source (and so every string these tests look for) into excerpts.
+  for (const error of errors) error.frames = [{ function: 'match', file: '/nowhere/router.ts', line: 7, column: 3, native: false, internal: false }];
+  return errors;
+}
+
+function record(overrides: Partial<LogRecord> = {}): LogRecord {
+  return {
+    time: Date.UTC(2026, 10, 21, 21, 40, 54, 123),
+    level: 3,
+    levelName: 'ERROR',
+    channel: 'request',
+    message: 'Uncaught PHP Exception',
+    context: {},
+    ...overrides,
+  };
+}
+
+function page(overrides: Partial<DebugPageInput> = {}): string {
+  return renderDebugPage({
+    errors: notFound(),
+    logs: [],
+    request: { method: 'GET', uri: 'http://127.0.0.1:8000/robots.txt' },
+    status: 404,
+    ...overrides,
+  });
+}
+
+function titleOf(document: string): string {
+  return /<title>([\s\S]*?)<\/title>/.exec(document)![1]!;
+}
+
+test('is a complete HTML5 document with the charset', () => {
+  const document = page({ charset: 'ISO-8859-1' });
+  assert.ok(document.includes('<!DOCTYPE html>'));
+  assert.ok(document.includes('<meta charset="ISO-8859-1">'));
+  assert.ok(document.trimEnd().endsWith('-->'));
+  assert.ok(document.includes('</html>'));
+  assert.ok(page().includes('<meta charset="UTF-8">'));
+});
+
+test('titles the page "<message> (<status> <status text>)" of the outermost error', () => {
+  assert.is(titleOf(page()), 'No route found for &quot;GET http://127.0.0.1:8000/robots.txt&quot; (404 Not Found)');
+});
+
+test('shows the class chain, the HTTP status and the message in the header', () => {
+  const document = page();
+  assert.match(document, /<a href="#error-1">NotFoundHttpError<\/a>\s*<span class="arrow"[^>]*>←<\/span>\s*<a href="#error-2">ResourceNotFoundError<\/a>/);
+  assert.match(document, /HTTP 404 <small>Not Found<\/small>/);
+  assert.match(document, /<h1 class="message">No route found for &quot;GET http:\/\/127\.0\.0\.1:8000\/robots\.txt&quot;<\/h1>/);
+});
+
+test('has one section per error numbered "Exceptions N/M"', () => {
+  const document = page();
+  assert.ok(document.includes('Exceptions 1/2'));
+  assert.ok(document.includes('Exceptions 2/2'));
+  assert.not.ok(document.includes('Exceptions 3/2'));
+  assert.match(document, /id="error-2">\s*<h3>[^\n]*ResourceNotFoundError/);
+});
+
+test('shows the status, code and headers an error carries, and no empty list for a plain cause', () => {
+  const [flat] = flattenError(
+    Object.assign(new Error('No route found for "POST http://host/health": Method Not Allowed (Allow: GET, HEAD)'), {
+      status: 405,
+      code: 'ERR_METHOD_NOT_ALLOWED',
+      headers: { Allow: 'GET, HEAD' },
+    }),
+  );
+  const document = page({ errors: [flat!, ...notFound().slice(1)], status: 405 });
+  assert.ok(document.includes('<dt>Status</dt><dd>405 Method Not Allowed</dd>'));
+  assert.ok(document.includes('<dt>Code</dt><dd><code>ERR_METHOD_NOT_ALLOWED</code></dd>'));
+  assert.ok(document.includes('<code>Allow: GET, HEAD</code>'));
+  assert.is(document.match(/<dl class="meta">/g)!.length, 1);
+});
+
+test('escapes a script tag in the error message everywhere it appears', () => {
+  const document = page({ errors: notFound('<script>alert(1)</script>') });
+  assert.not.ok(document.includes('<script'));
+  assert.ok(titleOf(document).startsWith('&lt;script&gt;alert(1)&lt;/script&gt; (404 Not Found)'));
+  assert.ok(document.includes('<h1 class="message">&lt;script&gt;alert(1)&lt;/script&gt;</h1>'));
+});
+
+test('escapes the request URL and method', () => {
+  const document = page({ request: { method: '<b>GET', uri: 'http://x/"><script>alert(1)</script>' } });
+  assert.not.ok(document.includes('<script'));
+  assert.not.ok(document.includes('<b>GET'));
+  assert.ok(document.includes('http://x/&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;'));
+});
+
+test('escapes log messages, channels and context', () => {
+  const document = page({
+    logs: [record({ message: '<img src=x onerror=alert(1)>', channel: '<i>ch', context: { uri: '</pre><script>x()</script>' } })],
+  });
+  assert.not.ok(document.includes('<script'));
+  assert.not.ok(document.includes('<img'));
+  assert.not.ok(document.includes('<i>ch'));
+  assert.ok(document.includes('&lt;img src=x onerror=alert(1)&gt;'));
+  assert.ok(document.includes('&lt;/pre&gt;&lt;script&gt;x()&lt;/script&gt;'));
+});
+
+test('lists the log records in a table with time, level, channel and message', () => {
+  const document = page({
+    logs: [
+      record({ level: 6, levelName: 'INFO', channel: 'router', message: 'Matched route "home".' }),
+      record({ message: 'Uncaught NotFoundHttpError', context: { status: 404 } }),
+    ],
+  });
+  assert.ok(document.includes('<th>Time</th><th>Level</th><th>Channel</th><th>Message</th>'));
+  assert.ok(document.includes('datetime="2026-11-21T21:40:54.123Z"'));
+  assert.match(document, /<time [^>]*>\d\d:\d\d:54\.123<\/time>/);
+  assert.match(document, /<td class="level">INFO<\/td>\s*<td class="channel">router<\/td>\s*<td class="log-message">Matched route &quot;home&quot;\.<\/td>/);
+  assert.match(document, /<pre class="context">\{\s*&quot;status&quot;: 404\s*\}<\/pre>/);
+  assert.is(document.match(/<tr class="level-/g)!.length, 2);
+});
+
+test('counts log records by level in the Logs heading, most severe first', () => {
+  const document = page({
+    logs: [
+      record({ level: 7, levelName: 'DEBUG' }),
+      record({ level: 7, levelName: 'DEBUG' }),
+      record(),
+      record({ level: 4, levelName: 'WARNING' }),
+    ],
+  });
+  const heading = /<h2>Logs([\s\S]*?)<\/h2>/.exec(document)![1]!;
+  assert.match(heading, /<span class="badge">4<\/span>/);
+  assert.match(heading, /1 ERROR<\/span>\s*<span[^>]*>1 WARNING<\/span>\s*<span[^>]*>2 DEBUG/);
+});
+
+test('says "No log messages" when there are none', () => {
+  assert.match(page({ logs: [] }), /<h2>Logs<\/h2>\s*<p class="empty">No log messages<\/p>/);
+  assert.not.ok(page({ logs: [record()] }).includes('No log messages'));
+});
+
+test('renders context that JSON cannot take', () => {
+  const context: Record<string, unknown> = { id: 10n, error: new Error('boom') };
+  const cyclic: Record<string, unknown> = { name: 'loop' };
+  cyclic.self = cyclic;
+  const document = page({ logs: [record({ context }), record({ context: { cyclic } })] });
+  assert.ok(document.includes('&quot;10n&quot;'));
+  assert.ok(document.includes('Error: boom'));
+  assert.ok(document.includes('[Circular'));
+});
+
+test('links to the profiler when a profiler URL is given', () => {
+  assert.ok(page({ profilerUrl: '/_profiler/a1b2c3' }).includes('<a href="/_profiler/a1b2c3">View in profiler</a>'));
+  assert.not.ok(page().includes('View in profiler'));
+  assert.not.ok(page({ profilerUrl: 'javascript:alert(1)' }).includes('View in profiler'));
+});
+
+test('shows the raw stacks under "Stack Trace (Plain Text)"', () => {
+  const errors = notFound('<b>raw</b>');
+  const document = page({ errors });
+  const section = document.slice(document.indexOf('Stack Trace (Plain Text)'));
+  assert.ok(section.includes('[1/2] NotFoundHttpError'));
+  assert.ok(section.includes('[2/2] ResourceNotFoundError'));
+  assert.ok(section.includes('&lt;b&gt;raw&lt;/b&gt;'));
+  const firstStackLine = errors[0]!.stack.split('\n')[1]!.trim();
+  assert.ok(section.includes(firstStackLine.replace(/"/g, '&quot;')));
+});
+
+function failHere(): Error {
+  return new Error('excerpt wanted'); // MARKER-DEBUG-PAGE
+}
+
+test('shows frames with paths relative to the working directory and a highlighted source excerpt', () => {
+  const document = page({ errors: flattenError(failHere()), status: 500 });
+  assert.match(document, /<span class="function">failHere<\/span> <span class="location">in <span class="file">test\/unit\/errors\/debug-page\.test\.ts<\/span> line <span class="line-number">\d+<\/span>/);
+  const frames = document.slice(document.indexOf('<section id="errors">'), document.indexOf('<section id="logs">'));
+  assert.not.ok(frames.includes(`${process.cwd()}/test/unit/errors/debug-page.test.ts`));
+  assert.match(document, /<span class="line highlight"><span class="number">\d+<\/span>[^\n]*MARKER-DEBUG-PAGE/);
+});
+
+test('collapses internal frames into a details element', () => {
+  const [error] = notFound();
+  error!.frames = [
+    { function: 'handle', file: '/nowhere/app.ts', line: 3, column: 1, native: false, internal: false },
+    { function: 'emit', file: 'node:events', line: 1, column: 1, native: false, internal: true },
+    { function: 'x', file: '/app/node_modules/a/b.js', line: 1, column: 1, native: false, internal: true },
+  ];
+  const document = page({ errors: [error!] });
+  assert.match(document, /<details><summary>2 internal frames<\/summary><ol>[\s\S]*node:events[\s\S]*node_modules[\s\S]*<\/ol><\/details>/);
+});
+
+test('shows an error with no frames and an empty chain without failing', () => {
+  const [flat] = flattenError('a string');
+  assert.ok(page({ errors: [flat!], status: 500 }).includes('No stack frames'));
+  assert.ok(titleOf(page({ errors: [], status: 500 })).includes('(500 Internal Server Error)'));
+});
+
+test.run();

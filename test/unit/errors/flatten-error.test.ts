@@ -1,0 +1,157 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { flattenError } from '../../../lib/errors/flatten-error.js';
+import { statusText } from '../../../lib/errors/status-text.js';
+
+class ResourceNotFoundError extends Error {
+  readonly code = 'ERR_ROUTE_NOT_FOUND';
+}
+
+class NotFoundHttpError extends Error {
+  readonly status = 404;
+  readonly code = 'ERR_NOT_FOUND';
+  readonly headers: Record<string, unknown>;
+  constructor(message: string, options?: ErrorOptions & { headers?: Record<string, unknown> }) {
+    super(message, options);
+    this.name = 'NotFoundHttpError';
+    this.headers = options?.headers ?? {};
+  }
+}
+
+test('lists the cause chain outermost first with constructor names and messages', () => {
+  const inner = new ResourceNotFoundError('No routes found for "/robots.txt/".');
+  const outer = new NotFoundHttpError('No route found for "GET http://127.0.0.1:8000/robots.txt"', { cause: inner });
+  const chain = flattenError(outer);
+  assert.equal(
+    chain.map((error) => [error.class, error.message]),
+    [
+      ['NotFoundHttpError', 'No route found for "GET http://127.0.0.1:8000/robots.txt"'],
+      ['ResourceNotFoundError', 'No routes found for "/robots.txt/".'],
+    ],
+  );
+});
+
+test('takes the outermost status from the error and leaves causes without one at null', () => {
+  const chain = flattenError(new NotFoundHttpError('x', { cause: new Error('inner') }));
+  assert.is(chain[0]!.status, 404);
+  assert.is(chain[0]!.statusText, 'Not Found');
+  assert.is(chain[1]!.status, null);
+  assert.is(chain[1]!.statusText, null);
+});
+
+test('keeps the own status of a cause', () => {
+  const chain = flattenError(new Error('outer', { cause: new NotFoundHttpError('inner') }));
+  assert.is(chain[0]!.status, 500);
+  assert.is(chain[1]!.status, 404);
+});
+
+test('uses 500 when the status is missing or not an error status', () => {
+  for (const status of [undefined, 200, 302, 600, '404', 404.5]) {
+    const error = Object.assign(new Error('x'), { status });
+    assert.is(flattenError(error)[0]!.status, 500, `status ${String(status)}`);
+  }
+});
+
+test('accepts statusCode as used by http-errors', () => {
+  assert.is(flattenError(Object.assign(new Error('x'), { statusCode: 422 }))[0]!.status, 422);
+});
+
+test('lets the caller override the outermost status', () => {
+  const [flat] = flattenError(new Error('bad header'), { status: 400 });
+  assert.is(flat!.status, 400);
+  assert.is(flat!.statusText, 'Bad Request');
+});
+
+test('copies a string code and string headers', () => {
+  const error = new NotFoundHttpError('x', { headers: { Allow: ['GET', 'HEAD'], 'Retry-After': 30, Bad: { a: 1 } } });
+  const [flat] = flattenError(error);
+  assert.is(flat!.code, 'ERR_NOT_FOUND');
+  assert.equal(flat!.headers, { Allow: 'GET, HEAD', 'Retry-After': '30' });
+  const plain = flattenError(Object.assign(new Error('x'), { code: 42 }))[0]!;
+  assert.not.ok('code' in plain);
+  assert.equal(plain.headers, {});
+});
+
+test('stops at a cause cycle', () => {
+  const a = new Error('a');
+  const b = new Error('b', { cause: a });
+  (a as { cause?: unknown }).cause = b;
+  assert.equal(
+    flattenError(a).map((error) => error.message),
+    ['a', 'b'],
+  );
+});
+
+test('stops after 20 errors of a long chain', () => {
+  let error = new Error('0');
+  for (let i = 1; i < 30; i++) error = new Error(String(i), { cause: error });
+  const chain = flattenError(error);
+  assert.is(chain.length, 20);
+  assert.is(chain[0]!.message, '29');
+  assert.is(flattenError(error, { maxErrors: 3 }).length, 3);
+});
+
+test('turns a thrown string into an Error entry that says what was thrown', () => {
+  const [flat, ...rest] = flattenError('oops');
+  assert.is(rest.length, 0);
+  assert.is(flat!.class, 'Error');
+  assert.ok(flat!.message.includes('not an Error'));
+  assert.ok(flat!.message.includes('string'));
+  assert.ok(flat!.message.includes('oops'));
+  assert.is(flat!.status, 500);
+  assert.equal(flat!.frames, []);
+});
+
+test('describes thrown objects, null and undefined', () => {
+  assert.ok(flattenError({ reason: 'nope' })[0]!.message.includes("reason: 'nope'"));
+  assert.ok(flattenError(null)[0]!.message.includes('(null)'));
+  assert.ok(flattenError(undefined)[0]!.message.includes('(undefined)'));
+});
+
+test('flattens a cause that is not an Error', () => {
+  const chain = flattenError(new Error('outer', { cause: 'disk full' }));
+  assert.is(chain.length, 2);
+  assert.is(chain[1]!.class, 'Error');
+  assert.ok(chain[1]!.message.includes('disk full'));
+  assert.is(chain[1]!.status, null);
+});
+
+test('keeps the raw stack and its parsed frames', () => {
+  const error = new Error('with frames');
+  const [flat] = flattenError(error);
+  assert.is(flat!.stack, error.stack);
+  assert.ok(flat!.frames.length > 0);
+  assert.ok(flat!.frames[0]!.file!.endsWith('flatten-error.test.ts'));
+});
+
+test('does not take lines of a multi-line message for frames', () => {
+  const error = new Error('first line\n    at evil (/etc/passwd:1:1)');
+  const [flat] = flattenError(error);
+  assert.not.ok(flat!.frames.some((frame) => frame.file === '/etc/passwd'));
+});
+
+test('survives errors whose properties throw when read', () => {
+  const error = new Error('hostile');
+  Object.defineProperty(error, 'headers', {
+    get() {
+      throw new Error('getter');
+    },
+  });
+  Object.defineProperty(error, 'cause', {
+    get() {
+      throw new Error('getter');
+    },
+  });
+  const chain = flattenError(error);
+  assert.is(chain.length, 1);
+  assert.equal(chain[0]!.headers, {});
+});
+
+test('statusText gives the reason phrase, with a fallback for unknown codes', () => {
+  assert.is(statusText(404), 'Not Found');
+  assert.is(statusText(405), 'Method Not Allowed');
+  assert.is(statusText(599), 'Server Error');
+  assert.is(statusText(499), 'Client Error');
+});
+
+test.run();

@@ -1,0 +1,51 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { escapeHtml, html, SafeHtml, unsafeRaw } from '../../../lib/errors/html.js';
+
+test('escapeHtml escapes & < > " and \'', () => {
+  assert.is(escapeHtml(`a & b < c > d " e ' f`), 'a &amp; b &lt; c &gt; d &quot; e &#39; f');
+});
+
+test('escapeHtml returns text without special characters unchanged', () => {
+  assert.is(escapeHtml('plain text 123'), 'plain text 123');
+});
+
+test('html escapes every interpolated string', () => {
+  const message = '<script>alert("x")</script>';
+  assert.is(html`<p>${message}</p>`.toString(), '<p>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</p>');
+});
+
+test('html escapes interpolations inside attribute values', () => {
+  const url = `/x" onmouseover='alert(1)`;
+  assert.is(html`<a href="${url}">x</a>`.toString(), '<a href="/x&quot; onmouseover=&#39;alert(1)">x</a>');
+});
+
+test('html keeps the literal parts of the template as markup', () => {
+  assert.is(html`<b class="a">&nbsp;</b>`.toString(), '<b class="a">&nbsp;</b>');
+});
+
+test('html does not escape a nested html template twice', () => {
+  const inner = html`<i>${'a&b'}</i>`;
+  assert.is(html`<p>${inner}</p>`.toString(), '<p><i>a&amp;b</i></p>');
+});
+
+test('html renders arrays item by item, escaping strings and keeping SafeHtml', () => {
+  const items = ['<a>', html`<br>`, ['&', html`<hr>`]];
+  assert.is(html`${items}`.toString(), '&lt;a&gt;<br>&amp;<hr>');
+});
+
+test('html renders null, undefined and false as nothing, but 0 and true as text', () => {
+  assert.is(html`[${null}${undefined}${false}]`.toString(), '[]');
+  assert.is(html`[${0}|${true}|${10n}]`.toString(), '[0|true|10]');
+});
+
+test('unsafeRaw is the only way to pass markup through unescaped', () => {
+  assert.is(html`${unsafeRaw('<em>x</em>')}`.toString(), '<em>x</em>');
+  assert.instance(unsafeRaw('x'), SafeHtml);
+});
+
+test('SafeHtml cannot be constructed directly from a string', () => {
+  assert.throws(() => new SafeHtml(Symbol('forged'), '<script>'), /html`/);
+});
+
+test.run();

@@ -1,0 +1,55 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { flattenError } from '../../../lib/errors/flatten-error.js';
+import { GENERIC_SERVER_ERROR_DETAIL, renderProblem, serializeProblem } from '../../../lib/errors/problem-json.js';
+
+const notFound = flattenError(
+  Object.assign(new Error('No route found for "GET http://127.0.0.1:8000/robots.txt"', { cause: new Error('No routes found for "/robots.txt/".') }), {
+    status: 404,
+  }),
+);
+const crash = flattenError(new TypeError('Cannot read properties of undefined (reading "id")', { cause: new RangeError('deep') }));
+
+test('a 4xx outside debug has type, title, status and the message as detail, nothing else', () => {
+  assert.equal(renderProblem({ errors: notFound, status: 404, debug: false }), {
+    type: 'about:blank',
+    title: 'Not Found',
+    status: 404,
+    detail: 'No route found for "GET http://127.0.0.1:8000/robots.txt"',
+  });
+});
+
+test('a 5xx outside debug hides the message, class, trace and causes', () => {
+  const problem = renderProblem({ errors: crash, status: 500, debug: false });
+  assert.equal(problem, { type: 'about:blank', title: 'Internal Server Error', status: 500, detail: GENERIC_SERVER_ERROR_DETAIL });
+  assert.not.ok(serializeProblem(problem).includes('Cannot read'));
+});
+
+test('debug adds the class, the trace frames and the causes', () => {
+  const problem = renderProblem({ errors: crash, status: 500, debug: true });
+  assert.is(problem.detail, 'Cannot read properties of undefined (reading "id")');
+  assert.is(problem.class, 'TypeError');
+  assert.equal(problem.causes, [{ class: 'RangeError', message: 'deep' }]);
+  assert.ok(problem.trace!.length > 0);
+  assert.equal(Object.keys(problem.trace![0]!).sort(), ['file', 'function', 'line']);
+  assert.ok(problem.trace![0]!.file!.endsWith('problem-json.test.ts'));
+});
+
+test('includes instance and a specific type when given', () => {
+  const problem = renderProblem({ errors: notFound, status: 404, debug: false, instance: '/robots.txt', type: 'https://example.com/probs/no-route' });
+  assert.is(problem.instance, '/robots.txt');
+  assert.is(problem.type, 'https://example.com/probs/no-route');
+});
+
+test('uses the status text as detail when the message is empty', () => {
+  assert.is(renderProblem({ errors: flattenError(Object.assign(new Error(''), { status: 403 })), status: 403, debug: false }).detail, 'Forbidden');
+});
+
+test('serializes to JSON that parses back to the same document with no raw < > &', () => {
+  const problem = renderProblem({ errors: flattenError(Object.assign(new Error('<script>a && b</script>'), { status: 400 })), status: 400, debug: false });
+  const text = serializeProblem(problem);
+  assert.not.ok(/[<>&]/.test(text));
+  assert.equal(JSON.parse(text), problem);
+});
+
+test.run();
