@@ -2,17 +2,17 @@
 // one summary line CI reads: "N passed, M failed".
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
+import { join } from 'node:path';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const uvuBin = createRequire(import.meta.url).resolve('uvu/bin.js');
+const uvuBin = join(root, 'node_modules', 'uvu', 'bin.js');
 const dir = process.argv[2] ?? 'dist/test';
 const pattern = process.argv[3] ?? '\\.test\\.js$';
 
 const child = spawn(process.execPath, ['--enable-source-maps', uvuBin, dir, pattern], {
   cwd: root,
   stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, FORCE_COLOR: '0' },
+  env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
 });
 
 let output = '';

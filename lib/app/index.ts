@@ -1,0 +1,2 @@
+export * from './create-kernel.js';
+export * from './reference-app.js';

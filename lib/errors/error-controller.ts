@@ -1,0 +1,82 @@
+import Negotiator from 'negotiator';
+import type { Controller, Request, RequestStack } from '../../kernel/index.js';
+import { Response } from '../../kernel/index.js';
+import type { DebugLogBuffer } from '../log/index.js';
+import { renderDebugPage } from './debug-page.js';
+import { flattenError, type FlatError } from './flatten-error.js';
+import { renderPlainPage } from './plain-page.js';
+import { PROBLEM_CONTENT_TYPE, renderProblem, serializeProblem } from './problem-json.js';
+
+/** What the error controller needs to know. */
+export interface ErrorControllerOptions {
+  /** Show internals (stack traces, logs, debug headers). */
+  debug: boolean;
+  requestStack: RequestStack;
+  /** Each request's logs (debug mode). */
+  logs?: DebugLogBuffer | null;
+  /** The profiler link of a request, when a profiler records it. */
+  profilerUrl?: (request: Request) => string | null;
+  charset?: string;
+}
+
+const FORMATS = ['text/html', 'application/json', PROBLEM_CONTENT_TYPE];
+
+/**
+ * The controller that renders error pages. It runs in a sub-request made by the
+ * ErrorListener, reads the error from the `exception` attribute and answers with the
+ * debug page, the plain page, or problem+json for clients that prefer JSON.
+ */
+export function createErrorController(options: ErrorControllerOptions): Controller {
+  const { debug, requestStack } = options;
+  const charset = options.charset ?? 'UTF-8';
+
+  return function errorController(request: Request): Response {
+    const error = request.attributes.get('exception');
+    const errors = flattenError(error);
+    const status = errors[0]?.status ?? 500;
+    const failed = requestStack.getParentRequest() ?? request;
+    const headers: Record<string, string> = { ...errors[0]?.headers };
+    if (debug) Object.assign(headers, debugHeaders(errors[0]));
+
+    if (prefersJson(request)) {
+      const body = serializeProblem(renderProblem({ errors, status, debug, instance: failed.path }));
+      return new Response(body, status, { ...headers, 'content-type': PROBLEM_CONTENT_TYPE });
+    }
+    if (!debug) {
+      return new Response(renderPlainPage(status, charset), status, { ...headers, 'content-type': `text/html; charset=${charset}` });
+    }
+    const logs = options.logs ? options.logs.getLogsOf(requestStack.all().filter((r) => r !== request)) : [];
+    const page = renderDebugPage({
+      errors,
+      logs,
+      request: { method: failed.method, uri: safeUri(failed) },
+      status,
+      profilerUrl: options.profilerUrl?.(failed) ?? null,
+      charset,
+    });
+    return new Response(page, status, { ...headers, 'content-type': `text/html; charset=${charset}` });
+  };
+}
+
+function prefersJson(request: Request): boolean {
+  if (!request.headers.accept) return false;
+  const preferred = new Negotiator({ headers: { accept: request.headers.accept } }).mediaType(FORMATS);
+  return preferred === 'application/json' || preferred === PROBLEM_CONTENT_TYPE;
+}
+
+function debugHeaders(error: FlatError | undefined): Record<string, string> {
+  if (error === undefined) return {};
+  const frame = error.frames.find((f) => f.file !== null);
+  const headers: Record<string, string> = { 'x-debug-exception': encodeURIComponent(error.message.slice(0, 2000)) };
+  if (frame?.file) headers['x-debug-exception-file'] = `${encodeURIComponent(frame.file)}:${frame.line ?? 0}`;
+  return headers;
+}
+
+function safeUri(request: Request): string {
+  try {
+    return request.uri;
+  } catch {
+    // The Host header itself may be what failed; show the path alone.
+    return request.url;
+  }
+}

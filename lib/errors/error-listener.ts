@@ -1,0 +1,49 @@
+import { KernelEvents, RequestType, isHttpError, type Controller, type ExceptionEvent } from '../../kernel/index.js';
+import type { Logger } from '../log/index.js';
+import { flattenError } from './flatten-error.js';
+
+/**
+ * Handles errors that escape the kernel (Symfony's ErrorListener): logs them, then
+ * renders the error page through a sub-request to the error controller.
+ */
+export class ErrorListener {
+  constructor(
+    readonly controller: Controller,
+    readonly logger: Logger | null = null,
+  ) {}
+
+  getSubscribedEvents() {
+    return {
+      [KernelEvents.EXCEPTION]: [
+        ['logKernelException', 0],
+        ['onKernelException', -128],
+      ] as const,
+    };
+  }
+
+  /** Logs the error: ERROR for client errors (4xx), CRITICAL for everything else. */
+  logKernelException(event: ExceptionEvent): void {
+    if (this.logger === null) return;
+    const error = event.error;
+    const status = isHttpError(error) ? error.status : 500;
+    const [flat] = flattenError(error);
+    const frame = flat?.frames.find((f) => f.file !== null);
+    const message = 'Uncaught error: {class}: "{message}" at {file} line {line}';
+    const context = { class: flat?.class ?? 'Error', message: flat?.message ?? String(error), file: frame?.file ?? 'unknown', line: frame?.line ?? 0, exception: error };
+    if (status >= 400 && status < 500) this.logger.error(message, context);
+    else this.logger.critical(message, context);
+  }
+
+  /** Renders the error page in a sub-request and makes it the response. */
+  async onKernelException(event: ExceptionEvent): Promise<void> {
+    const request = event.request;
+    const subRequest = request.duplicate({ method: 'GET', attributes: { _controller: this.controller, exception: event.error } });
+    try {
+      const response = await event.kernel.handle(subRequest, RequestType.SUB, false);
+      event.setResponse(response);
+    } catch (renderError) {
+      // The original error stays on the event: the kernel rethrows it and the server answers a bare 500.
+      this.logger?.critical('Error thrown while rendering the error page: {message}', { message: renderError instanceof Error ? renderError.message : String(renderError), exception: renderError });
+    }
+  }
+}

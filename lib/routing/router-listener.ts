@@ -1,0 +1,76 @@
+import {
+  BadRequestHttpError,
+  KernelEvents,
+  MethodNotAllowedHttpError,
+  NotFoundHttpError,
+  Response,
+  type RequestEvent,
+} from '../../kernel/index.js';
+import type { Logger } from '../log/index.js';
+import { MalformedPathError, MethodNotAllowedError, ResourceNotFoundError } from './errors.js';
+import type { UrlMatcher } from './url-matcher.js';
+
+/**
+ * Matches each request against the routes on `kernel.request` (priority 32) and
+ * stores `_route`, `_controller`, `_route_params` and the parameters as attributes.
+ * A miss is a 404, a path known for other methods a 405 with `Allow`, a GET/HEAD
+ * path that matches with the trailing slash toggled a 301 to the canonical URL.
+ */
+export class RouterListener {
+  readonly #logMatches: boolean;
+
+  constructor(
+    readonly matcher: UrlMatcher,
+    readonly logger: Logger | null = null,
+  ) {
+    this.#logMatches = logger?.isEnabled('info') ?? false;
+  }
+
+  getSubscribedEvents() {
+    return { [KernelEvents.REQUEST]: ['onKernelRequest', 32] as const };
+  }
+
+  onKernelRequest(event: RequestEvent): void {
+    const request = event.request;
+    // Already routed: a sub-request made with its own controller (error pages, fragments).
+    if (request.attributes.has('_controller')) return;
+
+    let result;
+    try {
+      result = this.matcher.match(request.path, { method: request.method, host: request.host, scheme: request.scheme });
+    } catch (error) {
+      if (error instanceof ResourceNotFoundError) {
+        const referer = request.headers.referer;
+        const from = referer ? ` (from "${referer}")` : '';
+        throw new NotFoundHttpError(`No route found for "${request.method} ${request.uriForPath(request.path)}"${from}`, { cause: error });
+      }
+      if (error instanceof MethodNotAllowedError) {
+        const allowed = error.allowedMethods;
+        throw new MethodNotAllowedHttpError(allowed, `No route found for "${request.method} ${request.uriForPath(request.path)}": Method Not Allowed (Allow: ${allowed.join(', ')})`, { cause: error });
+      }
+      if (error instanceof MalformedPathError) throw new BadRequestHttpError(error.message, { cause: error });
+      throw error;
+    }
+
+    if (result.redirect !== undefined) {
+      const scheme = result.redirect.scheme ?? request.scheme;
+      const query = request.queryString;
+      const base = scheme === request.scheme ? request.schemeAndHttpHost : `${scheme}://${request.host}`;
+      event.setResponse(Response.redirect(`${base}${result.redirect.path}${query ? `?${query}` : ''}`, 301));
+      return;
+    }
+
+    const attributes = request.attributes;
+    const params = result.params;
+    const routeParams: Record<string, unknown> = {};
+    for (const name in params) {
+      attributes.set(name, params[name]);
+      if (name !== '_controller') routeParams[name] = params[name];
+    }
+    attributes.set('_route', result.name);
+    attributes.set('_route_params', routeParams);
+    if (this.#logMatches) {
+      this.logger!.info('Matched route "{route}".', { route: result.name, route_parameters: params, request_uri: request.uri, method: request.method });
+    }
+  }
+}

@@ -1,0 +1,212 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  BadRequestHttpError,
+  ControllerDoesNotReturnResponseError,
+  ControllerResolver,
+  EventDispatcher,
+  HttpKernel,
+  KernelEvents,
+  MethodNotAllowedHttpError,
+  NotFoundHttpError,
+  Request,
+  RequestType,
+  Response,
+  SuspiciousOperationError,
+  type ExceptionEvent,
+  type RequestEvent,
+  type ResponseEvent,
+  type ViewEvent,
+} from '../../../kernel/index.js';
+
+const test = suite('HttpKernel');
+
+function kernelWith(controller: (...args: any[]) => unknown) {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => {
+    if (!event.request.attributes.has('_controller')) event.request.attributes.set('_controller', controller);
+  });
+  return { dispatcher, kernel: new HttpKernel(dispatcher, new ControllerResolver()) };
+}
+
+test('dispatches the lifecycle events in order', async () => {
+  const { dispatcher, kernel } = kernelWith(() => new Response('ok'));
+  const seen: string[] = [];
+  for (const name of Object.values(KernelEvents)) dispatcher.addListener(name, (_e: unknown, eventName: string) => void seen.push(eventName), -1);
+  const request = Request.create('/');
+  const response = await kernel.handle(request);
+  await kernel.terminate(request, response);
+  assert.equal(seen, ['kernel.request', 'kernel.controller', 'kernel.controller_arguments', 'kernel.response', 'kernel.finish_request', 'kernel.terminate']);
+  assert.is(response.body, 'ok');
+});
+
+test('a request listener that sets a response skips the controller', async () => {
+  let called = false;
+  const { dispatcher, kernel } = kernelWith(() => {
+    called = true;
+    return new Response('controller');
+  });
+  dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => event.setResponse(new Response('early', 202)), 100);
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 202);
+  assert.not.ok(called);
+});
+
+test('no controller is a 404 naming the path', async () => {
+  const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver());
+  try {
+    await kernel.handle(Request.create('/x'));
+    assert.unreachable();
+  } catch (error) {
+    assert.instance(error, NotFoundHttpError);
+    assert.is((error as Error).message, 'Unable to find the controller for path "/x". The route is wrongly configured.');
+  }
+});
+
+test('the controller gets the request and route params; kernel.controller may replace it', async () => {
+  const { dispatcher, kernel } = kernelWith(() => new Response('original'));
+  dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => event.request.attributes.set('_route_params', { id: '7' }), -5);
+  dispatcher.addListener(KernelEvents.CONTROLLER, (event: { setController(c: unknown): void }) =>
+    event.setController((request: Request, params: Record<string, string>) => new Response(`${request.path}:${params.id}`)),
+  );
+  const response = await kernel.handle(Request.create('/books/7'));
+  assert.is(response.body, '/books/7:7');
+});
+
+test('a non-Response result goes through kernel.view', async () => {
+  const { dispatcher, kernel } = kernelWith(() => ({ hello: 'world' }));
+  dispatcher.addListener(KernelEvents.VIEW, (event: ViewEvent) => event.setResponse(Response.json(event.controllerResult)));
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.body, '{"hello":"world"}');
+});
+
+test('a result no view listener handles is an error naming what was returned', async () => {
+  const { kernel } = kernelWith(function show() {
+    return undefined;
+  });
+  try {
+    await kernel.handle(Request.create('/'));
+    assert.unreachable();
+  } catch (error) {
+    assert.instance(error, ControllerDoesNotReturnResponseError);
+    assert.match((error as Error).message, /"show" must return a Response object but it returned undefined\. Did you forget/);
+  }
+});
+
+test('async controllers and listeners are awaited', async () => {
+  const { dispatcher, kernel } = kernelWith(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    return new Response('late');
+  });
+  dispatcher.addListener(KernelEvents.RESPONSE, async (event: ResponseEvent) => {
+    await Promise.resolve();
+    event.response.setHeader('x-seen', 'yes');
+  });
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.body, 'late');
+  assert.is(response.getHeader('x-seen'), 'yes');
+});
+
+test('kernel.exception turns an HttpError into a response with its status and headers', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new MethodNotAllowedHttpError(['GET', 'HEAD'], 'nope');
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response(`handled: ${(event.error as Error).message}`)));
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 405);
+  assert.is(response.getHeader('allow'), 'GET, HEAD');
+  assert.is(response.body, 'handled: nope');
+});
+
+test('a non-HTTP error handled with a 200 response becomes a 500', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new TypeError('bug');
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('page')));
+  assert.is((await kernel.handle(Request.create('/'))).status, 500);
+});
+
+test('allowCustomResponseCode keeps the listener\'s status', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new Error('x');
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    event.allowCustomResponseCode();
+    event.setResponse(new Response('fine', 200));
+  });
+  assert.is((await kernel.handle(Request.create('/'))).status, 200);
+});
+
+test('request-level errors become a 400 with the same message and the original as cause', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new SuspiciousOperationError('Invalid Host "<script>".');
+  });
+  let seen: unknown;
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    seen = event.error;
+  });
+  try {
+    await kernel.handle(Request.create('/'));
+    assert.unreachable();
+  } catch (error) {
+    assert.is(error, seen);
+    assert.instance(error, BadRequestHttpError);
+    assert.is((error as BadRequestHttpError).status, 400);
+    assert.is((error as Error).message, 'Invalid Host "<script>".');
+    assert.instance((error as Error).cause, SuspiciousOperationError);
+  }
+});
+
+test('without catchErrors the error is rethrown after kernel.finish_request', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new Error('raw');
+  });
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.EXCEPTION, () => void seen.push('exception'));
+  dispatcher.addListener(KernelEvents.FINISH_REQUEST, () => void seen.push('finish'));
+  await kernel.handle(Request.create('/'), RequestType.MAIN, false).then(
+    () => assert.unreachable(),
+    (error: Error) => assert.is(error.message, 'raw'),
+  );
+  assert.equal(seen, ['finish']);
+});
+
+test('sub-requests see their parent on the request stack', async () => {
+  const dispatcher = new EventDispatcher();
+  const kernel = new HttpKernel(dispatcher, new ControllerResolver());
+  const seen: Array<[string, string | undefined, string | undefined]> = [];
+  const inner = (request: Request) => {
+    seen.push([request.path, kernel.requestStack.getParentRequest()?.path, kernel.requestStack.getMainRequest()?.path]);
+    return new Response('inner');
+  };
+  const outer = async (request: Request) => {
+    const sub = request.duplicate({ attributes: { _controller: inner } });
+    const response = await kernel.handle(sub, RequestType.SUB);
+    return new Response(`outer(${response.body})`);
+  };
+  const request = Request.create('/main');
+  request.attributes.set('_controller', outer);
+  const response = await kernel.handle(request);
+  assert.is(response.body, 'outer(inner)');
+  assert.equal(seen, [['/main', '/main', '/main']]);
+  assert.is(kernel.requestStack.getCurrentRequest(), undefined);
+});
+
+test('concurrent requests each see only their own request on the stack', async () => {
+  const dispatcher = new EventDispatcher();
+  const kernel = new HttpKernel(dispatcher, new ControllerResolver());
+  const controller = async (request: Request) => {
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
+    return new Response(kernel.requestStack.getCurrentRequest() === request ? 'same' : 'mixed');
+  };
+  const responses = await Promise.all(
+    Array.from({ length: 100 }, (_, i) => {
+      const request = Request.create(`/r${i}`);
+      request.attributes.set('_controller', controller);
+      return kernel.handle(request);
+    }),
+  );
+  assert.ok(responses.every((r) => r.body === 'same'));
+});
+
+test.run();

@@ -1,0 +1,102 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { PayloadTooLargeHttpError, MalformedRequestError, Request, SuspiciousOperationError } from '../../../kernel/index.js';
+
+const test = suite('Request');
+
+test('create() splits an absolute URL into scheme, host, port, path and query', () => {
+  const request = Request.create('https://example.test:8443/a%20b/c?x=1&y=two', 'post');
+  assert.is(request.method, 'POST');
+  assert.is(request.scheme, 'https');
+  assert.is(request.host, 'example.test');
+  assert.is(request.port, 8443);
+  assert.is(request.path, '/a%20b/c');
+  assert.is(request.query.get('y'), 'two');
+  assert.is(request.uri, 'https://example.test:8443/a%20b/c?x=1&y=two');
+  assert.is(request.uriForPath('/z'), 'https://example.test:8443/z');
+});
+
+test('default ports are left out of httpHost', () => {
+  assert.is(Request.create('http://example.test:80/').httpHost, 'example.test');
+  assert.is(Request.create('https://example.test/').httpHost, 'example.test');
+  assert.is(Request.create('http://example.test:8000/').httpHost, 'example.test:8000');
+});
+
+test('an invalid Host header is a suspicious operation', () => {
+  const request = Request.create('/', 'GET', { headers: { Host: '<script>' } });
+  assert.throws(() => request.host, (error: unknown) => error instanceof SuspiciousOperationError && (error as Error).message === 'Invalid Host "<script>".');
+});
+
+test('IPv6 hosts keep their brackets; bad ports are refused', () => {
+  assert.is(Request.create('/', 'GET', { headers: { host: '[::1]:8000' } }).host, '[::1]');
+  assert.throws(() => Request.create('/', 'GET', { headers: { host: 'a:99999' } }).host, (error: unknown) => error instanceof SuspiciousOperationError);
+});
+
+test('the client IP ignores X-Forwarded-For unless the peer is a trusted proxy', () => {
+  const headers = { 'x-forwarded-for': '203.0.113.9, 10.0.0.2' };
+  assert.is(Request.create('/', 'GET', { headers, remoteAddress: '10.0.0.1' }).clientIp, '10.0.0.1');
+  const trusted = (address: string) => address.startsWith('10.');
+  assert.is(Request.create('/', 'GET', { headers, remoteAddress: '10.0.0.1', trustProxy: trusted }).clientIp, '203.0.113.9');
+});
+
+test('IPv4-mapped IPv6 client addresses show as IPv4', () => {
+  assert.is(Request.create('/', 'GET', { remoteAddress: '::ffff:127.0.0.1' }).clientIp, '127.0.0.1');
+});
+
+test('X-Forwarded-Proto and Host count only from trusted proxies', () => {
+  const headers = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'public.test', host: 'internal:8000' };
+  const untrusted = Request.create('/', 'GET', { headers, remoteAddress: '192.0.2.1' });
+  assert.is(untrusted.schemeAndHttpHost, 'http://internal:8000');
+  const trusted = Request.create('/', 'GET', { headers, remoteAddress: '192.0.2.1', trustProxy: () => true });
+  assert.is(trusted.schemeAndHttpHost, 'https://public.test');
+});
+
+test('cookies are parsed lazily and a malformed header gives none', () => {
+  assert.equal({ ...Request.create('/', 'GET', { headers: { cookie: 'a=1; b=two' } }).cookies }, { a: '1', b: 'two' });
+  assert.equal({ ...Request.create('/').cookies }, {});
+});
+
+test('the body reads as text, JSON and bytes', async () => {
+  const request = Request.create('/', 'POST', { body: '{"a":1}' });
+  assert.equal(await request.json(), { a: 1 });
+  assert.is(await request.text(), '{"a":1}');
+  assert.is((await request.bytes()).byteLength, 7);
+});
+
+test('malformed JSON is a request error naming the problem', async () => {
+  await Request.create('/', 'POST', { body: '{nope' }).json().then(
+    () => assert.unreachable(),
+    (error: Error) => {
+      assert.instance(error, MalformedRequestError);
+      assert.match(error.message, /^Malformed JSON body/);
+    },
+  );
+});
+
+test('a body over the limit is a 413, by Content-Length or while streaming', async () => {
+  await Request.create('/', 'POST', { body: 'x'.repeat(11), bodyLimit: 10 }).text().then(
+    () => assert.unreachable(),
+    (error: unknown) => assert.instance(error, PayloadTooLargeHttpError),
+  );
+  async function* chunks() {
+    yield new Uint8Array(6);
+    yield new Uint8Array(6);
+  }
+  await new Request('/', { method: 'POST', body: chunks(), bodyLimit: 10 }).bytes().then(
+    () => assert.unreachable(),
+    (error: unknown) => assert.instance(error, PayloadTooLargeHttpError),
+  );
+});
+
+test('duplicate() keeps URL and headers, takes new attributes and method', () => {
+  const request = Request.create('http://h.test/p?q=1', 'POST', { headers: { referer: 'r' } });
+  request.attributes.set('_route', 'x');
+  const copy = request.duplicate({ method: 'GET', attributes: { exception: 1 } });
+  assert.is(copy.method, 'GET');
+  assert.is(copy.uri, 'http://h.test/p?q=1');
+  assert.is(copy.headers.referer, 'r');
+  assert.not.ok(copy.attributes.has('_route'));
+  assert.is(copy.attributes.get('exception'), 1);
+});
+
+test.run();

@@ -1,0 +1,48 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Request, Response } from '../../../kernel/index.js';
+
+const test = suite('Response');
+
+test('header names are case-insensitive', () => {
+  const response = new Response('x', 200, { 'Content-Type': 'text/plain', 'X-Count': 3 });
+  assert.is(response.getHeader('content-type'), 'text/plain');
+  assert.is(response.getHeader('X-COUNT'), '3');
+  response.appendHeader('Set-Cookie', 'a=1').appendHeader('set-cookie', 'b=2');
+  assert.equal(response.headers['set-cookie'], ['a=1', 'b=2']);
+  response.removeHeader('X-Count');
+  assert.not.ok(response.hasHeader('x-count'));
+});
+
+test('json() and redirect() helpers', () => {
+  const json = Response.json({ a: 1 }, 201);
+  assert.is(json.status, 201);
+  assert.is(json.getHeader('content-type'), 'application/json');
+  assert.is(json.body, '{"a":1}');
+  const redirect = Response.redirect('/there', 301);
+  assert.is(redirect.getHeader('location'), '/there');
+  assert.throws(() => Response.redirect('/x', 200), RangeError);
+});
+
+test('prepare() adds charset and Content-Length in bytes', () => {
+  const response = new Response('héllo').prepare(Request.create('/'));
+  assert.is(response.getHeader('content-type'), 'text/html; charset=UTF-8');
+  assert.is(response.getHeader('content-length'), '6');
+  const text = new Response('x', 200, { 'content-type': 'text/plain' }).prepare(Request.create('/'));
+  assert.is(text.getHeader('content-type'), 'text/plain; charset=UTF-8');
+});
+
+test('prepare() strips the body of 204 and 304 responses', () => {
+  const response = new Response('gone', 204, { 'content-type': 'text/plain' }).prepare(Request.create('/'));
+  assert.is(response.body, null);
+  assert.not.ok(response.hasHeader('content-type'));
+});
+
+test('status classes', () => {
+  assert.ok(new Response('', 404).isClientError());
+  assert.ok(new Response('', 503).isServerError());
+  assert.ok(new Response('', 301).isRedirect());
+  assert.is(new Response('', 404).statusText, 'Not Found');
+});
+
+test.run();

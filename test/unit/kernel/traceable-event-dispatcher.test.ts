@@ -1,0 +1,64 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Event, KernelEvent, Request, RequestStack, RequestType, TraceableEventDispatcher, type KernelLike } from '../../../kernel/index.js';
+
+const test = suite('TraceableEventDispatcher');
+const kernel = {} as KernelLike;
+
+test('records each listener called with event, priority and duration, per request', async () => {
+  const stack = new RequestStack();
+  const dispatcher = new TraceableEventDispatcher(stack);
+  dispatcher.addListener('kernel.request', function first() {}, 10);
+  dispatcher.addListener('kernel.request', async function second() {
+    await new Promise((resolve) => setTimeout(resolve, 15));
+  }, 0);
+  dispatcher.addListener('kernel.response', function never() {}, 0);
+  const a = Request.create('/a');
+  const b = Request.create('/b');
+  await dispatcher.dispatch(new KernelEvent(kernel, a, RequestType.MAIN), 'kernel.request');
+  const calls = dispatcher.getCalledListeners(a);
+  assert.equal(calls.map((c) => [c.event, c.listener, c.priority]), [
+    ['kernel.request', 'first', 10],
+    ['kernel.request', 'second', 0],
+  ]);
+  assert.ok(calls[1]!.duration >= 10, `async duration measured (${calls[1]!.duration})`);
+  assert.equal(dispatcher.getCalledListeners(b), []);
+  assert.equal(dispatcher.getNotCalledListeners(a), [{ event: 'kernel.response', listener: 'never', priority: 0 }]);
+});
+
+test('events without request are attributed to the current request of the stack', () => {
+  const stack = new RequestStack();
+  const dispatcher = new TraceableEventDispatcher(stack);
+  dispatcher.addListener('custom', function onCustom() {});
+  const request = Request.create('/x');
+  stack.run(request, () => {
+    dispatcher.dispatch(new Event(), 'custom');
+    dispatcher.dispatch(new Event(), 'nobody.listens');
+  });
+  assert.equal(dispatcher.getCalledListeners(request).map((c) => c.listener), ['onCustom']);
+  assert.equal(dispatcher.getOrphanedEvents(request), ['nobody.listens']);
+});
+
+test('a listener that stops propagation is marked and the rest are not called', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  dispatcher.addListener('e', (event: Event) => event.stopPropagation(), 5);
+  dispatcher.addListener('e', function later() {});
+  const request = Request.create('/');
+  dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'e');
+  const calls = dispatcher.getCalledListeners(request);
+  assert.is(calls.length, 1);
+  assert.ok(calls[0]!.stoppedPropagation);
+  assert.equal(dispatcher.getNotCalledListeners(request).map((l) => l.listener), ['later']);
+});
+
+test('a listener that throws is still recorded', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  dispatcher.addListener('e', function failing() {
+    throw new Error('boom');
+  });
+  const request = Request.create('/');
+  assert.throws(() => dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'e'), /boom/);
+  assert.equal(dispatcher.getCalledListeners(request).map((c) => c.listener), ['failing']);
+});
+
+test.run();
