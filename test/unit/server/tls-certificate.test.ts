@@ -1,0 +1,178 @@
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generate } from 'selfsigned';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate } from '../../../lib/server/tls-certificate.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+let root = '';
+let counter = 0;
+
+test.before(async () => {
+  root = await mkdtemp(join(tmpdir(), 'hk-tls-'));
+});
+
+test.after(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** A directory that does not exist yet, so the code under test has to make it. */
+function freshDir(): string {
+  return join(root, `case-${++counter}`, 'var', 'tls');
+}
+
+function assertPairMatches(cert: string, key: string): void {
+  assert.ok(new X509Certificate(cert).checkPrivateKey(createPrivateKey(key)), 'the key belongs to the certificate');
+}
+
+test('creates a self-signed certificate for localhost, 127.0.0.1 and ::1 in a new directory', async () => {
+  const dir = freshDir();
+  const { cert, key, created } = await loadOrCreateDevCertificate(dir);
+  assert.is(created, true);
+
+  const certificate = new X509Certificate(cert);
+  const names = certificate.subjectAltName ?? '';
+  assert.match(names, 'DNS:localhost');
+  assert.match(names, 'IP Address:127.0.0.1');
+  assert.match(names, /IP Address:(0:0:0:0:0:0:0:1|::1)/);
+  assert.ok(certificate.keyUsage?.includes('1.3.6.1.5.5.7.3.1'), 'serverAuth extended key usage');
+  assert.is(certificate.issuer, certificate.subject, 'self-signed');
+  const lifetime = Date.parse(certificate.validTo) - Date.parse(certificate.validFrom);
+  assert.ok(lifetime > 364 * DAY_MS && lifetime < 367 * DAY_MS, `valid about a year, got ${lifetime / DAY_MS} days`);
+  assertPairMatches(cert, key);
+
+  assert.is(await readFile(join(dir, 'dev-cert.pem'), 'utf8'), cert);
+  assert.is(await readFile(join(dir, 'dev-key.pem'), 'utf8'), key);
+  if (process.platform !== 'win32') {
+    assert.is((await stat(join(dir, 'dev-key.pem'))).mode & 0o777, 0o600, 'key readable by its owner only');
+    assert.is((await stat(dir)).mode & 0o077, 0, 'directory closed to group and others');
+  }
+});
+
+test('reuses the cached certificate on the next call', async () => {
+  const dir = freshDir();
+  const first = await loadOrCreateDevCertificate(dir);
+  const second = await loadOrCreateDevCertificate(dir);
+  assert.is(second.created, false);
+  assert.is(second.cert, first.cert);
+  assert.is(second.key, first.key);
+});
+
+test('regenerates when the cached certificate is garbage', async () => {
+  const dir = freshDir();
+  const first = await loadOrCreateDevCertificate(dir);
+  await writeFile(join(dir, 'dev-cert.pem'), 'not a certificate');
+  const second = await loadOrCreateDevCertificate(dir);
+  assert.is(second.created, true);
+  assert.is.not(second.cert, first.cert);
+  assertPairMatches(second.cert, second.key);
+  assert.is(await readFile(join(dir, 'dev-cert.pem'), 'utf8'), second.cert);
+});
+
+test('regenerates when the cached key does not belong to the certificate', async () => {
+  const dirA = freshDir();
+  const dirB = freshDir();
+  const a = await loadOrCreateDevCertificate(dirA);
+  await loadOrCreateDevCertificate(dirB);
+  await writeFile(join(dirB, 'dev-key.pem'), a.key);
+  const again = await loadOrCreateDevCertificate(dirB);
+  assert.is(again.created, true);
+  assertPairMatches(again.cert, again.key);
+});
+
+test('regenerates a cached certificate that expires within a day', async () => {
+  const dir = freshDir();
+  const expiring = await generate([{ name: 'commonName', value: 'localhost' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    notBeforeDate: new Date(Date.now() - DAY_MS),
+    notAfterDate: new Date(Date.now() + 60 * 60 * 1000),
+    extensions: [
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
+    ],
+  });
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'dev-cert.pem'), expiring.cert);
+  await writeFile(join(dir, 'dev-key.pem'), expiring.private);
+  const result = await loadOrCreateDevCertificate(dir);
+  assert.is(result.created, true);
+  assert.ok(Date.parse(new X509Certificate(result.cert).validTo) > Date.now() + 300 * DAY_MS);
+});
+
+test('regenerates a cached certificate that does not cover ::1', async () => {
+  const dir = freshDir();
+  const narrow = await generate([{ name: 'commonName', value: 'localhost' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    extensions: [
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] },
+    ],
+  });
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'dev-cert.pem'), narrow.cert);
+  await writeFile(join(dir, 'dev-key.pem'), narrow.private);
+  assert.is((await loadOrCreateDevCertificate(dir)).created, true);
+});
+
+test('concurrent first calls each get a matching pair and leave whole files behind', async () => {
+  const dir = freshDir();
+  const results = await Promise.all([1, 2, 3, 4].map(() => loadOrCreateDevCertificate(dir)));
+  for (const { cert, key } of results) assertPairMatches(cert, key);
+  new X509Certificate(await readFile(join(dir, 'dev-cert.pem'), 'utf8'));
+  createPrivateKey(await readFile(join(dir, 'dev-key.pem'), 'utf8'));
+});
+
+test('loadCertificateFiles reads a certificate and its key', async () => {
+  const dir = freshDir();
+  const { cert, key } = await loadOrCreateDevCertificate(dir);
+  const loaded = await loadCertificateFiles(join(dir, 'dev-cert.pem'), join(dir, 'dev-key.pem'));
+  assert.equal(loaded, { cert, key });
+});
+
+test('loadCertificateFiles names the file it cannot read', async () => {
+  const missing = join(root, 'missing-cert.pem');
+  try {
+    await loadCertificateFiles(missing, join(root, 'missing-key.pem'));
+    assert.unreachable('expected a TlsCertificateError');
+  } catch (error) {
+    assert.instance(error, TlsCertificateError);
+    assert.is((error as TlsCertificateError).code, 'HK_TLS_CERTIFICATE');
+    assert.match((error as Error).message, 'missing-');
+    assert.match((error as Error).message, 'ENOENT');
+  }
+});
+
+test('loadCertificateFiles rejects a key that belongs to another certificate', async () => {
+  const dirA = freshDir();
+  const dirB = freshDir();
+  await loadOrCreateDevCertificate(dirA);
+  await loadOrCreateDevCertificate(dirB);
+  try {
+    await loadCertificateFiles(join(dirA, 'dev-cert.pem'), join(dirB, 'dev-key.pem'));
+    assert.unreachable('expected a TlsCertificateError');
+  } catch (error) {
+    assert.instance(error, TlsCertificateError);
+    assert.match((error as Error).message, 'does not belong');
+  }
+});
+
+test('loadCertificateFiles rejects a file that is not a certificate', async () => {
+  const dir = freshDir();
+  await loadOrCreateDevCertificate(dir);
+  const bogus = join(dir, 'bogus.pem');
+  await writeFile(bogus, 'hello');
+  try {
+    await loadCertificateFiles(bogus, join(dir, 'dev-key.pem'));
+    assert.unreachable('expected a TlsCertificateError');
+  } catch (error) {
+    assert.instance(error, TlsCertificateError);
+    assert.match((error as Error).message, 'is not a PEM certificate');
+  }
+});
+
+test.run();
