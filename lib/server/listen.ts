@@ -1,0 +1,214 @@
+import http, { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, STATUS_CODES } from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { TlsCredentials } from './tls-certificate.js';
+
+/** Header, body and idle limits of the listeners, in milliseconds and bytes. */
+export interface Limits {
+  /** Largest request head (request line and headers) in bytes; more is answered 431. */
+  maxHeaderSize: number;
+  /** Time a client has to send the complete request head; 0 turns it off. */
+  headersTimeout: number;
+  /** Time a client has to send the complete request, body included; 0 turns it off. */
+  requestTimeout: number;
+  /** How long an idle keep-alive connection waits for the next request. */
+  keepAliveTimeout: number;
+  /** Socket inactivity (nothing read or written) after which the connection is dropped; 0 turns it off. */
+  idleTimeout: number;
+  /** Requests served on one connection before it is closed; 0 is unlimited. */
+  maxRequestsPerSocket: number;
+  /** How long close() lets in-flight requests finish before it cuts their connections. */
+  shutdownTimeout: number;
+}
+
+/** The limits used when ListenOptions.limits leaves one out. */
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  maxHeaderSize: 16 * 1024,
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  keepAliveTimeout: 5_000,
+  idleTimeout: 60_000,
+  maxRequestsPerSocket: 0,
+  shutdownTimeout: 10_000,
+});
+
+/** Where and how startServers listens. */
+export interface ListenOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** `null`: no https listener. */
+  httpsPort: number | null;
+  /** Required when httpsPort is not null. */
+  tls?: TlsCredentials;
+  limits?: Partial<Limits>;
+}
+
+/** The started listeners: their URLs in start order (http first) and a graceful, idempotent close. */
+export interface RunningServers {
+  urls: string[];
+  servers: Array<http.Server | https.Server>;
+  /** Stops accepting, lets in-flight requests finish within shutdownTimeout, then cuts what is left. */
+  close(): Promise<void>;
+}
+
+/** The request handler both listeners share. */
+export type RequestListener = (req: IncomingMessage, res: http.ServerResponse) => void;
+
+/** Status answered to a request the parser rejected, by parser error code; anything else is a 400. */
+const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = {
+  HPE_HEADER_OVERFLOW: 431,
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+};
+/** Errors that mean the peer is gone: nothing can be written back. */
+const PEER_GONE = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+/** How often the headers and request timeouts are checked; Node's default (30 s) would let them overrun by that much. */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+/** Keep-alive timeout once close() has begun, so a connection whose response ends after that does not linger. */
+const CLOSING_KEEP_ALIVE_MS = 1;
+
+/** Starts an http listener and, unless httpsPort is null, an https one, both serving `listener`; resolves once both listen. */
+export async function startServers(listener: RequestListener, options: ListenOptions): Promise<RunningServers> {
+  const limits = withDefaults(options.limits);
+  const shutdown = { closing: false };
+  const sockets = new Set<Socket>();
+
+  const serverOptions: http.ServerOptions<typeof IncomingMessage, typeof http.ServerResponse> = {
+    maxHeaderSize: limits.maxHeaderSize,
+    headersTimeout: limits.headersTimeout,
+    requestTimeout: limits.requestTimeout,
+    connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    ServerResponse: closingAwareResponse(shutdown),
+  };
+  const servers: Array<http.Server | https.Server> = [http.createServer(serverOptions, listener)];
+  if (options.httpsPort !== null) {
+    if (options.tls === undefined) throw new TypeError('startServers: options.tls is required when httpsPort is not null');
+    servers.push(
+      https.createServer(
+        {
+          ...serverOptions,
+          key: options.tls.key,
+          cert: options.tls.cert,
+          // The handshake comes before the headers clock starts; bound it by the same budget.
+          ...(limits.headersTimeout > 0 ? { handshakeTimeout: limits.headersTimeout } : {}),
+        },
+        listener,
+      ),
+    );
+  }
+  for (const server of servers) applyLimits(server, limits, sockets);
+
+  const ports = [options.port, options.httpsPort ?? 0];
+  try {
+    await Promise.all(servers.map((server, i) => listenOn(server, options.host, ports[i]!)));
+  } catch (error) {
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
+    throw error;
+  }
+
+  const urls = servers.map((server, i) => {
+    const { port } = server.address() as { port: number };
+    return `${i === 0 ? 'http' : 'https'}://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  });
+
+  let closed: Promise<void> | undefined;
+  return {
+    urls,
+    servers,
+    close: () => (closed ??= closeGracefully(servers, sockets, shutdown, limits.shutdownTimeout)),
+  };
+}
+
+/** DEFAULT_LIMITS overlaid with the given ones; a key present but undefined keeps its default. */
+function withDefaults(given: Partial<Limits> = {}): Limits {
+  const limits = { ...DEFAULT_LIMITS };
+  for (const name of Object.keys(limits) as Array<keyof Limits>) limits[name] = given[name] ?? limits[name];
+  return limits;
+}
+
+function applyLimits(server: http.Server | https.Server, limits: Limits, sockets: Set<Socket>): void {
+  server.keepAliveTimeout = limits.keepAliveTimeout;
+  server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
+  server.timeout = limits.idleTimeout;
+  server.on('clientError', answerClientError);
+  // Raw TCP sockets, including TLS handshakes and upgraded connections that the http layer no longer
+  // tracks, so close() can always finish; errors on them must never reach the process.
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('error', ignore);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy());
+}
+
+/** A malformed or oversized request gets a minimal status line, when the connection can still take one. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  // Never write after an in-flight response has sent its head: the bytes would corrupt it. Node's own
+  // default handler makes the same check on the same field.
+  const inFlight = (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+  if (socket.writable && !PEER_GONE.has(error.code ?? '') && !inFlight?.headersSent) {
+    const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
+    return;
+  }
+  socket.destroy();
+}
+
+/** A ServerResponse that asks the client to close the connection once shutdown has begun. */
+function closingAwareResponse(shutdown: { closing: boolean }): typeof http.ServerResponse {
+  return class ClosingAwareResponse<Request extends IncomingMessage = IncomingMessage> extends http.ServerResponse<Request> {
+    // Every response head goes through writeHead (Node's implicit head calls it too). Fixed arity, not
+    // rest arguments: this runs once per response. Node treats (code, undefined, undefined) as (code).
+    override writeHead(
+      statusCode: number,
+      reasonOrHeaders?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+      headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
+    ): this {
+      if (shutdown.closing && !this.headersSent) this.setHeader('Connection', 'close');
+      return super.writeHead(statusCode, reasonOrHeaders as string | undefined, headers);
+    }
+  };
+}
+
+function listenOn(server: http.Server | https.Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.once('error', onError);
+    server.listen({ host, port }, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+async function closeGracefully(
+  servers: Array<http.Server | https.Server>,
+  sockets: Set<Socket>,
+  shutdown: { closing: boolean },
+  shutdownTimeout: number,
+): Promise<void> {
+  shutdown.closing = true;
+  const allClosed = Promise.all(
+    servers.map((server) => {
+      server.keepAliveTimeout = CLOSING_KEEP_ALIVE_MS;
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    }),
+  );
+  for (const server of servers) server.closeIdleConnections();
+
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      for (const server of servers) server.closeAllConnections();
+      for (const socket of sockets) socket.destroy();
+      resolve();
+    }, shutdownTimeout);
+  });
+  await Promise.race([allClosed, deadline]);
+  clearTimeout(timer);
+  await allClosed;
+}
+
+function ignore(): void {}

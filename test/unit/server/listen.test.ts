@@ -1,0 +1,255 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import { Agent, request } from 'undici';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { DEFAULT_LIMITS, startServers, type ListenOptions, type RunningServers } from '../../../lib/server/listen.js';
+import { loadOrCreateDevCertificate } from '../../../lib/server/tls-certificate.js';
+
+let tmp = '';
+let tls: { key: string; cert: string };
+let agent: Agent;
+
+test.before(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'hk-listen-'));
+  const { key, cert } = await loadOrCreateDevCertificate(join(tmp, 'tls'));
+  tls = { key, cert };
+  agent = new Agent({ connect: { ca: cert } });
+});
+
+test.after(async () => {
+  await agent.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+/** Rejects instead of hanging when `promise` takes longer than `ms`. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Runs `body` against freshly started servers and always closes them. */
+async function withServers(
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+  options: Partial<ListenOptions>,
+  body: (running: RunningServers) => Promise<void>,
+): Promise<void> {
+  const running = await within(startServers(listener, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, ...options }), 5_000, 'startServers');
+  try {
+    await body(running);
+  } finally {
+    await within(running.close(), 5_000, 'close');
+  }
+}
+
+function portOf(url: string): number {
+  return Number(new URL(url).port);
+}
+
+/** Sends raw bytes and collects everything the server writes back until it closes the connection. */
+function rawExchange(port: number, payload: string): Promise<string> {
+  return within(
+    new Promise<string>((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port });
+      let received = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => (received += chunk));
+      socket.on('error', (error) => (received ? resolve(received) : reject(error)));
+      socket.on('close', () => resolve(received));
+      socket.write(payload);
+    }),
+    5_000,
+    'raw exchange',
+  );
+}
+
+const hello = (req: IncomingMessage, res: ServerResponse) => {
+  res.setHeader('content-type', 'text/plain');
+  res.end(`hello over ${(req.socket as TLSSocket).encrypted ? 'https' : 'http'}`);
+};
+
+test('serves one listener over http and https on free ports', async () => {
+  await withServers(hello, {}, async ({ urls, servers }) => {
+    assert.is(urls.length, 2);
+    assert.is(servers.length, 2);
+    assert.match(urls[0]!, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(urls[1]!, /^https:\/\/127\.0\.0\.1:\d+$/);
+    assert.is.not(portOf(urls[0]!), 0);
+
+    const overHttp = await within(request(urls[0]!, { dispatcher: agent }), 5_000, 'http request');
+    assert.is(overHttp.statusCode, 200);
+    assert.is(await overHttp.body.text(), 'hello over http');
+
+    const overHttps = await within(request(`${urls[1]!}/`, { dispatcher: agent }), 5_000, 'https request');
+    assert.is(overHttps.statusCode, 200);
+    assert.is(await overHttps.body.text(), 'hello over https');
+  });
+});
+
+test('httpsPort null starts http only', async () => {
+  await withServers(hello, { httpsPort: null, tls: undefined }, async ({ urls, servers }) => {
+    assert.is(urls.length, 1);
+    assert.is(servers.length, 1);
+    assert.match(urls[0]!, /^http:/);
+  });
+});
+
+test('an IPv6 host is bracketed in the URLs', async () => {
+  let running: RunningServers;
+  try {
+    running = await within(startServers(hello, { host: '::1', port: 0, httpsPort: null }), 5_000, 'startServers');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EADDRNOTAVAIL' || (error as NodeJS.ErrnoException).code === 'EAFNOSUPPORT') return; // no IPv6 here
+    throw error;
+  }
+  try {
+    assert.match(running.urls[0]!, /^http:\/\/\[::1\]:\d+$/);
+  } finally {
+    await within(running.close(), 5_000, 'close');
+  }
+});
+
+test('the limits are applied to both servers, defaults filling what is not given', async () => {
+  await withServers(hello, { limits: { keepAliveTimeout: 1234, maxRequestsPerSocket: 7 } }, async ({ servers }) => {
+    for (const server of servers) {
+      assert.is((server as unknown as { maxHeaderSize: number }).maxHeaderSize, DEFAULT_LIMITS.maxHeaderSize);
+      assert.is(server.headersTimeout, DEFAULT_LIMITS.headersTimeout);
+      assert.is(server.requestTimeout, DEFAULT_LIMITS.requestTimeout);
+      assert.is(server.timeout, DEFAULT_LIMITS.idleTimeout);
+      assert.is(server.keepAliveTimeout, 1234);
+      assert.is(server.maxRequestsPerSocket, 7);
+    }
+  });
+});
+
+test('a garbage request line is answered 400 and the server keeps serving', async () => {
+  await withServers(hello, { httpsPort: null }, async ({ urls }) => {
+    const answer = await rawExchange(portOf(urls[0]!), 'THIS IS NOT HTTP\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+
+    const after = await within(request(urls[0]!, { dispatcher: agent }), 5_000, 'request after garbage');
+    assert.is(after.statusCode, 200);
+    assert.is(await after.body.text(), 'hello over http');
+  });
+});
+
+test('request headers over maxHeaderSize are answered 431', async () => {
+  await withServers(hello, { httpsPort: null }, async ({ urls }) => {
+    const big = 'a'.repeat(DEFAULT_LIMITS.maxHeaderSize + 1024);
+    const answer = await rawExchange(portOf(urls[0]!), `GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: ${big}\r\n\r\n`);
+    assert.match(answer, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+  });
+});
+
+test('close waits for an in-flight slow response, tells it Connection: close, then resolves', async () => {
+  let received!: () => void;
+  const requestArrived = new Promise<void>((resolve) => (received = resolve));
+  let closeResolved = false;
+  let closeResolvedBeforeResponseEnded: boolean | undefined;
+  const slow = (_req: IncomingMessage, res: ServerResponse) => {
+    received();
+    setTimeout(() => {
+      closeResolvedBeforeResponseEnded = closeResolved;
+      res.end('finally');
+    }, 300);
+  };
+  const running = await within(startServers(slow, { host: '127.0.0.1', port: 0, httpsPort: null }), 5_000, 'startServers');
+  const port = portOf(running.urls[0]!);
+  const keepAlive = new Agent({ keepAliveTimeout: 30_000 });
+  try {
+    const pending = request(running.urls[0]!, { dispatcher: keepAlive });
+    await within(requestArrived, 5_000, 'request arrival');
+
+    const closing = running.close().then(() => (closeResolved = true));
+    const response = await within(pending, 5_000, 'slow response');
+    assert.is(closeResolvedBeforeResponseEnded, false, 'close() waits while the response is in flight');
+    assert.is(response.statusCode, 200);
+    assert.is(response.headers.connection, 'close');
+    assert.is(await response.body.text(), 'finally');
+
+    // Well before the 5 s keep-alive timeout: the finished connection is not left idling.
+    await within(closing, 2_000, 'close after the response');
+    const refused = await within(
+      new Promise<string>((resolve) => {
+        const socket = connect({ host: '127.0.0.1', port });
+        socket.on('connect', () => {
+          socket.destroy();
+          resolve('connected');
+        });
+        socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+      }),
+      5_000,
+      'connect after close',
+    );
+    assert.is(refused, 'ECONNREFUSED');
+  } finally {
+    await within(running.close(), 5_000, 'close');
+    await keepAlive.close();
+  }
+});
+
+test('close cuts a response still running after shutdownTimeout', async () => {
+  let received!: () => void;
+  const requestArrived = new Promise<void>((resolve) => (received = resolve));
+  const never = (_req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(200);
+    res.write('started');
+    received();
+  };
+  const running = await within(
+    startServers(never, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, limits: { shutdownTimeout: 200 } }),
+    5_000,
+    'startServers',
+  );
+  try {
+    const pending = Promise.all(
+      running.urls.map(async (url) => {
+        const response = await request(url, { dispatcher: agent });
+        return response.body.text().then(
+          () => 'ended',
+          () => 'cut',
+        );
+      }),
+    );
+    await within(requestArrived, 5_000, 'request arrival');
+    const started = Date.now();
+    await within(running.close(), 3_000, 'close with a stuck response');
+    assert.ok(Date.now() - started >= 150, 'waited for the shutdown timeout first');
+    assert.equal(await within(pending, 5_000, 'client sees the cut'), ['cut', 'cut']);
+  } finally {
+    await within(running.close(), 5_000, 'close');
+  }
+});
+
+test('close is idempotent', async () => {
+  const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0, tls }), 5_000, 'startServers');
+  const first = running.close();
+  const second = running.close();
+  assert.is(first, second);
+  await within(Promise.all([first, second]), 5_000, 'close');
+  await within(running.close(), 5_000, 'close again');
+  for (const server of running.servers) assert.is(server.listening, false);
+});
+
+test('a port in use rejects with EADDRINUSE and leaves no listener behind', async () => {
+  await withServers(hello, { httpsPort: null }, async ({ urls }) => {
+    const taken = portOf(urls[0]!);
+    try {
+      await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: taken, tls }), 5_000, 'startServers');
+      assert.unreachable('expected EADDRINUSE');
+    } catch (error) {
+      assert.is((error as NodeJS.ErrnoException).code, 'EADDRINUSE');
+    }
+  });
+});
+
+test.run();
