@@ -1,0 +1,111 @@
+import { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type ServeOptions } from './serve-options.js';
+import { startServers, type RequestListener, type RunningServers } from './listen.js';
+import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, type TlsCredentials } from './tls-certificate.js';
+
+export { parseServeOptions, UsageError, type ServeOptions } from './serve-options.js';
+
+/** What main needs from the app that `createApp` in lib/app builds. */
+interface App {
+  listener: RequestListener;
+  close(): Promise<void>;
+}
+
+/** Why a listener could not start, for the errors an operator can fix; anything else shows its own message. */
+const LISTEN_ERRORS: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'address already in use',
+  EACCES: 'permission denied (ports below 1024 need privileges)',
+  EADDRNOTAVAIL: 'address not available on this machine',
+  ENOTFOUND: 'unknown host',
+  EAI_AGAIN: 'host name lookup failed',
+};
+
+/** The `bin/serve` program: parses options, starts the app on http and https, serves until SIGTERM/SIGINT; resolves to the exit code. */
+export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  process.setSourceMapsEnabled(true);
+
+  let options: ServeOptions;
+  try {
+    options = parseServeOptions(argv, env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`serve: ${error.message}\n`);
+    return 2;
+  }
+  if (options.help) {
+    process.stdout.write(formatServeHelp());
+    return 0;
+  }
+
+  let app: App | undefined;
+  let running: RunningServers;
+  try {
+    const tls = options.httpsPort === null ? undefined : await loadTls(options);
+    // Loaded only now, so --help and usage errors neither wait for nor depend on the app.
+    const { createApp } = await import('../app/index.js');
+    const created: App = await createApp({ env: options.env, debug: options.debug });
+    app = created;
+    running = await startServers(created.listener, { host: options.host, port: options.port, httpsPort: options.httpsPort, tls });
+  } catch (error) {
+    process.stderr.write(`serve: ${describeStartupError(error, options)}\n`);
+    if (options.debug && !isOperationalError(error) && error instanceof Error && error.stack) {
+      process.stderr.write(`${error.stack}\n`);
+    }
+    await app?.close().catch(() => {});
+    return 1;
+  }
+
+  for (const url of running.urls) process.stdout.write(`listening on ${url}\n`);
+
+  const signal = await nextShutdownSignal();
+  try {
+    await running.close();
+    await app.close();
+  } catch (error) {
+    process.stderr.write(`serve: shutdown after ${signal} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+  return 0;
+}
+
+async function loadTls(options: ServeOptions): Promise<TlsCredentials> {
+  if (options.tlsCert !== null && options.tlsKey !== null) return loadCertificateFiles(options.tlsCert, options.tlsKey);
+  const { created, ...credentials } = await loadOrCreateDevCertificate(SERVE_DEFAULTS.devCertificateDir);
+  if (created) {
+    process.stderr.write(
+      `serve: created a self-signed development certificate in ${SERVE_DEFAULTS.devCertificateDir}/ (localhost, 127.0.0.1, ::1)\n`,
+    );
+  }
+  return credentials;
+}
+
+/** Resolves with the first SIGTERM or SIGINT; a second one ends the process at once with exit code 1. */
+function nextShutdownSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    let received: NodeJS.Signals | undefined;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (received !== undefined) {
+        process.stderr.write(`serve: ${signal} again, exiting without waiting\n`);
+        process.exit(1);
+      }
+      received = signal;
+      resolve(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+function isOperationalError(error: unknown): boolean {
+  return error instanceof TlsCertificateError || (typeof (error as { syscall?: unknown })?.syscall === 'string');
+}
+
+function describeStartupError(error: unknown, options: ServeOptions): string {
+  const { code, syscall, address, port } = (error ?? {}) as { code?: string; syscall?: string; address?: string; port?: number };
+  if ((syscall === 'listen' || syscall === 'getaddrinfo' || syscall === 'bind') && code !== undefined) {
+    const host = address ?? options.host;
+    const where = port === undefined ? host : `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return `cannot listen on ${where}: ${LISTEN_ERRORS[code] ?? code} (${code})`;
+  }
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,151 @@
+import { parseArgs } from 'node:util';
+
+/** What `bin/serve` was asked to do, after flags, environment variables and defaults are merged. */
+export interface ServeOptions {
+  host: string;
+  port: number;
+  /** `null` when https is turned off (`--https-port off`). */
+  httpsPort: number | null;
+  env: string;
+  debug: boolean;
+  /** Both paths, or both `null` for the cached development certificate. */
+  tlsCert: string | null;
+  tlsKey: string | null;
+  help: boolean;
+}
+
+/** The defaults of `bin/serve`, in one place: the parser and the --help text both read them. */
+export const SERVE_DEFAULTS = Object.freeze({
+  host: '127.0.0.1',
+  port: 8000,
+  httpsPort: 8443,
+  env: 'staging',
+  /** Debug is on, except in these environments, where only an explicit --debug or APP_DEBUG turns it on. */
+  debugOffIn: Object.freeze(['prod', 'production']),
+  /** Where the self-signed development certificate is cached when no --tls-cert/--tls-key is given. */
+  devCertificateDir: 'var/tls',
+});
+
+/** Thrown by parseServeOptions for a command line or environment the CLI cannot use; the message says what to fix. */
+export class UsageError extends Error {
+  readonly code = 'HK_CLI_USAGE';
+  override readonly name = 'UsageError';
+}
+
+type ValueOption = 'host' | 'port' | 'https-port' | 'env' | 'tls-cert' | 'tls-key';
+
+/** Each flag that takes a value, with its environment variable and the help line; order is the --help order. */
+const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: string; default: string; help: string }> = [
+  { flag: 'host', envVar: 'HOST', value: '<address>', default: SERVE_DEFAULTS.host, help: 'interface to listen on (0.0.0.0 or :: for all)' },
+  { flag: 'port', envVar: 'PORT', value: '<port>', default: String(SERVE_DEFAULTS.port), help: 'http port, 0 picks a free one' },
+  { flag: 'https-port', envVar: 'HTTPS_PORT', value: '<port|off>', default: String(SERVE_DEFAULTS.httpsPort), help: 'https port, 0 picks a free one, off turns https off' },
+  { flag: 'env', envVar: 'APP_ENV', value: '<name>', default: SERVE_DEFAULTS.env, help: 'application environment' },
+  { flag: 'tls-cert', envVar: 'TLS_CERT', value: '<file>', default: `self-signed, cached in ${SERVE_DEFAULTS.devCertificateDir}/`, help: 'PEM certificate (chain) for https; needs --tls-key' },
+  { flag: 'tls-key', envVar: 'TLS_KEY', value: '<file>', default: `self-signed, cached in ${SERVE_DEFAULTS.devCertificateDir}/`, help: 'PEM private key for https; needs --tls-cert' },
+];
+
+const PARSE_CONFIG = {
+  ...Object.fromEntries(VALUE_OPTIONS.map(({ flag }) => [flag, { type: 'string' as const }])),
+  debug: { type: 'boolean' as const },
+  'no-debug': { type: 'boolean' as const },
+  help: { type: 'boolean' as const, short: 'h' },
+};
+
+/** The --help text: every flag with its environment variable and default. */
+export function formatServeHelp(): string {
+  const rows: Array<[string, string]> = VALUE_OPTIONS.map((option) => [
+    `--${option.flag} ${option.value}`,
+    `${option.help}\n[env ${option.envVar}; default ${option.default}]`,
+  ]);
+  rows.push(
+    ['--debug, --no-debug', `profiler and debug error pages\n[env APP_DEBUG=1|0; default on, off when the environment is ${SERVE_DEFAULTS.debugOffIn.join(' or ')}]`],
+    ['-h, --help', 'show this help'],
+  );
+  const width = Math.max(...rows.map(([left]) => left.length)) + 2;
+  const lines = rows.flatMap(([left, right]) =>
+    right.split('\n').map((text, i) => `  ${(i === 0 ? left : '').padEnd(width)}${text}`),
+  );
+  return [
+    'Usage: serve [options]',
+    '',
+    'Serves the reference application over http and https, and shuts down gracefully on SIGTERM/SIGINT.',
+    'Flags beat environment variables.',
+    '',
+    'Options:',
+    ...lines,
+    '',
+  ].join('\n');
+}
+
+/** Merges argv, environment variables and SERVE_DEFAULTS; pure, throws UsageError. */
+export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEnv): ServeOptions {
+  const { tokens } = parseArgs({ args: [...argv], options: PARSE_CONFIG, strict: false, allowPositionals: true, tokens: true });
+  const flags = new Map<ValueOption, string>();
+  let debugFlag: boolean | undefined;
+  let help = false;
+
+  for (const token of tokens) {
+    if (token.kind === 'option-terminator') continue;
+    if (token.kind === 'positional') throw new UsageError(`unexpected argument "${token.value}"; serve takes options only (see --help)`);
+    if (token.name === 'help' || token.name === 'debug' || token.name === 'no-debug') {
+      if (token.value !== undefined) throw new UsageError(`option ${token.rawName} takes no value (see --help)`);
+      if (token.name === 'help') help = true;
+      else debugFlag = token.name === 'debug';
+    } else if (VALUE_OPTIONS.some(({ flag }) => flag === token.name)) {
+      // Non-strict parsing takes the next word whatever it is: `--port --debug` means the value was forgotten.
+      if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-'))) {
+        throw new UsageError(`option ${token.rawName} needs a value (see --help)`);
+      }
+      flags.set(token.name as ValueOption, token.value);
+    } else {
+      throw new UsageError(`unknown option ${token.rawName} (see --help)`);
+    }
+  }
+
+  const pick = (flag: ValueOption): { value: string; source: string } | undefined => {
+    const fromFlag = flags.get(flag);
+    if (fromFlag !== undefined) return { value: fromFlag, source: `--${flag}` };
+    const envVar = VALUE_OPTIONS.find((option) => option.flag === flag)!.envVar;
+    const fromEnv = env[envVar];
+    return fromEnv === undefined || fromEnv === '' ? undefined : { value: fromEnv, source: envVar };
+  };
+
+  const host = pick('host')?.value ?? SERVE_DEFAULTS.host;
+  const port = parsePort(pick('port'), 'an integer from 0 to 65535') ?? SERVE_DEFAULTS.port;
+  const httpsPortSetting = pick('https-port');
+  const httpsPort =
+    httpsPortSetting?.value === 'off'
+      ? null
+      : (parsePort(httpsPortSetting, 'an integer from 0 to 65535, or off') ?? SERVE_DEFAULTS.httpsPort);
+  if (httpsPort !== null && httpsPort !== 0 && httpsPort === port) {
+    throw new UsageError(`http and https cannot share port ${port}; give --https-port another port, or off`);
+  }
+
+  const appEnv = pick('env')?.value ?? SERVE_DEFAULTS.env;
+  const debug = debugFlag ?? parseDebugEnv(env.APP_DEBUG) ?? !SERVE_DEFAULTS.debugOffIn.includes(appEnv);
+
+  const tlsCert = pick('tls-cert')?.value ?? null;
+  const tlsKey = pick('tls-key')?.value ?? null;
+  if ((tlsCert === null) !== (tlsKey === null)) {
+    throw new UsageError(
+      `${tlsCert === null ? '--tls-key' : '--tls-cert'} needs ${tlsCert === null ? '--tls-cert' : '--tls-key'}: give both (or TLS_CERT and TLS_KEY), or neither for the development certificate`,
+    );
+  }
+
+  return { host, port, httpsPort, env: appEnv, debug, tlsCert, tlsKey, help };
+}
+
+function parsePort(setting: { value: string; source: string } | undefined, allowed: string): number | undefined {
+  if (setting === undefined) return undefined;
+  const port = /^\d{1,5}$/.test(setting.value) ? Number(setting.value) : NaN;
+  if (!(port <= 65535)) throw new UsageError(`${setting.source} must be ${allowed} (got "${setting.value}")`);
+  return port;
+}
+
+function parseDebugEnv(value: string | undefined): boolean | undefined {
+  if (value === undefined || value === '') return undefined;
+  const normalized = value.toLowerCase();
+  if (['1', 'true', 'on', 'yes'].includes(normalized)) return true;
+  if (['0', 'false', 'off', 'no'].includes(normalized)) return false;
+  throw new UsageError(`APP_DEBUG must be 1 or 0 (got "${value}")`);
+}

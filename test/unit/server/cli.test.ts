@@ -1,0 +1,48 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const serve = fileURLToPath(new URL('../../../../bin/serve', import.meta.url));
+
+/** Runs `node bin/serve` as a user would, with a clean environment and a hard time limit. */
+function run(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const result = spawnSync(process.execPath, [serve, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, ...env },
+    timeout: 10_000,
+  });
+  if (result.error) throw result.error;
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+test('node bin/serve --help prints every flag on stdout and exits 0', () => {
+  const { code, stdout, stderr } = run(['--help']);
+  assert.is(code, 0);
+  assert.is(stderr, '');
+  assert.match(stdout, /^Usage: serve/);
+  for (const flag of ['--host', '--port', '--https-port', '--env', '--no-debug', '--tls-cert', '--tls-key']) assert.match(stdout, flag);
+});
+
+test('an unknown flag exits 2 with one line on stderr naming it, and no stack trace', () => {
+  const { code, stdout, stderr } = run(['--prot', '80']);
+  assert.is(code, 2);
+  assert.is(stdout, '');
+  assert.is(stderr, 'serve: unknown option --prot (see --help)\n');
+});
+
+test('a bad port in the environment exits 2 naming the variable', () => {
+  const { code, stderr } = run([], { PORT: 'eighty' });
+  assert.is(code, 2);
+  assert.match(stderr, 'PORT must be an integer from 0 to 65535 (got "eighty")');
+  assert.not.match(stderr, '    at ');
+});
+
+test('an unreadable certificate exits 1 with one line naming the file', () => {
+  const { code, stdout, stderr } = run(['--port', '0', '--https-port', '0', '--tls-cert', 'no-such-cert.pem', '--tls-key', 'no-such-key.pem']);
+  assert.is(code, 1);
+  assert.is(stdout, '');
+  assert.match(stderr, /^serve: cannot read TLS certificate no-such-cert\.pem: ENOENT[^\n]*\n$/);
+});
+
+test.run();

@@ -1,0 +1,157 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions } from '../../../lib/server/serve-options.js';
+
+function usageError(argv: string[], env: NodeJS.ProcessEnv = {}): UsageError {
+  try {
+    parseServeOptions(argv, env);
+  } catch (error) {
+    assert.instance(error, UsageError);
+    assert.is((error as UsageError).code, 'HK_CLI_USAGE');
+    return error as UsageError;
+  }
+  assert.unreachable(`expected a UsageError for ${JSON.stringify(argv)}`);
+  throw new Error('unreachable');
+}
+
+test('no flags and no environment give the documented defaults', () => {
+  assert.equal(parseServeOptions([], {}), {
+    host: '127.0.0.1',
+    port: 8000,
+    httpsPort: 8443,
+    env: 'staging',
+    debug: true,
+    tlsCert: null,
+    tlsKey: null,
+    help: false,
+  });
+});
+
+test('environment variables fill in options not given as flags', () => {
+  const options = parseServeOptions([], {
+    HOST: '::1',
+    PORT: '9000',
+    HTTPS_PORT: '9443',
+    APP_ENV: 'test',
+    APP_DEBUG: '0',
+    TLS_CERT: 'c.pem',
+    TLS_KEY: 'k.pem',
+  });
+  assert.equal(options, {
+    host: '::1',
+    port: 9000,
+    httpsPort: 9443,
+    env: 'test',
+    debug: false,
+    tlsCert: 'c.pem',
+    tlsKey: 'k.pem',
+    help: false,
+  });
+});
+
+test('a flag beats its environment variable', () => {
+  const options = parseServeOptions(['--port', '9001', '--host=0.0.0.0', '--env', 'dev', '--debug'], {
+    PORT: '9000',
+    HOST: '127.0.0.1',
+    APP_ENV: 'test',
+    APP_DEBUG: '0',
+  });
+  assert.is(options.port, 9001);
+  assert.is(options.host, '0.0.0.0');
+  assert.is(options.env, 'dev');
+  assert.is(options.debug, true);
+});
+
+test('empty environment variables count as unset', () => {
+  assert.is(parseServeOptions([], { PORT: '', APP_DEBUG: '' }).port, 8000);
+});
+
+test('--https-port off turns https off, from the flag or HTTPS_PORT', () => {
+  assert.is(parseServeOptions(['--https-port', 'off'], {}).httpsPort, null);
+  assert.is(parseServeOptions([], { HTTPS_PORT: 'off' }).httpsPort, null);
+});
+
+test('port 0 is accepted for both listeners', () => {
+  const options = parseServeOptions(['--port', '0', '--https-port', '0'], {});
+  assert.is(options.port, 0);
+  assert.is(options.httpsPort, 0);
+});
+
+test('the prod environment defaults debug off', () => {
+  assert.is(parseServeOptions(['--env', 'prod'], {}).debug, false);
+  assert.is(parseServeOptions([], { APP_ENV: 'prod' }).debug, false);
+});
+
+test('--env prod --debug keeps debug on', () => {
+  assert.is(parseServeOptions(['--env', 'prod', '--debug'], {}).debug, true);
+  assert.is(parseServeOptions(['--env', 'prod'], { APP_DEBUG: '1' }).debug, true);
+});
+
+test('--no-debug turns debug off, and the last of --debug/--no-debug wins', () => {
+  assert.is(parseServeOptions(['--no-debug'], {}).debug, false);
+  assert.is(parseServeOptions(['--no-debug', '--debug'], {}).debug, true);
+  assert.is(parseServeOptions(['--debug', '--no-debug'], { APP_DEBUG: '1' }).debug, false);
+});
+
+test('a port outside 0..65535 or not an integer is a usage error naming its source', () => {
+  assert.match(usageError(['--port', '65536']).message, '--port must be an integer from 0 to 65535 (got "65536")');
+  assert.match(usageError(['--port', '80.5']).message, '--port');
+  assert.match(usageError(['--port', 'abc']).message, '--port');
+  assert.match(usageError([], { PORT: '-1' }).message, 'PORT must be');
+  assert.match(usageError(['--https-port', 'on']).message, '--https-port must be an integer from 0 to 65535, or off');
+});
+
+test('an unknown flag is a usage error that names it and points at --help', () => {
+  const { message } = usageError(['--prot', '8000']);
+  assert.match(message, '--prot');
+  assert.match(message, '--help');
+  assert.match(usageError(['-x']).message, '-x');
+});
+
+test('a value flag without its value is a usage error', () => {
+  assert.match(usageError(['--port']).message, '--port needs a value');
+  assert.match(usageError(['--port', '--debug']).message, '--port needs a value');
+});
+
+test('a positional argument is a usage error', () => {
+  assert.match(usageError(['serve']).message, '"serve"');
+});
+
+test('--tls-cert without --tls-key is a usage error, and so is the reverse', () => {
+  assert.match(usageError(['--tls-cert', 'cert.pem']).message, '--tls-cert needs --tls-key');
+  assert.match(usageError([], { TLS_KEY: 'key.pem' }).message, '--tls-key needs --tls-cert');
+});
+
+test('a certificate flag pairs with a key from the environment', () => {
+  const options = parseServeOptions(['--tls-cert', 'c.pem'], { TLS_KEY: 'k.pem' });
+  assert.is(options.tlsCert, 'c.pem');
+  assert.is(options.tlsKey, 'k.pem');
+});
+
+test('http and https on the same fixed port is a usage error', () => {
+  assert.match(usageError(['--port', '9000', '--https-port', '9000']).message, 'cannot share port 9000');
+});
+
+test('APP_DEBUG other than a boolean word is a usage error', () => {
+  assert.match(usageError([], { APP_DEBUG: 'maybe' }).message, 'APP_DEBUG');
+});
+
+test('--help and -h ask for help', () => {
+  assert.is(parseServeOptions(['--help'], {}).help, true);
+  assert.is(parseServeOptions(['-h'], {}).help, true);
+});
+
+test('the help text lists every flag with its environment variable and default', () => {
+  const help = formatServeHelp();
+  for (const flag of ['--host', '--port', '--https-port', '--env', '--debug', '--no-debug', '--tls-cert', '--tls-key', '--help']) {
+    assert.ok(help.includes(flag), `help mentions ${flag}`);
+  }
+  for (const envVar of ['HOST', 'PORT', 'HTTPS_PORT', 'APP_ENV', 'APP_DEBUG', 'TLS_CERT', 'TLS_KEY']) {
+    assert.ok(help.includes(`env ${envVar}`), `help mentions ${envVar}`);
+  }
+  for (const value of [SERVE_DEFAULTS.host, String(SERVE_DEFAULTS.port), String(SERVE_DEFAULTS.httpsPort), SERVE_DEFAULTS.env]) {
+    assert.ok(help.includes(`default ${value}`), `help shows default ${value}`);
+  }
+});
+
+test.run();
