@@ -44,7 +44,13 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     const { createApp } = await import('../app/index.js');
     const created: App = await createApp({ env: options.env, debug: options.debug });
     app = created;
-    running = await startServers(created.listener, { host: options.host, port: options.port, httpsPort: options.httpsPort, tls });
+    running = await startServers(created.listener, {
+      host: options.host,
+      port: options.port,
+      httpsPort: options.httpsPort,
+      tls,
+      onError: (error) => process.stderr.write(`serve: server error: ${error.message}\n`),
+    });
   } catch (error) {
     process.stderr.write(`serve: ${describeStartupError(error, options)}\n`);
     if (options.debug && !isOperationalError(error) && error instanceof Error && error.stack) {

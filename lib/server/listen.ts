@@ -43,6 +43,8 @@ export interface ListenOptions {
   /** Required when httpsPort is not null. */
   tls?: TlsCredentials;
   limits?: Partial<Limits>;
+  /** Errors of a listening server itself (such as `accept EMFILE` when out of file descriptors); they never end the process. */
+  onError?: (error: Error) => void;
 }
 
 /** The started listeners: their URLs in start order (http first) and a graceful, idempotent close. */
@@ -107,6 +109,8 @@ export async function startServers(listener: RequestListener, options: ListenOpt
     await Promise.all(servers.map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
     throw error;
   }
+
+  for (const server of servers) server.on('error', options.onError ?? ignore);
 
   const urls = servers.map((server, i) => {
     const { port } = server.address() as { port: number };

@@ -230,6 +230,17 @@ test('close cuts a response still running after shutdownTimeout', async () => {
   }
 });
 
+test('a server error after listening goes to onError instead of ending the process', async () => {
+  const seen: string[] = [];
+  await withServers(hello, { onError: (error) => seen.push(error.message) }, async ({ servers }) => {
+    for (const server of servers) server.emit('error', new Error('accept EMFILE'));
+    assert.equal(seen, ['accept EMFILE', 'accept EMFILE']);
+    const still = await within(request(`http://127.0.0.1:${(servers[0]!.address() as { port: number }).port}/`, { dispatcher: agent }), 5_000, 'request');
+    assert.is(still.statusCode, 200);
+    await still.body.text();
+  });
+});
+
 test('close is idempotent', async () => {
   const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0, tls }), 5_000, 'startServers');
   const first = running.close();
