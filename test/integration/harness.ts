@@ -1,0 +1,89 @@
+// Starts a real server (http and https on 127.0.0.1, port 0) for the integration tests,
+// and an undici client that trusts its freshly made development certificate.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request as undiciRequest } from 'undici';
+import { createApp, createKernel, type AppOptions, type KernelApp, type KernelOptions } from '../../lib/app/index.js';
+import { loadOrCreateDevCertificate } from '../../lib/server/tls-certificate.js';
+import { startServers, type RunningServers } from '../../lib/server/listen.js';
+
+/** A running test server. */
+export interface TestServer {
+  app: KernelApp;
+  urls: { http: string; https: string };
+  running: RunningServers;
+  agent: Agent;
+  close(): Promise<void>;
+}
+
+/** The schemes every client-visible behaviour is checked over. */
+export const SCHEMES = ['http', 'https'] as const;
+
+let certificate: Promise<{ key: string; cert: string }> | undefined;
+let certDir: string | undefined;
+
+function devCertificate(): Promise<{ key: string; cert: string }> {
+  if (certificate === undefined) {
+    certDir = mkdtempSync(join(tmpdir(), 'http-kernel-test-tls-'));
+    certificate = loadOrCreateDevCertificate(certDir);
+    process.once('exit', () => rmSync(certDir!, { recursive: true, force: true }));
+  }
+  return certificate;
+}
+
+/** Serves the reference app (or a kernel made from `kernelOptions`) over http and https. */
+export async function startTestServer(options: { app?: AppOptions; kernel?: KernelOptions } = {}): Promise<TestServer> {
+  const app = options.kernel ? createKernel({ stderrLogLevel: false, ...options.kernel }) : createApp({ stderrLogLevel: false, ...options.app });
+  const tls = await devCertificate();
+  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, limits: { shutdownTimeout: 2000 } });
+  const [http, https] = running.urls as [string, string];
+  const agent = new Agent({ connect: { ca: tls.cert }, connections: 256 });
+  return {
+    app,
+    urls: { http, https },
+    running,
+    agent,
+    async close() {
+      await agent.close();
+      await running.close();
+      await app.close();
+    },
+  };
+}
+
+/** A response read whole. */
+export interface TestResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** Sends one request to the test server and reads the whole body. */
+export async function fetchFrom(
+  server: TestServer,
+  scheme: 'http' | 'https',
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<TestResponse> {
+  const response = await undiciRequest(`${server.urls[scheme]}${path}`, {
+    method: (init.method ?? 'GET') as 'GET',
+    headers: init.headers,
+    body: init.body,
+    dispatcher: server.agent,
+    headersTimeout: 10_000,
+    bodyTimeout: 10_000,
+  });
+  const body = await response.body.text();
+  return { status: response.statusCode, headers: response.headers, body };
+}
+
+/** Turns the entities our HTML escaping writes back into text, to compare messages. */
+export function decodeEntities(text: string): string {
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;|&#x27;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}

@@ -1,0 +1,198 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Response, type Request } from '../../kernel/index.js';
+import { Route, RouteCollection } from '../../lib/routing/index.js';
+import { SCHEMES, decodeEntities, fetchFrom, startTestServer, type TestServer } from './harness.js';
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`reference service over ${scheme}`);
+  let server: TestServer;
+  let origin: string;
+
+  test.before(async () => {
+    server = await startTestServer();
+    origin = server.urls[scheme];
+  });
+  test.after(async () => server.close());
+
+  test('GET /health answers {"status":"ok"} with X-Robots-Tag: noindex', async () => {
+    const response = await fetchFrom(server, scheme, '/health');
+    assert.is(response.status, 200);
+    assert.equal(JSON.parse(response.body), { status: 'ok' });
+    assert.is(header(response.headers['content-type']), 'application/json');
+    assert.is(header(response.headers['x-robots-tag']), 'noindex');
+  });
+
+  test('GET / is the HTML welcome page', async () => {
+    const response = await fetchFrom(server, scheme, '/');
+    assert.is(response.status, 200);
+    assert.match(String(response.headers['content-type']), /^text\/html/);
+    assert.match(response.body, /Welcome to http-kernel/);
+  });
+
+  test('GET /robots.txt is a debug 404 page with message, cause, stack trace and logs', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt');
+    assert.is(response.status, 404);
+    assert.match(String(response.headers['content-type']), /^text\/html/);
+    const message = `No route found for "GET ${origin}/robots.txt"`;
+    assert.is(decodeURIComponent(String(response.headers['x-debug-exception'])), message);
+    const text = decodeEntities(response.body);
+    assert.ok(text.includes(`<title>${message} (404 Not Found)</title>`), 'title names message and status');
+    assert.ok(text.includes('No routes found for "/robots.txt/".'), 'the matcher\'s cause is shown');
+    assert.ok(text.includes('ResourceNotFoundError'), 'the cause class is shown');
+    assert.match(text, /router-listener\.ts/, 'stack frames name the .ts source');
+    assert.match(text, /Stack Trace \(Plain Text\)/);
+    assert.match(text, /Logs/);
+    assert.ok(text.includes(`Uncaught error: NotFoundHttpError: "${message}"`), 'the request\'s own log record is listed');
+  });
+
+  test('a Referer is quoted at the end of the 404 message', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt', { headers: { referer: 'http://example.test/page' } });
+    assert.is(response.status, 404);
+    const message = `No route found for "GET ${origin}/robots.txt" (from "http://example.test/page")`;
+    assert.is(decodeURIComponent(String(response.headers['x-debug-exception'])), message);
+    assert.ok(decodeEntities(response.body).includes(message));
+  });
+
+  test('POST /health is a 405 listing GET, HEAD in Allow and in the message', async () => {
+    const response = await fetchFrom(server, scheme, '/health', { method: 'POST', body: '' });
+    assert.is(response.status, 405);
+    assert.is(header(response.headers.allow), 'GET, HEAD');
+    const message = `No route found for "POST ${origin}/health": Method Not Allowed (Allow: GET, HEAD)`;
+    assert.is(decodeURIComponent(String(response.headers['x-debug-exception'])), message);
+    assert.ok(decodeEntities(response.body).includes(message));
+  });
+
+  test('HEAD /health is served by the GET route', async () => {
+    const response = await fetchFrom(server, scheme, '/health', { method: 'HEAD' });
+    assert.is(response.status, 200);
+    assert.is(response.body, '');
+    assert.is(header(response.headers['content-length']), '15');
+  });
+
+  test('GET /health/ redirects with 301 to /health, query kept', async () => {
+    const response = await fetchFrom(server, scheme, '/health/?a=1&b=two');
+    assert.is(response.status, 301);
+    assert.is(header(response.headers.location), `${origin}/health?a=1&b=two`);
+  });
+
+  test('POST /nothing/ is a 404 without the trailing-slash retry', async () => {
+    const response = await fetchFrom(server, scheme, '/nothing/', { method: 'POST', body: '' });
+    assert.is(response.status, 404);
+    assert.ok(decodeEntities(response.body).includes('No routes found for "/nothing/".'));
+  });
+
+  test('HEAD /robots.txt is a 404 without a body', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt', { method: 'HEAD' });
+    assert.is(response.status, 404);
+    assert.is(response.body, '');
+  });
+
+  test('an invalid Host header is a 400 naming it, escaped', async () => {
+    const response = await fetchFrom(server, scheme, '/health', { headers: { host: '<script>' } });
+    assert.is(response.status, 400);
+    assert.ok(response.body.includes('Invalid Host &quot;&lt;script&gt;&quot;.'), 'message shown escaped');
+    assert.not.ok(response.body.includes('<script>'), 'nothing from the request is raw HTML');
+  });
+
+  test('script in the URL and Referer is escaped on the error page', async () => {
+    const response = await fetchFrom(server, scheme, '/%3Cscript%3Ealert(1)%3C/script%3E', { headers: { referer: 'http://x.test/"><script>alert(2)</script>' } });
+    assert.is(response.status, 404);
+    assert.not.ok(response.body.includes('<script>alert'), 'no script injected');
+  });
+
+  test('clients that prefer JSON get application/problem+json', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt', { headers: { accept: 'application/json' } });
+    assert.is(response.status, 404);
+    assert.is(header(response.headers['content-type']), 'application/problem+json');
+    const problem = JSON.parse(response.body);
+    assert.is(problem.status, 404);
+    assert.is(problem.title, 'Not Found');
+    assert.is(problem.detail, `No route found for "GET ${origin}/robots.txt"`);
+    assert.is(problem.class, 'NotFoundHttpError');
+  });
+
+  test('200 concurrent requests to distinct missing paths: each page lists only its own logs', async () => {
+    const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => fetchFrom(server, scheme, `/missing-${i}-end`)));
+    responses.forEach((response, i) => {
+      assert.is(response.status, 404);
+      const text = decodeEntities(response.body);
+      assert.ok(text.includes(`Uncaught error: NotFoundHttpError: "No route found for "GET ${origin}/missing-${i}-end"`), `page ${i} lists its own record`);
+      const others = text.match(/\/missing-\d+-end/g) ?? [];
+      assert.ok(others.every((path) => path === `/missing-${i}-end`), `page ${i} shows only its own path, saw ${[...new Set(others)].join(' ')}`);
+    });
+  });
+
+  test.run();
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`--no-debug over ${scheme}`);
+  let server: TestServer;
+
+  test.before(async () => {
+    server = await startTestServer({ app: { debug: false } });
+  });
+  test.after(async () => server.close());
+
+  test('a 404 is a plain page: no stack trace, no logs, no internals', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt');
+    assert.is(response.status, 404);
+    assert.match(response.body, /404 Not Found/);
+    for (const internal of ['Stack Trace', 'router-listener', 'No route found', 'Logs', 'NotFoundHttpError', '.ts']) {
+      assert.not.ok(response.body.includes(internal), `no "${internal}" in the page`);
+    }
+    assert.is(response.headers['x-debug-exception'], undefined);
+    assert.is(response.headers['x-debug-exception-file'], undefined);
+  });
+
+  test('problem+json without debug has no class or trace', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt', { headers: { accept: 'application/json' } });
+    const problem = JSON.parse(response.body);
+    assert.is(problem.status, 404);
+    assert.is(problem.class, undefined);
+    assert.is(problem.trace, undefined);
+  });
+
+  test.run();
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`embedded kernel with a parameter route over ${scheme}`);
+  let server: TestServer;
+
+  test.before(async () => {
+    const routes = new RouteCollection();
+    routes.add('book', new Route('/books/:id', { methods: ['GET'], defaults: { _controller: (_: Request, params: { id: string }) => Response.json({ id: params.id }) } }));
+    routes.add('fail', new Route('/fail', { defaults: { _controller: () => { throw new TypeError('controller bug'); } } }));
+    server = await startTestServer({ kernel: { routes, env: 'prod', debug: true } });
+  });
+  test.after(async () => server.close());
+
+  test('route parameters are decoded', async () => {
+    const response = await fetchFrom(server, scheme, '/books/caf%C3%A9');
+    assert.is(response.status, 200);
+    assert.equal(JSON.parse(response.body), { id: 'café' });
+    assert.is(response.headers['x-robots-tag'], undefined, 'no X-Robots-Tag in prod');
+  });
+
+  test('a malformed percent-encoding in a parameter is a 400, never a 500', async () => {
+    const response = await fetchFrom(server, scheme, '/books/%E0%A4%A');
+    assert.is(response.status, 400);
+    assert.match(decodeEntities(response.body), /Malformed percent-encoding/);
+  });
+
+  test('a controller error is a 500 logged as CRITICAL', async () => {
+    const response = await fetchFrom(server, scheme, '/fail');
+    assert.is(response.status, 500);
+    const text = decodeEntities(response.body);
+    assert.match(text, /controller bug/);
+    assert.match(text, /CRITICAL/);
+  });
+
+  test.run();
+}

@@ -1,0 +1,100 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Agent, request } from 'undici';
+
+const serveBin = fileURLToPath(new URL('../../../bin/serve', import.meta.url));
+const test = suite('node bin/serve');
+
+/** Starts bin/serve in a temp working directory and waits for its listening lines (bounded). */
+function serve(args: string[], cwd: string): Promise<{ child: ChildProcess; urls: string[]; stderr: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [serveBin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`bin/serve did not start in time: ${stdout} ${stderr}`));
+    }, 20_000);
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+      const urls = [...stdout.matchAll(/^listening on (\S+)$/gm)].map((m) => m[1]!);
+      const expected = args.includes('off') ? 1 : 2;
+      if (urls.length === expected) {
+        clearTimeout(timer);
+        resolve({ child, urls, stderr: () => stderr });
+      }
+    });
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`bin/serve exited early with ${code}: ${stderr}`));
+    });
+  });
+}
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+test('serves http and https, prints one line per listener, exits 0 on SIGTERM', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
+  try {
+    const { child, urls } = await serve(['--port', '0', '--https-port', '0'], cwd);
+    assert.is(urls.length, 2);
+    assert.match(urls[0]!, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(urls[1]!, /^https:\/\/127\.0\.0\.1:\d+$/);
+    const agent = new Agent({ connect: { rejectUnauthorized: false } });
+    for (const url of urls) {
+      const response = await request(`${url}/health`, { dispatcher: agent });
+      assert.is(response.statusCode, 200);
+      assert.equal(await response.body.json(), { status: 'ok' });
+      const missing = await request(`${url}/robots.txt`, { dispatcher: agent });
+      assert.is(missing.statusCode, 404);
+      assert.match(await missing.body.text(), /Stack Trace/);
+    }
+    await agent.close();
+    const exited = exitOf(child);
+    child.kill('SIGTERM');
+    assert.is(await exited, 0);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+test('--no-debug serves plain error pages', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
+  try {
+    const { child, urls } = await serve(['--port', '0', '--https-port', 'off', '--no-debug'], cwd);
+    const response = await request(`${urls[0]}/robots.txt`);
+    assert.is(response.statusCode, 404);
+    const body = await response.body.text();
+    assert.not.ok(body.includes('Stack Trace'));
+    assert.not.ok(body.includes('No route found'));
+    const exited = exitOf(child);
+    child.kill('SIGINT');
+    assert.is(await exited, 0);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+test('a bad flag is a usage error with exit code 2', async () => {
+  const child = spawn(process.execPath, [serveBin, '--port', 'eighty'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  assert.is(await exitOf(child), 2);
+  assert.match(stderr, /port/);
+});
+
+test.run();
