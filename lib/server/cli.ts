@@ -36,6 +36,9 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     return 0;
   }
 
+  // Debug pages show the whole stack; V8 keeps only 10 frames by default.
+  if (options.debug) Error.stackTraceLimit = Math.max(Error.stackTraceLimit, 50);
+
   let app: App | undefined;
   let running: RunningServers;
   try {
