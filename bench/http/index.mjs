@@ -16,10 +16,14 @@ const listening = /^listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m;
 const listeningText = 'listening on http://127.0.0.1:PORT';
 const path = '/health';
 
-/** Run settings; `quick` overrides the first three for a smoke run of about a minute. */
+/**
+ * Run settings; `quick` overrides the first three for a smoke run of about a minute. Five short
+ * rounds rather than three long ones: on the reference VM single samples swing by 20-30% for
+ * reasons the guest cannot see, and a median of five survives two such outliers.
+ */
 export const defaults = {
-  rounds: 3,
-  duration: 5,
+  rounds: 5,
+  duration: 4,
   warmup: 2,
   connections: 100,
   pipelining: [1, 10],
@@ -396,7 +400,7 @@ export function format(result) {
 
   const failed = result.servers.filter((server) => server.error);
   for (const server of failed) out.push(`FAILED ${server.label} (${server.command}):\n${indentBlock(server.error)}`, '');
-  out.push('CPU us/req: server CPU time per answered request (lower is better); steadier than req/s when the machine is busy.');
+  out.push('CPU us/req: server CPU time per answered request (lower is better); unlike req/s it does not depend on the load generator keeping up.');
   for (const note of notes) out.push(`Note: ${note}`);
   if (result.backgroundLoad !== null && result.backgroundLoad > 0.15) {
     out.push(`WARNING: before the run, other processes used ${Math.round(result.backgroundLoad * 100)}% of a CPU.`);
