@@ -64,13 +64,13 @@ export async function fetchFrom(
   server: TestServer,
   scheme: 'http' | 'https',
   path: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  init: { method?: string; headers?: Record<string, string>; body?: string; dispatcher?: Agent } = {},
 ): Promise<TestResponse> {
   const response = await undiciRequest(`${server.urls[scheme]}${path}`, {
     method: (init.method ?? 'GET') as 'GET',
     headers: init.headers,
     body: init.body,
-    dispatcher: server.agent,
+    dispatcher: init.dispatcher ?? server.agent,
     headersTimeout: 10_000,
     bodyTimeout: 10_000,
   });
