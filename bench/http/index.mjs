@@ -15,6 +15,9 @@ const node = process.execPath;
 const listening = /^listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m;
 const listeningText = 'listening on http://127.0.0.1:PORT';
 const path = '/health';
+// Below this share of a CPU the server was not the bottleneck; above `busy`, something else ran.
+const saturated = 0.9;
+const busy = 0.15;
 
 /**
  * Run settings; `quick` overrides the first three for a smoke run of about a minute. Five short
@@ -93,7 +96,7 @@ export async function run(options = {}, log = (line) => process.stderr.write(`${
   const pinning = detectPinning();
   if (!pinning.cores) log(`WARNING: running unpinned: ${pinning.reason}. Server and load generator will share CPUs.`);
   const idleLoad = await backgroundLoad();
-  if (idleLoad !== null && idleLoad > 0.15) {
+  if (idleLoad !== null && idleLoad > busy) {
     log(`WARNING: before starting, other processes used ${Math.round(idleLoad * 100)}% of a CPU; figures will be noisy.`);
   }
 
@@ -305,6 +308,7 @@ function summarise(state) {
       errors: sum('errors'),
       timeouts: sum('timeouts'),
       mismatches: sum('mismatches'),
+      silent: samples.filter((sample) => sample.ok === 0).length,
       serverCpu: serverCpu.length > 0 ? median(serverCpu) : null,
       cpuMicrosPerRequest: cpuPerRequest.length > 0 ? median(cpuPerRequest) : null,
       loaderCpu: median(samples.map((sample) => sample.loaderCpu)),
@@ -336,19 +340,28 @@ function checkTargets(result) {
       const ratio = value / baseValue;
       const cpu = server.levels[level].cpuMicrosPerRequest;
       const baseCpu = base.levels[level].cpuMicrosPerRequest;
-      const problems = problemsOf(server.levels[level]);
+      const problems = problemsOf(server.levels[level]).map((problem) => `${server.label} had ${problem}`);
+      const doubtful = [server, base].filter((row) => doubtsOf(row.levels[level]));
+      if (doubtful.length > 0) {
+        problems.push(`unreliable: ${doubtful.map((row) => row.label).join(' and ')} starved or unsaturated, see flags`);
+      }
       checks.push({
         level,
         text: target.text,
         status: ratio >= target.min ? 'PASS' : 'FAIL',
         ratio,
-        // The same comparison by server CPU per request, which is steadier on a busy machine.
+        // The same comparison by server CPU per request, which does not depend on the loader.
         cpuRatio: cpu && baseCpu ? baseCpu / cpu : undefined,
-        note: problems.length > 0 ? `but ${server.label} had ${problems.join(', ')}` : undefined,
+        note: problems.length > 0 ? problems.join('; ') : undefined,
       });
     }
   }
   return checks;
+}
+
+/** Whether a row's req/s may not be the server's own limit: it was starved or not saturated. */
+function doubtsOf(level) {
+  return (level.serverCpu !== null && level.serverCpu < saturated) || (level.otherCpu !== null && level.otherCpu > busy);
 }
 
 function problemsOf(level) {
@@ -356,6 +369,7 @@ function problemsOf(level) {
   for (const key of ['non2xx', 'errors', 'timeouts', 'mismatches']) {
     if (level[key] > 0) problems.push(`${level[key]} ${key === 'non2xx' ? 'non-2xx' : key}`);
   }
+  if (level.silent > 0) problems.push(`${level.silent} round(s) with no 2xx answer at all`);
   return problems;
 }
 
@@ -375,11 +389,11 @@ export function format(result) {
       const figures = server.levels[level];
       if (server.error || !figures) return [server.label, 'FAILED', '', '', '', '', '', '! see below'];
       const flags = problemsOf(figures);
-      if (figures.serverCpu !== null && figures.serverCpu < 0.9) {
+      if (figures.serverCpu !== null && figures.serverCpu < saturated) {
         flags.push(`server CPU ${Math.round(figures.serverCpu * 100)}%`);
         notes.add('server CPU below 90%: the server was not saturated; it was starved by other load or held back by the load generator.');
       }
-      if (figures.otherCpu !== null && figures.otherCpu > 0.15) {
+      if (figures.otherCpu !== null && figures.otherCpu > busy) {
         flags.push(`other load ${Math.round(figures.otherCpu * 100)}%`);
         notes.add('other load: in at least one round, other processes (or the hypervisor) used that share of a CPU during the measurement; rerun on a quiet machine.');
       }
@@ -402,7 +416,7 @@ export function format(result) {
   for (const server of failed) out.push(`FAILED ${server.label} (${server.command}):\n${indentBlock(server.error)}`, '');
   out.push('CPU us/req: server CPU time per answered request (lower is better); unlike req/s it does not depend on the load generator keeping up.');
   for (const note of notes) out.push(`Note: ${note}`);
-  if (result.backgroundLoad !== null && result.backgroundLoad > 0.15) {
+  if (result.backgroundLoad !== null && result.backgroundLoad > busy) {
     out.push(`WARNING: before the run, other processes used ${Math.round(result.backgroundLoad * 100)}% of a CPU.`);
   }
   if (result.pinning.unpinned) out.push(`WARNING: unpinned run (${result.pinning.unpinned}); figures are less reliable.`);
