@@ -32,7 +32,11 @@ export type RequestType = (typeof RequestType)[keyof typeof RequestType];
 
 /** Base event: can stop further listeners from being called. */
 export class Event {
-  propagationStopped = false;
+  propagationStopped: boolean;
+
+  constructor() {
+    this.propagationStopped = false;
+  }
 
   /** Stops the remaining listeners of this dispatch from being called. */
   stopPropagation(): void {
@@ -66,19 +70,21 @@ export class KernelEvent extends Event {
 
 /** `kernel.request`: setting a response stops propagation and skips the controller. */
 export class RequestEvent extends KernelEvent {
-  #response: Response | null = null;
+  /** The response a listener set, if any (use setResponse() to set it). */
+  response: Response | null;
 
-  get response(): Response | null {
-    return this.#response;
+  constructor(kernel: KernelLike, request: Request, requestType: RequestType) {
+    super(kernel, request, requestType);
+    this.response = null;
   }
 
   setResponse(response: Response): void {
-    this.#response = response;
+    this.response = response;
     this.stopPropagation();
   }
 
   hasResponse(): boolean {
-    return this.#response !== null;
+    return this.response !== null;
   }
 }
 
@@ -143,7 +149,7 @@ export class ViewEvent extends RequestEvent {
 
 /** `kernel.exception`: an error escaped; a listener may set a response or replace the error. */
 export class ExceptionEvent extends RequestEvent {
-  #allowCustomResponseCode = false;
+  #allowCustomResponseCode: boolean;
 
   constructor(
     kernel: KernelLike,
@@ -152,6 +158,7 @@ export class ExceptionEvent extends RequestEvent {
     public error: unknown,
   ) {
     super(kernel, request, requestType);
+    this.#allowCustomResponseCode = false;
   }
 
   setError(error: unknown): void {

@@ -38,7 +38,28 @@ export class HttpKernel implements KernelLike {
    * `kernel.exception`; it is rethrown only when no listener makes a response of it.
    */
   handle(request: Request, type: RequestType = RequestType.MAIN, catchErrors = true): Promise<Response> {
-    return this.requestStack.run(request, () => this.#handle(request, type, catchErrors));
+    try {
+      const result = this.handleMaybeAsync(request, type, catchErrors);
+      return isPromiseLike(result) ? result : Promise.resolve(result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The same as handle(), but answers the Response itself when every listener and the
+   * controller were synchronous: servers use it to spend no promise on such requests.
+   */
+  handleMaybeAsync(request: Request, type: RequestType = RequestType.MAIN, catchErrors = true): Response | Promise<Response> {
+    return this.requestStack.run(request, () => {
+      let result: Response | Promise<Response>;
+      try {
+        result = this.#handleRaw(request, type);
+      } catch (error) {
+        return this.#handleError(error, request, type, catchErrors);
+      }
+      return isPromiseLike(result) ? result.then(undefined, (error: unknown) => this.#handleError(error, request, type, catchErrors)) : result;
+    });
   }
 
   /** Dispatches `kernel.terminate`; call it after the response has been sent. */
@@ -47,74 +68,75 @@ export class HttpKernel implements KernelLike {
     if (isPromiseLike(result)) await result;
   }
 
-  async #handle(request: Request, type: RequestType, catchErrors: boolean): Promise<Response> {
-    try {
-      return await this.#handleRaw(request, type);
-    } catch (caught) {
-      const error = caught instanceof RequestError ? new BadRequestHttpError(caught.message, { cause: caught }) : caught;
-      if (!catchErrors) {
-        await this.#finishRequest(request, type);
-        throw error;
-      }
-      return this.#handleError(error, request, type);
-    }
+  // The steps below stay synchronous until a listener or the controller returns a promise:
+  // `then()` runs the next step at once for a plain value and chains it for a promise.
+
+  #handleRaw(request: Request, type: RequestType): Response | Promise<Response> {
+    const event = new RequestEvent(this, request, type);
+    return then(this.dispatcher.dispatch(event, KernelEvents.REQUEST), () =>
+      event.response !== null ? this.#filterResponse(event.response, request, type) : this.#callController(request, type),
+    );
   }
 
-  async #handleRaw(request: Request, type: RequestType): Promise<Response> {
-    const dispatcher = this.dispatcher;
-    const requestEvent = new RequestEvent(this, request, type);
-    let pending: unknown = dispatcher.dispatch(requestEvent, KernelEvents.REQUEST);
-    if (isPromiseLike(pending)) await pending;
-    if (requestEvent.response !== null) return this.#filterResponse(requestEvent.response, request, type);
-
-    let controller = this.controllerResolver.getController(request);
+  #callController(request: Request, type: RequestType): Response | Promise<Response> {
+    const controller = this.controllerResolver.getController(request);
     if (controller === null) {
       throw new NotFoundHttpError(`Unable to find the controller for path "${request.path}". The route is wrongly configured.`);
     }
     const controllerEvent = new ControllerEvent(this, controller, request, type);
-    pending = dispatcher.dispatch(controllerEvent, KernelEvents.CONTROLLER);
-    if (isPromiseLike(pending)) await pending;
-    controller = controllerEvent.controller;
-
-    const argumentsEvent = new ControllerArgumentsEvent(this, controller, this.argumentResolver.getArguments(request, controller), request, type);
-    pending = dispatcher.dispatch(argumentsEvent, KernelEvents.CONTROLLER_ARGUMENTS);
-    if (isPromiseLike(pending)) await pending;
-    controller = argumentsEvent.controller;
-
-    let result = controller(...argumentsEvent.arguments);
-    if (isPromiseLike(result)) result = await result;
-
-    if (!(result instanceof Response)) {
-      const viewEvent = new ViewEvent(this, request, type, result);
-      pending = dispatcher.dispatch(viewEvent, KernelEvents.VIEW);
-      if (isPromiseLike(pending)) await pending;
-      if (viewEvent.response === null) throw new ControllerDoesNotReturnResponseError(noResponseMessage(controller, result));
-      result = viewEvent.response;
-    }
-    return this.#filterResponse(result as Response, request, type);
+    return then(this.dispatcher.dispatch(controllerEvent, KernelEvents.CONTROLLER), () => {
+      const resolved = controllerEvent.controller;
+      const argumentsEvent = new ControllerArgumentsEvent(this, resolved, this.argumentResolver.getArguments(request, resolved), request, type);
+      return then(this.dispatcher.dispatch(argumentsEvent, KernelEvents.CONTROLLER_ARGUMENTS), () => {
+        const final = argumentsEvent.controller;
+        return then(final(...argumentsEvent.arguments), (result) => this.#toResponse(result, final, request, type));
+      });
+    });
   }
 
-  async #filterResponse(response: Response, request: Request, type: RequestType): Promise<Response> {
+  /** A Response goes on; anything else goes through `kernel.view`. */
+  #toResponse(result: unknown, controller: Controller, request: Request, type: RequestType): Response | Promise<Response> {
+    if (result instanceof Response) return this.#filterResponse(result, request, type);
+    const viewEvent = new ViewEvent(this, request, type, result);
+    return then(this.dispatcher.dispatch(viewEvent, KernelEvents.VIEW), () => {
+      if (viewEvent.response === null) throw new ControllerDoesNotReturnResponseError(noResponseMessage(controller, result));
+      return this.#filterResponse(viewEvent.response, request, type);
+    });
+  }
+
+  /** `kernel.response`, then `kernel.finish_request`; stays synchronous while the listeners are. */
+  #filterResponse(response: Response, request: Request, type: RequestType): Response | Promise<Response> {
     const event = new ResponseEvent(this, request, type, response);
     const pending = this.dispatcher.dispatch(event, KernelEvents.RESPONSE);
-    if (isPromiseLike(pending)) await pending;
-    await this.#finishRequest(request, type);
-    return event.response;
+    if (isPromiseLike(pending)) return (pending as Promise<unknown>).then(() => this.#finishWith(event, request, type));
+    return this.#finishWith(event, request, type);
   }
 
-  #finishRequest(request: Request, type: RequestType): void | Promise<unknown> {
+  #finishWith(event: ResponseEvent, request: Request, type: RequestType): Response | Promise<Response> {
+    const pending = this.#finishRequest(request, type);
+    return pending === undefined ? event.response : pending.then(() => event.response);
+  }
+
+  #finishRequest(request: Request, type: RequestType): undefined | Promise<unknown> {
     const pending = this.dispatcher.dispatch(new FinishRequestEvent(this, request, type), KernelEvents.FINISH_REQUEST);
     return isPromiseLike(pending) ? (pending as Promise<unknown>) : undefined;
   }
 
-  async #handleError(error: unknown, request: Request, type: RequestType): Promise<Response> {
+  async #handleError(caught: unknown, request: Request, type: RequestType, catchErrors: boolean): Promise<Response> {
+    const error = caught instanceof RequestError ? new BadRequestHttpError(caught.message, { cause: caught }) : caught;
+    if (!catchErrors) {
+      const finishing = this.#finishRequest(request, type);
+      if (finishing !== undefined) await finishing;
+      throw error;
+    }
     const event = new ExceptionEvent(this, request, type, error);
     const pending = this.dispatcher.dispatch(event, KernelEvents.EXCEPTION);
     if (isPromiseLike(pending)) await pending;
     const finalError = event.error;
     const response = event.response;
     if (response === null) {
-      await this.#finishRequest(request, type);
+      const finishing = this.#finishRequest(request, type);
+      if (finishing !== undefined) await finishing;
       throw finalError;
     }
     // A listener that answered with a non-error status gets the error's own status, unless it asked otherwise.
@@ -133,6 +155,11 @@ export class HttpKernel implements KernelLike {
       return response;
     }
   }
+}
+
+/** Runs `next` on a value now, or on a promise's value once it settles. */
+function then<T, R>(value: T | PromiseLike<T>, next: (value: T) => R | Promise<R>): R | Promise<R> {
+  return isPromiseLike(value) ? (value as Promise<T>).then(next) : next(value as T);
 }
 
 function noResponseMessage(controller: Controller, result: unknown): string {

@@ -314,18 +314,30 @@ export class Request {
       raw = isIP(stripMapped(local)) === 6 ? `[${local}]` : stripMapped(local);
       port ??= this.#localPort;
     }
-    let host = raw.trim().toLowerCase();
-    const portMatch = /:(\d*)$/.exec(host);
-    if (portMatch && !host.endsWith(']')) {
-      host = host.slice(0, portMatch.index);
-      if (portMatch[1] !== '') port ??= Number(portMatch[1]);
-    }
-    if (!HOST_PATTERN.test(host) || (port !== undefined && (port < 1 || port > 65535))) {
-      throw new SuspiciousOperationError(`Invalid Host "${raw}".`);
-    }
-    port ??= this.scheme === 'https' ? 443 : 80;
-    return (this.#httpHost = { host, port });
+    const parsed = parseHost(raw);
+    port ??= parsed.port ?? (this.scheme === 'https' ? 443 : 80);
+    return (this.#httpHost = { host: parsed.host, port });
   }
+}
+
+// Nearly every request of a process names the same Host: remember the last one checked.
+let lastHost: { raw: string; host: string; port: number | undefined } | undefined;
+
+/** Splits `host[:port]`, lower-cases the name and refuses anything that is not a valid host. */
+function parseHost(raw: string): { host: string; port: number | undefined } {
+  if (lastHost !== undefined && lastHost.raw === raw) return lastHost;
+  let host = raw.trim().toLowerCase();
+  let port: number | undefined;
+  const portMatch = /:(\d*)$/.exec(host);
+  if (portMatch && !host.endsWith(']')) {
+    host = host.slice(0, portMatch.index);
+    if (portMatch[1] !== '') port = Number(portMatch[1]);
+  }
+  if (!HOST_PATTERN.test(host) || (port !== undefined && (port < 1 || port > 65535))) {
+    throw new SuspiciousOperationError(`Invalid Host "${raw}".`);
+  }
+  lastHost = { raw, host, port };
+  return lastHost;
 }
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {

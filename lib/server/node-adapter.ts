@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import proxyaddr from 'proxy-addr';
-import { HttpKernel, KernelEvents, Request, Response, type TrustProxy } from '../../kernel/index.js';
+import { HttpKernel, KernelEvents, Request, Response, isPromiseLike, type TrustProxy } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 
 /** How requests are read from node:http. */
@@ -35,16 +35,22 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       fail(res, error, logger);
       return;
     }
-    kernel.handle(request).then(
-      (response) => {
-        send(req, res, response);
-        if (dispatcher.hasListeners(KernelEvents.TERMINATE)) {
-          // After the response is handed to the socket: slow work (profile saving) is off the client's path.
-          kernel.terminate(request, response).catch((error: unknown) => logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error }));
-        }
-      },
-      (error: unknown) => fail(res, error, logger),
-    );
+    const respond = (response: Response): void => {
+      send(req, res, response);
+      if (dispatcher.hasListeners(KernelEvents.TERMINATE)) {
+        // After the response is handed to the socket: slow work (profile saving) is off the client's path.
+        kernel.terminate(request, response).catch((error: unknown) => logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error }));
+      }
+    };
+    let result: Response | Promise<Response>;
+    try {
+      result = kernel.handleMaybeAsync(request);
+    } catch (error) {
+      fail(res, error, logger);
+      return;
+    }
+    if (isPromiseLike(result)) result.then(respond, (error: unknown) => fail(res, error, logger));
+    else respond(result);
   };
 }
 
