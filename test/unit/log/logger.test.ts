@@ -1,0 +1,89 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Request, RequestStack } from '../../../kernel/index.js';
+import { DebugLogBuffer, Logger, attachStderrSink, createBus, formatLine, interpolate, type LogEntry } from '../../../lib/log/index.js';
+
+const test = suite('Logger');
+
+function collect() {
+  const bus = createBus();
+  const entries: LogEntry[] = [];
+  bus.on('log', (entry) => entries.push(entry));
+  return { bus, entries };
+}
+
+test('each of the eight syslog levels writes a record with its name and number', () => {
+  const { bus, entries } = collect();
+  const logger = new Logger({ bus });
+  logger.emergency('a');
+  logger.alert('b');
+  logger.critical('c');
+  logger.error('d');
+  logger.warning('e');
+  logger.notice('f');
+  logger.info('g');
+  logger.debug('h');
+  assert.equal(entries.map((e) => [e.record.level, e.record.levelName]), [
+    [0, 'EMERGENCY'], [1, 'ALERT'], [2, 'CRITICAL'], [3, 'ERROR'], [4, 'WARNING'], [5, 'NOTICE'], [6, 'INFO'], [7, 'DEBUG'],
+  ]);
+});
+
+test('placeholders are interpolated from the context; unknown ones stay', () => {
+  assert.is(interpolate('Matched route "{route}" for {n} {missing}', { route: 'home', n: 3 }), 'Matched route "home" for 3 {missing}');
+  assert.is(interpolate('{obj}', { obj: { a: 1 } }), '{"a":1}');
+});
+
+test('records less severe than the level are dropped at the source', () => {
+  const { bus, entries } = collect();
+  const logger = new Logger({ bus, level: 'warning' });
+  logger.info('dropped');
+  logger.error('kept');
+  assert.equal(entries.map((e) => e.record.message), ['kept']);
+  assert.not.ok(logger.isEnabled('info'));
+  assert.throws(() => new Logger({ bus, level: 'loud' as 'info' }), /Unknown log level/);
+});
+
+test('withChannel writes under another channel with the same bus', () => {
+  const { bus, entries } = collect();
+  new Logger({ bus }).withChannel('request').info('x');
+  assert.is(entries[0]!.record.channel, 'request');
+});
+
+test('records are attributed to the current request, also across awaits and concurrency', async () => {
+  const { bus } = collect();
+  const stack = new RequestStack();
+  const logger = new Logger({ bus, currentRequest: () => stack.getCurrentRequest() });
+  const buffer = new DebugLogBuffer(bus);
+  const requests = Array.from({ length: 50 }, (_, i) => Request.create(`/r${i}`));
+  await Promise.all(
+    requests.map((request, i) =>
+      stack.run(request, async () => {
+        logger.info('before {i}', { i });
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
+        logger.info('after {i}', { i });
+      }),
+    ),
+  );
+  logger.info('outside any request');
+  requests.forEach((request, i) => assert.equal(buffer.getLogs(request).map((r) => r.message), [`before ${i}`, `after ${i}`]));
+  buffer.detach();
+});
+
+test('the stderr sink writes JSON lines or Monolog-style lines, from its level up', () => {
+  const bus = createBus();
+  const lines: string[] = [];
+  const detach = attachStderrSink(bus, { level: 'warning', json: true, stream: { write: (chunk: string) => lines.push(chunk) } });
+  const logger = new Logger({ bus, channel: 'request' });
+  logger.info('quiet');
+  logger.error('Loud {what}', { what: 'error' });
+  detach();
+  logger.error('after detach');
+  assert.is(lines.length, 1);
+  const parsed = JSON.parse(lines[0]!);
+  assert.is(parsed.level, 'error');
+  assert.is(parsed.channel, 'request');
+  assert.is(parsed.message, 'Loud error');
+  assert.match(formatLine({ time: 0, level: 3, levelName: 'ERROR', channel: 'app', message: 'm', context: {} }), /^\[1970-01-01T00:00:00.000Z\] app\.ERROR: m\n$/);
+});
+
+test.run();
