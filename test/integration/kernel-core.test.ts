@@ -1,3 +1,5 @@
+import net from 'node:net';
+import tls from 'node:tls';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent } from 'undici';
@@ -172,8 +174,9 @@ for (const scheme of SCHEMES) {
   test.before(async () => {
     const routes = new RouteCollection();
     routes.add('book', new Route('/books/:id', { methods: ['GET'], defaults: { _controller: (_: Request, params: { id: string }) => Response.json({ id: params.id }) } }));
+    routes.add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json(await request.json()) } }));
     routes.add('fail', new Route('/fail', { defaults: { _controller: () => { throw new TypeError('controller bug'); } } }));
-    server = await startTestServer({ kernel: { routes, env: 'prod', debug: true } });
+    server = await startTestServer({ kernel: { routes, env: 'prod', debug: true, bodyLimit: 64 } });
   });
   test.after(async () => server.close());
 
@@ -188,6 +191,31 @@ for (const scheme of SCHEMES) {
     const response = await fetchFrom(server, scheme, '/books/%E0%A4%A');
     assert.is(response.status, 400);
     assert.match(decodeEntities(response.body), /Malformed percent-encoding/);
+  });
+
+  test('a JSON body is read; malformed JSON is a 400, an oversized body a 413', async () => {
+    const ok = await fetchFrom(server, scheme, '/echo', { method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json' } });
+    assert.is(ok.status, 200);
+    assert.equal(JSON.parse(ok.body), { a: 1 });
+    const bad = await fetchFrom(server, scheme, '/echo', { method: 'POST', body: '{nope', headers: { 'content-type': 'application/json' } });
+    assert.is(bad.status, 400);
+    assert.match(decodeEntities(bad.body), /Malformed JSON body/);
+    const big = await fetchFrom(server, scheme, '/echo', { method: 'POST', body: JSON.stringify({ a: 'x'.repeat(100) }) });
+    assert.is(big.status, 413);
+  });
+
+  test('a client that aborts mid-body or sends garbage does not take the server down', async () => {
+    const { port } = new URL(server.urls[scheme]);
+    const open = () => (scheme === 'https' ? tls.connect({ host: '127.0.0.1', port: Number(port), rejectUnauthorized: false }) : net.connect(Number(port), '127.0.0.1'));
+    for (const payload of ['POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{"a":', 'GARBAGE\r\n\r\n', '\x00\x01\x02']) {
+      await new Promise<void>((resolve) => {
+        const socket = open();
+        socket.on('error', () => resolve());
+        socket.write(payload, () => setTimeout(() => (socket.destroy(), resolve()), 20));
+      });
+    }
+    const after = await fetchFrom(server, scheme, '/books/1');
+    assert.is(after.status, 200);
   });
 
   test('a controller error is a 500 logged as CRITICAL', async () => {
