@@ -108,8 +108,8 @@ function renderError(error: FlatError, index: number, count: number, cwd: string
         excerptsLeft--;
         excerpt = html`<pre class="excerpt"><code>${source.lines.map(
           (text, i) =>
-            html`<span class="${source.start + i === source.highlight ? 'line highlight' : 'line'}"><span class="number">${source.start + i}</span>${text}</span>
-`,
+            // No newline between lines: each is a block already, a newline in <pre> would add a blank one.
+            html`<span class="${source.start + i === source.highlight ? 'line highlight' : 'line'}"><span class="number">${source.start + i}</span>${text}</span>`,
         )}</code></pre>`;
       }
     }
