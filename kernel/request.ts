@@ -56,6 +56,7 @@ export class Request {
   readonly #bodyLimit: number;
   #bodySource: RequestBodySource;
   #body: Promise<Buffer> | undefined;
+  #bodyRead: Buffer | undefined;
   #path: string | undefined;
   #query: URLSearchParams | undefined;
   #cookies: Record<string, string | undefined> | undefined;
@@ -258,7 +259,12 @@ export class Request {
 
   /** The body as bytes, read once, up to the body limit (413 beyond it). */
   bytes(): Promise<Buffer> {
-    return (this.#body ??= this.#readBody());
+    return (this.#body ??= this.#readBody().then((bytes) => (this.#bodyRead = bytes)));
+  }
+
+  /** The body if it has been read already (by a controller or listener); never starts a read. */
+  peekBody(): Buffer | undefined {
+    return this.#bodyRead;
   }
 
   /** The body as UTF-8 text. */

@@ -23,9 +23,20 @@ export interface NotCalledListener {
   priority: number;
 }
 
+/** One dispatch of an event, with or without listeners. */
+export interface DispatchRecord {
+  event: string;
+  /** `performance.now()` milliseconds when the dispatch began. */
+  start: number;
+  /** Milliseconds until the last listener returned (0 when none listened). */
+  duration: number;
+}
+
 /** What one request's dispatches did. */
 export interface DispatchTrace {
   calls: CalledListener[];
+  /** Every dispatch, in start order: the timeline's sections. */
+  dispatches: DispatchRecord[];
   /** Events dispatched with no listener at all. */
   orphaned: string[];
 }
@@ -45,7 +56,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
   getTrace(request: Request): DispatchTrace {
     let trace = this.#traces.get(request);
     if (trace === undefined) {
-      trace = { calls: [], orphaned: [] };
+      trace = { calls: [], dispatches: [], orphaned: [] };
       this.#traces.set(request, trace);
     }
     return trace;
@@ -79,6 +90,8 @@ export class TraceableEventDispatcher extends EventDispatcher {
     if (request === undefined) return super.dispatch(event, eventName);
     const trace = this.getTrace(request);
     const entries = this.getListenerEntries(eventName);
+    const dispatch: DispatchRecord = { event: eventName, start: performance.now(), duration: 0 };
+    trace.dispatches.push(dispatch);
     if (entries.length === 0) {
       if (!trace.orphaned.includes(eventName)) trace.orphaned.push(eventName);
       return event;
@@ -94,9 +107,10 @@ export class TraceableEventDispatcher extends EventDispatcher {
         record(trace, eventName, entry, start, event);
         throw error;
       }
-      if (isPromiseLike(result)) return this.#dispatchRest(result, start, entries, i, event, eventName, trace);
+      if (isPromiseLike(result)) return this.#dispatchRest(result, start, entries, i, event, eventName, trace, dispatch);
       record(trace, eventName, entry, start, event);
     }
+    dispatch.duration = performance.now() - dispatch.start;
     return event;
   }
 
@@ -108,6 +122,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
     event: E,
     eventName: string,
     trace: DispatchTrace,
+    dispatch: DispatchRecord,
   ): Promise<E> {
     try {
       await pending;
@@ -125,6 +140,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
         record(trace, eventName, entry, start, event);
       }
     }
+    dispatch.duration = performance.now() - dispatch.start;
     return event;
   }
 }

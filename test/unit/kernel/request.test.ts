@@ -63,6 +63,13 @@ test('the body reads as text, JSON and bytes', async () => {
   assert.is((await request.bytes()).byteLength, 7);
 });
 
+test('peekBody() shows the body only once something has read it', async () => {
+  const request = Request.create('/', 'POST', { body: 'hello' });
+  assert.is(request.peekBody(), undefined);
+  await request.text();
+  assert.is(request.peekBody()?.toString(), 'hello');
+});
+
 test('malformed JSON is a request error naming the problem', async () => {
   await Request.create('/', 'POST', { body: '{nope' }).json().then(
     () => assert.unreachable(),

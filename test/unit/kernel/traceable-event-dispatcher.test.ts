@@ -61,4 +61,16 @@ test('a listener that throws is still recorded', () => {
   assert.equal(dispatcher.getCalledListeners(request).map((c) => c.listener), ['failing']);
 });
 
+test('every dispatch is recorded, orphaned ones too, in start order', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  dispatcher.addListener('a', function onA() {});
+  const request = Request.create('/');
+  dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'a');
+  dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'b');
+  const dispatches = dispatcher.getTrace(request).dispatches;
+  assert.equal(dispatches.map((d) => d.event), ['a', 'b']);
+  assert.ok(dispatches[0]!.start <= dispatches[1]!.start);
+  assert.is(dispatches[1]!.duration, 0);
+});
+
 test.run();
