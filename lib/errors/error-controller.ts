@@ -11,6 +11,8 @@ import { PROBLEM_CONTENT_TYPE, renderProblem, serializeProblem } from './problem
 export interface ErrorControllerOptions {
   /** Show internals (stack traces, logs, debug headers). */
   debug: boolean;
+  /** In debug mode, whether this client may see them (default: every client). */
+  showDebug?: (request: Request) => boolean;
   requestStack: RequestStack;
   /** Each request's logs (debug mode). */
   logs?: DebugLogBuffer | null;
@@ -27,7 +29,8 @@ const FORMATS = ['text/html', 'application/json', PROBLEM_CONTENT_TYPE];
  * debug page, the plain page, or problem+json for clients that prefer JSON.
  */
 export function createErrorController(options: ErrorControllerOptions): Controller {
-  const { debug, requestStack } = options;
+  const { requestStack } = options;
+  const showDebug = options.showDebug ?? (() => true);
   const charset = options.charset ?? 'UTF-8';
 
   return function errorController(request: Request): Response {
@@ -35,6 +38,7 @@ export function createErrorController(options: ErrorControllerOptions): Controll
     const errors = flattenError(error);
     const status = errors[0]?.status ?? 500;
     const failed = requestStack.getParentRequest() ?? request;
+    const debug = options.debug && showDebug(failed);
     const headers: Record<string, string> = { ...errors[0]?.headers };
     if (debug) Object.assign(headers, debugHeaders(errors[0]));
 
