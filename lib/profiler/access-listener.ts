@@ -1,0 +1,20 @@
+import { KernelEvents, NotFoundHttpError, type RequestEvent } from '../../kernel/index.js';
+import type { DebugAccess } from './debug-access.js';
+import { PROFILER_PATHS } from './profiler.js';
+
+/** Hides the profiler's pages from clients that are not allowed: they get a 404, as if there were none. */
+export class ProfilerAccessListener {
+  constructor(readonly access: DebugAccess) {}
+
+  getSubscribedEvents() {
+    // Before everything else in the chain (CORS is 250): nothing about the profiler leaks to others.
+    return { [KernelEvents.REQUEST]: ['onKernelRequest', 512] as const };
+  }
+
+  onKernelRequest(event: RequestEvent): void {
+    const request = event.request;
+    if (event.isMainRequest() && PROFILER_PATHS.test(request.path) && !this.access.isAllowed(request)) {
+      throw new NotFoundHttpError(`No route found for "${request.method} ${request.path}"`);
+    }
+  }
+}

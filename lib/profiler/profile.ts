@@ -1,0 +1,149 @@
+import type { LogRecord } from '../log/index.js';
+
+/** The summary of a profile: what the search page lists and the storage indexes. */
+export interface ProfileSummary {
+  /** 6 lowercase hex characters by default; unique in its storage. */
+  token: string;
+  /** The token of the request that made this sub-request, or null for a main request. */
+  parent: string | null;
+  /** The client's IP address. */
+  ip: string;
+  method: string;
+  /** Absolute URL, query included. */
+  url: string;
+  /** When the request began, epoch milliseconds. */
+  time: number;
+  /** The response status code. */
+  status: number;
+}
+
+/** One recorded request: its summary, its sub-requests and what each collector gathered. */
+export interface Profile extends ProfileSummary {
+  /** Tokens of the sub-requests made while handling this request, in order. */
+  children: string[];
+  /** Collector name -> its JSON-serialisable data (see the *Data types below for the built-in ones). */
+  collectors: Record<string, unknown>;
+}
+
+/** `collectors.request`: the request and response, redacted. */
+export interface RequestData {
+  method: string;
+  url: string;
+  path: string;
+  /** Header name (lower-case) -> value; secrets replaced by `[redacted]`. */
+  requestHeaders: Record<string, string>;
+  query: Record<string, string | string[]>;
+  cookies: Record<string, string>;
+  /** The body as text when it was read and is small enough; null otherwise. */
+  body: string | null;
+  bodyTruncated: boolean;
+  /** Request attributes, made JSON-safe (`_controller` shown by name). */
+  attributes: Record<string, unknown>;
+  route: string | null;
+  routeParams: Record<string, unknown>;
+  controller: string | null;
+  clientIp: string;
+  /** Whether this is the main request or a sub-request. */
+  requestType: 'main' | 'sub';
+  statusCode: number;
+  statusText: string;
+  responseHeaders: Record<string, string>;
+  contentType: string | null;
+  /** Session data when a session was used (redacted); null otherwise. */
+  session: Record<string, unknown> | null;
+}
+
+/** One stack frame as recorded. */
+export interface FrameData {
+  function: string | null;
+  file: string | null;
+  line: number | null;
+  column: number | null;
+  internal: boolean;
+}
+
+/** One error of a cause chain. */
+export interface ExceptionItemData {
+  class: string;
+  message: string;
+  status: number | null;
+  code?: string;
+  frames: FrameData[];
+  /** The raw stack text. */
+  stack: string;
+}
+
+/** `collectors.exception`: the cause chain of the error that escaped, outermost first (empty: none). */
+export interface ExceptionData {
+  exceptions: ExceptionItemData[];
+}
+
+/** `collectors.logger`: every record written while handling this request. */
+export interface LoggerData {
+  logs: LogRecord[];
+  /** Level name -> count. */
+  counts: Record<string, number>;
+  /** Errors and worse. */
+  errorCount: number;
+  /** Warnings. */
+  warningCount: number;
+}
+
+/** One listener call. `start` is milliseconds since the request began. */
+export interface ListenerCallData {
+  event: string;
+  listener: string;
+  priority: number;
+  start: number;
+  duration: number;
+  stoppedPropagation: boolean;
+}
+
+/** `collectors.events`: listeners called in order, not called, orphaned events. */
+export interface EventsData {
+  called: ListenerCallData[];
+  notCalled: Array<{ event: string; listener: string; priority: number }>;
+  orphaned: string[];
+}
+
+/** One bar of the timeline. `start` is milliseconds since the request began. */
+export interface TimelinePeriod {
+  name: string;
+  category: 'event' | 'listener' | 'controller' | 'section';
+  start: number;
+  duration: number;
+}
+
+/** `collectors.time`: the request's timeline, drawn as a waterfall. */
+export interface TimeData {
+  /** Epoch milliseconds when the request began. */
+  startTime: number;
+  /** Milliseconds from start to the response being ready. */
+  duration: number;
+  periods: TimelinePeriod[];
+}
+
+/** One route's verdict on the request. */
+export interface RouteTraceData {
+  name: string;
+  path: string;
+  verdict: 'match' | 'almost' | 'mismatch';
+  reason: string;
+}
+
+/** `collectors.router`: the matched route and params, or why each route did not match. */
+export interface RouterData {
+  route: string | null;
+  params: Record<string, unknown>;
+  /** Set when the router answered a redirect (trailing slash or scheme). */
+  redirect: string | null;
+  traces: RouteTraceData[];
+}
+
+/** `collectors.memory`: memory of the process just after the response was sent (read late: it costs a system call). */
+export interface MemoryData {
+  /** Bytes of JavaScript heap in use. */
+  heapUsed: number;
+  /** Bytes of resident memory of the whole process. */
+  rss: number;
+}

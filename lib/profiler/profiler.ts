@@ -1,0 +1,279 @@
+import { performance } from 'node:perf_hooks';
+import {
+  KernelEvents,
+  RequestType,
+  type ExceptionEvent,
+  type Request,
+  type RequestEvent,
+  type RequestStack,
+  type Response,
+  type ResponseEvent,
+  type TerminateEvent,
+} from '../../kernel/index.js';
+import type { Logger } from '../log/index.js';
+import { safeUri } from './collectors/request-collector.js';
+import type { CollectContext, DataCollector } from './data-collector.js';
+import type { Profile } from './profile.js';
+import type { Redactor } from './redactor.js';
+import type { ProfilerStorage } from './storage/profiler-storage.js';
+import { DEFAULT_TOKEN_LENGTH, TokenPool } from './token.js';
+
+/** How the profiler is made. */
+export interface ProfilerOptions {
+  storage: ProfilerStorage;
+  /** Collectors to start with; more with addCollector(). */
+  collectors?: DataCollector[];
+  requestStack: RequestStack;
+  redactor: Redactor;
+  logger?: Logger | null;
+  /** Token length in hex characters (default 6). */
+  tokenLength?: number;
+  /** Requests never recorded: the profiler's own pages. */
+  excluded?: (request: Request) => boolean;
+  /** Whether this client may get the debug headers. */
+  showDebug?: (request: Request) => boolean;
+  /** The panel's path for a token (for `X-Debug-Token-Link`). */
+  panelPath?: (token: string) => string;
+}
+
+/** One request being recorded. */
+interface Recording {
+  token: string;
+  request: Request;
+  parentRequest: Request | undefined;
+  requestType: 'main' | 'sub';
+  startTime: number;
+  startNow: number;
+  endNow: number;
+  error: unknown;
+  response: Response | null;
+  profile: Profile | null;
+  collected: unknown[];
+}
+
+/** Profiles kept in memory between the response and their save, for the toolbar. */
+const UNSAVED_CAP = 200;
+
+/** Matches the profiler's own pages, which are never recorded. */
+export const PROFILER_PATHS = /^\/(?:_profiler|_wdt)(?:\/|$)/;
+
+/**
+ * Records every request and sub-request in debug mode (Symfony's Profiler and
+ * ProfilerListener): a token when the request starts, the collectors' data when the
+ * response is ready, and the save after the response is sent.
+ */
+export class Profiler {
+  readonly storage: ProfilerStorage;
+  readonly #collectors: DataCollector[];
+  /** Hides secrets before anything is stored. */
+  readonly redactor: Redactor;
+  readonly #requestStack: RequestStack;
+  readonly #logger: Logger | null;
+  readonly #pool: TokenPool;
+  readonly #excluded: (request: Request) => boolean;
+  readonly #showDebug: (request: Request) => boolean;
+  readonly #panelPath: (token: string) => string;
+  readonly #recordings = new WeakMap<Request, Recording>();
+  /** Main request -> every recording made while handling it (itself first). */
+  readonly #trees = new WeakMap<Request, Recording[]>();
+  readonly #unsaved = new Map<string, Profile>();
+  #storageFailing = false;
+
+  constructor(options: ProfilerOptions) {
+    this.storage = options.storage;
+    this.#collectors = [...(options.collectors ?? [])];
+    this.#requestStack = options.requestStack;
+    this.#logger = options.logger ?? null;
+    this.redactor = options.redactor;
+    this.#pool = new TokenPool(options.storage, { length: options.tokenLength ?? DEFAULT_TOKEN_LENGTH });
+    this.#excluded = options.excluded ?? ((request) => PROFILER_PATHS.test(request.path));
+    this.#showDebug = options.showDebug ?? (() => true);
+    this.#panelPath = options.panelPath ?? ((token) => `/_profiler/${token}`);
+  }
+
+  getSubscribedEvents() {
+    return {
+      [KernelEvents.REQUEST]: ['onKernelRequest', 1024] as const,
+      [KernelEvents.EXCEPTION]: ['onKernelException', 0] as const,
+      [KernelEvents.RESPONSE]: ['onKernelResponse', -100] as const,
+      [KernelEvents.TERMINATE]: ['onKernelTerminate', -1024] as const,
+    };
+  }
+
+  /** Adds a collector; its data shows under `collectors[collector.name]`. */
+  addCollector(collector: DataCollector): void {
+    if (this.#collectors.some((existing) => existing.name === collector.name)) throw new Error(`A collector named "${collector.name}" is already registered.`);
+    this.#collectors.push(collector);
+  }
+
+  /** The collectors, in the order they run. */
+  get collectors(): readonly DataCollector[] {
+    return this.#collectors;
+  }
+
+  /** The token a request is recorded under, once it has one. */
+  tokenOf(request: Request): string | undefined {
+    return this.#recordings.get(request)?.token;
+  }
+
+  /** A profile that is collected but not saved yet (the toolbar may ask before the save). */
+  getUnsaved(token: string): Profile | undefined {
+    return this.#unsaved.get(token);
+  }
+
+  /** A profile from memory or storage; null when unknown. */
+  async loadProfile(token: string): Promise<Profile | null> {
+    return this.#unsaved.get(token) ?? (await this.storage.read(token));
+  }
+
+  /** Starts recording: takes a token (claimed ahead of time, so usually without waiting). */
+  onKernelRequest(event: RequestEvent): void | Promise<void> {
+    const request = event.request;
+    if (this.#recordings.has(request) || this.#excluded(request)) return;
+    const startTime = Date.now();
+    const startNow = performance.now();
+    const token = this.#pool.take();
+    if (token !== null) return this.#start(request, event.requestType, token, startTime, startNow);
+    return this.#pool.claim().then(
+      (claimed) => this.#start(request, event.requestType, claimed, startTime, startNow),
+      (error: unknown) => this.#reportStorageError(error),
+    );
+  }
+
+  /** Remembers the error that escaped, for the exception panel. */
+  onKernelException(event: ExceptionEvent): void {
+    const recording = this.#recordings.get(event.request);
+    if (recording !== undefined) recording.error = event.error;
+  }
+
+  /** Collects the profile and sends the debug headers. */
+  onKernelResponse(event: ResponseEvent): void {
+    const recording = this.#recordings.get(event.request);
+    if (recording === undefined) return;
+    const { request, response } = event;
+    recording.endNow = performance.now();
+    recording.response = response;
+    const context = this.#context(recording);
+    const collectors: Record<string, unknown> = {};
+    recording.collected = this.#collectors.map((collector) => {
+      const data = collector.collect(context);
+      collectors[collector.name] = data;
+      return data;
+    });
+    const profile: Profile = {
+      token: recording.token,
+      parent: null,
+      children: [],
+      ip: request.clientIp,
+      method: request.method,
+      url: this.redactor.url(safeUri(request)),
+      time: recording.startTime,
+      status: response.status,
+      collectors,
+    };
+    recording.profile = profile;
+    this.#remember(profile);
+
+    if (this.#showDebug(request)) {
+      const previous = response.headers['x-debug-token'];
+      if (typeof previous === 'string' && previous !== profile.token) response.headers['x-previous-debug-token'] = previous;
+      response.headers['x-debug-token'] = profile.token;
+      response.headers['x-debug-token-link'] = `${linkBase(request)}${this.#panelPath(profile.token)}`;
+    }
+  }
+
+  /** After the response is sent: late collection, parent/child links, and the save. */
+  async onKernelTerminate(event: TerminateEvent): Promise<void> {
+    const tree = this.#trees.get(event.request);
+    if (tree === undefined) return;
+    this.#trees.delete(event.request);
+    const done = tree.filter((recording) => recording.profile !== null);
+    for (const recording of tree) if (recording.profile === null) void this.storage.release(recording.token).catch(() => {});
+    for (const recording of done) {
+      const profile = recording.profile!;
+      const context = this.#context(recording);
+      this.#collectors.forEach((collector, i) => {
+        if (collector.lateCollect !== undefined) profile.collectors[collector.name] = collector.lateCollect(context, recording.collected[i]);
+      });
+      const parent = recording.parentRequest === undefined ? undefined : this.#recordings.get(recording.parentRequest);
+      if (parent?.profile) {
+        profile.parent = parent.token;
+        parent.profile.children.push(profile.token);
+      }
+    }
+    await Promise.all(done.map((recording) => this.#save(recording.profile!)));
+  }
+
+  /** Stops the token pool (gives unused tokens back). */
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+
+  #start(request: Request, type: number, token: string, startTime: number, startNow: number): void {
+    const main = this.#requestStack.getMainRequest() ?? request;
+    const recording: Recording = {
+      token,
+      request,
+      parentRequest: type === RequestType.SUB ? this.#requestStack.getParentRequest() : undefined,
+      requestType: type === RequestType.SUB ? 'sub' : 'main',
+      startTime,
+      startNow,
+      endNow: startNow,
+      error: null,
+      response: null,
+      profile: null,
+      collected: [],
+    };
+    this.#recordings.set(request, recording);
+    const tree = this.#trees.get(main);
+    if (tree === undefined) this.#trees.set(main, [recording]);
+    else tree.push(recording);
+  }
+
+  #context(recording: Recording): CollectContext {
+    return {
+      request: recording.request,
+      response: recording.response!,
+      error: recording.error,
+      requestType: recording.requestType,
+      startTime: recording.startTime,
+      startNow: recording.startNow,
+      endNow: recording.endNow,
+    };
+  }
+
+  #remember(profile: Profile): void {
+    this.#unsaved.set(profile.token, profile);
+    if (this.#unsaved.size > UNSAVED_CAP) this.#unsaved.delete(this.#unsaved.keys().next().value!);
+  }
+
+  async #save(profile: Profile): Promise<void> {
+    try {
+      await this.storage.write(profile);
+      if (this.#storageFailing) {
+        this.#storageFailing = false;
+        this.#logger?.notice('Profiler storage works again.');
+      }
+    } catch (error) {
+      this.#reportStorageError(error);
+    } finally {
+      this.#unsaved.delete(profile.token);
+    }
+  }
+
+  #reportStorageError(error: unknown): void {
+    // Logged once, not per request: a full or read-only disk must not flood the logs or fail requests.
+    if (this.#storageFailing) return;
+    this.#storageFailing = true;
+    this.#logger?.error('Profiler storage failed, profiles are not saved until it recovers: {message}', { message: error instanceof Error ? error.message : String(error) });
+  }
+
+}
+
+function linkBase(request: Request): string {
+  try {
+    return request.schemeAndHttpHost;
+  } catch {
+    return '';
+  }
+}

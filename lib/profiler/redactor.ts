@@ -1,0 +1,94 @@
+/** What counts as secret. */
+export interface RedactionOptions {
+  /** Header names whose values are always hidden (lower-case). */
+  headers?: readonly string[];
+  /** Keys (header, query, body, cookie, session) that look secret. */
+  keyPattern?: RegExp;
+}
+
+/** What a hidden value is replaced with. */
+export const REDACTED = '[redacted]';
+
+const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie'];
+const DEFAULT_KEY_PATTERN = /pass(?:word|wd|phrase)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|signature|session[-_]?id|csrf|xsrf|otp|pin$/i;
+
+/** Hides secrets before a profile is stored: sensitive headers, and any key that looks secret. */
+export class Redactor {
+  readonly #headers: ReadonlySet<string>;
+  readonly #keyPattern: RegExp;
+
+  constructor(options: RedactionOptions = {}) {
+    this.#headers = new Set((options.headers ?? DEFAULT_HEADERS).map((name) => name.toLowerCase()));
+    this.#keyPattern = options.keyPattern ?? DEFAULT_KEY_PATTERN;
+  }
+
+  /** Whether a key (query parameter, body field, cookie, header...) looks secret. */
+  isSecretKey(key: string): boolean {
+    return this.#keyPattern.test(key);
+  }
+
+  /** Headers with sensitive values hidden; several values joined with `, `. */
+  headers(headers: Record<string, string | string[] | number | undefined>): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [name, value] of Object.entries(headers)) {
+      if (value === undefined) continue;
+      const lower = name.toLowerCase();
+      out[lower] = this.#headers.has(lower) || this.isSecretKey(lower) ? REDACTED : Array.isArray(value) ? value.join(', ') : String(value);
+    }
+    return out;
+  }
+
+  /** A copy of a JSON-like value with the values of secret-looking keys hidden, at any depth. */
+  value(value: unknown, depth = 0): unknown {
+    if (depth > 20) return '[too deep]';
+    if (Array.isArray(value)) return value.map((item) => this.value(item, depth + 1));
+    if (value !== null && typeof value === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [key, inner] of Object.entries(value)) out[key] = this.isSecretKey(key) ? REDACTED : this.value(inner, depth + 1);
+      return out;
+    }
+    return value;
+  }
+
+  /** Query parameters as a record, secret ones hidden. */
+  searchParams(params: URLSearchParams): Record<string, string | string[]> {
+    const out: Record<string, string | string[]> = {};
+    for (const key of new Set(params.keys())) {
+      const values = params.getAll(key);
+      out[key] = this.isSecretKey(key) ? REDACTED : values.length === 1 ? values[0]! : values;
+    }
+    return out;
+  }
+
+  /** A URL with the values of secret query parameters hidden. */
+  url(url: string): string {
+    const q = url.indexOf('?');
+    if (q === -1) return url;
+    const params = new URLSearchParams(url.slice(q + 1));
+    let changed = false;
+    for (const key of new Set(params.keys())) {
+      if (this.isSecretKey(key)) {
+        params.set(key, REDACTED);
+        changed = true;
+      }
+    }
+    return changed ? `${url.slice(0, q)}?${params.toString()}` : url;
+  }
+
+  /** A body as text with secrets hidden: JSON and form bodies field by field; anything else as it is. */
+  body(text: string, contentType: string): string {
+    if (contentType === 'application/json' || contentType.endsWith('+json')) {
+      try {
+        return JSON.stringify(this.value(JSON.parse(text)), null, 2);
+      } catch {
+        return text;
+      }
+    }
+    if (contentType === 'application/x-www-form-urlencoded') {
+      const params = new URLSearchParams(text);
+      for (const key of new Set(params.keys())) if (this.isSecretKey(key)) params.set(key, REDACTED);
+      return params.toString();
+    }
+    return text;
+  }
+}

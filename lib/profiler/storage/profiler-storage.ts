@@ -1,0 +1,57 @@
+import type { Profile, ProfileSummary } from '../profile.js';
+
+/** Filters of a profile search; all optional, combined with AND. */
+export interface SearchCriteria {
+  /** Exact client IP. */
+  ip?: string;
+  /** Exact method, case-insensitive. */
+  method?: string;
+  /** Exact status code. */
+  status?: number;
+  /** Substring of the absolute URL. */
+  url?: string;
+  /** Epoch milliseconds, inclusive. */
+  start?: number;
+  /** Epoch milliseconds, inclusive. */
+  end?: number;
+  /** Most results (default 10). */
+  limit?: number;
+}
+
+/** How much a storage keeps; the oldest profiles go first. */
+export interface StorageBounds {
+  /** Milliseconds; default 2 days. */
+  maxAge: number;
+  /** Default 10,000. */
+  maxProfiles: number;
+  /** Bytes of stored profiles; default 512 MiB. */
+  maxBytes: number;
+}
+
+/** The bounds used where a storage's options leave one out. */
+export const DEFAULT_STORAGE_BOUNDS: Readonly<StorageBounds> = Object.freeze({
+  maxAge: 2 * 24 * 60 * 60 * 1000,
+  maxProfiles: 10_000,
+  maxBytes: 512 * 1024 * 1024,
+});
+
+/** Where profiles are kept. Implementations must be safe to share between processes if they say so. */
+export interface ProfilerStorage {
+  /**
+   * Claims a token for a profile to be written later: true when nobody (in any process sharing
+   * the storage) holds it, false when it is taken. A claimed token is never handed out again.
+   */
+  claim(token: string): Promise<boolean>;
+  /** Gives back a claimed token that will not be written. */
+  release(token: string): Promise<void>;
+  /** Stores a profile under its (claimed) token; never overwrites another profile. */
+  write(profile: Profile): Promise<void>;
+  /** The profile, or null when unknown (also for malformed tokens, without touching the disk). */
+  read(token: string): Promise<Profile | null>;
+  /** Summaries matching the criteria, newest first. */
+  find(criteria?: SearchCriteria): Promise<ProfileSummary[]>;
+  /** Removes every profile. */
+  purge(): Promise<void>;
+  /** Releases resources (timers, handles). */
+  close(): Promise<void>;
+}

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import type { ProfilerStorage } from './storage/profiler-storage.js';
+
+/** Default token length: 6 lowercase hex characters, as in Symfony. */
+export const DEFAULT_TOKEN_LENGTH = 6;
+
+const TOKEN_PATTERN = /^[0-9a-f]{6,32}$/;
+
+/** Whether a string has the shape of a profile token (checked before any storage look-up). */
+export function isValidToken(token: string): boolean {
+  return TOKEN_PATTERN.test(token);
+}
+
+/** A random token of `length` lowercase hex characters. */
+export function generateToken(length = DEFAULT_TOKEN_LENGTH): string {
+  return randomBytes(Math.ceil(length / 2)).toString('hex').slice(0, length);
+}
+
+/**
+ * Tokens claimed from the storage ahead of time, so a request takes a unique token
+ * without waiting for I/O. A taken token is drawn again, never shared or overwritten.
+ */
+export class TokenPool {
+  readonly #storage: ProfilerStorage;
+  readonly #length: number;
+  readonly #size: number;
+  readonly #ready: string[] = [];
+  #refilling: Promise<void> | null = null;
+  #closed = false;
+
+  constructor(storage: ProfilerStorage, options: { length?: number; size?: number } = {}) {
+    this.#storage = storage;
+    this.#length = options.length ?? DEFAULT_TOKEN_LENGTH;
+    this.#size = options.size ?? 64;
+    void this.#refill();
+  }
+
+  /** A claimed token now, or null when the pool is empty (then use `claim()`). Refills in the background. */
+  take(): string | null {
+    const token = this.#ready.pop() ?? null;
+    if (this.#ready.length < this.#size / 2) void this.#refill();
+    return token;
+  }
+
+  /** Claims one token, drawing again on each collision. */
+  async claim(): Promise<string> {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const token = generateToken(this.#length);
+      if (await this.#storage.claim(token)) return token;
+    }
+    throw new Error(`Could not claim a free ${this.#length}-character profile token after 100 draws: the storage is full or failing.`);
+  }
+
+  /** Gives the unused claimed tokens back to the storage. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#refilling?.catch(() => {});
+    const unused = this.#ready.splice(0);
+    await Promise.all(unused.map((token) => this.#storage.release(token).catch(() => {})));
+  }
+
+  #refill(): Promise<void> {
+    if (this.#refilling !== null || this.#closed) return this.#refilling ?? Promise.resolve();
+    this.#refilling = (async () => {
+      try {
+        while (!this.#closed && this.#ready.length < this.#size) this.#ready.push(await this.claim());
+      } catch {
+        // The storage is failing; requests fall back to claim(), whose error the profiler logs.
+      } finally {
+        this.#refilling = null;
+      }
+    })();
+    return this.#refilling;
+  }
+}

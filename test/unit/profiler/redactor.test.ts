@@ -1,0 +1,42 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { REDACTED, Redactor } from '../../../lib/profiler/redactor.js';
+
+const test = suite('Redactor');
+const redactor = new Redactor();
+
+test('Authorization, Proxy-Authorization, Cookie and Set-Cookie values are hidden', () => {
+  const headers = redactor.headers({ Authorization: 'Bearer abc', 'proxy-authorization': 'Basic x', cookie: 'sid=1', 'set-cookie': ['a=1', 'b=2'], accept: 'text/html' });
+  assert.equal(headers, { authorization: REDACTED, 'proxy-authorization': REDACTED, cookie: REDACTED, 'set-cookie': REDACTED, accept: 'text/html' });
+});
+
+test('headers whose names look secret are hidden', () => {
+  assert.is(redactor.headers({ 'x-api-key': 'k', 'x-auth-token': 't' })['x-api-key'], REDACTED);
+  assert.is(redactor.headers({ 'x-auth-token': 't' })['x-auth-token'], REDACTED);
+});
+
+test('secret-looking keys are hidden at any depth, others kept', () => {
+  const value = redactor.value({ user: 'ann', password: 'p', nested: { apiKey: 'k', list: [{ client_secret: 's', ok: 1 }] } });
+  assert.equal(value, { user: 'ann', password: REDACTED, nested: { apiKey: REDACTED, list: [{ client_secret: REDACTED, ok: 1 }] } });
+});
+
+test('query parameters and URLs lose secret values', () => {
+  assert.equal(redactor.searchParams(new URLSearchParams('q=books&token=abc&token=def')), { q: 'books', token: REDACTED });
+  assert.is(redactor.url('http://h/login?user=ann&password=hunter2'), `http://h/login?user=ann&password=${encodeURIComponent(REDACTED)}`);
+  assert.is(redactor.url('http://h/plain?q=1'), 'http://h/plain?q=1');
+});
+
+test('JSON and form bodies are redacted field by field; other bodies kept', () => {
+  assert.match(redactor.body('{"password":"p","name":"n"}', 'application/json'), /"password": "\[redacted\]"/);
+  assert.not.match(redactor.body('{"password":"p"}', 'application/json'), /"p"/);
+  assert.is(redactor.body('user=a&passwd=b', 'application/x-www-form-urlencoded'), `user=a&passwd=${encodeURIComponent(REDACTED)}`);
+  assert.is(redactor.body('plain text', 'text/plain'), 'plain text');
+});
+
+test('the key pattern and header list are configurable', () => {
+  const custom = new Redactor({ headers: ['x-internal'], keyPattern: /^pin$/ });
+  assert.equal(custom.headers({ 'x-internal': 'v', authorization: 'a' }), { 'x-internal': REDACTED, authorization: 'a' });
+  assert.equal(custom.value({ pin: 1, password: 2 }), { pin: REDACTED, password: 2 });
+});
+
+test.run();

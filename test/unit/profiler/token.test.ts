@@ -1,0 +1,64 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { TokenPool, generateToken, isValidToken } from '../../../lib/profiler/token.js';
+import type { ProfilerStorage } from '../../../lib/profiler/storage/profiler-storage.js';
+
+const test = suite('tokens');
+
+/** A storage that only claims, remembering what it handed out. */
+function claimingStorage(taken: Set<string>): ProfilerStorage {
+  return {
+    claim: async (token) => (taken.has(token) ? false : (taken.add(token), true)),
+    release: async (token) => void taken.delete(token),
+    write: async () => {},
+    read: async () => null,
+    find: async () => [],
+    purge: async () => {},
+    close: async () => {},
+  };
+}
+
+test('tokens are 6 lowercase hex characters by default, configurable', () => {
+  for (let i = 0; i < 200; i++) assert.match(generateToken(), /^[0-9a-f]{6}$/);
+  assert.match(generateToken(12), /^[0-9a-f]{12}$/);
+});
+
+test('malformed tokens are refused by shape', () => {
+  for (const bad of ['', 'abc', 'ABCDEF', '../../etc', 'abcdeg', 'a'.repeat(33), 'abc def']) assert.not.ok(isValidToken(bad), bad);
+  assert.ok(isValidToken('0a1b2c'));
+});
+
+test('claim() draws again when a token is taken, never reusing one', async () => {
+  const taken = new Set<string>();
+  let calls = 0;
+  const storage = claimingStorage(taken);
+  const pool = new TokenPool({ ...storage, claim: async (token) => (++calls <= 3 ? false : storage.claim(token)) }, { size: 0 });
+  const token = await pool.claim();
+  assert.ok(calls >= 4, 'collisions were drawn again');
+  assert.ok(taken.has(token));
+});
+
+test('the pool hands out distinct pre-claimed tokens and gives unused ones back on close', async () => {
+  const taken = new Set<string>();
+  const pool = new TokenPool(claimingStorage(taken), { size: 8 });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const handed = new Set<string>();
+  for (let i = 0; i < 6; i++) {
+    const token = pool.take();
+    assert.ok(token !== null);
+    handed.add(token!);
+  }
+  assert.is(handed.size, 6);
+  await pool.close();
+  assert.equal([...taken].sort(), [...handed].sort(), 'only the handed-out tokens stay claimed');
+});
+
+test('a failing storage makes claim() reject after bounded draws', async () => {
+  const pool = new TokenPool({ ...claimingStorage(new Set()), claim: async () => false }, { size: 0 });
+  await pool.claim().then(
+    () => assert.unreachable(),
+    (error: Error) => assert.match(error.message, /Could not claim/),
+  );
+});
+
+test.run();
