@@ -1,0 +1,72 @@
+/** The exception panel: each error of the cause chain with its frames, internal frames folded away. */
+import { html, type SafeHtml } from '../../../errors/index.js';
+import { arrayOf, isRecord, numberOf, recordOf, renderNoData, stringOf } from '../values.js';
+import type { PanelContext } from './panel-context.js';
+
+/** The errors of `collectors.exception`, or null when the collector recorded nothing. */
+export function exceptionsOf(collectors: Record<string, unknown>): Record<string, unknown>[] | null {
+  const data = collectors['exception'];
+  if (!isRecord(data)) return null;
+  return arrayOf(data['exceptions']).filter(isRecord);
+}
+
+/** Renders `collectors.exception`. */
+export function renderExceptionPanel({ profile }: PanelContext): SafeHtml {
+  const errors = exceptionsOf(profile.collectors);
+  if (errors === null) return html`<h2>Exceptions</h2>${renderNoData('exception')}`;
+  if (errors.length === 0) return html`<h2>Exceptions</h2><p class="empty">No exception was thrown while handling this request</p>`;
+  return html`<h2>Exceptions <span class="badge error">${errors.length}</span></h2>
+${errors.length > 1 ? html`<p class="muted">Outermost first; each one was caused by the next.</p>` : ''}
+${errors.map((error, i) => renderError(error, i, errors.length))}`;
+}
+
+function renderError(error: Record<string, unknown>, index: number, count: number): SafeHtml {
+  const status = numberOf(error['status']);
+  const code = stringOf(error['code']);
+  const stack = stringOf(error['stack']) ?? '';
+  return html`<article class="error-card" id="exception-${index + 1}">
+<h3><span class="counter">${index + 1}/${count}${index > 0 ? ' caused' : ''}</span> <span class="class">${stringOf(error['class']) ?? 'Error'}</span></h3>
+<p class="message">${stringOf(error['message']) ?? ''}</p>
+${status !== null || code !== null
+  ? html`<dl>${status !== null ? html`<div><dt>Status</dt><dd>${status}</dd></div>` : ''}${code !== null ? html`<div><dt>Code</dt><dd><code>${code}</code></dd></div>` : ''}</dl>`
+  : ''}
+${renderFrames(arrayOf(error['frames']).filter(isRecord))}
+${stack !== '' ? html`<details class="raw-stack"><summary>Stack trace (plain text)</summary><pre>${stack}</pre></details>` : ''}
+</article>`;
+}
+
+function renderFrames(frames: Record<string, unknown>[]): SafeHtml {
+  if (frames.length === 0) return html`<p class="empty">No stack frames</p>`;
+  const items: SafeHtml[] = [];
+  let internalRun: SafeHtml[] = [];
+  const flushInternal = (): void => {
+    if (internalRun.length === 0) return;
+    const label = internalRun.length === 1 ? '1 internal frame' : `${internalRun.length} internal frames`;
+    items.push(html`<li class="internal-run"><details><summary>${label}</summary><ol>${internalRun}</ol></details></li>`);
+    internalRun = [];
+  };
+  for (const frame of frames) {
+    if (frame['internal'] === true) {
+      internalRun.push(renderFrame(frame, true));
+    } else {
+      flushInternal();
+      items.push(renderFrame(frame, false));
+    }
+  }
+  flushInternal();
+  return html`<ol class="frames">${items}</ol>`;
+}
+
+function renderFrame(frame: Record<string, unknown>, internal: boolean): SafeHtml {
+  const file = stringOf(frame['file']);
+  const line = numberOf(frame['line']);
+  const column = numberOf(frame['column']);
+  const where = file !== null ? html`${file}${line !== null ? html`:${line}${column !== null ? html`:${column}` : ''}` : ''}` : html`unknown location`;
+  return html`<li class="${internal ? 'frame internal' : 'frame'}"><span class="function">${stringOf(frame['function']) ?? '(anonymous)'}</span> <span class="where">at <span class="mono">${where}</span></span></li>`;
+}
+
+/** The exception menu entry's badge: how many errors the chain holds. */
+export function exceptionBadge({ profile }: PanelContext): SafeHtml {
+  const count = exceptionsOf(recordOf(profile.collectors))?.length ?? 0;
+  return count > 0 ? html`<span class="badge error">${count}</span>` : html``;
+}

@@ -1,0 +1,87 @@
+/** The time panel: the request's timeline as a waterfall, bars scaled to the total duration. */
+import { html, type SafeHtml } from '../../../errors/index.js';
+import { formatBytes, formatClockTime, formatDuration, formatProfileTime } from '../format.js';
+import { arrayOf, isRecord, numberOf, renderNoData, stringOf } from '../values.js';
+import type { PanelContext } from './panel-context.js';
+
+const CATEGORIES = ['event', 'listener', 'controller', 'section'] as const;
+const CATEGORY_LABELS: Record<(typeof CATEGORIES)[number], string> = {
+  event: 'Event dispatch',
+  listener: 'Listener',
+  controller: 'Controller',
+  section: 'Other',
+};
+
+/** The category's CSS class; unknown categories are drawn as "section". */
+function categoryClass(category: string | null): string {
+  return `cat-${CATEGORIES.find((known) => known === category) ?? 'section'}`;
+}
+
+/** A CSS percentage with bounded precision. */
+function percent(value: number): string {
+  return `${Math.min(100, Math.max(0, value)).toFixed(3)}%`;
+}
+
+/** Renders `collectors.time` (and the memory figures of `collectors.memory` when present). */
+export function renderTimePanel({ profile, timeZone }: PanelContext): SafeHtml {
+  const data = profile.collectors['time'];
+  if (!isRecord(data)) return html`<h2>Performance</h2>${renderMemory(profile.collectors['memory'])}${renderNoData('time')}`;
+  const periods = arrayOf(data['periods'])
+    .filter(isRecord)
+    .map((period) => ({
+      name: stringOf(period['name']) ?? '',
+      category: stringOf(period['category']),
+      start: Math.max(0, numberOf(period['start']) ?? 0),
+      duration: Math.max(0, numberOf(period['duration']) ?? 0),
+    }));
+  const duration = numberOf(data['duration']) ?? 0;
+  const startTime = numberOf(data['startTime']) ?? profile.time;
+  // Scale to whatever is longest, so a period that ends after the response was ready still fits.
+  const scale = Math.max(duration, ...periods.map((period) => period.start + period.duration), 0.001);
+  const present = CATEGORIES.filter((category) => periods.some((period) => categoryClass(period.category) === `cat-${category}`));
+  const ticks = [0, 0.25, 0.5, 0.75, 1];
+
+  return html`<h2>Performance</h2>
+<div class="metrics">
+<div class="metric"><span class="value">${formatDuration(duration)}</span><span class="label">Total duration</span></div>
+<div class="metric"><span class="value">${formatProfileTime(startTime, timeZone)}<span class="muted">${formatClockTime(startTime, timeZone).slice(8)}</span></span><span class="label">Started at</span></div>
+<div class="metric"><span class="value">${periods.length}</span><span class="label">Timeline periods</span></div>
+${renderMemoryMetrics(profile.collectors['memory'])}
+</div>
+<h3>Timeline</h3>
+${periods.length === 0
+  ? html`<p class="empty">No timeline periods were recorded</p>`
+  : html`<ul class="legend">${present.map((category) => html`<li class="cat-${category}">${CATEGORY_LABELS[category]}</li>`)}</ul>
+<div class="waterfall" role="table" aria-label="Timeline">
+<div class="wf-axis" role="row"><span role="columnheader">Period</span><div class="ticks" aria-hidden="true">${ticks.map(
+      (tick) => html`<span class="tick" style="left:${percent(tick * 100)}">${formatDuration(scale * tick)}</span>`,
+    )}</div><span role="columnheader" class="wf-duration">Duration</span></div>
+${periods.map((period) => {
+  const label = `${period.name} (${period.category ?? 'unknown'}): starts at ${formatDuration(period.start)}, lasts ${formatDuration(period.duration)}`;
+  return html`<div class="wf-row ${categoryClass(period.category)}" role="row" title="${label}">
+<span class="wf-name" role="cell">${period.name}</span>
+<div class="wf-track" role="cell"><span class="wf-bar" style="left:${percent((period.start / scale) * 100)};width:${percent((period.duration / scale) * 100)}"></span></div>
+<span class="wf-duration" role="cell">${formatDuration(period.duration)}</span>
+</div>
+`;
+})}</div>`}`;
+}
+
+function renderMemoryMetrics(memory: unknown): SafeHtml {
+  if (!isRecord(memory)) return html``;
+  const heapUsed = numberOf(memory['heapUsed']);
+  const heapDelta = numberOf(memory['heapDelta']);
+  const rss = numberOf(memory['rss']);
+  return html`${heapUsed !== null ? html`<div class="metric"><span class="value">${formatBytes(heapUsed)}</span><span class="label">Heap used</span></div>` : ''}${heapDelta !== null ? html`<div class="metric"><span class="value">${heapDelta > 0 ? '+' : ''}${formatBytes(heapDelta)}</span><span class="label">Heap growth during the request</span></div>` : ''}${rss !== null ? html`<div class="metric"><span class="value">${formatBytes(rss)}</span><span class="label">Resident memory</span></div>` : ''}`;
+}
+
+function renderMemory(memory: unknown): SafeHtml {
+  return isRecord(memory) ? html`<div class="metrics">${renderMemoryMetrics(memory)}</div>` : html``;
+}
+
+/** The time menu entry's badge: the total duration. */
+export function timeBadge({ profile }: PanelContext): SafeHtml {
+  const data = profile.collectors['time'];
+  const duration = isRecord(data) ? numberOf(data['duration']) : null;
+  return duration !== null ? html`<span class="badge">${formatDuration(duration)}</span>` : html``;
+}

@@ -1,0 +1,86 @@
+/**
+ * Rendering of loosely typed collector data. Profiles come from storage and from embedders'
+ * collectors, so every reader here tolerates a missing or oddly shaped field instead of throwing.
+ */
+import { inspect } from 'node:util';
+import { html, type SafeHtml } from '../../errors/index.js';
+
+/** Longest JSON shown inline before it is cut: a page must stay bounded. */
+const MAX_JSON_LENGTH = 20_000;
+
+/** True for a plain object (not null, not an array). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The value when it is an object, else an empty one. */
+export function recordOf(value: unknown): Record<string, unknown> {
+  return isRecord(value) ? value : {};
+}
+
+/** The value when it is an array, else an empty one. */
+export function arrayOf(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** The value when it is a string, else null. */
+export function stringOf(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+/** The value when it is a finite number, else null. */
+export function numberOf(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+/** Pretty JSON of any value; cycles, bigints and functions are shown instead of failing. Cut when huge. */
+export function prettyJson(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value, jsonReplacer, 2) ?? String(value);
+  } catch {
+    text = inspect(value, { depth: 6, breakLength: 100 });
+  }
+  return text.length > MAX_JSON_LENGTH ? `${text.slice(0, MAX_JSON_LENGTH)}\n… (cut at ${MAX_JSON_LENGTH} characters)` : text;
+}
+
+function jsonReplacer(_key: string, value: unknown): unknown {
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value instanceof Error) return `${value.name}: ${value.message}`;
+  if (typeof value === 'function') return `[Function ${value.name || 'anonymous'}]`;
+  if (typeof value === 'symbol') return value.toString();
+  return value;
+}
+
+/** One value in a table cell: text as text, scalars as code, objects as pretty JSON. */
+export function renderValue(value: unknown): SafeHtml {
+  if (typeof value === 'string') return html`<span class="text">${value}</span>`;
+  if (value === null || value === undefined) return html`<code class="muted">${String(value)}</code>`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return html`<code>${String(value)}</code>`;
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) {
+    return html`${value.map((item, i) => html`${i > 0 ? html`<br>` : ''}<span class="text">${item}</span>`)}`;
+  }
+  return html`<pre class="json">${prettyJson(value)}</pre>`;
+}
+
+/** A two-column table of names and values, or a muted line saying it is empty. */
+export function renderKeyValueTable(value: unknown, empty: string, options: { keyLabel?: string; valueLabel?: string } = {}): SafeHtml {
+  const entries = Object.entries(recordOf(value));
+  if (entries.length === 0) return html`<p class="empty">${empty}</p>`;
+  return html`<table class="kv">
+<thead><tr><th scope="col">${options.keyLabel ?? 'Key'}</th><th scope="col">${options.valueLabel ?? 'Value'}</th></tr></thead>
+<tbody>
+${entries.map(([key, item]) => html`<tr><th scope="row">${key}</th><td>${renderValue(item)}</td></tr>
+`)}</tbody>
+</table>`;
+}
+
+/** The "No data" notice of a panel whose collector recorded nothing for this profile. */
+export function renderNoData(collector: string): SafeHtml {
+  return html`<div class="no-data"><p class="empty">No data</p><p class="muted">The <code>${collector}</code> collector recorded nothing for this request.</p></div>`;
+}
+
+/** True for a URL safe to put in an `href` from recorded data: http(s) or a same-origin path. */
+export function isSafeLink(url: string): boolean {
+  return /^(?:\/(?![\/\\])|https?:\/\/)/i.test(url);
+}
