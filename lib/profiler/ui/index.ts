@@ -1,6 +1,8 @@
-/** The profiler's pages: pure functions from profile data to HTML. */
+/** The profiler's pages and toolbar: pure functions from profile data to HTML. */
 export type { ProfilerUrls } from './urls.js';
 export { formatBytes, formatClockTime, formatDuration, formatProfileTime } from './format.js';
 export { defaultPanel, extraPanels, PROFILER_PANELS, renderProfilePage, type ProfilePageInput } from './profile-page.js';
 export { renderSearchPage, resultCountSentence, type SearchPageInput } from './search-page.js';
 export { renderTokenNotFoundPage } from './token-not-found-page.js';
+export { renderToolbar, renderToolbarLoader, type ToolbarInput, type ToolbarLoaderOptions } from './toolbar.js';
+export { TOOLBAR_CSP_HASHES, TOOLBAR_STORAGE_KEY } from './toolbar-assets.js';

@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { renderToolbar, renderToolbarLoader, TOOLBAR_CSP_HASHES, type ToolbarInput } from '../../../../lib/profiler/ui/index.js';
+import { urls } from './fixtures.js';
+
+function toolbar(overrides: Partial<ToolbarInput> = {}): string {
+  return renderToolbar({
+    token: 'a1b2c3',
+    status: 404,
+    route: null,
+    method: 'GET',
+    durationMs: 6.5,
+    memoryBytes: 12.5 * 1024 * 1024,
+    logCount: 4,
+    errorCount: 1,
+    warningCount: 2,
+    exceptionClass: 'NotFoundHttpError',
+    urls,
+    ...overrides,
+  });
+}
+
+const hash = (text: string): string => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+test('the toolbar is a fragment with one root element, #hk-toolbar', () => {
+  const html = toolbar().trim();
+  assert.ok(html.startsWith('<div id="hk-toolbar" class="hk-root" data-token="a1b2c3">'));
+  assert.ok(html.endsWith('</div>'));
+  assert.not.match(html, /<html|<body|<head/);
+});
+
+test('the toolbar shows the status colored by its class, and links it to the request panel', () => {
+  assert.match(toolbar(), '<a class="hk-item hk-request" href="/_profiler/a1b2c3?panel=request" title="Request and response"><span class="hk-status hk-status-4xx">404</span><span class="hk-value">GET</span></a>');
+  assert.match(toolbar({ status: 200 }), 'hk-status hk-status-2xx');
+  assert.match(toolbar({ status: 503 }), 'hk-status hk-status-5xx');
+});
+
+test('each toolbar item links into its panel', () => {
+  const html = toolbar();
+  assert.match(html, /<a class="hk-item hk-route" href="\/_profiler\/a1b2c3\?panel=router"[^>]*><span class="hk-label">Route<\/span><span class="hk-value hk-mono">none<\/span><\/a>/);
+  assert.match(html, /<a class="hk-item hk-time" href="\/_profiler\/a1b2c3\?panel=time"[^>]*><span class="hk-value">6.5<\/span><span class="hk-unit">ms<\/span><\/a>/);
+  assert.match(html, /<a class="hk-item hk-memory" href="\/_profiler\/a1b2c3\?panel=time"[^>]*><span class="hk-value">12.5<\/span><span class="hk-unit">MiB<\/span><\/a>/);
+  assert.match(html, /<a class="hk-item hk-logs" href="\/_profiler\/a1b2c3\?panel=logger"[^>]*><span class="hk-label">Logs<\/span><span class="hk-value">4<\/span><span class="hk-badge hk-error">1<\/span><span class="hk-badge hk-warning">2<\/span><\/a>/);
+  assert.match(html, /<a class="hk-item hk-exception" href="\/_profiler\/a1b2c3\?panel=exception"[^>]*><span class="hk-badge hk-error">!<\/span><span class="hk-value hk-mono">NotFoundHttpError<\/span><\/a>/);
+  assert.match(html, '<a class="hk-item hk-token" href="/_profiler/a1b2c3" title="Open the profile">');
+});
+
+test('the toolbar shows the route name, and leaves out the exception and zero badges when there are none', () => {
+  const html = toolbar({ status: 200, route: 'book_show', exceptionClass: null, errorCount: 0, warningCount: 0 });
+  assert.match(html, '<span class="hk-value hk-mono">book_show</span>');
+  assert.not.match(html, 'class="hk-item hk-exception"');
+  assert.not.match(html, 'class="hk-badge');
+});
+
+test('every toolbar CSS rule is scoped under #hk-toolbar', () => {
+  const css = /<style>([\s\S]*?)<\/style>/.exec(toolbar())?.[1] ?? '';
+  assert.ok(css.length > 500);
+  const withoutAtRules = css.replace(/@media[^{]*\{/g, '');
+  const selectors = [...withoutAtRules.matchAll(/([^{}]+)\{[^{}]*\}/g)].flatMap((m) => m[1]!.split(',').map((s) => s.trim())).filter(Boolean);
+  assert.ok(selectors.length > 20);
+  for (const selector of selectors) assert.ok(selector.startsWith('#hk-toolbar'), `unscoped selector: ${selector}`);
+});
+
+test('the toolbar carries no style attributes, so a strict style-src only needs its hash', () => {
+  assert.not.match(toolbar(), /\sstyle="/);
+});
+
+test('the toolbar collapses with a checkbox and label, and its script remembers the state in localStorage inside try/catch', () => {
+  const html = toolbar();
+  assert.match(html, '<input type="checkbox" id="hk-toolbar-hide" class="hk-hide" aria-label="Hide the profiler toolbar">');
+  assert.match(html, '<label for="hk-toolbar-hide" class="hk-toggle"');
+  const script = /<script>([\s\S]*?)<\/script>/.exec(html)?.[1] ?? '';
+  assert.match(script, /try\{[^}]*localStorage.getItem/);
+  assert.match(script, /try\{localStorage.setItem/);
+});
+
+test('the CSP hashes match the toolbar style and script and the loader script', () => {
+  const html = toolbar();
+  const style = /<style>([\s\S]*?)<\/style>/.exec(html)![1]!;
+  const script = /<script>([\s\S]*?)<\/script>/.exec(html)![1]!;
+  const loader = /<script>([\s\S]*?)<\/script>/.exec(renderToolbarLoader('a1b2c3', urls))![1]!;
+  assert.equal(TOOLBAR_CSP_HASHES.style, [hash(style)]);
+  assert.ok(TOOLBAR_CSP_HASHES.script.includes(hash(script)));
+  assert.ok(TOOLBAR_CSP_HASHES.script.includes(hash(loader)));
+});
+
+test('the loader is a placeholder with the toolbar and panel URLs, and a constant script', () => {
+  const html = renderToolbarLoader('a1b2c3', urls);
+  assert.match(html, '<div id="hk-toolbar-loader" hidden data-token="a1b2c3" data-src="/_wdt/a1b2c3" data-panel="/_profiler/a1b2c3"></div><script>');
+  assert.is(/<script>([\s\S]*?)<\/script>/.exec(html)![1], /<script>([\s\S]*?)<\/script>/.exec(renderToolbarLoader('ffffff', urls))![1]);
+  assert.ok(html.length < 2000, `the loader stays tiny (${html.length} bytes)`);
+});
+
+test('the loader retries a failed fetch, then falls back to a bar linking to the panel', () => {
+  const script = /<script>([\s\S]*?)<\/script>/.exec(renderToolbarLoader('a1b2c3', urls))![1]!;
+  assert.match(script, 'fetch(d.src');
+  assert.match(script, /if\(!r.ok\)throw/);
+  assert.match(script, /if\(n<3\)\{n\+\+;setTimeout\(load/);
+  assert.match(script, /a.href=d.panel/);
+  assert.match(script, 'createContextualFragment');
+});
+
+test('the loader takes a CSP nonce', () => {
+  assert.match(renderToolbarLoader('a1b2c3', urls, { nonce: 'r4nd0m' }), '<script nonce="r4nd0m">');
+});
+
+test.run();
