@@ -1,0 +1,108 @@
+import { InvalidRouteError } from './errors.js';
+import { compilePattern, sanitizeRequirement, variantSource, type CompiledPattern } from './pattern.js';
+
+/** What a route accepts besides its path; every field is optional. */
+export interface RouteOptions {
+  /** Values the match result starts from; path and host parameters override them. */
+  defaults?: Record<string, unknown>;
+  /** Per-parameter patterns (`{ id: '\\d+' }`), matched against the raw, still percent-encoded value. */
+  requirements?: Record<string, string | RegExp>;
+  /** Accepted methods (none: any). GET implies HEAD. */
+  methods?: string[];
+  /** Accepted schemes (none: any); a GET/HEAD over another scheme is answered with a redirect. */
+  schemes?: string[];
+  /** Host pattern, same syntax as paths with `.` as the delimiter: `:tenant.example.com`. */
+  host?: string;
+}
+
+/** Host variant: anchored regex and the names of its capturing groups. */
+export interface HostVariant {
+  readonly regex: RegExp;
+  readonly names: readonly string[];
+}
+
+/** What the matcher and generator need, computed once when the route is built. */
+export interface CompiledRoute {
+  readonly path: CompiledPattern;
+  readonly host: CompiledPattern | null;
+  /** Host variants, or null when the route has no host or a static one (see `staticHost`). */
+  readonly hostVariants: readonly HostVariant[] | null;
+  /** The lowercase host when it has no parameters. */
+  readonly staticHost: string | null;
+  /** The whole path as one anchored regex (slow path: explain). */
+  readonly pathRegex: RegExp;
+  /** `methods` with HEAD right after GET: what a 405 lists for this route. */
+  readonly allowedMethods: readonly string[];
+}
+
+const compiled = new WeakMap<Route, CompiledRoute>();
+
+/** Internal: the compiled form of `route` (kept out of the public surface). */
+export function compiledRoute(route: Route): CompiledRoute {
+  return compiled.get(route)!;
+}
+
+const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** A path pattern with its defaults, requirements, methods, schemes and host. Immutable. */
+export class Route {
+  readonly path: string;
+  readonly defaults: Readonly<Record<string, unknown>>;
+  /** Sanitised requirement sources (anchors removed, groups made non-capturing). */
+  readonly requirements: Readonly<Record<string, string>>;
+  /** Uppercase, deduplicated; empty means any method. */
+  readonly methods: readonly string[];
+  /** Lowercase, deduplicated; empty means any scheme. */
+  readonly schemes: readonly string[];
+  readonly host: string | undefined;
+
+  constructor(path: string, options: RouteOptions = {}) {
+    if (typeof path !== 'string') throw new InvalidRouteError('A route path must be a string.');
+    this.path = path.startsWith('/') ? path : `/${path}`;
+    this.defaults = Object.freeze({ ...options.defaults });
+    const requirements: Record<string, string> = {};
+    for (const [name, requirement] of Object.entries(options.requirements ?? {})) requirements[name] = sanitizeRequirement(name, requirement);
+    this.requirements = Object.freeze(requirements);
+    this.methods = Object.freeze(unique((options.methods ?? []).map((method) => {
+      if (typeof method !== 'string' || !METHOD.test(method)) throw new InvalidRouteError(`Invalid method ${JSON.stringify(method)} for route "${this.path}".`);
+      return method.toUpperCase();
+    })));
+    this.schemes = Object.freeze(unique((options.schemes ?? []).map((scheme) => String(scheme).toLowerCase())));
+    this.host = options.host === undefined || options.host === '' ? undefined : options.host;
+
+    const pathPattern = compilePattern(this.path, '/', this.requirements, 'route path');
+    const hostPattern = this.host === undefined ? null : compilePattern(this.host, '.', this.requirements, 'route host');
+    for (const name of hostPattern?.names ?? []) {
+      if (pathPattern.names.includes(name)) throw new InvalidRouteError(`Parameter "${name}" is used in both the host and the path of route "${this.path}".`);
+    }
+    let staticHost: string | null = null;
+    let hostVariants: HostVariant[] | null = null;
+    if (hostPattern !== null) {
+      const only = hostPattern.variants.length === 1 ? hostPattern.variants[0]! : null;
+      if (only !== null && only.length === 1 && only[0]!.type === 'text') staticHost = only[0]!.value;
+      else {
+        hostVariants = hostPattern.variants.map((parts) => ({
+          regex: new RegExp(`^${variantSource(parts)}$`),
+          names: parts.flatMap((part) => (part.type === 'text' ? [] : [part.name])),
+        }));
+      }
+    }
+    const allowedMethods: string[] = [];
+    for (const method of this.methods) {
+      allowedMethods.push(method);
+      if (method === 'GET' && !this.methods.includes('HEAD')) allowedMethods.push('HEAD');
+    }
+    compiled.set(this, {
+      path: pathPattern,
+      host: hostPattern,
+      hostVariants,
+      staticHost,
+      pathRegex: new RegExp(`^(?:${pathPattern.variants.map(variantSource).join('|')})$`),
+      allowedMethods: Object.freeze(allowedMethods),
+    });
+  }
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}

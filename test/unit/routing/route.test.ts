@@ -1,0 +1,90 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { InvalidRouteError, Route, RouteCollection } from '../../../lib/routing/index.js';
+
+test('a path without a leading slash gets one', () => {
+  assert.is(new Route('books').path, '/books');
+});
+
+test('methods are uppercased and deduplicated, schemes lowercased', () => {
+  const route = new Route('/a', { methods: ['get', 'GET', 'post'], schemes: ['HTTPS', 'https'] });
+  assert.equal(route.methods, ['GET', 'POST']);
+  assert.equal(route.schemes, ['https']);
+});
+
+test('defaults are copied and frozen', () => {
+  const defaults = { page: '1' };
+  const route = new Route('/a', { defaults });
+  defaults.page = '2';
+  assert.is(route.defaults.page, '1');
+  assert.ok(Object.isFrozen(route.defaults));
+});
+
+test('requirement anchors are dropped and capturing groups made non-capturing', () => {
+  const route = new Route('/a/:id/:slug', { requirements: { id: '^(\\d+)$', slug: /(?<word>[a-z]+)(-[a-z]+)*/ } });
+  assert.is(route.requirements.id, '(?:\\d+)');
+  assert.is(route.requirements.slug, '(?:[a-z]+)(?:-[a-z]+)*');
+});
+
+test('a requirement with flags, a backreference or bad syntax is refused when the route is built', () => {
+  assert.throws(() => new Route('/a/:id', { requirements: { id: /x/i } }), (error: unknown) => error instanceof InvalidRouteError && /flags/.test(error.message));
+  assert.throws(() => new Route('/a/:id', { requirements: { id: '(a)\\1' } }), (error: unknown) => error instanceof InvalidRouteError && /backreferences/.test(error.message));
+  assert.throws(() => new Route('/a/:id', { requirements: { id: '[' } }), (error: unknown) => error instanceof InvalidRouteError && error.code === 'HK_ROUTING_INVALID_ROUTE');
+});
+
+test('an invalid pattern is an InvalidRouteError with the parser error as cause', () => {
+  try {
+    new Route('/a/{b');
+    assert.unreachable('should have thrown');
+  } catch (error) {
+    assert.instance(error, InvalidRouteError);
+    assert.match((error as Error).message, /Invalid route path "\/a\/\{b"/);
+    assert.ok((error as Error).cause instanceof TypeError);
+  }
+});
+
+test('two parameters with nothing between them are refused', () => {
+  assert.throws(() => new Route('/:a:b'), /must be separated/);
+});
+
+test('a parameter name used twice is refused, in the path or across host and path', () => {
+  assert.throws(() => new Route('/:a/x/:a'), /used twice/);
+  assert.throws(() => new Route('/:a', { host: ':a.example.com' }), /both the host and the path/);
+});
+
+test('an invalid method is refused', () => {
+  assert.throws(() => new Route('/a', { methods: ['GE T'] }), (error: unknown) => error instanceof InvalidRouteError);
+});
+
+test('the collection keeps insertion order, and re-adding a name moves it last', () => {
+  const routes = new RouteCollection();
+  const a = new Route('/a');
+  routes.add('a', a).add('b', new Route('/b')).add('c', new Route('/c'));
+  routes.add('a', a);
+  assert.equal([...routes].map(([name]) => name), ['b', 'c', 'a']);
+  assert.equal([...routes.all().keys()], ['b', 'c', 'a']);
+  assert.is(routes.count, 3);
+});
+
+test('the collection gets and removes routes by name', () => {
+  const routes = new RouteCollection();
+  const a = new Route('/a');
+  routes.add('a', a);
+  assert.is(routes.get('a'), a);
+  assert.is(routes.get('nope'), undefined);
+  assert.ok(routes.remove('a'));
+  assert.not.ok(routes.remove('a'));
+  assert.is(routes.count, 0);
+});
+
+test('all() is a snapshot the caller cannot use to change the collection', () => {
+  const routes = new RouteCollection().add('a', new Route('/a'));
+  routes.all().delete('a');
+  assert.is(routes.count, 1);
+});
+
+test('an empty route name is refused', () => {
+  assert.throws(() => new RouteCollection().add('', new Route('/a')), TypeError);
+});
+
+test.run();

@@ -1,0 +1,364 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  MalformedPathError,
+  MethodNotAllowedError,
+  ResourceNotFoundError,
+  Route,
+  RouteCollection,
+  UrlMatcher,
+  type LookupResult,
+  type MatchContext,
+  type RouteOptions,
+} from '../../../lib/routing/index.js';
+
+function matcher(...routes: [string, string, RouteOptions?][]): UrlMatcher {
+  const collection = new RouteCollection();
+  for (const [name, path, options] of routes) collection.add(name, new Route(path, options));
+  return new UrlMatcher(collection);
+}
+
+function context(method = 'GET', scheme: 'http' | 'https' = 'http', host = 'localhost'): MatchContext {
+  return { method, host, scheme };
+}
+
+// A lookup without the route object, easy to compare.
+function look(m: UrlMatcher, path: string, ctx = context()): Record<string, unknown> {
+  const { route: _route, ...rest } = m.lookup(path, ctx) as LookupResult & { route?: unknown };
+  return rest;
+}
+
+function thrown(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a throw');
+}
+
+test('a static route matches with its name, route and defaults as params', () => {
+  const m = matcher(['health', '/health', { methods: ['GET'], defaults: { _controller: 'health' } }]);
+  const result = m.match('/health', context());
+  assert.is(result.name, 'health');
+  assert.is(result.route.path, '/health');
+  assert.equal(result.params, { _controller: 'health' });
+  assert.is(result.redirect, undefined);
+});
+
+test('path parameters are decoded and overlay the defaults', () => {
+  const m = matcher(['book', '/books/:id', { defaults: { id: 'none', _format: 'html' } }]);
+  assert.equal(m.match('/books/caf%C3%A9%20au%20lait', context()).params, { id: 'café au lait', _format: 'html' });
+});
+
+test('an encoded slash stays inside its parameter', () => {
+  const m = matcher(['file', '/files/:name']);
+  assert.equal(m.match('/files/a%2Fb', context()).params, { name: 'a/b' });
+});
+
+test('a malformed percent-encoding is a MalformedPathError (400) naming the parameter', () => {
+  const m = matcher(['book', '/books/:id']);
+  assert.equal(look(m, '/books/%E0%A4%A').kind, 'malformed-path');
+  const error = thrown(() => m.match('/books/%E0%A4%A', context()));
+  assert.instance(error, MalformedPathError);
+  assert.is(error.message, 'Malformed percent-encoding in parameter "id" of path "/books/%E0%A4%A".');
+  assert.is((error as MalformedPathError).code, 'HK_ROUTING_MALFORMED_PATH');
+  assert.is((error as MalformedPathError).status, 400);
+  assert.instance(error.cause, URIError);
+});
+
+test('a malformed segment of a wildcard is a MalformedPathError too', () => {
+  const m = matcher(['static', '/static/*path']);
+  assert.instance(thrown(() => m.match('/static/a/%ZZ/b', context())), MalformedPathError);
+});
+
+test('matching is case-sensitive', () => {
+  const m = matcher(['health', '/health']);
+  assert.instance(thrown(() => m.match('/Health', context())), ResourceNotFoundError);
+});
+
+test('a static route does not match with a trailing slash added: GET is redirected, POST is a 404', () => {
+  const m = matcher(['health', '/health']);
+  assert.equal(look(m, '/health/'), { kind: 'redirect', name: 'health', params: {}, redirect: { path: '/health' } });
+  const error = thrown(() => m.match('/health/', context('POST')));
+  assert.instance(error, ResourceNotFoundError);
+  assert.is(error.message, 'No routes found for "/health/".');
+});
+
+test('a GET for a path missing its trailing slash is redirected to it', () => {
+  const m = matcher(['dir', '/dir/', { methods: ['GET'] }]);
+  const result = m.match('/dir', context());
+  assert.is(result.kind, 'redirect');
+  assert.equal(result.redirect, { path: '/dir/' });
+  assert.is(result.name, 'dir');
+});
+
+test('HEAD is redirected like GET after the trailing-slash retry', () => {
+  const m = matcher(['health', '/health', { methods: ['GET'] }]);
+  assert.equal(m.match('/health/', context('HEAD')).redirect, { path: '/health' });
+});
+
+test('a dynamic route is found by the trailing-slash retry with its parameters', () => {
+  const m = matcher(['book', '/books/:id']);
+  assert.equal(look(m, '/books/12/'), { kind: 'redirect', name: 'book', params: { id: '12' }, redirect: { path: '/books/12' } });
+});
+
+test('all trailing slashes are trimmed by the retry', () => {
+  const m = matcher(['health', '/health']);
+  assert.equal(m.match('/health///', context()).redirect, { path: '/health' });
+});
+
+test('a miss names the last path tried: the toggled one for GET', () => {
+  const m = matcher(['health', '/health', { methods: ['GET'] }]);
+  const error = thrown(() => m.match('/robots.txt', context()));
+  assert.instance(error, ResourceNotFoundError);
+  assert.is(error.message, 'No routes found for "/robots.txt/".');
+  assert.is((error as ResourceNotFoundError).path, '/robots.txt/');
+  assert.is((error as ResourceNotFoundError).code, 'HK_ROUTING_NOT_FOUND');
+  assert.is((error as ResourceNotFoundError).status, 404);
+});
+
+test('a miss that reads far into the path still tries the toggled path', () => {
+  const m = matcher(['book', '/books/:id/edit/']);
+  assert.equal(look(m, '/books/12/edit').kind, 'redirect');
+  assert.equal(look(m, '/books/12/view'), { kind: 'not-found', path: '/books/12/view/' });
+});
+
+test('a POST miss is not retried', () => {
+  const m = matcher(['health', '/health']);
+  assert.is(thrown(() => m.match('/nothing/', context('POST'))).message, 'No routes found for "/nothing/".');
+});
+
+test('"/" is never toggled', () => {
+  const m = matcher(['health', '/health']);
+  assert.is(thrown(() => m.match('/', context())).message, 'No routes found for "/".');
+  assert.is(thrown(() => m.match('//', context())).message, 'No routes found for "//".');
+});
+
+test('an empty path is matched as "/"', () => {
+  const m = matcher(['home', '/']);
+  assert.is(m.match('', context()).name, 'home');
+});
+
+test('HEAD matches GET routes', () => {
+  const m = matcher(['health', '/health', { methods: ['GET'] }], ['book', '/books/:id', { methods: ['GET'] }]);
+  assert.is(m.match('/health', context('HEAD')).name, 'health');
+  assert.is(m.match('/books/1', context('HEAD')).name, 'book');
+});
+
+test('405 lists the allowed methods in order with HEAD after GET', () => {
+  const m = matcher(
+    ['show', '/books/:id', { methods: ['GET'] }],
+    ['update', '/books/:id', { methods: ['PUT', 'PATCH'] }],
+    ['replace', '/books/:id', { methods: ['PUT'] }],
+    ['other', '/other', { methods: ['DELETE'] }],
+  );
+  const error = thrown(() => m.match('/books/12', context('DELETE')));
+  assert.instance(error, MethodNotAllowedError);
+  assert.equal((error as MethodNotAllowedError).allowedMethods, ['GET', 'HEAD', 'PUT', 'PATCH']);
+  assert.is(error.message, 'Method Not Allowed (Allow: GET, HEAD, PUT, PATCH)');
+  assert.is((error as MethodNotAllowedError).status, 405);
+  assert.equal((error as MethodNotAllowedError).headers, { allow: 'GET, HEAD, PUT, PATCH' });
+  assert.is((error as MethodNotAllowedError).code, 'HK_ROUTING_METHOD_NOT_ALLOWED');
+});
+
+test('405 on a static path collects the dynamic routes that match it too, in route order', () => {
+  const m = matcher(['edit', '/books/:id', { methods: ['PUT'] }], ['new', '/books/new', { methods: ['GET', 'POST'] }]);
+  assert.equal(look(m, '/books/new', context('DELETE')), { kind: 'method-not-allowed', allowedMethods: ['PUT', 'GET', 'HEAD', 'POST'] });
+});
+
+test('405 comes before the trailing-slash retry', () => {
+  const m = matcher(['health', '/health', { methods: ['POST'] }], ['health_slash', '/health/', { methods: ['GET'] }]);
+  assert.equal(look(m, '/health', context('GET')), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
+});
+
+test('a route that lists HEAD before GET keeps that order in Allow', () => {
+  const m = matcher(['a', '/a', { methods: ['HEAD', 'GET'] }]);
+  assert.equal(look(m, '/a', context('POST')), { kind: 'method-not-allowed', allowedMethods: ['HEAD', 'GET'] });
+});
+
+test('a route without methods accepts any method, even one no route names', () => {
+  const m = matcher(['only_get', '/a', { methods: ['GET'] }], ['any', '/a']);
+  assert.is(m.match('/a', context('BREW')).name, 'any');
+  assert.is(m.match('/a', context('GET')).name, 'only_get');
+});
+
+test('the first matching route wins: a dynamic route before a static one', () => {
+  const m = matcher(['book', '/books/:id'], ['new', '/books/new']);
+  assert.equal(look(m, '/books/new'), { kind: 'match', name: 'book', params: { id: 'new' } });
+});
+
+test('the first matching route wins: a static route before a dynamic one', () => {
+  const m = matcher(['new', '/books/new'], ['book', '/books/:id']);
+  assert.is(m.match('/books/new', context()).name, 'new');
+  assert.is(m.match('/books/12', context()).name, 'book');
+});
+
+test('the first matching route wins among methods: a later route of the right method is still found', () => {
+  const m = matcher(['update', '/books/:id', { methods: ['PUT'] }], ['new', '/books/new', { methods: ['GET'] }]);
+  assert.is(m.match('/books/new', context('GET')).name, 'new');
+  assert.is(m.match('/books/new', context('PUT')).name, 'update');
+});
+
+test('a requirement goes into the parameter: a value that fails it falls through to the next route', () => {
+  const m = matcher(['by_id', '/books/:id', { requirements: { id: '\\d+' } }], ['by_slug', '/books/:slug']);
+  assert.equal(look(m, '/books/42'), { kind: 'match', name: 'by_id', params: { id: '42' } });
+  assert.equal(look(m, '/books/dune'), { kind: 'match', name: 'by_slug', params: { slug: 'dune' } });
+  assert.equal(look(m, '/books/42abc'), { kind: 'match', name: 'by_slug', params: { slug: '42abc' } });
+});
+
+test('a requirement is matched against the raw, still encoded value', () => {
+  const m = matcher(['by_id', '/books/:id', { requirements: { id: '\\d+' } }]);
+  assert.equal(look(m, '/books/%31'), { kind: 'not-found', path: '/books/%31/' });
+});
+
+test('a requirement that allows slashes spans segments', () => {
+  const m = matcher(['page', '/pages/:path', { requirements: { path: '.+' } }], ['edit', '/docs/:path/edit', { requirements: { path: '[a-z/]+' } }]);
+  assert.equal(look(m, '/pages/a/b/c'), { kind: 'match', name: 'page', params: { path: 'a/b/c' } });
+  assert.equal(look(m, '/docs/a/b/edit'), { kind: 'match', name: 'edit', params: { path: 'a/b' } });
+});
+
+test('a requirement that allows an empty value matches an empty segment', () => {
+  const m = matcher(['page', '/list/:page/x', { requirements: { page: '\\d*' } }]);
+  assert.equal(look(m, '/list//x'), { kind: 'match', name: 'page', params: { page: '' } });
+});
+
+test('an optional group matches with and without its parameter, the default filling in', () => {
+  const m = matcher(['list', '/list{/:page}', { defaults: { page: '1' } }]);
+  assert.equal(look(m, '/list'), { kind: 'match', name: 'list', params: { page: '1' } });
+  assert.equal(look(m, '/list/3'), { kind: 'match', name: 'list', params: { page: '3' } });
+});
+
+test('nested optional groups expand into every combination', () => {
+  const m = matcher(['archive', '/archive{/:year{/:month}}']);
+  assert.equal(look(m, '/archive').params, {});
+  assert.equal(look(m, '/archive/2024').params, { year: '2024' });
+  assert.equal(look(m, '/archive/2024/05').params, { year: '2024', month: '05' });
+});
+
+test('an optional group with text in the segment prefers the longer form, as a regex would', () => {
+  const m = matcher(['file', '/:name{.:ext}']);
+  assert.equal(look(m, '/report.pdf').params, { name: 'report', ext: 'pdf' });
+  assert.equal(look(m, '/report').params, { name: 'report' });
+});
+
+test('a parameter followed by text in its segment stops at that text', () => {
+  const m = matcher(['file', '/files/:name.:ext']);
+  assert.equal(look(m, '/files/archive.tar.gz').params, { name: 'archive', ext: 'tar.gz' });
+});
+
+test('a trailing wildcard captures the rest as decoded segments', () => {
+  const m = matcher(['static', '/static/*path']);
+  assert.equal(look(m, '/static/css/main%20file.css').params, { path: ['css', 'main file.css'] });
+  assert.equal(look(m, '/static/'), { kind: 'not-found', path: '/static' });
+});
+
+test('a wildcard followed by text backtracks like a regex', () => {
+  const m = matcher(['edit', '/wiki/*page/edit']);
+  assert.equal(look(m, '/wiki/a/b/edit').params, { page: ['a', 'b'] });
+  assert.equal(look(m, '/wiki/a/edit/edit').params, { page: ['a', 'edit'] });
+});
+
+test('route text with characters a client must encode matches the encoded path', () => {
+  const m = matcher(['cafe', '/café menu']);
+  assert.is(m.match('/caf%C3%A9%20menu', context()).name, 'cafe');
+});
+
+test('host parameters merge into the params; hosts match case-insensitively and without port', () => {
+  const m = matcher(['dash', '/dash', { host: ':tenant.example.com', defaults: { tenant: 'www' } }]);
+  assert.equal(look(m, '/dash', context('GET', 'http', 'Acme.Example.COM:8443')), { kind: 'match', name: 'dash', params: { tenant: 'acme' } });
+  assert.equal(look(m, '/dash', context('GET', 'http', 'example.org')).kind, 'not-found');
+});
+
+test('a static host must be equal', () => {
+  const m = matcher(['admin', '/', { host: 'admin.example.com' }], ['home', '/']);
+  assert.is(m.match('/', context('GET', 'http', 'admin.example.com')).name, 'admin');
+  assert.is(m.match('/', context('GET', 'http', 'www.example.com')).name, 'home');
+});
+
+test('a host with an optional group and a requirement', () => {
+  const m = matcher(['api', '/v', { host: '{:region.}api.example.com', requirements: { region: 'eu|us' } }]);
+  assert.equal(look(m, '/v', context('GET', 'http', 'eu.api.example.com')).params, { region: 'eu' });
+  assert.equal(look(m, '/v', context('GET', 'http', 'api.example.com')).params, {});
+  assert.is(look(m, '/v', context('GET', 'http', 'asia.api.example.com')).kind, 'not-found');
+});
+
+test('a route host mismatch does not count towards 405', () => {
+  const m = matcher(['admin', '/x', { host: 'admin.example.com', methods: ['POST'] }], ['x', '/x', { methods: ['GET'] }]);
+  assert.equal(look(m, '/x', context('DELETE', 'http', 'www.example.com')), { kind: 'method-not-allowed', allowedMethods: ['GET', 'HEAD'] });
+  assert.equal(look(m, '/x', context('DELETE', 'http', 'admin.example.com')), { kind: 'method-not-allowed', allowedMethods: ['POST', 'GET', 'HEAD'] });
+});
+
+test('a GET over the wrong scheme is redirected to the route\'s scheme', () => {
+  const m = matcher(['login', '/login', { schemes: ['https'] }]);
+  assert.equal(look(m, '/login', context('GET', 'http')), { kind: 'redirect', name: 'login', params: {}, redirect: { path: '/login', scheme: 'https' } });
+  assert.is(look(m, '/login', context('GET', 'https')).kind, 'match');
+});
+
+test('a POST over the wrong scheme is a 404, not a 405', () => {
+  const m = matcher(['login', '/login', { schemes: ['https'], methods: ['POST'] }]);
+  assert.equal(look(m, '/login', context('POST', 'http')), { kind: 'not-found', path: '/login' });
+});
+
+test('the trailing-slash retry and the scheme redirect combine', () => {
+  const m = matcher(['login', '/login', { schemes: ['https'] }]);
+  assert.equal(look(m, '/login/', context('GET', 'http')).redirect, { path: '/login', scheme: 'https' });
+});
+
+test('a later route with the right scheme wins over a redirect', () => {
+  const m = matcher(['secure', '/page', { schemes: ['https'] }], ['plain', '/page']);
+  assert.is(m.match('/page', context('GET', 'http')).name, 'plain');
+});
+
+test('static results are shared and frozen; a dynamic result is fresh', () => {
+  const m = matcher(['health', '/health', { defaults: { a: 1 } }], ['book', '/books/:id']);
+  const first = m.match('/health', context());
+  assert.is(m.match('/health', context()), first);
+  assert.ok(Object.isFrozen(first.params));
+  assert.is.not(m.match('/books/1', context()), m.match('/books/1', context()));
+});
+
+test('the matcher compiles a snapshot: later changes to the collection are not seen', () => {
+  const collection = new RouteCollection().add('a', new Route('/a'));
+  const m = new UrlMatcher(collection);
+  collection.add('b', new Route('/b'));
+  assert.instance(thrown(() => m.match('/b', context())), ResourceNotFoundError);
+});
+
+test('match() throws what lookup() returns, with errors that carry a cause', () => {
+  const m = matcher(['a', '/a', { methods: ['GET'] }]);
+  assert.equal(m.lookup('/a', context('POST')), { kind: 'method-not-allowed', allowedMethods: ['GET', 'HEAD'] });
+  const error = thrown(() => m.match('/a', context('POST')));
+  assert.instance(error, MethodNotAllowedError);
+  const cause = new Error('inner');
+  assert.is(new ResourceNotFoundError('/x', { cause }).cause, cause);
+});
+
+test('explain gives each route\'s verdict up to the one that answers', () => {
+  const m = matcher(
+    ['home', '/'],
+    ['health', '/health/'],
+    ['show', '/books/:id', { methods: ['GET'] }],
+    ['secure', '/books/:id', { schemes: ['https'] }],
+    ['admin', '/books/:id', { host: 'admin.example.com' }],
+    ['edit', '/books/:id'],
+    ['never', '/books/:id'],
+  );
+  const traces = m.explain('/books/12', context('POST'));
+  assert.equal(traces.map((trace) => [trace.name, trace.verdict]), [
+    ['home', 'mismatch'],
+    ['health', 'mismatch'],
+    ['show', 'almost'],
+    ['secure', 'almost'],
+    ['admin', 'mismatch'],
+    ['edit', 'match'],
+  ]);
+  assert.is(traces[2]!.reason, 'Method "POST" is not one of GET, HEAD.');
+  assert.equal(traces[2]!.checks, { path: true, host: null, method: false, scheme: null });
+  assert.match(traces[3]!.reason, /Scheme "http" is not one of https/);
+  assert.is(traces[4]!.reason, 'Host "localhost" does not match "admin.example.com".');
+  assert.is(traces[5]!.reason, 'Route matches.');
+  assert.match(m.explain('/health', context())[1]!.reason, /matches only as "\/health\/"/);
+});
+
+test.run();
