@@ -3,4 +3,5 @@ export * from './errors.js';
 export { Route, type RouteOptions } from './route.js';
 export { RouteCollection } from './route-collection.js';
 export * from './url-matcher.js';
+export * from './url-generator.js';
 export * from './router-listener.js';

@@ -1,0 +1,204 @@
+import type { Token } from 'path-to-regexp';
+import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
+import { compiledRoute, type Route } from './route.js';
+import type { RouteCollection } from './route-collection.js';
+
+/** Where generated URLs point: scheme, host and port for absolute URLs, and the base path the app is mounted under. */
+export interface GeneratorContext {
+  /** Default `http`. */
+  readonly scheme?: 'http' | 'https';
+  /** Default `localhost`. */
+  readonly host?: string;
+  /** Omitted from URLs when it is the scheme's default (80, 443), and when the route forces another scheme. */
+  readonly port?: number;
+  /** Prefix of every generated path, e.g. `/app` (default none). */
+  readonly baseUrl?: string;
+}
+
+// One parameter slot of a pattern, with the check its value must pass.
+interface Slot {
+  readonly name: string;
+  readonly wildcard: boolean;
+  /** The requirement or default pattern, for messages. */
+  readonly pattern: string;
+  readonly check: RegExp;
+}
+
+type Piece = string | Slot | { readonly group: readonly Piece[]; readonly names: readonly string[] };
+
+interface Plan {
+  readonly path: readonly Piece[];
+  readonly host: readonly Piece[] | null;
+  /** Names used by path and host. */
+  readonly variables: ReadonlySet<string>;
+}
+
+const plans = new WeakMap<Route, Plan>();
+const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
+
+/** Builds URLs from route names and parameters, the reverse of UrlMatcher (Symfony's UrlGenerator). */
+export class UrlGenerator {
+  readonly #routes: RouteCollection;
+  readonly #scheme: 'http' | 'https';
+  readonly #host: string;
+  readonly #port: number | undefined;
+  readonly #baseUrl: string;
+
+  constructor(routes: RouteCollection, context: GeneratorContext = {}) {
+    this.#routes = routes;
+    this.#scheme = context.scheme ?? 'http';
+    this.#host = (context.host ?? 'localhost').toLowerCase();
+    this.#port = context.port;
+    this.#baseUrl = (context.baseUrl ?? '').replace(/\/+$/, '');
+  }
+
+  /**
+   * The URL of route `name`: path parameters filled (percent-encoded) from `params` then the
+   * route's defaults, other parameters in the query string (`_fragment` as the fragment).
+   * Relative to the host unless `absolute`, or unless the route requires another scheme or host.
+   */
+  generate(name: string, params: Record<string, unknown> = {}, absolute = false): string {
+    const route = this.#routes.get(name);
+    if (route === undefined) throw new RouteNotFoundError(name);
+    const plan = planOf(route);
+    const missing: string[] = [];
+    const build = (pieces: readonly Piece[]): string => render(pieces, name, route, params, missing);
+
+    let path = build(plan.path);
+    let host = plan.host === null ? null : build(plan.host);
+    if (missing.length > 0) throw new MissingMandatoryParametersError(name, missing);
+    path = path.replace(/\/\.\.?(?=\/|$)/g, (dots) => (dots === '/..' ? '/%2E%2E' : '/%2E'));
+
+    let scheme = this.#scheme;
+    let needsHost = absolute;
+    if (route.schemes.length > 0 && !route.schemes.includes(scheme)) {
+      scheme = route.schemes[0] as 'http' | 'https';
+      needsHost = true;
+    }
+    if (host === null) host = this.#host;
+    else if (host !== this.#host) needsHost = true;
+
+    let url = this.#baseUrl + (path === '' ? '/' : path);
+    const query = queryString(params, route.defaults, plan.variables);
+    if (query !== '') url += `?${query}`;
+    const fragment = params._fragment;
+    if (fragment !== undefined && fragment !== null && fragment !== '') url += `#${encodeURI(String(fragment)).replace(/#/g, '%23')}`;
+    if (!needsHost) return url;
+    const port = scheme === this.#scheme && this.#port !== undefined && this.#port !== DEFAULT_PORTS[scheme] ? `:${this.#port}` : '';
+    return `${scheme}://${host}${port}${url}`;
+  }
+}
+
+function planOf(route: Route): Plan {
+  let plan = plans.get(route);
+  if (plan === undefined) {
+    const compiled = compiledRoute(route);
+    const variables = new Set([...compiled.path.names, ...(compiled.host?.names ?? [])]);
+    plan = {
+      path: piecesOf(compiled.path.tokens, '/', route.requirements),
+      host: compiled.host === null ? null : piecesOf(compiled.host.tokens, '.', route.requirements),
+      variables,
+    };
+    plans.set(route, plan);
+  }
+  return plan;
+}
+
+function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Readonly<Record<string, string>>): Piece[] {
+  return tokens.map((token, index): Piece => {
+    if (token.type === 'text') return token.value;
+    if (token.type === 'group') {
+      // Only the group's own parameters decide whether it is written; nested groups decide for themselves.
+      const names = token.tokens.flatMap((inner) => (inner.type === 'param' || inner.type === 'wildcard' ? [inner.name] : []));
+      return { group: piecesOf(token.tokens, delimiter, requirements), names };
+    }
+    const next = tokens[index + 1];
+    const stop = next?.type === 'text' && next.value[0] !== delimiter ? next.value[0]!.replace(/[\]\\^-]/g, '\\$&') : '';
+    const pattern = requirements[token.name] ?? (token.type === 'wildcard' ? '[^]+' : `[^${delimiter === '.' ? '.' : '/'}${stop}]+`);
+    return { name: token.name, wildcard: token.type === 'wildcard', pattern, check: new RegExp(`^(?:${pattern})$`) };
+  });
+}
+
+function render(pieces: readonly Piece[], routeName: string, route: Route, params: Record<string, unknown>, missing: string[]): string {
+  let out = '';
+  for (const piece of pieces) {
+    if (typeof piece === 'string') {
+      out += piece;
+      continue;
+    }
+    if ('group' in piece) {
+      if (!includeGroup(piece.names, route, params)) continue;
+      out += render(piece.group, routeName, route, params, missing);
+      continue;
+    }
+    const value = params[piece.name] ?? route.defaults[piece.name];
+    if (value === undefined || value === null) {
+      missing.push(piece.name);
+      continue;
+    }
+    const encoded = encodeValue(piece, value, routeName);
+    if (!piece.check.test(encoded)) throw new InvalidParameterError(routeName, piece.name, piece.pattern, value);
+    out += encoded;
+  }
+  return out;
+}
+
+// An optional group is written when all its parameters have values and one was given with a value other than its default.
+function includeGroup(names: readonly string[], route: Route, params: Record<string, unknown>): boolean {
+  if (names.length === 0) return true;
+  let given = false;
+  for (const name of names) {
+    const value = params[name];
+    const fallback = route.defaults[name];
+    if ((value === undefined || value === null) && (fallback === undefined || fallback === null)) return false;
+    if (value !== undefined && value !== null && !sameValue(value, fallback)) given = true;
+  }
+  return given;
+}
+
+function sameValue(value: unknown, fallback: unknown): boolean {
+  return fallback !== undefined && fallback !== null && String(value) === String(fallback);
+}
+
+function encodeValue(slot: Slot, value: unknown, routeName: string): string {
+  if (slot.wildcard) {
+    const segments = Array.isArray(value) ? value : typeof value === 'string' ? value.split('/') : [value];
+    if (segments.length === 0) throw new InvalidParameterError(routeName, slot.name, slot.pattern, value);
+    return segments.map((segment) => encodeSegment(scalar(segment, slot, routeName))).join('/');
+  }
+  return encodeSegment(scalar(value, slot, routeName));
+}
+
+function scalar(value: unknown, slot: Slot, routeName: string): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  throw new InvalidParameterError(routeName, slot.name, slot.pattern, value);
+}
+
+// encodeURIComponent, then the sub-delimiters a path segment may hold are written as they are.
+function encodeSegment(value: string): string {
+  return encodeURIComponent(value).replace(/%(?:40|3A|2C|3B|3D|2B|24|26)/g, (escape) => decodeURIComponent(escape));
+}
+
+function queryString(params: Record<string, unknown>, defaults: Readonly<Record<string, unknown>>, variables: ReadonlySet<string>): string {
+  const pairs: string[] = [];
+  for (const [key, value] of Object.entries(params)) {
+    if (variables.has(key) || key === '_fragment' || value === undefined || value === null) continue;
+    if (key in defaults && sameValue(value, defaults[key])) continue;
+    appendPairs(pairs, encodeURIComponent(key), value);
+  }
+  return pairs.join('&');
+}
+
+function appendPairs(pairs: string[], key: string, value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (Array.isArray(value)) {
+    for (const item of value) appendPairs(pairs, key, item);
+    return;
+  }
+  if (typeof value === 'object') {
+    for (const [sub, item] of Object.entries(value)) appendPairs(pairs, `${key}%5B${encodeURIComponent(sub)}%5D`, item);
+    return;
+  }
+  pairs.push(`${key}=${encodeURIComponent(String(value))}`);
+}

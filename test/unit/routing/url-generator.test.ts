@@ -1,0 +1,157 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  InvalidParameterError,
+  MissingMandatoryParametersError,
+  Route,
+  RouteCollection,
+  RouteNotFoundError,
+  UrlGenerator,
+  UrlMatcher,
+  type GeneratorContext,
+} from '../../../lib/routing/index.js';
+
+function routes(): RouteCollection {
+  return new RouteCollection()
+    .add('home', new Route('/'))
+    .add('book', new Route('/books/:id', { requirements: { id: '\\d+' } }))
+    .add('file', new Route('/files/:name.:ext'))
+    .add('page', new Route('/pages/:slug'))
+    .add('list', new Route('/list{/:page}', { defaults: { page: '1' } }))
+    .add('archive', new Route('/archive{/:year{/:month}}'))
+    .add('static', new Route('/static/*path'))
+    .add('login', new Route('/login', { schemes: ['https'] }))
+    .add('tenant', new Route('/dash', { host: ':tenant.example.com' }))
+    .add('review', new Route('/books/:id/reviews/:review', { defaults: { review: 'latest' } }));
+}
+
+function generator(context: GeneratorContext = { host: 'example.com' }): UrlGenerator {
+  return new UrlGenerator(routes(), context);
+}
+
+function thrown(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a throw');
+}
+
+test('path parameters are filled in and percent-encoded', () => {
+  const g = generator();
+  assert.is(g.generate('book', { id: 12 }), '/books/12');
+  assert.is(g.generate('page', { slug: 'café au lait/1' }), '/pages/caf%C3%A9%20au%20lait%2F1');
+  assert.is(g.generate('page', { slug: 'a@b:c' }), '/pages/a@b:c');
+  assert.is(g.generate('home'), '/');
+});
+
+test('a generated URL matches its route and gives the parameters back', () => {
+  const collection = routes();
+  const g = new UrlGenerator(collection);
+  const m = new UrlMatcher(collection);
+  const context = { method: 'GET', host: 'localhost', scheme: 'http' } as const;
+  for (const [name, params] of [
+    ['page', { slug: 'café au lait/1' }],
+    ['static', { path: ['css', 'a b.css'] }],
+    ['file', { name: 'report', ext: 'tar.gz' }],
+  ] as const) {
+    const url = g.generate(name, params);
+    const result = m.match(url, context);
+    assert.is(result.name, name);
+    assert.equal(result.params, params);
+  }
+});
+
+test('parameters that are not in the path go to the query string, defaults included only when they differ', () => {
+  const g = generator();
+  assert.is(g.generate('book', { id: 1, q: 'a b', tags: ['x', 'y'], empty: null }), '/books/1?q=a%20b&tags=x&tags=y');
+  assert.is(g.generate('list', { page: '1', sort: 'asc' }), '/list?sort=asc');
+  assert.is(g.generate('book', { id: 1, filter: { year: 2024 } }), '/books/1?filter%5Byear%5D=2024');
+});
+
+test('_fragment becomes the fragment', () => {
+  assert.is(generator().generate('book', { id: 1, _fragment: 'part 2' }), '/books/1#part%202');
+});
+
+test('an optional group is written when its parameter is given, not when it equals the default', () => {
+  const g = generator();
+  assert.is(g.generate('list'), '/list');
+  assert.is(g.generate('list', { page: 1 }), '/list');
+  assert.is(g.generate('list', { page: 2 }), '/list/2');
+  assert.is(g.generate('archive', { year: 2024 }), '/archive/2024');
+  assert.is(g.generate('archive', { year: 2024, month: '05' }), '/archive/2024/05');
+  // A route variable never goes to the query string, even when its group is left out.
+  assert.is(g.generate('archive', { month: '05' }), '/archive');
+});
+
+test('a mandatory parameter may come from the defaults', () => {
+  assert.is(generator().generate('review', { id: 3 }), '/books/3/reviews/latest');
+});
+
+test('a wildcard takes an array of segments or a string, each segment encoded', () => {
+  const g = generator();
+  assert.is(g.generate('static', { path: ['css', 'a b.css'] }), '/static/css/a%20b.css');
+  assert.is(g.generate('static', { path: 'js/app.js' }), '/static/js/app.js');
+});
+
+test('dot segments are encoded so that clients do not collapse them', () => {
+  const g = generator();
+  assert.is(g.generate('page', { slug: '..' }), '/pages/%2E%2E');
+  assert.is(g.generate('static', { path: ['a', '.', 'b'] }), '/static/a/%2E/b');
+});
+
+test('an unknown route name is a RouteNotFoundError', () => {
+  const error = thrown(() => generator().generate('nope'));
+  assert.instance(error, RouteNotFoundError);
+  assert.is(error.message, 'Unable to generate a URL for the named route "nope" as such route does not exist.');
+  assert.is((error as RouteNotFoundError).code, 'HK_ROUTING_ROUTE_NOT_FOUND');
+});
+
+test('missing mandatory parameters are all named', () => {
+  const error = thrown(() => generator().generate('file'));
+  assert.instance(error, MissingMandatoryParametersError);
+  assert.is(error.message, 'Some mandatory parameters are missing ("name", "ext") to generate a URL for route "file".');
+  assert.equal((error as MissingMandatoryParametersError).missingParameters, ['name', 'ext']);
+  assert.is((error as MissingMandatoryParametersError).code, 'HK_ROUTING_MISSING_PARAMETERS');
+});
+
+test('a value that fails its requirement is an InvalidParameterError', () => {
+  const error = thrown(() => generator().generate('book', { id: 'abc' }));
+  assert.instance(error, InvalidParameterError);
+  assert.is(error.message, 'Parameter "id" for route "book" must match "\\d+" ("abc" given) to generate a corresponding URL.');
+  assert.is((error as InvalidParameterError).code, 'HK_ROUTING_INVALID_PARAMETER');
+});
+
+test('a value the default pattern would split is refused rather than generating a URL that matches differently', () => {
+  assert.instance(thrown(() => generator().generate('file', { name: 'a.b', ext: 'c' })), InvalidParameterError);
+});
+
+test('a non-scalar value for a path parameter is refused', () => {
+  assert.instance(thrown(() => generator().generate('page', { slug: { a: 1 } })), InvalidParameterError);
+});
+
+test('absolute URLs carry scheme, host and a non-default port', () => {
+  assert.is(generator({ host: 'example.com', port: 8080 }).generate('book', { id: 1 }, true), 'http://example.com:8080/books/1');
+  assert.is(generator({ scheme: 'https', host: 'example.com', port: 443 }).generate('book', { id: 1 }, true), 'https://example.com/books/1');
+});
+
+test('a route that requires another scheme is generated absolute, without the context port', () => {
+  assert.is(generator({ host: 'example.com', port: 8080 }).generate('login'), 'https://example.com/login');
+  assert.is(generator({ scheme: 'https', host: 'example.com' }).generate('login'), '/login');
+});
+
+test('a route host is filled in, and makes the URL absolute when it differs from the context host', () => {
+  const g = generator({ host: 'acme.example.com' });
+  assert.is(g.generate('tenant', { tenant: 'acme' }), '/dash');
+  assert.is(g.generate('tenant', { tenant: 'other' }), 'http://other.example.com/dash');
+  assert.equal((thrown(() => g.generate('tenant')) as MissingMandatoryParametersError).missingParameters, ['tenant']);
+});
+
+test('the base URL prefixes every path', () => {
+  const g = generator({ host: 'example.com', baseUrl: '/app/' });
+  assert.is(g.generate('book', { id: 1 }), '/app/books/1');
+  assert.is(g.generate('home', {}, true), 'http://example.com/app/');
+});
+
+test.run();
