@@ -35,21 +35,23 @@ export class RouterListener {
     // Already routed: a sub-request made with its own controller (error pages, fragments).
     if (request.attributes.has('_controller')) return;
 
-    let result;
-    try {
-      result = this.matcher.match(request.path, { method: request.method, host: request.host, scheme: request.scheme });
-    } catch (error) {
-      if (error instanceof ResourceNotFoundError) {
+    // lookup() reports misses as values: no exception is thrown unless one reaches the client.
+    const result = this.matcher.lookup(request.path, { method: request.method, host: request.host, scheme: request.scheme });
+    switch (result.kind) {
+      case 'not-found': {
         const referer = request.headers.referer;
         const from = referer ? ` (from "${referer}")` : '';
-        throw new NotFoundHttpError(`No route found for "${request.method} ${request.uriForPath(request.path)}"${from}`, { cause: error });
+        throw new NotFoundHttpError(`No route found for "${request.method} ${request.uriForPath(request.path)}"${from}`, { cause: new ResourceNotFoundError(result.path) });
       }
-      if (error instanceof MethodNotAllowedError) {
-        const allowed = error.allowedMethods;
-        throw new MethodNotAllowedHttpError(allowed, `No route found for "${request.method} ${request.uriForPath(request.path)}": Method Not Allowed (Allow: ${allowed.join(', ')})`, { cause: error });
+      case 'method-not-allowed': {
+        const allowed = result.allowedMethods;
+        const cause = new MethodNotAllowedError(allowed);
+        throw new MethodNotAllowedHttpError(allowed, `No route found for "${request.method} ${request.uriForPath(request.path)}": Method Not Allowed (Allow: ${allowed.join(', ')})`, { cause });
       }
-      if (error instanceof MalformedPathError) throw new BadRequestHttpError(error.message, { cause: error });
-      throw error;
+      case 'malformed-path': {
+        const cause = new MalformedPathError(result.parameter, result.path, { cause: result.cause });
+        throw new BadRequestHttpError(cause.message, { cause });
+      }
     }
 
     if (result.redirect !== undefined) {
