@@ -1,0 +1,36 @@
+// The profiler storages' errors. Each has a stable `code`; none is an HTTP error, since a storage
+// failure never reaches a client: the profiler logs it (once) and the request goes on.
+
+/** Options every storage error accepts: the ES2022 `cause` (the underlying fs error, when there is one). */
+export interface ProfilerStorageErrorOptions {
+  cause?: unknown;
+}
+
+/** A storage could not do what was asked (disk full, read-only, permissions, closed). */
+export class ProfilerStorageError extends Error {
+  /** Stable machine-readable code, `HK_PROFILER_STORAGE*`. */
+  readonly code: string;
+
+  constructor(message: string, code = 'HK_PROFILER_STORAGE', options?: ProfilerStorageErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** `write` refused because the token already holds another profile (or another writer's claim). */
+export class ProfileExistsError extends ProfilerStorageError {
+  readonly token: string;
+
+  constructor(token: string) {
+    super(`A profile with token "${token}" is already stored; profiles are never overwritten. Claim a new token.`, 'HK_PROFILER_STORAGE_EXISTS');
+    this.token = token;
+  }
+}
+
+/** `write` was given something that is not a storable profile (bad token, missing summary fields). */
+export class InvalidProfileError extends ProfilerStorageError {
+  constructor(message: string) {
+    super(message, 'HK_PROFILER_STORAGE_INVALID');
+  }
+}

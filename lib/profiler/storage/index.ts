@@ -1,0 +1,3 @@
+export * from './errors.js';
+export * from './memory-storage.js';
+export * from './profiler-storage.js';

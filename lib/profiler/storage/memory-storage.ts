@@ -1,0 +1,103 @@
+import type { Profile, ProfileSummary } from '../profile.js';
+import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
+import { ProfileExistsError } from './errors.js';
+import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
+import { TimeOrderedList } from './time-ordered-list.js';
+import { assertStorableProfile, isStorableToken, resolveBounds } from './validation.js';
+
+/** Options of a MemoryStorage. */
+export interface MemoryStorageOptions {
+  /** Bounds; bytes are counted as the length of each profile's JSON. */
+  bounds?: Partial<StorageBounds>;
+  /** The clock profile ages are measured with (epoch ms); tests inject one. */
+  now?: () => number;
+}
+
+interface StoredProfile extends ProfileSummary {
+  /** Kept as JSON so callers can neither change a stored profile nor see one change under them. */
+  json: string;
+}
+
+/** Profiles in a Map of this process, bounded like the file storage: for tests and embedders. */
+export class MemoryStorage implements ProfilerStorage {
+  readonly bounds: Readonly<StorageBounds>;
+  readonly #now: () => number;
+  readonly #profiles = new Map<string, StoredProfile>();
+  readonly #byTime = new TimeOrderedList<StoredProfile>();
+  readonly #claims = new Set<string>();
+  #bytes = 0;
+
+  constructor(options: MemoryStorageOptions = {}) {
+    this.bounds = Object.freeze(resolveBounds(options.bounds));
+    this.#now = options.now ?? Date.now;
+  }
+
+  async claim(token: string): Promise<boolean> {
+    if (!isStorableToken(token)) return false;
+    this.#dropExpired();
+    if (this.#claims.has(token) || this.#profiles.has(token)) return false;
+    this.#claims.add(token);
+    return true;
+  }
+
+  async release(token: string): Promise<void> {
+    this.#claims.delete(token);
+  }
+
+  async write(profile: Profile): Promise<void> {
+    assertStorableProfile(profile);
+    this.#dropExpired();
+    if (this.#profiles.has(profile.token)) throw new ProfileExistsError(profile.token);
+    const stored: StoredProfile = { ...toSummary(profile), json: JSON.stringify(profile) };
+    this.#claims.delete(profile.token);
+    this.#profiles.set(stored.token, stored);
+    this.#byTime.insert(stored);
+    this.#bytes += stored.json.length;
+    // The newest profile stays even when it alone is over maxBytes: a bound never empties the storage.
+    while (this.#byTime.size > 1 && (this.#profiles.size > this.bounds.maxProfiles || this.#bytes > this.bounds.maxBytes)) {
+      this.#dropOldest();
+    }
+  }
+
+  async read(token: string): Promise<Profile | null> {
+    if (!isStorableToken(token)) return null;
+    this.#dropExpired();
+    const stored = this.#profiles.get(token);
+    return stored === undefined ? null : (JSON.parse(stored.json) as Profile);
+  }
+
+  async find(criteria?: SearchCriteria): Promise<ProfileSummary[]> {
+    const compiled = compileCriteria(criteria);
+    this.#dropExpired();
+    const results: ProfileSummary[] = [];
+    if (compiled.limit === 0) return results;
+    for (const stored of this.#byTime.newestFirst()) {
+      if (!matchesCriteria(stored, compiled)) continue;
+      results.push(toSummary(stored));
+      if (results.length >= compiled.limit) break;
+    }
+    return results;
+  }
+
+  async purge(): Promise<void> {
+    this.#profiles.clear();
+    this.#byTime.clear();
+    this.#bytes = 0;
+  }
+
+  async close(): Promise<void> {}
+
+  #dropExpired(): void {
+    const cutoff = this.#now() - this.bounds.maxAge;
+    for (let oldest = this.#byTime.oldest(); oldest !== undefined && oldest.time < cutoff; oldest = this.#byTime.oldest()) {
+      this.#dropOldest();
+    }
+  }
+
+  #dropOldest(): void {
+    const stored = this.#byTime.shift();
+    if (stored === undefined) return;
+    this.#profiles.delete(stored.token);
+    this.#bytes -= stored.json.length;
+  }
+}

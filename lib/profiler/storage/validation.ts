@@ -1,0 +1,40 @@
+import type { Profile } from '../profile.js';
+import { DEFAULT_STORAGE_BOUNDS, type StorageBounds } from './profiler-storage.js';
+import { InvalidProfileError } from './errors.js';
+
+const TOKEN_PATTERN = /^[0-9a-f]{6,32}$/;
+
+/** Whether `token` may name a stored profile; checked before any path is built from it. */
+export function isStorableToken(token: unknown): token is string {
+  return typeof token === 'string' && TOKEN_PATTERN.test(token);
+}
+
+/** The bounds with defaults filled in; a bound that is not a positive number is a programming error. */
+export function resolveBounds(bounds: Partial<StorageBounds> = {}): StorageBounds {
+  const resolved: StorageBounds = { ...DEFAULT_STORAGE_BOUNDS };
+  for (const key of ['maxAge', 'maxProfiles', 'maxBytes'] as const) {
+    const value = bounds[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !(value > 0)) {
+      throw new RangeError(`Profiler storage bound ${key} must be a positive number, got ${String(value)}.`);
+    }
+    resolved[key] = value;
+  }
+  return resolved;
+}
+
+/** Throws InvalidProfileError unless the profile has a valid token and summary fields. */
+export function assertStorableProfile(profile: Profile): void {
+  if (profile === null || typeof profile !== 'object') throw new InvalidProfileError('A profile must be an object.');
+  if (!isStorableToken(profile.token)) {
+    throw new InvalidProfileError(`Profile token must be 6 to 32 lowercase hex characters, got ${JSON.stringify(String(profile.token)).slice(0, 80)}.`);
+  }
+  const problems: string[] = [];
+  if (profile.parent !== null && !isStorableToken(profile.parent)) problems.push('parent must be null or a token');
+  if (typeof profile.ip !== 'string') problems.push('ip must be a string');
+  if (typeof profile.method !== 'string') problems.push('method must be a string');
+  if (typeof profile.url !== 'string') problems.push('url must be a string');
+  if (typeof profile.time !== 'number' || !Number.isFinite(profile.time)) problems.push('time must be epoch milliseconds');
+  if (!Number.isInteger(profile.status)) problems.push('status must be an integer');
+  if (problems.length > 0) throw new InvalidProfileError(`Profile ${profile.token} cannot be stored: ${problems.join(', ')}.`);
+}

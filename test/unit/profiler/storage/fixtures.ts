@@ -1,0 +1,76 @@
+// Shared by the storage tests: profiles of realistic shape, temp dirs, bounded waits.
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Profile } from '../../../../lib/profiler/profile.js';
+
+/** A minute ago, so default age bounds keep the test profiles whatever the date. */
+export const BASE_TIME = Date.now() - 60_000;
+
+/** The i-th of a series of distinct 6-character tokens. */
+export function tokenFor(i: number, prefix = 1): string {
+  return (prefix * 0x100000 + i).toString(16).padStart(6, '0');
+}
+
+/** A profile with a few collectors; `size` pads the logger so its JSON is roughly that many bytes. */
+export function makeProfile(token: string, overrides: Partial<Profile> = {}, size = 2_000): Profile {
+  const logs = [];
+  for (let i = 0; logs.length * 200 < size; i++) {
+    logs.push({ time: BASE_TIME + i, level: 6, levelName: 'INFO', channel: 'request', message: `Matched route "book_${i}" for GET /books/${i}?page=${i % 7}`, context: { route: `book_${i}`, params: { id: String(i) } } });
+  }
+  return {
+    token,
+    parent: null,
+    children: [],
+    ip: '127.0.0.1',
+    method: 'GET',
+    url: `http://127.0.0.1:8000/books/${token}`,
+    time: BASE_TIME,
+    status: 200,
+    collectors: {
+      request: { method: 'GET', requestHeaders: { host: '127.0.0.1:8000', accept: 'text/html' }, query: {}, cookies: {}, body: null },
+      logger: { logs, counts: { INFO: logs.length }, errorCount: 0, warningCount: 0 },
+    },
+    ...overrides,
+  };
+}
+
+/** A fresh temp dir, removed by `cleanup`. */
+export async function makeTempDir(prefix: string): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), `hk-${prefix}-`));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Rejects instead of hanging when `promise` takes longer than `ms`. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Every file under `dir`, relative paths, sorted. */
+export async function listFiles(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) found.push(join(entry.parentPath ?? entry.path, entry.name).slice(dir.length + 1));
+  }
+  return found.sort();
+}
+
+/** Tokens of the non-empty profile files under `dir`. */
+export function profileTokens(files: string[]): string[] {
+  return files.map((file) => /^[0-9a-f]{2}\/([0-9a-f]+)\.json\.gz$/.exec(file)?.[1]).filter((token): token is string => token !== undefined).sort();
+}
+
+/** The error `fn` rejects with; fails the test when it resolves. */
+export async function rejection(fn: () => Promise<unknown>): Promise<Error> {
+  try {
+    await fn();
+  } catch (error) {
+    if (error instanceof Error) return error;
+    throw new Error(`rejected with a non-Error: ${String(error)}`);
+  }
+  throw new Error('expected a rejection, but the promise resolved');
+}

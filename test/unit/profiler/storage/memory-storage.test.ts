@@ -1,0 +1,98 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { InvalidProfileError, MemoryStorage, ProfileExistsError } from '../../../../lib/profiler/storage/index.js';
+import { BASE_TIME, makeProfile, rejection, tokenFor } from './fixtures.js';
+
+const test = suite('MemoryStorage');
+
+test('malformed tokens are never claimed nor read', async () => {
+  const storage = new MemoryStorage();
+  for (const token of ['../../etc', 'ABCDEF', 'abc', 'abcdefg/', '', 'a'.repeat(33)]) {
+    assert.is(await storage.claim(token), false, token);
+    assert.is(await storage.read(token), null, token);
+  }
+  assert.instance(await rejection(() => storage.write(makeProfile('../../etc'))), InvalidProfileError);
+});
+
+test('a claimed token cannot be claimed again until released', async () => {
+  const storage = new MemoryStorage();
+  assert.is(await storage.claim('abcdef'), true);
+  assert.is(await storage.claim('abcdef'), false);
+  await storage.release('abcdef');
+  assert.is(await storage.claim('abcdef'), true);
+});
+
+test('write then read returns an equal profile that later changes to the original cannot reach', async () => {
+  const storage = new MemoryStorage();
+  const profile = makeProfile('abcdef');
+  await storage.write(profile);
+  profile.status = 500;
+  const read = await storage.read('abcdef');
+  assert.equal(read, { ...makeProfile('abcdef') });
+  assert.is(await storage.claim('abcdef'), false, 'a stored token is taken');
+});
+
+test('a second write of a stored token rejects and keeps the first profile', async () => {
+  const storage = new MemoryStorage();
+  await storage.write(makeProfile('abcdef', { status: 200 }));
+  assert.instance(await rejection(() => storage.write(makeProfile('abcdef', { status: 500 }))), ProfileExistsError);
+  assert.is((await storage.read('abcdef'))?.status, 200);
+});
+
+test('find filters and lists newest first, at most limit', async () => {
+  const storage = new MemoryStorage();
+  await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME + 1, method: 'POST', status: 201, ip: '10.0.0.1', url: 'http://h/books' }));
+  await storage.write(makeProfile(tokenFor(3), { time: BASE_TIME + 3, method: 'GET', status: 404, ip: '10.0.0.2', url: 'http://h/missing' }));
+  await storage.write(makeProfile(tokenFor(2), { time: BASE_TIME + 2, method: 'GET', status: 200, ip: '10.0.0.1', url: 'http://h/books/1' }));
+  const tokens = async (criteria: object) => (await storage.find(criteria)).map((summary) => summary.token);
+  assert.equal(await tokens({}), [tokenFor(3), tokenFor(2), tokenFor(1)]);
+  assert.equal(await tokens({ method: 'post' }), [tokenFor(1)]);
+  assert.equal(await tokens({ ip: '10.0.0.1' }), [tokenFor(2), tokenFor(1)]);
+  assert.equal(await tokens({ status: 404 }), [tokenFor(3)]);
+  assert.equal(await tokens({ url: '/books' }), [tokenFor(2), tokenFor(1)]);
+  assert.equal(await tokens({ start: BASE_TIME + 2, end: BASE_TIME + 3 }), [tokenFor(3), tokenFor(2)]);
+  assert.equal(await tokens({ limit: 1 }), [tokenFor(3)]);
+  assert.equal(Object.keys((await storage.find({ limit: 1 }))[0] ?? {}).sort(), ['ip', 'method', 'parent', 'status', 'time', 'token', 'url']);
+});
+
+test('maxProfiles evicts the oldest profiles first', async () => {
+  const storage = new MemoryStorage({ bounds: { maxProfiles: 3 } });
+  for (let i = 0; i < 5; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+  assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(4), tokenFor(3), tokenFor(2)]);
+  assert.is(await storage.read(tokenFor(0)), null);
+});
+
+test('maxAge hides and drops profiles older than the injected clock allows', async () => {
+  let now = BASE_TIME;
+  const storage = new MemoryStorage({ bounds: { maxAge: 1_000 }, now: () => now });
+  await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME }));
+  await storage.write(makeProfile(tokenFor(2), { time: BASE_TIME + 800 }));
+  now = BASE_TIME + 1_500;
+  assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(2)]);
+  assert.is(await storage.read(tokenFor(1)), null);
+});
+
+test('maxBytes counts JSON length and evicts the oldest, never the newest', async () => {
+  const size = JSON.stringify(makeProfile(tokenFor(0))).length;
+  const storage = new MemoryStorage({ bounds: { maxBytes: size * 2 + 10 } });
+  for (let i = 0; i < 4; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+  assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(3), tokenFor(2)]);
+  const tiny = new MemoryStorage({ bounds: { maxBytes: 10 } });
+  await tiny.write(makeProfile(tokenFor(9)));
+  assert.ok(await tiny.read(tokenFor(9)), 'a profile alone over maxBytes is still kept');
+});
+
+test('purge removes every profile', async () => {
+  const storage = new MemoryStorage();
+  await storage.write(makeProfile('abcdef'));
+  await storage.purge();
+  assert.is(await storage.read('abcdef'), null);
+  assert.equal(await storage.find(), []);
+});
+
+test('bounds that are not positive numbers are refused at construction', () => {
+  assert.throws(() => new MemoryStorage({ bounds: { maxProfiles: 0 } }), /maxProfiles must be a positive number/);
+  assert.throws(() => new MemoryStorage({ bounds: { maxAge: Number.NaN } }), /maxAge/);
+});
+
+test.run();
