@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { link, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ProfilerStorageError } from './errors.js';
+import { errorCode } from './fs-errors.js';
+
+/** A lock not refreshed for this long belongs to a crashed or frozen holder and is taken over. */
+export const DEFAULT_LOCK_STALE_MS = 10_000;
+
+/**
+ * A cross-process lock: a file created with `open(path, 'wx')`, so exactly one process creates it.
+ * The holder refreshes its mtime while working; one left by a crashed holder is taken over once
+ * its mtime is `staleMs` old. The file holds the holder's id, so a holder can check before it
+ * commits that nobody took the lock over in the meantime.
+ */
+export class FileLock {
+  readonly path: string;
+  readonly staleMs: number;
+  readonly #id = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  #held = false;
+
+  constructor(path: string, staleMs = DEFAULT_LOCK_STALE_MS) {
+    this.path = path;
+    this.staleMs = staleMs;
+  }
+
+  get held(): boolean {
+    return this.#held;
+  }
+
+  /** Takes the lock if it is free or stale; false when a live holder has it. */
+  async tryAcquire(): Promise<boolean> {
+    if (this.#held) return true;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await writeFile(this.path, this.#id, { flag: 'wx' });
+        this.#held = true;
+        return true;
+      } catch (error) {
+        if (errorCode(error) !== 'EEXIST') throw error;
+      }
+      if (!(await this.#removeIfStale())) return false;
+    }
+    return false;
+  }
+
+  /** Waits (polling) until the lock is taken; rejects after `timeoutMs`. */
+  async acquire(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await this.tryAcquire())) {
+      if (Date.now() >= deadline) {
+        throw new ProfilerStorageError(`The profiler storage lock ${this.path} is held by another process (waited ${timeoutMs} ms).`, 'HK_PROFILER_STORAGE_LOCKED');
+      }
+      await sleep(20 + Math.random() * 30);
+    }
+  }
+
+  /** Marks the lock as alive, so long work is not mistaken for a crash. */
+  async refresh(): Promise<void> {
+    if (!this.#held) return;
+    const now = new Date();
+    await utimes(this.path, now, now).catch(() => {});
+  }
+
+  /** Whether the lock file is still ours (nobody took it over as stale). */
+  async stillHeld(): Promise<boolean> {
+    if (!this.#held) return false;
+    try {
+      return (await readFile(this.path, 'utf8')) === this.#id;
+    } catch {
+      return false;
+    }
+  }
+
+  async release(): Promise<void> {
+    if (!this.#held) return;
+    this.#held = false;
+    if (await this.#isOurs()) await unlink(this.path).catch(() => {});
+  }
+
+  async #isOurs(): Promise<boolean> {
+    try {
+      return (await readFile(this.path, 'utf8')) === this.#id;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Removes a stale lock; true when the caller should try to create it again. */
+  async #removeIfStale(): Promise<boolean> {
+    let stats;
+    try {
+      stats = await stat(this.path);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return true;
+      throw error;
+    }
+    if (Date.now() - stats.mtimeMs < this.staleMs) return false;
+    // Move it aside first: two processes may both have seen it stale, and only one rename wins.
+    const aside = `${this.path}.stale-${this.#id}`;
+    try {
+      await rename(this.path, aside);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return true;
+      throw error;
+    }
+    try {
+      const moved = await stat(aside);
+      if (Date.now() - moved.mtimeMs < this.staleMs) {
+        // Between our stat and rename another process took the stale lock over: give its lock back.
+        await link(aside, this.path).catch(() => {});
+        return false;
+      }
+      return true;
+    } finally {
+      await unlink(aside).catch(() => {});
+    }
+  }
+}

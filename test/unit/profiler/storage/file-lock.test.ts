@@ -1,0 +1,76 @@
+import { existsSync } from 'node:fs';
+import { readFile, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { FileLock } from '../../../../lib/profiler/storage/file-lock.js';
+import { makeTempDir, rejection } from './fixtures.js';
+
+const test = suite('FileLock');
+
+let dir = '';
+let cleanup: () => Promise<void> = async () => {};
+let counter = 0;
+
+test.before(async () => {
+  ({ dir, cleanup } = await makeTempDir('file-lock'));
+});
+
+test.after(async () => {
+  await cleanup();
+});
+
+const lockPath = () => join(dir, `lock-${++counter}`);
+
+test('only one of two lockers on a path holds it until it is released', async () => {
+  const path = lockPath();
+  const first = new FileLock(path);
+  const second = new FileLock(path);
+  assert.is(await first.tryAcquire(), true);
+  assert.is(await second.tryAcquire(), false);
+  assert.is(await first.stillHeld(), true);
+  await first.release();
+  assert.not.ok(existsSync(path));
+  assert.is(await second.tryAcquire(), true);
+  await second.release();
+});
+
+test('a lock whose mtime is older than staleMs is taken over; its former holder learns it', async () => {
+  const path = lockPath();
+  const crashed = new FileLock(path, 1_000);
+  assert.is(await crashed.tryAcquire(), true);
+  const old = new Date(Date.now() - 5_000);
+  await utimes(path, old, old);
+  const next = new FileLock(path, 1_000);
+  assert.is(await next.tryAcquire(), true);
+  assert.is(await crashed.stillHeld(), false);
+  await crashed.release();
+  assert.ok(existsSync(path), 'the former holder does not remove the new holder\'s lock');
+  await next.release();
+});
+
+test('an empty lock file (holder killed between create and write) goes stale like any other', async () => {
+  const path = lockPath();
+  await writeFile(path, '');
+  const old = new Date(Date.now() - 60_000);
+  await utimes(path, old, old);
+  const lock = new FileLock(path);
+  assert.is(await lock.tryAcquire(), true);
+  assert.ok((await readFile(path, 'utf8')).length > 0);
+  await lock.release();
+});
+
+test('acquire waits for the holder and gives up after its timeout', async () => {
+  const path = lockPath();
+  const holder = new FileLock(path);
+  await holder.tryAcquire();
+  const waiter = new FileLock(path);
+  const error = await rejection(() => waiter.acquire(200));
+  assert.match(error.message, /held by another process/);
+  setTimeout(() => void holder.release(), 100);
+  await waiter.acquire(2_000);
+  assert.is(await waiter.stillHeld(), true);
+  await waiter.release();
+});
+
+test.run();

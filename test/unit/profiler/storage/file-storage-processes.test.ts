@@ -1,0 +1,128 @@
+// Several OS processes sharing one storage directory, as several servers on one machine do.
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { FileStorage } from '../../../../lib/profiler/storage/index.js';
+import { BASE_TIME, listFiles, makeTempDir, profileTokens, tokenFor, within } from './fixtures.js';
+
+const test = suite('FileStorage shared by processes');
+
+const STORAGE_MODULE = new URL('../../../../lib/profiler/storage/index.js', import.meta.url).href;
+const CHILD_TIMEOUT_MS = 60_000;
+
+// A writer process: claims and writes profiles for the given tokens, prints the tokens it won.
+const CHILD_SOURCE = `
+const [moduleUrl, dir, tokensJson, baseTime, maxProfiles] = process.argv.slice(2);
+const { FileStorage } = await import(moduleUrl);
+const storage = new FileStorage({
+  dir,
+  bounds: maxProfiles === '0' ? {} : { maxProfiles: Number(maxProfiles) },
+  onError: (error) => { process.stderr.write('onError: ' + error.stack + '\\n'); process.exitCode = 1; },
+});
+const won = [];
+for (const [token, offset] of JSON.parse(tokensJson)) {
+  if (!(await storage.claim(token))) continue;
+  won.push(token);
+  await storage.write({
+    token, parent: null, children: [], ip: '127.0.0.' + (process.pid % 250), method: 'GET',
+    url: 'http://127.0.0.1:8000/items/' + token, time: Number(baseTime) + offset, status: 200,
+    collectors: { logger: { logs: Array.from({ length: 20 }, (_, i) => ({ message: 'line ' + i + ' of ' + token })) } },
+  });
+}
+await storage.close();
+process.stdout.write(JSON.stringify(won));
+`;
+
+let root = '';
+let cleanup: () => Promise<void> = async () => {};
+let childScript = '';
+
+test.before(async () => {
+  ({ dir: root, cleanup } = await makeTempDir('file-storage-processes'));
+  childScript = join(root, 'writer.mjs');
+  await writeFile(childScript, CHILD_SOURCE);
+});
+
+test.after(async () => {
+  await cleanup();
+});
+
+/** Runs a writer process; resolves with the tokens it wrote, rejects on failure or after the timeout. */
+function runWriter(dir: string, tokens: Array<[string, number]>, maxProfiles = 0): Promise<string[]> {
+  const child = spawn(process.execPath, [childScript, STORAGE_MODULE, dir, JSON.stringify(tokens), String(BASE_TIME), String(maxProfiles)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const done = new Promise<string[]>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolve(JSON.parse(stdout) as string[]);
+      else reject(new Error(`writer exited with ${code}: ${stderr}`));
+    });
+  });
+  return within(done, CHILD_TIMEOUT_MS, 'a writer process').catch((error: unknown) => {
+    child.kill('SIGKILL');
+    throw error;
+  });
+}
+
+async function indexedTokens(dir: string): Promise<string[]> {
+  const storage = new FileStorage({ dir });
+  try {
+    return (await storage.find({ limit: 100_000 })).map((summary) => summary.token).sort();
+  } finally {
+    await storage.close();
+  }
+}
+
+test('two processes writing 200 profiles each into one directory: all 400 are readable and findable, the index intact', async () => {
+  const dir = join(root, 'disjoint');
+  const series = (prefix: number): Array<[string, number]> => Array.from({ length: 200 }, (_, i) => [tokenFor(i, prefix), i]);
+  const [first, second] = await Promise.all([runWriter(dir, series(1)), runWriter(dir, series(2))]);
+  assert.is(first.length, 200);
+  assert.is(second.length, 200);
+  const expected = [...first, ...second].sort();
+  assert.equal(await indexedTokens(dir), expected);
+  const reader = new FileStorage({ dir });
+  try {
+    for (const token of expected) assert.is((await reader.read(token))?.token, token);
+    assert.is((await reader.find({ limit: 1000, url: `/items/${tokenFor(7, 2)}` })).length, 1);
+  } finally {
+    await reader.close();
+  }
+  const lines = (await readFile(join(dir, 'index.ndjson'), 'utf8')).split('\n');
+  assert.is(lines.pop(), '', 'the index ends with a complete line');
+  for (const line of lines) assert.ok(JSON.parse(line), line);
+  assert.equal(new Set(lines.map((line) => (JSON.parse(line) as { t: string }).t)).size, 400);
+  const leftovers = (await listFiles(dir)).filter((file) => file.endsWith('.tmp') || file.includes('lock'));
+  assert.equal(leftovers, []);
+});
+
+test('two processes claiming the same 300 tokens in opposite orders: each token is won and written by exactly one', async () => {
+  const dir = join(root, 'contended');
+  const tokens: Array<[string, number]> = Array.from({ length: 300 }, (_, i) => [tokenFor(i, 3), i]);
+  const [first, second] = await Promise.all([runWriter(dir, tokens), runWriter(dir, [...tokens].reverse())]);
+  assert.ok(first.length > 0 && second.length > 0, `${first.length} and ${second.length} won`);
+  assert.equal([...first, ...second].sort(), tokens.map(([token]) => token).sort());
+  assert.equal(await indexedTokens(dir), [...first, ...second].sort());
+});
+
+test('two processes writing under a small maxProfiles, compacting all along: no index line lost, none left without its file', async () => {
+  const dir = join(root, 'compacting');
+  // Out of time order on purpose: a profile may be among the oldest, so dropped, the moment it is written.
+  const series = (prefix: number): Array<[string, number]> => Array.from({ length: 300 }, (_, i) => [tokenFor(i, prefix), (i * 7919) % 300]);
+  const [first, second] = await Promise.all([runWriter(dir, series(4), 50), runWriter(dir, series(5), 50)]);
+  assert.is(first.length + second.length, 600);
+  const onDisk = profileTokens(await listFiles(dir));
+  assert.ok(onDisk.length <= 50 + 2 * 32, `${onDisk.length} profiles on disk`);
+  assert.equal(await indexedTokens(dir), onDisk);
+  const leftovers = (await listFiles(dir)).filter((file) => file.endsWith('.tmp') || file.includes('lock'));
+  assert.equal(leftovers, []);
+});
+
+test.run();
