@@ -42,12 +42,19 @@ export class Redactor {
   value(value: unknown, depth = 0): unknown {
     if (depth > 20) return '[too deep]';
     if (Array.isArray(value)) return value.map((item) => this.value(item, depth + 1));
+    if (typeof value === 'string') return this.text(value);
     if (value !== null && typeof value === 'object') {
       const out: Record<string, unknown> = {};
       for (const [key, inner] of Object.entries(value)) out[key] = this.isSecretKey(key) ? REDACTED : this.value(inner, depth + 1);
       return out;
     }
     return value;
+  }
+
+  /** Free text (a log message, a URL in a log context) with `secret=value` pairs hidden. */
+  text(text: string): string {
+    if (text.indexOf('=') === -1) return text;
+    return text.replace(/([?&;]|^)([^=&#?\s"']+)=([^&#\s"']*)/g, (pair, lead: string, key: string) => (this.isSecretKey(decodeSafe(key)) ? `${lead}${key}=${REDACTED}` : pair));
   }
 
   /** Query parameters as a record, secret ones hidden. */
@@ -89,6 +96,14 @@ export class Redactor {
       for (const key of new Set(params.keys())) if (this.isSecretKey(key)) params.set(key, REDACTED);
       return params.toString();
     }
+    return text;
+  }
+}
+
+function decodeSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
     return text;
   }
 }

@@ -20,7 +20,7 @@ export class LoggerCollector implements DataCollector {
 
   lateCollect({ request }: CollectContext): LoggerData {
     const records = this.logs.getLogs(request);
-    return summarize(records, records.map((record) => ({ ...record, context: this.redactor.value(jsonSafe(record.context)) as Record<string, unknown> })));
+    return summarize(records, records.map((record) => ({ ...record, message: this.redactor.text(record.message), context: this.redactor.value(jsonSafe(record.context)) as Record<string, unknown> })));
   }
 }
 

@@ -26,6 +26,12 @@ test('query parameters and URLs lose secret values', () => {
   assert.is(redactor.url('http://h/plain?q=1'), 'http://h/plain?q=1');
 });
 
+test('secret pairs inside free text (log messages, URLs in log context) are hidden', () => {
+  assert.is(redactor.text('GET http://h/x?q=1&api_key=abc done'), `GET http://h/x?q=1&api_key=${REDACTED} done`);
+  assert.equal(redactor.value({ request_uri: 'http://h/?token=t&a=b' }), { request_uri: `http://h/?token=${REDACTED}&a=b` });
+  assert.is(redactor.text('no pairs here'), 'no pairs here');
+});
+
 test('JSON and form bodies are redacted field by field; other bodies kept', () => {
   assert.match(redactor.body('{"password":"p","name":"n"}', 'application/json'), /"password": "\[redacted\]"/);
   assert.not.match(redactor.body('{"password":"p"}', 'application/json'), /"p"/);

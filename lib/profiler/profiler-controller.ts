@@ -1,0 +1,143 @@
+import Negotiator from 'negotiator';
+import { BadRequestHttpError, Response, type Request } from '../../kernel/index.js';
+import type { ExceptionData, LoggerData, MemoryData, ProfileSummary, RequestData, TimeData } from './profile.js';
+import type { Profiler } from './profiler.js';
+import type { SearchCriteria } from './storage/profiler-storage.js';
+import { isValidToken } from './token.js';
+import { PROFILER_PANELS, defaultPanel, extraPanels, renderProfilePage, renderSearchPage, renderTokenNotFoundPage, renderToolbar, type ProfilerUrls } from './ui/index.js';
+
+/** The profiler's URLs, relative to the host. */
+export const profilerUrls: ProfilerUrls = {
+  panel: (token, panel) => `/_profiler/${encodeURIComponent(token)}${panel ? `?panel=${encodeURIComponent(panel)}` : ''}`,
+  search: (criteria) => {
+    const query = new URLSearchParams(criteria ?? {}).toString();
+    return `/_profiler/search${query ? `?${query}` : ''}`;
+  },
+  latest: () => '/_profiler/latest',
+  toolbar: (token) => `/_wdt/${encodeURIComponent(token)}`,
+};
+
+const HTML = 'text/html; charset=UTF-8';
+const SEARCH_KEYS = ['ip', 'method', 'status', 'url', 'start', 'end', 'limit'] as const;
+
+/** The profiler's pages (Symfony's ProfilerController): search, one profile's panels, the toolbar. HTML, or JSON on request. */
+export class ProfilerController {
+  constructor(readonly profiler: Profiler) {}
+
+  /** `/_profiler/`: the latest 10 profiles. */
+  async home(request: Request): Promise<Response> {
+    return this.#results(request, { limit: 10 }, {});
+  }
+
+  /** `/_profiler/search?ip=&method=&status=&url=&start=&end=&limit=` */
+  async search(request: Request): Promise<Response> {
+    const { criteria, raw } = parseCriteria(request.query);
+    return this.#results(request, criteria, raw);
+  }
+
+  /** `/_profiler/latest`: a redirect to the newest profile, or the empty search. */
+  async latest(request: Request): Promise<Response> {
+    const [newest] = await this.profiler.storage.find({ limit: 1 });
+    if (newest === undefined) return this.#results(request, { limit: 10 }, {});
+    return Response.redirect(profilerUrls.panel(newest.token), 302);
+  }
+
+  /** `/_profiler/<token>?panel=...`: one profile. */
+  async panel(request: Request, params: { token: string }): Promise<Response> {
+    const token = String(params.token);
+    const profile = isValidToken(token) ? await this.profiler.loadProfile(token) : null;
+    if (profile === null) return this.#tokenNotFound(request, token);
+    if (wantsJson(request)) return Response.json(profile, 200, { 'cache-control': 'no-store' });
+    const requested = request.query.get('panel');
+    // The built-in panels, and one per collector an embedder added.
+    const known = requested !== null && (PROFILER_PANELS.includes(requested) || extraPanels(profile).includes(requested));
+    const panel = known ? requested! : defaultPanel(profile);
+    const [parent, children] = await Promise.all([
+      profile.parent === null ? null : this.#summary(profile.parent),
+      Promise.all(profile.children.map((child) => this.#summary(child))),
+    ]);
+    const page = renderProfilePage({ profile, panel, parent, children: children.filter((child): child is ProfileSummary => child !== null), urls: profilerUrls });
+    return new Response(page, 200, { 'content-type': HTML, 'cache-control': 'no-store' });
+  }
+
+  /** `/_wdt/<token>`: the toolbar's HTML, also for a profile not saved yet. */
+  async toolbar(request: Request, params: { token: string }): Promise<Response> {
+    const token = String(params.token);
+    const profile = isValidToken(token) ? await this.profiler.loadProfile(token) : null;
+    if (profile === null) return new Response('', 404, { 'content-type': HTML, 'cache-control': 'no-store' });
+    const data = profile.collectors;
+    const requestData = data.request as RequestData | undefined;
+    const logger = data.logger as LoggerData | undefined;
+    const exception = data.exception as ExceptionData | undefined;
+    const bar = renderToolbar({
+      token,
+      status: profile.status,
+      route: requestData?.route ?? null,
+      method: profile.method,
+      durationMs: (data.time as TimeData | undefined)?.duration ?? 0,
+      memoryBytes: (data.memory as MemoryData | null | undefined)?.heapUsed ?? process.memoryUsage().heapUsed,
+      logCount: logger === undefined ? 0 : Object.values(logger.counts).reduce((sum, n) => sum + n, 0),
+      errorCount: logger?.errorCount ?? 0,
+      warningCount: logger?.warningCount ?? 0,
+      exceptionClass: exception?.exceptions[0]?.class ?? null,
+      urls: profilerUrls,
+    });
+    return new Response(bar, 200, { 'content-type': HTML, 'cache-control': 'no-store' });
+  }
+
+  async #results(request: Request, criteria: SearchCriteria, raw: Record<string, string>): Promise<Response> {
+    const results = await this.profiler.storage.find(criteria);
+    if (wantsJson(request)) return Response.json({ count: results.length, results }, 200, { 'cache-control': 'no-store' });
+    return new Response(renderSearchPage({ results, criteria: raw, urls: profilerUrls }), 200, { 'content-type': HTML, 'cache-control': 'no-store' });
+  }
+
+  async #summary(token: string): Promise<ProfileSummary | null> {
+    const profile = await this.profiler.loadProfile(token);
+    if (profile === null) return null;
+    const { collectors: _collectors, children: _children, ...summary } = profile;
+    return summary;
+  }
+
+  #tokenNotFound(request: Request, token: string): Response {
+    if (wantsJson(request)) return Response.json({ error: 'Token not found', token }, 404, { 'cache-control': 'no-store' });
+    return new Response(renderTokenNotFoundPage(token, profilerUrls), 404, { 'content-type': HTML, 'cache-control': 'no-store' });
+  }
+}
+
+/** Reads and checks the search criteria; a bad value is a 400 saying what to fix. */
+export function parseCriteria(query: URLSearchParams): { criteria: SearchCriteria; raw: Record<string, string> } {
+  const raw: Record<string, string> = {};
+  for (const key of SEARCH_KEYS) {
+    const value = query.get(key)?.trim();
+    if (value) raw[key] = value;
+  }
+  const criteria: SearchCriteria = { limit: 10 };
+  if (raw.ip) criteria.ip = raw.ip;
+  if (raw.method) criteria.method = raw.method.toUpperCase();
+  if (raw.url) criteria.url = raw.url;
+  if (raw.status) {
+    const status = Number(raw.status);
+    if (!Number.isInteger(status) || status < 100 || status > 599) throw new BadRequestHttpError(`The "status" filter must be an HTTP status code from 100 to 599, got "${raw.status}".`);
+    criteria.status = status;
+  }
+  if (raw.limit) {
+    const limit = Number(raw.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new BadRequestHttpError(`The "limit" filter must be a whole number from 1 to 1000, got "${raw.limit}".`);
+    criteria.limit = limit;
+  }
+  if (raw.start) criteria.start = parseTime('start', raw.start);
+  if (raw.end) criteria.end = parseTime('end', raw.end);
+  return { criteria, raw };
+}
+
+function parseTime(name: string, value: string): number {
+  const time = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(time)) throw new BadRequestHttpError(`The "${name}" filter must be a date (2026-11-21, 2026-11-21T21:40:54Z) or epoch milliseconds, got "${value}".`);
+  return time;
+}
+
+function wantsJson(request: Request): boolean {
+  const accept = request.headers.accept;
+  if (!accept) return false;
+  return new Negotiator({ headers: { accept } }).mediaType(['text/html', 'application/json']) === 'application/json';
+}
