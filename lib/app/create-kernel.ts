@@ -6,12 +6,51 @@ import {
   TraceableEventDispatcher,
   type Controller,
   type EventSubscriber,
+  type Request,
 } from '../../kernel/index.js';
 import { ErrorListener, createErrorController } from '../errors/index.js';
 import { DisallowRobotsIndexingListener, ResponseListener } from '../http/index.js';
 import { DebugLogBuffer, Logger, attachStderrSink, createBus, type LogLevelName, type ObservationBus } from '../log/index.js';
 import { RouteCollection, RouterListener, UrlMatcher } from '../routing/index.js';
+import {
+  DEFAULT_PROFILER_ALLOW,
+  DebugAccess,
+  EventsCollector,
+  ExceptionCollector,
+  FileStorage,
+  LoggerCollector,
+  MemoryCollector,
+  Profiler,
+  ProfilerAccessListener,
+  ProfilerController,
+  Redactor,
+  RequestCollector,
+  RouterCollector,
+  TimeCollector,
+  ToolbarListener,
+  profilerRoutes,
+  type DataCollector,
+  type ProfilerStorage,
+  type RedactionOptions,
+  type StorageBounds,
+} from '../profiler/index.js';
 import { createRequestListener, type NodeRequestListener } from '../server/node-adapter.js';
+
+/** The profiler's options (debug mode only). */
+export interface ProfilerKernelOptions {
+  /** Where profiles are kept; default files under `dir`. */
+  storage?: ProfilerStorage;
+  /** Directory of the default file storage; default `var/profiler`. */
+  dir?: string;
+  /** Bounds of the default file storage (max age in ms, max profiles, max bytes). */
+  bounds?: Partial<StorageBounds>;
+  /** Token length in hex characters; default 6. */
+  tokenLength?: number;
+  /** More collectors, after the built-in ones. */
+  collectors?: DataCollector[];
+  /** What counts as secret (headers always hidden, key pattern). */
+  redaction?: RedactionOptions;
+}
 
 /** Everything `createKernel` accepts; the defaults are the safe ones (production, no debug). */
 export interface KernelOptions {
@@ -31,6 +70,10 @@ export interface KernelOptions {
   trustedProxies?: readonly string[];
   /** Largest request body in bytes. Default 1 MiB. */
   bodyLimit?: number;
+  /** Clients that may see debug details and the profiler (CIDR list, `loopback`...). Default loopback only. */
+  debugAllow?: readonly string[];
+  /** The profiler, recording every request in debug mode; false turns it off. Default on in debug mode. */
+  profiler?: ProfilerKernelOptions | false;
 }
 
 /** A wired kernel with the parts an embedder may want to reach. */
@@ -42,6 +85,8 @@ export interface KernelApp {
   logger: Logger;
   /** Per-request log records (debug mode only). */
   logs: DebugLogBuffer | null;
+  /** The profiler (debug mode only, unless turned off). */
+  profiler: Profiler | null;
   routes: RouteCollection;
   /** A node:http request listener serving this kernel. */
   listener: NodeRequestListener;
@@ -74,8 +119,61 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   const controllerResolver = new ControllerResolver(options.controllers);
   const kernel = new HttpKernel(dispatcher, controllerResolver, requestStack);
 
-  const errorController = createErrorController({ debug, requestStack, logs });
-  dispatcher.addSubscriber(new RouterListener(new UrlMatcher(routes), logger.withChannel('request')));
+  // Debug details (stack traces, logs, debug headers, the profiler) only for allowed clients.
+  const access = debug ? new DebugAccess(options.debugAllow ?? DEFAULT_PROFILER_ALLOW) : null;
+  const showDebug = (request: Request): boolean => access !== null && access.isAllowed(request);
+
+  const profilerOptions = debug && options.profiler !== false ? (options.profiler ?? {}) : null;
+  let profiler: Profiler | null = null;
+  let allRoutes = routes;
+  if (profilerOptions !== null) {
+    profiler = new Profiler({
+      storage: profilerOptions.storage ?? new FileStorage({ dir: profilerOptions.dir ?? 'var/profiler', bounds: profilerOptions.bounds, onError: logOncePerMessage(logger) }),
+      requestStack,
+      redactor: new Redactor(profilerOptions.redaction),
+      logger: logger.withChannel('profiler'),
+      tokenLength: profilerOptions.tokenLength,
+      showDebug,
+    });
+    // The profiler's pages come first, so an application's catch-all route cannot hide them.
+    allRoutes = new RouteCollection();
+    for (const [name, route] of profilerRoutes(new ProfilerController(profiler))) allRoutes.add(name, route);
+    for (const [name, route] of routes) allRoutes.add(name, route);
+  }
+  const matcher = new UrlMatcher(allRoutes);
+  if (profiler !== null && logs !== null) {
+    const traceable = dispatcher as TraceableEventDispatcher;
+    const redactor = profiler.redactor;
+    for (const collector of [
+      new RequestCollector(redactor),
+      new ExceptionCollector(),
+      new LoggerCollector(logs, redactor),
+      new EventsCollector(traceable),
+      new TimeCollector(traceable),
+      new RouterCollector(matcher),
+      new MemoryCollector(),
+      ...(profilerOptions?.collectors ?? []),
+    ]) {
+      profiler.addCollector(collector);
+    }
+  }
+
+  const errorController = createErrorController({
+    debug,
+    showDebug,
+    requestStack,
+    logs,
+    profilerUrl: (request) => {
+      const token = profiler?.tokenOf(request);
+      return token === undefined ? null : `/_profiler/${token}`;
+    },
+  });
+  if (access !== null) dispatcher.addSubscriber(new ProfilerAccessListener(access));
+  if (profiler !== null) {
+    dispatcher.addSubscriber(profiler);
+    dispatcher.addSubscriber(new ToolbarListener(showDebug));
+  }
+  dispatcher.addSubscriber(new RouterListener(matcher, logger.withChannel('request')));
   dispatcher.addSubscriber(new ResponseListener());
   if (env !== 'prod') dispatcher.addSubscriber(new DisallowRobotsIndexingListener());
   dispatcher.addSubscriber(new ErrorListener(errorController, logger.withChannel('request')));
@@ -90,13 +188,26 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     bus,
     logger,
     logs,
-    routes,
+    profiler,
+    routes: allRoutes,
     listener,
     env,
     debug,
     async close() {
+      await profiler?.close();
+      await profiler?.storage.close();
       detachSink();
       logs?.detach();
     },
+  };
+}
+
+/** Background storage errors repeat every upkeep while a disk stays full: each distinct one is logged once. */
+function logOncePerMessage(logger: Logger): (error: Error) => void {
+  const seen = new Set<string>();
+  return (error) => {
+    if (seen.has(error.message) || seen.size > 100) return;
+    seen.add(error.message);
+    logger.error('Profiler storage upkeep failed: {message}', { message: error.message });
   };
 }

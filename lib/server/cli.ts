@@ -45,7 +45,13 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     const tls = options.httpsPort === null ? undefined : await loadTls(options);
     // Loaded only now, so --help and usage errors neither wait for nor depend on the app.
     const { createApp } = await import('../app/index.js');
-    const created: App = await createApp({ env: options.env, debug: options.debug });
+    const created: App = await createApp({
+      env: options.env,
+      debug: options.debug,
+      debugAllow: options.profilerAllow,
+      trustedProxies: options.trustedProxies,
+      profiler: { dir: options.profilerDir, bounds: { maxProfiles: options.profilerMaxProfiles } },
+    });
     app = created;
     running = await startServers(created.listener, {
       host: options.host,

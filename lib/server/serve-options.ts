@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import proxyaddr from 'proxy-addr';
 
 /** What `bin/serve` was asked to do, after flags, environment variables and defaults are merged. */
 export interface ServeOptions {
@@ -11,6 +12,14 @@ export interface ServeOptions {
   /** Both paths, or both `null` for the cached development certificate. */
   tlsCert: string | null;
   tlsKey: string | null;
+  /** Where the profiler keeps its files. */
+  profilerDir: string;
+  /** Most profiles kept (the oldest go first). */
+  profilerMaxProfiles: number;
+  /** Clients that may see the profiler and debug details (CIDR list). */
+  profilerAllow: string[];
+  /** Proxies whose X-Forwarded-* headers are believed (CIDR list); none by default. */
+  trustedProxies: string[];
   help: boolean;
 }
 
@@ -24,6 +33,10 @@ export const SERVE_DEFAULTS = Object.freeze({
   debugOffIn: Object.freeze(['prod', 'production']),
   /** Where the self-signed development certificate is cached when no --tls-cert/--tls-key is given. */
   devCertificateDir: 'var/tls',
+  profilerDir: 'var/profiler',
+  profilerMaxProfiles: 10_000,
+  profilerAllow: Object.freeze(['loopback']),
+  trustedProxies: Object.freeze([] as string[]),
 });
 
 /** Thrown by parseServeOptions for a command line or environment the CLI cannot use; the message says what to fix. */
@@ -32,7 +45,7 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-type ValueOption = 'host' | 'port' | 'https-port' | 'env' | 'tls-cert' | 'tls-key';
+type ValueOption = 'host' | 'port' | 'https-port' | 'env' | 'tls-cert' | 'tls-key' | 'profiler-dir' | 'profiler-max-profiles' | 'profiler-allow' | 'trusted-proxies';
 
 /** Each flag that takes a value, with its environment variable and the help line; order is the --help order. */
 const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: string; default: string; help: string }> = [
@@ -42,6 +55,10 @@ const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: s
   { flag: 'env', envVar: 'APP_ENV', value: '<name>', default: SERVE_DEFAULTS.env, help: 'application environment' },
   { flag: 'tls-cert', envVar: 'TLS_CERT', value: '<file>', default: `self-signed, cached in ${SERVE_DEFAULTS.devCertificateDir}/`, help: 'PEM certificate (chain) for https; needs --tls-key' },
   { flag: 'tls-key', envVar: 'TLS_KEY', value: '<file>', default: `self-signed, cached in ${SERVE_DEFAULTS.devCertificateDir}/`, help: 'PEM private key for https; needs --tls-cert' },
+  { flag: 'profiler-dir', envVar: 'PROFILER_DIR', value: '<dir>', default: SERVE_DEFAULTS.profilerDir, help: 'where the profiler keeps profiles (several servers may share one)' },
+  { flag: 'profiler-max-profiles', envVar: 'PROFILER_MAX_PROFILES', value: '<n>', default: String(SERVE_DEFAULTS.profilerMaxProfiles), help: 'most profiles kept; the oldest go first (also: 2 days at most)' },
+  { flag: 'profiler-allow', envVar: 'PROFILER_ALLOW', value: '<cidr,...>', default: SERVE_DEFAULTS.profilerAllow.join(','), help: 'clients that may see the profiler, stack traces and logs' },
+  { flag: 'trusted-proxies', envVar: 'TRUSTED_PROXIES', value: '<cidr,...>', default: 'none', help: 'proxies whose X-Forwarded-For/-Proto/-Host are believed' },
 ];
 
 const PARSE_CONFIG = {
@@ -132,7 +149,16 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
     );
   }
 
-  return { host, port, httpsPort, env: appEnv, debug, tlsCert, tlsKey, help };
+  const maxProfilesSetting = pick('profiler-max-profiles');
+  const profilerMaxProfiles = maxProfilesSetting === undefined ? SERVE_DEFAULTS.profilerMaxProfiles : Number(maxProfilesSetting.value);
+  if (!Number.isInteger(profilerMaxProfiles) || profilerMaxProfiles < 1) {
+    throw new UsageError(`${maxProfilesSetting!.source} must be a whole number of 1 or more (got "${maxProfilesSetting!.value}")`);
+  }
+  const profilerAllow = parseList(pick('profiler-allow')) ?? [...SERVE_DEFAULTS.profilerAllow];
+  const trustedProxies = parseList(pick('trusted-proxies')) ?? [...SERVE_DEFAULTS.trustedProxies];
+  const profilerDir = pick('profiler-dir')?.value ?? SERVE_DEFAULTS.profilerDir;
+
+  return { host, port, httpsPort, env: appEnv, debug, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, help };
 }
 
 function parsePort(setting: { value: string; source: string } | undefined, allowed: string): number | undefined {
@@ -140,6 +166,18 @@ function parsePort(setting: { value: string; source: string } | undefined, allow
   const port = /^\d{1,5}$/.test(setting.value) ? Number(setting.value) : NaN;
   if (!(port <= 65535)) throw new UsageError(`${setting.source} must be ${allowed} (got "${setting.value}")`);
   return port;
+}
+
+/** A comma-separated list of addresses or CIDR ranges, each checked the way the server will use it. */
+function parseList(setting: { value: string; source: string } | undefined): string[] | undefined {
+  if (setting === undefined) return undefined;
+  const items = setting.value.split(',').map((item) => item.trim()).filter(Boolean);
+  try {
+    proxyaddr.compile(items);
+  } catch (error) {
+    throw new UsageError(`${setting.source}: ${(error as Error).message} (addresses, CIDR ranges like 10.0.0.0/8, or loopback, linklocal, uniquelocal)`);
+  }
+  return items;
 }
 
 function parseDebugEnv(value: string | undefined): boolean | undefined {

@@ -23,6 +23,10 @@ test('no flags and no environment give the documented defaults', () => {
     debug: true,
     tlsCert: null,
     tlsKey: null,
+    profilerDir: 'var/profiler',
+    profilerMaxProfiles: 10000,
+    profilerAllow: ['loopback'],
+    trustedProxies: [],
     help: false,
   });
 });
@@ -36,6 +40,10 @@ test('environment variables fill in options not given as flags', () => {
     APP_DEBUG: '0',
     TLS_CERT: 'c.pem',
     TLS_KEY: 'k.pem',
+    PROFILER_DIR: '/tmp/p',
+    PROFILER_MAX_PROFILES: '50',
+    PROFILER_ALLOW: '127.0.0.1/32, 10.0.0.0/8',
+    TRUSTED_PROXIES: 'loopback',
   });
   assert.equal(options, {
     host: '::1',
@@ -45,6 +53,10 @@ test('environment variables fill in options not given as flags', () => {
     debug: false,
     tlsCert: 'c.pem',
     tlsKey: 'k.pem',
+    profilerDir: '/tmp/p',
+    profilerMaxProfiles: 50,
+    profilerAllow: ['127.0.0.1/32', '10.0.0.0/8'],
+    trustedProxies: ['loopback'],
     help: false,
   });
 });
@@ -152,6 +164,12 @@ test('the help text lists every flag with its environment variable and default',
   for (const value of [SERVE_DEFAULTS.host, String(SERVE_DEFAULTS.port), String(SERVE_DEFAULTS.httpsPort), SERVE_DEFAULTS.env]) {
     assert.ok(help.includes(`default ${value}`), `help shows default ${value}`);
   }
+});
+
+test('bad profiler bounds and address lists are usage errors naming the source', () => {
+  assert.throws(() => parseServeOptions(['--profiler-max-profiles', '0'], {}), (error: unknown) => error instanceof UsageError && /--profiler-max-profiles/.test((error as Error).message));
+  assert.throws(() => parseServeOptions(['--profiler-allow', 'not-an-ip'], {}), (error: unknown) => error instanceof UsageError && /--profiler-allow/.test((error as Error).message));
+  assert.throws(() => parseServeOptions([], { TRUSTED_PROXIES: '300.1.1.1' }), (error: unknown) => error instanceof UsageError && /TRUSTED_PROXIES/.test((error as Error).message));
 });
 
 test.run();
