@@ -3,8 +3,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import net from 'node:net';
+import tls from 'node:tls';
 import { Agent, request as undiciRequest } from 'undici';
 import { createApp, createKernel, type AppOptions, type KernelApp, type KernelOptions } from '../../lib/app/index.js';
+import { MemoryStorage } from '../../lib/profiler/storage/index.js';
 import { loadOrCreateDevCertificate } from '../../lib/server/tls-certificate.js';
 import { startServers, type RunningServers } from '../../lib/server/listen.js';
 
@@ -34,7 +37,9 @@ function devCertificate(): Promise<{ key: string; cert: string }> {
 
 /** Serves the reference app (or a kernel made from `kernelOptions`) over http and https. */
 export async function startTestServer(options: { app?: AppOptions; kernel?: KernelOptions } = {}): Promise<TestServer> {
-  const app = options.kernel ? createKernel({ stderrLogLevel: false, ...options.kernel }) : createApp({ stderrLogLevel: false, ...options.app });
+  // Profiles stay in memory unless a test asks for files: the tests never write into the checkout.
+  const profiler = { storage: new MemoryStorage() };
+  const app = options.kernel ? createKernel({ stderrLogLevel: false, profiler, ...options.kernel }) : createApp({ stderrLogLevel: false, profiler, ...options.app });
   const tls = await devCertificate();
   const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, limits: { shutdownTimeout: 2000 } });
   const [http, https] = running.urls as [string, string];
@@ -86,4 +91,19 @@ export function decodeEntities(text: string): string {
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
     .replace(/&amp;/g, '&');
+}
+
+/** An agent whose connections leave from `localAddress` (127.0.0.2, say), over http and https. */
+export function agentFrom(localAddress: string): Agent {
+  return new Agent({
+    connect: (options, callback) => {
+      const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
+      const secure = options.protocol === 'https:';
+      const socket = secure
+        ? tls.connect({ host: options.hostname, port, localAddress, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] } as tls.ConnectionOptions)
+        : net.connect({ host: options.hostname, port, localAddress });
+      socket.once(secure ? 'secureConnect' : 'connect', () => callback(null, socket));
+      socket.once('error', (error) => callback(error, null));
+    },
+  });
 }

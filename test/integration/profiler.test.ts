@@ -1,0 +1,296 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { request } from 'undici';
+import { MemoryStorage } from '../../lib/profiler/storage/index.js';
+import { SCHEMES, agentFrom, decodeEntities, fetchFrom, startTestServer, type TestServer } from './harness.js';
+
+function header(value: string | string[] | undefined): string {
+  return Array.isArray(value) ? value.join(', ') : (value ?? '');
+}
+
+/** Polls until the profile is saved (saving happens after the response is sent); bounded. */
+async function savedProfile(server: TestServer, token: string): Promise<any> {
+  for (let i = 0; i < 100; i++) {
+    const profile = await server.app.profiler!.storage.read(token);
+    if (profile !== null) return profile;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`profile ${token} was not saved within 2 s`);
+}
+
+async function json(server: TestServer, scheme: 'http' | 'https', path: string): Promise<{ status: number; body: any }> {
+  const response = await fetchFrom(server, scheme, path, { headers: { accept: 'application/json' } });
+  return { status: response.status, body: response.status === 200 ? JSON.parse(response.body) : response.body };
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`profiler over ${scheme}`);
+  let server: TestServer;
+  let origin: string;
+
+  test.before(async () => {
+    server = await startTestServer({ app: { profiler: { storage: new MemoryStorage() } } });
+    origin = server.urls[scheme];
+  });
+  test.after(async () => server.close());
+
+  test('a failing call is recorded twice: X-Debug-Token (main), X-Previous-Debug-Token (error page), X-Debug-Token-Link', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt');
+    assert.is(response.status, 404);
+    const token = header(response.headers['x-debug-token']);
+    const previous = header(response.headers['x-previous-debug-token']);
+    assert.match(token, /^[0-9a-f]{6}$/);
+    assert.match(previous, /^[0-9a-f]{6}$/);
+    assert.is.not(token, previous);
+    assert.is(header(response.headers['x-debug-token-link']), `${origin}/_profiler/${token}`);
+    const main = await savedProfile(server, token);
+    const sub = await savedProfile(server, previous);
+    assert.equal(main.children, [previous]);
+    assert.is(sub.parent, token);
+    assert.is(main.status, 404);
+    assert.is(main.method, 'GET');
+    assert.is(main.url, `${origin}/robots.txt`);
+    assert.is(main.ip, '127.0.0.1');
+  });
+
+  test('the profile JSON holds the exception chain and the request\'s logs', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt');
+    const token = header(response.headers['x-debug-token']);
+    await savedProfile(server, token);
+    const { status, body } = await json(server, scheme, `/_profiler/${token}`);
+    assert.is(status, 200);
+    for (const key of ['token', 'parent', 'children', 'ip', 'method', 'url', 'time', 'status', 'collectors']) assert.ok(key in body, key);
+    const exceptions = body.collectors.exception.exceptions;
+    assert.equal(exceptions.map((e: any) => e.class), ['NotFoundHttpError', 'ResourceNotFoundError']);
+    assert.is(exceptions[0].message, `No route found for "GET ${origin}/robots.txt"`);
+    assert.is(exceptions[1].message, 'No routes found for "/robots.txt/".');
+    assert.ok(exceptions[0].frames.some((frame: any) => String(frame.file).endsWith('router-listener.ts')));
+    const logs = body.collectors.logger.logs;
+    assert.ok(logs.some((record: any) => record.levelName === 'ERROR' && record.message.startsWith('Uncaught error: NotFoundHttpError')));
+    for (const record of logs) for (const field of ['time', 'level', 'channel', 'message', 'context']) assert.ok(field in record, field);
+  });
+
+  test('the HTML panel shows exceptions, logs and stack traces; the default panel is the exception', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt');
+    const token = header(response.headers['x-debug-token']);
+    await savedProfile(server, token);
+    const page = await fetchFrom(server, scheme, `/_profiler/${token}`);
+    assert.is(page.status, 200);
+    const text = decodeEntities(page.body);
+    assert.ok(text.includes(`No route found for "GET ${origin}/robots.txt"`));
+    assert.ok(text.includes('NotFoundHttpError'));
+    assert.ok(text.includes('router-listener.ts'));
+    for (const panel of ['request', 'exception', 'logger', 'events', 'time', 'router']) {
+      const other = await fetchFrom(server, scheme, `/_profiler/${token}?panel=${panel}`);
+      assert.is(other.status, 200, panel);
+    }
+    const logger = decodeEntities((await fetchFrom(server, scheme, `/_profiler/${token}?panel=logger`)).body);
+    assert.ok(logger.includes('Uncaught error: NotFoundHttpError'));
+  });
+
+  test('the debug error page links to the panel of its request', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt');
+    const token = header(response.headers['x-debug-token']);
+    assert.ok(response.body.includes(`/_profiler/${token}`));
+  });
+
+  test('search: count sentence, the columns, time format, newest first, sub-requests listed', async () => {
+    await fetchFrom(server, scheme, '/robots.txt');
+    const page = await fetchFrom(server, scheme, '/_profiler/search?status=404&limit=5');
+    assert.is(page.status, 200);
+    assert.match(page.body, /\d+ results? found/);
+    for (const column of ['Status', 'IP', 'Method', 'URL', 'Time', 'Token']) assert.ok(page.body.includes(`>${column}<`), column);
+    assert.match(page.body, /\d{2}-[A-Z][a-z]{2}-\d{4} \d{2}:\d{2}:\d{2}/);
+    const { body } = await json(server, scheme, '/_profiler/search?status=404&limit=5');
+    assert.ok(body.results.length >= 2 && body.results.length <= 5);
+    assert.ok(body.results.every((r: any) => r.status === 404));
+    for (let i = 1; i < body.results.length; i++) assert.ok(body.results[i - 1].time >= body.results[i].time, 'newest first');
+    assert.ok(body.results.some((r: any) => r.parent !== null), 'sub-request profiles are listed');
+    const none = await fetchFrom(server, scheme, '/_profiler/search?url=no-such-thing-anywhere');
+    assert.match(none.body, /No results found/);
+  });
+
+  test('bad search input is a 400 naming the filter', async () => {
+    const response = await fetchFrom(server, scheme, '/_profiler/search?status=abc');
+    assert.is(response.status, 400);
+    assert.match(decodeEntities(response.body), /"status" filter/);
+  });
+
+  test('/_profiler/ lists the latest, /_profiler/latest redirects to the newest, and profiler pages are not recorded', async () => {
+    const home = await fetchFrom(server, scheme, '/_profiler/');
+    assert.is(home.status, 200);
+    assert.is(home.headers['x-debug-token'], undefined);
+    const latest = await fetchFrom(server, scheme, '/_profiler/latest');
+    assert.is(latest.status, 302);
+    assert.match(header(latest.headers.location), /^\/_profiler\/[0-9a-f]{6}$/);
+    const { body } = await json(server, scheme, '/_profiler/search?url=_profiler&limit=100');
+    assert.is(body.results.length, 0);
+  });
+
+  test('an unknown or malformed token is a 404 "Token not found"', async () => {
+    for (const token of ['ffffff', 'zzzzzz', '..%2F..%2Fetc', 'abc']) {
+      const response = await fetchFrom(server, scheme, `/_profiler/${token}`);
+      assert.is(response.status, 404, token);
+      assert.match(response.body, /Token not found/);
+    }
+  });
+
+  test('HTML pages get the toolbar before </body>; /_wdt/<token> serves it', async () => {
+    const home = await fetchFrom(server, scheme, '/');
+    const token = header(home.headers['x-debug-token']);
+    const at = home.body.lastIndexOf('</body>');
+    assert.ok(home.body.slice(0, at).includes(`/_wdt/${token}`), 'loader before </body>');
+    assert.is(Number(header(home.headers['content-length'])), Buffer.byteLength(home.body));
+    const bar = await fetchFrom(server, scheme, `/_wdt/${token}`);
+    assert.is(bar.status, 200);
+    assert.ok(bar.body.includes('200'));
+    const health = await fetchFrom(server, scheme, '/health');
+    assert.not.ok(health.body.includes('_wdt'), 'no toolbar in JSON');
+  });
+
+  test('secrets are redacted before storage', async () => {
+    const response = await fetchFrom(server, scheme, '/health?token=s3cr3t-q&q=ok', { headers: { authorization: 'Bearer s3cr3t-h', cookie: 'session_id=s3cr3t-c; theme=dark' } });
+    const token = header(response.headers['x-debug-token']);
+    const stored = JSON.stringify(await savedProfile(server, token));
+    assert.not.ok(stored.includes('s3cr3t'), 'no secret in the stored profile');
+    assert.ok(stored.includes('dark'), 'harmless values kept');
+  });
+
+  test('values from the request are escaped on the panel', async () => {
+    const response = await fetchFrom(server, scheme, '/%3Cscript%3Ealert(1)%3C/script%3E?x=%3Cscript%3E', { headers: { referer: '"><script>alert(2)</script>', 'x-evil': '<script>alert(3)</script>' } });
+    const token = header(response.headers['x-debug-token']);
+    await savedProfile(server, token);
+    for (const panel of ['request', 'exception', 'logger', 'router']) {
+      const page = await fetchFrom(server, scheme, `/_profiler/${token}?panel=${panel}`);
+      assert.not.ok(/<script>alert/.test(page.body), panel);
+    }
+  });
+
+  test('200 concurrent requests: each profile holds only its own logs', async () => {
+    const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => fetchFrom(server, scheme, `/concurrent-${i}-end`)));
+    await Promise.all(
+      responses.map(async (response, i) => {
+        const profile = await savedProfile(server, header(response.headers['x-debug-token']));
+        const messages: string[] = profile.collectors.logger.logs.map((record: any) => record.message);
+        assert.ok(messages.length > 0);
+        const paths = messages.join(' ').match(/\/concurrent-\d+-end/g) ?? [];
+        assert.ok(paths.length > 0 && paths.every((path) => path === `/concurrent-${i}-end`), `profile ${i}: ${paths.join(' ')}`);
+      }),
+    );
+  });
+
+  test.run();
+}
+
+const access = suite('profiler access');
+
+access('a client outside --profiler-allow gets 404 for profiler pages, the plain error page and no debug headers', async () => {
+  const server = await startTestServer({ app: { debugAllow: ['127.0.0.1/32'], profiler: { storage: new MemoryStorage() } } });
+  const outsider = agentFrom('127.0.0.2');
+  try {
+    for (const scheme of SCHEMES) {
+      const own = await fetchFrom(server, scheme, '/robots.txt');
+      assert.match(header(own.headers['x-debug-token']), /^[0-9a-f]{6}$/, 'allowed client gets the token');
+      const page = await fetchFrom(server, scheme, '/_profiler/', { dispatcher: outsider });
+      assert.is(page.status, 404);
+      assert.not.ok(page.body.includes('results found'));
+      const error = await fetchFrom(server, scheme, '/robots.txt', { dispatcher: outsider });
+      assert.is(error.status, 404);
+      assert.not.ok(error.body.includes('Stack Trace'));
+      assert.not.ok(error.body.includes('No route found'));
+      assert.is(error.headers['x-debug-token'], undefined);
+      assert.is(error.headers['x-debug-exception'], undefined);
+      const spoofed = await fetchFrom(server, scheme, '/_profiler/', { dispatcher: outsider, headers: { 'x-forwarded-for': '127.0.0.1' } });
+      assert.is(page.headers['x-debug-token'], undefined);
+      assert.is(spoofed.status, 404, 'X-Forwarded-For from an untrusted peer is ignored');
+    }
+  } finally {
+    await outsider.close();
+    await server.close();
+  }
+});
+
+access.run();
+
+const files = suite('profiler file storage');
+const serveBin = fileURLToPath(new URL('../../../bin/serve', import.meta.url));
+
+
+files('profiles survive a restart', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'http-kernel-profiles-'));
+  try {
+    const first = await startTestServer({ app: { profiler: { dir } } });
+    const response = await fetchFrom(first, 'http', '/robots.txt');
+    const token = header(response.headers['x-debug-token']);
+    await savedProfile(first, token);
+    await first.close();
+    const second = await startTestServer({ app: { profiler: { dir } } });
+    const { status, body } = await json(second, 'http', `/_profiler/${token}`);
+    assert.is(status, 200);
+    assert.is(body.token, token);
+    await second.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+function serve(args: string[], cwd: string): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [serveBin, '--port', '0', '--https-port', 'off', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`no start: ${out}`))), 20_000);
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const match = /listening on (\S+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1]! });
+      }
+    });
+    child.stderr!.on('data', (chunk) => (out += chunk));
+  });
+}
+
+files('two server processes share one profiler directory', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'http-kernel-shared-'));
+  const a = await serve(['--profiler-dir', join(dir, 'profiles')], dir);
+  const b = await serve(['--profiler-dir', join(dir, 'profiles')], dir);
+  try {
+    const response = await request(`${a.url}/robots.txt`);
+    await response.body.text();
+    const token = header(response.headers['x-debug-token'] as string);
+    let found = 0;
+    for (let i = 0; i < 100 && found !== 200; i++) {
+      const fromB = await request(`${b.url}/_profiler/${token}`, { headers: { accept: 'application/json' } });
+      found = fromB.statusCode;
+      if (found === 200) assert.is(((await fromB.body.json()) as { token: string }).token, token);
+      else await fromB.body.text();
+      if (found !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.is(found, 200, 'a profile written by one process is read by the other');
+  } finally {
+    a.child.kill('SIGTERM');
+    b.child.kill('SIGTERM');
+    await Promise.all([a, b].map(({ child }) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+files('--no-debug records nothing and serves no profiler', async () => {
+  const server = await startTestServer({ app: { debug: false } });
+  try {
+    const response = await fetchFrom(server, 'http', '/robots.txt');
+    assert.is(response.headers['x-debug-token'], undefined);
+    assert.is((await fetchFrom(server, 'http', '/_profiler/')).status, 404);
+    assert.is(server.app.profiler, null);
+  } finally {
+    await server.close();
+  }
+});
+
+files.run();
