@@ -34,6 +34,8 @@ export interface ProfilerOptions {
   showDebug?: (request: Request) => boolean;
   /** The panel's path for a token (for `X-Debug-Token-Link`). */
   panelPath?: (token: string) => string;
+  /** Most profiles waiting to be saved; beyond it new ones are dropped (default 1,000). */
+  maxQueuedProfiles?: number;
 }
 
 /** One request being recorded. */
@@ -50,6 +52,9 @@ interface Recording {
   profile: Profile | null;
   collected: unknown[];
 }
+
+/** Profiles written at the same time. */
+const SAVE_CONCURRENCY = 4;
 
 /** Profiles kept in memory between the response and their save, for the toolbar. */
 const UNSAVED_CAP = 200;
@@ -78,6 +83,12 @@ export class Profiler {
   readonly #trees = new WeakMap<Request, Recording[]>();
   readonly #unsaved = new Map<string, Profile>();
   #storageFailing = false;
+  readonly #maxQueued: number;
+  readonly #queue: Profile[] = [];
+  readonly #idle: Array<() => void> = [];
+  #writing = 0;
+  #dropped = 0;
+  #droppingReported = false;
 
   constructor(options: ProfilerOptions) {
     this.storage = options.storage;
@@ -89,6 +100,7 @@ export class Profiler {
     this.#excluded = options.excluded ?? ((request) => PROFILER_PATHS.test(request.path));
     this.#showDebug = options.showDebug ?? (() => true);
     this.#panelPath = options.panelPath ?? ((token) => `/_profiler/${token}`);
+    this.#maxQueued = options.maxQueuedProfiles ?? 1000;
   }
 
   getSubscribedEvents() {
@@ -201,12 +213,55 @@ export class Profiler {
         parent.profile.children.push(profile.token);
       }
     }
-    await Promise.all(done.map((recording) => this.#save(recording.profile!)));
+    this.#enqueue(done.map((recording) => recording.profile!));
+    await this.#drained();
   }
 
-  /** Stops the token pool (gives unused tokens back). */
+  /** Profiles dropped because the storage could not keep up (see `maxQueuedProfiles`). */
+  get droppedProfiles(): number {
+    return this.#dropped;
+  }
+
+  /** Waits for the queued saves, then gives unused tokens back. */
   async close(): Promise<void> {
+    await this.#drained();
     await this.#pool.close();
+  }
+
+  // Saves go through a bounded queue with a few writes at a time: a storage slower than the
+  // traffic costs dropped profiles (counted, logged once per burst), never unbounded memory.
+  #enqueue(profiles: Profile[]): void {
+    if (this.#queue.length + profiles.length > this.#maxQueued) {
+      this.#dropped += profiles.length;
+      for (const profile of profiles) {
+        this.#unsaved.delete(profile.token);
+        void this.storage.release(profile.token).catch(() => {});
+      }
+      if (!this.#droppingReported) {
+        this.#droppingReported = true;
+        this.#logger?.warning('The profiler storage cannot keep up with the traffic: profiles are being dropped ({dropped} so far).', { dropped: this.#dropped });
+      }
+      return;
+    }
+    this.#queue.push(...profiles);
+    while (this.#writing < SAVE_CONCURRENCY && this.#queue.length > 0) void this.#pump();
+  }
+
+  async #pump(): Promise<void> {
+    this.#writing++;
+    try {
+      for (let profile = this.#queue.shift(); profile !== undefined; profile = this.#queue.shift()) await this.#save(profile);
+    } finally {
+      this.#writing--;
+      if (this.#writing === 0) {
+        this.#droppingReported = false;
+        for (const resolve of this.#idle.splice(0)) resolve();
+      }
+    }
+  }
+
+  #drained(): Promise<void> {
+    return this.#writing === 0 && this.#queue.length === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
   }
 
   #start(request: Request, type: number, token: string, startTime: number, startNow: number): void {

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { ProfilerStorage } from './storage/profiler-storage.js';
 
+/** Claims made at the same time while refilling the pool. */
+const REFILL_CONCURRENCY = 8;
+
 /** Default token length: 6 lowercase hex characters, as in Symfony. */
 export const DEFAULT_TOKEN_LENGTH = 6;
 
@@ -31,7 +34,7 @@ export class TokenPool {
   constructor(storage: ProfilerStorage, options: { length?: number; size?: number } = {}) {
     this.#storage = storage;
     this.#length = options.length ?? DEFAULT_TOKEN_LENGTH;
-    this.#size = options.size ?? 64;
+    this.#size = options.size ?? 256;
     void this.#refill();
   }
 
@@ -61,15 +64,17 @@ export class TokenPool {
 
   #refill(): Promise<void> {
     if (this.#refilling !== null || this.#closed) return this.#refilling ?? Promise.resolve();
-    this.#refilling = (async () => {
-      try {
-        while (!this.#closed && this.#ready.length < this.#size) this.#ready.push(await this.claim());
-      } catch {
+    // A few claims at a time: each is a round trip to the storage (a file creation for FileStorage).
+    const worker = async (): Promise<void> => {
+      while (!this.#closed && this.#ready.length < this.#size) this.#ready.push(await this.claim());
+    };
+    this.#refilling = Promise.all(Array.from({ length: REFILL_CONCURRENCY }, worker))
+      .then(() => {}, () => {
         // The storage is failing; requests fall back to claim(), whose error the profiler logs.
-      } finally {
+      })
+      .finally(() => {
         this.#refilling = null;
-      }
-    })();
+      });
     return this.#refilling;
   }
 }
