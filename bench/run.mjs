@@ -1,4 +1,4 @@
-// Runs the benches and prints their tables: `node bench/run.mjs [router|http|all] [--quick]`.
+// Runs the benches and prints their tables: `node bench/run.mjs [router|http|profiler-memory|all] [--quick]`.
 // Writes every figure to bench/results/latest.json. See bench/README.md.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -7,8 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { killAll, killChildrenOnExit } from './lib/children.mjs';
 import * as http from './http/index.mjs';
+import * as profilerMemory from './profiler-memory/index.mjs';
 
-const usage = `usage: node bench/run.mjs [router|http|all] [options]
+const usage = `usage: node bench/run.mjs [router|http|profiler-memory|all] [options]
 
   --quick               smoke run of about a minute (HTTP: 1 round of 2 s)
   --only a,b            HTTP servers to run: ${http.servers.map((server) => server.name).join(', ')}
@@ -38,7 +39,7 @@ if (values.help) {
   process.exit(0);
 }
 const suite = positionals[0] ?? 'all';
-if (!['router', 'http', 'all'].includes(suite) || positionals.length > 1) {
+if (!['router', 'http', 'profiler-memory', 'all'].includes(suite) || positionals.length > 1) {
   console.error(`unknown suite ${positionals.join(' ')}\n\n${usage}`);
   process.exit(2);
 }
@@ -110,6 +111,21 @@ if (suite === 'http' || suite === 'all') {
     failed = true;
     report.http = { error: String(error?.stack ?? error) };
     console.error(`\n== http ==\nFAILED\n${error?.stack ?? error}\n`);
+  }
+}
+
+if (suite === 'profiler-memory' || suite === 'all') {
+  const { requests, after, limit } = profilerMemory.defaults;
+  console.error(`profiler-memory bench: ${requests} requests to a debug server, then ${after} s of sampling (aborted after ${limit} s)`);
+  try {
+    const result = await profilerMemory.run();
+    report.profilerMemory = result;
+    failed ||= result.failed;
+    console.log(`\n== profiler-memory ==\n${profilerMemory.format(result)}\n`);
+  } catch (error) {
+    failed = true;
+    report.profilerMemory = { error: String(error?.stack ?? error) };
+    console.error(`\n== profiler-memory ==\nFAILED\n${error?.stack ?? error}\n`);
   }
 }
 

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { detectPinning, startChild, stopChild, waitForLine } from '../lib/children.mjs';
 import { machineBusySeconds, processCpuSeconds } from '../lib/cpu.mjs';
 import { median, spread } from '../lib/stats.mjs';
+import { makeTempDir, removeTempDir } from '../lib/temp-dirs.mjs';
 import { formatRatio, formatTable } from '../lib/table.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -53,6 +54,9 @@ export const servers = [
     label: 'http-kernel (debug)',
     command: [node, 'bin/serve', '--port', '0', '--https-port', 'off'],
     needs: 'bin/serve',
+    // Runs in a fresh temp dir (its cwd) with `--profiler-dir <tmp>/profiler`, removed after
+    // each round: profiles never land in the repository and each round starts empty.
+    tempDir: true,
   },
 ];
 
@@ -60,6 +64,8 @@ export const servers = [
 const targets = [
   { server: 'http-kernel', base: 'node-http', min: 0.95, text: 'http-kernel (debug off) >= 0.95x node:http' },
   { server: 'http-kernel', base: 'fastify', min: 1, text: 'http-kernel (debug off) >= fastify' },
+  // Issue 3: the profiler recording every request costs at most a quarter of the throughput.
+  { server: 'http-kernel-debug', base: 'http-kernel', min: 0.75, text: 'profiler on >= 0.75x debug off', p99: true },
 ];
 
 /** Fills in defaults (and the quick ones when asked) and checks the server names. */
@@ -159,7 +165,11 @@ async function backgroundLoad() {
 
 /** Starts one fresh server process, checks its answer, warms it up, then measures each level. */
 async function measureServer(server, levels, opts, loader, pinning) {
-  const handle = startChild(server.command, { core: pinning.cores?.[0] ?? null, cwd: root });
+  const dir = server.tempDir ? makeTempDir('http-kernel-bench-debug-') : null;
+  const command = dir
+    ? [server.command[0], join(root, server.command[1]), ...server.command.slice(2), '--profiler-dir', join(dir, 'profiler')]
+    : server.command;
+  const handle = startChild(command, { core: pinning.cores?.[0] ?? null, cwd: dir ?? root });
   try {
     const [, origin] = await waitForLine(handle, listening, listeningText, opts.startTimeout * 1000);
     const url = `${origin}${path}`;
@@ -183,6 +193,7 @@ async function measureServer(server, levels, opts, loader, pinning) {
     return measured;
   } finally {
     await stopChild(handle);
+    if (dir) removeTempDir(dir);
   }
 }
 
@@ -353,6 +364,7 @@ function checkTargets(result) {
         // The same comparison by server CPU per request, which does not depend on the loader.
         cpuRatio: cpu && baseCpu ? baseCpu / cpu : undefined,
         note: problems.length > 0 ? problems.join('; ') : undefined,
+        ...(target.p99 ? { p99: server.levels[level].p99, baseP99: base.levels[level].p99, label: server.label, baseLabel: base.label } : {}),
       });
     }
   }
@@ -428,17 +440,10 @@ export function format(result) {
     const detail = [
       check.ratio === undefined ? null : `${check.ratio.toFixed(2)}x`,
       check.cpuRatio === undefined ? null : `by CPU/req ${check.cpuRatio.toFixed(2)}x`,
+      check.p99 === undefined ? null : `p99 ${check.p99} ms ${check.label}, ${check.baseP99} ms ${check.baseLabel}`,
       check.note,
     ].filter(Boolean).join('; ');
     out.push(`  pipelining ${String(check.level).padEnd(2)}  ${check.text}: ${check.status} (${detail})`);
-  }
-  const kernel = result.servers.find((server) => server.name === 'http-kernel');
-  const debug = result.servers.find((server) => server.name === 'http-kernel-debug');
-  if (kernel && debug) {
-    for (const level of options.pipelining) {
-      const ratio = formatRatio(debug.levels[level]?.rps, kernel.levels[level]?.rps);
-      out.push(`  pipelining ${String(level).padEnd(2)}  (info) http-kernel (debug) vs debug off: ${ratio}`);
-    }
   }
   return out.join('\n');
 }
