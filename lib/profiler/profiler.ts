@@ -53,6 +53,9 @@ interface Recording {
   collected: unknown[];
 }
 
+/** At most one "profiles are being dropped" warning per this many milliseconds. */
+const DROP_REPORT_INTERVAL = 10_000;
+
 /** Profiles written at the same time. */
 const SAVE_CONCURRENCY = 4;
 
@@ -88,7 +91,7 @@ export class Profiler {
   readonly #idle: Array<() => void> = [];
   #writing = 0;
   #dropped = 0;
-  #droppingReported = false;
+  #lastDropReport = 0;
 
   constructor(options: ProfilerOptions) {
     this.storage = options.storage;
@@ -213,8 +216,9 @@ export class Profiler {
         parent.profile.children.push(profile.token);
       }
     }
+    // Queued, not awaited: under sustained load the queue never empties, and waiting here would
+    // keep every request's event (and so its request, response and profiles) alive meanwhile.
     this.#enqueue(done.map((recording) => recording.profile!));
-    await this.#drained();
   }
 
   /** Profiles dropped because the storage could not keep up (see `maxQueuedProfiles`). */
@@ -237,8 +241,9 @@ export class Profiler {
         this.#unsaved.delete(profile.token);
         void this.storage.release(profile.token).catch(() => {});
       }
-      if (!this.#droppingReported) {
-        this.#droppingReported = true;
+      const now = Date.now();
+      if (now - this.#lastDropReport >= DROP_REPORT_INTERVAL) {
+        this.#lastDropReport = now;
         this.#logger?.warning('The profiler storage cannot keep up with the traffic: profiles are being dropped ({dropped} so far).', { dropped: this.#dropped });
       }
       return;
@@ -254,7 +259,6 @@ export class Profiler {
     } finally {
       this.#writing--;
       if (this.#writing === 0) {
-        this.#droppingReported = false;
         for (const resolve of this.#idle.splice(0)) resolve();
       }
     }
