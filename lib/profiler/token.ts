@@ -45,8 +45,9 @@ export class TokenPool {
     return token;
   }
 
-  /** Claims one token, drawing again on each collision. */
+  /** Claims one token: the storage's own drawToken when it has one, else random draws through claim(), again on each collision. */
   async claim(): Promise<string> {
+    if (this.#storage.drawToken !== undefined) return this.#storage.drawToken(this.#length);
     for (let attempt = 0; attempt < 100; attempt++) {
       const token = generateToken(this.#length);
       if (await this.#storage.claim(token)) return token;
@@ -64,7 +65,7 @@ export class TokenPool {
 
   #refill(): Promise<void> {
     if (this.#refilling !== null || this.#closed) return this.#refilling ?? Promise.resolve();
-    // A few claims at a time: each is a round trip to the storage (a file creation for FileStorage).
+    // A few claims at a time: each may be a round trip to the storage (a file creation for a claim outside a lease).
     const worker = async (): Promise<void> => {
       while (!this.#closed && this.#ready.length < this.#size) this.#ready.push(await this.claim());
     };

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
 import { link, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProfilerStorageError } from './errors.js';
 import { errorCode } from './fs-errors.js';
@@ -17,11 +19,21 @@ export class FileLock {
   readonly path: string;
   readonly staleMs: number;
   readonly #id = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  readonly #holderInfo: boolean;
+  /** What the file holds while we hold it: the id, or (holderInfo) JSON of pid, hostname, time and id. */
+  #content: string;
   #held = false;
 
-  constructor(path: string, staleMs = DEFAULT_LOCK_STALE_MS) {
+  /**
+   * With `holderInfo`, the file records the holder's pid and hostname, and a lock whose holder
+   * ran on this host and is no longer alive (`process.kill(pid, 0)` fails with ESRCH) is taken
+   * over at once, without waiting for its mtime to age.
+   */
+  constructor(path: string, staleMs = DEFAULT_LOCK_STALE_MS, options: { holderInfo?: boolean } = {}) {
     this.path = path;
     this.staleMs = staleMs;
+    this.#holderInfo = options.holderInfo ?? false;
+    this.#content = this.#id;
   }
 
   get held(): boolean {
@@ -32,8 +44,11 @@ export class FileLock {
   async tryAcquire(): Promise<boolean> {
     if (this.#held) return true;
     for (let attempt = 0; attempt < 3; attempt++) {
+      if (this.#holderInfo) {
+        this.#content = JSON.stringify({ pid: process.pid, hostname: hostname(), pidns: PID_NAMESPACE, time: new Date().toISOString(), id: this.#id });
+      }
       try {
-        await writeFile(this.path, this.#id, { flag: 'wx' });
+        await writeFile(this.path, this.#content, { flag: 'wx' });
         this.#held = true;
         return true;
       } catch (error) {
@@ -66,7 +81,7 @@ export class FileLock {
   async stillHeld(): Promise<boolean> {
     if (!this.#held) return false;
     try {
-      return (await readFile(this.path, 'utf8')) === this.#id;
+      return (await readFile(this.path, 'utf8')) === this.#content;
     } catch {
       return false;
     }
@@ -80,7 +95,7 @@ export class FileLock {
 
   async #isOurs(): Promise<boolean> {
     try {
-      return (await readFile(this.path, 'utf8')) === this.#id;
+      return (await readFile(this.path, 'utf8')) === this.#content;
     } catch {
       return false;
     }
@@ -95,7 +110,7 @@ export class FileLock {
       if (errorCode(error) === 'ENOENT') return true;
       throw error;
     }
-    if (Date.now() - stats.mtimeMs < this.staleMs) return false;
+    if (!(await this.#isStale(this.path, stats.mtimeMs))) return false;
     // Move it aside first: two processes may both have seen it stale, and only one rename wins.
     const aside = `${this.path}.stale-${this.#id}`;
     try {
@@ -106,7 +121,7 @@ export class FileLock {
     }
     try {
       const moved = await stat(aside);
-      if (Date.now() - moved.mtimeMs < this.staleMs) {
+      if (!(await this.#isStale(aside, moved.mtimeMs))) {
         // Between our stat and rename another process took the stale lock over: give its lock back.
         await link(aside, this.path).catch(() => {});
         return false;
@@ -115,5 +130,41 @@ export class FileLock {
     } finally {
       await unlink(aside).catch(() => {});
     }
+  }
+
+  /** Not refreshed for staleMs, or (holderInfo) its holder's process on this host is gone. */
+  async #isStale(path: string, mtimeMs: number): Promise<boolean> {
+    if (Date.now() - mtimeMs >= this.staleMs) return true;
+    if (!this.#holderInfo) return false;
+    let holder: { pid?: unknown; hostname?: unknown; pidns?: unknown };
+    try {
+      holder = JSON.parse(await readFile(path, 'utf8')) as typeof holder;
+    } catch {
+      return false; // Gone, or torn by a crash right after its creation: only its age counts.
+    }
+    // Same host and same pid namespace (containers may share a hostname and the directory), else the pid means nothing here.
+    if (typeof holder !== 'object' || holder === null || holder.hostname !== hostname() || (holder.pidns ?? null) !== PID_NAMESPACE) return false;
+    return typeof holder.pid === 'number' && !isAlive(holder.pid);
+  }
+}
+
+/** This process's pid namespace (Linux: `pid:[4026531836]`), null where there is none to read. */
+const PID_NAMESPACE: string | null = (() => {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return null;
+  }
+})();
+
+/** Whether a process of this host has the pid (EPERM: it exists, owned by someone else). */
+export function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errorCode(error) !== 'ESRCH';
   }
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback, gzip as gzipCallback } from 'node:zlib';
@@ -28,6 +28,16 @@ export interface FileStorageOptions {
   onError?: (error: Error) => void;
 }
 
+/** A token prefix this instance holds the lease of. */
+interface Lease {
+  readonly prefix: string;
+  readonly lock: FileLock;
+  /** Tokens of the prefix not to draw: files and index entries at the last scan, and this instance's draws since. */
+  taken: Set<string>;
+  /** Still over the share after a scan: no more draws from it; given back once no drawn token of it is pending. */
+  full: boolean;
+}
+
 /** What one compaction did. */
 export interface CompactionReport {
   /** Profiles indexed after it. */
@@ -46,6 +56,20 @@ const LOCK_FILE = 'index.lock';
 const PROFILE_SUFFIX = '.json.gz';
 const PROFILE_FILE = /^([0-9a-f]{6,32})\.json\.gz$/;
 const SHARD_DIR = /^[0-9a-f]{2}$/;
+const LEASE_DIR = 'leases';
+const LEASE_SUFFIX = '.lease';
+/** A lease not refreshed for this long belongs to a crashed or frozen process and is taken over. */
+const LEASE_STALE_MS = 2 * 60_000;
+/** Held leases are refreshed (mtime) this often. */
+const LEASE_REFRESH_MS = 30_000;
+/** A lease covers the tokens starting with its prefix: the shard's 2 characters. */
+const LEASE_PREFIX_LENGTH = 2;
+/** Another lease is taken once the held ones are this full (index entries, files, draws). */
+const LEASE_FULL_SHARE = 0.5;
+/** Random draws inside one lease before it is looked at again (at most half full: a miss is < 1/2). */
+const DRAWS_PER_LEASE = 48;
+/** Codes of `link` on filesystems without hard links: writes then fall back to a placeholder + rename. */
+const NO_LINK_CODES = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK']);
 /** A bound check runs after this many writes of this process, or when a second has passed since the last. */
 const CHECK_EVERY_WRITES = 32;
 const CHECK_EVERY_MS = 1_000;
@@ -77,11 +101,16 @@ const LOCK_REFRESH_EVERY = 256;
  *   index.ndjson                    one JSON line per profile (summary + file size), appended
  *   index.lock                      present while one process compacts the index
  *   <aa>/<token>.json.gz            a profile (gzip'd JSON), or an empty placeholder: a claim
+ *   leases/<aa>.lease               the lease of token prefix <aa>: JSON of holder pid, hostname, time
  *   <aa>/<token>.json.gz.<pid>-<n>.tmp, index.ndjson.<pid>-<hex>.tmp   writes in progress
  * where <aa> is the token's first two characters.
  *
- * Claims are files created with `wx`; a profile is written to a temp file and renamed over its
- * placeholder; its index line is appended with one O_APPEND write. Only a compaction, under the
+ * A process draws its tokens inside the prefixes it leases (a lease file created with `wx`,
+ * refreshed every 30 s, taken over when 2 minutes old or when its holder's pid is dead on this
+ * host), in memory: no file per claim. Such a token is written to a temp file hard-linked to its
+ * name, which fails rather than replace a file there. Claims of tokens outside the held prefixes
+ * are placeholder files created with `wx` (refused inside a prefix another live process leases);
+ * such a profile is written to a temp file renamed over its placeholder. Its index line is appended with one O_APPEND write. Only a compaction, under the
  * lock, rewrites the index (temp file + rename) and deletes profiles; appenders do not take the
  * lock (see appendIndexLine for why no line is lost). The index is a cache of the files: a
  * periodic sweep re-indexes profile files whose line a crash lost and drops lines whose file is
@@ -99,6 +128,13 @@ export class FileStorage implements ProfilerStorage {
   readonly #claims = new Set<string>();
   readonly #writing = new Set<string>();
   readonly #shards = new Set<string>();
+  /** Prefix leases held, by prefix. */
+  readonly #leases = new Map<string, Lease>();
+  /** Tokens drawn from a lease (no placeholder file) and neither written nor released. */
+  readonly #drawn = new Set<string>();
+  /** Lease changes (acquire, scan, refresh, release) run one at a time. */
+  #leasing: Promise<unknown> = Promise.resolve();
+  #leaseTimer: NodeJS.Timeout | null = null;
   readonly #timer: NodeJS.Timeout;
   /** Compactions and purges of this instance run one at a time (they share the lock). */
   #exclusive: Promise<unknown> = Promise.resolve();
@@ -122,11 +158,44 @@ export class FileStorage implements ProfilerStorage {
     this.#timer.unref();
   }
 
-  /** Creates the empty placeholder `<token>.json.gz` with `wx`: exactly one claimer, in any process, succeeds. */
+  /**
+   * A fresh token of `length` characters, claimed without touching the disk in the common case:
+   * it is drawn at random inside a token prefix this instance leases (`leases/<aa>.lease`, made
+   * with `wx`, so one process at a time), avoiding the prefix's files and index entries and this
+   * instance's own draws. A lease is acquired when none is held or the held ones are half full.
+   */
+  async drawToken(length = 6): Promise<string> {
+    if (!Number.isInteger(length) || length < 6 || length > 32) throw new RangeError(`A profile token has 6 to 32 characters, not ${length}.`);
+    for (let round = 0; round < 4; round++) {
+      if (this.#closed) throw new ProfilerStorageError(`The profiler storage in ${this.dir} is closed.`, 'HK_PROFILER_STORAGE_CLOSED');
+      const token = this.#drawFromLeases(length);
+      if (token !== null) return token;
+      try {
+        await this.#serialLeases(() => this.#growLeases(length));
+      } catch (error) {
+        throw this.#failure('lease a token prefix for', null, error);
+      }
+    }
+    throw new ProfilerStorageError(`Could not draw a free ${length}-character profile token in ${this.dir}.`, 'HK_PROFILER_STORAGE_FULL');
+  }
+
+  /**
+   * Claims a token: in a prefix this instance leases, in memory; elsewhere by creating the empty
+   * placeholder `<token>.json.gz` with `wx` (exactly one claimer, in any process, succeeds),
+   * unless another live instance leases the prefix (its draws are in its memory only).
+   */
   async claim(token: string): Promise<boolean> {
     if (!isStorableToken(token)) return false;
-    if (this.#claims.has(token) || this.#writing.has(token)) return false;
+    if (this.#claims.has(token) || this.#writing.has(token) || this.#drawn.has(token)) return false;
+    const lease = this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH));
+    if (lease !== undefined) {
+      if (lease.taken.has(token)) return false;
+      lease.taken.add(token);
+      this.#drawn.add(token);
+      return true;
+    }
     try {
+      if (await this.#leasedByAnother(token.slice(0, LEASE_PREFIX_LENGTH))) return false;
       if (!(await this.#inShard(token, () => this.#createPlaceholder(token)))) return false;
     } catch (error) {
       throw this.#failure('claim a token for', token, error);
@@ -137,13 +206,19 @@ export class FileStorage implements ProfilerStorage {
 
   /** Removes this instance's placeholder, if it is still an empty placeholder. */
   async release(token: string): Promise<void> {
-    if (!isStorableToken(token) || !this.#claims.delete(token)) return;
+    if (!isStorableToken(token)) return;
+    if (this.#drawn.delete(token)) {
+      this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH))?.taken.delete(token);
+      return;
+    }
+    if (!this.#claims.delete(token)) return;
     await this.#removePlaceholder(token).catch((error: unknown) => this.#report(error));
   }
 
   /**
-   * Writes the profile to a temp file, then renames it over the placeholder this instance owns
-   * (claiming the token first when it did not). Rejects with ProfileExistsError when the token
+   * Writes the profile to a temp file, then renames it over the placeholder this instance owns,
+   * or, for a token drawn from a lease, hard-links it to its name, which fails when the name
+   * exists (claiming the token first when it did neither). Rejects with ProfileExistsError when the token
    * holds another profile, ProfilerStorageError when the disk fails; nothing escapes otherwise.
    */
   async write(profile: Profile): Promise<void> {
@@ -162,6 +237,7 @@ export class FileStorage implements ProfilerStorage {
       const data = await gzip(json);
       await this.#inShard(token, () => this.#putProfile(token, data));
       this.#claims.delete(token);
+      this.#drawn.delete(token);
       await appendIndexLine(this.#indexPath, encodeIndexLine(indexEntryOf(profile, data.length)), {
         lockPath: this.#lock.path,
         lockStaleMs: this.#lock.staleMs,
@@ -244,9 +320,127 @@ export class FileStorage implements ProfilerStorage {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
+    if (this.#leaseTimer !== null) clearInterval(this.#leaseTimer);
     await this.#upkeep;
     await this.#exclusive;
     await Promise.all([...this.#claims].map((token) => this.release(token)));
+    await this.#serialLeases(async () => {
+      this.#drawn.clear();
+      const leases = [...this.#leases.values()];
+      this.#leases.clear();
+      await Promise.all(leases.map((lease) => lease.lock.release()));
+    });
+  }
+
+  /** The prefixes this instance leases now (for tests and tools). */
+  get leasedPrefixes(): string[] {
+    return [...this.#leases.keys()].sort();
+  }
+
+  /** A drawn token from the least full held lease, or null when a lease must be scanned or acquired. */
+  #drawFromLeases(length: number): string | null {
+    const limit = 16 ** (length - LEASE_PREFIX_LENGTH) * LEASE_FULL_SHARE;
+    let best: Lease | undefined;
+    for (const lease of this.#leases.values()) {
+      if (!lease.full && lease.taken.size < limit && (best === undefined || lease.taken.size < best.taken.size)) best = lease;
+    }
+    if (best === undefined) return null;
+    for (let attempt = 0; attempt < DRAWS_PER_LEASE; attempt++) {
+      const token = best.prefix + generateHex(length - LEASE_PREFIX_LENGTH);
+      if (best.taken.has(token) || this.#claims.has(token) || this.#writing.has(token) || this.#drawn.has(token)) continue;
+      best.taken.add(token);
+      this.#drawn.add(token);
+      return token;
+    }
+    return null;
+  }
+
+  /** Scans the held leases over the share; when all still are, acquires a lease on another prefix. */
+  async #growLeases(length: number): Promise<void> {
+    if (this.#closed) return;
+    const limit = 16 ** (length - LEASE_PREFIX_LENGTH) * LEASE_FULL_SHARE;
+    const usable = (): boolean => [...this.#leases.values()].some((lease) => !lease.full && lease.taken.size < limit);
+    if (usable()) return;
+    for (const lease of this.#leases.values()) {
+      if (lease.full) continue;
+      await this.#scan(lease);
+      if (lease.taken.size >= limit) lease.full = true;
+    }
+    if (usable()) return;
+    await mkdir(join(this.dir, LEASE_DIR), { recursive: true });
+    const prefixes = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).filter((prefix) => !this.#leases.has(prefix));
+    shuffle(prefixes);
+    for (const prefix of prefixes) {
+      const lock = new FileLock(this.#leasePath(prefix), LEASE_STALE_MS, { holderInfo: true });
+      if (!(await lock.tryAcquire())) continue;
+      const lease: Lease = { prefix, lock, taken: new Set(), full: false };
+      await this.#scan(lease);
+      if (lease.taken.size >= limit) {
+        await lock.release();
+        continue;
+      }
+      this.#leases.set(prefix, lease);
+      if (this.#leaseTimer === null) {
+        this.#leaseTimer = setInterval(() => {
+          void this.#serialLeases(() => this.#refreshLeases()).catch((error: unknown) => this.#report(error));
+        }, LEASE_REFRESH_MS);
+        this.#leaseTimer.unref();
+      }
+      return;
+    }
+    throw new ProfilerStorageError(`Every token prefix of the profiler storage ${this.dir} is leased by another process or half full.`, 'HK_PROFILER_STORAGE_FULL');
+  }
+
+  /** Rebuilds a lease's taken set: the shard's files (profiles, placeholders), the index's entries, our pending draws. */
+  async #scan(lease: Lease): Promise<void> {
+    const { prefix } = lease;
+    const taken = new Set<string>();
+    const addPending = (): void => {
+      for (const set of [this.#drawn, this.#writing, this.#claims]) for (const token of set) if (token.startsWith(prefix)) taken.add(token);
+    };
+    // Before the awaits too: a write finishing meanwhile leaves #drawn before its file shows in an earlier readdir.
+    addPending();
+    await this.#index.refresh();
+    for (const name of (await ignoreMissing(readdir(join(this.dir, prefix)))) ?? []) {
+      const token = PROFILE_FILE.exec(name)?.[1];
+      if (token !== undefined) taken.add(token);
+    }
+    for (const entry of this.#index.newestFirst()) if (entry.token.startsWith(prefix)) taken.add(entry.token);
+    addPending();
+    lease.taken = taken;
+  }
+
+  /** Keeps the held leases young; drops the ones taken over (we were frozen), gives back full ones without pending draws. */
+  async #refreshLeases(): Promise<void> {
+    for (const lease of [...this.#leases.values()]) {
+      if (!(await lease.lock.stillHeld())) {
+        this.#leases.delete(lease.prefix);
+        this.#report(new ProfilerStorageError(`The profiler storage lease ${lease.lock.path} was taken over; its pending tokens are still written exclusively.`, 'HK_PROFILER_STORAGE_LOCKED'));
+        continue;
+      }
+      if (lease.full && ![...this.#drawn].some((token) => token.startsWith(lease.prefix))) {
+        this.#leases.delete(lease.prefix);
+        await lease.lock.release();
+        continue;
+      }
+      await lease.lock.refresh();
+    }
+  }
+
+  /** Whether a live lease of another instance covers the prefix. */
+  async #leasedByAnother(prefix: string): Promise<boolean> {
+    const stats = await ignoreMissing(stat(this.#leasePath(prefix)));
+    return stats !== undefined && Date.now() - stats.mtimeMs < LEASE_STALE_MS;
+  }
+
+  #leasePath(prefix: string): string {
+    return join(this.dir, LEASE_DIR, `${prefix}${LEASE_SUFFIX}`);
+  }
+
+  #serialLeases<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#leasing.then(fn, fn);
+    this.#leasing = run.catch(() => {});
+    return run;
   }
 
   #profilePath(token: string): string {
@@ -286,8 +480,31 @@ export class FileStorage implements ProfilerStorage {
     if (stats !== undefined && stats.size === 0) await removeFile(path);
   }
 
-  /** Temp file, then rename over our placeholder: readers see no file, a placeholder, or the whole profile. */
+  /**
+   * A drawn token: temp file, then `link` to the final name, which fails (EEXIST) rather than
+   * replace anything there. Otherwise: temp file, then rename over our placeholder. Either way
+   * readers see no file, a placeholder, or the whole profile.
+   */
   async #putProfile(token: string, data: Buffer): Promise<void> {
+    if (!this.#claims.has(token) && !this.#drawn.has(token)) {
+      const lease = this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH));
+      if (lease !== undefined) {
+        if (!(await this.claim(token))) throw new ProfileExistsError(token);
+      } else if (await this.#leasedByAnother(token.slice(0, LEASE_PREFIX_LENGTH))) {
+        throw new ProfileExistsError(token);
+      }
+    }
+    if (this.#drawn.has(token)) {
+      const linked = await this.#linkProfile(token, data);
+      if (linked) return;
+      // No hard links on this filesystem: claim with a placeholder, as for tokens outside leases.
+      if (!(await this.#createPlaceholder(token))) {
+        this.#drawn.delete(token);
+        throw new ProfileExistsError(token);
+      }
+      this.#drawn.delete(token);
+      this.#claims.add(token);
+    }
     const path = this.#profilePath(token);
     let ownPlaceholder = this.#claims.has(token);
     let createdHere = false;
@@ -309,6 +526,27 @@ export class FileStorage implements ProfilerStorage {
       await removeFile(temp).catch(() => {});
       if (createdHere) await this.#removePlaceholder(token).catch(() => {});
       throw error;
+    }
+  }
+
+  /** True when written, false when the filesystem has no hard links; ProfileExistsError when the name exists. */
+  async #linkProfile(token: string, data: Buffer): Promise<boolean> {
+    const path = this.#profilePath(token);
+    const temp = `${path}.${process.pid}-${++this.#tempCounter}.tmp`;
+    try {
+      await writeFile(temp, data, { flag: 'wx' });
+      await link(temp, path);
+      return true;
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'EEXIST') {
+        this.#drawn.delete(token);
+        throw new ProfileExistsError(token);
+      }
+      if (code !== undefined && NO_LINK_CODES.has(code)) return false;
+      throw error;
+    } finally {
+      await removeFile(temp).catch(() => {});
     }
   }
 
@@ -533,6 +771,28 @@ export class FileStorage implements ProfilerStorage {
     } catch {
       // A failing error handler must not turn background upkeep into an unhandled rejection.
     }
+  }
+}
+
+/** Random bytes fetched 4 KiB at a time: one randomBytes call per draw would be most of a draw's cost. */
+let randomPool = Buffer.alloc(0);
+let randomOffset = 0;
+
+function generateHex(length: number): string {
+  const bytes = Math.ceil(length / 2);
+  if (randomOffset + bytes > randomPool.length) {
+    randomPool = randomBytes(4096);
+    randomOffset = 0;
+  }
+  const hex = randomPool.toString('hex', randomOffset, randomOffset + bytes);
+  randomOffset += bytes;
+  return hex.slice(0, length);
+}
+
+function shuffle<T>(items: T[]): void {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [items[i], items[j]] = [items[j] as T, items[i] as T];
   }
 }
 

@@ -42,6 +42,12 @@ export interface ProfilerStorage {
    * the storage) holds it, false when it is taken. A claimed token is never handed out again.
    */
   claim(token: string): Promise<boolean>;
+  /**
+   * Optional: picks and claims a fresh token of `length` characters itself, cheaper than random
+   * draws through claim() when the storage can (FileStorage: in memory, inside a token prefix it
+   * leases). Same guarantees as a successful claim(); rejects when no token can be had.
+   */
+  drawToken?(length: number): Promise<string>;
   /** Gives back a claimed token that will not be written. */
   release(token: string): Promise<void>;
   /** Stores a profile under its (claimed) token; never overwrites another profile. */

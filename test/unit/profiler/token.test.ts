@@ -61,4 +61,26 @@ test('a failing storage makes claim() reject after bounded draws', async () => {
   );
 });
 
+test('the pool prefers the storage\'s drawToken over random claims', async () => {
+  const drawn: string[] = [];
+  let claims = 0;
+  const storage: ProfilerStorage = {
+    ...claimingStorage(new Set()),
+    claim: async () => (++claims, true),
+    drawToken: async (length) => {
+      const token = (drawn.length + 1).toString(16).padStart(length, '0');
+      drawn.push(token);
+      return token;
+    },
+  };
+  const pool = new TokenPool(storage, { size: 16, length: 8 });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const token = pool.take();
+  assert.ok(token !== null && drawn.includes(token));
+  assert.match(token!, /^[0-9a-f]{8}$/);
+  assert.ok(drawn.includes(await pool.claim()));
+  assert.is(claims, 0, 'claim() was never called');
+  await pool.close();
+});
+
 test.run();

@@ -1,0 +1,221 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readlinkSync } from 'node:fs';
+import { mkdir, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { FileStorage, ProfileExistsError, ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
+import { listFiles, makeProfile, makeTempDir, rejection } from './fixtures.js';
+
+const test = suite('FileStorage prefix leases');
+
+let root = '';
+let cleanup: () => Promise<void> = async () => {};
+let counter = 0;
+const open: FileStorage[] = [];
+
+test.before(async () => {
+  ({ dir: root, cleanup } = await makeTempDir('file-storage-leases'));
+});
+
+test.after.each(async () => {
+  await Promise.all(open.splice(0).map((storage) => storage.close()));
+});
+
+test.after(async () => {
+  await cleanup();
+});
+
+function storageIn(dir = join(root, `case-${++counter}`)): FileStorage {
+  const storage = new FileStorage({ dir });
+  open.push(storage);
+  return storage;
+}
+
+/** As FileLock records it: this process's pid namespace, null where there is none. */
+const PIDNS = (() => {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return null;
+  }
+})();
+
+const PREFIXES = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** Lease files for every prefix but `except`, held by this (live) process and fresh. */
+async function leaseAllBut(dir: string, except: string): Promise<void> {
+  await mkdir(join(dir, 'leases'), { recursive: true });
+  const live = JSON.stringify({ pid: process.pid, hostname: hostname(), time: new Date().toISOString(), id: 'someone-else' });
+  await Promise.all(PREFIXES.filter((prefix) => prefix !== except).map((prefix) => writeFile(join(dir, 'leases', `${prefix}.lease`), live)));
+}
+
+test('two storages on one directory draw disjoint tokens from different prefixes, creating no placeholder', async () => {
+  const first = storageIn();
+  const second = storageIn(first.dir);
+  const a = new Set<string>();
+  const b = new Set<string>();
+  for (let i = 0; i < 2_000; i++) {
+    a.add(await first.drawToken(6));
+    b.add(await second.drawToken(6));
+  }
+  assert.is(a.size, 2_000, 'no token twice within one storage');
+  assert.is(b.size, 2_000);
+  for (const token of a) assert.not.ok(b.has(token), `${token} drawn by both`);
+  for (const token of [...a, ...b]) assert.match(token, /^[0-9a-f]{6}$/);
+  assert.is(first.leasedPrefixes.length, 1, 'one prefix is enough for 2,000 tokens');
+  assert.is(second.leasedPrefixes.length, 1);
+  assert.is.not(first.leasedPrefixes[0], second.leasedPrefixes[0]);
+  for (const token of a) assert.ok(token.startsWith(first.leasedPrefixes[0]!));
+  const files = await listFiles(first.dir);
+  assert.equal(files, [...first.leasedPrefixes, ...second.leasedPrefixes].map((prefix) => `leases/${prefix}.lease`).sort(), 'only the two lease files');
+  const lease = JSON.parse(await readFile(join(first.dir, 'leases', `${first.leasedPrefixes[0]}.lease`), 'utf8'));
+  assert.is(lease.pid, process.pid);
+  assert.is(lease.hostname, hostname());
+  assert.type(lease.time, 'string');
+});
+
+test('a token in a prefix leased by another storage is refused by claim and by a write', async () => {
+  const first = storageIn();
+  const second = storageIn(first.dir);
+  const token = await first.drawToken(6);
+  assert.is(await second.claim(token), false);
+  const other = `${token.slice(0, 2)}${token.slice(2) === '0000' ? '0001' : '0000'}`;
+  assert.is(await second.claim(other), false, 'the whole prefix is the lease holder\'s');
+  assert.instance(await rejection(() => second.write(makeProfile(other))), ProfileExistsError);
+  assert.is(await first.claim(token), false, 'not twice in the holder either');
+  assert.is(await first.claim(other), true, 'the holder claims in its prefix in memory');
+  await first.write(makeProfile(other));
+  assert.ok(await second.read(other));
+});
+
+test('a drawn token is written with no placeholder and no temp file left, and found', async () => {
+  const storage = storageIn();
+  const token = await storage.drawToken(6);
+  await storage.write(makeProfile(token, { status: 201 }));
+  assert.is((await storage.read(token))?.status, 201);
+  assert.equal((await storage.find()).map((summary) => summary.token), [token]);
+  const files = await listFiles(storage.dir);
+  assert.equal(files.filter((file) => file.endsWith('.tmp')), []);
+  assert.ok(files.includes(`${token.slice(0, 2)}/${token}.json.gz`));
+  assert.instance(await rejection(() => storage.write(makeProfile(token, { status: 500 }))), ProfileExistsError);
+  assert.is((await storage.read(token))?.status, 201);
+});
+
+test('a drawn token\'s write never overwrites a profile that appeared under its name', async () => {
+  const storage = storageIn();
+  const token = await storage.drawToken(6);
+  // E.g. written by a process that knew nothing of leases: the write must fail, not replace it.
+  const foreign = gzipSync(JSON.stringify(makeProfile(token, { status: 418 })));
+  await mkdir(join(storage.dir, token.slice(0, 2)), { recursive: true });
+  await writeFile(join(storage.dir, token.slice(0, 2), `${token}.json.gz`), foreign);
+  assert.instance(await rejection(() => storage.write(makeProfile(token, { status: 200 }))), ProfileExistsError);
+  assert.is((await storage.read(token))?.status, 418);
+  assert.equal((await listFiles(storage.dir)).filter((file) => file.endsWith('.tmp')), []);
+  // Nor an empty placeholder (another instance's claim).
+  const second = await storage.drawToken(6);
+  await writeFile(join(storage.dir, second.slice(0, 2), `${second}.json.gz`), '');
+  assert.instance(await rejection(() => storage.write(makeProfile(second))), ProfileExistsError);
+  assert.is((await readFile(join(storage.dir, second.slice(0, 2), `${second}.json.gz`))).length, 0);
+});
+
+test('draws avoid the profiles and claims already in the leased prefix', async () => {
+  const writer = storageIn();
+  const token = await writer.drawToken(6);
+  const prefix = token.slice(0, 2);
+  await writer.write(makeProfile(token));
+  await writer.close();
+  // 1,000 placeholders of other instances' claims: 2,000 blind draws would hit ~30 of them.
+  const dir = writer.dir;
+  const existing = new Set<string>([token]);
+  for (let i = 0; i < 1_000; i++) existing.add(`${prefix}${(i * 61).toString(16).padStart(4, '0')}`);
+  await Promise.all([...existing].filter((t) => t !== token).map((t) => writeFile(join(dir, prefix, `${t}.json.gz`), '')));
+  await leaseAllBut(dir, prefix);
+  const storage = storageIn(dir);
+  const drawn = new Set<string>();
+  for (let i = 0; i < 2_000; i++) {
+    const t = await storage.drawToken(6);
+    assert.ok(t.startsWith(prefix));
+    assert.not.ok(existing.has(t), `${t} exists already`);
+    drawn.add(t);
+  }
+  assert.is(drawn.size, 2_000);
+});
+
+test('a stale lease (old mtime) is taken over', async () => {
+  const dir = join(root, `case-${++counter}`);
+  await leaseAllBut(dir, 'a5');
+  const stale = join(dir, 'leases', 'a5.lease');
+  await writeFile(stale, JSON.stringify({ pid: process.pid, hostname: hostname(), time: 'long ago', id: 'frozen' }));
+  const old = new Date(Date.now() - 10 * 60_000);
+  await utimes(stale, old, old);
+  const storage = storageIn(dir);
+  assert.match(await storage.drawToken(6), /^a5[0-9a-f]{4}$/);
+  assert.equal(storage.leasedPrefixes, ['a5']);
+  assert.is(JSON.parse(await readFile(stale, 'utf8')).pid, process.pid);
+  assert.is.not(JSON.parse(await readFile(stale, 'utf8')).id, 'frozen');
+});
+
+test('a fresh lease of a dead process on this host is taken over at once; all others live: draws reject', async () => {
+  const dir = join(root, `case-${++counter}`);
+  await leaseAllBut(dir, '3c');
+  const dead = spawnSync(process.execPath, ['-e', '']).pid;
+  assert.ok(dead > 0);
+  await writeFile(join(dir, 'leases', '3c.lease'), JSON.stringify({ pid: dead, hostname: hostname(), pidns: PIDNS, time: new Date().toISOString(), id: 'dead' }));
+  const storage = storageIn(dir);
+  assert.match(await storage.drawToken(6), /^3c[0-9a-f]{4}$/);
+  assert.is(JSON.parse(await readFile(join(dir, 'leases', '3c.lease'), 'utf8')).pid, process.pid);
+  // A live holder elsewhere, same mtime age: not taken.
+  const dir2 = join(root, `case-${++counter}`);
+  await leaseAllBut(dir2, '');
+  const blocked = storageIn(dir2);
+  const error = await rejection(() => blocked.drawToken(6));
+  assert.instance(error, ProfilerStorageError);
+  assert.match(error.message, /leased by another process/);
+  assert.equal(blocked.leasedPrefixes, []);
+  // A dead pid on another host is not ours to judge: only age counts there.
+  await writeFile(join(dir2, 'leases', '77.lease'), JSON.stringify({ pid: dead, hostname: `not-${hostname()}`, pidns: PIDNS, time: '', id: 'remote' }));
+  assert.instance(await rejection(() => blocked.drawToken(6)), ProfilerStorageError);
+  // Nor in another pid namespace (a container sharing the hostname and the directory).
+  await writeFile(join(dir2, 'leases', '77.lease'), JSON.stringify({ pid: dead, hostname: hostname(), pidns: 'pid:[1]', time: '', id: 'container' }));
+  assert.instance(await rejection(() => blocked.drawToken(6)), ProfilerStorageError);
+  assert.equal(blocked.leasedPrefixes, []);
+});
+
+test('close() releases the leases; another storage can then lease the prefix', async () => {
+  const first = storageIn();
+  const token = await first.drawToken(6);
+  const prefix = first.leasedPrefixes[0]!;
+  assert.ok(existsSync(join(first.dir, 'leases', `${prefix}.lease`)));
+  await first.close();
+  assert.equal(await readdir(join(first.dir, 'leases')), []);
+  assert.instance(await rejection(() => first.drawToken(6)), ProfilerStorageError);
+  await leaseAllBut(first.dir, prefix);
+  const second = storageIn(first.dir);
+  assert.ok((await second.drawToken(6)).startsWith(prefix));
+  assert.is(await second.claim(token), true, 'the unwritten draw of the closed storage is free again');
+});
+
+test('release() gives a drawn token back; claim() outside held prefixes still uses a placeholder', async () => {
+  const storage = storageIn();
+  const token = await storage.drawToken(6);
+  await storage.release(token);
+  assert.is(await storage.claim(token), true, 'released, then claimed in memory again');
+  const outside = PREFIXES.find((prefix) => !storage.leasedPrefixes.includes(prefix))!;
+  assert.is(await storage.claim(`${outside}abcd`), true);
+  assert.ok(existsSync(join(storage.dir, outside, `${outside}abcd.json.gz`)));
+  await storage.write(makeProfile(`${outside}abcd`));
+  assert.ok(await storage.read(`${outside}abcd`));
+});
+
+test('longer tokens are drawn in the leased prefix too', async () => {
+  const storage = storageIn();
+  const token = await storage.drawToken(16);
+  assert.match(token, /^[0-9a-f]{16}$/);
+  assert.ok(token.startsWith(storage.leasedPrefixes[0]!));
+  await rejection(() => storage.drawToken(5));
+});
+
+test.run();
