@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readlinkSync } from 'node:fs';
 import { mkdir, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -18,6 +18,7 @@ const open: FileStorage[] = [];
 
 test.before(async () => {
   ({ dir: root, cleanup } = await makeTempDir('file-storage-leases'));
+  await writeFile(join(root, 'drawer.mjs'), CHILD_SOURCE);
 });
 
 test.after.each(async () => {
@@ -42,6 +43,60 @@ const PIDNS = (() => {
     return null;
   }
 })();
+
+const STORAGE_MODULE = new URL('../../../../lib/profiler/storage/index.js', import.meta.url).href;
+
+// A drawing process: draws `count` tokens, writes the first `writes`, prints tokens and prefixes; with hold=1 it then waits to be killed.
+const CHILD_SOURCE = `
+const [moduleUrl, dir, count, writes, hold] = process.argv.slice(2);
+const { FileStorage } = await import(moduleUrl);
+const storage = new FileStorage({ dir, onError: (error) => { process.stderr.write(error.stack + '\\n'); process.exitCode = 1; } });
+const tokens = [];
+for (let i = 0; i < Number(count); i++) tokens.push(await storage.drawToken(6));
+for (const token of tokens.slice(0, Number(writes))) {
+  await storage.write({ token, parent: null, children: [], ip: '127.0.0.1', method: 'GET', url: 'http://x/' + token, time: Date.now(), status: 200, collectors: {} });
+}
+process.stdout.write(JSON.stringify({ tokens, prefixes: storage.leasedPrefixes }) + '\\n');
+if (hold === '1') setInterval(() => {}, 1000);
+else await storage.close();
+`;
+
+/** Runs a drawing process; resolves with its output once it printed it (and, unless holding, exited 0). */
+function runDrawer(dir: string, count: number, writes: number, hold = false): { result: Promise<{ tokens: string[]; prefixes: string[] }>; kill: () => Promise<void> } {
+  const child = spawn(process.execPath, [join(root, 'drawer.mjs'), STORAGE_MODULE, dir, String(count), String(writes), hold ? '1' : '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const result = new Promise<{ tokens: string[]; prefixes: string[] }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`drawer timed out: ${stderr}`)), 60_000);
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      if (!stdout.endsWith('\n')) return;
+      const output = JSON.parse(stdout) as { tokens: string[]; prefixes: string[] };
+      if (hold) {
+        clearTimeout(timer);
+        resolve(output);
+        return;
+      }
+      void exited.then((code) => {
+        clearTimeout(timer);
+        if (code === 0) resolve(output);
+        else reject(new Error(`drawer exited with ${code}: ${stderr}`));
+      });
+    });
+    void exited.then((code) => {
+      if (!stdout.endsWith('\n')) reject(new Error(`drawer exited with ${code} before printing: ${stderr}`));
+    });
+  });
+  return {
+    result,
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
 
 const PREFIXES = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
@@ -208,6 +263,36 @@ test('release() gives a drawn token back; claim() outside held prefixes still us
   assert.ok(existsSync(join(storage.dir, outside, `${outside}abcd.json.gz`)));
   await storage.write(makeProfile(`${outside}abcd`));
   assert.ok(await storage.read(`${outside}abcd`));
+});
+
+test('three processes on one directory draw disjoint tokens in different prefixes and write without conflict', async () => {
+  const dir = join(root, `case-${++counter}`);
+  const outputs = await Promise.all([0, 1, 2].map(() => runDrawer(dir, 2_000, 100).result));
+  const all = outputs.flatMap((output) => output.tokens);
+  assert.is(all.length, 6_000);
+  assert.is(new Set(all).size, 6_000, 'no token drawn twice across processes');
+  const prefixes = outputs.map((output) => output.prefixes);
+  for (const held of prefixes) assert.is(held.length, 1);
+  assert.is(new Set(prefixes.flat()).size, 3, 'three different prefixes');
+  const reader = storageIn(dir);
+  assert.is((await reader.find({ limit: 1_000 })).length, 300);
+  assert.equal(await readdir(join(dir, 'leases')), [], 'every lease released on close');
+});
+
+test('the lease of a killed process is taken over at once by the next one', async () => {
+  const dir = join(root, `case-${++counter}`);
+  const holder = runDrawer(dir, 10, 2, true);
+  const { prefixes } = await holder.result;
+  assert.is(prefixes.length, 1);
+  const prefix = prefixes[0]!;
+  const blocked = storageIn(dir);
+  await leaseAllBut(dir, prefix);
+  // Its lease is fresh and its process alive: not taken.
+  assert.is(await blocked.claim(`${prefix}0000`), false);
+  assert.instance(await rejection(() => blocked.drawToken(6)), ProfilerStorageError);
+  await holder.kill();
+  const token = await blocked.drawToken(6);
+  assert.ok(token.startsWith(prefix), 'the dead process\'s prefix, without waiting for its lease to age');
 });
 
 test('longer tokens are drawn in the leased prefix too', async () => {
