@@ -1,39 +1,60 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Request } from './request.js';
 
+/** How a RequestStack tracks the current request. */
+export interface RequestStackOptions {
+  /**
+   * Follow the current request across awaits with AsyncLocalStorage (default true). Off, `run()`
+   * only calls its function and the getters answer undefined: listeners still get their request
+   * from the event. Node 20 runs AsyncLocalStorage's hooks on every async resource once a store
+   * is in use, which costs a server 15-25% of its throughput; createKernel turns it on in debug mode.
+   */
+  asyncContext?: boolean;
+}
+
 /**
  * The requests being handled, main request first. Each `run()` opens its own async
  * context holding the caller's stack plus the new request, so concurrent main
  * requests (and even concurrent sub-requests of one request) never see each other.
  */
 export class RequestStack {
-  readonly #storage = new AsyncLocalStorage<readonly Request[]>();
+  readonly #storage: AsyncLocalStorage<readonly Request[]> | null;
+
+  constructor(options: RequestStackOptions = {}) {
+    this.#storage = options.asyncContext === false ? null : new AsyncLocalStorage<readonly Request[]>();
+  }
+
+  /** Whether the current request is tracked across awaits (see RequestStackOptions). */
+  get tracksAsyncContext(): boolean {
+    return this.#storage !== null;
+  }
 
   /** Runs `fn` with `request` on top of the current stack (alone, outside any request). */
   run<T>(request: Request, fn: () => T): T {
+    if (this.#storage === null) return fn();
     const parent = this.#storage.getStore();
     return this.#storage.run(parent === undefined ? [request] : [...parent, request], fn);
   }
 
   /** The requests of the current context, main request first. */
   all(): readonly Request[] {
-    return this.#storage.getStore() ?? [];
+    return this.#storage?.getStore() ?? [];
   }
 
   /** The request being handled right now (a sub-request while one runs). */
   getCurrentRequest(): Request | undefined {
-    const stack = this.#storage.getStore();
+    const stack = this.#storage?.getStore();
     return stack === undefined ? undefined : stack[stack.length - 1];
   }
 
   /** The request the client sent. */
   getMainRequest(): Request | undefined {
-    return this.#storage.getStore()?.[0];
+    return this.#storage?.getStore()?.[0];
   }
 
   /** The request that made the current sub-request, if any. */
   getParentRequest(): Request | undefined {
-    const stack = this.#storage.getStore();
+    const stack = this.#storage?.getStore();
     return stack === undefined || stack.length < 2 ? undefined : stack[stack.length - 2];
   }
 }

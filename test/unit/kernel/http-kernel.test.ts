@@ -10,6 +10,7 @@ import {
   MethodNotAllowedHttpError,
   NotFoundHttpError,
   Request,
+  RequestStack,
   RequestType,
   Response,
   SuspiciousOperationError,
@@ -207,6 +208,25 @@ test('concurrent requests each see only their own request on the stack', async (
     }),
   );
   assert.ok(responses.every((r) => r.body === 'same'));
+});
+
+test('without async context tracking the kernel still handles sub-requests; the stack answers undefined', async () => {
+  const stack = new RequestStack({ asyncContext: false });
+  const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver(), stack);
+  const seen: unknown[] = [];
+  const inner = () => {
+    seen.push(stack.getCurrentRequest());
+    return new Response('inner');
+  };
+  const request = Request.create('/');
+  request.attributes.set('_controller', async (req: Request) => {
+    const response = await kernel.handle(req.duplicate({ attributes: { _controller: inner } }), RequestType.SUB);
+    return new Response(`outer(${response.body})`);
+  });
+  assert.is((await kernel.handle(request)).body, 'outer(inner)');
+  assert.equal(seen, [undefined]);
+  assert.not.ok(stack.tracksAsyncContext);
+  assert.ok(new RequestStack().tracksAsyncContext);
 });
 
 test.run();
