@@ -1,3 +1,4 @@
+import type { CalledListener } from '../../kernel/index.js';
 import type { LogRecord } from '../log/index.js';
 
 /** The summary of a profile: what the search page lists and the storage indexes. */
@@ -89,15 +90,8 @@ export interface LoggerData {
   warningCount: number;
 }
 
-/** One listener call. `start` is milliseconds since the request began. */
-export interface ListenerCallData {
-  event: string;
-  listener: string;
-  priority: number;
-  start: number;
-  duration: number;
-  stoppedPropagation: boolean;
-}
+/** One listener call, as the traced dispatcher records it, but with `start` in milliseconds since the request began. */
+export type ListenerCallData = CalledListener;
 
 /** `collectors.events`: listeners called in order, not called, orphaned events. */
 export interface EventsData {
