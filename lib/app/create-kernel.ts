@@ -50,6 +50,8 @@ export interface ProfilerKernelOptions {
   collectors?: DataCollector[];
   /** What counts as secret (headers always hidden, key pattern). */
   redaction?: RedactionOptions;
+  /** Most profiles waiting to be saved; beyond it new ones are dropped (default 1,000). */
+  maxQueuedProfiles?: number;
 }
 
 /** Everything `createKernel` accepts; the defaults are the safe ones (production, no debug). */
@@ -140,6 +142,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
       redactor: new Redactor(profilerOptions.redaction),
       logger: logger.withChannel('profiler'),
       tokenLength: profilerOptions.tokenLength,
+      maxQueuedProfiles: profilerOptions.maxQueuedProfiles,
       showDebug,
     });
     // The profiler's pages come first, so an application's catch-all route cannot hide them.

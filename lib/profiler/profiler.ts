@@ -204,6 +204,8 @@ export class Profiler {
     this.#trees.delete(event.request);
     const done = tree.filter((recording) => recording.profile !== null);
     for (const recording of tree) if (recording.profile === null) void this.storage.release(recording.token).catch(() => {});
+    // A full queue drops the tree before its late collection: no CPU spent on what cannot be saved.
+    if (!this.#hasRoomFor(done.map((recording) => recording.profile!))) return;
     for (const recording of done) {
       const profile = recording.profile!;
       const context = this.#context(recording);
@@ -235,6 +237,12 @@ export class Profiler {
   // Saves go through a bounded queue with a few writes at a time: a storage slower than the
   // traffic costs dropped profiles (counted, logged once per burst), never unbounded memory.
   #enqueue(profiles: Profile[]): void {
+    this.#queue.push(...profiles);
+    while (this.#writing < SAVE_CONCURRENCY && this.#queue.length > 0) void this.#pump();
+  }
+
+  /** True when the profiles fit in the save queue; otherwise drops them (counted, warned about). */
+  #hasRoomFor(profiles: Profile[]): boolean {
     if (this.#queue.length + profiles.length > this.#maxQueued) {
       this.#dropped += profiles.length;
       for (const profile of profiles) {
@@ -246,10 +254,9 @@ export class Profiler {
         this.#lastDropReport = now;
         this.#logger?.warning('The profiler storage cannot keep up with the traffic: profiles are being dropped ({dropped} so far).', { dropped: this.#dropped });
       }
-      return;
+      return false;
     }
-    this.#queue.push(...profiles);
-    while (this.#writing < SAVE_CONCURRENCY && this.#queue.length > 0) void this.#pump();
+    return true;
   }
 
   async #pump(): Promise<void> {

@@ -1,0 +1,59 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Request } from '../../../kernel/index.js';
+import { createApp } from '../../../lib/app/index.js';
+import { MemoryStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
+import type { Profile } from '../../../lib/profiler/index.js';
+
+const test = suite('Profiler');
+
+async function run(app: ReturnType<typeof createApp>, path: string) {
+  const request = Request.create(`http://127.0.0.1:8000${path}`);
+  const response = await app.kernel.handle(request);
+  await app.kernel.terminate(request, response);
+  return response;
+}
+
+test('a main request and its error sub-request are linked parent and child, and saved', async () => {
+  const storage = new MemoryStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage } });
+  const response = await run(app, '/robots.txt');
+  await app.close();
+  const main = await storage.read(response.getHeader('x-debug-token')!);
+  const sub = await storage.read(response.getHeader('x-previous-debug-token')!);
+  assert.ok(main && sub);
+  assert.equal(main!.children, [sub!.token]);
+  assert.is(sub!.parent, main!.token);
+  assert.is((main!.collectors.exception as { exceptions: unknown[] }).exceptions.length, 2);
+  assert.ok(Array.isArray((main!.collectors.time as { periods: unknown[] }).periods));
+  assert.ok((main!.collectors.time as { periods: Array<{ name: string }> }).periods.some((p) => p.name === 'kernel.request'));
+});
+
+test('a storage slower than the traffic costs dropped profiles, not a growing queue', async () => {
+  const inner = new MemoryStorage();
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const written: Profile[] = [];
+  const slow: ProfilerStorage = {
+    claim: (token) => inner.claim(token),
+    release: (token) => inner.release(token),
+    read: (token) => inner.read(token),
+    find: (criteria) => inner.find(criteria),
+    purge: () => inner.purge(),
+    close: () => inner.close(),
+    write: async (profile) => {
+      await gate;
+      written.push(profile);
+      return inner.write(profile);
+    },
+  };
+  const app = createApp({ stderrLogLevel: false, profiler: { storage: slow, maxQueuedProfiles: 10 } });
+  for (let i = 0; i < 50; i++) await run(app, '/health');
+  assert.ok(app.profiler!.droppedProfiles >= 50 - 10 - 4, `dropped ${app.profiler!.droppedProfiles}`);
+  release();
+  await app.close();
+  assert.ok(written.length <= 14, `at most queue + writers saved, got ${written.length}`);
+  assert.is(written.length + app.profiler!.droppedProfiles, 50);
+});
+
+test.run();
