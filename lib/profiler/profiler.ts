@@ -57,7 +57,7 @@ interface Recording {
 const DROP_REPORT_INTERVAL = 10_000;
 
 /** Profiles written at the same time. */
-const SAVE_CONCURRENCY = 16;
+export const SAVE_CONCURRENCY = 16;
 
 /** Profiles kept in memory between the response and their save, for the toolbar. */
 const UNSAVED_CAP = 200;
