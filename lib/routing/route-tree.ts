@@ -322,20 +322,7 @@ export class RouteTree {
         if (node.tails !== null) this.tails(node.tails, path, pos, depth);
         return;
       }
-      let child: TreeNode | undefined;
-      const codes = node.codes;
-      if (codes !== null) {
-        const code = path.charCodeAt(pos);
-        for (let k = 0; k < codes.length; k++) {
-          if (codes[k] === code) {
-            child = node.nodes![k];
-            break;
-          }
-        }
-      } else if (node.table !== null) {
-        const code = path.charCodeAt(pos);
-        child = code < 128 ? node.table[code] : node.map!.get(code);
-      }
+      const child = childAt(node, path.charCodeAt(pos));
       let next = -1;
       if (child !== undefined && child.minPrio < this.best) {
         // The first character is already compared. TurboFan turns charCodeAt (and startsWith) into a
@@ -466,24 +453,22 @@ export class RouteTree {
   }
 }
 
+/** The static child for the next character: a short list scan for few children, a table for many. */
+function childAt(node: TreeNode, code: number): TreeNode | undefined {
+  const codes = node.codes;
+  if (codes !== null) {
+    for (let k = 0; k < codes.length; k++) if (codes[k] === code) return node.nodes![k];
+    return undefined;
+  }
+  if (node.table !== null) return code < 128 ? node.table[code] : node.map!.get(code);
+  return undefined;
+}
+
 function reachOf(node: TreeNode, path: string, pos: number): number {
   const length = path.length;
   if (pos === length || node.wildcards !== null || node.tails !== null) return length;
   let reach = pos;
-  let child: TreeNode | undefined;
-  const codes = node.codes;
-  if (codes !== null) {
-    const code = path.charCodeAt(pos);
-    for (let k = 0; k < codes.length; k++) {
-      if (codes[k] === code) {
-        child = node.nodes![k];
-        break;
-      }
-    }
-  } else if (node.table !== null) {
-    const code = path.charCodeAt(pos);
-    child = code < 128 ? node.table[code] : node.map!.get(code);
-  }
+  const child = childAt(node, path.charCodeAt(pos));
   if (child !== undefined) {
     const prefix = child.prefix;
     let i = 1;
