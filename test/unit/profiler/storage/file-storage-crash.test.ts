@@ -3,36 +3,13 @@ import { existsSync } from 'node:fs';
 import { appendFile, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FileStorage, ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
-import { BASE_TIME, listFiles, makeProfile, makeTempDir, profileTokens, rejection, tokenFor, within } from './fixtures.js';
+import { BASE_TIME, listFiles, makeProfile, fileStorageSuite, profileTokens, rejection, tokenFor, within } from './fixtures.js';
 
-const test = suite('FileStorage after crashes');
+const { test, env, storageIn } = fileStorageSuite('FileStorage after crashes', 'file-storage-crash');
 
 const HOUR_AGO = new Date(Date.now() - 2 * 60 * 60 * 1000);
-let root = '';
-let cleanup: () => Promise<void> = async () => {};
-let counter = 0;
-const open: FileStorage[] = [];
-
-test.before(async () => {
-  ({ dir: root, cleanup } = await makeTempDir('file-storage-crash'));
-});
-
-test.after.each(async () => {
-  await Promise.all(open.splice(0).map((storage) => storage.close()));
-});
-
-test.after(async () => {
-  await cleanup();
-});
-
-function storageIn(dir = join(root, `case-${++counter}`), options: ConstructorParameters<typeof FileStorage>[0] = {}): FileStorage {
-  const storage = new FileStorage({ dir, ...options });
-  open.push(storage);
-  return storage;
-}
 
 /** A directory holding `count` profiles, written by a storage that is then closed ("the process died"). */
 async function dirWithProfiles(count: number): Promise<string> {
@@ -164,9 +141,9 @@ test('corrupt profile files read as null', async () => {
 
 test('an unwritable directory: write and claim reject with ProfilerStorageError, reads are empty, nothing throws', async () => {
   // Running as root, chmod 0555 does not stop writes; a path under a regular file fails for everyone.
-  await writeFile(join(root, 'a-file'), '');
+  await writeFile(join(env.root, 'a-file'), '');
   const errors: Error[] = [];
-  const storage = storageIn(join(root, 'a-file', 'profiler'), { onError: (error) => errors.push(error) });
+  const storage = storageIn(join(env.root, 'a-file', 'profiler'), { onError: (error) => errors.push(error) });
   const error = await rejection(() => storage.write(makeProfile('abcdef')));
   assert.instance(error, ProfilerStorageError);
   assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE');
@@ -181,7 +158,7 @@ test('an unwritable directory: write and claim reject with ProfilerStorageError,
 });
 
 test('a missing directory reads as empty and is not created by reads', async () => {
-  const storage = storageIn(join(root, 'never-made'));
+  const storage = storageIn(join(env.root, 'never-made'));
   assert.is(await storage.read('abcdef'), null);
   assert.equal(await storage.find(), []);
   assert.not.ok(existsSync(storage.dir));

@@ -4,36 +4,11 @@ import { mkdir, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FileStorage, ProfileExistsError, ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
-import { listFiles, makeProfile, makeTempDir, rejection } from './fixtures.js';
+import { listFiles, makeProfile, fileStorageSuite, rejection } from './fixtures.js';
 
-const test = suite('FileStorage prefix leases');
-
-let root = '';
-let cleanup: () => Promise<void> = async () => {};
-let counter = 0;
-const open: FileStorage[] = [];
-
-test.before(async () => {
-  ({ dir: root, cleanup } = await makeTempDir('file-storage-leases'));
-  await writeFile(join(root, 'drawer.mjs'), CHILD_SOURCE);
-});
-
-test.after.each(async () => {
-  await Promise.all(open.splice(0).map((storage) => storage.close()));
-});
-
-test.after(async () => {
-  await cleanup();
-});
-
-function storageIn(dir = join(root, `case-${++counter}`)): FileStorage {
-  const storage = new FileStorage({ dir });
-  open.push(storage);
-  return storage;
-}
+const { test, env, freshDir, storageIn } = fileStorageSuite('FileStorage prefix leases', 'file-storage-leases', (root) => writeFile(join(root, 'drawer.mjs'), CHILD_SOURCE));
 
 /** As FileLock records it: this process's pid namespace, null where there is none. */
 const PIDNS = (() => {
@@ -63,7 +38,7 @@ else await storage.close();
 
 /** Runs a drawing process; resolves with its output once it printed it (and, unless holding, exited 0). */
 function runDrawer(dir: string, count: number, writes: number, hold = false): { result: Promise<{ tokens: string[]; prefixes: string[] }>; kill: () => Promise<void> } {
-  const child = spawn(process.execPath, [join(root, 'drawer.mjs'), STORAGE_MODULE, dir, String(count), String(writes), hold ? '1' : '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(env.root, 'drawer.mjs'), STORAGE_MODULE, dir, String(count), String(writes), hold ? '1' : '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
@@ -200,7 +175,7 @@ test('draws avoid the profiles and claims already in the leased prefix', async (
 });
 
 test('a stale lease (old mtime) is taken over', async () => {
-  const dir = join(root, `case-${++counter}`);
+  const dir = freshDir();
   await leaseAllBut(dir, 'a5');
   const stale = join(dir, 'leases', 'a5.lease');
   await writeFile(stale, JSON.stringify({ pid: process.pid, hostname: hostname(), time: 'long ago', id: 'frozen' }));
@@ -214,7 +189,7 @@ test('a stale lease (old mtime) is taken over', async () => {
 });
 
 test('a fresh lease of a dead process on this host is taken over at once; all others live: draws reject', async () => {
-  const dir = join(root, `case-${++counter}`);
+  const dir = freshDir();
   await leaseAllBut(dir, '3c');
   const dead = spawnSync(process.execPath, ['-e', '']).pid;
   assert.ok(dead > 0);
@@ -223,7 +198,7 @@ test('a fresh lease of a dead process on this host is taken over at once; all ot
   assert.match(await storage.drawToken(6), /^3c[0-9a-f]{4}$/);
   assert.is(JSON.parse(await readFile(join(dir, 'leases', '3c.lease'), 'utf8')).pid, process.pid);
   // A live holder elsewhere, same mtime age: not taken.
-  const dir2 = join(root, `case-${++counter}`);
+  const dir2 = freshDir();
   await leaseAllBut(dir2, '');
   const blocked = storageIn(dir2);
   const error = await rejection(() => blocked.drawToken(6));
@@ -266,7 +241,7 @@ test('release() gives a drawn token back; claim() outside held prefixes still us
 });
 
 test('three processes on one directory draw disjoint tokens in different prefixes and write without conflict', async () => {
-  const dir = join(root, `case-${++counter}`);
+  const dir = freshDir();
   const outputs = await Promise.all([0, 1, 2].map(() => runDrawer(dir, 2_000, 100).result));
   const all = outputs.flatMap((output) => output.tokens);
   assert.is(all.length, 6_000);
@@ -280,7 +255,7 @@ test('three processes on one directory draw disjoint tokens in different prefixe
 });
 
 test('the lease of a killed process is taken over at once by the next one', async () => {
-  const dir = join(root, `case-${++counter}`);
+  const dir = freshDir();
   const holder = runDrawer(dir, 10, 2, true);
   const { prefixes } = await holder.result;
   assert.is(prefixes.length, 1);

@@ -2,41 +2,16 @@ import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FileStorage, InvalidProfileError, ProfileExistsError } from '../../../../lib/profiler/storage/index.js';
-import { BASE_TIME, listFiles, makeProfile, makeTempDir, profileTokens, rejection, tokenFor } from './fixtures.js';
+import { BASE_TIME, listFiles, makeProfile, fileStorageSuite, profileTokens, rejection, tokenFor } from './fixtures.js';
 
-const test = suite('FileStorage');
-
-let root = '';
-let cleanup: () => Promise<void> = async () => {};
-let counter = 0;
-const open: FileStorage[] = [];
-
-test.before(async () => {
-  ({ dir: root, cleanup } = await makeTempDir('file-storage'));
-});
-
-test.after.each(async () => {
-  await Promise.all(open.splice(0).map((storage) => storage.close()));
-});
-
-test.after(async () => {
-  await cleanup();
-});
-
-/** A storage on a fresh directory (or on `dir`), closed after the test. */
-function storageIn(dir = join(root, `case-${++counter}`), options: ConstructorParameters<typeof FileStorage>[0] = {}): FileStorage {
-  const storage = new FileStorage({ dir, ...options });
-  open.push(storage);
-  return storage;
-}
+const { test, env, storageIn } = fileStorageSuite('FileStorage', 'file-storage');
 
 test('malformed tokens never reach the filesystem: claim false, read null, write rejects', async () => {
   const storage = storageIn();
   // A real profile where a path built from the token would land, outside the storage directory.
-  await writeFile(join(root, 'evil.json.gz'), gzipSync(JSON.stringify(makeProfile('abcdef', { token: '../evil' } as never))));
+  await writeFile(join(env.root, 'evil.json.gz'), gzipSync(JSON.stringify(makeProfile('abcdef', { token: '../evil' } as never))));
   for (const token of ['../../etc', '../evil', '..%2f..%2fetc', 'ABCDEF', 'abc', 'abcde', 'abcdef/../x', 'a'.repeat(33), '']) {
     assert.is(await storage.claim(token), false, token);
     assert.is(await storage.read(token), null, token);

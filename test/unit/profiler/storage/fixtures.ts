@@ -2,7 +2,9 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { suite } from 'uvu';
 import type { Profile } from '../../../../lib/profiler/profile.js';
+import { FileStorage } from '../../../../lib/profiler/storage/index.js';
 
 /** A minute ago, so default age bounds keep the test profiles whatever the date. */
 export const BASE_TIME = Date.now() - 60_000;
@@ -73,4 +75,38 @@ export async function rejection(fn: () => Promise<unknown>): Promise<Error> {
     throw new Error(`rejected with a non-Error: ${String(error)}`);
   }
   throw new Error('expected a rejection, but the promise resolved');
+}
+
+/** A FileStorage test suite: a temp root made before the tests and removed after, and storages closed after each test. */
+export function fileStorageSuite(name: string, tempPrefix: string, setup?: (root: string) => Promise<void>) {
+  const test = suite(name);
+  const env = { root: '' };
+  let cleanup: () => Promise<void> = async () => {};
+  let counter = 0;
+  const open: FileStorage[] = [];
+
+  test.before(async () => {
+    ({ dir: env.root, cleanup } = await makeTempDir(tempPrefix));
+    await setup?.(env.root);
+  });
+  test.after.each(async () => {
+    await Promise.all(open.splice(0).map((storage) => storage.close()));
+  });
+  test.after(async () => {
+    await cleanup();
+  });
+
+  /** A directory of its own under the suite's root (not made yet). */
+  function freshDir(): string {
+    return join(env.root, `case-${++counter}`);
+  }
+
+  /** A storage on a fresh directory (or on `dir`), closed after the test. */
+  function storageIn(dir = freshDir(), options: ConstructorParameters<typeof FileStorage>[0] = {}): FileStorage {
+    const storage = new FileStorage({ dir, ...options });
+    open.push(storage);
+    return storage;
+  }
+
+  return { test, env, freshDir, storageIn };
 }
