@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { EventDispatcher, isPromiseLike, type ListenerEntry, type StoppableEvent } from './event-dispatcher.js';
-import { Request } from './request.js';
+import { Request, RequestSlot } from './request.js';
 import type { RequestStack } from './request-stack.js';
 
 /** One listener call, as the profiler's events and timeline panels show it. */
@@ -46,7 +46,7 @@ export interface DispatchTrace {
  * of every listener called (with priority and duration), for the profiler.
  */
 export class TraceableEventDispatcher extends EventDispatcher {
-  readonly #traces = new WeakMap<Request, DispatchTrace>();
+  readonly #traces = new RequestSlot<DispatchTrace>();
 
   constructor(readonly requestStack: RequestStack) {
     super();

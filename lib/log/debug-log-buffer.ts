@@ -1,15 +1,16 @@
+import { Request, RequestSlot } from '../../kernel/request.js';
 import type { LogEntry, ObservationBus } from './bus.js';
 import type { LogRecord } from './log-record.js';
 
 /**
  * Keeps each request's log records (debug mode), for the debug error page and the
- * profiler. Records are held per request object, so they go when the request goes.
+ * profiler. Records are held by the request itself (a RequestSlot), so they go when the request goes.
  */
 export class DebugLogBuffer {
-  readonly #records = new WeakMap<object, LogRecord[]>();
+  readonly #records = new RequestSlot<LogRecord[]>();
   readonly #maxPerRequest: number;
   readonly #handler = ({ record, request }: LogEntry): void => {
-    if (request === undefined) return;
+    if (!(request instanceof Request)) return;
     const records = this.#records.get(request);
     if (records === undefined) this.#records.set(request, [record]);
     else if (records.length < this.#maxPerRequest) records.push(record);
@@ -25,7 +26,7 @@ export class DebugLogBuffer {
 
   /** The records written while handling this request (not its sub-requests). */
   getLogs(request: object): readonly LogRecord[] {
-    return this.#records.get(request) ?? [];
+    return request instanceof Request ? (this.#records.get(request) ?? []) : [];
   }
 
   /** The records of several requests (a request and its sub-requests), in time order. */

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import {
   KernelEvents,
+  RequestSlot,
   RequestType,
   type ExceptionEvent,
   type Request,
@@ -81,9 +82,9 @@ export class Profiler {
   readonly #excluded: (request: Request) => boolean;
   readonly #showDebug: (request: Request) => boolean;
   readonly #panelPath: (token: string) => string;
-  readonly #recordings = new WeakMap<Request, Recording>();
+  readonly #recordings = new RequestSlot<Recording>();
   /** Main request -> every recording made while handling it (itself first). */
-  readonly #trees = new WeakMap<Request, Recording[]>();
+  readonly #trees = new RequestSlot<Recording[]>();
   readonly #unsaved = new Map<string, Profile>();
   #storageFailing = false;
   readonly #maxQueued: number;
@@ -144,7 +145,7 @@ export class Profiler {
   /** Starts recording: takes a token (claimed ahead of time, so usually without waiting). */
   onKernelRequest(event: RequestEvent): void | Promise<void> {
     const request = event.request;
-    if (this.#recordings.has(request) || this.#excluded(request)) return;
+    if (this.#recordings.get(request) !== undefined || this.#excluded(request)) return;
     const startTime = Date.now();
     const startNow = performance.now();
     const token = this.#pool.take();

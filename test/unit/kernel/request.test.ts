@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { PayloadTooLargeHttpError, MalformedRequestError, Request, SuspiciousOperationError } from '../../../kernel/index.js';
+import { PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, SuspiciousOperationError } from '../../../kernel/index.js';
 
 const test = suite('Request');
 
@@ -104,6 +104,26 @@ test('duplicate() keeps URL and headers, takes new attributes and method', () =>
   assert.is(copy.headers.referer, 'r');
   assert.not.ok(copy.attributes.has('_route'));
   assert.is(copy.attributes.get('exception'), 1);
+});
+
+test('a RequestSlot holds one value per request, apart from other slots, and a duplicate starts empty', () => {
+  const trace = new RequestSlot<string[]>();
+  const count = new RequestSlot<number>();
+  const first = Request.create('/a');
+  const second = Request.create('/b');
+  assert.is(trace.get(first), undefined);
+  trace.set(first, ['x']);
+  count.set(first, 2);
+  count.set(second, 5);
+  assert.equal(trace.get(first), ['x']);
+  assert.is(trace.get(second), undefined);
+  assert.is(count.get(first), 2);
+  assert.is(count.get(second), 5);
+  assert.is(trace.get(first.duplicate()), undefined);
+  trace.delete(first);
+  trace.delete(second);
+  assert.is(trace.get(first), undefined);
+  assert.is(count.get(first), 2);
 });
 
 test.run();
