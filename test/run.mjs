@@ -6,7 +6,9 @@ import { join } from 'node:path';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const uvuBin = join(root, 'node_modules', 'uvu', 'bin.js');
-const dir = process.argv[2] ?? 'dist/test';
+// A source path (test/unit/kernel) runs its compiled twin (dist/test/unit/kernel).
+const given = process.argv[2] ?? 'dist/test';
+const dir = given.startsWith('dist/') || given.startsWith('/') ? given : join('dist', given);
 const pattern = process.argv[3] ?? '\\.test\\.js$';
 
 const child = spawn(process.execPath, ['--enable-source-maps', uvuBin, dir, pattern], {
