@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { EventDispatcher, isPromiseLike, type ListenerEntry, type StoppableEvent } from './event-dispatcher.js';
+import { EventDispatcher, isPromiseLike, type EventSubscriber, type Listener, type ListenerEntry, type StoppableEvent } from './event-dispatcher.js';
 import { Request, RequestSlot } from './request.js';
 import type { RequestStack } from './request-stack.js';
 
@@ -39,7 +39,12 @@ export interface DispatchTrace {
   dispatches: DispatchRecord[];
   /** Events dispatched with no listener at all. */
   orphaned: string[];
+  /** `event\0listener\n` of each call, in order: the key of the not-called cache. */
+  path: string;
 }
+
+/** Distinct call sequences whose not-called list is remembered. */
+const NOT_CALLED_CACHE_SIZE = 256;
 
 /**
  * The dispatcher used in debug mode: the same behaviour, plus a per-request record
@@ -47,6 +52,12 @@ export interface DispatchTrace {
  */
 export class TraceableEventDispatcher extends EventDispatcher {
   readonly #traces = new RequestSlot<DispatchTrace>();
+  /**
+   * Not-called lists by the sequence of listeners called: requests down the same path call the
+   * same listeners, so the registry is walked once per path, not per request. Emptied whenever
+   * the registry changes; bounded.
+   */
+  readonly #notCalled = new Map<string, readonly NotCalledListener[]>();
 
   constructor(readonly requestStack: RequestStack) {
     super();
@@ -56,7 +67,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
   getTrace(request: Request): DispatchTrace {
     let trace = this.#traces.get(request);
     if (trace === undefined) {
-      trace = { calls: [], dispatches: [], orphaned: [] };
+      trace = { calls: [], dispatches: [], orphaned: [], path: '' };
       this.#traces.set(request, trace);
     }
     return trace;
@@ -68,15 +79,42 @@ export class TraceableEventDispatcher extends EventDispatcher {
   }
 
   /** The registered listeners that were not called while handling the request. */
-  getNotCalledListeners(request: Request): NotCalledListener[] {
-    const called = new Set(this.getTrace(request).calls.map((call) => `${call.event}\0${call.listener}`));
-    const notCalled: NotCalledListener[] = [];
-    for (const event of this.getEventNames()) {
-      for (const entry of this.getListenerEntries(event)) {
-        if (!called.has(`${event}\0${entry.name}`)) notCalled.push({ event, listener: entry.name, priority: entry.priority });
+  getNotCalledListeners(request: Request): readonly NotCalledListener[] {
+    const { calls, path: key } = this.getTrace(request);
+    let notCalled = this.#notCalled.get(key);
+    if (notCalled === undefined) {
+      const called = new Set(calls.map((call) => `${call.event}\0${call.listener}`));
+      const list: NotCalledListener[] = [];
+      for (const event of this.getEventNames()) {
+        for (const entry of this.getListenerEntries(event)) {
+          if (!called.has(`${event}\0${entry.name}`)) list.push(Object.freeze({ event, listener: entry.name, priority: entry.priority }));
+        }
       }
+      notCalled = Object.freeze(list);
+      if (this.#notCalled.size >= NOT_CALLED_CACHE_SIZE) this.#notCalled.clear();
+      this.#notCalled.set(key, notCalled);
     }
     return notCalled;
+  }
+
+  override addListener(eventName: string, listener: Listener, priority?: number, name?: string): void {
+    this.#notCalled.clear();
+    super.addListener(eventName, listener, priority, name);
+  }
+
+  override removeListener(eventName: string, listener: Listener): void {
+    this.#notCalled.clear();
+    super.removeListener(eventName, listener);
+  }
+
+  override addSubscriber(subscriber: EventSubscriber): void {
+    this.#notCalled.clear();
+    super.addSubscriber(subscriber);
+  }
+
+  override removeSubscriber(subscriber: EventSubscriber): void {
+    this.#notCalled.clear();
+    super.removeSubscriber(subscriber);
   }
 
   /** Events dispatched with no listener while handling the request. */
@@ -146,6 +184,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
 }
 
 function record(trace: DispatchTrace, event: string, entry: ListenerEntry, start: number, dispatched: StoppableEvent): void {
+  trace.path += `${event}\0${entry.name}\n`;
   trace.calls.push({
     event,
     listener: entry.name,

@@ -159,7 +159,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
       new ExceptionCollector(),
       new LoggerCollector(logs, redactor),
       new EventsCollector(traceable),
-      new TimeCollector(traceable),
+      new TimeCollector(),
       new RouterCollector(matcher),
       new MemoryCollector(),
       ...(profilerOptions?.collectors ?? []),

@@ -1,4 +1,5 @@
 import type { Request, Response } from '../../kernel/index.js';
+import type { Profile } from './profile.js';
 
 /** What a collector is given about one request. */
 export interface CollectContext {
@@ -18,11 +19,15 @@ export interface CollectContext {
 /**
  * Gathers one panel's data for the profiler. `collect` runs on `kernel.response`
  * and must be cheap; `lateCollect` runs after the response is sent, before saving
- * (the place for anything that happens late or costs more: logs, timeline).
- * Both return JSON-serialisable data.
+ * (the place for anything that happens late: logs, the listener trace). Both return
+ * JSON-serialisable data. `present` runs when someone reads the profile (its panel page
+ * or JSON): what can be worked out from the stored data belongs there, not on every
+ * request — the timeline from the listener trace, the router's verdict on each route.
  */
 export interface DataCollector {
   readonly name: string;
   collect(context: CollectContext): unknown;
   lateCollect?(context: CollectContext, collected: unknown): unknown;
+  /** The data as pages and tools see it; gets this collector's stored data and the whole profile. */
+  present?(data: unknown, profile: Profile): unknown;
 }

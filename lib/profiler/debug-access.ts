@@ -4,6 +4,9 @@ import type { Request } from '../../kernel/index.js';
 /** Who may see the profiler and debug details: loopback only, unless configured. */
 export const DEFAULT_PROFILER_ALLOW: readonly string[] = Object.freeze(['loopback']);
 
+/** Distinct client IPs whose verdict is remembered; the cache starts over beyond it. */
+const VERDICT_CACHE_SIZE = 4096;
+
 /**
  * Decides per request whether the client may see profiler pages, stack traces, logs
  * and debug headers. The client IP honours X-Forwarded-For only from trusted proxies,
@@ -12,6 +15,8 @@ export const DEFAULT_PROFILER_ALLOW: readonly string[] = Object.freeze(['loopbac
 export class DebugAccess {
   readonly allow: readonly string[];
   readonly #matches: (address: string, index: number) => boolean;
+  /** Verdicts by client IP: parsing the address is the dear part, and clients come back. */
+  readonly #verdicts = new Map<string, boolean>();
 
   /** `allow`: CIDR ranges, addresses, or `loopback` / `linklocal` / `uniquelocal`. Throws a TypeError naming a bad entry. */
   constructor(allow: readonly string[] = DEFAULT_PROFILER_ALLOW) {
@@ -20,6 +25,13 @@ export class DebugAccess {
   }
 
   isAllowed(request: Request): boolean {
-    return this.#matches(request.clientIp, 0);
+    const ip = request.clientIp;
+    let verdict = this.#verdicts.get(ip);
+    if (verdict === undefined) {
+      verdict = this.#matches(ip, 0);
+      if (this.#verdicts.size >= VERDICT_CACHE_SIZE) this.#verdicts.clear();
+      this.#verdicts.set(ip, verdict);
+    }
+    return verdict;
   }
 }

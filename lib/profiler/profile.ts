@@ -90,13 +90,15 @@ export interface LoggerData {
   warningCount: number;
 }
 
-/** One listener call, as the traced dispatcher records it, but with `start` in milliseconds since the request began. */
-export type ListenerCallData = CalledListener;
+/** One listener call, as the traced dispatcher records it, but with `start` in milliseconds since the request began; `stoppedPropagation` only when true. */
+export type ListenerCallData = Omit<CalledListener, 'stoppedPropagation'> & { stoppedPropagation?: true };
 
 /** `collectors.events`: listeners called in order, not called, orphaned events. */
 export interface EventsData {
   called: ListenerCallData[];
-  notCalled: Array<{ event: string; listener: string; priority: number }>;
+  /** Every dispatch (with or without listeners), `start` in milliseconds since the request began: the timeline's sections. */
+  dispatches: Array<{ event: string; start: number; duration: number }>;
+  notCalled: ReadonlyArray<{ event: string; listener: string; priority: number }>;
   orphaned: string[];
 }
 
@@ -114,7 +116,8 @@ export interface TimeData {
   startTime: number;
   /** Milliseconds from start to the response being ready. */
   duration: number;
-  periods: TimelinePeriod[];
+  /** Worked out on reading from `collectors.events` (absent in storage). */
+  periods?: TimelinePeriod[];
 }
 
 /** One route's verdict on the request. */
@@ -131,7 +134,13 @@ export interface RouterData {
   params: Record<string, unknown>;
   /** Set when the router answered a redirect (trailing slash or scheme). */
   redirect: string | null;
-  traces: RouteTraceData[];
+  /** What was routed (null for a sub-request made with its own controller, never routed). */
+  routed: { method: string; path: string; host: string; scheme: string } | null;
+  /**
+   * Each route's verdict, worked out on reading against the routes of the process that reads
+   * (as Symfony's router panel does); absent in storage.
+   */
+  traces?: RouteTraceData[];
 }
 
 /** `collectors.memory`: memory of the process just after the response was sent (read late: it costs a system call). */

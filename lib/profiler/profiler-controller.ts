@@ -45,8 +45,9 @@ export class ProfilerController {
   /** `/_profiler/<token>?panel=...`: one profile. */
   async panel(request: Request, params: { token: string }): Promise<Response> {
     const token = String(params.token);
-    const profile = isValidToken(token) ? await this.profiler.loadProfile(token) : null;
-    if (profile === null) return this.#tokenNotFound(request, token);
+    const stored = isValidToken(token) ? await this.profiler.loadProfile(token) : null;
+    if (stored === null) return this.#tokenNotFound(request, token);
+    const profile = this.profiler.present(stored);
     if (wantsJson(request)) return Response.json(profile, 200, { 'cache-control': 'no-store' });
     const requested = request.query.get('panel');
     // The built-in panels, and one per collector an embedder added.

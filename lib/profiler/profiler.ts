@@ -137,6 +137,20 @@ export class Profiler {
     return this.#unsaved.get(token);
   }
 
+  /** The profile as pages and tools see it: each collector's `present` applied to its data (on a copy). */
+  present(profile: Profile): Profile {
+    const collectors: Record<string, unknown> = { ...profile.collectors };
+    for (const collector of this.#collectors) {
+      if (collector.present === undefined || !(collector.name in collectors)) continue;
+      try {
+        collectors[collector.name] = collector.present(profile.collectors[collector.name], profile);
+      } catch {
+        // A stored shape the collector no longer understands: show the data as stored.
+      }
+    }
+    return { ...profile, collectors };
+  }
+
   /** A profile from memory or storage; null when unknown. */
   async loadProfile(token: string): Promise<Profile | null> {
     return this.#unsaved.get(token) ?? (await this.storage.read(token));

@@ -12,10 +12,15 @@ export const REDACTED = '[redacted]';
 const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie'];
 const DEFAULT_KEY_PATTERN = /pass(?:word|wd|phrase)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|signature|session[-_]?id|csrf|xsrf|otp|pin$/i;
 
+/** Distinct keys whose verdict is remembered; the cache starts over beyond it. */
+const VERDICT_CACHE_SIZE = 2048;
+
 /** Hides secrets before a profile is stored: sensitive headers, and any key that looks secret. */
 export class Redactor {
   readonly #headers: ReadonlySet<string>;
   readonly #keyPattern: RegExp;
+  /** Verdicts of isSecretKey: the same few header and parameter names come back on every request. */
+  readonly #verdicts = new Map<string, boolean>();
 
   constructor(options: RedactionOptions = {}) {
     this.#headers = new Set((options.headers ?? DEFAULT_HEADERS).map((name) => name.toLowerCase()));
@@ -24,7 +29,13 @@ export class Redactor {
 
   /** Whether a key (query parameter, body field, cookie, header...) looks secret. */
   isSecretKey(key: string): boolean {
-    return this.#keyPattern.test(key);
+    let verdict = this.#verdicts.get(key);
+    if (verdict === undefined) {
+      verdict = this.#keyPattern.test(key);
+      if (this.#verdicts.size >= VERDICT_CACHE_SIZE) this.#verdicts.clear();
+      this.#verdicts.set(key, verdict);
+    }
+    return verdict;
   }
 
   /** Headers with sensitive values hidden; several values joined with `, `. */

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { ProfilerStorage } from './storage/profiler-storage.js';
 
 /** Claims made at the same time while refilling the pool. */
@@ -14,9 +14,20 @@ export function isValidToken(token: string): boolean {
   return TOKEN_PATTERN.test(token);
 }
 
-/** A random token of `length` lowercase hex characters. */
+/** Random bytes drawn 4 KiB at a time: one crypto call per ~1,300 tokens instead of one per token. */
+const entropy = Buffer.alloc(4096);
+let entropyUsed = entropy.length;
+
+/** A random token of `length` lowercase hex characters (from the CSPRNG). */
 export function generateToken(length = DEFAULT_TOKEN_LENGTH): string {
-  return randomBytes(Math.ceil(length / 2)).toString('hex').slice(0, length);
+  const bytes = Math.ceil(length / 2);
+  if (entropyUsed + bytes > entropy.length) {
+    randomFillSync(entropy);
+    entropyUsed = 0;
+  }
+  const token = entropy.toString('hex', entropyUsed, entropyUsed + bytes);
+  entropyUsed += bytes;
+  return token.length === length ? token : token.slice(0, length);
 }
 
 /**

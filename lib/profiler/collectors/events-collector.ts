@@ -1,6 +1,6 @@
 import type { TraceableEventDispatcher } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import type { EventsData, TimeData, TimelinePeriod } from '../profile.js';
+import type { EventsData, Profile, TimeData, TimelinePeriod } from '../profile.js';
 
 /** Listeners called (in order, with priority and duration), not called, and orphaned events. */
 export class EventsCollector implements DataCollector {
@@ -15,7 +15,13 @@ export class EventsCollector implements DataCollector {
   lateCollect({ request, startNow }: CollectContext): EventsData {
     const trace = this.dispatcher.getTrace(request);
     return {
-      called: trace.calls.map((call) => ({ ...call, start: round(call.start - startNow), duration: round(call.duration) })),
+      // `stoppedPropagation` only where true: most calls don't stop, and every byte is serialized per request.
+      called: trace.calls.map((call) =>
+        call.stoppedPropagation
+          ? { event: call.event, listener: call.listener, priority: call.priority, start: round(call.start - startNow), duration: round(call.duration), stoppedPropagation: true }
+          : { event: call.event, listener: call.listener, priority: call.priority, start: round(call.start - startNow), duration: round(call.duration) },
+      ),
+      dispatches: trace.dispatches.map((dispatch) => ({ event: dispatch.event, start: round(dispatch.start - startNow), duration: round(dispatch.duration) })),
       notCalled: this.dispatcher.getNotCalledListeners(request),
       orphaned: [...trace.orphaned],
     };
@@ -26,29 +32,29 @@ export class EventsCollector implements DataCollector {
 export class TimeCollector implements DataCollector {
   readonly name = 'time';
 
-  constructor(readonly dispatcher: TraceableEventDispatcher) {}
-
-  /** The total is known at once (the toolbar may show it before the save); the periods come late. */
+  /** Only the total is stored: the periods come from the events collector's trace when the profile is read. */
   collect({ startNow, endNow, startTime }: CollectContext): TimeData {
-    return { startTime, duration: round(endNow - startNow), periods: [] };
+    return { startTime, duration: round(endNow - startNow) };
   }
 
-  lateCollect({ request, startNow, endNow, startTime }: CollectContext): TimeData {
-    const trace = this.dispatcher.getTrace(request);
+  present(data: unknown, profile: Profile): TimeData {
+    const time = data as TimeData;
+    const events = profile.collectors['events'] as Partial<EventsData> | undefined;
+    const dispatches = Array.isArray(events?.dispatches) ? events.dispatches : [];
+    const calls = Array.isArray(events?.called) ? events.called : [];
     const periods: TimelinePeriod[] = [];
-    const dispatches = trace.dispatches;
     for (let i = 0; i < dispatches.length; i++) {
       const dispatch = dispatches[i]!;
-      periods.push({ name: dispatch.event, category: 'event', start: round(dispatch.start - startNow), duration: round(dispatch.duration) });
+      periods.push({ name: dispatch.event, category: 'event', start: dispatch.start, duration: dispatch.duration });
       // The controller runs between the end of controller_arguments and the next dispatch (view or response).
       if (dispatch.event === 'kernel.controller_arguments' && i + 1 < dispatches.length) {
         const end = dispatch.start + dispatch.duration;
-        periods.push({ name: 'controller', category: 'controller', start: round(end - startNow), duration: round(dispatches[i + 1]!.start - end) });
+        periods.push({ name: 'controller', category: 'controller', start: round(end), duration: round(dispatches[i + 1]!.start - end) });
       }
     }
-    for (const call of trace.calls) periods.push({ name: call.listener, category: 'listener', start: round(call.start - startNow), duration: round(call.duration) });
+    for (const call of calls) periods.push({ name: call.listener, category: 'listener', start: call.start, duration: call.duration });
     periods.sort((a, b) => a.start - b.start || categoryOrder(a) - categoryOrder(b));
-    return { startTime, duration: round(endNow - startNow), periods };
+    return { ...time, periods };
   }
 }
 

@@ -3,7 +3,7 @@ import type { CollectContext, DataCollector } from '../data-collector.js';
 import type { RouterData } from '../profile.js';
 import { jsonSafe } from './request-collector.js';
 
-/** The matched route and its parameters, or why each route did not match (worked out after the response). */
+/** The matched route and its parameters, and why each route did or did not match (worked out when the profile is read). */
 export class RouterCollector implements DataCollector {
   readonly name = 'router';
 
@@ -15,20 +15,35 @@ export class RouterCollector implements DataCollector {
 
   lateCollect({ request, requestType }: CollectContext, collected: unknown): RouterData {
     const route = (request.attributes.get('_route') as string | undefined) ?? null;
-    let traces: RouterData['traces'] = [];
+    let routed: RouterData['routed'] = null;
     // A sub-request made with its own controller was never routed.
     if (requestType === 'main' || route !== null) {
       try {
-        traces = this.matcher.explain(request.path, { method: request.method, host: request.host, scheme: request.scheme }).map((t) => ({ name: t.name, path: t.path, verdict: t.verdict, reason: t.reason }));
+        routed = { method: request.method, path: request.path, host: request.host, scheme: request.scheme };
       } catch {
-        traces = [];
+        routed = null; // an unusable Host header: nothing to explain
       }
     }
     return {
       route,
       params: jsonSafe(request.attributes.get('_route_params') ?? {}) as Record<string, unknown>,
       redirect: (collected as { redirect: string | null } | null)?.redirect ?? null,
-      traces,
+      routed,
     };
+  }
+
+  /** Each route's verdict on what was routed, worked out now, against the current routes. */
+  present(data: unknown): RouterData {
+    const router = data as RouterData;
+    const routed = router.routed;
+    let traces: RouterData['traces'] = [];
+    if (routed !== null && routed !== undefined) {
+      try {
+        traces = this.matcher.explain(routed.path, { method: routed.method, host: routed.host, scheme: routed.scheme === "https" ? "https" : "http" }).map((t) => ({ name: t.name, path: t.path, verdict: t.verdict, reason: t.reason }));
+      } catch {
+        traces = [];
+      }
+    }
+    return { ...router, traces };
   }
 }

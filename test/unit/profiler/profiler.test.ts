@@ -25,8 +25,18 @@ test('a main request and its error sub-request are linked parent and child, and 
   assert.equal(main!.children, [sub!.token]);
   assert.is(sub!.parent, main!.token);
   assert.is((main!.collectors.exception as { exceptions: unknown[] }).exceptions.length, 2);
-  assert.ok(Array.isArray((main!.collectors.time as { periods: unknown[] }).periods));
-  assert.ok((main!.collectors.time as { periods: Array<{ name: string }> }).periods.some((p) => p.name === 'kernel.request'));
+  // The timeline and the router's verdicts are not stored: they are worked out on reading.
+  assert.is((main!.collectors.time as { periods?: unknown }).periods, undefined);
+  assert.is((main!.collectors.router as { traces?: unknown }).traces, undefined);
+  const shown = app.profiler!.present(main!);
+  const periods = (shown.collectors.time as { periods: Array<{ name: string; category: string }> }).periods;
+  assert.ok(periods.some((p) => p.name === 'kernel.request' && p.category === 'event'));
+  assert.ok(periods.some((p) => p.name === 'RouterListener::onKernelRequest' && p.category === 'listener'));
+  const traces = (shown.collectors.router as { traces: Array<{ name: string; verdict: string }> }).traces;
+  const appRoutes = traces.filter((t) => !t.name.startsWith('_'));
+  assert.equal(appRoutes.map((t) => t.name), ['home', 'health']);
+  assert.ok(traces.every((t) => t.verdict === 'mismatch'));
+  assert.ok(main!.collectors.time !== shown.collectors.time, 'present() works on a copy');
 });
 
 test('a storage slower than the traffic costs dropped profiles, not a growing queue', async () => {

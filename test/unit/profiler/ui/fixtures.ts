@@ -82,11 +82,16 @@ export function mainProfile(): Profile {
   const logger: LoggerData = { logs, counts: { DEBUG: 1, INFO: 1, WARNING: 1, ERROR: 1 }, errorCount: 1, warningCount: 1 };
   const events: EventsData = {
     called: [
-      { event: 'kernel.request', listener: 'CorsListener.onKernelRequest', priority: 250, start: 0.2, duration: 0.05, stoppedPropagation: false },
-      { event: 'kernel.request', listener: 'SessionListener.onKernelRequest', priority: 128, start: 0.3, duration: 0.04, stoppedPropagation: false },
-      { event: 'kernel.request', listener: 'RouterListener.onKernelRequest', priority: 32, start: 0.4, duration: 1.7, stoppedPropagation: false },
+      { event: 'kernel.request', listener: 'CorsListener.onKernelRequest', priority: 250, start: 0.2, duration: 0.05 },
+      { event: 'kernel.request', listener: 'SessionListener.onKernelRequest', priority: 128, start: 0.3, duration: 0.04 },
+      { event: 'kernel.request', listener: 'RouterListener.onKernelRequest', priority: 32, start: 0.4, duration: 1.7 },
       { event: 'kernel.exception', listener: 'ErrorListener.onKernelException', priority: -128, start: 2.4, duration: 3.1, stoppedPropagation: true },
-      { event: 'kernel.response', listener: 'ProfilerListener.onKernelResponse', priority: -100, start: 5.7, duration: 0.3, stoppedPropagation: false },
+      { event: 'kernel.response', listener: 'ProfilerListener.onKernelResponse', priority: -100, start: 5.7, duration: 0.3 },
+    ],
+    dispatches: [
+      { event: 'kernel.request', start: 0.1, duration: 2.1 },
+      { event: 'kernel.exception', start: 2.3, duration: 3.3 },
+      { event: 'kernel.response', start: 5.6, duration: 0.5 },
     ],
     notCalled: [{ event: 'kernel.request', listener: 'FirewallListener.onKernelRequest', priority: 8 }],
     orphaned: ['kernel.view'],
@@ -107,6 +112,7 @@ export function mainProfile(): Profile {
     route: null,
     params: {},
     redirect: null,
+    routed: { method: 'GET', path: '/robots.txt', host: '127.0.0.1', scheme: 'http' },
     traces: [
       { name: 'home', path: '/', verdict: 'mismatch', reason: 'Path does not match' },
       { name: 'robots_dir', path: '/robots.txt/', verdict: 'almost', reason: 'Path almost matches, but with a trailing slash' },
@@ -161,7 +167,7 @@ export function okProfile(): Profile {
       session: { user: 'alice', cart: [1, 2] },
     } satisfies RequestData,
     exception: { exceptions: [] } satisfies ExceptionData,
-    router: { route: 'book_create', params: { _format: 'json' }, redirect: null, traces: [{ name: 'book_create', path: '/books', verdict: 'match', reason: 'Route matches' }] } satisfies RouterData,
+    router: { route: 'book_create', params: { _format: 'json' }, redirect: null, routed: { method: 'POST', path: '/books', host: 'localhost', scheme: 'http' }, traces: [{ name: 'book_create', path: '/books', verdict: 'match', reason: 'Route matches' }] } satisfies RouterData,
   };
   return profile;
 }
@@ -203,12 +209,13 @@ export function hostileProfile(): Profile {
       warningCount: 0,
     } satisfies LoggerData,
     events: {
-      called: [{ event: XSS, listener: XSS, priority: 0, start: 0, duration: 1, stoppedPropagation: false }],
+      called: [{ event: XSS, listener: XSS, priority: 0, start: 0, duration: 1 }],
+      dispatches: [{ event: XSS, start: 0, duration: 1 }],
       notCalled: [{ event: XSS, listener: XSS, priority: 0 }],
       orphaned: [XSS],
     } satisfies EventsData,
     time: { startTime: TIME, duration: 1, periods: [{ name: XSS, category: 'listener', start: 0, duration: 1 }] } satisfies TimeData,
-    router: { route: XSS, params: { [XSS]: XSS }, redirect: `javascript:${XSS}`, traces: [{ name: XSS, path: XSS, verdict: 'almost', reason: XSS }] } satisfies RouterData,
+    router: { route: XSS, params: { [XSS]: XSS }, redirect: `javascript:${XSS}`, routed: { method: 'GET', path: XSS, host: XSS, scheme: 'http' }, traces: [{ name: XSS, path: XSS, verdict: 'almost', reason: XSS }] } satisfies RouterData,
     [XSS]: { [XSS]: XSS },
   };
   return profile;
