@@ -39,7 +39,7 @@ export interface DispatchTrace {
   dispatches: DispatchRecord[];
   /** Events dispatched with no listener at all. */
   orphaned: string[];
-  /** `event\0listener\n` of each call, in order: the key of the not-called cache. */
+  /** A short id of each listener called, in order: the key of the not-called cache. */
   path: string;
 }
 
@@ -58,6 +58,10 @@ export class TraceableEventDispatcher extends EventDispatcher {
    * the registry changes; bounded.
    */
   readonly #notCalled = new Map<string, readonly NotCalledListener[]>();
+  /** Short ids of registered listeners, for the trace's path. */
+  readonly #ids = new Map<ListenerEntry, string>();
+  /** Never reused, so a request traced across a registry change cannot hit another path's list. */
+  #nextId = 0;
 
   constructor(readonly requestStack: RequestStack) {
     super();
@@ -98,23 +102,38 @@ export class TraceableEventDispatcher extends EventDispatcher {
   }
 
   override addListener(eventName: string, listener: Listener, priority?: number, name?: string): void {
-    this.#notCalled.clear();
+    this.#changed();
     super.addListener(eventName, listener, priority, name);
   }
 
   override removeListener(eventName: string, listener: Listener): void {
-    this.#notCalled.clear();
+    this.#changed();
     super.removeListener(eventName, listener);
   }
 
   override addSubscriber(subscriber: EventSubscriber): void {
-    this.#notCalled.clear();
+    this.#changed();
     super.addSubscriber(subscriber);
   }
 
   override removeSubscriber(subscriber: EventSubscriber): void {
-    this.#notCalled.clear();
+    this.#changed();
     super.removeSubscriber(subscriber);
+  }
+
+  #changed(): void {
+    this.#notCalled.clear();
+    this.#ids.clear();
+  }
+
+  #record(trace: DispatchTrace, event: string, entry: ListenerEntry, start: number, dispatched: StoppableEvent): void {
+    let id = this.#ids.get(entry);
+    if (id === undefined) {
+      id = `${(this.#nextId++).toString(36)},`;
+      this.#ids.set(entry, id);
+    }
+    trace.path += id;
+    record(trace, event, entry, start, dispatched);
   }
 
   /** Events dispatched with no listener while handling the request. */
@@ -142,11 +161,11 @@ export class TraceableEventDispatcher extends EventDispatcher {
       try {
         result = entry.listener(event, eventName, this);
       } catch (error) {
-        record(trace, eventName, entry, start, event);
+        this.#record(trace, eventName, entry, start, event);
         throw error;
       }
       if (isPromiseLike(result)) return this.#dispatchRest(result, start, entries, i, event, eventName, trace, dispatch);
-      record(trace, eventName, entry, start, event);
+      this.#record(trace, eventName, entry, start, event);
     }
     dispatch.duration = performance.now() - dispatch.start;
     return event;
@@ -165,7 +184,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
     try {
       await pending;
     } finally {
-      record(trace, eventName, entries[index]!, pendingStart, event);
+      this.#record(trace, eventName, entries[index]!, pendingStart, event);
     }
     for (let i = index + 1; i < entries.length; i++) {
       if (event.propagationStopped === true) break;
@@ -175,7 +194,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
         const result = entry.listener(event, eventName, this);
         if (isPromiseLike(result)) await result;
       } finally {
-        record(trace, eventName, entry, start, event);
+        this.#record(trace, eventName, entry, start, event);
       }
     }
     dispatch.duration = performance.now() - dispatch.start;
@@ -184,7 +203,6 @@ export class TraceableEventDispatcher extends EventDispatcher {
 }
 
 function record(trace: DispatchTrace, event: string, entry: ListenerEntry, start: number, dispatched: StoppableEvent): void {
-  trace.path += `${event}\0${entry.name}\n`;
   trace.calls.push({
     event,
     listener: entry.name,

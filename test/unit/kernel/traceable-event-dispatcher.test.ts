@@ -26,6 +26,30 @@ test('records each listener called with event, priority and duration, per reques
   assert.equal(dispatcher.getNotCalledListeners(a), [{ event: 'kernel.response', listener: 'never', priority: 0 }]);
 });
 
+test('not-called lists are shared by requests down the same path and follow registry changes', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  function stopper(event: KernelEvent) {
+    if (event.request.path === '/stop') event.stopPropagation();
+  }
+  function later() {}
+  dispatcher.addListener('kernel.request', stopper, 10);
+  dispatcher.addListener('kernel.request', later, 0);
+  const dispatch = (path: string) => {
+    const request = Request.create(path);
+    dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'kernel.request');
+    return request;
+  };
+  const [a, b, stopped] = [dispatch('/a'), dispatch('/b'), dispatch('/stop')];
+  assert.equal(dispatcher.getNotCalledListeners(a), []);
+  assert.is(dispatcher.getNotCalledListeners(b), dispatcher.getNotCalledListeners(a), 'same path, same (cached) list');
+  assert.equal(dispatcher.getNotCalledListeners(stopped), [{ event: 'kernel.request', listener: 'later', priority: 0 }]);
+  dispatcher.addListener('kernel.terminate', function added() {}, 5);
+  const c = dispatch('/c');
+  assert.equal(dispatcher.getNotCalledListeners(c), [{ event: 'kernel.terminate', listener: 'added', priority: 5 }]);
+  dispatcher.removeListener('kernel.request', later);
+  assert.equal(dispatcher.getNotCalledListeners(dispatch('/d')), [{ event: 'kernel.terminate', listener: 'added', priority: 5 }]);
+});
+
 test('events without request are attributed to the current request of the stack', () => {
   const stack = new RequestStack();
   const dispatcher = new TraceableEventDispatcher(stack);
