@@ -57,8 +57,8 @@ interface Recording {
 /** At most one "profiles are being dropped" warning per this many milliseconds. */
 const DROP_REPORT_INTERVAL = 10_000;
 
-/** Profiles written at the same time. */
-export const SAVE_CONCURRENCY = 16;
+/** Most profiles handed to the storage in one write. */
+export const SAVE_BATCH_SIZE = 256;
 
 /** Profiles kept in memory between the response and their save, for the toolbar. */
 const UNSAVED_CAP = 200;
@@ -90,7 +90,7 @@ export class Profiler {
   readonly #maxQueued: number;
   readonly #queue: Profile[] = [];
   readonly #idle: Array<() => void> = [];
-  #writing = 0;
+  #writing = false;
   #dropped = 0;
   #lastDropReport = 0;
 
@@ -249,11 +249,13 @@ export class Profiler {
     await this.#pool.close();
   }
 
-  // Saves go through a bounded queue with a few writes at a time: a storage slower than the
-  // traffic costs dropped profiles (counted, logged once per burst), never unbounded memory.
+  // Saves go through a bounded queue, written in batches, one batch at a time: while a batch is
+  // written the next one gathers, so the storage's cost per write (a file append, a lock) is paid
+  // once per batch, not per profile. A storage slower than the traffic costs dropped profiles
+  // (counted, logged once per burst), never unbounded memory.
   #enqueue(profiles: Profile[]): void {
-    this.#queue.push(...profiles);
-    while (this.#writing < SAVE_CONCURRENCY && this.#queue.length > 0) void this.#pump();
+    for (const profile of profiles) this.#queue.push(profile);
+    if (!this.#writing) void this.#pump();
   }
 
   /** True when the profiles fit in the save queue; otherwise drops them (counted, warned about). */
@@ -275,19 +277,17 @@ export class Profiler {
   }
 
   async #pump(): Promise<void> {
-    this.#writing++;
+    this.#writing = true;
     try {
-      for (let profile = this.#queue.shift(); profile !== undefined; profile = this.#queue.shift()) await this.#save(profile);
+      while (this.#queue.length > 0) await this.#save(this.#queue.splice(0, SAVE_BATCH_SIZE));
     } finally {
-      this.#writing--;
-      if (this.#writing === 0) {
-        for (const resolve of this.#idle.splice(0)) resolve();
-      }
+      this.#writing = false;
+      for (const resolve of this.#idle.splice(0)) resolve();
     }
   }
 
   #drained(): Promise<void> {
-    return this.#writing === 0 && this.#queue.length === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
+    return !this.#writing && this.#queue.length === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
   }
 
   #start(request: Request, type: number, token: string, startTime: number, startNow: number): void {
@@ -328,9 +328,9 @@ export class Profiler {
     if (this.#unsaved.size > UNSAVED_CAP) this.#unsaved.delete(this.#unsaved.keys().next().value!);
   }
 
-  async #save(profile: Profile): Promise<void> {
+  async #save(batch: Profile[]): Promise<void> {
     try {
-      await this.storage.write(profile);
+      await writeBatch(this.storage, batch);
       if (this.#storageFailing) {
         this.#storageFailing = false;
         this.#logger?.notice('Profiler storage works again.');
@@ -338,7 +338,7 @@ export class Profiler {
     } catch (error) {
       this.#reportStorageError(error);
     } finally {
-      this.#unsaved.delete(profile.token);
+      for (const profile of batch) this.#unsaved.delete(profile.token);
     }
   }
 
@@ -349,6 +349,11 @@ export class Profiler {
     this.#logger?.error('Profiler storage failed, profiles are not saved until it recovers: {message}', { message: error instanceof Error ? error.message : String(error) });
   }
 
+}
+
+function writeBatch(storage: ProfilerStorage, batch: Profile[]): Promise<unknown> {
+  const writeMany = (storage as { writeMany?: (profiles: readonly Profile[]) => Promise<void> }).writeMany;
+  return writeMany !== undefined ? writeMany.call(storage, batch) : Promise.all(batch.map((profile) => storage.write(profile)));
 }
 
 function linkBase(request: Request): string {
