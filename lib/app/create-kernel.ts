@@ -160,7 +160,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
       new LoggerCollector(logs, redactor),
       new EventsCollector(traceable),
       new TimeCollector(),
-      new RouterCollector(matcher),
+      new RouterCollector(matcher, redactor),
       new MemoryCollector(),
       ...(profilerOptions?.collectors ?? []),
     ]) {

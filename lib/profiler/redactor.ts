@@ -12,6 +12,18 @@ export const REDACTED = '[redacted]';
 const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie'];
 const DEFAULT_KEY_PATTERN = /pass(?:word|wd|phrase)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|signature|session[-_]?id|csrf|xsrf|otp|pin$/i;
 
+/** How much of a value a copy keeps. */
+interface CopyLimits {
+  depth: number;
+  items: number;
+  chars: number;
+}
+
+/** Values from code (attributes, log context, session): bounded, they can be anything. */
+const BOUNDED: CopyLimits = { depth: 8, items: 100, chars: 10_000 };
+/** A JSON body, already capped in bytes: shown whole. */
+const WHOLE: CopyLimits = { depth: 64, items: Infinity, chars: Infinity };
+
 /** Distinct keys whose verdict is remembered; the cache starts over beyond it. */
 const VERDICT_CACHE_SIZE = 2048;
 
@@ -49,17 +61,53 @@ export class Redactor {
     return out;
   }
 
-  /** A copy of a JSON-like value with the values of secret-looking keys hidden, at any depth. */
-  value(value: unknown, depth = 0): unknown {
-    if (depth > 20) return '[too deep]';
-    if (Array.isArray(value)) return value.map((item) => this.value(item, depth + 1));
-    if (typeof value === 'string') return this.text(value);
-    if (value !== null && typeof value === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [key, inner] of Object.entries(value)) out[key] = this.isSecretKey(key) ? REDACTED : this.value(inner, depth + 1);
+  /**
+   * A JSON-safe copy of any value with secrets hidden, in one pass: values under secret-looking
+   * keys replaced, `key=value` pairs in strings redacted; functions by name, errors by class and
+   * message, Maps as objects, cycles cut, size bounded (100 items per level, 8 levels, 10,000
+   * characters per string).
+   */
+  value(value: unknown): unknown {
+    return this.#copy(value, 0, undefined, BOUNDED);
+  }
+
+  #copy(value: unknown, depth: number, seen: Set<object> | undefined, limits: CopyLimits): unknown {
+    if (value === null || value === undefined) return null;
+    switch (typeof value) {
+      case 'string':
+        return this.text(value.length > limits.chars ? `${value.slice(0, limits.chars)}…` : value);
+      case 'number':
+      case 'boolean':
+        return value;
+      case 'bigint':
+        return value.toString();
+      case 'function':
+        return `[function ${value.name || 'anonymous'}]`;
+      case 'symbol':
+        return value.toString();
+    }
+    if (depth > limits.depth) return '[too deep]';
+    const object = value as object;
+    // A Set, not a WeakSet: the objects are alive during the copy anyway, and weak entries cost the GC.
+    if (seen === undefined) seen = new Set();
+    else if (seen.has(object)) return '[circular]';
+    seen.add(object);
+    if (value instanceof Error) return { class: value.constructor.name, message: this.text(value.message) };
+    if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
+    if (Array.isArray(value)) {
+      const out: unknown[] = [];
+      for (let i = 0; i < value.length && i < limits.items; i++) out.push(this.#copy(value[i], depth + 1, seen, limits));
       return out;
     }
-    return value;
+    const entries = value instanceof Map ? value.entries() : Object.entries(object);
+    const out: Record<string, unknown> = {};
+    let count = 0;
+    for (const [key, inner] of entries) {
+      if (count++ >= limits.items) break;
+      const name = String(key);
+      out[name] = this.isSecretKey(name) ? REDACTED : this.#copy(inner, depth + 1, seen, limits);
+    }
+    return out;
   }
 
   /** Free text (a log message, a URL in a log context) with `secret=value` pairs hidden. */
@@ -97,7 +145,7 @@ export class Redactor {
   body(text: string, contentType: string): string {
     if (contentType === 'application/json' || contentType.endsWith('+json')) {
       try {
-        return JSON.stringify(this.value(JSON.parse(text)), null, 2);
+        return JSON.stringify(this.#copy(JSON.parse(text), 0, undefined, WHOLE), null, 2);
       } catch {
         return text;
       }

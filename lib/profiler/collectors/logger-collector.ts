@@ -2,7 +2,6 @@ import type { DebugLogBuffer, LogRecord } from '../../log/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import type { LoggerData } from '../profile.js';
 import type { Redactor } from '../redactor.js';
-import { jsonSafe } from './request-collector.js';
 
 /** Every log record written while handling the request (read late, so records written after the response count too). */
 export class LoggerCollector implements DataCollector {
@@ -20,7 +19,7 @@ export class LoggerCollector implements DataCollector {
 
   lateCollect({ request }: CollectContext): LoggerData {
     const records = this.logs.getLogs(request);
-    return summarize(records, records.map((record) => ({ ...record, message: this.redactor.text(record.message), context: this.redactor.value(jsonSafe(record.context)) as Record<string, unknown> })));
+    return summarize(records, records.map((record) => ({ ...record, message: this.redactor.text(record.message), context: this.redactor.value(record.context) as Record<string, unknown> })));
   }
 }
 

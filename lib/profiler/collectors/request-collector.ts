@@ -34,7 +34,7 @@ export class RequestCollector implements DataCollector {
       bodyTruncated: truncated,
       attributes: jsonSafeAttributes(request, redactor),
       route: (request.attributes.get('_route') as string | undefined) ?? null,
-      routeParams: redactor.value(jsonSafe(request.attributes.get('_route_params') ?? {})) as Record<string, unknown>,
+      routeParams: redactor.value(request.attributes.get('_route_params') ?? {}) as Record<string, unknown>,
       controller: describeController(request.attributes.get('_controller')),
       clientIp: request.clientIp,
       requestType,
@@ -42,7 +42,7 @@ export class RequestCollector implements DataCollector {
       statusText: response.statusText,
       responseHeaders: redactor.headers(response.headers),
       contentType: response.getHeader('content-type') ?? null,
-      session: session !== undefined && session !== null && typeof session === 'object' ? (redactor.value(jsonSafe(session)) as Record<string, unknown>) : null,
+      session: session !== undefined && session !== null && typeof session === 'object' ? (redactor.value(session) as Record<string, unknown>) : null,
     };
   }
 }
@@ -71,40 +71,7 @@ function jsonSafeAttributes(request: Request, redactor: Redactor): Record<string
     if (name === '_controller') out[name] = describeController(value);
     else if (name === 'exception') out[name] = value instanceof Error ? `${value.constructor.name}: ${value.message}` : String(value);
     else if (name === '_session_data') continue;
-    else out[name] = redactor.isSecretKey(name) ? '[redacted]' : redactor.value(jsonSafe(value));
-  }
-  return out;
-}
-
-/** A JSON-safe copy: functions by name, errors by class and message, cycles cut, size bounded. */
-export function jsonSafe(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
-  if (value === null || value === undefined) return value ?? null;
-  switch (typeof value) {
-    case 'string':
-      return value.length > 10_000 ? `${value.slice(0, 10_000)}…` : value;
-    case 'number':
-    case 'boolean':
-      return value;
-    case 'bigint':
-      return value.toString();
-    case 'function':
-      return `[function ${value.name || 'anonymous'}]`;
-    case 'symbol':
-      return value.toString();
-  }
-  if (depth > 8) return '[too deep]';
-  const object = value as object;
-  if (seen.has(object)) return '[circular]';
-  seen.add(object);
-  if (value instanceof Error) return { class: value.constructor.name, message: value.message };
-  if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value)) return value.slice(0, 100).map((item) => jsonSafe(item, depth + 1, seen));
-  if (value instanceof Map) return jsonSafe(Object.fromEntries(value), depth, seen);
-  const out: Record<string, unknown> = {};
-  let count = 0;
-  for (const [key, inner] of Object.entries(object)) {
-    if (count++ >= 100) break;
-    out[key] = jsonSafe(inner, depth + 1, seen);
+    else out[name] = redactor.isSecretKey(name) ? '[redacted]' : redactor.value(value);
   }
   return out;
 }

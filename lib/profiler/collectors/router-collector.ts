@@ -1,13 +1,16 @@
 import type { UrlMatcher } from '../../routing/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import type { RouterData } from '../profile.js';
-import { jsonSafe } from './request-collector.js';
+import type { Redactor } from '../redactor.js';
 
 /** The matched route and its parameters, and why each route did or did not match (worked out when the profile is read). */
 export class RouterCollector implements DataCollector {
   readonly name = 'router';
 
-  constructor(readonly matcher: UrlMatcher) {}
+  constructor(
+    readonly matcher: UrlMatcher,
+    readonly redactor: Redactor,
+  ) {}
 
   collect({ response }: CollectContext): { redirect: string | null } {
     return { redirect: response.status === 301 ? (response.getHeader('location') ?? null) : null };
@@ -26,7 +29,7 @@ export class RouterCollector implements DataCollector {
     }
     return {
       route,
-      params: jsonSafe(request.attributes.get('_route_params') ?? {}) as Record<string, unknown>,
+      params: this.redactor.value(request.attributes.get('_route_params') ?? {}) as Record<string, unknown>,
       redirect: (collected as { redirect: string | null } | null)?.redirect ?? null,
       routed,
     };

@@ -1,7 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request } from '../../../kernel/index.js';
-import { createApp } from '../../../lib/app/index.js';
+import { createApp, createKernel } from '../../../lib/app/index.js';
+import { Route, RouteCollection } from '../../../lib/routing/index.js';
+import { Response } from '../../../kernel/index.js';
 import { MemoryStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
 import { SAVE_BATCH_SIZE, type Profile } from '../../../lib/profiler/index.js';
 
@@ -84,6 +86,19 @@ test('profiles that pile up while a batch is written go out together in the next
   assert.equal(batches.map((batch) => batch.length), [1, SAVE_BATCH_SIZE, total - 1 - SAVE_BATCH_SIZE]);
   assert.is((await inner.find({ limit: 1000 })).length, total);
   assert.is(app.profiler!.droppedProfiles, 0);
+});
+
+test('secret-looking route parameters are redacted in the request and router data', async () => {
+  const storage = new MemoryStorage();
+  const routes = new RouteCollection();
+  routes.add('reset', new Route('/reset/:token/:step', { methods: ['GET'], defaults: { _controller: () => new Response('ok') } }));
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage } });
+  const response = await run(app, '/reset/s3cr3t-value/confirm');
+  await app.close();
+  const profile = await storage.read(response.getHeader('x-debug-token')!);
+  assert.ok(profile);
+  assert.equal((profile!.collectors.router as { params: unknown }).params, { token: '[redacted]', step: 'confirm' });
+  assert.equal((profile!.collectors.request as { routeParams: unknown }).routeParams, { token: '[redacted]', step: 'confirm' });
 });
 
 test.run();

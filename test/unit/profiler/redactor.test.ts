@@ -45,4 +45,33 @@ test('the key pattern and header list are configurable', () => {
   assert.equal(custom.value({ pin: 1, password: 2 }), { pin: REDACTED, password: 2 });
 });
 
+test('value() makes a JSON-safe copy in the same pass: functions, errors, Maps, dates, cycles, bounds', () => {
+  const cyclic: Record<string, unknown> = { name: 'loop' };
+  cyclic.self = cyclic;
+  const copy = redactor.value({
+    handler: function onRequest() {},
+    error: new RangeError('bad ?token=abc'),
+    map: new Map<string, unknown>([['session_id', 's'], ['lang', 'fr']]),
+    when: new Date(Date.UTC(2026, 10, 22)),
+    cyclic,
+    many: Array.from({ length: 150 }, (_, i) => i),
+    missing: undefined,
+  }) as Record<string, unknown>;
+  assert.is(copy.handler, '[function onRequest]');
+  assert.equal(copy.error, { class: 'RangeError', message: `bad ?token=${REDACTED}` });
+  assert.equal(copy.map, { session_id: REDACTED, lang: 'fr' });
+  assert.is(copy.when, '2026-11-22T00:00:00.000Z');
+  assert.equal(copy.cyclic, { name: 'loop', self: '[circular]' });
+  assert.is((copy.many as unknown[]).length, 100);
+  assert.is(copy.missing, null);
+  assert.not.throws(() => JSON.stringify(copy));
+});
+
+test('a JSON body is redacted whole, not cut at 100 items', () => {
+  const body = JSON.stringify({ items: Array.from({ length: 150 }, (_, i) => ({ id: i, token: `t${i}` })) });
+  const shown = JSON.parse(redactor.body(body, 'application/json')) as { items: Array<{ id: number; token: string }> };
+  assert.is(shown.items.length, 150);
+  assert.ok(shown.items.every((item) => item.token === REDACTED));
+});
+
 test.run();
