@@ -85,10 +85,39 @@ export class Logger {
   }
 }
 
-/** Replaces `{name}` placeholders with context values (PSR-3). */
+/** Replaces `{name}` placeholders with context values (PSR-3); unknown ones stay as they are. */
 export function interpolate(message: string, context: LogContext): string {
   if (message.indexOf('{') === -1) return message;
-  return message.replace(/\{([A-Za-z0-9_.]+)\}/g, (placeholder, key: string) => (key in context ? stringify(context[key]) : placeholder));
+  const template = templateOf(message);
+  let out = template[0]!;
+  for (let i = 1; i < template.length; i += 2) {
+    const key = template[i]!;
+    out += (Object.hasOwn(context, key) ? stringify(context[key]) : `{${key}}`) + template[i + 1]!;
+  }
+  return out;
+}
+
+/** Messages are constants: each is split once into [text, key, text, key, ..., text]. */
+const templates = new Map<string, readonly string[]>();
+const TEMPLATE_CACHE_SIZE = 1024;
+const PLACEHOLDER = /\{([A-Za-z0-9_.]+)\}/g;
+
+function templateOf(message: string): readonly string[] {
+  let template = templates.get(message);
+  if (template === undefined) {
+    const parts: string[] = [];
+    let last = 0;
+    for (const match of message.matchAll(PLACEHOLDER)) {
+      parts.push(message.slice(last, match.index), match[1]!);
+      last = match.index + match[0].length;
+    }
+    parts.push(message.slice(last));
+    template = parts;
+    // Messages built at run time (not constants) must not grow the cache without bound.
+    if (templates.size >= TEMPLATE_CACHE_SIZE) templates.clear();
+    templates.set(message, template);
+  }
+  return template;
 }
 
 function stringify(value: unknown): string {

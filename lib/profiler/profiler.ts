@@ -213,7 +213,7 @@ export class Profiler {
   }
 
   /** After the response is sent: late collection, parent/child links, and the save. */
-  async onKernelTerminate(event: TerminateEvent): Promise<void> {
+  onKernelTerminate(event: TerminateEvent): void {
     const tree = this.#trees.get(event.request);
     if (tree === undefined) return;
     this.#trees.delete(event.request);

@@ -33,6 +33,8 @@ export class Redactor {
   readonly #keyPattern: RegExp;
   /** Verdicts of isSecretKey: the same few header and parameter names come back on every request. */
   readonly #verdicts = new Map<string, boolean>();
+  /** Header names as given -> lower-case name and whether its value is hidden. */
+  readonly #headerVerdicts = new Map<string, { lower: string; hidden: boolean }>();
 
   constructor(options: RedactionOptions = {}) {
     this.#headers = new Set((options.headers ?? DEFAULT_HEADERS).map((name) => name.toLowerCase()));
@@ -53,10 +55,17 @@ export class Redactor {
   /** Headers with sensitive values hidden; several values joined with `, `. */
   headers(headers: Record<string, string | string[] | number | undefined>): Record<string, string> {
     const out: Record<string, string> = {};
-    for (const [name, value] of Object.entries(headers)) {
+    for (const name in headers) {
+      const value = headers[name];
       if (value === undefined) continue;
-      const lower = name.toLowerCase();
-      out[lower] = this.#headers.has(lower) || this.isSecretKey(lower) ? REDACTED : Array.isArray(value) ? value.join(', ') : String(value);
+      let verdict = this.#headerVerdicts.get(name);
+      if (verdict === undefined) {
+        const lower = name.toLowerCase();
+        verdict = { lower, hidden: this.#headers.has(lower) || this.isSecretKey(lower) };
+        if (this.#headerVerdicts.size >= VERDICT_CACHE_SIZE) this.#headerVerdicts.clear();
+        this.#headerVerdicts.set(name, verdict);
+      }
+      out[verdict.lower] = verdict.hidden ? REDACTED : typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : String(value);
     }
     return out;
   }

@@ -31,6 +31,10 @@ test('each of the eight syslog levels writes a record with its name and number',
 test('placeholders are interpolated from the context; unknown ones stay', () => {
   assert.is(interpolate('Matched route "{route}" for {n} {missing}', { route: 'home', n: 3 }), 'Matched route "home" for 3 {missing}');
   assert.is(interpolate('{obj}', { obj: { a: 1 } }), '{"a":1}');
+  assert.is(interpolate('{a}{a} and {a}!', { a: 'x' }), 'xx and x!', 'a placeholder used several times');
+  assert.is(interpolate('{a}', { a: 'first' }) + interpolate('{a}', { a: 'second' }), 'firstsecond', 'a cached template takes each call its own context');
+  assert.is(interpolate('{constructor} {toString}', {}), '{constructor} {toString}', 'inherited properties are not context');
+  assert.is(interpolate('a { b } {c-d}', { b: 1, 'c-d': 2 }), 'a { b } {c-d}', 'only {name} with name characters');
 });
 
 test('records less severe than the level are dropped at the source', () => {
