@@ -281,6 +281,66 @@ files('two server processes share one profiler directory', async () => {
   }
 });
 
+/** GET as JSON; the status and the parsed body (or null). */
+async function getJson(url: string): Promise<{ status: number; body: any }> {
+  const response = await request(url, { headers: { accept: 'application/json' } });
+  const text = await response.body.text();
+  return { status: response.statusCode, body: response.statusCode === 200 ? JSON.parse(text) : null };
+}
+
+/** Polls a server until the profile is readable; bounded (2 s). */
+async function readable(url: string, token: string): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    if ((await getJson(`${url}/_profiler/${token}`)).status === 200) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
+
+files('kill -9 while profiles are being written loses none saved before and leaves a readable storage', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'http-kernel-crash-'));
+  const profiles = join(dir, 'profiles');
+  let victim: { child: ChildProcess; url: string } | undefined;
+  let survivor: { child: ChildProcess; url: string } | undefined;
+  try {
+    victim = await serve(['--profiler-dir', profiles], dir);
+    const saved: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const response = await request(`${victim.url}/before-${i}`);
+      await response.body.text();
+      saved.push(header(response.headers['x-debug-token'] as string));
+    }
+    for (const token of saved) assert.ok(await readable(victim.url, token), `profile ${token} saved before the crash`);
+
+    // 300 requests in flight (bounded), and the process killed in the middle of their saves.
+    const url = victim.url;
+    const load = Promise.allSettled(Array.from({ length: 300 }, (_, i) => request(`${url}/during-${i}`).then((response) => response.body.text())));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    victim.child.kill('SIGKILL');
+    await load;
+    await new Promise((resolve) => (victim!.child.exitCode !== null || victim!.child.signalCode !== null ? resolve(null) : victim!.child.once('exit', resolve)));
+
+    survivor = await serve(['--profiler-dir', profiles], dir);
+    for (const token of saved) {
+      const { status, body } = await getJson(`${survivor.url}/_profiler/${token}`);
+      assert.is(status, 200, `profile ${token} still readable after the crash`);
+      assert.is(body.token, token);
+    }
+    const search = await getJson(`${survivor.url}/_profiler/search?limit=1000`);
+    assert.is(search.status, 200);
+    assert.ok(search.body.count >= saved.length, `search lists at least the ${saved.length} saved profiles (got ${search.body.count})`);
+    for (const result of search.body.results as Array<{ token: string }>) {
+      assert.is((await getJson(`${survivor.url}/_profiler/${result.token}`)).status, 200, `listed profile ${result.token} is readable`);
+    }
+    const fresh = await request(`${survivor.url}/after`);
+    await fresh.body.text();
+    assert.ok(await readable(survivor.url, header(fresh.headers['x-debug-token'] as string)), 'the storage keeps working after the crash');
+  } finally {
+    for (const server of [victim, survivor]) if (server && server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 files('--no-debug records nothing and serves no profiler', async () => {
   const server = await startTestServer({ app: { debug: false } });
   try {
