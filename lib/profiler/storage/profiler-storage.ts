@@ -61,7 +61,7 @@ export interface ProfilerStorage {
    * (its `errors`) when several were refused. A storage failure (disk full, read-only) rejects
    * with ProfilerStorageError, and the batch may then be saved in part or not at all.
    */
-  writeMany?(profiles: readonly Profile[]): Promise<void>;
+  writeMany(profiles: readonly Profile[]): Promise<void>;
   /** The profile, or null when unknown (also for malformed tokens, without touching the disk). */
   read(token: string): Promise<Profile | null>;
   /** Summaries matching the criteria, newest first. */
