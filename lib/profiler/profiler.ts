@@ -330,7 +330,7 @@ export class Profiler {
 
   async #save(batch: Profile[]): Promise<void> {
     try {
-      await writeBatch(this.storage, batch);
+      await this.storage.writeMany(batch);
       if (this.#storageFailing) {
         this.#storageFailing = false;
         this.#logger?.notice('Profiler storage works again.');
@@ -349,11 +349,6 @@ export class Profiler {
     this.#logger?.error('Profiler storage failed, profiles are not saved until it recovers: {message}', { message: error instanceof Error ? error.message : String(error) });
   }
 
-}
-
-function writeBatch(storage: ProfilerStorage, batch: Profile[]): Promise<unknown> {
-  const writeMany = (storage as { writeMany?: (profiles: readonly Profile[]) => Promise<void> }).writeMany;
-  return writeMany !== undefined ? writeMany.call(storage, batch) : Promise.all(batch.map((profile) => storage.write(profile)));
 }
 
 function linkBase(request: Request): string {

@@ -34,3 +34,14 @@ export class InvalidProfileError extends ProfilerStorageError {
     super(message, 'HK_PROFILER_STORAGE_INVALID');
   }
 }
+
+/** `writeMany` refused more than one profile of a batch (each error in `errors`); it saved the others. */
+export class ProfileBatchError extends ProfilerStorageError {
+  /** One error per refused profile: ProfileExistsError or InvalidProfileError. */
+  readonly errors: readonly ProfilerStorageError[];
+
+  constructor(errors: readonly ProfilerStorageError[]) {
+    super(`${errors.length} profiles of the batch were refused, the others saved: ${errors.map((error) => error.message).join(' ')}`.slice(0, 2_000), 'HK_PROFILER_STORAGE_BATCH');
+    this.errors = errors;
+  }
+}

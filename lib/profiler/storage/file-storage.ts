@@ -1,27 +1,39 @@
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm, stat, utimes, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { gunzip as gunzipCallback, gzip as gzipCallback } from 'node:zlib';
+import { gunzip as gunzipCallback } from 'node:zlib';
 import type { Profile, ProfileSummary } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
-import { InvalidProfileError, ProfileExistsError, ProfilerStorageError } from './errors.js';
+import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
 import { FileLock } from './file-lock.js';
 import { errorCode, ignoreMissing, isMissing, removeFile } from './fs-errors.js';
-import { appendIndexLine, encodeIndexLine, indexEntryOf, readIndexFrom, type IndexEntry } from './index-file.js';
+import {
+  SEGMENT_NAME,
+  appendIndexLines,
+  decodeIndexLine,
+  encodeIndexHeader,
+  indexEntryOf,
+  isCurrentFile,
+  readIndexLines,
+  recordOf,
+  waitWhileLocked,
+  type IndexRecord,
+} from './index-file.js';
 import { ProfileIndex } from './profile-index.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
 import { assertStorableProfile, isStorableToken, resolveBounds } from './validation.js';
 
-const gzip = promisify(gzipCallback);
 const gunzip = promisify(gunzipCallback);
 
 /** Options of a FileStorage. */
 export interface FileStorageOptions {
   /** The directory of profiles, created on the first write; default `var/profiler` (from the working directory). */
   dir?: string;
-  /** Bounds; bytes are counted as the size of the (gzip'd) profile files. */
+  /** Bounds; bytes are counted as the size of the profiles' JSON records. */
   bounds?: Partial<StorageBounds>;
+  /** A segment file is rolled over once it holds this many bytes; default 4 MiB. */
+  segmentBytes?: number;
   /** The clock profile ages are measured with (epoch ms); tests inject one. File staleness uses real mtimes. */
   now?: () => number;
   /** Receives errors of the background upkeep (bounds, crash clean-up), which have no caller to reject. */
@@ -38,21 +50,52 @@ interface Lease {
   full: boolean;
 }
 
+/** The segment file this instance appends its batches to. */
+interface Segment {
+  readonly name: string;
+  readonly handle: FileHandle;
+  /** Bytes written: the offset of the next record. */
+  size: number;
+  readonly openedAt: number;
+  writtenAt: number;
+}
+
+/** A profile of a batch, serialised, its token held in #writing. */
+interface PendingWrite {
+  readonly profile: Profile;
+  readonly token: string;
+  readonly json: string;
+  /** This write made a placeholder to claim the token (it had been neither claimed nor drawn). */
+  placeholder: boolean;
+}
+
 /** What one compaction did. */
 export interface CompactionReport {
   /** Profiles indexed after it. */
   profiles: number;
   /** Profiles removed by the bounds (age, count, bytes). */
   removed: number;
-  /** Profiles found on disk without an index line (a crash between rename and append) and indexed again. */
-  recovered: number;
-  /** Crash leftovers removed: temp files, abandoned claims, index lines without a file, stale lock files. */
+  /** Crash leftovers removed: temp files, abandoned claims, index lines whose segment or file is gone, stale lock files. */
   cleaned: number;
+  /** Segment files deleted: no index line referred to them any more, and their writer was done with them. */
+  segmentsDeleted: number;
 }
 
 const DEFAULT_DIR = 'var/profiler';
 const INDEX_FILE = 'index.ndjson';
 const LOCK_FILE = 'index.lock';
+const SEGMENT_DIR = 'segments';
+const DEFAULT_SEGMENT_BYTES = 4 * 1024 * 1024;
+/** A segment is rolled over once this old, so expired profiles free their segment soon after they expire. */
+const SEGMENT_MAX_AGE_MS = 10 * 60_000;
+/** A segment not written for this long is rolled over before the next write (see SEGMENT_STALE_MS). */
+const SEGMENT_IDLE_MS = 60_000;
+/**
+ * Another process's segment, referred to by no index line and not written for this long, is
+ * deleted: its writer is dead, or rolled it over (writers roll over idle segments after a minute).
+ * Writers delete their own rolled-over segments themselves, as soon as no line refers to them.
+ */
+const SEGMENT_STALE_MS = 5 * 60_000;
 const PROFILE_SUFFIX = '.json.gz';
 const PROFILE_FILE = /^([0-9a-f]{6,32})\.json\.gz$/;
 const SHARD_DIR = /^[0-9a-f]{2}$/;
@@ -68,9 +111,7 @@ const LEASE_PREFIX_LENGTH = 2;
 const LEASE_FULL_SHARE = 0.5;
 /** Random draws inside one lease before it is looked at again (at most half full: a miss is < 1/2). */
 const DRAWS_PER_LEASE = 48;
-/** Codes of `link` on filesystems without hard links: writes then fall back to a placeholder + rename. */
-const NO_LINK_CODES = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK']);
-/** A bound check runs after this many writes of this process, or when a second has passed since the last. */
+/** A bound check runs after this many profiles written by this instance, or when a second has passed since the last. */
 const CHECK_EVERY_WRITES = 32;
 const CHECK_EVERY_MS = 1_000;
 /** Idle upkeep: bound checks, claim keep-alive. */
@@ -81,7 +122,7 @@ const SWEEP_EVERY_MS = 10 * 60_000;
 const ABANDONED_CLAIM_MS = 60 * 60_000;
 /** A temp file this old was left by a crashed writer (a write takes milliseconds). */
 const ABANDONED_TEMP_MS = 10 * 60_000;
-/** A profile file without an index line is indexed again only once its writer had time to append the line. */
+/** An old-layout profile file without an index line is deleted once this old. */
 const ORPHAN_GRACE_MS = 60_000;
 /** A bound, once exceeded, is trimmed to this share of itself, so compactions are not back to back. */
 const TRIM_TO = 0.9;
@@ -89,36 +130,57 @@ const TRIM_TO = 0.9;
 const AGE_SLACK = 0.05;
 /** Unparseable lines (torn by crashes) tolerated before the index is rewritten without them. */
 const MAX_SKIPPED_LINES = 100;
+/** Appends retried this many times when compactions keep replacing the index under us. */
+const APPEND_ATTEMPTS = 5;
+/** The index header of a purge: every profile written before it was dropped. */
+const PURGED_THROUGH = 8.64e15;
 const PURGE_LOCK_TIMEOUT_MS = 5_000;
 const COMPACT_LOCK_TIMEOUT_MS = 15_000;
 /** The lock's mtime is refreshed after this many file operations of a long compaction. */
 const LOCK_REFRESH_EVERY = 256;
+const NEWLINE = 0x0a;
 
 /**
  * The embedded default storage, safe to share between the processes of one machine.
  *
  * Layout of `dir`:
- *   index.ndjson                    one JSON line per profile (summary + file size), appended
+ *   segments/<time>-<pid>-<hex>.ndjson   profiles, one JSON record a line, appended in batches by
+ *                                        one writer (a FileStorage instance) only; rolled over at
+ *                                        `segmentBytes` (4 MiB), 10 minutes of age or 1 of idleness
+ *   index.ndjson                    one JSON line per profile: summary, segment, byte offset and
+ *                                   length of its record; a compacted index starts with a header line
  *   index.lock                      present while one process compacts the index
- *   <aa>/<token>.json.gz            a profile (gzip'd JSON), or an empty placeholder: a claim
  *   leases/<aa>.lease               the lease of token prefix <aa>: JSON of holder pid, hostname, time
- *   <aa>/<token>.json.gz.<pid>-<n>.tmp, index.ndjson.<pid>-<hex>.tmp   writes in progress
- * where <aa> is the token's first two characters.
+ *   <aa>/<token>.json.gz            an empty placeholder: a claim of a token outside the held leases
+ *   index.ndjson.<pid>-<hex>.tmp    an index rewrite in progress
+ * where <aa> is the token's first two characters. Profiles of the layout before segments
+ * (gzip'd `<aa>/<token>.json.gz` files, index lines without a segment) are still read, and
+ * deleted by the bounds like the others; no new ones are written.
  *
- * A process draws its tokens inside the prefixes it leases (a lease file created with `wx`,
- * refreshed every 30 s, taken over when 2 minutes old or when its holder's pid is dead on this
- * host), in memory: no file per claim. Such a token is written to a temp file hard-linked to its
- * name, which fails rather than replace a file there. Claims of tokens outside the held prefixes
- * are placeholder files created with `wx` (refused inside a prefix another live process leases);
- * such a profile is written to a temp file renamed over its placeholder. Its index line is appended with one O_APPEND write. Only a compaction, under the
- * lock, rewrites the index (temp file + rename) and deletes profiles; appenders do not take the
- * lock (see appendIndexLine for why no line is lost). The index is a cache of the files: a
- * periodic sweep re-indexes profile files whose line a crash lost and drops lines whose file is
- * gone, so the worst a crash can do is delay a profile's appearance in searches.
+ * Writing a batch is O(1) file operations: one positional write of all its records at the end of
+ * this instance's segment, then one O_APPEND write of all their index lines. A read looks the
+ * token up in this process's copy of the index (refreshed from the file) and reads just that byte
+ * range. A crash between the two writes leaves records no line refers to (that batch is lost, no
+ * other); a crash mid-append leaves a torn line, which readers skip.
+ *
+ * Tokens: a process draws its tokens inside the prefixes it leases (a lease file created with
+ * `wx`, refreshed every 30 s, taken over when 2 minutes old or when its holder's pid is dead on
+ * this host), in memory: no file per claim. Claims of tokens outside the held prefixes are
+ * placeholder files created with `wx` (refused inside a prefix another live process leases), kept
+ * until the profile's index line is written. Either way a write also refuses a token the index
+ * already holds: the first index line of a token is its profile, and later ones are ignored, so
+ * no profile is ever overwritten.
+ *
+ * Only a compaction, under the lock, rewrites the index (temp file + rename) and deletes segments;
+ * appenders do not take the lock (see #appendRecords for why no line is lost). It drops the
+ * oldest profiles over the bounds, and lines whose segment is gone; a segment file is deleted
+ * once no line refers to it and its writer is done with it (rolled over, closed, or not written
+ * for 5 minutes: dead). A periodic sweep removes the other crash leftovers.
  */
 export class FileStorage implements ProfilerStorage {
   readonly dir: string;
   readonly bounds: Readonly<StorageBounds>;
+  readonly #segmentBytes: number;
   readonly #now: () => number;
   readonly #onError: ((error: Error) => void) | undefined;
   readonly #indexPath: string;
@@ -135,6 +197,12 @@ export class FileStorage implements ProfilerStorage {
   /** Lease changes (acquire, scan, refresh, release) run one at a time. */
   #leasing: Promise<unknown> = Promise.resolve();
   #leaseTimer: NodeJS.Timeout | null = null;
+  /** The segment batches are appended to; null until the first write and after a roll-over. */
+  #segment: Segment | null = null;
+  /** This instance's rolled-over segments, deleted as soon as no index line refers to them. */
+  readonly #retired = new Set<string>();
+  /** Batches are appended one at a time (one segment, one offset). */
+  #appending: Promise<unknown> = Promise.resolve();
   readonly #timer: NodeJS.Timeout;
   /** Compactions and purges of this instance run one at a time (they share the lock). */
   #exclusive: Promise<unknown> = Promise.resolve();
@@ -143,12 +211,14 @@ export class FileStorage implements ProfilerStorage {
   #writesSinceCheck = 0;
   #lastCheckAt = 0;
   #nextSweepAt = 0;
-  #tempCounter = 0;
   #closed = false;
 
   constructor(options: FileStorageOptions = {}) {
     this.dir = resolve(options.dir ?? DEFAULT_DIR);
     this.bounds = Object.freeze(resolveBounds(options.bounds));
+    const segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
+    if (!(segmentBytes > 0)) throw new RangeError(`FileStorage segmentBytes must be a positive number, got ${String(segmentBytes)}.`);
+    this.#segmentBytes = segmentBytes;
     this.#now = options.now ?? Date.now;
     this.#onError = options.onError;
     this.#indexPath = join(this.dir, INDEX_FILE);
@@ -167,7 +237,7 @@ export class FileStorage implements ProfilerStorage {
   async drawToken(length = 6): Promise<string> {
     if (!Number.isInteger(length) || length < 6 || length > 32) throw new RangeError(`A profile token has 6 to 32 characters, not ${length}.`);
     for (let round = 0; round < 4; round++) {
-      if (this.#closed) throw new ProfilerStorageError(`The profiler storage in ${this.dir} is closed.`, 'HK_PROFILER_STORAGE_CLOSED');
+      if (this.#closed) throw this.#closedError();
       const token = this.#drawFromLeases(length);
       if (token !== null) return token;
       try {
@@ -181,27 +251,18 @@ export class FileStorage implements ProfilerStorage {
 
   /**
    * Claims a token: in a prefix this instance leases, in memory; elsewhere by creating the empty
-   * placeholder `<token>.json.gz` with `wx` (exactly one claimer, in any process, succeeds),
-   * unless another live instance leases the prefix (its draws are in its memory only).
+   * placeholder `<aa>/<token>.json.gz` with `wx` (exactly one claimer, in any process, succeeds),
+   * unless another live instance leases the prefix (its draws are in its memory only). A token
+   * the index holds is never claimed.
    */
   async claim(token: string): Promise<boolean> {
     if (!isStorableToken(token)) return false;
     if (this.#claims.has(token) || this.#writing.has(token) || this.#drawn.has(token)) return false;
-    const lease = this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH));
-    if (lease !== undefined) {
-      if (lease.taken.has(token)) return false;
-      lease.taken.add(token);
-      this.#drawn.add(token);
-      return true;
-    }
     try {
-      if (await this.#leasedByAnother(token.slice(0, LEASE_PREFIX_LENGTH))) return false;
-      if (!(await this.#inShard(token, () => this.#createPlaceholder(token)))) return false;
+      return (await this.#claimToken(token)) !== false;
     } catch (error) {
-      throw this.#failure('claim a token for', token, error);
+      throw this.#failure('claim a token for', `profile ${token}`, error);
     }
-    this.#claims.add(token);
-    return true;
   }
 
   /** Removes this instance's placeholder, if it is still an empty placeholder. */
@@ -215,54 +276,55 @@ export class FileStorage implements ProfilerStorage {
     await this.#removePlaceholder(token).catch((error: unknown) => this.#report(error));
   }
 
-  /**
-   * Writes the profile to a temp file, then renames it over the placeholder this instance owns,
-   * or, for a token drawn from a lease, hard-links it to its name, which fails when the name
-   * exists (claiming the token first when it did neither). Rejects with ProfileExistsError when the token
-   * holds another profile, ProfilerStorageError when the disk fails; nothing escapes otherwise.
-   */
-  async write(profile: Profile): Promise<void> {
-    assertStorableProfile(profile);
-    if (this.#closed) throw new ProfilerStorageError(`The profiler storage in ${this.dir} is closed.`, 'HK_PROFILER_STORAGE_CLOSED');
-    const token = profile.token;
-    if (this.#writing.has(token)) throw new ProfileExistsError(token);
-    this.#writing.add(token);
-    try {
-      let json: string;
-      try {
-        json = JSON.stringify(profile);
-      } catch (error) {
-        throw new InvalidProfileError(`Profile ${token} cannot be serialised to JSON: ${error instanceof Error ? error.message : String(error)}`);
-      }
-      const data = await gzip(json);
-      await this.#inShard(token, () => this.#putProfile(token, data));
-      this.#claims.delete(token);
-      this.#drawn.delete(token);
-      await appendIndexLine(this.#indexPath, encodeIndexLine(indexEntryOf(profile, data.length)), {
-        lockPath: this.#lock.path,
-        lockStaleMs: this.#lock.staleMs,
-        profilePath: this.#profilePath(token),
-      });
-    } catch (error) {
-      throw this.#failure('write', token, error);
-    } finally {
-      this.#writing.delete(token);
-    }
-    this.#writesSinceCheck++;
-    if (this.#writesSinceCheck >= CHECK_EVERY_WRITES || Date.now() - this.#lastCheckAt >= CHECK_EVERY_MS) this.#scheduleUpkeep();
+  /** Stores one profile: a batch of one (see writeMany). */
+  write(profile: Profile): Promise<void> {
+    return this.writeMany([profile]);
   }
 
-  /** The profile, or null when the token is malformed, unknown, only claimed, or its file is unreadable. */
+  /**
+   * Appends the batch's records to this instance's segment with one write, then their index lines
+   * with one O_APPEND write. Tokens neither claimed nor drawn here are claimed first (as claim()
+   * would). A profile whose token the index (or another writer's claim) holds is refused with
+   * ProfileExistsError, an unstorable one with InvalidProfileError, and the others are saved
+   * regardless; the refusals reject the promise afterwards (ProfileBatchError when several).
+   * ProfilerStorageError when the disk fails; nothing escapes otherwise.
+   */
+  async writeMany(profiles: readonly Profile[]): Promise<void> {
+    if (this.#closed) throw this.#closedError();
+    const refused: ProfilerStorageError[] = [];
+    const batch: PendingWrite[] = [];
+    for (const profile of profiles) {
+      const pending = this.#prepare(profile);
+      if (pending instanceof ProfilerStorageError) refused.push(pending);
+      else batch.push(pending);
+    }
+    let saved = 0;
+    try {
+      saved = await this.#save(batch, refused);
+    } finally {
+      for (const pending of batch) this.#writing.delete(pending.token);
+    }
+    this.#writesSinceCheck += saved;
+    if (saved > 0 && (this.#writesSinceCheck >= CHECK_EVERY_WRITES || Date.now() - this.#lastCheckAt >= CHECK_EVERY_MS)) this.#scheduleUpkeep();
+    if (refused.length === 1) throw refused[0];
+    if (refused.length > 1) throw new ProfileBatchError(refused);
+  }
+
+  /** The profile, or null when the token is malformed, unknown, only claimed, or its bytes are unreadable. */
   async read(token: string): Promise<Profile | null> {
     if (!isStorableToken(token)) return null;
-    let data: Buffer;
+    let data: Buffer | undefined;
+    let entry: IndexRecord | undefined;
     try {
-      data = await readFile(this.#profilePath(token));
+      await this.#index.refresh();
+      entry = this.#index.get(token);
+      if (entry === undefined) return null;
+      data = entry.segment === null ? await ignoreMissing(readFile(this.#profilePath(token))) : await this.#readRecord(entry.segment, entry.offset, entry.bytes);
     } catch (error) {
-      if (isMissing(error)) return null;
-      throw this.#failure('read', token, error);
+      throw this.#failure('read', `profile ${token}`, error);
     }
-    return data.length === 0 ? null : decodeProfile(data, token);
+    if (data === undefined || data.length === 0) return null;
+    return decodeProfile(data, token, entry.segment === null);
   }
 
   /** Searches this process's copy of the index, first caught up with the file; never opens a profile. */
@@ -284,7 +346,10 @@ export class FileStorage implements ProfilerStorage {
     return results;
   }
 
-  /** Removes every profile and claim of every process (under the lock); writers racing it start afresh. */
+  /**
+   * Removes every profile, segment and claim of every process (under the lock); writers racing it
+   * start afresh (a writer whose segment was deleted rolls over to a new one).
+   */
   async purge(): Promise<void> {
     await this.#runExclusive(async () => {
       try {
@@ -294,11 +359,16 @@ export class FileStorage implements ProfilerStorage {
         throw error instanceof ProfilerStorageError ? error : this.#failure('purge', null, error);
       }
       try {
-        const empty = await this.#replaceIndex('');
-        this.#index.replace([], 0, empty);
+        const content = encodeIndexHeader(PURGED_THROUGH);
+        await this.#serialAppend(async () => {
+          const file = await this.#replaceIndex(content);
+          this.#index.emptied(Buffer.byteLength(content), file, PURGED_THROUGH);
+        });
         for (const name of (await ignoreMissing(readdir(this.dir))) ?? []) {
           if (SHARD_DIR.test(name)) await rm(join(this.dir, name), { recursive: true, force: true });
         }
+        for (const name of await this.#segmentFiles()) await removeFile(this.#segmentPath(name));
+        this.#retired.clear();
         this.#shards.clear();
       } catch (error) {
         throw this.#failure('purge', null, error);
@@ -316,13 +386,24 @@ export class FileStorage implements ProfilerStorage {
     return this.#runExclusive(() => this.#compact(true, true));
   }
 
-  /** Stops the background upkeep, waits for a running one, and removes this instance's unused placeholders. */
+  /**
+   * Stops the background upkeep, waits for running work, closes the segment (deleting this
+   * instance's segments no index line refers to) and removes this instance's unused placeholders.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
     if (this.#leaseTimer !== null) clearInterval(this.#leaseTimer);
     await this.#upkeep;
     await this.#exclusive;
+    await this.#appending;
+    if (this.#segment !== null) await this.#retireSegment(this.#segment);
+    try {
+      await this.#index.refresh();
+      await this.#deleteRetiredSegments();
+    } catch (error) {
+      this.#report(error);
+    }
     await Promise.all([...this.#claims].map((token) => this.release(token)));
     await this.#serialLeases(async () => {
       this.#drawn.clear();
@@ -330,6 +411,244 @@ export class FileStorage implements ProfilerStorage {
       this.#leases.clear();
       await Promise.all(leases.map((lease) => lease.lock.release()));
     });
+  }
+
+  /** Validates and serialises a profile and takes its token in #writing; the error that refuses it otherwise. */
+  #prepare(profile: Profile): PendingWrite | ProfilerStorageError {
+    try {
+      assertStorableProfile(profile);
+    } catch (error) {
+      if (error instanceof ProfilerStorageError) return error;
+      throw error;
+    }
+    const token = profile.token;
+    if (this.#writing.has(token)) return new ProfileExistsError(token);
+    let json: string;
+    try {
+      json = JSON.stringify(profile);
+    } catch (error) {
+      return new InvalidProfileError(`Profile ${token} cannot be serialised to JSON: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    this.#writing.add(token);
+    return { profile, token, json, placeholder: false };
+  }
+
+  /** Claims what needs it, refuses tokens the index holds, appends the rest; returns how many were saved. */
+  async #save(batch: PendingWrite[], refused: ProfilerStorageError[]): Promise<number> {
+    if (batch.length === 0) return 0;
+    let fresh: PendingWrite[] = [];
+    try {
+      const owned: PendingWrite[] = [];
+      for (const pending of batch) {
+        if (this.#claims.has(pending.token) || this.#drawn.has(pending.token)) {
+          owned.push(pending);
+          continue;
+        }
+        const claimed = await this.#claimToken(pending.token);
+        if (claimed === false) {
+          refused.push(new ProfileExistsError(pending.token));
+          continue;
+        }
+        pending.placeholder = claimed === 'placeholder';
+        owned.push(pending);
+      }
+      // Drawn and claimed tokens are ours, but a profile may be stored under one already (a lease
+      // taken over from a frozen holder, a hand-made line): the first index line of a token wins.
+      await this.#index.refresh();
+      for (const pending of owned) {
+        if (!this.#index.has(pending.token)) {
+          fresh.push(pending);
+          continue;
+        }
+        refused.push(new ProfileExistsError(pending.token));
+        this.#drawn.delete(pending.token);
+        if (pending.placeholder) await this.#dropPlaceholder(pending.token);
+      }
+      if (fresh.length > 0) await this.#serialAppend(() => this.#appendBatch(fresh));
+    } catch (error) {
+      for (const pending of batch) if (pending.placeholder) await this.#dropPlaceholder(pending.token).catch(() => {});
+      throw this.#failure('write', batch.length === 1 ? `profile ${(batch[0] as PendingWrite).token}` : `${batch.length} profiles`, error);
+    }
+    for (const pending of fresh) {
+      this.#drawn.delete(pending.token);
+      // The index line holds the token now: the placeholder has done its job.
+      if (this.#claims.delete(pending.token)) await this.#removePlaceholder(pending.token).catch((error: unknown) => this.#report(error));
+    }
+    return fresh.length;
+  }
+
+  /**
+   * Claims a token for this instance: 'lease' in a prefix it leases (in memory), 'placeholder'
+   * elsewhere, false when taken (indexed, claimed, or in another live instance's lease).
+   * File-system errors are thrown as they are.
+   */
+  async #claimToken(token: string): Promise<'lease' | 'placeholder' | false> {
+    const prefix = token.slice(0, LEASE_PREFIX_LENGTH);
+    const lease = this.#leases.get(prefix);
+    if (lease !== undefined) {
+      if (lease.taken.has(token) || this.#index.has(token)) return false;
+      lease.taken.add(token);
+      this.#drawn.add(token);
+      return 'lease';
+    }
+    if (await this.#leasedByAnother(prefix)) return false;
+    if (!(await this.#inShard(token, () => this.#createPlaceholder(token)))) return false;
+    this.#claims.add(token);
+    // After the placeholder: a writer removes its placeholder only once the token's index line is written.
+    try {
+      await this.#index.refresh();
+    } catch (error) {
+      await this.#dropPlaceholder(token).catch(() => {});
+      throw error;
+    }
+    if (!this.#index.has(token)) return 'placeholder';
+    await this.#dropPlaceholder(token);
+    return false;
+  }
+
+  async #dropPlaceholder(token: string): Promise<void> {
+    if (this.#claims.delete(token)) await this.#removePlaceholder(token);
+  }
+
+  #serialAppend<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#appending.then(fn, fn);
+    this.#appending = run.catch(() => {});
+    return run;
+  }
+
+  /** One positional write of the batch's records (JSON + newline) to the segment, then one append of their index lines. */
+  async #appendBatch(batch: PendingWrite[]): Promise<void> {
+    const segment = await this.#writableSegment();
+    const lengths = batch.map((pending) => Buffer.byteLength(pending.json));
+    let size = batch.length;
+    for (const length of lengths) size += length;
+    const data = Buffer.allocUnsafe(size);
+    const records: IndexRecord[] = [];
+    let lines = '';
+    let at = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const { profile, json } = batch[i] as PendingWrite;
+      const length = lengths[i] as number;
+      // Most profiles are ASCII (as long in bytes as in characters): a latin1 write of those is a plain copy.
+      data.write(json, at, length, length === json.length ? 'latin1' : 'utf8');
+      const record = recordOf(indexEntryOf(profile, length, segment.name, segment.size + at));
+      records.push(record);
+      lines += `${record.line}\n`;
+      at += length;
+      data[at++] = NEWLINE;
+    }
+    try {
+      for (let written = 0; written < size; ) {
+        const { bytesWritten } = await segment.handle.write(data, written, size - written, segment.size + written);
+        if (bytesWritten === 0) throw new Error(`Short write to segment ${segment.name} (${written} of ${size} bytes): is the disk full?`);
+        written += bytesWritten;
+      }
+    } catch (error) {
+      // Where its end is now is unknown: the next batch starts a new segment.
+      await this.#retireSegment(segment);
+      throw error;
+    }
+    segment.size += size;
+    segment.writtenAt = Date.now();
+    await this.#appendRecords(records, Buffer.from(lines), segment);
+  }
+
+  /**
+   * Appends the records' lines, and returns once they are in the current index (or were dropped
+   * by a compaction's bounds). A compaction (another process, under the lock) reads the file,
+   * renames a rewritten one over it, then copies over the lines appended to the old file
+   * meanwhile; its header says up to which profile time it dropped profiles. So after writing:
+   * while the lock is held by a live holder, wait (a little); then, if the path no longer names
+   * the file written to, read the new file, and append again the lines missing from it that are
+   * newer than what it dropped (a duplicate line is harmless: readers keep the first). A
+   * compaction that takes the lock after our check reads the file after our write, lines included.
+   */
+  async #appendRecords(records: IndexRecord[], data: Buffer, segment: Segment): Promise<void> {
+    let pending = records;
+    let payload = data;
+    for (let attempt = 1; ; attempt++) {
+      const file = await appendIndexLines(this.#indexPath, payload);
+      for (const record of pending) this.#index.add(record);
+      // Held by this instance: its compaction does not replace the file during an append (see #compact).
+      if (!this.#lock.held) await waitWhileLocked(this.#lock.path, this.#lock.staleMs);
+      if (await isCurrentFile(this.#indexPath, file)) return;
+      await this.#index.reload();
+      const droppedThrough = this.#index.droppedThrough;
+      pending = pending.filter((record) => !this.#index.has(record.token) && (droppedThrough === null || record.time > droppedThrough));
+      // A purge deleted the segment: there is nothing left to index.
+      if (pending.length === 0 || !(await isLinked(segment.handle))) return;
+      if (attempt >= APPEND_ATTEMPTS) throw new Error(`The profiler index ${this.#indexPath} was replaced ${APPEND_ATTEMPTS} times while appending to it.`);
+      payload = Buffer.from(pending.map((record) => `${record.line}\n`).join(''));
+    }
+  }
+
+  /** The current segment, or a new one when there is none, it is full, old or idle, or a purge deleted it. */
+  async #writableSegment(): Promise<Segment> {
+    const now = Date.now();
+    const current = this.#segment;
+    if (current !== null) {
+      const done = current.size >= this.#segmentBytes || now - current.openedAt >= SEGMENT_MAX_AGE_MS || now - current.writtenAt >= SEGMENT_IDLE_MS;
+      if (!done && (await isLinked(current.handle))) return current;
+      await this.#retireSegment(current);
+    }
+    const name = `${now.toString(36)}-${process.pid}-${randomBytes(4).toString('hex')}.ndjson`;
+    const path = this.#segmentPath(name);
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'wx');
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw error;
+      await mkdir(join(this.dir, SEGMENT_DIR), { recursive: true });
+      handle = await open(path, 'wx');
+    }
+    this.#segment = { name, handle, size: 0, openedAt: now, writtenAt: now };
+    return this.#segment;
+  }
+
+  /** Closes a segment for good; an empty one is deleted at once, others once no index line refers to them. */
+  async #retireSegment(segment: Segment): Promise<void> {
+    if (this.#segment === segment) this.#segment = null;
+    await segment.handle.close().catch(() => {});
+    if (segment.size === 0) await removeFile(this.#segmentPath(segment.name)).catch(() => {});
+    else this.#retired.add(segment.name);
+  }
+
+  /** Deletes this instance's rolled-over segments that no line of the (just refreshed) index refers to. */
+  async #deleteRetiredSegments(): Promise<number> {
+    let deleted = 0;
+    for (const name of [...this.#retired]) {
+      if (this.#index.refersTo(name)) continue;
+      this.#retired.delete(name);
+      if (await removeFile(this.#segmentPath(name))) deleted++;
+    }
+    return deleted;
+  }
+
+  /** The record's bytes, or undefined when its segment is gone or too short (torn). */
+  async #readRecord(segment: string, offset: number, length: number): Promise<Buffer | undefined> {
+    const handle = await ignoreMissing(open(this.#segmentPath(segment), 'r'));
+    if (handle === undefined) return undefined;
+    try {
+      const buffer = Buffer.allocUnsafe(length);
+      let filled = 0;
+      while (filled < length) {
+        const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled);
+        if (bytesRead === 0) return undefined;
+        filled += bytesRead;
+      }
+      return buffer;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Names of the segment files. */
+  async #segmentFiles(): Promise<string[]> {
+    return ((await ignoreMissing(readdir(join(this.dir, SEGMENT_DIR)))) ?? []).filter((name) => SEGMENT_NAME.test(name));
+  }
+
+  #segmentPath(name: string): string {
+    return join(this.dir, SEGMENT_DIR, name);
   }
 
   /** The prefixes this instance leases now (for tests and tools). */
@@ -480,76 +799,6 @@ export class FileStorage implements ProfilerStorage {
     if (stats !== undefined && stats.size === 0) await removeFile(path);
   }
 
-  /**
-   * A drawn token: temp file, then `link` to the final name, which fails (EEXIST) rather than
-   * replace anything there. Otherwise: temp file, then rename over our placeholder. Either way
-   * readers see no file, a placeholder, or the whole profile.
-   */
-  async #putProfile(token: string, data: Buffer): Promise<void> {
-    if (!this.#claims.has(token) && !this.#drawn.has(token)) {
-      const lease = this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH));
-      if (lease !== undefined) {
-        if (!(await this.claim(token))) throw new ProfileExistsError(token);
-      } else if (await this.#leasedByAnother(token.slice(0, LEASE_PREFIX_LENGTH))) {
-        throw new ProfileExistsError(token);
-      }
-    }
-    if (this.#drawn.has(token)) {
-      const linked = await this.#linkProfile(token, data);
-      if (linked) return;
-      // No hard links on this filesystem: claim with a placeholder, as for tokens outside leases.
-      if (!(await this.#createPlaceholder(token))) {
-        this.#drawn.delete(token);
-        throw new ProfileExistsError(token);
-      }
-      this.#drawn.delete(token);
-      this.#claims.add(token);
-    }
-    const path = this.#profilePath(token);
-    let ownPlaceholder = this.#claims.has(token);
-    let createdHere = false;
-    if (ownPlaceholder) {
-      const stats = await ignoreMissing(stat(path));
-      // Gone: a purge removed it; not empty: never ours to overwrite.
-      if (stats !== undefined && stats.size > 0) throw new ProfileExistsError(token);
-      ownPlaceholder = stats !== undefined;
-    }
-    if (!ownPlaceholder) {
-      if (!(await this.#createPlaceholder(token))) throw new ProfileExistsError(token);
-      createdHere = true;
-    }
-    const temp = `${path}.${process.pid}-${++this.#tempCounter}.tmp`;
-    try {
-      await writeFile(temp, data, { flag: 'wx' });
-      await rename(temp, path);
-    } catch (error) {
-      await removeFile(temp).catch(() => {});
-      if (createdHere) await this.#removePlaceholder(token).catch(() => {});
-      throw error;
-    }
-  }
-
-  /** True when written, false when the filesystem has no hard links; ProfileExistsError when the name exists. */
-  async #linkProfile(token: string, data: Buffer): Promise<boolean> {
-    const path = this.#profilePath(token);
-    const temp = `${path}.${process.pid}-${++this.#tempCounter}.tmp`;
-    try {
-      await writeFile(temp, data, { flag: 'wx' });
-      await link(temp, path);
-      return true;
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === 'EEXIST') {
-        this.#drawn.delete(token);
-        throw new ProfileExistsError(token);
-      }
-      if (code !== undefined && NO_LINK_CODES.has(code)) return false;
-      throw error;
-    } finally {
-      await removeFile(temp).catch(() => {});
-    }
-  }
-
   /** Writes `content` as the new index via temp file + rename; returns the new file's identity. */
   async #replaceIndex(content: string): Promise<{ dev: number; ino: number }> {
     const temp = `${this.#indexPath}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
@@ -613,6 +862,7 @@ export class FileStorage implements ProfilerStorage {
 
   async #checkBounds(): Promise<void> {
     await this.#index.refresh();
+    await this.#deleteRetiredSegments();
     const sweepDue = Date.now() >= this.#nextSweepAt;
     if (!sweepDue && !this.#overBounds()) return;
     // Another process holding the lock is compacting already: skip, the next check will see its result.
@@ -631,11 +881,13 @@ export class FileStorage implements ProfilerStorage {
   }
 
   /**
-   * Under the lock: read the index, (sweep,) keep what the bounds allow, write the kept lines to a
+   * Under the lock: catch this process's copy of the index up with the file, drop the lines whose
+   * segment is gone, (sweep,) keep what the bounds allow, write a header and the kept lines to a
    * temp file and rename it over the index, then copy over the lines other processes appended to
    * the old file meanwhile (appenders check after writing whether the file was replaced, and
-   * append again if so), and last delete the dropped profiles. A crash at any point leaves either
-   * the old or the new index, plus at worst unindexed or dropped files that the next sweep handles.
+   * append again if so), and last delete the segments and old-layout files no line refers to.
+   * A crash at any point leaves either the old or the new index, plus at worst files that a later
+   * compaction deletes.
    */
   async #compact(sweep: boolean, wait: boolean): Promise<CompactionReport | null> {
     try {
@@ -645,37 +897,50 @@ export class FileStorage implements ProfilerStorage {
       if (isMissing(error)) return null;
       throw error instanceof ProfilerStorageError ? error : this.#failure('lock', null, error);
     }
-    let old;
+    let old: FileHandle | undefined;
     try {
       old = await ignoreMissing(open(this.#indexPath, 'r'));
-      const read = old === undefined ? { entries: [], end: 0, skipped: 0 } : await readIndexFrom(old, 0);
-      const byToken = new Map<string, IndexEntry>();
-      for (const entry of read.entries) if (!byToken.has(entry.token)) byToken.set(entry.token, entry);
-      const report: CompactionReport = { profiles: 0, removed: 0, recovered: 0, cleaned: 0 };
+      const { records, end } = old === undefined ? { records: [], end: 0 } : await this.#index.catchUp(old);
+      const report: CompactionReport = { profiles: 0, removed: 0, cleaned: 0, segmentsDeleted: 0 };
+      // Listed after the catch-up: a segment is made before any line refers to it.
+      const segments = await this.#segmentFiles();
+      const present = new Set(segments);
+      let live = records.filter((record) => record.segment === null || present.has(record.segment));
+      report.cleaned += records.length - live.length;
       if (sweep) {
-        await this.#sweep(byToken, report);
+        live = await this.#sweep(live, report);
         this.#nextSweepAt = Date.now() + SWEEP_EVERY_MS;
       }
-      const sorted = [...byToken.values()].sort((a, b) => a.time - b.time);
-      const firstKept = this.#firstKept(sorted);
-      const kept = sorted.slice(firstKept);
-      const dropped = sorted.slice(0, firstKept);
-      const content = kept.map(encodeIndexLine).join('');
-      const file = await this.#replaceIndex(content);
-      if (old !== undefined) {
-        const droppedTokens = new Set(dropped.map((entry) => entry.token));
-        const tail = await readIndexFrom(old, read.end);
-        for (const entry of tail.entries) {
-          if (!droppedTokens.has(entry.token)) await appendIndexLine(this.#indexPath, encodeIndexLine(entry));
+      const firstKept = this.#firstKept(live);
+      const kept = live.slice(firstKept);
+      const droppedThrough = firstKept > 0 ? (live[firstKept - 1] as IndexRecord).time : null;
+      const removed = live.slice(0, firstKept);
+      if (live.length !== records.length) {
+        const liveTokens = new Set(live.map((record) => record.token));
+        for (const record of records) if (!liveTokens.has(record.token)) removed.push(record);
+      }
+      const content = encodeIndexHeader(droppedThrough) + kept.map((record) => `${record.line}\n`).join('');
+      // This instance's own batches wait meanwhile: none is appended to the old file after its tail was copied.
+      await this.#serialAppend(async () => {
+        const file = await this.#replaceIndex(content);
+        if (old !== undefined) {
+          const removedTokens = new Set(removed.map((record) => record.token));
+          const tail = (await readIndexLines(old, end)).lines.map(decodeIndexLine).filter((record) => record !== null && !removedTokens.has(record.token));
+          if (tail.length > 0) await appendIndexLines(this.#indexPath, Buffer.from(tail.map((record) => `${record?.line}\n`).join('')));
         }
-      }
-      this.#index.replace(kept, Buffer.byteLength(content), file);
-      for (let i = 0; i < dropped.length; i++) {
-        if (i % LOCK_REFRESH_EVERY === 0) await this.#lock.refresh();
-        await removeFile(this.#profilePath((dropped[i] as IndexEntry).token));
-      }
+        this.#index.compacted(removed, Buffer.byteLength(content), file, droppedThrough);
+      });
       report.profiles = kept.length;
-      report.removed = dropped.length;
+      report.removed = firstKept;
+      for (let i = 0; i < removed.length; i++) {
+        const record = removed[i] as IndexRecord;
+        if (record.segment !== null) continue;
+        if (i % LOCK_REFRESH_EVERY === 0) await this.#lock.refresh();
+        await removeFile(this.#profilePath(record.token));
+      }
+      // Read back the tail just copied and the lines appended since, before judging which segments are referred to.
+      await this.#index.refresh();
+      report.segmentsDeleted = await this.#deleteUnreferencedSegments(segments);
       return report;
     } catch (error) {
       throw error instanceof ProfilerStorageError ? error : this.#failure('compact', null, error);
@@ -685,31 +950,47 @@ export class FileStorage implements ProfilerStorage {
     }
   }
 
+  /**
+   * Deletes the listed segments no index line refers to whose writer is done with them: this
+   * instance's rolled-over ones, and other writers' not written for SEGMENT_STALE_MS.
+   */
+  async #deleteUnreferencedSegments(names: string[]): Promise<number> {
+    let deleted = await this.#deleteRetiredSegments();
+    const now = Date.now();
+    for (const name of names) {
+      if (this.#index.refersTo(name) || name === this.#segment?.name || this.#retired.has(name)) continue;
+      const path = this.#segmentPath(name);
+      const stats = await ignoreMissing(stat(path));
+      if (stats !== undefined && now - stats.mtimeMs >= SEGMENT_STALE_MS && (await removeFile(path))) deleted++;
+    }
+    return deleted;
+  }
+
   /** Index of the first entry to keep in `sorted` (oldest first): expired ones go, then the oldest over a bound. */
-  #firstKept(sorted: IndexEntry[]): number {
+  #firstKept(sorted: IndexRecord[]): number {
     const { maxAge, maxProfiles, maxBytes } = this.bounds;
     const cutoff = this.#now() - maxAge;
     let first = 0;
-    while (first < sorted.length && (sorted[first] as IndexEntry).time < cutoff) first++;
+    while (first < sorted.length && (sorted[first] as IndexRecord).time < cutoff) first++;
     if (sorted.length - first > maxProfiles) first = sorted.length - Math.max(1, Math.floor(maxProfiles * TRIM_TO));
     let bytes = 0;
-    for (let i = first; i < sorted.length; i++) bytes += (sorted[i] as IndexEntry).bytes;
+    for (let i = first; i < sorted.length; i++) bytes += (sorted[i] as IndexRecord).bytes;
     if (bytes > maxBytes) {
       const target = maxBytes * TRIM_TO;
-      while (bytes > target && sorted.length - first > 1) bytes -= (sorted[first++] as IndexEntry).bytes;
+      while (bytes > target && sorted.length - first > 1) bytes -= (sorted[first++] as IndexRecord).bytes;
     }
     return first;
   }
 
   /**
-   * Reconciles the index with the files (under the lock): index lines without a file go, profile
-   * files without a line are indexed again (or deleted when expired or unreadable), and temp
-   * files, abandoned placeholders and moved-aside stale locks left by crashes are removed.
+   * Removes crash leftovers (under the lock): temp files, abandoned placeholders, moved-aside stale
+   * locks, old-layout profile files without a line; returns the records without the old-layout
+   * ones whose file is gone.
    */
-  async #sweep(byToken: Map<string, IndexEntry>, report: CompactionReport): Promise<void> {
+  async #sweep(records: IndexRecord[], report: CompactionReport): Promise<IndexRecord[]> {
+    const oldLayout = new Set(records.filter((record) => record.segment === null).map((record) => record.token));
     const present = new Set<string>();
     const now = Date.now();
-    const cutoff = this.#now() - this.bounds.maxAge;
     let operations = 0;
     const removeIfOlder = async (path: string, ageMs: number): Promise<void> => {
       const stats = await ignoreMissing(stat(path));
@@ -728,39 +1009,30 @@ export class FileStorage implements ProfilerStorage {
         }
         const token = PROFILE_FILE.exec(file)?.[1];
         if (token === undefined || !token.startsWith(name)) continue;
-        if (byToken.has(token) || this.#claims.has(token) || this.#writing.has(token)) {
+        if (oldLayout.has(token)) {
           present.add(token);
           continue;
         }
+        if (this.#claims.has(token) || this.#writing.has(token)) continue;
         const stats = await ignoreMissing(stat(path));
         if (stats === undefined) continue;
-        if (stats.size === 0) {
-          await removeIfOlder(path, ABANDONED_CLAIM_MS);
-          continue;
-        }
-        if (now - stats.mtimeMs < ORPHAN_GRACE_MS) continue;
-        const data = await ignoreMissing(readFile(path));
-        const profile = data === undefined ? null : await decodeProfile(data, token);
-        if (profile === null || !isStorable(profile) || profile.time < cutoff) {
-          if (await removeFile(path)) report.cleaned++;
-          continue;
-        }
-        byToken.set(token, indexEntryOf(profile, stats.size));
-        present.add(token);
-        report.recovered++;
+        // Empty: a claim, abandoned once old; otherwise an old-layout profile no line refers to.
+        await removeIfOlder(path, stats.size === 0 ? ABANDONED_CLAIM_MS : ORPHAN_GRACE_MS);
       }
     }
-    for (const token of byToken.keys()) {
-      if (present.has(token)) continue;
-      byToken.delete(token);
-      report.cleaned++;
-    }
+    const kept = records.filter((record) => record.segment !== null || present.has(record.token));
+    report.cleaned += records.length - kept.length;
+    return kept;
   }
 
-  #failure(action: string, token: string | null, error: unknown): ProfilerStorageError {
+  #closedError(): ProfilerStorageError {
+    return new ProfilerStorageError(`The profiler storage in ${this.dir} is closed.`, 'HK_PROFILER_STORAGE_CLOSED');
+  }
+
+  #failure(action: string, subject: string | null, error: unknown): ProfilerStorageError {
     if (error instanceof ProfilerStorageError) return error;
     const reason = error instanceof Error ? error.message : String(error);
-    const what = token === null ? '' : ` profile ${token}`;
+    const what = subject === null ? '' : ` ${subject}`;
     return new ProfilerStorageError(`Cannot ${action}${what} in the profiler storage ${this.dir}: ${reason}`, 'HK_PROFILER_STORAGE', { cause: error });
   }
 
@@ -796,19 +1068,19 @@ function shuffle<T>(items: T[]): void {
   }
 }
 
-function isStorable(profile: Profile): boolean {
+/** Whether the open file still has a name (a purge or a compaction may have deleted it). */
+async function isLinked(handle: FileHandle): Promise<boolean> {
   try {
-    assertStorableProfile(profile);
-    return true;
+    return (await handle.stat()).nlink > 0;
   } catch {
     return false;
   }
 }
 
-/** The profile in a (gzip'd JSON) file, or null when the file is corrupt or holds another token. */
-async function decodeProfile(data: Buffer, token: string): Promise<Profile | null> {
+/** The profile in a record (JSON) or old-layout file (gzip'd JSON), or null when corrupt or of another token. */
+async function decodeProfile(data: Buffer, token: string, gzipped: boolean): Promise<Profile | null> {
   try {
-    const profile = JSON.parse((await gunzip(data)).toString('utf8')) as Profile;
+    const profile = JSON.parse((gzipped ? await gunzip(data) : data).toString('utf8')) as Profile;
     return typeof profile === 'object' && profile !== null && profile.token === token ? profile : null;
   } catch {
     return null;

@@ -1,34 +1,52 @@
-// The index file: one JSON object per line, appended with a single O_APPEND write each, so lines
-// from several processes never interleave; only a compaction (under the lock) rewrites it.
+// The index file: one JSON object per line, appended in batches with a single O_APPEND write each,
+// so lines from several processes never interleave; only a compaction (under the lock) rewrites it.
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProfileSummary } from '../profile.js';
 import { isStorableToken } from './validation.js';
 
-/** One line of the index: a profile's summary and the size of its file. */
+/** One line of the index: a profile's summary and where its bytes are. */
 export interface IndexEntry extends ProfileSummary {
+  /** Bytes of the profile's record in its segment (or of its file, in the old layout). */
   bytes: number;
+  /** The segment file holding the profile, or null for a profile file of the old layout (`<aa>/<token>.json.gz`). */
+  segment: string | null;
+  /** Byte offset of the record in its segment (0 in the old layout). */
+  offset: number;
 }
 
-/** Longest line written; well under 4 KiB so one `write` appends it whole. URLs are cut to fit. */
+/** An entry with the exact line it was read from or written as (no newline): a compaction writes it back as is. */
+export interface IndexRecord extends IndexEntry {
+  readonly line: string;
+}
+
+/** Which file a reader or appender had open: a compaction replaces the index with a new file. */
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/** Names of segment files: base-36 creation time, pid, random hex; never shared by two writers. */
+export const SEGMENT_NAME = /^[0-9a-z]{1,12}-[0-9]{1,10}-[0-9a-f]{8}\.ndjson$/;
+/** Longest line written; URLs are cut to fit. */
 export const MAX_INDEX_LINE_BYTES = 2048;
 /** Longest ip and method kept in the index (real ones are far shorter). */
 const MAX_SHORT_FIELD = 64;
 /**
- * How every line starts. Inside a JSON string a quote is always escaped, so this text can only
- * appear where a line begins: after a torn line, the next line is found by searching for it.
+ * How every entry line starts. Inside a JSON string a quote is always escaped, so this text can
+ * only appear where a line begins: after a torn line, the next line is found by searching for it.
  */
 const LINE_START = '{"t":"';
+/** How the header line of a compacted index starts (never confused with an entry). */
+const HEADER_START = '{"h":';
 const NEWLINE = 0x0a;
-/** Appends retried this many times when a compaction keeps replacing the file under us. */
-const APPEND_ATTEMPTS = 5;
 /** How often an appender looks whether a compaction still holds the lock. */
 const LOCK_POLL_MS = 5;
 /** Longest an appender waits for a compaction (they take milliseconds; a frozen holder must not stall writes). */
 const LOCK_WAIT_MS = 1_000;
 
 /** The entry as the index keeps it: short fields capped, so what a process caches equals what it reads back. */
-export function indexEntryOf(summary: ProfileSummary, bytes: number): IndexEntry {
+export function indexEntryOf(summary: ProfileSummary, bytes: number, segment: string | null, offset: number): IndexEntry {
   return {
     token: summary.token,
     parent: summary.parent,
@@ -38,32 +56,64 @@ export function indexEntryOf(summary: ProfileSummary, bytes: number): IndexEntry
     time: summary.time,
     status: summary.status,
     bytes,
+    segment,
+    offset,
   };
 }
 
 /** The entry as one line, newline included, at most MAX_INDEX_LINE_BYTES (the URL is cut if needed). */
 export function encodeIndexLine(entry: IndexEntry): string {
+  const where = entry.segment === null ? '' : `"g":"${entry.segment}","o":${entry.offset},`;
   const head =
     `${LINE_START}${entry.token}","ts":${entry.time},"s":${entry.status},"m":${JSON.stringify(entry.method.slice(0, MAX_SHORT_FIELD))},` +
-    `"i":${JSON.stringify(entry.ip.slice(0, MAX_SHORT_FIELD))},"p":${JSON.stringify(entry.parent)},"b":${entry.bytes},"u":`;
+    `"i":${JSON.stringify(entry.ip.slice(0, MAX_SHORT_FIELD))},"p":${JSON.stringify(entry.parent)},"b":${entry.bytes},${where}"u":`;
   let url = entry.url;
   for (;;) {
     const line = `${head}${JSON.stringify(url)}}\n`;
-    if (Buffer.byteLength(line) <= MAX_INDEX_LINE_BYTES) return line;
+    if (line.length <= MAX_INDEX_LINE_BYTES / 3 || Buffer.byteLength(line) <= MAX_INDEX_LINE_BYTES) return line;
     url = url.slice(0, Math.floor(url.length * 0.8));
   }
 }
 
-/** The entry of one line (without its newline), or null when the line is not a valid entry. */
-export function decodeIndexLine(line: string): IndexEntry | null {
-  const entry = parseEntry(line);
-  if (entry !== null) return entry;
-  // A line torn by a crash has the next line glued to its end: keep that one.
-  const start = line.lastIndexOf(LINE_START);
-  return start > 0 ? parseEntry(line.slice(start)) : null;
+/** The record as the index keeps it, its line included (what a writer adds to its own copy). */
+export function recordOf(entry: IndexEntry): IndexRecord {
+  const line = encodeIndexLine(entry);
+  return { ...entry, line: line.slice(0, -1) };
 }
 
-function parseEntry(text: string): IndexEntry | null {
+/** The header line a compaction starts the index with: entries up to `droppedThrough` (epoch ms) were dropped by it. */
+export function encodeIndexHeader(droppedThrough: number | null): string {
+  return `${HEADER_START}1,"d":${droppedThrough === null ? 'null' : droppedThrough}}\n`;
+}
+
+/** The header's dropped-through time (null: nothing dropped), or undefined when the line is no header. */
+export function decodeIndexHeader(line: string): number | null | undefined {
+  if (!line.startsWith(HEADER_START)) return undefined;
+  try {
+    const { d } = JSON.parse(line) as { d?: unknown };
+    return typeof d === 'number' && Number.isFinite(d) ? d : null;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The token a line starts with, without parsing it (a torn line may still hold another entry after it). */
+export function leadingToken(line: string): string | undefined {
+  if (!line.startsWith(LINE_START)) return undefined;
+  const end = line.indexOf('"', LINE_START.length);
+  return end < 0 ? undefined : line.slice(LINE_START.length, end);
+}
+
+/** The record of one line (without its newline), or null when the line is not a valid entry. */
+export function decodeIndexLine(line: string): IndexRecord | null {
+  const record = parseRecord(line);
+  if (record !== null) return record;
+  // A line torn by a crash has the next line glued to its end: keep that one.
+  const start = line.lastIndexOf(LINE_START);
+  return start > 0 ? parseRecord(line.slice(start)) : null;
+}
+
+function parseRecord(text: string): IndexRecord | null {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -71,7 +121,7 @@ function parseEntry(text: string): IndexEntry | null {
     return null;
   }
   if (typeof raw !== 'object' || raw === null) return null;
-  const { t, ts, s, m, i, p, b, u } = raw as Record<string, unknown>;
+  const { t, ts, s, m, i, p, b, u, g, o } = raw as Record<string, unknown>;
   if (
     !isStorableToken(t) ||
     typeof ts !== 'number' ||
@@ -80,27 +130,30 @@ function parseEntry(text: string): IndexEntry | null {
     typeof m !== 'string' ||
     typeof i !== 'string' ||
     !(p === null || isStorableToken(p)) ||
-    typeof b !== 'number' ||
+    !Number.isSafeInteger(b) ||
+    (b as number) < 0 ||
     typeof u !== 'string'
   ) {
     return null;
   }
-  return { token: t, parent: p, ip: i, method: m, url: u, time: ts, status: s as number, bytes: b };
+  // The segment name becomes a path: only names of the exact shape we write.
+  if (g === undefined ? o !== undefined : typeof g !== 'string' || !SEGMENT_NAME.test(g) || !Number.isSafeInteger(o) || (o as number) < 0) return null;
+  const segment = g === undefined ? null : (g as string);
+  return { token: t, parent: p, ip: i, method: m, url: u, time: ts, status: s as number, bytes: b as number, segment, offset: (o as number | undefined) ?? 0, line: text };
 }
 
-/** What a read of the index found. */
-export interface IndexChunk {
-  entries: IndexEntry[];
+/** The complete lines of a read of the index. */
+export interface IndexLines {
+  /** Without their newlines; empty lines left out. */
+  lines: string[];
   /** Offset just past the last complete line read; a partial last line is left for the next read. */
   end: number;
-  /** Complete lines that were not valid entries (torn by a crash). */
-  skipped: number;
 }
 
 /** Reads the complete lines from `offset` to the end of the open index file. */
-export async function readIndexFrom(handle: FileHandle, offset: number, knownSize?: number): Promise<IndexChunk> {
+export async function readIndexLines(handle: FileHandle, offset: number, knownSize?: number): Promise<IndexLines> {
   const size = knownSize ?? (await handle.stat()).size;
-  if (size <= offset) return { entries: [], end: offset, skipped: 0 };
+  if (size <= offset) return { lines: [], end: offset };
   const buffer = Buffer.allocUnsafe(size - offset);
   let filled = 0;
   while (filled < buffer.length) {
@@ -108,65 +161,42 @@ export async function readIndexFrom(handle: FileHandle, offset: number, knownSiz
     if (bytesRead === 0) break;
     filled += bytesRead;
   }
-  const data = buffer.subarray(0, filled);
-  const last = data.lastIndexOf(NEWLINE);
-  if (last < 0) return { entries: [], end: offset, skipped: 0 };
-  const entries: IndexEntry[] = [];
-  let skipped = 0;
-  for (const line of data.toString('utf8', 0, last).split('\n')) {
-    if (line === '') continue;
-    const entry = decodeIndexLine(line);
-    if (entry === null) skipped++;
-    else entries.push(entry);
-  }
-  return { entries, end: offset + last + 1, skipped };
-}
-
-/** How an appender cooperates with compactions. */
-export interface AppendOptions {
-  /** The compaction lock; while a live holder has it, the appender waits before checking. */
-  lockPath: string;
-  lockStaleMs: number;
-  /** The profile the line is for: once it is gone (a compaction dropped it), the line is not appended again. */
-  profilePath: string;
+  const last = buffer.subarray(0, filled).lastIndexOf(NEWLINE);
+  if (last < 0) return { lines: [], end: offset };
+  const lines = buffer.toString('utf8', 0, last).split('\n');
+  return { lines: lines.filter((line) => line !== ''), end: offset + last + 1 };
 }
 
 /**
- * Appends one line with a single O_APPEND write, and returns once the line is in the current
- * index. A compaction (another process, under the lock) reads the file, renames a rewritten one
- * over it, then copies over the lines appended to the old file meanwhile. So after writing: while
- * the lock is held by a live holder, wait (a little); then, if the path no longer names the file written to,
- * append again (a duplicate line is harmless: readers keep the first). A compaction that takes
- * the lock after our check reads the file after our write, line included. The compaction itself
- * appends without options: it holds the lock and nobody replaces the file under it.
+ * Appends whole lines with a single O_APPEND write (one `write` of a regular file is not
+ * interleaved with other appenders' on a local filesystem), and returns the identity of the file
+ * written to: when a compaction replaced it meanwhile, the caller checks its lines made it over.
+ * A short write (disk full) rejects; the torn tail it may leave is skipped by readers.
  */
-export async function appendIndexLine(path: string, line: string, options?: AppendOptions): Promise<void> {
-  const data = Buffer.from(line);
-  for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
-    const handle = await open(path, 'a');
-    let written;
-    try {
-      const { bytesWritten } = await handle.write(data, 0, data.length);
-      if (bytesWritten !== data.length) throw new Error(`Short write to ${path} (${bytesWritten} of ${data.length} bytes): is the disk full?`);
-      written = await handle.stat();
-    } finally {
-      await handle.close();
-    }
-    if (options === undefined) return;
-    await waitWhileLocked(options.lockPath, options.lockStaleMs);
-    const current = await stat(path).catch(() => null);
-    if (current !== null && current.ino === written.ino && current.dev === written.dev) return;
-    if ((await stat(options.profilePath).catch(() => null)) === null) return;
+export async function appendIndexLines(path: string, data: Buffer): Promise<FileIdentity> {
+  const handle = await open(path, 'a');
+  try {
+    const { bytesWritten } = await handle.write(data, 0, data.length);
+    if (bytesWritten !== data.length) throw new Error(`Short write to ${path} (${bytesWritten} of ${data.length} bytes): is the disk full?`);
+    const { dev, ino } = await handle.stat();
+    return { dev, ino };
+  } finally {
+    await handle.close();
   }
-  throw new Error(`The profiler index ${path} was replaced ${APPEND_ATTEMPTS} times while appending to it.`);
+}
+
+/** Whether `path` still names the file `identity` (false when it is gone). */
+export async function isCurrentFile(path: string, identity: FileIdentity): Promise<boolean> {
+  const current = await stat(path).catch(() => null);
+  return current !== null && current.ino === identity.ino && current.dev === identity.dev;
 }
 
 /**
  * Waits until the lock file is gone or stale, at most LOCK_WAIT_MS. Only visibility depends on
- * this wait, not durability: a compaction still running copies our line from the old file after
- * its rename, and a dead holder never renames at all.
+ * this wait, not durability: a compaction still running copies appended lines from the old file
+ * after its rename, and a dead holder never renames at all.
  */
-async function waitWhileLocked(lockPath: string, staleMs: number): Promise<void> {
+export async function waitWhileLocked(lockPath: string, staleMs: number): Promise<void> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     const lock = await stat(lockPath).catch(() => null);

@@ -1,6 +1,6 @@
 import type { Profile, ProfileSummary } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
-import { ProfileExistsError } from './errors.js';
+import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
 import { TimeOrderedList } from './time-ordered-list.js';
 import { assertStorableProfile, isStorableToken, resolveBounds } from './validation.js';
@@ -44,19 +44,25 @@ export class MemoryStorage implements ProfilerStorage {
     this.#claims.delete(token);
   }
 
-  async write(profile: Profile): Promise<void> {
-    assertStorableProfile(profile);
+  /** Stores one profile: a batch of one (see writeMany). */
+  write(profile: Profile): Promise<void> {
+    return this.writeMany([profile]);
+  }
+
+  /** Stores each profile it can, in order; the refused ones (stored token, unstorable) reject afterwards, as with FileStorage. */
+  async writeMany(profiles: readonly Profile[]): Promise<void> {
     this.#dropExpired();
-    if (this.#profiles.has(profile.token)) throw new ProfileExistsError(profile.token);
-    const stored: StoredProfile = { ...toSummary(profile), json: JSON.stringify(profile) };
-    this.#claims.delete(profile.token);
-    this.#profiles.set(stored.token, stored);
-    this.#byTime.insert(stored);
-    this.#bytes += stored.json.length;
-    // The newest profile stays even when it alone is over maxBytes: a bound never empties the storage.
-    while (this.#byTime.size > 1 && (this.#profiles.size > this.bounds.maxProfiles || this.#bytes > this.bounds.maxBytes)) {
-      this.#dropOldest();
+    const refused: ProfilerStorageError[] = [];
+    for (const profile of profiles) {
+      try {
+        this.#store(profile);
+      } catch (error) {
+        if (!(error instanceof ProfilerStorageError)) throw error;
+        refused.push(error);
+      }
     }
+    if (refused.length === 1) throw refused[0];
+    if (refused.length > 1) throw new ProfileBatchError(refused);
   }
 
   async read(token: string): Promise<Profile | null> {
@@ -86,6 +92,26 @@ export class MemoryStorage implements ProfilerStorage {
   }
 
   async close(): Promise<void> {}
+
+  #store(profile: Profile): void {
+    assertStorableProfile(profile);
+    if (this.#profiles.has(profile.token)) throw new ProfileExistsError(profile.token);
+    let json: string;
+    try {
+      json = JSON.stringify(profile);
+    } catch (error) {
+      throw new InvalidProfileError(`Profile ${profile.token} cannot be serialised to JSON: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const stored: StoredProfile = { ...toSummary(profile), json };
+    this.#claims.delete(profile.token);
+    this.#profiles.set(stored.token, stored);
+    this.#byTime.insert(stored);
+    this.#bytes += stored.json.length;
+    // The newest profile stays even when it alone is over maxBytes: a bound never empties the storage.
+    while (this.#byTime.size > 1 && (this.#profiles.size > this.bounds.maxProfiles || this.#bytes > this.bounds.maxBytes)) {
+      this.#dropOldest();
+    }
+  }
 
   #dropExpired(): void {
     const cutoff = this.#now() - this.bounds.maxAge;

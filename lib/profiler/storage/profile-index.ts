@@ -1,28 +1,31 @@
-import { open, stat } from 'node:fs/promises';
-import { readIndexFrom, type IndexEntry } from './index-file.js';
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { decodeIndexHeader, decodeIndexLine, leadingToken, readIndexLines, type FileIdentity, type IndexRecord } from './index-file.js';
 import { isMissing } from './fs-errors.js';
 import { TimeOrderedList } from './time-ordered-list.js';
 
-/** Which file the cache was read from: a compaction replaces the index with a new file. */
-export interface FileIdentity {
-  dev: number;
-  ino: number;
-}
-
 /**
- * This process's summary of the shared index file, for searches and bound checks. A refresh
+ * This process's copy of the shared index file, for reads, searches and bound checks. A refresh
  * reads only the bytes appended since the last one, so other processes' profiles show up at the
- * cost of a stat; when another process compacted (the file was replaced), it reads it all again.
+ * cost of a stat; lines this process wrote (and added itself) are recognised without parsing.
+ * When another process compacted (the file was replaced), it reads it all again, reusing the
+ * records whose lines it already knows.
  */
 export class ProfileIndex {
   readonly path: string;
-  #entries = new Map<string, IndexEntry>();
-  #byTime = new TimeOrderedList<IndexEntry>();
+  #entries = new Map<string, IndexRecord>();
+  #byTime = new TimeOrderedList<IndexRecord>();
+  /** Entries per segment file: a segment nobody refers to may be deleted. */
+  #segments = new Map<string, number>();
   #bytes = 0;
   #skipped = 0;
+  #droppedThrough: number | null = null;
   #file: FileIdentity | null = null;
   #offset = 0;
-  #refreshing: Promise<void> | null = null;
+  /** Bumped by replace(): a read that started before it must not apply its lines after it. */
+  #generation = 0;
+  /** Reads run one at a time; a refresh asked for while one runs is queued (and shared) behind it. */
+  #reading: Promise<unknown> = Promise.resolve();
+  #queued: Promise<void> | null = null;
 
   constructor(path: string) {
     this.path = path;
@@ -33,7 +36,7 @@ export class ProfileIndex {
     return this.#entries.size;
   }
 
-  /** Bytes of the indexed profiles' files. */
+  /** Bytes of the indexed profiles. */
   get bytes(): number {
     return this.#bytes;
   }
@@ -43,31 +46,117 @@ export class ProfileIndex {
     return this.#skipped;
   }
 
-  oldest(): IndexEntry | undefined {
+  /** From the header of the file as last compacted: its entries up to this time were dropped (null: none). */
+  get droppedThrough(): number | null {
+    return this.#droppedThrough;
+  }
+
+  /** Offset just past the last complete line read from the file. */
+  get end(): number {
+    return this.#offset;
+  }
+
+  get(token: string): IndexRecord | undefined {
+    return this.#entries.get(token);
+  }
+
+  has(token: string): boolean {
+    return this.#entries.has(token);
+  }
+
+  /** Whether an indexed profile is in the segment file. */
+  refersTo(segment: string): boolean {
+    return this.#segments.has(segment);
+  }
+
+  oldest(): IndexRecord | undefined {
     return this.#byTime.oldest();
   }
 
-  newestFirst(): IterableIterator<IndexEntry> {
+  oldestFirst(): IterableIterator<IndexRecord> {
+    return this.#byTime.oldestFirst();
+  }
+
+  newestFirst(): IterableIterator<IndexRecord> {
     return this.#byTime.newestFirst();
   }
 
-  /** Catches up with the file; concurrent callers share one read. */
+  /** Catches up with the file; a call made while a read runs waits for the next one (shared by such callers). */
   refresh(): Promise<void> {
-    this.#refreshing ??= this.#refresh().finally(() => {
-      this.#refreshing = null;
+    if (this.#queued !== null) return this.#queued;
+    const run = this.#reading.then(() => {
+      this.#queued = null;
+      return this.#refreshFromPath();
     });
-    return this.#refreshing;
+    this.#queued = run;
+    this.#reading = run.catch(() => {});
+    return run;
   }
 
-  /** Takes the entries a compaction just wrote (`end` bytes, in file `file`), sorted oldest first. */
-  replace(entries: IndexEntry[], end: number, file: FileIdentity): void {
-    this.#clear();
-    for (const entry of entries) this.#add(entry);
+  /** Reads the whole file again, whatever this copy holds (records whose lines it knows are reused). */
+  reload(): Promise<void> {
+    const run = this.#reading.then(() => {
+      this.#file = null;
+      return this.#refreshFromPath();
+    });
+    this.#reading = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Catches up with the open file `handle` (a compaction's, under the lock), and returns what it
+   * then holds: the records oldest first, and the offset just past the last complete line read.
+   */
+  catchUp(handle: FileHandle): Promise<{ records: IndexRecord[]; end: number }> {
+    const run = this.#reading.then(async () => {
+      await this.#readFrom(handle);
+      return { records: [...this.#byTime.oldestFirst()], end: this.#offset };
+    });
+    this.#reading = run.catch(() => {});
+    return run;
+  }
+
+  /** Adds a record this process just appended to the file, before a refresh reads it back. */
+  add(record: IndexRecord): void {
+    this.#add(record);
+  }
+
+  /**
+   * Takes a compaction's result: the file is now `file`, whose first `end` bytes hold this copy's
+   * records but `removed`, and what it dropped went up to `droppedThrough`. Records this copy
+   * holds beyond the compacted ones are in the file's tail, read by the next refresh.
+   */
+  compacted(removed: Iterable<IndexRecord>, end: number, file: FileIdentity, droppedThrough: number | null): void {
+    this.#generation++;
+    let count = 0;
+    for (const record of removed) {
+      if (this.#entries.get(record.token) !== record) continue;
+      this.#entries.delete(record.token);
+      this.#bytes -= record.bytes;
+      if (record.segment !== null) {
+        const left = (this.#segments.get(record.segment) ?? 1) - 1;
+        if (left > 0) this.#segments.set(record.segment, left);
+        else this.#segments.delete(record.segment);
+      }
+      count++;
+    }
+    if (count > 0) this.#byTime.retain((record) => this.#entries.get(record.token) === record);
+    this.#skipped = 0;
     this.#file = { dev: file.dev, ino: file.ino };
     this.#offset = end;
+    this.#droppedThrough = droppedThrough;
   }
 
-  async #refresh(): Promise<void> {
+  /** Takes an emptied file (a purge): `end` bytes of header, no record. */
+  emptied(end: number, file: FileIdentity, droppedThrough: number | null): void {
+    this.#generation++;
+    this.#clear();
+    this.#file = { dev: file.dev, ino: file.ino };
+    this.#offset = end;
+    this.#droppedThrough = droppedThrough;
+  }
+
+  async #refreshFromPath(): Promise<void> {
     let stats;
     try {
       stats = await stat(this.path);
@@ -86,17 +175,46 @@ export class ProfileIndex {
       return;
     }
     try {
-      const current = await handle.stat();
-      if (!this.#isSameFile(current) || current.size < this.#offset) {
-        this.#clear();
-        this.#file = { dev: current.dev, ino: current.ino };
-      }
-      const chunk = await readIndexFrom(handle, this.#offset, current.size);
-      for (const entry of chunk.entries) this.#add(entry);
-      this.#skipped += chunk.skipped;
-      this.#offset = chunk.end;
+      await this.#readFrom(handle);
     } finally {
       await handle.close();
+    }
+  }
+
+  async #readFrom(handle: FileHandle): Promise<void> {
+    const generation = this.#generation;
+    const current = await handle.stat();
+    const again = !this.#isSameFile(current) || current.size < this.#offset;
+    const { lines, end } = await readIndexLines(handle, again ? 0 : this.#offset, current.size);
+    if (generation !== this.#generation) return;
+    if (again) {
+      const known = this.#entries;
+      this.#clear();
+      this.#file = { dev: current.dev, ino: current.ino };
+      this.#ingest(lines, known);
+    } else {
+      this.#ingest(lines, this.#entries);
+    }
+    this.#offset = end;
+  }
+
+  /** Adds the lines' entries; a line equal to a known record's is that record, not parsed again. */
+  #ingest(lines: string[], known: Map<string, IndexRecord>): void {
+    for (const line of lines) {
+      const token = leadingToken(line);
+      const record = token === undefined ? undefined : known.get(token);
+      if (record !== undefined && record.line === line) {
+        this.#add(record);
+        continue;
+      }
+      const decoded = decodeIndexLine(line);
+      if (decoded !== null) {
+        this.#add(decoded);
+        continue;
+      }
+      const header = decodeIndexHeader(line);
+      if (header === undefined) this.#skipped++;
+      else this.#droppedThrough = header;
     }
   }
 
@@ -104,19 +222,22 @@ export class ProfileIndex {
     return this.#file !== null && this.#file.ino === file.ino && this.#file.dev === file.dev;
   }
 
-  #add(entry: IndexEntry): void {
-    // A line appended twice (see appendIndexLine) keeps its first copy.
-    if (this.#entries.has(entry.token)) return;
-    this.#entries.set(entry.token, entry);
-    this.#byTime.insert(entry);
-    this.#bytes += entry.bytes;
+  #add(record: IndexRecord): void {
+    // A line appended twice (see FileStorage's appends) keeps its first copy.
+    if (this.#entries.has(record.token)) return;
+    this.#entries.set(record.token, record);
+    this.#byTime.insert(record);
+    this.#bytes += record.bytes;
+    if (record.segment !== null) this.#segments.set(record.segment, (this.#segments.get(record.segment) ?? 0) + 1);
   }
 
   #clear(): void {
-    this.#entries.clear();
+    this.#entries = new Map();
     this.#byTime.clear();
+    this.#segments.clear();
     this.#bytes = 0;
     this.#skipped = 0;
+    this.#droppedThrough = null;
     this.#file = null;
     this.#offset = 0;
   }

@@ -50,8 +50,18 @@ export interface ProfilerStorage {
   drawToken?(length: number): Promise<string>;
   /** Gives back a claimed token that will not be written. */
   release(token: string): Promise<void>;
-  /** Stores a profile under its (claimed) token; never overwrites another profile. */
+  /** Stores a profile under its (claimed) token; never overwrites another profile. Same as `writeMany([profile])`. */
   write(profile: Profile): Promise<void>;
+  /**
+   * Stores a batch of profiles, each under its (claimed) token, as one unit of work (FileStorage:
+   * a few file operations per batch, not per profile). Same rules as write: a profile whose token
+   * holds a saved profile (or appears twice in the batch) is refused with ProfileExistsError, one
+   * that is not storable with InvalidProfileError, and every other profile of the batch is still
+   * saved; the promise then rejects with the refused profile's error, or with ProfileBatchError
+   * (its `errors`) when several were refused. A storage failure (disk full, read-only) rejects
+   * with ProfilerStorageError, and the batch may then be saved in part or not at all.
+   */
+  writeMany(profiles: readonly Profile[]): Promise<void>;
   /** The profile, or null when unknown (also for malformed tokens, without touching the disk). */
   read(token: string): Promise<Profile | null>;
   /** Summaries matching the criteria, newest first. */

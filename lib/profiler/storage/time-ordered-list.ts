@@ -43,6 +43,17 @@ export class TimeOrderedList<T extends { time: number }> {
     return item;
   }
 
+  /** Keeps only the items `keep` accepts, in order. */
+  retain(keep: (item: T) => boolean): void {
+    this.#items = this.#items.slice(this.#head).filter((item) => keep(item as T));
+    this.#head = 0;
+  }
+
+  /** Oldest first. */
+  *oldestFirst(): IterableIterator<T> {
+    for (let i = this.#head; i < this.#items.length; i++) yield this.#items[i] as T;
+  }
+
   /** Newest first. */
   *newestFirst(): IterableIterator<T> {
     for (let i = this.#items.length - 1; i >= this.#head; i--) yield this.#items[i] as T;

@@ -47,7 +47,7 @@ function gatedStorage() {
   let release: () => void = () => {};
   const gate = new Promise<void>((resolve) => (release = resolve));
   const batches: Profile[][] = [];
-  const storage: ProfilerStorage & { writeMany(profiles: readonly Profile[]): Promise<void> } = {
+  const storage: ProfilerStorage = {
     claim: (token) => inner.claim(token),
     release: (token) => inner.release(token),
     read: (token) => inner.read(token),

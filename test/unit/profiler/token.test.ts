@@ -11,6 +11,7 @@ function claimingStorage(taken: Set<string>): ProfilerStorage {
     claim: async (token) => (taken.has(token) ? false : (taken.add(token), true)),
     release: async (token) => void taken.delete(token),
     write: async () => {},
+    writeMany: async () => {},
     read: async () => null,
     find: async () => [],
     purge: async () => {},

@@ -1,11 +1,11 @@
 // What a crash or kill -9 can leave behind, made by hand, and how the storage copes with it.
 import { existsSync } from 'node:fs';
-import { appendFile, readFile, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
 import { FileStorage, ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
-import { BASE_TIME, listFiles, makeProfile, fileStorageSuite, profileTokens, rejection, tokenFor, within } from './fixtures.js';
+import { BASE_TIME, foundTokens, indexLines as entryLines, listFiles, makeProfile, fileStorageSuite, referencedSegments, rejection, segmentFiles, tokenFor, within } from './fixtures.js';
 
 const { test, env, storageIn } = fileStorageSuite('FileStorage after crashes', 'file-storage-crash');
 
@@ -39,7 +39,8 @@ test('a compaction rewrites the index without torn or garbage lines', async () =
   const storage = storageIn(dir);
   await storage.compact();
   const lines = await indexLines(dir);
-  assert.is(lines.length, 3);
+  assert.is(lines.length, 4);
+  assert.match(lines[0] ?? '', /^\{"h":/, 'a header first');
   for (const line of lines) assert.ok(JSON.parse(line), line);
   assert.equal((await storage.find()).length, 3);
 });
@@ -95,27 +96,52 @@ test('compact waits for a live lock and gives up with a clear error', async () =
   }
 });
 
-test('a profile file whose index line was lost (crash between rename and append) is indexed again', async () => {
-  const dir = await dirWithProfiles(1);
-  const orphan = makeProfile(tokenFor(9), { time: BASE_TIME + 9, status: 503 });
-  const path = join(dir, tokenFor(9).slice(0, 2), `${tokenFor(9)}.json.gz`);
-  await writeFile(path, gzipSync(JSON.stringify(orphan)));
-  await utimes(path, HOUR_AGO, HOUR_AGO);
+test('a batch whose index lines were lost (killed between the segment write and the append) stays invisible; its segment goes once stale', async () => {
+  const dir = await dirWithProfiles(2);
+  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
+  await writeFile(orphan, `${JSON.stringify(makeProfile(tokenFor(8)))}\n${JSON.stringify(makeProfile(tokenFor(9))).slice(0, 500)}`);
   const storage = storageIn(dir);
-  assert.equal((await storage.find()).length, 1);
-  assert.equal(await storage.read(tokenFor(9)), orphan, 'readable by token before it is indexed');
+  assert.is(await storage.read(tokenFor(8)), null);
+  assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(1)]);
+  await storage.compact();
+  assert.ok(existsSync(orphan), 'not before it is stale: its writer may be about to append the lines');
+  await utimes(orphan, HOUR_AGO, HOUR_AGO);
   const report = await storage.compact();
-  assert.is(report?.recovered, 1);
-  assert.equal((await storage.find({ status: 503 })).map((summary) => summary.token), [tokenFor(9)]);
+  assert.is(report?.segmentsDeleted, 1);
+  assert.not.ok(existsSync(orphan));
+  assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(1)]);
 });
 
-test('an index line whose file is gone is dropped by the next compaction', async () => {
+test('a torn segment tail (a killed writer) hurts neither the profiles before it nor later writes', async () => {
+  const dir = await dirWithProfiles(3);
+  const [segment] = await segmentFiles(dir);
+  await appendFile(join(dir, 'segments', segment ?? '-'), '{"token":"abcdef","collectors":{"logger":{"lo');
+  const storage = storageIn(dir);
+  for (let i = 0; i < 3; i++) assert.is((await storage.read(tokenFor(i)))?.token, tokenFor(i));
+  await storage.writeMany([makeProfile(tokenFor(5)), makeProfile(tokenFor(6))]);
+  assert.is((await storage.read(tokenFor(6)))?.token, tokenFor(6));
+  assert.is(await storage.read('abcdef'), null);
+  assert.equal(await foundTokens(storageIn(dir)), [0, 1, 2, 5, 6].map((i) => tokenFor(i)));
+});
+
+test('an index line pointing past the end of its segment (torn record) reads as null; the others still read', async () => {
+  const dir = await dirWithProfiles(2);
+  const [line] = await entryLines(dir);
+  await appendFile(join(dir, 'index.ndjson'), `{"t":"${tokenFor(7)}","ts":${BASE_TIME},"s":200,"m":"GET","i":"::1","p":null,"b":100000,"g":"${line?.g}","o":${line?.o},"u":"http://h/"}\n`);
+  const storage = storageIn(dir);
+  assert.is(await storage.read(tokenFor(7)), null);
+  assert.is((await storage.read(tokenFor(0)))?.token, tokenFor(0));
+});
+
+test('an index line whose segment (or old-layout file) is gone is dropped by the next compaction', async () => {
   const dir = await dirWithProfiles(2);
   await appendFile(join(dir, 'index.ndjson'), `{"t":"${tokenFor(7)}","ts":${BASE_TIME},"s":200,"m":"GET","i":"::1","p":null,"b":10,"u":"http://h/"}\n`);
+  await appendFile(join(dir, 'index.ndjson'), `{"t":"${tokenFor(8)}","ts":${BASE_TIME},"s":200,"m":"GET","i":"::1","p":null,"b":10,"g":"m0000a-99999-0000dead.ndjson","o":0,"u":"http://h/"}\n`);
   const storage = storageIn(dir);
-  assert.equal((await storage.find()).length, 3);
+  assert.equal((await storage.find()).length, 4);
+  assert.is(await storage.read(tokenFor(8)), null);
   await storage.compact();
-  assert.equal((await storage.find()).length, 2);
+  assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(1)]);
 });
 
 test('an abandoned claim (empty placeholder over an hour old) is removed, and the token can be claimed again', async () => {
@@ -133,10 +159,21 @@ test('an abandoned claim (empty placeholder over an hour old) is removed, and th
   assert.is(await storage.claim('abcdef'), true);
 });
 
-test('corrupt profile files read as null', async () => {
-  const dir = await dirWithProfiles(1);
-  await writeFile(join(dir, tokenFor(0).slice(0, 2), `${tokenFor(0)}.json.gz`), 'not gzip');
-  assert.is(await storageIn(dir).read(tokenFor(0)), null);
+test('a corrupt record (or old-layout file) reads as null; its neighbours still read', async () => {
+  const dir = await dirWithProfiles(3);
+  const lines = await entryLines(dir);
+  const target = lines.find((line) => line.t === tokenFor(1));
+  const handle = await open(join(dir, 'segments', target?.g ?? '-'), 'r+');
+  await handle.write(Buffer.from('#'.repeat(10)), 0, 10, (target?.o ?? 0) + 20);
+  await handle.close();
+  const storage = storageIn(dir);
+  assert.is(await storage.read(tokenFor(1)), null);
+  assert.is((await storage.read(tokenFor(0)))?.token, tokenFor(0));
+  assert.is((await storage.read(tokenFor(2)))?.token, tokenFor(2));
+  await mkdir(join(dir, 'ab'), { recursive: true });
+  await writeFile(join(dir, 'ab', 'abcdef.json.gz'), 'not gzip');
+  await appendFile(join(dir, 'index.ndjson'), `{"t":"abcdef","ts":${BASE_TIME},"s":200,"m":"GET","i":"::1","p":null,"b":8,"u":"http://h/"}\n`);
+  assert.is(await storage.read('abcdef'), null);
 });
 
 test('an unwritable directory: write and claim reject with ProfilerStorageError, reads are empty, nothing throws', async () => {
@@ -164,12 +201,14 @@ test('a missing directory reads as empty and is not created by reads', async () 
   assert.not.ok(existsSync(storage.dir));
 });
 
-test('the profile tokens on disk and in the index agree after all of the above', async () => {
+test('after a compaction, every indexed profile reads back and every segment is referred to', async () => {
   const dir = await dirWithProfiles(5);
   const storage = storageIn(dir);
   await storage.compact();
-  const indexed = (await storage.find({ limit: 100 })).map((summary) => summary.token).sort();
-  assert.equal(profileTokens(await listFiles(dir)), indexed);
+  const indexed = await foundTokens(storage);
+  assert.is(indexed.length, 5);
+  for (const token of indexed) assert.is((await storage.read(token))?.token, token);
+  assert.equal(await segmentFiles(dir), await referencedSegments(dir));
 });
 
 test.run();

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FileStorage } from '../../../../lib/profiler/storage/index.js';
-import { BASE_TIME, listFiles, makeTempDir, profileTokens, tokenFor, within } from './fixtures.js';
+import { BASE_TIME, indexLines, listFiles, makeTempDir, referencedSegments, segmentFiles, tokenFor, within } from './fixtures.js';
 
 const test = suite('FileStorage shared by processes');
 
@@ -13,23 +13,42 @@ const STORAGE_MODULE = new URL('../../../../lib/profiler/storage/index.js', impo
 const CHILD_TIMEOUT_MS = 60_000;
 
 // A writer process: claims and writes profiles for the given tokens, prints the tokens it won.
+// With a batch size, it claims them all first, then writes them with writeMany; with 'forever',
+// it then draws tokens and writes batches until killed, printing each batch's tokens once written.
 const CHILD_SOURCE = `
-const [moduleUrl, dir, tokensJson, baseTime, maxProfiles] = process.argv.slice(2);
+const [moduleUrl, dir, tokensJson, baseTime, maxProfiles, batchSize, forever] = process.argv.slice(2);
 const { FileStorage } = await import(moduleUrl);
 const storage = new FileStorage({
   dir,
   bounds: maxProfiles === '0' ? {} : { maxProfiles: Number(maxProfiles) },
+  segmentBytes: 64 * 1024,
   onError: (error) => { process.stderr.write('onError: ' + error.stack + '\\n'); process.exitCode = 1; },
 });
+const profile = (token, offset) => ({
+  token, parent: null, children: [], ip: '127.0.0.' + (process.pid % 250), method: 'GET',
+  url: 'http://127.0.0.1:8000/items/' + token, time: Number(baseTime) + offset, status: 200,
+  collectors: { logger: { logs: Array.from({ length: 20 }, (_, i) => ({ message: 'line ' + i + ' of ' + token })) } },
+});
 const won = [];
-for (const [token, offset] of JSON.parse(tokensJson)) {
-  if (!(await storage.claim(token))) continue;
-  won.push(token);
-  await storage.write({
-    token, parent: null, children: [], ip: '127.0.0.' + (process.pid % 250), method: 'GET',
-    url: 'http://127.0.0.1:8000/items/' + token, time: Number(baseTime) + offset, status: 200,
-    collectors: { logger: { logs: Array.from({ length: 20 }, (_, i) => ({ message: 'line ' + i + ' of ' + token })) } },
-  });
+if (forever === '1') {
+  for (let n = 0; ; n++) {
+    const batch = [];
+    for (let i = 0; i < Number(batchSize); i++) batch.push(profile(await storage.drawToken(6), n));
+    await storage.writeMany(batch);
+    process.stdout.write(JSON.stringify(batch.map((p) => p.token)) + '\\n');
+  }
+}
+if (Number(batchSize) > 0) {
+  const batch = [];
+  for (const [token, offset] of JSON.parse(tokensJson)) if (await storage.claim(token)) batch.push(profile(token, offset));
+  for (let i = 0; i < batch.length; i += Number(batchSize)) await storage.writeMany(batch.slice(i, i + Number(batchSize)));
+  won.push(...batch.map((p) => p.token));
+} else {
+  for (const [token, offset] of JSON.parse(tokensJson)) {
+    if (!(await storage.claim(token))) continue;
+    won.push(token);
+    await storage.write(profile(token, offset));
+  }
 }
 await storage.close();
 process.stdout.write(JSON.stringify(won));
@@ -50,8 +69,8 @@ test.after(async () => {
 });
 
 /** Runs a writer process; resolves with the tokens it wrote, rejects on failure or after the timeout. */
-function runWriter(dir: string, tokens: Array<[string, number]>, maxProfiles = 0): Promise<string[]> {
-  const child = spawn(process.execPath, [childScript, STORAGE_MODULE, dir, JSON.stringify(tokens), String(BASE_TIME), String(maxProfiles)], {
+function runWriter(dir: string, tokens: Array<[string, number]>, maxProfiles = 0, batchSize = 0): Promise<string[]> {
+  const child = spawn(process.execPath, [childScript, STORAGE_MODULE, dir, JSON.stringify(tokens), String(BASE_TIME), String(maxProfiles), String(batchSize), '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -98,7 +117,7 @@ test('two processes writing 200 profiles each into one directory: all 400 are re
   const lines = (await readFile(join(dir, 'index.ndjson'), 'utf8')).split('\n');
   assert.is(lines.pop(), '', 'the index ends with a complete line');
   for (const line of lines) assert.ok(JSON.parse(line), line);
-  assert.equal(new Set(lines.map((line) => (JSON.parse(line) as { t: string }).t)).size, 400);
+  assert.equal(new Set(lines.filter((line) => line.startsWith('{"t":')).map((line) => (JSON.parse(line) as { t: string }).t)).size, 400);
   const leftovers = (await listFiles(dir)).filter((file) => file.endsWith('.tmp') || file.includes('lock'));
   assert.equal(leftovers, []);
 });
@@ -118,11 +137,73 @@ test('two processes writing under a small maxProfiles, compacting all along: no 
   const series = (prefix: number): Array<[string, number]> => Array.from({ length: 300 }, (_, i) => [tokenFor(i, prefix), (i * 7919) % 300]);
   const [first, second] = await Promise.all([runWriter(dir, series(4), 50), runWriter(dir, series(5), 50)]);
   assert.is(first.length + second.length, 600);
-  const onDisk = profileTokens(await listFiles(dir));
-  assert.ok(onDisk.length <= 50 + 2 * 32, `${onDisk.length} profiles on disk`);
-  assert.equal(await indexedTokens(dir), onDisk);
+  const indexed = await indexedTokens(dir);
+  assert.ok(indexed.length >= 45 && indexed.length <= 50 + 2 * 32, `${indexed.length} profiles indexed`);
+  await assertAllReadable(dir, indexed);
   const leftovers = (await listFiles(dir)).filter((file) => file.endsWith('.tmp') || file.includes('lock'));
   assert.equal(leftovers, []);
+  const referenced = await referencedSegments(dir);
+  const segments = await segmentFiles(dir);
+  for (const name of referenced) assert.ok(segments.includes(name), `${name} is referred to but gone`);
+  // A closed writer's segments dropped by the other one after it exited wait for staleness; no more than a few.
+  assert.ok(segments.length - referenced.length <= 4, `${segments.length} segments, ${referenced.length} referred to`);
+});
+
+/** Every token reads back as its profile from a fresh instance. */
+async function assertAllReadable(dir: string, tokens: string[]): Promise<void> {
+  const reader = new FileStorage({ dir });
+  try {
+    for (const token of tokens) assert.is((await reader.read(token))?.token, token, `${token} unreadable`);
+  } finally {
+    await reader.close();
+  }
+}
+
+test('two processes writing batches of 50 into one directory at once: all 1,000 are readable and findable, each batch in one segment write', async () => {
+  const dir = join(root, 'batches');
+  const series = (prefix: number): Array<[string, number]> => Array.from({ length: 500 }, (_, i) => [tokenFor(i, prefix), i]);
+  const [first, second] = await Promise.all([runWriter(dir, series(6), 0, 50), runWriter(dir, series(7), 0, 50)]);
+  assert.is(first.length + second.length, 1_000);
+  const expected = [...first, ...second].sort();
+  assert.equal(await indexedTokens(dir), expected);
+  await assertAllReadable(dir, expected);
+  const lines = await indexLines(dir);
+  assert.is(lines.length, 1_000, 'one line each, none torn or lost');
+  const segments = await segmentFiles(dir);
+  assert.equal(segments, await referencedSegments(dir));
+  const pids = new Set(segments.map((name) => name.split('-')[1]));
+  assert.is(pids.size, 2, 'each process writes its own segments');
+});
+
+test('a writer killed with SIGKILL in the middle of its batches: the index stays whole, every indexed profile reads, another process goes on', async () => {
+  const dir = join(root, 'killed');
+  const child = spawn(process.execPath, [childScript, STORAGE_MODULE, dir, '[]', String(BASE_TIME), '0', '40', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  await within(
+    new Promise<void>((resolve) => {
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+        if (stdout.split('\n').length > 8) resolve();
+      });
+    }),
+    CHILD_TIMEOUT_MS,
+    `a writer writing batches (${stderr})`,
+  );
+  child.kill('SIGKILL');
+  await exited;
+  const acknowledged = stdout.split('\n').filter((line) => line.endsWith(']')).flatMap((line) => JSON.parse(line) as string[]);
+  assert.ok(acknowledged.length >= 8 * 40, `${acknowledged.length} acknowledged`);
+  const indexed = await indexedTokens(dir);
+  for (const token of acknowledged) assert.ok(indexed.includes(token), `${token} was acknowledged but is lost`);
+  await assertAllReadable(dir, indexed);
+  const tokens: Array<[string, number]> = Array.from({ length: 100 }, (_, i) => [tokenFor(i, 8), i]);
+  assert.is((await runWriter(dir, tokens, 0, 25)).length, 100);
+  const after = await indexedTokens(dir);
+  assert.is(after.length, indexed.length + 100);
+  await assertAllReadable(dir, after);
 });
 
 test.run();

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
-import { FileStorage, InvalidProfileError, ProfileExistsError } from '../../../../lib/profiler/storage/index.js';
-import { BASE_TIME, listFiles, makeProfile, fileStorageSuite, profileTokens, rejection, tokenFor } from './fixtures.js';
+import { FileStorage, InvalidProfileError, ProfileBatchError, ProfileExistsError } from '../../../../lib/profiler/storage/index.js';
+import { BASE_TIME, foundTokens, indexLines, listFiles, makeProfile, fileStorageSuite, referencedSegments, rejection, segmentFiles, tokenFor } from './fixtures.js';
 
 const { test, env, storageIn } = fileStorageSuite('FileStorage', 'file-storage');
 
@@ -39,16 +39,87 @@ test('a claimed but unwritten token reads as null', async () => {
   assert.equal(await storage.find(), []);
 });
 
-test('write then read round-trips the profile, stored gzip-compressed under a 2-character shard', async () => {
+test('write then read round-trips the profile, stored as plain JSON in a segment at the offset and length its index line gives', async () => {
   const storage = storageIn();
   const profile = makeProfile('abcdef', {}, 20_000);
   assert.is(await storage.claim('abcdef'), true);
   await storage.write(profile);
   assert.equal(await storage.read('abcdef'), profile);
-  const file = join(storage.dir, 'ab', 'abcdef.json.gz');
-  const size = (await stat(file)).size;
-  assert.ok(size < JSON.stringify(profile).length / 3, `compressed to ${size} bytes`);
+  const [line] = await indexLines(storage.dir);
+  assert.equal(await segmentFiles(storage.dir), [line?.g], 'one segment, the one the line names');
+  const segment = await readFile(join(storage.dir, 'segments', line?.g ?? '-'));
+  assert.is(segment.toString('utf8', line?.o, (line?.o ?? 0) + (line?.b ?? 0)), JSON.stringify(profile));
   assert.equal(await storage.find(), [{ token: 'abcdef', parent: null, ip: '127.0.0.1', method: 'GET', url: profile.url, time: profile.time, status: 200 }]);
+  assert.not.ok(existsSync(join(storage.dir, 'ab', 'abcdef.json.gz')), 'the placeholder of the claim is gone once the profile is indexed');
+});
+
+test('writeMany saves a batch with one segment write and one index append, readable and findable profile by profile', async () => {
+  const storage = storageIn();
+  const profiles = Array.from({ length: 50 }, (_, i) => makeProfile(tokenFor(i), { time: BASE_TIME + i, status: 200 + i }, 1_000 + i * 40));
+  for (const profile of profiles) assert.is(await storage.claim(profile.token), true);
+  await storage.writeMany(profiles);
+  for (const profile of profiles) assert.equal(await storage.read(profile.token), profile);
+  assert.equal(await foundTokens(storage), profiles.map((profile) => profile.token).sort());
+  const lines = await indexLines(storage.dir);
+  assert.is(lines.length, 50);
+  assert.is(new Set(lines.map((line) => line.g)).size, 1, 'one segment for the batch');
+  const offsets = lines.map((line) => line.o ?? -1);
+  assert.equal(offsets, [...offsets].sort((a, b) => a - b), 'records follow one another');
+  assert.is((lines[1]?.o ?? 0) - (lines[0]?.o ?? 0), (lines[0]?.b ?? 0) + 1, 'each record is its JSON and a newline');
+  await storage.writeMany([]);
+});
+
+test('writeMany with a token stored already, or twice in the batch: those are refused, every other profile is saved', async () => {
+  const storage = storageIn();
+  await storage.write(makeProfile(tokenFor(1), { status: 201 }));
+  const batch = [makeProfile(tokenFor(2)), makeProfile(tokenFor(1), { status: 500 }), makeProfile(tokenFor(3)), makeProfile(tokenFor(3), { status: 500 }), makeProfile(tokenFor(4))];
+  const error = await rejection(() => storage.writeMany(batch));
+  assert.instance(error, ProfileBatchError);
+  const refusals = (error as ProfileBatchError).errors;
+  assert.is(refusals.length, 2);
+  for (const refusal of refusals) assert.instance(refusal, ProfileExistsError);
+  assert.equal(refusals.map((refusal) => (refusal as ProfileExistsError).token).sort(), [tokenFor(1), tokenFor(3)]);
+  assert.is((await storage.read(tokenFor(1)))?.status, 201, 'the stored one is not overwritten');
+  assert.is((await storage.read(tokenFor(3)))?.status, 200, 'the first of the batch wins');
+  assert.equal(await foundTokens(storage), [tokenFor(1), tokenFor(2), tokenFor(3), tokenFor(4)]);
+  const single = await rejection(() => storage.writeMany([makeProfile(tokenFor(5)), makeProfile(tokenFor(2))]));
+  assert.instance(single, ProfileExistsError, 'one refusal rejects with its own error');
+  assert.ok(await storage.read(tokenFor(5)), 'the rest of that batch is saved');
+  const invalid = await rejection(() => storage.writeMany([makeProfile(tokenFor(6)), makeProfile('nope')]));
+  assert.instance(invalid, InvalidProfileError);
+  assert.ok(await storage.read(tokenFor(6)));
+  assert.is((await indexLines(storage.dir)).length, 6, 'no line for a refused profile');
+});
+
+test('profiles across many segments and roll-overs read back, also from a new instance', async () => {
+  const writer = storageIn(undefined, { segmentBytes: 10_000 });
+  const profiles = Array.from({ length: 60 }, (_, i) => makeProfile(tokenFor(i), { time: BASE_TIME + i }, 2_000 + (i % 7) * 300));
+  for (let i = 0; i < profiles.length; i += 12) await writer.writeMany(profiles.slice(i, i + 12));
+  const segments = await segmentFiles(writer.dir);
+  assert.ok(segments.length >= 5, `${segments.length} segments`);
+  assert.equal(await referencedSegments(writer.dir), segments);
+  for (const profile of profiles) assert.equal(await writer.read(profile.token), profile);
+  await writer.close();
+  const reader = storageIn(writer.dir);
+  for (const profile of profiles) assert.equal(await reader.read(profile.token), profile);
+  assert.is(await reader.read(tokenFor(999)), null);
+});
+
+test('profiles of the old layout (a gzip\'d file and an index line without a segment) are still read, and go with the bounds', async () => {
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 3 } });
+  const old = makeProfile(tokenFor(1), { time: BASE_TIME - 1_000, status: 203 });
+  const data = gzipSync(JSON.stringify(old));
+  await mkdir(join(storage.dir, tokenFor(1).slice(0, 2)), { recursive: true });
+  const file = join(storage.dir, tokenFor(1).slice(0, 2), `${tokenFor(1)}.json.gz`);
+  await writeFile(file, data);
+  await appendFile(join(storage.dir, 'index.ndjson'), `{"t":"${tokenFor(1)}","ts":${old.time},"s":203,"m":"GET","i":"127.0.0.1","p":null,"b":${data.length},"u":"${old.url}"}\n`);
+  assert.equal(await storage.read(tokenFor(1)), old);
+  assert.equal((await storage.find({ status: 203 })).map((summary) => summary.token), [tokenFor(1)]);
+  assert.is(await storage.claim(tokenFor(1)), false, 'its token is taken');
+  await storage.writeMany([2, 3, 4, 5].map((i) => makeProfile(tokenFor(i), { time: BASE_TIME + i })));
+  await storage.compact();
+  assert.is(await storage.read(tokenFor(1)), null);
+  assert.not.ok(existsSync(file), 'its file is deleted with it');
 });
 
 test('write without a prior claim claims the token itself', async () => {
@@ -134,60 +205,102 @@ test('a very long URL is cut in the index line only; the profile keeps it whole'
   assert.is((await storage.read('abcdef'))?.url, url);
 });
 
-test('maxProfiles: a compaction keeps the newest and deletes the oldest files', async () => {
-  const storage = storageIn(undefined, { bounds: { maxProfiles: 20 } });
+test('maxProfiles: a compaction keeps the newest and deletes the segments only dropped profiles were in', async () => {
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 20 }, segmentBytes: 5_000 });
   for (let i = 0; i < 30; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+  const before = await segmentFiles(storage.dir);
   const report = await storage.compact();
-  assert.ok(report !== null && report.profiles <= 20 && report.removed >= 10, JSON.stringify(report));
+  assert.ok(report !== null && report.profiles <= 20 && report.removed >= 10 && report.segmentsDeleted >= 3, JSON.stringify(report));
   const tokens = (await storage.find({ limit: 100 })).map((summary) => summary.token);
   assert.equal(tokens, Array.from({ length: tokens.length }, (_, i) => tokenFor(29 - i)), 'the newest are kept');
-  assert.equal(profileTokens(await listFiles(storage.dir)), [...tokens].sort(), 'files and index agree');
   assert.is(await storage.read(tokenFor(0)), null);
+  const after = await segmentFiles(storage.dir);
+  assert.ok(after.length < before.length, `${before.length} segments before, ${after.length} after`);
+  assert.equal(after, await referencedSegments(storage.dir), 'segments and index agree');
+  for (const token of tokens) assert.ok(await storage.read(token), token);
+});
+
+test('a dropped profile reads as null from every process at once, even while its segment is kept for newer profiles', async () => {
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 10 } });
+  const other = storageIn(storage.dir);
+  await storage.writeMany(Array.from({ length: 12 }, (_, i) => makeProfile(tokenFor(i), { time: BASE_TIME + i })));
+  assert.ok(await other.read(tokenFor(0)));
+  await storage.compact();
+  assert.is((await segmentFiles(storage.dir)).length, 1, 'the segment holds kept profiles too');
+  assert.is(await storage.read(tokenFor(0)), null);
+  assert.is(await other.read(tokenFor(0)), null, 'another instance sees the compaction');
+  assert.ok(await other.read(tokenFor(11)));
 });
 
 test('maxProfiles is applied automatically while writing', async () => {
-  const storage = storageIn(undefined, { bounds: { maxProfiles: 50 } });
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 50 }, segmentBytes: 4_000 });
   for (let i = 0; i < 400; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }, 200));
   await storage.close();
-  const files = profileTokens(await listFiles(storage.dir));
-  assert.ok(files.length <= 50 + 32, `${files.length} profiles on disk`);
-  assert.ok(files.includes(tokenFor(399)) && !files.includes(tokenFor(0)));
+  const tokens = await foundTokens(storageIn(storage.dir));
+  assert.ok(tokens.length <= 50 + 32, `${tokens.length} profiles indexed`);
+  assert.ok(tokens.includes(tokenFor(399)) && !tokens.includes(tokenFor(0)));
+  const segments = await segmentFiles(storage.dir);
+  assert.equal(segments, await referencedSegments(storage.dir), 'no segment left that no line refers to');
+  assert.ok(segments.length <= 30, `${segments.length} segments`);
 });
 
 test('maxAge with an injected clock: expired profiles leave searches at once and the disk at the next compaction', async () => {
   let now = BASE_TIME;
-  const storage = storageIn(undefined, { bounds: { maxAge: 60_000 }, now: () => now });
+  const storage = storageIn(undefined, { bounds: { maxAge: 60_000 }, now: () => now, segmentBytes: 1_000 });
   await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME }));
   await storage.write(makeProfile(tokenFor(2), { time: BASE_TIME + 50_000 }));
+  assert.is((await segmentFiles(storage.dir)).length, 2);
   now = BASE_TIME + 70_000;
   assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(2)]);
   await storage.compact();
-  assert.equal(profileTokens(await listFiles(storage.dir)), [tokenFor(2)]);
+  assert.equal(await foundTokens(storage), [tokenFor(2)]);
+  assert.is(await storage.read(tokenFor(1)), null);
+  assert.equal(await segmentFiles(storage.dir), await referencedSegments(storage.dir));
+  assert.is((await segmentFiles(storage.dir)).length, 1);
 });
 
-test('maxBytes counts the files\' bytes and deletes the oldest', async () => {
-  const probe = storageIn();
-  await probe.write(makeProfile(tokenFor(0), {}, 5_000));
-  const size = (await stat(join(probe.dir, tokenFor(0).slice(0, 2), `${tokenFor(0)}.json.gz`))).size;
+test('maxBytes counts the records\' bytes and deletes the oldest', async () => {
+  const size = JSON.stringify(makeProfile(tokenFor(0), {}, 5_000)).length;
   const storage = storageIn(undefined, { bounds: { maxBytes: size * 4.5 } });
   for (let i = 0; i < 10; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }, 5_000));
   await storage.compact();
-  const tokens = profileTokens(await listFiles(storage.dir));
+  const tokens = await foundTokens(storage);
   assert.ok(tokens.length >= 3 && tokens.length <= 4, `${tokens.length} kept`);
   assert.ok(tokens.includes(tokenFor(9)) && !tokens.includes(tokenFor(5)));
+  assert.ok((await indexLines(storage.dir)).every((line) => line.b === size));
 });
 
-test('purge removes every profile and claim; the storage works on afterwards', async () => {
+test('a segment no line refers to is deleted when its writer is done: another process\'s once stale, never a fresh one', async () => {
+  const storage = storageIn();
+  await storage.write(makeProfile(tokenFor(1)));
+  const stale = join(storage.dir, 'segments', 'm0000a-99999-0000beef.ndjson');
+  const fresh = join(storage.dir, 'segments', 'm0000b-99999-0000cafe.ndjson');
+  await writeFile(stale, `${JSON.stringify(makeProfile(tokenFor(7)))}\n`);
+  await writeFile(fresh, `${JSON.stringify(makeProfile(tokenFor(8)))}\n`);
+  const old = new Date(Date.now() - 10 * 60_000);
+  await utimes(stale, old, old);
+  await storage.compact();
+  assert.not.ok(existsSync(stale));
+  assert.ok(existsSync(fresh), 'it may belong to a live writer about to append its index lines');
+  assert.ok(await storage.read(tokenFor(1)), 'the segment in use is kept');
+});
+
+test('purge removes every profile, segment and claim; the storage works on afterwards', async () => {
   const storage = storageIn();
   const other = storageIn(storage.dir);
   for (let i = 0; i < 3; i++) await storage.write(makeProfile(tokenFor(i)));
-  assert.equal((await other.find()).length, 3);
+  await other.write(makeProfile(tokenFor(3)));
+  assert.equal((await other.find()).length, 4);
   await storage.purge();
   assert.equal(await storage.find(), []);
   assert.equal(await other.find(), [], 'other instances see the purge');
-  assert.equal(profileTokens(await listFiles(storage.dir)), []);
+  assert.is(await other.read(tokenFor(3)), null);
+  assert.equal(await segmentFiles(storage.dir), []);
   await other.write(makeProfile(tokenFor(5)));
-  assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(5)]);
+  await storage.write(makeProfile(tokenFor(6)));
+  assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(6), tokenFor(5)]);
+  assert.ok(await storage.read(tokenFor(5)), 'a writer whose segment was deleted starts a new one');
+  assert.is((await segmentFiles(storage.dir)).length, 2);
 });
 
 test('close removes the placeholders of unused claims', async () => {

@@ -1,5 +1,5 @@
 // Shared by the storage tests: profiles of realistic shape, temp dirs, bounded waits.
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -61,9 +61,48 @@ export async function listFiles(dir: string): Promise<string[]> {
   return found.sort();
 }
 
-/** Tokens of the non-empty profile files under `dir`. */
+/** Tokens of the non-empty profile files of the old layout (`<aa>/<token>.json.gz`) under `dir`. */
 export function profileTokens(files: string[]): string[] {
   return files.map((file) => /^[0-9a-f]{2}\/([0-9a-f]+)\.json\.gz$/.exec(file)?.[1]).filter((token): token is string => token !== undefined).sort();
+}
+
+/** An entry line of `index.ndjson` as written: token, time, segment, offset, length. */
+export interface IndexLine {
+  t: string;
+  ts: number;
+  g?: string;
+  o?: number;
+  b: number;
+}
+
+/** The entry lines of the index file of `dir` (the header and unparseable lines left out), in file order. */
+export async function indexLines(dir: string): Promise<IndexLine[]> {
+  const text = await readFile(join(dir, 'index.ndjson'), 'utf8').catch(() => '');
+  const lines: IndexLine[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{"t":"')) continue;
+    try {
+      lines.push(JSON.parse(line) as IndexLine);
+    } catch {
+      // Torn: skipped, as readers do.
+    }
+  }
+  return lines;
+}
+
+/** Names of the segment files of `dir`, sorted. */
+export async function segmentFiles(dir: string): Promise<string[]> {
+  return (await readdir(join(dir, 'segments')).catch(() => [] as string[])).sort();
+}
+
+/** Names of the segments the index of `dir` refers to, sorted. */
+export async function referencedSegments(dir: string): Promise<string[]> {
+  return [...new Set((await indexLines(dir)).map((line) => line.g).filter((name): name is string => name !== undefined))].sort();
+}
+
+/** The tokens `storage` finds (any number), sorted. */
+export async function foundTokens(storage: { find(criteria: { limit: number }): Promise<Array<{ token: string }>> }): Promise<string[]> {
+  return (await storage.find({ limit: 1_000_000 })).map((summary) => summary.token).sort();
 }
 
 /** The error `fn` rejects with; fails the test when it resolves. */

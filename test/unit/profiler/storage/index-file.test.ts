@@ -2,7 +2,17 @@ import { open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MAX_INDEX_LINE_BYTES, appendIndexLine, decodeIndexLine, encodeIndexLine, readIndexFrom, type IndexEntry } from '../../../../lib/profiler/storage/index-file.js';
+import {
+  MAX_INDEX_LINE_BYTES,
+  appendIndexLines,
+  decodeIndexHeader,
+  decodeIndexLine,
+  encodeIndexHeader,
+  encodeIndexLine,
+  leadingToken,
+  readIndexLines,
+  type IndexEntry,
+} from '../../../../lib/profiler/storage/index-file.js';
 import { BASE_TIME, makeTempDir } from './fixtures.js';
 
 const test = suite('index file');
@@ -18,18 +28,45 @@ test.after(async () => {
   await cleanup();
 });
 
+const SEGMENT = 'm1abcd-1234-0123abcd.ndjson';
+
 function entry(token: string, overrides: Partial<IndexEntry> = {}): IndexEntry {
-  return { token, parent: null, ip: '::1', method: 'GET', url: 'http://h/a?b="c"\n', time: BASE_TIME, status: 200, bytes: 1234, ...overrides };
+  return { token, parent: null, ip: '::1', method: 'GET', url: 'http://h/a?b="c"\n', time: BASE_TIME, status: 200, bytes: 1234, segment: SEGMENT, offset: 5678, ...overrides };
 }
 
-test('a line decodes to the entry it encodes, quotes and newlines in the URL included', () => {
+/** The entry part of a decoded record (without its line). */
+function entryOf(line: string): IndexEntry | null {
+  const record = decodeIndexLine(line);
+  if (record === null) return null;
+  const { line: _line, ...rest } = record;
+  return rest;
+}
+
+test('a line decodes to the entry it encodes (segment, offset, length), quotes and newlines in the URL included', () => {
   const original = entry('abcdef', { parent: '123456', method: 'PATCH' });
   const line = encodeIndexLine(original);
   assert.ok(line.endsWith('\n') && line.indexOf('\n') === line.length - 1, 'one line');
-  assert.equal(decodeIndexLine(line.slice(0, -1)), original);
+  assert.equal(entryOf(line.slice(0, -1)), original);
+  assert.is(decodeIndexLine(line.slice(0, -1))?.line, line.slice(0, -1), 'the record keeps its line');
+  assert.is(leadingToken(line), 'abcdef');
 });
 
-test('a line never exceeds the atomic-append size: long URLs are cut, multi-byte ones too', () => {
+test('a line of the old layout (no segment) decodes with a null segment', () => {
+  const old = '{"t":"abcdef","ts":1700000000000,"s":200,"m":"GET","i":"::1","p":null,"b":99,"u":"http://h/"}';
+  assert.equal(entryOf(old), { token: 'abcdef', parent: null, ip: '::1', method: 'GET', url: 'http://h/', time: 1700000000000, status: 200, bytes: 99, segment: null, offset: 0 });
+  assert.equal(entryOf(encodeIndexLine(entry('abcdef', { segment: null, offset: 0 })).slice(0, -1))?.segment, null);
+});
+
+test('segment names are validated before they become paths', () => {
+  const line = encodeIndexLine(entry('abcdef')).slice(0, -1);
+  for (const bad of ['../../etc/passwd', 'x/../../y.ndjson', 'M1ABCD-1234-0123abcd.ndjson', '', 'm1abcd-1234-0123abcd.ndjson/..']) {
+    assert.is(decodeIndexLine(line.replace(SEGMENT, bad.replace(/"/g, ''))), null, bad);
+  }
+  assert.is(decodeIndexLine(line.replace('"o":5678', '"o":-1')), null, 'negative offset');
+  assert.is(decodeIndexLine(line.replace('"b":1234', '"b":1.5')), null, 'fractional length');
+});
+
+test('a line never exceeds MAX_INDEX_LINE_BYTES: long URLs are cut, multi-byte ones too', () => {
   for (const url of ['http://h/' + 'a'.repeat(50_000), 'http://h/' + '€'.repeat(20_000), 'http://h/' + '\u0001'.repeat(5_000)]) {
     const line = encodeIndexLine(entry('abcdef', { url, ip: 'x'.repeat(500), method: 'M'.repeat(500) }));
     assert.ok(Buffer.byteLength(line) <= MAX_INDEX_LINE_BYTES, `${Buffer.byteLength(line)} bytes`);
@@ -40,9 +77,18 @@ test('a line never exceeds the atomic-append size: long URLs are cut, multi-byte
 test('a torn line is not an entry, but a whole line glued after it is recovered', () => {
   const whole = encodeIndexLine(entry('abcdef')).slice(0, -1);
   assert.is(decodeIndexLine(whole.slice(0, 30)), null);
-  assert.equal(decodeIndexLine(whole.slice(0, 30) + whole)?.token, 'abcdef');
+  const glued = decodeIndexLine(whole.slice(0, 30) + whole);
+  assert.is(glued?.token, 'abcdef');
+  assert.is(glued?.line, whole, 'the record keeps the whole line only');
   assert.is(decodeIndexLine('{"t":"ABCDEF","ts":1}'), null, 'fields are validated');
   assert.is(decodeIndexLine('{"t":"../etc","ts":1,"s":200,"m":"GET","i":"","p":null,"b":1,"u":""}'), null, 'tokens are validated');
+});
+
+test('the header line says up to which time a compaction dropped profiles, and is never an entry', () => {
+  assert.is(decodeIndexHeader(encodeIndexHeader(1234).slice(0, -1)), 1234);
+  assert.is(decodeIndexHeader(encodeIndexHeader(null).slice(0, -1)), null);
+  assert.is(decodeIndexLine(encodeIndexHeader(1234).slice(0, -1)), null);
+  assert.is(decodeIndexHeader(encodeIndexLine(entry('abcdef')).slice(0, -1)), undefined);
 });
 
 test('reading stops before a partial last line and resumes from there', async () => {
@@ -52,23 +98,26 @@ test('reading stops before a partial last line and resumes from there', async ()
   await writeFile(path, first + second.slice(0, 20));
   const handle = await open(path, 'r');
   try {
-    const chunk = await readIndexFrom(handle, 0);
-    assert.equal(chunk.entries.map((e) => e.token), ['aaaaaa']);
+    const chunk = await readIndexLines(handle, 0);
+    assert.equal(chunk.lines, [first.slice(0, -1)]);
     assert.is(chunk.end, Buffer.byteLength(first));
     await writeFile(path, first + second);
-    const rest = await readIndexFrom(handle, chunk.end);
-    assert.equal(rest.entries.map((e) => e.token), ['bbbbbb']);
+    const rest = await readIndexLines(handle, chunk.end);
+    assert.equal(rest.lines, [second.slice(0, -1)]);
   } finally {
     await handle.close();
   }
 });
 
-test('appendIndexLine appends whole lines and creates the file', async () => {
+test('appendIndexLines appends whole batches of lines, creates the file and names the file written to', async () => {
   const path = join(dir, 'append.ndjson');
-  await Promise.all(Array.from({ length: 50 }, (_, i) => appendIndexLine(path, encodeIndexLine(entry((0x100000 + i).toString(16))))));
+  const batch = (i: number) => Buffer.from(Array.from({ length: 20 }, (_, j) => encodeIndexLine(entry((0x100000 + i * 20 + j).toString(16)))).join(''));
+  const identities = await Promise.all(Array.from({ length: 50 }, (_, i) => appendIndexLines(path, batch(i))));
   const lines = (await readFile(path, 'utf8')).split('\n').filter(Boolean);
-  assert.is(lines.length, 50);
+  assert.is(lines.length, 1_000);
   assert.ok(lines.every((line) => decodeIndexLine(line) !== null));
+  assert.is(new Set(lines).size, 1_000);
+  assert.is(new Set(identities.map((identity) => `${identity.dev}:${identity.ino}`)).size, 1);
 });
 
 test.run();

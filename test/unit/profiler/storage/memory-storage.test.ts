@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { InvalidProfileError, MemoryStorage, ProfileExistsError } from '../../../../lib/profiler/storage/index.js';
+import { InvalidProfileError, MemoryStorage, ProfileBatchError, ProfileExistsError } from '../../../../lib/profiler/storage/index.js';
 import { BASE_TIME, makeProfile, rejection, tokenFor } from './fixtures.js';
 
 const test = suite('MemoryStorage');
@@ -37,6 +37,23 @@ test('a second write of a stored token rejects and keeps the first profile', asy
   await storage.write(makeProfile('abcdef', { status: 200 }));
   assert.instance(await rejection(() => storage.write(makeProfile('abcdef', { status: 500 }))), ProfileExistsError);
   assert.is((await storage.read('abcdef'))?.status, 200);
+});
+
+test('writeMany saves every storable profile of a batch and rejects with the refusals afterwards', async () => {
+  const storage = new MemoryStorage();
+  await storage.writeMany([makeProfile(tokenFor(1), { time: BASE_TIME + 1 }), makeProfile(tokenFor(2), { time: BASE_TIME + 2 })]);
+  assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(2), tokenFor(1)]);
+  const single = await rejection(() => storage.writeMany([makeProfile(tokenFor(1), { status: 500 }), makeProfile(tokenFor(3))]));
+  assert.instance(single, ProfileExistsError);
+  assert.is((await storage.read(tokenFor(1)))?.status, 200);
+  assert.ok(await storage.read(tokenFor(3)), 'the rest of the batch is saved');
+  const several = await rejection(() => storage.writeMany([makeProfile(tokenFor(4)), makeProfile(tokenFor(4)), makeProfile('../x'), makeProfile(tokenFor(5))]));
+  assert.instance(several, ProfileBatchError);
+  assert.equal((several as ProfileBatchError).errors.map((error) => error.constructor), [ProfileExistsError, InvalidProfileError]);
+  assert.ok(await storage.read(tokenFor(4)));
+  assert.ok(await storage.read(tokenFor(5)));
+  await storage.writeMany([]);
+  assert.is((await storage.find({ limit: 100 })).length, 5);
 });
 
 test('find filters and lists newest first, at most limit', async () => {
