@@ -14,7 +14,7 @@ import {
 import type { Logger } from '../log/index.js';
 import { safeUri } from './collectors/request-collector.js';
 import type { CollectContext, DataCollector } from './data-collector.js';
-import type { Profile } from './profile.js';
+import { encodeProfile, type EncodedProfile, type Profile } from './profile.js';
 import type { Redactor } from './redactor.js';
 import type { ProfilerStorage } from './storage/profiler-storage.js';
 import { DEFAULT_TOKEN_LENGTH, TokenPool } from './token.js';
@@ -58,7 +58,7 @@ interface Recording {
 const DROP_REPORT_INTERVAL = 10_000;
 
 /** Most profiles handed to the storage in one write. */
-export const SAVE_BATCH_SIZE = 256;
+export const SAVE_BATCH_SIZE = 1024;
 
 /** Profiles kept in memory between the response and their save, for the toolbar. */
 const UNSAVED_CAP = 200;
@@ -88,7 +88,7 @@ export class Profiler {
   readonly #unsaved = new Map<string, Profile>();
   #storageFailing = false;
   readonly #maxQueued: number;
-  readonly #queue: Profile[] = [];
+  readonly #queue: EncodedProfile[] = [];
   readonly #idle: Array<() => void> = [];
   #writing = false;
   #dropped = 0;
@@ -254,8 +254,21 @@ export class Profiler {
   // once per batch, not per profile. A storage slower than the traffic costs dropped profiles
   // (counted, logged once per burst), never unbounded memory.
   #enqueue(profiles: Profile[]): void {
-    for (const profile of profiles) this.#queue.push(profile);
-    if (!this.#writing) void this.#pump();
+    for (const profile of profiles) {
+      // Serialised now: the queue then holds one flat string per profile, not an object graph
+      // the garbage collector would promote and trace while it waits for its batch.
+      let encoded: EncodedProfile;
+      try {
+        encoded = encodeProfile(profile);
+      } catch (error) {
+        this.#unsaved.delete(profile.token);
+        void this.storage.release(profile.token).catch(() => {});
+        this.#logger?.error('Profile {token} cannot be saved: a collector returned data that is not JSON-serialisable ({message}).', { token: profile.token, message: error instanceof Error ? error.message : String(error) });
+        continue;
+      }
+      this.#queue.push(encoded);
+    }
+    if (!this.#writing && this.#queue.length > 0) void this.#pump();
   }
 
   /** True when the profiles fit in the save queue; otherwise drops them (counted, warned about). */
@@ -328,7 +341,7 @@ export class Profiler {
     if (this.#unsaved.size > UNSAVED_CAP) this.#unsaved.delete(this.#unsaved.keys().next().value!);
   }
 
-  async #save(batch: Profile[]): Promise<void> {
+  async #save(batch: EncodedProfile[]): Promise<void> {
     try {
       await this.storage.writeMany(batch);
       if (this.#storageFailing) {

@@ -3,7 +3,7 @@ import { mkdir, open, readFile, readdir, rename, rm, stat, utimes, type FileHand
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
-import type { Profile, ProfileSummary } from '../profile.js';
+import { profileJson, type Profile, type ProfileSummary, type StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
 import { FileLock } from './file-lock.js';
@@ -62,7 +62,7 @@ interface Segment {
 
 /** A profile of a batch, serialised, its token held in #writing. */
 interface PendingWrite {
-  readonly profile: Profile;
+  readonly profile: StorableProfile;
   readonly token: string;
   readonly json: string;
   /** This write made a placeholder to claim the token (it had been neither claimed nor drawn). */
@@ -277,7 +277,7 @@ export class FileStorage implements ProfilerStorage {
   }
 
   /** Stores one profile: a batch of one (see writeMany). */
-  write(profile: Profile): Promise<void> {
+  write(profile: StorableProfile): Promise<void> {
     return this.writeMany([profile]);
   }
 
@@ -289,7 +289,7 @@ export class FileStorage implements ProfilerStorage {
    * regardless; the refusals reject the promise afterwards (ProfileBatchError when several).
    * ProfilerStorageError when the disk fails; nothing escapes otherwise.
    */
-  async writeMany(profiles: readonly Profile[]): Promise<void> {
+  async writeMany(profiles: readonly StorableProfile[]): Promise<void> {
     if (this.#closed) throw this.#closedError();
     const refused: ProfilerStorageError[] = [];
     const batch: PendingWrite[] = [];
@@ -414,7 +414,7 @@ export class FileStorage implements ProfilerStorage {
   }
 
   /** Validates and serialises a profile and takes its token in #writing; the error that refuses it otherwise. */
-  #prepare(profile: Profile): PendingWrite | ProfilerStorageError {
+  #prepare(profile: StorableProfile): PendingWrite | ProfilerStorageError {
     try {
       assertStorableProfile(profile);
     } catch (error) {
@@ -425,7 +425,7 @@ export class FileStorage implements ProfilerStorage {
     if (this.#writing.has(token)) return new ProfileExistsError(token);
     let json: string;
     try {
-      json = JSON.stringify(profile);
+      json = profileJson(profile);
     } catch (error) {
       return new InvalidProfileError(`Profile ${token} cannot be serialised to JSON: ${error instanceof Error ? error.message : String(error)}`);
     }

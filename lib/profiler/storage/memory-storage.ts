@@ -1,4 +1,4 @@
-import type { Profile, ProfileSummary } from '../profile.js';
+import { profileJson, type Profile, type ProfileSummary, type StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
@@ -45,12 +45,12 @@ export class MemoryStorage implements ProfilerStorage {
   }
 
   /** Stores one profile: a batch of one (see writeMany). */
-  write(profile: Profile): Promise<void> {
+  write(profile: StorableProfile): Promise<void> {
     return this.writeMany([profile]);
   }
 
   /** Stores each profile it can, in order; the refused ones (stored token, unstorable) reject afterwards, as with FileStorage. */
-  async writeMany(profiles: readonly Profile[]): Promise<void> {
+  async writeMany(profiles: readonly StorableProfile[]): Promise<void> {
     this.#dropExpired();
     const refused: ProfilerStorageError[] = [];
     for (const profile of profiles) {
@@ -93,12 +93,12 @@ export class MemoryStorage implements ProfilerStorage {
 
   async close(): Promise<void> {}
 
-  #store(profile: Profile): void {
+  #store(profile: StorableProfile): void {
     assertStorableProfile(profile);
     if (this.#profiles.has(profile.token)) throw new ProfileExistsError(profile.token);
     let json: string;
     try {
-      json = JSON.stringify(profile);
+      json = profileJson(profile);
     } catch (error) {
       throw new InvalidProfileError(`Profile ${profile.token} cannot be serialised to JSON: ${error instanceof Error ? error.message : String(error)}`);
     }

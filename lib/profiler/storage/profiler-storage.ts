@@ -1,4 +1,4 @@
-import type { Profile, ProfileSummary } from '../profile.js';
+import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 
 /** Filters of a profile search; all optional, combined with AND. */
 export interface SearchCriteria {
@@ -51,7 +51,7 @@ export interface ProfilerStorage {
   /** Gives back a claimed token that will not be written. */
   release(token: string): Promise<void>;
   /** Stores a profile under its (claimed) token; never overwrites another profile. Same as `writeMany([profile])`. */
-  write(profile: Profile): Promise<void>;
+  write(profile: StorableProfile): Promise<void>;
   /**
    * Stores a batch of profiles, each under its (claimed) token, as one unit of work (FileStorage:
    * a few file operations per batch, not per profile). Same rules as write: a profile whose token
@@ -60,8 +60,9 @@ export interface ProfilerStorage {
    * saved; the promise then rejects with the refused profile's error, or with ProfileBatchError
    * (its `errors`) when several were refused. A storage failure (disk full, read-only) rejects
    * with ProfilerStorageError, and the batch may then be saved in part or not at all.
+   * Profiles may come already serialised (EncodedProfile, see `profileJson()`).
    */
-  writeMany(profiles: readonly Profile[]): Promise<void>;
+  writeMany(profiles: readonly StorableProfile[]): Promise<void>;
   /** The profile, or null when unknown (also for malformed tokens, without touching the disk). */
   read(token: string): Promise<Profile | null>;
   /** Summaries matching the criteria, newest first. */

@@ -1,4 +1,4 @@
-import type { Profile } from '../profile.js';
+import type { StorableProfile } from '../profile.js';
 import { DEFAULT_STORAGE_BOUNDS, type StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError } from './errors.js';
 
@@ -24,7 +24,7 @@ export function resolveBounds(bounds: Partial<StorageBounds> = {}): StorageBound
 }
 
 /** Throws InvalidProfileError unless the profile has a valid token and summary fields. */
-export function assertStorableProfile(profile: Profile): void {
+export function assertStorableProfile(profile: StorableProfile): void {
   if (profile === null || typeof profile !== 'object') throw new InvalidProfileError('A profile must be an object.');
   if (!isStorableToken(profile.token)) {
     throw new InvalidProfileError(`Profile token must be 6 to 32 lowercase hex characters, got ${JSON.stringify(String(profile.token)).slice(0, 80)}.`);

@@ -5,7 +5,7 @@ import { createApp, createKernel } from '../../../lib/app/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import { Response } from '../../../kernel/index.js';
 import { MemoryStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
-import { SAVE_BATCH_SIZE, type Profile } from '../../../lib/profiler/index.js';
+import { SAVE_BATCH_SIZE, type StorableProfile } from '../../../lib/profiler/index.js';
 
 const test = suite('Profiler');
 
@@ -46,7 +46,7 @@ function gatedStorage() {
   const inner = new MemoryStorage();
   let release: () => void = () => {};
   const gate = new Promise<void>((resolve) => (release = resolve));
-  const batches: Profile[][] = [];
+  const batches: StorableProfile[][] = [];
   const storage: ProfilerStorage = {
     claim: (token) => inner.claim(token),
     release: (token) => inner.release(token),
@@ -78,13 +78,13 @@ test('a storage slower than the traffic costs dropped profiles, not a growing qu
 
 test('profiles that pile up while a batch is written go out together in the next batch', async () => {
   const { storage, batches, release, inner } = gatedStorage();
-  const app = createApp({ stderrLogLevel: false, profiler: { storage } });
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, maxQueuedProfiles: 2 * SAVE_BATCH_SIZE } });
   const total = SAVE_BATCH_SIZE + 20;
   for (let i = 0; i < total; i++) await run(app, '/health');
   release();
   await app.close();
   assert.equal(batches.map((batch) => batch.length), [1, SAVE_BATCH_SIZE, total - 1 - SAVE_BATCH_SIZE]);
-  assert.is((await inner.find({ limit: 1000 })).length, total);
+  assert.is((await inner.find({ limit: 10_000 })).length, total);
   assert.is(app.profiler!.droppedProfiles, 0);
 });
 
@@ -99,6 +99,22 @@ test('secret-looking route parameters are redacted in the request and router dat
   assert.ok(profile);
   assert.equal((profile!.collectors.router as { params: unknown }).params, { token: '[redacted]', step: 'confirm' });
   assert.equal((profile!.collectors.request as { routeParams: unknown }).routeParams, { token: '[redacted]', step: 'confirm' });
+});
+
+test('a collector whose data cannot be serialised costs its profile only, logged, never the request', async () => {
+  const storage = new MemoryStorage();
+  const errors: string[] = [];
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, collectors: [{ name: 'bigint', collect: ({ request }) => (request.path === '/health' ? { big: 1n } : { big: 'fine' }) }] } });
+  app.bus.on('log', ({ record }) => {
+    if (record.level <= 3) errors.push(record.message);
+  });
+  const bad = await run(app, '/health');
+  const good = await run(app, '/');
+  await app.close();
+  assert.is(bad.status, 200);
+  assert.is(await storage.read(bad.getHeader('x-debug-token')!), null);
+  assert.ok(await storage.read(good.getHeader('x-debug-token')!));
+  assert.ok(errors.some((message) => message.includes('not JSON-serialisable')), errors.join('\n'));
 });
 
 test.run();
