@@ -147,16 +147,12 @@ type Search = (path: string, pos: number, depth: number) => void;
 
 let codegen = true;
 
-/** Source characters above which a subtree becomes a function of its own rather than inline code. */
-const INLINE_LIMIT = 6000;
-
 /**
- * The tree's walk as JavaScript made for this tree: prefixes, the child dispatch (a switch on the
- * next character), parameter stops and priority bounds as literals, and type feedback of its own
- * (the generic walk is shared by every matcher of the process, whatever their routes). Subtrees
- * are inlined into their parent's code up to INLINE_LIMIT: a few larger functions get hot, and so
- * optimized, much sooner than one per node. It does what `walk` does, in the same order (a node's
- * early exit is a `break` out of its labelled block); null where code cannot be generated.
+ * The tree's walk as JavaScript made for this tree: one function per node, with its prefixes,
+ * child dispatch (a switch on the next character), parameter stops and priority bounds as
+ * literals, and feedback of its own (the generic walk is shared by every matcher of the process,
+ * whatever their routes). It does what `walk` does, in the same order; null where code cannot be
+ * generated.
  */
 function compileSearch(root: TreeNode, tree: RouteTree, stack: number[]): Search | null {
   if (!codegen) return null;
@@ -165,77 +161,66 @@ function compileSearch(root: TreeNode, tree: RouteTree, stack: number[]): Search
     values.push(item);
     return `v[${values.length - 1}]`;
   };
+  const ids = new Map<TreeNode, number>();
   const functions: string[] = [];
-  let ids = 0;
-  // A block walking `node` from position p<id> with d<id> parameters read.
-  const block = (node: TreeNode): { id: number; code: string } => {
-    const id = ids++;
-    const p = `p${id}`;
-    const d = `d${id}`;
-    let body = `L${id}: {\n`;
-    body += `if (${p} === length) {\nif (length > T.reach) T.reach = length;\n`;
-    if (node.endpoints !== null) body += `T.tryGroup(${value(node.endpoints)}, ${d}, null);\n`;
-    if (node.tails !== null) body += `T.tails(${value(node.tails)}, path, ${p}, ${d});\n`;
-    body += `break L${id};\n}\n`;
+  const id = (node: TreeNode): number => {
+    let known = ids.get(node);
+    if (known === undefined) {
+      known = ids.size;
+      ids.set(node, known);
+      functions.push('');
+      functions[known] = compileNode(node, known);
+    }
+    return known;
+  };
+  const compileNode = (node: TreeNode, self: number): string => {
+    let body = `function n${self}(path, pos, depth) {\n  const length = path.length;\n`;
+    body += '  if (pos === length) {\n    if (length > T.reach) T.reach = length;\n';
+    if (node.endpoints !== null) body += `    T.tryGroup(${value(node.endpoints)}, depth, null);\n`;
+    if (node.tails !== null) body += `    T.tails(${value(node.tails)}, path, pos, depth);\n`;
+    body += '    return;\n  }\n';
     if (node.children !== null) {
-      let inlined = 0;
-      body += `let s${id} = ${p};\nswitch (path.charCodeAt(${p})) {\n`;
+      body += '  let seen = pos;\n  switch (path.charCodeAt(pos)) {\n';
       for (const [code, child] of node.children) {
         const prefix = child.prefix;
         const size = prefix.length;
         const matches = size === 1 ? 'true'
-          : size === 2 ? `path.charCodeAt(${p} + 1) === ${prefix.charCodeAt(1)}`
-          : size > 16 ? `path.indexOf(${JSON.stringify(prefix)}, ${p}) === ${p}`
-          : `path.slice(${p} + 1, ${p} + ${size}) === ${JSON.stringify(prefix.slice(1))}`;
-        const inner = block(child);
-        let enter: string;
-        if (inlined + inner.code.length <= INLINE_LIMIT) {
-          inlined += inner.code.length;
-          enter = `const p${inner.id} = ${p} + ${size}, d${inner.id} = ${d};\n${inner.code}`;
-        } else {
-          functions.push(`function n${inner.id}(path, p${inner.id}, d${inner.id}) {\nconst length = path.length;\n${inner.code}}\n`);
-          enter = `n${inner.id}(path, ${p} + ${size}, ${d});\n`;
-        }
-        body += `case ${code}:\nif (T.best > ${child.minPrio}) {\nif (${matches}) {\n${enter}${node.staticOnly ? `break L${id};\n` : ''}} else s${id} = ${p} + ${size - 1};\n}\nbreak;\n`;
+          : size === 2 ? `path.charCodeAt(pos + 1) === ${prefix.charCodeAt(1)}`
+          : size > 16 ? `path.indexOf(${JSON.stringify(prefix)}, pos) === pos`
+          : `path.slice(pos + 1, pos + ${size}) === ${JSON.stringify(prefix.slice(1))}`;
+        body += `    case ${code}:\n      if (T.best > ${child.minPrio}) {\n`;
+        body += `        if (${matches}) {\n          n${id(child)}(path, pos + ${size}, depth);\n${node.staticOnly ? '          return;\n' : ''}        } else seen = pos + ${size - 1};\n      }\n      break;\n`;
       }
-      body += `}\nif (s${id} > T.reach) T.reach = s${id};\n`;
-    } else body += `if (${p} > T.reach) T.reach = ${p};\n`;
+      body += '  }\n  if (seen > T.reach) T.reach = seen;\n';
+    } else body += '  if (pos > T.reach) T.reach = pos;\n';
     for (const edge of node.params ?? []) {
-      body += `if (T.best > ${edge.minPrio}) {\n`;
-      if (edge.stop === -1) body += `let e = path.indexOf('/', ${p});\nif (e === -1) e = length;\n`;
-      else body += `let e = ${p};\nwhile (e < length) {\nconst c = path.charCodeAt(e);\nif (c === ${SLASH} || c === ${edge.stop}) break;\ne++;\n}\n`;
-      body += 'if (e > T.reach) T.reach = e;\n';
+      body += `  if (T.best > ${edge.minPrio}) {\n`;
+      if (edge.stop === -1) body += "    let end = path.indexOf('/', pos);\n    if (end === -1) end = length;\n";
+      else body += `    let end = pos;\n    while (end < length) {\n      const c = path.charCodeAt(end);\n      if (c === ${SLASH} || c === ${edge.stop}) break;\n      end++;\n    }\n`;
+      body += '    if (end > T.reach) T.reach = end;\n';
       let test = '';
       if (edge.test !== null) {
         const regex = value(edge.test);
-        test = ` && (${regex}.lastIndex = ${p}, ${regex}.test(path))`;
+        test = ` && (${regex}.lastIndex = pos, ${regex}.test(path))`;
       }
-      const inner = block(edge.node);
-      let enter: string;
-      if (inner.code.length <= INLINE_LIMIT) enter = `const p${inner.id} = e, d${inner.id} = ${d} + 1;\n${inner.code}`;
-      else {
-        functions.push(`function n${inner.id}(path, p${inner.id}, d${inner.id}) {\nconst length = path.length;\n${inner.code}}\n`);
-        enter = `n${inner.id}(path, e, ${d} + 1);\n`;
-      }
-      body += `if (e !== ${p}${test}) {\nS[${d} * 2] = ${p};\nS[${d} * 2 + 1] = e;\n${enter}}\n}\n`;
+      body += `    if (end !== pos${test}) {\n      S[depth * 2] = pos;\n      S[depth * 2 + 1] = end;\n      n${id(edge.node)}(path, end, depth + 1);\n    }\n  }\n`;
     }
     if (node.wildcards !== null) {
-      body += 'T.reach = length;\n';
+      body += '  T.reach = length;\n';
       for (const edge of node.wildcards) {
         let test = '';
         if (edge.test !== null) {
           const regex = value(edge.test);
-          test = ` && (${regex}.lastIndex = ${p}, ${regex}.test(path))`;
+          test = ` && (${regex}.lastIndex = pos, ${regex}.test(path))`;
         }
-        body += `if (T.best > ${edge.minPrio}${test}) {\nS[${d} * 2] = ${p};\nS[${d} * 2 + 1] = length;\nT.tryGroup(${value(edge.group)}, ${d} + 1, null);\n}\n`;
+        body += `  if (T.best > ${edge.minPrio}${test}) {\n    S[depth * 2] = pos;\n    S[depth * 2 + 1] = length;\n    T.tryGroup(${value(edge.group)}, depth + 1, null);\n  }\n`;
       }
     }
-    if (node.tails !== null) body += `T.reach = length;\nT.tails(${value(node.tails)}, path, ${p}, ${d});\n`;
-    return { id, code: `${body}}\n` };
+    if (node.tails !== null) body += `  T.reach = length;\n  T.tails(${value(node.tails)}, path, pos, depth);\n`;
+    return `${body}}\n`;
   };
-  const top = block(root);
-  functions.push(`function n${top.id}(path, p${top.id}, d${top.id}) {\nconst length = path.length;\n${top.code}}\n`);
-  const source = `"use strict";\n${functions.join('')}return n${top.id};`;
+  id(root);
+  const source = `"use strict";\n${functions.join('')}return n0;`;
   try {
     return new Function('T', 'S', 'v', source)(tree, stack, values) as Search;
   } catch {

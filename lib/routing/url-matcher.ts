@@ -210,7 +210,22 @@ export class UrlMatcher {
   }
 
   #slotOf(method: string): number {
-    return this.#slots[method] ?? this.#otherSlot;
+    switch (method) {
+      case 'GET':
+        return this.#getSlot;
+      case 'POST':
+        return this.#postSlot;
+      case 'HEAD':
+        return this.#headSlot;
+      case 'PUT':
+        return this.#putSlot;
+      case 'DELETE':
+        return this.#deleteSlot;
+      case 'PATCH':
+        return this.#patchSlot;
+      default:
+        return this.#slots[method] ?? this.#otherSlot;
+    }
   }
 
   // The lookup without the static table (used to fill it).
