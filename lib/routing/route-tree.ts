@@ -142,93 +142,6 @@ class TreeNode {
 
 const SLASH = 47;
 
-/** A search from some node: `path` read from `pos`, `depth` parameters read so far. */
-type Search = (path: string, pos: number, depth: number) => void;
-
-let codegen = true;
-
-/**
- * The tree's walk as JavaScript made for this tree: one function per node, with its prefixes,
- * child dispatch (a switch on the next character), parameter stops and priority bounds as
- * literals, and feedback of its own (the generic walk is shared by every matcher of the process,
- * whatever their routes). It does what `walk` does, in the same order; null where code cannot be
- * generated.
- */
-function compileSearch(root: TreeNode, tree: RouteTree, stack: number[]): Search | null {
-  if (!codegen) return null;
-  const values: unknown[] = [];
-  const value = (item: unknown): string => {
-    values.push(item);
-    return `v[${values.length - 1}]`;
-  };
-  const ids = new Map<TreeNode, number>();
-  const functions: string[] = [];
-  const id = (node: TreeNode): number => {
-    let known = ids.get(node);
-    if (known === undefined) {
-      known = ids.size;
-      ids.set(node, known);
-      functions.push('');
-      functions[known] = compileNode(node, known);
-    }
-    return known;
-  };
-  const compileNode = (node: TreeNode, self: number): string => {
-    let body = `function n${self}(path, pos, depth) {\n  const length = path.length;\n`;
-    body += '  if (pos === length) {\n    if (length > T.reach) T.reach = length;\n';
-    if (node.endpoints !== null) body += `    T.tryGroup(${value(node.endpoints)}, depth, null);\n`;
-    if (node.tails !== null) body += `    T.tails(${value(node.tails)}, path, pos, depth);\n`;
-    body += '    return;\n  }\n';
-    if (node.children !== null) {
-      body += '  let seen = pos;\n  switch (path.charCodeAt(pos)) {\n';
-      for (const [code, child] of node.children) {
-        const prefix = child.prefix;
-        const size = prefix.length;
-        const matches = size === 1 ? 'true'
-          : size === 2 ? `path.charCodeAt(pos + 1) === ${prefix.charCodeAt(1)}`
-          : size > 16 ? `path.indexOf(${JSON.stringify(prefix)}, pos) === pos`
-          : `path.slice(pos + 1, pos + ${size}) === ${JSON.stringify(prefix.slice(1))}`;
-        body += `    case ${code}:\n      if (T.best > ${child.minPrio}) {\n`;
-        body += `        if (${matches}) {\n          n${id(child)}(path, pos + ${size}, depth);\n${node.staticOnly ? '          return;\n' : ''}        } else seen = pos + ${size - 1};\n      }\n      break;\n`;
-      }
-      body += '  }\n  if (seen > T.reach) T.reach = seen;\n';
-    } else body += '  if (pos > T.reach) T.reach = pos;\n';
-    for (const edge of node.params ?? []) {
-      body += `  if (T.best > ${edge.minPrio}) {\n`;
-      if (edge.stop === -1) body += "    let end = path.indexOf('/', pos);\n    if (end === -1) end = length;\n";
-      else body += `    let end = pos;\n    while (end < length) {\n      const c = path.charCodeAt(end);\n      if (c === ${SLASH} || c === ${edge.stop}) break;\n      end++;\n    }\n`;
-      body += '    if (end > T.reach) T.reach = end;\n';
-      let test = '';
-      if (edge.test !== null) {
-        const regex = value(edge.test);
-        test = ` && (${regex}.lastIndex = pos, ${regex}.test(path))`;
-      }
-      body += `    if (end !== pos${test}) {\n      S[depth * 2] = pos;\n      S[depth * 2 + 1] = end;\n      n${id(edge.node)}(path, end, depth + 1);\n    }\n  }\n`;
-    }
-    if (node.wildcards !== null) {
-      body += '  T.reach = length;\n';
-      for (const edge of node.wildcards) {
-        let test = '';
-        if (edge.test !== null) {
-          const regex = value(edge.test);
-          test = ` && (${regex}.lastIndex = pos, ${regex}.test(path))`;
-        }
-        body += `  if (T.best > ${edge.minPrio}${test}) {\n    S[depth * 2] = pos;\n    S[depth * 2 + 1] = length;\n    T.tryGroup(${value(edge.group)}, depth + 1, null);\n  }\n`;
-      }
-    }
-    if (node.tails !== null) body += `  T.reach = length;\n  T.tails(${value(node.tails)}, path, pos, depth);\n`;
-    return `${body}}\n`;
-  };
-  id(root);
-  const source = `"use strict";\n${functions.join('')}return n0;`;
-  try {
-    return new Function('T', 'S', 'v', source)(tree, stack, values) as Search;
-  } catch {
-    codegen = false;
-    return null;
-  }
-}
-
 /** The tree and its search state (one search at a time: matching is synchronous). */
 export class RouteTree {
   readonly #root = new TreeNode('');
@@ -241,9 +154,7 @@ export class RouteTree {
   #scheme = '';
   /** When non-null, the search collects every candidate passing host and scheme, ignoring methods. */
   #collected: Candidate[] | null = null;
-  readonly #stack: number[] = [];
-  /** Searches from the root: the walk compiled for this tree, or the generic walk where code generation is unavailable. */
-  #search: Search = (path, pos, depth) => this.walk(this.#root, path, pos, depth);
+  #stack: number[] = [];
 
   // Search outputs.
   /** Priority of the best match so far. */
@@ -331,7 +242,6 @@ export class RouteTree {
   /** Computes the priority bounds used to prune the search; call once after the last insert. */
   seal(): void {
     seal(this.#root);
-    this.#search = compileSearch(this.#root, this, this.#stack) ?? this.#search;
   }
 
   #addTail(node: TreeNode, parts: readonly Part[], candidate: Candidate, names: string[], wildcards: boolean[]): void {
@@ -360,7 +270,7 @@ export class RouteTree {
   /** Searches `path` for the best candidate accepting `bit`; true when found (see `bestCandidate`). */
   find(path: string, bit: number, host: string, scheme: string): boolean {
     this.#reset(bit, host, scheme);
-    this.#search(path, 0, 0);
+    this.walk(this.#root, path, 0, 0);
     return this.bestCandidate !== null;
   }
 
@@ -370,7 +280,7 @@ export class RouteTree {
     const collected: Candidate[] = [];
     this.#collected = collected;
     try {
-      this.#search(path, 0, 0);
+      this.walk(this.#root, path, 0, 0);
     } finally {
       this.#collected = null;
     }
