@@ -1,5 +1,5 @@
-// Where code generation from strings is disallowed, the matcher falls back to its generic tree
-// walk and parameter builder: the matcher's own tests must pass there too.
+// Where code generation from strings is disallowed, the matcher falls back to its generic
+// parameter builder: the matcher's own tests must pass there too.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
