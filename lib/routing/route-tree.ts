@@ -171,6 +171,12 @@ export class RouteTree {
   schemeMiss: readonly string[] | null = null;
   /** Whether a conditional candidate was looked at; accumulates until the caller clears it. */
   conditional = false;
+  /**
+   * The furthest position of the path the last search looked at, a character or the end (`length`;
+   * an overestimate is safe): a path that differs only beyond it gets the same answer. A miss
+   * uses it to skip the trailing-slash retry without searching again.
+   */
+  reach = 0;
 
   /** Every group, for the matcher to precompute their 405 outcomes. */
   get groups(): readonly Group[] {
@@ -281,14 +287,6 @@ export class RouteTree {
     return collected.sort((a, b) => a.prio - b.prio);
   }
 
-  /**
-   * The furthest position of `path` a search looks at, a character or the end (an overestimate
-   * is safe). A path that differs from `path` only beyond it gets the same answer.
-   */
-  reach(path: string): number {
-    return reachOf(this.#root, path, 0);
-  }
-
   /** The host, lowercased and without a port, computed once per search. */
   hostOf(): string {
     if (this.#lowerHost === null) {
@@ -310,6 +308,7 @@ export class RouteTree {
     this.missCount = 0;
     this.missGroup = null;
     this.schemeMiss = null;
+    this.reach = 0;
   }
 
   // Plain (not #private) methods on the hot path: no brand check per call.
@@ -318,12 +317,15 @@ export class RouteTree {
     // Static-only nodes are followed in a loop; a node with parameters recurses into its static child first.
     for (;;) {
       if (pos === length) {
+        if (length > this.reach) this.reach = length;
         if (node.endpoints !== null) this.tryGroup(node.endpoints, depth, null);
         if (node.tails !== null) this.tails(node.tails, path, pos, depth);
         return;
       }
       const child = childAt(node, path.charCodeAt(pos));
       let next = -1;
+      // The furthest character read at this node (a failed prefix comparison: its last character).
+      let seen = pos;
       if (child !== undefined && child.minPrio < this.best) {
         // The first character is already compared. TurboFan turns charCodeAt (and startsWith) into a
         // loop that checks the string's representation at every character; past two characters a
@@ -335,13 +337,18 @@ export class RouteTree {
         } else if (size > 2) {
           if (path.slice(pos, pos + size) === prefix) next = pos + size;
         } else if (size === 1 || prefix.charCodeAt(1) === path.charCodeAt(pos + 1)) next = pos + size;
+        if (next === -1) seen = pos + size - 1;
       }
       if (node.staticOnly) {
-        if (next === -1) return;
+        if (next === -1) {
+          if (seen > this.reach) this.reach = seen;
+          return;
+        }
         node = child!;
         pos = next;
         continue;
       }
+      if (seen > this.reach) this.reach = seen;
       if (next !== -1) this.walk(child!, path, next, depth);
       break;
     }
@@ -364,6 +371,7 @@ export class RouteTree {
             end++;
           }
         }
+        if (end > this.reach) this.reach = end;
         if (end === pos) continue;
         const test = edge.test;
         if (test !== null) {
@@ -379,6 +387,7 @@ export class RouteTree {
 
     const wildcards = node.wildcards;
     if (wildcards !== null) {
+      this.reach = length;
       for (let k = 0; k < wildcards.length; k++) {
         const edge = wildcards[k]!;
         if (edge.minPrio >= this.best) continue;
@@ -394,7 +403,10 @@ export class RouteTree {
       }
     }
 
-    if (node.tails !== null) this.tails(node.tails, path, pos, depth);
+    if (node.tails !== null) {
+      this.reach = length;
+      this.tails(node.tails, path, pos, depth);
+    }
   }
 
   private tails(tails: Tail[], path: string, pos: number, depth: number): void {
@@ -462,37 +474,6 @@ function childAt(node: TreeNode, code: number): TreeNode | undefined {
   }
   if (node.table !== null) return code < 128 ? node.table[code] : node.map!.get(code);
   return undefined;
-}
-
-function reachOf(node: TreeNode, path: string, pos: number): number {
-  const length = path.length;
-  if (pos === length || node.wildcards !== null || node.tails !== null) return length;
-  let reach = pos;
-  const child = childAt(node, path.charCodeAt(pos));
-  if (child !== undefined) {
-    const prefix = child.prefix;
-    let i = 1;
-    while (i < prefix.length && prefix.charCodeAt(i) === path.charCodeAt(pos + i)) i++;
-    reach = i === prefix.length ? reachOf(child, path, pos + i) : pos + i;
-  }
-  const params = node.params;
-  if (params !== null) {
-    for (let k = 0; k < params.length; k++) {
-      const stop = params[k]!.stop;
-      let end = pos;
-      while (end < length) {
-        const c = path.charCodeAt(end);
-        if (c === SLASH || c === stop) break;
-        end++;
-      }
-      if (end > reach) reach = end;
-      if (end > pos) {
-        const deeper = reachOf(params[k]!.node, path, end);
-        if (deeper > reach) reach = deeper;
-      }
-    }
-  }
-  return reach;
 }
 
 function insertText(node: TreeNode, text: string): TreeNode {

@@ -253,7 +253,7 @@ export class UrlMatcher {
     if (trimmed === '/') return { kind: 'not-found', path };
     const toggled = trimmed === path ? `${path}/` : trimmed;
     // The two paths agree before trimmed.length: if the search never looked that far, the retry cannot match.
-    if (tree.reach(path) < trimmed.length) return { kind: 'not-found', path: toggled };
+    if (tree.reach < trimmed.length) return { kind: 'not-found', path: toggled };
     if (tree.find(toggled, bit, host, scheme)) return this.#redirect(this.#result(toggled), toggled, undefined);
     const retrySchemeMiss = tree.schemeMiss;
     if (retrySchemeMiss !== null) return this.#redirectScheme(toggled, bit, host, retrySchemeMiss[0]!);
