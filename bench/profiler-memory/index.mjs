@@ -73,26 +73,20 @@ function getStatus(url) {
   });
 }
 
-/** Profiles on disk: lines of index.ndjson, and non-empty .json.gz files in the shard dirs. */
+/** Profiles on disk: lines of index.ndjson, and the segment files (`segments/*.ndjson`) holding them. */
 function countProfiles(dir) {
   let indexLines = 0;
   try {
-    indexLines = readFileSync(join(dir, 'index.ndjson'), 'utf8').split('\n').filter((line) => line.trim() !== '').length;
+    indexLines = readFileSync(join(dir, 'index.ndjson'), 'utf8').split('\n').filter((line) => line.trim() !== '' && !line.startsWith('{"h":')).length;
   } catch {}
   let files = 0;
   let bytes = 0;
-  for (const entry of safeReaddir(dir)) {
-    if (!entry.isDirectory()) continue;
-    for (const name of safeReaddir(join(dir, entry.name))) {
-      if (!name.isFile() || !name.name.endsWith('.json.gz')) continue;
-      try {
-        const size = statSync(join(dir, entry.name, name.name)).size;
-        if (size > 0) {
-          files++;
-          bytes += size;
-        }
-      } catch {}
-    }
+  for (const name of safeReaddir(join(dir, 'segments'))) {
+    if (!name.isFile() || !name.name.endsWith('.ndjson')) continue;
+    try {
+      bytes += statSync(join(dir, 'segments', name.name)).size;
+      files++;
+    } catch {}
   }
   return { indexLines, files, bytes };
 }
@@ -225,7 +219,7 @@ export function format(result) {
       `peak of the 1st half of the load ${rss.firstHalfPeakMB} MB, of the 2nd half ${rss.secondHalfPeakMB} MB` +
       (rss.growth === null ? '' : ` (${rss.growth >= 0 ? '+' : ''}${(rss.growth * 100).toFixed(1)}%)`),
     `RSS every second (s:MB): ${trace}`,
-    `profiles on disk at the end: ${profiles.files} files (${(profiles.bytes / MB).toFixed(1)} MB), ${profiles.indexLines} index lines`,
+    `profiles on disk at the end: ${profiles.indexLines} index lines, ${profiles.files} segment files (${(profiles.bytes / MB).toFixed(1)} MB)`,
     dropped.warnings > 0
       ? `server warned ${dropped.warnings} time(s) that profiles are being dropped; dropped count in its last warning: ${dropped.last ?? 'unknown'} (logged once per burst, so a lower bound)`
       : 'no "profiles are being dropped" warning from the server',

@@ -14,7 +14,7 @@ import {
 import type { Logger } from '../log/index.js';
 import { safeUri } from './collectors/request-collector.js';
 import type { CollectContext, DataCollector } from './data-collector.js';
-import { encodeProfile, type EncodedProfile, type Profile } from './profile.js';
+import { encodeProfile, isEncodedProfile, type EncodedProfile, type Profile } from './profile.js';
 import type { Redactor } from './redactor.js';
 import type { ProfilerStorage } from './storage/profiler-storage.js';
 import { DEFAULT_TOKEN_LENGTH, TokenPool } from './token.js';
@@ -85,7 +85,11 @@ export class Profiler {
   readonly #recordings = new RequestSlot<Recording>();
   /** Main request -> every recording made while handling it (itself first). */
   readonly #trees = new RequestSlot<Recording[]>();
-  readonly #unsaved = new Map<string, Profile>();
+  /**
+   * Profiles not saved yet, for the toolbar and panel meanwhile: the object until the request
+   * terminates, then its JSON (a flat string costs the garbage collector far less than the graph).
+   */
+  readonly #unsaved = new Map<string, Profile | EncodedProfile>();
   #storageFailing = false;
   readonly #maxQueued: number;
   readonly #queue: EncodedProfile[] = [];
@@ -134,7 +138,8 @@ export class Profiler {
 
   /** A profile that is collected but not saved yet (the toolbar may ask before the save). */
   getUnsaved(token: string): Profile | undefined {
-    return this.#unsaved.get(token);
+    const unsaved = this.#unsaved.get(token);
+    return unsaved === undefined ? undefined : isEncodedProfile(unsaved) ? (JSON.parse(unsaved.json) as Profile) : unsaved;
   }
 
   /** The profile as pages and tools see it: each collector's `present` applied to its data (on a copy). */
@@ -153,7 +158,7 @@ export class Profiler {
 
   /** A profile from memory or storage; null when unknown. */
   async loadProfile(token: string): Promise<Profile | null> {
-    return this.#unsaved.get(token) ?? (await this.storage.read(token));
+    return this.getUnsaved(token) ?? (await this.storage.read(token));
   }
 
   /** Starts recording: takes a token (claimed ahead of time, so usually without waiting). */
@@ -267,6 +272,7 @@ export class Profiler {
         continue;
       }
       this.#queue.push(encoded);
+      if (this.#unsaved.has(profile.token)) this.#unsaved.set(profile.token, encoded);
     }
     if (!this.#writing && this.#queue.length > 0) void this.#pump();
   }
