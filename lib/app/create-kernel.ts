@@ -50,7 +50,7 @@ export interface ProfilerKernelOptions {
   collectors?: DataCollector[];
   /** What counts as secret (headers always hidden, key pattern). */
   redaction?: RedactionOptions;
-  /** Most profiles waiting to be saved; beyond it new ones are dropped (default 1,000). */
+  /** Most profiles waiting to be saved; beyond it new ones are dropped (default 2,000). */
   maxQueuedProfiles?: number;
 }
 

@@ -35,7 +35,7 @@ export interface ProfilerOptions {
   showDebug?: (request: Request) => boolean;
   /** The panel's path for a token (for `X-Debug-Token-Link`). */
   panelPath?: (token: string) => string;
-  /** Most profiles waiting to be saved; beyond it new ones are dropped (default 1,000). */
+  /** Most profiles waiting to be saved; beyond it new ones are dropped (default 2,000). */
   maxQueuedProfiles?: number;
 }
 
@@ -56,6 +56,9 @@ interface Recording {
 
 /** At most one "profiles are being dropped" warning per this many milliseconds. */
 const DROP_REPORT_INTERVAL = 10_000;
+
+/** Most profiles waiting for their save by default (about 3 KB of JSON each); beyond it new ones are dropped. */
+export const DEFAULT_MAX_QUEUED = 2000;
 
 /** Most profiles handed to the storage in one write. */
 export const SAVE_BATCH_SIZE = 1024;
@@ -108,7 +111,7 @@ export class Profiler {
     this.#excluded = options.excluded ?? ((request) => PROFILER_PATHS.test(request.path));
     this.#showDebug = options.showDebug ?? (() => true);
     this.#panelPath = options.panelPath ?? ((token) => `/_profiler/${token}`);
-    this.#maxQueued = options.maxQueuedProfiles ?? 1000;
+    this.#maxQueued = options.maxQueuedProfiles ?? DEFAULT_MAX_QUEUED;
   }
 
   getSubscribedEvents() {

@@ -124,8 +124,12 @@ const ABANDONED_CLAIM_MS = 60 * 60_000;
 const ABANDONED_TEMP_MS = 10 * 60_000;
 /** An old-layout profile file without an index line is deleted once this old. */
 const ORPHAN_GRACE_MS = 60_000;
-/** A bound, once exceeded, is trimmed to this share of itself, so compactions are not back to back. */
-const TRIM_TO = 0.9;
+/**
+ * A bound, once exceeded, is trimmed to this share of itself, so compactions are not back to back:
+ * at 0.75 a server saving thousands of profiles a second compacts every 2,500 (at 0.9 the
+ * compactions, every 1,000, stalled its saves enough to drop profiles).
+ */
+const TRIM_TO = 0.75;
 /** Expired profiles wait for a compaction until this share of maxAge has passed beyond it. */
 const AGE_SLACK = 0.05;
 /** Unparseable lines (torn by crashes) tolerated before the index is rewritten without them. */
