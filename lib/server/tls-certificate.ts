@@ -1,7 +1,6 @@
 import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
 
 /** A PEM certificate (chain) and its PEM private key, as node:https takes them. */
 export interface TlsCredentials {
@@ -108,6 +107,8 @@ function isUsableDevCertificate({ cert, key }: TlsCredentials, now: number): boo
 async function generateDevCertificate(): Promise<TlsCredentials> {
   const notBeforeDate = new Date(Date.now() - 60_000); // tolerate a client clock slightly behind ours
   const notAfterDate = new Date(notBeforeDate.getTime() + VALIDITY_DAYS * DAY_MS);
+  // Loaded only when a certificate is made: selfsigned and its ASN.1 stack cost a process 17 MB.
+  const { generate } = await import('selfsigned');
   const pems = await generate(
     [
       { name: 'commonName', value: 'localhost' },
