@@ -120,11 +120,25 @@ export interface LoggerData {
 /** One listener call, as the traced dispatcher records it, but with `start` in milliseconds since the request began; `stoppedPropagation` only when true. */
 export type ListenerCallData = Omit<CalledListener, 'stoppedPropagation'> & { stoppedPropagation?: true };
 
-/** `collectors.events`: listeners called in order, not called, orphaned events. */
+/** `collectors.events` as pages and tools see it: listeners called in order, not called, orphaned events. */
 export interface EventsData {
   called: ListenerCallData[];
   /** Every dispatch (with or without listeners), `start` in milliseconds since the request began: the timeline's sections. */
   dispatches: Array<{ event: string; start: number; duration: number }>;
+  notCalled: ReadonlyArray<{ event: string; listener: string; priority: number }>;
+  orphaned: string[];
+}
+
+/**
+ * `collectors.events` as stored: times in whole microseconds since the request began and calls as
+ * tuples, because serialising floats and keys was half the cost of saving a profile;
+ * EventsCollector.present() turns it into EventsData.
+ */
+export interface StoredEventsData {
+  /** `[event, listener, priority, startUs, durationUs]`, with a 6th element `1` when the listener stopped propagation. */
+  calls: Array<[string, string, number, number, number] | [string, string, number, number, number, 1]>;
+  /** `[event, startUs, durationUs]` */
+  dispatches: Array<[string, number, number]>;
   notCalled: ReadonlyArray<{ event: string; listener: string; priority: number }>;
   orphaned: string[];
 }

@@ -30,7 +30,15 @@ test('a main request and its error sub-request are linked parent and child, and 
   // The timeline and the router's verdicts are not stored: they are worked out on reading.
   assert.is((main!.collectors.time as { periods?: unknown }).periods, undefined);
   assert.is((main!.collectors.router as { traces?: unknown }).traces, undefined);
+  // Stored compact: calls as tuples, times in whole microseconds.
+  const stored = main!.collectors.events as { calls: unknown[][]; dispatches: unknown[][] };
+  assert.ok(stored.calls.length > 0 && stored.calls.every((call) => Number.isInteger(call[3]) && Number.isInteger(call[4])));
+  assert.ok(stored.dispatches.every((dispatch) => Number.isInteger(dispatch[1]) && Number.isInteger(dispatch[2])));
   const shown = app.profiler!.present(main!);
+  const called = (shown.collectors.events as { called: Array<{ listener: string; start: number; duration: number }> }).called;
+  assert.is(called.length, stored.calls.length);
+  assert.is(called[0]!.listener, stored.calls[0]![1]);
+  assert.is(called[0]!.duration, (stored.calls[0]![4] as number) / 1000, 'presented in milliseconds');
   const periods = (shown.collectors.time as { periods: Array<{ name: string; category: string }> }).periods;
   assert.ok(periods.some((p) => p.name === 'kernel.request' && p.category === 'event'));
   assert.ok(periods.some((p) => p.name === 'RouterListener::onKernelRequest' && p.category === 'listener'));
