@@ -77,10 +77,11 @@ export class Redactor {
    * characters per string).
    */
   value(value: unknown): unknown {
-    return this.#copy(value, 0, undefined, BOUNDED);
+    return this.#copy(value, 0, [], BOUNDED);
   }
 
-  #copy(value: unknown, depth: number, seen: Set<object> | undefined, limits: CopyLimits): unknown {
+  /** `path`: the objects being copied above this one, to cut cycles (a shared object met twice is copied twice). */
+  #copy(value: unknown, depth: number, path: object[], limits: CopyLimits): unknown {
     if (value === null || value === undefined) return null;
     switch (typeof value) {
       case 'string':
@@ -97,26 +98,35 @@ export class Redactor {
     }
     if (depth > limits.depth) return '[too deep]';
     const object = value as object;
-    // A Set, not a WeakSet: the objects are alive during the copy anyway, and weak entries cost the GC.
-    if (seen === undefined) seen = new Set();
-    else if (seen.has(object)) return '[circular]';
-    seen.add(object);
+    if (path.includes(object)) return '[circular]';
     if (value instanceof Error) return { class: value.constructor.name, message: this.text(value.message) };
     if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
-    if (Array.isArray(value)) {
-      const out: unknown[] = [];
-      for (let i = 0; i < value.length && i < limits.items; i++) out.push(this.#copy(value[i], depth + 1, seen, limits));
+    path.push(object);
+    try {
+      if (Array.isArray(value)) {
+        const out: unknown[] = [];
+        for (let i = 0; i < value.length && i < limits.items; i++) out.push(this.#copy(value[i], depth + 1, path, limits));
+        return out;
+      }
+      const out: Record<string, unknown> = {};
+      let count = 0;
+      if (value instanceof Map) {
+        for (const [key, inner] of value) {
+          if (count++ >= limits.items) break;
+          const name = String(key);
+          out[name] = this.isSecretKey(name) ? REDACTED : this.#copy(inner, depth + 1, path, limits);
+        }
+        return out;
+      }
+      for (const key in object) {
+        if (!Object.hasOwn(object, key)) continue;
+        if (count++ >= limits.items) break;
+        out[key] = this.isSecretKey(key) ? REDACTED : this.#copy((object as Record<string, unknown>)[key], depth + 1, path, limits);
+      }
       return out;
+    } finally {
+      path.pop();
     }
-    const entries = value instanceof Map ? value.entries() : Object.entries(object);
-    const out: Record<string, unknown> = {};
-    let count = 0;
-    for (const [key, inner] of entries) {
-      if (count++ >= limits.items) break;
-      const name = String(key);
-      out[name] = this.isSecretKey(name) ? REDACTED : this.#copy(inner, depth + 1, seen, limits);
-    }
-    return out;
   }
 
   /** Free text (a log message, a URL in a log context) with `secret=value` pairs hidden. */
@@ -154,7 +164,7 @@ export class Redactor {
   body(text: string, contentType: string): string {
     if (contentType === 'application/json' || contentType.endsWith('+json')) {
       try {
-        return JSON.stringify(this.#copy(JSON.parse(text), 0, undefined, WHOLE), null, 2);
+        return JSON.stringify(this.#copy(JSON.parse(text), 0, [], WHOLE), null, 2);
       } catch {
         return text;
       }

@@ -253,6 +253,17 @@ export class FileStorage implements ProfilerStorage {
     throw new ProfilerStorageError(`Could not draw a free ${length}-character profile token in ${this.dir}.`, 'HK_PROFILER_STORAGE_FULL');
   }
 
+  /** Up to `count` fresh tokens in one call (see drawToken): in memory, with at most a lease taken on the way. */
+  async drawTokens(length = 6, count = 1): Promise<string[]> {
+    const tokens = [await this.drawToken(length)];
+    while (tokens.length < count) {
+      const token = this.#drawFromLeases(length);
+      if (token === null) break;
+      tokens.push(token);
+    }
+    return tokens;
+  }
+
   /**
    * Claims a token: in a prefix this instance leases, in memory; elsewhere by creating the empty
    * placeholder `<aa>/<token>.json.gz` with `wx` (exactly one claimer, in any process, succeeds),

@@ -3,6 +3,7 @@ import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
 import { TimeOrderedList } from './time-ordered-list.js';
+import { generateToken } from '../token.js';
 import { assertStorableProfile, isStorableToken, resolveBounds } from './validation.js';
 
 /** Options of a MemoryStorage. */
@@ -42,6 +43,20 @@ export class MemoryStorage implements ProfilerStorage {
 
   async release(token: string): Promise<void> {
     this.#claims.delete(token);
+  }
+
+  /** Up to `count` fresh random tokens, claimed (see ProfilerStorage.drawTokens). */
+  async drawTokens(length: number, count: number): Promise<string[]> {
+    this.#dropExpired();
+    const tokens: string[] = [];
+    for (let attempt = 0; tokens.length < count && attempt < count * 4 + 100; attempt++) {
+      const token = generateToken(length);
+      if (this.#claims.has(token) || this.#profiles.has(token)) continue;
+      this.#claims.add(token);
+      tokens.push(token);
+    }
+    if (tokens.length === 0) throw new Error(`Could not draw a free ${length}-character profile token: the storage is full.`);
+    return tokens;
   }
 
   /** Stores one profile: a batch of one (see writeMany). */

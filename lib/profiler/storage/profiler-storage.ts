@@ -48,6 +48,11 @@ export interface ProfilerStorage {
    * leases). Same guarantees as a successful claim(); rejects when no token can be had.
    */
   drawToken?(length: number): Promise<string>;
+  /**
+   * Optional: draws up to `count` tokens at once (at least one unless it rejects), with the
+   * guarantees of drawToken: the token pool refills with one call instead of one per token.
+   */
+  drawTokens?(length: number, count: number): Promise<string[]>;
   /** Gives back a claimed token that will not be written. */
   release(token: string): Promise<void>;
   /** Stores a profile under its (claimed) token; never overwrites another profile. Same as `writeMany([profile])`. */

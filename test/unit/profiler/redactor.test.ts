@@ -62,6 +62,8 @@ test('value() makes a JSON-safe copy in the same pass: functions, errors, Maps, 
   assert.equal(copy.map, { session_id: REDACTED, lang: 'fr' });
   assert.is(copy.when, '2026-11-22T00:00:00.000Z');
   assert.equal(copy.cyclic, { name: 'loop', self: '[circular]' });
+  const shared = { id: 1 };
+  assert.equal(redactor.value({ a: shared, b: [shared] }), { a: { id: 1 }, b: [{ id: 1 }] }, 'an object met twice is no cycle');
   assert.is((copy.many as unknown[]).length, 100);
   assert.is(copy.missing, null);
   assert.not.throws(() => JSON.stringify(copy));

@@ -2,6 +2,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { TokenPool, generateToken, isValidToken } from '../../../lib/profiler/token.js';
 import type { ProfilerStorage } from '../../../lib/profiler/storage/profiler-storage.js';
+import { FileStorage, MemoryStorage } from '../../../lib/profiler/storage/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const test = suite('tokens');
 
@@ -82,6 +86,42 @@ test('the pool prefers the storage\'s drawToken over random claims', async () =>
   assert.ok(drawn.includes(await pool.claim()));
   assert.is(claims, 0, 'claim() was never called');
   await pool.close();
+});
+
+test('drawTokens: distinct claimed tokens in one call, from memory and file storages; the pool uses it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'http-kernel-draw-'));
+  const file = new FileStorage({ dir });
+  try {
+    for (const storage of [new MemoryStorage(), file]) {
+      const tokens = await storage.drawTokens(6, 50);
+      assert.is(tokens.length, 50);
+      assert.is(new Set(tokens).size, 50, 'distinct');
+      assert.ok(tokens.every(isValidToken));
+      for (const token of tokens.slice(0, 5)) assert.not.ok(await storage.claim(token), `${token} is taken`);
+      let calls = 0;
+      const counting: ProfilerStorage = {
+        claim: (token) => storage.claim(token),
+        release: (token) => storage.release(token),
+        write: (profile) => storage.write(profile),
+        writeMany: (profiles) => storage.writeMany(profiles),
+        read: (token) => storage.read(token),
+        find: (criteria) => storage.find(criteria),
+        purge: () => storage.purge(),
+        close: async () => {},
+        drawTokens: (length, count) => {
+          calls++;
+          return storage.drawTokens(length, count);
+        },
+      };
+      const pool = new TokenPool(counting, { size: 64 });
+      for (let i = 0; i < 100 && pool.take() === null; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.ok(calls >= 1 && calls <= 3, `refilled in ${calls} call(s)`);
+      await pool.close();
+    }
+  } finally {
+    await file.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();
