@@ -38,10 +38,36 @@ export interface EncodedProfile extends ProfileSummary {
 /** What a storage accepts: a profile, or one already serialised. */
 export type StorableProfile = Profile | EncodedProfile;
 
+/**
+ * Collector data already serialised, spliced as it is into the profile's JSON (what
+ * `JSON.rawJSON` does on Node 21+). A collector that writes its own JSON for what it records on
+ * every request saves building objects only for `JSON.stringify` to walk them. `json` must be
+ * valid JSON; anything else serialising a profile (`JSON.stringify`) gets it parsed back.
+ */
+export class RawJson {
+  constructor(readonly json: string) {}
+
+  toJSON(): unknown {
+    return JSON.parse(this.json);
+  }
+}
+
 /** Serialises a profile once; throws a TypeError when a collector's data is not JSON-serialisable. */
 export function encodeProfile(profile: Profile): EncodedProfile {
-  const { token, parent, ip, method, url, time, status } = profile;
-  return { token, parent, ip, method, url, time, status, json: JSON.stringify(profile) };
+  const { token, parent, ip, method, url, time, status, collectors } = profile;
+  // The same JSON as JSON.stringify(profile), with RawJson data spliced in rather than re-read.
+  let json = `{"token":${JSON.stringify(token)},"parent":${JSON.stringify(parent)},"children":${JSON.stringify(profile.children)},"ip":${JSON.stringify(ip)},"method":${JSON.stringify(method)},"url":${JSON.stringify(url)},"time":${JSON.stringify(time)},"status":${JSON.stringify(status)},"collectors":{`;
+  let first = true;
+  for (const name in collectors) {
+    if (!Object.hasOwn(collectors, name)) continue;
+    const data = collectors[name];
+    const encoded = data instanceof RawJson ? data.json : (JSON.stringify(data) as string | undefined);
+    if (encoded === undefined) continue;
+    json += `${first ? '' : ','}${JSON.stringify(name)}:${encoded}`;
+    first = false;
+  }
+  json += '}}';
+  return { token, parent, ip, method, url, time, status, json };
 }
 
 /** The JSON of a profile, serialising it unless it already is. */
@@ -125,8 +151,15 @@ export interface EventsData {
   called: ListenerCallData[];
   /** Every dispatch (with or without listeners), `start` in milliseconds since the request began: the timeline's sections. */
   dispatches: Array<{ event: string; start: number; duration: number }>;
-  notCalled: ReadonlyArray<{ event: string; listener: string; priority: number }>;
+  notCalled: readonly NotCalledListenerData[];
   orphaned: string[];
+}
+
+/** A registered listener that was not called. */
+export interface NotCalledListenerData {
+  event: string;
+  listener: string;
+  priority: number;
 }
 
 /**
@@ -139,7 +172,7 @@ export interface StoredEventsData {
   calls: Array<[string, string, number, number, number] | [string, string, number, number, number, 1]>;
   /** `[event, startUs, durationUs]` */
   dispatches: Array<[string, number, number]>;
-  notCalled: ReadonlyArray<{ event: string; listener: string; priority: number }>;
+  notCalled: readonly NotCalledListenerData[];
   orphaned: string[];
 }
 

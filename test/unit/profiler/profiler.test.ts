@@ -5,7 +5,7 @@ import { createApp, createKernel } from '../../../lib/app/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import { Response } from '../../../kernel/index.js';
 import { MemoryStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
-import { SAVE_BATCH_SIZE, type StorableProfile } from '../../../lib/profiler/index.js';
+import { RawJson, SAVE_BATCH_SIZE, encodeProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
 
 const test = suite('Profiler');
 
@@ -123,6 +123,25 @@ test('a collector whose data cannot be serialised costs its profile only, logged
   assert.is(await storage.read(bad.getHeader('x-debug-token')!), null);
   assert.ok(await storage.read(good.getHeader('x-debug-token')!));
   assert.ok(errors.some((message) => message.includes('not JSON-serialisable')), errors.join('\n'));
+});
+
+test('encodeProfile writes the JSON that JSON.stringify would, with RawJson data spliced in', () => {
+  const profile: Profile = {
+    token: 'abc123',
+    parent: null,
+    children: ['def456'],
+    ip: '127.0.0.1',
+    method: 'GET',
+    url: 'http://127.0.0.1/"quoted"?x=\u2028',
+    time: 1795300000000,
+    status: 404,
+    collectors: { raw: new RawJson('{"calls":[["kernel.request","A::b",0,12,3]]}'), plain: { a: [1, 'two', null] }, gone: undefined, empty: null },
+  };
+  const encoded = encodeProfile(profile);
+  assert.equal(JSON.parse(encoded.json), JSON.parse(JSON.stringify(profile)));
+  assert.equal(Object.keys(JSON.parse(encoded.json).collectors), ['raw', 'plain', 'empty']);
+  assert.equal(JSON.parse(encoded.json).collectors.raw, { calls: [['kernel.request', 'A::b', 0, 12, 3]] });
+  assert.equal({ ...encoded, json: undefined }, { token: 'abc123', parent: null, ip: '127.0.0.1', method: 'GET', url: profile.url, time: 1795300000000, status: 404, json: undefined });
 });
 
 test.run();

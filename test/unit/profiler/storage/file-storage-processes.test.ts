@@ -138,7 +138,8 @@ test('two processes writing under a small maxProfiles, compacting all along: no 
   const [first, second] = await Promise.all([runWriter(dir, series(4), 50), runWriter(dir, series(5), 50)]);
   assert.is(first.length + second.length, 600);
   const indexed = await indexedTokens(dir);
-  assert.ok(indexed.length >= 45 && indexed.length <= 50 + 2 * 32, `${indexed.length} profiles indexed`);
+  // A compaction trims to 75% of the bound (37 of 50); each process may have written up to a check's worth (32) since.
+  assert.ok(indexed.length >= 37 && indexed.length <= 50 + 2 * 32, `${indexed.length} profiles indexed`);
   await assertAllReadable(dir, indexed);
   const leftovers = (await listFiles(dir)).filter((file) => file.endsWith('.tmp') || file.includes('lock'));
   assert.equal(leftovers, []);
