@@ -27,12 +27,13 @@ export interface Profile extends ProfileSummary {
 }
 
 /**
- * A profile already serialised: its summary and its JSON. The profiler hands these to the
- * storage, so its save queue holds one flat string per profile rather than an object graph
- * (cheaper for the garbage collector, which promotes whatever waits in the queue).
+ * A profile already serialised: its summary and its JSON, as a string or UTF-8 bytes. The
+ * profiler hands the storage bytes, so what waits in its save queue is memory outside the
+ * JavaScript heap: neither an object graph nor strings for the garbage collector to copy and
+ * promote while they wait for their batch.
  */
 export interface EncodedProfile extends ProfileSummary {
-  readonly json: string;
+  readonly json: string | Buffer;
 }
 
 /** What a storage accepts: a profile, or one already serialised. */
@@ -67,16 +68,24 @@ export function encodeProfile(profile: Profile): EncodedProfile {
     first = false;
   }
   json += '}}';
-  return { token, parent, ip, method, url, time, status, json };
+  return { token, parent, ip, method, url, time, status, json: Buffer.from(json, 'utf8') };
 }
 
-/** The JSON of a profile, serialising it unless it already is. */
-export function profileJson(profile: StorableProfile): string {
+/** The JSON of a profile (a string or UTF-8 bytes), serialising it unless it already is. */
+export function profileJson(profile: StorableProfile): string | Buffer {
   return isEncodedProfile(profile) ? profile.json : JSON.stringify(profile);
 }
 
+/** The profile itself, parsed back from its JSON when it is encoded. */
+export function decodeProfile(profile: StorableProfile): Profile {
+  if (!isEncodedProfile(profile)) return profile;
+  const json = profile.json;
+  return JSON.parse(typeof json === 'string' ? json : json.toString('utf8')) as Profile;
+}
+
 export function isEncodedProfile(profile: StorableProfile): profile is EncodedProfile {
-  return typeof (profile as Partial<EncodedProfile>).json === 'string' && !('collectors' in profile);
+  const json = (profile as Partial<EncodedProfile>).json;
+  return (typeof json === 'string' || Buffer.isBuffer(json)) && !('collectors' in profile);
 }
 
 /** `collectors.request`: the request and response, redacted. */

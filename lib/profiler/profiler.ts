@@ -14,7 +14,7 @@ import {
 import type { Logger } from '../log/index.js';
 import { safeUri } from './collectors/request-collector.js';
 import type { CollectContext, DataCollector } from './data-collector.js';
-import { encodeProfile, isEncodedProfile, type EncodedProfile, type Profile } from './profile.js';
+import { decodeProfile, encodeProfile, type EncodedProfile, type Profile } from './profile.js';
 import type { Redactor } from './redactor.js';
 import type { ProfilerStorage } from './storage/profiler-storage.js';
 import { DEFAULT_TOKEN_LENGTH, TokenPool } from './token.js';
@@ -142,7 +142,7 @@ export class Profiler {
   /** A profile that is collected but not saved yet (the toolbar may ask before the save). */
   getUnsaved(token: string): Profile | undefined {
     const unsaved = this.#unsaved.get(token);
-    return unsaved === undefined ? undefined : isEncodedProfile(unsaved) ? (JSON.parse(unsaved.json) as Profile) : unsaved;
+    return unsaved === undefined ? undefined : decodeProfile(unsaved);
   }
 
   /** The profile as pages and tools see it: each collector's `present` applied to its data (on a copy). */

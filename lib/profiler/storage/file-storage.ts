@@ -64,7 +64,7 @@ interface Segment {
 interface PendingWrite {
   readonly profile: StorableProfile;
   readonly token: string;
-  readonly json: string;
+  readonly json: string | Buffer;
   /** This write made a placeholder to claim the token (it had been neither claimed nor drawn). */
   placeholder: boolean;
 }
@@ -438,7 +438,7 @@ export class FileStorage implements ProfilerStorage {
     }
     const token = profile.token;
     if (this.#writing.has(token)) return new ProfileExistsError(token);
-    let json: string;
+    let json: string | Buffer;
     try {
       json = profileJson(profile);
     } catch (error) {
@@ -534,7 +534,7 @@ export class FileStorage implements ProfilerStorage {
   /** One positional write of the batch's records (JSON + newline) to the segment, then one append of their index lines. */
   async #appendBatch(batch: PendingWrite[]): Promise<void> {
     const segment = await this.#writableSegment();
-    const lengths = batch.map((pending) => Buffer.byteLength(pending.json));
+    const lengths = batch.map(({ json }) => (typeof json === 'string' ? Buffer.byteLength(json) : json.length));
     let size = batch.length;
     for (const length of lengths) size += length;
     const data = Buffer.allocUnsafe(size);
@@ -545,7 +545,8 @@ export class FileStorage implements ProfilerStorage {
       const { profile, json } = batch[i] as PendingWrite;
       const length = lengths[i] as number;
       // Most profiles are ASCII (as long in bytes as in characters): a latin1 write of those is a plain copy.
-      data.write(json, at, length, length === json.length ? 'latin1' : 'utf8');
+      if (typeof json !== 'string') json.copy(data, at);
+      else data.write(json, at, length, length === json.length ? 'latin1' : 'utf8');
       const record = recordOf(indexEntryOf(profile, length, segment.name, segment.size + at));
       records.push(record);
       lines += `${record.line}\n`;

@@ -113,7 +113,8 @@ export class MemoryStorage implements ProfilerStorage {
     if (this.#profiles.has(profile.token)) throw new ProfileExistsError(profile.token);
     let json: string;
     try {
-      json = profileJson(profile);
+      const encoded = profileJson(profile);
+      json = typeof encoded === 'string' ? encoded : encoded.toString('utf8');
     } catch (error) {
       throw new InvalidProfileError(`Profile ${profile.token} cannot be serialised to JSON: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -5,7 +5,7 @@ import { createApp, createKernel } from '../../../lib/app/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import { Response } from '../../../kernel/index.js';
 import { MemoryStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
-import { RawJson, SAVE_BATCH_SIZE, encodeProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
+import { RawJson, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
 
 const test = suite('Profiler');
 
@@ -138,9 +138,11 @@ test('encodeProfile writes the JSON that JSON.stringify would, with RawJson data
     collectors: { raw: new RawJson('{"calls":[["kernel.request","A::b",0,12,3]]}'), plain: { a: [1, 'two', null] }, gone: undefined, empty: null },
   };
   const encoded = encodeProfile(profile);
-  assert.equal(JSON.parse(encoded.json), JSON.parse(JSON.stringify(profile)));
-  assert.equal(Object.keys(JSON.parse(encoded.json).collectors), ['raw', 'plain', 'empty']);
-  assert.equal(JSON.parse(encoded.json).collectors.raw, { calls: [['kernel.request', 'A::b', 0, 12, 3]] });
+  const json = encoded.json.toString();
+  assert.equal(JSON.parse(json), JSON.parse(JSON.stringify(profile)));
+  assert.equal(Object.keys(JSON.parse(json).collectors), ['raw', 'plain', 'empty']);
+  assert.equal(JSON.parse(json).collectors.raw, { calls: [['kernel.request', 'A::b', 0, 12, 3]] });
+  assert.equal(decodeProfile(encoded), JSON.parse(JSON.stringify(profile)));
   assert.equal({ ...encoded, json: undefined }, { token: 'abc123', parent: null, ip: '127.0.0.1', method: 'GET', url: profile.url, time: 1795300000000, status: 404, json: undefined });
 });
 
