@@ -90,7 +90,7 @@ export class Profiler {
   readonly #trees = new RequestSlot<Recording[]>();
   /**
    * Profiles not saved yet, for the toolbar and panel meanwhile: the object until the request
-   * terminates, then its JSON (a flat string costs the garbage collector far less than the graph).
+   * terminates, then its encoded JSON (bytes outside the heap cost the garbage collector nothing).
    */
   readonly #unsaved = new Map<string, Profile | EncodedProfile>();
   #storageFailing = false;
@@ -263,8 +263,8 @@ export class Profiler {
   // (counted, logged once per burst), never unbounded memory.
   #enqueue(profiles: Profile[]): void {
     for (const profile of profiles) {
-      // Serialised now: the queue then holds one flat string per profile, not an object graph
-      // the garbage collector would promote and trace while it waits for its batch.
+      // Serialised now: the queue then holds the JSON's bytes, outside the JavaScript heap, not an
+      // object graph the garbage collector would copy, promote and trace while it waits for its batch.
       let encoded: EncodedProfile;
       try {
         encoded = encodeProfile(profile);
