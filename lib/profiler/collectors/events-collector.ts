@@ -6,6 +6,9 @@ import { RawJson, type EventsData, type NotCalledListenerData, type Profile, typ
 export class EventsCollector implements DataCollector {
   readonly name = 'events';
 
+  /** JSON of the dispatcher's cached not-called lists, kept as long as the list. */
+  readonly #notCalledJsons = new WeakMap<readonly NotCalledListenerData[], string>();
+
   constructor(readonly dispatcher: TraceableEventDispatcher) {}
 
   collect(): null {
@@ -22,7 +25,7 @@ export class EventsCollector implements DataCollector {
     const calls = trace.calls;
     for (let i = 0; i < calls.length; i++) {
       const call = calls[i]!;
-      json += `${i === 0 ? '' : ','}[${quote(call.event)},${quote(call.listener)},${call.priority},${micros(call.start - startNow)},${micros(call.duration)}${call.stoppedPropagation ? ',1' : ''}]`;
+      json += `${i === 0 ? '' : ','}[${quote(call.event)},${quote(call.listener)},${finite(call.priority)},${micros(call.start - startNow)},${micros(call.duration)}${call.stoppedPropagation ? ',1' : ''}]`;
     }
     json += '],"dispatches":[';
     const dispatches = trace.dispatches;
@@ -33,9 +36,6 @@ export class EventsCollector implements DataCollector {
     json += `],"notCalled":${this.#notCalledJson(this.dispatcher.getNotCalledListeners(request))},"orphaned":${JSON.stringify(trace.orphaned)}}`;
     return new RawJson(json);
   }
-
-  /** JSON of the dispatcher's cached not-called lists, kept as long as the list. */
-  readonly #notCalledJsons = new WeakMap<readonly NotCalledListenerData[], string>();
 
   #notCalledJson(list: readonly NotCalledListenerData[]): string {
     let json = this.#notCalledJsons.get(list);
@@ -80,8 +80,13 @@ function quote(name: string): string {
 }
 
 /** Whole microseconds: integers serialise several times faster than fractional milliseconds. */
-function micros(ms: number): number {
-  return Math.round(ms * 1000);
+function micros(ms: number): number | null {
+  return finite(Math.round(ms * 1000));
+}
+
+/** A number as JSON has it: `Infinity` (a listener priority may be) and NaN become null, as JSON.stringify does. */
+function finite(value: number): number | null {
+  return Number.isFinite(value) ? value : null;
 }
 
 /** The request's timeline: each event dispatch and listener, the controller, and the total. */

@@ -146,4 +146,16 @@ test('encodeProfile writes the JSON that JSON.stringify would, with RawJson data
   assert.equal({ ...encoded, json: undefined }, { token: 'abc123', parent: null, ip: '127.0.0.1', method: 'GET', url: profile.url, time: 1795300000000, status: 404, json: undefined });
 });
 
+test('a listener of priority Infinity is recorded as JSON would have it (null), and the profile saves', async () => {
+  const storage = new MemoryStorage();
+  const first = { getSubscribedEvents: () => ({ 'kernel.request': ['onRequest', Infinity] as const }), onRequest() {} };
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes: new RouteCollection(), subscribers: [first], profiler: { storage } });
+  const response = await run(app, '/anything');
+  await app.close();
+  const profile = await storage.read(response.getHeader('x-debug-token')!);
+  assert.ok(profile, 'saved');
+  const called = (app.profiler!.present(profile!).collectors.events as { called: Array<{ listener: string; priority: number | null }> }).called;
+  assert.equal(called.find((call) => call.listener === 'subscriber::onRequest')?.priority, null);
+});
+
 test.run();
