@@ -375,10 +375,10 @@ export class FileStorage implements ProfilerStorage {
       }
       try {
         const content = encodeIndexHeader(PURGED_THROUGH);
-        await this.#serialAppend(async () => {
+        await this.#serialAppend(() => this.#index.hold(async () => {
           const file = await this.#replaceIndex(content);
           this.#index.emptied(Buffer.byteLength(content), file, PURGED_THROUGH);
-        });
+        }));
         for (const name of (await ignoreMissing(readdir(this.dir))) ?? []) {
           if (SHARD_DIR.test(name)) await rm(join(this.dir, name), { recursive: true, force: true });
         }
@@ -936,8 +936,11 @@ export class FileStorage implements ProfilerStorage {
         for (const record of records) if (!liveTokens.has(record.token)) removed.push(record);
       }
       const content = encodeIndexHeader(droppedThrough) + kept.map((record) => `${record.line}\n`).join('');
-      // This instance's own batches wait meanwhile: none is appended to the old file after its tail was copied.
-      await this.#serialAppend(async () => {
+      // This instance's own batches wait meanwhile: none is appended to the old file after its tail
+      // was copied. Its reads of the index wait too (hold): one between the rename and compacted()
+      // would take the new file, tail not copied yet, for the whole index, and searches and reads
+      // would miss the profiles appended during the compaction until the next refresh.
+      await this.#serialAppend(() => this.#index.hold(async () => {
         const file = await this.#replaceIndex(content);
         if (old !== undefined) {
           const removedTokens = new Set(removed.map((record) => record.token));
@@ -945,7 +948,7 @@ export class FileStorage implements ProfilerStorage {
           if (tail.length > 0) await appendIndexLines(this.#indexPath, Buffer.from(tail.map((record) => `${record?.line}\n`).join('')));
         }
         this.#index.compacted(removed, Buffer.byteLength(content), file, droppedThrough);
-      });
+      }));
       report.profiles = kept.length;
       report.removed = firstKept;
       for (let i = 0; i < removed.length; i++) {

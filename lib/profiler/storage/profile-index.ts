@@ -97,7 +97,7 @@ export class ProfileIndex {
   reload(): Promise<void> {
     const run = this.#reading.then(() => {
       this.#file = null;
-      return this.#refreshFromPath();
+      return this.#refreshFromPath(true);
     });
     this.#reading = run.catch(() => {});
     return run;
@@ -112,6 +112,17 @@ export class ProfileIndex {
       await this.#readFrom(handle);
       return { records: [...this.#byTime.oldestFirst()], end: this.#offset };
     });
+    this.#reading = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Runs `fn` with no read of the file started meanwhile (reads asked for wait behind it): for a
+   * compaction or purge replacing the file, until this copy has taken the new file's state.
+   * `fn` must not wait for a read itself.
+   */
+  hold<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#reading.then(fn);
     this.#reading = run.catch(() => {});
     return run;
   }
@@ -156,7 +167,7 @@ export class ProfileIndex {
     this.#droppedThrough = droppedThrough;
   }
 
-  async #refreshFromPath(): Promise<void> {
+  async #refreshFromPath(fresh = false): Promise<void> {
     let stats;
     try {
       stats = await stat(this.path);
@@ -175,16 +186,24 @@ export class ProfileIndex {
       return;
     }
     try {
-      await this.#readFrom(handle);
+      await this.#readFrom(handle, fresh);
     } finally {
       await handle.close();
     }
   }
 
-  async #readFrom(handle: FileHandle): Promise<void> {
+  /**
+   * `fresh`: forget every record not in the file (reload()). Otherwise the first file read is
+   * merged with what this copy holds: records it holds before then were all added by this process
+   * after appending their lines (add()), so the file has them, even where the snapshot read here
+   * was taken before the append. Starting over there lost them until the next refresh (a search
+   * or a compaction's snapshot in between saw the profiles just written missing).
+   */
+  async #readFrom(handle: FileHandle, fresh = false): Promise<void> {
     const generation = this.#generation;
     const current = await handle.stat();
-    const again = !this.#isSameFile(current) || current.size < this.#offset;
+    const first = this.#file === null && !fresh;
+    const again = fresh || (!first && (!this.#isSameFile(current) || current.size < this.#offset));
     const { lines, end } = await readIndexLines(handle, again ? 0 : this.#offset, current.size);
     if (generation !== this.#generation) return;
     if (again) {
@@ -193,6 +212,7 @@ export class ProfileIndex {
       this.#file = { dev: current.dev, ino: current.ino };
       this.#ingest(lines, known);
     } else {
+      if (first) this.#file = { dev: current.dev, ino: current.ino };
       this.#ingest(lines, this.#entries);
     }
     this.#offset = end;

@@ -169,6 +169,25 @@ test('find filters by ip, method (any case), status, url substring, start and en
   assert.is((await storage.find({ status: 404 }))[0]?.parent, tokenFor(1));
 });
 
+test('searches made while a compaction replaces the index never miss a profile already written', async () => {
+  // The first bound check of an instance sweeps, which compacts: with writes and searches racing
+  // it, a search used to see the new file before the lines appended meanwhile were copied over.
+  for (let round = 0; round < 30; round++) {
+    const storage = storageIn();
+    const pending: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 6; i++) {
+      pending.push(storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i })));
+      pending.push(storage.find({ limit: 100 }));
+      if (i % 2 === 1) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(pending);
+    for (let check = 0; check < 4; check++) {
+      assert.is((await storage.find({ limit: 100 })).length, 6, `round ${round}, search ${check}`);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+});
+
 test('find defaults to the latest 10', async () => {
   const storage = storageIn();
   for (let i = 0; i < 12; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
