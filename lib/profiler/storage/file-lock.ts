@@ -132,6 +132,19 @@ export class FileLock {
     }
   }
 
+  /** Whether someone else holds the lock now: the file is there, and neither stale nor left by a dead holder. */
+  async heldByAnother(): Promise<boolean> {
+    if (this.#held) return false;
+    let mtimeMs: number;
+    try {
+      mtimeMs = (await stat(this.path)).mtimeMs;
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return false;
+      throw error;
+    }
+    return !(await this.#isStale(this.path, mtimeMs));
+  }
+
   /** Not refreshed for staleMs, or (holderInfo) its holder's process on this host is gone. */
   async #isStale(path: string, mtimeMs: number): Promise<boolean> {
     if (Date.now() - mtimeMs >= this.staleMs) return true;

@@ -763,9 +763,9 @@ export class FileStorage implements ProfilerStorage {
   }
 
   /** Whether a live lease of another instance covers the prefix. */
+  /** A live lease of another instance on the prefix: fresh, and not left by a process of this host that is gone. */
   async #leasedByAnother(prefix: string): Promise<boolean> {
-    const stats = await ignoreMissing(stat(this.#leasePath(prefix)));
-    return stats !== undefined && Date.now() - stats.mtimeMs < LEASE_STALE_MS;
+    return new FileLock(this.#leasePath(prefix), LEASE_STALE_MS, { holderInfo: true }).heldByAnother();
   }
 
   #leasePath(prefix: string): string {

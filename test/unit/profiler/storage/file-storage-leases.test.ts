@@ -107,6 +107,16 @@ test('two storages on one directory draw disjoint tokens from different prefixes
   assert.type(lease.time, 'string');
 });
 
+test('a fresh lease left by a dead process of this host does not refuse claims in its prefix', async () => {
+  const storage = storageIn();
+  await mkdir(join(storage.dir, 'leases'), { recursive: true });
+  const dead = spawnSync(process.execPath, ['-e', '']).pid;
+  await writeFile(join(storage.dir, 'leases', '5d.lease'), JSON.stringify({ pid: dead, hostname: hostname(), pidns: PIDNS, time: new Date().toISOString(), id: 'dead' }));
+  await writeFile(join(storage.dir, 'leases', '5e.lease'), JSON.stringify({ pid: process.pid + 0, hostname: `not-${hostname()}`, pidns: PIDNS, time: new Date().toISOString(), id: 'remote' }));
+  assert.is(await storage.claim('5d0001'), true, 'the holder is gone');
+  assert.is(await storage.claim('5e0001'), false, 'a live-looking lease of another host still counts');
+});
+
 test('a token in a prefix leased by another storage is refused by claim and by a write', async () => {
   const first = storageIn();
   const second = storageIn(first.dir);
