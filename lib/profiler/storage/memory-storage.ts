@@ -55,7 +55,7 @@ export class MemoryStorage implements ProfilerStorage {
       this.#claims.add(token);
       tokens.push(token);
     }
-    if (tokens.length === 0) throw new Error(`Could not draw a free ${length}-character profile token: the storage is full.`);
+    if (tokens.length === 0) throw new ProfilerStorageError(`Could not draw a free ${length}-character profile token: the storage is full.`, 'HK_PROFILER_STORAGE_FULL');
     return tokens;
   }
 
