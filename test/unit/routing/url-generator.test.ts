@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { thrown } from '../helpers.js';
 import {
   InvalidParameterError,
   MissingMandatoryParametersError,
@@ -27,15 +28,6 @@ function routes(): RouteCollection {
 
 function generator(context: GeneratorContext = { host: 'example.com' }): UrlGenerator {
   return new UrlGenerator(routes(), context);
-}
-
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a throw');
 }
 
 test('path parameters are filled in and percent-encoded', () => {

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { thrown } from '../helpers.js';
 import {
   MalformedPathError,
   MethodNotAllowedError,
@@ -26,15 +27,6 @@ function context(method = 'GET', scheme: 'http' | 'https' = 'http', host = 'loca
 function look(m: UrlMatcher, path: string, ctx = context()): Record<string, unknown> {
   const { route: _route, ...rest } = m.lookup(path, ctx) as LookupResult & { route?: unknown };
   return rest;
-}
-
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a throw');
 }
 
 test('a static route matches with its name, route and defaults as params', () => {
