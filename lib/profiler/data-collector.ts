@@ -17,16 +17,19 @@ export interface CollectContext {
 }
 
 /**
- * Gathers one panel's data for the profiler. `collect` runs on `kernel.response`
- * and must be cheap; `lateCollect` runs after the response is sent, before saving
- * (the place for anything that happens late: logs, the listener trace). Both return
- * JSON-serialisable data. `present` runs when someone reads the profile (its panel page
- * or JSON): what can be worked out from the stored data belongs there, not on every
- * request — the timeline from the listener trace, the router's verdict on each route.
+ * Gathers one panel's data for the profiler. `lateCollect` runs at `kernel.terminate`, after the
+ * response is sent, and its data is serialised at once: the place for nearly everything (the
+ * request and response are still there, and so are the logs and the listener trace). `collect`,
+ * when there is one, runs on `kernel.response`, for what is gone by then; whatever it returns
+ * stays alive until the request terminates (and is what `lateCollect` gets, or is stored as it is
+ * when there is no `lateCollect`), so keep it small. Data is JSON-serialisable. `present` runs
+ * when someone reads the profile (its panel page or JSON): what can be worked out from the stored
+ * data belongs there, not on every request — the timeline from the listener trace, the router's
+ * verdict on each route.
  */
 export interface DataCollector {
   readonly name: string;
-  collect(context: CollectContext): unknown;
+  collect?(context: CollectContext): unknown;
   lateCollect?(context: CollectContext, collected: unknown): unknown;
   /** The data as pages and tools see it; gets this collector's stored data and the whole profile. */
   present?(data: unknown, profile: Profile): unknown;

@@ -43,15 +43,18 @@ export interface ProfilerOptions {
 interface Recording {
   token: string;
   request: Request;
+  /** The main request it belongs to (itself for a main request). */
+  main: Request;
   parentRequest: Request | undefined;
   requestType: 'main' | 'sub';
   startTime: number;
   startNow: number;
   endNow: number;
   error: unknown;
+  /** Set when the response is ready: from then on the request can be profiled. */
   response: Response | null;
-  profile: Profile | null;
-  collected: unknown[];
+  /** What the collectors with a `collect` step gathered on kernel.response (by collector index), or null when none has one. */
+  collected: unknown[] | null;
 }
 
 /** At most one "profiles are being dropped" warning per this many milliseconds. */
@@ -77,6 +80,8 @@ export const PROFILER_PATHS = /^\/(?:_profiler|_wdt)(?:\/|$)/;
 export class Profiler {
   readonly storage: ProfilerStorage;
   readonly #collectors: DataCollector[];
+  /** Indexes of the collectors with a `collect` step (run on kernel.response). */
+  readonly #early: number[] = [];
   /** Hides secrets before anything is stored. */
   readonly redactor: Redactor;
   readonly #requestStack: RequestStack;
@@ -89,10 +94,11 @@ export class Profiler {
   /** Main request -> every recording made while handling it (itself first). */
   readonly #trees = new RequestSlot<Recording[]>();
   /**
-   * Profiles not saved yet, for the toolbar and panel meanwhile: the object until the request
-   * terminates, then its encoded JSON (bytes outside the heap cost the garbage collector nothing).
+   * Profiles not saved yet, for the toolbar and panel meanwhile: the recording until the request
+   * terminates (its profile is worked out if someone asks), then its encoded JSON (bytes outside
+   * the heap cost the garbage collector nothing).
    */
-  readonly #unsaved = new Map<string, Profile | EncodedProfile>();
+  readonly #unsaved = new Map<string, Recording | EncodedProfile>();
   #storageFailing = false;
   readonly #maxQueued: number;
   readonly #queue: EncodedProfile[] = [];
@@ -103,7 +109,8 @@ export class Profiler {
 
   constructor(options: ProfilerOptions) {
     this.storage = options.storage;
-    this.#collectors = [...(options.collectors ?? [])];
+    this.#collectors = [];
+    for (const collector of options.collectors ?? []) this.addCollector(collector);
     this.#requestStack = options.requestStack;
     this.#logger = options.logger ?? null;
     this.redactor = options.redactor;
@@ -126,6 +133,7 @@ export class Profiler {
   /** Adds a collector; its data shows under `collectors[collector.name]`. */
   addCollector(collector: DataCollector): void {
     if (this.#collectors.some((existing) => existing.name === collector.name)) throw new Error(`A collector named "${collector.name}" is already registered.`);
+    if (collector.collect !== undefined) this.#early.push(this.#collectors.length);
     this.#collectors.push(collector);
   }
 
@@ -142,7 +150,8 @@ export class Profiler {
   /** A profile that is collected but not saved yet (the toolbar may ask before the save). */
   getUnsaved(token: string): Profile | undefined {
     const unsaved = this.#unsaved.get(token);
-    return unsaved === undefined ? undefined : decodeProfile(unsaved);
+    if (unsaved === undefined) return undefined;
+    return 'json' in unsaved ? decodeProfile(unsaved) : this.#provisionalProfile(unsaved);
   }
 
   /** The profile as pages and tools see it: each collector's `present` applied to its data (on a copy). */
@@ -184,66 +193,45 @@ export class Profiler {
     if (recording !== undefined) recording.error = event.error;
   }
 
-  /** Collects the profile and sends the debug headers. */
+  /**
+   * Marks the request as answered and sends the debug headers. Collection waits for
+   * kernel.terminate (only collectors with a `collect` step run now): what is gathered there
+   * is serialised at once and never outlives the call, whereas data gathered here would stay
+   * alive, and be copied by the garbage collector, for as long as the response takes to send.
+   */
   onKernelResponse(event: ResponseEvent): void {
     const recording = this.#recordings.get(event.request);
     if (recording === undefined) return;
     const { request, response } = event;
     recording.endNow = performance.now();
     recording.response = response;
-    const context = this.#context(recording);
-    const collectors: Record<string, unknown> = {};
-    recording.collected = this.#collectors.map((collector) => {
-      const data = collector.collect(context);
-      collectors[collector.name] = data;
-      return data;
-    });
-    const profile: Profile = {
-      token: recording.token,
-      parent: null,
-      children: [],
-      ip: request.clientIp,
-      method: request.method,
-      url: this.redactor.url(safeUri(request)),
-      time: recording.startTime,
-      status: response.status,
-      collectors,
-    };
-    recording.profile = profile;
-    this.#remember(profile);
+    if (this.#early.length > 0) {
+      const context = this.#context(recording);
+      const collected: unknown[] = [];
+      for (const i of this.#early) collected[i] = this.#collectors[i]!.collect!(context);
+      recording.collected = collected;
+    }
+    this.#remember(recording);
 
     if (this.#showDebug(request)) {
       const previous = response.headers['x-debug-token'];
-      if (typeof previous === 'string' && previous !== profile.token) response.headers['x-previous-debug-token'] = previous;
-      response.headers['x-debug-token'] = profile.token;
-      response.headers['x-debug-token-link'] = `${linkBase(request)}${this.#panelPath(profile.token)}`;
+      if (typeof previous === 'string' && previous !== recording.token) response.headers['x-previous-debug-token'] = previous;
+      response.headers['x-debug-token'] = recording.token;
+      response.headers['x-debug-token-link'] = `${linkBase(request)}${this.#panelPath(recording.token)}`;
     }
   }
 
-  /** After the response is sent: late collection, parent/child links, and the save. */
+  /** After the response is sent: collection, parent/child links, serialisation, and the queued save. */
   onKernelTerminate(event: TerminateEvent): void {
     const tree = this.#trees.get(event.request);
     if (tree === undefined) return;
     this.#trees.delete(event.request);
-    const done = tree.filter((recording) => recording.profile !== null);
-    for (const recording of tree) if (recording.profile === null) void this.storage.release(recording.token).catch(() => {});
-    // A full queue drops the tree before its late collection: no CPU spent on what cannot be saved.
-    if (!this.#hasRoomFor(done.map((recording) => recording.profile!))) return;
-    for (const recording of done) {
-      const profile = recording.profile!;
-      const context = this.#context(recording);
-      this.#collectors.forEach((collector, i) => {
-        if (collector.lateCollect !== undefined) profile.collectors[collector.name] = collector.lateCollect(context, recording.collected[i]);
-      });
-      const parent = recording.parentRequest === undefined ? undefined : this.#recordings.get(recording.parentRequest);
-      if (parent?.profile) {
-        profile.parent = parent.token;
-        parent.profile.children.push(profile.token);
-      }
-    }
-    // Queued, not awaited: under sustained load the queue never empties, and waiting here would
-    // keep every request's event (and so its request, response and profiles) alive meanwhile.
-    this.#enqueue(done.map((recording) => recording.profile!));
+    const done = tree.filter((recording) => recording.response !== null);
+    for (const recording of tree) if (recording.response === null) void this.storage.release(recording.token).catch(() => {});
+    // A full queue drops the tree before its collection: no CPU spent on what cannot be saved.
+    if (!this.#hasRoomFor(done)) return;
+    for (const recording of done) this.#enqueue(this.#profileOf(recording, done));
+    if (!this.#writing && this.#queue.length > 0) void this.#pump();
   }
 
   /** Profiles dropped because the storage could not keep up (see `maxQueuedProfiles`). */
@@ -261,32 +249,29 @@ export class Profiler {
   // written the next one gathers, so the storage's cost per write (a file append, a lock) is paid
   // once per batch, not per profile. A storage slower than the traffic costs dropped profiles
   // (counted, logged once per burst), never unbounded memory.
-  #enqueue(profiles: Profile[]): void {
-    for (const profile of profiles) {
-      // Serialised now: the queue then holds the JSON's bytes, outside the JavaScript heap, not an
-      // object graph the garbage collector would copy, promote and trace while it waits for its batch.
-      let encoded: EncodedProfile;
-      try {
-        encoded = encodeProfile(profile);
-      } catch (error) {
-        this.#unsaved.delete(profile.token);
-        void this.storage.release(profile.token).catch(() => {});
-        this.#logger?.error('Profile {token} cannot be saved: a collector returned data that is not JSON-serialisable ({message}).', { token: profile.token, message: error instanceof Error ? error.message : String(error) });
-        continue;
-      }
-      this.#queue.push(encoded);
-      if (this.#unsaved.has(profile.token)) this.#unsaved.set(profile.token, encoded);
+  #enqueue(profile: Profile): void {
+    // Serialised now: the queue then holds the JSON's bytes, outside the JavaScript heap, not an
+    // object graph the garbage collector would copy, promote and trace while it waits for its batch.
+    let encoded: EncodedProfile;
+    try {
+      encoded = encodeProfile(profile);
+    } catch (error) {
+      this.#unsaved.delete(profile.token);
+      void this.storage.release(profile.token).catch(() => {});
+      this.#logger?.error('Profile {token} cannot be saved: a collector returned data that is not JSON-serialisable ({message}).', { token: profile.token, message: error instanceof Error ? error.message : String(error) });
+      return;
     }
-    if (!this.#writing && this.#queue.length > 0) void this.#pump();
+    this.#queue.push(encoded);
+    if (this.#unsaved.has(profile.token)) this.#unsaved.set(profile.token, encoded);
   }
 
-  /** True when the profiles fit in the save queue; otherwise drops them (counted, warned about). */
-  #hasRoomFor(profiles: Profile[]): boolean {
-    if (this.#queue.length + profiles.length > this.#maxQueued) {
-      this.#dropped += profiles.length;
-      for (const profile of profiles) {
-        this.#unsaved.delete(profile.token);
-        void this.storage.release(profile.token).catch(() => {});
+  /** True when the recordings' profiles fit in the save queue; otherwise drops them (counted, warned about). */
+  #hasRoomFor(recordings: Recording[]): boolean {
+    if (this.#queue.length + recordings.length > this.#maxQueued) {
+      this.#dropped += recordings.length;
+      for (const { token } of recordings) {
+        this.#unsaved.delete(token);
+        void this.storage.release(token).catch(() => {});
       }
       const now = Date.now();
       if (now - this.#lastDropReport >= DROP_REPORT_INTERVAL) {
@@ -317,6 +302,7 @@ export class Profiler {
     const recording: Recording = {
       token,
       request,
+      main,
       parentRequest: type === RequestType.SUB ? this.#requestStack.getParentRequest() : undefined,
       requestType: type === RequestType.SUB ? 'sub' : 'main',
       startTime,
@@ -324,8 +310,7 @@ export class Profiler {
       endNow: startNow,
       error: null,
       response: null,
-      profile: null,
-      collected: [],
+      collected: null,
     };
     this.#recordings.set(request, recording);
     const tree = this.#trees.get(main);
@@ -345,9 +330,46 @@ export class Profiler {
     };
   }
 
-  #remember(profile: Profile): void {
-    this.#unsaved.set(profile.token, profile);
+  #remember(recording: Recording): void {
+    this.#unsaved.set(recording.token, recording);
     if (this.#unsaved.size > UNSAVED_CAP) this.#unsaved.delete(this.#unsaved.keys().next().value!);
+  }
+
+  /**
+   * The recording's profile: every collector's data (`lateCollect` given what `collect` gathered),
+   * the parent and the children among `tree` (the recordings of its main request).
+   */
+  #profileOf(recording: Recording, tree: readonly Recording[]): Profile {
+    const { request, response } = recording;
+    const context = this.#context(recording);
+    const collectors: Record<string, unknown> = {};
+    const early = recording.collected;
+    for (let i = 0; i < this.#collectors.length; i++) {
+      const collector = this.#collectors[i]!;
+      const collected = early === null ? undefined : early[i];
+      collectors[collector.name] = collector.lateCollect === undefined ? collected : collector.lateCollect(context, collected);
+    }
+    const parent = recording.parentRequest === undefined ? undefined : this.#recordings.get(recording.parentRequest);
+    const parentToken = parent !== undefined && parent.response !== null ? parent.token : null;
+    const children: string[] = [];
+    for (const other of tree) if (other.parentRequest === request && other !== recording) children.push(other.token);
+    return {
+      token: recording.token,
+      parent: parentToken,
+      children,
+      ip: request.clientIp,
+      method: request.method,
+      url: this.redactor.url(safeUri(request)),
+      time: recording.startTime,
+      status: response!.status,
+      collectors,
+    };
+  }
+
+  /** The profile of a request answered but not terminated yet (the toolbar may ask that early). */
+  #provisionalProfile(recording: Recording): Profile {
+    const tree = (this.#trees.get(recording.main) ?? []).filter((other) => other.response !== null);
+    return this.#profileOf(recording, tree);
   }
 
   async #save(batch: EncodedProfile[]): Promise<void> {

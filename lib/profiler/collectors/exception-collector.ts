@@ -6,11 +6,10 @@ import type { ExceptionData } from '../profile.js';
 export class ExceptionCollector implements DataCollector {
   readonly name = 'exception';
 
-  collect({ error, request }: CollectContext): ExceptionData {
+  lateCollect({ error }: CollectContext): ExceptionData {
     // The error page sub-request carries the error it renders; the failed request records it from kernel.exception.
     const escaped = error ?? null;
     if (escaped === null) return { exceptions: [] };
-    void request;
     return {
       exceptions: flattenError(escaped).map((item) => ({
         class: item.class,

@@ -12,11 +12,6 @@ export class LoggerCollector implements DataCollector {
     readonly redactor: Redactor,
   ) {}
 
-  /** Counts only (cheap, for the toolbar before the save); the records themselves are copied late. */
-  collect({ request }: CollectContext): LoggerData {
-    return summarize(this.logs.getLogs(request), []);
-  }
-
   lateCollect({ request }: CollectContext): LoggerData {
     const records = this.logs.getLogs(request);
     return summarize(records, records.map((record) => ({ ...record, message: this.redactor.text(record.message), context: this.redactor.value(record.context) as Record<string, unknown> })));

@@ -10,10 +10,6 @@ export class MemoryCollector implements DataCollector {
   #sample: MemoryData | null = null;
   #sampledAt = 0;
 
-  collect(): null {
-    return null;
-  }
-
   lateCollect(): MemoryData {
     const now = Date.now();
     if (this.#sample === null || now - this.#sampledAt > SAMPLE_TTL_MS) {

@@ -15,7 +15,7 @@ export class RequestCollector implements DataCollector {
     readonly bodyCap = DEFAULT_BODY_CAP,
   ) {}
 
-  collect({ request, response, requestType }: CollectContext): RequestData {
+  lateCollect({ request, response, requestType }: CollectContext): RequestData {
     const redactor = this.redactor;
     const bytes = request.peekBody();
     const truncated = bytes !== undefined && bytes.byteLength > this.bodyCap;

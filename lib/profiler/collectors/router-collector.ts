@@ -12,11 +12,7 @@ export class RouterCollector implements DataCollector {
     readonly redactor: Redactor,
   ) {}
 
-  collect({ response }: CollectContext): { redirect: string | null } {
-    return { redirect: response.status === 301 ? (response.getHeader('location') ?? null) : null };
-  }
-
-  lateCollect({ request, requestType }: CollectContext, collected: unknown): RouterData {
+  lateCollect({ request, response, requestType }: CollectContext): RouterData {
     const route = (request.attributes.get('_route') as string | undefined) ?? null;
     let routed: RouterData['routed'] = null;
     // A sub-request made with its own controller was never routed.
@@ -30,7 +26,7 @@ export class RouterCollector implements DataCollector {
     return {
       route,
       params: this.redactor.value(request.attributes.get('_route_params') ?? {}) as Record<string, unknown>,
-      redirect: (collected as { redirect: string | null } | null)?.redirect ?? null,
+      redirect: response.status === 301 ? (response.getHeader('location') ?? null) : null,
       routed,
     };
   }
