@@ -27,10 +27,9 @@ export interface Profile extends ProfileSummary {
 }
 
 /**
- * A profile already serialised: its summary and its JSON, as a string or UTF-8 bytes. The
- * profiler hands the storage bytes, so what waits in its save queue is memory outside the
- * JavaScript heap: neither an object graph nor strings for the garbage collector to copy and
- * promote while they wait for their batch.
+ * A profile already serialised: its summary and its JSON, as a string or UTF-8 bytes. What waits
+ * in the profiler's save queue is then one flat string per profile (a single object the garbage
+ * collector copies without looking inside), not an object graph to trace.
  */
 export interface EncodedProfile extends ProfileSummary {
   readonly json: string | Buffer;
@@ -53,22 +52,31 @@ export class RawJson {
   }
 }
 
-/** Serialises a profile once; throws a TypeError when a collector's data is not JSON-serialisable. */
+/**
+ * Serialises a profile once; throws a TypeError when a collector's data is not JSON-serialisable.
+ * The JSON is one flat string made by a single join (appending piece by piece would leave a
+ * tree of string fragments for the garbage collector to walk while the profile waits for its
+ * batch); the storage turns it into bytes with the rest of the batch.
+ */
 export function encodeProfile(profile: Profile): EncodedProfile {
   const { token, parent, ip, method, url, time, status, collectors } = profile;
   // The same JSON as JSON.stringify(profile), with RawJson data spliced in rather than re-read.
-  let json = `{"token":${JSON.stringify(token)},"parent":${JSON.stringify(parent)},"children":${JSON.stringify(profile.children)},"ip":${JSON.stringify(ip)},"method":${JSON.stringify(method)},"url":${JSON.stringify(url)},"time":${JSON.stringify(time)},"status":${JSON.stringify(status)},"collectors":{`;
+  const parts = [
+    '{"token":', JSON.stringify(token), ',"parent":', JSON.stringify(parent), ',"children":', JSON.stringify(profile.children),
+    ',"ip":', JSON.stringify(ip), ',"method":', JSON.stringify(method), ',"url":', JSON.stringify(url),
+    ',"time":', JSON.stringify(time), ',"status":', JSON.stringify(status), ',"collectors":{',
+  ];
   let first = true;
   for (const name in collectors) {
     if (!Object.hasOwn(collectors, name)) continue;
     const data = collectors[name];
     const encoded = data instanceof RawJson ? data.json : (JSON.stringify(data) as string | undefined);
     if (encoded === undefined) continue;
-    json += `${first ? '' : ','}${JSON.stringify(name)}:${encoded}`;
+    parts.push(first ? '' : ',', JSON.stringify(name), ':', encoded);
     first = false;
   }
-  json += '}}';
-  return { token, parent, ip, method, url, time, status, json: Buffer.from(json, 'utf8') };
+  parts.push('}}');
+  return { token, parent, ip, method, url, time, status, json: parts.join('') };
 }
 
 /** The JSON of a profile (a string or UTF-8 bytes), serialising it unless it already is. */

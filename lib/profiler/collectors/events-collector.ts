@@ -18,21 +18,22 @@ export class EventsCollector implements DataCollector {
   lateCollect({ request, startNow }: CollectContext): RawJson {
     const trace = this.dispatcher.getCompactTrace(request);
     const log = trace.log;
-    let calls = '';
-    let dispatches = '';
+    const calls: string[] = [];
+    const dispatches: string[] = [];
     let orphaned: string[] | undefined;
     for (let i = 0; i < log.length; i += 3) {
       const ref = log[i]!;
       if (ref >= 0) {
-        calls += `${calls === '' ? '' : ','}[${siteJson(traceSite(trace, ref))},${micros(log[i + 1]! - startNow)},${micros(log[i + 2]!)}${(ref & 1) === 1 ? ',1' : ''}]`;
+        calls.push(`[${siteJson(traceSite(trace, ref))},${micros(log[i + 1]! - startNow)},${micros(log[i + 2]!)}${(ref & 1) === 1 ? ',1]' : ']'}`);
         continue;
       }
       const event = quote(traceEvent(trace, ref));
-      dispatches += `${dispatches === '' ? '' : ','}[${event},${micros(log[i + 1]! - startNow)},${micros(log[i + 2]!)}]`;
+      dispatches.push(`[${event},${micros(log[i + 1]! - startNow)},${micros(log[i + 2]!)}]`);
       // Orphaned: nobody listened. Listed once each, in order of first dispatch.
       if (((-ref - 1) & 1) === 1 && !(orphaned ??= []).includes(event)) orphaned.push(event);
     }
-    return new RawJson(`{"calls":[${calls}],"dispatches":[${dispatches}],"notCalled":${this.#notCalledJson(this.dispatcher.getNotCalledListeners(request))},"orphaned":[${orphaned?.join(',') ?? ''}]}`);
+    const notCalled = this.#notCalledJson(this.dispatcher.getNotCalledListeners(request));
+    return new RawJson(['{"calls":[', calls.join(','), '],"dispatches":[', dispatches.join(','), '],"notCalled":', notCalled, ',"orphaned":[', orphaned?.join(',') ?? '', ']}'].join(''));
   }
 
   #notCalledJson(list: readonly NotCalledListenerData[]): string {
