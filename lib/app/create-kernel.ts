@@ -52,6 +52,8 @@ export interface ProfilerKernelOptions {
   redaction?: RedactionOptions;
   /** Most profiles waiting to be saved; beyond it new ones are dropped (default 2,000). */
   maxQueuedProfiles?: number;
+  /** Milliseconds profiles gather before a save starts (default 20); 0 starts it at once. */
+  saveDelayMs?: number;
 }
 
 /** Everything `createKernel` accepts; the defaults are the safe ones (production, no debug). */
@@ -143,6 +145,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
       logger: logger.withChannel('profiler'),
       tokenLength: profilerOptions.tokenLength,
       maxQueuedProfiles: profilerOptions.maxQueuedProfiles,
+      saveDelayMs: profilerOptions.saveDelayMs,
       showDebug,
     });
     // The profiler's pages come first, so an application's catch-all route cannot hide them.

@@ -37,6 +37,8 @@ export interface ProfilerOptions {
   panelPath?: (token: string) => string;
   /** Most profiles waiting to be saved; beyond it new ones are dropped (default 2,000). */
   maxQueuedProfiles?: number;
+  /** Milliseconds profiles gather before a save starts (default SAVE_DELAY_MS); 0 starts it at once. */
+  saveDelayMs?: number;
 }
 
 /** One request being recorded. */
@@ -65,6 +67,13 @@ export const DEFAULT_MAX_QUEUED = 2000;
 
 /** Most profiles handed to the storage in one write. */
 export const SAVE_BATCH_SIZE = 1024;
+
+/**
+ * How long profiles gather before a save starts (when none is under way). A save costs a few
+ * system calls whatever its size, so under load this makes batches of hundreds instead of one or
+ * two; a profile not saved yet is still served from memory meanwhile.
+ */
+export const SAVE_DELAY_MS = 20;
 
 /** Profiles kept in memory between the response and their save, for the toolbar. */
 const UNSAVED_CAP = 200;
@@ -104,6 +113,8 @@ export class Profiler {
   readonly #queue: EncodedProfile[] = [];
   readonly #idle: Array<() => void> = [];
   #writing = false;
+  #pumpTimer: NodeJS.Timeout | null = null;
+  readonly #saveDelay: number;
   #dropped = 0;
   #lastDropReport = 0;
 
@@ -119,6 +130,7 @@ export class Profiler {
     this.#showDebug = options.showDebug ?? (() => true);
     this.#panelPath = options.panelPath ?? ((token) => `/_profiler/${token}`);
     this.#maxQueued = options.maxQueuedProfiles ?? DEFAULT_MAX_QUEUED;
+    this.#saveDelay = options.saveDelayMs ?? SAVE_DELAY_MS;
   }
 
   getSubscribedEvents() {
@@ -231,7 +243,7 @@ export class Profiler {
     // A full queue drops the tree before its collection: no CPU spent on what cannot be saved.
     if (!this.#hasRoomFor(done)) return;
     for (const recording of done) this.#enqueue(this.#profileOf(recording, done));
-    if (!this.#writing && this.#queue.length > 0) void this.#pump();
+    this.#schedulePump();
   }
 
   /** Profiles dropped because the storage could not keep up (see `maxQueuedProfiles`). */
@@ -241,6 +253,11 @@ export class Profiler {
 
   /** Waits for the queued saves, then gives unused tokens back. */
   async close(): Promise<void> {
+    if (this.#pumpTimer !== null) {
+      clearTimeout(this.#pumpTimer);
+      this.#pumpTimer = null;
+      void this.#pump();
+    }
     await this.#drained();
     await this.#pool.close();
   }
@@ -281,6 +298,18 @@ export class Profiler {
       return false;
     }
     return true;
+  }
+
+  #schedulePump(): void {
+    if (this.#writing || this.#pumpTimer !== null || this.#queue.length === 0) return;
+    if (this.#saveDelay <= 0) {
+      void this.#pump();
+      return;
+    }
+    this.#pumpTimer = setTimeout(() => {
+      this.#pumpTimer = null;
+      void this.#pump();
+    }, this.#saveDelay);
   }
 
   async #pump(): Promise<void> {

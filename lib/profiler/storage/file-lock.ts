@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync, utimesSync } from 'node:fs';
 import { link, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,6 +23,8 @@ export class FileLock {
   /** What the file holds while we hold it: the id, or (holderInfo) JSON of pid, hostname, time and id. */
   #content: string;
   #held = false;
+  /** Acquisitions and releases under way (see mayBeOurs). */
+  #changing = 0;
 
   /**
    * With `holderInfo`, the file records the holder's pid and hostname, and a lock whose holder
@@ -40,6 +42,15 @@ export class FileLock {
     return this.#held;
   }
 
+  /**
+   * True while the lock file may be this instance's: held, or being taken or given up (the file
+   * exists a few loop turns before `held` turns true, and after it turns false). Who waits for
+   * the lock's holder must not wait for itself.
+   */
+  get mayBeOurs(): boolean {
+    return this.#held || this.#changing > 0;
+  }
+
   /** Takes the lock if it is free or stale; false when a live holder has it. */
   async tryAcquire(): Promise<boolean> {
     if (this.#held) return true;
@@ -47,12 +58,15 @@ export class FileLock {
       if (this.#holderInfo) {
         this.#content = JSON.stringify({ pid: process.pid, hostname: hostname(), pidns: PID_NAMESPACE, time: new Date().toISOString(), id: this.#id });
       }
+      this.#changing++;
       try {
         await writeFile(this.path, this.#content, { flag: 'wx' });
         this.#held = true;
         return true;
       } catch (error) {
         if (errorCode(error) !== 'EEXIST') throw error;
+      } finally {
+        this.#changing--;
       }
       if (!(await this.#removeIfStale())) return false;
     }
@@ -77,6 +91,18 @@ export class FileLock {
     await utimes(this.path, now, now).catch(() => {});
   }
 
+  /** refresh() and stillHeld() in one go, synchronously: for a critical section that must not yield to the event loop. */
+  refreshedAndStillHeldSync(): boolean {
+    if (!this.#held) return false;
+    try {
+      const now = new Date();
+      utimesSync(this.path, now, now);
+      return readFileSync(this.path, 'utf8') === this.#content;
+    } catch {
+      return false;
+    }
+  }
+
   /** Whether the lock file is still ours (nobody took it over as stale). */
   async stillHeld(): Promise<boolean> {
     if (!this.#held) return false;
@@ -90,7 +116,12 @@ export class FileLock {
   async release(): Promise<void> {
     if (!this.#held) return;
     this.#held = false;
-    if (await this.#isOurs()) await unlink(this.path).catch(() => {});
+    this.#changing++;
+    try {
+      if (await this.#isOurs()) await unlink(this.path).catch(() => {});
+    } finally {
+      this.#changing--;
+    }
   }
 
   async #isOurs(): Promise<boolean> {

@@ -1,6 +1,7 @@
 // The index file: one JSON object per line, appended in batches with a single O_APPEND write each,
 // so lines from several processes never interleave; only a compaction (under the lock) rewrites it.
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProfileSummary } from '../profile.js';
 import { isStorableToken } from './validation.js';
@@ -150,14 +151,20 @@ export interface IndexLines {
   end: number;
 }
 
-/** Reads the complete lines from `offset` to the end of the open index file. */
-export async function readIndexLines(handle: FileHandle, offset: number, knownSize?: number): Promise<IndexLines> {
-  const size = knownSize ?? (await handle.stat()).size;
+/**
+ * Reads the complete lines from `offset` to the end of the open index file (a file descriptor or
+ * FileHandle). Synchronous, as every file operation on the save path (see FileStorage.writeMany):
+ * a local file in the page cache answers in microseconds, where each asynchronous step waits for
+ * a turn of a busy event loop.
+ */
+export function readIndexLines(file: FileHandle | number, offset: number, knownSize?: number): IndexLines {
+  const fd = typeof file === 'number' ? file : file.fd;
+  const size = knownSize ?? fstatSync(fd).size;
   if (size <= offset) return { lines: [], end: offset };
   const buffer = Buffer.allocUnsafe(size - offset);
   let filled = 0;
   while (filled < buffer.length) {
-    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, offset + filled);
+    const bytesRead = readSync(fd, buffer, filled, buffer.length - filled, offset + filled);
     if (bytesRead === 0) break;
     filled += bytesRead;
   }
@@ -173,22 +180,27 @@ export async function readIndexLines(handle: FileHandle, offset: number, knownSi
  * written to: when a compaction replaced it meanwhile, the caller checks its lines made it over.
  * A short write (disk full) rejects; the torn tail it may leave is skipped by readers.
  */
-export async function appendIndexLines(path: string, data: Buffer): Promise<FileIdentity> {
-  const handle = await open(path, 'a');
+export function appendIndexLines(path: string, data: Buffer): FileIdentity & { size: number } {
+  const fd = openSync(path, 'a');
   try {
-    const { bytesWritten } = await handle.write(data, 0, data.length);
+    const bytesWritten = writeSync(fd, data, 0, data.length);
     if (bytesWritten !== data.length) throw new Error(`Short write to ${path} (${bytesWritten} of ${data.length} bytes): is the disk full?`);
-    const { dev, ino } = await handle.stat();
-    return { dev, ino };
+    const { dev, ino, size } = fstatSync(fd);
+    return { dev, ino, size };
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
 /** Whether `path` still names the file `identity` (false when it is gone). */
-export async function isCurrentFile(path: string, identity: FileIdentity): Promise<boolean> {
-  const current = await stat(path).catch(() => null);
-  return current !== null && current.ino === identity.ino && current.dev === identity.dev;
+export function isCurrentFile(path: string, identity: FileIdentity): boolean {
+  let current;
+  try {
+    current = statSync(path);
+  } catch {
+    return false;
+  }
+  return current.ino === identity.ino && current.dev === identity.dev;
 }
 
 /**
@@ -199,8 +211,13 @@ export async function isCurrentFile(path: string, identity: FileIdentity): Promi
 export async function waitWhileLocked(lockPath: string, staleMs: number): Promise<void> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
-    const lock = await stat(lockPath).catch(() => null);
-    if (lock === null || Date.now() - lock.mtimeMs >= staleMs || Date.now() >= deadline) return;
+    let lock;
+    try {
+      lock = statSync(lockPath);
+    } catch {
+      return;
+    }
+    if ( Date.now() - lock.mtimeMs >= staleMs || Date.now() >= deadline) return;
     await sleep(LOCK_POLL_MS);
   }
 }

@@ -1,4 +1,5 @@
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, statSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { decodeIndexHeader, decodeIndexLine, leadingToken, readIndexLines, type FileIdentity, type IndexRecord } from './index-file.js';
 import { isMissing } from './fs-errors.js';
 import { TimeOrderedList } from './time-ordered-list.js';
@@ -133,6 +134,15 @@ export class ProfileIndex {
   }
 
   /**
+   * Told that this process appended `bytes` of lines (whose records it added) and the file then
+   * had `file.size` bytes: when nothing else was appended since this copy's last read, the next
+   * refresh starts after them instead of reading this process's own lines back.
+   */
+  appended(file: FileIdentity & { size: number }, bytes: number): void {
+    if (this.#file !== null && this.#isSameFile(file) && this.#offset === file.size - bytes) this.#offset = file.size;
+  }
+
+  /**
    * Takes a compaction's result: the file is now `file`, whose first `end` bytes hold this copy's
    * records but `removed`, and what it dropped went up to `droppedThrough`. Records this copy
    * holds beyond the compacted ones are in the file's tail, read by the next refresh.
@@ -167,28 +177,30 @@ export class ProfileIndex {
     this.#droppedThrough = droppedThrough;
   }
 
+  // Synchronous, like every file operation on the save path (see FileStorage.writeMany): a stat
+  // and a read of the new tail answer in microseconds, each awaited step takes a loop turn.
   async #refreshFromPath(fresh = false): Promise<void> {
     let stats;
     try {
-      stats = await stat(this.path);
+      stats = statSync(this.path);
     } catch (error) {
       if (!isMissing(error)) throw error;
       this.#clear();
       return;
     }
     if (this.#isSameFile(stats) && stats.size === this.#offset) return;
-    let handle;
+    let fd;
     try {
-      handle = await open(this.path, 'r');
+      fd = openSync(this.path, 'r');
     } catch (error) {
       if (!isMissing(error)) throw error;
       this.#clear();
       return;
     }
     try {
-      await this.#readFrom(handle, fresh);
+      await this.#readFrom(fd, fresh);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   }
 
@@ -199,12 +211,12 @@ export class ProfileIndex {
    * was taken before the append. Starting over there lost them until the next refresh (a search
    * or a compaction's snapshot in between saw the profiles just written missing).
    */
-  async #readFrom(handle: FileHandle, fresh = false): Promise<void> {
+  async #readFrom(handle: FileHandle | number, fresh = false): Promise<void> {
     const generation = this.#generation;
-    const current = await handle.stat();
+    const current = fstatSync(typeof handle === 'number' ? handle : handle.fd);
     const first = this.#file === null && !fresh;
     const again = fresh || (!first && (!this.#isSameFile(current) || current.size < this.#offset));
-    const { lines, end } = await readIndexLines(handle, again ? 0 : this.#offset, current.size);
+    const { lines, end } = readIndexLines(handle, again ? 0 : this.#offset, current.size);
     if (generation !== this.#generation) return;
     if (again) {
       const known = this.#entries;

@@ -74,7 +74,7 @@ function gatedStorage() {
 
 test('a storage slower than the traffic costs dropped profiles, not a growing queue', async () => {
   const { storage, batches, release, inner } = gatedStorage();
-  const app = createApp({ stderrLogLevel: false, profiler: { storage, maxQueuedProfiles: 10 } });
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, maxQueuedProfiles: 10, saveDelayMs: 0 } });
   for (let i = 0; i < 50; i++) await run(app, '/health');
   // The first profile went out at once (a batch of 1, stuck at the gate); 10 wait in the queue; the rest are dropped.
   assert.is(app.profiler!.droppedProfiles, 39);
@@ -86,7 +86,7 @@ test('a storage slower than the traffic costs dropped profiles, not a growing qu
 
 test('profiles that pile up while a batch is written go out together in the next batch', async () => {
   const { storage, batches, release, inner } = gatedStorage();
-  const app = createApp({ stderrLogLevel: false, profiler: { storage, maxQueuedProfiles: 2 * SAVE_BATCH_SIZE } });
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, maxQueuedProfiles: 2 * SAVE_BATCH_SIZE, saveDelayMs: 0 } });
   const total = SAVE_BATCH_SIZE + 20;
   for (let i = 0; i < total; i++) await run(app, '/health');
   release();
@@ -94,6 +94,19 @@ test('profiles that pile up while a batch is written go out together in the next
   assert.equal(batches.map((batch) => batch.length), [1, SAVE_BATCH_SIZE, total - 1 - SAVE_BATCH_SIZE]);
   assert.is((await inner.find({ limit: 10_000 })).length, total);
   assert.is(app.profiler!.droppedProfiles, 0);
+});
+
+test('profiles made within the save delay go to the storage in one batch, and close() does not wait for the delay', async () => {
+  const { storage, batches, release, inner } = gatedStorage();
+  release();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, saveDelayMs: 60_000 } });
+  for (let i = 0; i < 25; i++) await run(app, '/health');
+  assert.equal(batches, [], 'nothing written before the delay');
+  const started = Date.now();
+  await app.close();
+  assert.ok(Date.now() - started < 5_000, 'close() saved at once');
+  assert.equal(batches.map((batch) => batch.length), [25]);
+  assert.is((await inner.find({ limit: 100 })).length, 25);
 });
 
 test('secret-looking route parameters are redacted in the request and router data', async () => {
