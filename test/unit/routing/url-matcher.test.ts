@@ -310,6 +310,13 @@ test('static results are shared and frozen; a dynamic result is fresh', () => {
   assert.is.not(m.match('/books/1', context()), m.match('/books/1', context()));
 });
 
+test('a path named like an Object.prototype member is no static hit', () => {
+  const m = matcher(['proto', '/__proto__'], ['constructor', '/constructor']);
+  for (const path of ['constructor', '__proto__', 'toString', 'hasOwnProperty', '/toString']) assert.is(m.lookup(path, context()).kind, 'not-found', path);
+  assert.is(look(m, '/__proto__').name, 'proto');
+  assert.is(look(m, '/constructor').name, 'constructor');
+});
+
 test('the matcher compiles a snapshot: later changes to the collection are not seen', () => {
   const collection = new RouteCollection().add('a', new Route('/a'));
   const m = new UrlMatcher(collection);
