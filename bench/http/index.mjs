@@ -170,13 +170,14 @@ async function measureServer(server, levels, opts, loader, pinning) {
     ? [server.command[0], join(root, server.command[1]), ...server.command.slice(2), '--profiler-dir', join(dir, 'profiler')]
     : server.command;
   const handle = startChild(command, { core: pinning.cores?.[0] ?? null, cwd: dir ?? root });
+  let measured;
   try {
     const [, origin] = await waitForLine(handle, listening, listeningText, opts.startTimeout * 1000);
     const url = `${origin}${path}`;
     const body = await verify(url);
     const job = { url, connections: opts.connections, expectBody: body };
     await loader.run({ ...job, pipelining: levels[0], duration: opts.warmup });
-    const measured = {};
+    measured = {};
     for (const level of levels) {
       const before = cpuSnapshot(handle.child.pid, loader.pid);
       const sample = await loader.run({ ...job, pipelining: level, duration: opts.duration });
@@ -194,7 +195,21 @@ async function measureServer(server, levels, opts, loader, pinning) {
   } finally {
     await stopChild(handle);
     if (dir) removeTempDir(dir);
+    if (server.tempDir && measured !== undefined) {
+      // The profiler says on the way out how many profiles it dropped (none: no such line).
+      const dropped = profilesDropped(handle.stderr.text);
+      for (const level of levels) if (measured[level]) measured[level].profilesDropped = dropped;
+    }
   }
+}
+
+/** `{ dropped, recorded }` from a debug server's closing warning, or zeros when it dropped none. */
+function profilesDropped(stderr) {
+  for (const line of stderr.split('\n').reverse()) {
+    const match = /(\d+) of (\d+) profiles were dropped in all/.exec(line);
+    if (match) return { dropped: Number(match[1]), recorded: Number(match[2]) };
+  }
+  return { dropped: 0, recorded: null };
 }
 
 function cpuSnapshot(serverPid, loaderPid) {
@@ -300,6 +315,11 @@ async function startLoader(core) {
   };
 }
 
+/** Sums the profilers' drop counts of a server's rounds (each round is its own process). */
+function sum2(counts) {
+  return counts.reduce((total, count) => ({ dropped: total.dropped + (count?.dropped ?? 0), rounds: total.rounds + 1, droppedRounds: total.droppedRounds + ((count?.dropped ?? 0) > 0 ? 1 : 0) }), { dropped: 0, rounds: 0, droppedRounds: 0 });
+}
+
 /** Reduces one server's samples to medians, spread and the problems seen. */
 function summarise(state) {
   const levels = {};
@@ -319,6 +339,7 @@ function summarise(state) {
       errors: sum('errors'),
       timeouts: sum('timeouts'),
       mismatches: sum('mismatches'),
+      profilesDropped: samples.some((sample) => sample.profilesDropped) ? sum2(samples.map((sample) => sample.profilesDropped)) : null,
       silent: samples.filter((sample) => sample.ok === 0).length,
       serverCpu: serverCpu.length > 0 ? median(serverCpu) : null,
       cpuMicrosPerRequest: cpuPerRequest.length > 0 ? median(cpuPerRequest) : null,
@@ -408,6 +429,10 @@ export function format(result) {
       if (figures.otherCpu !== null && figures.otherCpu > busy) {
         flags.push(`other load ${Math.round(figures.otherCpu * 100)}%`);
         notes.add('other load: in at least one round, other processes (or the hypervisor) used that share of a CPU during the measurement; rerun on a quiet machine.');
+      }
+      if (figures.profilesDropped && figures.profilesDropped.dropped > 0) {
+        flags.push(`profiles dropped: ${figures.profilesDropped.dropped} in ${figures.profilesDropped.droppedRounds} of ${figures.profilesDropped.rounds} rounds`);
+        notes.add('profiles dropped: the debug server\'s profiler could not save every request (its storage fell behind); its req/s then does not include the cost of saving those.');
       }
       if (figures.spread > 0.1) notes.add('spread is (max - min) / median of req/s over the rounds; above 10% the ratios are noisy.');
       return [

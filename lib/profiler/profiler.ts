@@ -116,6 +116,7 @@ export class Profiler {
   #pumpTimer: NodeJS.Timeout | null = null;
   readonly #saveDelay: number;
   #dropped = 0;
+  #recorded = 0;
   #lastDropReport = 0;
 
   constructor(options: ProfilerOptions) {
@@ -239,11 +240,17 @@ export class Profiler {
     if (tree === undefined) return;
     this.#trees.delete(event.request);
     const done = tree.filter((recording) => recording.response !== null);
+    this.#recorded += done.length;
     for (const recording of tree) if (recording.response === null) void this.storage.release(recording.token).catch(() => {});
     // A full queue drops the tree before its collection: no CPU spent on what cannot be saved.
     if (!this.#hasRoomFor(done)) return;
     for (const recording of done) this.#enqueue(this.#profileOf(recording, done));
     this.#schedulePump();
+  }
+
+  /** Requests and sub-requests profiled (answered and terminated), saved or dropped. */
+  get recordedProfiles(): number {
+    return this.#recorded;
   }
 
   /** Profiles dropped because the storage could not keep up (see `maxQueuedProfiles`). */
@@ -260,6 +267,10 @@ export class Profiler {
     }
     await this.#drained();
     await this.#pool.close();
+    // Once, on the way out: what the 10-second warnings said, in total (read by bench/http).
+    if (this.#dropped > 0) {
+      this.#logger?.warning('{dropped} of {recorded} profiles were dropped in all: the storage could not keep up with the traffic.', { dropped: this.#dropped, recorded: this.#recorded });
+    }
   }
 
   // Saves go through a bounded queue, written in batches, one batch at a time: while a batch is
@@ -398,7 +409,8 @@ export class Profiler {
   /** The profile of a request answered but not terminated yet (the toolbar may ask that early). */
   #provisionalProfile(recording: Recording): Profile {
     const tree = (this.#trees.get(recording.main) ?? []).filter((other) => other.response !== null);
-    return this.#profileOf(recording, tree);
+    // Through its JSON, as from the storage: collectors may have written theirs directly (RawJson).
+    return decodeProfile(encodeProfile(this.#profileOf(recording, tree)));
   }
 
   async #save(batch: EncodedProfile[]): Promise<void> {

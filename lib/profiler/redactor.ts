@@ -10,6 +10,8 @@ export interface RedactionOptions {
 export const REDACTED = '[redacted]';
 
 const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie'];
+/** The profiler's own headers: their "token" is a profile's name, not a secret. */
+const DEBUG_HEADERS: ReadonlySet<string> = new Set(['x-debug-token', 'x-previous-debug-token', 'x-debug-token-link']);
 const DEFAULT_KEY_PATTERN = /pass(?:word|wd|phrase)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|signature|session[-_]?id|csrf|xsrf|otp|pin$/i;
 
 /** How much of a value a copy keeps. */
@@ -61,7 +63,7 @@ export class Redactor {
       let verdict = this.#headerVerdicts.get(name);
       if (verdict === undefined) {
         const lower = name.toLowerCase();
-        verdict = { lower, hidden: this.#headers.has(lower) || this.isSecretKey(lower) };
+        verdict = { lower, hidden: this.#headers.has(lower) || (!DEBUG_HEADERS.has(lower) && this.isSecretKey(lower)) };
         if (this.#headerVerdicts.size >= VERDICT_CACHE_SIZE) this.#headerVerdicts.clear();
         this.#headerVerdicts.set(name, verdict);
       }

@@ -1,5 +1,6 @@
 import { traceEvent, traceSite, type TraceSite, type TraceableEventDispatcher } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
+import { jsonNumber } from '../json.js';
 import { RawJson, type EventsData, type NotCalledListenerData, type Profile, type StoredEventsData, type TimeData, type TimelinePeriod } from '../profile.js';
 
 /** Listeners called (in order, with priority and duration), not called, and orphaned events. */
@@ -104,9 +105,9 @@ function finite(value: number): number | null {
 export class TimeCollector implements DataCollector {
   readonly name = 'time';
 
-  /** Only the total is stored: the periods come from the events collector's trace when the profile is read. */
-  lateCollect({ startNow, endNow, startTime }: CollectContext): TimeData {
-    return { startTime, duration: round(endNow - startNow) };
+  /** Only the total is stored (TimeData without periods): the periods come from the events collector's trace when the profile is read. */
+  lateCollect({ startNow, endNow, startTime }: CollectContext): RawJson {
+    return new RawJson(`{"startTime":${jsonNumber(startTime)},"duration":${jsonNumber(round(endNow - startNow))}}`);
   }
 
   present(data: unknown, profile: Profile): TimeData {

@@ -1,15 +1,18 @@
 import { flattenError } from '../../errors/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import type { ExceptionData } from '../profile.js';
+import { RawJson, type ExceptionData } from '../profile.js';
+
+/** What most requests record: no error. */
+const NO_EXCEPTIONS = new RawJson('{"exceptions":[]}');
 
 /** The error that escaped, with its whole cause chain and source-mapped stack frames. */
 export class ExceptionCollector implements DataCollector {
   readonly name = 'exception';
 
-  lateCollect({ error }: CollectContext): ExceptionData {
+  lateCollect({ error }: CollectContext): ExceptionData | RawJson {
     // The error page sub-request carries the error it renders; the failed request records it from kernel.exception.
     const escaped = error ?? null;
-    if (escaped === null) return { exceptions: [] };
+    if (escaped === null) return NO_EXCEPTIONS;
     return {
       exceptions: flattenError(escaped).map((item) => ({
         class: item.class,

@@ -1,6 +1,7 @@
 import type { DebugLogBuffer, LogRecord } from '../../log/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import type { LoggerData } from '../profile.js';
+import { jsonNumber, jsonString, jsonValue } from '../json.js';
+import { RawJson } from '../profile.js';
 import type { Redactor } from '../redactor.js';
 
 /** Every log record written while handling the request (read late, so records written after the response count too). */
@@ -12,20 +13,25 @@ export class LoggerCollector implements DataCollector {
     readonly redactor: Redactor,
   ) {}
 
-  lateCollect({ request }: CollectContext): LoggerData {
+  /** LoggerData, written as JSON (the records' contexts through JSON.stringify, redacted). */
+  lateCollect({ request }: CollectContext): RawJson {
     const records = this.logs.getLogs(request);
-    return summarize(records, records.map((record) => ({ ...record, message: this.redactor.text(record.message), context: this.redactor.value(record.context) as Record<string, unknown> })));
+    const logs: string[] = [];
+    const counts: Record<string, number> = {};
+    let errorCount = 0;
+    let warningCount = 0;
+    for (const record of records) {
+      counts[record.levelName] = (counts[record.levelName] ?? 0) + 1;
+      if (record.level <= 3) errorCount++;
+      else if (record.level === 4) warningCount++;
+      logs.push(this.#recordJson(record));
+    }
+    return new RawJson(`{"logs":[${logs.join(',')}],"counts":${JSON.stringify(counts)},"errorCount":${errorCount},"warningCount":${warningCount}}`);
   }
-}
 
-function summarize(records: readonly LogRecord[], logs: LogRecord[]): LoggerData {
-  const counts: Record<string, number> = {};
-  let errorCount = 0;
-  let warningCount = 0;
-  for (const record of records) {
-    counts[record.levelName] = (counts[record.levelName] ?? 0) + 1;
-    if (record.level <= 3) errorCount++;
-    else if (record.level === 4) warningCount++;
+  /** One LogRecord as JSON (the fields the Logger makes), its message and context redacted. */
+  #recordJson(record: LogRecord): string {
+    const { time, level, levelName, channel, message, context } = record;
+    return `{"time":${jsonNumber(time)},"level":${jsonNumber(level)},"levelName":${jsonString(levelName)},"channel":${jsonString(channel)},"message":${jsonString(this.redactor.text(message))},"context":${jsonValue(this.redactor.value(context))}}`;
   }
-  return { logs, counts, errorCount, warningCount };
 }

@@ -1,6 +1,7 @@
 import type { Request } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import type { RequestData } from '../profile.js';
+import { jsonNumber, jsonString, jsonStringOrNull, jsonValue } from '../json.js';
+import { RawJson } from '../profile.js';
 import type { Redactor } from '../redactor.js';
 
 /** Largest request body kept, in bytes. */
@@ -15,7 +16,8 @@ export class RequestCollector implements DataCollector {
     readonly bodyCap = DEFAULT_BODY_CAP,
   ) {}
 
-  lateCollect({ request, response, requestType }: CollectContext): RequestData {
+  /** RequestData, written as JSON: the fixed fields by hand, the maps through JSON.stringify. */
+  lateCollect({ request, response, requestType }: CollectContext): RawJson {
     const redactor = this.redactor;
     const bytes = request.peekBody();
     const truncated = bytes !== undefined && bytes.byteLength > this.bodyCap;
@@ -23,27 +25,17 @@ export class RequestCollector implements DataCollector {
     const cookies: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.cookies)) if (value !== undefined) cookies[name] = redactor.isSecretKey(name) ? '[redacted]' : value;
     const session = request.attributes.get('_session_data');
-    return {
-      method: request.method,
-      url: redactor.url(safeUri(request)),
-      path: request.path,
-      requestHeaders: redactor.headers(request.headers),
-      query: redactor.searchParams(request.query),
-      cookies,
-      body: text === null ? null : redactor.body(text, request.contentType),
-      bodyTruncated: truncated,
-      attributes: jsonSafeAttributes(request, redactor),
-      route: (request.attributes.get('_route') as string | undefined) ?? null,
-      routeParams: redactor.value(request.attributes.get('_route_params') ?? {}) as Record<string, unknown>,
-      controller: describeController(request.attributes.get('_controller')),
-      clientIp: request.clientIp,
-      requestType,
-      statusCode: response.status,
-      statusText: response.statusText,
-      responseHeaders: redactor.headers(response.headers),
-      contentType: response.getHeader('content-type') ?? null,
-      session: session !== undefined && session !== null && typeof session === 'object' ? (redactor.value(session) as Record<string, unknown>) : null,
-    };
+    const route = request.attributes.get('_route') as string | undefined;
+    return new RawJson(
+      `{"method":${jsonString(request.method)},"url":${jsonString(redactor.url(safeUri(request)))},"path":${jsonString(request.path)}` +
+        `,"requestHeaders":${jsonValue(redactor.headers(request.headers))},"query":${jsonValue(redactor.searchParams(request.query))},"cookies":${jsonValue(cookies)}` +
+        `,"body":${jsonStringOrNull(text === null ? null : redactor.body(text, request.contentType))},"bodyTruncated":${truncated}` +
+        `,"attributes":${jsonValue(jsonSafeAttributes(request, redactor))},"route":${jsonStringOrNull(route)}` +
+        `,"routeParams":${jsonValue(redactor.value(request.attributes.get('_route_params') ?? {}))},"controller":${jsonStringOrNull(describeController(request.attributes.get('_controller')))}` +
+        `,"clientIp":${jsonString(request.clientIp)},"requestType":${jsonString(requestType)},"statusCode":${jsonNumber(response.status)},"statusText":${jsonString(response.statusText)}` +
+        `,"responseHeaders":${jsonValue(redactor.headers(response.headers))},"contentType":${jsonStringOrNull(response.getHeader('content-type'))}` +
+        `,"session":${session !== undefined && session !== null && typeof session === 'object' ? jsonValue(redactor.value(session)) : 'null'}}`,
+    );
   }
 }
 

@@ -1,6 +1,7 @@
 import type { UrlMatcher } from '../../routing/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import type { RouterData } from '../profile.js';
+import { jsonString, jsonStringOrNull, jsonValue } from '../json.js';
+import { RawJson, type RouterData } from '../profile.js';
 import type { Redactor } from '../redactor.js';
 
 /** The matched route and its parameters, and why each route did or did not match (worked out when the profile is read). */
@@ -12,23 +13,21 @@ export class RouterCollector implements DataCollector {
     readonly redactor: Redactor,
   ) {}
 
-  lateCollect({ request, response, requestType }: CollectContext): RouterData {
+  /** RouterData (without traces), written as JSON. */
+  lateCollect({ request, response, requestType }: CollectContext): RawJson {
     const route = (request.attributes.get('_route') as string | undefined) ?? null;
-    let routed: RouterData['routed'] = null;
+    let routed = 'null';
     // A sub-request made with its own controller was never routed.
     if (requestType === 'main' || route !== null) {
       try {
-        routed = { method: request.method, path: request.path, host: request.host, scheme: request.scheme };
+        routed = `{"method":${jsonString(request.method)},"path":${jsonString(request.path)},"host":${jsonString(request.host)},"scheme":${jsonString(request.scheme)}}`;
       } catch {
-        routed = null; // an unusable Host header: nothing to explain
+        routed = 'null'; // an unusable Host header: nothing to explain
       }
     }
-    return {
-      route,
-      params: this.redactor.value(request.attributes.get('_route_params') ?? {}) as Record<string, unknown>,
-      redirect: response.status === 301 ? (response.getHeader('location') ?? null) : null,
-      routed,
-    };
+    const params = jsonValue(this.redactor.value(request.attributes.get('_route_params') ?? {}));
+    const redirect = jsonStringOrNull(response.status === 301 ? response.getHeader('location') : null);
+    return new RawJson(`{"route":${jsonStringOrNull(route)},"params":${params},"redirect":${redirect},"routed":${routed}}`);
   }
 
   /** Each route's verdict on what was routed, worked out now, against the current routes. */

@@ -78,6 +78,7 @@ test('a storage slower than the traffic costs dropped profiles, not a growing qu
   for (let i = 0; i < 50; i++) await run(app, '/health');
   // The first profile went out at once (a batch of 1, stuck at the gate); 10 wait in the queue; the rest are dropped.
   assert.is(app.profiler!.droppedProfiles, 39);
+  assert.is(app.profiler!.recordedProfiles, 50);
   release();
   await app.close();
   assert.equal(batches.map((batch) => batch.length), [1, 10]);

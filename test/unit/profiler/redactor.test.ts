@@ -15,6 +15,15 @@ test('headers whose names look secret are hidden', () => {
   assert.is(redactor.headers({ 'x-auth-token': 't' })['x-auth-token'], REDACTED);
 });
 
+test("the profiler's own X-Debug-Token headers are shown (a profile's name, not a secret)", () => {
+  const redactor = new Redactor();
+  assert.equal(redactor.headers({ 'X-Debug-Token': 'abc123', 'x-debug-token-link': 'http://h/_profiler/abc123', 'x-auth-token': 's3cr3t' }), {
+    'x-debug-token': 'abc123',
+    'x-debug-token-link': 'http://h/_profiler/abc123',
+    'x-auth-token': '[redacted]',
+  });
+});
+
 test('secret-looking keys are hidden at any depth, others kept', () => {
   const value = redactor.value({ user: 'ann', password: 'p', nested: { apiKey: 'k', list: [{ client_secret: 's', ok: 1 }] } });
   assert.equal(value, { user: 'ann', password: REDACTED, nested: { apiKey: REDACTED, list: [{ client_secret: REDACTED, ok: 1 }] } });
