@@ -35,6 +35,23 @@ test('only one of two lockers on a path holds it until it is released', async ()
   await second.release();
 });
 
+test('mayBeOurs is true from the start of an acquisition to the end of the release (an appender must not wait for its own lock)', async () => {
+  const lock = new FileLock(join(dir, `own-${counter++}.lock`));
+  const other = new FileLock(lock.path);
+  assert.not.ok(lock.mayBeOurs);
+  const acquiring = lock.tryAcquire();
+  assert.ok(lock.mayBeOurs, 'while the lock file is being created');
+  assert.is(await acquiring, true);
+  assert.ok(lock.mayBeOurs && lock.held);
+  assert.not.ok(other.mayBeOurs, 'another instance on the same path');
+  const releasing = lock.release();
+  assert.not.ok(lock.held);
+  assert.ok(lock.mayBeOurs, 'while the lock file is being removed');
+  await releasing;
+  assert.not.ok(lock.mayBeOurs);
+  assert.not.ok(existsSync(lock.path));
+});
+
 test('a lock whose mtime is older than staleMs is taken over; its former holder learns it', async () => {
   const path = lockPath();
   const crashed = new FileLock(path, 1_000);

@@ -32,6 +32,24 @@ test('a claim is exclusive between two storages sharing a directory', async () =
   assert.is(await second.claim('abcdef'), true, 'a released token is free again');
 });
 
+test('a batch is saved in a turn or two of the event loop, not one per file operation (under load each turn is long)', async () => {
+  const storage = storageIn();
+  const tokens = await storage.drawTokens(6, 300);
+  await storage.writeMany([makeProfile(tokens.pop()!)]);
+  let turns = 0;
+  let spinning = true;
+  const spin = (): void => {
+    if (!spinning) return;
+    turns++;
+    setImmediate(spin);
+  };
+  setImmediate(spin);
+  await storage.writeMany(tokens.map((token) => makeProfile(token)));
+  spinning = false;
+  assert.ok(turns <= 2, `the save took ${turns} turns of the event loop`);
+  assert.is((await storage.find({ limit: 1000 })).length, 300);
+});
+
 test('a claimed but unwritten token reads as null', async () => {
   const storage = storageIn();
   await storage.claim('abcdef');
