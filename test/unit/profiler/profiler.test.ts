@@ -110,6 +110,25 @@ test('profiles made within the save delay go to the storage in one batch, and cl
   assert.is((await inner.find({ limit: 100 })).length, 25);
 });
 
+test('a profile asked for between the response and kernel.terminate is worked out from the recording (the toolbar may ask that early)', async () => {
+  const storage = new MemoryStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage } });
+  const request = Request.create('http://127.0.0.1:8000/missing');
+  const response = await app.kernel.handle(request);
+  const token = response.getHeader('x-debug-token')!;
+  const early = app.profiler!.getUnsaved(token);
+  assert.ok(early, 'known before terminate');
+  assert.is(early!.status, 404);
+  assert.equal(early!.children.length, 1, 'the error page sub-request is its child already');
+  assert.is((early!.collectors.request as { method: string }).method, 'GET');
+  assert.ok((early!.collectors.logger as { logs: unknown[] }).logs.length > 0, 'with its logs');
+  assert.is(await storage.read(token), null, 'not saved yet');
+  await app.kernel.terminate(request, response);
+  await app.close();
+  const saved = await storage.read(token);
+  assert.equal(saved!.collectors.request, early!.collectors.request);
+});
+
 test('secret-looking route parameters are redacted in the request and router data', async () => {
   const storage = new MemoryStorage();
   const routes = new RouteCollection();
