@@ -1,3 +1,5 @@
+import { jsonNumber, jsonString, jsonValue } from './json.js';
+
 /** What counts as secret. */
 export interface RedactionOptions {
   /** Header names whose values are always hidden (lower-case). */
@@ -8,6 +10,20 @@ export interface RedactionOptions {
 
 /** What a hidden value is replaced with. */
 export const REDACTED = '[redacted]';
+const REDACTED_JSON = JSON.stringify(REDACTED);
+
+/** What the redactor decided about a header name (cached per name as given). */
+interface HeaderVerdict {
+  lower: string;
+  /** `lower` as a JSON string. */
+  json: string;
+  hidden: boolean;
+}
+
+/** A header's value as one string (several values joined with `, `). */
+function headerText(value: string | string[] | number): string {
+  return typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : String(value);
+}
 
 const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie'];
 /** The profiler's own headers: their "token" is a profile's name, not a secret. */
@@ -36,7 +52,7 @@ export class Redactor {
   /** Verdicts of isSecretKey: the same few header and parameter names come back on every request. */
   readonly #verdicts = new Map<string, boolean>();
   /** Header names as given -> lower-case name and whether its value is hidden. */
-  readonly #headerVerdicts = new Map<string, { lower: string; hidden: boolean }>();
+  readonly #headerVerdicts = new Map<string, HeaderVerdict>();
 
   constructor(options: RedactionOptions = {}) {
     this.#headers = new Set((options.headers ?? DEFAULT_HEADERS).map((name) => name.toLowerCase()));
@@ -60,16 +76,35 @@ export class Redactor {
     for (const name in headers) {
       const value = headers[name];
       if (value === undefined) continue;
-      let verdict = this.#headerVerdicts.get(name);
-      if (verdict === undefined) {
-        const lower = name.toLowerCase();
-        verdict = { lower, hidden: this.#headers.has(lower) || (!DEBUG_HEADERS.has(lower) && this.isSecretKey(lower)) };
-        if (this.#headerVerdicts.size >= VERDICT_CACHE_SIZE) this.#headerVerdicts.clear();
-        this.#headerVerdicts.set(name, verdict);
-      }
-      out[verdict.lower] = verdict.hidden ? REDACTED : typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : String(value);
+      const verdict = this.#headerVerdict(name);
+      out[verdict.lower] = verdict.hidden ? REDACTED : headerText(value);
     }
     return out;
+  }
+
+  /** headers() as JSON, written directly (the profiler's request collector: it runs for every request). */
+  headersJson(headers: Record<string, string | string[] | number | undefined>): string {
+    let json = '';
+    for (const name in headers) {
+      const value = headers[name];
+      if (value === undefined) continue;
+      const verdict = this.#headerVerdict(name);
+      // Two spellings of one header would be two keys here, one in headers(): let it decide.
+      if (verdict.lower !== name) return jsonValue(this.headers(headers));
+      json += `${json === '' ? '{' : ','}${verdict.json}:${verdict.hidden ? REDACTED_JSON : jsonString(headerText(value))}`;
+    }
+    return json === '' ? '{}' : `${json}}`;
+  }
+
+  #headerVerdict(name: string): HeaderVerdict {
+    let verdict = this.#headerVerdicts.get(name);
+    if (verdict === undefined) {
+      const lower = name.toLowerCase();
+      verdict = { lower, json: jsonString(lower), hidden: this.#headers.has(lower) || (!DEBUG_HEADERS.has(lower) && this.isSecretKey(lower)) };
+      if (this.#headerVerdicts.size >= VERDICT_CACHE_SIZE) this.#headerVerdicts.clear();
+      this.#headerVerdicts.set(name, verdict);
+    }
+    return verdict;
   }
 
   /**
@@ -80,6 +115,57 @@ export class Redactor {
    */
   value(value: unknown): unknown {
     return this.#copy(value, 0, [], BOUNDED);
+  }
+
+  /**
+   * `JSON.stringify(value(x))`, written directly: no copy is built only to be serialised (the
+   * profiler's collectors, for every log record's context and every request's parameters).
+   */
+  valueJson(value: unknown): string {
+    return this.#json(value, 0, [], BOUNDED);
+  }
+
+  /** #copy, emitting JSON: the same rules, case for case. */
+  #json(value: unknown, depth: number, path: object[], limits: CopyLimits): string {
+    if (value === null || value === undefined) return 'null';
+    switch (typeof value) {
+      case 'string':
+        return jsonString(this.text(value.length > limits.chars ? `${value.slice(0, limits.chars)}…` : value));
+      case 'number':
+        return jsonNumber(value);
+      case 'boolean':
+        return value ? 'true' : 'false';
+      case 'bigint':
+      case 'symbol':
+        return jsonString(value.toString());
+      case 'function':
+        return jsonString(`[function ${value.name || 'anonymous'}]`);
+    }
+    if (depth > limits.depth) return '"[too deep]"';
+    const object = value as object;
+    if (path.includes(object)) return '"[circular]"';
+    // Rare shapes (and Map keys, which may collide once made strings): through the copy.
+    if (value instanceof Error || value instanceof Date || value instanceof Map) return jsonValue(this.#copy(value, depth, path, limits));
+    path.push(object);
+    try {
+      let json = '';
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length && i < limits.items; i++) json += `${i === 0 ? '' : ','}${this.#json(value[i], depth + 1, path, limits)}`;
+        return `[${json}]`;
+      }
+      let count = 0;
+      for (const key in object) {
+        if (!Object.hasOwn(object, key)) continue;
+        if (count++ >= limits.items) break;
+        // The copy's `out.__proto__ = ...` sets no property: JSON.stringify of it has no such key.
+        if (key === '__proto__') continue;
+        const inner = this.isSecretKey(key) ? REDACTED_JSON : this.#json((object as Record<string, unknown>)[key], depth + 1, path, limits);
+        json += `${json === '' ? '' : ','}${jsonString(key)}:${inner}`;
+      }
+      return `{${json}}`;
+    } finally {
+      path.pop();
+    }
   }
 
   /** `path`: the objects being copied above this one, to cut cycles (a shared object met twice is copied twice). */

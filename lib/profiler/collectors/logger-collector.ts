@@ -1,6 +1,6 @@
 import type { DebugLogBuffer, LogRecord } from '../../log/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import { jsonNumber, jsonString, jsonValue } from '../json.js';
+import { jsonNumber, jsonString } from '../json.js';
 import { RawJson } from '../profile.js';
 import type { Redactor } from '../redactor.js';
 
@@ -13,7 +13,7 @@ export class LoggerCollector implements DataCollector {
     readonly redactor: Redactor,
   ) {}
 
-  /** LoggerData, written as JSON (the records' contexts through JSON.stringify, redacted). */
+  /** LoggerData, written as JSON (the records' messages and contexts redacted). */
   lateCollect({ request }: CollectContext): RawJson {
     const records = this.logs.getLogs(request);
     const logs: string[] = [];
@@ -32,6 +32,6 @@ export class LoggerCollector implements DataCollector {
   /** One LogRecord as JSON (the fields the Logger makes), its message and context redacted. */
   #recordJson(record: LogRecord): string {
     const { time, level, levelName, channel, message, context } = record;
-    return `{"time":${jsonNumber(time)},"level":${jsonNumber(level)},"levelName":${jsonString(levelName)},"channel":${jsonString(channel)},"message":${jsonString(this.redactor.text(message))},"context":${jsonValue(this.redactor.value(context))}}`;
+    return `{"time":${jsonNumber(time)},"level":${jsonNumber(level)},"levelName":${jsonString(levelName)},"channel":${jsonString(channel)},"message":${jsonString(this.redactor.text(message))},"context":${this.redactor.valueJson(context)}}`;
   }
 }

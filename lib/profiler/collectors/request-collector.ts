@@ -2,7 +2,9 @@ import type { Request } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { jsonNumber, jsonString, jsonStringOrNull, jsonValue } from '../json.js';
 import { RawJson } from '../profile.js';
-import type { Redactor } from '../redactor.js';
+import { REDACTED, type Redactor } from '../redactor.js';
+
+const REDACTED_JSON = JSON.stringify(REDACTED);
 
 /** Largest request body kept, in bytes. */
 export const DEFAULT_BODY_CAP = 64 * 1024;
@@ -26,15 +28,16 @@ export class RequestCollector implements DataCollector {
     for (const [name, value] of Object.entries(request.cookies)) if (value !== undefined) cookies[name] = redactor.isSecretKey(name) ? '[redacted]' : value;
     const session = request.attributes.get('_session_data');
     const route = request.attributes.get('_route') as string | undefined;
+    const query = request.query;
     return new RawJson(
       `{"method":${jsonString(request.method)},"url":${jsonString(redactor.url(safeUri(request)))},"path":${jsonString(request.path)}` +
-        `,"requestHeaders":${jsonValue(redactor.headers(request.headers))},"query":${jsonValue(redactor.searchParams(request.query))},"cookies":${jsonValue(cookies)}` +
+        `,"requestHeaders":${redactor.headersJson(request.headers)},"query":${query.size === 0 ? '{}' : jsonValue(redactor.searchParams(query))},"cookies":${jsonValue(cookies)}` +
         `,"body":${jsonStringOrNull(text === null ? null : redactor.body(text, request.contentType))},"bodyTruncated":${truncated}` +
-        `,"attributes":${jsonValue(jsonSafeAttributes(request, redactor))},"route":${jsonStringOrNull(route)}` +
-        `,"routeParams":${jsonValue(redactor.value(request.attributes.get('_route_params') ?? {}))},"controller":${jsonStringOrNull(describeController(request.attributes.get('_controller')))}` +
+        `,"attributes":${attributesJson(request, redactor)},"route":${jsonStringOrNull(route)}` +
+        `,"routeParams":${redactor.valueJson(request.attributes.get('_route_params') ?? {})},"controller":${jsonStringOrNull(describeController(request.attributes.get('_controller')))}` +
         `,"clientIp":${jsonString(request.clientIp)},"requestType":${jsonString(requestType)},"statusCode":${jsonNumber(response.status)},"statusText":${jsonString(response.statusText)}` +
-        `,"responseHeaders":${jsonValue(redactor.headers(response.headers))},"contentType":${jsonStringOrNull(response.getHeader('content-type'))}` +
-        `,"session":${session !== undefined && session !== null && typeof session === 'object' ? jsonValue(redactor.value(session)) : 'null'}}`,
+        `,"responseHeaders":${redactor.headersJson(response.headers)},"contentType":${jsonStringOrNull(response.getHeader('content-type'))}` +
+        `,"session":${session !== undefined && session !== null && typeof session === 'object' ? redactor.valueJson(session) : 'null'}}`,
     );
   }
 }
@@ -57,13 +60,17 @@ export function describeController(controller: unknown): string | null {
   return typeof controller;
 }
 
-function jsonSafeAttributes(request: Request, redactor: Redactor): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+/** The request attributes as JSON: `_controller` by name, errors as `Class: message`, the rest redacted and JSON-safe. */
+function attributesJson(request: Request, redactor: Redactor): string {
+  let json = '';
   for (const [name, value] of request.attributes) {
-    if (name === '_controller') out[name] = describeController(value);
-    else if (name === 'exception') out[name] = value instanceof Error ? `${value.constructor.name}: ${value.message}` : String(value);
-    else if (name === '_session_data') continue;
-    else out[name] = redactor.isSecretKey(name) ? '[redacted]' : redactor.value(value);
+    let inner: string;
+    if (name === '_controller') inner = jsonStringOrNull(describeController(value));
+    else if (name === 'exception') inner = jsonString(value instanceof Error ? `${value.constructor.name}: ${value.message}` : String(value));
+    // `__proto__`: an object built from the attributes would not have it as a key either.
+    else if (name === '_session_data' || name === '__proto__') continue;
+    else inner = redactor.isSecretKey(name) ? REDACTED_JSON : redactor.valueJson(value);
+    json += `${json === '' ? '' : ','}${jsonString(name)}:${inner}`;
   }
-  return out;
+  return `{${json}}`;
 }

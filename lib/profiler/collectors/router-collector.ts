@@ -1,6 +1,6 @@
 import type { UrlMatcher } from '../../routing/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import { jsonString, jsonStringOrNull, jsonValue } from '../json.js';
+import { jsonString, jsonStringOrNull } from '../json.js';
 import { RawJson, type RouterData } from '../profile.js';
 import type { Redactor } from '../redactor.js';
 
@@ -25,7 +25,7 @@ export class RouterCollector implements DataCollector {
         routed = 'null'; // an unusable Host header: nothing to explain
       }
     }
-    const params = jsonValue(this.redactor.value(request.attributes.get('_route_params') ?? {}));
+    const params = this.redactor.valueJson(request.attributes.get('_route_params') ?? {});
     const redirect = jsonStringOrNull(response.status === 301 ? response.getHeader('location') : null);
     return new RawJson(`{"route":${jsonStringOrNull(route)},"params":${params},"redirect":${redirect},"routed":${routed}}`);
   }

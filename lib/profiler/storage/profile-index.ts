@@ -161,7 +161,16 @@ export class ProfileIndex {
       }
       count++;
     }
-    if (count > 0) this.#byTime.retain((record) => this.#entries.get(record.token) === record);
+    if (count > 0) {
+      // Usually the removed records are the oldest ones: dropped from the front, no pass over the rest.
+      const kept = (record: IndexRecord): boolean => this.#entries.get(record.token) === record;
+      let dropped = 0;
+      for (let oldest = this.#byTime.oldest(); oldest !== undefined && !kept(oldest); oldest = this.#byTime.oldest()) {
+        this.#byTime.shift();
+        dropped++;
+      }
+      if (dropped < count) this.#byTime.retain(kept);
+    }
     this.#skipped = 0;
     this.#file = { dev: file.dev, ino: file.ino };
     this.#offset = end;

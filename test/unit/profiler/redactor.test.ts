@@ -24,6 +24,32 @@ test("the profiler's own X-Debug-Token headers are shown (a profile's name, not 
   });
 });
 
+test('headersJson writes what JSON.stringify(headers()) would', () => {
+  const samples: Array<Record<string, string | string[] | number | undefined>> = [
+    {},
+    { host: 'h', accept: '*/*', 'x-api-key': 'k', cookie: 'a=1', 'content-length': 15, 'set-cookie': ['a=1', 'b=2'], gone: undefined },
+    { 'x-quote': 'say "hi"\n', 'x-debug-token': 'abc123' },
+    { 'Content-Type': 'text/html', 'content-type': 'text/plain' },
+  ];
+  for (const headers of samples) assert.is(redactor.headersJson(headers), JSON.stringify(redactor.headers(headers)), JSON.stringify(headers));
+});
+
+test('valueJson writes what JSON.stringify(value()) would, whatever the value', () => {
+  const cyclic: Record<string, unknown> = { name: 'loop' };
+  cyclic['self'] = cyclic;
+  const shared = { n: 1 };
+  let deep: unknown = 'bottom';
+  for (let i = 0; i < 12; i++) deep = { level: i, deep };
+  const samples: unknown[] = [
+    null, undefined, 'text', 'password=hunter2 and more', 'x'.repeat(10_050), 42, -0, Number.NaN, Infinity, true, 10n, Symbol('s'), function named() {}, () => {},
+    [], {}, [1, undefined, null, 'a', [2, [3]]], { a: 1, b: undefined, password: 'p', nested: { token: 't', ok: 'yes' } },
+    { 2: 'two', 1: 'one', b: 'b', a: 'a' }, JSON.parse('{"__proto__": {"x": 1}, "y": 2}'), cyclic, { left: shared, right: shared }, deep,
+    new Error('boom password=x'), new Date(0), new Date(Number.NaN), new Map<unknown, unknown>([['k', 'v'], [1, { secret: 's' }], ['1', 'collides']]),
+    Array.from({ length: 150 }, (_, i) => i), Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`k${i}`, i])), { 'quote"key': 'line\nbreak \u2028', '': 'empty' },
+  ];
+  for (const sample of samples) assert.is(redactor.valueJson(sample), JSON.stringify(redactor.value(sample)), String(typeof sample === 'symbol' ? sample.toString() : JSON.stringify(redactor.value(sample))).slice(0, 80));
+});
+
 test('secret-looking keys are hidden at any depth, others kept', () => {
   const value = redactor.value({ user: 'ann', password: 'p', nested: { apiKey: 'k', list: [{ client_secret: 's', ok: 1 }] } });
   assert.equal(value, { user: 'ann', password: REDACTED, nested: { apiKey: REDACTED, list: [{ client_secret: REDACTED, ok: 1 }] } });
