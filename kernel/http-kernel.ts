@@ -64,8 +64,13 @@ export class HttpKernel implements KernelLike {
 
   /** Dispatches `kernel.terminate`; call it after the response has been sent. */
   async terminate(request: Request, response: Response): Promise<void> {
+    await this.terminateMaybeAsync(request, response);
+  }
+
+  /** The same as terminate(), but without a promise when every listener was synchronous (servers use it). */
+  terminateMaybeAsync(request: Request, response: Response): void | Promise<void> {
     const result = this.dispatcher.dispatch(new TerminateEvent(this, request, response), KernelEvents.TERMINATE);
-    if (isPromiseLike(result)) await result;
+    if (isPromiseLike(result)) return result.then(() => {});
   }
 
   // The steps below stay synchronous until a listener or the controller returns a promise:

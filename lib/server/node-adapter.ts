@@ -39,7 +39,13 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       send(req, res, response);
       if (dispatcher.hasListeners(KernelEvents.TERMINATE)) {
         // After the response is handed to the socket: slow work (profile saving) is off the client's path.
-        kernel.terminate(request, response).catch((error: unknown) => logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error }));
+        const failed = (error: unknown): void => logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error });
+        try {
+          const done = kernel.terminateMaybeAsync(request, response);
+          if (done !== undefined) done.then(undefined, failed);
+        } catch (error) {
+          failed(error);
+        }
       }
     };
     let result: Response | Promise<Response>;

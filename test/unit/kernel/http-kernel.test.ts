@@ -41,6 +41,24 @@ test('dispatches the lifecycle events in order', async () => {
   assert.is(response.body, 'ok');
 });
 
+test('terminateMaybeAsync answers without a promise when the terminate listeners are synchronous, with one otherwise', async () => {
+  const { dispatcher, kernel } = kernelWith(() => new Response('ok'));
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.TERMINATE, () => void seen.push('sync'));
+  const request = Request.create('/');
+  const response = await kernel.handle(request);
+  assert.is(kernel.terminateMaybeAsync(request, response), undefined);
+  assert.equal(seen, ['sync']);
+  dispatcher.addListener(KernelEvents.TERMINATE, async () => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    seen.push('async');
+  }, -10);
+  const pending = kernel.terminateMaybeAsync(request, response);
+  assert.ok(pending instanceof Promise);
+  await pending;
+  assert.equal(seen, ['sync', 'sync', 'async']);
+});
+
 test('a request listener that sets a response skips the controller', async () => {
   let called = false;
   const { dispatcher, kernel } = kernelWith(() => {

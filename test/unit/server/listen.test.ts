@@ -8,6 +8,9 @@ import { Agent, request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEFAULT_LIMITS, startServers, type ListenOptions, type RunningServers } from '../../../lib/server/listen.js';
+import { createRequestListener } from '../../../lib/server/node-adapter.js';
+import { ControllerResolver, EventDispatcher, HttpKernel, KernelEvents, Response, type RequestEvent } from '../../../kernel/index.js';
+import { Logger, createBus } from '../../../lib/log/index.js';
 import { loadOrCreateDevCertificate } from '../../../lib/server/tls-certificate.js';
 
 let tmp = '';
@@ -228,6 +231,25 @@ test('close cuts a response still running after shutdownTimeout', async () => {
   } finally {
     await within(running.close(), 5_000, 'close');
   }
+});
+
+test('a terminate listener that throws is logged (critical) and the server keeps serving', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => void event.request.attributes.set('_controller', () => new Response('ok')));
+  dispatcher.addListener(KernelEvents.TERMINATE, () => {
+    throw new Error('terminate broke');
+  });
+  const bus = createBus();
+  const records: Array<{ levelName: string; message: string }> = [];
+  bus.on('log', ({ record }) => void records.push(record));
+  const listener = createRequestListener(new HttpKernel(dispatcher, new ControllerResolver()), { logger: new Logger({ bus }) });
+  await withServers(listener, {}, async (running) => {
+    for (let i = 0; i < 2; i++) {
+      const response = await request(running.urls[0]!);
+      assert.is(await response.body.text(), 'ok');
+    }
+  });
+  assert.equal(records.filter((record) => record.message === 'kernel.terminate failed: Error: terminate broke').map((record) => record.levelName), ['CRITICAL', 'CRITICAL']);
 });
 
 test('a server error after listening goes to onError instead of ending the process', async () => {
