@@ -7,6 +7,7 @@ import { gunzip as gunzipCallback } from 'node:zlib';
 import { profileJson, type Profile, type ProfileSummary, type StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
+import { generateToken } from '../token.js';
 import { FileLock } from './file-lock.js';
 import { errorCode, ignoreMissing, isMissing, removeFile } from './fs-errors.js';
 import {
@@ -691,7 +692,7 @@ export class FileStorage implements ProfilerStorage {
     }
     if (best === undefined) return null;
     for (let attempt = 0; attempt < DRAWS_PER_LEASE; attempt++) {
-      const token = best.prefix + generateHex(length - LEASE_PREFIX_LENGTH);
+      const token = best.prefix + generateToken(length - LEASE_PREFIX_LENGTH);
       if (best.taken.has(token) || this.#claims.has(token) || this.#writing.has(token) || this.#drawn.has(token)) continue;
       best.taken.add(token);
       this.#drawn.add(token);
@@ -1077,21 +1078,6 @@ export class FileStorage implements ProfilerStorage {
       // A failing error handler must not turn background upkeep into an unhandled rejection.
     }
   }
-}
-
-/** Random bytes fetched 4 KiB at a time: one randomBytes call per draw would be most of a draw's cost. */
-let randomPool = Buffer.alloc(0);
-let randomOffset = 0;
-
-function generateHex(length: number): string {
-  const bytes = Math.ceil(length / 2);
-  if (randomOffset + bytes > randomPool.length) {
-    randomPool = randomBytes(4096);
-    randomOffset = 0;
-  }
-  const hex = randomPool.toString('hex', randomOffset, randomOffset + bytes);
-  randomOffset += bytes;
-  return hex.slice(0, length);
 }
 
 function shuffle<T>(items: T[]): void {
