@@ -57,8 +57,9 @@ export function startChild(command, { core = null, cwd, env = process.env, stdin
   const argv = core === null ? command : ['taskset', '-c', String(core), ...command];
   const child = spawn(argv[0], argv.slice(1), { cwd, env, stdio: [stdin, 'pipe', 'pipe'] });
   live.add(child);
+  // close, not exit: it comes once stdout and stderr are drained too, so their last lines are in.
   const exited = new Promise((resolve) => {
-    child.once('exit', (code, signal) => {
+    child.once('close', (code, signal) => {
       live.delete(child);
       resolve({ code, signal });
     });

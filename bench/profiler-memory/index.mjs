@@ -109,8 +109,15 @@ export async function run(options = {}, log = (line) => process.stderr.write(`${
   const args = ['--port', '0', '--https-port', 'off', '--profiler-dir', profilerDir];
   // cwd is the temp dir too, so nothing the server writes relative to it lands in the repository.
   const handle = startChild([node, join(root, 'bin/serve'), ...args], { cwd: dir });
-  const dropped = { warnings: 0, last: null };
+  const dropped = { warnings: 0, last: null, total: null, recorded: null };
   const watch = (line) => {
+    // On its way out the profiler logs its total, when it dropped any.
+    const total = /(\d+) of (\d+) profiles were dropped in all/.exec(line);
+    if (total) {
+      dropped.total = Number(total[1]);
+      dropped.recorded = Number(total[2]);
+      return;
+    }
     if (!line.includes(dropWarning)) return;
     dropped.warnings++;
     const count = droppedIn(line);
@@ -191,7 +198,8 @@ export async function run(options = {}, log = (line) => process.stderr.write(`${
       },
       rss: { startMB, peakMB, endMB, firstHalfPeakMB: firstHalfPeak, secondHalfPeakMB: secondHalfPeak, growth },
       profiles,
-      dropped,
+      // Stopped (gracefully) first, so the profiler's closing total is in.
+      dropped: (await stopChild(handle), dropped),
       target: {
         text: `RSS after ${opts.requests.toLocaleString('en-US')} recorded requests < ${opts.maxMB} MB and flat`,
         status: under && flat ? 'PASS' : 'FAIL',
@@ -220,9 +228,11 @@ export function format(result) {
       (rss.growth === null ? '' : ` (${rss.growth >= 0 ? '+' : ''}${(rss.growth * 100).toFixed(1)}%)`),
     `RSS every second (s:MB): ${trace}`,
     `profiles on disk at the end: ${profiles.indexLines} index lines, ${profiles.files} segment files (${(profiles.bytes / MB).toFixed(1)} MB)`,
-    dropped.warnings > 0
+    dropped.total !== null
+      ? `the server dropped ${dropped.total} of ${dropped.recorded} profiles (its closing count)`
+      : dropped.warnings > 0
       ? `server warned ${dropped.warnings} time(s) that profiles are being dropped; dropped count in its last warning: ${dropped.last ?? 'unknown'} (logged once per burst, so a lower bound)`
-      : 'no "profiles are being dropped" warning from the server',
+      : 'no profile dropped (no warning, no closing count from the server)',
     '',
     'Target:',
     `  ${result.target.text}: ${result.target.status} (start ${rss.startMB} MB, peak ${rss.peakMB} MB, end ${rss.endMB} MB)`,
