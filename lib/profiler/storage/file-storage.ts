@@ -417,8 +417,7 @@ export class FileStorage implements ProfilerStorage {
     await this.#appending;
     if (this.#segment !== null) this.#retireSegment(this.#segment);
     try {
-      await this.#index.refresh();
-      await this.#deleteRetiredSegments();
+      await this.#deleteRetiredUnderLock();
     } catch (error) {
       this.#report(error);
     }
@@ -641,6 +640,34 @@ export class FileStorage implements ProfilerStorage {
   }
 
   /** Deletes this instance's rolled-over segments that no line of the (just refreshed) index refers to. */
+  /**
+   * Deletes this instance's rolled-over segments that no index line refers to, holding the index
+   * lock (skipped, for a later check, while another process holds it): a compaction renames its
+   * new index before it copies over the lines appended meanwhile, and a refresh between the two
+   * misses lines that still refer to our segments. Our own appends wait too (one retrying after
+   * a compaction may re-append lines for a segment it still has).
+   */
+  async #deleteRetiredUnderLock(): Promise<void> {
+    if (this.#retired.size === 0) return;
+    await this.#runExclusive(async () => {
+      try {
+        if (!(await this.#lock.tryAcquire())) return;
+      } catch (error) {
+        if (isMissing(error)) return; // the directory is gone (purged by hand): nothing to delete
+        throw error;
+      }
+      try {
+        await this.#serialAppend(async () => {
+          await this.#index.refresh();
+          await this.#deleteRetiredSegments();
+        });
+      } finally {
+        await this.#lock.release();
+      }
+    });
+  }
+
+  /** Only under the index lock (see #deleteRetiredUnderLock; a compaction holds it). */
   async #deleteRetiredSegments(): Promise<number> {
     let deleted = 0;
     for (const name of [...this.#retired]) {
@@ -892,8 +919,8 @@ export class FileStorage implements ProfilerStorage {
   }
 
   async #checkBounds(): Promise<void> {
+    await this.#deleteRetiredUnderLock();
     await this.#index.refresh();
-    await this.#deleteRetiredSegments();
     const sweepDue = Date.now() >= this.#nextSweepAt;
     if (!sweepDue && !this.#overBounds()) return;
     // Another process holding the lock is compacting already: skip, the next check will see its result.
