@@ -16,16 +16,22 @@ export function decode(raw: string): string | undefined {
 
 /** Decodes a wildcard into its segments; undefined when one is malformed. */
 export function decodeSegments(raw: string): string[] | undefined {
+  let slash = raw.indexOf('/');
+  // One segment (the common case): a literal array, without the element store's growth call.
+  if (slash === -1) {
+    const segment = decode(raw);
+    return segment === undefined ? undefined : [segment];
+  }
   // An indexOf loop: split() goes through the runtime and costs several times more.
   const segments: string[] = [];
   let start = 0;
   for (;;) {
-    const slash = raw.indexOf('/', start);
-    const segment = decode(slash === -1 ? (start === 0 ? raw : raw.slice(start)) : raw.slice(start, slash));
+    const segment = decode(slash === -1 ? raw.slice(start) : raw.slice(start, slash));
     if (segment === undefined) return undefined;
     segments.push(segment);
     if (slash === -1) return segments;
     start = slash + 1;
+    slash = raw.indexOf('/', start);
   }
 }
 
