@@ -337,7 +337,12 @@ export class RouteTree {
         } else if (size > 2) {
           if (path.slice(pos, pos + size) === prefix) next = pos + size;
         } else if (size === 1 || prefix.charCodeAt(1) === path.charCodeAt(pos + 1)) next = pos + size;
-        if (next === -1) seen = pos + size - 1;
+        if (next === -1) {
+          seen = pos + size - 1;
+          // A prefix running past the end of the path: the first character that differs is what the
+          // search looked at, so that a miss whose toggled trailing slash cannot match skips the retry.
+          if (seen >= length) seen = firstDifference(path, pos, prefix);
+        }
       }
       if (node.staticOnly) {
         if (next === -1) {
@@ -474,6 +479,13 @@ function childAt(node: TreeNode, code: number): TreeNode | undefined {
   }
   if (node.table !== null) return code < 128 ? node.table[code] : node.map!.get(code);
   return undefined;
+}
+
+/** Where `path` from `pos` first differs from `prefix` (the path's length when it is a prefix of it). */
+function firstDifference(path: string, pos: number, prefix: string): number {
+  let k = pos + 1;
+  while (k < path.length && path.charCodeAt(k) === prefix.charCodeAt(k - pos)) k++;
+  return k;
 }
 
 function insertText(node: TreeNode, text: string): TreeNode {
