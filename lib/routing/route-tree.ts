@@ -145,6 +145,11 @@ const SLASH = 47;
 /** The tree and its search state (one search at a time: matching is synchronous). */
 export class RouteTree {
   readonly #root = new TreeNode('');
+  /**
+   * The root's only child when it is `/` (every path pattern starts with one): a search of a path
+   * starting with `/` begins there, one step fewer.
+   */
+  #slash: TreeNode | null = null;
   readonly #groups: Group[] = [];
 
   // Search inputs.
@@ -241,7 +246,10 @@ export class RouteTree {
 
   /** Computes the priority bounds used to prune the search; call once after the last insert. */
   seal(): void {
-    seal(this.#root);
+    const root = this.#root;
+    seal(root);
+    const slash = root.staticOnly && root.endpoints === null ? childAt(root, SLASH) : undefined;
+    if (slash !== undefined && slash.prefix === '/' && root.codes?.length === 1) this.#slash = slash;
   }
 
   #addTail(node: TreeNode, parts: readonly Part[], candidate: Candidate, names: string[], wildcards: boolean[]): void {
@@ -270,7 +278,9 @@ export class RouteTree {
   /** Searches `path` for the best candidate accepting `bit`; true when found (see `bestCandidate`). */
   find(path: string, bit: number, host: string, scheme: string): boolean {
     this.#reset(bit, host, scheme);
-    this.walk(this.#root, path, 0, 0);
+    const slash = this.#slash;
+    if (slash !== null && path.charCodeAt(0) === SLASH) this.walk(slash, path, 1, 0);
+    else this.walk(this.#root, path, 0, 0);
     return this.bestCandidate !== null;
   }
 
