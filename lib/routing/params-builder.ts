@@ -41,11 +41,18 @@ const builders = new Map<string, ParamsBuilder>();
 
 /**
  * The builder for `candidate`'s parameters (path parameters over defaults; host parameters are
- * the caller's). Called as `build(path, positions, tail, defaults)`.
+ * the caller's); also sets `candidate.defaultValues`, which it reads. Called as
+ * `build(path, positions, tail, candidate.defaultValues)`.
+ *
+ * Default values are read from an array rather than from the route's defaults object: builders
+ * are shared by every route of a shape, and defaults objects of equal keys need not share a
+ * hidden class (a spread copy often gets one of its own), so a property read there would go
+ * megamorphic.
  */
 export function paramsBuilder(candidate: Candidate): ParamsBuilder {
   const { names, wildcards, treeParams, defaults } = candidate;
   const defaultKeys = Object.keys(defaults).filter((key) => !names.includes(key));
+  candidate.defaultValues = defaultKeys.map((key) => defaults[key]);
   const signature = JSON.stringify([names, wildcards, treeParams, defaultKeys]);
   let build = builders.get(signature);
   if (build === undefined) {
@@ -65,7 +72,7 @@ function generate(names: readonly string[], wildcards: readonly boolean[], treeP
       : `  let v${i} = ${raw};\n  if (v${i}.indexOf('%') !== -1 && (v${i} = decode(v${i})) === undefined) return ${i};\n`;
   });
   const entries = [
-    ...defaultKeys.map((key) => `${JSON.stringify(key)}: d[${JSON.stringify(key)}]`),
+    ...defaultKeys.map((key, i) => `${JSON.stringify(key)}: d[${i}]`),
     ...names.map((name, i) => `${JSON.stringify(name)}: v${i}`),
   ];
   body += `  return { ${entries.join(', ')} };\n};`;
@@ -80,7 +87,7 @@ function generate(names: readonly string[], wildcards: readonly boolean[], treeP
 function generic(names: readonly string[], wildcards: readonly boolean[], treeParams: number, defaultKeys: readonly string[]): ParamsBuilder {
   return (path, p, t, d) => {
     const params: Record<string, unknown> = {};
-    for (const key of defaultKeys) params[key] = d[key];
+    for (let i = 0; i < defaultKeys.length; i++) params[defaultKeys[i]!] = d[i];
     for (let i = 0; i < names.length; i++) {
       const raw = i < treeParams ? path.slice(p[i * 2], p[i * 2 + 1]) : t![i - treeParams + 1]!;
       const value = wildcards[i] ? decodeSegments(raw) : decode(raw);

@@ -53,6 +53,8 @@ export class Candidate implements CandidateBase {
   group: Group | null = null;
   /** Builds the parameters of a match; made by the matcher on first use. */
   build: ParamsBuilder | null = null;
+  /** The values of the defaults no parameter overrides, in `build`'s order; set with it. */
+  defaultValues: readonly unknown[] = [];
 
   constructor(base: CandidateBase, names: readonly string[], wildcards: readonly boolean[], treeParams: number) {
     this.prio = base.prio;
@@ -71,14 +73,15 @@ export class Candidate implements CandidateBase {
 }
 
 /**
- * Builds a match's parameters from the path, the tree's parameter positions and the tail's
- * match; answers the index of the parameter whose percent-encoding is malformed instead.
+ * Builds a match's parameters from the path, the tree's parameter positions, the tail's match
+ * and the candidate's `defaultValues`; answers the index of the parameter whose percent-encoding
+ * is malformed instead.
  */
 export type ParamsBuilder = (
   path: string,
   positions: readonly number[],
   tail: RegExpExecArray | null,
-  defaults: Readonly<Record<string, unknown>>,
+  defaultValues: readonly unknown[],
 ) => Record<string, unknown> | number;
 
 /** Candidates ending at the same place, in priority order. */
