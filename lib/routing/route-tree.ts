@@ -163,6 +163,12 @@ export class RouteTree {
   /** When non-null, the search collects every candidate passing host and scheme, ignoring methods. */
   #collected: Candidate[] | null = null;
   #stack: number[] = [];
+  /**
+   * The path's length, read once per search: paths come as strings of several representations
+   * (sequential, sliced, cons, thin), and past four a `path.length` in the recursive walk would be
+   * a megamorphic property load.
+   */
+  #length = 0;
 
   // Search outputs.
   /** Priority of the best match so far. */
@@ -282,6 +288,7 @@ export class RouteTree {
   find(path: string, bit: number, host: string, scheme: string): boolean {
     this.#reset(bit, host, scheme);
     const slash = this.#slash;
+    this.#length = path.length;
     if (slash !== null && path.charCodeAt(0) === SLASH) this.walk(slash, path, 1, 0);
     else this.walk(this.#root, path, 0, 0);
     return this.bestCandidate !== null;
@@ -292,6 +299,7 @@ export class RouteTree {
     this.#reset(0, host, scheme);
     const collected: Candidate[] = [];
     this.#collected = collected;
+    this.#length = path.length;
     try {
       this.walk(this.#root, path, 0, 0);
     } finally {
@@ -326,7 +334,7 @@ export class RouteTree {
 
   // Plain (not #private) methods on the hot path: no brand check per call.
   private walk(node: TreeNode, path: string, pos: number, depth: number): void {
-    const length = path.length;
+    const length = this.#length;
     // Static-only nodes are followed in a loop; a node with parameters recurses into its static child first.
     for (;;) {
       if (pos === length) {
