@@ -24,9 +24,20 @@ export const peers = [
     build(routes) {
       const router = new RegExpRouter();
       for (const [method, path] of routes) router.add(method, path, path);
+      // match() returns the handlers and the regex match, not parameters: build them as Hono's
+      // own c.req.param() does (#getAllDecodedParams), so that every router returns a params object.
       return (request) => {
         const result = router.match(request.method, request.path);
-        return result[0].length === 0 ? null : result;
+        const handlers = result[0];
+        if (handlers.length === 0) return null;
+        const [handler, paramIndexMap] = handlers[0];
+        const stash = result[1];
+        const params = {};
+        for (const key in paramIndexMap) {
+          const value = stash ? stash[paramIndexMap[key]] : paramIndexMap[key];
+          if (value !== undefined) params[key] = value.indexOf('%') === -1 ? value : decodeURIComponent(value);
+        }
+        return { handler, params };
       };
     },
   },

@@ -16,16 +16,22 @@ export function decode(raw: string): string | undefined {
 
 /** Decodes a wildcard into its segments; undefined when one is malformed. */
 export function decodeSegments(raw: string): string[] | undefined {
+  let slash = raw.indexOf('/');
+  // One segment (the common case): a literal array, without the element store's growth call.
+  if (slash === -1) {
+    const segment = decode(raw);
+    return segment === undefined ? undefined : [segment];
+  }
   // An indexOf loop: split() goes through the runtime and costs several times more.
   const segments: string[] = [];
   let start = 0;
   for (;;) {
-    const slash = raw.indexOf('/', start);
-    const segment = decode(slash === -1 ? (start === 0 ? raw : raw.slice(start)) : raw.slice(start, slash));
+    const segment = decode(slash === -1 ? raw.slice(start) : raw.slice(start, slash));
     if (segment === undefined) return undefined;
     segments.push(segment);
     if (slash === -1) return segments;
     start = slash + 1;
+    slash = raw.indexOf('/', start);
   }
 }
 
@@ -35,11 +41,18 @@ const builders = new Map<string, ParamsBuilder>();
 
 /**
  * The builder for `candidate`'s parameters (path parameters over defaults; host parameters are
- * the caller's). Called as `build(path, positions, tail, defaults)`.
+ * the caller's); also sets `candidate.defaultValues`, which it reads. Called as
+ * `build(path, positions, tail, candidate.defaultValues)`.
+ *
+ * Default values are read from an array rather than from the route's defaults object: builders
+ * are shared by every route of a shape, and defaults objects of equal keys need not share a
+ * hidden class (a spread copy often gets one of its own), so a property read there would go
+ * megamorphic.
  */
 export function paramsBuilder(candidate: Candidate): ParamsBuilder {
   const { names, wildcards, treeParams, defaults } = candidate;
   const defaultKeys = Object.keys(defaults).filter((key) => !names.includes(key));
+  candidate.defaultValues = defaultKeys.map((key) => defaults[key]);
   const signature = JSON.stringify([names, wildcards, treeParams, defaultKeys]);
   let build = builders.get(signature);
   if (build === undefined) {
@@ -59,7 +72,7 @@ function generate(names: readonly string[], wildcards: readonly boolean[], treeP
       : `  let v${i} = ${raw};\n  if (v${i}.indexOf('%') !== -1 && (v${i} = decode(v${i})) === undefined) return ${i};\n`;
   });
   const entries = [
-    ...defaultKeys.map((key) => `${JSON.stringify(key)}: d[${JSON.stringify(key)}]`),
+    ...defaultKeys.map((key, i) => `${JSON.stringify(key)}: d[${i}]`),
     ...names.map((name, i) => `${JSON.stringify(name)}: v${i}`),
   ];
   body += `  return { ${entries.join(', ')} };\n};`;
@@ -74,7 +87,7 @@ function generate(names: readonly string[], wildcards: readonly boolean[], treeP
 function generic(names: readonly string[], wildcards: readonly boolean[], treeParams: number, defaultKeys: readonly string[]): ParamsBuilder {
   return (path, p, t, d) => {
     const params: Record<string, unknown> = {};
-    for (const key of defaultKeys) params[key] = d[key];
+    for (let i = 0; i < defaultKeys.length; i++) params[defaultKeys[i]!] = d[i];
     for (let i = 0; i < names.length; i++) {
       const raw = i < treeParams ? path.slice(p[i * 2], p[i * 2 + 1]) : t![i - treeParams + 1]!;
       const value = wildcards[i] ? decodeSegments(raw) : decode(raw);

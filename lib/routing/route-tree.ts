@@ -53,6 +53,8 @@ export class Candidate implements CandidateBase {
   group: Group | null = null;
   /** Builds the parameters of a match; made by the matcher on first use. */
   build: ParamsBuilder | null = null;
+  /** The values of the defaults no parameter overrides, in `build`'s order; set with it. */
+  defaultValues: readonly unknown[] = [];
 
   constructor(base: CandidateBase, names: readonly string[], wildcards: readonly boolean[], treeParams: number) {
     this.prio = base.prio;
@@ -71,14 +73,15 @@ export class Candidate implements CandidateBase {
 }
 
 /**
- * Builds a match's parameters from the path, the tree's parameter positions and the tail's
- * match; answers the index of the parameter whose percent-encoding is malformed instead.
+ * Builds a match's parameters from the path, the tree's parameter positions, the tail's match
+ * and the candidate's `defaultValues`; answers the index of the parameter whose percent-encoding
+ * is malformed instead.
  */
 export type ParamsBuilder = (
   path: string,
   positions: readonly number[],
   tail: RegExpExecArray | null,
-  defaults: Readonly<Record<string, unknown>>,
+  defaultValues: readonly unknown[],
 ) => Record<string, unknown> | number;
 
 /** Candidates ending at the same place, in priority order. */
@@ -145,6 +148,11 @@ const SLASH = 47;
 /** The tree and its search state (one search at a time: matching is synchronous). */
 export class RouteTree {
   readonly #root = new TreeNode('');
+  /**
+   * The root's only child when it is `/` (every path pattern starts with one): a search of a path
+   * starting with `/` begins there, one step fewer.
+   */
+  #slash: TreeNode | null = null;
   readonly #groups: Group[] = [];
 
   // Search inputs.
@@ -155,6 +163,12 @@ export class RouteTree {
   /** When non-null, the search collects every candidate passing host and scheme, ignoring methods. */
   #collected: Candidate[] | null = null;
   #stack: number[] = [];
+  /**
+   * The path's length, read once per search: paths come as strings of several representations
+   * (sequential, sliced, cons, thin), and past four a `path.length` in the recursive walk would be
+   * a megamorphic property load.
+   */
+  #length = 0;
 
   // Search outputs.
   /** Priority of the best match so far. */
@@ -241,7 +255,10 @@ export class RouteTree {
 
   /** Computes the priority bounds used to prune the search; call once after the last insert. */
   seal(): void {
-    seal(this.#root);
+    const root = this.#root;
+    seal(root);
+    const slash = root.staticOnly && root.endpoints === null ? childAt(root, SLASH) : undefined;
+    if (slash !== undefined && slash.prefix === '/' && root.codes?.length === 1) this.#slash = slash;
   }
 
   #addTail(node: TreeNode, parts: readonly Part[], candidate: Candidate, names: string[], wildcards: boolean[]): void {
@@ -270,7 +287,10 @@ export class RouteTree {
   /** Searches `path` for the best candidate accepting `bit`; true when found (see `bestCandidate`). */
   find(path: string, bit: number, host: string, scheme: string): boolean {
     this.#reset(bit, host, scheme);
-    this.walk(this.#root, path, 0, 0);
+    const slash = this.#slash;
+    this.#length = path.length;
+    if (slash !== null && path.charCodeAt(0) === SLASH) this.walk(slash, path, 1, 0);
+    else this.walk(this.#root, path, 0, 0);
     return this.bestCandidate !== null;
   }
 
@@ -279,6 +299,7 @@ export class RouteTree {
     this.#reset(0, host, scheme);
     const collected: Candidate[] = [];
     this.#collected = collected;
+    this.#length = path.length;
     try {
       this.walk(this.#root, path, 0, 0);
     } finally {
@@ -313,7 +334,7 @@ export class RouteTree {
 
   // Plain (not #private) methods on the hot path: no brand check per call.
   private walk(node: TreeNode, path: string, pos: number, depth: number): void {
-    const length = path.length;
+    const length = this.#length;
     // Static-only nodes are followed in a loop; a node with parameters recurses into its static child first.
     for (;;) {
       if (pos === length) {
@@ -337,7 +358,12 @@ export class RouteTree {
         } else if (size > 2) {
           if (path.slice(pos, pos + size) === prefix) next = pos + size;
         } else if (size === 1 || prefix.charCodeAt(1) === path.charCodeAt(pos + 1)) next = pos + size;
-        if (next === -1) seen = pos + size - 1;
+        if (next === -1) {
+          seen = pos + size - 1;
+          // A prefix running past the end of the path: the first character that differs is what the
+          // search looked at, so that a miss whose toggled trailing slash cannot match skips the retry.
+          if (seen >= length) seen = firstDifference(path, pos, prefix);
+        }
       }
       if (node.staticOnly) {
         if (next === -1) {
@@ -474,6 +500,13 @@ function childAt(node: TreeNode, code: number): TreeNode | undefined {
   }
   if (node.table !== null) return code < 128 ? node.table[code] : node.map!.get(code);
   return undefined;
+}
+
+/** Where `path` from `pos` first differs from `prefix` (the path's length when it is a prefix of it). */
+function firstDifference(path: string, pos: number, prefix: string): number {
+  let k = pos + 1;
+  while (k < path.length && path.charCodeAt(k) === prefix.charCodeAt(k - pos)) k++;
+  return k;
 }
 
 function insertText(node: TreeNode, text: string): TreeNode {

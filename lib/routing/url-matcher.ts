@@ -297,7 +297,7 @@ export class UrlMatcher {
     const tree = this.#tree;
     const candidate = tree.bestCandidate!;
     const build = candidate.build ?? (candidate.build = paramsBuilder(candidate));
-    const params = build(path, tree.bestPositions, tree.bestTail, candidate.defaults);
+    const params = build(path, tree.bestPositions, tree.bestTail, candidate.defaultValues);
     if (typeof params === 'number') return { kind: 'malformed-path', parameter: candidate.names[params]!, path, cause: new URIError('URI malformed') };
     if (candidate.hostVariants !== null) {
       const host = tree.hostOf();
