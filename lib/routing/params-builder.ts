@@ -87,7 +87,8 @@ function generate(names: readonly string[], wildcards: readonly boolean[], treeP
 function generic(names: readonly string[], wildcards: readonly boolean[], treeParams: number, defaultKeys: readonly string[]): ParamsBuilder {
   return (path, p, t, d) => {
     const params: Record<string, unknown> = {};
-    for (let i = 0; i < defaultKeys.length; i++) params[defaultKeys[i]!] = d[i];
+    // Defined, not assigned: a default named `__proto__` must be a property, not the prototype.
+    for (let i = 0; i < defaultKeys.length; i++) Object.defineProperty(params, defaultKeys[i]!, { value: d[i], enumerable: true, writable: true, configurable: true });
     for (let i = 0; i < names.length; i++) {
       const raw = i < treeParams ? path.slice(p[i * 2], p[i * 2 + 1]) : t![i - treeParams + 1]!;
       const value = wildcards[i] ? decodeSegments(raw) : decode(raw);

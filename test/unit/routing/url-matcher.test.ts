@@ -38,6 +38,16 @@ test('a static route matches with its name, route and defaults as params', () =>
   assert.is(result.redirect, undefined);
 });
 
+test('a default named __proto__ is a plain property of the params, never their prototype', () => {
+  const defaults = JSON.parse('{"__proto__": {"polluted": true}, "_controller": "c"}') as Record<string, unknown>;
+  for (const [name, path, url] of [['static', '/odd', '/odd'], ['dynamic', '/odd/:id', '/odd/7']] as const) {
+    const params = matcher([name, path, { defaults }]).match(url, context()).params;
+    assert.is(Object.getPrototypeOf(params), Object.prototype, name);
+    assert.equal(Object.getOwnPropertyDescriptor(params, '__proto__')?.value, { polluted: true }, name);
+    assert.is((params as { polluted?: unknown }).polluted, undefined, name);
+  }
+});
+
 test('path parameters are decoded and overlay the defaults', () => {
   const m = matcher(['book', '/books/:id', { defaults: { id: 'none', _format: 'html' } }]);
   assert.equal(m.match('/books/caf%C3%A9%20au%20lait', context()).params, { id: 'café au lait', _format: 'html' });
