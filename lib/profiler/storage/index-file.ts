@@ -3,6 +3,7 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { jsonString, jsonStringOrNull } from '../json.js';
 import type { ProfileSummary } from '../profile.js';
 import { isStorableToken } from './validation.js';
 
@@ -64,22 +65,28 @@ export function indexEntryOf(summary: ProfileSummary, bytes: number, segment: st
 
 /** The entry as one line, newline included, at most MAX_INDEX_LINE_BYTES (the URL is cut if needed). */
 export function encodeIndexLine(entry: IndexEntry): string {
+  return `${indexLine(entry)}\n`;
+}
+
+/** The entry's line without its newline (see encodeIndexLine). */
+function indexLine(entry: IndexEntry): string {
   const where = entry.segment === null ? '' : `"g":"${entry.segment}","o":${entry.offset},`;
   const head =
-    `${LINE_START}${entry.token}","ts":${entry.time},"s":${entry.status},"m":${JSON.stringify(entry.method.slice(0, MAX_SHORT_FIELD))},` +
-    `"i":${JSON.stringify(entry.ip.slice(0, MAX_SHORT_FIELD))},"p":${JSON.stringify(entry.parent)},"b":${entry.bytes},${where}"u":`;
+    `${LINE_START}${entry.token}","ts":${entry.time},"s":${entry.status},"m":${jsonString(entry.method.slice(0, MAX_SHORT_FIELD))},` +
+    `"i":${jsonString(entry.ip.slice(0, MAX_SHORT_FIELD))},"p":${jsonStringOrNull(entry.parent)},"b":${entry.bytes},${where}"u":`;
   let url = entry.url;
   for (;;) {
-    const line = `${head}${JSON.stringify(url)}}\n`;
-    if (line.length <= MAX_INDEX_LINE_BYTES / 3 || Buffer.byteLength(line) <= MAX_INDEX_LINE_BYTES) return line;
+    const line = `${head}${jsonString(url)}}`;
+    // + 1: the newline.
+    if (line.length + 1 <= MAX_INDEX_LINE_BYTES / 3 || Buffer.byteLength(line) + 1 <= MAX_INDEX_LINE_BYTES) return line;
     url = url.slice(0, Math.floor(url.length * 0.8));
   }
 }
 
-/** The record as the index keeps it, its line included (what a writer adds to its own copy). */
+/** The record as the index keeps it, its line included (what a writer adds to its own copy); the same shape as a parsed line's. */
 export function recordOf(entry: IndexEntry): IndexRecord {
-  const line = encodeIndexLine(entry);
-  return { ...entry, line: line.slice(0, -1) };
+  const { token, parent, ip, method, url, time, status, bytes, segment, offset } = entry;
+  return { token, parent, ip, method, url, time, status, bytes, segment, offset, line: indexLine(entry) };
 }
 
 /** The header line a compaction starts the index with: entries up to `droppedThrough` (epoch ms) were dropped by it. */
