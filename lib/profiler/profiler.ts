@@ -83,8 +83,9 @@ export const PROFILER_PATHS = /^\/(?:_profiler|_wdt)(?:\/|$)/;
 
 /**
  * Records every request and sub-request in debug mode (Symfony's Profiler and
- * ProfilerListener): a token when the request starts, the collectors' data when the
- * response is ready, and the save after the response is sent.
+ * ProfilerListener): a token when the request starts, the debug headers when the response is
+ * ready, and the collectors' data, serialised and queued for a batched save, once it is sent
+ * (kernel.terminate).
  */
 export class Profiler {
   readonly storage: ProfilerStorage;
@@ -104,8 +105,8 @@ export class Profiler {
   readonly #trees = new RequestSlot<Recording[]>();
   /**
    * Profiles not saved yet, for the toolbar and panel meanwhile: the recording until the request
-   * terminates (its profile is worked out if someone asks), then its encoded JSON (bytes outside
-   * the heap cost the garbage collector nothing).
+   * terminates (its profile is worked out if someone asks), then its encoded JSON (one flat
+   * string: nothing for the garbage collector to trace).
    */
   readonly #unsaved = new Map<string, Recording | EncodedProfile>();
   #storageFailing = false;
@@ -278,8 +279,8 @@ export class Profiler {
   // once per batch, not per profile. A storage slower than the traffic costs dropped profiles
   // (counted, logged once per burst), never unbounded memory.
   #enqueue(profile: Profile): void {
-    // Serialised now: the queue then holds the JSON's bytes, outside the JavaScript heap, not an
-    // object graph the garbage collector would copy, promote and trace while it waits for its batch.
+    // Serialised now: the queue then holds one flat string per profile, not an object graph the
+    // garbage collector would trace, copy and promote while it waits for its batch.
     let encoded: EncodedProfile;
     try {
       encoded = encodeProfile(profile);
