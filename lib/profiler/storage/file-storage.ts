@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, rm, stat, utimes, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rm, stat, utimes, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';

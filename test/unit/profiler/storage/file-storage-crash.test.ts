@@ -4,7 +4,7 @@ import { appendFile, mkdir, open, readFile, utimes, writeFile } from 'node:fs/pr
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
-import { FileStorage, ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
+import { ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
 import { BASE_TIME, foundTokens, indexLines as entryLines, listFiles, makeProfile, fileStorageSuite, referencedSegments, rejection, segmentFiles, tokenFor, within } from './fixtures.js';
 
 const { test, env, storageIn } = fileStorageSuite('FileStorage after crashes', 'file-storage-crash');

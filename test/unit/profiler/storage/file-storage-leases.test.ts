@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
-import { FileStorage, ProfileExistsError, ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
+import { ProfileExistsError, ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
 import { listFiles, makeProfile, fileStorageSuite, rejection } from './fixtures.js';
 
 const { test, env, freshDir, storageIn } = fileStorageSuite('FileStorage prefix leases', 'file-storage-leases', (root) => writeFile(join(root, 'drawer.mjs'), CHILD_SOURCE));

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, open, readFile, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
-import { FileStorage, InvalidProfileError, ProfileBatchError, ProfileExistsError } from '../../../../lib/profiler/storage/index.js';
-import { BASE_TIME, foundTokens, indexLines, listFiles, makeProfile, fileStorageSuite, referencedSegments, rejection, segmentFiles, tokenFor } from './fixtures.js';
+import { InvalidProfileError, ProfileBatchError, ProfileExistsError } from '../../../../lib/profiler/storage/index.js';
+import { BASE_TIME, foundTokens, indexLines, makeProfile, fileStorageSuite, referencedSegments, rejection, segmentFiles, tokenFor } from './fixtures.js';
 
 const { test, env, storageIn } = fileStorageSuite('FileStorage', 'file-storage');
 
