@@ -1,5 +1,6 @@
 import type { CalledListener } from '../../kernel/index.js';
 import type { LogRecord } from '../log/index.js';
+import { jsonNumber, jsonString, jsonStringOrNull } from './json.js';
 
 /** The summary of a profile: what the search page lists and the storage indexes. */
 export interface ProfileSummary {
@@ -62,9 +63,9 @@ export function encodeProfile(profile: Profile): EncodedProfile {
   const { token, parent, ip, method, url, time, status, collectors } = profile;
   // The same JSON as JSON.stringify(profile), with RawJson data spliced in rather than re-read.
   const parts = [
-    '{"token":', JSON.stringify(token), ',"parent":', JSON.stringify(parent), ',"children":', JSON.stringify(profile.children),
-    ',"ip":', JSON.stringify(ip), ',"method":', JSON.stringify(method), ',"url":', JSON.stringify(url),
-    ',"time":', JSON.stringify(time), ',"status":', JSON.stringify(status), ',"collectors":{',
+    '{"token":', jsonString(token), ',"parent":', jsonStringOrNull(parent), ',"children":', JSON.stringify(profile.children),
+    ',"ip":', jsonString(ip), ',"method":', jsonString(method), ',"url":', jsonString(url),
+    ',"time":', jsonNumber(time), ',"status":', jsonNumber(status), ',"collectors":{',
   ];
   let first = true;
   for (const name in collectors) {
@@ -72,7 +73,7 @@ export function encodeProfile(profile: Profile): EncodedProfile {
     const data = collectors[name];
     const encoded = data instanceof RawJson ? data.json : (JSON.stringify(data) as string | undefined);
     if (encoded === undefined) continue;
-    parts.push(first ? '' : ',', JSON.stringify(name), ':', encoded);
+    parts.push(first ? '' : ',', jsonString(name), ':', encoded);
     first = false;
   }
   parts.push('}}');
