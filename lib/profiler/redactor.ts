@@ -10,7 +10,8 @@ export interface RedactionOptions {
 
 /** What a hidden value is replaced with. */
 export const REDACTED = '[redacted]';
-const REDACTED_JSON = JSON.stringify(REDACTED);
+/** REDACTED as JSON, for those writing JSON directly. */
+export const REDACTED_JSON = JSON.stringify(REDACTED);
 
 /** What the redactor decided about a header name (cached per name as given). */
 interface HeaderVerdict {

@@ -1,6 +1,6 @@
 import { traceEvent, traceSite, type TraceSite, type TraceableEventDispatcher } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import { jsonNumber } from '../json.js';
+import { jsonNumber, jsonString } from '../json.js';
 import { RawJson, type EventsData, type NotCalledListenerData, type Profile, type StoredEventsData, type TimeData, type TimelinePeriod } from '../profile.js';
 
 /** Listeners called (in order, with priority and duration), not called, and orphaned events. */
@@ -28,7 +28,7 @@ export class EventsCollector implements DataCollector {
         calls.push(`[${siteJson(traceSite(trace, ref))},${micros(log[i + 1]! - startNow)},${micros(log[i + 2]!)}${(ref & 1) === 1 ? ',1]' : ']'}`);
         continue;
       }
-      const event = quote(traceEvent(trace, ref));
+      const event = jsonString(traceEvent(trace, ref));
       dispatches.push(`[${event},${micros(log[i + 1]! - startNow)},${micros(log[i + 2]!)}]`);
       // Orphaned: nobody listened. Listed once each, in order of first dispatch.
       if (((-ref - 1) & 1) === 1 && !(orphaned ??= []).includes(event)) orphaned.push(event);
@@ -66,39 +66,22 @@ export function presentEvents(data: unknown): EventsData {
   };
 }
 
-/** Event and listener names as JSON strings: the same few come back on every request. */
-const quoted = new Map<string, string>();
-
-function quote(name: string): string {
-  let json = quoted.get(name);
-  if (json === undefined) {
-    json = JSON.stringify(name);
-    if (quoted.size >= 4096) quoted.clear();
-    quoted.set(name, json);
-  }
-  return json;
-}
-
 /** A listener's `"event","listener",priority` as JSON, made once per listener. */
 const siteJsons = new WeakMap<TraceSite, string>();
 
 function siteJson(site: TraceSite): string {
   let json = siteJsons.get(site);
   if (json === undefined) {
-    json = `${quote(site.event)},${quote(site.listener)},${finite(site.priority)}`;
+    // jsonNumber: a priority may be Infinity, which JSON has as null.
+    json = `${jsonString(site.event)},${jsonString(site.listener)},${jsonNumber(site.priority)}`;
     siteJsons.set(site, json);
   }
   return json;
 }
 
-/** Whole microseconds: integers serialise several times faster than fractional milliseconds. */
-function micros(ms: number): number | null {
-  return finite(Math.round(ms * 1000));
-}
-
-/** A number as JSON has it: `Infinity` (a listener priority may be) and NaN become null, as JSON.stringify does. */
-function finite(value: number): number | null {
-  return Number.isFinite(value) ? value : null;
+/** Whole microseconds, as JSON: integers serialise several times faster than fractional milliseconds. */
+function micros(ms: number): string {
+  return jsonNumber(Math.round(ms * 1000));
 }
 
 /** The request's timeline: each event dispatch and listener, the controller, and the total. */

@@ -2,9 +2,7 @@ import type { Request } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { jsonNumber, jsonString, jsonStringOrNull, jsonValue } from '../json.js';
 import { RawJson } from '../profile.js';
-import { REDACTED, type Redactor } from '../redactor.js';
-
-const REDACTED_JSON = JSON.stringify(REDACTED);
+import { REDACTED_JSON, type Redactor } from '../redactor.js';
 
 /** Largest request body kept, in bytes. */
 export const DEFAULT_BODY_CAP = 64 * 1024;
