@@ -245,7 +245,19 @@ export class Profiler {
     for (const recording of tree) if (recording.response === null) void this.storage.release(recording.token).catch(() => {});
     // A full queue drops the tree before its collection: no CPU spent on what cannot be saved.
     if (!this.#hasRoomFor(done)) return;
-    for (const recording of done) this.#enqueue(this.#profileOf(recording, done));
+    for (const recording of done) {
+      let profile: Profile;
+      try {
+        profile = this.#profileOf(recording, done);
+      } catch (error) {
+        // A collector that throws costs this profile only, as one whose data cannot be serialised.
+        this.#unsaved.delete(recording.token);
+        void this.storage.release(recording.token).catch(() => {});
+        this.#logger?.error('Profile {token} cannot be saved: a collector failed ({message}).', { token: recording.token, message: error instanceof Error ? error.message : String(error) });
+        continue;
+      }
+      this.#enqueue(profile);
+    }
     this.#schedulePump();
   }
 

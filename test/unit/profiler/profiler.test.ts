@@ -146,6 +146,26 @@ test('secret-looking route parameters are redacted in the request and router dat
   assert.equal((profile!.collectors.request as { routeParams: unknown }).routeParams, { token: '[redacted]', step: 'confirm' });
 });
 
+test('a collector that throws late costs its profile only (not its sub-request\'s), logged, never the request', async () => {
+  const storage = new MemoryStorage();
+  const errors: string[] = [];
+  const failing = { name: 'failing', lateCollect: ({ requestType }: { requestType: string }) => {
+    if (requestType === 'main') throw new Error('collector broke');
+    return { ok: true };
+  } };
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, collectors: [failing] } });
+  app.bus.on('log', ({ record }) => {
+    if (record.level <= 3) errors.push(record.message);
+  });
+  const response = await run(app, '/missing');
+  await app.close();
+  assert.is(response.status, 404);
+  assert.is(await storage.read(response.getHeader('x-debug-token')!), null, 'the main profile is lost');
+  const sub = await storage.read(response.getHeader('x-previous-debug-token')!);
+  assert.equal(sub?.collectors['failing'], { ok: true }, 'the error page sub-request is saved');
+  assert.ok(errors.some((message) => message.includes('a collector failed (collector broke)')), errors.join('\n'));
+});
+
 test('a collector whose data cannot be serialised costs its profile only, logged, never the request', async () => {
   const storage = new MemoryStorage();
   const errors: string[] = [];
