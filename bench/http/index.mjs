@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { detectPinning, startChild, stopChild, waitForLine } from '../lib/children.mjs';
 import { machineBusySeconds, processCpuSeconds } from '../lib/cpu.mjs';
 import { median, spread } from '../lib/stats.mjs';
+import { closingDropTotal } from '../lib/profiler-log.mjs';
 import { makeTempDir, removeTempDir } from '../lib/temp-dirs.mjs';
 import { formatRatio, formatTable } from '../lib/table.mjs';
 
@@ -206,8 +207,8 @@ async function measureServer(server, levels, opts, loader, pinning) {
 /** `{ dropped, recorded }` from a debug server's closing warning, or zeros when it dropped none. */
 function profilesDropped(stderr) {
   for (const line of stderr.split('\n').reverse()) {
-    const match = /(\d+) of (\d+) profiles were dropped in all/.exec(line);
-    if (match) return { dropped: Number(match[1]), recorded: Number(match[2]) };
+    const total = closingDropTotal(line);
+    if (total) return total;
   }
   return { dropped: 0, recorded: null };
 }
@@ -316,7 +317,7 @@ async function startLoader(core) {
 }
 
 /** Sums the profilers' drop counts of a server's rounds (each round is its own process). */
-function sum2(counts) {
+function dropTotals(counts) {
   return counts.reduce((total, count) => ({ dropped: total.dropped + (count?.dropped ?? 0), rounds: total.rounds + 1, droppedRounds: total.droppedRounds + ((count?.dropped ?? 0) > 0 ? 1 : 0) }), { dropped: 0, rounds: 0, droppedRounds: 0 });
 }
 
@@ -339,7 +340,7 @@ function summarise(state) {
       errors: sum('errors'),
       timeouts: sum('timeouts'),
       mismatches: sum('mismatches'),
-      profilesDropped: samples.some((sample) => sample.profilesDropped) ? sum2(samples.map((sample) => sample.profilesDropped)) : null,
+      profilesDropped: samples.some((sample) => sample.profilesDropped) ? dropTotals(samples.map((sample) => sample.profilesDropped)) : null,
       silent: samples.filter((sample) => sample.ok === 0).length,
       serverCpu: serverCpu.length > 0 ? median(serverCpu) : null,
       cpuMicrosPerRequest: cpuPerRequest.length > 0 ? median(cpuPerRequest) : null,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { startChild, stopChild, waitForLine } from '../lib/children.mjs';
+import { closingDropTotal } from '../lib/profiler-log.mjs';
 import { makeTempDir, removeTempDir } from '../lib/temp-dirs.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -112,10 +113,10 @@ export async function run(options = {}, log = (line) => process.stderr.write(`${
   const dropped = { warnings: 0, last: null, total: null, recorded: null };
   const watch = (line) => {
     // On its way out the profiler logs its total, when it dropped any.
-    const total = /(\d+) of (\d+) profiles were dropped in all/.exec(line);
+    const total = closingDropTotal(line);
     if (total) {
-      dropped.total = Number(total[1]);
-      dropped.recorded = Number(total[2]);
+      dropped.total = total.dropped;
+      dropped.recorded = total.recorded;
       return;
     }
     if (!line.includes(dropWarning)) return;

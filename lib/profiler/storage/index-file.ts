@@ -224,7 +224,7 @@ export async function waitWhileLocked(lockPath: string, staleMs: number): Promis
     } catch {
       return;
     }
-    if ( Date.now() - lock.mtimeMs >= staleMs || Date.now() >= deadline) return;
+    if (Date.now() - lock.mtimeMs >= staleMs || Date.now() >= deadline) return;
     await sleep(LOCK_POLL_MS);
   }
 }
