@@ -1,5 +1,6 @@
 import type { CalledListener } from '../../kernel/index.js';
 import type { LogRecord } from '../log/index.js';
+import type { ByteSlab } from './byte-slab.js';
 import { jsonNumber, jsonString, jsonStringOrNull } from './json.js';
 
 /** The summary of a profile: what the search page lists and the storage indexes. */
@@ -57,9 +58,10 @@ export class RawJson {
  * Serialises a profile once; throws a TypeError when a collector's data is not JSON-serialisable.
  * The JSON is one flat string made by a single join (appending piece by piece would leave a
  * tree of string fragments for the garbage collector to walk while the profile waits for its
- * batch); the storage turns it into bytes with the rest of the batch.
+ * batch); the storage turns it into bytes with the rest of the batch. With `slab`, the JSON is
+ * UTF-8 bytes copied there instead (see ByteSlab).
  */
-export function encodeProfile(profile: Profile): EncodedProfile {
+export function encodeProfile(profile: Profile, slab?: ByteSlab): EncodedProfile {
   const { token, parent, ip, method, url, time, status, collectors } = profile;
   // The same JSON as JSON.stringify(profile), with RawJson data spliced in rather than re-read.
   const parts = [
@@ -77,7 +79,8 @@ export function encodeProfile(profile: Profile): EncodedProfile {
     first = false;
   }
   parts.push('}}');
-  return { token, parent, ip, method, url, time, status, json: parts.join('') };
+  const json = parts.join('');
+  return { token, parent, ip, method, url, time, status, json: slab === undefined ? json : slab.copy(json) };
 }
 
 /** The JSON of a profile (a string or UTF-8 bytes), serialising it unless it already is. */

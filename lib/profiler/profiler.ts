@@ -12,6 +12,7 @@ import {
   type TerminateEvent,
 } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
+import { ByteSlab } from './byte-slab.js';
 import { safeUri } from './collectors/request-collector.js';
 import type { CollectContext, DataCollector } from './data-collector.js';
 import { decodeProfile, encodeProfile, type EncodedProfile, type Profile } from './profile.js';
@@ -112,6 +113,7 @@ export class Profiler {
   #storageFailing = false;
   readonly #maxQueued: number;
   readonly #queue: EncodedProfile[] = [];
+  readonly #slab = new ByteSlab();
   readonly #idle: Array<() => void> = [];
   #writing = false;
   #pumpTimer: NodeJS.Timeout | null = null;
@@ -291,11 +293,12 @@ export class Profiler {
   // once per batch, not per profile. A storage slower than the traffic costs dropped profiles
   // (counted, logged once per burst), never unbounded memory.
   #enqueue(profile: Profile): void {
-    // Serialised now: the queue then holds one flat string per profile, not an object graph the
-    // garbage collector would trace, copy and promote while it waits for its batch.
+    // Serialised now, and the JSON copied out of the JavaScript heap (see ByteSlab): while it waits
+    // for its batch, the queue holds a small view per profile, not an object graph or a string the
+    // garbage collector would trace, copy and promote.
     let encoded: EncodedProfile;
     try {
-      encoded = encodeProfile(profile);
+      encoded = encodeProfile(profile, this.#slab);
     } catch (error) {
       this.#unsaved.delete(profile.token);
       void this.storage.release(profile.token).catch(() => {});
@@ -436,7 +439,11 @@ export class Profiler {
     } catch (error) {
       this.#reportStorageError(error);
     } finally {
-      for (const profile of batch) this.#unsaved.delete(profile.token);
+      for (const profile of batch) {
+        this.#unsaved.delete(profile.token);
+        // The storage has copied what it keeps (see ProfilerStorage.writeMany).
+        if (typeof profile.json !== 'string') this.#slab.release(profile.json);
+      }
     }
   }
 

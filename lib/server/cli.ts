@@ -12,7 +12,7 @@ interface App {
 }
 
 /** V8's heap growing factor in debug mode (see main); pass your own `--heap-growing-percent` to node to override. */
-export const DEBUG_HEAP_GROWING = '--heap-growing-percent=20';
+export const DEBUG_HEAP_GROWING = '--heap-growing-percent=100';
 
 /** Why a listener could not start, for the errors an operator can fix; anything else shows its own message. */
 const LISTEN_ERRORS: Readonly<Record<string, string>> = {
@@ -43,13 +43,13 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
   if (options.debug) {
     // Debug pages show the whole stack; V8 keeps only 10 frames by default.
     Error.stackTraceLimit = Math.max(Error.stackTraceLimit, 50);
-    // The profiler makes garbage that lives a few milliseconds too long to die young (profiles
-    // waiting for their batch): V8's default heap growth then lets old space reach about three
-    // times the live set before collecting it. Growing it by 20% per collection keeps a server
-    // recording 100,000 requests near 140 MB of RSS instead of 200-250 MB, for no measurable
-    // throughput (interleaved in-process runs against 50%: 57-75 and 56-76 µs per debug request;
-    // 35-50% peaked at 141-146 MB). A V8 heuristic only (read at each full collection); this
-    // process is ours.
+    // The profiler keeps what it records for a while (profiles waiting for their batch, the
+    // index's records): some of it is promoted to old space and dies there, and V8's default heap
+    // growth then lets old space reach about three times the live set before collecting it
+    // (180 MB of RSS after 100,000 recorded requests). Growing it by 100% per collection keeps
+    // such a server near 135 MB. 20% kept it near 140 MB but cost a full collection every few
+    // thousand requests: about a quarter of a debug request's CPU in process. A V8 heuristic
+    // only (read at each full collection); this process is ours.
     if (!process.execArgv.some((flag) => flag.startsWith('--heap-growing-percent'))) setFlagsFromString(DEBUG_HEAP_GROWING);
   }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, readdir, rm, stat, utimes, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,8 +18,10 @@ import {
   indexEntryOf,
   isCurrentFile,
   readIndexLines,
-  recordOf,
+  recordLines,
   waitWhileLocked,
+  writeIndexFile,
+  type IndexEntry,
   type IndexRecord,
 } from './index-file.js';
 import { ProfileIndex } from './profile-index.js';
@@ -377,10 +379,9 @@ export class FileStorage implements ProfilerStorage {
         throw error instanceof ProfilerStorageError ? error : this.#failure('purge', null, error);
       }
       try {
-        const content = encodeIndexHeader(PURGED_THROUGH);
         await this.#serialAppend(() => this.#index.hold(async () => {
-          const file = this.#replaceIndex(content);
-          this.#index.emptied(Buffer.byteLength(content), file, PURGED_THROUGH);
+          const { file, bytes } = this.#replaceIndex(encodeIndexHeader(PURGED_THROUGH), []);
+          this.#index.emptied(bytes, file, PURGED_THROUGH);
         }));
         for (const name of (await ignoreMissing(readdir(this.dir))) ?? []) {
           if (SHARD_DIR.test(name)) await rm(join(this.dir, name), { recursive: true, force: true });
@@ -540,8 +541,7 @@ export class FileStorage implements ProfilerStorage {
     let size = batch.length;
     for (const length of lengths) size += length;
     const data = Buffer.allocUnsafe(size);
-    const records: IndexRecord[] = [];
-    let lines = '';
+    const entries: IndexEntry[] = [];
     let at = 0;
     for (let i = 0; i < batch.length; i++) {
       const { profile, json } = batch[i] as PendingWrite;
@@ -549,12 +549,11 @@ export class FileStorage implements ProfilerStorage {
       // Most profiles are ASCII (as long in bytes as in characters): a latin1 write of those is a plain copy.
       if (typeof json !== 'string') json.copy(data, at);
       else data.write(json, at, length, length === json.length ? 'latin1' : 'utf8');
-      const record = recordOf(indexEntryOf(profile, length, segment.name, segment.size + at));
-      records.push(record);
-      lines += `${record.line}\n`;
+      entries.push(indexEntryOf(profile, length, segment.name, segment.size + at));
       at += length;
       data[at++] = NEWLINE;
     }
+    const { records, lines } = recordLines(entries);
     try {
       // Synchronous: one write of the batch into the page cache (about a millisecond for 1,000
       // profiles) instead of a loop turn per step, which under load made a batch take ~0.5 s and
@@ -853,18 +852,19 @@ export class FileStorage implements ProfilerStorage {
     if (stats !== undefined && stats.size === 0) await removeFile(path);
   }
 
-  /** Writes `content` as the new index via temp file + rename; returns the new file's identity. */
   /**
-   * Writes the new index beside the old one and renames it over. Synchronous (a write of a few
+   * Writes the new index (the header, then the records' lines) beside the old one and renames it
+   * over; returns the new file's identity and size. Synchronous (a write of a few
    * hundred KB to the page cache): this instance's saves and index reads wait for it, and each
    * awaited step would cost them a turn of a busy event loop.
    */
-  #replaceIndex(content: string): { dev: number; ino: number } {
+  #replaceIndex(header: string, records: readonly IndexRecord[]): { file: { dev: number; ino: number }; bytes: number } {
     const temp = `${this.#indexPath}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
     const fd = openSync(temp, 'wx');
     let identity;
+    let bytes;
     try {
-      writeFileSync(fd, content);
+      bytes = writeIndexFile(fd, header, records);
       identity = fstatSync(fd);
     } finally {
       closeSync(fd);
@@ -878,7 +878,7 @@ export class FileStorage implements ProfilerStorage {
       rmSync(temp, { force: true });
       throw error;
     }
-    return { dev: identity.dev, ino: identity.ino };
+    return { file: { dev: identity.dev, ino: identity.ino }, bytes };
   }
 
   #runExclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -977,19 +977,18 @@ export class FileStorage implements ProfilerStorage {
         const liveTokens = new Set(live.map((record) => record.token));
         for (const record of records) if (!liveTokens.has(record.token)) removed.push(record);
       }
-      const content = encodeIndexHeader(droppedThrough) + kept.map((record) => `${record.line}\n`).join('');
       // This instance's own batches wait meanwhile: none is appended to the old file after its tail
       // was copied. Its reads of the index wait too (hold): one between the rename and compacted()
       // would take the new file, tail not copied yet, for the whole index, and searches and reads
       // would miss the profiles appended during the compaction until the next refresh.
       await this.#serialAppend(() => this.#index.hold(async () => {
-        const file = this.#replaceIndex(content);
+        const { file, bytes } = this.#replaceIndex(encodeIndexHeader(droppedThrough), kept);
         if (old !== undefined) {
           const removedTokens = new Set(removed.map((record) => record.token));
           const tail = readIndexLines(old, end).lines.map(decodeIndexLine).filter((record) => record !== null && !removedTokens.has(record.token));
           if (tail.length > 0) appendIndexLines(this.#indexPath, Buffer.from(tail.map((record) => `${record?.line}\n`).join('')));
         }
-        this.#index.compacted(removed, Buffer.byteLength(content), file, droppedThrough);
+        this.#index.compacted(removed, bytes, file, droppedThrough);
       }));
       report.profiles = kept.length;
       report.removed = firstKept;

@@ -83,10 +83,32 @@ function indexLine(entry: IndexEntry): string {
   }
 }
 
-/** The record as the index keeps it, its line included (what a writer adds to its own copy); the same shape as a parsed line's. */
-export function recordOf(entry: IndexEntry): IndexRecord {
+/**
+ * The record as the index keeps it, its line included (what a writer adds to its own copy); the
+ * same shape as a parsed line's. `line` must be the entry's line (see recordLines).
+ */
+export function recordOf(entry: IndexEntry, line = indexLine(entry)): IndexRecord {
   const { token, parent, ip, method, url, time, status, bytes, segment, offset } = entry;
-  return { token, parent, ip, method, url, time, status, bytes, segment, offset, line: indexLine(entry) };
+  return { token, parent, ip, method, url, time, status, bytes, segment, offset, line };
+}
+
+/**
+ * The records of a batch of entries, and their lines as one string (newlines included). Each
+ * record's line is a slice of that one flat string: a line built piece by piece is a tree of
+ * string fragments, and the index keeps its records (10,000 by default) long enough for the
+ * garbage collector to copy and trace every fragment of every line.
+ */
+export function recordLines(entries: readonly IndexEntry[]): { records: IndexRecord[]; lines: string } {
+  const lines = entries.map(indexLine);
+  const text = lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+  const records: IndexRecord[] = [];
+  let at = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const length = (lines[i] as string).length;
+    records.push(recordOf(entries[i] as IndexEntry, text.slice(at, at + length)));
+    at += length + 1;
+  }
+  return { records, lines: text };
 }
 
 /** The header line a compaction starts the index with: entries up to `droppedThrough` (epoch ms) were dropped by it. */
@@ -187,6 +209,38 @@ export function readIndexLines(file: FileHandle | number, offset: number, knownS
  * written to: when a compaction replaced it meanwhile, the caller checks its lines made it over.
  * A short write (disk full) rejects; the torn tail it may leave is skipped by readers.
  */
+/** Bytes gathered before each write of writeIndexFile. */
+const WRITE_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Writes a whole index (its header, then each record's line) to `fd` from its start, in chunks;
+ * returns the bytes written. A compaction rewrites 10,000 lines by default: joined into one string
+ * they would be megabytes allocated straight into the garbage collector's old generation, at every
+ * compaction.
+ */
+export function writeIndexFile(fd: number, header: string, records: readonly IndexRecord[]): number {
+  const chunk = Buffer.allocUnsafe(WRITE_CHUNK_BYTES);
+  let used = chunk.write(header, 0, 'utf8');
+  let total = 0;
+  const flush = (): void => {
+    for (let written = 0; written < used; ) {
+      const bytesWritten = writeSync(fd, chunk, written, used - written, total + written);
+      if (bytesWritten === 0) throw new Error(`Short write of the profiler index (${total + written} bytes written): is the disk full?`);
+      written += bytesWritten;
+    }
+    total += used;
+    used = 0;
+  };
+  for (const record of records) {
+    // A line is at most MAX_INDEX_LINE_BYTES, newline included.
+    if (used + MAX_INDEX_LINE_BYTES > WRITE_CHUNK_BYTES) flush();
+    used += chunk.write(record.line, used, 'utf8');
+    chunk[used++] = NEWLINE;
+  }
+  flush();
+  return total;
+}
+
 export function appendIndexLines(path: string, data: Buffer): FileIdentity & { size: number } {
   const fd = openSync(path, 'a');
   try {

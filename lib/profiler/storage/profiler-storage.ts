@@ -65,7 +65,10 @@ export interface ProfilerStorage {
    * saved; the promise then rejects with the refused profile's error, or with ProfileBatchError
    * (its `errors`) when several were refused. A storage failure (disk full, read-only) rejects
    * with ProfilerStorageError, and the batch may then be saved in part or not at all.
-   * Profiles may come already serialised (EncodedProfile, see `profileJson()`).
+   * Profiles may come already serialised (EncodedProfile, see `profileJson()`). The bytes of an
+   * encoded profile's `json` belong to the caller again once the promise settles (the profiler
+   * reuses them for later profiles): copy what you keep, as FileStorage (to its file) and
+   * MemoryStorage (to a string) do.
    */
   writeMany(profiles: readonly StorableProfile[]): Promise<void>;
   /** The profile, or null when unknown (also for malformed tokens, without touching the disk). */

@@ -1,3 +1,4 @@
+import { closeSync, openSync } from 'node:fs';
 import { open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -11,6 +12,8 @@ import {
   encodeIndexLine,
   leadingToken,
   readIndexLines,
+  recordLines,
+  writeIndexFile,
   type IndexEntry,
 } from '../../../../lib/profiler/storage/index-file.js';
 import { BASE_TIME, makeTempDir } from './fixtures.js';
@@ -118,6 +121,37 @@ test('appendIndexLines appends whole batches of lines, creates the file and name
   assert.ok(lines.every((line) => decodeIndexLine(line) !== null));
   assert.is(new Set(lines).size, 1_000);
   assert.is(new Set(identities.map((identity) => `${identity.dev}:${identity.ino}`)).size, 1);
+});
+
+test('recordLines: one text of the batch\'s lines, each record keeping its own line, which decodes to its entry', () => {
+  const entries = [entry('aaaaaa'), entry('bbbbbb', { url: 'http://h/€"\n', parent: 'aaaaaa' }), entry('cccccc', { url: 'http://h/' + 'x'.repeat(5_000) })];
+  const { records, lines } = recordLines(entries);
+  assert.is(lines, entries.map(encodeIndexLine).join(''));
+  assert.is(records.length, 3);
+  records.forEach((record, i) => {
+    assert.is(record.line, encodeIndexLine(entries[i] as IndexEntry).slice(0, -1));
+    assert.equal(entryOf(record.line), entryOf(encodeIndexLine(entries[i] as IndexEntry).slice(0, -1)));
+    assert.is(record.token, (entries[i] as IndexEntry).token);
+  });
+  assert.equal(recordLines([]), { records: [], lines: '' });
+});
+
+test('writeIndexFile writes the header and every line in chunks, and returns the bytes written', async () => {
+  const path = join(dir, 'rewrite.ndjson');
+  // About 200 KB of lines, multi-byte characters included: several chunks.
+  const { records } = recordLines(Array.from({ length: 600 }, (_, i) => entry((0x200000 + i).toString(16), { url: `http://h/${'é'.repeat(i % 7)}${'p'.repeat(300)}` })));
+  await writeFile(path, 'x'.repeat(1_000_000));
+  const fd = openSync(path, 'w');
+  let bytes: number;
+  try {
+    bytes = writeIndexFile(fd, encodeIndexHeader(42), records);
+  } finally {
+    closeSync(fd);
+  }
+  const content = await readFile(path, 'utf8');
+  assert.is(content, encodeIndexHeader(42) + records.map((record) => `${record.line}\n`).join(''));
+  assert.is(bytes, Buffer.byteLength(content));
+  assert.ok(bytes > 128 * 1024, `${bytes} bytes: more than one chunk`);
 });
 
 test.run();
