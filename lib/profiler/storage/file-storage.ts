@@ -638,7 +638,6 @@ export class FileStorage implements ProfilerStorage {
     if (segment.size > 0) this.#retired.add(segment.name);
   }
 
-  /** Deletes this instance's rolled-over segments that no line of the (just refreshed) index refers to. */
   /**
    * Deletes this instance's rolled-over segments that no index line refers to, holding the index
    * lock (skipped, for a later check, while another process holds it): a compaction renames its
@@ -647,7 +646,11 @@ export class FileStorage implements ProfilerStorage {
    * a compaction may re-append lines for a segment it still has).
    */
   async #deleteRetiredUnderLock(): Promise<void> {
-    if (this.#retired.size === 0) return;
+    // Only a segment that this copy of the index no longer refers to may be deletable (checked
+    // again under the lock): most checks end here, without taking the lock.
+    let candidate = false;
+    for (const name of this.#retired) candidate ||= !this.#index.refersTo(name);
+    if (!candidate) return;
     await this.#runExclusive(async () => {
       try {
         if (!(await this.#lock.tryAcquire())) return;
