@@ -14,9 +14,11 @@ export type CompiledSearch = (path: string, bit: number, out: SearchResult) => b
 /** Nodes plus candidates above which a tree keeps the generic walk (checked before generating). */
 const MAX_SIZE = 600;
 /**
- * Generated source length above which the tree keeps the generic walk: one function holds the
- * whole tree, and past this size (the GitHub API's 203 routes make ~145,000 characters) V8's
- * optimized code for it ran at a third of the generic walk's speed in bench/router.
+ * Generated source length above which the tree keeps the generic walk. V8's time to optimize a
+ * function grows faster than its size: the GitHub API's 203 routes (~145,000 characters) took
+ * about a second on the reference VM, running unoptimized, at a third of the walk's speed, until
+ * then. Split into functions of at most a few thousand characters, most of them were called too
+ * rarely to be optimized at all during a bench case. A tree this size takes a few milliseconds.
  */
 const MAX_SOURCE = 32_000;
 
