@@ -6,7 +6,9 @@
 // a wildcard followed by more text) is left to a sticky regex for the rest of the path, a
 // "tail". Each candidate has a priority (route index, then optional-group variant), and the
 // search keeps the smallest: first match wins, as in Symfony, whatever the tree's shape.
-// Subtrees whose best priority cannot beat the current match are skipped.
+// Subtrees whose best priority cannot beat the current match are skipped. A small tree without
+// host, scheme or tail conditions is also compiled into one generated function that takes the
+// same decisions (tree-compiler.ts); `find` runs that instead of the walk.
 //
 // Why a tree and not only merged regexes (Symfony's CompiledUrlMatcher, Hono's RegExpRouter): a
 // merged regex needs a capture group per route to tell which one matched, so each match fills
@@ -14,6 +16,7 @@
 // reads each character of the path about once whatever the route count (bench/router: 10,000
 // routes cost ~1.3x what 100 do), and regexes remain for the parts only a regex can decide.
 import { cannotMatch, variantSource, type Part } from './pattern.js';
+import { compileSearch, firstDifference, type CompiledSearch } from './tree-compiler.js';
 import type { HostVariant, Route } from './route.js';
 
 /** What a candidate is made from, before the tree lays out its parameters. */
@@ -119,7 +122,32 @@ interface Tail {
 /** Larger than any priority, and a small integer: V8 keeps such fields unboxed, unlike Infinity. */
 const NONE = 0x3fffffff;
 
-class TreeNode {
+/** A node as the tree compiler reads it (after seal). */
+export interface SearchNode {
+  readonly prefix: string;
+  readonly children: ReadonlyMap<number, SearchNode> | null;
+  readonly params: readonly { readonly stop: number; readonly test: RegExp | null; readonly node: SearchNode; readonly minPrio: number }[] | null;
+  readonly wildcards: readonly { readonly test: RegExp | null; readonly group: Group; readonly minPrio: number }[] | null;
+  readonly tails: readonly unknown[] | null;
+  readonly endpoints: Group | null;
+  readonly minPrio: number;
+  readonly staticOnly: boolean;
+}
+
+/** The outputs of a search, as the compiled search writes them. */
+export interface SearchResult {
+  best: number;
+  bestCandidate: Candidate | null;
+  readonly bestPositions: number[];
+  bestDepth: number;
+  bestTail: RegExpExecArray | null;
+  missCount: number;
+  missGroup: Group | null;
+  schemeMiss: readonly string[] | null;
+  reach: number;
+}
+
+class TreeNode implements SearchNode {
   prefix: string;
   /** Children by the char code of their first character (while building). */
   children: Map<number, TreeNode> | null = null;
@@ -146,8 +174,10 @@ class TreeNode {
 const SLASH = 47;
 
 /** The tree and its search state (one search at a time: matching is synchronous). */
-export class RouteTree {
+export class RouteTree implements SearchResult {
   readonly #root = new TreeNode('');
+  /** The generated search, when the tree qualifies (see tree-compiler.ts). */
+  #compiled: CompiledSearch | null = null;
   /**
    * The root's only child when it is `/` (every path pattern starts with one): a search of a path
    * starting with `/` begins there, one step fewer.
@@ -191,6 +221,11 @@ export class RouteTree {
    * uses it to skip the trailing-slash retry without searching again.
    */
   reach = 0;
+
+  /** Whether `find` runs a generated search (set by `seal`). */
+  get compiled(): boolean {
+    return this.#compiled !== null;
+  }
 
   /** Every group, for the matcher to precompute their 405 outcomes. */
   get groups(): readonly Group[] {
@@ -259,6 +294,7 @@ export class RouteTree {
     seal(root);
     const slash = root.staticOnly && root.endpoints === null ? childAt(root, SLASH) : undefined;
     if (slash !== undefined && slash.prefix === '/' && root.codes?.length === 1) this.#slash = slash;
+    this.#compiled = compileSearch(root);
   }
 
   #addTail(node: TreeNode, parts: readonly Part[], candidate: Candidate, names: string[], wildcards: boolean[]): void {
@@ -286,6 +322,8 @@ export class RouteTree {
 
   /** Searches `path` for the best candidate accepting `bit`; true when found (see `bestCandidate`). */
   find(path: string, bit: number, host: string, scheme: string): boolean {
+    const compiled = this.#compiled;
+    if (compiled !== null) return compiled(path, bit, this);
     this.#reset(bit, host, scheme);
     const slash = this.#slash;
     this.#length = path.length;
@@ -500,13 +538,6 @@ function childAt(node: TreeNode, code: number): TreeNode | undefined {
   }
   if (node.table !== null) return code < 128 ? node.table[code] : node.map!.get(code);
   return undefined;
-}
-
-/** Where `path` from `pos` first differs from `prefix` (the path's length when it is a prefix of it). */
-function firstDifference(path: string, pos: number, prefix: string): number {
-  let k = pos + 1;
-  while (k < path.length && path.charCodeAt(k) === prefix.charCodeAt(k - pos)) k++;
-  return k;
 }
 
 function insertText(node: TreeNode, text: string): TreeNode {
