@@ -51,15 +51,19 @@ export class HttpKernel implements KernelLike {
    * controller were synchronous: servers use it to spend no promise on such requests.
    */
   handleMaybeAsync(request: Request, type: RequestType = RequestType.MAIN, catchErrors = true): Response | Promise<Response> {
-    return this.requestStack.run(request, () => {
-      let result: Response | Promise<Response>;
-      try {
-        result = this.#handleRaw(request, type);
-      } catch (error) {
-        return this.#handleError(error, request, type, catchErrors);
-      }
-      return isPromiseLike(result) ? result.then(undefined, (error: unknown) => this.#handleError(error, request, type, catchErrors)) : result;
-    });
+    // Without async context tracking, run() would only call the function: no closure for it.
+    if (!this.requestStack.tracksAsyncContext) return this.#handleCaught(request, type, catchErrors);
+    return this.requestStack.run(request, () => this.#handleCaught(request, type, catchErrors));
+  }
+
+  #handleCaught(request: Request, type: RequestType, catchErrors: boolean): Response | Promise<Response> {
+    let result: Response | Promise<Response>;
+    try {
+      result = this.#handleRaw(request, type);
+    } catch (error) {
+      return this.#handleError(error, request, type, catchErrors);
+    }
+    return isPromiseLike(result) ? result.then(undefined, (error: unknown) => this.#handleError(error, request, type, catchErrors)) : result;
   }
 
   /** Dispatches `kernel.terminate`; call it after the response has been sent. */
@@ -73,14 +77,19 @@ export class HttpKernel implements KernelLike {
     if (isPromiseLike(result)) return result.then(() => {});
   }
 
-  // The steps below stay synchronous until a listener or the controller returns a promise:
-  // `then()` runs the next step at once for a plain value and chains it for a promise.
+  // The steps below stay synchronous until a listener or the controller returns a promise: each
+  // calls the next step at once after a plain value, and chains it after a promise (no closure
+  // is made on the synchronous path).
 
   #handleRaw(request: Request, type: RequestType): Response | Promise<Response> {
     const event = new RequestEvent(this, request, type);
-    return then(this.dispatcher.dispatch(event, KernelEvents.REQUEST), () =>
-      event.response !== null ? this.#filterResponse(event.response, request, type) : this.#callController(request, type),
-    );
+    const pending = this.dispatcher.dispatch(event, KernelEvents.REQUEST);
+    if (isPromiseLike(pending)) return (pending as Promise<unknown>).then(() => this.#afterRequest(event, request, type));
+    return this.#afterRequest(event, request, type);
+  }
+
+  #afterRequest(event: RequestEvent, request: Request, type: RequestType): Response | Promise<Response> {
+    return event.response !== null ? this.#filterResponse(event.response, request, type) : this.#callController(request, type);
   }
 
   #callController(request: Request, type: RequestType): Response | Promise<Response> {
@@ -88,25 +97,39 @@ export class HttpKernel implements KernelLike {
     if (controller === null) {
       throw new NotFoundHttpError(`Unable to find the controller for path "${request.path}". The route is wrongly configured.`);
     }
-    const controllerEvent = new ControllerEvent(this, controller, request, type);
-    return then(this.dispatcher.dispatch(controllerEvent, KernelEvents.CONTROLLER), () => {
-      const resolved = controllerEvent.controller;
-      const argumentsEvent = new ControllerArgumentsEvent(this, resolved, this.argumentResolver.getArguments(request, resolved), request, type);
-      return then(this.dispatcher.dispatch(argumentsEvent, KernelEvents.CONTROLLER_ARGUMENTS), () => {
-        const final = argumentsEvent.controller;
-        return then(final(...argumentsEvent.arguments), (result) => this.#toResponse(result, final, request, type));
-      });
-    });
+    const event = new ControllerEvent(this, controller, request, type);
+    const pending = this.dispatcher.dispatch(event, KernelEvents.CONTROLLER);
+    if (isPromiseLike(pending)) return (pending as Promise<unknown>).then(() => this.#resolveArguments(event, request, type));
+    return this.#resolveArguments(event, request, type);
+  }
+
+  #resolveArguments(controllerEvent: ControllerEvent, request: Request, type: RequestType): Response | Promise<Response> {
+    const resolved = controllerEvent.controller;
+    const event = new ControllerArgumentsEvent(this, resolved, this.argumentResolver.getArguments(request, resolved), request, type);
+    const pending = this.dispatcher.dispatch(event, KernelEvents.CONTROLLER_ARGUMENTS);
+    if (isPromiseLike(pending)) return (pending as Promise<unknown>).then(() => this.#runController(event, request, type));
+    return this.#runController(event, request, type);
+  }
+
+  #runController(event: ControllerArgumentsEvent, request: Request, type: RequestType): Response | Promise<Response> {
+    const controller = event.controller;
+    const result: unknown = controller(...event.arguments);
+    if (isPromiseLike(result)) return (result as Promise<unknown>).then((value) => this.#toResponse(value, controller, request, type));
+    return this.#toResponse(result, controller, request, type);
   }
 
   /** A Response goes on; anything else goes through `kernel.view`. */
   #toResponse(result: unknown, controller: Controller, request: Request, type: RequestType): Response | Promise<Response> {
     if (result instanceof Response) return this.#filterResponse(result, request, type);
-    const viewEvent = new ViewEvent(this, request, type, result);
-    return then(this.dispatcher.dispatch(viewEvent, KernelEvents.VIEW), () => {
-      if (viewEvent.response === null) throw new ControllerDoesNotReturnResponseError(noResponseMessage(controller, result));
-      return this.#filterResponse(viewEvent.response, request, type);
-    });
+    const event = new ViewEvent(this, request, type, result);
+    const pending = this.dispatcher.dispatch(event, KernelEvents.VIEW);
+    if (isPromiseLike(pending)) return (pending as Promise<unknown>).then(() => this.#afterView(event, controller, result, request, type));
+    return this.#afterView(event, controller, result, request, type);
+  }
+
+  #afterView(event: ViewEvent, controller: Controller, result: unknown, request: Request, type: RequestType): Response | Promise<Response> {
+    if (event.response === null) throw new ControllerDoesNotReturnResponseError(noResponseMessage(controller, result));
+    return this.#filterResponse(event.response, request, type);
   }
 
   /** `kernel.response`, then `kernel.finish_request`; stays synchronous while the listeners are. */
@@ -160,11 +183,6 @@ export class HttpKernel implements KernelLike {
       return response;
     }
   }
-}
-
-/** Runs `next` on a value now, or on a promise's value once it settles. */
-function then<T, R>(value: T | PromiseLike<T>, next: (value: T) => R | Promise<R>): R | Promise<R> {
-  return isPromiseLike(value) ? (value as Promise<T>).then(next) : next(value as T);
 }
 
 function noResponseMessage(controller: Controller, result: unknown): string {
