@@ -27,37 +27,36 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const logger = options.logger;
   const dispatcher = kernel.dispatcher;
 
+  const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
+    send(req, res, response);
+    if (!dispatcher.hasListeners(KernelEvents.TERMINATE)) return;
+    // After the response is handed to the socket: slow work (profile saving) is off the client's path.
+    try {
+      const done = kernel.terminateMaybeAsync(request, response);
+      if (done !== undefined) done.then(undefined, (error: unknown) => terminateFailed(error, logger));
+    } catch (error) {
+      terminateFailed(error, logger);
+    }
+  };
+
   return (req, res) => {
     let request: Request;
-    try {
-      request = Request.fromIncomingMessage(req, readOptions);
-    } catch (error) {
-      fail(res, error, logger);
-      return;
-    }
-    const respond = (response: Response): void => {
-      send(req, res, response);
-      if (dispatcher.hasListeners(KernelEvents.TERMINATE)) {
-        // After the response is handed to the socket: slow work (profile saving) is off the client's path.
-        const failed = (error: unknown): void => logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error });
-        try {
-          const done = kernel.terminateMaybeAsync(request, response);
-          if (done !== undefined) done.then(undefined, failed);
-        } catch (error) {
-          failed(error);
-        }
-      }
-    };
     let result: Response | Promise<Response>;
     try {
+      request = Request.fromIncomingMessage(req, readOptions);
       result = kernel.handleMaybeAsync(request);
     } catch (error) {
       fail(res, error, logger);
       return;
     }
-    if (isPromiseLike(result)) result.then(respond, (error: unknown) => fail(res, error, logger));
-    else respond(result);
+    // The synchronous path (every listener and the controller synchronous) makes no closure.
+    if (isPromiseLike(result)) result.then((response) => respond(req, res, request, response), (error: unknown) => fail(res, error, logger));
+    else respond(req, res, request, result);
   };
+}
+
+function terminateFailed(error: unknown, logger: Logger | undefined): void {
+  logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error });
 }
 
 /** Writes a Response to a node:http response (headers only for HEAD and empty statuses). */
