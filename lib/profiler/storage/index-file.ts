@@ -83,11 +83,8 @@ function indexLine(entry: IndexEntry): string {
   }
 }
 
-/**
- * The record as the index keeps it, its line included (what a writer adds to its own copy); the
- * same shape as a parsed line's. `line` must be the entry's line (see recordLines).
- */
-export function recordOf(entry: IndexEntry, line = indexLine(entry)): IndexRecord {
+/** The record as the index keeps it, its line included (see recordLines); the same shape as a parsed line's. */
+function recordOf(entry: IndexEntry, line: string): IndexRecord {
   const { token, parent, ip, method, url, time, status, bytes, segment, offset } = entry;
   return { token, parent, ip, method, url, time, status, bytes, segment, offset, line };
 }

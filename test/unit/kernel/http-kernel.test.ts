@@ -14,6 +14,8 @@ import {
   RequestType,
   Response,
   SuspiciousOperationError,
+  type ControllerArgumentsEvent,
+  type ControllerEvent,
   type ExceptionEvent,
   type RequestEvent,
   type ResponseEvent,
@@ -124,6 +126,60 @@ test('async controllers and listeners are awaited', async () => {
   const response = await kernel.handle(Request.create('/'));
   assert.is(response.body, 'late');
   assert.is(response.getHeader('x-seen'), 'yes');
+});
+
+test('an async listener at every step is awaited before the next step, which sees its changes', async () => {
+  const seen: string[] = [];
+  const { dispatcher, kernel } = kernelWith(() => ({ hello: 'the original controller' }));
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
+  // Each listener changes, after its await, what the next step uses.
+  dispatcher.addListener(KernelEvents.REQUEST, async (event: RequestEvent) => {
+    await tick();
+    seen.push('request');
+    event.request.attributes.set('_controller', () => ({ hello: 'the routed controller' }));
+  }, 100);
+  dispatcher.addListener(KernelEvents.CONTROLLER, async (event: ControllerEvent) => {
+    await tick();
+    seen.push('controller event');
+    event.setController(async (name: unknown) => {
+      await tick();
+      seen.push('controller');
+      return { hello: name };
+    });
+  });
+  dispatcher.addListener(KernelEvents.CONTROLLER_ARGUMENTS, async (event: ControllerArgumentsEvent) => {
+    await tick();
+    seen.push('arguments');
+    event.setArguments(['changed']);
+  });
+  dispatcher.addListener(KernelEvents.VIEW, async (event: ViewEvent) => {
+    await tick();
+    seen.push('view');
+    event.setResponse(Response.json(event.controllerResult));
+  });
+  dispatcher.addListener(KernelEvents.FINISH_REQUEST, async () => {
+    await tick();
+    seen.push('finish');
+  });
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.body, '{"hello":"changed"}');
+  assert.equal(seen, ['request', 'controller event', 'arguments', 'controller', 'view', 'finish']);
+});
+
+test('an async view listener that sets no response is the error naming what the controller returned', async () => {
+  const { dispatcher, kernel } = kernelWith(function answer() {
+    return 42;
+  });
+  dispatcher.addListener(KernelEvents.VIEW, async () => {
+    await Promise.resolve();
+  });
+  try {
+    await kernel.handle(Request.create('/'));
+    assert.unreachable();
+  } catch (error) {
+    assert.instance(error, ControllerDoesNotReturnResponseError);
+    assert.match((error as Error).message, /"answer" must return a Response object but it returned a number \(42\)/);
+  }
 });
 
 test('kernel.exception turns an HttpError into a response with its status and headers', async () => {
