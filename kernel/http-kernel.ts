@@ -73,18 +73,20 @@ export class HttpKernel implements KernelLike {
 
   /** The same as terminate(), but without a promise when every listener was synchronous (servers use it). */
   terminateMaybeAsync(request: Request, response: Response): void | Promise<void> {
-    const result = this.dispatcher.dispatch(new TerminateEvent(this, request, response), KernelEvents.TERMINATE);
-    if (isPromiseLike(result)) return result.then(() => {});
+    const event = new TerminateEvent(this, request, response);
+    const pending = this.dispatcher.dispatch(event, KernelEvents.TERMINATE);
+    if (pending !== event) return (pending as Promise<unknown>).then(() => {});
   }
 
   // The steps below stay synchronous until a listener or the controller returns a promise: each
   // calls the next step at once after a plain value, and chains it after a promise (no closure
-  // is made on the synchronous path).
+  // is made on the synchronous path). A dispatch returns its event, or a promise of it: comparing
+  // with the event is exact and cheaper than looking for `then` on each kind of event.
 
   #handleRaw(request: Request, type: RequestType): Response | Promise<Response> {
     const event = new RequestEvent(this, request, type);
     const pending = this.dispatcher.dispatch(event, KernelEvents.REQUEST);
-    if (isPromiseLike(pending)) return (pending as Promise<unknown>).then(() => this.#afterRequest(event, request, type));
+    if (pending !== event) return (pending as Promise<unknown>).then(() => this.#afterRequest(event, request, type));
     return this.#afterRequest(event, request, type);
   }
 
@@ -99,7 +101,7 @@ export class HttpKernel implements KernelLike {
     }
     const event = new ControllerEvent(this, controller, request, type);
     const pending = this.dispatcher.dispatch(event, KernelEvents.CONTROLLER);
-    if (isPromiseLike(pending)) return (pending as Promise<unknown>).then(() => this.#resolveArguments(event, request, type));
+    if (pending !== event) return (pending as Promise<unknown>).then(() => this.#resolveArguments(event, request, type));
     return this.#resolveArguments(event, request, type);
   }
 
@@ -107,7 +109,7 @@ export class HttpKernel implements KernelLike {
     const resolved = controllerEvent.controller;
     const event = new ControllerArgumentsEvent(this, resolved, this.argumentResolver.getArguments(request, resolved), request, type);
     const pending = this.dispatcher.dispatch(event, KernelEvents.CONTROLLER_ARGUMENTS);
-    if (isPromiseLike(pending)) return (pending as Promise<unknown>).then(() => this.#runController(event, request, type));
+    if (pending !== event) return (pending as Promise<unknown>).then(() => this.#runController(event, request, type));
     return this.#runController(event, request, type);
   }
 
@@ -123,7 +125,7 @@ export class HttpKernel implements KernelLike {
     if (result instanceof Response) return this.#filterResponse(result, request, type);
     const event = new ViewEvent(this, request, type, result);
     const pending = this.dispatcher.dispatch(event, KernelEvents.VIEW);
-    if (isPromiseLike(pending)) return (pending as Promise<unknown>).then(() => this.#afterView(event, controller, result, request, type));
+    if (pending !== event) return (pending as Promise<unknown>).then(() => this.#afterView(event, controller, result, request, type));
     return this.#afterView(event, controller, result, request, type);
   }
 
@@ -136,7 +138,7 @@ export class HttpKernel implements KernelLike {
   #filterResponse(response: Response, request: Request, type: RequestType): Response | Promise<Response> {
     const event = new ResponseEvent(this, request, type, response);
     const pending = this.dispatcher.dispatch(event, KernelEvents.RESPONSE);
-    if (isPromiseLike(pending)) return (pending as Promise<unknown>).then(() => this.#finishWith(event, request, type));
+    if (pending !== event) return (pending as Promise<unknown>).then(() => this.#finishWith(event, request, type));
     return this.#finishWith(event, request, type);
   }
 
@@ -146,8 +148,9 @@ export class HttpKernel implements KernelLike {
   }
 
   #finishRequest(request: Request, type: RequestType): undefined | Promise<unknown> {
-    const pending = this.dispatcher.dispatch(new FinishRequestEvent(this, request, type), KernelEvents.FINISH_REQUEST);
-    return isPromiseLike(pending) ? (pending as Promise<unknown>) : undefined;
+    const event = new FinishRequestEvent(this, request, type);
+    const pending = this.dispatcher.dispatch(event, KernelEvents.FINISH_REQUEST);
+    return pending !== event ? (pending as Promise<unknown>) : undefined;
   }
 
   async #handleError(caught: unknown, request: Request, type: RequestType, catchErrors: boolean): Promise<Response> {
@@ -159,7 +162,7 @@ export class HttpKernel implements KernelLike {
     }
     const event = new ExceptionEvent(this, request, type, error);
     const pending = this.dispatcher.dispatch(event, KernelEvents.EXCEPTION);
-    if (isPromiseLike(pending)) await pending;
+    if (pending !== event) await pending;
     const finalError = event.error;
     const response = event.response;
     if (response === null) {
