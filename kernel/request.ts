@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { isIP } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
 import { MalformedRequestError, PayloadTooLargeHttpError, SuspiciousOperationError } from './http-errors.js';
 
@@ -79,8 +79,10 @@ export class Request {
 
   readonly #socketScheme: 'http' | 'https';
   readonly #trustProxy: TrustProxy;
-  readonly #localAddress: string | undefined;
-  readonly #localPort: number | undefined;
+  #localAddress: string | undefined;
+  #localPort: number | undefined;
+  /** The socket of a node:http request: its local address is read only when needed (no Host header). */
+  #socket: Socket | undefined;
   readonly #bodyLimit: number;
   #bodySource: RequestBodySource;
   #body: Promise<Buffer> | undefined;
@@ -105,6 +107,7 @@ export class Request {
     this.#trustProxy = init.trustProxy ?? NO_TRUST;
     this.#localAddress = init.localAddress;
     this.#localPort = init.localPort;
+    this.#socket = undefined;
     this.#bodyLimit = init.bodyLimit ?? DEFAULT_BODY_LIMIT;
     this.#bodySource = init.body ?? null;
     this.#slots = undefined;
@@ -141,17 +144,17 @@ export class Request {
   /** Wraps a node:http request; the body streams from it when first read. */
   static fromIncomingMessage(message: IncomingMessage, options: { trustProxy?: TrustProxy | null; bodyLimit?: number } = {}): Request {
     const socket = message.socket;
-    return new Request(message.url ?? '/', {
+    const request = new Request(message.url ?? '/', {
       method: message.method,
       headers: message.headers,
       body: message,
       scheme: (socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
       remoteAddress: socket.remoteAddress,
-      localAddress: socket.localAddress,
-      localPort: socket.localPort,
       trustProxy: options.trustProxy ?? null,
       bodyLimit: options.bodyLimit,
     });
+    request.#socket = socket;
+    return request;
   }
 
   /**
@@ -164,8 +167,8 @@ export class Request {
       headers: this.headers,
       scheme: this.#socketScheme,
       remoteAddress: this.remoteAddress,
-      localAddress: this.#localAddress,
-      localPort: this.#localPort,
+      localAddress: this.#local().address,
+      localPort: this.#local().port,
       trustProxy: this.#trustProxy,
       bodyLimit: this.#bodyLimit,
     });
@@ -339,6 +342,17 @@ export class Request {
     return Buffer.concat(chunks, size);
   }
 
+  /** The address and port the request arrived at. */
+  #local(): { address: string | undefined; port: number | undefined } {
+    const socket = this.#socket;
+    if (socket !== undefined) {
+      this.#localAddress = socket.localAddress;
+      this.#localPort = socket.localPort;
+      this.#socket = undefined;
+    }
+    return { address: this.#localAddress, port: this.#localPort };
+  }
+
   #resolveHttpHost(): { host: string; port: number } {
     if (this.#httpHost !== undefined) return this.#httpHost;
     let raw: string | undefined;
@@ -350,9 +364,9 @@ export class Request {
     }
     raw ||= this.headers.host;
     if (!raw) {
-      const local = this.#localAddress ?? 'localhost';
-      raw = isIP(stripMapped(local)) === 6 ? `[${local}]` : stripMapped(local);
-      port ??= this.#localPort;
+      const { address = 'localhost', port: localPort } = this.#local();
+      raw = isIP(stripMapped(address)) === 6 ? `[${address}]` : stripMapped(address);
+      port ??= localPort;
     }
     const parsed = parseHost(raw);
     port ??= parsed.port ?? (this.scheme === 'https' ? 443 : 80);

@@ -252,6 +252,21 @@ test('a terminate listener that throws is logged (critical) and the server keeps
   assert.equal(records.filter((record) => record.message === 'kernel.terminate failed: Error: terminate broke').map((record) => record.levelName), ['CRITICAL', 'CRITICAL']);
 });
 
+test('a request without a Host header (HTTP/1.0) is addressed by the local address and port it arrived at', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => {
+    const seen = event.request;
+    event.setResponse(new Response(`${seen.uri} ${seen.host} ${seen.port}`));
+  });
+  const listener = createRequestListener(new HttpKernel(dispatcher, new ControllerResolver()));
+  await withServers(listener, { httpsPort: null }, async ({ urls }) => {
+    const port = portOf(urls[0]!);
+    const answer = await rawExchange(port, 'GET /where?x=1 HTTP/1.0\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.ok(answer.endsWith(`\r\n\r\nhttp://127.0.0.1:${port}/where?x=1 127.0.0.1 ${port}`), answer);
+  });
+});
+
 test('a server error after listening goes to onError instead of ending the process', async () => {
   const seen: string[] = [];
   await withServers(hello, { onError: (error) => seen.push(error.message) }, async ({ servers }) => {
