@@ -1,4 +1,4 @@
-import http, { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, STATUS_CODES } from 'node:http';
+import http, { type IncomingMessage, STATUS_CODES } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -74,15 +74,14 @@ const CLOSING_KEEP_ALIVE_MS = 1;
 /** Starts an http listener and, unless httpsPort is null, an https one, both serving `listener`; resolves once both listen. */
 export async function startServers(listener: RequestListener, options: ListenOptions): Promise<RunningServers> {
   const limits = withDefaults(options.limits);
-  const shutdown = { closing: false };
   const sockets = new Set<Socket>();
+  const tlsSockets = new Set<Duplex>();
 
   const serverOptions: http.ServerOptions<typeof IncomingMessage, typeof http.ServerResponse> = {
     maxHeaderSize: limits.maxHeaderSize,
     headersTimeout: limits.headersTimeout,
     requestTimeout: limits.requestTimeout,
     connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
-    ServerResponse: closingAwareResponse(shutdown),
   };
   const servers: Array<http.Server | https.Server> = [http.createServer(serverOptions, listener)];
   if (options.httpsPort !== null) {
@@ -100,7 +99,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
       ),
     );
   }
-  for (const server of servers) applyLimits(server, limits, sockets);
+  for (const server of servers) applyLimits(server, limits, sockets, tlsSockets);
 
   const ports = [options.port, options.httpsPort ?? 0];
   try {
@@ -121,7 +120,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
   return {
     urls,
     servers,
-    close: () => (closed ??= closeGracefully(servers, sockets, shutdown, limits.shutdownTimeout)),
+    close: () => (closed ??= closeGracefully(servers, sockets, tlsSockets, limits.shutdownTimeout)),
   };
 }
 
@@ -132,7 +131,7 @@ function withDefaults(given: Partial<Limits> = {}): Limits {
   return limits;
 }
 
-function applyLimits(server: http.Server | https.Server, limits: Limits, sockets: Set<Socket>): void {
+function applyLimits(server: http.Server | https.Server, limits: Limits, sockets: Set<Socket>, tlsSockets: Set<Duplex>): void {
   server.keepAliveTimeout = limits.keepAliveTimeout;
   server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
   server.timeout = limits.idleTimeout;
@@ -143,6 +142,12 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
     sockets.add(socket);
     socket.on('error', ignore);
     socket.once('close', () => sockets.delete(socket));
+  });
+  // HTTPS is spoken on the TLS socket over the raw one: close() looks on both kinds for the response in
+  // flight, to ask its client to close the connection.
+  server.on('secureConnection', (socket: Duplex) => {
+    tlsSockets.add(socket);
+    socket.once('close', () => tlsSockets.delete(socket));
   });
   server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy());
 }
@@ -160,20 +165,9 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   socket.destroy();
 }
 
-/** A ServerResponse that asks the client to close the connection once shutdown has begun. */
-function closingAwareResponse(shutdown: { closing: boolean }): typeof http.ServerResponse {
-  return class ClosingAwareResponse<Request extends IncomingMessage = IncomingMessage> extends http.ServerResponse<Request> {
-    // Every response head goes through writeHead (Node's implicit head calls it too). Fixed arity, not
-    // rest arguments: this runs once per response. Node treats (code, undefined, undefined) as (code).
-    override writeHead(
-      statusCode: number,
-      reasonOrHeaders?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
-      headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
-    ): this {
-      if (shutdown.closing && !this.headersSent) this.setHeader('Connection', 'close');
-      return super.writeHead(statusCode, reasonOrHeaders as string | undefined, headers);
-    }
-  };
+/** Once shutdown has begun, a response asks its client to close the connection (node then closes it after the response). */
+function closeAfterResponse(_req: IncomingMessage, res: http.ServerResponse): void {
+  if (!res.headersSent) res.shouldKeepAlive = false;
 }
 
 function listenOn(server: http.Server | https.Server, host: string, port: number): Promise<void> {
@@ -190,10 +184,16 @@ function listenOn(server: http.Server | https.Server, host: string, port: number
 async function closeGracefully(
   servers: Array<http.Server | https.Server>,
   sockets: Set<Socket>,
-  shutdown: { closing: boolean },
+  tlsSockets: Set<Duplex>,
   shutdownTimeout: number,
 ): Promise<void> {
-  shutdown.closing = true;
+  // Nothing on the request path: responses already in flight, and those of requests that still
+  // arrive on open connections, are told here to end their connection.
+  for (const server of servers) server.prependListener('request', closeAfterResponse);
+  for (const socket of [...sockets, ...tlsSockets]) {
+    const inFlight = (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+    if (inFlight) closeAfterResponse(inFlight.req, inFlight);
+  }
   const allClosed = Promise.all(
     servers.map((server) => {
       server.keepAliveTimeout = CLOSING_KEEP_ALIVE_MS;

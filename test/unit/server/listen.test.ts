@@ -153,52 +153,55 @@ test('request headers over maxHeaderSize are answered 431', async () => {
   });
 });
 
-test('close waits for an in-flight slow response, tells it Connection: close, then resolves', async () => {
-  let received!: () => void;
-  const requestArrived = new Promise<void>((resolve) => (received = resolve));
-  let closeResolved = false;
-  let closeResolvedBeforeResponseEnded: boolean | undefined;
-  const slow = (_req: IncomingMessage, res: ServerResponse) => {
-    received();
-    setTimeout(() => {
-      closeResolvedBeforeResponseEnded = closeResolved;
-      res.end('finally');
-    }, 300);
-  };
-  const running = await within(startServers(slow, { host: '127.0.0.1', port: 0, httpsPort: null }), 5_000, 'startServers');
-  const port = portOf(running.urls[0]!);
-  const keepAlive = new Agent({ keepAliveTimeout: 30_000 });
-  try {
-    const pending = request(running.urls[0]!, { dispatcher: keepAlive });
-    await within(requestArrived, 5_000, 'request arrival');
+for (const scheme of ['http', 'https'] as const) {
+  test(`close waits for an in-flight slow response, tells it Connection: close, then resolves (${scheme})`, async () => {
+    let received!: () => void;
+    const requestArrived = new Promise<void>((resolve) => (received = resolve));
+    let closeResolved = false;
+    let closeResolvedBeforeResponseEnded: boolean | undefined;
+    const slow = (_req: IncomingMessage, res: ServerResponse) => {
+      received();
+      setTimeout(() => {
+        closeResolvedBeforeResponseEnded = closeResolved;
+        res.end('finally');
+      }, 300);
+    };
+    const running = await within(startServers(slow, { host: '127.0.0.1', port: 0, httpsPort: 0, tls }), 5_000, 'startServers');
+    const url = running.urls[scheme === 'http' ? 0 : 1]!;
+    const port = portOf(url);
+    const keepAlive = new Agent({ keepAliveTimeout: 30_000, connect: { ca: tls.cert } });
+    try {
+      const pending = request(url, { dispatcher: keepAlive });
+      await within(requestArrived, 5_000, 'request arrival');
 
-    const closing = running.close().then(() => (closeResolved = true));
-    const response = await within(pending, 5_000, 'slow response');
-    assert.is(closeResolvedBeforeResponseEnded, false, 'close() waits while the response is in flight');
-    assert.is(response.statusCode, 200);
-    assert.is(response.headers.connection, 'close');
-    assert.is(await response.body.text(), 'finally');
+      const closing = running.close().then(() => (closeResolved = true));
+      const response = await within(pending, 5_000, 'slow response');
+      assert.is(closeResolvedBeforeResponseEnded, false, 'close() waits while the response is in flight');
+      assert.is(response.statusCode, 200);
+      assert.is(response.headers.connection, 'close');
+      assert.is(await response.body.text(), 'finally');
 
-    // Well before the 5 s keep-alive timeout: the finished connection is not left idling.
-    await within(closing, 2_000, 'close after the response');
-    const refused = await within(
-      new Promise<string>((resolve) => {
-        const socket = connect({ host: '127.0.0.1', port });
-        socket.on('connect', () => {
-          socket.destroy();
-          resolve('connected');
-        });
-        socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
-      }),
-      5_000,
-      'connect after close',
-    );
-    assert.is(refused, 'ECONNREFUSED');
-  } finally {
-    await within(running.close(), 5_000, 'close');
-    await keepAlive.close();
-  }
-});
+      // Well before the 5 s keep-alive timeout: the finished connection is not left idling.
+      await within(closing, 2_000, 'close after the response');
+      const refused = await within(
+        new Promise<string>((resolve) => {
+          const socket = connect({ host: '127.0.0.1', port });
+          socket.on('connect', () => {
+            socket.destroy();
+            resolve('connected');
+          });
+          socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+        }),
+        5_000,
+        'connect after close',
+      );
+      assert.is(refused, 'ECONNREFUSED');
+    } finally {
+      await within(running.close(), 5_000, 'close');
+      await keepAlive.close();
+    }
+  });
+}
 
 test('close cuts a response still running after shutdownTimeout', async () => {
   let received!: () => void;
@@ -250,6 +253,29 @@ test('a terminate listener that throws is logged (critical) and the server keeps
     }
   });
   assert.equal(records.filter((record) => record.message === 'kernel.terminate failed: Error: terminate broke').map((record) => record.levelName), ['CRITICAL', 'CRITICAL']);
+});
+
+test('a request whose head was still arriving when close() began is answered with Connection: close', async () => {
+  const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: null }), 5_000, 'startServers');
+  try {
+    const socket = connect({ host: '127.0.0.1', port: portOf(running.urls[0]!) });
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (received += chunk));
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    // The head without its final blank line: the connection is busy, not idle, when close() begins.
+    socket.write('GET /late HTTP/1.1\r\nHost: localhost\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closing = running.close();
+    socket.write('\r\n');
+    await within(ended, 5_000, 'the server ends the connection');
+    await within(closing, 5_000, 'close');
+    assert.match(received, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(received, /\r\nConnection: close\r\n/i);
+    assert.ok(received.endsWith('hello over http'), received);
+  } finally {
+    await within(running.close(), 5_000, 'close');
+  }
 });
 
 test('a request without a Host header (HTTP/1.0) is addressed by the local address and port it arrived at', async () => {
