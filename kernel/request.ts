@@ -167,11 +167,12 @@ export class Request {
       headers: this.headers,
       scheme: this.#socketScheme,
       remoteAddress: this.remoteAddress,
-      localAddress: this.#local().address,
-      localPort: this.#local().port,
+      localAddress: this.#localAddress,
+      localPort: this.#localPort,
       trustProxy: this.#trustProxy,
       bodyLimit: this.#bodyLimit,
     });
+    copy.#socket = this.#socket;
     if (overrides.attributes) for (const [name, value] of Object.entries(overrides.attributes)) copy.attributes.set(name, value);
     return copy;
   }

@@ -282,14 +282,17 @@ test('a request without a Host header (HTTP/1.0) is addressed by the local addre
   const dispatcher = new EventDispatcher();
   dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => {
     const seen = event.request;
-    event.setResponse(new Response(`${seen.uri} ${seen.host} ${seen.port}`));
+    // A sub-request made from it (as for an error page) is addressed the same way, also when it is
+    // made before anything asked the request for its address.
+    const sub = seen.duplicate();
+    event.setResponse(new Response(`${seen.uri} ${seen.host} ${seen.port} ${sub.uri}`));
   });
   const listener = createRequestListener(new HttpKernel(dispatcher, new ControllerResolver()));
   await withServers(listener, { httpsPort: null }, async ({ urls }) => {
     const port = portOf(urls[0]!);
     const answer = await rawExchange(port, 'GET /where?x=1 HTTP/1.0\r\n\r\n');
     assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
-    assert.ok(answer.endsWith(`\r\n\r\nhttp://127.0.0.1:${port}/where?x=1 127.0.0.1 ${port}`), answer);
+    assert.ok(answer.endsWith(`\r\n\r\nhttp://127.0.0.1:${port}/where?x=1 127.0.0.1 ${port} http://127.0.0.1:${port}/where?x=1`), answer);
   });
 });
 
