@@ -64,8 +64,9 @@ export class ProfilerController {
   /** `/_wdt/<token>`: the toolbar's HTML, also for a profile not saved yet. */
   async toolbar(request: Request, params: { token: string }): Promise<Response> {
     const token = String(params.token);
-    const profile = isValidToken(token) ? await this.profiler.loadProfile(token) : null;
-    if (profile === null) return new Response('', 404, { 'content-type': HTML, 'cache-control': 'no-store' });
+    const stored = isValidToken(token) ? await this.profiler.loadProfile(token) : null;
+    if (stored === null) return new Response('', 404, { 'content-type': HTML, 'cache-control': 'no-store' });
+    const profile = this.profiler.present(stored, ['request', 'logger']);
     const data = profile.collectors;
     const requestData = data.request as RequestData | undefined;
     const logger = data.logger as LoggerData | undefined;

@@ -170,11 +170,14 @@ export class Profiler {
     return 'json' in unsaved ? decodeProfile(unsaved) : this.#provisionalProfile(unsaved);
   }
 
-  /** The profile as pages and tools see it: each collector's `present` applied to its data (on a copy). */
-  present(profile: Profile): Profile {
+  /**
+   * The profile as pages and tools see it: each collector's `present` applied to its data (on a
+   * copy); with `only`, just those collectors' (the toolbar needs two, not the router's verdicts).
+   */
+  present(profile: Profile, only?: readonly string[]): Profile {
     const collectors: Record<string, unknown> = { ...profile.collectors };
     for (const collector of this.#collectors) {
-      if (collector.present === undefined || !(collector.name in collectors)) continue;
+      if (collector.present === undefined || !(collector.name in collectors) || (only !== undefined && !only.includes(collector.name))) continue;
       try {
         collectors[collector.name] = collector.present(profile.collectors[collector.name], profile);
       } catch {

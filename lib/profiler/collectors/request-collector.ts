@@ -1,7 +1,8 @@
+import { STATUS_CODES } from 'node:http';
 import type { Request } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import { jsonNumber, jsonString, jsonStringOrNull, jsonValue } from '../json.js';
-import { RawJson } from '../profile.js';
+import { jsonString, jsonStringOrNull, jsonValue } from '../json.js';
+import { RawJson, type Profile, type RequestData } from '../profile.js';
 import { REDACTED_JSON, type Redactor } from '../redactor.js';
 
 /** Largest request body kept, in bytes. */
@@ -16,7 +17,11 @@ export class RequestCollector implements DataCollector {
     readonly bodyCap = DEFAULT_BODY_CAP,
   ) {}
 
-  /** RequestData, written as JSON: the fixed fields by hand, the maps through JSON.stringify. */
+  /**
+   * StoredRequestData, written as JSON: the fixed fields by hand, the maps through JSON.stringify.
+   * What the profile's summary or the other stored fields already say (method, URL, status, client
+   * IP, route, controller, content type) is not written again: present() adds it back on reading.
+   */
   lateCollect({ request, response, requestType }: CollectContext): RawJson {
     const redactor = this.redactor;
     const bytes = request.peekBody();
@@ -25,19 +30,58 @@ export class RequestCollector implements DataCollector {
     const cookies: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.cookies)) if (value !== undefined) cookies[name] = redactor.isSecretKey(name) ? '[redacted]' : value;
     const session = request.attributes.get('_session_data');
-    const route = request.attributes.get('_route') as string | undefined;
     const query = request.query;
     return new RawJson(
-      `{"method":${jsonString(request.method)},"url":${jsonString(redactor.url(safeUri(request)))},"path":${jsonString(request.path)}` +
-        `,"requestHeaders":${redactor.headersJson(request.headers)},"query":${query.size === 0 ? '{}' : jsonValue(redactor.searchParams(query))},"cookies":${jsonValue(cookies)}` +
+      `{"path":${jsonString(request.path)},"requestHeaders":${redactor.headersJson(request.headers)}` +
+        `,"query":${query.size === 0 ? '{}' : jsonValue(redactor.searchParams(query))},"cookies":${jsonValue(cookies)}` +
         `,"body":${jsonStringOrNull(text === null ? null : redactor.body(text, request.contentType))},"bodyTruncated":${truncated}` +
-        `,"attributes":${attributesJson(request, redactor)},"route":${jsonStringOrNull(route)}` +
-        `,"routeParams":${redactor.valueJson(request.attributes.get('_route_params') ?? {})},"controller":${jsonStringOrNull(describeController(request.attributes.get('_controller')))}` +
-        `,"clientIp":${jsonString(request.clientIp)},"requestType":${jsonString(requestType)},"statusCode":${jsonNumber(response.status)},"statusText":${jsonString(response.statusText)}` +
-        `,"responseHeaders":${redactor.headersJson(response.headers)},"contentType":${jsonStringOrNull(response.getHeader('content-type'))}` +
+        `,"attributes":${attributesJson(request, redactor)},"requestType":${jsonString(requestType)}` +
+        `,"responseHeaders":${redactor.headersJson(response.headers)}` +
         `,"session":${session !== undefined && session !== null && typeof session === 'object' ? redactor.valueJson(session) : 'null'}}`,
     );
   }
+
+  /** RequestData: the stored fields, and those worked out from them and from the profile's summary. */
+  present(data: unknown, profile: Profile): RequestData {
+    return presentRequest(data, profile);
+  }
+}
+
+/**
+ * The stored request data as pages show it (RequestData). Profiles saved before the stored form
+ * was trimmed already have every field: what is there is kept.
+ */
+export function presentRequest(data: unknown, profile: Profile): RequestData {
+  const stored = (isObject(data) ? data : {}) as Partial<RequestData>;
+  const attributes = isObject(stored.attributes) ? stored.attributes : {};
+  const responseHeaders = isObject(stored.responseHeaders) ? (stored.responseHeaders as Record<string, string>) : {};
+  const contentType = responseHeaders['content-type'];
+  return {
+    method: profile.method,
+    url: profile.url,
+    path: '',
+    requestHeaders: {},
+    query: {},
+    cookies: {},
+    body: null,
+    bodyTruncated: false,
+    route: typeof attributes['_route'] === 'string' ? attributes['_route'] : null,
+    routeParams: isObject(attributes['_route_params']) ? attributes['_route_params'] : {},
+    controller: typeof attributes['_controller'] === 'string' ? attributes['_controller'] : null,
+    clientIp: profile.ip,
+    requestType: profile.parent === null ? 'main' : 'sub',
+    statusCode: profile.status,
+    statusText: STATUS_CODES[profile.status] ?? 'Unknown Status',
+    contentType: typeof contentType === 'string' ? contentType : null,
+    session: null,
+    ...stored,
+    attributes,
+    responseHeaders,
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** The absolute URL, or the raw target when the Host header is unusable. */

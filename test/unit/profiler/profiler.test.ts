@@ -124,7 +124,7 @@ test('a profile asked for between the response and kernel.terminate is worked ou
   assert.ok(early, 'known before terminate');
   assert.is(early!.status, 404);
   assert.equal(early!.children.length, 1, 'the error page sub-request is its child already');
-  assert.is((early!.collectors.request as { method: string }).method, 'GET');
+  assert.is((app.profiler!.present(early!).collectors.request as { method: string }).method, 'GET');
   assert.ok((early!.collectors.logger as { logs: unknown[] }).logs.length > 0, 'with its logs');
   assert.is(await storage.read(token), null, 'not saved yet');
   await app.kernel.terminate(request, response);
@@ -140,10 +140,76 @@ test('secret-looking route parameters are redacted in the request and router dat
   const app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage } });
   const response = await run(app, '/reset/s3cr3t-value/confirm');
   await app.close();
-  const profile = await storage.read(response.getHeader('x-debug-token')!);
-  assert.ok(profile);
-  assert.equal((profile!.collectors.router as { params: unknown }).params, { token: '[redacted]', step: 'confirm' });
-  assert.equal((profile!.collectors.request as { routeParams: unknown }).routeParams, { token: '[redacted]', step: 'confirm' });
+  const stored = await storage.read(response.getHeader('x-debug-token')!);
+  assert.ok(stored);
+  // The path is the URL and stays as it is; the parameter maps are redacted before storage.
+  assert.equal(((stored!.collectors.request as { attributes: Record<string, unknown> }).attributes)._route_params, { token: '[redacted]', step: 'confirm' });
+  assert.is(((stored!.collectors.request as { attributes: Record<string, unknown> }).attributes).token, '[redacted]');
+  const profile = app.profiler!.present(stored!);
+  assert.equal((profile.collectors.router as { params: unknown }).params, { token: '[redacted]', step: 'confirm' });
+  assert.equal((profile.collectors.request as { routeParams: unknown }).routeParams, { token: '[redacted]', step: 'confirm' });
+});
+
+test('request, router and logger data are stored without what can be worked out on reading, and presented whole', async () => {
+  const storage = new MemoryStorage();
+  const routes = new RouteCollection();
+  routes.add('book', new Route('/books/:id', { methods: ['GET'], defaults: { _controller: function showBook() { return Response.json({ ok: true }); } } }));
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage } });
+  const response = await run(app, '/books/42?page=2');
+  await app.close();
+  const stored = (await storage.read(response.getHeader('x-debug-token')!))!;
+  const request = stored.collectors.request as Record<string, unknown>;
+  for (const key of ['method', 'url', 'statusCode', 'statusText', 'clientIp', 'contentType', 'route', 'routeParams', 'controller']) assert.not.ok(key in request, `request.${key} is not stored`);
+  assert.not.ok('route' in (stored.collectors.router as object) || 'params' in (stored.collectors.router as object), 'the route is stored once, in the request attributes');
+  const storedLogger = stored.collectors.logger as { logs: Array<Record<string, unknown>> };
+  assert.ok(storedLogger.logs.length > 0 && storedLogger.logs.every((record) => !('levelName' in record)));
+  assert.not.ok('counts' in storedLogger);
+
+  const shown = app.profiler!.present(stored).collectors;
+  assert.equal(
+    { ...(shown.request as Record<string, unknown>), requestHeaders: undefined, responseHeaders: undefined, attributes: undefined },
+    {
+      method: 'GET',
+      url: 'http://127.0.0.1:8000/books/42?page=2',
+      path: '/books/42',
+      requestHeaders: undefined,
+      query: { page: '2' },
+      cookies: {},
+      body: null,
+      bodyTruncated: false,
+      attributes: undefined,
+      route: 'book',
+      routeParams: { id: '42' },
+      controller: 'showBook',
+      clientIp: '127.0.0.1',
+      requestType: 'main',
+      statusCode: 200,
+      statusText: 'OK',
+      responseHeaders: undefined,
+      contentType: 'application/json',
+      session: null,
+    },
+  );
+  const router = shown.router as { route: string; params: unknown; routed: { path: string } };
+  assert.is(router.route, 'book');
+  assert.equal(router.params, { id: '42' });
+  assert.is(router.routed.path, '/books/42');
+  const logger = shown.logger as { logs: Array<{ levelName: string; message: string }>; counts: Record<string, number>; errorCount: number; warningCount: number };
+  assert.ok(logger.logs.some((record) => record.levelName === 'INFO' && record.message === 'Matched route "book".'));
+  assert.is(logger.counts.INFO, logger.logs.filter((record) => record.levelName === 'INFO').length);
+  assert.is(logger.errorCount + logger.warningCount, 0);
+});
+
+test('profiles stored whole by earlier versions are presented as they were stored', () => {
+  const app = createKernel({ debug: true, stderrLogLevel: false, profiler: { storage: new MemoryStorage() } });
+  const request = { method: 'POST', url: 'http://old/x', path: '/x', requestHeaders: {}, query: {}, cookies: {}, body: null, bodyTruncated: false, attributes: {}, route: 'old_route', routeParams: { a: '1' }, controller: 'Old::run', clientIp: '10.0.0.9', requestType: 'main', statusCode: 418, statusText: 'Teapot', responseHeaders: {}, contentType: 'text/plain', session: null };
+  const logger = { logs: [{ time: 1, level: 4, levelName: 'WARNING', channel: 'app', message: 'm', context: {} }], counts: { WARNING: 1 }, errorCount: 0, warningCount: 1 };
+  const router = { route: 'old_route', params: { a: '1' }, redirect: null, routed: null };
+  const old: Profile = { token: 'abcdef', parent: null, children: [], ip: '10.0.0.9', method: 'POST', url: 'http://old/x', time: 1, status: 418, collectors: { request, logger, router } };
+  const shown = app.profiler!.present(old).collectors;
+  assert.equal(shown.request, request);
+  assert.equal(shown.logger, logger);
+  assert.equal({ ...(shown.router as object), traces: undefined }, { ...router, traces: undefined });
 });
 
 test('a collector that throws late costs its profile only (not its sub-request\'s), logged, never the request', async () => {
