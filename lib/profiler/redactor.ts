@@ -13,6 +13,13 @@ export const REDACTED = '[redacted]';
 /** REDACTED as JSON, for those writing JSON directly. */
 export const REDACTED_JSON = JSON.stringify(REDACTED);
 
+/** What the redactor decided about a key (cached per key). */
+interface KeyVerdict {
+  secret: boolean;
+  /** The key as JSON, followed by `:`. */
+  json: string;
+}
+
 /** What the redactor decided about a header name (cached per name as given). */
 interface HeaderVerdict {
   lower: string;
@@ -50,8 +57,8 @@ const VERDICT_CACHE_SIZE = 2048;
 export class Redactor {
   readonly #headers: ReadonlySet<string>;
   readonly #keyPattern: RegExp;
-  /** Verdicts of isSecretKey: the same few header and parameter names come back on every request. */
-  readonly #verdicts = new Map<string, boolean>();
+  /** Verdicts of isSecretKey, with each key as JSON: the same few header and parameter names come back on every request. */
+  readonly #verdicts = new Map<string, KeyVerdict>();
   /** Header names as given -> lower-case name and whether its value is hidden. */
   readonly #headerVerdicts = new Map<string, HeaderVerdict>();
 
@@ -62,9 +69,18 @@ export class Redactor {
 
   /** Whether a key (query parameter, body field, cookie, header...) looks secret. */
   isSecretKey(key: string): boolean {
+    return this.#keyVerdict(key).secret;
+  }
+
+  /** The key as JSON followed by `:` (`"name":`), for those writing JSON objects directly; cached. */
+  keyJson(key: string): string {
+    return this.#keyVerdict(key).json;
+  }
+
+  #keyVerdict(key: string): KeyVerdict {
     let verdict = this.#verdicts.get(key);
     if (verdict === undefined) {
-      verdict = this.#keyPattern.test(key);
+      verdict = { secret: this.#keyPattern.test(key), json: `${jsonString(key)}:` };
       if (this.#verdicts.size >= VERDICT_CACHE_SIZE) this.#verdicts.clear();
       this.#verdicts.set(key, verdict);
     }
@@ -160,8 +176,8 @@ export class Redactor {
         if (count++ >= limits.items) break;
         // The copy's `out.__proto__ = ...` sets no property: JSON.stringify of it has no such key.
         if (key === '__proto__') continue;
-        const inner = this.isSecretKey(key) ? REDACTED_JSON : this.#json((object as Record<string, unknown>)[key], depth + 1, path, limits);
-        json += `${json === '' ? '' : ','}${jsonString(key)}:${inner}`;
+        const verdict = this.#keyVerdict(key);
+        json += `${json === '' ? '' : ','}${verdict.json}${verdict.secret ? REDACTED_JSON : this.#json((object as Record<string, unknown>)[key], depth + 1, path, limits)}`;
       }
       return `{${json}}`;
     } finally {

@@ -28,12 +28,11 @@ export class RequestCollector implements DataCollector {
     const truncated = bytes !== undefined && bytes.byteLength > this.bodyCap;
     const text = bytes === undefined || bytes.byteLength === 0 ? null : bytes.subarray(0, this.bodyCap).toString('utf8');
     const cookies: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.cookies)) if (value !== undefined) cookies[name] = redactor.isSecretKey(name) ? '[redacted]' : value;
+    if (request.headers.cookie !== undefined) for (const [name, value] of Object.entries(request.cookies)) if (value !== undefined) cookies[name] = redactor.isSecretKey(name) ? '[redacted]' : value;
     const session = request.attributes.get('_session_data');
-    const query = request.query;
     return new RawJson(
       `{"path":${jsonString(request.path)},"requestHeaders":${redactor.headersJson(request.headers)}` +
-        `,"query":${query.size === 0 ? '{}' : jsonValue(redactor.searchParams(query))},"cookies":${jsonValue(cookies)}` +
+        `,"query":${request.queryString === '' ? '{}' : jsonValue(redactor.searchParams(request.query))},"cookies":${jsonValue(cookies)}` +
         `,"body":${jsonStringOrNull(text === null ? null : redactor.body(text, request.contentType))},"bodyTruncated":${truncated}` +
         `,"attributes":${attributesJson(request, redactor)},"requestType":${jsonString(requestType)}` +
         `,"responseHeaders":${redactor.headersJson(response.headers)}` +
@@ -112,7 +111,7 @@ function attributesJson(request: Request, redactor: Redactor): string {
     // `__proto__`: an object built from the attributes would not have it as a key either.
     else if (name === '_session_data' || name === '__proto__') continue;
     else inner = redactor.isSecretKey(name) ? REDACTED_JSON : redactor.valueJson(value);
-    json += `${json === '' ? '' : ','}${jsonString(name)}:${inner}`;
+    json += `${json === '' ? '' : ','}${redactor.keyJson(name)}${inner}`;
   }
   return `{${json}}`;
 }
