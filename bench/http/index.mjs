@@ -59,6 +59,14 @@ export const servers = [
     // each round: profiles never land in the repository and each round starts empty.
     tempDir: true,
   },
+  {
+    // Debug mode (traced listeners, per-request logs, AsyncLocalStorage) without the profiler:
+    // where a debug request's cost goes, between debug off and the profiler recording it.
+    name: 'http-kernel-debug-noprofiler',
+    label: 'http-kernel (debug, no profiler)',
+    command: [node, 'bin/serve', '--no-profiler', '--port', '0', '--https-port', 'off'],
+    needs: 'bin/serve',
+  },
 ];
 
 /** Targets checked at the end, per pipelining level: `server` must reach `min` x `base`. */

@@ -64,7 +64,7 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
       debug: options.debug,
       debugAllow: options.profilerAllow,
       trustedProxies: options.trustedProxies,
-      profiler: { dir: options.profilerDir, bounds: { maxProfiles: options.profilerMaxProfiles } },
+      profiler: options.profiler ? { dir: options.profilerDir, bounds: { maxProfiles: options.profilerMaxProfiles } } : false,
     });
     app = created;
     running = await startServers(created.listener, {

@@ -9,6 +9,8 @@ export interface ServeOptions {
   httpsPort: number | null;
   env: string;
   debug: boolean;
+  /** Whether debug mode records requests (`--no-profiler`: debug pages and logs without the profiler's cost). */
+  profiler: boolean;
   /** Both paths, or both `null` for the cached development certificate. */
   tlsCert: string | null;
   tlsKey: string | null;
@@ -61,10 +63,15 @@ const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: s
   { flag: 'trusted-proxies', envVar: 'TRUSTED_PROXIES', value: '<cidr,...>', default: 'none', help: 'proxies whose X-Forwarded-For/-Proto/-Host are believed' },
 ];
 
+/** Flags that take no value. */
+const SWITCHES: ReadonlySet<string> = new Set(['help', 'debug', 'no-debug', 'profiler', 'no-profiler']);
+
 const PARSE_CONFIG = {
   ...Object.fromEntries(VALUE_OPTIONS.map(({ flag }) => [flag, { type: 'string' as const }])),
   debug: { type: 'boolean' as const },
   'no-debug': { type: 'boolean' as const },
+  profiler: { type: 'boolean' as const },
+  'no-profiler': { type: 'boolean' as const },
   help: { type: 'boolean' as const, short: 'h' },
 };
 
@@ -76,6 +83,7 @@ export function formatServeHelp(): string {
   ]);
   rows.push(
     ['--debug, --no-debug', `profiler and debug error pages\n[env APP_DEBUG=1|0; default on, off when the environment is ${SERVE_DEFAULTS.debugOffIn.join(' or ')}]`],
+    ['--profiler, --no-profiler', 'in debug mode, record every request for the profiler\n[env PROFILER=1|0; default on]'],
     ['-h, --help', 'show this help'],
   );
   const width = Math.max(...rows.map(([left]) => left.length)) + 2;
@@ -99,15 +107,17 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const { tokens } = parseArgs({ args: [...argv], options: PARSE_CONFIG, strict: false, allowPositionals: true, tokens: true });
   const flags = new Map<ValueOption, string>();
   let debugFlag: boolean | undefined;
+  let profilerFlag: boolean | undefined;
   let help = false;
 
   for (const token of tokens) {
     if (token.kind === 'option-terminator') continue;
     if (token.kind === 'positional') throw new UsageError(`unexpected argument "${token.value}"; serve takes options only (see --help)`);
-    if (token.name === 'help' || token.name === 'debug' || token.name === 'no-debug') {
+    if (SWITCHES.has(token.name)) {
       if (token.value !== undefined) throw new UsageError(`option ${token.rawName} takes no value (see --help)`);
       if (token.name === 'help') help = true;
-      else debugFlag = token.name === 'debug';
+      else if (token.name === 'debug' || token.name === 'no-debug') debugFlag = token.name === 'debug';
+      else profilerFlag = token.name === 'profiler';
     } else if (VALUE_OPTIONS.some(({ flag }) => flag === token.name)) {
       // Non-strict parsing takes the next word whatever it is: `--port --debug` means the value was forgotten.
       if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-'))) {
@@ -139,7 +149,8 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   }
 
   const appEnv = pick('env')?.value ?? SERVE_DEFAULTS.env;
-  const debug = debugFlag ?? parseDebugEnv(env.APP_DEBUG) ?? !SERVE_DEFAULTS.debugOffIn.includes(appEnv);
+  const debug = debugFlag ?? parseSwitchEnv('APP_DEBUG', env.APP_DEBUG) ?? !SERVE_DEFAULTS.debugOffIn.includes(appEnv);
+  const profiler = debug && (profilerFlag ?? parseSwitchEnv('PROFILER', env.PROFILER) ?? true);
 
   const tlsCert = pick('tls-cert')?.value ?? null;
   const tlsKey = pick('tls-key')?.value ?? null;
@@ -158,7 +169,7 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const trustedProxies = parseList(pick('trusted-proxies')) ?? [...SERVE_DEFAULTS.trustedProxies];
   const profilerDir = pick('profiler-dir')?.value ?? SERVE_DEFAULTS.profilerDir;
 
-  return { host, port, httpsPort, env: appEnv, debug, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, help };
+  return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, help };
 }
 
 function parsePort(setting: { value: string; source: string } | undefined, allowed: string): number | undefined {
@@ -180,10 +191,11 @@ function parseList(setting: { value: string; source: string } | undefined): stri
   return items;
 }
 
-function parseDebugEnv(value: string | undefined): boolean | undefined {
+/** An on/off environment variable (APP_DEBUG, PROFILER). */
+function parseSwitchEnv(name: string, value: string | undefined): boolean | undefined {
   if (value === undefined || value === '') return undefined;
   const normalized = value.toLowerCase();
   if (['1', 'true', 'on', 'yes'].includes(normalized)) return true;
   if (['0', 'false', 'off', 'no'].includes(normalized)) return false;
-  throw new UsageError(`APP_DEBUG must be 1 or 0 (got "${value}")`);
+  throw new UsageError(`${name} must be 1 or 0 (got "${value}")`);
 }

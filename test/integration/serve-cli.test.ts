@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,6 +84,26 @@ test('--no-debug serves plain error pages', async () => {
     const exited = exitOf(child);
     child.kill('SIGINT');
     assert.is(await exited, 0);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+test('--no-profiler keeps the debug error pages and records nothing', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
+  try {
+    const { child, urls } = await serve(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
+    const response = await request(`${urls[0]}/robots.txt`);
+    assert.is(response.statusCode, 404);
+    assert.match(await response.body.text(), /Stack Trace/);
+    assert.is(response.headers['x-debug-token'], undefined);
+    const profiler = await request(`${urls[0]}/_profiler/`);
+    assert.is(profiler.statusCode, 404, 'no profiler pages');
+    await profiler.body.dump();
+    const exited = exitOf(child);
+    child.kill('SIGTERM');
+    assert.is(await exited, 0);
+    assert.not.ok(existsSync(join(cwd, 'var', 'profiler')), 'no profile directory made');
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }

@@ -21,6 +21,7 @@ test('no flags and no environment give the documented defaults', () => {
     httpsPort: 8443,
     env: 'staging',
     debug: true,
+    profiler: true,
     tlsCert: null,
     tlsKey: null,
     profilerDir: 'var/profiler',
@@ -51,6 +52,7 @@ test('environment variables fill in options not given as flags', () => {
     httpsPort: 9443,
     env: 'test',
     debug: false,
+    profiler: false,
     tlsCert: 'c.pem',
     tlsKey: 'k.pem',
     profilerDir: '/tmp/p',
@@ -155,15 +157,26 @@ test('--help and -h ask for help', () => {
 
 test('the help text lists every flag with its environment variable and default', () => {
   const help = formatServeHelp();
-  for (const flag of ['--host', '--port', '--https-port', '--env', '--debug', '--no-debug', '--tls-cert', '--tls-key', '--help']) {
+  for (const flag of ['--host', '--port', '--https-port', '--env', '--debug', '--no-debug', '--profiler', '--no-profiler', '--tls-cert', '--tls-key', '--help']) {
     assert.ok(help.includes(flag), `help mentions ${flag}`);
   }
-  for (const envVar of ['HOST', 'PORT', 'HTTPS_PORT', 'APP_ENV', 'APP_DEBUG', 'TLS_CERT', 'TLS_KEY']) {
+  for (const envVar of ['HOST', 'PORT', 'HTTPS_PORT', 'APP_ENV', 'APP_DEBUG', 'PROFILER', 'TLS_CERT', 'TLS_KEY']) {
     assert.ok(help.includes(`env ${envVar}`), `help mentions ${envVar}`);
   }
   for (const value of [SERVE_DEFAULTS.host, String(SERVE_DEFAULTS.port), String(SERVE_DEFAULTS.httpsPort), SERVE_DEFAULTS.env]) {
     assert.ok(help.includes(`default ${value}`), `help shows default ${value}`);
   }
+});
+
+test('--no-profiler (or PROFILER=0) keeps debug mode without recording; the profiler is never on without debug', () => {
+  assert.equal([parseServeOptions(['--no-profiler'], {}).debug, parseServeOptions(['--no-profiler'], {}).profiler], [true, false]);
+  assert.is(parseServeOptions([], { PROFILER: '0' }).profiler, false);
+  assert.is(parseServeOptions(['--profiler'], { PROFILER: '0' }).profiler, true, 'a flag beats the environment');
+  assert.is(parseServeOptions(['--no-profiler', '--profiler'], {}).profiler, true, 'the last flag wins');
+  assert.is(parseServeOptions(['--no-debug', '--profiler'], {}).profiler, false);
+  assert.is(parseServeOptions(['--env', 'prod'], {}).profiler, false);
+  assert.throws(() => parseServeOptions([], { PROFILER: 'maybe' }), (error: unknown) => error instanceof UsageError && /PROFILER must be 1 or 0/.test((error as Error).message));
+  assert.throws(() => parseServeOptions(['--no-profiler=1'], {}), (error: unknown) => error instanceof UsageError && /takes no value/.test((error as Error).message));
 });
 
 test('bad profiler bounds and address lists are usage errors naming the source', () => {
