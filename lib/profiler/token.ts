@@ -18,6 +18,9 @@ export function isValidToken(token: string): boolean {
 const entropy = Buffer.alloc(4096);
 let entropyUsed = entropy.length;
 
+/** Each byte as two lowercase hex characters: a look-up per byte costs a fraction of Buffer's toString('hex') call. */
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+
 /** A random token of `length` lowercase hex characters (from the CSPRNG). */
 export function generateToken(length = DEFAULT_TOKEN_LENGTH): string {
   const bytes = Math.ceil(length / 2);
@@ -25,7 +28,8 @@ export function generateToken(length = DEFAULT_TOKEN_LENGTH): string {
     randomFillSync(entropy);
     entropyUsed = 0;
   }
-  const token = entropy.toString('hex', entropyUsed, entropyUsed + bytes);
+  let token = '';
+  for (let i = 0; i < bytes; i++) token += HEX[entropy[entropyUsed + i]!];
   entropyUsed += bytes;
   return token.length === length ? token : token.slice(0, length);
 }

@@ -28,6 +28,13 @@ test('tokens are 6 lowercase hex characters by default, configurable', () => {
   assert.match(generateToken(12), /^[0-9a-f]{12}$/);
 });
 
+test('tokens of odd length are cut to it, and every hex digit shows in every position', () => {
+  assert.match(generateToken(7), /^[0-9a-f]{7}$/);
+  const seen = Array.from({ length: 6 }, () => new Set<string>());
+  for (let i = 0; i < 4000; i++) [...generateToken()].forEach((digit, position) => seen[position]!.add(digit));
+  for (const digits of seen) assert.is(digits.size, 16);
+});
+
 test('malformed tokens are refused by shape', () => {
   for (const bad of ['', 'abc', 'ABCDEF', '../../etc', 'abcdeg', 'a'.repeat(33), 'abc def']) assert.not.ok(isValidToken(bad), bad);
   assert.ok(isValidToken('0a1b2c'));
