@@ -102,6 +102,16 @@ interface PathNode extends TracePath {
   notCalled: readonly NotCalledListener[] | undefined;
 }
 
+/** What a dispatch of one event needs, worked out once per registry state: its listeners and their refs. */
+interface DispatchPlan {
+  readonly table: TraceTable;
+  readonly entries: readonly ListenerEntry[];
+  /** The dispatch record's ref (see CompactTrace). */
+  readonly eventRef: number;
+  /** Each listener's call record ref, propagation not stopped. */
+  readonly callRefs: readonly number[];
+}
+
 interface Trace extends CompactTrace {
   readonly log: number[];
   readonly table: TraceTable;
@@ -132,6 +142,8 @@ export class TraceableEventDispatcher extends EventDispatcher {
    */
   #paths: PathNode = newNode(0);
   #pathNodes = 0;
+  /** Plans by event name, for the current table and registry. */
+  readonly #plans = new Map<string, DispatchPlan>();
 
   constructor(readonly requestStack: RequestStack) {
     super();
@@ -224,24 +236,25 @@ export class TraceableEventDispatcher extends EventDispatcher {
     const request = carried instanceof Request ? carried : this.requestStack.getCurrentRequest();
     if (request === undefined) return super.dispatch(event, eventName);
     const trace = this.#trace(request);
-    const entries = this.getListenerEntries(eventName);
+    let plan = this.#plans.get(eventName);
+    if (plan === undefined || plan.table !== trace.table) plan = this.#plan(trace.table, eventName);
+    const { entries, callRefs } = plan;
     const log = trace.log;
     const at = log.length;
     const start = performance.now();
-    log.push(-1 - (eventId(trace.table, eventName) * 2 + (entries.length === 0 ? 1 : 0)), start, 0);
+    log.push(plan.eventRef, start, 0);
     for (let i = 0; i < entries.length; i++) {
       if (event.propagationStopped === true) break;
-      const entry = entries[i]!;
       const callStart = performance.now();
       let result: unknown;
       try {
-        result = entry.listener(event, eventName, this);
+        result = entries[i]!.listener(event, eventName, this);
       } catch (error) {
-        this.#record(trace, eventName, entry, callStart, event);
+        log.push(callRefs[i]! + stoppedBit(event), callStart, performance.now() - callStart);
         throw error;
       }
-      if (isPromiseLike(result)) return this.#dispatchRest(result, callStart, entries, i, event, eventName, trace, at);
-      this.#record(trace, eventName, entry, callStart, event);
+      if (isPromiseLike(result)) return this.#dispatchRest(result, callStart, plan, i, event, eventName, trace, at);
+      log.push(callRefs[i]! + stoppedBit(event), callStart, performance.now() - callStart);
     }
     if (entries.length > 0) log[at + 2] = performance.now() - start;
     return event;
@@ -250,30 +263,31 @@ export class TraceableEventDispatcher extends EventDispatcher {
   async #dispatchRest<E extends StoppableEvent>(
     pending: PromiseLike<unknown>,
     pendingStart: number,
-    entries: readonly ListenerEntry[],
+    plan: DispatchPlan,
     index: number,
     event: E,
     eventName: string,
     trace: Trace,
     at: number,
   ): Promise<E> {
+    const { entries, callRefs } = plan;
+    const log = trace.log;
     try {
       await pending;
     } finally {
-      this.#record(trace, eventName, entries[index]!, pendingStart, event);
+      log.push(callRefs[index]! + stoppedBit(event), pendingStart, performance.now() - pendingStart);
     }
     for (let i = index + 1; i < entries.length; i++) {
       if (event.propagationStopped === true) break;
-      const entry = entries[i]!;
       const start = performance.now();
       try {
-        const result = entry.listener(event, eventName, this);
+        const result = entries[i]!.listener(event, eventName, this);
         if (isPromiseLike(result)) await result;
       } finally {
-        this.#record(trace, eventName, entry, start, event);
+        log.push(callRefs[i]! + stoppedBit(event), start, performance.now() - start);
       }
     }
-    trace.log[at + 2] = performance.now() - trace.log[at + 1]!;
+    log[at + 2] = performance.now() - log[at + 1]!;
     return event;
   }
 
@@ -292,10 +306,14 @@ export class TraceableEventDispatcher extends EventDispatcher {
     return trace;
   }
 
-  #record(trace: Trace, eventName: string, entry: ListenerEntry, start: number, dispatched: StoppableEvent): void {
-    const table = trace.table;
-    const id = table.siteIds.get(entry) ?? addSite(table, eventName, entry);
-    trace.log.push(id * 2 + (dispatched.propagationStopped === true ? 1 : 0), start, performance.now() - start);
+  #plan(table: TraceTable, eventName: string): DispatchPlan {
+    const entries = this.getListenerEntries(eventName);
+    const callRefs: number[] = [];
+    for (const entry of entries) callRefs.push((table.siteIds.get(entry) ?? addSite(table, eventName, entry)) * 2);
+    const plan: DispatchPlan = { table, entries, eventRef: -1 - (eventId(table, eventName) * 2 + (entries.length === 0 ? 1 : 0)), callRefs };
+    // A trace of an older table (rare: one began before the table was replaced) gets a plan of its own.
+    if (table === this.#table) this.#plans.set(eventName, plan);
+    return plan;
   }
 
   /** Walks the path tree along the records not walked yet: requests down the same path end at the same node. */
@@ -330,6 +348,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
   #changed(): void {
     this.#paths = newNode(0);
     this.#pathNodes = 0;
+    this.#plans.clear();
   }
 }
 
@@ -346,6 +365,10 @@ function addSite(table: TraceTable, eventName: string, entry: ListenerEntry): nu
   table.sites.push(Object.freeze({ event: eventName, listener: entry.name, priority: entry.priority }));
   table.siteIds.set(entry, id);
   return id;
+}
+
+function stoppedBit(event: StoppableEvent): number {
+  return event.propagationStopped === true ? 1 : 0;
 }
 
 function eventId(table: TraceTable, eventName: string): number {

@@ -97,4 +97,36 @@ test('every dispatch is recorded, orphaned ones too, in start order', () => {
   assert.is(dispatches[1]!.duration, 0);
 });
 
+test('listeners and subscribers added or removed after a dispatch are called (or not) from the next one', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  const calls: string[] = [];
+  function first() {
+    calls.push('first');
+  }
+  class Subscriber {
+    getSubscribedEvents() {
+      return { e: ['onE', 5] as const };
+    }
+    onE() {
+      calls.push('subscriber');
+    }
+  }
+  const subscriber = new Subscriber();
+  const dispatch = () => {
+    const request = Request.create('/');
+    dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'e');
+    return dispatcher.getCalledListeners(request).map((c) => `${c.listener}:${c.priority}`);
+  };
+  assert.equal(dispatch(), []);
+  dispatcher.addListener('e', first);
+  assert.equal(dispatch(), ['first:0']);
+  dispatcher.addSubscriber(subscriber);
+  assert.equal(dispatch(), ['Subscriber::onE:5', 'first:0']);
+  dispatcher.removeListener('e', first);
+  assert.equal(dispatch(), ['Subscriber::onE:5']);
+  dispatcher.removeSubscriber(subscriber);
+  assert.equal(dispatch(), []);
+  assert.equal(calls, ['first', 'subscriber', 'first', 'subscriber']);
+});
+
 test.run();
