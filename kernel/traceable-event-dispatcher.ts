@@ -243,9 +243,10 @@ export class TraceableEventDispatcher extends EventDispatcher {
     const at = log.length;
     const start = performance.now();
     log.push(plan.eventRef, start, 0);
+    // One clock read per listener: a call ends when the next begins (only the push in between).
+    let callStart = start;
     for (let i = 0; i < entries.length; i++) {
       if (event.propagationStopped === true) break;
-      const callStart = performance.now();
       let result: unknown;
       try {
         result = entries[i]!.listener(event, eventName, this);
@@ -254,9 +255,11 @@ export class TraceableEventDispatcher extends EventDispatcher {
         throw error;
       }
       if (isPromiseLike(result)) return this.#dispatchRest(result, callStart, plan, i, event, eventName, trace, at);
-      log.push(callRefs[i]! + stoppedBit(event), callStart, performance.now() - callStart);
+      const end = performance.now();
+      log.push(callRefs[i]! + stoppedBit(event), callStart, end - callStart);
+      callStart = end;
     }
-    if (entries.length > 0) log[at + 2] = performance.now() - start;
+    if (entries.length > 0) log[at + 2] = callStart - start;
     return event;
   }
 
