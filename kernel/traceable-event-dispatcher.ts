@@ -75,6 +75,16 @@ export function traceEvent(trace: CompactTrace, ref: number): string {
   return trace.events[(-ref - 1) >> 1]!;
 }
 
+/**
+ * What requests whose traces have the same records but for their times share: the same object
+ * for each such trace (same dispatches, listeners called, stops) while the registry is
+ * unchanged. A key to cache what derives from a trace's records but not its times.
+ */
+export interface TracePath {
+  /** Records in the traces it stands for. */
+  readonly records: number;
+}
+
 /** Ids of listeners and events, shared by the traces that began while it was current. */
 interface TraceTable {
   readonly sites: TraceSite[];
@@ -83,20 +93,35 @@ interface TraceTable {
   readonly eventIds: Map<string, number>;
 }
 
-/** A node of the tree of call sequences: requests that called the same listeners share one, and its not-called list. */
-interface PathNode {
+/** A node of the tree of record sequences: requests whose traces recorded the same refs share one, and its not-called list. */
+interface PathNode extends TracePath {
+  /** The child most requests take, checked before `next` (usually the only one). */
+  firstRef: number;
+  firstChild: PathNode | undefined;
   next: Map<number, PathNode> | undefined;
   notCalled: readonly NotCalledListener[] | undefined;
+}
+
+/** What a dispatch of one event needs, worked out once per registry state: its listeners and their refs. */
+interface DispatchPlan {
+  readonly table: TraceTable;
+  readonly entries: readonly ListenerEntry[];
+  /** The dispatch record's ref (see CompactTrace). */
+  readonly eventRef: number;
+  /** Each listener's call record ref, propagation not stopped. */
+  readonly callRefs: readonly number[];
 }
 
 interface Trace extends CompactTrace {
   readonly log: number[];
   readonly table: TraceTable;
-  /** Where the sequence of listeners called so far leads in the path tree. */
+  /** The tree `node` is in: when there is a new one, the walk starts over. */
+  root: PathNode;
+  /** Where the first `node.records` records lead in the path tree. */
   node: PathNode;
 }
 
-/** Distinct call sequences (path tree nodes) whose not-called list is remembered. */
+/** Distinct record sequences (path tree nodes) whose not-called list (and what the profiler derives) is remembered. */
 const PATH_NODES_MAX = 4096;
 
 /** Listeners or event names in one id table; past it (listeners added and removed without end) a new table starts. */
@@ -110,12 +135,15 @@ export class TraceableEventDispatcher extends EventDispatcher {
   readonly #traces = new RequestSlot<Trace>();
   #table: TraceTable = newTable();
   /**
-   * The not-called lists by sequence of listeners called: requests down the same path call the
-   * same listeners, so the registry is walked once per path, not per request. A new tree whenever
-   * the registry changes; bounded.
+   * The tree of record sequences (of the current table's refs): requests down the same path share
+   * a node, so what derives from the records alone (the not-called list, the profiler's JSON
+   * around the times) is worked out once per path, not per request. A new tree whenever the
+   * registry or the table changes; bounded.
    */
-  #paths: PathNode = newNode();
+  #paths: PathNode = newNode(0);
   #pathNodes = 0;
+  /** Plans by event name, for the current table and registry. */
+  readonly #plans = new Map<string, DispatchPlan>();
 
   constructor(readonly requestStack: RequestStack) {
     super();
@@ -124,6 +152,11 @@ export class TraceableEventDispatcher extends EventDispatcher {
   /** What has been recorded for a request so far, in its compact form (nothing is copied). */
   getCompactTrace(request: Request): CompactTrace {
     return this.#trace(request);
+  }
+
+  /** The path of what has been recorded for a request so far (see TracePath). */
+  getTracePath(request: Request): TracePath {
+    return this.#path(this.#trace(request));
   }
 
   /** What has been recorded for a request so far, as objects. */
@@ -158,7 +191,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
   /** The registered listeners that were not called while handling the request (the same list for requests down the same path). */
   getNotCalledListeners(request: Request): readonly NotCalledListener[] {
     const trace = this.#trace(request);
-    const node = trace.node;
+    const node = this.#path(trace);
     if (node.notCalled !== undefined) return node.notCalled;
     const called = new Set<string>();
     const log = trace.log;
@@ -203,56 +236,61 @@ export class TraceableEventDispatcher extends EventDispatcher {
     const request = carried instanceof Request ? carried : this.requestStack.getCurrentRequest();
     if (request === undefined) return super.dispatch(event, eventName);
     const trace = this.#trace(request);
-    const entries = this.getListenerEntries(eventName);
+    let plan = this.#plans.get(eventName);
+    if (plan === undefined || plan.table !== trace.table) plan = this.#plan(trace.table, eventName);
+    const { entries, callRefs } = plan;
     const log = trace.log;
     const at = log.length;
     const start = performance.now();
-    log.push(-1 - (eventId(trace.table, eventName) * 2 + (entries.length === 0 ? 1 : 0)), start, 0);
+    log.push(plan.eventRef, start, 0);
+    // One clock read per listener: a call ends when the next begins (only the push in between).
+    let callStart = start;
     for (let i = 0; i < entries.length; i++) {
       if (event.propagationStopped === true) break;
-      const entry = entries[i]!;
-      const callStart = performance.now();
       let result: unknown;
       try {
-        result = entry.listener(event, eventName, this);
+        result = entries[i]!.listener(event, eventName, this);
       } catch (error) {
-        this.#record(trace, eventName, entry, callStart, event);
+        log.push(callRefs[i]! + stoppedBit(event), callStart, performance.now() - callStart);
         throw error;
       }
-      if (isPromiseLike(result)) return this.#dispatchRest(result, callStart, entries, i, event, eventName, trace, at);
-      this.#record(trace, eventName, entry, callStart, event);
+      if (isPromiseLike(result)) return this.#dispatchRest(result, callStart, plan, i, event, eventName, trace, at);
+      const end = performance.now();
+      log.push(callRefs[i]! + stoppedBit(event), callStart, end - callStart);
+      callStart = end;
     }
-    if (entries.length > 0) log[at + 2] = performance.now() - start;
+    if (entries.length > 0) log[at + 2] = callStart - start;
     return event;
   }
 
   async #dispatchRest<E extends StoppableEvent>(
     pending: PromiseLike<unknown>,
     pendingStart: number,
-    entries: readonly ListenerEntry[],
+    plan: DispatchPlan,
     index: number,
     event: E,
     eventName: string,
     trace: Trace,
     at: number,
   ): Promise<E> {
+    const { entries, callRefs } = plan;
+    const log = trace.log;
     try {
       await pending;
     } finally {
-      this.#record(trace, eventName, entries[index]!, pendingStart, event);
+      log.push(callRefs[index]! + stoppedBit(event), pendingStart, performance.now() - pendingStart);
     }
     for (let i = index + 1; i < entries.length; i++) {
       if (event.propagationStopped === true) break;
-      const entry = entries[i]!;
       const start = performance.now();
       try {
-        const result = entry.listener(event, eventName, this);
+        const result = entries[i]!.listener(event, eventName, this);
         if (isPromiseLike(result)) await result;
       } finally {
-        this.#record(trace, eventName, entry, start, event);
+        log.push(callRefs[i]! + stoppedBit(event), start, performance.now() - start);
       }
     }
-    trace.log[at + 2] = performance.now() - trace.log[at + 1]!;
+    log[at + 2] = performance.now() - log[at + 1]!;
     return event;
   }
 
@@ -260,41 +298,60 @@ export class TraceableEventDispatcher extends EventDispatcher {
     let trace = this.#traces.get(request);
     if (trace === undefined) {
       // Listeners added and removed without end (or endless event names) would grow a table forever.
-      if (this.#table.sites.length >= TABLE_MAX || this.#table.events.length >= TABLE_MAX) this.#table = newTable();
+      if (this.#table.sites.length >= TABLE_MAX || this.#table.events.length >= TABLE_MAX) {
+        this.#table = newTable();
+        this.#changed();
+      }
       const table = this.#table;
-      trace = { log: [], table, sites: table.sites, events: table.events, node: this.#paths };
+      trace = { log: [], table, sites: table.sites, events: table.events, root: this.#paths, node: this.#paths };
       this.#traces.set(request, trace);
     }
     return trace;
   }
 
-  #record(trace: Trace, eventName: string, entry: ListenerEntry, start: number, dispatched: StoppableEvent): void {
-    const table = trace.table;
-    const id = table.siteIds.get(entry) ?? this.#addSite(table, eventName, entry);
-    trace.log.push(id * 2 + (dispatched.propagationStopped === true ? 1 : 0), start, performance.now() - start);
-    const node = trace.node;
-    trace.node = node.next?.get(id) ?? this.#addPathNode(node, id);
+  #plan(table: TraceTable, eventName: string): DispatchPlan {
+    const entries = this.getListenerEntries(eventName);
+    const callRefs: number[] = [];
+    for (const entry of entries) callRefs.push((table.siteIds.get(entry) ?? addSite(table, eventName, entry)) * 2);
+    const plan: DispatchPlan = { table, entries, eventRef: -1 - (eventId(table, eventName) * 2 + (entries.length === 0 ? 1 : 0)), callRefs };
+    // A trace of an older table (rare: one began before the table was replaced) gets a plan of its own.
+    if (table === this.#table) this.#plans.set(eventName, plan);
+    return plan;
   }
 
-  #addSite(table: TraceTable, eventName: string, entry: ListenerEntry): number {
-    const id = table.sites.length;
-    table.sites.push(Object.freeze({ event: eventName, listener: entry.name, priority: entry.priority }));
-    table.siteIds.set(entry, id);
-    return id;
+  /** Walks the path tree along the records not walked yet: requests down the same path end at the same node. */
+  #path(trace: Trace): PathNode {
+    // Refs of an older table mean other things in the current tree: such a trace (rare) shares nothing.
+    if (trace.table !== this.#table) return newNode(trace.log.length / 3);
+    if (trace.root !== this.#paths) trace.node = trace.root = this.#paths;
+    const log = trace.log;
+    let node = trace.node;
+    for (let i = node.records * 3; i < log.length; i += 3) {
+      const ref = log[i]!;
+      node = (node.firstRef === ref ? node.firstChild : node.next?.get(ref)) ?? this.#addPathNode(node, ref);
+    }
+    trace.node = node;
+    return node;
   }
 
-  #addPathNode(parent: PathNode, id: number): PathNode {
-    const node = newNode();
-    // Past the bound, unusual paths get a node of their own: correct, just not shared.
+  #addPathNode(parent: PathNode, ref: number): PathNode {
+    const node = newNode(parent.records + 1);
+    // Past the bound, unusual paths get nodes of their own: correct, just not shared.
     if (this.#pathNodes >= PATH_NODES_MAX) return node;
     this.#pathNodes++;
-    (parent.next ??= new Map()).set(id, node);
+    if (parent.firstChild === undefined) {
+      parent.firstRef = ref;
+      parent.firstChild = node;
+    } else {
+      (parent.next ??= new Map()).set(ref, node);
+    }
     return node;
   }
 
   #changed(): void {
-    this.#paths = newNode();
+    this.#paths = newNode(0);
     this.#pathNodes = 0;
+    this.#plans.clear();
   }
 }
 
@@ -302,8 +359,19 @@ function newTable(): TraceTable {
   return { sites: [], siteIds: new Map(), events: [], eventIds: new Map() };
 }
 
-function newNode(): PathNode {
-  return { next: undefined, notCalled: undefined };
+function newNode(records: number): PathNode {
+  return { records, firstRef: NaN, firstChild: undefined, next: undefined, notCalled: undefined };
+}
+
+function addSite(table: TraceTable, eventName: string, entry: ListenerEntry): number {
+  const id = table.sites.length;
+  table.sites.push(Object.freeze({ event: eventName, listener: entry.name, priority: entry.priority }));
+  table.siteIds.set(entry, id);
+  return id;
+}
+
+function stoppedBit(event: StoppableEvent): number {
+  return event.propagationStopped === true ? 1 : 0;
 }
 
 function eventId(table: TraceTable, eventName: string): number {

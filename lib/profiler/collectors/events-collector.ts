@@ -1,4 +1,4 @@
-import { traceEvent, traceSite, type TraceSite, type TraceableEventDispatcher } from '../../../kernel/index.js';
+import { traceEvent, traceSite, type CompactTrace, type TracePath, type TraceSite, type TraceableEventDispatcher } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { jsonNumber, jsonString } from '../json.js';
 import { RawJson, type EventsData, type NotCalledListenerData, type Profile, type StoredEventsData, type TimeData, type TimelinePeriod } from '../profile.js';
@@ -7,43 +7,66 @@ import { RawJson, type EventsData, type NotCalledListenerData, type Profile, typ
 export class EventsCollector implements DataCollector {
   readonly name = 'events';
 
-  /** JSON of the dispatcher's cached not-called lists, kept as long as the list. */
-  readonly #notCalledJsons = new WeakMap<readonly NotCalledListenerData[], string>();
+  /** The JSON around the times, by trace path: kept as long as the dispatcher keeps the path. */
+  readonly #templates = new WeakMap<TracePath, readonly string[]>();
 
   constructor(readonly dispatcher: TraceableEventDispatcher) {}
 
   /**
-   * The trace as StoredEventsData, written as JSON straight from the dispatcher's compact trace:
-   * no object per listener call, and this runs for every request.
+   * The trace as StoredEventsData, written as JSON straight from the dispatcher's compact trace.
+   * This runs for every request, and requests down the same path differ only in their times:
+   * those are written into a template made once per path.
    */
   lateCollect({ request, startNow }: CollectContext): RawJson {
     const trace = this.dispatcher.getCompactTrace(request);
-    const log = trace.log;
-    const calls: string[] = [];
-    const dispatches: string[] = [];
-    let orphaned: string[] | undefined;
-    for (let i = 0; i < log.length; i += 3) {
-      const ref = log[i]!;
-      if (ref >= 0) {
-        calls.push(`[${siteJson(traceSite(trace, ref))},${micros(log[i + 1]! - startNow)},${micros(log[i + 2]!)}${(ref & 1) === 1 ? ',1]' : ']'}`);
-        continue;
-      }
-      const event = jsonString(traceEvent(trace, ref));
-      dispatches.push(`[${event},${micros(log[i + 1]! - startNow)},${micros(log[i + 2]!)}]`);
-      // Orphaned: nobody listened. Listed once each, in order of first dispatch.
-      if (((-ref - 1) & 1) === 1 && !(orphaned ??= []).includes(event)) orphaned.push(event);
+    const path = this.dispatcher.getTracePath(request);
+    let template = this.#templates.get(path);
+    if (template === undefined) {
+      template = this.#template(trace, this.dispatcher.getNotCalledListeners(request));
+      this.#templates.set(path, template);
     }
-    const notCalled = this.#notCalledJson(this.dispatcher.getNotCalledListeners(request));
-    return new RawJson(['{"calls":[', calls.join(','), '],"dispatches":[', dispatches.join(','), '],"notCalled":', notCalled, ',"orphaned":[', orphaned?.join(',') ?? '', ']}'].join(''));
+    const log = trace.log;
+    // Calls, then dispatches, as the template has them. Appended, not joined: encodeProfile's join
+    // copies the pieces once; a join here would copy them twice.
+    let json = template[0]!;
+    let k = 1;
+    for (let i = 0; i < log.length; i += 3) {
+      if (log[i]! >= 0) json += `${micros(log[i + 1]! - startNow)},${micros(log[i + 2]!)}${template[k++]!}`;
+    }
+    for (let i = 0; i < log.length; i += 3) {
+      if (log[i]! < 0) json += `${micros(log[i + 1]! - startNow)},${micros(log[i + 2]!)}${template[k++]!}`;
+    }
+    return new RawJson(json);
   }
 
-  #notCalledJson(list: readonly NotCalledListenerData[]): string {
-    let json = this.#notCalledJsons.get(list);
-    if (json === undefined) {
-      json = JSON.stringify(list);
-      this.#notCalledJsons.set(list, json);
+  /**
+   * The JSON of a trace's records but for the times: `template[0]`, then for each call and each
+   * dispatch its start and duration (comma-separated) followed by the next piece.
+   */
+  #template(trace: CompactTrace, notCalled: readonly NotCalledListenerData[]): string[] {
+    const log = trace.log;
+    const template: string[] = [];
+    let text = '{"calls":[';
+    for (let i = 0; i < log.length; i += 3) {
+      const ref = log[i]!;
+      if (ref < 0) continue;
+      template.push(`${text}${template.length === 0 ? '' : ','}[${siteJson(traceSite(trace, ref))},`);
+      text = (ref & 1) === 1 ? ',1]' : ']';
     }
-    return json;
+    text += '],"dispatches":[';
+    const dispatchesFrom = template.length;
+    const orphaned: string[] = [];
+    for (let i = 0; i < log.length; i += 3) {
+      const ref = log[i]!;
+      if (ref >= 0) continue;
+      const event = jsonString(traceEvent(trace, ref));
+      template.push(`${text}${template.length === dispatchesFrom ? '' : ','}[${event},`);
+      text = ']';
+      // Orphaned: nobody listened. Listed once each, in order of first dispatch.
+      if (((-ref - 1) & 1) === 1 && !orphaned.includes(event)) orphaned.push(event);
+    }
+    template.push(`${text}],"notCalled":${JSON.stringify(notCalled)},"orphaned":[${orphaned.join(',')}]}`);
+    return template.map(flat);
   }
 
   present(data: unknown): EventsData {
@@ -77,6 +100,15 @@ function siteJson(site: TraceSite): string {
     siteJsons.set(site, json);
   }
   return json;
+}
+
+/**
+ * The string as one flat run of characters. V8 keeps a concatenation as a tree of its pieces
+ * until something reads it whole; a template piece is copied into every request's JSON, so it is
+ * made flat once (JSON.parse returns a fresh flat string).
+ */
+function flat(text: string): string {
+  return JSON.parse(JSON.stringify(text)) as string;
 }
 
 /** Whole microseconds, as JSON: integers serialise several times faster than fractional milliseconds. */

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Event, KernelEvent, Request, RequestStack, RequestType, TraceableEventDispatcher, type KernelLike } from '../../../kernel/index.js';
@@ -95,6 +96,67 @@ test('every dispatch is recorded, orphaned ones too, in start order', () => {
   assert.equal(dispatches.map((d) => d.event), ['a', 'b']);
   assert.ok(dispatches[0]!.start <= dispatches[1]!.start);
   assert.is(dispatches[1]!.duration, 0);
+});
+
+test('listeners and subscribers added or removed after a dispatch are called (or not) from the next one', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  const calls: string[] = [];
+  function first() {
+    calls.push('first');
+  }
+  class Subscriber {
+    getSubscribedEvents() {
+      return { e: ['onE', 5] as const };
+    }
+    onE() {
+      calls.push('subscriber');
+    }
+  }
+  const subscriber = new Subscriber();
+  const dispatch = () => {
+    const request = Request.create('/');
+    dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'e');
+    return dispatcher.getCalledListeners(request).map((c) => `${c.listener}:${c.priority}`);
+  };
+  assert.equal(dispatch(), []);
+  dispatcher.addListener('e', first);
+  assert.equal(dispatch(), ['first:0']);
+  dispatcher.addSubscriber(subscriber);
+  assert.equal(dispatch(), ['Subscriber::onE:5', 'first:0']);
+  dispatcher.removeListener('e', first);
+  assert.equal(dispatch(), ['Subscriber::onE:5']);
+  dispatcher.removeSubscriber(subscriber);
+  assert.equal(dispatch(), []);
+  assert.equal(calls, ['first', 'subscriber', 'first', 'subscriber']);
+});
+
+test('listener times are honest: each call ends where the next begins, and the dispatch spans them', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  const busy = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  dispatcher.addListener('e', function slow() {
+    busy(5);
+  }, 10);
+  dispatcher.addListener('e', function quick() {}, 5);
+  dispatcher.addListener('e', function slower() {
+    busy(8);
+  }, 0);
+  const request = Request.create('/');
+  dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'e');
+  const { calls, dispatches } = dispatcher.getTrace(request);
+  const [slow, quick, slower] = calls;
+  // Lower bounds only: a busy machine may stretch any of them.
+  assert.ok(slow!.duration >= 5, `slow ${slow!.duration}`);
+  assert.ok(slower!.duration >= 8, `slower ${slower!.duration}`);
+  assert.ok(quick!.duration < slow!.duration, `quick ${quick!.duration}`);
+  // Equal but for floating-point rounding (start + (end - start) may differ from end in the last bit).
+  const near = (a: number, b: number) => Math.abs(a - b) < 1e-9;
+  assert.ok(near(quick!.start, slow!.start + slow!.duration));
+  assert.ok(near(slower!.start, quick!.start + quick!.duration));
+  assert.is(dispatches[0]!.start, slow!.start);
+  assert.ok(near(dispatches[0]!.duration, slower!.start + slower!.duration - slow!.start));
 });
 
 test.run();
