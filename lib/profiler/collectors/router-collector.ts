@@ -1,6 +1,5 @@
 import type { UrlMatcher } from '../../routing/index.js';
-import type { CollectContext, DataCollector } from '../data-collector.js';
-import { jsonString, jsonStringOrNull } from '../json.js';
+import type { DataCollector } from '../data-collector.js';
 import { RawJson, type Profile, type RouterData } from '../profile.js';
 import type { Redactor } from '../redactor.js';
 import { presentRequest } from './request-collector.js';
@@ -15,30 +14,19 @@ export class RouterCollector implements DataCollector {
   ) {}
 
   /**
-   * What was routed and the redirect, if any, as JSON. The route and its parameters are the
-   * request's attributes, which the request collector stores: present() reads them there.
+   * Nothing per request: the route and its parameters are the request's attributes, what was
+   * routed is the profile's method and URL with the request's path, and a redirect is a 301's
+   * Location, all of which the profile and the request collector keep. present() works them out.
    */
-  lateCollect({ request, response, requestType }: CollectContext): RawJson {
-    const route = (request.attributes.get('_route') as string | undefined) ?? null;
-    let routed = 'null';
-    // A sub-request made with its own controller was never routed.
-    if (requestType === 'main' || route !== null) {
-      try {
-        routed = `{"method":${jsonString(request.method)},"path":${jsonString(request.path)},"host":${jsonString(request.host)},"scheme":${jsonString(request.scheme)}}`;
-      } catch {
-        routed = 'null'; // an unusable Host header: nothing to explain
-      }
-    }
-    const redirect = jsonStringOrNull(response.status === 301 ? response.getHeader('location') : null);
-    return new RawJson(`{"redirect":${redirect},"routed":${routed}}`);
+  lateCollect(): RawJson {
+    return NOTHING;
   }
 
-  /** The route and its parameters (from the request data), and each route's verdict on what was routed, worked out now against the current routes. */
+  /** The route, its parameters, what was routed and the redirect (from the request data), and each route's verdict on it, worked out now against the current routes. */
   present(data: unknown, profile: Profile): RouterData {
-    const stored = data as Partial<RouterData>;
-    const request = presentRequest(profile.collectors['request'], profile);
-    // Profiles saved before the route was left to the request data have it here.
-    const router: RouterData = { route: request.route, params: request.routeParams, redirect: null, routed: null, ...stored };
+    const stored = (data !== null && typeof data === 'object' ? data : {}) as Partial<RouterData>;
+    // Profiles saved before these were left to the request data have them here.
+    const router: RouterData = { ...derivedRouterData(profile), ...stored };
     const routed = router.routed;
     let traces: RouterData['traces'] = [];
     if (routed !== null && routed !== undefined) {
@@ -49,5 +37,29 @@ export class RouterCollector implements DataCollector {
       }
     }
     return { ...router, traces };
+  }
+}
+
+/** What a router collector stores for each request. */
+const NOTHING = new RawJson('{}');
+
+/** RouterData but for the traces, from the profile's summary and its request data. */
+function derivedRouterData(profile: Profile): RouterData {
+  const request = presentRequest(profile.collectors['request'], profile);
+  const location = request.responseHeaders['location'];
+  // A sub-request made with its own controller was never routed; an unusable Host header left no absolute URL to explain.
+  let routed: RouterData['routed'] = null;
+  if (request.requestType === 'main' || request.route !== null) {
+    const url = parseUrl(request.url);
+    if (url !== null) routed = { method: request.method, path: request.path, host: url.hostname, scheme: url.protocol.slice(0, -1) };
+  }
+  return { route: request.route, params: request.routeParams, redirect: profile.status === 301 && typeof location === 'string' ? location : null, routed };
+}
+
+function parseUrl(url: string): URL | null {
+  try {
+    return new URL(url);
+  } catch {
+    return null;
   }
 }

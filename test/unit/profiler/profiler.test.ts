@@ -160,7 +160,7 @@ test('request, router and logger data are stored without what can be worked out 
   const stored = (await storage.read(response.getHeader('x-debug-token')!))!;
   const request = stored.collectors.request as Record<string, unknown>;
   for (const key of ['method', 'url', 'statusCode', 'statusText', 'clientIp', 'contentType', 'route', 'routeParams', 'controller']) assert.not.ok(key in request, `request.${key} is not stored`);
-  assert.not.ok('route' in (stored.collectors.router as object) || 'params' in (stored.collectors.router as object), 'the route is stored once, in the request attributes');
+  assert.equal(stored.collectors.router, {}, 'the router stores nothing of its own: the route is in the request attributes');
   const storedLogger = stored.collectors.logger as { logs: Array<Record<string, unknown>> };
   assert.ok(storedLogger.logs.length > 0 && storedLogger.logs.every((record) => !('levelName' in record)));
   assert.not.ok('counts' in storedLogger);
@@ -190,14 +190,28 @@ test('request, router and logger data are stored without what can be worked out 
       session: null,
     },
   );
-  const router = shown.router as { route: string; params: unknown; routed: { path: string } };
-  assert.is(router.route, 'book');
-  assert.equal(router.params, { id: '42' });
-  assert.is(router.routed.path, '/books/42');
+  const router = shown.router as { route: string; params: unknown; redirect: string | null; routed: unknown; traces: Array<{ name: string; verdict: string }> };
+  assert.equal({ ...router, traces: undefined }, { route: 'book', params: { id: '42' }, redirect: null, routed: { method: 'GET', path: '/books/42', host: '127.0.0.1', scheme: 'http' }, traces: undefined });
+  assert.equal(router.traces.filter((trace) => trace.name === 'book').map((trace) => trace.verdict), ['match']);
   const logger = shown.logger as { logs: Array<{ levelName: string; message: string }>; counts: Record<string, number>; errorCount: number; warningCount: number };
   assert.ok(logger.logs.some((record) => record.levelName === 'INFO' && record.message === 'Matched route "book".'));
   assert.is(logger.counts.INFO, logger.logs.filter((record) => record.levelName === 'INFO').length);
   assert.is(logger.errorCount + logger.warningCount, 0);
+});
+
+test('the router data of a redirect and of an error page sub-request is worked out on reading', async () => {
+  const storage = new MemoryStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage } });
+  const redirect = await run(app, '/health/?x=1');
+  const missing = await run(app, '/nothing');
+  await app.close();
+  const present = async (token: string) => app.profiler!.present((await storage.read(token))!).collectors.router as { redirect: string | null; routed: unknown };
+  const redirected = await present(redirect.getHeader('x-debug-token')!);
+  assert.is(redirect.status, 301);
+  assert.is(redirected.redirect, 'http://127.0.0.1:8000/health?x=1');
+  assert.equal(redirected.routed, { method: 'GET', path: '/health/', host: '127.0.0.1', scheme: 'http' });
+  assert.equal((await present(missing.getHeader('x-debug-token')!)).routed, { method: 'GET', path: '/nothing', host: '127.0.0.1', scheme: 'http' });
+  assert.is((await present(missing.getHeader('x-previous-debug-token')!)).routed, null, 'the error page was never routed');
 });
 
 test('profiles stored whole by earlier versions are presented as they were stored', () => {
