@@ -65,7 +65,7 @@ export function encodeProfile(profile: Profile, slab?: ByteSlab): EncodedProfile
   const { token, parent, ip, method, url, time, status, collectors } = profile;
   // The same JSON as JSON.stringify(profile), with RawJson data spliced in rather than re-read.
   const parts = [
-    '{"token":', jsonString(token), ',"parent":', jsonStringOrNull(parent), ',"children":', JSON.stringify(profile.children),
+    '{"token":', jsonString(token), ',"parent":', jsonStringOrNull(parent), ',"children":', profile.children.length === 0 ? '[]' : JSON.stringify(profile.children),
     ',"ip":', jsonString(ip), ',"method":', jsonString(method), ',"url":', jsonString(url),
     ',"time":', jsonNumber(time), ',"status":', jsonNumber(status), ',"collectors":{',
   ];
@@ -75,12 +75,25 @@ export function encodeProfile(profile: Profile, slab?: ByteSlab): EncodedProfile
     const data = collectors[name];
     const encoded = data instanceof RawJson ? data.json : (JSON.stringify(data) as string | undefined);
     if (encoded === undefined) continue;
-    parts.push(first ? '' : ',', jsonString(name), ':', encoded);
+    parts.push(first ? '' : ',', memberName(name), encoded);
     first = false;
   }
   parts.push('}}');
   const json = parts.join('');
   return { token, parent, ip, method, url, time, status, json: slab === undefined ? json : slab.copy(json) };
+}
+
+/** Collector names as JSON object keys (`"request":`): the same few on every profile. */
+const memberNames = new Map<string, string>();
+
+function memberName(name: string): string {
+  let json = memberNames.get(name);
+  if (json === undefined) {
+    json = `${jsonString(name)}:`;
+    // Names are collectors' own: a registry that keeps growing would be a bug, not a reason to grow this.
+    if (memberNames.size < 256) memberNames.set(name, json);
+  }
+  return json;
 }
 
 /** The JSON of a profile (a string or UTF-8 bytes), serialising it unless it already is. */
