@@ -18,9 +18,9 @@ export class RequestCollector implements DataCollector {
   ) {}
 
   /**
-   * StoredRequestData, written as JSON: the fixed fields by hand, the maps through JSON.stringify.
-   * What the profile's summary or the other stored fields already say (method, URL, status, client
-   * IP, route, controller, content type) is not written again: present() adds it back on reading.
+   * RequestData as JSON (the fixed fields by hand, the maps through JSON.stringify), less what the
+   * profile's summary or the other stored fields already say (method, URL, status, client IP,
+   * route, controller, content type): present() adds that back on reading.
    */
   lateCollect({ request, response, requestType }: CollectContext): RawJson {
     const redactor = this.redactor;
