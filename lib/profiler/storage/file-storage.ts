@@ -7,7 +7,6 @@ import { gunzip as gunzipCallback } from 'node:zlib';
 import { profileJson, type Profile, type ProfileSummary, type StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
-import { generateToken } from '../token.js';
 import { FileLock } from './file-lock.js';
 import { errorCode, ignoreMissing, isMissing, removeFile } from './fs-errors.js';
 import {
@@ -25,6 +24,7 @@ import {
   type IndexRecord,
 } from './index-file.js';
 import { ProfileIndex } from './profile-index.js';
+import { TakenTokens } from './taken-tokens.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
 import { assertStorableProfile, isStorableToken, resolveBounds } from './validation.js';
 
@@ -49,7 +49,7 @@ interface Lease {
   readonly prefix: string;
   readonly lock: FileLock;
   /** Tokens of the prefix not to draw: files and index entries at the last scan, and this instance's draws since. */
-  taken: Set<string>;
+  taken: TakenTokens;
   /** Still over the share after a scan: no more draws from it; given back once no drawn token of it is pending. */
   full: boolean;
 }
@@ -203,6 +203,8 @@ export class FileStorage implements ProfilerStorage {
   readonly #leases = new Map<string, Lease>();
   /** Tokens drawn from a lease (no placeholder file) and neither written nor released. */
   readonly #drawn = new Set<string>();
+  /** Whether a token is claimed, being written or drawn by this instance (a lease's taken set may miss it until its next scan). */
+  readonly #busy = (token: string): boolean => this.#claims.has(token) || this.#writing.has(token) || this.#drawn.has(token);
   /** Lease changes (acquire, scan, refresh, release) run one at a time. */
   #leasing: Promise<unknown> = Promise.resolve();
   #leaseTimer: NodeJS.Timeout | null = null;
@@ -720,14 +722,9 @@ export class FileStorage implements ProfilerStorage {
       if (!lease.full && lease.taken.size < limit && (best === undefined || lease.taken.size < best.taken.size)) best = lease;
     }
     if (best === undefined) return null;
-    for (let attempt = 0; attempt < DRAWS_PER_LEASE; attempt++) {
-      const token = best.prefix + generateToken(length - LEASE_PREFIX_LENGTH);
-      if (best.taken.has(token) || this.#claims.has(token) || this.#writing.has(token) || this.#drawn.has(token)) continue;
-      best.taken.add(token);
-      this.#drawn.add(token);
-      return token;
-    }
-    return null;
+    const token = best.taken.draw(length, DRAWS_PER_LEASE, this.#busy);
+    if (token !== null) this.#drawn.add(token);
+    return token;
   }
 
   /** Scans the held leases over the share; when all still are, acquires a lease on another prefix. */
@@ -748,7 +745,7 @@ export class FileStorage implements ProfilerStorage {
     for (const prefix of prefixes) {
       const lock = new FileLock(this.#leasePath(prefix), LEASE_STALE_MS, { holderInfo: true });
       if (!(await lock.tryAcquire())) continue;
-      const lease: Lease = { prefix, lock, taken: new Set(), full: false };
+      const lease: Lease = { prefix, lock, taken: new TakenTokens(prefix), full: false };
       await this.#scan(lease);
       if (lease.taken.size >= limit) {
         await lock.release();
@@ -769,7 +766,7 @@ export class FileStorage implements ProfilerStorage {
   /** Rebuilds a lease's taken set: the shard's files (profiles, placeholders), the index's entries, our pending draws. */
   async #scan(lease: Lease): Promise<void> {
     const { prefix } = lease;
-    const taken = new Set<string>();
+    const taken = new TakenTokens(prefix);
     const addPending = (): void => {
       for (const set of [this.#drawn, this.#writing, this.#claims]) for (const token of set) if (token.startsWith(prefix)) taken.add(token);
     };
