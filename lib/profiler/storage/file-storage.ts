@@ -16,6 +16,7 @@ import {
   encodeIndexHeader,
   indexEntryOf,
   isCurrentFile,
+  leadingToken,
   readIndexLines,
   recordLines,
   waitWhileLocked,
@@ -590,7 +591,7 @@ export class FileStorage implements ProfilerStorage {
     let payload = data;
     for (let attempt = 1; ; attempt++) {
       const file = appendIndexLines(this.#indexPath, payload);
-      for (const record of pending) this.#index.add(record);
+      this.#index.addAll(pending);
       this.#index.appended(file, payload.length);
       // Held by this instance: its compaction does not replace the file during an append (see #compact).
       if (!this.#lock.mayBeOurs) await waitWhileLocked(this.#lock.path, this.#lock.staleMs);
@@ -958,12 +959,13 @@ export class FileStorage implements ProfilerStorage {
     let old: FileHandle | undefined;
     try {
       old = await ignoreMissing(open(this.#indexPath, 'r'));
-      const { records, end } = old === undefined ? { records: [], end: 0 } : await this.#index.catchUp(old);
+      const { records, segments: referred, end } = old === undefined ? { records: [], segments: [], end: 0 } : await this.#index.catchUp(old);
       const report: CompactionReport = { profiles: 0, removed: 0, cleaned: 0, segmentsDeleted: 0 };
       // Listed after the catch-up: a segment is made before any line refers to it.
       const segments = await this.#segmentFiles();
       const present = new Set(segments);
-      let live = records.filter((record) => record.segment === null || present.has(record.segment));
+      // Usually every segment referred to is there: then no pass over the records.
+      let live = referred.every((segment) => present.has(segment)) ? records : records.filter((record) => record.segment === null || present.has(record.segment));
       report.cleaned += records.length - live.length;
       if (sweep) {
         live = await this.#sweep(live, report);
@@ -983,11 +985,8 @@ export class FileStorage implements ProfilerStorage {
       // would miss the profiles appended during the compaction until the next refresh.
       await this.#serialAppend(() => this.#index.hold(async () => {
         const { file, bytes } = this.#replaceIndex(encodeIndexHeader(droppedThrough), kept);
-        if (old !== undefined) {
-          const removedTokens = new Set(removed.map((record) => record.token));
-          const tail = readIndexLines(old, end).lines.map(decodeIndexLine).filter((record) => record !== null && !removedTokens.has(record.token));
-          if (tail.length > 0) appendIndexLines(this.#indexPath, Buffer.from(tail.map((record) => `${record?.line}\n`).join('')));
-        }
+        const tail = old === undefined ? [] : this.#tailToCopy(readIndexLines(old, end).lines, removed);
+        if (tail.length > 0) appendIndexLines(this.#indexPath, Buffer.from(`${tail.join('\n')}\n`));
         this.#index.compacted(removed, bytes, file, droppedThrough);
       }));
       report.profiles = kept.length;
@@ -1008,6 +1007,25 @@ export class FileStorage implements ProfilerStorage {
       await old?.close();
       await this.#lock.release();
     }
+  }
+
+  /**
+   * The lines appended to the old index during a compaction that go on in the new one: the valid
+   * entries not of a removed profile. Lines this process knows (its own appends, mostly) are
+   * recognised without parsing, as a refresh does.
+   */
+  #tailToCopy(lines: string[], removed: readonly IndexRecord[]): string[] {
+    let removedTokens: Set<string> | undefined;
+    const copied: string[] = [];
+    for (const line of lines) {
+      const token = leadingToken(line);
+      const known = token === undefined ? undefined : this.#index.get(token);
+      const record = known !== undefined && known.line === line ? known : decodeIndexLine(line);
+      if (record === null) continue;
+      removedTokens ??= new Set(removed.map((entry) => entry.token));
+      if (!removedTokens.has(record.token)) copied.push(record.line);
+    }
+    return copied;
   }
 
   /**
