@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writevSync } from 'node:fs';
 import { mkdir, open, readFile, readdir, rm, stat, utimes, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,7 +7,6 @@ import { gunzip as gunzipCallback } from 'node:zlib';
 import { profileJson, type Profile, type ProfileSummary, type StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
-import { generateToken } from '../token.js';
 import { FileLock } from './file-lock.js';
 import { errorCode, ignoreMissing, isMissing, removeFile } from './fs-errors.js';
 import {
@@ -17,6 +16,7 @@ import {
   encodeIndexHeader,
   indexEntryOf,
   isCurrentFile,
+  leadingToken,
   readIndexLines,
   recordLines,
   waitWhileLocked,
@@ -25,6 +25,7 @@ import {
   type IndexRecord,
 } from './index-file.js';
 import { ProfileIndex } from './profile-index.js';
+import { TakenTokens } from './taken-tokens.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
 import { assertStorableProfile, isStorableToken, resolveBounds } from './validation.js';
 
@@ -49,7 +50,7 @@ interface Lease {
   readonly prefix: string;
   readonly lock: FileLock;
   /** Tokens of the prefix not to draw: files and index entries at the last scan, and this instance's draws since. */
-  taken: Set<string>;
+  taken: TakenTokens;
   /** Still over the share after a scan: no more draws from it; given back once no drawn token of it is pending. */
   full: boolean;
 }
@@ -147,7 +148,8 @@ const PURGE_LOCK_TIMEOUT_MS = 5_000;
 const COMPACT_LOCK_TIMEOUT_MS = 15_000;
 /** The lock's mtime is refreshed after this many file operations of a long compaction. */
 const LOCK_REFRESH_EVERY = 256;
-const NEWLINE = 0x0a;
+/** The newline after each record of a segment, written from this one buffer. */
+const NEWLINE_BYTE = new Uint8Array([0x0a]);
 
 /**
  * The embedded default storage, safe to share between the processes of one machine.
@@ -203,6 +205,8 @@ export class FileStorage implements ProfilerStorage {
   readonly #leases = new Map<string, Lease>();
   /** Tokens drawn from a lease (no placeholder file) and neither written nor released. */
   readonly #drawn = new Set<string>();
+  /** Whether a token is claimed, being written or drawn by this instance (a lease's taken set may miss it until its next scan). */
+  readonly #busy = (token: string): boolean => this.#claims.has(token) || this.#writing.has(token) || this.#drawn.has(token);
   /** Lease changes (acquire, scan, refresh, release) run one at a time. */
   #leasing: Promise<unknown> = Promise.resolve();
   #leaseTimer: NodeJS.Timeout | null = null;
@@ -537,32 +541,26 @@ export class FileStorage implements ProfilerStorage {
   /** One positional write of the batch's records (JSON + newline) to the segment, then one append of their index lines. */
   async #appendBatch(batch: PendingWrite[]): Promise<void> {
     const segment = await this.#writableSegment();
-    const lengths = batch.map(({ json }) => (typeof json === 'string' ? Buffer.byteLength(json) : json.length));
-    let size = batch.length;
-    for (const length of lengths) size += length;
-    const data = Buffer.allocUnsafe(size);
+    // The records go to the file straight from their buffers (the caller's until the promise
+    // settles): no copy of the batch into one buffer of hundreds of KB, allocated per batch.
+    const parts: Uint8Array[] = [];
     const entries: IndexEntry[] = [];
-    let at = 0;
-    for (let i = 0; i < batch.length; i++) {
-      const { profile, json } = batch[i] as PendingWrite;
-      const length = lengths[i] as number;
-      // Most profiles are ASCII (as long in bytes as in characters): a latin1 write of those is a plain copy.
-      if (typeof json !== 'string') json.copy(data, at);
-      else data.write(json, at, length, length === json.length ? 'latin1' : 'utf8');
-      entries.push(indexEntryOf(profile, length, segment.name, segment.size + at));
-      at += length;
-      data[at++] = NEWLINE;
+    let size = 0;
+    for (const { profile, json } of batch) {
+      // Most profiles are ASCII (as long in bytes as in characters): a latin1 encoding of those is a plain copy.
+      const bytes = typeof json !== 'string' ? json : Buffer.from(json, Buffer.byteLength(json) === json.length ? 'latin1' : 'utf8');
+      parts.push(bytes, NEWLINE_BYTE);
+      entries.push(indexEntryOf(profile, bytes.length, segment.name, segment.size + size));
+      size += bytes.length + 1;
     }
     const { records, lines } = recordLines(entries);
     try {
       // Synchronous: one write of the batch into the page cache (about a millisecond for 1,000
       // profiles) instead of a loop turn per step, which under load made a batch take ~0.5 s and
-      // the queue overflow. The same for the index append below and the index refresh.
-      for (let written = 0; written < size; ) {
-        const bytesWritten = writeSync(segment.fd, data, written, size - written, segment.size + written);
-        if (bytesWritten === 0) throw new Error(`Short write to segment ${segment.name} (${written} of ${size} bytes): is the disk full?`);
-        written += bytesWritten;
-      }
+      // the queue overflow. The same for the index append below and the index refresh. A short
+      // write (libuv retries partial ones itself) means the disk is full.
+      const written = writevSync(segment.fd, parts, segment.size);
+      if (written !== size) throw new Error(`Short write to segment ${segment.name} (${written} of ${size} bytes): is the disk full?`);
     } catch (error) {
       // Where its end is now is unknown: the next batch starts a new segment.
       this.#retireSegment(segment);
@@ -588,7 +586,7 @@ export class FileStorage implements ProfilerStorage {
     let payload = data;
     for (let attempt = 1; ; attempt++) {
       const file = appendIndexLines(this.#indexPath, payload);
-      for (const record of pending) this.#index.add(record);
+      this.#index.addAll(pending);
       this.#index.appended(file, payload.length);
       // Held by this instance: its compaction does not replace the file during an append (see #compact).
       if (!this.#lock.mayBeOurs) await waitWhileLocked(this.#lock.path, this.#lock.staleMs);
@@ -720,14 +718,9 @@ export class FileStorage implements ProfilerStorage {
       if (!lease.full && lease.taken.size < limit && (best === undefined || lease.taken.size < best.taken.size)) best = lease;
     }
     if (best === undefined) return null;
-    for (let attempt = 0; attempt < DRAWS_PER_LEASE; attempt++) {
-      const token = best.prefix + generateToken(length - LEASE_PREFIX_LENGTH);
-      if (best.taken.has(token) || this.#claims.has(token) || this.#writing.has(token) || this.#drawn.has(token)) continue;
-      best.taken.add(token);
-      this.#drawn.add(token);
-      return token;
-    }
-    return null;
+    const token = best.taken.draw(length, DRAWS_PER_LEASE, this.#busy);
+    if (token !== null) this.#drawn.add(token);
+    return token;
   }
 
   /** Scans the held leases over the share; when all still are, acquires a lease on another prefix. */
@@ -748,7 +741,7 @@ export class FileStorage implements ProfilerStorage {
     for (const prefix of prefixes) {
       const lock = new FileLock(this.#leasePath(prefix), LEASE_STALE_MS, { holderInfo: true });
       if (!(await lock.tryAcquire())) continue;
-      const lease: Lease = { prefix, lock, taken: new Set(), full: false };
+      const lease: Lease = { prefix, lock, taken: new TakenTokens(prefix), full: false };
       await this.#scan(lease);
       if (lease.taken.size >= limit) {
         await lock.release();
@@ -769,7 +762,7 @@ export class FileStorage implements ProfilerStorage {
   /** Rebuilds a lease's taken set: the shard's files (profiles, placeholders), the index's entries, our pending draws. */
   async #scan(lease: Lease): Promise<void> {
     const { prefix } = lease;
-    const taken = new Set<string>();
+    const taken = new TakenTokens(prefix);
     const addPending = (): void => {
       for (const set of [this.#drawn, this.#writing, this.#claims]) for (const token of set) if (token.startsWith(prefix)) taken.add(token);
     };
@@ -961,12 +954,13 @@ export class FileStorage implements ProfilerStorage {
     let old: FileHandle | undefined;
     try {
       old = await ignoreMissing(open(this.#indexPath, 'r'));
-      const { records, end } = old === undefined ? { records: [], end: 0 } : await this.#index.catchUp(old);
+      const { records, segments: referred, end } = old === undefined ? { records: [], segments: [], end: 0 } : await this.#index.catchUp(old);
       const report: CompactionReport = { profiles: 0, removed: 0, cleaned: 0, segmentsDeleted: 0 };
       // Listed after the catch-up: a segment is made before any line refers to it.
       const segments = await this.#segmentFiles();
       const present = new Set(segments);
-      let live = records.filter((record) => record.segment === null || present.has(record.segment));
+      // Usually every segment referred to is there: then no pass over the records.
+      let live = referred.every((segment) => present.has(segment)) ? records : records.filter((record) => record.segment === null || present.has(record.segment));
       report.cleaned += records.length - live.length;
       if (sweep) {
         live = await this.#sweep(live, report);
@@ -986,11 +980,8 @@ export class FileStorage implements ProfilerStorage {
       // would miss the profiles appended during the compaction until the next refresh.
       await this.#serialAppend(() => this.#index.hold(async () => {
         const { file, bytes } = this.#replaceIndex(encodeIndexHeader(droppedThrough), kept);
-        if (old !== undefined) {
-          const removedTokens = new Set(removed.map((record) => record.token));
-          const tail = readIndexLines(old, end).lines.map(decodeIndexLine).filter((record) => record !== null && !removedTokens.has(record.token));
-          if (tail.length > 0) appendIndexLines(this.#indexPath, Buffer.from(tail.map((record) => `${record?.line}\n`).join('')));
-        }
+        const tail = old === undefined ? [] : this.#tailToCopy(readIndexLines(old, end).lines, removed);
+        if (tail.length > 0) appendIndexLines(this.#indexPath, Buffer.from(`${tail.join('\n')}\n`));
         this.#index.compacted(removed, bytes, file, droppedThrough);
       }));
       report.profiles = kept.length;
@@ -1011,6 +1002,25 @@ export class FileStorage implements ProfilerStorage {
       await old?.close();
       await this.#lock.release();
     }
+  }
+
+  /**
+   * The lines appended to the old index during a compaction that go on in the new one: the valid
+   * entries not of a removed profile. Lines this process knows (its own appends, mostly) are
+   * recognised without parsing, as a refresh does.
+   */
+  #tailToCopy(lines: string[], removed: readonly IndexRecord[]): string[] {
+    let removedTokens: Set<string> | undefined;
+    const copied: string[] = [];
+    for (const line of lines) {
+      const token = leadingToken(line);
+      const known = token === undefined ? undefined : this.#index.get(token);
+      const record = known !== undefined && known.line === line ? known : decodeIndexLine(line);
+      if (record === null) continue;
+      removedTokens ??= new Set(removed.map((entry) => entry.token));
+      if (!removedTokens.has(record.token)) copied.push(record.line);
+    }
+    return copied;
   }
 
   /**

@@ -68,8 +68,51 @@ export function encodeIndexLine(entry: IndexEntry): string {
   return `${indexLine(entry)}\n`;
 }
 
+/**
+ * The JSON of the fields a batch's lines usually share (a server's entries differ mostly by token,
+ * time, bytes and offset), from the last line made: a line is then a template of a few pieces
+ * instead of a dozen, with no escaping check of unchanged strings.
+ */
+const shared = {
+  status: NaN,
+  method: '',
+  ip: '',
+  parent: null as string | null,
+  /** `,"s":…,"m":…,"i":…,"p":…,"b":` */
+  middle: '',
+  segment: null as string | null,
+  /** `"g":"…","o":` */
+  where: '',
+  url: '',
+  /** `"u":…}` */
+  tail: '',
+};
+
 /** The entry's line without its newline (see encodeIndexLine). */
 function indexLine(entry: IndexEntry): string {
+  if (entry.status !== shared.status || entry.method !== shared.method || entry.ip !== shared.ip || entry.parent !== shared.parent) {
+    shared.middle = `,"s":${entry.status},"m":${jsonString(entry.method.slice(0, MAX_SHORT_FIELD))},"i":${jsonString(entry.ip.slice(0, MAX_SHORT_FIELD))},"p":${jsonStringOrNull(entry.parent)},"b":`;
+    shared.status = entry.status;
+    shared.method = entry.method;
+    shared.ip = entry.ip;
+    shared.parent = entry.parent;
+  }
+  if (entry.segment !== shared.segment) {
+    shared.where = entry.segment === null ? '' : `"g":"${entry.segment}","o":`;
+    shared.segment = entry.segment;
+  }
+  if (entry.url !== shared.url) {
+    shared.tail = `"u":${jsonString(entry.url)}}`;
+    shared.url = entry.url;
+  }
+  const where = entry.segment === null ? '' : `${shared.where}${entry.offset},`;
+  const line = `${LINE_START}${entry.token}","ts":${entry.time}${shared.middle}${entry.bytes},${where}${shared.tail}`;
+  // + 1: the newline.
+  return line.length + 1 <= MAX_INDEX_LINE_BYTES / 3 ? line : cappedIndexLine(entry);
+}
+
+/** The entry's line with its URL cut until the line fits in MAX_INDEX_LINE_BYTES. */
+function cappedIndexLine(entry: IndexEntry): string {
   const where = entry.segment === null ? '' : `"g":"${entry.segment}","o":${entry.offset},`;
   const head =
     `${LINE_START}${entry.token}","ts":${entry.time},"s":${entry.status},"m":${jsonString(entry.method.slice(0, MAX_SHORT_FIELD))},` +
@@ -78,7 +121,7 @@ function indexLine(entry: IndexEntry): string {
   for (;;) {
     const line = `${head}${jsonString(url)}}`;
     // + 1: the newline.
-    if (line.length + 1 <= MAX_INDEX_LINE_BYTES / 3 || Buffer.byteLength(line) + 1 <= MAX_INDEX_LINE_BYTES) return line;
+    if (Buffer.byteLength(line) + 1 <= MAX_INDEX_LINE_BYTES) return line;
     url = url.slice(0, Math.floor(url.length * 0.8));
   }
 }

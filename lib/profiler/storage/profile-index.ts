@@ -106,12 +106,13 @@ export class ProfileIndex {
 
   /**
    * Catches up with the open file `handle` (a compaction's, under the lock), and returns what it
-   * then holds: the records oldest first, and the offset just past the last complete line read.
+   * then holds: the records oldest first, the segments they refer to, and the offset just past
+   * the last complete line read.
    */
-  catchUp(handle: FileHandle): Promise<{ records: IndexRecord[]; end: number }> {
+  catchUp(handle: FileHandle): Promise<{ records: IndexRecord[]; segments: string[]; end: number }> {
     const run = this.#reading.then(async () => {
       await this.#readFrom(handle);
-      return { records: [...this.#byTime.oldestFirst()], end: this.#offset };
+      return { records: this.#byTime.toArray(), segments: [...this.#segments.keys()], end: this.#offset };
     });
     this.#reading = run.catch(() => {});
     return run;
@@ -128,9 +129,24 @@ export class ProfileIndex {
     return run;
   }
 
-  /** Adds a record this process just appended to the file, before a refresh reads it back. */
-  add(record: IndexRecord): void {
-    this.#add(record);
+  /** Adds records this process just appended to the file, before a refresh reads them back. */
+  addAll(records: readonly IndexRecord[]): void {
+    // A batch's records share their segment: its count is updated once, not per record.
+    let segment: string | null = null;
+    let added = 0;
+    for (const record of records) {
+      if (this.#entries.has(record.token)) continue;
+      this.#entries.set(record.token, record);
+      this.#byTime.insert(record);
+      this.#bytes += record.bytes;
+      if (record.segment !== segment) {
+        this.#countSegment(segment, added);
+        segment = record.segment;
+        added = 0;
+      }
+      added++;
+    }
+    this.#countSegment(segment, added);
   }
 
   /**
@@ -149,28 +165,31 @@ export class ProfileIndex {
    */
   compacted(removed: Iterable<IndexRecord>, end: number, file: FileIdentity, droppedThrough: number | null): void {
     this.#generation++;
-    let count = 0;
+    const deleted: IndexRecord[] = [];
+    // The removed records come in runs of one segment: its count is updated once per run.
+    let segment: string | null = null;
+    let gone = 0;
     for (const record of removed) {
       if (this.#entries.get(record.token) !== record) continue;
       this.#entries.delete(record.token);
       this.#bytes -= record.bytes;
-      if (record.segment !== null) {
-        const left = (this.#segments.get(record.segment) ?? 1) - 1;
-        if (left > 0) this.#segments.set(record.segment, left);
-        else this.#segments.delete(record.segment);
+      if (record.segment !== segment) {
+        this.#countSegment(segment, -gone);
+        segment = record.segment;
+        gone = 0;
       }
-      count++;
+      gone++;
+      deleted.push(record);
     }
-    if (count > 0) {
-      // Usually the removed records are the oldest ones: dropped from the front, no pass over the rest.
-      const kept = (record: IndexRecord): boolean => this.#entries.get(record.token) === record;
-      let dropped = 0;
-      for (let oldest = this.#byTime.oldest(); oldest !== undefined && !kept(oldest); oldest = this.#byTime.oldest()) {
-        this.#byTime.shift();
-        dropped++;
-      }
-      if (dropped < count) this.#byTime.retain(kept);
+    this.#countSegment(segment, -gone);
+    // Usually the removed records are the oldest ones, in order: dropped from the front by
+    // identity, with no look-up and no pass over the rest.
+    let dropped = 0;
+    while (dropped < deleted.length && this.#byTime.oldest() === deleted[dropped]) {
+      this.#byTime.shift();
+      dropped++;
     }
+    if (dropped < deleted.length) this.#byTime.retain((record) => this.#entries.get(record.token) === record);
     this.#skipped = 0;
     this.#file = { dev: file.dev, ino: file.ino };
     this.#offset = end;
@@ -269,7 +288,15 @@ export class ProfileIndex {
     this.#entries.set(record.token, record);
     this.#byTime.insert(record);
     this.#bytes += record.bytes;
-    if (record.segment !== null) this.#segments.set(record.segment, (this.#segments.get(record.segment) ?? 0) + 1);
+    this.#countSegment(record.segment, 1);
+  }
+
+  /** Adds `delta` to the entries counted for the segment (none for the old layout's null); forgets it at 0. */
+  #countSegment(segment: string | null, delta: number): void {
+    if (segment === null || delta === 0) return;
+    const count = (this.#segments.get(segment) ?? 0) + delta;
+    if (count > 0) this.#segments.set(segment, count);
+    else this.#segments.delete(segment);
   }
 
   #clear(): void {

@@ -49,6 +49,11 @@ export class TimeOrderedList<T extends { time: number }> {
     this.#head = 0;
   }
 
+  /** A copy of the items, oldest first. */
+  toArray(): T[] {
+    return this.#items.slice(this.#head) as T[];
+  }
+
   /** Oldest first. */
   *oldestFirst(): IterableIterator<T> {
     for (let i = this.#head; i < this.#items.length; i++) yield this.#items[i] as T;

@@ -89,6 +89,21 @@ test('writeMany saves a batch with one segment write and one index append, reada
   await storage.writeMany([]);
 });
 
+test('a batch of more records than one vectored write takes (1,500 encoded profiles: Buffer, ASCII and UTF-8 strings) is saved whole', async () => {
+  const storage = storageIn();
+  const profiles = Array.from({ length: 1_500 }, (_, i) => {
+    const profile = makeProfile(tokenFor(i), { time: BASE_TIME + i, url: `http://h/${i % 3 === 2 ? 'é€' : 'e'}/${i}` }, 200 + (i % 50));
+    const json = JSON.stringify(profile);
+    const { token, parent, ip, method, url, time, status } = profile;
+    return { profile, encoded: { token, parent, ip, method, url, time, status, json: i % 3 === 0 ? Buffer.from(json) : json } };
+  });
+  await storage.writeMany(profiles.map(({ encoded }) => encoded));
+  for (const { profile } of profiles) assert.equal(await storage.read(profile.token), profile);
+  const lines = await indexLines(storage.dir);
+  assert.is(lines.length, 1_500);
+  for (let i = 1; i < lines.length; i++) assert.is((lines[i]?.o ?? 0) - (lines[i - 1]?.o ?? 0), (lines[i - 1]?.b ?? 0) + 1, 'records follow one another');
+});
+
 test('writeMany with a token stored already, or twice in the batch: those are refused, every other profile is saved', async () => {
   const storage = storageIn();
   await storage.write(makeProfile(tokenFor(1), { status: 201 }));

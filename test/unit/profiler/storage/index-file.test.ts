@@ -136,6 +136,31 @@ test('recordLines: one text of the batch\'s lines, each record keeping its own l
   assert.equal(recordLines([]), { records: [], lines: '' });
 });
 
+test('consecutive lines that differ in any one field each decode to their own entry (shared pieces are not reused stale)', () => {
+  const variants: Partial<IndexEntry>[] = [
+    {},
+    { status: 404 },
+    { method: 'POST' },
+    { ip: '10.0.0.1' },
+    { parent: 'abcdef' },
+    { parent: null },
+    { segment: 'm1abce-1234-0123abce.ndjson' },
+    { segment: null, offset: 0 },
+    { url: 'http://h/other' },
+    { url: 'http://h/\u0000"' },
+    { time: BASE_TIME + 1, bytes: 1 },
+    { segment: SEGMENT, offset: 2 },
+    {},
+  ];
+  let previous: IndexEntry = entry('100000');
+  variants.forEach((overrides, i) => {
+    const next = { ...previous, token: (0x100001 + i).toString(16), ...overrides };
+    assert.equal(entryOf(encodeIndexLine(next).slice(0, -1)), next, `variant ${i}`);
+    assert.equal(entryOf((recordLines([next]).records[0] as { line: string }).line), next, `variant ${i}`);
+    previous = next;
+  });
+});
+
 test('writeIndexFile writes the header and every line in chunks, and returns the bytes written', async () => {
   const path = join(dir, 'rewrite.ndjson');
   // About 200 KB of lines, multi-byte characters included: several chunks.
