@@ -7,7 +7,7 @@ export interface RequestStackOptions {
    * Follow the current request across awaits with AsyncLocalStorage (default true). Off, `run()`
    * only calls its function and the getters answer undefined: listeners still get their request
    * from the event. Node 20 runs AsyncLocalStorage's hooks on every async resource once a store
-   * is in use, which costs a server 15-25% of its throughput; createKernel turns it on in debug mode.
+   * is in use, which costs a server 6-10% of its throughput (README, Benchmarks); createKernel turns it on in debug mode.
    */
   asyncContext?: boolean;
 }

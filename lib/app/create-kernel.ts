@@ -77,7 +77,7 @@ export interface KernelOptions {
   /**
    * Track the current request across awaits (`requestStack.getCurrentRequest()` anywhere, logs
    * attributed to their request). Always on in debug mode; off by default otherwise, because
-   * Node 20's AsyncLocalStorage costs a server 15-25% of its throughput.
+   * Node 20's AsyncLocalStorage costs a server 6-10% of its throughput (README, Benchmarks).
    */
   requestContext?: boolean;
   /** Clients that may see debug details and the profiler (CIDR list, `loopback`...). Default loopback only. */
