@@ -8,6 +8,6 @@ export * from './profiler-controller.js';
 export * from './redactor.js';
 export * from './routes.js';
 export * from './storage/index.js';
-export * from './token.js';
+export { DEFAULT_TOKEN_LENGTH, TokenPool, generateToken, isValidToken } from './token.js';
 export * from './toolbar-listener.js';
 export * from './ui/index.js';

@@ -19,19 +19,32 @@ const entropy = Buffer.alloc(4096);
 let entropyUsed = entropy.length;
 
 /** Each byte as two lowercase hex characters: a look-up per byte costs a fraction of Buffer's toString('hex') call. */
-const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+export const HEX_BYTES: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
 
-/** A random token of `length` lowercase hex characters (from the CSPRNG). */
-export function generateToken(length = DEFAULT_TOKEN_LENGTH): string {
-  const bytes = Math.ceil(length / 2);
+/** The offset of `bytes` unread random bytes in `entropy`, refilling it from the CSPRNG when it runs short. */
+function takeEntropy(bytes: number): number {
   if (entropyUsed + bytes > entropy.length) {
     randomFillSync(entropy);
     entropyUsed = 0;
   }
-  let token = '';
-  for (let i = 0; i < bytes; i++) token += HEX[entropy[entropyUsed + i]!];
+  const at = entropyUsed;
   entropyUsed += bytes;
+  return at;
+}
+
+/** A random token of `length` lowercase hex characters (from the CSPRNG). */
+export function generateToken(length = DEFAULT_TOKEN_LENGTH): string {
+  const bytes = Math.ceil(length / 2);
+  const at = takeEntropy(bytes);
+  let token = '';
+  for (let i = 0; i < bytes; i++) token += HEX_BYTES[entropy[at + i]!];
   return token.length === length ? token : token.slice(0, length);
+}
+
+/** A random number from 0 to 65,535 (from the CSPRNG), from the same pool as the tokens. */
+export function randomUint16(): number {
+  const at = takeEntropy(2);
+  return (entropy[at]! << 8) | entropy[at + 1]!;
 }
 
 /**

@@ -1,24 +1,8 @@
-import { randomFillSync } from 'node:crypto';
-import { generateToken } from '../token.js';
+import { HEX_BYTES, generateToken, randomUint16 } from '../token.js';
 
 /** Characters after the prefix that the bitmap covers: 6-character tokens (the default) behind a 2-character prefix. */
 const BITMAP_SUFFIX_LENGTH = 4;
 const BITMAP_SLOTS = 16 ** BITMAP_SUFFIX_LENGTH;
-
-/** Each byte as two lowercase hex characters. */
-const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
-
-/** Random 16-bit suffixes, refilled from the CSPRNG 2,048 at a time (tokens stay unguessable, as generateToken's). */
-const entropy = new Uint16Array(2048);
-let entropyUsed = entropy.length;
-
-function randomSuffix(): number {
-  if (entropyUsed === entropy.length) {
-    randomFillSync(entropy);
-    entropyUsed = 0;
-  }
-  return entropy[entropyUsed++] as number;
-}
 
 /**
  * The tokens of one lease's prefix not to draw. Tokens of the prefix's default length are bits of
@@ -77,9 +61,9 @@ export class TakenTokens {
         this.#others.add(token);
         return token;
       }
-      const slot = randomSuffix();
+      const slot = randomUint16();
       if ((this.#bits[slot >>> 3]! & (1 << (slot & 7))) !== 0) continue;
-      const token = this.prefix + HEX[slot >>> 8]! + HEX[slot & 0xff]!;
+      const token = this.prefix + HEX_BYTES[slot >>> 8]! + HEX_BYTES[slot & 0xff]!;
       if (busy(token)) continue;
       this.#set(slot);
       return token;
