@@ -15,7 +15,7 @@ import type { Logger } from '../log/index.js';
 import { ByteSlab } from './byte-slab.js';
 import { safeUri } from './collectors/request-collector.js';
 import type { CollectContext, DataCollector } from './data-collector.js';
-import { decodeProfile, encodeProfile, type EncodedProfile, type Profile } from './profile.js';
+import { decodeProfile, encodeProfile, encodeProfileParts, type EncodedProfile, type Profile } from './profile.js';
 import type { Redactor } from './redactor.js';
 import type { ProfilerStorage } from './storage/profiler-storage.js';
 import { DEFAULT_TOKEN_LENGTH, TokenPool } from './token.js';
@@ -90,9 +90,13 @@ export const PROFILER_PATHS = /^\/(?:_profiler|_wdt)(?:\/|$)/;
  */
 export class Profiler {
   readonly storage: ProfilerStorage;
-  readonly #collectors: DataCollector[];
+  readonly #collectors: DataCollector[] = [];
   /** Indexes of the collectors with a `collect` step (run on kernel.response). */
   readonly #early: number[] = [];
+  /** The collectors' names, in their order. */
+  readonly #names: string[] = [];
+  /** Whether an object of the collectors' data would list them in the collectors' order (see #encode). */
+  #plainNames = true;
   /** Hides secrets before anything is stored. */
   readonly redactor: Redactor;
   readonly #requestStack: RequestStack;
@@ -124,7 +128,6 @@ export class Profiler {
 
   constructor(options: ProfilerOptions) {
     this.storage = options.storage;
-    this.#collectors = [];
     for (const collector of options.collectors ?? []) this.addCollector(collector);
     this.#requestStack = options.requestStack;
     this.#logger = options.logger ?? null;
@@ -151,6 +154,9 @@ export class Profiler {
     if (this.#collectors.some((existing) => existing.name === collector.name)) throw new Error(`A collector named "${collector.name}" is already registered.`);
     if (collector.collect !== undefined) this.#early.push(this.#collectors.length);
     this.#collectors.push(collector);
+    this.#names.push(collector.name);
+    // An array index is listed first by an object, and `__proto__` is no key at all: those go through encodeProfile.
+    if (collector.name === '__proto__' || /^(?:0|[1-9]\d*)$/.test(collector.name)) this.#plainNames = false;
   }
 
   /** The collectors, in the order they run. */
@@ -245,24 +251,13 @@ export class Profiler {
     const tree = this.#trees.get(event.request);
     if (tree === undefined) return;
     this.#trees.delete(event.request);
-    const done = tree.filter((recording) => recording.response !== null);
+    // Most trees are one answered request: no copy of the tree is made for them.
+    const done = tree.length === 1 && tree[0]!.response !== null ? tree : tree.filter((recording) => recording.response !== null);
     this.#recorded += done.length;
-    for (const recording of tree) if (recording.response === null) void this.storage.release(recording.token).catch(() => {});
+    if (done !== tree) for (const recording of tree) if (recording.response === null) void this.storage.release(recording.token).catch(() => {});
     // A full queue drops the tree before its collection: no CPU spent on what cannot be saved.
     if (!this.#hasRoomFor(done)) return;
-    for (const recording of done) {
-      let profile: Profile;
-      try {
-        profile = this.#profileOf(recording, done);
-      } catch (error) {
-        // A collector that throws costs this profile only, as one whose data cannot be serialised.
-        this.#unsaved.delete(recording.token);
-        void this.storage.release(recording.token).catch(() => {});
-        this.#logger?.error('Profile {token} cannot be saved: a collector failed ({message}).', { token: recording.token, message: error instanceof Error ? error.message : String(error) });
-        continue;
-      }
-      this.#enqueue(profile);
-    }
+    for (const recording of done) this.#enqueue(recording, done);
     this.#schedulePump();
   }
 
@@ -295,21 +290,35 @@ export class Profiler {
   // written the next one gathers, so the storage's cost per write (a file append, a lock) is paid
   // once per batch, not per profile. A storage slower than the traffic costs dropped profiles
   // (counted, logged once per burst), never unbounded memory.
-  #enqueue(profile: Profile): void {
+  #enqueue(recording: Recording, tree: readonly Recording[]): void {
+    const token = recording.token;
+    let data: unknown[];
+    try {
+      data = this.#collect(recording);
+    } catch (error) {
+      // A collector that throws costs this profile only, as one whose data cannot be serialised.
+      this.#drop(token, 'a collector failed ({message}).', error);
+      return;
+    }
     // Serialised now, and the JSON copied out of the JavaScript heap (see ByteSlab): while it waits
     // for its batch, the queue holds a small view per profile, not an object graph or a string the
     // garbage collector would trace, copy and promote.
     let encoded: EncodedProfile;
     try {
-      encoded = encodeProfile(profile, this.#slab);
+      encoded = this.#encode(recording, tree, data, this.#slab);
     } catch (error) {
-      this.#unsaved.delete(profile.token);
-      void this.storage.release(profile.token).catch(() => {});
-      this.#logger?.error('Profile {token} cannot be saved: a collector returned data that is not JSON-serialisable ({message}).', { token: profile.token, message: error instanceof Error ? error.message : String(error) });
+      this.#drop(token, 'a collector returned data that is not JSON-serialisable ({message}).', error);
       return;
     }
     this.#queue.push(encoded);
-    if (this.#unsaved.has(profile.token)) this.#unsaved.set(profile.token, encoded);
+    if (this.#unsaved.has(token)) this.#unsaved.set(token, encoded);
+  }
+
+  /** Forgets a profile that cannot be saved, and says why. */
+  #drop(token: string, why: string, error: unknown): void {
+    this.#unsaved.delete(token);
+    void this.storage.release(token).catch(() => {});
+    this.#logger?.error(`Profile {token} cannot be saved: ${why}`, { token, message: error instanceof Error ? error.message : String(error) });
   }
 
   /** True when the recordings' profiles fit in the save queue; otherwise drops them (counted, warned about). */
@@ -394,42 +403,50 @@ export class Profiler {
     if (this.#unsaved.size > UNSAVED_CAP) this.#unsaved.delete(this.#unsaved.keys().next().value!);
   }
 
-  /**
-   * The recording's profile: every collector's data (`lateCollect` given what `collect` gathered),
-   * the parent and the children among `tree` (the recordings of its main request).
-   */
-  #profileOf(recording: Recording, tree: readonly Recording[]): Profile {
-    const { request, response } = recording;
+  /** Every collector's data for the recording, in the collectors' order (`lateCollect` given what `collect` gathered). */
+  #collect(recording: Recording): unknown[] {
     const context = this.#context(recording);
-    const collectors: Record<string, unknown> = {};
     const early = recording.collected;
+    const data: unknown[] = [];
     for (let i = 0; i < this.#collectors.length; i++) {
       const collector = this.#collectors[i]!;
       const collected = early === null ? undefined : early[i];
-      collectors[collector.name] = collector.lateCollect === undefined ? collected : collector.lateCollect(context, collected);
+      data.push(collector.lateCollect === undefined ? collected : collector.lateCollect(context, collected));
     }
+    return data;
+  }
+
+  /**
+   * The recording's profile, encoded: its summary, the parent and the children among `tree` (the
+   * recordings of its main request), and the collectors' data, written as JSON straight from
+   * `data` (see encodeProfileParts) unless a collector's name is one an object would not keep in
+   * registration order.
+   */
+  #encode(recording: Recording, tree: readonly Recording[], data: unknown[], slab?: ByteSlab): EncodedProfile {
+    const { request, response } = recording;
     const parent = recording.parentRequest === undefined ? undefined : this.#recordings.get(recording.parentRequest);
-    const parentToken = parent !== undefined && parent.response !== null ? parent.token : null;
     const children: string[] = [];
-    for (const other of tree) if (other.parentRequest === request && other !== recording) children.push(other.token);
-    return {
+    if (tree.length > 1) for (const other of tree) if (other.parentRequest === request && other !== recording) children.push(other.token);
+    const summary = {
       token: recording.token,
-      parent: parentToken,
-      children,
+      parent: parent !== undefined && parent.response !== null ? parent.token : null,
       ip: request.clientIp,
       method: request.method,
       url: this.redactor.url(safeUri(request)),
       time: recording.startTime,
       status: response!.status,
-      collectors,
     };
+    if (this.#plainNames) return encodeProfileParts(summary, children, this.#names, data, slab);
+    const collectors: Record<string, unknown> = {};
+    for (let i = 0; i < data.length; i++) collectors[this.#names[i]!] = data[i];
+    return encodeProfile({ ...summary, children, collectors }, slab);
   }
 
   /** The profile of a request answered but not terminated yet (the toolbar may ask that early). */
   #provisionalProfile(recording: Recording): Profile {
     const tree = (this.#trees.get(recording.main) ?? []).filter((other) => other.response !== null);
     // Through its JSON, as from the storage: collectors may have written theirs directly (RawJson).
-    return decodeProfile(encodeProfile(this.#profileOf(recording, tree)));
+    return decodeProfile(this.#encode(recording, tree, this.#collect(recording)));
   }
 
   async #save(batch: EncodedProfile[]): Promise<void> {

@@ -1,7 +1,7 @@
 import { traceEvent, traceSite, type CompactTrace, type TracePath, type TraceSite, type TraceableEventDispatcher } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { jsonNumber, jsonString } from '../json.js';
-import { RawJson, type EventsData, type NotCalledListenerData, type Profile, type StoredEventsData, type TimeData, type TimelinePeriod } from '../profile.js';
+import { RawJson, flat, type EventsData, type NotCalledListenerData, type Profile, type StoredEventsData, type TimeData, type TimelinePeriod } from '../profile.js';
 
 /** Listeners called (in order, with priority and duration), not called, and orphaned events. */
 export class EventsCollector implements DataCollector {
@@ -26,8 +26,8 @@ export class EventsCollector implements DataCollector {
       this.#templates.set(path, template);
     }
     const log = trace.log;
-    // Calls, then dispatches, as the template has them. Appended, not joined: encodeProfile's join
-    // copies the pieces once; a join here would copy them twice.
+    // Calls, then dispatches, as the template has them. Appended, not joined: encodeProfile's copy
+    // into the slab reads the pieces once; a join here would copy them twice.
     let json = template[0]!;
     let k = 1;
     for (let i = 0; i < log.length; i += 3) {
@@ -100,15 +100,6 @@ function siteJson(site: TraceSite): string {
     siteJsons.set(site, json);
   }
   return json;
-}
-
-/**
- * The string as one flat run of characters. V8 keeps a concatenation as a tree of its pieces
- * until something reads it whole; a template piece is copied into every request's JSON, so it is
- * made flat once (JSON.parse returns a fresh flat string).
- */
-function flat(text: string): string {
-  return JSON.parse(JSON.stringify(text)) as string;
 }
 
 /** Whole microseconds, as JSON: integers serialise several times faster than fractional milliseconds. */

@@ -5,7 +5,7 @@ import { createApp, createKernel } from '../../../lib/app/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import { Response } from '../../../kernel/index.js';
 import { MemoryStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
-import { RawJson, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
+import { RawJson, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type EncodedProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
 
 const test = suite('Profiler');
 
@@ -293,6 +293,49 @@ test('a listener of priority Infinity is recorded as JSON would have it (null), 
   assert.ok(profile, 'saved');
   const called = (app.profiler!.present(profile!).collectors.events as { called: Array<{ listener: string; priority: number | null }> }).called;
   assert.equal(called.find((call) => call.listener === 'subscriber::onRequest')?.priority, null);
+});
+
+test('encodeProfileParts writes the JSON of the profile it is given in parts, also when its ip, method or URL differ from the last one\'s', () => {
+  const base: Profile = { token: 'abc123', parent: null, children: [], ip: '127.0.0.1', method: 'GET', url: 'http://127.0.0.1/a', time: 1795300000000, status: 200, collectors: { raw: new RawJson('{"x":1}'), plain: [1] } };
+  const variants: Profile[] = [base, { ...base, token: 'abc124' }, { ...base, url: 'http://127.0.0.1/b' }, { ...base, method: 'POST' }, { ...base, ip: '::1' }, { ...base, parent: 'fff000', children: ['a', 'b'] }, base];
+  for (const profile of variants) {
+    const { collectors, children, ...summary } = profile;
+    const json = encodeProfileParts(summary, children, Object.keys(collectors), Object.values(collectors)).json as string;
+    assert.is(json, JSON.stringify(profile));
+    assert.is(encodeProfile(profile).json, json);
+  }
+});
+
+test('collectors named like an array index or __proto__ are saved as JSON.stringify of their data by name would have it', async () => {
+  const saved: string[] = [];
+  const inner = new MemoryStorage();
+  const storage: ProfilerStorage = {
+    claim: (token) => inner.claim(token),
+    release: (token) => inner.release(token),
+    read: (token) => inner.read(token),
+    find: (criteria) => inner.find(criteria),
+    purge: () => inner.purge(),
+    close: () => inner.close(),
+    write: (profile) => storage.writeMany([profile]),
+    writeMany: async (profiles) => {
+      for (const profile of profiles) saved.push((profile as EncodedProfile).json.toString());
+    },
+  };
+  const collectors = [
+    { name: 'seven', lateCollect: () => 'named' },
+    { name: '7', lateCollect: () => 'indexed' },
+    { name: '__proto__', lateCollect: () => ({ polluted: true }) },
+  ];
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes: new RouteCollection(), profiler: { storage, collectors } });
+  await run(app, '/anything');
+  await app.close();
+  assert.is(saved.length, 2, 'the 404 and its error page sub-request');
+  for (const json of saved) {
+    // An object lists an index first and takes `__proto__` as its prototype, not as a key.
+    assert.ok(json.includes('"collectors":{"7":"indexed",'), json.slice(0, 200));
+    assert.ok(json.endsWith(',"seven":"named"}}'), json.slice(-200));
+    assert.not.ok(json.includes('polluted'));
+  }
 });
 
 test.run();
