@@ -1,7 +1,7 @@
 import type { CalledListener } from '../../kernel/index.js';
 import type { LogRecord } from '../log/index.js';
 import type { ByteSlab } from './byte-slab.js';
-import { jsonNumber, jsonString, jsonStringOrNull } from './json.js';
+import { flat, jsonNumber, jsonString, jsonStringOrNull } from './json.js';
 
 /** The summary of a profile: what the search page lists and the storage indexes. */
 export interface ProfileSummary {
@@ -108,14 +108,6 @@ function requestLineJson(ip: string, method: string, url: string): string {
   const json = flat(`,"ip":${jsonString(ip)},"method":${jsonString(method)},"url":${jsonString(url)},"time":`);
   lastRequestLine = { ip, method, url, json };
   return json;
-}
-
-/**
- * The string as one flat run of characters: V8 keeps a concatenation as a tree of its pieces
- * until something reads it whole, and a tree costs the garbage collector a visit per piece.
- */
-export function flat(text: string): string {
-  return JSON.parse(JSON.stringify(text)) as string;
 }
 
 /** Collector names as JSON object keys (`"request":`): the same few on every profile. */

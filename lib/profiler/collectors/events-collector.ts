@@ -1,7 +1,7 @@
 import { traceEvent, traceSite, type CompactTrace, type TracePath, type TraceSite, type TraceableEventDispatcher } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import { jsonNumber, jsonString } from '../json.js';
-import { RawJson, flat, type EventsData, type NotCalledListenerData, type Profile, type StoredEventsData, type TimeData, type TimelinePeriod } from '../profile.js';
+import { flat, jsonNumber, jsonString } from '../json.js';
+import { RawJson, type EventsData, type NotCalledListenerData, type Profile, type StoredEventsData, type TimeData, type TimelinePeriod } from '../profile.js';
 
 /** Listeners called (in order, with priority and duration), not called, and orphaned events. */
 export class EventsCollector implements DataCollector {

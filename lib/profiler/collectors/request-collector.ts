@@ -3,7 +3,7 @@ import type { Request } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { jsonString, jsonStringOrNull, jsonValue } from '../json.js';
 import { RawJson, type Profile, type RequestData } from '../profile.js';
-import { REDACTED_JSON, type Redactor } from '../redactor.js';
+import { LastHeaders, REDACTED_JSON, type Redactor } from '../redactor.js';
 
 /** Largest request body kept, in bytes. */
 export const DEFAULT_BODY_CAP = 64 * 1024;
@@ -11,6 +11,8 @@ export const DEFAULT_BODY_CAP = 64 * 1024;
 /** The request and response: headers, query, cookies, body within a cap, attributes, route; secrets redacted. */
 export class RequestCollector implements DataCollector {
   readonly name = 'request';
+  /** The last request headers written: a client sends the same ones request after request. */
+  readonly #lastRequestHeaders = new LastHeaders();
 
   constructor(
     readonly redactor: Redactor,
@@ -31,8 +33,8 @@ export class RequestCollector implements DataCollector {
     if (request.headers.cookie !== undefined) for (const [name, value] of Object.entries(request.cookies)) if (value !== undefined) cookies[name] = redactor.isSecretKey(name) ? '[redacted]' : value;
     const session = request.attributes.get('_session_data');
     return new RawJson(
-      `{"path":${jsonString(request.path)},"requestHeaders":${redactor.headersJson(request.headers)}` +
-        `,"query":${request.queryString === '' ? '{}' : jsonValue(redactor.searchParams(request.query))},"cookies":${jsonValue(cookies)}` +
+      `{"path":${jsonString(request.path)},"requestHeaders":${redactor.headersJson(request.headers, this.#lastRequestHeaders)}` +
+        `,"query":${request.queryString === '' ? '{}' : jsonValue(redactor.searchParams(request.query))},"cookies":${request.headers.cookie === undefined ? '{}' : jsonValue(cookies)}` +
         `,"body":${jsonStringOrNull(text === null ? null : redactor.body(text, request.contentType))},"bodyTruncated":${truncated}` +
         `,"attributes":${attributesJson(request, redactor)},"requestType":${jsonString(requestType)}` +
         `,"responseHeaders":${redactor.headersJson(response.headers)}` +

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { REDACTED, Redactor } from '../../../lib/profiler/redactor.js';
+import { LastHeaders, REDACTED, Redactor } from '../../../lib/profiler/redactor.js';
 
 const test = suite('Redactor');
 const redactor = new Redactor();
@@ -32,6 +32,52 @@ test('headersJson writes what JSON.stringify(headers()) would', () => {
     { 'Content-Type': 'text/html', 'content-type': 'text/plain' },
   ];
   for (const headers of samples) assert.is(redactor.headersJson(headers), JSON.stringify(redactor.headers(headers)), JSON.stringify(headers));
+});
+
+test('headersJson reuses JSON only for equal headers: a changed, added, removed or reordered header is written anew', () => {
+  const redactor = new Redactor();
+  const last = new LastHeaders();
+  const long = 'x'.repeat(300);
+  const sequence: Array<Record<string, string | string[] | number | undefined>> = [
+    { host: 'h', accept: '*/*' },
+    { host: 'h', accept: '*/*' },
+    { host: 'h', accept: 'text/html' },
+    { host: 'h', accept: 'text/html', 'x-more': 'y' },
+    { host: 'h', accept: 'text/html', 'x-more': 'y' },
+    { accept: 'text/html', host: 'h', 'x-more': 'y' },
+    { host: 'h' },
+    { host: 'h', gone: undefined },
+    { host: 'h', 'x-long': long },
+    { host: 'h', 'x-long': `${long}!` },
+    { host: 'h', 'x-long': long },
+    { host: 'h', 'set-cookie': ['a=1'] },
+    { host: 'h', 'set-cookie': ['a=2'] },
+    { host: 'other', 'content-length': 15 },
+    { host: 'other', 'content-length': 16 },
+  ];
+  for (const headers of sequence) {
+    const expected = JSON.stringify(redactor.headers(headers));
+    assert.is(redactor.headersJson(headers, last), expected, JSON.stringify(headers));
+    assert.is(redactor.headersJson(headers), expected, JSON.stringify(headers));
+  }
+});
+
+test('a secret header is still redacted when the headers around it are served from the cache', () => {
+  const redactor = new Redactor();
+  const last = new LastHeaders();
+  for (const value of ['Bearer one', 'Bearer one', 'Bearer two', 'Bearer two']) {
+    for (const json of [redactor.headersJson({ host: 'h', authorization: value, 'x-api-key': value }, last), redactor.headersJson({ host: 'h', authorization: value, 'x-api-key': value })]) {
+      assert.is(json, '{"host":"h","authorization":"[redacted]","x-api-key":"[redacted]"}');
+      assert.not.ok(json.includes('Bearer'));
+    }
+  }
+});
+
+test('headers remembered by one redactor are written anew by another with other rules', () => {
+  const last = new LastHeaders();
+  const headers = { host: 'h', 'x-tenant': 't1' };
+  assert.is(new Redactor().headersJson(headers, last), '{"host":"h","x-tenant":"t1"}');
+  assert.is(new Redactor({ headers: ['x-tenant'] }).headersJson(headers, last), '{"host":"h","x-tenant":"[redacted]"}');
 });
 
 test('valueJson writes what JSON.stringify(value()) would, whatever the value', () => {
