@@ -100,6 +100,8 @@ interface PathNode extends TracePath {
   firstChild: PathNode | undefined;
   next: Map<number, PathNode> | undefined;
   notCalled: readonly NotCalledListener[] | undefined;
+  /** The not-called lists asked for while listeners were running, by their refs (see getNotCalledListeners). */
+  notCalledWhileRunning: Map<number | string, readonly NotCalledListener[]> | undefined;
 }
 
 /** What a dispatch of one event needs, worked out once per registry state: its listeners and their refs. */
@@ -119,10 +121,19 @@ interface Trace extends CompactTrace {
   root: PathNode;
   /** Where the first `node.records` records lead in the path tree. */
   node: PathNode;
+  /**
+   * Refs of the listeners running now for this request, outermost first. A call is recorded when
+   * it ends, so a listener that asks for the trace while it runs (the profiler's kernel.terminate
+   * listener) is not in the records yet; it is running, not "not called".
+   */
+  readonly running: number[];
 }
 
 /** Distinct record sequences (path tree nodes) whose not-called list (and what the profiler derives) is remembered. */
 const PATH_NODES_MAX = 4096;
+
+/** Not-called lists kept per path node for distinct sets of running listeners (in practice one: the profiler's). */
+const RUNNING_LISTS_MAX = 8;
 
 /** Listeners or event names in one id table; past it (listeners added and removed without end) a new table starts. */
 const TABLE_MAX = 65_536;
@@ -188,16 +199,37 @@ export class TraceableEventDispatcher extends EventDispatcher {
     return this.getTrace(request).orphaned;
   }
 
-  /** The registered listeners that were not called while handling the request (the same list for requests down the same path). */
+  /**
+   * The registered listeners that were not called while handling the request: neither called nor
+   * running now. The same list (the same frozen array) for requests down the same path with the
+   * same listeners running.
+   */
   getNotCalledListeners(request: Request): readonly NotCalledListener[] {
     const trace = this.#trace(request);
     const node = this.#path(trace);
-    if (node.notCalled !== undefined) return node.notCalled;
+    const running = trace.running;
+    if (running.length === 0) return (node.notCalled ??= this.#notCalled(trace, running));
+    // One running listener (the usual case) is keyed by its ref, several by their refs joined.
+    const key = running.length === 1 ? running[0]! : running.join(',');
+    let list = node.notCalledWhileRunning?.get(key);
+    if (list === undefined) {
+      list = this.#notCalled(trace, running);
+      node.notCalledWhileRunning ??= new Map();
+      if (node.notCalledWhileRunning.size < RUNNING_LISTS_MAX) node.notCalledWhileRunning.set(key, list);
+    }
+    return list;
+  }
+
+  #notCalled(trace: Trace, running: readonly number[]): readonly NotCalledListener[] {
     const called = new Set<string>();
     const log = trace.log;
     for (let i = 0; i < log.length; i += 3) {
       const ref = log[i]!;
       if (ref < 0) continue;
+      const site = traceSite(trace, ref);
+      called.add(`${site.event}\0${site.listener}`);
+    }
+    for (const ref of running) {
       const site = traceSite(trace, ref);
       called.add(`${site.event}\0${site.listener}`);
     }
@@ -207,8 +239,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
         if (!called.has(`${event}\0${entry.name}`)) list.push(Object.freeze({ event, listener: entry.name, priority: entry.priority }));
       }
     }
-    node.notCalled = Object.freeze(list);
-    return node.notCalled;
+    return Object.freeze(list);
   }
 
   override addListener(eventName: string, listener: Listener, priority?: number, name?: string): void {
@@ -245,16 +276,20 @@ export class TraceableEventDispatcher extends EventDispatcher {
     log.push(plan.eventRef, start, 0);
     // One clock read per listener: a call ends when the next begins (only the push in between).
     let callStart = start;
+    const running = trace.running;
     for (let i = 0; i < entries.length; i++) {
       if (event.propagationStopped === true) break;
       let result: unknown;
+      running.push(callRefs[i]!);
       try {
         result = entries[i]!.listener(event, eventName, this);
       } catch (error) {
+        running.pop();
         log.push(callRefs[i]! + stoppedBit(event), callStart, performance.now() - callStart);
         throw error;
       }
       if (isPromiseLike(result)) return this.#dispatchRest(result, callStart, plan, i, event, eventName, trace, at);
+      running.pop();
       const end = performance.now();
       log.push(callRefs[i]! + stoppedBit(event), callStart, end - callStart);
       callStart = end;
@@ -275,18 +310,22 @@ export class TraceableEventDispatcher extends EventDispatcher {
   ): Promise<E> {
     const { entries, callRefs } = plan;
     const log = trace.log;
+    // The pending listener's ref is still on `running` (pushed by dispatch()).
     try {
       await pending;
     } finally {
+      removeRunning(trace.running, callRefs[index]!);
       log.push(callRefs[index]! + stoppedBit(event), pendingStart, performance.now() - pendingStart);
     }
     for (let i = index + 1; i < entries.length; i++) {
       if (event.propagationStopped === true) break;
       const start = performance.now();
+      trace.running.push(callRefs[i]!);
       try {
         const result = entries[i]!.listener(event, eventName, this);
         if (isPromiseLike(result)) await result;
       } finally {
+        removeRunning(trace.running, callRefs[i]!);
         log.push(callRefs[i]! + stoppedBit(event), start, performance.now() - start);
       }
     }
@@ -303,7 +342,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
         this.#changed();
       }
       const table = this.#table;
-      trace = { log: [], table, sites: table.sites, events: table.events, root: this.#paths, node: this.#paths };
+      trace = { log: [], table, sites: table.sites, events: table.events, root: this.#paths, node: this.#paths, running: [] };
       this.#traces.set(request, trace);
     }
     return trace;
@@ -360,7 +399,18 @@ function newTable(): TraceTable {
 }
 
 function newNode(records: number): PathNode {
-  return { records, firstRef: NaN, firstChild: undefined, next: undefined, notCalled: undefined };
+  return { records, firstRef: NaN, firstChild: undefined, next: undefined, notCalled: undefined, notCalledWhileRunning: undefined };
+}
+
+/**
+ * Takes a finished listener's ref off `running`: the last occurrence, which is the top of the
+ * stack unless async listeners of one request overlap (a listener that does not await another
+ * dispatch it started).
+ */
+function removeRunning(running: number[], ref: number): void {
+  const at = running.lastIndexOf(ref);
+  if (at === running.length - 1) running.pop();
+  else if (at >= 0) running.splice(at, 1);
 }
 
 function addSite(table: TraceTable, eventName: string, entry: ListenerEntry): number {

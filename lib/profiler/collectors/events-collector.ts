@@ -7,8 +7,12 @@ import { RawJson, type EventsData, type NotCalledListenerData, type Profile, typ
 export class EventsCollector implements DataCollector {
   readonly name = 'events';
 
-  /** The JSON around the times, by trace path: kept as long as the dispatcher keeps the path. */
-  readonly #templates = new WeakMap<TracePath, readonly string[]>();
+  /**
+   * The JSON around the times, by trace path, with the not-called list it was made with (the
+   * dispatcher's list for the path and the listeners running then): kept as long as the
+   * dispatcher keeps the path.
+   */
+  readonly #templates = new WeakMap<TracePath, { notCalled: readonly NotCalledListenerData[]; template: readonly string[] }>();
 
   constructor(readonly dispatcher: TraceableEventDispatcher) {}
 
@@ -20,11 +24,13 @@ export class EventsCollector implements DataCollector {
   lateCollect({ request, startNow }: CollectContext): RawJson {
     const trace = this.dispatcher.getCompactTrace(request);
     const path = this.dispatcher.getTracePath(request);
-    let template = this.#templates.get(path);
-    if (template === undefined) {
-      template = this.#template(trace, this.dispatcher.getNotCalledListeners(request));
-      this.#templates.set(path, template);
+    const notCalled = this.dispatcher.getNotCalledListeners(request);
+    let cached = this.#templates.get(path);
+    if (cached === undefined || cached.notCalled !== notCalled) {
+      cached = { notCalled, template: this.#template(trace, notCalled) };
+      this.#templates.set(path, cached);
     }
+    const template = cached.template;
     const log = trace.log;
     // Calls, then dispatches, as the template has them. Appended, not joined: encodeProfile's copy
     // into the slab reads the pieces once; a join here would copy them twice.

@@ -159,4 +159,45 @@ test('listener times are honest: each call ends where the next begins, and the d
   assert.ok(near(dispatches[0]!.duration, slower!.start + slower!.duration - slow!.start));
 });
 
+test('a listener asking for the not-called list while it runs is not in it; the listeners after it are, until they run', async () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  const seen: string[][] = [];
+  const names = (request: Request) => dispatcher.getNotCalledListeners(request).map((l) => `${l.event} ${l.listener}`);
+  dispatcher.addListener('kernel.request', function routing() {}, 10);
+  dispatcher.addListener('kernel.terminate', function before() {}, 10);
+  dispatcher.addListener('kernel.terminate', function collecting(event: KernelEvent) {
+    seen.push(names(event.request));
+  }, 0);
+  dispatcher.addListener('kernel.terminate', function after() {}, -10);
+  const requests = [Request.create('/a'), Request.create('/b')];
+  for (const request of requests) {
+    dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'kernel.request');
+    dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'kernel.terminate');
+  }
+  assert.equal(seen, [['kernel.terminate after'], ['kernel.terminate after']]);
+  assert.equal(names(requests[0]!), [], 'every listener ran');
+  assert.equal(dispatcher.getCalledListeners(requests[0]!).map((c) => c.listener), ['routing', 'before', 'collecting', 'after']);
+
+  // An async listener is running until its promise settles; one that throws is done.
+  const request = Request.create('/c');
+  let release = () => {};
+  dispatcher.addListener('slow', function waiting() {
+    return new Promise<void>((resolve) => (release = resolve));
+  });
+  dispatcher.addListener('slow', function next() {}, -1);
+  dispatcher.addListener('failing', function boom() {
+    throw new Error('boom');
+  });
+  const pending = dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'slow');
+  assert.not.ok(names(request).includes('slow waiting'), 'running, not "not called"');
+  assert.ok(names(request).includes('slow next'));
+  release();
+  await pending;
+  assert.not.ok(names(request).some((name) => name.startsWith('slow ')));
+  assert.ok(names(request).includes('failing boom'));
+  assert.throws(() => dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'failing'), /boom/);
+  assert.not.ok(names(request).includes('failing boom'));
+  assert.ok(names(request).includes('kernel.request routing'), 'this request never dispatched kernel.request');
+});
+
 test.run();

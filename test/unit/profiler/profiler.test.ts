@@ -338,4 +338,21 @@ test('collectors named like an array index or __proto__ are saved as JSON.string
   }
 });
 
+test('the profiler\'s own kernel.terminate listener, running while the profile is taken, is not listed as not called', async () => {
+  const storage = new MemoryStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage } });
+  // Twice: the second profile is written from the events collector's cached template.
+  for (let i = 0; i < 2; i++) await run(app, '/health');
+  await app.close();
+  const summaries = await storage.find({ limit: 10 });
+  assert.is(summaries.length, 2);
+  for (const { token } of summaries) {
+    const profile = await storage.read(token);
+    const events = app.profiler!.present(profile!).collectors.events as { notCalled: Array<{ event: string; listener: string }> };
+    const notCalled = events.notCalled.map((l) => `${l.event} ${l.listener}`);
+    assert.not.ok(notCalled.some((name) => name.startsWith('kernel.terminate ')), notCalled.join('; '));
+    assert.ok(notCalled.includes('kernel.exception Profiler::onKernelException'), 'a request without an error calls no exception listener');
+  }
+});
+
 test.run();
