@@ -102,6 +102,11 @@ interface ParamEdge {
   readonly key: string;
   readonly node: TreeNode;
   minPrio: number;
+  /**
+   * Set (by seal) when `node` only leads on through a child `/`: a parameter ended by a `/` then
+   * goes straight to that child, whose first character indexOf has already found.
+   */
+  slash: TreeNode | null;
 }
 
 interface WildcardEdge {
@@ -164,6 +169,11 @@ class TreeNode implements SearchNode {
   minPrio = NONE;
   /** No parameter, wildcard or tail leaves this node: the search need not come back to it. */
   staticOnly = false;
+  /**
+   * The node's one way on when it is a parameter (no static child, wildcard or tail): the search
+   * reads it in its loop instead of a call, as it follows a static-only node.
+   */
+  onlyParam: ParamEdge | null = null;
 
   constructor(prefix: string) {
     this.prefix = prefix;
@@ -259,7 +269,7 @@ export class RouteTree implements SearchResult {
         node.params ??= [];
         let edge = node.params.find((candidate) => candidate.key === key);
         if (edge === undefined) {
-          edge = { stop, test, key, node: new TreeNode(''), minPrio: NONE };
+          edge = { stop, test, key, node: new TreeNode(''), minPrio: NONE, slash: null };
           node.params.push(edge);
         }
         names.push(part.name);
@@ -373,13 +383,36 @@ export class RouteTree implements SearchResult {
   // Plain (not #private) methods on the hot path: no brand check per call.
   private walk(node: TreeNode, path: string, pos: number, depth: number): void {
     const length = this.#length;
-    // Static-only nodes are followed in a loop; a node with parameters recurses into its static child first.
+    // Static-only nodes, and nodes whose only way on is one parameter, are followed in a loop; any
+    // other node with parameters recurses into its static child first.
     for (;;) {
       if (pos === length) {
         if (length > this.reach) this.reach = length;
         if (node.endpoints !== null) this.tryGroup(node.endpoints, depth, null);
         if (node.tails !== null) this.tails(node.tails, path, pos, depth);
         return;
+      }
+      const only = node.onlyParam;
+      if (only !== null) {
+        // The parameter edge loop below, for its one edge, without a call.
+        if (only.minPrio >= this.best) return;
+        const end = paramEnd(path, pos, length, only.stop);
+        if (end > this.reach) this.reach = end;
+        if (end === pos || !passes(only.test, path, pos)) return;
+        const stack = this.#stack;
+        stack[depth * 2] = pos;
+        stack[depth * 2 + 1] = end;
+        depth++;
+        const slash = only.slash;
+        if (slash !== null && end < length) {
+          if (slash.minPrio >= this.best) return;
+          node = slash;
+          pos = end + 1;
+        } else {
+          node = only.node;
+          pos = end;
+        }
+        continue;
       }
       const child = childAt(node, path.charCodeAt(pos));
       let next = -1;
@@ -422,30 +455,15 @@ export class RouteTree implements SearchResult {
       for (let k = 0; k < params.length; k++) {
         const edge = params[k]!;
         if (edge.minPrio >= this.best) continue;
-        let end: number;
-        const stop = edge.stop;
-        if (stop === -1) {
-          end = path.indexOf('/', pos);
-          if (end === -1) end = length;
-        } else {
-          end = pos;
-          while (end < length) {
-            const c = path.charCodeAt(end);
-            if (c === SLASH || c === stop) break;
-            end++;
-          }
-        }
+        const end = paramEnd(path, pos, length, edge.stop);
         if (end > this.reach) this.reach = end;
-        if (end === pos) continue;
-        const test = edge.test;
-        if (test !== null) {
-          test.lastIndex = pos;
-          if (!test.test(path)) continue;
-        }
+        if (end === pos || !passes(edge.test, path, pos)) continue;
         const stack = this.#stack;
         stack[depth * 2] = pos;
         stack[depth * 2 + 1] = end;
-        this.walk(edge.node, path, end, depth + 1);
+        const slash = edge.slash;
+        if (slash === null || end === length) this.walk(edge.node, path, end, depth + 1);
+        else if (slash.minPrio < this.best) this.walk(slash, path, end + 1, depth + 1);
       }
     }
 
@@ -529,6 +547,28 @@ export class RouteTree implements SearchResult {
   }
 }
 
+/** Where a parameter starting at `pos` ends: at the next `/`, at `stop` (when not -1), or at the end. */
+function paramEnd(path: string, pos: number, length: number, stop: number): number {
+  if (stop === -1) {
+    const end = path.indexOf('/', pos);
+    return end === -1 ? length : end;
+  }
+  let end = pos;
+  while (end < length) {
+    const c = path.charCodeAt(end);
+    if (c === SLASH || c === stop) break;
+    end++;
+  }
+  return end;
+}
+
+/** Whether a parameter starting at `pos` meets its requirement (`test` null: none). */
+function passes(test: RegExp | null, path: string, pos: number): boolean {
+  if (test === null) return true;
+  test.lastIndex = pos;
+  return test.test(path);
+}
+
 /** The static child for the next character: a short list scan for few children, a table for many. */
 function childAt(node: TreeNode, code: number): TreeNode | undefined {
   const codes = node.codes;
@@ -581,6 +621,9 @@ function seal(node: TreeNode): number {
   for (const edge of node.params ?? []) {
     edge.minPrio = seal(edge.node);
     min = Math.min(min, edge.minPrio);
+    const next = edge.node;
+    const only = next.children?.size === 1 ? next.children.values().next().value : undefined;
+    if (edge.stop === -1 && next.staticOnly && only !== undefined && only.prefix === '/') edge.slash = only;
   }
   for (const edge of node.wildcards ?? []) {
     edge.minPrio = edge.group.candidates[0]!.prio;
@@ -589,6 +632,7 @@ function seal(node: TreeNode): number {
   for (const tail of node.tails ?? []) min = Math.min(min, tail.prio);
   node.minPrio = min;
   node.staticOnly = node.params === null && node.wildcards === null && node.tails === null;
+  node.onlyParam = node.children === null && node.wildcards === null && node.tails === null && node.params?.length === 1 ? node.params[0]! : null;
   // A flat (sequential) string keeps charCodeAt monomorphic and fast in the search.
   node.prefix = flatten(node.prefix);
   return min;

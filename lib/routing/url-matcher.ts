@@ -265,7 +265,7 @@ export class UrlMatcher {
     if (schemeMiss !== null) return this.#redirectScheme(path, bit, host, schemeMiss[0]!);
     const trimmed = trimTrailingSlashes(path);
     if (trimmed === '/') return { kind: 'not-found', path };
-    const toggled = trimmed === path ? `${path}/` : trimmed;
+    const toggled = trimmed === path ? path + '/' : trimmed;
     // The two paths agree before trimmed.length: if the search never looked that far, the retry cannot match.
     if (tree.reach < trimmed.length) return { kind: 'not-found', path: toggled };
     if (tree.find(toggled, bit, host, scheme)) return this.#redirect(this.#result(toggled), toggled, undefined);
