@@ -49,26 +49,31 @@ test('a main request and its error sub-request are linked parent and child, and 
   assert.ok(main!.collectors.time !== shown.collectors.time, 'present() works on a copy');
 });
 
-/** A MemoryStorage whose writes wait for `release()`, recording each batch it is given. */
-function gatedStorage() {
-  const inner = new MemoryStorage();
-  let release: () => void = () => {};
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  const batches: StorableProfile[][] = [];
-  const storage: ProfilerStorage = {
+/** A storage that is `inner` but for its writes, which go (one at a time as well) to `writeMany`. */
+function writingThrough(inner: MemoryStorage, writeMany: ProfilerStorage['writeMany']): ProfilerStorage {
+  return {
     claim: (token) => inner.claim(token),
     release: (token) => inner.release(token),
     read: (token) => inner.read(token),
     find: (criteria) => inner.find(criteria),
     purge: () => inner.purge(),
     close: () => inner.close(),
-    write: (profile) => storage.writeMany([profile]),
-    writeMany: async (profiles) => {
-      batches.push([...profiles]);
-      await gate;
-      for (const profile of profiles) await inner.write(profile);
-    },
+    write: (profile) => writeMany([profile]),
+    writeMany,
   };
+}
+
+/** A MemoryStorage whose writes wait for `release()`, recording each batch it is given. */
+function gatedStorage() {
+  const inner = new MemoryStorage();
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const batches: StorableProfile[][] = [];
+  const storage = writingThrough(inner, async (profiles) => {
+    batches.push([...profiles]);
+    await gate;
+    for (const profile of profiles) await inner.write(profile);
+  });
   return { storage, batches, release: () => release(), inner };
 }
 
@@ -308,19 +313,9 @@ test('encodeProfileParts writes the JSON of the profile it is given in parts, al
 
 test('collectors named like an array index or __proto__ are saved as JSON.stringify of their data by name would have it', async () => {
   const saved: string[] = [];
-  const inner = new MemoryStorage();
-  const storage: ProfilerStorage = {
-    claim: (token) => inner.claim(token),
-    release: (token) => inner.release(token),
-    read: (token) => inner.read(token),
-    find: (criteria) => inner.find(criteria),
-    purge: () => inner.purge(),
-    close: () => inner.close(),
-    write: (profile) => storage.writeMany([profile]),
-    writeMany: async (profiles) => {
-      for (const profile of profiles) saved.push((profile as EncodedProfile).json.toString());
-    },
-  };
+  const storage = writingThrough(new MemoryStorage(), async (profiles) => {
+    for (const profile of profiles) saved.push((profile as EncodedProfile).json.toString());
+  });
   const collectors = [
     { name: 'seven', lateCollect: () => 'named' },
     { name: '7', lateCollect: () => 'indexed' },
