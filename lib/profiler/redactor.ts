@@ -37,10 +37,15 @@ interface HeaderVerdict {
 /** Longest header value whose JSON a header name's verdict keeps: enough for what repeats (hosts, agents, types). */
 const HEADER_VALUE_CACHE_CHARS = 256;
 
+/** What LastHeaders keeps for a header the redactor hides: its JSON does not depend on the value. */
+const HIDDEN: unique symbol = Symbol('hidden header');
+
 /**
  * The last headers written as JSON through Redactor.headersJson() by one caller (the request
  * collector's request headers): headers with the same names and values, in the same order, get
- * the same JSON, as a client's requests usually do one after the other.
+ * the same JSON, as a client's requests usually do one after the other. The value of a header the
+ * redactor hides is not kept (a secret stays no longer in memory than its request) nor compared:
+ * a client whose token changes from one request to the next still gets the JSON back.
  */
 export class LastHeaders {
   /** The redactor that wrote #json: another one may hide other headers. */
@@ -58,7 +63,10 @@ export class LastHeaders {
     const values = this.#values;
     let i = 0;
     for (const name in headers) {
-      if (i >= names.length || names[i] !== name || values[i] !== headers[name]) return null;
+      if (i >= names.length || names[i] !== name) return null;
+      const value = headers[name];
+      const known = values[i];
+      if (known === HIDDEN ? value === undefined : known !== value) return null;
       i++;
     }
     if (i !== names.length) return null;
@@ -70,14 +78,11 @@ export class LastHeaders {
     return this.#json;
   }
 
-  /** Keeps the headers' names and values (one set: the last), and the JSON `redactor` wrote for them. */
-  remember(headers: Record<string, unknown>, json: string, redactor: Redactor): void {
-    const names: string[] = [];
-    const values: unknown[] = [];
-    for (const name in headers) {
-      names.push(name);
-      values.push(headers[name]);
-    }
+  /**
+   * Keeps the headers' names and values (one set: the last; HIDDEN for a value the redactor hid),
+   * and the JSON `redactor` wrote for them.
+   */
+  remember(names: string[], values: unknown[], json: string, redactor: Redactor): void {
     this.#names = names;
     this.#values = values;
     this.#json = json;
@@ -167,17 +172,30 @@ export class Redactor {
   headersJson(headers: Record<string, string | string[] | number | undefined>, last?: LastHeaders): string {
     const known = last?.jsonOf(headers, this);
     if (known !== undefined && known !== null) return known;
+    // What `last` will keep: every name in order, and each value unless it is hidden.
+    const names: string[] | null = last === undefined ? null : [];
+    const values: unknown[] = [];
     let json = '';
     for (const name in headers) {
       const value = headers[name];
-      if (value === undefined) continue;
+      if (value === undefined) {
+        if (names !== null) {
+          names.push(name);
+          values.push(undefined);
+        }
+        continue;
+      }
       const verdict = this.#headerVerdict(name);
       // Two spellings of one header would be two keys here, one in headers(): let it decide.
       if (verdict.lower !== name) return jsonValue(this.headers(headers));
+      if (names !== null) {
+        names.push(name);
+        values.push(verdict.hidden ? HIDDEN : value);
+      }
       json += json === '' ? `{${headerEntry(verdict, value)}` : `,${headerEntry(verdict, value)}`;
     }
     json = json === '' ? '{}' : `${json}}`;
-    last?.remember(headers, json, this);
+    if (names !== null) last!.remember(names, values, json, this);
     return json;
   }
 
