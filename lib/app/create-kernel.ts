@@ -26,6 +26,7 @@ import {
   Redactor,
   RequestCollector,
   RouterCollector,
+  ThreadedFileStorage,
   TimeCollector,
   ToolbarListener,
   profilerRoutes,
@@ -44,6 +45,12 @@ export interface ProfilerKernelOptions {
   dir?: string;
   /** Bounds of the default file storage (max age in ms, max profiles, max bytes). */
   bounds?: Partial<StorageBounds>;
+  /**
+   * Whether the default file storage runs in a worker thread (ThreadedFileStorage, the default)
+   * or on the thread that answers requests (FileStorage): its index, file writes and upkeep then
+   * take that thread's time. Same files either way.
+   */
+  thread?: boolean;
   /** Token length in hex characters; default 6. */
   tokenLength?: number;
   /** More collectors, after the built-in ones. */
@@ -139,7 +146,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   let allRoutes = routes;
   if (profilerOptions !== null) {
     profiler = new Profiler({
-      storage: profilerOptions.storage ?? new FileStorage({ dir: profilerOptions.dir ?? 'var/profiler', bounds: profilerOptions.bounds, onError: logOncePerMessage(logger) }),
+      storage: profilerOptions.storage ?? defaultStorage(profilerOptions, logOncePerMessage(logger)),
       requestStack,
       redactor: new Redactor(profilerOptions.redaction),
       logger: logger.withChannel('profiler'),
@@ -213,6 +220,12 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
       logs?.detach();
     },
   };
+}
+
+/** The file storage the profiler options describe: in a worker thread unless `thread` is false. */
+function defaultStorage(options: ProfilerKernelOptions, onError: (error: Error) => void): ProfilerStorage {
+  const fileOptions = { dir: options.dir ?? 'var/profiler', bounds: options.bounds, onError };
+  return options.thread === false ? new FileStorage(fileOptions) : new ThreadedFileStorage(fileOptions);
 }
 
 /** Background storage errors repeat every upkeep while a disk stays full: each distinct one is logged once. */

@@ -56,6 +56,8 @@ export class TokenPool {
   readonly #length: number;
   readonly #size: number;
   readonly #ready: string[] = [];
+  /** claim() calls waiting for the bulk draw in progress; null: it brought none, draw your own. */
+  readonly #waiters: ((token: string | null) => void)[] = [];
   #refilling: Promise<void> | null = null;
   #closed = false;
 
@@ -73,8 +75,21 @@ export class TokenPool {
     return token;
   }
 
-  /** Claims one token: the storage's own drawToken when it has one, else random draws through claim(), again on each collision. */
+  /**
+   * Claims one token when the pool is empty. With a storage that draws in bulk, it waits for the
+   * next bulk draw (started now if none runs): when requests outrun the refills, a call to the
+   * storage per request is what it costs otherwise (a message to a ThreadedFileStorage's worker
+   * and back, each). Else, or when the bulk draw fails, the storage's own drawToken, or random
+   * draws through claim(), again on each collision.
+   */
   async claim(): Promise<string> {
+    if (this.#storage.drawTokens !== undefined && !this.#closed) {
+      const token = await new Promise<string | null>((resolve) => {
+        this.#waiters.push(resolve);
+        void this.#refill();
+      });
+      if (token !== null) return token;
+    }
     if (this.#storage.drawToken !== undefined) return this.#storage.drawToken(this.#length);
     for (let attempt = 0; attempt < 100; attempt++) {
       const token = generateToken(this.#length);
@@ -86,9 +101,15 @@ export class TokenPool {
   /** Gives the unused claimed tokens back to the storage. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#releaseWaiters();
     await this.#refilling?.catch(() => {});
     const unused = this.#ready.splice(0);
     await Promise.all(unused.map((token) => this.#storage.release(token).catch(() => {})));
+  }
+
+  /** Lets the waiting claim() calls draw their own tokens. */
+  #releaseWaiters(): void {
+    for (const waiter of this.#waiters.splice(0)) waiter(null);
   }
 
   #refill(): Promise<void> {
@@ -98,8 +119,12 @@ export class TokenPool {
     if (storage.drawTokens !== undefined) {
       // One call for the lot: a promise per token is what a refill cost otherwise.
       refill = (async () => {
-        while (!this.#closed && this.#ready.length < this.#size) {
-          for (const token of await storage.drawTokens!(this.#length, this.#size - this.#ready.length)) this.#ready.push(token);
+        while (!this.#closed && this.#ready.length < this.#size + this.#waiters.length) {
+          for (const token of await storage.drawTokens!(this.#length, this.#size + this.#waiters.length - this.#ready.length)) {
+            const waiter = this.#waiters.shift();
+            if (waiter === undefined) this.#ready.push(token);
+            else waiter(token);
+          }
         }
       })();
     } else {
@@ -115,6 +140,8 @@ export class TokenPool {
       })
       .finally(() => {
         this.#refilling = null;
+        // Still waiting: the draw failed, or the pool closed. They draw their own.
+        this.#releaseWaiters();
       });
     return this.#refilling;
   }

@@ -95,6 +95,41 @@ test('the pool prefers the storage\'s drawToken over random claims', async () =>
   await pool.close();
 });
 
+test('claims on an empty pool wait for the bulk draw instead of drawing one each; a failed bulk draw lets them draw their own', async () => {
+  let next = 0;
+  let bulkCalls = 0;
+  let singleCalls = 0;
+  let failBulk = false;
+  const token = (): string => (++next).toString(16).padStart(6, '0');
+  const storage: ProfilerStorage = {
+    ...claimingStorage(new Set()),
+    // A slow round trip, as to a ThreadedFileStorage's worker under load.
+    drawTokens: async (_length, count) => {
+      bulkCalls++;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      if (failBulk) throw new Error('storage down');
+      return Array.from({ length: count }, token);
+    },
+    drawToken: async () => (singleCalls++, token()),
+  };
+  const pool = new TokenPool(storage, { size: 4 });
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  while (pool.take() !== null);
+  const before = bulkCalls;
+  const claimed = await Promise.all(Array.from({ length: 20 }, () => pool.claim()));
+  assert.is(new Set(claimed).size, 20, 'distinct tokens');
+  assert.is(singleCalls, 0, 'no claim drew its own token');
+  assert.ok(bulkCalls - before <= 2, `${bulkCalls - before} bulk draws for 20 waiting claims`);
+
+  failBulk = true;
+  while (pool.take() !== null);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  const fallback = await Promise.all([pool.claim(), pool.claim()]);
+  assert.is(new Set(fallback).size, 2);
+  assert.is(singleCalls, 2, 'each drew its own after the bulk draw failed');
+  await pool.close();
+});
+
 test('drawTokens: distinct claimed tokens in one call, from memory and file storages; the pool uses it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'http-kernel-draw-'));
   const file = new FileStorage({ dir });

@@ -1,0 +1,223 @@
+import { resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { profileJson, type Profile, type ProfileSummary, type StorableProfile } from '../profile.js';
+import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
+import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
+import type { CompactionReport, FileStorageOptions } from './file-storage.js';
+import { rebuildError, type StorageCall, type StorageOp, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
+import { assertStorableProfile, resolveBounds } from './validation.js';
+
+/** Options of a ThreadedFileStorage: FileStorage's, except the clock (a function cannot cross threads). */
+export type ThreadedFileStorageOptions = Omit<FileStorageOptions, 'now'>;
+
+interface PendingCall {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+/**
+ * A FileStorage run in a worker thread: the same directory format, bounds, sharing between
+ * processes and crash safety, with the index, the file writes and the upkeep off the thread that
+ * answers requests. This thread only copies each batch's JSON into one buffer and hands it over
+ * (transferred, not cloned); the worker appends it as FileStorage does.
+ *
+ * The worker starts with the first call and does not keep the process alive while idle; a worker
+ * that dies (it should not) fails the calls in flight with ProfilerStorageError, is reported to
+ * `onError`, and is started again by the next call. Errors keep their classes across the thread
+ * boundary: ProfileExistsError, InvalidProfileError, ProfileBatchError, ProfilerStorageError.
+ */
+export class ThreadedFileStorage implements ProfilerStorage {
+  readonly dir: string;
+  readonly bounds: Readonly<StorageBounds>;
+  readonly #data: StorageThreadData;
+  readonly #onError: ((error: Error) => void) | undefined;
+  #worker: Worker | null = null;
+  readonly #calls = new Map<number, PendingCall>();
+  #nextId = 1;
+  #closed: Promise<void> | null = null;
+
+  constructor(options: ThreadedFileStorageOptions = {}) {
+    // Checked here, as FileStorage's constructor does, so a bad option fails where it is given.
+    this.dir = resolve(options.dir ?? 'var/profiler');
+    this.bounds = Object.freeze(resolveBounds(options.bounds));
+    const segmentBytes = options.segmentBytes;
+    if (segmentBytes !== undefined && !(segmentBytes > 0)) throw new RangeError(`FileStorage segmentBytes must be a positive number, got ${String(segmentBytes)}.`);
+    this.#data = { dir: this.dir, bounds: { ...this.bounds }, segmentBytes };
+    this.#onError = options.onError;
+  }
+
+  claim(token: string): Promise<boolean> {
+    return this.#call('claim', [token]) as Promise<boolean>;
+  }
+
+  drawToken(length = 6): Promise<string> {
+    return this.#call('drawToken', [length]) as Promise<string>;
+  }
+
+  drawTokens(length = 6, count = 1): Promise<string[]> {
+    return this.#call('drawTokens', [length, count]) as Promise<string[]>;
+  }
+
+  release(token: string): Promise<void> {
+    return this.#call('release', [token]) as Promise<void>;
+  }
+
+  write(profile: StorableProfile): Promise<void> {
+    return this.writeMany([profile]);
+  }
+
+  /**
+   * FileStorage's writeMany (same refusals, same errors). The profiles are checked and serialised
+   * here, and their JSON copied into one buffer that moves to the worker: the caller's bytes are
+   * its own again as soon as this returns its promise.
+   */
+  async writeMany(profiles: readonly StorableProfile[]): Promise<void> {
+    if (this.#closed !== null) throw this.#closedError();
+    const refused: ProfilerStorageError[] = [];
+    const summaries: ProfileSummary[] = [];
+    const jsons: (string | Buffer)[] = [];
+    let total = 0;
+    for (const profile of profiles) {
+      try {
+        assertStorableProfile(profile);
+      } catch (error) {
+        if (error instanceof ProfilerStorageError) {
+          refused.push(error);
+          continue;
+        }
+        throw error;
+      }
+      let json: string | Buffer;
+      try {
+        json = profileJson(profile);
+      } catch (error) {
+        refused.push(new InvalidProfileError(`Profile ${profile.token} cannot be serialised to JSON: ${error instanceof Error ? error.message : String(error)}`));
+        continue;
+      }
+      const { token, parent, ip, method, url, time, status } = profile;
+      summaries.push({ token, parent, ip, method, url, time, status });
+      jsons.push(json);
+      total += typeof json === 'string' ? Buffer.byteLength(json) : json.length;
+    }
+    if (summaries.length > 0) {
+      // Its own ArrayBuffer (never the pool's), so it can be transferred.
+      const bytes = Buffer.allocUnsafeSlow(total);
+      const ends: number[] = [];
+      let at = 0;
+      for (const json of jsons) {
+        at += typeof json === 'string' ? bytes.write(json, at) : json.copy(bytes, at);
+        ends.push(at);
+      }
+      try {
+        await this.#call('writeMany', [summaries, ends, bytes], [bytes.buffer as ArrayBuffer]);
+      } catch (error) {
+        if (error instanceof ProfileBatchError) refused.push(...error.errors);
+        else if (error instanceof ProfileExistsError || error instanceof InvalidProfileError) refused.push(error);
+        else throw error;
+      }
+    }
+    if (refused.length === 1) throw refused[0];
+    if (refused.length > 1) throw new ProfileBatchError(refused);
+  }
+
+  read(token: string): Promise<Profile | null> {
+    return this.#call('read', [token]) as Promise<Profile | null>;
+  }
+
+  find(criteria?: SearchCriteria): Promise<ProfileSummary[]> {
+    return this.#call('find', [criteria]) as Promise<ProfileSummary[]>;
+  }
+
+  purge(): Promise<void> {
+    return this.#call('purge', []) as Promise<void>;
+  }
+
+  /** FileStorage's compact(), run in the worker. */
+  compact(): Promise<CompactionReport | null> {
+    return this.#call('compact', []) as Promise<CompactionReport | null>;
+  }
+
+  /** Closes the worker's FileStorage (its pending writes saved first), then ends the thread. Idempotent. */
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #close(): Promise<void> {
+    const worker = this.#worker;
+    if (worker === null) return;
+    try {
+      await this.#send(worker, 'close', [], []);
+    } finally {
+      await worker.terminate();
+    }
+  }
+
+  #call(op: StorageOp, args: unknown[], transfer: ArrayBuffer[] = []): Promise<unknown> {
+    if (this.#closed !== null) return Promise.reject(this.#closedError());
+    return this.#send(this.#worker ?? this.#start(), op, args, transfer);
+  }
+
+  #send(worker: Worker, op: StorageOp, args: unknown[], transfer: ArrayBuffer[]): Promise<unknown> {
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      // Calls in flight keep the process alive, as FileStorage's pending file operations would.
+      if (this.#calls.size === 0) worker.ref();
+      this.#calls.set(id, { resolve, reject });
+      worker.postMessage({ id, op, args } satisfies StorageCall, transfer);
+    });
+  }
+
+  #start(): Worker {
+    const worker = new Worker(new URL('./file-storage-thread.js', import.meta.url), { workerData: this.#data, name: 'http-kernel profiler storage', resourceLimits: { maxYoungGenerationSizeMb: 6 } });
+    worker.unref();
+    worker.on('message', (reply: StorageReply) => this.#settle(worker, reply));
+    let failure: Error | undefined;
+    worker.on('error', (error) => {
+      failure = error;
+    });
+    worker.on('exit', (code) => this.#stopped(worker, failure, code));
+    this.#worker = worker;
+    return worker;
+  }
+
+  #settle(worker: Worker, reply: StorageReply): void {
+    if (reply.id === 0) {
+      if (reply.error !== undefined) this.#report(rebuildError(reply.error));
+      return;
+    }
+    const call = this.#calls.get(reply.id);
+    if (call === undefined) return;
+    this.#calls.delete(reply.id);
+    if (this.#calls.size === 0) worker.unref();
+    if (reply.error === undefined) call.resolve(reply.value);
+    else call.reject(rebuildError(reply.error));
+  }
+
+  /** The worker ended: the calls in flight fail, and the next call starts a new worker. */
+  #stopped(worker: Worker, failure: Error | undefined, code: number): void {
+    if (this.#worker === worker) this.#worker = null;
+    if (this.#calls.size === 0 && this.#closed !== null) return;
+    const error =
+      this.#closed !== null
+        ? this.#closedError()
+        : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.`, 'HK_PROFILER_STORAGE', { cause: failure });
+    const calls = [...this.#calls.values()];
+    this.#calls.clear();
+    for (const call of calls) call.reject(error);
+    if (this.#closed === null) this.#report(error);
+  }
+
+  #closedError(): ProfilerStorageError {
+    return new ProfilerStorageError(`The profiler storage in ${this.dir} is closed.`, 'HK_PROFILER_STORAGE_CLOSED');
+  }
+
+  #report(error: Error): void {
+    if (this.#onError === undefined) return;
+    try {
+      this.#onError(error);
+    } catch {
+      // A failing error handler must not become an unhandled rejection.
+    }
+  }
+}

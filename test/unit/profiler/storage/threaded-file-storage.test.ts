@@ -1,0 +1,195 @@
+// ThreadedFileStorage: FileStorage's behaviour, run in a worker thread.
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { encodeProfile } from '../../../../lib/profiler/profile.js';
+import {
+  FileStorage,
+  InvalidProfileError,
+  ProfileBatchError,
+  ProfileExistsError,
+  ProfilerStorageError,
+  ThreadedFileStorage,
+  type ThreadedFileStorageOptions,
+} from '../../../../lib/profiler/storage/index.js';
+import { rebuildError, serializeError } from '../../../../lib/profiler/storage/storage-thread-protocol.js';
+import { foundTokens, makeProfile, makeTempDir, rejection, tokenFor, within } from './fixtures.js';
+
+const test = suite('ThreadedFileStorage');
+const env = { root: '', cleanup: async () => {} };
+let counter = 0;
+const open: { close(): Promise<void> }[] = [];
+
+test.before(async () => {
+  const made = await makeTempDir('threaded-storage');
+  env.root = made.dir;
+  env.cleanup = made.cleanup;
+});
+test.after.each(async () => {
+  await Promise.all(open.splice(0).map((storage) => storage.close()));
+});
+test.after(async () => {
+  await env.cleanup();
+});
+
+function freshDir(): string {
+  return join(env.root, `case-${++counter}`);
+}
+
+function threadedIn(dir = freshDir(), options: ThreadedFileStorageOptions = {}): ThreadedFileStorage {
+  const storage = new ThreadedFileStorage({ dir, ...options });
+  open.push(storage);
+  return storage;
+}
+
+test('profiles written through the thread are FileStorage files: a FileStorage on the same directory reads and finds them', async () => {
+  const storage = threadedIn();
+  const tokens = await storage.drawTokens(6, 3);
+  assert.is(new Set(tokens).size, 3);
+  // One encoded (bytes, as the profiler writes them), one encoded as a string, one plain.
+  const [first, second, third] = tokens as [string, string, string];
+  const encoded = encodeProfile(makeProfile(first, { status: 404 }));
+  const bytes = { ...encoded, json: Buffer.from(encoded.json as string) };
+  const asString = encodeProfile(makeProfile(second, { method: 'POST' }));
+  await storage.writeMany([bytes, asString, makeProfile(third, { url: 'http://127.0.0.1:8000/caf\u00e9' })]);
+
+  assert.equal(await storage.read(first), makeProfile(first, { status: 404 }));
+  assert.equal((await storage.find({ method: 'POST' })).map((summary) => summary.token), [second]);
+  const plain = new FileStorage({ dir: storage.dir });
+  open.push(plain);
+  assert.equal(await plain.read(third), makeProfile(third, { url: 'http://127.0.0.1:8000/caf\u00e9' }), 'the same bytes, non-ASCII included');
+  assert.equal((await foundTokens(plain)).sort(), [...tokens].sort());
+});
+
+test('the caller may reuse its bytes as soon as writeMany returns its promise', async () => {
+  const storage = threadedIn();
+  const [token] = (await storage.drawTokens(6, 1)) as [string];
+  const encoded = encodeProfile(makeProfile(token));
+  const bytes = Buffer.from(encoded.json as string);
+  const saved = storage.writeMany([{ ...encoded, json: bytes }]);
+  bytes.fill(0x20);
+  await saved;
+  assert.equal(await storage.read(token), makeProfile(token));
+});
+
+test('refusals keep their classes across the thread, and the rest of the batch is saved', async () => {
+  const storage = threadedIn();
+  const [a, b, c] = (await storage.drawTokens(6, 3)) as [string, string, string];
+  await storage.write(makeProfile(a));
+
+  const exists = await rejection(() => storage.write(makeProfile(a)));
+  assert.instance(exists, ProfileExistsError);
+  assert.is((exists as ProfileExistsError).token, a);
+  assert.is((exists as ProfileExistsError).code, 'HK_PROFILER_STORAGE_EXISTS');
+
+  const invalid = await rejection(() => storage.write(makeProfile('../etc')));
+  assert.instance(invalid, InvalidProfileError);
+
+  // Refused here (not JSON-serialisable), there (already stored) and saved: one batch.
+  const unserialisable = makeProfile(b, { collectors: { big: 1n } });
+  const batch = await rejection(() => storage.writeMany([unserialisable, makeProfile(a), makeProfile(c)]));
+  assert.instance(batch, ProfileBatchError);
+  const refusals = (batch as ProfileBatchError).errors;
+  assert.is(refusals.length, 2);
+  assert.ok(refusals.some((error) => error instanceof InvalidProfileError && error.message.includes(b)));
+  assert.ok(refusals.some((error) => error instanceof ProfileExistsError && error.token === a));
+  assert.equal(await storage.read(c), makeProfile(c), 'the storable profile of the batch was saved');
+  assert.is(await storage.read(b), null);
+});
+
+test('a disk failure rejects with ProfilerStorageError, its fs cause kept', async () => {
+  const file = join(env.root, `not-a-dir-${++counter}`);
+  await writeFile(file, 'x');
+  const storage = threadedIn(join(file, 'profiler'));
+  const error = await rejection(() => storage.write(makeProfile(tokenFor(1))));
+  assert.instance(error, ProfilerStorageError);
+  assert.not.instance(error, ProfileExistsError);
+  const cause = error.cause as Error & { code?: string };
+  assert.instance(cause, Error);
+  assert.is(cause.code, 'ENOTDIR');
+  assert.match(error.stack ?? '', /file-storage/, "the worker's stack says where it failed");
+});
+
+test('bad options fail in the constructor, as with FileStorage', () => {
+  assert.throws(() => new ThreadedFileStorage({ dir: freshDir(), bounds: { maxProfiles: 0 } }), /maxProfiles must be a positive number/);
+  assert.throws(() => new ThreadedFileStorage({ dir: freshDir(), segmentBytes: -1 }), /segmentBytes must be a positive number/);
+});
+
+test('close saves what is in flight, is idempotent, and every later call rejects as closed', async () => {
+  const storage = threadedIn();
+  const tokens = await storage.drawTokens(6, 50);
+  const writing = storage.writeMany(tokens.map((token) => makeProfile(token)));
+  const closing = storage.close();
+  assert.is(storage.close(), closing, 'the same promise');
+  await writing;
+  await closing;
+  for (const call of [() => storage.read(tokens[0]!), () => storage.write(makeProfile(tokenFor(2))), () => storage.drawTokens(6, 1)]) {
+    const error = await rejection(call);
+    assert.instance(error, ProfilerStorageError);
+    assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_CLOSED');
+  }
+  const plain = new FileStorage({ dir: storage.dir });
+  open.push(plain);
+  assert.is((await plain.find({ limit: 100 })).length, 50, 'the batch written before close was saved');
+});
+
+test('a storage never called starts no thread and closes at once', async () => {
+  const storage = new ThreadedFileStorage({ dir: freshDir() });
+  await within(storage.close(), 1_000, 'close');
+});
+
+test('an idle storage does not keep the process alive, a call in flight does', async () => {
+  const dir = freshDir();
+  const moduleUrl = new URL('../../../../lib/profiler/storage/index.js', import.meta.url).href;
+  // Writes without awaiting, never closes: the process must still save the profile, then exit.
+  const source = `
+    const { ThreadedFileStorage } = await import(${JSON.stringify(moduleUrl)});
+    const storage = new ThreadedFileStorage({ dir: ${JSON.stringify(dir)} });
+    storage.write(${JSON.stringify(makeProfile(tokenFor(7)))}).then(() => process.stdout.write('saved'));
+  `;
+  const script = join(env.root, `idle-${counter}.mjs`);
+  await writeFile(script, source);
+  const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk));
+  const code = await within(new Promise<number | null>((resolve) => child.on('exit', resolve)), 15_000, 'the child process');
+  assert.is(code, 0);
+  assert.is(output, 'saved');
+  const plain = new FileStorage({ dir });
+  open.push(plain);
+  assert.equal(await plain.read(tokenFor(7)), makeProfile(tokenFor(7)));
+});
+
+test('errors crossing the thread keep class, code, token, refusals, cause chain and stack', () => {
+  const fsError = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  const failure = new ProfilerStorageError('Cannot write profile abcdef: ENOSPC', 'HK_PROFILER_STORAGE', { cause: fsError });
+  const rebuilt = rebuildError(structuredClone(serializeError(failure)));
+  assert.instance(rebuilt, ProfilerStorageError);
+  assert.is(rebuilt.message, failure.message);
+  assert.is((rebuilt as ProfilerStorageError).code, 'HK_PROFILER_STORAGE');
+  assert.is(rebuilt.stack, failure.stack);
+  assert.is((rebuilt.cause as Error & { code?: string }).code, 'ENOSPC');
+  assert.is((rebuilt.cause as Error).message, fsError.message);
+
+  const batch = rebuildError(structuredClone(serializeError(new ProfileBatchError([new ProfileExistsError('abcdef'), new InvalidProfileError('bad')]))));
+  assert.instance(batch, ProfileBatchError);
+  const [exists, invalid] = (batch as ProfileBatchError).errors;
+  assert.instance(exists, ProfileExistsError);
+  assert.is((exists as ProfileExistsError).token, 'abcdef');
+  assert.instance(invalid, InvalidProfileError);
+  assert.is(invalid!.message, 'bad');
+
+  assert.instance(rebuildError(serializeError(new RangeError('too big'))), RangeError);
+  const other = rebuildError(serializeError(Object.assign(new Error('odd'), { name: 'AbortError', code: 'ABORT_ERR' })));
+  assert.is(other.name, 'AbortError');
+  assert.is((other as Error & { code?: string }).code, 'ABORT_ERR');
+  assert.is(rebuildError(serializeError('a string')).message, 'a string');
+  // A cause cycle does not recurse forever.
+  const cyclic = new Error('loop');
+  cyclic.cause = cyclic;
+  assert.ok(rebuildError(serializeError(cyclic)).cause instanceof Error);
+});
+
+test.run();
