@@ -5,10 +5,15 @@ import * as assert from 'uvu/assert';
 import { Agent } from 'undici';
 import { Response, type Request } from '../../kernel/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, decodeEntities, fetchFrom, startTestServer, type TestServer } from './harness.js';
+import { SCHEMES, decodeEntities, fetchFrom, rawStatus, sendRaw, startTestServer, type TestServer } from './harness.js';
 
 function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The body of a raw HTTP/1.1 answer sent with Content-Length. */
+function rawBody(answer: string): string {
+  return answer.slice(answer.indexOf('\r\n\r\n') + 4);
 }
 
 for (const scheme of SCHEMES) {
@@ -156,6 +161,12 @@ for (const scheme of SCHEMES) {
     assert.is(response.headers['x-debug-exception-file'], undefined);
   });
 
+  test('an absolute-form target that is no URL is a 400 problem naming it, never a 500', async () => {
+    const answer = await sendRaw(server, scheme, 'GET http://[bad/health HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nConnection: close\r\n\r\n');
+    assert.is(rawStatus(answer), 400);
+    assert.is(JSON.parse(rawBody(answer)).detail, 'Invalid request target "http://[bad/health".');
+  });
+
   test('problem+json without debug has no class or trace', async () => {
     const response = await fetchFrom(server, scheme, '/robots.txt', { headers: { accept: 'application/json' } });
     const problem = JSON.parse(response.body);
@@ -216,6 +227,16 @@ for (const scheme of SCHEMES) {
     }
     const after = await fetchFrom(server, scheme, '/books/1');
     assert.is(after.status, 200);
+  });
+
+  test('an absolute-form target that is no URL is a 400 naming it on the debug page and as problem+json, never a 500', async () => {
+    const target = 'http://[bad/books/1';
+    const page = await sendRaw(server, scheme, `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+    assert.is(rawStatus(page), 400);
+    assert.ok(decodeEntities(page).includes(`Invalid request target "${target}".`), 'the page names the target');
+    const problem = await sendRaw(server, scheme, `GET ${target} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nConnection: close\r\n\r\n`);
+    assert.is(rawStatus(problem), 400);
+    assert.is(JSON.parse(rawBody(problem)).detail, `Invalid request target "${target}".`);
   });
 
   test('a controller error is a 500 logged as CRITICAL', async () => {
