@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
 import { MalformedRequestError, PayloadTooLargeHttpError, SuspiciousOperationError } from './http-errors.js';
@@ -331,11 +331,13 @@ export class Request {
     if (source instanceof Uint8Array) return checkSize(Buffer.from(source.buffer, source.byteOffset, source.byteLength), limit);
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of source) {
+    // Destroying a node:http request cuts its socket before the 413 is written: leave it open, the server closes the connection after the answer.
+    const fromSocket = source instanceof IncomingMessage;
+    for await (const chunk of fromSocket ? source.iterator({ destroyOnReturn: false }) : source) {
       const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       size += buffer.byteLength;
       if (size > limit) {
-        (source as { destroy?: () => void }).destroy?.();
+        if (!fromSocket) (source as { destroy?: () => void }).destroy?.();
         throw tooLarge(limit);
       }
       chunks.push(buffer);

@@ -62,6 +62,8 @@ function terminateFailed(error: unknown, logger: Logger | undefined): void {
 /** Writes a Response to a node:http response (headers only for HEAD and empty statuses). */
 export function send(req: IncomingMessage, res: ServerResponse, response: Response): void {
   if (res.headersSent || res.destroyed) return;
+  // The rest of a body refused (413) or left half read is not drained: the connection closes after the answer.
+  if (!req.complete && (response.status === 413 || req.readableDidRead)) res.shouldKeepAlive = false;
   res.writeHead(response.status, response.headers);
   const body = response.body;
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {

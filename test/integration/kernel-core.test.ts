@@ -239,6 +239,25 @@ for (const scheme of SCHEMES) {
     assert.is(JSON.parse(rawBody(problem)).detail, `Invalid request target "${target}".`);
   });
 
+  test('a chunked body over the limit is a 413, then the connection closes', async () => {
+    const piece = `20\r\n${'x'.repeat(32)}\r\n`;
+    const head = 'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n';
+    const answer = await sendRaw(server, scheme, [head, piece, piece, piece, '0\r\n\r\n'], { gapMs: 20 });
+    assert.is(rawStatus(answer), 413);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    const after = await fetchFrom(server, scheme, '/books/1');
+    assert.is(after.status, 200);
+  });
+
+  test('a Content-Length over the limit is a 413 without reading the body, then the connection closes', async () => {
+    const head = 'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n';
+    const started = Date.now();
+    const answer = await sendRaw(server, scheme, [head, ...Array.from({ length: 20 }, () => 'x'.repeat(100))], { gapMs: 20, waitMs: 5_000 });
+    assert.is(rawStatus(answer), 413);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.ok(Date.now() - started < 5_000, 'the server closed the connection instead of waiting for the rest of the body');
+  });
+
   test('a controller error is a 500 logged as CRITICAL', async () => {
     const response = await fetchFrom(server, scheme, '/fail');
     assert.is(response.status, 500);
