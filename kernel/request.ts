@@ -83,6 +83,8 @@ export class Request {
   #localPort: number | undefined;
   /** The socket of a node:http request: its local address is read only when needed (no Host header). */
   #socket: Socket | undefined;
+  /** The header lines of a node:http request as received: node:http keeps only the first of several Host headers. */
+  #rawHeaders: readonly string[] | undefined;
   readonly #bodyLimit: number;
   #bodySource: RequestBodySource;
   #body: Promise<Buffer> | undefined;
@@ -108,6 +110,7 @@ export class Request {
     this.#localAddress = init.localAddress;
     this.#localPort = init.localPort;
     this.#socket = undefined;
+    this.#rawHeaders = undefined;
     this.#bodyLimit = init.bodyLimit ?? DEFAULT_BODY_LIMIT;
     this.#bodySource = init.body ?? null;
     this.#slots = undefined;
@@ -154,6 +157,7 @@ export class Request {
       bodyLimit: options.bodyLimit,
     });
     request.#socket = socket;
+    request.#rawHeaders = message.rawHeaders;
     return request;
   }
 
@@ -173,6 +177,7 @@ export class Request {
       bodyLimit: this.#bodyLimit,
     });
     copy.#socket = this.#socket;
+    copy.#rawHeaders = this.#rawHeaders;
     if (overrides.attributes) for (const [name, value] of Object.entries(overrides.attributes)) copy.attributes.set(name, value);
     return copy;
   }
@@ -358,6 +363,7 @@ export class Request {
 
   #resolveHttpHost(): { host: string; port: number } {
     if (this.#httpHost !== undefined) return this.#httpHost;
+    if (this.#rawHeaders !== undefined) assertSingleHost(this.#rawHeaders);
     let raw: string | undefined;
     let port: number | undefined;
     if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
@@ -395,6 +401,17 @@ function parseHost(raw: string): { host: string; port: number | undefined } {
   }
   lastHost = { raw, host, port };
   return lastHost;
+}
+
+/** RFC 9112 (3.2): a request with more than one Host header is a 400, whichever one a proxy in front believed. */
+function assertSingleHost(rawHeaders: readonly string[]): void {
+  let first: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+    if (first !== undefined) throw new SuspiciousOperationError(`Several Host headers ("${first}", "${rawHeaders[i + 1]}"): a request must have exactly one.`);
+    first = rawHeaders[i + 1];
+  }
 }
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {

@@ -110,6 +110,12 @@ for (const scheme of SCHEMES) {
     assert.not.ok(response.body.includes('"<script>"'), 'nothing from the request is raw HTML');
   });
 
+  test('a request with two Host headers is a 400 naming them, never served', async () => {
+    const answer = await sendRaw(server, scheme, 'GET /health HTTP/1.1\r\nHost: localhost\r\nHost: evil.test\r\nConnection: close\r\n\r\n');
+    assert.is(rawStatus(answer), 400);
+    assert.ok(decodeEntities(answer).includes('Several Host headers ("localhost", "evil.test"): a request must have exactly one.'), 'the page says what is wrong');
+  });
+
   test('script in the URL and Referer is escaped on the error page', async () => {
     const response = await fetchFrom(server, scheme, '/%3Cscript%3Ealert(1)%3C/script%3E', { headers: { referer: 'http://x.test/"><script>alert(2)</script>' } });
     assert.is(response.status, 404);
