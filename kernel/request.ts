@@ -338,14 +338,22 @@ export class Request {
     let size = 0;
     // Destroying a node:http request cuts its socket before the 413 is written: leave it open, the server closes the connection after the answer.
     const fromSocket = source instanceof IncomingMessage;
-    for await (const chunk of fromSocket ? source.iterator({ destroyOnReturn: false }) : source) {
-      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      size += buffer.byteLength;
-      if (size > limit) {
-        if (!fromSocket) (source as { destroy?: () => void }).destroy?.();
-        throw tooLarge(limit);
+    try {
+      for await (const chunk of fromSocket ? source.iterator({ destroyOnReturn: false }) : source) {
+        const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+        size += buffer.byteLength;
+        if (size > limit) {
+          if (!fromSocket) (source as { destroy?: () => void }).destroy?.();
+          throw tooLarge(limit);
+        }
+        chunks.push(buffer);
       }
-      chunks.push(buffer);
+    } catch (error) {
+      // A client that goes away mid-body made the mistake: a 400, not a server failure.
+      if (fromSocket && !source.complete && !(error instanceof PayloadTooLargeHttpError)) {
+        throw new MalformedRequestError('The client closed the connection before the whole body was sent.', { cause: error });
+      }
+      throw error;
     }
     return Buffer.concat(chunks, size);
   }

@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import { Agent } from 'undici';
 import { Response, type Request } from '../../kernel/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
+import type { LogEntry, LogRecord } from '../../lib/log/index.js';
 import { SCHEMES, decodeEntities, fetchFrom, rawStatus, sendRaw, startTestServer, type TestServer } from './harness.js';
 
 function header(value: string | string[] | undefined): string | undefined {
@@ -262,6 +263,22 @@ for (const scheme of SCHEMES) {
     assert.is(rawStatus(answer), 413);
     assert.match(answer, /\r\nConnection: close\r\n/i);
     assert.ok(Date.now() - started < 5_000, 'the server closed the connection instead of waiting for the rest of the body');
+  });
+
+  test('a client that aborts mid-body is a client error logged as ERROR, not a CRITICAL 500', async () => {
+    const records: LogRecord[] = [];
+    const listen = ({ record }: LogEntry): void => void records.push(record);
+    server.app.bus.on('log', listen);
+    try {
+      await sendRaw(server, scheme, 'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"a":', { waitMs: 100 });
+      for (let i = 0; i < 100 && !records.some((record) => record.message.startsWith('Uncaught error')); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      const uncaught = records.filter((record) => record.message.startsWith('Uncaught error'));
+      assert.is(uncaught.length, 1, 'the abort is logged once');
+      assert.is(uncaught[0]!.levelName, 'ERROR');
+      assert.match(uncaught[0]!.message, /closed the connection before the whole body was sent/);
+    } finally {
+      server.app.bus.off('log', listen);
+    }
   });
 
   test('a controller error is a 500 logged as CRITICAL', async () => {
