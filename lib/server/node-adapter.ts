@@ -28,7 +28,12 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const dispatcher = kernel.dispatcher;
 
   const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
-    send(req, res, response);
+    try {
+      send(req, res, response);
+    } catch (error) {
+      // A header node:http refuses (CR/LF, a character beyond Latin-1): thrown here, it would end the process.
+      fail(res, error, logger);
+    }
     if (!dispatcher.hasListeners(KernelEvents.TERMINATE)) return;
     // After the response is handed to the socket: slow work (profile saving) is off the client's path.
     try {

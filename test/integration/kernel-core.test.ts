@@ -194,6 +194,8 @@ for (const scheme of SCHEMES) {
     routes.add('book', new Route('/books/:id', { methods: ['GET'], defaults: { _controller: (_: Request, params: { id: string }) => Response.json({ id: params.id }) } }));
     routes.add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json(await request.json()) } }));
     routes.add('fail', new Route('/fail', { defaults: { _controller: () => { throw new TypeError('controller bug'); } } }));
+    routes.add('go', new Route('/go', { defaults: { _controller: (request: Request) => Response.redirect(request.query.get('to') ?? '/') } }));
+    routes.add('go-later', new Route('/go-later', { defaults: { _controller: async (request: Request) => Response.redirect(request.query.get('to') ?? '/') } }));
     server = await startTestServer({ kernel: { routes, env: 'prod', debug: true, bodyLimit: 64 } });
   });
   test.after(async () => server.close());
@@ -279,6 +281,17 @@ for (const scheme of SCHEMES) {
     } finally {
       server.app.bus.off('log', listen);
     }
+  });
+
+  test('a header value node:http refuses (CR/LF, beyond Latin-1) is a 500, never a crash', async () => {
+    for (const path of ['/go?to=/a%0D%0ASet-Cookie:%20x=1', '/go-later?to=/a%0D%0ASet-Cookie:%20x=1', '/go?to=/%E2%82%AC']) {
+      const response = await fetchFrom(server, scheme, path);
+      assert.is(response.status, 500, path);
+      assert.is(response.headers['set-cookie'], undefined, path);
+      assert.is(response.headers.location, undefined, 'nothing of the refused response is sent');
+    }
+    const after = await fetchFrom(server, scheme, '/go?to=/books/1');
+    assert.is(after.status, 302);
   });
 
   test('a controller error is a 500 logged as CRITICAL', async () => {
