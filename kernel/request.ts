@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
 import { MalformedRequestError, PayloadTooLargeHttpError, SuspiciousOperationError } from './http-errors.js';
@@ -83,6 +83,8 @@ export class Request {
   #localPort: number | undefined;
   /** The socket of a node:http request: its local address is read only when needed (no Host header). */
   #socket: Socket | undefined;
+  /** The header lines of a node:http request as received: node:http keeps only the first of several Host headers. */
+  #rawHeaders: readonly string[] | undefined;
   readonly #bodyLimit: number;
   #bodySource: RequestBodySource;
   #body: Promise<Buffer> | undefined;
@@ -108,6 +110,7 @@ export class Request {
     this.#localAddress = init.localAddress;
     this.#localPort = init.localPort;
     this.#socket = undefined;
+    this.#rawHeaders = undefined;
     this.#bodyLimit = init.bodyLimit ?? DEFAULT_BODY_LIMIT;
     this.#bodySource = init.body ?? null;
     this.#slots = undefined;
@@ -154,6 +157,7 @@ export class Request {
       bodyLimit: options.bodyLimit,
     });
     request.#socket = socket;
+    request.#rawHeaders = message.rawHeaders;
     return request;
   }
 
@@ -173,6 +177,7 @@ export class Request {
       bodyLimit: this.#bodyLimit,
     });
     copy.#socket = this.#socket;
+    copy.#rawHeaders = this.#rawHeaders;
     if (overrides.attributes) for (const [name, value] of Object.entries(overrides.attributes)) copy.attributes.set(name, value);
     return copy;
   }
@@ -331,14 +336,24 @@ export class Request {
     if (source instanceof Uint8Array) return checkSize(Buffer.from(source.buffer, source.byteOffset, source.byteLength), limit);
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of source) {
-      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      size += buffer.byteLength;
-      if (size > limit) {
-        (source as { destroy?: () => void }).destroy?.();
-        throw tooLarge(limit);
+    // Destroying a node:http request cuts its socket before the 413 is written: leave it open, the server closes the connection after the answer.
+    const fromSocket = source instanceof IncomingMessage;
+    try {
+      for await (const chunk of fromSocket ? source.iterator({ destroyOnReturn: false }) : source) {
+        const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+        size += buffer.byteLength;
+        if (size > limit) {
+          if (!fromSocket) (source as { destroy?: () => void }).destroy?.();
+          throw tooLarge(limit);
+        }
+        chunks.push(buffer);
       }
-      chunks.push(buffer);
+    } catch (error) {
+      // A client that goes away mid-body made the mistake: a 400, not a server failure.
+      if (fromSocket && !source.complete && !(error instanceof PayloadTooLargeHttpError)) {
+        throw new MalformedRequestError('The client closed the connection before the whole body was sent.', { cause: error });
+      }
+      throw error;
     }
     return Buffer.concat(chunks, size);
   }
@@ -356,6 +371,7 @@ export class Request {
 
   #resolveHttpHost(): { host: string; port: number } {
     if (this.#httpHost !== undefined) return this.#httpHost;
+    if (this.#rawHeaders !== undefined) assertSingleHost(this.#rawHeaders);
     let raw: string | undefined;
     let port: number | undefined;
     if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
@@ -393,6 +409,17 @@ function parseHost(raw: string): { host: string; port: number | undefined } {
   }
   lastHost = { raw, host, port };
   return lastHost;
+}
+
+/** RFC 9112 (3.2): a request with more than one Host header is a 400, whichever one a proxy in front believed. */
+function assertSingleHost(rawHeaders: readonly string[]): void {
+  let first: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+    if (first !== undefined) throw new SuspiciousOperationError(`Several Host headers ("${first}", "${rawHeaders[i + 1]}"): a request must have exactly one.`);
+    first = rawHeaders[i + 1];
+  }
 }
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {

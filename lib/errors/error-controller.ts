@@ -43,7 +43,7 @@ export function createErrorController(options: ErrorControllerOptions): Controll
     if (debug) Object.assign(headers, debugHeaders(errors[0]));
 
     if (prefersJson(request)) {
-      const body = serializeProblem(renderProblem({ errors, status, debug, instance: failed.path }));
+      const body = serializeProblem(renderProblem({ errors, status, debug, instance: safePath(failed) }));
       return new Response(body, status, { ...headers, 'content-type': PROBLEM_CONTENT_TYPE });
     }
     if (!debug) {
@@ -74,6 +74,15 @@ function debugHeaders(error: FlatError | undefined): Record<string, string> {
   const headers: Record<string, string> = { 'x-debug-exception': encodeURIComponent(error.message.slice(0, 2000)) };
   if (frame?.file) headers['x-debug-exception-file'] = `${encodeURIComponent(frame.file)}:${frame.line ?? 0}`;
   return headers;
+}
+
+function safePath(request: Request): string {
+  try {
+    return request.path;
+  } catch {
+    // An absolute-form target that is no URL has no path: it may be what failed.
+    return request.url;
+  }
 }
 
 function safeUri(request: Request): string {

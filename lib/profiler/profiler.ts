@@ -133,7 +133,7 @@ export class Profiler {
     this.#logger = options.logger ?? null;
     this.redactor = options.redactor;
     this.#pool = new TokenPool(options.storage, { length: options.tokenLength ?? DEFAULT_TOKEN_LENGTH });
-    this.#excluded = options.excluded ?? ((request) => PROFILER_PATHS.test(request.path));
+    this.#excluded = options.excluded ?? isProfilerPage;
     this.#showDebug = options.showDebug ?? (() => true);
     this.#panelPath = options.panelPath ?? ((token) => `/_profiler/${token}`);
     this.#maxQueued = options.maxQueuedProfiles ?? DEFAULT_MAX_QUEUED;
@@ -474,6 +474,15 @@ export class Profiler {
     this.#logger?.error('Profiler storage failed, profiles are not saved until it recovers: {message}', { message: error instanceof Error ? error.message : String(error) });
   }
 
+}
+
+/** Whether a request is for the profiler's own pages; one whose target has no readable path is not (its 400 is recorded). */
+function isProfilerPage(request: Request): boolean {
+  try {
+    return PROFILER_PATHS.test(request.path);
+  } catch {
+    return false;
+  }
 }
 
 function linkBase(request: Request): string {

@@ -28,7 +28,12 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const dispatcher = kernel.dispatcher;
 
   const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
-    send(req, res, response);
+    try {
+      send(req, res, response);
+    } catch (error) {
+      // A header node:http refuses (CR/LF, a character beyond Latin-1): thrown here, it would end the process.
+      fail(res, error, logger);
+    }
     if (!dispatcher.hasListeners(KernelEvents.TERMINATE)) return;
     // After the response is handed to the socket: slow work (profile saving) is off the client's path.
     try {
@@ -62,6 +67,8 @@ function terminateFailed(error: unknown, logger: Logger | undefined): void {
 /** Writes a Response to a node:http response (headers only for HEAD and empty statuses). */
 export function send(req: IncomingMessage, res: ServerResponse, response: Response): void {
   if (res.headersSent || res.destroyed) return;
+  // The rest of a body refused (413) or left half read is not drained: the connection closes after the answer.
+  if (!req.complete && (response.status === 413 || req.readableDidRead)) res.shouldKeepAlive = false;
   res.writeHead(response.status, response.headers);
   const body = response.body;
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {

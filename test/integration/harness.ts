@@ -107,3 +107,35 @@ export function agentFrom(localAddress: string): Agent {
     },
   });
 }
+
+/**
+ * Writes raw bytes to the test server (requests undici refuses to send: malformed targets, duplicate
+ * headers, a chunked body in pieces) and reads whatever comes back until the server closes or `waitMs` passes.
+ */
+export function sendRaw(server: TestServer, scheme: 'http' | 'https', pieces: string | readonly string[], options: { gapMs?: number; waitMs?: number } = {}): Promise<string> {
+  const port = Number(new URL(server.urls[scheme]).port);
+  const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
+  const queue = typeof pieces === 'string' ? [pieces] : [...pieces];
+  return new Promise((resolve) => {
+    let received = '';
+    const timer = setTimeout(() => socket.destroy(), options.waitMs ?? 2_000);
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    // A reset after the answer is the server closing early: what was received is still the answer.
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(received);
+    });
+    const writeNext = (): void => {
+      const piece = queue.shift();
+      if (piece === undefined || socket.destroyed) return;
+      socket.write(piece, () => setTimeout(writeNext, options.gapMs ?? 0));
+    };
+    socket.once(scheme === 'https' ? 'secureConnect' : 'connect', writeNext);
+  });
+}
+
+/** The status code of a raw HTTP/1.1 answer, or 0 when nothing came back. */
+export function rawStatus(answer: string): number {
+  return Number(/^HTTP\/1\.1 (\d{3}) /.exec(answer)?.[1] ?? 0);
+}

@@ -5,10 +5,16 @@ import * as assert from 'uvu/assert';
 import { Agent } from 'undici';
 import { Response, type Request } from '../../kernel/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, decodeEntities, fetchFrom, startTestServer, type TestServer } from './harness.js';
+import type { LogEntry, LogRecord } from '../../lib/log/index.js';
+import { SCHEMES, decodeEntities, fetchFrom, rawStatus, sendRaw, startTestServer, type TestServer } from './harness.js';
 
 function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The body of a raw HTTP/1.1 answer sent with Content-Length. */
+function rawBody(answer: string): string {
+  return answer.slice(answer.indexOf('\r\n\r\n') + 4);
 }
 
 for (const scheme of SCHEMES) {
@@ -105,6 +111,12 @@ for (const scheme of SCHEMES) {
     assert.not.ok(response.body.includes('"<script>"'), 'nothing from the request is raw HTML');
   });
 
+  test('a request with two Host headers is a 400 naming them, never served', async () => {
+    const answer = await sendRaw(server, scheme, 'GET /health HTTP/1.1\r\nHost: localhost\r\nHost: evil.test\r\nConnection: close\r\n\r\n');
+    assert.is(rawStatus(answer), 400);
+    assert.ok(decodeEntities(answer).includes('Several Host headers ("localhost", "evil.test"): a request must have exactly one.'), 'the page says what is wrong');
+  });
+
   test('script in the URL and Referer is escaped on the error page', async () => {
     const response = await fetchFrom(server, scheme, '/%3Cscript%3Ealert(1)%3C/script%3E', { headers: { referer: 'http://x.test/"><script>alert(2)</script>' } });
     assert.is(response.status, 404);
@@ -156,6 +168,12 @@ for (const scheme of SCHEMES) {
     assert.is(response.headers['x-debug-exception-file'], undefined);
   });
 
+  test('an absolute-form target that is no URL is a 400 problem naming it, never a 500', async () => {
+    const answer = await sendRaw(server, scheme, 'GET http://[bad/health HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nConnection: close\r\n\r\n');
+    assert.is(rawStatus(answer), 400);
+    assert.is(JSON.parse(rawBody(answer)).detail, 'Invalid request target "http://[bad/health".');
+  });
+
   test('problem+json without debug has no class or trace', async () => {
     const response = await fetchFrom(server, scheme, '/robots.txt', { headers: { accept: 'application/json' } });
     const problem = JSON.parse(response.body);
@@ -176,6 +194,8 @@ for (const scheme of SCHEMES) {
     routes.add('book', new Route('/books/:id', { methods: ['GET'], defaults: { _controller: (_: Request, params: { id: string }) => Response.json({ id: params.id }) } }));
     routes.add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json(await request.json()) } }));
     routes.add('fail', new Route('/fail', { defaults: { _controller: () => { throw new TypeError('controller bug'); } } }));
+    routes.add('go', new Route('/go', { defaults: { _controller: (request: Request) => Response.redirect(request.query.get('to') ?? '/') } }));
+    routes.add('go-later', new Route('/go-later', { defaults: { _controller: async (request: Request) => Response.redirect(request.query.get('to') ?? '/') } }));
     server = await startTestServer({ kernel: { routes, env: 'prod', debug: true, bodyLimit: 64 } });
   });
   test.after(async () => server.close());
@@ -216,6 +236,62 @@ for (const scheme of SCHEMES) {
     }
     const after = await fetchFrom(server, scheme, '/books/1');
     assert.is(after.status, 200);
+  });
+
+  test('an absolute-form target that is no URL is a 400 naming it on the debug page and as problem+json, never a 500', async () => {
+    const target = 'http://[bad/books/1';
+    const page = await sendRaw(server, scheme, `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+    assert.is(rawStatus(page), 400);
+    assert.ok(decodeEntities(page).includes(`Invalid request target "${target}".`), 'the page names the target');
+    const problem = await sendRaw(server, scheme, `GET ${target} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nConnection: close\r\n\r\n`);
+    assert.is(rawStatus(problem), 400);
+    assert.is(JSON.parse(rawBody(problem)).detail, `Invalid request target "${target}".`);
+  });
+
+  test('a chunked body over the limit is a 413, then the connection closes', async () => {
+    const piece = `20\r\n${'x'.repeat(32)}\r\n`;
+    const head = 'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n';
+    const answer = await sendRaw(server, scheme, [head, piece, piece, piece, '0\r\n\r\n'], { gapMs: 20 });
+    assert.is(rawStatus(answer), 413);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    const after = await fetchFrom(server, scheme, '/books/1');
+    assert.is(after.status, 200);
+  });
+
+  test('a Content-Length over the limit is a 413 without reading the body, then the connection closes', async () => {
+    const head = 'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n';
+    const started = Date.now();
+    const answer = await sendRaw(server, scheme, [head, ...Array.from({ length: 20 }, () => 'x'.repeat(100))], { gapMs: 20, waitMs: 5_000 });
+    assert.is(rawStatus(answer), 413);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.ok(Date.now() - started < 5_000, 'the server closed the connection instead of waiting for the rest of the body');
+  });
+
+  test('a client that aborts mid-body is a client error logged as ERROR, not a CRITICAL 500', async () => {
+    const records: LogRecord[] = [];
+    const listen = ({ record }: LogEntry): void => void records.push(record);
+    server.app.bus.on('log', listen);
+    try {
+      await sendRaw(server, scheme, 'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"a":', { waitMs: 100 });
+      for (let i = 0; i < 100 && !records.some((record) => record.message.startsWith('Uncaught error')); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      const uncaught = records.filter((record) => record.message.startsWith('Uncaught error'));
+      assert.is(uncaught.length, 1, 'the abort is logged once');
+      assert.is(uncaught[0]!.levelName, 'ERROR');
+      assert.match(uncaught[0]!.message, /closed the connection before the whole body was sent/);
+    } finally {
+      server.app.bus.off('log', listen);
+    }
+  });
+
+  test('a header value node:http refuses (CR/LF, beyond Latin-1) is a 500, never a crash', async () => {
+    for (const path of ['/go?to=/a%0D%0ASet-Cookie:%20x=1', '/go-later?to=/a%0D%0ASet-Cookie:%20x=1', '/go?to=/%E2%82%AC']) {
+      const response = await fetchFrom(server, scheme, path);
+      assert.is(response.status, 500, path);
+      assert.is(response.headers['set-cookie'], undefined, path);
+      assert.is(response.headers.location, undefined, 'nothing of the refused response is sent');
+    }
+    const after = await fetchFrom(server, scheme, '/go?to=/books/1');
+    assert.is(after.status, 302);
   });
 
   test('a controller error is a 500 logged as CRITICAL', async () => {

@@ -33,7 +33,7 @@ export class RequestCollector implements DataCollector {
     if (request.headers.cookie !== undefined) for (const [name, value] of Object.entries(request.cookies)) if (value !== undefined) cookies[name] = redactor.isSecretKey(name) ? '[redacted]' : value;
     const session = request.attributes.get('_session_data');
     return new RawJson(
-      `{"path":${jsonString(request.path)},"requestHeaders":${redactor.headersJson(request.headers, this.#lastRequestHeaders)}` +
+      `{"path":${jsonString(safePath(request))},"requestHeaders":${redactor.headersJson(request.headers, this.#lastRequestHeaders)}` +
         `,"query":${request.queryString === '' ? '{}' : jsonValue(redactor.searchParams(request.query))},"cookies":${request.headers.cookie === undefined ? '{}' : jsonValue(cookies)}` +
         `,"body":${jsonStringOrNull(text === null ? null : redactor.body(text, request.contentType))},"bodyTruncated":${truncated}` +
         `,"attributes":${attributesJson(request, redactor)},"requestType":${jsonString(requestType)}` +
@@ -83,6 +83,15 @@ export function presentRequest(data: unknown, profile: Profile): RequestData {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The path, or the raw target when it has none (an absolute-form target that is no URL). */
+export function safePath(request: Request): string {
+  try {
+    return request.path;
+  } catch {
+    return request.url;
+  }
 }
 
 /** The absolute URL, or the raw target when the Host header is unusable. */
