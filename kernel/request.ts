@@ -271,15 +271,21 @@ export class Request {
     return `${this.schemeAndHttpHost}${path}`;
   }
 
-  /** The client's IP: the socket peer, or the first untrusted hop of X-Forwarded-For. IPv4-mapped IPv6 shows as IPv4. */
+  /**
+   * The client's IP: the socket peer, or the first untrusted hop of X-Forwarded-For. IPv4-mapped
+   * IPv6 shows as IPv4; a hop's port is dropped (`203.0.113.7:4711`, `[2001:db8::1]:443`). A
+   * trusted proxy's hop that is no address (`unknown`) is returned as it is, as proxy-addr does.
+   */
   get clientIp(): string {
     if (this.#clientIp === undefined) {
       let ip = this.remoteAddress;
       if (this.#trustProxy !== NO_TRUST) {
         const hops = (firstHeaderValue(this.headers['x-forwarded-for']) ?? '').split(',').map((hop) => hop.trim()).filter(Boolean).reverse();
         for (let i = 0; i < hops.length && this.#trustProxy(ip, i); i++) {
-          if (isIP(stripMapped(hops[i]!)) === 0) break;
-          ip = hops[i]!;
+          ip = hopAddress(hops[i]!);
+          // A hop that names no address ends the chain as the client: it matches no allowed range,
+          // where stopping at the proxy before it would make every client look like that proxy.
+          if (isIP(stripMapped(ip)) === 0) break;
         }
       }
       this.#clientIp = stripMapped(ip);
@@ -424,6 +430,17 @@ function assertSingleHost(rawHeaders: readonly string[]): void {
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** A forwarded hop without its port or brackets (`1.2.3.4:80`, `[::1]:80`, `[::1]`); the hop itself otherwise. */
+function hopAddress(hop: string): string {
+  if (hop.startsWith('[')) {
+    const end = hop.indexOf(']');
+    return end === -1 ? hop : hop.slice(1, end);
+  }
+  const colon = hop.indexOf(':');
+  if (colon !== -1 && colon === hop.lastIndexOf(':') && isIP(hop.slice(0, colon)) === 4) return hop.slice(0, colon);
+  return hop;
 }
 
 function stripMapped(address: string): string {

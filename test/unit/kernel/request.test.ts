@@ -39,6 +39,20 @@ test('the client IP ignores X-Forwarded-For unless the peer is a trusted proxy',
   assert.is(Request.create('/', 'GET', { headers, remoteAddress: '10.0.0.1', trustProxy: trusted }).clientIp, '203.0.113.9');
 });
 
+test('forwarded hops lose their ports; a hop that is no address is the client, never the proxy before it', () => {
+  const trusted = (address: string) => address === '127.0.0.1';
+  const ip = (forwarded: string) => Request.create('/', 'GET', { headers: { 'x-forwarded-for': forwarded }, remoteAddress: '127.0.0.1', trustProxy: trusted }).clientIp;
+  assert.is(ip('203.0.113.7:4711'), '203.0.113.7');
+  assert.is(ip('[2001:db8::1]:443'), '2001:db8::1');
+  assert.is(ip('[2001:db8::1]'), '2001:db8::1');
+  assert.is(ip('2001:db8::1'), '2001:db8::1', 'a bare IPv6 address keeps its colons');
+  // Behind a loopback proxy, an unusable hop must not make the client look like 127.0.0.1.
+  assert.is(ip('unknown'), 'unknown');
+  assert.is(ip('203.0.113.7, unknown'), 'unknown');
+  assert.is(ip('127.0.0.1:80, unknown'), 'unknown');
+  assert.is(ip('127.0.0.1:80'), '127.0.0.1', 'a trusted hop with a port is still trusted');
+});
+
 test('IPv4-mapped IPv6 client addresses show as IPv4', () => {
   assert.is(Request.create('/', 'GET', { remoteAddress: '::ffff:127.0.0.1' }).clientIp, '127.0.0.1');
 });
