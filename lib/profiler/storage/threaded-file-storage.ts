@@ -35,6 +35,8 @@ export class ThreadedFileStorage implements ProfilerStorage {
   readonly #calls = new Map<number, PendingCall>();
   #nextId = 1;
   #closed: Promise<void> | null = null;
+  /** Why the worker could not start; set once, every later call rejects with it. */
+  #broken: ProfilerStorageError | null = null;
 
   constructor(options: ThreadedFileStorageOptions = {}) {
     // Checked here, as FileStorage's constructor does, so a bad option fails where it is given.
@@ -155,6 +157,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
 
   #call(op: StorageOp, args: unknown[], transfer: ArrayBuffer[] = []): Promise<unknown> {
     if (this.#closed !== null) return Promise.reject(this.#closedError());
+    if (this.#broken !== null) return Promise.reject(this.#broken);
     return this.#send(this.#worker ?? this.#start(), op, args, transfer);
   }
 
@@ -169,14 +172,20 @@ export class ThreadedFileStorage implements ProfilerStorage {
   }
 
   #start(): Worker {
+    // A small young generation: the worker's garbage is each batch's short-lived bookkeeping, and
+    // V8's default (up to 48 MB) would add that much to the process's resident memory under load.
     const worker = new Worker(new URL('./file-storage-thread.js', import.meta.url), { workerData: this.#data, name: 'http-kernel profiler storage', resourceLimits: { maxYoungGenerationSizeMb: 6 } });
     worker.unref();
-    worker.on('message', (reply: StorageReply) => this.#settle(worker, reply));
+    let answered = false;
+    worker.on('message', (reply: StorageReply) => {
+      answered = true;
+      this.#settle(worker, reply);
+    });
     let failure: Error | undefined;
     worker.on('error', (error) => {
       failure = error;
     });
-    worker.on('exit', (code) => this.#stopped(worker, failure, code));
+    worker.on('exit', (code) => this.#stopped(worker, failure, code, answered));
     this.#worker = worker;
     return worker;
   }
@@ -194,14 +203,19 @@ export class ThreadedFileStorage implements ProfilerStorage {
     else call.reject(rebuildError(reply.error));
   }
 
-  /** The worker ended: the calls in flight fail, and the next call starts a new worker. */
-  #stopped(worker: Worker, failure: Error | undefined, code: number): void {
+  /**
+   * The worker ended: the calls in flight fail, and the next call starts a new worker, unless
+   * this one never answered (it could not start): then every later call fails the same way,
+   * rather than starting a thread per call.
+   */
+  #stopped(worker: Worker, failure: Error | undefined, code: number, answered: boolean): void {
     if (this.#worker === worker) this.#worker = null;
     if (this.#calls.size === 0 && this.#closed !== null) return;
     const error =
       this.#closed !== null
         ? this.#closedError()
         : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.`, 'HK_PROFILER_STORAGE', { cause: failure });
+    if (!answered && this.#closed === null) this.#broken = error;
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     for (const call of calls) call.reject(error);
