@@ -60,6 +60,8 @@ export class RequestSlot<T> {
 
 const HOST_PATTERN = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)$/i;
 const NO_TRUST: TrustProxy = () => false;
+/** The authority of an absolute-form target, up to its path, query or fragment: the characters the client sent, checked as a Host header is. */
+const ABSOLUTE_FORM_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i;
 
 /**
  * An HTTP request as the kernel sees it. Cheap to make: the path, query, cookies,
@@ -381,11 +383,17 @@ export class Request {
     let raw: string | undefined;
     let port: number | undefined;
     if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
-      raw = firstHeaderValue(this.headers['x-forwarded-host'])?.split(',')[0]?.trim();
+      raw = firstHeaderValue(this.headers['x-forwarded-host'])?.split(',')[0]?.trim() || undefined;
       const forwardedPort = Number(firstHeaderValue(this.headers['x-forwarded-port']));
       if (Number.isInteger(forwardedPort) && forwardedPort > 0) port = forwardedPort;
     }
-    raw ||= this.headers.host;
+    if (raw === undefined && this.url.charCodeAt(0) !== 47 /* / */) {
+      // RFC 9112 (3.2.2): the authority of an absolute-form target is the host, the Host header is ignored
+      // (though a bad one is still a 400, 3.2). The scheme stays the connection's: a target cannot make it secure.
+      raw = this.#absoluteFormAuthority();
+      if (raw !== undefined && this.headers.host) parseHost(this.headers.host);
+    }
+    raw ??= this.headers.host;
     if (!raw) {
       const { address = 'localhost', port: localPort } = this.#local();
       raw = isIP(stripMapped(address)) === 6 ? `[${address}]` : stripMapped(address);
@@ -394,6 +402,16 @@ export class Request {
     const parsed = parseHost(raw);
     port ??= parsed.port ?? (this.scheme === 'https' ? 443 : 80);
     return (this.#httpHost = { host: parsed.host, port });
+  }
+
+  /** `a.test:8080` of `http://a.test:8080/x`, as sent; undefined for `*`. */
+  #absoluteFormAuthority(): string | undefined {
+    // A target that is no URL is named as such, whichever of path and host is read first.
+    void this.path;
+    const authority = ABSOLUTE_FORM_AUTHORITY.exec(this.url)?.[1];
+    // RFC 9110 (4.2.1): an http URI with an empty host is invalid; it is not for the Host header to fill in.
+    if (authority === '') throw new MalformedRequestError(`Invalid request target "${this.url}": it names no host.`);
+    return authority;
   }
 }
 
