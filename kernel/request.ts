@@ -385,7 +385,8 @@ export class Request {
     if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
       raw = firstHeaderValue(this.headers['x-forwarded-host'])?.split(',')[0]?.trim() || undefined;
       const forwardedPort = Number(firstHeaderValue(this.headers['x-forwarded-port']));
-      if (Number.isInteger(forwardedPort) && forwardedPort > 0) port = forwardedPort;
+      // One rule for every value that is no port (text, 0, 99999): ignored, the Host's or the scheme's port counts.
+      if (Number.isInteger(forwardedPort) && forwardedPort > 0 && forwardedPort <= 65535) port = forwardedPort;
     }
     if (raw === undefined && this.url.charCodeAt(0) !== 47 /* / */) {
       // RFC 9112 (3.2.2): the authority of an absolute-form target is the host, the Host header is ignored

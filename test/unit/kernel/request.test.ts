@@ -101,6 +101,14 @@ test('a trusted proxy\'s X-Forwarded-Host still beats an absolute-form target', 
   assert.is(new Request('http://a.test/x', { headers: { host: 'b.test', 'x-forwarded-host': 'public.test' } }).host, 'a.test', 'untrusted: the target');
 });
 
+test('a trusted proxy\'s X-Forwarded-Port outside 1-65535 is ignored, as one that is no number is', () => {
+  const port = (forwarded: string, host = 'internal:8000') => Request.create('/', 'GET', { headers: { host, 'x-forwarded-port': forwarded }, trustProxy: () => true }).port;
+  assert.is(port('8443'), 8443);
+  assert.is(port('65535'), 65535);
+  for (const forwarded of ['99999', '65536', '0', '-1', 'abc']) assert.is(port(forwarded), 8000, forwarded);
+  assert.is(port('99999', 'public.test'), 80, 'no port in Host: the scheme\'s default');
+});
+
 test('cookies are parsed lazily and a malformed header gives none', () => {
   assert.equal({ ...Request.create('/', 'GET', { headers: { cookie: 'a=1; b=two' } }).cookies }, { a: '1', b: 'two' });
   assert.equal({ ...Request.create('/').cookies }, {});
