@@ -67,6 +67,12 @@ for (const scheme of SCHEMES) {
     assert.ok(decodeEntities(response.body).includes(message));
   });
 
+  test('OPTIONS * is a 404 naming the target as sent, with no host glued to it', async () => {
+    const answer = await sendRaw(server, scheme, 'OPTIONS * HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    assert.is(rawStatus(answer), 404);
+    assert.is(decodeURIComponent(/\r\nx-debug-exception: (.*)\r\n/i.exec(answer)?.[1] ?? ''), 'No route found for "OPTIONS *"');
+  });
+
   test('POST /health is a 405 listing GET, HEAD in Allow and in the message', async () => {
     const response = await fetchFrom(server, scheme, '/health', { method: 'POST', body: '' });
     assert.is(response.status, 405);
