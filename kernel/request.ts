@@ -380,6 +380,7 @@ export class Request {
   #resolveHttpHost(): { host: string; port: number } {
     if (this.#httpHost !== undefined) return this.#httpHost;
     if (this.#rawHeaders !== undefined) assertSingleHost(this.#rawHeaders);
+    const hostHeader = singleHostHeader(this.headers.host);
     let raw: string | undefined;
     let port: number | undefined;
     if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
@@ -392,9 +393,9 @@ export class Request {
       // RFC 9112 (3.2.2): the authority of an absolute-form target is the host, the Host header is ignored
       // (though a bad one is still a 400, 3.2). The scheme stays the connection's: a target cannot make it secure.
       raw = this.#absoluteFormAuthority();
-      if (raw !== undefined && this.headers.host) parseHost(this.headers.host);
+      if (raw !== undefined && hostHeader) parseHost(hostHeader);
     }
-    raw ??= this.headers.host;
+    raw ??= hostHeader;
     if (!raw) {
       const { address = 'localhost', port: localPort } = this.#local();
       raw = isIP(stripMapped(address)) === 6 ? `[${address}]` : stripMapped(address);
@@ -442,9 +443,20 @@ function assertSingleHost(rawHeaders: readonly string[]): void {
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
-    if (first !== undefined) throw new SuspiciousOperationError(`Several Host headers ("${first}", "${rawHeaders[i + 1]}"): a request must have exactly one.`);
+    if (first !== undefined) throw severalHosts(first, rawHeaders[i + 1]!);
     first = rawHeaders[i + 1];
   }
+}
+
+/** The Host header's value; an embedder's array of several (node:http never makes one) is refused as several headers are. */
+function singleHostHeader(value: string | string[] | undefined): string | undefined {
+  if (!Array.isArray(value)) return value;
+  if (value.length > 1) throw severalHosts(value[0]!, value[1]!);
+  return value[0];
+}
+
+function severalHosts(first: string, second: string): SuspiciousOperationError {
+  return new SuspiciousOperationError(`Several Host headers ("${first}", "${second}"): a request must have exactly one.`);
 }
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {

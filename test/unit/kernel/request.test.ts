@@ -33,6 +33,14 @@ test('IPv6 hosts keep their brackets; bad ports are refused', () => {
   assert.throws(() => Request.create('/', 'GET', { headers: { host: 'a:99999' } }).host, (error: unknown) => error instanceof SuspiciousOperationError);
 });
 
+test('an embedder\'s array of several Host values is refused as several Host headers are; an array of one is that Host', () => {
+  const error = thrown(() => Request.create('/', 'GET', { headers: { host: ['a.test', 'b.test'] } }).host);
+  assert.instance(error, SuspiciousOperationError);
+  assert.is(error.message, 'Several Host headers ("a.test", "b.test"): a request must have exactly one.');
+  assert.is(Request.create('/', 'GET', { headers: { host: ['a.test:8000'] } }).httpHost, 'a.test:8000');
+  assert.instance(thrown(() => new Request('http://c.test/', { headers: { host: ['a.test', 'b.test'] } }).host), SuspiciousOperationError, 'also beside an absolute-form target');
+});
+
 test('the client IP ignores X-Forwarded-For unless the peer is a trusted proxy', () => {
   const headers = { 'x-forwarded-for': '203.0.113.9, 10.0.0.2' };
   assert.is(Request.create('/', 'GET', { headers, remoteAddress: '10.0.0.1' }).clientIp, '10.0.0.1');
