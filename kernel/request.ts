@@ -60,6 +60,8 @@ export class RequestSlot<T> {
 
 const HOST_PATTERN = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)$/i;
 const NO_TRUST: TrustProxy = () => false;
+/** The authority of an absolute-form target, up to its path, query or fragment: the characters the client sent, checked as a Host header is. */
+const ABSOLUTE_FORM_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i;
 
 /**
  * An HTTP request as the kernel sees it. Cheap to make: the path, query, cookies,
@@ -378,14 +380,22 @@ export class Request {
   #resolveHttpHost(): { host: string; port: number } {
     if (this.#httpHost !== undefined) return this.#httpHost;
     if (this.#rawHeaders !== undefined) assertSingleHost(this.#rawHeaders);
+    const hostHeader = singleHostHeader(this.headers.host);
     let raw: string | undefined;
     let port: number | undefined;
     if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
-      raw = firstHeaderValue(this.headers['x-forwarded-host'])?.split(',')[0]?.trim();
+      raw = firstHeaderValue(this.headers['x-forwarded-host'])?.split(',')[0]?.trim() || undefined;
       const forwardedPort = Number(firstHeaderValue(this.headers['x-forwarded-port']));
-      if (Number.isInteger(forwardedPort) && forwardedPort > 0) port = forwardedPort;
+      // One rule for every value that is no port (text, 0, 99999): ignored, the Host's or the scheme's port counts.
+      if (Number.isInteger(forwardedPort) && forwardedPort > 0 && forwardedPort <= 65535) port = forwardedPort;
     }
-    raw ||= this.headers.host;
+    if (raw === undefined && this.url.charCodeAt(0) !== 47 /* / */) {
+      // RFC 9112 (3.2.2): the authority of an absolute-form target is the host, the Host header is ignored
+      // (though a bad one is still a 400, 3.2). The scheme stays the connection's: a target cannot make it secure.
+      raw = this.#absoluteFormAuthority();
+      if (raw !== undefined && hostHeader) parseHost(hostHeader);
+    }
+    raw ??= hostHeader;
     if (!raw) {
       const { address = 'localhost', port: localPort } = this.#local();
       raw = isIP(stripMapped(address)) === 6 ? `[${address}]` : stripMapped(address);
@@ -394,6 +404,16 @@ export class Request {
     const parsed = parseHost(raw);
     port ??= parsed.port ?? (this.scheme === 'https' ? 443 : 80);
     return (this.#httpHost = { host: parsed.host, port });
+  }
+
+  /** `a.test:8080` of `http://a.test:8080/x`, as sent; undefined for `*`. */
+  #absoluteFormAuthority(): string | undefined {
+    // A target that is no URL is named as such, whichever of path and host is read first.
+    void this.path;
+    const authority = ABSOLUTE_FORM_AUTHORITY.exec(this.url)?.[1];
+    // RFC 9110 (4.2.1): an http URI with an empty host is invalid; it is not for the Host header to fill in.
+    if (authority === '') throw new MalformedRequestError(`Invalid request target "${this.url}": it names no host.`);
+    return authority;
   }
 }
 
@@ -423,9 +443,20 @@ function assertSingleHost(rawHeaders: readonly string[]): void {
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
-    if (first !== undefined) throw new SuspiciousOperationError(`Several Host headers ("${first}", "${rawHeaders[i + 1]}"): a request must have exactly one.`);
+    if (first !== undefined) throw severalHosts(first, rawHeaders[i + 1]!);
     first = rawHeaders[i + 1];
   }
+}
+
+/** The Host header's value; an embedder's array of several (node:http never makes one) is refused as several headers are. */
+function singleHostHeader(value: string | string[] | undefined): string | undefined {
+  if (!Array.isArray(value)) return value;
+  if (value.length > 1) throw severalHosts(value[0]!, value[1]!);
+  return value[0];
+}
+
+function severalHosts(first: string, second: string): SuspiciousOperationError {
+  return new SuspiciousOperationError(`Several Host headers ("${first}", "${second}"): a request must have exactly one.`);
 }
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {

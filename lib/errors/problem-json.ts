@@ -65,10 +65,15 @@ export function renderProblem(input: ProblemInput): ProblemDetails {
 
 const htmlSensitive = /[<>&\u2028\u2029]/g;
 
-/**
- * The problem document as JSON text. `<`, `>`, `&` and the JS line separators are written as `\u` escapes:
- * the same JSON to a parser, but inert if a browser ever sniffs the body as HTML.
- */
+/** The problem document as JSON text, HTML-safe (`htmlSafeJson`). */
 export function serializeProblem(problem: ProblemDetails): string {
-  return JSON.stringify(problem).replace(htmlSensitive, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return htmlSafeJson(problem);
+}
+
+/**
+ * JSON text for an error body that may echo the client's input. `<`, `>`, `&` and the JS line separators are
+ * written as `\u` escapes: the same JSON to a parser, but inert if a browser ever sniffs the body as HTML.
+ */
+export function htmlSafeJson(value: unknown): string {
+  return JSON.stringify(value).replace(htmlSensitive, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -1,5 +1,6 @@
 import Negotiator from 'negotiator';
 import { BadRequestHttpError, Response, type Request } from '../../kernel/index.js';
+import { htmlSafeJson } from '../errors/index.js';
 import type { ExceptionData, LoggerData, MemoryData, ProfileSummary, RequestData, TimeData } from './profile.js';
 import type { Profiler } from './profiler.js';
 import type { SearchCriteria } from './storage/profiler-storage.js';
@@ -101,7 +102,8 @@ export class ProfilerController {
   }
 
   #tokenNotFound(request: Request, token: string): Response {
-    if (wantsJson(request)) return Response.json({ error: 'Token not found', token }, 404, { 'cache-control': 'no-store' });
+    // The token is the client's own text: escaped in JSON as on the HTML page.
+    if (wantsJson(request)) return new Response(htmlSafeJson({ error: 'Token not found', token }), 404, { 'content-type': 'application/json', 'cache-control': 'no-store' });
     return new Response(renderTokenNotFoundPage(token, profilerUrls), 404, { 'content-type': HTML, 'cache-control': 'no-store' });
   }
 }

@@ -4,6 +4,7 @@ import {
   MethodNotAllowedHttpError,
   NotFoundHttpError,
   Response,
+  type Request,
   type RequestEvent,
 } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
@@ -41,12 +42,12 @@ export class RouterListener {
       case 'not-found': {
         const referer = request.headers.referer;
         const from = referer ? ` (from "${referer}")` : '';
-        throw new NotFoundHttpError(`No route found for "${request.method} ${request.uriForPath(request.path)}"${from}`, { cause: new ResourceNotFoundError(result.path) });
+        throw new NotFoundHttpError(`No route found for "${request.method} ${messageTarget(request)}"${from}`, { cause: new ResourceNotFoundError(result.path) });
       }
       case 'method-not-allowed': {
         const allowed = result.allowedMethods;
         const cause = new MethodNotAllowedError(allowed);
-        throw new MethodNotAllowedHttpError(allowed, `No route found for "${request.method} ${request.uriForPath(request.path)}": Method Not Allowed (Allow: ${allowed.join(', ')})`, { cause });
+        throw new MethodNotAllowedHttpError(allowed, `No route found for "${request.method} ${messageTarget(request)}": Method Not Allowed (Allow: ${allowed.join(', ')})`, { cause });
       }
       case 'malformed-path': {
         const cause = new MalformedPathError(result.parameter, result.path, { cause: result.cause });
@@ -75,4 +76,10 @@ export class RouterListener {
       this.logger!.info('Matched route "{route}".', { route: result.name, route_parameters: params, request_uri: request.uri, method: request.method });
     }
   }
+}
+
+/** What a miss's message names: the path's absolute URL, or `*` as sent (`OPTIONS *` asks about the server, no URL has it). */
+function messageTarget(request: Request): string {
+  const path = request.path;
+  return path === '*' ? path : request.uriForPath(path);
 }

@@ -67,6 +67,12 @@ for (const scheme of SCHEMES) {
     assert.ok(decodeEntities(response.body).includes(message));
   });
 
+  test('OPTIONS * is a 404 naming the target as sent, with no host glued to it', async () => {
+    const answer = await sendRaw(server, scheme, 'OPTIONS * HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    assert.is(rawStatus(answer), 404);
+    assert.is(decodeURIComponent(/\r\nx-debug-exception: (.*)\r\n/i.exec(answer)?.[1] ?? ''), 'No route found for "OPTIONS *"');
+  });
+
   test('POST /health is a 405 listing GET, HEAD in Allow and in the message', async () => {
     const response = await fetchFrom(server, scheme, '/health', { method: 'POST', body: '' });
     assert.is(response.status, 405);
@@ -115,6 +121,15 @@ for (const scheme of SCHEMES) {
     const answer = await sendRaw(server, scheme, 'GET /health HTTP/1.1\r\nHost: localhost\r\nHost: evil.test\r\nConnection: close\r\n\r\n');
     assert.is(rawStatus(answer), 400);
     assert.ok(decodeEntities(answer).includes('Several Host headers ("localhost", "evil.test"): a request must have exactly one.'), 'the page says what is wrong');
+  });
+
+  test('an absolute-form target names the host, not the Host header (RFC 9112 3.2.2); an invalid authority is a 400', async () => {
+    const answer = await sendRaw(server, scheme, 'GET http://a.test/nowhere HTTP/1.1\r\nHost: b.test\r\nConnection: close\r\n\r\n');
+    assert.is(rawStatus(answer), 404);
+    assert.ok(decodeEntities(answer).includes(`No route found for "GET ${scheme}://a.test/nowhere"`), 'the message names the target\'s host');
+    const invalid = await sendRaw(server, scheme, 'GET http://user@a.test/health HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nConnection: close\r\n\r\n');
+    assert.is(rawStatus(invalid), 400);
+    assert.is(JSON.parse(rawBody(invalid)).detail, 'Invalid Host "user@a.test".');
   });
 
   test('script in the URL and Referer is escaped on the error page', async () => {

@@ -140,6 +140,15 @@ for (const scheme of SCHEMES) {
     }
   });
 
+  test('an unknown token asked for as JSON is named with <, > and & escaped, as problem+json has them', async () => {
+    const response = await fetchFrom(server, scheme, '/_profiler/%3Cscript%3E%26', { headers: { accept: 'application/json' } });
+    assert.is(response.status, 404);
+    assert.is(header(response.headers['content-type']), 'application/json');
+    assert.not.ok(/[<>&]/.test(response.body), response.body);
+    assert.ok(response.body.includes('\\u003cscript\\u003e\\u0026'), response.body);
+    assert.equal(JSON.parse(response.body), { error: 'Token not found', token: '<script>&' });
+  });
+
   test('HTML pages get the toolbar before </body>; /_wdt/<token> serves it', async () => {
     const home = await fetchFrom(server, scheme, '/');
     const token = header(home.headers['x-debug-token']);

@@ -232,6 +232,17 @@ test('request-level errors become a 400 with the same message and the original a
   }
 });
 
+test('an embedder\'s array of several Host values is a 400, not a 500', async () => {
+  const { kernel } = kernelWith((request: Request) => new Response(request.host));
+  await kernel.handle(Request.create('/', 'GET', { headers: { host: ['a.test', 'b.test'] } })).then(
+    () => assert.unreachable(),
+    (error: unknown) => {
+      assert.instance(error, BadRequestHttpError);
+      assert.instance((error as Error).cause, SuspiciousOperationError);
+    },
+  );
+});
+
 test('without catchErrors the error is rethrown after kernel.finish_request', async () => {
   const { dispatcher, kernel } = kernelWith(() => {
     throw new Error('raw');

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, SuspiciousOperationError } from '../../../kernel/index.js';
+import { thrown } from '../helpers.js';
 
 const test = suite('Request');
 
@@ -30,6 +31,14 @@ test('an invalid Host header is a suspicious operation', () => {
 test('IPv6 hosts keep their brackets; bad ports are refused', () => {
   assert.is(Request.create('/', 'GET', { headers: { host: '[::1]:8000' } }).host, '[::1]');
   assert.throws(() => Request.create('/', 'GET', { headers: { host: 'a:99999' } }).host, (error: unknown) => error instanceof SuspiciousOperationError);
+});
+
+test('an embedder\'s array of several Host values is refused as several Host headers are; an array of one is that Host', () => {
+  const error = thrown(() => Request.create('/', 'GET', { headers: { host: ['a.test', 'b.test'] } }).host);
+  assert.instance(error, SuspiciousOperationError);
+  assert.is(error.message, 'Several Host headers ("a.test", "b.test"): a request must have exactly one.');
+  assert.is(Request.create('/', 'GET', { headers: { host: ['a.test:8000'] } }).httpHost, 'a.test:8000');
+  assert.instance(thrown(() => new Request('http://c.test/', { headers: { host: ['a.test', 'b.test'] } }).host), SuspiciousOperationError, 'also beside an absolute-form target');
 });
 
 test('the client IP ignores X-Forwarded-For unless the peer is a trusted proxy', () => {
@@ -63,6 +72,49 @@ test('X-Forwarded-Proto and Host count only from trusted proxies', () => {
   assert.is(untrusted.schemeAndHttpHost, 'http://internal:8000');
   const trusted = Request.create('/', 'GET', { headers, remoteAddress: '192.0.2.1', trustProxy: () => true });
   assert.is(trusted.schemeAndHttpHost, 'https://public.test');
+});
+
+test('an absolute-form target names the host and port; the Host header is ignored, the scheme stays the connection\'s', () => {
+  const request = new Request('http://A.test:8080/x?y=1', { headers: { host: 'b.test' } });
+  assert.is(request.host, 'a.test');
+  assert.is(request.port, 8080);
+  assert.is(request.path, '/x');
+  assert.is(request.uri, 'http://a.test:8080/x?y=1');
+  // The target's scheme does not make a plain connection secure, nor the other way round: its default port is the connection's.
+  const overTls = new Request('http://a.test/x', { headers: { host: 'b.test:8443' }, scheme: 'https' });
+  assert.is(overTls.uri, 'https://a.test/x');
+  assert.is(overTls.port, 443);
+  assert.is(new Request('http://[::1]:8000/', { headers: { host: 'b.test' } }).httpHost, '[::1]:8000');
+  assert.is(new Request('*', { method: 'OPTIONS', headers: { host: 'b.test' } }).host, 'b.test', 'OPTIONS * has no authority: the Host header counts');
+});
+
+test('an absolute-form target\'s authority is checked as a Host header is; the Host header must still be valid', () => {
+  const invalid = (target: string, host = 'b.test') => thrown(() => new Request(target, { headers: { host } }).host);
+  for (const [target, message] of [
+    ['http://user@a.test/x', 'Invalid Host "user@a.test".'],
+    ['http://a.test:0/x', 'Invalid Host "a.test:0".'],
+  ]) {
+    const error = invalid(target!);
+    assert.instance(error, SuspiciousOperationError, target);
+    assert.is(error.message, message, target);
+  }
+  assert.is(invalid('http://a.test/x', '<script>').message, 'Invalid Host "<script>".');
+  assert.instance(invalid('http://[bad/x'), MalformedRequestError, 'a target that is no URL is named as such');
+  assert.is(invalid('http:///x').message, 'Invalid request target "http:///x": it names no host.', 'an empty authority is not filled in from Host');
+});
+
+test('a trusted proxy\'s X-Forwarded-Host still beats an absolute-form target', () => {
+  const request = new Request('http://a.test/x', { headers: { host: 'b.test', 'x-forwarded-host': 'public.test' }, trustProxy: () => true });
+  assert.is(request.host, 'public.test');
+  assert.is(new Request('http://a.test/x', { headers: { host: 'b.test', 'x-forwarded-host': 'public.test' } }).host, 'a.test', 'untrusted: the target');
+});
+
+test('a trusted proxy\'s X-Forwarded-Port outside 1-65535 is ignored, as one that is no number is', () => {
+  const port = (forwarded: string, host = 'internal:8000') => Request.create('/', 'GET', { headers: { host, 'x-forwarded-port': forwarded }, trustProxy: () => true }).port;
+  assert.is(port('8443'), 8443);
+  assert.is(port('65535'), 65535);
+  for (const forwarded of ['99999', '65536', '0', '-1', 'abc']) assert.is(port(forwarded), 8000, forwarded);
+  assert.is(port('99999', 'public.test'), 80, 'no port in Host: the scheme\'s default');
 });
 
 test('cookies are parsed lazily and a malformed header gives none', () => {
