@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import {
   ControllerResolver,
   EventDispatcher,
@@ -46,9 +47,11 @@ export interface ProfilerKernelOptions {
   /** Bounds of the default file storage (max age in ms, max profiles, max bytes). */
   bounds?: Partial<StorageBounds>;
   /**
-   * Whether the default file storage runs in a worker thread (ThreadedFileStorage, the default)
-   * or on the thread that answers requests (FileStorage): its index, file writes and upkeep then
-   * take that thread's time. Same files either way.
+   * Whether the default file storage runs in a worker thread (ThreadedFileStorage) or on the
+   * thread that answers requests (FileStorage), where its index, file writes and upkeep take that
+   * thread's time. Same files either way. Default: a thread when the process may use more than
+   * one CPU (`os.availableParallelism()`, which honours CPU affinity); on one CPU a second thread
+   * only adds the hand-over's cost.
    */
   thread?: boolean;
   /** Token length in hex characters; default 6. */
@@ -222,10 +225,10 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   };
 }
 
-/** The file storage the profiler options describe: in a worker thread unless `thread` is false. */
+/** The file storage the profiler options describe (see ProfilerKernelOptions.thread). */
 function defaultStorage(options: ProfilerKernelOptions, onError: (error: Error) => void): ProfilerStorage {
   const fileOptions = { dir: options.dir ?? 'var/profiler', bounds: options.bounds, onError };
-  return options.thread === false ? new FileStorage(fileOptions) : new ThreadedFileStorage(fileOptions);
+  return (options.thread ?? availableParallelism() > 1) ? new ThreadedFileStorage(fileOptions) : new FileStorage(fileOptions);
 }
 
 /** Background storage errors repeat every upkeep while a disk stays full: each distinct one is logged once. */

@@ -3,10 +3,9 @@
 // crash clean-up) run here, off the thread that answers requests.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import type { EncodedProfile, ProfileSummary } from '../profile.js';
 import { FileStorage } from './file-storage.js';
 import type { SearchCriteria } from './profiler-storage.js';
-import { serializeError, type StorageCall, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
+import { decodeBatch, serializeError, type StorageBatch, type StorageCall, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
 
 if (parentPort === null) throw new Error('file-storage-thread.js runs as a worker thread of ThreadedFileStorage.');
 const port = parentPort;
@@ -37,7 +36,7 @@ function run({ op, args }: StorageCall): Promise<unknown> {
     case 'release':
       return storage.release(args[0] as string);
     case 'writeMany':
-      return storage.writeMany(encodedProfiles(args[0] as ProfileSummary[], args[1] as number[], args[2] as Uint8Array));
+      return storage.writeMany(decodeBatch(args[0] as StorageBatch));
     case 'read':
       return storage.read(args[0] as string);
     case 'find':
@@ -50,18 +49,4 @@ function run({ op, args }: StorageCall): Promise<unknown> {
       // Once closed, nothing is left to do: the thread ends when its port closes.
       return storage.close().finally(() => setImmediate(() => port.close()));
   }
-}
-
-/** The batch's profiles, each JSON a view of the one transferred buffer (`ends`: where each one ends). */
-function encodedProfiles(summaries: readonly ProfileSummary[], ends: readonly number[], bytes: Uint8Array): EncodedProfile[] {
-  const all = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const profiles: EncodedProfile[] = [];
-  let start = 0;
-  for (let i = 0; i < summaries.length; i++) {
-    const { token, parent, ip, method, url, time, status } = summaries[i]!;
-    const end = ends[i]!;
-    profiles.push({ token, parent, ip, method, url, time, status, json: all.subarray(start, end) });
-    start = end;
-  }
-  return profiles;
 }

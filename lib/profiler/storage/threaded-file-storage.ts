@@ -4,7 +4,7 @@ import { profileJson, type Profile, type ProfileSummary, type StorableProfile } 
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
 import type { CompactionReport, FileStorageOptions } from './file-storage.js';
-import { rebuildError, type StorageCall, type StorageOp, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
+import { encodeBatch, rebuildError, type StorageCall, type StorageOp, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
 import { assertStorableProfile, resolveBounds } from './validation.js';
 
 /** Options of a ThreadedFileStorage: FileStorage's, except the clock (a function cannot cross threads). */
@@ -19,7 +19,8 @@ interface PendingCall {
  * A FileStorage run in a worker thread: the same directory format, bounds, sharing between
  * processes and crash safety, with the index, the file writes and the upkeep off the thread that
  * answers requests. This thread only copies each batch's JSON into one buffer and hands it over
- * (transferred, not cloned); the worker appends it as FileStorage does.
+ * (transferred, not cloned) with the summaries in columns (see StorageBatch); the worker appends
+ * it as FileStorage does.
  *
  * The worker starts with the first call and does not keep the process alive while idle; a worker
  * that dies (it should not) fails the calls in flight with ProfilerStorageError, is reported to
@@ -78,7 +79,6 @@ export class ThreadedFileStorage implements ProfilerStorage {
     const refused: ProfilerStorageError[] = [];
     const summaries: ProfileSummary[] = [];
     const jsons: (string | Buffer)[] = [];
-    let total = 0;
     for (const profile of profiles) {
       try {
         assertStorableProfile(profile);
@@ -96,22 +96,13 @@ export class ThreadedFileStorage implements ProfilerStorage {
         refused.push(new InvalidProfileError(`Profile ${profile.token} cannot be serialised to JSON: ${error instanceof Error ? error.message : String(error)}`));
         continue;
       }
-      const { token, parent, ip, method, url, time, status } = profile;
-      summaries.push({ token, parent, ip, method, url, time, status });
+      summaries.push(profile);
       jsons.push(json);
-      total += typeof json === 'string' ? Buffer.byteLength(json) : json.length;
     }
     if (summaries.length > 0) {
-      // Its own ArrayBuffer (never the pool's), so it can be transferred.
-      const bytes = Buffer.allocUnsafeSlow(total);
-      const ends: number[] = [];
-      let at = 0;
-      for (const json of jsons) {
-        at += typeof json === 'string' ? bytes.write(json, at) : json.copy(bytes, at);
-        ends.push(at);
-      }
+      const { batch, transfer } = encodeBatch(summaries, jsons);
       try {
-        await this.#call('writeMany', [summaries, ends, bytes], [bytes.buffer as ArrayBuffer]);
+        await this.#call('writeMany', [batch], transfer);
       } catch (error) {
         if (error instanceof ProfileBatchError) refused.push(...error.errors);
         else if (error instanceof ProfileExistsError || error instanceof InvalidProfileError) refused.push(error);

@@ -4,7 +4,10 @@ import { Request } from '../../../kernel/index.js';
 import { createApp, createKernel } from '../../../lib/app/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import { Response } from '../../../kernel/index.js';
-import { MemoryStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
+import { FileStorage, MemoryStorage, ThreadedFileStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
+import { availableParallelism, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { RawJson, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type EncodedProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
 
 const test = suite('Profiler');
@@ -347,6 +350,29 @@ test('the profiler\'s own kernel.terminate listener, running while the profile i
     const notCalled = events.notCalled.map((l) => `${l.event} ${l.listener}`);
     assert.not.ok(notCalled.some((name) => name.startsWith('kernel.terminate ')), notCalled.join('; '));
     assert.ok(notCalled.includes('kernel.exception Profiler::onKernelException'), 'a request without an error calls no exception listener');
+  }
+});
+
+test('the default file storage runs in a worker thread when the process may use more than one CPU; `thread` chooses', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hk-profiler-thread-'));
+  try {
+    const cases: [boolean | undefined, typeof FileStorage | typeof ThreadedFileStorage][] = [
+      [undefined, availableParallelism() > 1 ? ThreadedFileStorage : FileStorage],
+      [true, ThreadedFileStorage],
+      [false, FileStorage],
+    ];
+    for (const [thread, expected] of cases) {
+      const app = createApp({ stderrLogLevel: false, profiler: { dir: join(dir, String(thread)), thread } });
+      try {
+        assert.instance(app.profiler!.storage, expected, `thread: ${String(thread)}`);
+        const response = await run(app, '/health');
+        assert.match(String(response.headers['x-debug-token']), /^[0-9a-f]{6}$/);
+      } finally {
+        await app.close();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
