@@ -19,7 +19,14 @@ const storage = new FileStorage({
 });
 
 port.on('message', (call: StorageCall) => {
-  run(call).then(
+  let result: Promise<unknown>;
+  try {
+    result = run(call);
+  } catch (error) {
+    // Thrown here, it would end the thread and fail every call in flight.
+    result = Promise.reject(error);
+  }
+  result.then(
     (value) => port.postMessage({ id: call.id, value } satisfies StorageReply),
     (error: unknown) => port.postMessage({ id: call.id, error: serializeError(error) } satisfies StorageReply),
   );
@@ -48,5 +55,7 @@ function run({ op, args }: StorageCall): Promise<unknown> {
     case 'close':
       // Once closed, nothing is left to do: the thread ends when its port closes.
       return storage.close().finally(() => setImmediate(() => port.close()));
+    default:
+      throw new TypeError(`Unknown profiler storage operation ${JSON.stringify(String(op))}.`);
   }
 }

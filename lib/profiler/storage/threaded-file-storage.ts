@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { profileJson, type Profile, type ProfileSummary, type StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
@@ -8,7 +8,17 @@ import { encodeBatch, rebuildError, type StorageCall, type StorageOp, type Stora
 import { assertStorableProfile, resolveBounds } from './validation.js';
 
 /** Options of a ThreadedFileStorage: FileStorage's, except the clock (a function cannot cross threads). */
-export type ThreadedFileStorageOptions = Omit<FileStorageOptions, 'now'>;
+export interface ThreadedFileStorageOptions extends Omit<FileStorageOptions, 'now'> {
+  /** The worker's V8 heap limits (node:worker_threads); default a 6 MB young generation, V8's defaults otherwise. */
+  resourceLimits?: ResourceLimits;
+}
+
+/**
+ * A small young generation: the worker's garbage is each batch's short-lived bookkeeping, and
+ * V8's default (up to 48 MB) would add that much to the process's resident memory under load
+ * (and was slower in process: 40-44 against 34-38 µs per request).
+ */
+const DEFAULT_RESOURCE_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 6 };
 
 interface PendingCall {
   resolve(value: unknown): void;
@@ -32,6 +42,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
   readonly bounds: Readonly<StorageBounds>;
   readonly #data: StorageThreadData;
   readonly #onError: ((error: Error) => void) | undefined;
+  readonly #resourceLimits: ResourceLimits;
   #worker: Worker | null = null;
   readonly #calls = new Map<number, PendingCall>();
   #nextId = 1;
@@ -47,6 +58,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
     if (segmentBytes !== undefined && !(segmentBytes > 0)) throw new RangeError(`FileStorage segmentBytes must be a positive number, got ${String(segmentBytes)}.`);
     this.#data = { dir: this.dir, bounds: { ...this.bounds }, segmentBytes };
     this.#onError = options.onError;
+    this.#resourceLimits = { ...DEFAULT_RESOURCE_LIMITS, ...options.resourceLimits };
   }
 
   claim(token: string): Promise<boolean> {
@@ -163,9 +175,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
   }
 
   #start(): Worker {
-    // A small young generation: the worker's garbage is each batch's short-lived bookkeeping, and
-    // V8's default (up to 48 MB) would add that much to the process's resident memory under load.
-    const worker = new Worker(new URL('./file-storage-thread.js', import.meta.url), { workerData: this.#data, name: 'http-kernel profiler storage', resourceLimits: { maxYoungGenerationSizeMb: 6 } });
+    const worker = new Worker(new URL('./file-storage-thread.js', import.meta.url), { workerData: this.#data, name: 'http-kernel profiler storage', resourceLimits: this.#resourceLimits });
     worker.unref();
     let answered = false;
     worker.on('message', (reply: StorageReply) => {

@@ -162,6 +162,36 @@ test('an idle storage does not keep the process alive, a call in flight does', a
   assert.equal(await plain.read(tokenFor(7)), makeProfile(tokenFor(7)));
 });
 
+test('a worker that cannot start fails the first call and every later one with the same error, reported once, without a thread per call', async () => {
+  const reported: Error[] = [];
+  // A 1 MB old generation: the worker runs out of memory while it loads.
+  const storage = threadedIn(freshDir(), { resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 }, onError: (error) => reported.push(error) });
+  const first = await rejection(() => storage.drawTokens(6, 1));
+  assert.instance(first, ProfilerStorageError);
+  assert.match(first.message, /profiler storage thread for .* stopped/);
+  const started = performance.now();
+  const again = await rejection(() => storage.write(makeProfile(tokenFor(1))));
+  assert.is(again, first, 'the same error, at once');
+  assert.ok(performance.now() - started < 50, 'no new thread was started for it');
+  assert.is(reported.length, 1);
+  assert.is(reported[0], first);
+});
+
+test('a worker that dies after answering fails the calls in flight; the next call starts a new one', async () => {
+  const reported: Error[] = [];
+  // Enough heap to start and answer, not to take a batch of 100,000 profiles.
+  const storage = threadedIn(freshDir(), { resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2 }, onError: (error) => reported.push(error) });
+  assert.is((await storage.drawTokens(6, 1)).length, 1);
+  const huge = Array.from({ length: 100_000 }, (_, i) => ({ ...makeProfile(tokenFor(i, 2), {}, 0), json: `{"i":${i}}` }));
+  const crash = await rejection(() => storage.writeMany(huge));
+  assert.instance(crash, ProfilerStorageError);
+  assert.match(crash.message, /stopped/);
+  assert.is(reported.length, 1);
+  const [token] = (await storage.drawTokens(6, 1)) as [string];
+  await storage.write(makeProfile(token));
+  assert.equal(await storage.read(token), makeProfile(token), 'a new worker saved and read it');
+});
+
 test('errors crossing the thread keep class, code, token, refusals, cause chain and stack', () => {
   const fsError = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
   const failure = new ProfilerStorageError('Cannot write profile abcdef: ENOSPC', 'HK_PROFILER_STORAGE', { cause: fsError });
