@@ -49,7 +49,7 @@ export class ProfilerController {
     const stored = isValidToken(token) ? await this.profiler.loadProfile(token) : null;
     if (stored === null) return this.#tokenNotFound(request, token);
     const profile = this.profiler.present(stored);
-    if (wantsJson(request)) return Response.json(profile, 200, { 'cache-control': 'no-store' });
+    if (wantsJson(request)) return json(profile, 200);
     const requested = request.query.get('panel');
     // The built-in panels, and one per collector an embedder added.
     const known = requested !== null && (PROFILER_PANELS.includes(requested) || extraPanels(profile).includes(requested));
@@ -59,14 +59,14 @@ export class ProfilerController {
       Promise.all(profile.children.map((child) => this.#summary(child))),
     ]);
     const page = renderProfilePage({ profile, panel, parent, children: children.filter((child): child is ProfileSummary => child !== null), urls: profilerUrls });
-    return new Response(page, 200, { 'content-type': HTML, 'cache-control': 'no-store' });
+    return new Response(page, 200, { 'content-type': HTML, ...PRIVATE });
   }
 
   /** `/_wdt/<token>`: the toolbar's HTML, also for a profile not saved yet. */
   async toolbar(request: Request, params: { token: string }): Promise<Response> {
     const token = String(params.token);
     const stored = isValidToken(token) ? await this.profiler.loadProfile(token) : null;
-    if (stored === null) return new Response('', 404, { 'content-type': HTML, 'cache-control': 'no-store' });
+    if (stored === null) return new Response('', 404, { 'content-type': HTML, ...PRIVATE });
     const profile = this.profiler.present(stored, ['request', 'logger']);
     const data = profile.collectors;
     const requestData = data.request as RequestData | undefined;
@@ -85,13 +85,13 @@ export class ProfilerController {
       exceptionClass: exception?.exceptions[0]?.class ?? null,
       urls: profilerUrls,
     });
-    return new Response(bar, 200, { 'content-type': HTML, 'cache-control': 'no-store' });
+    return new Response(bar, 200, { 'content-type': HTML, ...PRIVATE });
   }
 
   async #results(request: Request, criteria: SearchCriteria, raw: Record<string, string>): Promise<Response> {
     const results = await this.profiler.storage.find(criteria);
-    if (wantsJson(request)) return Response.json({ count: results.length, results }, 200, { 'cache-control': 'no-store' });
-    return new Response(renderSearchPage({ results, criteria: raw, urls: profilerUrls }), 200, { 'content-type': HTML, 'cache-control': 'no-store' });
+    if (wantsJson(request)) return json({ count: results.length, results }, 200);
+    return new Response(renderSearchPage({ results, criteria: raw, urls: profilerUrls }), 200, { 'content-type': HTML, ...PRIVATE });
   }
 
   async #summary(token: string): Promise<ProfileSummary | null> {
@@ -102,9 +102,8 @@ export class ProfilerController {
   }
 
   #tokenNotFound(request: Request, token: string): Response {
-    // The token is the client's own text: escaped in JSON as on the HTML page.
-    if (wantsJson(request)) return new Response(htmlSafeJson({ error: 'Token not found', token }), 404, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-    return new Response(renderTokenNotFoundPage(token, profilerUrls), 404, { 'content-type': HTML, 'cache-control': 'no-store' });
+    if (wantsJson(request)) return json({ error: 'Token not found', token }, 404);
+    return new Response(renderTokenNotFoundPage(token, profilerUrls), 404, { 'content-type': HTML, ...PRIVATE });
   }
 }
 
@@ -144,4 +143,19 @@ function wantsJson(request: Request): boolean {
   const accept = request.headers.accept;
   if (!accept) return false;
   return new Negotiator({ headers: { accept } }).mediaType(['text/html', 'application/json']) === 'application/json';
+}
+
+/**
+ * Headers of every profiler answer: never cached (profiles hold what clients sent), never
+ * sniffed as another type than the one given.
+ */
+const PRIVATE = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
+
+/**
+ * A JSON answer with `<`, `>` and `&` escaped: profiles hold URLs, headers and bodies as clients
+ * sent them, and the token of a miss is the client's own text. Inert in a browser either way
+ * (application/json, nosniff), and still so if a tool pastes it into a page.
+ */
+function json(value: unknown, status: number): Response {
+  return new Response(htmlSafeJson(value), status, { 'content-type': 'application/json', ...PRIVATE });
 }

@@ -177,7 +177,17 @@ for (const scheme of SCHEMES) {
     for (const panel of ['request', 'exception', 'logger', 'router']) {
       const page = await fetchFrom(server, scheme, `/_profiler/${token}?panel=${panel}`);
       assert.not.ok(/<script>alert/.test(page.body), panel);
+      assert.is(page.headers['x-content-type-options'], 'nosniff', panel);
     }
+    // The profile's JSON names the same values with <, > and & escaped.
+    const json = await fetchFrom(server, scheme, `/_profiler/${token}`, { headers: { accept: 'application/json' } });
+    assert.is(json.status, 200);
+    assert.is(json.headers['x-content-type-options'], 'nosniff');
+    assert.not.ok(/[<>]/.test(json.body), json.body.slice(0, 200));
+    assert.ok(JSON.stringify(JSON.parse(json.body)).includes('<script>alert(3)</script>'), 'the values themselves are intact');
+    const search = await fetchFrom(server, scheme, '/_profiler/search?url=%253Cscript', { headers: { accept: 'application/json' } });
+    assert.is(search.headers['x-content-type-options'], 'nosniff');
+    assert.ok(JSON.parse(search.body).results.some((result: { token: string }) => result.token === token));
   });
 
   test('200 concurrent requests: each profile holds only its own logs', async () => {
