@@ -169,10 +169,10 @@ test('a worker that cannot start fails the first call and every later one with t
   const first = await rejection(() => storage.drawTokens(6, 1));
   assert.instance(first, ProfilerStorageError);
   assert.match(first.message, /profiler storage thread for .* stopped/);
-  const started = performance.now();
   const again = await rejection(() => storage.write(makeProfile(tokenFor(1))));
-  assert.is(again, first, 'the same error, at once');
-  assert.ok(performance.now() - started < 50, 'no new thread was started for it');
+  // A new thread would have failed with an error of its own, and reported it.
+  assert.is(again, first, 'the same error: no thread was started for the call');
+  await new Promise((resolve) => setTimeout(resolve, 200));
   assert.is(reported.length, 1);
   assert.is(reported[0], first);
 });
