@@ -4,9 +4,9 @@ import { mkdir, open, readFile, readdir, rm, stat, utimes, type FileHandle } fro
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
-import { profileJson, type Profile, type ProfileSummary, type StorableProfile } from '../profile.js';
+import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
-import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
+import { ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
 import { FileLock } from './file-lock.js';
 import { errorCode, ignoreMissing, isMissing, removeFile } from './fs-errors.js';
 import {
@@ -27,7 +27,7 @@ import {
 import { ProfileIndex } from './profile-index.js';
 import { TakenTokens } from './taken-tokens.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
-import { assertStorableProfile, isStorableToken, resolveBounds } from './validation.js';
+import { isStorableToken, resolveBounds, storableJson } from './validation.js';
 
 const gunzip = promisify(gunzipCallback);
 
@@ -437,20 +437,10 @@ export class FileStorage implements ProfilerStorage {
 
   /** Validates and serialises a profile and takes its token in #writing; the error that refuses it otherwise. */
   #prepare(profile: StorableProfile): PendingWrite | ProfilerStorageError {
-    try {
-      assertStorableProfile(profile);
-    } catch (error) {
-      if (error instanceof ProfilerStorageError) return error;
-      throw error;
-    }
+    const json = storableJson(profile);
+    if (json instanceof ProfilerStorageError) return json;
     const token = profile.token;
     if (this.#writing.has(token)) return new ProfileExistsError(token);
-    let json: string | Buffer;
-    try {
-      json = profileJson(profile);
-    } catch (error) {
-      return new InvalidProfileError(`Profile ${token} cannot be serialised to JSON: ${error instanceof Error ? error.message : String(error)}`);
-    }
     this.#writing.add(token);
     return { profile, token, json, placeholder: false };
   }

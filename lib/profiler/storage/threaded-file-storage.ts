@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { profileJson, type Profile, type ProfileSummary, type StorableProfile } from '../profile.js';
+import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
 import type { CompactionReport, FileStorageOptions } from './file-storage.js';
 import { encodeBatch, rebuildError, type StorageCall, type StorageOp, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
-import { assertStorableProfile, resolveBounds } from './validation.js';
+import { resolveBounds, storableJson } from './validation.js';
 
 /** Options of a ThreadedFileStorage: FileStorage's, except the clock (a function cannot cross threads). */
 export interface ThreadedFileStorageOptions extends Omit<FileStorageOptions, 'now'> {
@@ -34,7 +34,7 @@ interface PendingCall {
  *
  * The worker starts with the first call and does not keep the process alive while idle; a worker
  * that dies (it should not) fails the calls in flight with ProfilerStorageError, is reported to
- * `onError`, and is started again by the next call. Errors keep their classes across the thread
+ * `onError`, and is started again by the next call, unless it never answered (see #stopped). Errors keep their classes across the thread
  * boundary: ProfileExistsError, InvalidProfileError, ProfileBatchError, ProfilerStorageError.
  */
 export class ThreadedFileStorage implements ProfilerStorage {
@@ -92,20 +92,9 @@ export class ThreadedFileStorage implements ProfilerStorage {
     const summaries: ProfileSummary[] = [];
     const jsons: (string | Buffer)[] = [];
     for (const profile of profiles) {
-      try {
-        assertStorableProfile(profile);
-      } catch (error) {
-        if (error instanceof ProfilerStorageError) {
-          refused.push(error);
-          continue;
-        }
-        throw error;
-      }
-      let json: string | Buffer;
-      try {
-        json = profileJson(profile);
-      } catch (error) {
-        refused.push(new InvalidProfileError(`Profile ${profile.token} cannot be serialised to JSON: ${error instanceof Error ? error.message : String(error)}`));
+      const json = storableJson(profile);
+      if (json instanceof ProfilerStorageError) {
+        refused.push(json);
         continue;
       }
       summaries.push(profile);

@@ -1,6 +1,6 @@
-import type { StorableProfile } from '../profile.js';
+import { profileJson, type StorableProfile } from '../profile.js';
 import { DEFAULT_STORAGE_BOUNDS, type StorageBounds } from './profiler-storage.js';
-import { InvalidProfileError } from './errors.js';
+import { InvalidProfileError, ProfilerStorageError } from './errors.js';
 
 const TOKEN_PATTERN = /^[0-9a-f]{6,32}$/;
 
@@ -37,4 +37,19 @@ export function assertStorableProfile(profile: StorableProfile): void {
   if (typeof profile.time !== 'number' || !Number.isFinite(profile.time)) problems.push('time must be epoch milliseconds');
   if (!Number.isInteger(profile.status)) problems.push('status must be an integer');
   if (problems.length > 0) throw new InvalidProfileError(`Profile ${profile.token} cannot be stored: ${problems.join(', ')}.`);
+}
+
+/** The profile's JSON (serialised unless it is already), or the InvalidProfileError that refuses it. */
+export function storableJson(profile: StorableProfile): string | Buffer | ProfilerStorageError {
+  try {
+    assertStorableProfile(profile);
+  } catch (error) {
+    if (error instanceof ProfilerStorageError) return error;
+    throw error;
+  }
+  try {
+    return profileJson(profile);
+  } catch (error) {
+    return new InvalidProfileError(`Profile ${profile.token} cannot be serialised to JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
