@@ -6,6 +6,7 @@ import { renderDebugPage } from './debug-page.js';
 import { flattenError, type FlatError } from './flatten-error.js';
 import { renderPlainPage } from './plain-page.js';
 import { PROBLEM_CONTENT_TYPE, renderProblem, serializeProblem } from './problem-json.js';
+import { safePath, safeUri } from './safe-request.js';
 
 /** What the error controller needs to know. */
 export interface ErrorControllerOptions {
@@ -76,20 +77,3 @@ function debugHeaders(error: FlatError | undefined): Record<string, string> {
   return headers;
 }
 
-function safePath(request: Request): string {
-  try {
-    return request.path;
-  } catch {
-    // An absolute-form target that is no URL has no path: it may be what failed.
-    return request.url;
-  }
-}
-
-function safeUri(request: Request): string {
-  try {
-    return request.uri;
-  } catch {
-    // The Host header itself may be what failed; show the path alone.
-    return request.url;
-  }
-}

@@ -5,5 +5,6 @@ export * from './flatten-error.js';
 export * from './html.js';
 export * from './plain-page.js';
 export * from './problem-json.js';
+export * from './safe-request.js';
 export * from './stack-frames.js';
 export * from './status-text.js';

@@ -11,9 +11,9 @@ import {
   type ResponseEvent,
   type TerminateEvent,
 } from '../../kernel/index.js';
+import { safePath, safeUri } from '../errors/safe-request.js';
 import type { Logger } from '../log/index.js';
 import { ByteSlab } from './byte-slab.js';
-import { safeUri } from './collectors/request-collector.js';
 import type { CollectContext, DataCollector } from './data-collector.js';
 import { decodeProfile, encodeProfile, encodeProfileParts, type EncodedProfile, type Profile } from './profile.js';
 import type { Redactor } from './redactor.js';
@@ -478,11 +478,7 @@ export class Profiler {
 
 /** Whether a request is for the profiler's own pages; one whose target has no readable path is not (its 400 is recorded). */
 function isProfilerPage(request: Request): boolean {
-  try {
-    return PROFILER_PATHS.test(request.path);
-  } catch {
-    return false;
-  }
+  return PROFILER_PATHS.test(safePath(request));
 }
 
 function linkBase(request: Request): string {

@@ -3,6 +3,7 @@ import type { Request } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { jsonString, jsonStringOrNull, jsonValue } from '../json.js';
 import { RawJson, type Profile, type RequestData } from '../profile.js';
+import { safePath } from '../../errors/safe-request.js';
 import { LastHeaders, REDACTED_JSON, type Redactor } from '../redactor.js';
 
 /** Largest request body kept, in bytes. */
@@ -83,24 +84,6 @@ export function presentRequest(data: unknown, profile: Profile): RequestData {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-/** The path, or the raw target when it has none (an absolute-form target that is no URL). */
-export function safePath(request: Request): string {
-  try {
-    return request.path;
-  } catch {
-    return request.url;
-  }
-}
-
-/** The absolute URL, or the raw target when the Host header is unusable. */
-export function safeUri(request: Request): string {
-  try {
-    return request.uri;
-  } catch {
-    return request.url;
-  }
 }
 
 /** A controller's name as the panel shows it. */
