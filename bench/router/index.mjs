@@ -5,7 +5,8 @@
 //   npx tsc -p tsconfig.json && node bench/router/index.mjs [--quick] [--only <regex on "group: case">]
 //
 // Method: every router answers each request list in timed batches (~60 ms); the routers take
-// turns batch by batch, in a rotating order, for several rounds; the figure is the median batch.
+// turns batch by batch, in a rotating order, for several rounds; the figure is the median batch,
+// and the ratio to the fastest peer the median of the rounds' own ratios (see versusPeers).
 // Each router runs in its own compiled loop (new Function) so V8's type feedback stays its own,
 // and every result feeds a checksum so no lookup can be optimised away.
 import { fileURLToPath } from 'node:url';
@@ -86,7 +87,8 @@ function timeBatch(entry, requests, repeat) {
   return (requests.length * repeat) / seconds;
 }
 
-// Times `contenders` ({ name, find }) on `requests`; returns { name: median ops/s }.
+// Times `contenders` ({ name, find }) on `requests`; returns each one's median ops/s and its
+// samples, round by round (sample i of every contender comes from the same round).
 function measure(contenders, requests, options) {
   const entries = contenders.map((contender) => ({ ...contender, loop: makeLoop(), samples: [], requests: ownCopies(requests) }));
   for (const entry of entries) {
@@ -109,7 +111,10 @@ function measure(contenders, requests, options) {
       entry.samples.push(timeBatch(entry, entry.requests, entry.repeat));
     }
   }
-  return Object.fromEntries(entries.map((entry) => [entry.name, median(entry.samples)]));
+  return {
+    opsPerSecond: Object.fromEntries(entries.map((entry) => [entry.name, median(entry.samples)])),
+    samples: Object.fromEntries(entries.map((entry) => [entry.name, entry.samples])),
+  };
 }
 
 function median(values) {
@@ -173,14 +178,14 @@ function contendersFor(routes, { throwing = false, probe = false } = {}) {
 
 /** Runs the whole router bench; `quick` for a smoke run. Returns a JSON-serialisable report. */
 export async function run({ quick = false, only = null } = {}) {
-  const options = quick ? { rounds: 3, batchMs: 20 } : { rounds: 7, batchMs: 50 };
+  const options = quick ? { rounds: 3, batchMs: 20 } : { rounds: 9, batchMs: 50 };
   const started = Date.now();
   const cases = [];
   const record = (group, name, requests, contenders) => {
     // Skipped cases still build and verify their routers, so V8's feedback is as in a full run.
     if (only !== null && !only.test(`${group}: ${name}`)) return;
-    const opsPerSecond = measure(contenders, requests, options);
-    cases.push({ group, name, requests: requests.length, opsPerSecond });
+    const { opsPerSecond, samples } = measure(contenders, requests, options);
+    cases.push({ group, name, requests: requests.length, opsPerSecond, samples });
   };
 
   // The Hono / rou3 request set, one request at a time, then all together.
@@ -234,18 +239,24 @@ export async function run({ quick = false, only = null } = {}) {
     seconds: (Date.now() - started) / 1000,
     checksum,
     unsupported: [...unsupported],
-    cases: cases.map((entry) => ({ ...entry, ...versusPeers(entry.opsPerSecond) })),
+    cases: cases.map((entry) => ({ ...entry, ...versusPeers(entry.opsPerSecond, entry.samples) })),
     scaling: scaling(cases),
   };
 }
 
-function versusPeers(opsPerSecond) {
+/**
+ * How ours compares with the fastest peer. The machine's speed drifts by 2x over seconds (other
+ * tenants of the VM), moving every router alike, so the medians of two routers may come from
+ * different phases. The ratio is therefore paired: in each round, ours against the fastest peer
+ * of that round (batches a few hundred ms apart), then the median of those ratios. Taking each
+ * round's fastest peer makes it stricter than comparing with the peer of the best median.
+ */
+function versusPeers(opsPerSecond, samples) {
   let fastestPeer = null;
-  for (const [name, ops] of Object.entries(opsPerSecond)) {
-    if (name === OURS || name === OURS_THROWING) continue;
-    if (fastestPeer === null || ops > opsPerSecond[fastestPeer]) fastestPeer = name;
-  }
-  return { fastestPeer, ratio: opsPerSecond[OURS] / opsPerSecond[fastestPeer] };
+  const peerNames = Object.keys(opsPerSecond).filter((name) => name !== OURS && name !== OURS_THROWING);
+  for (const name of peerNames) if (fastestPeer === null || opsPerSecond[name] > opsPerSecond[fastestPeer]) fastestPeer = name;
+  const ratios = samples[OURS].map((ours, round) => ours / Math.max(...peerNames.map((name) => samples[name][round])));
+  return { fastestPeer, ratio: median(ratios), ratioOfMedians: opsPerSecond[OURS] / opsPerSecond[fastestPeer] };
 }
 
 function scaling(cases) {
@@ -267,7 +278,7 @@ export function format(report) {
   for (const group of groups) {
     const entries = report.cases.filter((entry) => entry.group === group);
     const names = [...new Set(entries.flatMap((entry) => Object.keys(entry.opsPerSecond)))];
-    const header = ['lookup (M ops/s)', ...names, 'ours/fastest peer'];
+    const header = ['lookup (M ops/s)', ...names, 'ours/fastest peer (paired)'];
     const rows = entries.map((entry) => [
       entry.name,
       ...names.map((name) => (entry.opsPerSecond[name] === undefined ? '-' : (entry.opsPerSecond[name] / 1e6).toFixed(2))),
