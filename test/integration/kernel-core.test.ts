@@ -95,6 +95,12 @@ for (const scheme of SCHEMES) {
     assert.is(header(response.headers.location), `${origin}/health?a=1&b=two`);
   });
 
+  test('a redirect percent-encodes what node:http lets through a target but no URI may hold (<, >, ")', async () => {
+    const answer = await sendRaw(server, scheme, `GET /health/?q=<script>x</script>&a="b" HTTP/1.1\r\nHost: ${new URL(origin).host}\r\nConnection: close\r\n\r\n`);
+    assert.is(rawStatus(answer), 301);
+    assert.is(/\r\nlocation: ([^\r]*)\r\n/i.exec(answer)?.[1], `${origin}/health?q=%3Cscript%3Ex%3C/script%3E&a=%22b%22`);
+  });
+
   test('POST /nothing/ is a 404 without the trailing-slash retry', async () => {
     const response = await fetchFrom(server, scheme, '/nothing/', { method: 'POST', body: '' });
     assert.is(response.status, 404);
