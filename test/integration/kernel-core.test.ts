@@ -245,6 +245,12 @@ for (const scheme of SCHEMES) {
     assert.is(big.status, 413);
   });
 
+  test('a JSON body that starts with an emoji is a 400 naming it, never a 500 (the parser quotes half of it)', async () => {
+    const response = await fetchFrom(server, scheme, '/echo', { method: 'POST', body: '😀', headers: { 'content-type': 'application/json' } });
+    assert.is(response.status, 400);
+    assert.match(decodeURIComponent(String(response.headers['x-debug-exception'])), /^Malformed JSON body: .*"😀"/);
+  });
+
   test('a client that aborts mid-body or sends garbage does not take the server down', async () => {
     const { port } = new URL(server.urls[scheme]);
     const open = () => (scheme === 'https' ? tls.connect({ host: '127.0.0.1', port: Number(port), rejectUnauthorized: false }) : net.connect(Number(port), '127.0.0.1'));
