@@ -69,10 +69,16 @@ function prefersJson(request: Request): boolean {
   return preferred === 'application/json' || preferred === PROBLEM_CONTENT_TYPE;
 }
 
+/**
+ * Half of a UTF-16 surrogate pair, alone: a JSON.parse message quotes the first code unit of an emoji
+ * it stopped at, and a slice may cut a pair. encodeURIComponent throws on one, so it becomes U+FFFD.
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 function debugHeaders(error: FlatError | undefined): Record<string, string> {
   if (error === undefined) return {};
   const frame = error.frames.find((f) => f.file !== null);
-  const headers: Record<string, string> = { 'x-debug-exception': encodeURIComponent(error.message.slice(0, 2000)) };
+  const headers: Record<string, string> = { 'x-debug-exception': encodeURIComponent(error.message.slice(0, 2000).replace(LONE_SURROGATE, '\ufffd')) };
   if (frame?.file) headers['x-debug-exception-file'] = `${encodeURIComponent(frame.file)}:${frame.line ?? 0}`;
   return headers;
 }

@@ -59,7 +59,7 @@ export class RouterListener {
       const scheme = result.redirect.scheme ?? request.scheme;
       const query = request.queryString;
       const base = scheme === request.scheme ? request.schemeAndHttpHost : `${scheme}://${request.host}`;
-      event.setResponse(Response.redirect(`${base}${result.redirect.path}${query ? `?${query}` : ''}`, 301));
+      event.setResponse(Response.redirect(`${base}${uriText(`${result.redirect.path}${query ? `?${query}` : ''}`)}`, 301));
       return;
     }
 
@@ -82,4 +82,20 @@ export class RouterListener {
 function messageTarget(request: Request): string {
   const path = request.path;
   return path === '*' ? path : request.uriForPath(path);
+}
+
+/** A character no URI may hold (RFC 3986: `<`, `"`, space, non-ASCII...), or a `%` that starts no percent-encoding. */
+const NOT_URI_TEXT = /[^A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})/gu;
+
+/**
+ * The path and query of a redirect as a URI: node:http lets `<`, `>` and `"` through in a target, and
+ * an embedder's request may hold any text. Each such character is percent-encoded (its UTF-8 bytes),
+ * so the Location is a valid URI and never carries the client's markup.
+ */
+function uriText(pathAndQuery: string): string {
+  return pathAndQuery.replace(NOT_URI_TEXT, (character) => {
+    let encoded = '';
+    for (const byte of Buffer.from(character)) encoded += `%${byte < 16 ? '0' : ''}${byte.toString(16).toUpperCase()}`;
+    return encoded;
+  });
 }

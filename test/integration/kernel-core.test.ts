@@ -95,6 +95,12 @@ for (const scheme of SCHEMES) {
     assert.is(header(response.headers.location), `${origin}/health?a=1&b=two`);
   });
 
+  test('a redirect percent-encodes what node:http lets through a target but no URI may hold (<, >, ")', async () => {
+    const answer = await sendRaw(server, scheme, `GET /health/?q=<script>x</script>&a="b" HTTP/1.1\r\nHost: ${new URL(origin).host}\r\nConnection: close\r\n\r\n`);
+    assert.is(rawStatus(answer), 301);
+    assert.is(/\r\nlocation: ([^\r]*)\r\n/i.exec(answer)?.[1], `${origin}/health?q=%3Cscript%3Ex%3C/script%3E&a=%22b%22`);
+  });
+
   test('POST /nothing/ is a 404 without the trailing-slash retry', async () => {
     const response = await fetchFrom(server, scheme, '/nothing/', { method: 'POST', body: '' });
     assert.is(response.status, 404);
@@ -237,6 +243,12 @@ for (const scheme of SCHEMES) {
     assert.match(decodeEntities(bad.body), /Malformed JSON body/);
     const big = await fetchFrom(server, scheme, '/echo', { method: 'POST', body: JSON.stringify({ a: 'x'.repeat(100) }) });
     assert.is(big.status, 413);
+  });
+
+  test('a JSON body that starts with an emoji is a 400 naming it, never a 500 (the parser quotes half of it)', async () => {
+    const response = await fetchFrom(server, scheme, '/echo', { method: 'POST', body: '😀', headers: { 'content-type': 'application/json' } });
+    assert.is(response.status, 400);
+    assert.match(decodeURIComponent(String(response.headers['x-debug-exception'])), /^Malformed JSON body: .*"😀"/);
   });
 
   test('a client that aborts mid-body or sends garbage does not take the server down', async () => {
