@@ -154,7 +154,9 @@ export class Request {
       headers: message.headers,
       body: message,
       scheme: (socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
-      remoteAddress: socket.remoteAddress,
+      // A socket already destroyed has no address: '' is no address, so no allowed range or
+      // trusted proxy matches it (the default of 127.0.0.1 is for requests made in process).
+      remoteAddress: socket.remoteAddress ?? '',
       trustProxy: options.trustProxy ?? null,
       bodyLimit: options.bodyLimit,
     });

@@ -1,7 +1,10 @@
+import { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, SuspiciousOperationError } from '../../../kernel/index.js';
 import { thrown } from '../helpers.js';
+import { DebugAccess } from '../../../lib/profiler/index.js';
 
 const test = suite('Request');
 
@@ -159,6 +162,20 @@ test('a body over the limit is a 413, by Content-Length or while streaming', asy
     () => assert.unreachable(),
     (error: unknown) => assert.instance(error, PayloadTooLargeHttpError),
   );
+});
+
+test('a node:http request whose socket has no address (destroyed) has no client address, not loopback', () => {
+  const message = new IncomingMessage(new Socket());
+  message.url = '/_profiler/latest';
+  message.method = 'GET';
+  message.headers = { host: '127.0.0.1:8000' };
+  assert.is(message.socket.remoteAddress, undefined);
+  const request = Request.fromIncomingMessage(message);
+  assert.is(request.remoteAddress, '');
+  assert.is(request.clientIp, '');
+  // The default allow list is loopback: a request without an address gets no debug details.
+  assert.is(new DebugAccess().isAllowed(request), false);
+  assert.is(new DebugAccess().isAllowed(Request.create('/')), true);
 });
 
 test('duplicate() keeps URL and headers, takes new attributes and method', () => {
