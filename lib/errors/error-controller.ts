@@ -75,11 +75,41 @@ function prefersJson(request: Request): boolean {
  */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
+/**
+ * The most X-Debug-Exception holds, encoded. A proxy's buffer for a response's whole header section
+ * is often one page (nginx's proxy_buffer_size: 4 or 8 KiB, then a 502), and undici allows 16 KiB:
+ * 2,000 characters of a CJK message would encode to 18,000. The full message is on the page.
+ */
+const DEBUG_EXCEPTION_MAX = 2048;
+
 function debugHeaders(error: FlatError | undefined): Record<string, string> {
   if (error === undefined) return {};
   const frame = error.frames.find((f) => f.file !== null);
-  const headers: Record<string, string> = { 'x-debug-exception': encodeURIComponent(error.message.slice(0, 2000).replace(LONE_SURROGATE, '\ufffd')) };
+  const headers: Record<string, string> = { 'x-debug-exception': encodedWithin(error.message, DEBUG_EXCEPTION_MAX) };
   if (frame?.file) headers['x-debug-exception-file'] = `${encodeURIComponent(frame.file)}:${frame.line ?? 0}`;
   return headers;
+}
+
+/** The longest start of `text` whose percent-encoding fits in `max` characters, encoded; a surrogate pair is kept whole or left out. */
+function encodedWithin(text: string, max: number): string {
+  // Each UTF-16 code unit encodes to at least one character: longer text cannot fit.
+  const clean = text.slice(0, max).replace(LONE_SURROGATE, '\ufffd');
+  const whole = encodeURIComponent(clean);
+  if (whole.length <= max) return whole;
+  // The encoded length grows with the prefix: the longest prefix that fits, by bisection.
+  let low = 0;
+  let high = clean.length;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (encodeURIComponent(pairSafe(clean, middle)).length <= max) low = middle;
+    else high = middle - 1;
+  }
+  return encodeURIComponent(pairSafe(clean, low));
+}
+
+/** The first `length` code units of `text`, one fewer when that would cut a surrogate pair. */
+function pairSafe(text: string, length: number): string {
+  const last = text.charCodeAt(length - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? length - 1 : length);
 }
 

@@ -28,9 +28,20 @@ test('a message quoting half an emoji (as JSON.parse does) is a 400 with U+FFFD 
   assert.is(decodeURIComponent(String(response.headers['x-debug-exception'])), `Malformed JSON body: ${parseMessage.replace('\ud83d', '\ufffd')}.`);
 });
 
-test('a long message cut inside a surrogate pair ends in U+FFFD in X-Debug-Exception', () => {
-  const response = answerTo(new BadRequestHttpError(`${'x'.repeat(1999)}😀 and more`));
-  assert.is(decodeURIComponent(String(response.headers['x-debug-exception'])), `${'x'.repeat(1999)}\ufffd`);
+test('a long message is cut to 2,048 encoded characters in X-Debug-Exception, never inside a character', () => {
+  const header = (message: string) => String(answerTo(new BadRequestHttpError(message)).headers['x-debug-exception']);
+  // An emoji that does not fit whole is left out, not cut into half a pair (nor into U+FFFD).
+  const ascii = header(`${'x'.repeat(2047)}😀 and more`);
+  assert.is(decodeURIComponent(ascii), 'x'.repeat(2047));
+  const emoji = header(`${'x'.repeat(2036)}😀 and more`);
+  assert.is(decodeURIComponent(emoji), `${'x'.repeat(2036)}😀`);
+  assert.is(emoji.length, 2048);
+  // 2,000 CJK characters would encode to 18,000 (9 each): past a proxy's header buffer or undici's 16 KiB.
+  const cjk = header('中'.repeat(2000));
+  assert.ok(cjk.length <= 2048, `${cjk.length} characters`);
+  assert.is(decodeURIComponent(cjk), '中'.repeat(227));
+  // A message that fits is kept whole.
+  assert.is(decodeURIComponent(header(`${'é'.repeat(300)}.`)), `${'é'.repeat(300)}.`);
 });
 
 test.run();
