@@ -21,7 +21,8 @@ const PIDNS = (() => {
 
 const STORAGE_MODULE = new URL('../../../../lib/profiler/storage/index.js', import.meta.url).href;
 
-// A drawing process: draws `count` tokens, writes the first `writes`, prints tokens and prefixes; with hold=1 it then waits to be killed.
+// A drawing process: draws `count` tokens, writes the first `writes`, prints tokens and prefixes; then closes the
+// storage, or with hold=1 waits to be killed, or with hold=wait closes once its stdin ends (its leases held until then).
 const CHILD_SOURCE = `
 const [moduleUrl, dir, count, writes, hold] = process.argv.slice(2);
 const { FileStorage } = await import(moduleUrl);
@@ -33,12 +34,26 @@ for (const token of tokens.slice(0, Number(writes))) {
 }
 process.stdout.write(JSON.stringify({ tokens, prefixes: storage.leasedPrefixes }) + '\\n');
 if (hold === '1') setInterval(() => {}, 1000);
-else await storage.close();
+else {
+  if (hold === 'wait') await new Promise((resolve) => process.stdin.on('end', resolve).resume());
+  await storage.close();
+}
 `;
 
-/** Runs a drawing process; resolves with its output once it printed it (and, unless holding, exited 0). */
-function runDrawer(dir: string, count: number, writes: number, hold = false): { result: Promise<{ tokens: string[]; prefixes: string[] }>; kill: () => Promise<void> } {
-  const child = spawn(process.execPath, [join(env.root, 'drawer.mjs'), STORAGE_MODULE, dir, String(count), String(writes), hold ? '1' : '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Runs a drawing process; `result` resolves with its output once it printed it and, when it closes by itself
+ * ('close'), exited 0. 'hold' keeps its leases until kill(); 'wait' until finish(), which resolves once it
+ * closed its storage and exited 0.
+ */
+function runDrawer(
+  dir: string,
+  count: number,
+  writes: number,
+  mode: 'close' | 'hold' | 'wait' = 'close',
+): { result: Promise<{ tokens: string[]; prefixes: string[] }>; kill: () => Promise<void>; finish: () => Promise<void> } {
+  const hold = mode !== 'close';
+  // stdin piped in every mode (only 'wait' reads it): an unread pipe keeps no process alive.
+  const child = spawn(process.execPath, [join(env.root, 'drawer.mjs'), STORAGE_MODULE, dir, String(count), String(writes), mode === 'hold' ? '1' : mode === 'wait' ? 'wait' : '0'], { stdio: 'pipe' });
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
@@ -70,16 +85,22 @@ function runDrawer(dir: string, count: number, writes: number, hold = false): { 
       child.kill('SIGKILL');
       await exited;
     },
+    finish: async () => {
+      child.stdin.end();
+      const code = await exited;
+      if (code !== 0) throw new Error(`drawer exited with ${code}: ${stderr}`);
+    },
   };
 }
 
 const PREFIXES = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
 /** Lease files for every prefix but `except`, held by this (live) process and fresh. */
-async function leaseAllBut(dir: string, except: string): Promise<void> {
+async function leaseAllBut(dir: string, except: string | readonly string[]): Promise<void> {
   await mkdir(join(dir, 'leases'), { recursive: true });
   const live = JSON.stringify({ pid: process.pid, hostname: hostname(), time: new Date().toISOString(), id: 'someone-else' });
-  await Promise.all(PREFIXES.filter((prefix) => prefix !== except).map((prefix) => writeFile(join(dir, 'leases', `${prefix}.lease`), live)));
+  const free = typeof except === 'string' ? [except] : except;
+  await Promise.all(PREFIXES.filter((prefix) => !free.includes(prefix)).map((prefix) => writeFile(join(dir, 'leases', `${prefix}.lease`), live)));
 }
 
 test('two storages on one directory draw disjoint tokens from different prefixes, creating no placeholder', async () => {
@@ -250,7 +271,16 @@ test('release() gives a drawn token back; claim() outside held prefixes still us
 
 test('three processes on one directory draw disjoint tokens in different prefixes and write without conflict', async () => {
   const dir = freshDir();
-  const outputs = await Promise.all([0, 1, 2].map(() => runDrawer(dir, 2_000, 100).result));
+  // Three prefixes free for three processes: they contend for the same lease files (with all 256 free, each
+  // mostly got its first random pick uncontested).
+  const free = ['a0', 'a1', 'a2'];
+  await leaseAllBut(dir, free);
+  // Each keeps its leases until all three have drawn: left to close by themselves, they mostly ran one after
+  // the other (each takes about 100 ms), and one starting late could lease a prefix another had released,
+  // with that one's unwritten draws free again.
+  const drawers = [0, 1, 2].map(() => runDrawer(dir, 2_000, 100, 'wait'));
+  const outputs = await Promise.all(drawers.map((drawer) => drawer.result));
+  await Promise.all(drawers.map((drawer) => drawer.finish()));
   const all = outputs.flatMap((output) => output.tokens);
   assert.is(all.length, 6_000);
   const seen = new Set<string>();
@@ -258,15 +288,17 @@ test('three processes on one directory draw disjoint tokens in different prefixe
   assert.is(twice.length, 0, `no token drawn twice across processes: ${twice.length} were (${twice.slice(0, 5).join(', ')}…); prefixes held at the end: ${JSON.stringify(outputs.map((output) => output.prefixes))}, first draws: ${JSON.stringify(outputs.map((output) => output.tokens.slice(0, 3)))}`);
   const prefixes = outputs.map((output) => output.prefixes);
   for (const held of prefixes) assert.is(held.length, 1);
-  assert.is(new Set(prefixes.flat()).size, 3, 'three different prefixes');
+  assert.equal(prefixes.flat().sort(), free, 'the three free prefixes, one each');
   const reader = storageIn(dir);
   assert.is((await reader.find({ limit: 1_000 })).length, 300);
-  assert.equal(await readdir(join(dir, 'leases')), [], 'every lease released on close');
+  const leases = await readdir(join(dir, 'leases'));
+  assert.is(leases.length, PREFIXES.length - free.length);
+  assert.ok(free.every((prefix) => !leases.includes(`${prefix}.lease`)), 'every lease released on close');
 });
 
 test('the lease of a killed process is taken over at once by the next one', async () => {
   const dir = freshDir();
-  const holder = runDrawer(dir, 10, 2, true);
+  const holder = runDrawer(dir, 10, 2, 'hold');
   const { prefixes } = await holder.result;
   assert.is(prefixes.length, 1);
   const prefix = prefixes[0]!;
