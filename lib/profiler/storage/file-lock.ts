@@ -9,6 +9,16 @@ import { errorCode } from './fs-errors.js';
 /** A lock not refreshed for this long belongs to a crashed or frozen holder and is taken over. */
 export const DEFAULT_LOCK_STALE_MS = 10_000;
 
+/** How a FileLock records and judges its holders. */
+export interface FileLockOptions {
+  /** Record the holder's pid, hostname and pid namespace: a lock of a dead process on this host is taken over at once. */
+  holderInfo?: boolean;
+  /** With holderInfo: who inside this process holds it (a thread, say), recorded with the pid. */
+  owner?: string;
+  /** With holderInfo: owners inside this process that are gone; their locks are taken over at once. */
+  deadOwners?: ReadonlySet<string>;
+}
+
 /**
  * A cross-process lock: a file created with `open(path, 'wx')`, so exactly one process creates it.
  * The holder refreshes its mtime while working; one left by a crashed holder is taken over once
@@ -20,6 +30,8 @@ export class FileLock {
   readonly staleMs: number;
   readonly #id = `${process.pid}-${randomBytes(6).toString('hex')}`;
   readonly #holderInfo: boolean;
+  readonly #owner: string | undefined;
+  readonly #deadOwners: ReadonlySet<string>;
   /** What the file holds while we hold it: the id, or (holderInfo) JSON of pid, hostname, time and id. */
   #content: string;
   #held = false;
@@ -31,10 +43,12 @@ export class FileLock {
    * ran on this host and is no longer alive (`process.kill(pid, 0)` fails with ESRCH) is taken
    * over at once, without waiting for its mtime to age.
    */
-  constructor(path: string, staleMs = DEFAULT_LOCK_STALE_MS, options: { holderInfo?: boolean } = {}) {
+  constructor(path: string, staleMs = DEFAULT_LOCK_STALE_MS, options: FileLockOptions = {}) {
     this.path = path;
     this.staleMs = staleMs;
     this.#holderInfo = options.holderInfo ?? false;
+    this.#owner = options.owner;
+    this.#deadOwners = options.deadOwners ?? new Set();
     this.#content = this.#id;
   }
 
@@ -56,7 +70,7 @@ export class FileLock {
     if (this.#held) return true;
     for (let attempt = 0; attempt < 3; attempt++) {
       if (this.#holderInfo) {
-        this.#content = JSON.stringify({ pid: process.pid, hostname: hostname(), pidns: PID_NAMESPACE, time: new Date().toISOString(), id: this.#id });
+        this.#content = JSON.stringify({ pid: process.pid, hostname: hostname(), pidns: PID_NAMESPACE, time: new Date().toISOString(), id: this.#id, ...(this.#owner === undefined ? {} : { owner: this.#owner }) });
       }
       this.#changing++;
       try {
@@ -180,7 +194,7 @@ export class FileLock {
   async #isStale(path: string, mtimeMs: number): Promise<boolean> {
     if (Date.now() - mtimeMs >= this.staleMs) return true;
     if (!this.#holderInfo) return false;
-    let holder: { pid?: unknown; hostname?: unknown; pidns?: unknown };
+    let holder: { pid?: unknown; hostname?: unknown; pidns?: unknown; owner?: unknown };
     try {
       holder = JSON.parse(await readFile(path, 'utf8')) as typeof holder;
     } catch {
@@ -188,6 +202,8 @@ export class FileLock {
     }
     // Same host and same pid namespace (containers may share a hostname and the directory), else the pid means nothing here.
     if (typeof holder !== 'object' || holder === null || holder.hostname !== hostname() || (holder.pidns ?? null) !== PID_NAMESPACE) return false;
+    // A holder inside this process known to be gone (a storage thread that died): its pid lives on.
+    if (holder.pid === process.pid && typeof holder.owner === 'string' && this.#deadOwners.has(holder.owner)) return true;
     return typeof holder.pid === 'number' && !isAlive(holder.pid);
   }
 }

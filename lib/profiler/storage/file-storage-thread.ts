@@ -15,6 +15,8 @@ const storage = new FileStorage({
   dir: data.dir,
   bounds: data.bounds,
   segmentBytes: data.segmentBytes,
+  leaseOwner: data.leaseOwner,
+  deadLeaseOwners: data.deadLeaseOwners,
   onError: (error) => port.postMessage({ id: 0, error: serializeError(error) } satisfies StorageReply),
 });
 

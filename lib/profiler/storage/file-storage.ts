@@ -7,7 +7,7 @@ import { gunzip as gunzipCallback } from 'node:zlib';
 import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
-import { FileLock } from './file-lock.js';
+import { FileLock, type FileLockOptions } from './file-lock.js';
 import { errorCode, ignoreMissing, isMissing, removeFile } from './fs-errors.js';
 import {
   SEGMENT_NAME,
@@ -43,6 +43,13 @@ export interface FileStorageOptions {
   now?: () => number;
   /** Receives errors of the background upkeep (bounds, crash clean-up), which have no caller to reject. */
   onError?: (error: Error) => void;
+  /**
+   * Who holds this instance's prefix leases inside the process, recorded in them (ThreadedFileStorage
+   * names each of its worker threads); with `deadLeaseOwners`, the owners known to be gone, whose
+   * leases are taken over at once although their pid, this process's, is alive.
+   */
+  leaseOwner?: string;
+  deadLeaseOwners?: readonly string[];
 }
 
 /** A token prefix this instance holds the lease of. */
@@ -197,6 +204,8 @@ export class FileStorage implements ProfilerStorage {
   readonly #indexPath: string;
   readonly #index: ProfileIndex;
   readonly #lock: FileLock;
+  /** How this instance's prefix leases record and judge their holders. */
+  readonly #leaseLockOptions: FileLockOptions;
   /** Placeholders this instance created and has neither written nor released. */
   readonly #claims = new Set<string>();
   readonly #writing = new Set<string>();
@@ -237,6 +246,7 @@ export class FileStorage implements ProfilerStorage {
     this.#indexPath = join(this.dir, INDEX_FILE);
     this.#index = new ProfileIndex(this.#indexPath);
     this.#lock = new FileLock(join(this.dir, LOCK_FILE));
+    this.#leaseLockOptions = { holderInfo: true, owner: options.leaseOwner, deadOwners: new Set(options.deadLeaseOwners) };
     this.#timer = setInterval(() => this.#tick(), TIMER_MS);
     this.#timer.unref();
   }
@@ -729,7 +739,7 @@ export class FileStorage implements ProfilerStorage {
     const prefixes = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).filter((prefix) => !this.#leases.has(prefix));
     shuffle(prefixes);
     for (const prefix of prefixes) {
-      const lock = new FileLock(this.#leasePath(prefix), LEASE_STALE_MS, { holderInfo: true });
+      const lock = this.#leaseLock(prefix);
       if (!(await lock.tryAcquire())) continue;
       const lease: Lease = { prefix, lock, taken: new TakenTokens(prefix), full: false };
       await this.#scan(lease);
@@ -788,7 +798,11 @@ export class FileStorage implements ProfilerStorage {
   /** Whether a live lease of another instance covers the prefix. */
   /** A live lease of another instance on the prefix: fresh, and not left by a process of this host that is gone. */
   async #leasedByAnother(prefix: string): Promise<boolean> {
-    return new FileLock(this.#leasePath(prefix), LEASE_STALE_MS, { holderInfo: true }).heldByAnother();
+    return this.#leaseLock(prefix).heldByAnother();
+  }
+
+  #leaseLock(prefix: string): FileLock {
+    return new FileLock(this.#leasePath(prefix), LEASE_STALE_MS, this.#leaseLockOptions);
   }
 
   #leasePath(prefix: string): string {

@@ -11,6 +11,9 @@ export interface StorageThreadData {
   dir: string;
   bounds: StorageBounds;
   segmentBytes: number | undefined;
+  /** This worker's name in its prefix leases, and the names of the workers before it that died (see FileStorageOptions). */
+  leaseOwner: string;
+  deadLeaseOwners: string[];
 }
 
 /** The storage methods the worker answers. */

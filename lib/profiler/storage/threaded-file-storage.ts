@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
@@ -20,6 +21,9 @@ export interface ThreadedFileStorageOptions extends Omit<FileStorageOptions, 'no
  */
 const DEFAULT_RESOURCE_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 6 };
 
+/** Dead workers whose leases a new worker takes over (leases are refreshed twice a minute: older ones are stale anyway). */
+const DEAD_LEASE_OWNERS_KEPT = 16;
+
 interface PendingCall {
   resolve(value: unknown): void;
   reject(error: Error): void;
@@ -40,7 +44,13 @@ interface PendingCall {
 export class ThreadedFileStorage implements ProfilerStorage {
   readonly dir: string;
   readonly bounds: Readonly<StorageBounds>;
-  readonly #data: StorageThreadData;
+  readonly #data: Omit<StorageThreadData, 'leaseOwner' | 'deadLeaseOwners'>;
+  /**
+   * Lease owners of the workers that died: their leases carry this process's pid, which lives on, so
+   * each new worker is told to take them over at once rather than after LEASE_STALE_MS; the tokens
+   * they drew (a profiler's pool keeps some) are then still written. The latest few are kept.
+   */
+  readonly #deadLeaseOwners: string[] = [];
   readonly #onError: ((error: Error) => void) | undefined;
   readonly #resourceLimits: ResourceLimits;
   #worker: Worker | null = null;
@@ -164,7 +174,9 @@ export class ThreadedFileStorage implements ProfilerStorage {
   }
 
   #start(): Worker {
-    const worker = new Worker(new URL('./file-storage-thread.js', import.meta.url), { workerData: this.#data, name: 'http-kernel profiler storage', resourceLimits: this.#resourceLimits });
+    const leaseOwner = randomUUID();
+    const workerData: StorageThreadData = { ...this.#data, leaseOwner, deadLeaseOwners: [...this.#deadLeaseOwners] };
+    const worker = new Worker(new URL('./file-storage-thread.js', import.meta.url), { workerData, name: 'http-kernel profiler storage', resourceLimits: this.#resourceLimits });
     worker.unref();
     let answered = false;
     worker.on('message', (reply: StorageReply) => {
@@ -175,7 +187,13 @@ export class ThreadedFileStorage implements ProfilerStorage {
     worker.on('error', (error) => {
       failure = error;
     });
-    worker.on('exit', (code) => this.#stopped(worker, failure, code, answered));
+    worker.on('exit', (code) => {
+      if (this.#closed === null) {
+        this.#deadLeaseOwners.push(leaseOwner);
+        if (this.#deadLeaseOwners.length > DEAD_LEASE_OWNERS_KEPT) this.#deadLeaseOwners.shift();
+      }
+      this.#stopped(worker, failure, code, answered);
+    });
     this.#worker = worker;
     return worker;
   }

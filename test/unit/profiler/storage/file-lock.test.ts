@@ -35,6 +35,22 @@ test('only one of two lockers on a path holds it until it is released', async ()
   await second.release();
 });
 
+test('a holder inside this process named dead (deadOwners) is taken over at once; a live one and an unnamed one are not', async () => {
+  const path = lockPath();
+  const holder = new FileLock(path, 60_000, { holderInfo: true, owner: 'thread-1' });
+  assert.is(await holder.tryAcquire(), true);
+  assert.is(JSON.parse(await readFile(path, 'utf8')).owner, 'thread-1');
+  // Same pid, which is alive: without the owner's death known, the lock is held.
+  assert.is(await new FileLock(path, 60_000, { holderInfo: true, owner: 'thread-2' }).tryAcquire(), false);
+  assert.is(await new FileLock(path, 60_000, { holderInfo: true, deadOwners: new Set(['thread-3']) }).heldByAnother(), true);
+  const next = new FileLock(path, 60_000, { holderInfo: true, owner: 'thread-2', deadOwners: new Set(['thread-1']) });
+  assert.is(await next.heldByAnother(), false);
+  assert.is(await next.tryAcquire(), true);
+  assert.is(JSON.parse(await readFile(path, 'utf8')).owner, 'thread-2');
+  assert.is(await holder.stillHeld(), false, 'the dead owner would learn it');
+  await next.release();
+});
+
 test('mayBeOurs is true from the start of an acquisition to the end of the release (an appender must not wait for its own lock)', async () => {
   const lock = new FileLock(join(dir, `own-${counter++}.lock`));
   const other = new FileLock(lock.path);
