@@ -125,7 +125,8 @@ test('the limits are applied to both servers, defaults filling what is not given
       assert.is((server as unknown as { maxHeaderSize: number }).maxHeaderSize, DEFAULT_LIMITS.maxHeaderSize);
       assert.is(server.headersTimeout, DEFAULT_LIMITS.headersTimeout);
       assert.is(server.requestTimeout, DEFAULT_LIMITS.requestTimeout);
-      assert.is(server.timeout, DEFAULT_LIMITS.idleTimeout);
+      // The idle timeout is not node's per-socket timer (see the idle tests below).
+      assert.is(server.timeout, 0);
       assert.is(server.keepAliveTimeout, 1234);
       assert.is(server.maxRequestsPerSocket, 7);
     }
@@ -326,6 +327,102 @@ test('a port in use rejects with EADDRINUSE and leaves no listener behind', asyn
     } catch (error) {
       assert.is((error as NodeJS.ErrnoException).code, 'EADDRINUSE');
     }
+  });
+});
+
+/** Resolves once `done()` holds (checked every 10 ms); rejects after `ms`. */
+function until(done: () => boolean, ms: number, what: string): Promise<void> {
+  return within(
+    new Promise<void>((resolve) => {
+      const check = () => (done() ? resolve() : setTimeout(check, 10));
+      check();
+    }),
+    ms,
+    what,
+  );
+}
+
+/** A listener that never answers /hang, streams /stream slowly, and answers /big with more than a socket buffers. */
+function slowListener(events: string[]) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    res.on('close', () => events.push(`${req.url} closed ${res.writableFinished ? 'finished' : 'unfinished'}`));
+    if (req.url === '/hang') return;
+    if (req.url === '/stream') {
+      res.setHeader('content-type', 'text/plain');
+      let sent = 0;
+      const timer = setInterval(() => {
+        res.write(`chunk ${sent}\n`);
+        if (++sent === 12) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 60);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
+    if (req.url === '/big') {
+      const chunk = Buffer.alloc(64 * 1024, 120);
+      const pump = () => {
+        while (!res.destroyed && res.write(chunk));
+      };
+      res.on('drain', pump);
+      pump();
+      return;
+    }
+    hello(req, res);
+  };
+}
+
+test('a connection on which nothing moves for idleTimeout is dropped, over http and https', async () => {
+  const events: string[] = [];
+  await withServers(slowListener(events), { limits: { idleTimeout: 200 } }, async ({ urls }) => {
+    for (const url of urls) {
+      const started = Date.now();
+      const failed = await within(
+        request(`${url}/hang`, { dispatcher: agent }).then(
+          () => null,
+          (error: Error) => error,
+        ),
+        5_000,
+        `idle request over ${url}`,
+      );
+      const elapsed = Date.now() - started;
+      assert.ok(failed instanceof Error, `a request left unanswered over ${url} fails once its connection is dropped`);
+      assert.ok(elapsed >= 190 && elapsed < 2_000, `dropped after ${elapsed} ms (timeout 200 ms, checked every 50 ms)`);
+    }
+    await until(() => events.length === 2, 2_000, 'both responses to close');
+    assert.equal(events, ['/hang closed unfinished', '/hang closed unfinished']);
+  });
+});
+
+test('a response that keeps writing is never dropped as idle, over http and https, however long it takes', async () => {
+  const events: string[] = [];
+  await withServers(slowListener(events), { limits: { idleTimeout: 200 } }, async ({ urls }) => {
+    for (const url of urls) {
+      // 12 chunks 60 ms apart: 720 ms, while the client sends nothing after its request.
+      const response = await within(request(`${url}/stream`, { dispatcher: agent }), 5_000, 'stream head');
+      const body = await within(response.body.text(), 5_000, 'stream body');
+      assert.is(body.split('\n').filter(Boolean).length, 12, `every chunk arrived over ${url}`);
+    }
+    await until(() => events.length === 2, 2_000, 'both responses to close');
+    assert.equal(events, ['/stream closed finished', '/stream closed finished']);
+  });
+});
+
+test('a client that stops reading a large response is dropped once the writes stall', async () => {
+  const events: string[] = [];
+  await withServers(slowListener(events), { httpsPort: null, limits: { idleTimeout: 200 } }, async ({ urls }) => {
+    const socket = connect({ host: '127.0.0.1', port: portOf(urls[0]!) });
+    socket.on('error', () => {});
+    socket.write('GET /big HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    socket.pause();
+    try {
+      // The paused client cannot see the connection end: the server's side of it tells.
+      await until(() => events.length === 1, 5_000, 'the stalled response to close');
+    } finally {
+      socket.destroy();
+    }
+    assert.equal(events, ['/big closed unfinished']);
   });
 });
 
