@@ -1,7 +1,6 @@
 import http, { type IncomingMessage, STATUS_CODES } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { TlsCredentials } from './tls-certificate.js';
 
@@ -149,27 +148,21 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   server.on('clientError', answerClientError);
   // Raw TCP sockets, including TLS handshakes and upgraded connections that the http layer no longer
   // tracks, so close() can always finish; errors on them must never reach the process.
-  // The bytes an https response writes do not pass through its raw socket's counts: the TLS socket's
-  // are watched there (the handshake before it has its own timeout).
-  const secure = server instanceof https.Server;
+  // Over https the raw socket's byte counts are the TLS records': the handshake counts as activity too.
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
-    if (!secure) idle?.add(socket);
+    idle?.add(socket);
     socket.on('error', ignore);
     socket.once('close', () => {
       sockets.delete(socket);
-      if (!secure) idle?.delete(socket);
+      idle?.delete(socket);
     });
   });
   // HTTPS is spoken on the TLS socket over the raw one: close() looks on both kinds for the response in
   // flight, to ask its client to close the connection.
-  server.on('secureConnection', (socket: TLSSocket) => {
+  server.on('secureConnection', (socket: Duplex) => {
     tlsSockets.add(socket);
-    idle?.add(socket);
-    socket.once('close', () => {
-      tlsSockets.delete(socket);
-      idle?.delete(socket);
-    });
+    socket.once('close', () => tlsSockets.delete(socket));
   });
   server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy());
 }
