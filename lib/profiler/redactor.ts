@@ -353,13 +353,18 @@ export class Redactor {
     return changed ? `${url.slice(0, q)}?${params.toString()}` : url;
   }
 
-  /** A body as text with secrets hidden: JSON and form bodies field by field; anything else as it is. */
+  /**
+   * A body as text with secrets hidden: JSON, form and multipart bodies field by field (a JSON
+   * body that does not parse, as one cut at the body cap, pair by pair); anything else as free text.
+   */
   body(text: string, contentType: string): string {
     if (contentType === 'application/json' || contentType.endsWith('+json')) {
       try {
         return JSON.stringify(this.#copy(JSON.parse(text), 0, [], WHOLE), null, 2);
       } catch {
-        return text;
+        return text.replace(JSON_PAIR, (pair, key: string, colon: string, value: string | undefined) =>
+          value !== undefined && this.isSecretKey(jsonKeyText(key)) ? `"${key}"${colon}${REDACTED_JSON}` : pair,
+        );
       }
     }
     if (contentType === 'application/x-www-form-urlencoded') {
@@ -367,7 +372,10 @@ export class Redactor {
       for (const key of new Set(params.keys())) if (this.isSecretKey(key)) params.set(key, REDACTED);
       return params.toString();
     }
-    return text;
+    if (contentType === 'multipart/form-data') {
+      return text.replace(MULTIPART_FIELD, (part, head: string, name: string) => (this.isSecretKey(name) ? `${head}${REDACTED}` : part));
+    }
+    return this.text(text);
   }
 }
 
@@ -388,6 +396,25 @@ function headerEntry(verdict: HeaderVerdict, value: string | string[] | number):
     verdict.flat = false;
   }
   return entry;
+}
+
+/**
+ * A JSON string, then either `:` and a string or scalar value (a key and its value; the value's
+ * closing quote may be missing where the text was cut), or nothing (a string value, skipped whole).
+ */
+const JSON_PAIR = /"((?:[^"\\]|\\.)*)"(?:(\s*:\s*)("(?:[^"\\]|\\.)*(?:"|$)|[^\s,:{}[\]"]+))?/g;
+
+/** A multipart part's headers with its field name, then its content up to the next boundary line (or the end, where the body was cut). */
+const MULTIPART_FIELD = /(content-disposition:[^\r\n]*?\bname="([^"]*)"[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r?\n)[\s\S]*?(?=\r?\n--|$)/gi;
+
+/** A JSON key's text, its escapes decoded (as written when it does not decode). */
+function jsonKeyText(key: string): string {
+  if (key.indexOf('\\') === -1) return key;
+  try {
+    return JSON.parse(`"${key}"`) as string;
+  } catch {
+    return key;
+  }
 }
 
 function decodeSafe(text: string): string {

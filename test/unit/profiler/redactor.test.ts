@@ -174,4 +174,45 @@ test('a JSON body is redacted whole, not cut at 100 items', () => {
   assert.ok(shown.items.every((item) => item.token === REDACTED));
 });
 
+test('a JSON body that does not parse (cut at the body cap, or malformed) still has its secret values hidden', () => {
+  const cut = JSON.stringify({ user: 'ann', password: 'hunter2', api_key: 'k-123', note: 'x'.repeat(50) }).slice(0, 80);
+  const shown = redactor.body(cut, 'application/json');
+  assert.not.match(shown, /hunter2|k-123/);
+  assert.match(shown, /"user":"ann"/);
+  assert.match(shown, /"password":"\[redacted\]"/);
+  const malformed = redactor.body('{"user": "ann", "password": "hunter2", "pin": 1234, "token": "unterminated', 'application/json');
+  assert.not.match(malformed, /hunter2|1234|unterminated/);
+  assert.match(malformed, /"user": "ann"/);
+  assert.is(redactor.body('{"a": "say \\"password\\": x"', 'application/json'), '{"a": "say \\"password\\": x"', 'a key-like text inside a string value is no key');
+});
+
+test('a multipart/form-data body hides the contents of the fields whose names look secret', () => {
+  const body = [
+    '--XyZ',
+    'Content-Disposition: form-data; name="user"',
+    '',
+    'ann',
+    '--XyZ',
+    'Content-Disposition: form-data; name="password"',
+    '',
+    'hunter2',
+    '--XyZ',
+    'content-disposition: form-data; name="api_key"',
+    'Content-Type: text/plain',
+    '',
+    'k-123',
+    '--XyZ--',
+    '',
+  ].join('\r\n');
+  const shown = redactor.body(body, 'multipart/form-data');
+  assert.not.match(shown, /hunter2|k-123/);
+  assert.match(shown, /name="user"\r\n\r\nann\r\n/);
+  assert.match(shown, /name="password"\r\n\r\n\[redacted\]\r\n--XyZ/);
+  assert.not.match(redactor.body(body.slice(0, body.indexOf('hunter2') + 4), 'multipart/form-data'), /hunt/, 'a part cut at the body cap');
+});
+
+test('a text body hides secret key=value pairs, as free text does', () => {
+  assert.is(redactor.body('user=ann&password=hunter2', 'text/plain'), `user=ann&password=${REDACTED}`);
+});
+
 test.run();

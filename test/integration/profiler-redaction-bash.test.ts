@@ -1,0 +1,66 @@
+// Secrets a client sends must not reach the profiler's storage, whatever shape the request takes.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Response, type Request } from '../../kernel/index.js';
+import { Route, RouteCollection } from '../../lib/routing/index.js';
+import { SCHEMES, fetchFrom, startTestServer, type TestServer } from './harness.js';
+
+function header(value: string | string[] | undefined): string {
+  return Array.isArray(value) ? value.join(', ') : (value ?? '');
+}
+
+/** Polls until the profile is saved (saving happens after the response is sent); bounded. */
+async function savedProfile(server: TestServer, token: string): Promise<any> {
+  for (let i = 0; i < 100; i++) {
+    const profile = await server.app.profiler!.storage.read(token);
+    if (profile !== null) return profile;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`profile ${token} was not saved within 2 s`);
+}
+
+/** A login endpoint that reads its body, as a real one would. */
+function routes(): RouteCollection {
+  const collection = new RouteCollection();
+  collection.add('login', new Route('/login', { methods: ['POST'], defaults: { _controller: async (request: Request) => new Response(`read ${(await request.bytes()).byteLength} bytes`, 200, { 'content-type': 'text/plain' }) } }));
+  collection.add('page', new Route('/page', { methods: ['GET'], defaults: { _controller: () => new Response('ok', 200, { 'content-type': 'text/plain' }) } }));
+  return collection;
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`profiler redaction over ${scheme}`);
+  let server: TestServer;
+
+  test.before(async () => {
+    server = await startTestServer({ kernel: { env: 'dev', debug: true, routes: routes() } });
+  });
+  test.after(async () => server.close());
+
+  async function storedFor(path: string, init: { method?: string; headers?: Record<string, string>; body?: string }): Promise<string> {
+    const response = await fetchFrom(server, scheme, path, init);
+    assert.is(response.status, 200, response.body.slice(0, 200));
+    return JSON.stringify(await savedProfile(server, header(response.headers['x-debug-token'])));
+  }
+
+  test('a JSON body beyond the 64 KiB the profile keeps still has its password hidden', async () => {
+    const body = JSON.stringify({ user: 'ann', password: 'hunter2-json', padding: 'x'.repeat(70 * 1024) });
+    const stored = await storedFor('/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assert.ok(stored.includes('"bodyTruncated":true'), 'the body was cut');
+    assert.not.ok(stored.includes('hunter2'), 'no password in the stored profile');
+    assert.ok(stored.includes('ann'), 'the rest of the body is kept');
+  });
+
+  test('a malformed JSON body still has its password hidden', async () => {
+    const stored = await storedFor('/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"user":"ann","password":"hunter2-bad",}' });
+    assert.not.ok(stored.includes('hunter2'));
+  });
+
+  test('a multipart/form-data login form has its password field hidden', async () => {
+    const body = ['--b0undary', 'Content-Disposition: form-data; name="user"', '', 'ann', '--b0undary', 'Content-Disposition: form-data; name="password"', '', 'hunter2-multipart', '--b0undary--', ''].join('\r\n');
+    const stored = await storedFor('/login', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b0undary' }, body });
+    assert.not.ok(stored.includes('hunter2'));
+    assert.ok(stored.includes('ann'));
+  });
+
+  test.run();
+}
