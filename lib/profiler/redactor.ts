@@ -99,7 +99,8 @@ function headerText(value: string | string[] | number): string {
 const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie'];
 /** The profiler's own headers: their "token" is a profile's name, not a secret. */
 const DEBUG_HEADERS: ReadonlySet<string> = new Set(['x-debug-token', 'x-previous-debug-token', 'x-debug-token-link']);
-const DEFAULT_KEY_PATTERN = /pass(?:word|wd|phrase)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|signature|session[-_]?id|csrf|xsrf|otp|pin$/i;
+/** Session cookies too, as the frameworks name them: `PHPSESSID`, `JSESSIONID`, `connect.sid`, `session`, `laravel_session`. */
+const DEFAULT_KEY_PATTERN = /pass(?:word|wd|phrase)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|signature|sess(?:ion)?[-_]?id|(?:^|[-_.])(?:session|sid)$|csrf|xsrf|otp|pin$/i;
 
 /** How much of a value a copy keeps. */
 interface CopyLimits {

@@ -62,5 +62,11 @@ for (const scheme of SCHEMES) {
     assert.ok(stored.includes('ann'));
   });
 
+  test('session cookies of the common frameworks are hidden in the cookie list', async () => {
+    const stored = await storedFor('/page', { headers: { cookie: 'PHPSESSID=s3cr3t-php; connect.sid=s3cr3t-express; session=s3cr3t-flask; theme=dark' } });
+    assert.not.ok(stored.includes('s3cr3t'), stored.slice(0, 300));
+    assert.ok(stored.includes('dark'));
+  });
+
   test.run();
 }

@@ -215,4 +215,11 @@ test('a text body hides secret key=value pairs, as free text does', () => {
   assert.is(redactor.body('user=ann&password=hunter2', 'text/plain'), `user=ann&password=${REDACTED}`);
 });
 
+test('session cookie names of the common frameworks look secret; words that merely contain "session" or "sid" do not', () => {
+  for (const name of ['PHPSESSID', 'JSESSIONID', 'connect.sid', 'sid', 'session', 'laravel_session', '_myapp_session', 'rack.session', 'sessionid', 'ASP.NET_SessionId', '__Host-session']) {
+    assert.ok(redactor.isSecretKey(name), name);
+  }
+  for (const name of ['sessions_count', 'possession', 'side', 'inside', 'lang']) assert.not.ok(redactor.isSecretKey(name), name);
+});
+
 test.run();
