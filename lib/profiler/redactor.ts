@@ -12,6 +12,8 @@ export interface RedactionOptions {
 export const REDACTED = '[redacted]';
 /** REDACTED as JSON, for those writing JSON directly. */
 export const REDACTED_JSON = JSON.stringify(REDACTED);
+/** REDACTED as a query parameter's value. */
+const REDACTED_QUERY_VALUE = encodeURIComponent(REDACTED);
 
 /** What the redactor decided about a key (cached per key). */
 interface KeyVerdict {
@@ -339,19 +341,22 @@ export class Redactor {
     return out;
   }
 
-  /** A URL with the values of secret query parameters hidden. */
+  /** A URL with the values of secret query parameters hidden, the rest left as it was written (searched by substring). */
   url(url: string): string {
     const q = url.indexOf('?');
     if (q === -1) return url;
-    const params = new URLSearchParams(url.slice(q + 1));
     let changed = false;
-    for (const key of new Set(params.keys())) {
-      if (this.isSecretKey(key)) {
-        params.set(key, REDACTED);
+    const pairs = url.slice(q + 1).split('&');
+    for (let i = 0; i < pairs.length; i++) {
+      const pair = pairs[i]!;
+      const eq = pair.indexOf('=');
+      const key = eq === -1 ? pair : pair.slice(0, eq);
+      if (key !== '' && this.isSecretKey(decodeSafe(key.replace(/\+/g, ' ')))) {
+        pairs[i] = `${key}=${REDACTED_QUERY_VALUE}`;
         changed = true;
       }
     }
-    return changed ? `${url.slice(0, q)}?${params.toString()}` : url;
+    return changed ? `${url.slice(0, q)}?${pairs.join('&')}` : url;
   }
 
   /**

@@ -68,5 +68,14 @@ for (const scheme of SCHEMES) {
     assert.ok(stored.includes('dark'));
   });
 
+  test('hiding a secret query parameter leaves the rest of the URL as sent, so a search finds it', async () => {
+    const response = await fetchFrom(server, scheme, '/page?q=a%20b+c&token=s3cr3t-q&tag=%3Cb%3E');
+    const token = header(response.headers['x-debug-token']);
+    const profile = await savedProfile(server, token);
+    assert.is(profile.url, `${server.urls[scheme]}/page?q=a%20b+c&token=%5Bredacted%5D&tag=%3Cb%3E`);
+    const search = await fetchFrom(server, scheme, `/_profiler/search?url=${encodeURIComponent('q=a%20b+c')}&limit=100`, { headers: { accept: 'application/json' } });
+    assert.ok(JSON.parse(search.body).results.some((result: { token: string }) => result.token === token), search.body.slice(0, 300));
+  });
+
   test.run();
 }

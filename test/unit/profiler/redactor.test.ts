@@ -222,4 +222,10 @@ test('session cookie names of the common frameworks look secret; words that mere
   for (const name of ['sessions_count', 'possession', 'side', 'inside', 'lang']) assert.not.ok(redactor.isSecretKey(name), name);
 });
 
+test('url() hides secret values and leaves the rest of the URL as it was sent', () => {
+  assert.is(redactor.url('http://h/s?q=a%20b+c&tag=<b>&flag&password=hunter2&token=1&token=2'), `http://h/s?q=a%20b+c&tag=<b>&flag&password=${encodeURIComponent(REDACTED)}&token=${encodeURIComponent(REDACTED)}&token=${encodeURIComponent(REDACTED)}`);
+  assert.is(redactor.url('http://h/s?api%5Fkey=1&x=%ZZ'), `http://h/s?api%5Fkey=${encodeURIComponent(REDACTED)}&x=%ZZ`);
+  assert.is(redactor.url('http://h/s?a=1'), 'http://h/s?a=1');
+});
+
 test.run();
