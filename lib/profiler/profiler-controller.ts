@@ -133,10 +133,23 @@ export function parseCriteria(query: URLSearchParams): { criteria: SearchCriteri
   return { criteria, raw };
 }
 
-function parseTime(name: string, value: string): number {
-  const time = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+/**
+ * Epoch milliseconds as given, or a date read in the server's local time zone, as the pages show
+ * times (ECMAScript reads a bare `2026-11-21` as UTC midnight, every form with a time as local).
+ * An `end` is inclusive to the precision it is written in: a date is its whole day, a time without
+ * milliseconds its whole second (so "until" the time a profile shows includes that profile).
+ */
+function parseTime(name: 'start' | 'end', value: string): number {
+  if (/^\d+$/.test(value)) return Number(value);
+  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
+  const time = Date.parse(dateOnly ? `${value}T00:00` : value);
   if (!Number.isFinite(time)) throw new BadRequestHttpError(`The "${name}" filter must be a date (2026-11-21, 2026-11-21T21:40:54Z) or epoch milliseconds, got "${value}".`);
-  return time;
+  if (name === 'start') return time;
+  if (dateOnly) {
+    const day = new Date(time);
+    return new Date(day.getFullYear(), day.getMonth(), day.getDate() + 1).getTime() - 1;
+  }
+  return /:\d\d[.,]\d/.test(value) ? time : time + 999;
 }
 
 function wantsJson(request: Request): boolean {
