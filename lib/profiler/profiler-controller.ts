@@ -40,7 +40,7 @@ export class ProfilerController {
   async latest(request: Request): Promise<Response> {
     const [newest] = await this.profiler.storage.find({ limit: 1 });
     if (newest === undefined) return this.#results(request, { limit: 10 }, {});
-    return Response.redirect(profilerUrls.panel(newest.token), 302);
+    return Response.redirect(profilerUrls.panel(newest.token), 302, PRIVATE);
   }
 
   /** `/_profiler/<token>?panel=...`: one profile. */

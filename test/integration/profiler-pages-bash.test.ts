@@ -1,0 +1,26 @@
+// Every answer of the profiler's pages, redirects included, is private to the one who asked.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { SCHEMES, fetchFrom, startTestServer, type TestServer } from './harness.js';
+
+for (const scheme of SCHEMES) {
+  const test = suite(`profiler pages over ${scheme}`);
+  let server: TestServer;
+
+  test.before(async () => {
+    server = await startTestServer();
+  });
+  test.after(async () => server.close());
+
+  test('/_profiler/latest redirects with Cache-Control: no-store and nosniff, as every profiler answer', async () => {
+    await fetchFrom(server, scheme, '/health');
+    for (let i = 0; i < 100 && (await server.app.profiler!.storage.find({ limit: 1 })).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    const latest = await fetchFrom(server, scheme, '/_profiler/latest');
+    assert.is(latest.status, 302);
+    assert.match(String(latest.headers.location), /^\/_profiler\/[0-9a-f]{6}$/);
+    assert.is(latest.headers['cache-control'], 'no-store');
+    assert.is(latest.headers['x-content-type-options'], 'nosniff');
+  });
+
+  test.run();
+}
