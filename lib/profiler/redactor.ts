@@ -28,6 +28,8 @@ interface HeaderVerdict {
   /** `lower` as a JSON string. */
   json: string;
   hidden: boolean;
+  /** A percent-encoded message (X-Debug-Exception): its value goes through Redactor.text(), decoded. */
+  encodedText: boolean;
   /** The last value written under this name (HEADER_VALUE_CACHE_CHARS at most; always null when hidden). */
   value: string | null;
   /** `"name":value` as JSON, for `value` (for any value when hidden). */
@@ -99,6 +101,8 @@ function headerText(value: string | string[] | number): string {
 }
 
 const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie'];
+/** The error page's message, percent-encoded (see the error controller): its secret pairs are hidden as in free text. */
+const ENCODED_MESSAGE_HEADERS: ReadonlySet<string> = new Set(['x-debug-exception']);
 /** The profiler's own headers: their "token" is a profile's name, not a secret. */
 const DEBUG_HEADERS: ReadonlySet<string> = new Set(['x-debug-token', 'x-previous-debug-token', 'x-debug-token-link']);
 /** Session cookies too, as the frameworks name them: `PHPSESSID`, `JSESSIONID`, `connect.sid`, `session`, `laravel_session`. */
@@ -160,7 +164,7 @@ export class Redactor {
       const value = headers[name];
       if (value === undefined) continue;
       const verdict = this.#headerVerdict(name);
-      out[verdict.lower] = verdict.hidden ? REDACTED : headerText(value);
+      out[verdict.lower] = verdict.hidden ? REDACTED : verdict.encodedText ? this.#encodedText(headerText(value)) : headerText(value);
     }
     return out;
   }
@@ -195,7 +199,8 @@ export class Redactor {
         names.push(name);
         values.push(verdict.hidden ? HIDDEN : value);
       }
-      json += json === '' ? `{${headerEntry(verdict, value)}` : `,${headerEntry(verdict, value)}`;
+      const entry = verdict.encodedText ? `${verdict.json}:${jsonString(this.#encodedText(headerText(value)))}` : headerEntry(verdict, value);
+      json += json === '' ? `{${entry}` : `,${entry}`;
     }
     json = json === '' ? '{}' : `${json}}`;
     if (names !== null) last!.remember(names, values, json, this);
@@ -208,7 +213,7 @@ export class Redactor {
       const lower = name.toLowerCase();
       const hidden = this.#headers.has(lower) || (!DEBUG_HEADERS.has(lower) && this.isSecretKey(lower));
       const json = jsonString(lower);
-      verdict = { lower, json, hidden, value: null, entry: hidden ? flat(`${json}:${REDACTED_JSON}`) : '', flat: hidden };
+      verdict = { lower, json, hidden, encodedText: ENCODED_MESSAGE_HEADERS.has(lower), value: null, entry: hidden ? flat(`${json}:${REDACTED_JSON}`) : '', flat: hidden };
       if (this.#headerVerdicts.size >= VERDICT_CACHE_SIZE) this.#headerVerdicts.clear();
       this.#headerVerdicts.set(name, verdict);
     }
@@ -325,10 +330,17 @@ export class Redactor {
     }
   }
 
-  /** Free text (a log message, a URL in a log context) with `secret=value` pairs hidden. */
+  /** Free text (a log message, an error message, a URL in a log context) with `secret=value` pairs hidden. */
   text(text: string): string {
     if (text.indexOf('=') === -1) return text;
-    return text.replace(/([?&;]|^)([^=&#?\s"']+)=([^&#\s"']*)/g, (pair, lead: string, key: string) => (this.isSecretKey(decodeSafe(key)) ? `${lead}${key}=${REDACTED}` : pair));
+    return text.replace(/([?&;\s]|^)([^=&#?\s"']+)=([^&#\s"']*)/g, (pair, lead: string, key: string) => (this.isSecretKey(decodeSafe(key)) ? `${lead}${key}=${REDACTED}` : pair));
+  }
+
+  /** A percent-encoded message with its secret pairs hidden (as it was when there are none). */
+  #encodedText(value: string): string {
+    const decoded = decodeSafe(value);
+    const redacted = this.text(decoded);
+    return redacted === decoded ? value : encodeURIComponent(redacted);
   }
 
   /** Query parameters as a record, secret ones hidden. */

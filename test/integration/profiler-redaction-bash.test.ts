@@ -23,6 +23,9 @@ async function savedProfile(server: TestServer, token: string): Promise<any> {
 function routes(): RouteCollection {
   const collection = new RouteCollection();
   collection.add('login', new Route('/login', { methods: ['POST'], defaults: { _controller: async (request: Request) => new Response(`read ${(await request.bytes()).byteLength} bytes`, 200, { 'content-type': 'text/plain' }) } }));
+  collection.add('upstream', new Route('/upstream', { methods: ['GET'], defaults: { _controller: () => {
+    throw new Error('upstream GET https://api.test/v1?api_key=s3cr3t-upstream failed');
+  } } }));
   collection.add('page', new Route('/page', { methods: ['GET'], defaults: { _controller: () => new Response('ok', 200, { 'content-type': 'text/plain' }) } }));
   return collection;
 }
@@ -75,6 +78,16 @@ for (const scheme of SCHEMES) {
     assert.is(profile.url, `${server.urls[scheme]}/page?q=a%20b+c&token=%5Bredacted%5D&tag=%3Cb%3E`);
     const search = await fetchFrom(server, scheme, `/_profiler/search?url=${encodeURIComponent('q=a%20b+c')}&limit=100`, { headers: { accept: 'application/json' } });
     assert.ok(JSON.parse(search.body).results.some((result: { token: string }) => result.token === token), search.body.slice(0, 300));
+  });
+
+  test('an error message with a secret pair is hidden in the exception, its stack, the attributes and X-Debug-Exception, as in its log', async () => {
+    const response = await fetchFrom(server, scheme, '/upstream');
+    assert.is(response.status, 500);
+    for (const token of [header(response.headers['x-debug-token']), header(response.headers['x-previous-debug-token'])]) {
+      const stored = JSON.stringify(await savedProfile(server, token));
+      assert.not.ok(stored.includes('s3cr3t'), stored.slice(Math.max(0, stored.indexOf('s3cr3t') - 200), stored.indexOf('s3cr3t') + 20));
+      assert.ok(stored.includes('api.test'), 'the rest of the message is kept');
+    }
   });
 
   test.run();

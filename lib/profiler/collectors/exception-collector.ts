@@ -1,6 +1,7 @@
 import { flattenError } from '../../errors/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { RawJson, type ExceptionData } from '../profile.js';
+import { Redactor } from '../redactor.js';
 
 /** What most requests record: no error. */
 const NO_EXCEPTIONS = new RawJson('{"exceptions":[]}');
@@ -9,6 +10,9 @@ const NO_EXCEPTIONS = new RawJson('{"exceptions":[]}');
 export class ExceptionCollector implements DataCollector {
   readonly name = 'exception';
 
+  /** `redactor` hides secret pairs in messages and stacks, as the log records of the same error have them. */
+  constructor(readonly redactor: Redactor = new Redactor()) {}
+
   lateCollect({ error }: CollectContext): ExceptionData | RawJson {
     // The error page sub-request carries the error it renders; the failed request records it from kernel.exception.
     const escaped = error ?? null;
@@ -16,11 +20,11 @@ export class ExceptionCollector implements DataCollector {
     return {
       exceptions: flattenError(escaped).map((item) => ({
         class: item.class,
-        message: item.message,
+        message: this.redactor.text(item.message),
         status: item.status,
         ...(item.code === undefined ? {} : { code: item.code }),
         frames: item.frames.map((frame) => ({ function: frame.function, file: frame.file, line: frame.line, column: frame.column, internal: frame.internal })),
-        stack: item.stack,
+        stack: this.redactor.text(item.stack),
       })),
     };
   }

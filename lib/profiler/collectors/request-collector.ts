@@ -101,7 +101,7 @@ function attributesJson(request: Request, redactor: Redactor): string {
   for (const [name, value] of request.attributes) {
     let inner: string;
     if (name === '_controller') inner = jsonStringOrNull(describeController(value));
-    else if (name === 'exception') inner = jsonString(value instanceof Error ? `${value.constructor.name}: ${value.message}` : String(value));
+    else if (name === 'exception') inner = jsonString(redactor.text(value instanceof Error ? `${value.constructor.name}: ${value.message}` : String(value)));
     // `__proto__`: an object built from the attributes would not have it as a key either.
     else if (name === '_session_data' || name === '__proto__') continue;
     else inner = redactor.isSecretKey(name) ? REDACTED_JSON : redactor.valueJson(value);

@@ -228,4 +228,19 @@ test('url() hides secret values and leaves the rest of the URL as it was sent', 
   assert.is(redactor.url('http://h/s?a=1'), 'http://h/s?a=1');
 });
 
+test('secret pairs after a space or a line break in free text are hidden too', () => {
+  assert.is(redactor.text('login failed: user=ann password=hunter2'), `login failed: user=ann password=${REDACTED}`);
+  assert.is(redactor.text('a=1\ntoken=t0k\n'), `a=1\ntoken=${REDACTED}\n`);
+});
+
+test('the X-Debug-Exception header (a percent-encoded error message) has its secret pairs hidden', () => {
+  const message = encodeURIComponent('upstream GET https://api.test/v1?api_key=SECRET1&a=b failed');
+  const headers = { 'x-debug-exception': message, 'content-type': 'text/html' };
+  const shown = redactor.headers(headers)['x-debug-exception']!;
+  assert.not.match(shown, /SECRET1/);
+  assert.is(decodeURIComponent(shown), `upstream GET https://api.test/v1?api_key=${REDACTED}&a=b failed`);
+  assert.is(redactor.headersJson(headers), JSON.stringify(redactor.headers(headers)));
+  assert.is(redactor.headersJson(headers, new LastHeaders()), JSON.stringify(redactor.headers(headers)));
+});
+
 test.run();
