@@ -20,6 +20,8 @@ export const profilerUrls: ProfilerUrls = {
 
 const HTML = 'text/html; charset=UTF-8';
 const SEARCH_KEYS = ['ip', 'method', 'status', 'url', 'start', 'end', 'limit'] as const;
+/** Most parents /_profiler/latest walks up to find a sub-request's main request (a cycle in a bad storage stops too). */
+const MAX_SUB_REQUEST_DEPTH = 16;
 
 /** The profiler's pages (Symfony's ProfilerController): search, one profile's panels, the toolbar. HTML, or JSON on request. */
 export class ProfilerController {
@@ -36,11 +38,21 @@ export class ProfilerController {
     return this.#results(request, criteria, raw);
   }
 
-  /** `/_profiler/latest`: a redirect to the newest profile, or the empty search. */
+  /**
+   * `/_profiler/latest`: a redirect to the newest request's profile, or the empty search. A
+   * sub-request starts after its parent, so the newest profile is often one (the error page's):
+   * its main request is the one to show, as Symfony's profiler does.
+   */
   async latest(request: Request): Promise<Response> {
     const [newest] = await this.profiler.storage.find({ limit: 1 });
     if (newest === undefined) return this.#results(request, { limit: 10 }, {});
-    return Response.redirect(profilerUrls.panel(newest.token), 302, PRIVATE);
+    let shown: ProfileSummary = newest;
+    for (let depth = 0; shown.parent !== null && depth < MAX_SUB_REQUEST_DEPTH; depth++) {
+      const parent = await this.#summary(shown.parent);
+      if (parent === null) break;
+      shown = parent;
+    }
+    return Response.redirect(profilerUrls.panel(shown.token), 302, PRIVATE);
   }
 
   /** `/_profiler/<token>?panel=...`: one profile. */

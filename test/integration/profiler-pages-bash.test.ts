@@ -22,5 +22,16 @@ for (const scheme of SCHEMES) {
     assert.is(latest.headers['x-content-type-options'], 'nosniff');
   });
 
+  test('/_profiler/latest after an error page opens the failed request, not the error page\'s sub-request', async () => {
+    const failed = await fetchFrom(server, scheme, '/no-such-page');
+    assert.is(failed.status, 404);
+    const token = String(failed.headers['x-debug-token']);
+    const sub = String(failed.headers['x-previous-debug-token']);
+    for (let i = 0; i < 100 && (await server.app.profiler!.storage.read(sub)) === null; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    const latest = await fetchFrom(server, scheme, '/_profiler/latest');
+    assert.is(latest.status, 302);
+    assert.is(latest.headers.location, `/_profiler/${token}`);
+  });
+
   test.run();
 }
