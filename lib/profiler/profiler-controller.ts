@@ -131,18 +131,23 @@ export function parseCriteria(query: URLSearchParams): { criteria: SearchCriteri
   if (raw.method) criteria.method = raw.method.toUpperCase();
   if (raw.url) criteria.url = raw.url;
   if (raw.status) {
-    const status = Number(raw.status);
+    const status = wholeNumber(raw.status);
     if (!Number.isInteger(status) || status < 100 || status > 599) throw new BadRequestHttpError(`The "status" filter must be an HTTP status code from 100 to 599, got "${raw.status}".`);
     criteria.status = status;
   }
   if (raw.limit) {
-    const limit = Number(raw.limit);
+    const limit = wholeNumber(raw.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new BadRequestHttpError(`The "limit" filter must be a whole number from 1 to 1000, got "${raw.limit}".`);
     criteria.limit = limit;
   }
   if (raw.start) criteria.start = parseTime('start', raw.start);
   if (raw.end) criteria.end = parseTime('end', raw.end);
   return { criteria, raw };
+}
+
+/** Digits only, as the messages ask; NaN for anything Number() would read otherwise (`0x1F4`, `2e2`, `+404`). */
+function wholeNumber(value: string): number {
+  return /^\d+$/.test(value) ? Number(value) : Number.NaN;
 }
 
 /**

@@ -45,4 +45,15 @@ test('a date that is none is a 400 naming the filter', () => {
   assert.throws(() => criteria('start=garbage'), /"start" filter/);
 });
 
+const numbers = suite('parseCriteria: status and limit');
+
+numbers('status and limit are plain whole numbers: hex, exponents and signs are a 400, not read as another number', () => {
+  for (const query of ['status=0x1F4', 'status=2e2', 'status=%2B404', 'limit=0x10', 'limit=1e2', 'limit=10.5', 'limit=-1']) {
+    assert.throws(() => criteria(query), /filter must be/, query);
+  }
+  assert.is(criteria('status=404').status, 404);
+  assert.is(criteria('limit=50').limit, 50);
+});
+
 test.run();
+numbers.run();
