@@ -79,10 +79,10 @@ export class UrlGenerator {
     else if (host !== this.#host) needsHost = true;
 
     let url = this.#baseUrl + (path === '' ? '/' : path);
-    const query = queryString(params, route.defaults, plan.variables);
+    const query = queryString(params, route.defaults, plan.variables, name);
     if (query !== '') url += `?${query}`;
     const fragment = params._fragment;
-    if (fragment !== undefined && fragment !== null && fragment !== '') url += `#${encodeURI(String(fragment)).replace(/#/g, '%23')}`;
+    if (fragment !== undefined && fragment !== null && fragment !== '') url += `#${percentEncode(String(fragment), encodeURI, name, '_fragment').replace(/#/g, '%23')}`;
     if (!needsHost) return url;
     const port = scheme === this.#scheme && this.#port !== undefined && this.#port !== DEFAULT_PORTS[scheme] ? `:${this.#port}` : '';
     return `${scheme}://${host}${port}${url}`;
@@ -164,9 +164,9 @@ function encodeValue(slot: Slot, value: unknown, routeName: string): string {
   if (slot.wildcard) {
     const segments = Array.isArray(value) ? value : typeof value === 'string' ? value.split('/') : [value];
     if (segments.length === 0) throw new InvalidParameterError(routeName, slot.name, slot.pattern, value);
-    return segments.map((segment) => encodeSegment(scalar(segment, slot, routeName))).join('/');
+    return segments.map((segment) => encodeSegment(scalar(segment, slot, routeName), slot, routeName)).join('/');
   }
-  return encodeSegment(scalar(value, slot, routeName));
+  return encodeSegment(scalar(value, slot, routeName), slot, routeName);
 }
 
 function scalar(value: unknown, slot: Slot, routeName: string): string {
@@ -176,29 +176,43 @@ function scalar(value: unknown, slot: Slot, routeName: string): string {
 }
 
 // encodeURIComponent, then the sub-delimiters a path segment may hold are written as they are.
-function encodeSegment(value: string): string {
-  return encodeURIComponent(value).replace(/%(?:40|3A|2C|3B|3D|2B|24|26)/g, (escape) => decodeURIComponent(escape));
+function encodeSegment(value: string, slot: Slot, routeName: string): string {
+  return percentEncode(value, encodeURIComponent, routeName, slot.name, slot.pattern).replace(/%(?:40|3A|2C|3B|3D|2B|24|26)/g, (escape) => decodeURIComponent(escape));
 }
 
-function queryString(params: Record<string, unknown>, defaults: Readonly<Record<string, unknown>>, variables: ReadonlySet<string>): string {
+function queryString(params: Record<string, unknown>, defaults: Readonly<Record<string, unknown>>, variables: ReadonlySet<string>, routeName: string): string {
   const pairs: string[] = [];
   for (const [key, value] of Object.entries(params)) {
     if (variables.has(key) || key === '_fragment' || value === undefined || value === null) continue;
     if (key in defaults && sameValue(value, defaults[key])) continue;
-    appendPairs(pairs, encodeURIComponent(key), value);
+    const encode = (text: string): string => percentEncode(text, encodeURIComponent, routeName, key);
+    appendPairs(pairs, encode(key), value, encode);
   }
   return pairs.join('&');
 }
 
-function appendPairs(pairs: string[], key: string, value: unknown): void {
+function appendPairs(pairs: string[], key: string, value: unknown, encode: (text: string) => string): void {
   if (value === undefined || value === null) return;
   if (Array.isArray(value)) {
-    for (const item of value) appendPairs(pairs, key, item);
+    for (const item of value) appendPairs(pairs, key, item, encode);
     return;
   }
   if (typeof value === 'object') {
-    for (const [sub, item] of Object.entries(value)) appendPairs(pairs, `${key}%5B${encodeURIComponent(sub)}%5D`, item);
+    for (const [sub, item] of Object.entries(value)) appendPairs(pairs, `${key}%5B${encode(sub)}%5D`, item, encode);
     return;
   }
-  pairs.push(`${key}=${encodeURIComponent(String(value))}`);
+  pairs.push(`${key}=${encode(String(value))}`);
+}
+
+/**
+ * `encode(text)`, or an InvalidParameterError naming the parameter when the text holds a lone
+ * surrogate (half of a UTF-16 pair: it has no UTF-8 form, and the encoders throw a bare URIError).
+ * Refused rather than written as U+FFFD, which would give a URL for another value than the one asked for.
+ */
+function percentEncode(text: string, encode: (text: string) => string, routeName: string, parameter: string, requirement = ''): string {
+  try {
+    return encode(text);
+  } catch {
+    throw new InvalidParameterError(routeName, parameter, requirement, text, { expected: 'be well-formed Unicode (no lone surrogate)' });
+  }
 }

@@ -123,6 +123,35 @@ test('a non-scalar value for a path parameter is refused', () => {
   assert.instance(thrown(() => generator().generate('page', { slug: { a: 1 } })), InvalidParameterError);
 });
 
+test('a lone surrogate in a path, host, query or fragment value is an InvalidParameterError naming the parameter, not a URIError', () => {
+  const g = generator();
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['page', { slug: 'a\uD800' }, 'slug'],
+    ['static', { path: ['ok', '\uDC00'] }, 'path'],
+    ['tenant', { tenant: '\uD83D' }, 'tenant'],
+    ['page', { slug: 'a', q: '\uDFFFx' }, 'q'],
+    ['page', { slug: 'a', q: ['ok', { deep: '\uD800' }] }, 'q'],
+    ['page', { slug: 'a', '\uD800': 'x' }, '\uD800'],
+    ['page', { slug: 'a', _fragment: 'x\uD800' }, '_fragment'],
+  ];
+  for (const [name, params, parameter] of cases) {
+    const error = thrown(() => g.generate(name, params));
+    assert.instance(error, InvalidParameterError, `${name} ${parameter}`);
+    assert.is((error as InvalidParameterError).parameter, parameter);
+    assert.is((error as InvalidParameterError).code, 'HK_ROUTING_INVALID_PARAMETER');
+    assert.match(error.message, `Parameter "${parameter}" for route "${name}" must be well-formed Unicode (no lone surrogate)`);
+  }
+  assert.is(thrown(() => g.generate('page', { slug: 'a\uD800b' })).message, 'Parameter "slug" for route "page" must be well-formed Unicode (no lone surrogate) ("a\\ud800b" given) to generate a corresponding URL.');
+  // A whole pair is one character, encoded as its UTF-8 bytes.
+  assert.is(g.generate('page', { slug: '\uD83D\uDE00' }), '/pages/%F0%9F%98%80');
+});
+
+test('a value that cannot be turned into text is refused with an InvalidParameterError, not a TypeError', () => {
+  const error = thrown(() => generator().generate('page', { slug: Object.create(null) }));
+  assert.instance(error, InvalidParameterError);
+  assert.is(error.message, 'Parameter "slug" for route "page" must match "[^/]+" ([object Object] given) to generate a corresponding URL.');
+});
+
 test('absolute URLs carry scheme, host and a non-default port', () => {
   assert.is(generator({ host: 'example.com', port: 8080 }).generate('book', { id: 1 }, true), 'http://example.com:8080/books/1');
   assert.is(generator({ scheme: 'https', host: 'example.com', port: 443 }).generate('book', { id: 1 }, true), 'https://example.com/books/1');
