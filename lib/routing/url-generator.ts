@@ -104,19 +104,34 @@ function planOf(route: Route): Plan {
   return plan;
 }
 
-function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Readonly<Record<string, string>>): Piece[] {
+// `after`: the first characters of the texts that may follow these tokens (those of an enclosing pattern).
+function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Readonly<Record<string, string>>, after = ''): Piece[] {
   return tokens.map((token, index): Piece => {
     if (token.type === 'text') return token.value;
+    const following = followers(tokens, index + 1, after);
     if (token.type === 'group') {
       // Only the group's own parameters decide whether it is written; nested groups decide for themselves.
       const names = token.tokens.flatMap((inner) => (inner.type === 'param' || inner.type === 'wildcard' ? [inner.name] : []));
-      return { group: piecesOf(token.tokens, delimiter, requirements), names };
+      return { group: piecesOf(token.tokens, delimiter, requirements, following), names };
     }
-    const next = tokens[index + 1];
-    const stop = next?.type === 'text' && next.value[0] !== delimiter ? next.value[0]!.replace(/[\]\\^-]/g, '\\$&') : '';
-    const pattern = requirements[token.name] ?? (token.type === 'wildcard' ? '[^]+' : `[^${delimiter === '.' ? '.' : '/'}${stop}]+`);
+    // The matcher's default pattern: nor the delimiter, nor the first character of a text that may follow it in any variant.
+    const stops = [...new Set(following)].filter((char) => char !== delimiter).join('').replace(/[\]\\^-]/g, '\\$&');
+    const pattern = requirements[token.name] ?? (token.type === 'wildcard' ? '[^]+' : `[^${delimiter === '.' ? '.' : '/'}${stops}]+`);
     return { name: token.name, wildcard: token.type === 'wildcard', pattern, check: new RegExp(`^(?:${pattern})$`) };
   });
+}
+
+// The first character of each text that may come right after tokens[from]: an optional group may be
+// there or not, so its first character counts and so does what follows it.
+function followers(tokens: readonly Token[], from: number, after: string): string {
+  let chars = '';
+  for (let i = from; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.type === 'text') return token.value === '' ? chars : chars + token.value[0];
+    if (token.type !== 'group') return chars;
+    chars += followers(token.tokens, 0, '');
+  }
+  return chars + after;
 }
 
 function render(pieces: readonly Piece[], routeName: string, route: Route, params: Record<string, unknown>, missing: string[]): string {

@@ -119,6 +119,32 @@ test('a value the default pattern would split is refused rather than generating 
   assert.instance(thrown(() => generator().generate('file', { name: 'a.b', ext: 'c' })), InvalidParameterError);
 });
 
+test('a value holding the text an optional group starts with is refused: the matcher would give another split back', () => {
+  const g = new UrlGenerator(
+    new RouteCollection()
+      .add('file', new Route('/files/:name{.:ext}'))
+      .add('range', new Route('/r/:from{-:to}/x'))
+      .add('inner', new Route('/x{/:name}.json')),
+  );
+  for (const [name, params] of [
+    ['file', { name: 'a.b', ext: 'c' }],
+    ['file', { name: 'a.b' }],
+    ['range', { from: 'p-q', to: 'r' }],
+    ['inner', { name: 'a.b' }],
+  ] as const) {
+    assert.instance(thrown(() => g.generate(name, params)), InvalidParameterError, `${name} ${JSON.stringify(params)}`);
+  }
+  assert.is(thrown(() => g.generate('file', { name: 'a.b', ext: 'c' })).message, 'Parameter "name" for route "file" must match "[^/.]+" ("a.b" given) to generate a corresponding URL.');
+  // What can be generated matches back to the same values.
+  const routes = new RouteCollection().add('file', new Route('/files/:name{.:ext}')).add('inner', new Route('/x{/:name}.json'));
+  const generator = new UrlGenerator(routes);
+  const matcher2 = new UrlMatcher(routes);
+  const context = { method: 'GET', host: 'localhost', scheme: 'http' } as const;
+  assert.equal(matcher2.match(generator.generate('file', { name: 'a', ext: 'tar.gz' }), context).params, { name: 'a', ext: 'tar.gz' });
+  assert.equal(matcher2.match(generator.generate('file', { name: 'a' }), context).params, { name: 'a' });
+  assert.equal(matcher2.match(generator.generate('inner', { name: 'a-b' }), context).params, { name: 'a-b' });
+});
+
 test('a non-scalar value for a path parameter is refused', () => {
   assert.instance(thrown(() => generator().generate('page', { slug: { a: 1 } })), InvalidParameterError);
 });
