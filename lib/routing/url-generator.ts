@@ -19,6 +19,8 @@ export interface GeneratorContext {
 interface Slot {
   readonly name: string;
   readonly wildcard: boolean;
+  /** A parameter of the route's host: its value is written as it is, never percent-encoded. */
+  readonly host: boolean;
   /** The requirement or default pattern, for messages. */
   readonly pattern: string;
   readonly check: RegExp;
@@ -34,6 +36,8 @@ interface Plan {
 }
 
 const plans = new WeakMap<Route, Plan>();
+/** What a host parameter's value may hold (dots only where its requirement allows them). */
+const HOST_TEXT = /^[A-Za-z0-9_.-]+$/;
 const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
 
 /** Builds URLs from route names and parameters, the reverse of UrlMatcher (Symfony's UrlGenerator). */
@@ -65,7 +69,7 @@ export class UrlGenerator {
     const build = (pieces: readonly Piece[]): string => render(pieces, name, route, params, missing);
 
     let path = build(plan.path);
-    let host = plan.host === null ? null : build(plan.host);
+    let host = plan.host === null ? null : build(plan.host).toLowerCase();
     if (missing.length > 0) throw new MissingMandatoryParametersError(name, missing);
     path = path.replace(/\/\.\.?(?=\/|$)/g, (dots) => (dots === '/..' ? '/%2E%2E' : '/%2E'));
 
@@ -117,7 +121,7 @@ function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Rea
     // The matcher's default pattern: nor the delimiter, nor the first character of a text that may follow it in any variant.
     const stops = [...new Set(following)].filter((char) => char !== delimiter).join('').replace(/[\]\\^-]/g, '\\$&');
     const pattern = requirements[token.name] ?? (token.type === 'wildcard' ? '[^]+' : `[^${delimiter === '.' ? '.' : '/'}${stops}]+`);
-    return { name: token.name, wildcard: token.type === 'wildcard', pattern, check: new RegExp(`^(?:${pattern})$`) };
+    return { name: token.name, wildcard: token.type === 'wildcard', host: delimiter === '.', pattern, check: new RegExp(`^(?:${pattern})$`) };
   });
 }
 
@@ -153,6 +157,8 @@ function render(pieces: readonly Piece[], routeName: string, route: Route, param
     }
     const encoded = encodeValue(piece, value, routeName);
     if (!piece.check.test(encoded)) throw new InvalidParameterError(routeName, piece.name, piece.pattern, value);
+    // A request's host holds nothing else (kernel/request.ts), so anything else never matches; `@` or `:` would even move the host.
+    if (piece.host && !HOST_TEXT.test(encoded)) throw new InvalidParameterError(routeName, piece.name, piece.pattern, value, { expected: 'be a host name label (letters, digits, "-" and "_")' });
     out += encoded;
   }
   return out;

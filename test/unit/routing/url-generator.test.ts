@@ -195,6 +195,17 @@ test('a route host is filled in, and makes the URL absolute when it differs from
   assert.equal((thrown(() => g.generate('tenant')) as MissingMandatoryParametersError).missingParameters, ['tenant']);
 });
 
+test('a host parameter is refused when it holds what no host name may (it would never match, or would name another host)', () => {
+  const g = generator({ host: 'acme.example.com' });
+  for (const tenant of ['a b', 'x@evil', 'evil:80', 'café', 'a/b', '%41', 'a#b']) {
+    const error = thrown(() => g.generate('tenant', { tenant }));
+    assert.instance(error, InvalidParameterError, tenant);
+    assert.match(error.message, `Parameter "tenant" for route "tenant" must be a host name label (letters, digits, "-" and "_") (${JSON.stringify(tenant)} given)`);
+  }
+  assert.is(g.generate('tenant', { tenant: 'ACME' }), '/dash', 'host names are compared without case');
+  assert.is(g.generate('tenant', { tenant: 'Other-1_x' }), 'http://other-1_x.example.com/dash');
+});
+
 test('the base URL prefixes every path', () => {
   const g = generator({ host: 'example.com', baseUrl: '/app/' });
   assert.is(g.generate('book', { id: 1 }), '/app/books/1');
