@@ -120,7 +120,7 @@ function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Rea
     }
     // The matcher's default pattern: nor the delimiter, nor the first character of a text that may follow it in any variant.
     const stops = [...new Set(following)].filter((char) => char !== delimiter).join('').replace(/[\]\\^-]/g, '\\$&');
-    const pattern = requirements[token.name] ?? (token.type === 'wildcard' ? '[^]+' : `[^${delimiter === '.' ? '.' : '/'}${stops}]+`);
+    const pattern = own(requirements, token.name) ?? (token.type === 'wildcard' ? '[^]+' : `[^${delimiter === '.' ? '.' : '/'}${stops}]+`);
     return { name: token.name, wildcard: token.type === 'wildcard', host: delimiter === '.', pattern, check: new RegExp(`^(?:${pattern})$`) };
   });
 }
@@ -150,7 +150,7 @@ function render(pieces: readonly Piece[], routeName: string, route: Route, param
       out += render(piece.group, routeName, route, params, missing);
       continue;
     }
-    const value = params[piece.name] ?? route.defaults[piece.name];
+    const value = own(params, piece.name) ?? own(route.defaults, piece.name);
     if (value === undefined || value === null) {
       missing.push(piece.name);
       continue;
@@ -169,12 +169,17 @@ function includeGroup(names: readonly string[], route: Route, params: Record<str
   if (names.length === 0) return true;
   let given = false;
   for (const name of names) {
-    const value = params[name];
-    const fallback = route.defaults[name];
+    const value = own(params, name);
+    const fallback = own(route.defaults, name);
     if ((value === undefined || value === null) && (fallback === undefined || fallback === null)) return false;
     if (value !== undefined && value !== null && !sameValue(value, fallback)) given = true;
   }
   return given;
+}
+
+// A parameter's value, never one inherited from Object.prototype (a parameter named `constructor`).
+function own<T>(values: Readonly<Record<string, T>>, name: string): T | undefined {
+  return Object.hasOwn(values, name) ? values[name] : undefined;
 }
 
 function sameValue(value: unknown, fallback: unknown): boolean {
@@ -205,7 +210,7 @@ function queryString(params: Record<string, unknown>, defaults: Readonly<Record<
   const pairs: string[] = [];
   for (const [key, value] of Object.entries(params)) {
     if (variables.has(key) || key === '_fragment' || value === undefined || value === null) continue;
-    if (key in defaults && sameValue(value, defaults[key])) continue;
+    if (Object.hasOwn(defaults, key) && sameValue(value, defaults[key])) continue;
     const encode = (text: string): string => percentEncode(text, encodeURIComponent, routeName, key);
     appendPairs(pairs, encode(key), value, encode);
   }

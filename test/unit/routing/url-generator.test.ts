@@ -212,4 +212,12 @@ test('the base URL prefixes every path', () => {
   assert.is(g.generate('home', {}, true), 'http://example.com/app/');
 });
 
+test('a parameter named like an Object.prototype property (constructor, toString) is a parameter like any other', () => {
+  const routes = new RouteCollection().add('c', new Route('/x/:constructor/:toString'));
+  const g = new UrlGenerator(routes);
+  assert.equal((thrown(() => g.generate('c', {})) as MissingMandatoryParametersError).missingParameters, ['constructor', 'toString']);
+  assert.is(g.generate('c', { constructor: 'a', toString: 'b' }), '/x/a/b');
+  assert.equal(new UrlMatcher(routes).match('/x/a/b', { method: 'GET', host: 'localhost', scheme: 'http' }).params, { constructor: 'a', toString: 'b' });
+});
+
 test.run();
