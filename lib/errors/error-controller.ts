@@ -40,7 +40,7 @@ export function createErrorController(options: ErrorControllerOptions): Controll
     const status = errors[0]?.status ?? 500;
     const failed = requestStack.getParentRequest() ?? request;
     const debug = options.debug && showDebug(failed);
-    const headers: Record<string, string> = { ...errors[0]?.headers };
+    const headers = responseHeaders(errors[0]?.headers);
     if (debug) Object.assign(headers, debugHeaders(errors[0]));
 
     if (prefersJson(request)) {
@@ -61,6 +61,28 @@ export function createErrorController(options: ErrorControllerOptions): Controll
     });
     return new Response(page, status, { ...headers, 'content-type': `text/html; charset=${charset}` });
   };
+}
+
+/** A header name node:http writes (an RFC 9110 token). */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header value node:http writes: no CR, LF or other control character, nothing beyond Latin-1. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** Headers about the body: the page is a new body, which has its own. */
+const BODY_HEADERS = new Set(['content-length', 'transfer-encoding', 'content-encoding', 'content-type']);
+
+/**
+ * The headers the error asks for (`Allow`, `Retry-After`...), less those node:http would refuse to
+ * write (which would turn the page into a bare 500) and those about a body the page replaces;
+ * with `Vary: Accept`, since the page's format is chosen by Accept and a cache must not reuse one for the other.
+ */
+function responseHeaders(errorHeaders: Record<string, string> | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(errorHeaders ?? {})) {
+    const lower = name.toLowerCase();
+    if (TOKEN.test(name) && FIELD_VALUE.test(value) && !BODY_HEADERS.has(lower)) headers[lower] = value;
+  }
+  headers.vary = headers.vary === undefined || headers.vary.trim() === '' ? 'Accept' : /(^|,)\s*(accept|\*)\s*(,|$)/i.test(headers.vary) ? headers.vary : `${headers.vary}, Accept`;
+  return headers;
 }
 
 function prefersJson(request: Request): boolean {

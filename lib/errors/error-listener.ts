@@ -1,4 +1,4 @@
-import { KernelEvents, RequestType, isHttpError, type Controller, type ExceptionEvent } from '../../kernel/index.js';
+import { KernelEvents, RequestType, type Controller, type ExceptionEvent } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { flattenError } from './flatten-error.js';
 
@@ -25,8 +25,9 @@ export class ErrorListener {
   logKernelException(event: ExceptionEvent): void {
     if (this.logger === null) return;
     const error = event.error;
-    const status = isHttpError(error) ? error.status : 500;
     const [flat] = flattenError(error);
+    // The status the error page is sent with (flattenError also reads `statusCode`, as http-errors and Fastify set it).
+    const status = flat?.status ?? 500;
     const frame = flat?.frames.find((f) => f.file !== null);
     const message = 'Uncaught error: {class}: "{message}" at {file} line {line}';
     const context = { class: flat?.class ?? 'Error', message: flat?.message ?? String(error), file: frame?.file ?? 'unknown', line: frame?.line ?? 0, exception: error };

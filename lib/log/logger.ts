@@ -120,16 +120,27 @@ function templateOf(message: string): readonly string[] {
   return template;
 }
 
+// Any value a context may hold, without throwing: a log call must never fail the code that logs.
 function stringify(value: unknown): string {
   if (value === null || value === undefined) return String(value);
   if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  if (value instanceof Date) return value.toISOString();
-  if (value instanceof Error) return `[object ${value.constructor.name}]`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || typeof value === 'symbol') return String(value);
+  if (typeof value === 'function') return '[object Function]';
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
+  if (value instanceof Error) return `[object ${classOf(value, 'Error')}]`;
   try {
-    return JSON.stringify(value);
+    return JSON.stringify(value) ?? `[object ${classOf(value as object, 'Object')}]`;
   } catch {
-    return `[object ${(value as object).constructor?.name ?? 'Object'}]`;
+    return `[object ${classOf(value as object, 'Object')}]`;
+  }
+}
+
+function classOf(value: object, fallback: string): string {
+  try {
+    const name: unknown = (value as { constructor?: { name?: unknown } }).constructor?.name;
+    return typeof name === 'string' && name !== '' ? name : fallback;
+  } catch {
+    return fallback;
   }
 }
 

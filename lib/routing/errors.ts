@@ -88,16 +88,22 @@ export class MissingMandatoryParametersError extends RoutingError {
   }
 }
 
-/** A value given to the generator does not satisfy the parameter's requirement. */
+/** Options of InvalidParameterError. */
+export interface InvalidParameterErrorOptions extends RoutingErrorOptions {
+  /** What the value must be, when that is not its requirement (default `match "<requirement>"`). */
+  expected?: string;
+}
+
+/** A value given to the generator does not satisfy the parameter's requirement, or cannot be written in a URL at all. */
 export class InvalidParameterError extends RoutingError {
   readonly routeName: string;
   readonly parameter: string;
   readonly requirement: string;
   readonly value: unknown;
 
-  constructor(routeName: string, parameter: string, requirement: string, value: unknown, options?: RoutingErrorOptions) {
+  constructor(routeName: string, parameter: string, requirement: string, value: unknown, options: InvalidParameterErrorOptions = {}) {
     super(
-      `Parameter "${parameter}" for route "${routeName}" must match "${requirement}" (${JSON.stringify(String(value))} given) to generate a corresponding URL.`,
+      `Parameter "${parameter}" for route "${routeName}" must ${options.expected ?? `match "${requirement}"`} (${describeValue(value)} given) to generate a corresponding URL.`,
       'HK_ROUTING_INVALID_PARAMETER',
       500,
       {},
@@ -107,5 +113,14 @@ export class InvalidParameterError extends RoutingError {
     this.parameter = parameter;
     this.requirement = requirement;
     this.value = value;
+  }
+}
+
+// The value as the message shows it: quoted text, or the object's tag when it has no text (a null-prototype object).
+function describeValue(value: unknown): string {
+  try {
+    return JSON.stringify(String(value));
+  } catch {
+    return Object.prototype.toString.call(value);
   }
 }

@@ -82,7 +82,8 @@ function toParts(flat: FlatToken[], delimiter: string, requirements: Readonly<Re
     if (parts.length > 0 && parts[parts.length - 1]!.type !== 'text') {
       throw new InvalidRouteError(`Invalid ${label} "${source}": parameter "${token.name}" must be separated from the previous one by some text.`);
     }
-    const requirement = requirements[token.name];
+    // Own properties only: a parameter named `constructor` or `toString` has no requirement unless given one.
+    const requirement = Object.hasOwn(requirements, token.name) ? requirements[token.name] : undefined;
     let pattern: string;
     if (requirement !== undefined) pattern = requirement;
     else if (token.type === 'wildcard') pattern = '[^]+';

@@ -19,6 +19,8 @@ export interface GeneratorContext {
 interface Slot {
   readonly name: string;
   readonly wildcard: boolean;
+  /** A parameter of the route's host: its value is written as it is, never percent-encoded. */
+  readonly host: boolean;
   /** The requirement or default pattern, for messages. */
   readonly pattern: string;
   readonly check: RegExp;
@@ -34,6 +36,8 @@ interface Plan {
 }
 
 const plans = new WeakMap<Route, Plan>();
+/** What a host parameter's value may hold (dots only where its requirement allows them). */
+const HOST_TEXT = /^[A-Za-z0-9_.-]+$/;
 const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
 
 /** Builds URLs from route names and parameters, the reverse of UrlMatcher (Symfony's UrlGenerator). */
@@ -65,7 +69,7 @@ export class UrlGenerator {
     const build = (pieces: readonly Piece[]): string => render(pieces, name, route, params, missing);
 
     let path = build(plan.path);
-    let host = plan.host === null ? null : build(plan.host);
+    let host = plan.host === null ? null : build(plan.host).toLowerCase();
     if (missing.length > 0) throw new MissingMandatoryParametersError(name, missing);
     path = path.replace(/\/\.\.?(?=\/|$)/g, (dots) => (dots === '/..' ? '/%2E%2E' : '/%2E'));
 
@@ -79,10 +83,10 @@ export class UrlGenerator {
     else if (host !== this.#host) needsHost = true;
 
     let url = this.#baseUrl + (path === '' ? '/' : path);
-    const query = queryString(params, route.defaults, plan.variables);
+    const query = queryString(params, route.defaults, plan.variables, name);
     if (query !== '') url += `?${query}`;
     const fragment = params._fragment;
-    if (fragment !== undefined && fragment !== null && fragment !== '') url += `#${encodeURI(String(fragment)).replace(/#/g, '%23')}`;
+    if (fragment !== undefined && fragment !== null && fragment !== '') url += `#${percentEncode(String(fragment), encodeURI, name, '_fragment').replace(/#/g, '%23')}`;
     if (!needsHost) return url;
     const port = scheme === this.#scheme && this.#port !== undefined && this.#port !== DEFAULT_PORTS[scheme] ? `:${this.#port}` : '';
     return `${scheme}://${host}${port}${url}`;
@@ -104,19 +108,34 @@ function planOf(route: Route): Plan {
   return plan;
 }
 
-function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Readonly<Record<string, string>>): Piece[] {
+// `after`: the first characters of the texts that may follow these tokens (those of an enclosing pattern).
+function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Readonly<Record<string, string>>, after = ''): Piece[] {
   return tokens.map((token, index): Piece => {
     if (token.type === 'text') return token.value;
+    const following = followers(tokens, index + 1, after);
     if (token.type === 'group') {
       // Only the group's own parameters decide whether it is written; nested groups decide for themselves.
       const names = token.tokens.flatMap((inner) => (inner.type === 'param' || inner.type === 'wildcard' ? [inner.name] : []));
-      return { group: piecesOf(token.tokens, delimiter, requirements), names };
+      return { group: piecesOf(token.tokens, delimiter, requirements, following), names };
     }
-    const next = tokens[index + 1];
-    const stop = next?.type === 'text' && next.value[0] !== delimiter ? next.value[0]!.replace(/[\]\\^-]/g, '\\$&') : '';
-    const pattern = requirements[token.name] ?? (token.type === 'wildcard' ? '[^]+' : `[^${delimiter === '.' ? '.' : '/'}${stop}]+`);
-    return { name: token.name, wildcard: token.type === 'wildcard', pattern, check: new RegExp(`^(?:${pattern})$`) };
+    // The matcher's default pattern: nor the delimiter, nor the first character of a text that may follow it in any variant.
+    const stops = [...new Set(following)].filter((char) => char !== delimiter).join('').replace(/[\]\\^-]/g, '\\$&');
+    const pattern = own(requirements, token.name) ?? (token.type === 'wildcard' ? '[^]+' : `[^${delimiter === '.' ? '.' : '/'}${stops}]+`);
+    return { name: token.name, wildcard: token.type === 'wildcard', host: delimiter === '.', pattern, check: new RegExp(`^(?:${pattern})$`) };
   });
+}
+
+// The first character of each text that may come right after tokens[from]: an optional group may be
+// there or not, so its first character counts and so does what follows it.
+function followers(tokens: readonly Token[], from: number, after: string): string {
+  let chars = '';
+  for (let i = from; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.type === 'text') return token.value === '' ? chars : chars + token.value[0];
+    if (token.type !== 'group') return chars;
+    chars += followers(token.tokens, 0, '');
+  }
+  return chars + after;
 }
 
 function render(pieces: readonly Piece[], routeName: string, route: Route, params: Record<string, unknown>, missing: string[]): string {
@@ -131,13 +150,15 @@ function render(pieces: readonly Piece[], routeName: string, route: Route, param
       out += render(piece.group, routeName, route, params, missing);
       continue;
     }
-    const value = params[piece.name] ?? route.defaults[piece.name];
+    const value = own(params, piece.name) ?? own(route.defaults, piece.name);
     if (value === undefined || value === null) {
       missing.push(piece.name);
       continue;
     }
     const encoded = encodeValue(piece, value, routeName);
     if (!piece.check.test(encoded)) throw new InvalidParameterError(routeName, piece.name, piece.pattern, value);
+    // A request's host holds nothing else (kernel/request.ts), so anything else never matches; `@` or `:` would even move the host.
+    if (piece.host && !HOST_TEXT.test(encoded)) throw new InvalidParameterError(routeName, piece.name, piece.pattern, value, { expected: 'be a host name label (letters, digits, "-" and "_")' });
     out += encoded;
   }
   return out;
@@ -148,12 +169,17 @@ function includeGroup(names: readonly string[], route: Route, params: Record<str
   if (names.length === 0) return true;
   let given = false;
   for (const name of names) {
-    const value = params[name];
-    const fallback = route.defaults[name];
+    const value = own(params, name);
+    const fallback = own(route.defaults, name);
     if ((value === undefined || value === null) && (fallback === undefined || fallback === null)) return false;
     if (value !== undefined && value !== null && !sameValue(value, fallback)) given = true;
   }
   return given;
+}
+
+// A parameter's value, never one inherited from Object.prototype (a parameter named `constructor`).
+function own<T>(values: Readonly<Record<string, T>>, name: string): T | undefined {
+  return Object.hasOwn(values, name) ? values[name] : undefined;
 }
 
 function sameValue(value: unknown, fallback: unknown): boolean {
@@ -164,9 +190,9 @@ function encodeValue(slot: Slot, value: unknown, routeName: string): string {
   if (slot.wildcard) {
     const segments = Array.isArray(value) ? value : typeof value === 'string' ? value.split('/') : [value];
     if (segments.length === 0) throw new InvalidParameterError(routeName, slot.name, slot.pattern, value);
-    return segments.map((segment) => encodeSegment(scalar(segment, slot, routeName))).join('/');
+    return segments.map((segment) => encodeSegment(scalar(segment, slot, routeName), slot, routeName)).join('/');
   }
-  return encodeSegment(scalar(value, slot, routeName));
+  return encodeSegment(scalar(value, slot, routeName), slot, routeName);
 }
 
 function scalar(value: unknown, slot: Slot, routeName: string): string {
@@ -176,29 +202,43 @@ function scalar(value: unknown, slot: Slot, routeName: string): string {
 }
 
 // encodeURIComponent, then the sub-delimiters a path segment may hold are written as they are.
-function encodeSegment(value: string): string {
-  return encodeURIComponent(value).replace(/%(?:40|3A|2C|3B|3D|2B|24|26)/g, (escape) => decodeURIComponent(escape));
+function encodeSegment(value: string, slot: Slot, routeName: string): string {
+  return percentEncode(value, encodeURIComponent, routeName, slot.name, slot.pattern).replace(/%(?:40|3A|2C|3B|3D|2B|24|26)/g, (escape) => decodeURIComponent(escape));
 }
 
-function queryString(params: Record<string, unknown>, defaults: Readonly<Record<string, unknown>>, variables: ReadonlySet<string>): string {
+function queryString(params: Record<string, unknown>, defaults: Readonly<Record<string, unknown>>, variables: ReadonlySet<string>, routeName: string): string {
   const pairs: string[] = [];
   for (const [key, value] of Object.entries(params)) {
     if (variables.has(key) || key === '_fragment' || value === undefined || value === null) continue;
-    if (key in defaults && sameValue(value, defaults[key])) continue;
-    appendPairs(pairs, encodeURIComponent(key), value);
+    if (Object.hasOwn(defaults, key) && sameValue(value, defaults[key])) continue;
+    const encode = (text: string): string => percentEncode(text, encodeURIComponent, routeName, key);
+    appendPairs(pairs, encode(key), value, encode);
   }
   return pairs.join('&');
 }
 
-function appendPairs(pairs: string[], key: string, value: unknown): void {
+function appendPairs(pairs: string[], key: string, value: unknown, encode: (text: string) => string): void {
   if (value === undefined || value === null) return;
   if (Array.isArray(value)) {
-    for (const item of value) appendPairs(pairs, key, item);
+    for (const item of value) appendPairs(pairs, key, item, encode);
     return;
   }
   if (typeof value === 'object') {
-    for (const [sub, item] of Object.entries(value)) appendPairs(pairs, `${key}%5B${encodeURIComponent(sub)}%5D`, item);
+    for (const [sub, item] of Object.entries(value)) appendPairs(pairs, `${key}%5B${encode(sub)}%5D`, item, encode);
     return;
   }
-  pairs.push(`${key}=${encodeURIComponent(String(value))}`);
+  pairs.push(`${key}=${encode(String(value))}`);
+}
+
+/**
+ * `encode(text)`, or an InvalidParameterError naming the parameter when the text holds a lone
+ * surrogate (half of a UTF-16 pair: it has no UTF-8 form, and the encoders throw a bare URIError).
+ * Refused rather than written as U+FFFD, which would give a URL for another value than the one asked for.
+ */
+function percentEncode(text: string, encode: (text: string) => string, routeName: string, parameter: string, requirement = ''): string {
+  try {
+    return encode(text);
+  } catch {
+    throw new InvalidParameterError(routeName, parameter, requirement, text, { expected: 'be well-formed Unicode (no lone surrogate)' });
+  }
 }

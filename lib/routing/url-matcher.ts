@@ -271,7 +271,18 @@ export class UrlMatcher {
     if (tree.find(toggled, bit, host, scheme)) return this.#redirect(this.#result(toggled), toggled, undefined);
     const retrySchemeMiss = tree.schemeMiss;
     if (retrySchemeMiss !== null) return this.#redirectScheme(toggled, bit, host, retrySchemeMiss[0]!);
+    // Several trailing slashes (`/dir//`): the canonical path may keep one. Only reached by such a path's miss.
+    if (path.length > trimmed.length + 1) return this.#retry(`${trimmed}/`, bit, host, scheme);
     return { kind: 'not-found', path: toggled };
+  }
+
+  // One more redirect candidate, after the toggled path missed.
+  #retry(path: string, bit: number, host: string, scheme: string): LookupResult {
+    const tree = this.#tree;
+    if (tree.find(path, bit, host, scheme)) return this.#redirect(this.#result(path), path, undefined);
+    const schemeMiss = tree.schemeMiss;
+    if (schemeMiss !== null) return this.#redirectScheme(path, bit, host, schemeMiss[0]!);
+    return { kind: 'not-found', path };
   }
 
   #redirectScheme(path: string, bit: number, host: string, scheme: string): LookupResult {
@@ -320,6 +331,7 @@ export class UrlMatcher {
     const host = hostWithoutPort(context.host);
     const trimmed = trimTrailingSlashes(path);
     const toggled = trimmed === '/' ? null : trimmed === path ? `${path}/` : trimmed;
+    const oneSlash = toggled !== null && path.length > trimmed.length + 1 ? `${trimmed}/` : null;
     const canRedirect = context.method === 'GET' || context.method === 'HEAD';
     for (const [name, route] of this.#routes) {
       const compiled = compiledRoute(route);
@@ -330,8 +342,9 @@ export class UrlMatcher {
       const checks = { path: pathMatches, host: hostMatches, method: methodMatches, scheme: schemeMatches };
       const trace = (verdict: RouteTrace['verdict'], reason: string): RouteTrace => ({ name, path: route.path, verdict, reason, checks });
       if (!pathMatches) {
-        if (toggled !== null && compiled.pathRegex.test(toggled)) {
-          traces.push(trace('almost', `Path "${path}" matches only as "${toggled}"${canRedirect ? ', a GET or HEAD is redirected there if no route matches' : ''}.`));
+        const canonical = toggled !== null && compiled.pathRegex.test(toggled) ? toggled : oneSlash !== null && compiled.pathRegex.test(oneSlash) ? oneSlash : null;
+        if (canonical !== null) {
+          traces.push(trace('almost', `Path "${path}" matches only as "${canonical}"${canRedirect ? ', a GET or HEAD is redirected there if no route matches' : ''}.`));
         } else traces.push(trace('mismatch', `Path "${path}" does not match "${route.path}".`));
         continue;
       }

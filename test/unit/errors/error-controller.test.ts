@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BadRequestHttpError, Request, RequestStack, Response } from '../../../kernel/index.js';
+import { BadRequestHttpError, HttpError, MethodNotAllowedHttpError, Request, RequestStack, Response } from '../../../kernel/index.js';
 import { createErrorController } from '../../../lib/errors/index.js';
 
 /** The error controller's answer to a request that failed with `error`, in debug mode. */
@@ -42,6 +42,21 @@ test('a long message is cut to 2,048 encoded characters in X-Debug-Exception, ne
   assert.is(decodeURIComponent(cjk), '中'.repeat(227));
   // A message that fits is kept whole.
   assert.is(decodeURIComponent(header(`${'é'.repeat(300)}.`)), `${'é'.repeat(300)}.`);
+});
+
+test('the error\'s headers are kept, but not those node:http would refuse nor those about the body the page replaces', () => {
+  const response = answerTo(new HttpError(503, 'Down.', { headers: { 'Retry-After': '5', 'x-bad': 'a\nb', 'bad name': 'x', 'x-wide': '\u20ac', 'Content-Length': '1', 'content-encoding': 'gzip' } }));
+  assert.is(response.status, 503);
+  assert.equal(Object.keys(response.headers).filter((name) => !name.startsWith('x-debug-')).sort(), ['content-type', 'retry-after', 'vary']);
+  assert.is(response.headers['retry-after'], '5');
+  assert.is(answerTo(new MethodNotAllowedHttpError(['GET', 'HEAD'])).headers.allow, 'GET, HEAD');
+});
+
+test('an error response varies by Accept, added to a Vary the error asks for', () => {
+  assert.is(answerTo(new BadRequestHttpError('x')).headers.vary, 'Accept');
+  assert.is(answerTo(new HttpError(400, 'x', { headers: { vary: 'Origin' } })).headers.vary, 'Origin, Accept');
+  assert.is(answerTo(new HttpError(400, 'x', { headers: { vary: 'origin, accept' } })).headers.vary, 'origin, accept');
+  assert.is(answerTo(new HttpError(400, 'x', { headers: { vary: '*' } })).headers.vary, '*');
 });
 
 test.run();

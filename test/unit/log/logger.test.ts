@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, RequestStack } from '../../../kernel/index.js';
-import { DebugLogBuffer, Logger, attachStderrSink, createBus, formatLine, interpolate, type LogEntry } from '../../../lib/log/index.js';
+import { DebugLogBuffer, Logger, attachStderrSink, createBus, formatJson, formatLine, interpolate, type LogEntry, type LogRecord } from '../../../lib/log/index.js';
 
 const test = suite('Logger');
 
@@ -88,6 +88,54 @@ test('the stderr sink writes JSON lines or Monolog-style lines, from its level u
   assert.is(parsed.channel, 'request');
   assert.is(parsed.message, 'Loud error');
   assert.match(formatLine({ time: 0, level: 3, levelName: 'ERROR', channel: 'app', message: 'm', context: {} }), /^\[1970-01-01T00:00:00.000Z\] app\.ERROR: m\n$/);
+});
+
+test('a placeholder of any value is interpolated without throwing: invalid dates, errors without a constructor, functions, symbols', () => {
+  assert.is(interpolate('at {d}', { d: new Date(NaN) }), 'at Invalid Date');
+  assert.is(interpolate('at {d}', { d: new Date(0) }), 'at 1970-01-01T00:00:00.000Z');
+  const bare = new Error('x');
+  Object.defineProperty(bare, 'constructor', { value: undefined });
+  assert.is(interpolate('{e}', { e: bare }), '[object Error]');
+  assert.is(interpolate('{e}', { e: new TypeError('x') }), '[object TypeError]');
+  assert.is(interpolate('{f} {s}', { f: () => 1, s: Symbol('q') }), '[object Function] Symbol(q)');
+  const throwing = { toJSON() { throw new Error('no'); } };
+  assert.is(interpolate('{t}', { t: throwing }), '[object Object]');
+  const logger = new Logger({ bus: createBus() });
+  logger.warning('Expires {at}', { at: new Date('not a date') });
+});
+
+function record(context: Record<string, unknown>): LogRecord {
+  return { time: 0, level: 3, levelName: 'ERROR', channel: 'app', message: 'm', context };
+}
+
+test('the stderr sink writes an object met twice as itself, and only a cycle as [circular]', () => {
+  const shared = { id: 7 };
+  const cyclic: Record<string, unknown> = { name: 'c' };
+  cyclic.self = cyclic;
+  const parsed = JSON.parse(formatJson(record({ first: shared, second: shared, list: [shared, shared], cyclic })));
+  assert.equal(parsed.context.first, { id: 7 });
+  assert.equal(parsed.context.second, { id: 7 });
+  assert.equal(parsed.context.list, [{ id: 7 }, { id: 7 }]);
+  assert.equal(parsed.context.cyclic, { name: 'c', self: '[circular]' });
+  assert.match(formatLine(record({ a: shared, b: shared })), '{"a":{"id":7},"b":{"id":7}}');
+});
+
+test('the stderr sink never throws into the code that logs: a context JSON cannot take is written as its message with a note', () => {
+  const bus = createBus();
+  const lines: string[] = [];
+  attachStderrSink(bus, { level: 'debug', json: true, stream: { write: (chunk: string) => lines.push(chunk) } });
+  const hostile = new Error('x');
+  Object.defineProperty(hostile, 'message', { get() { throw new Error('getter'); } });
+  const logger = new Logger({ bus });
+  logger.error('one {a}', { a: { toJSON() { throw new Error('toJSON'); } } });
+  logger.critical('two', { exception: hostile });
+  assert.is(lines.length, 2);
+  for (const line of lines) {
+    const parsed = JSON.parse(line);
+    assert.match(parsed.message, /^(one|two)/);
+    assert.match(String(parsed.context), /^\[context that cannot be written as JSON: /);
+  }
+  assert.match(formatLine(record({ a: { toJSON() { throw new Error('toJSON'); } } })), /\[context that cannot be written as JSON: Error: toJSON\]/);
 });
 
 test.run();

@@ -119,8 +119,63 @@ test('a value the default pattern would split is refused rather than generating 
   assert.instance(thrown(() => generator().generate('file', { name: 'a.b', ext: 'c' })), InvalidParameterError);
 });
 
+test('a value holding the text an optional group starts with is refused: the matcher would give another split back', () => {
+  const g = new UrlGenerator(
+    new RouteCollection()
+      .add('file', new Route('/files/:name{.:ext}'))
+      .add('range', new Route('/r/:from{-:to}/x'))
+      .add('inner', new Route('/x{/:name}.json')),
+  );
+  for (const [name, params] of [
+    ['file', { name: 'a.b', ext: 'c' }],
+    ['file', { name: 'a.b' }],
+    ['range', { from: 'p-q', to: 'r' }],
+    ['inner', { name: 'a.b' }],
+  ] as const) {
+    assert.instance(thrown(() => g.generate(name, params)), InvalidParameterError, `${name} ${JSON.stringify(params)}`);
+  }
+  assert.is(thrown(() => g.generate('file', { name: 'a.b', ext: 'c' })).message, 'Parameter "name" for route "file" must match "[^/.]+" ("a.b" given) to generate a corresponding URL.');
+  // What can be generated matches back to the same values.
+  const routes = new RouteCollection().add('file', new Route('/files/:name{.:ext}')).add('inner', new Route('/x{/:name}.json'));
+  const generator = new UrlGenerator(routes);
+  const matcher2 = new UrlMatcher(routes);
+  const context = { method: 'GET', host: 'localhost', scheme: 'http' } as const;
+  assert.equal(matcher2.match(generator.generate('file', { name: 'a', ext: 'tar.gz' }), context).params, { name: 'a', ext: 'tar.gz' });
+  assert.equal(matcher2.match(generator.generate('file', { name: 'a' }), context).params, { name: 'a' });
+  assert.equal(matcher2.match(generator.generate('inner', { name: 'a-b' }), context).params, { name: 'a-b' });
+});
+
 test('a non-scalar value for a path parameter is refused', () => {
   assert.instance(thrown(() => generator().generate('page', { slug: { a: 1 } })), InvalidParameterError);
+});
+
+test('a lone surrogate in a path, host, query or fragment value is an InvalidParameterError naming the parameter, not a URIError', () => {
+  const g = generator();
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['page', { slug: 'a\uD800' }, 'slug'],
+    ['static', { path: ['ok', '\uDC00'] }, 'path'],
+    ['tenant', { tenant: '\uD83D' }, 'tenant'],
+    ['page', { slug: 'a', q: '\uDFFFx' }, 'q'],
+    ['page', { slug: 'a', q: ['ok', { deep: '\uD800' }] }, 'q'],
+    ['page', { slug: 'a', '\uD800': 'x' }, '\uD800'],
+    ['page', { slug: 'a', _fragment: 'x\uD800' }, '_fragment'],
+  ];
+  for (const [name, params, parameter] of cases) {
+    const error = thrown(() => g.generate(name, params));
+    assert.instance(error, InvalidParameterError, `${name} ${parameter}`);
+    assert.is((error as InvalidParameterError).parameter, parameter);
+    assert.is((error as InvalidParameterError).code, 'HK_ROUTING_INVALID_PARAMETER');
+    assert.match(error.message, `Parameter "${parameter}" for route "${name}" must be well-formed Unicode (no lone surrogate)`);
+  }
+  assert.is(thrown(() => g.generate('page', { slug: 'a\uD800b' })).message, 'Parameter "slug" for route "page" must be well-formed Unicode (no lone surrogate) ("a\\ud800b" given) to generate a corresponding URL.');
+  // A whole pair is one character, encoded as its UTF-8 bytes.
+  assert.is(g.generate('page', { slug: '\uD83D\uDE00' }), '/pages/%F0%9F%98%80');
+});
+
+test('a value that cannot be turned into text is refused with an InvalidParameterError, not a TypeError', () => {
+  const error = thrown(() => generator().generate('page', { slug: Object.create(null) }));
+  assert.instance(error, InvalidParameterError);
+  assert.is(error.message, 'Parameter "slug" for route "page" must match "[^/]+" ([object Object] given) to generate a corresponding URL.');
 });
 
 test('absolute URLs carry scheme, host and a non-default port', () => {
@@ -140,10 +195,29 @@ test('a route host is filled in, and makes the URL absolute when it differs from
   assert.equal((thrown(() => g.generate('tenant')) as MissingMandatoryParametersError).missingParameters, ['tenant']);
 });
 
+test('a host parameter is refused when it holds what no host name may (it would never match, or would name another host)', () => {
+  const g = generator({ host: 'acme.example.com' });
+  for (const tenant of ['a b', 'x@evil', 'evil:80', 'café', 'a/b', '%41', 'a#b']) {
+    const error = thrown(() => g.generate('tenant', { tenant }));
+    assert.instance(error, InvalidParameterError, tenant);
+    assert.match(error.message, `Parameter "tenant" for route "tenant" must be a host name label (letters, digits, "-" and "_") (${JSON.stringify(tenant)} given)`);
+  }
+  assert.is(g.generate('tenant', { tenant: 'ACME' }), '/dash', 'host names are compared without case');
+  assert.is(g.generate('tenant', { tenant: 'Other-1_x' }), 'http://other-1_x.example.com/dash');
+});
+
 test('the base URL prefixes every path', () => {
   const g = generator({ host: 'example.com', baseUrl: '/app/' });
   assert.is(g.generate('book', { id: 1 }), '/app/books/1');
   assert.is(g.generate('home', {}, true), 'http://example.com/app/');
+});
+
+test('a parameter named like an Object.prototype property (constructor, toString) is a parameter like any other', () => {
+  const routes = new RouteCollection().add('c', new Route('/x/:constructor/:toString'));
+  const g = new UrlGenerator(routes);
+  assert.equal((thrown(() => g.generate('c', {})) as MissingMandatoryParametersError).missingParameters, ['constructor', 'toString']);
+  assert.is(g.generate('c', { constructor: 'a', toString: 'b' }), '/x/a/b');
+  assert.equal(new UrlMatcher(routes).match('/x/a/b', { method: 'GET', host: 'localhost', scheme: 'http' }).params, { constructor: 'a', toString: 'b' });
 });
 
 test.run();

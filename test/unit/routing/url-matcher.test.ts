@@ -110,6 +110,17 @@ test('all trailing slashes are trimmed by the retry', () => {
   assert.equal(m.match('/health///', context()).redirect, { path: '/health' });
 });
 
+test('several trailing slashes are redirected to a route that keeps one, as to a route that has none', () => {
+  const m = matcher(['dir', '/dir/', { methods: ['GET'] }], ['health', '/health'], ['book', '/books/:id/']);
+  assert.equal(look(m, '/dir//'), { kind: 'redirect', name: 'dir', params: {}, redirect: { path: '/dir/' } });
+  assert.equal(look(m, '/dir///', context('HEAD')), { kind: 'redirect', name: 'dir', params: {}, redirect: { path: '/dir/' } });
+  assert.equal(look(m, '/books/7//'), { kind: 'redirect', name: 'book', params: { id: '7' }, redirect: { path: '/books/7/' } });
+  assert.equal(look(m, '/health//').redirect, { path: '/health' });
+  assert.equal(look(m, '/nope//'), { kind: 'not-found', path: '/nope' }, 'a search that never reached the slashes retries nothing');
+  assert.equal(look(m, '/dir//', context('POST')), { kind: 'not-found', path: '/dir//' });
+  assert.is(m.explain('/dir//', context())[0]!.reason, 'Path "/dir//" matches only as "/dir/", a GET or HEAD is redirected there if no route matches.');
+});
+
 test('a miss names the last path tried: the toggled one for GET', () => {
   const m = matcher(['health', '/health', { methods: ['GET'] }]);
   const error = thrown(() => m.match('/robots.txt', context()));
