@@ -29,7 +29,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
 
   const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
     try {
-      send(req, res, response);
+      send(req, res, response, logger);
     } catch (error) {
       // A header node:http refuses (CR/LF, a character beyond Latin-1): thrown here, it would end the process.
       fail(res, error, logger);
@@ -64,8 +64,11 @@ function terminateFailed(error: unknown, logger: Logger | undefined): void {
   logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error });
 }
 
-/** Writes a Response to a node:http response (headers only for HEAD and empty statuses). */
-export function send(req: IncomingMessage, res: ServerResponse, response: Response): void {
+/** Errors of a response stream that mean the client went away, not that the body failed. */
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
+
+/** Writes a Response to a node:http response (headers only for HEAD and empty statuses); a stream body that fails is logged. */
+export function send(req: IncomingMessage, res: ServerResponse, response: Response, logger?: Logger): void {
   if (res.headersSent || res.destroyed) return;
   // The rest of a body refused (413) or left half read is not drained: the connection closes after the answer.
   if (!req.complete && (response.status === 413 || req.readableDidRead)) res.shouldKeepAlive = false;
@@ -78,7 +81,12 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
     res.end(body);
   } else {
     pipeline(body, res, (error) => {
-      if (error) res.destroy(error);
+      if (!error) return;
+      res.destroy(error);
+      // The head is gone: the client sees a cut answer, and only the log tells why.
+      if (!CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? '')) {
+        logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
+      }
     });
   }
 }
@@ -90,7 +98,8 @@ function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): 
     return;
   }
   const body = 'Internal Server Error\n';
-  res.writeHead(500, { 'content-type': 'text/plain; charset=UTF-8', 'content-length': String(Buffer.byteLength(body)) });
+  // The reason phrase too: a writeHead() that threw has already kept the refused status's (`500 Found`).
+  res.writeHead(500, 'Internal Server Error', { 'content-type': 'text/plain; charset=UTF-8', 'content-length': String(Buffer.byteLength(body)) });
   res.end(body);
 }
 

@@ -1,0 +1,91 @@
+// Defects found in a bug bash of the server and the request/response lifecycle, each checked over
+// real sockets (http and https) against a server started as the harness starts one.
+import { Readable } from 'node:stream';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Response, type Request } from '../../kernel/index.js';
+import type { LogEntry, LogRecord } from '../../lib/log/index.js';
+import { Route, RouteCollection } from '../../lib/routing/index.js';
+import { SCHEMES, fetchFrom, rawStatus, sendRaw, startTestServer, type TestServer } from './harness.js';
+
+/** A body that sends its first piece, then fails. */
+function failingBody(): Readable {
+  return Readable.from(
+    (async function* () {
+      yield 'first piece\n';
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      throw new Error('the data source broke');
+    })(),
+  );
+}
+
+/** A body of 50 pieces 20 ms apart: a client has time to leave half-way. */
+function slowBody(): Readable {
+  return Readable.from(
+    (async function* () {
+      for (let i = 0; i < 50; i++) {
+        yield `piece ${i}\n`;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })(),
+  );
+}
+
+function routes(): RouteCollection {
+  const collection = new RouteCollection();
+  collection.add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json({ got: await request.json() }) } }));
+  collection.add('text', new Route('/text', { methods: ['POST'], defaults: { _controller: async (request: Request) => new Response(await request.text(), 200, { 'content-type': 'text/plain' }) } }));
+  collection.add('go', new Route('/go', { methods: ['GET'], defaults: { _controller: (request: Request) => Response.redirect(request.query.get('to') ?? '/') } }));
+  collection.add('slow-stream', new Route('/slow-stream', { methods: ['GET'], defaults: { _controller: () => new Response(slowBody(), 200, { 'content-type': 'text/plain' }) } }));
+  collection.add('broken-stream', new Route('/broken-stream', { methods: ['GET'], defaults: { _controller: () => new Response(failingBody(), 200, { 'content-type': 'text/plain' }) } }));
+  return collection;
+}
+
+const test = suite('server bug bash');
+let server: TestServer;
+const records: LogRecord[] = [];
+const onLog = ({ record }: LogEntry): void => void records.push(record);
+
+test.before(async () => {
+  server = await startTestServer({ kernel: { env: 'staging', debug: false, routes: routes(), bodyLimit: 1024 } });
+  server.app.bus.on('log', onLog);
+});
+
+test.after(async () => {
+  server.app.bus.off('log', onLog);
+  await server.close();
+});
+
+test('a response node:http refuses to write is a 500 whose reason phrase is Internal Server Error, not the refused status\'s', async () => {
+  for (const scheme of SCHEMES) {
+    const answer = await sendRaw(server, scheme, 'GET /go?to=/x%0d%0aSet-Cookie:a=b HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 500 Internal Server Error\r\n/, `${scheme}: ${JSON.stringify(answer.slice(0, 80))}`);
+    assert.not.match(answer, /set-cookie/i, scheme);
+  }
+});
+
+test('a stream body that fails half-way is logged, and the client sees an incomplete answer', async () => {
+  for (const scheme of SCHEMES) {
+    records.length = 0;
+    const answer = await sendRaw(server, scheme, 'GET /broken-stream HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    assert.is(rawStatus(answer), 200, scheme);
+    assert.ok(answer.includes('first piece'), scheme);
+    assert.not.ok(answer.endsWith('0\r\n\r\n'), `${scheme}: the chunked body must not look complete`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const logged = records.filter((record) => record.message.includes('the data source broke'));
+    assert.is(logged.length, 1, `${scheme}: ${JSON.stringify(records.map((record) => record.message))}`);
+    assert.is(logged[0]!.levelName, 'CRITICAL', scheme);
+  }
+});
+
+test('a client that leaves in the middle of a stream body is no server failure: nothing critical is logged', async () => {
+  for (const scheme of SCHEMES) {
+    records.length = 0;
+    const answer = await sendRaw(server, scheme, 'GET /slow-stream HTTP/1.1\r\nHost: localhost\r\n\r\n', { waitMs: 150 });
+    assert.ok(answer.includes('piece 0'), scheme);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(records.filter((record) => record.level <= 2).map((record) => record.message), [], scheme);
+  }
+});
+
+test.run();
