@@ -145,7 +145,7 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   // Not node's socket timeout (server.timeout): that re-arms a timer on every read and write of
   // every socket, about 1% of a small request's cost. IdleSockets looks at their byte counts instead.
   server.timeout = 0;
-  server.on('clientError', answerClientError);
+  server.on('clientError', clientErrorAnswerer(limits.maxHeaderSize));
   // Raw TCP sockets, including TLS handshakes and upgraded connections that the http layer no longer
   // tracks, so close() can always finish; errors on them must never reach the process.
   // Over https the raw socket's byte counts are the TLS records': the handshake counts as activity too.
@@ -167,17 +167,32 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy());
 }
 
-/** A malformed or oversized request gets a minimal status line, when the connection can still take one. */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  // Never write after an in-flight response has sent its head: the bytes would corrupt it. Node's own
-  // default handler makes the same check on the same field.
-  const inFlight = (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage;
-  if (socket.writable && !PEER_GONE.has(error.code ?? '') && !inFlight?.headersSent) {
-    const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
-    return;
-  }
-  socket.destroy();
+/**
+ * A malformed or oversized request gets a status line and a one-line text saying what is wrong,
+ * when the connection can still take one.
+ */
+function clientErrorAnswerer(maxHeaderSize: number): (error: NodeJS.ErrnoException & { reason?: string }, socket: Duplex) => void {
+  const messages: Readonly<Record<string, string>> = {
+    HPE_HEADER_OVERFLOW: `The request line and headers are larger than ${maxHeaderSize} bytes.`,
+    ERR_HTTP_REQUEST_TIMEOUT: 'The request did not arrive in time.',
+  };
+  return (error, socket) => {
+    // Never write after an in-flight response has sent its head: the bytes would corrupt it. Node's own
+    // default handler makes the same check on the same field.
+    const inFlight = (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+    if (socket.writable && !PEER_GONE.has(error.code ?? '') && !inFlight?.headersSent) {
+      const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
+      // The parser's reasons are fixed texts (`Duplicate Content-Length`), never the client's bytes.
+      const reason = messages[error.code ?? ''] ?? (typeof error.reason === 'string' && error.reason !== '' ? `${error.reason}.` : undefined);
+      const body = reason === undefined ? `${STATUS_CODES[status]}\n` : `${STATUS_CODES[status]}: ${reason}\n`;
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        () => socket.destroy(),
+      );
+      return;
+    }
+    socket.destroy();
+  };
 }
 
 /** Once shutdown has begun, a response asks its client to close the connection (node then closes it after the response). */

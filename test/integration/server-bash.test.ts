@@ -88,4 +88,29 @@ test('a client that leaves in the middle of a stream body is no server failure: 
   }
 });
 
+/** The body of a raw answer framed by Content-Length. */
+function rawBody(answer: string): string {
+  const headEnd = answer.indexOf('\r\n\r\n');
+  const length = Number(/\r\ncontent-length: *(\d+)/i.exec(answer)?.[1] ?? -1);
+  return answer.slice(headEnd + 4, headEnd + 4 + length);
+}
+
+test('a request the HTTP parser refuses gets a 4xx whose body says what is wrong with it', async () => {
+  const cases: Array<[string, number, RegExp]> = [
+    ['POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400, /Duplicate Content-Length/],
+    ['POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, /Transfer-Encoding can't be present with Content-Length/],
+    ['POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', 400, /chunk size/],
+    ['GET / HTTP/1.1\r\nHost: localhost\r\nBad Name: x\r\n\r\n', 400, /header/i],
+    [`GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, 431, /larger than 16384 bytes/],
+  ];
+  for (const scheme of SCHEMES) {
+    for (const [bytes, status, message] of cases) {
+      const answer = await sendRaw(server, scheme, bytes);
+      assert.is(rawStatus(answer), status, `${scheme} ${JSON.stringify(bytes.slice(0, 60))}: ${JSON.stringify(answer.slice(0, 200))}`);
+      assert.match(answer, /\r\ncontent-type: text\/plain; charset=utf-8\r\n/i, scheme);
+      assert.match(rawBody(answer), message, `${scheme}: ${JSON.stringify(answer)}`);
+    }
+  }
+});
+
 test.run();
