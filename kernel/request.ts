@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
@@ -320,9 +321,11 @@ export class Request {
     return this.#bodyRead;
   }
 
-  /** The body as UTF-8 text. */
+  /** The body as UTF-8 text; bytes that are no UTF-8 are a 400 (decoding would replace them with U+FFFD unseen). */
   async text(): Promise<string> {
-    return (await this.bytes()).toString('utf8');
+    const bytes = await this.bytes();
+    if (!isUtf8(bytes)) throw new MalformedRequestError('The request body is not valid UTF-8 text.');
+    return bytes.toString('utf8');
   }
 
   /** The body parsed as JSON; invalid JSON is a 400 naming the problem. */

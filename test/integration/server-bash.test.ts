@@ -1,6 +1,8 @@
 // Defects found in a bug bash of the server and the request/response lifecycle, each checked over
 // real sockets (http and https) against a server started as the harness starts one.
+import net from 'node:net';
 import { Readable } from 'node:stream';
+import tls from 'node:tls';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Response, type Request } from '../../kernel/index.js';
@@ -39,6 +41,23 @@ function routes(): RouteCollection {
   collection.add('slow-stream', new Route('/slow-stream', { methods: ['GET'], defaults: { _controller: () => new Response(slowBody(), 200, { 'content-type': 'text/plain' }) } }));
   collection.add('broken-stream', new Route('/broken-stream', { methods: ['GET'], defaults: { _controller: () => new Response(failingBody(), 200, { 'content-type': 'text/plain' }) } }));
   return collection;
+}
+
+/** Writes `bytes` (Latin-1: one byte per character, where the harness's sendRaw writes UTF-8) and reads until the server closes. */
+function sendLatin1(scheme: 'http' | 'https', bytes: string, waitMs = 2_000): Promise<string> {
+  const port = Number(new URL(server.urls[scheme]).port);
+  const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
+  return new Promise((resolve) => {
+    let received = '';
+    const timer = setTimeout(() => socket.destroy(), waitMs);
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(received);
+    });
+    socket.once(scheme === 'https' ? 'secureConnect' : 'connect', () => socket.write(Buffer.from(bytes, 'latin1')));
+  });
 }
 
 const test = suite('server bug bash');
@@ -85,6 +104,16 @@ test('a client that leaves in the middle of a stream body is no server failure: 
     assert.ok(answer.includes('piece 0'), scheme);
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(records.filter((record) => record.level <= 2).map((record) => record.message), [], scheme);
+  }
+});
+
+test('a JSON or text body that is not valid UTF-8 is a 400 saying so, not data silently replaced', async () => {
+  for (const scheme of SCHEMES) {
+    for (const path of ['/echo', '/text']) {
+      const answer = await sendLatin1(scheme, `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: 4\r\nConnection: close\r\n\r\n"\xff\xfe"`);
+      assert.is(rawStatus(answer), 400, `${scheme} ${path}: ${JSON.stringify(answer.slice(0, 300))}`);
+      assert.match(answer, 'not valid UTF-8', `${scheme} ${path}`);
+    }
   }
 });
 

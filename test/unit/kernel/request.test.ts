@@ -149,6 +149,21 @@ test('malformed JSON is a request error naming the problem', async () => {
   );
 });
 
+test('a body that is not valid UTF-8 is a request error from text() and json(), never silently replaced by U+FFFD', async () => {
+  const invalid = Buffer.from([0x22, 0xff, 0xfe, 0x22]); // "\xff\xfe": the quotes are fine, the bytes between are no UTF-8
+  for (const read of ['text', 'json'] as const) {
+    await Request.create('/', 'POST', { body: invalid })[read]().then(
+      () => assert.unreachable(`${read}() accepted invalid UTF-8`),
+      (error: Error) => {
+        assert.instance(error, MalformedRequestError, read);
+        assert.match(error.message, 'not valid UTF-8', read);
+      },
+    );
+  }
+  assert.equal([...(await Request.create('/', 'POST', { body: invalid }).bytes())], [...invalid], 'bytes() still gives the bytes as sent');
+  assert.is(await Request.create('/', 'POST', { body: '"héllo ✓"' }).json(), 'héllo ✓');
+});
+
 test('a body over the limit is a 413, by Content-Length or while streaming', async () => {
   await Request.create('/', 'POST', { body: 'x'.repeat(11), bodyLimit: 10 }).text().then(
     () => assert.unreachable(),
