@@ -435,7 +435,9 @@ function parseHost(raw: string): { host: string; port: number | undefined } {
     host = host.slice(0, portMatch.index);
     if (portMatch[1] !== '') port = Number(portMatch[1]);
   }
-  if (!HOST_PATTERN.test(host) || (port !== undefined && (port < 1 || port > 65535))) {
+  // The pattern lets any hex, colons and dots through the brackets: [1.2.3.4] or [::::] is no IPv6 address.
+  const invalidLiteral = host.charCodeAt(0) === 91 /* [ */ && isIP(host.slice(1, -1)) !== 6;
+  if (!HOST_PATTERN.test(host) || invalidLiteral || (port !== undefined && (port < 1 || port > 65535))) {
     throw new SuspiciousOperationError(`Invalid Host "${raw}".`);
   }
   lastHost = { raw, host, port };

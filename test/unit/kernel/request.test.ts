@@ -36,6 +36,14 @@ test('IPv6 hosts keep their brackets; bad ports are refused', () => {
   assert.throws(() => Request.create('/', 'GET', { headers: { host: 'a:99999' } }).host, (error: unknown) => error instanceof SuspiciousOperationError);
 });
 
+test('a bracketed Host must hold an IPv6 address: [1.2.3.4], [::::], [.] are refused', () => {
+  for (const host of ['[1.2.3.4]', '[1.2.3.4]:80', '[::::]', '[.]', '[1:2]', '[:]']) {
+    assert.instance(thrown(() => Request.create('/', 'GET', { headers: { host } }).host), SuspiciousOperationError, host);
+  }
+  assert.is(Request.create('/', 'GET', { headers: { host: '[2001:DB8::1]:8443' } }).httpHost, '[2001:db8::1]:8443');
+  assert.is(Request.create('/', 'GET', { headers: { host: '[::ffff:10.0.0.1]' } }).host, '[::ffff:10.0.0.1]');
+});
+
 test('an embedder\'s array of several Host values is refused as several Host headers are; an array of one is that Host', () => {
   const error = thrown(() => Request.create('/', 'GET', { headers: { host: ['a.test', 'b.test'] } }).host);
   assert.instance(error, SuspiciousOperationError);
