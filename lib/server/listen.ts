@@ -146,6 +146,9 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   // every socket, about 1% of a small request's cost. IdleSockets looks at their byte counts instead.
   server.timeout = 0;
   server.on('clientError', clientErrorAnswerer(limits.maxHeaderSize));
+  // Unanswered, node would close a CONNECT's connection without a word, and answer an unknown Expect with an empty 417.
+  server.on('connect', refuseConnect);
+  server.on('checkExpectation', refuseExpectation);
   // Raw TCP sockets, including TLS handshakes and upgraded connections that the http layer no longer
   // tracks, so close() can always finish; errors on them must never reach the process.
   // Over https the raw socket's byte counts are the TLS records': the handshake counts as activity too.
@@ -184,15 +187,33 @@ function clientErrorAnswerer(maxHeaderSize: number): (error: NodeJS.ErrnoExcepti
       const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
       // The parser's reasons are fixed texts (`Duplicate Content-Length`), never the client's bytes.
       const reason = messages[error.code ?? ''] ?? (typeof error.reason === 'string' && error.reason !== '' ? `${error.reason}.` : undefined);
-      const body = reason === undefined ? `${STATUS_CODES[status]}\n` : `${STATUS_CODES[status]}: ${reason}\n`;
-      socket.end(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-        () => socket.destroy(),
-      );
+      answerAndClose(socket, status, reason === undefined ? `${STATUS_CODES[status]}\n` : `${STATUS_CODES[status]}: ${reason}\n`);
       return;
     }
     socket.destroy();
   };
+}
+
+/** Writes a whole plain-text answer on a connection the http layer no longer serves, then closes it. */
+function answerAndClose(socket: Duplex, status: number, body: string): void {
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
+}
+
+/** CONNECT asks for a tunnel, which only a proxy makes. */
+function refuseConnect(_req: IncomingMessage, socket: Duplex): void {
+  socket.on('error', ignore);
+  if (socket.writable) answerAndClose(socket, 400, 'Bad Request: CONNECT asks for a tunnel, and this server is no proxy.\n');
+  else socket.destroy();
+}
+
+/** RFC 9110 (10.1.1): an expectation the server cannot meet is a 417. */
+function refuseExpectation(_req: IncomingMessage, res: http.ServerResponse): void {
+  const body = 'Expectation Failed: the only expectation this server meets is Expect: 100-continue.\n';
+  res.writeHead(417, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }
 
 /** Once shutdown has begun, a response asks its client to close the connection (node then closes it after the response). */

@@ -142,4 +142,21 @@ test('a request the HTTP parser refuses gets a 4xx whose body says what is wrong
   }
 });
 
+test('CONNECT (this server is no proxy) is a 400 saying so, not a connection closed without an answer', async () => {
+  for (const scheme of SCHEMES) {
+    const answer = await sendRaw(server, scheme, 'CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n');
+    assert.is(rawStatus(answer), 400, `${scheme}: ${JSON.stringify(answer)}`);
+    assert.match(rawBody(answer), /CONNECT/, scheme);
+    assert.is((await fetchFrom(server, scheme, '/go?to=/next')).status, 302, `${scheme}: still serving`);
+  }
+});
+
+test('an Expect other than 100-continue is a 417 saying which expectation is supported', async () => {
+  for (const scheme of SCHEMES) {
+    const answer = await sendRaw(server, scheme, 'GET /go HTTP/1.1\r\nHost: localhost\r\nExpect: teapot\r\nConnection: close\r\n\r\n');
+    assert.is(rawStatus(answer), 417, `${scheme}: ${JSON.stringify(answer)}`);
+    assert.match(rawBody(answer), /100-continue/, `${scheme}: ${JSON.stringify(answer)}`);
+  }
+});
+
 test.run();
