@@ -89,6 +89,8 @@ export class Request {
   /** The header lines of a node:http request as received: node:http keeps only the first of several Host headers. */
   #rawHeaders: readonly string[] | undefined;
   readonly #bodyLimit: number;
+  /** Called once, right before the body is read from its source: where a server sends `100 Continue`. */
+  #beforeBodyRead: (() => void) | undefined;
   #bodySource: RequestBodySource;
   #body: Promise<Buffer> | undefined;
   #bodyRead: Buffer | undefined;
@@ -116,6 +118,7 @@ export class Request {
     this.#rawHeaders = undefined;
     this.#bodyLimit = init.bodyLimit ?? DEFAULT_BODY_LIMIT;
     this.#bodySource = init.body ?? null;
+    this.#beforeBodyRead = undefined;
     this.#slots = undefined;
   }
 
@@ -147,8 +150,12 @@ export class Request {
     return new Request(target, { ...init, method, headers, scheme: scheme ?? 'http' });
   }
 
-  /** Wraps a node:http request; the body streams from it when first read. */
-  static fromIncomingMessage(message: IncomingMessage, options: { trustProxy?: TrustProxy | null; bodyLimit?: number } = {}): Request {
+  /**
+   * Wraps a node:http request; the body streams from it when first read. `beforeBodyRead` runs once
+   * before that read starts (not for a body refused by its Content-Length): the node adapter
+   * answers `Expect: 100-continue` there, so a client is invited to send only a body that is read.
+   */
+  static fromIncomingMessage(message: IncomingMessage, options: { trustProxy?: TrustProxy | null; bodyLimit?: number; beforeBodyRead?: () => void } = {}): Request {
     const socket = message.socket;
     const request = new Request(message.url ?? '/', {
       method: message.method,
@@ -163,6 +170,7 @@ export class Request {
     });
     request.#socket = socket;
     request.#rawHeaders = message.rawHeaders;
+    request.#beforeBodyRead = options.beforeBodyRead;
     return request;
   }
 
@@ -345,6 +353,7 @@ export class Request {
     const declared = Number(firstHeaderValue(this.headers['content-length']) ?? Number.NaN);
     if (declared > limit) throw tooLarge(limit);
     if (source === null) return Buffer.alloc(0);
+    this.#beforeBodyRead?.();
     if (typeof source === 'string') return checkSize(Buffer.from(source), limit);
     if (source instanceof Uint8Array) return checkSize(Buffer.from(source.buffer, source.byteOffset, source.byteLength), limit);
     const chunks: Buffer[] = [];

@@ -59,6 +59,9 @@ export interface RunningServers {
   close(): Promise<void>;
 }
 
+/** Marks a listener that answers `Expect: 100-continue` itself, once it reads the body: startServers then leaves that to it. */
+export const answersExpectContinue: unique symbol = Symbol('http-kernel.answersExpectContinue');
+
 /** The request handler both listeners share. */
 export type RequestListener = (req: IncomingMessage, res: http.ServerResponse) => void;
 
@@ -107,6 +110,12 @@ export async function startServers(listener: RequestListener, options: ListenOpt
   }
   const idle = limits.idleTimeout > 0 ? new IdleSockets(limits.idleTimeout) : null;
   for (const server of servers) applyLimits(server, limits, sockets, tlsSockets, idle);
+  // Expect: 100-continue goes unanswered to a listener that answers it when it reads the body
+  // (createRequestListener's), so a body refused by its length or never read is not uploaded for
+  // nothing; node answers it at once for any other listener.
+  if ((listener as { [answersExpectContinue]?: true })[answersExpectContinue] === true) {
+    for (const server of servers) server.on('checkContinue', (req: IncomingMessage, res: http.ServerResponse) => server.emit('request', req, res));
+  }
 
   const ports = [options.port, options.httpsPort ?? 0];
   try {

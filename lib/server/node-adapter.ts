@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream';
 import proxyaddr from 'proxy-addr';
 import { HttpKernel, KernelEvents, Request, Response, isPromiseLike, type TrustProxy } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
+import { answersExpectContinue } from './listen.js';
 
 /** How requests are read from node:http. */
 export interface RequestListenerOptions {
@@ -44,11 +45,13 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     }
   };
 
-  return (req, res) => {
+  const listener: NodeRequestListener & { [answersExpectContinue]?: true } = (req, res) => {
     let request: Request;
     let result: Response | Promise<Response>;
     try {
-      request = Request.fromIncomingMessage(req, readOptions);
+      // Expect: 100-continue (startServers leaves the answer to us, see answersExpectContinue): invite the body only once it is read.
+      const options = req.headers.expect === undefined || sent100(res) ? readOptions : { ...readOptions, beforeBodyRead: () => sendContinue(res) };
+      request = Request.fromIncomingMessage(req, options);
       result = kernel.handleMaybeAsync(request);
     } catch (error) {
       fail(res, error, logger);
@@ -58,6 +61,17 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     if (isPromiseLike(result)) result.then((response) => respond(req, res, request, response), (error: unknown) => fail(res, error, logger));
     else respond(req, res, request, result);
   };
+  listener[answersExpectContinue] = true;
+  return listener;
+}
+
+/** Whether node has answered `Expect: 100-continue` itself (a server without a checkContinue listener). */
+function sent100(res: ServerResponse): boolean {
+  return (res as ServerResponse & { _sent100?: boolean })._sent100 === true;
+}
+
+function sendContinue(res: ServerResponse): void {
+  if (!res.headersSent && !res.destroyed && !sent100(res)) res.writeContinue();
 }
 
 function terminateFailed(error: unknown, logger: Logger | undefined): void {
@@ -70,8 +84,9 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
 /** Writes a Response to a node:http response (headers only for HEAD and empty statuses); a stream body that fails is logged. */
 export function send(req: IncomingMessage, res: ServerResponse, response: Response, logger?: Logger): void {
   if (res.headersSent || res.destroyed) return;
-  // The rest of a body refused (413) or left half read is not drained: the connection closes after the answer.
-  if (!req.complete && (response.status === 413 || req.readableDidRead)) res.shouldKeepAlive = false;
+  // The rest of a body refused (413), left half read, or never invited (Expect: 100-continue without
+  // 100 Continue: the client may or may not send it) is not drained: the connection closes after the answer.
+  if (!req.complete && (response.status === 413 || req.readableDidRead || (req.headers.expect !== undefined && !sent100(res)))) res.shouldKeepAlive = false;
   res.writeHead(response.status, response.headers);
   const body = response.body;
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {

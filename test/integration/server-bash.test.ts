@@ -159,4 +159,29 @@ test('an Expect other than 100-continue is a 417 saying which expectation is sup
   }
 });
 
+test('Expect: 100-continue with a body over the limit is answered 413 at once, without inviting the body first', async () => {
+  for (const scheme of SCHEMES) {
+    const answer = await sendRaw(server, scheme, 'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n');
+    assert.is(rawStatus(answer), 413, `${scheme}: ${JSON.stringify(answer.slice(0, 200))}`);
+    assert.match(answer, /\r\nconnection: close\r\n/i, scheme);
+  }
+});
+
+test('Expect: 100-continue on a path that reads no body gets its final answer without 100 Continue, and the connection closes', async () => {
+  for (const scheme of SCHEMES) {
+    const answer = await sendRaw(server, scheme, 'POST /go HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n');
+    assert.is(rawStatus(answer), 405, `${scheme}: ${JSON.stringify(answer.slice(0, 200))}`);
+    assert.match(answer, /\r\nconnection: close\r\n/i, scheme);
+  }
+});
+
+test('Expect: 100-continue gets 100 Continue once the controller reads the body, then the answer', async () => {
+  for (const scheme of SCHEMES) {
+    const head = 'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 7\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n';
+    const answer = await sendRaw(server, scheme, [head, '{"a":1}'], { gapMs: 200 });
+    assert.match(answer, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/, `${scheme}: ${JSON.stringify(answer.slice(0, 200))}`);
+    assert.equal(JSON.parse(rawBody(answer.slice(answer.indexOf('\r\n\r\n') + 4))), { got: { a: 1 } }, scheme);
+  }
+});
+
 test.run();
