@@ -109,6 +109,9 @@ export class Response {
   prepare(_request: Request, charset = 'UTF-8'): this {
     const headers = this.headers;
     if (this.isEmpty()) {
+      // A stream dropped here would never be read to its end: its file or socket would stay open.
+      const dropped = this.body;
+      if (dropped !== null && typeof dropped === 'object' && 'destroy' in dropped) dropped.destroy();
       this.body = null;
       delete headers['content-type'];
       delete headers['content-length'];

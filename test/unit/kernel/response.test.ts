@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, Response } from '../../../kernel/index.js';
@@ -36,6 +37,13 @@ test('prepare() strips the body of 204 and 304 responses', () => {
   const response = new Response('gone', 204, { 'content-type': 'text/plain' }).prepare(Request.create('/'));
   assert.is(response.body, null);
   assert.not.ok(response.hasHeader('content-type'));
+});
+
+test('prepare() destroys a stream body it strips (a 304 made from a file response), so its file or socket is not left open', () => {
+  const stream = Readable.from(['never sent']);
+  const response = new Response(stream, 304).prepare(Request.create('/'));
+  assert.is(response.body, null);
+  assert.ok(stream.destroyed);
 });
 
 test('status classes', () => {
