@@ -33,6 +33,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       send(req, res, response, logger);
     } catch (error) {
       // A header node:http refuses (CR/LF, a character beyond Latin-1): thrown here, it would end the process.
+      destroyBody(response.body);
       fail(res, error, logger);
     }
     if (!dispatcher.hasListeners(KernelEvents.TERMINATE)) return;
@@ -83,14 +84,18 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
 
 /** Writes a Response to a node:http response (headers only for HEAD and empty statuses); a stream body that fails is logged. */
 export function send(req: IncomingMessage, res: ServerResponse, response: Response, logger?: Logger): void {
-  if (res.headersSent || res.destroyed) return;
+  if (res.headersSent || res.destroyed) {
+    // The client is gone (or an answer went already): a stream body would never be read, its file or socket left open.
+    destroyBody(response.body);
+    return;
+  }
   // The rest of a body refused (413), left half read, or never invited (Expect: 100-continue without
   // 100 Continue: the client may or may not send it) is not drained: the connection closes after the answer.
   if (!req.complete && (response.status === 413 || req.readableDidRead || (req.headers.expect !== undefined && !sent100(res)))) res.shouldKeepAlive = false;
   res.writeHead(response.status, response.headers);
   const body = response.body;
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {
-    if (body !== null && typeof body === 'object' && 'destroy' in body) body.destroy();
+    destroyBody(body);
     res.end();
   } else if (typeof body === 'string' || body instanceof Uint8Array) {
     res.end(body);
@@ -104,6 +109,10 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
       }
     });
   }
+}
+
+function destroyBody(body: Response['body']): void {
+  if (body !== null && typeof body === 'object' && 'destroy' in body) body.destroy();
 }
 
 function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): void {

@@ -33,8 +33,17 @@ function slowBody(): Readable {
   );
 }
 
+/** The stream bodies /late-stream made, to see what became of them. */
+const lateStreams: Readable[] = [];
+
 function routes(): RouteCollection {
   const collection = new RouteCollection();
+  collection.add('late-stream', new Route('/late-stream', { methods: ['GET'], defaults: { _controller: async () => {
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const stream = Readable.from(['never sent']);
+    lateStreams.push(stream);
+    return new Response(stream, 200, { 'content-type': 'text/plain' });
+  } } }));
   collection.add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json({ got: await request.json() }) } }));
   collection.add('text', new Route('/text', { methods: ['POST'], defaults: { _controller: async (request: Request) => new Response(await request.text(), 200, { 'content-type': 'text/plain' }) } }));
   collection.add('go', new Route('/go', { methods: ['GET'], defaults: { _controller: (request: Request) => Response.redirect(request.query.get('to') ?? '/') } }));
@@ -181,6 +190,16 @@ test('Expect: 100-continue gets 100 Continue once the controller reads the body,
     const answer = await sendRaw(server, scheme, [head, '{"a":1}'], { gapMs: 200 });
     assert.match(answer, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/, `${scheme}: ${JSON.stringify(answer.slice(0, 200))}`);
     assert.equal(JSON.parse(rawBody(answer.slice(answer.indexOf('\r\n\r\n') + 4))), { got: { a: 1 } }, scheme);
+  }
+});
+
+test('a stream body whose client left before the answer is destroyed, not left open', async () => {
+  for (const scheme of SCHEMES) {
+    lateStreams.length = 0;
+    await sendRaw(server, scheme, 'GET /late-stream HTTP/1.1\r\nHost: localhost\r\n\r\n', { waitMs: 30 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.is(lateStreams.length, 1, scheme);
+    assert.ok(lateStreams[0]!.destroyed, `${scheme}: the stream is still open`);
   }
 });
 
