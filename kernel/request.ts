@@ -239,7 +239,7 @@ export class Request {
   /** `http` or `https`, honouring X-Forwarded-Proto only from a trusted proxy. */
   get scheme(): 'http' | 'https' {
     if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
-      const forwarded = firstHeaderValue(this.headers['x-forwarded-proto'])?.toLowerCase();
+      const forwarded = firstForwardedValue(this.headers['x-forwarded-proto'])?.toLowerCase();
       if (forwarded === 'https' || forwarded === 'http') return forwarded;
     }
     return this.#socketScheme;
@@ -398,8 +398,8 @@ export class Request {
     let raw: string | undefined;
     let port: number | undefined;
     if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
-      raw = firstHeaderValue(this.headers['x-forwarded-host'])?.split(',')[0]?.trim() || undefined;
-      const forwardedPort = Number(firstHeaderValue(this.headers['x-forwarded-port']));
+      raw = firstForwardedValue(this.headers['x-forwarded-host']);
+      const forwardedPort = Number(firstForwardedValue(this.headers['x-forwarded-port']));
       // One rule for every value that is no port (text, 0, 99999): ignored, the Host's or the scheme's port counts.
       if (Number.isInteger(forwardedPort) && forwardedPort > 0 && forwardedPort <= 65535) port = forwardedPort;
     }
@@ -477,6 +477,14 @@ function severalHosts(first: string, second: string): SuspiciousOperationError {
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The first value of an X-Forwarded-Proto/-Host/-Port list (`https, http`: each proxy of a chain
+ * appends its own, the first is the client's side), trimmed; undefined when empty.
+ */
+function firstForwardedValue(value: string | string[] | undefined): string | undefined {
+  return firstHeaderValue(value)?.split(',')[0]!.trim() || undefined;
 }
 
 /** A forwarded hop without its port or brackets (`1.2.3.4:80`, `[::1]:80`, `[::1]`); the hop itself otherwise. */

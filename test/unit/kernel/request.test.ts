@@ -85,6 +85,15 @@ test('X-Forwarded-Proto and Host count only from trusted proxies', () => {
   assert.is(trusted.schemeAndHttpHost, 'https://public.test');
 });
 
+test('a chain of trusted proxies that each append to X-Forwarded-Proto and -Port: the first value counts, as for X-Forwarded-Host', () => {
+  const headers = { 'x-forwarded-proto': 'https, http', 'x-forwarded-host': 'public.test, lb.internal', 'x-forwarded-port': '443, 8080', host: 'internal:8000' };
+  const request = Request.create('/a', 'GET', { headers, remoteAddress: '10.0.0.2', trustProxy: () => true });
+  assert.is(request.scheme, 'https');
+  assert.is(request.port, 443);
+  assert.is(request.uri, 'https://public.test/a');
+  assert.is(Request.create('/', 'GET', { headers: { 'x-forwarded-proto': ' HTTPS ' }, trustProxy: () => true }).scheme, 'https');
+});
+
 test('an absolute-form target names the host and port; the Host header is ignored, the scheme stays the connection\'s', () => {
   const request = new Request('http://A.test:8080/x?y=1', { headers: { host: 'b.test' } });
   assert.is(request.host, 'a.test');
