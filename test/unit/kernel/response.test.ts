@@ -25,6 +25,13 @@ test('json() and redirect() helpers', () => {
   assert.throws(() => Response.redirect('/x', 200), RangeError);
 });
 
+test('json() refuses a value JSON cannot encode (undefined, a function), rather than a 200 application/json with an empty body', () => {
+  for (const value of [undefined, () => 1, Symbol('s')]) {
+    assert.throws(() => Response.json(value), (error: unknown) => error instanceof TypeError && /JSON/.test((error as Error).message), String(value));
+  }
+  assert.is(Response.json(null).body, 'null');
+});
+
 test('prepare() adds charset and Content-Length in bytes', () => {
   const response = new Response('héllo').prepare(Request.create('/'));
   assert.is(response.getHeader('content-type'), 'text/html; charset=UTF-8');
