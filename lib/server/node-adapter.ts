@@ -51,7 +51,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     let result: Response | Promise<Response>;
     try {
       // Expect: 100-continue (startServers leaves the answer to us, see answersExpectContinue): invite the body only once it is read.
-      const options = req.headers.expect === undefined || sent100(res) ? readOptions : { ...readOptions, beforeBodyRead: () => sendContinue(res) };
+      const options = req.headers.expect === undefined || !awaitsContinue(req, res) ? readOptions : { ...readOptions, beforeBodyRead: () => sendContinue(res) };
       request = Request.fromIncomingMessage(req, options);
       result = kernel.handleMaybeAsync(request);
     } catch (error) {
@@ -69,6 +69,11 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
 /** Whether node has answered `Expect: 100-continue` itself (a server without a checkContinue listener). */
 function sent100(res: ServerResponse): boolean {
   return (res as ServerResponse & { _sent100?: boolean })._sent100 === true;
+}
+
+/** An HTTP/1.1 client waiting for 100 Continue before its body (RFC 9110 10.1.1: never sent to HTTP/1.0, which does not wait). */
+function awaitsContinue(req: IncomingMessage, res: ServerResponse): boolean {
+  return req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && /100-continue/i.test(req.headers.expect ?? '') && !sent100(res);
 }
 
 function sendContinue(res: ServerResponse): void {
@@ -91,7 +96,7 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
   }
   // The rest of a body refused (413), left half read, or never invited (Expect: 100-continue without
   // 100 Continue: the client may or may not send it) is not drained: the connection closes after the answer.
-  if (!req.complete && (response.status === 413 || req.readableDidRead || (req.headers.expect !== undefined && !sent100(res)))) res.shouldKeepAlive = false;
+  if (!req.complete && (response.status === 413 || req.readableDidRead || (req.headers.expect !== undefined && awaitsContinue(req, res)))) res.shouldKeepAlive = false;
   res.writeHead(response.status, response.headers);
   const body = response.body;
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {

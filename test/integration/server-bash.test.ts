@@ -193,6 +193,14 @@ test('Expect: 100-continue gets 100 Continue once the controller reads the body,
   }
 });
 
+test('an HTTP/1.0 request with Expect: 100-continue gets no 100 Continue (RFC 9110 10.1.1), only its answer', async () => {
+  for (const scheme of SCHEMES) {
+    const answer = await sendRaw(server, scheme, 'POST /echo HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 7\r\nExpect: 100-continue\r\n\r\n{"a":1}');
+    assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/, `${scheme}: ${JSON.stringify(answer.slice(0, 200))}`);
+    assert.not.match(answer, '100 Continue', scheme);
+  }
+});
+
 test('a stream body whose client left before the answer is destroyed, not left open', async () => {
   for (const scheme of SCHEMES) {
     lateStreams.length = 0;
