@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
@@ -88,6 +89,8 @@ export class Request {
   /** The header lines of a node:http request as received: node:http keeps only the first of several Host headers. */
   #rawHeaders: readonly string[] | undefined;
   readonly #bodyLimit: number;
+  /** Called once, right before the body is read from its source: where a server sends `100 Continue`. */
+  #beforeBodyRead: (() => void) | undefined;
   #bodySource: RequestBodySource;
   #body: Promise<Buffer> | undefined;
   #bodyRead: Buffer | undefined;
@@ -115,6 +118,7 @@ export class Request {
     this.#rawHeaders = undefined;
     this.#bodyLimit = init.bodyLimit ?? DEFAULT_BODY_LIMIT;
     this.#bodySource = init.body ?? null;
+    this.#beforeBodyRead = undefined;
     this.#slots = undefined;
   }
 
@@ -146,8 +150,12 @@ export class Request {
     return new Request(target, { ...init, method, headers, scheme: scheme ?? 'http' });
   }
 
-  /** Wraps a node:http request; the body streams from it when first read. */
-  static fromIncomingMessage(message: IncomingMessage, options: { trustProxy?: TrustProxy | null; bodyLimit?: number } = {}): Request {
+  /**
+   * Wraps a node:http request; the body streams from it when first read. `beforeBodyRead` runs once
+   * before that read starts (not for a body refused by its Content-Length): the node adapter
+   * answers `Expect: 100-continue` there, so a client is invited to send only a body that is read.
+   */
+  static fromIncomingMessage(message: IncomingMessage, options: { trustProxy?: TrustProxy | null; bodyLimit?: number; beforeBodyRead?: () => void } = {}): Request {
     const socket = message.socket;
     const request = new Request(message.url ?? '/', {
       method: message.method,
@@ -162,6 +170,7 @@ export class Request {
     });
     request.#socket = socket;
     request.#rawHeaders = message.rawHeaders;
+    request.#beforeBodyRead = options.beforeBodyRead;
     return request;
   }
 
@@ -230,7 +239,7 @@ export class Request {
   /** `http` or `https`, honouring X-Forwarded-Proto only from a trusted proxy. */
   get scheme(): 'http' | 'https' {
     if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
-      const forwarded = firstHeaderValue(this.headers['x-forwarded-proto'])?.toLowerCase();
+      const forwarded = firstForwardedValue(this.headers['x-forwarded-proto'])?.toLowerCase();
       if (forwarded === 'https' || forwarded === 'http') return forwarded;
     }
     return this.#socketScheme;
@@ -320,9 +329,11 @@ export class Request {
     return this.#bodyRead;
   }
 
-  /** The body as UTF-8 text. */
+  /** The body as UTF-8 text; bytes that are no UTF-8 are a 400 (decoding would replace them with U+FFFD unseen). */
   async text(): Promise<string> {
-    return (await this.bytes()).toString('utf8');
+    const bytes = await this.bytes();
+    if (!isUtf8(bytes)) throw new MalformedRequestError('The request body is not valid UTF-8 text.');
+    return bytes.toString('utf8');
   }
 
   /** The body parsed as JSON; invalid JSON is a 400 naming the problem. */
@@ -342,6 +353,7 @@ export class Request {
     const declared = Number(firstHeaderValue(this.headers['content-length']) ?? Number.NaN);
     if (declared > limit) throw tooLarge(limit);
     if (source === null) return Buffer.alloc(0);
+    this.#beforeBodyRead?.();
     if (typeof source === 'string') return checkSize(Buffer.from(source), limit);
     if (source instanceof Uint8Array) return checkSize(Buffer.from(source.buffer, source.byteOffset, source.byteLength), limit);
     const chunks: Buffer[] = [];
@@ -386,8 +398,8 @@ export class Request {
     let raw: string | undefined;
     let port: number | undefined;
     if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
-      raw = firstHeaderValue(this.headers['x-forwarded-host'])?.split(',')[0]?.trim() || undefined;
-      const forwardedPort = Number(firstHeaderValue(this.headers['x-forwarded-port']));
+      raw = firstForwardedValue(this.headers['x-forwarded-host']);
+      const forwardedPort = Number(firstForwardedValue(this.headers['x-forwarded-port']));
       // One rule for every value that is no port (text, 0, 99999): ignored, the Host's or the scheme's port counts.
       if (Number.isInteger(forwardedPort) && forwardedPort > 0 && forwardedPort <= 65535) port = forwardedPort;
     }
@@ -432,7 +444,9 @@ function parseHost(raw: string): { host: string; port: number | undefined } {
     host = host.slice(0, portMatch.index);
     if (portMatch[1] !== '') port = Number(portMatch[1]);
   }
-  if (!HOST_PATTERN.test(host) || (port !== undefined && (port < 1 || port > 65535))) {
+  // The pattern lets any hex, colons and dots through the brackets: [1.2.3.4] or [::::] is no IPv6 address.
+  const invalidLiteral = host.charCodeAt(0) === 91 /* [ */ && isIP(host.slice(1, -1)) !== 6;
+  if (!HOST_PATTERN.test(host) || invalidLiteral || (port !== undefined && (port < 1 || port > 65535))) {
     throw new SuspiciousOperationError(`Invalid Host "${raw}".`);
   }
   lastHost = { raw, host, port };
@@ -463,6 +477,14 @@ function severalHosts(first: string, second: string): SuspiciousOperationError {
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The first value of an X-Forwarded-Proto/-Host/-Port list (`https, http`: each proxy of a chain
+ * appends its own, the first is the client's side), trimmed; undefined when empty.
+ */
+function firstForwardedValue(value: string | string[] | undefined): string | undefined {
+  return firstHeaderValue(value)?.split(',')[0]!.trim() || undefined;
 }
 
 /** A forwarded hop without its port or brackets (`1.2.3.4:80`, `[::1]:80`, `[::1]`); the hop itself otherwise. */

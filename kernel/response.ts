@@ -27,9 +27,12 @@ export class Response {
     }
   }
 
-  /** A JSON response (`application/json`). */
+  /** A JSON response (`application/json`); a value JSON cannot encode (undefined, a function, a symbol) is a TypeError. */
   static json(data: unknown, status = 200, headers?: HeaderInit): Response {
-    const response = new Response(JSON.stringify(data), status, headers);
+    const text: string | undefined = JSON.stringify(data);
+    // JSON.stringify gives undefined for these, which would make a 200 application/json with an empty body.
+    if (text === undefined) throw new TypeError(`Response.json() got ${typeof data === 'undefined' ? 'undefined' : `a ${typeof data}`}, which JSON cannot encode; pass null for an empty value.`);
+    const response = new Response(text, status, headers);
     response.headers['content-type'] ??= 'application/json';
     return response;
   }
@@ -109,6 +112,9 @@ export class Response {
   prepare(_request: Request, charset = 'UTF-8'): this {
     const headers = this.headers;
     if (this.isEmpty()) {
+      // A stream dropped here would never be read to its end: its file or socket would stay open.
+      const dropped = this.body;
+      if (dropped !== null && typeof dropped === 'object' && 'destroy' in dropped) dropped.destroy();
       this.body = null;
       delete headers['content-type'];
       delete headers['content-length'];

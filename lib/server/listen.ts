@@ -59,6 +59,9 @@ export interface RunningServers {
   close(): Promise<void>;
 }
 
+/** Marks a listener that answers `Expect: 100-continue` itself, once it reads the body: startServers then leaves that to it. */
+export const answersExpectContinue: unique symbol = Symbol('http-kernel.answersExpectContinue');
+
 /** The request handler both listeners share. */
 export type RequestListener = (req: IncomingMessage, res: http.ServerResponse) => void;
 
@@ -107,6 +110,12 @@ export async function startServers(listener: RequestListener, options: ListenOpt
   }
   const idle = limits.idleTimeout > 0 ? new IdleSockets(limits.idleTimeout) : null;
   for (const server of servers) applyLimits(server, limits, sockets, tlsSockets, idle);
+  // Expect: 100-continue goes unanswered to a listener that answers it when it reads the body
+  // (createRequestListener's), so a body refused by its length or never read is not uploaded for
+  // nothing; node answers it at once for any other listener.
+  if ((listener as { [answersExpectContinue]?: true })[answersExpectContinue] === true) {
+    for (const server of servers) server.on('checkContinue', (req: IncomingMessage, res: http.ServerResponse) => server.emit('request', req, res));
+  }
 
   const ports = [options.port, options.httpsPort ?? 0];
   try {
@@ -145,7 +154,10 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   // Not node's socket timeout (server.timeout): that re-arms a timer on every read and write of
   // every socket, about 1% of a small request's cost. IdleSockets looks at their byte counts instead.
   server.timeout = 0;
-  server.on('clientError', answerClientError);
+  server.on('clientError', clientErrorAnswerer(limits.maxHeaderSize));
+  // Unanswered, node would close a CONNECT's connection without a word, and answer an unknown Expect with an empty 417.
+  server.on('connect', refuseConnect);
+  server.on('checkExpectation', refuseExpectation);
   // Raw TCP sockets, including TLS handshakes and upgraded connections that the http layer no longer
   // tracks, so close() can always finish; errors on them must never reach the process.
   // Over https the raw socket's byte counts are the TLS records': the handshake counts as activity too.
@@ -167,17 +179,50 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy());
 }
 
-/** A malformed or oversized request gets a minimal status line, when the connection can still take one. */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  // Never write after an in-flight response has sent its head: the bytes would corrupt it. Node's own
-  // default handler makes the same check on the same field.
-  const inFlight = (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage;
-  if (socket.writable && !PEER_GONE.has(error.code ?? '') && !inFlight?.headersSent) {
-    const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
-    return;
-  }
-  socket.destroy();
+/**
+ * A malformed or oversized request gets a status line and a one-line text saying what is wrong,
+ * when the connection can still take one.
+ */
+function clientErrorAnswerer(maxHeaderSize: number): (error: NodeJS.ErrnoException & { reason?: string }, socket: Duplex) => void {
+  const messages: Readonly<Record<string, string>> = {
+    HPE_HEADER_OVERFLOW: `The request line and headers are larger than ${maxHeaderSize} bytes.`,
+    ERR_HTTP_REQUEST_TIMEOUT: 'The request did not arrive in time.',
+  };
+  return (error, socket) => {
+    // Never write after an in-flight response has sent its head: the bytes would corrupt it. Node's own
+    // default handler makes the same check on the same field.
+    const inFlight = (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+    if (socket.writable && !PEER_GONE.has(error.code ?? '') && !inFlight?.headersSent) {
+      const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
+      // The parser's reasons are fixed texts (`Duplicate Content-Length`), never the client's bytes.
+      const reason = messages[error.code ?? ''] ?? (typeof error.reason === 'string' && error.reason !== '' ? `${error.reason}.` : undefined);
+      answerAndClose(socket, status, reason === undefined ? `${STATUS_CODES[status]}\n` : `${STATUS_CODES[status]}: ${reason}\n`);
+      return;
+    }
+    socket.destroy();
+  };
+}
+
+/** Writes a whole plain-text answer on a connection the http layer no longer serves, then closes it. */
+function answerAndClose(socket: Duplex, status: number, body: string): void {
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
+}
+
+/** CONNECT asks for a tunnel, which only a proxy makes. */
+function refuseConnect(_req: IncomingMessage, socket: Duplex): void {
+  socket.on('error', ignore);
+  if (socket.writable) answerAndClose(socket, 400, 'Bad Request: CONNECT asks for a tunnel, and this server is no proxy.\n');
+  else socket.destroy();
+}
+
+/** RFC 9110 (10.1.1): an expectation the server cannot meet is a 417. */
+function refuseExpectation(_req: IncomingMessage, res: http.ServerResponse): void {
+  const body = 'Expectation Failed: the only expectation this server meets is Expect: 100-continue.\n';
+  res.writeHead(417, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }
 
 /** Once shutdown has begun, a response asks its client to close the connection (node then closes it after the response). */

@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream';
 import proxyaddr from 'proxy-addr';
 import { HttpKernel, KernelEvents, Request, Response, isPromiseLike, type TrustProxy } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
+import { answersExpectContinue } from './listen.js';
 
 /** How requests are read from node:http. */
 export interface RequestListenerOptions {
@@ -29,9 +30,10 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
 
   const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
     try {
-      send(req, res, response);
+      send(req, res, response, logger);
     } catch (error) {
       // A header node:http refuses (CR/LF, a character beyond Latin-1): thrown here, it would end the process.
+      destroyBody(response.body);
       fail(res, error, logger);
     }
     if (!dispatcher.hasListeners(KernelEvents.TERMINATE)) return;
@@ -44,11 +46,13 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     }
   };
 
-  return (req, res) => {
+  const listener: NodeRequestListener & { [answersExpectContinue]?: true } = (req, res) => {
     let request: Request;
     let result: Response | Promise<Response>;
     try {
-      request = Request.fromIncomingMessage(req, readOptions);
+      // Expect: 100-continue (startServers leaves the answer to us, see answersExpectContinue): invite the body only once it is read.
+      const options = req.headers.expect === undefined || !awaitsContinue(req, res) ? readOptions : { ...readOptions, beforeBodyRead: () => sendContinue(res) };
+      request = Request.fromIncomingMessage(req, options);
       result = kernel.handleMaybeAsync(request);
     } catch (error) {
       fail(res, error, logger);
@@ -58,29 +62,62 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     if (isPromiseLike(result)) result.then((response) => respond(req, res, request, response), (error: unknown) => fail(res, error, logger));
     else respond(req, res, request, result);
   };
+  listener[answersExpectContinue] = true;
+  return listener;
+}
+
+/** Whether node has answered `Expect: 100-continue` itself (a server without a checkContinue listener). */
+function sent100(res: ServerResponse): boolean {
+  return (res as ServerResponse & { _sent100?: boolean })._sent100 === true;
+}
+
+/** An HTTP/1.1 client waiting for 100 Continue before its body (RFC 9110 10.1.1: never sent to HTTP/1.0, which does not wait). */
+function awaitsContinue(req: IncomingMessage, res: ServerResponse): boolean {
+  return req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && /100-continue/i.test(req.headers.expect ?? '') && !sent100(res);
+}
+
+function sendContinue(res: ServerResponse): void {
+  if (!res.headersSent && !res.destroyed && !sent100(res)) res.writeContinue();
 }
 
 function terminateFailed(error: unknown, logger: Logger | undefined): void {
   logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error });
 }
 
-/** Writes a Response to a node:http response (headers only for HEAD and empty statuses). */
-export function send(req: IncomingMessage, res: ServerResponse, response: Response): void {
-  if (res.headersSent || res.destroyed) return;
-  // The rest of a body refused (413) or left half read is not drained: the connection closes after the answer.
-  if (!req.complete && (response.status === 413 || req.readableDidRead)) res.shouldKeepAlive = false;
+/** Errors of a response stream that mean the client went away, not that the body failed. */
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
+
+/** Writes a Response to a node:http response (headers only for HEAD and empty statuses); a stream body that fails is logged. */
+export function send(req: IncomingMessage, res: ServerResponse, response: Response, logger?: Logger): void {
+  if (res.headersSent || res.destroyed) {
+    // The client is gone (or an answer went already): a stream body would never be read, its file or socket left open.
+    destroyBody(response.body);
+    return;
+  }
+  // The rest of a body refused (413), left half read, or never invited (Expect: 100-continue without
+  // 100 Continue: the client may or may not send it) is not drained: the connection closes after the answer.
+  if (!req.complete && (response.status === 413 || req.readableDidRead || (req.headers.expect !== undefined && awaitsContinue(req, res)))) res.shouldKeepAlive = false;
   res.writeHead(response.status, response.headers);
   const body = response.body;
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {
-    if (body !== null && typeof body === 'object' && 'destroy' in body) body.destroy();
+    destroyBody(body);
     res.end();
   } else if (typeof body === 'string' || body instanceof Uint8Array) {
     res.end(body);
   } else {
     pipeline(body, res, (error) => {
-      if (error) res.destroy(error);
+      if (!error) return;
+      res.destroy(error);
+      // The head is gone: the client sees a cut answer, and only the log tells why.
+      if (!CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? '')) {
+        logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
+      }
     });
   }
+}
+
+function destroyBody(body: Response['body']): void {
+  if (body !== null && typeof body === 'object' && 'destroy' in body) body.destroy();
 }
 
 function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): void {
@@ -90,7 +127,8 @@ function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): 
     return;
   }
   const body = 'Internal Server Error\n';
-  res.writeHead(500, { 'content-type': 'text/plain; charset=UTF-8', 'content-length': String(Buffer.byteLength(body)) });
+  // The reason phrase too: a writeHead() that threw has already kept the refused status's (`500 Found`).
+  res.writeHead(500, 'Internal Server Error', { 'content-type': 'text/plain; charset=UTF-8', 'content-length': String(Buffer.byteLength(body)) });
   res.end(body);
 }
 

@@ -120,7 +120,8 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
       else profilerFlag = token.name === 'profiler';
     } else if (VALUE_OPTIONS.some(({ flag }) => flag === token.name)) {
       // Non-strict parsing takes the next word whatever it is: `--port --debug` means the value was forgotten.
-      if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-'))) {
+      // An empty one (`--host "$UNSET"`) too: `--host ''` would listen on every interface.
+      if (token.value === undefined || token.value === '' || (!token.inlineValue && token.value.startsWith('-'))) {
         throw new UsageError(`option ${token.rawName} needs a value (see --help)`);
       }
       flags.set(token.name as ValueOption, token.value);

@@ -36,6 +36,14 @@ test('IPv6 hosts keep their brackets; bad ports are refused', () => {
   assert.throws(() => Request.create('/', 'GET', { headers: { host: 'a:99999' } }).host, (error: unknown) => error instanceof SuspiciousOperationError);
 });
 
+test('a bracketed Host must hold an IPv6 address: [1.2.3.4], [::::], [.] are refused', () => {
+  for (const host of ['[1.2.3.4]', '[1.2.3.4]:80', '[::::]', '[.]', '[1:2]', '[:]']) {
+    assert.instance(thrown(() => Request.create('/', 'GET', { headers: { host } }).host), SuspiciousOperationError, host);
+  }
+  assert.is(Request.create('/', 'GET', { headers: { host: '[2001:DB8::1]:8443' } }).httpHost, '[2001:db8::1]:8443');
+  assert.is(Request.create('/', 'GET', { headers: { host: '[::ffff:10.0.0.1]' } }).host, '[::ffff:10.0.0.1]');
+});
+
 test('an embedder\'s array of several Host values is refused as several Host headers are; an array of one is that Host', () => {
   const error = thrown(() => Request.create('/', 'GET', { headers: { host: ['a.test', 'b.test'] } }).host);
   assert.instance(error, SuspiciousOperationError);
@@ -75,6 +83,15 @@ test('X-Forwarded-Proto and Host count only from trusted proxies', () => {
   assert.is(untrusted.schemeAndHttpHost, 'http://internal:8000');
   const trusted = Request.create('/', 'GET', { headers, remoteAddress: '192.0.2.1', trustProxy: () => true });
   assert.is(trusted.schemeAndHttpHost, 'https://public.test');
+});
+
+test('a chain of trusted proxies that each append to X-Forwarded-Proto and -Port: the first value counts, as for X-Forwarded-Host', () => {
+  const headers = { 'x-forwarded-proto': 'https, http', 'x-forwarded-host': 'public.test, lb.internal', 'x-forwarded-port': '443, 8080', host: 'internal:8000' };
+  const request = Request.create('/a', 'GET', { headers, remoteAddress: '10.0.0.2', trustProxy: () => true });
+  assert.is(request.scheme, 'https');
+  assert.is(request.port, 443);
+  assert.is(request.uri, 'https://public.test/a');
+  assert.is(Request.create('/', 'GET', { headers: { 'x-forwarded-proto': ' HTTPS ' }, trustProxy: () => true }).scheme, 'https');
 });
 
 test('an absolute-form target names the host and port; the Host header is ignored, the scheme stays the connection\'s', () => {
@@ -147,6 +164,21 @@ test('malformed JSON is a request error naming the problem', async () => {
       assert.match(error.message, /^Malformed JSON body/);
     },
   );
+});
+
+test('a body that is not valid UTF-8 is a request error from text() and json(), never silently replaced by U+FFFD', async () => {
+  const invalid = Buffer.from([0x22, 0xff, 0xfe, 0x22]); // "\xff\xfe": the quotes are fine, the bytes between are no UTF-8
+  for (const read of ['text', 'json'] as const) {
+    await Request.create('/', 'POST', { body: invalid })[read]().then(
+      () => assert.unreachable(`${read}() accepted invalid UTF-8`),
+      (error: Error) => {
+        assert.instance(error, MalformedRequestError, read);
+        assert.match(error.message, 'not valid UTF-8', read);
+      },
+    );
+  }
+  assert.equal([...(await Request.create('/', 'POST', { body: invalid }).bytes())], [...invalid], 'bytes() still gives the bytes as sent');
+  assert.is(await Request.create('/', 'POST', { body: '"héllo ✓"' }).json(), 'héllo ✓');
 });
 
 test('a body over the limit is a 413, by Content-Length or while streaming', async () => {

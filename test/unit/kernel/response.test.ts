@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, Response } from '../../../kernel/index.js';
@@ -24,6 +25,13 @@ test('json() and redirect() helpers', () => {
   assert.throws(() => Response.redirect('/x', 200), RangeError);
 });
 
+test('json() refuses a value JSON cannot encode (undefined, a function), rather than a 200 application/json with an empty body', () => {
+  for (const value of [undefined, () => 1, Symbol('s')]) {
+    assert.throws(() => Response.json(value), (error: unknown) => error instanceof TypeError && /JSON/.test((error as Error).message), String(value));
+  }
+  assert.is(Response.json(null).body, 'null');
+});
+
 test('prepare() adds charset and Content-Length in bytes', () => {
   const response = new Response('héllo').prepare(Request.create('/'));
   assert.is(response.getHeader('content-type'), 'text/html; charset=UTF-8');
@@ -36,6 +44,13 @@ test('prepare() strips the body of 204 and 304 responses', () => {
   const response = new Response('gone', 204, { 'content-type': 'text/plain' }).prepare(Request.create('/'));
   assert.is(response.body, null);
   assert.not.ok(response.hasHeader('content-type'));
+});
+
+test('prepare() destroys a stream body it strips (a 304 made from a file response), so its file or socket is not left open', () => {
+  const stream = Readable.from(['never sent']);
+  const response = new Response(stream, 304).prepare(Request.create('/'));
+  assert.is(response.body, null);
+  assert.ok(stream.destroyed);
 });
 
 test('status classes', () => {

@@ -145,6 +145,35 @@ test('a garbage request line is answered 400 and the server keeps serving', asyn
   });
 });
 
+test('a listener of its own still gets Expect: 100-continue answered by node at once', async () => {
+  const echo = (req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => res.end(`got ${body}`));
+  };
+  await withServers(echo, { httpsPort: null }, async ({ urls }) => {
+    const answer = await within(
+      new Promise<string>((resolve) => {
+        const socket = connect({ host: '127.0.0.1', port: portOf(urls[0]!) });
+        let received = '';
+        socket.setEncoding('latin1');
+        // The body goes only once the server has invited it: without 100 Continue this waits for the time limit.
+        socket.on('data', (chunk: string) => {
+          received += chunk;
+          if (received === 'HTTP/1.1 100 Continue\r\n\r\n') socket.write('hi');
+        });
+        socket.on('close', () => resolve(received));
+        socket.write('POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n');
+      }),
+      5_000,
+      'the exchange',
+    );
+    assert.match(answer, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/);
+    assert.ok(answer.endsWith('got hi'), answer);
+  });
+});
+
 test('request headers over maxHeaderSize are answered 431', async () => {
   await withServers(hello, { httpsPort: null }, async ({ urls }) => {
     const big = 'a'.repeat(DEFAULT_LIMITS.maxHeaderSize + 1024);

@@ -127,6 +127,14 @@ test('a value flag without its value is a usage error', () => {
   assert.match(usageError(['--port', '--debug']).message, '--port needs a value');
 });
 
+test('an empty flag value is a usage error, never a silent fallback (--host "" would listen on every interface)', () => {
+  assert.match(usageError(['--host', '']).message, '--host needs a value');
+  assert.match(usageError(['--host=']).message, '--host needs a value');
+  assert.match(usageError(['--tls-cert', '', '--tls-key', 'key.pem']).message, '--tls-cert needs a value');
+  assert.match(usageError(['--profiler-dir=']).message, '--profiler-dir needs a value');
+  assert.match(usageError(['--env', '']).message, '--env needs a value');
+});
+
 test('a positional argument is a usage error', () => {
   assert.match(usageError(['serve']).message, '"serve"');
 });
