@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writevSync } from 'node:fs';
-import { mkdir, open, readFile, readdir, rm, stat, utimes, type FileHandle } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, renameSync, rmSync, writevSync } from 'node:fs';
+import { open, readFile, readdir, rm, stat, utimes, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
@@ -28,6 +28,7 @@ import { ProfileIndex } from './profile-index.js';
 import { TakenTokens } from './taken-tokens.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
 import { isStorableToken, resolveBounds, storableJson } from './validation.js';
+import { makeDirectory, makeDirectorySync } from '../../fs/make-directory.js';
 
 const gunzip = promisify(gunzipCallback);
 
@@ -266,7 +267,7 @@ export class FileStorage implements ProfilerStorage {
       try {
         await this.#serialLeases(() => this.#growLeases(length));
       } catch (error) {
-        throw this.#failure('lease a token prefix for', null, error);
+        throw this.#failure('lease a token prefix', null, error);
       }
     }
     throw new ProfilerStorageError(`Could not draw a free ${length}-character profile token in ${this.dir}.`, 'HK_PROFILER_STORAGE_FULL');
@@ -617,7 +618,7 @@ export class FileStorage implements ProfilerStorage {
       fd = openSync(path, 'wx');
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
-      mkdirSync(join(this.dir, SEGMENT_DIR), { recursive: true });
+      makeDirectorySync(join(this.dir, SEGMENT_DIR));
       fd = openSync(path, 'wx');
     }
     this.#segment = { name, fd, size: 0, openedAt: now, writtenAt: now };
@@ -735,7 +736,7 @@ export class FileStorage implements ProfilerStorage {
       if (lease.taken.size >= limit) lease.full = true;
     }
     if (usable()) return;
-    await mkdir(join(this.dir, LEASE_DIR), { recursive: true });
+    await makeDirectory(join(this.dir, LEASE_DIR));
     const prefixes = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).filter((prefix) => !this.#leases.has(prefix));
     shuffle(prefixes);
     for (const prefix of prefixes) {
@@ -823,14 +824,14 @@ export class FileStorage implements ProfilerStorage {
   async #inShard<T>(token: string, fn: () => Promise<T>): Promise<T> {
     const shard = join(this.dir, token.slice(0, 2));
     if (!this.#shards.has(shard)) {
-      await mkdir(shard, { recursive: true });
+      await makeDirectory(shard);
       this.#shards.add(shard);
     }
     try {
       return await fn();
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
-      await mkdir(shard, { recursive: true });
+      await makeDirectory(shard);
       return fn();
     }
   }
