@@ -175,13 +175,13 @@ export class Request {
   }
 
   /**
-   * A copy for a sub-request: same URL, headers, client and scheme, fresh attributes
-   * (those given), optionally another method. The body is not shared.
+   * A copy for a sub-request: same URL, headers (a copy of them), client and scheme, fresh
+   * attributes (those given), optionally another method. The body is not shared.
    */
   duplicate(overrides: { attributes?: Record<string, unknown>; method?: string } = {}): Request {
     const copy = new Request(this.url, {
       method: overrides.method ?? this.method,
-      headers: this.headers,
+      headers: { ...this.headers },
       scheme: this.#socketScheme,
       remoteAddress: this.remoteAddress,
       localAddress: this.#localAddress,

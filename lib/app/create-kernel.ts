@@ -12,7 +12,7 @@ import {
 import { ErrorListener, createErrorController } from '../errors/index.js';
 import { DisallowRobotsIndexingListener, ResponseListener } from '../http/index.js';
 import { DebugLogBuffer, Logger, attachStderrSink, createBus, type LogLevelName, type ObservationBus } from '../log/index.js';
-import { RouteCollection, RouterListener, UrlMatcher } from '../routing/index.js';
+import { RouteCollection, RouterListener, UrlMatcher, type SchemePorts } from '../routing/index.js';
 import {
   DEFAULT_PROFILER_ALLOW,
   DebugAccess,
@@ -94,6 +94,8 @@ export interface KernelOptions {
   debugAllow?: readonly string[];
   /** The profiler, recording every request in debug mode; false turns it off. Default on in debug mode. */
   profiler?: ProfilerKernelOptions | false;
+  /** Ports a redirect to the other scheme goes to (a route with `schemes`). Default 80 and 443; see KernelApp.schemePorts. */
+  schemePorts?: Partial<SchemePorts>;
 }
 
 /** A wired kernel with the parts an embedder may want to reach. */
@@ -112,6 +114,11 @@ export interface KernelApp {
   listener: NodeRequestListener;
   env: string;
   debug: boolean;
+  /**
+   * Ports a redirect to the other scheme goes to; change them once the listeners are up (as
+   * `bin/serve` does: its https port is 8443, or one picked for port 0).
+   */
+  schemePorts: SchemePorts;
   /** Detaches sinks and collectors. */
   close(): Promise<void>;
 }
@@ -169,7 +176,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     const redactor = profiler.redactor;
     for (const collector of [
       new RequestCollector(redactor),
-      new ExceptionCollector(),
+      new ExceptionCollector(redactor),
       new LoggerCollector(logs, redactor),
       new EventsCollector(traceable),
       new TimeCollector(),
@@ -196,7 +203,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     dispatcher.addSubscriber(profiler);
     dispatcher.addSubscriber(new ToolbarListener(showDebug));
   }
-  dispatcher.addSubscriber(new RouterListener(matcher, logger.withChannel('request')));
+  const schemePorts: SchemePorts = { http: options.schemePorts?.http ?? 80, https: options.schemePorts?.https ?? 443 };
+  dispatcher.addSubscriber(new RouterListener(matcher, logger.withChannel('request'), schemePorts));
   dispatcher.addSubscriber(new ResponseListener());
   if (env !== 'prod') dispatcher.addSubscriber(new DisallowRobotsIndexingListener());
   dispatcher.addSubscriber(new ErrorListener(errorController, logger.withChannel('request')));
@@ -216,6 +224,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     listener,
     env,
     debug,
+    schemePorts,
     async close() {
       await profiler?.close();
       await profiler?.storage.close();

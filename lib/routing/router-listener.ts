@@ -11,11 +11,19 @@ import type { Logger } from '../log/index.js';
 import { MalformedPathError, MethodNotAllowedError, ResourceNotFoundError } from './errors.js';
 import type { UrlMatcher } from './url-matcher.js';
 
+/** The port of each scheme, for redirects to the other one (Symfony's RequestContext httpPort and httpsPort). */
+export interface SchemePorts {
+  http: number;
+  https: number;
+}
+
 /**
  * Matches each request against the routes on `kernel.request` (priority 32) and
  * stores `_route`, `_controller`, `_route_params` and the parameters as attributes.
  * A miss is a 404, a path known for other methods a 405 with `Allow`, a GET/HEAD
- * path that matches with the trailing slash toggled a 301 to the canonical URL.
+ * path that matches with the trailing slash toggled a 301 to the canonical URL, and one that
+ * matches only over another scheme a 301 to that scheme, at its port in `ports` (read at each
+ * redirect, so a server may fill it in once it listens).
  */
 export class RouterListener {
   readonly #logMatches: boolean;
@@ -23,6 +31,7 @@ export class RouterListener {
   constructor(
     readonly matcher: UrlMatcher,
     readonly logger: Logger | null = null,
+    readonly ports: Readonly<SchemePorts> = { http: 80, https: 443 },
   ) {
     this.#logMatches = logger?.isEnabled('info') ?? false;
   }
@@ -58,7 +67,7 @@ export class RouterListener {
     if (result.redirect !== undefined) {
       const scheme = result.redirect.scheme ?? request.scheme;
       const query = request.queryString;
-      const base = scheme === request.scheme ? request.schemeAndHttpHost : `${scheme}://${request.host}`;
+      const base = scheme === request.scheme ? request.schemeAndHttpHost : `${scheme}://${request.host}${portSuffix(scheme, this.ports)}`;
       event.setResponse(Response.redirect(`${base}${uriText(`${result.redirect.path}${query ? `?${query}` : ''}`)}`, 301));
       return;
     }
@@ -98,4 +107,10 @@ function uriText(pathAndQuery: string): string {
     for (const byte of Buffer.from(character)) encoded += `%${byte < 16 ? '0' : ''}${byte.toString(16).toUpperCase()}`;
     return encoded;
   });
+}
+
+/** `:port` for a URL of `scheme`, empty for the scheme's default port. */
+function portSuffix(scheme: 'http' | 'https', ports: Readonly<SchemePorts>): string {
+  const port = ports[scheme];
+  return port === (scheme === 'http' ? 80 : 443) ? '' : `:${port}`;
 }

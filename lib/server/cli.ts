@@ -8,6 +8,8 @@ export { parseServeOptions, UsageError, type ServeOptions } from './serve-option
 /** What main needs from the app that `createApp` in lib/app builds. */
 interface App {
   listener: RequestListener;
+  /** Where a redirect to the other scheme goes: set to the listeners' ports once they are up. */
+  schemePorts?: { http: number; https: number };
   close(): Promise<void>;
 }
 
@@ -83,6 +85,7 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     return 1;
   }
 
+  if (app.schemePorts !== undefined) setSchemePorts(app.schemePorts, running.urls);
   for (const url of running.urls) process.stdout.write(`listening on ${url}\n`);
 
   const signal = await nextShutdownSignal();
@@ -94,6 +97,15 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     return 1;
   }
   return 0;
+}
+
+/** Points redirects to the other scheme at the listeners' ports (a scheme without a listener keeps its port). */
+export function setSchemePorts(ports: { http: number; https: number }, urls: readonly string[]): void {
+  for (const url of urls) {
+    const { protocol, port } = new URL(url);
+    const scheme = protocol === 'https:' ? 'https' : 'http';
+    ports[scheme] = port === '' ? (scheme === 'https' ? 443 : 80) : Number(port);
+  }
 }
 
 async function loadTls(options: ServeOptions): Promise<TlsCredentials> {

@@ -96,9 +96,13 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
   }
   // The rest of a body refused (413), left half read, or never invited (Expect: 100-continue without
   // 100 Continue: the client may or may not send it) is not drained: the connection closes after the answer.
+  const body = response.body;
+  // Checked before the head goes: plain JavaScript can put anything in a body, and a head sent with no body to follow is a cut answer.
+  if (typeof body !== 'string' && body !== null && !(body instanceof Uint8Array) && typeof (body as { pipe?: unknown } | undefined)?.pipe !== 'function') {
+    throw new TypeError(`A response body is a string, bytes, a readable stream or null, not ${describeValue(body)}.`);
+  }
   if (!req.complete && (response.status === 413 || req.readableDidRead || (req.headers.expect !== undefined && awaitsContinue(req, res)))) res.shouldKeepAlive = false;
   res.writeHead(response.status, response.headers);
-  const body = response.body;
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {
     destroyBody(body);
     res.end();
@@ -114,6 +118,13 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
       }
     });
   }
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (typeof value !== 'object') return `a ${typeof value}`;
+  const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' && name !== '' ? `a ${name}` : 'an object';
 }
 
 function destroyBody(body: Response['body']): void {

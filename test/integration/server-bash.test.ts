@@ -49,6 +49,8 @@ function routes(): RouteCollection {
   collection.add('go', new Route('/go', { methods: ['GET'], defaults: { _controller: (request: Request) => Response.redirect(request.query.get('to') ?? '/') } }));
   collection.add('slow-stream', new Route('/slow-stream', { methods: ['GET'], defaults: { _controller: () => new Response(slowBody(), 200, { 'content-type': 'text/plain' }) } }));
   collection.add('broken-stream', new Route('/broken-stream', { methods: ['GET'], defaults: { _controller: () => new Response(failingBody(), 200, { 'content-type': 'text/plain' }) } }));
+  // Plain JavaScript can give a Response any body: the type is only TypeScript's.
+  collection.add('number-body', new Route('/number-body', { methods: ['GET'], defaults: { _controller: () => new Response(42 as unknown as string, 200) } }));
   return collection;
 }
 
@@ -89,6 +91,17 @@ test('a response node:http refuses to write is a 500 whose reason phrase is Inte
     const answer = await sendRaw(server, scheme, 'GET /go?to=/x%0d%0aSet-Cookie:a=b HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
     assert.match(answer, /^HTTP\/1\.1 500 Internal Server Error\r\n/, `${scheme}: ${JSON.stringify(answer.slice(0, 80))}`);
     assert.not.match(answer, /set-cookie/i, scheme);
+  }
+});
+
+test('a body that is no string, bytes or stream is a 500 logged with what it was, never a head with no body after it', async () => {
+  for (const scheme of SCHEMES) {
+    records.length = 0;
+    const answer = await sendRaw(server, scheme, 'GET /number-body HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 500 Internal Server Error\r\n/, `${scheme}: ${JSON.stringify(answer.slice(0, 80))}`);
+    assert.ok(answer.endsWith('Internal Server Error\n'), scheme);
+    const logged = records.filter((record) => record.message.includes('A response body is a string, bytes, a readable stream or null, not a number.'));
+    assert.is(logged.length, 1, `${scheme}: ${JSON.stringify(records.map((record) => record.message))}`);
   }
 });
 

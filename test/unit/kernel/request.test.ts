@@ -219,6 +219,11 @@ test('duplicate() keeps URL and headers, takes new attributes and method', () =>
   assert.is(copy.headers.referer, 'r');
   assert.not.ok(copy.attributes.has('_route'));
   assert.is(copy.attributes.get('exception'), 1);
+  // Its own headers: a sub-request's listener that changes one leaves the main request's as they came.
+  copy.headers.accept = 'application/json';
+  delete copy.headers.referer;
+  assert.is(request.headers.accept, undefined);
+  assert.is(request.headers.referer, 'r');
 });
 
 test('a RequestSlot holds one value per request, apart from other slots, and a duplicate starts empty', () => {

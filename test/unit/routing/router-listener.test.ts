@@ -34,4 +34,40 @@ test('a redirect encodes a % that starts no percent-encoding, and an embedder\'s
   assert.is(redirectOf('/health/?q=\ud800'), 'http://a.test/health?q=%EF%BF%BD', 'a lone surrogate is U+FFFD, never a URIError');
 });
 
+
+/** The Location of the redirect for a request to `url` (absolute) when `/secure` takes https only and `/plain` http only. */
+function schemeRedirectOf(url: string, ports?: { http: number; https: number }): string | undefined {
+  const routes = new RouteCollection();
+  routes.add('secure', new Route('/secure', { methods: ['GET'], schemes: ['https'] }));
+  routes.add('plain', new Route('/plain', { methods: ['GET'], schemes: ['http'] }));
+  const { protocol, host, pathname, search } = new URL(url);
+  const request = new Request(`${pathname}${search}`, { headers: { host }, scheme: protocol === 'https:' ? 'https' : 'http' });
+  const event = new RequestEvent(kernel, request, RequestType.MAIN);
+  new RouterListener(new UrlMatcher(routes), null, ports).onKernelRequest(event);
+  assert.is(event.response?.status, 301, url);
+  return event.response?.getHeader('location');
+}
+
+test('a redirect to the other scheme goes to that scheme\'s port, not the port of the request', () => {
+  assert.is(schemeRedirectOf('http://a.test:8000/secure?q=1'), 'https://a.test/secure?q=1');
+  assert.is(schemeRedirectOf('http://a.test:8000/secure?q=1', { http: 8000, https: 8443 }), 'https://a.test:8443/secure?q=1');
+  assert.is(schemeRedirectOf('https://a.test:8443/plain', { http: 8000, https: 8443 }), 'http://a.test:8000/plain');
+  assert.is(schemeRedirectOf('https://[::1]:8443/plain', { http: 80, https: 8443 }), 'http://[::1]/plain');
+});
+
+test('the ports are read at each redirect, so a server can set them once it listens', () => {
+  const routes = new RouteCollection();
+  routes.add('secure', new Route('/secure', { methods: ['GET'], schemes: ['https'] }));
+  const ports = { http: 80, https: 443 };
+  const listener = new RouterListener(new UrlMatcher(routes), null, ports);
+  const locationOf = (): string | undefined => {
+    const event = new RequestEvent(kernel, new Request('/secure', { headers: { host: '127.0.0.1:41234' } }), RequestType.MAIN);
+    listener.onKernelRequest(event);
+    return event.response?.getHeader('location');
+  };
+  assert.is(locationOf(), 'https://127.0.0.1/secure');
+  ports.https = 40999;
+  assert.is(locationOf(), 'https://127.0.0.1:40999/secure');
+});
+
 test.run();
