@@ -220,7 +220,17 @@ export class UrlMatcher {
     const tree = this.#tree;
     tree.conditional = false;
     if (tree.find(path, 1 << slot, context.host, context.scheme)) return this.#result(path);
-    return this.#miss(path, method, slot, context.host, context.scheme);
+    const outcome = this.#miss(path, method, slot, context.host, context.scheme);
+    return outcome.kind === 'not-found' && path.indexOf('%') !== -1 ? this.#normalized(path, context, outcome) : outcome;
+  }
+
+  // A miss whose path spells something in an unusual percent-encoding (`%c3%a9`, `%69`, which
+  // Symfony matches, decoding the path first): the answer for the normalized path, or `outcome`.
+  #normalized(path: string, context: MatchContext, outcome: NotFoundOutcome): LookupResult {
+    const normalized = normalizePercentEncoding(path);
+    if (normalized === path) return outcome;
+    const retry = this.lookup(normalized, context);
+    return retry.kind === 'not-found' ? outcome : retry;
   }
 
   #slotOf(method: string): number {
@@ -367,6 +377,22 @@ export class UrlMatcher {
   }
 }
 
+
+/** Unreserved characters (RFC 3986 2.3) by char code. */
+const UNRESERVED = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~') UNRESERVED[c.charCodeAt(0)] = 1;
+
+/**
+ * The path with its percent-encodings normalized as RFC 3986 6.2.2 says: upper-case hex digits,
+ * unreserved characters decoded. Route patterns are compiled to that form; reserved characters
+ * (`%2F` among them) stay encoded, and a `%` that starts no encoding is left as it is.
+ */
+function normalizePercentEncoding(path: string): string {
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (encoding: string, hex: string) => {
+    const code = parseInt(hex, 16);
+    return code < 128 && UNRESERVED[code] === 1 ? String.fromCharCode(code) : `%${hex.toUpperCase()}`;
+  });
+}
 
 function trimTrailingSlashes(path: string): string {
   let end = path.length;
