@@ -1,5 +1,6 @@
 import { KernelEvents, type ResponseEvent } from '../../kernel/index.js';
 import { profilerUrls } from './profiler-controller.js';
+import { CSP_HEADERS, allowToolbarInPolicy } from './toolbar-csp.js';
 import { renderToolbarLoader } from './ui/index.js';
 
 /**
@@ -7,7 +8,8 @@ import { renderToolbarLoader } from './ui/index.js';
  * (not XHR, not redirects, not attachments, not compressed), on `kernel.response` at -128. A body
  * of bytes gets it too, as bytes: the loader is ASCII, so any charset that writes ASCII as ASCII
  * (UTF-8, the ISO-8859 and Windows families) keeps its own bytes; in another (UTF-16) no
- * `</body>` is found and the body is left alone.
+ * `</body>` is found and the body is left alone. A Content-Security-Policy of the response that
+ * would block the toolbar's inline script or style gets their hashes (see allowToolbarInPolicy).
  */
 export class ToolbarListener {
   constructor(readonly showDebug: (request: ResponseEvent['request']) => boolean = () => true) {}
@@ -40,6 +42,10 @@ export class ToolbarListener {
       response.body = Buffer.concat([bytes.subarray(0, at), Buffer.from(loader), bytes.subarray(at)]);
     }
     if (response.headers['content-length'] !== undefined) response.headers['content-length'] = String(Buffer.byteLength(response.body));
+    for (const name of CSP_HEADERS) {
+      const policy = response.headers[name];
+      if (policy !== undefined) response.headers[name] = Array.isArray(policy) ? policy.map(allowToolbarInPolicy) : allowToolbarInPolicy(policy);
+    }
   }
 }
 

@@ -24,6 +24,7 @@ function routes(): RouteCollection {
   page('latin1', () => new Response(Buffer.from(PAGE, 'latin1'), 200, { 'content-type': 'text/html; charset=ISO-8859-1' }));
   page('gzip', () => new Response(gzipSync(Buffer.from(PAGE)), 200, { 'content-type': 'text/html; charset=UTF-8', 'content-encoding': 'gzip' }));
   page('utf16', () => new Response(Buffer.from(PAGE, 'utf16le'), 200, { 'content-type': 'text/html; charset=UTF-16LE' }));
+  page('csp', () => new Response(PAGE, 200, { 'content-type': 'text/html; charset=UTF-8', 'content-security-policy': "default-src 'self'; script-src 'self'" }));
   return collection;
 }
 
@@ -41,6 +42,14 @@ for (const scheme of SCHEMES) {
     const response = await undiciRequest(`${server.urls[scheme]}${path}`, { dispatcher: server.agent, headersTimeout: 10_000, bodyTimeout: 10_000 });
     return { status: response.statusCode, headers: response.headers, body: Buffer.from(await response.body.arrayBuffer()) };
   }
+
+  test('a page whose Content-Security-Policy would block the toolbar gets the toolbar\'s hashes in it', async () => {
+    const response = await fetchFrom(server, scheme, '/csp');
+    assert.ok(response.body.includes('/_wdt/'), response.body);
+    const policy = header(response.headers['content-security-policy']);
+    assert.ok(policy.startsWith("default-src 'self'; script-src 'self' 'sha256-"), policy);
+    assert.ok(/; style-src 'self' 'sha256-[^;]+$/.test(policy), policy);
+  });
 
   test('an upper-case </BODY> gets the toolbar before it, with Content-Length corrected', async () => {
     const response = await fetchFrom(server, scheme, '/upper');
