@@ -39,6 +39,12 @@ test('every subpath gives types and code that exist in dist/', () => {
   }
 });
 
+test('the listeners of the default chain are importable (http-kernel/http)', async () => {
+  const http = await import('http-kernel/http');
+  assert.type(http.ResponseListener, 'function');
+  assert.type(http.DisallowRobotsIndexingListener, 'function');
+});
+
 test('the tarball holds the built code and sources, and no tests, certificates or var/ data', () => {
   // npm_execpath is npm's own script under `npm test`; `node test/run.mjs` finds npm on the PATH.
   const npmCli = process.env.npm_execpath;
