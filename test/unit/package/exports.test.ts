@@ -45,6 +45,12 @@ test('the listeners of the default chain are importable (http-kernel/http)', asy
   assert.type(http.DisallowRobotsIndexingListener, 'function');
 });
 
+test('a collector can write its own JSON with the built-in collectors\' helpers (http-kernel/profiler)', async () => {
+  const { RawJson, jsonNumber, jsonString, jsonStringOrNull, jsonValue } = await import('http-kernel/profiler');
+  const raw = new RawJson(`{"name":${jsonString('a"b')},"note":${jsonStringOrNull(null)},"n":${jsonNumber(Infinity)},"v":${jsonValue([1])}}`);
+  assert.equal(JSON.parse(JSON.stringify(raw)), { name: 'a"b', note: null, n: null, v: [1] });
+});
+
 test('the tarball holds the built code and sources, and no tests, certificates or var/ data', () => {
   // npm_execpath is npm's own script under `npm test`; `node test/run.mjs` finds npm on the PATH.
   const npmCli = process.env.npm_execpath;
