@@ -2,6 +2,8 @@ export * from './access-listener.js';
 export * from './collectors/index.js';
 export * from './data-collector.js';
 export * from './debug-access.js';
+// The helpers the built-in collectors write their RawJson with (flat() is theirs alone).
+export { jsonNumber, jsonString, jsonStringOrNull, jsonValue } from './json.js';
 export * from './profile.js';
 export * from './profiler.js';
 export * from './profiler-controller.js';

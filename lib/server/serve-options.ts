@@ -60,7 +60,7 @@ const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: s
   { flag: 'profiler-dir', envVar: 'PROFILER_DIR', value: '<dir>', default: SERVE_DEFAULTS.profilerDir, help: 'where the profiler keeps profiles (several servers may share one)' },
   { flag: 'profiler-max-profiles', envVar: 'PROFILER_MAX_PROFILES', value: '<n>', default: String(SERVE_DEFAULTS.profilerMaxProfiles), help: 'most profiles kept; the oldest go first (also: 2 days at most)' },
   { flag: 'profiler-allow', envVar: 'PROFILER_ALLOW', value: '<cidr,...>', default: SERVE_DEFAULTS.profilerAllow.join(','), help: 'clients that may see the profiler, stack traces and logs' },
-  { flag: 'trusted-proxies', envVar: 'TRUSTED_PROXIES', value: '<cidr,...>', default: 'none', help: 'proxies whose X-Forwarded-For/-Proto/-Host are believed' },
+  { flag: 'trusted-proxies', envVar: 'TRUSTED_PROXIES', value: '<cidr,...>', default: 'none', help: 'proxies whose X-Forwarded-For/-Proto/-Host/-Port are believed' },
 ];
 
 /** Flags that take no value. */

@@ -1,5 +1,13 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
+const manifest = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
+  exports: Record<string, string | { types?: string; default?: string }>;
+};
 
 const test = suite('package exports');
 
@@ -17,6 +25,48 @@ test('subpaths expose routing, server, errors, log and app', async () => {
   assert.type((await import('http-kernel/errors')).renderDebugPage, 'function');
   assert.type((await import('http-kernel/log')).Logger, 'function');
   assert.type((await import('http-kernel/app')).createKernel, 'function');
+});
+
+test('every subpath gives types and code that exist in dist/', () => {
+  for (const [subpath, target] of Object.entries(manifest.exports)) {
+    if (subpath === './package.json') continue;
+    assert.type(target, 'object', subpath);
+    const { types, default: code } = target as { types?: string; default?: string };
+    assert.ok(types?.endsWith('.d.ts'), `${subpath}: types`);
+    assert.ok(code?.endsWith('.js'), `${subpath}: default`);
+    assert.ok(existsSync(`${root}${types}`), `${subpath}: ${types} exists`);
+    assert.ok(existsSync(`${root}${code}`), `${subpath}: ${code} exists`);
+  }
+});
+
+test('the listeners of the default chain are importable (http-kernel/http)', async () => {
+  const http = await import('http-kernel/http');
+  assert.type(http.ResponseListener, 'function');
+  assert.type(http.DisallowRobotsIndexingListener, 'function');
+});
+
+test('a collector can write its own JSON with the built-in collectors\' helpers (http-kernel/profiler)', async () => {
+  const { RawJson, jsonNumber, jsonString, jsonStringOrNull, jsonValue } = await import('http-kernel/profiler');
+  const raw = new RawJson(`{"name":${jsonString('a"b')},"note":${jsonStringOrNull(null)},"n":${jsonNumber(Infinity)},"v":${jsonValue([1])}}`);
+  assert.equal(JSON.parse(JSON.stringify(raw)), { name: 'a"b', note: null, n: null, v: [1] });
+});
+
+test('the tarball holds the built code and sources, and no tests, certificates or var/ data', () => {
+  // npm_execpath is npm's own script under `npm test`; `node test/run.mjs` finds npm on the PATH.
+  const npmCli = process.env.npm_execpath;
+  const [command, args] =
+    npmCli !== undefined && /npm-cli\.js$/.test(npmCli) ? [process.execPath, [npmCli]] : ['npm', [] as string[]];
+  const output = execFileSync(command, [...args, 'pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const files = (JSON.parse(output) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((file) => file.path);
+  for (const needed of ['package.json', 'README.md', 'bin/serve', 'dist/kernel/index.js', 'dist/lib/server/cli.js', 'kernel/index.ts']) {
+    assert.ok(files.includes(needed), `${needed} is packed`);
+  }
+  const unwanted = files.filter((path) => /^(dist\/)?(test|bench|var)\/|\.(pem|key|crt)$|\.tgz$/.test(path));
+  assert.equal(unwanted, []);
 });
 
 test('an embedder can run a request through the kernel without a socket', async () => {

@@ -165,15 +165,17 @@ test('--help and -h ask for help', () => {
 
 test('the help text lists every flag with its environment variable and default', () => {
   const help = formatServeHelp();
-  for (const flag of ['--host', '--port', '--https-port', '--env', '--debug', '--no-debug', '--profiler', '--no-profiler', '--tls-cert', '--tls-key', '--help']) {
+  for (const flag of ['--host', '--port', '--https-port', '--env', '--debug', '--no-debug', '--profiler', '--no-profiler', '--tls-cert', '--tls-key', '--profiler-dir', '--profiler-max-profiles', '--profiler-allow', '--trusted-proxies', '--help']) {
     assert.ok(help.includes(flag), `help mentions ${flag}`);
   }
-  for (const envVar of ['HOST', 'PORT', 'HTTPS_PORT', 'APP_ENV', 'APP_DEBUG', 'PROFILER', 'TLS_CERT', 'TLS_KEY']) {
+  for (const envVar of ['HOST', 'PORT', 'HTTPS_PORT', 'APP_ENV', 'APP_DEBUG', 'PROFILER', 'TLS_CERT', 'TLS_KEY', 'PROFILER_DIR', 'PROFILER_MAX_PROFILES', 'PROFILER_ALLOW', 'TRUSTED_PROXIES']) {
     assert.ok(help.includes(`env ${envVar}`), `help mentions ${envVar}`);
   }
   for (const value of [SERVE_DEFAULTS.host, String(SERVE_DEFAULTS.port), String(SERVE_DEFAULTS.httpsPort), SERVE_DEFAULTS.env]) {
     assert.ok(help.includes(`default ${value}`), `help shows default ${value}`);
   }
+  // The request believes a trusted proxy's X-Forwarded-Port too (Request.port), so the help names it.
+  assert.ok(help.includes('X-Forwarded-For/-Proto/-Host/-Port'), 'help names every X-Forwarded-* header a trusted proxy sets');
 });
 
 test('--no-profiler (or PROFILER=0) keeps debug mode without recording; the profiler is never on without debug', () => {
