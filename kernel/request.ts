@@ -293,7 +293,9 @@ export class Request {
     if (this.#clientIp === undefined) {
       let ip = this.remoteAddress;
       if (this.#trustProxy !== NO_TRUST) {
-        const hops = (firstHeaderValue(this.headers['x-forwarded-for']) ?? '').split(',').map((hop) => hop.trim()).filter(Boolean).reverse();
+        // Several X-Forwarded-For headers are one list (node:http joins them): its end is the nearest hop, whom a trusted proxy vouches for.
+        const forwarded = this.headers['x-forwarded-for'];
+        const hops = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? '')).split(',').map((hop) => hop.trim()).filter(Boolean).reverse();
         for (let i = 0; i < hops.length && this.#trustProxy(ip, i); i++) {
           ip = hopAddress(hops[i]!);
           // A hop that names no address ends the chain as the client: it matches no allowed range,

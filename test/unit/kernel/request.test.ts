@@ -246,4 +246,13 @@ test('a RequestSlot holds one value per request, apart from other slots, and a d
   assert.is(count.get(first), 2);
 });
 
+test('X-Forwarded-For given as several header values is one chain: the client is found from its end, not taken from the first value', () => {
+  const trusted = (address: string) => address === '10.0.0.1';
+  // The client sent "X-Forwarded-For: 6.6.6.6" itself; the trusted proxy added a second header with the address it saw.
+  const request = Request.create('/', 'GET', { headers: { 'x-forwarded-for': ['6.6.6.6', '203.0.113.9'] }, remoteAddress: '10.0.0.1', trustProxy: trusted });
+  assert.is(request.clientIp, '203.0.113.9');
+  const joined = Request.create('/', 'GET', { headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.9' }, remoteAddress: '10.0.0.1', trustProxy: trusted });
+  assert.is(joined.clientIp, '203.0.113.9');
+});
+
 test.run();
