@@ -142,6 +142,8 @@ export class Request {
       scheme ??= parsed.protocol === 'https:' ? 'https' : 'http';
       headers.host ??= parsed.host;
       target = `${parsed.pathname}${parsed.search}`;
+    } else {
+      target = originForm(uri);
     }
     headers.host ??= 'localhost';
     if (init.body != null && headers['content-length'] === undefined && (typeof init.body === 'string' || init.body instanceof Uint8Array)) {
@@ -512,6 +514,18 @@ function absoluteFormPath(target: string): string {
   } catch {
     throw new MalformedRequestError(`Invalid request target "${target}".`);
   }
+}
+
+/**
+ * A path given to create() as a client puts it on the wire, as `new URL()` does for an absolute
+ * one: a leading slash, no fragment, bytes outside printable ASCII percent-encoded as UTF-8.
+ * Anything else (encodings, dot segments) is left as given.
+ */
+function originForm(uri: string): string {
+  const hash = uri.indexOf('#');
+  let target = hash === -1 ? uri : uri.slice(0, hash);
+  if (target.charCodeAt(0) !== 47 /* / */ && target !== '*') target = `/${target}`;
+  return target.replace(/[^\x21-\x7e]+/g, (run) => Array.from(Buffer.from(run), (byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }
 
 function tooLarge(limit: number): PayloadTooLargeHttpError {

@@ -255,4 +255,19 @@ test('X-Forwarded-For given as several header values is one chain: the client is
   assert.is(joined.clientIp, '203.0.113.9');
 });
 
+test('create() sends a path as a client would: leading slash added, fragment dropped, non-ASCII and spaces percent-encoded as UTF-8', () => {
+  const path = (uri: string) => Request.create(uri).path;
+  assert.is(path('health'), '/health');
+  assert.is(path(''), '/');
+  assert.is(Request.create('?a=1').url, '/?a=1');
+  assert.is(Request.create('/x?y=1#top').url, '/x?y=1');
+  assert.is(path('/café'), Request.create('http://localhost/café').path);
+  assert.is(path('/café'), '/caf%C3%A9');
+  assert.is(Request.create('/a b?q=ö').url, '/a%20b?q=%C3%B6');
+  assert.is(Request.create('/a b?q=ö').query.get('q'), 'ö');
+  // What a client may send is kept as it is: encodings (even malformed ones), dot segments, '*' for OPTIONS.
+  assert.is(path('/a%2Fb/%ZZ/../c'), '/a%2Fb/%ZZ/../c');
+  assert.is(Request.create('*', 'OPTIONS').path, '*');
+});
+
 test.run();
