@@ -343,4 +343,14 @@ test('a controller returning a thenable that rejects goes through kernel.excepti
   assert.ok(errors[0] instanceof NotFoundHttpError);
 });
 
+test('an error with a numeric status but null headers, handled with a 200, is a 500 rather than a TypeError from the kernel', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw Object.assign(new Error('upstream said no'), { status: 502, headers: null });
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('page')));
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 500);
+  assert.is(response.body, 'page');
+});
+
 test.run();
