@@ -223,9 +223,10 @@ export class Request {
   /** The cookies sent (parsed on first use; a malformed header gives no cookies). */
   get cookies(): Readonly<Record<string, string | undefined>> {
     if (this.#cookies === undefined) {
-      const header = this.headers.cookie;
+      // An embedder's headers may hold several Cookie values; node:http joins them with '; '.
+      const header = this.headers.cookie as string | string[] | undefined;
       try {
-        this.#cookies = header ? parseCookie(header) : {};
+        this.#cookies = header ? parseCookie(typeof header === 'string' ? header : header.join('; ')) : {};
       } catch {
         this.#cookies = {};
       }

@@ -270,4 +270,9 @@ test('create() sends a path as a client would: leading slash added, fragment dro
   assert.is(Request.create('*', 'OPTIONS').path, '*');
 });
 
+test('cookies given as several Cookie header values are all read, as node:http joins them with "; "', () => {
+  const request = Request.create('/', 'GET', { headers: { cookie: ['a=1', 'b=2; c=x=y'] } });
+  assert.equal({ ...request.cookies }, { a: '1', b: '2', c: 'x=y' });
+});
+
 test.run();
