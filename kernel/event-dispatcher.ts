@@ -35,7 +35,9 @@ export class EventDispatcher {
 
   /** Registers a listener; `name` is what the profiler shows (defaults to the function name). */
   addListener(eventName: string, listener: Listener, priority = 0, name?: string): void {
-    this.#add(eventName, { listener, priority, name: name ?? (listener.name || 'closure') });
+    const entry = { listener, priority, name: name ?? (listener.name || 'closure') };
+    checkPriority(eventName, priority, entry.name);
+    this.#add(eventName, entry);
   }
 
   /** Removes every registration of `listener` for the event. */
@@ -49,15 +51,19 @@ export class EventDispatcher {
   /** Registers each listener a subscriber declares. */
   addSubscriber(subscriber: EventSubscriber): void {
     const className = subscriber.constructor?.name && subscriber.constructor !== Object ? subscriber.constructor.name : 'subscriber';
+    // Everything is checked before anything is added: a refused subscriber leaves no listener behind.
+    const added: Array<[string, ListenerEntry]> = [];
     for (const [eventName, subscription] of Object.entries(subscriber.getSubscribedEvents())) {
       for (const [method, priority = 0] of normalizeSubscription(subscription)) {
         const fn = (subscriber as unknown as Record<string, unknown>)[method];
         if (typeof fn !== 'function') {
           throw new TypeError(`${className} subscribes "${method}" to "${eventName}", but has no such method.`);
         }
-        this.#add(eventName, { listener: fn.bind(subscriber) as Listener, priority, name: `${className}::${method}`, subscriber });
+        checkPriority(eventName, priority, `${className}::${method}`);
+        added.push([eventName, { listener: fn.bind(subscriber) as Listener, priority, name: `${className}::${method}`, subscriber }]);
       }
     }
+    for (const [eventName, entry] of added) this.#add(eventName, entry);
   }
 
   /** Removes every listener a subscriber declared. */
@@ -154,6 +160,13 @@ export class EventDispatcher {
 /** True for promises and other thenables. */
 export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+/** A priority must order: NaN compares as equal to everything, which would scramble the order of the other listeners too. */
+function checkPriority(eventName: string, priority: unknown, name: string): void {
+  if (typeof priority !== 'number' || Number.isNaN(priority)) {
+    throw new TypeError(`The priority of listener "${name}" for "${eventName}" must be a number, got ${typeof priority === 'number' ? 'NaN' : JSON.stringify(priority) ?? String(priority)}.`);
+  }
 }
 
 function normalizeSubscription(subscription: Subscription): Array<readonly [string, number?]> {

@@ -159,7 +159,10 @@ export class InvalidControllerError extends Error {
   }
 }
 
-/** Whether a value is an HttpError (also across package copies, by shape). */
+/** Whether a value is an HttpError (also across package copies, by shape: a numeric status and a headers object, not null). */
 export function isHttpError(error: unknown): error is HttpError {
-  return error instanceof HttpError || (error instanceof Error && typeof (error as Partial<HttpError>).status === 'number' && typeof (error as Partial<HttpError>).headers === 'object');
+  if (error instanceof HttpError) return true;
+  if (!(error instanceof Error)) return false;
+  const { status, headers } = error as Partial<HttpError>;
+  return typeof status === 'number' && typeof headers === 'object' && headers !== null;
 }

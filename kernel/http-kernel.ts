@@ -116,7 +116,8 @@ export class HttpKernel implements KernelLike {
   #runController(event: ControllerArgumentsEvent, request: Request, type: RequestType): Response | Promise<Response> {
     const controller = event.controller;
     const result: unknown = controller(...event.arguments);
-    if (isPromiseLike(result)) return (result as Promise<unknown>).then((value) => this.#toResponse(value, controller, request, type));
+    // Promise.resolve() adopts any thenable (whose then() may return nothing and take no rejection handler); a native promise is returned as it is.
+    if (isPromiseLike(result)) return Promise.resolve(result).then((value) => this.#toResponse(value, controller, request, type));
     return this.#toResponse(result, controller, request, type);
   }
 

@@ -142,6 +142,8 @@ export class Request {
       scheme ??= parsed.protocol === 'https:' ? 'https' : 'http';
       headers.host ??= parsed.host;
       target = `${parsed.pathname}${parsed.search}`;
+    } else {
+      target = originForm(uri);
     }
     headers.host ??= 'localhost';
     if (init.body != null && headers['content-length'] === undefined && (typeof init.body === 'string' || init.body instanceof Uint8Array)) {
@@ -221,9 +223,10 @@ export class Request {
   /** The cookies sent (parsed on first use; a malformed header gives no cookies). */
   get cookies(): Readonly<Record<string, string | undefined>> {
     if (this.#cookies === undefined) {
-      const header = this.headers.cookie;
+      // An embedder's headers may hold several Cookie values; node:http joins them with '; '.
+      const header = this.headers.cookie as string | string[] | undefined;
       try {
-        this.#cookies = header ? parseCookie(header) : {};
+        this.#cookies = header ? parseCookie(typeof header === 'string' ? header : header.join('; ')) : {};
       } catch {
         this.#cookies = {};
       }
@@ -293,7 +296,9 @@ export class Request {
     if (this.#clientIp === undefined) {
       let ip = this.remoteAddress;
       if (this.#trustProxy !== NO_TRUST) {
-        const hops = (firstHeaderValue(this.headers['x-forwarded-for']) ?? '').split(',').map((hop) => hop.trim()).filter(Boolean).reverse();
+        // Several X-Forwarded-For headers are one list (node:http joins them): its end is the nearest hop, whom a trusted proxy vouches for.
+        const forwarded = this.headers['x-forwarded-for'];
+        const hops = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? '')).split(',').map((hop) => hop.trim()).filter(Boolean).reverse();
         for (let i = 0; i < hops.length && this.#trustProxy(ip, i); i++) {
           ip = hopAddress(hops[i]!);
           // A hop that names no address ends the chain as the client: it matches no allowed range,
@@ -510,6 +515,18 @@ function absoluteFormPath(target: string): string {
   } catch {
     throw new MalformedRequestError(`Invalid request target "${target}".`);
   }
+}
+
+/**
+ * A path given to create() as a client puts it on the wire, as `new URL()` does for an absolute
+ * one: a leading slash, no fragment, bytes outside printable ASCII percent-encoded as UTF-8.
+ * Anything else (encodings, dot segments) is left as given.
+ */
+function originForm(uri: string): string {
+  const hash = uri.indexOf('#');
+  let target = hash === -1 ? uri : uri.slice(0, hash);
+  if (target.charCodeAt(0) !== 47 /* / */ && target !== '*') target = `/${target}`;
+  return target.replace(/[^\x21-\x7e]+/g, (run) => Array.from(Buffer.from(run), (byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }
 
 function tooLarge(limit: number): PayloadTooLargeHttpError {

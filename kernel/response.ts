@@ -39,7 +39,7 @@ export class Response {
 
   /** A redirect (302 by default) to `url`. */
   static redirect(url: string, status = 302, headers?: HeaderInit): Response {
-    if (status < 300 || status > 399) throw new RangeError(`A redirect needs a 3xx status, got ${status}.`);
+    if (!Number.isInteger(status) || status < 300 || status > 399) throw new RangeError(`A redirect needs a 3xx status, got ${status}.`);
     const response = new Response('', status, headers);
     response.headers.location = url;
     return response;
@@ -124,7 +124,8 @@ export class Response {
     if (typeof body === 'string') {
       const type = headers['content-type'];
       if (type === undefined) headers['content-type'] = `text/html; charset=${charset}`;
-      else if (typeof type === 'string' && type.startsWith('text/') && !type.includes('charset')) headers['content-type'] = `${type}; charset=${charset}`;
+      // Parameter names are case-insensitive (RFC 9110 5.6.6): `Charset=` is a charset too; the regex runs only where one is about to be added.
+      else if (typeof type === 'string' && type.startsWith('text/') && !type.includes('charset') && !/charset/i.test(type)) headers['content-type'] = `${type}; charset=${charset}`;
       if (headers['transfer-encoding'] === undefined) headers['content-length'] = String(Buffer.byteLength(body));
     } else if (body instanceof Uint8Array) {
       if (headers['transfer-encoding'] === undefined) headers['content-length'] = String(body.byteLength);

@@ -285,7 +285,9 @@ export class TraceableEventDispatcher extends EventDispatcher {
         result = entries[i]!.listener(event, eventName, this);
       } catch (error) {
         running.pop();
-        log.push(callRefs[i]! + stoppedBit(event), callStart, performance.now() - callStart);
+        const end = performance.now();
+        log.push(callRefs[i]! + stoppedBit(event), callStart, end - callStart);
+        log[at + 2] = end - start;
         throw error;
       }
       if (isPromiseLike(result)) return this.#dispatchRest(result, callStart, plan, i, event, eventName, trace, at);
@@ -310,26 +312,30 @@ export class TraceableEventDispatcher extends EventDispatcher {
   ): Promise<E> {
     const { entries, callRefs } = plan;
     const log = trace.log;
-    // The pending listener's ref is still on `running` (pushed by dispatch()).
     try {
-      await pending;
-    } finally {
-      removeRunning(trace.running, callRefs[index]!);
-      log.push(callRefs[index]! + stoppedBit(event), pendingStart, performance.now() - pendingStart);
-    }
-    for (let i = index + 1; i < entries.length; i++) {
-      if (event.propagationStopped === true) break;
-      const start = performance.now();
-      trace.running.push(callRefs[i]!);
+      // The pending listener's ref is still on `running` (pushed by dispatch()).
       try {
-        const result = entries[i]!.listener(event, eventName, this);
-        if (isPromiseLike(result)) await result;
+        await pending;
       } finally {
-        removeRunning(trace.running, callRefs[i]!);
-        log.push(callRefs[i]! + stoppedBit(event), start, performance.now() - start);
+        removeRunning(trace.running, callRefs[index]!);
+        log.push(callRefs[index]! + stoppedBit(event), pendingStart, performance.now() - pendingStart);
       }
+      for (let i = index + 1; i < entries.length; i++) {
+        if (event.propagationStopped === true) break;
+        const start = performance.now();
+        trace.running.push(callRefs[i]!);
+        try {
+          const result = entries[i]!.listener(event, eventName, this);
+          if (isPromiseLike(result)) await result;
+        } finally {
+          removeRunning(trace.running, callRefs[i]!);
+          log.push(callRefs[i]! + stoppedBit(event), start, performance.now() - start);
+        }
+      }
+    } finally {
+      // Also when a listener failed: the dispatch spans the calls it made.
+      log[at + 2] = performance.now() - log[at + 1]!;
     }
-    log[at + 2] = performance.now() - log[at + 1]!;
     return event;
   }
 

@@ -126,4 +126,69 @@ test('a listener error propagates out of dispatch', () => {
   assert.throws(() => dispatcher.dispatch(new Event(), 'e'), /boom/);
 });
 
+test('a priority that is no number (NaN, a string) is refused at registration, and leaves the order of the others intact', () => {
+  const dispatcher = new EventDispatcher();
+  const calls: string[] = [];
+  dispatcher.addListener('e', () => void calls.push('1'), 1);
+  assert.throws(() => dispatcher.addListener('e', () => void calls.push('nan'), Number.NaN), (error: Error) => error instanceof TypeError && /priority/.test(error.message) && /NaN/.test(error.message));
+  assert.throws(() => dispatcher.addListener('e', () => {}, '10' as unknown as number), TypeError);
+  dispatcher.addListener('e', () => void calls.push('2'), 2);
+  dispatcher.addListener('e', () => void calls.push('3'), 3);
+  dispatcher.dispatch(new Event(), 'e');
+  assert.equal(calls, ['3', '2', '1']);
+  assert.throws(() => dispatcher.addSubscriber({ getSubscribedEvents: () => ({ e: ['on', Number.NaN] as const }), on() {} } as never), TypeError);
+});
+
+test('infinite, fractional and negative-zero priorities sort as numbers', () => {
+  const dispatcher = new EventDispatcher();
+  const calls: string[] = [];
+  dispatcher.addListener('e', () => void calls.push('-inf'), -Infinity);
+  dispatcher.addListener('e', () => void calls.push('-0'), -0);
+  dispatcher.addListener('e', () => void calls.push('0.5'), 0.5);
+  dispatcher.addListener('e', () => void calls.push('inf-a'), Infinity);
+  dispatcher.addListener('e', () => void calls.push('0'), 0);
+  dispatcher.addListener('e', () => void calls.push('inf-b'), Infinity);
+  dispatcher.dispatch(new Event(), 'e');
+  assert.equal(calls, ['inf-a', 'inf-b', '0.5', '-0', '0', '-inf']);
+});
+
+test('a subscriber naming a missing method registers none of its listeners', () => {
+  const dispatcher = new EventDispatcher();
+  class Half {
+    getSubscribedEvents() {
+      return { a: 'present', b: 'absent' };
+    }
+    present() {}
+  }
+  assert.throws(() => dispatcher.addSubscriber(new Half()), /Half subscribes "absent" to "b", but has no such method/);
+  assert.not.ok(dispatcher.hasListeners());
+});
+
+test('the listeners of a dispatch are fixed when it starts: added ones wait for the next, removed ones are still called', async () => {
+  const dispatcher = new EventDispatcher();
+  const calls: string[] = [];
+  const later = () => void calls.push('later');
+  const added = () => void calls.push('added');
+  dispatcher.addListener('e', async () => {
+    calls.push('first');
+    dispatcher.removeListener('e', later);
+    dispatcher.addListener('e', added, 100);
+  }, 10);
+  dispatcher.addListener('e', later);
+  await dispatcher.dispatch(new Event(), 'e');
+  assert.equal(calls, ['first', 'later']);
+  assert.is(dispatcher.getListeners('e').length, 2);
+  assert.is(dispatcher.getListeners('e')[0], added);
+});
+
+test('removing a listener that was never added does nothing', () => {
+  const dispatcher = new EventDispatcher();
+  const a = () => {};
+  dispatcher.addListener('e', a);
+  dispatcher.removeListener('e', () => {});
+  dispatcher.removeListener('other', a);
+  assert.equal(dispatcher.getListeners('e'), [a]);
+  assert.equal(dispatcher.getEventNames(), ['e']);
+});
+
 test.run();

@@ -314,4 +314,43 @@ test('without async context tracking the kernel still handles sub-requests; the 
   assert.ok(new RequestStack().tracksAsyncContext);
 });
 
+test('a controller returning a thenable that is no Promise gets its value awaited', async () => {
+  // A thenable's then() need not return anything, nor call back synchronously.
+  const { kernel } = kernelWith(() => ({
+    then(resolve: (value: unknown) => void): void {
+      setTimeout(() => resolve(new Response('from a thenable', 201)), 1);
+    },
+  }));
+  const response = await kernel.handle(Request.create('/'));
+  assert.ok(response instanceof Response);
+  assert.is(response.status, 201);
+  assert.is(response.body, 'from a thenable');
+});
+
+test('a controller returning a thenable that rejects goes through kernel.exception with its error', async () => {
+  const { dispatcher, kernel } = kernelWith(() => ({
+    then(_resolve: unknown, reject: (error: unknown) => void): void {
+      reject(new NotFoundHttpError('gone'));
+    },
+  }));
+  const errors: unknown[] = [];
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    errors.push(event.error);
+    event.setResponse(new Response('handled'));
+  });
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 404);
+  assert.ok(errors[0] instanceof NotFoundHttpError);
+});
+
+test('an error with a numeric status but null headers, handled with a 200, is a 500 rather than a TypeError from the kernel', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw Object.assign(new Error('upstream said no'), { status: 502, headers: null });
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('page')));
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 500);
+  assert.is(response.body, 'page');
+});
+
 test.run();

@@ -246,4 +246,33 @@ test('a RequestSlot holds one value per request, apart from other slots, and a d
   assert.is(count.get(first), 2);
 });
 
+test('X-Forwarded-For given as several header values is one chain: the client is found from its end, not taken from the first value', () => {
+  const trusted = (address: string) => address === '10.0.0.1';
+  // The client sent "X-Forwarded-For: 6.6.6.6" itself; the trusted proxy added a second header with the address it saw.
+  const request = Request.create('/', 'GET', { headers: { 'x-forwarded-for': ['6.6.6.6', '203.0.113.9'] }, remoteAddress: '10.0.0.1', trustProxy: trusted });
+  assert.is(request.clientIp, '203.0.113.9');
+  const joined = Request.create('/', 'GET', { headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.9' }, remoteAddress: '10.0.0.1', trustProxy: trusted });
+  assert.is(joined.clientIp, '203.0.113.9');
+});
+
+test('create() sends a path as a client would: leading slash added, fragment dropped, non-ASCII and spaces percent-encoded as UTF-8', () => {
+  const path = (uri: string) => Request.create(uri).path;
+  assert.is(path('health'), '/health');
+  assert.is(path(''), '/');
+  assert.is(Request.create('?a=1').url, '/?a=1');
+  assert.is(Request.create('/x?y=1#top').url, '/x?y=1');
+  assert.is(path('/café'), Request.create('http://localhost/café').path);
+  assert.is(path('/café'), '/caf%C3%A9');
+  assert.is(Request.create('/a b?q=ö').url, '/a%20b?q=%C3%B6');
+  assert.is(Request.create('/a b?q=ö').query.get('q'), 'ö');
+  // What a client may send is kept as it is: encodings (even malformed ones), dot segments, '*' for OPTIONS.
+  assert.is(path('/a%2Fb/%ZZ/../c'), '/a%2Fb/%ZZ/../c');
+  assert.is(Request.create('*', 'OPTIONS').path, '*');
+});
+
+test('cookies given as several Cookie header values are all read, as node:http joins them with "; "', () => {
+  const request = Request.create('/', 'GET', { headers: { cookie: ['a=1', 'b=2; c=x=y'] } });
+  assert.equal({ ...request.cookies }, { a: '1', b: '2', c: 'x=y' });
+});
+
 test.run();

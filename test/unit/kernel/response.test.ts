@@ -60,4 +60,17 @@ test('status classes', () => {
   assert.is(new Response('', 404).statusText, 'Not Found');
 });
 
+test('redirect() refuses a status that is no 3xx integer (NaN, 301.5) as it refuses 200', () => {
+  assert.throws(() => Response.redirect('/x', 200), RangeError);
+  assert.throws(() => Response.redirect('/x', Number.NaN), RangeError);
+  assert.throws(() => Response.redirect('/x', 301.5), RangeError);
+  assert.is(Response.redirect('/x', 308).status, 308);
+});
+
+test('prepare() sees a charset parameter whatever its case, and adds no second one', () => {
+  const request = Request.create('/');
+  assert.is(new Response('x', 200, { 'content-type': 'text/plain; Charset=ISO-8859-1' }).prepare(request).headers['content-type'], 'text/plain; Charset=ISO-8859-1');
+  assert.is(new Response('x', 200, { 'content-type': 'text/plain' }).prepare(request).headers['content-type'], 'text/plain; charset=UTF-8');
+});
+
 test.run();

@@ -200,4 +200,32 @@ test('a listener asking for the not-called list while it runs is not in it; the 
   assert.ok(names(request).includes('kernel.request routing'), 'this request never dispatched kernel.request');
 });
 
+test('a dispatch a listener fails (by throwing or rejecting) still spans the listeners it called', async () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  const busy = (ms: number) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+  };
+  dispatcher.addListener('sync', function throwing() {
+    busy(5);
+    throw new Error('boom');
+  });
+  dispatcher.addListener('async', async function rejecting() {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    throw new Error('boom');
+  });
+  const request = Request.create('/');
+  assert.throws(() => dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'sync'), /boom/);
+  await (dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'async') as Promise<KernelEvent>).then(
+    () => assert.unreachable('the rejection propagates'),
+    (error: Error) => assert.match(error.message, 'boom'),
+  );
+  const { calls, dispatches } = dispatcher.getTrace(request);
+  assert.equal(calls.map((c) => c.listener), ['throwing', 'rejecting']);
+  for (let i = 0; i < 2; i++) {
+    assert.ok(calls[i]!.duration >= 4, `${calls[i]!.listener} took its time (${calls[i]!.duration})`);
+    assert.ok(dispatches[i]!.duration >= calls[i]!.duration, `${dispatches[i]!.event} spans its listener (${dispatches[i]!.duration} < ${calls[i]!.duration})`);
+  }
+});
+
 test.run();
