@@ -9,7 +9,7 @@ import {
 } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { MalformedPathError, MethodNotAllowedError, ResourceNotFoundError } from './errors.js';
-import type { UrlMatcher } from './url-matcher.js';
+import { normalizePercentEncoding, type UrlMatcher } from './url-matcher.js';
 
 /** The port of each scheme, for redirects to the other one (Symfony's RequestContext httpPort and httpsPort). */
 export interface SchemePorts {
@@ -46,7 +46,16 @@ export class RouterListener {
     if (request.attributes.has('_controller')) return;
 
     // lookup() reports misses as values: no exception is thrown unless one reaches the client.
-    const result = this.matcher.lookup(request.path, { method: request.method, host: request.host, scheme: request.scheme });
+    const path = request.path;
+    const context = { method: request.method, host: request.host, scheme: request.scheme };
+    let result = this.matcher.lookup(path, context);
+    // Another spelling of a route's path (`%c3%a9`, `%69`; Symfony decodes the path before matching):
+    // looked up again normalized, on a miss only, where the error to come costs far more.
+    if (result.kind === 'not-found' && path.indexOf('%') !== -1) {
+      const normalized = normalizePercentEncoding(path);
+      const retry = normalized === path ? result : this.matcher.lookup(normalized, context);
+      if (retry.kind !== 'not-found') result = retry;
+    }
     switch (result.kind) {
       case 'not-found': {
         const referer = request.headers.referer;

@@ -220,17 +220,7 @@ export class UrlMatcher {
     const tree = this.#tree;
     tree.conditional = false;
     if (tree.find(path, 1 << slot, context.host, context.scheme)) return this.#result(path);
-    const outcome = this.#miss(path, method, slot, context.host, context.scheme);
-    return outcome.kind === 'not-found' && path.indexOf('%') !== -1 ? this.#normalized(path, context, outcome) : outcome;
-  }
-
-  // A miss whose path spells something in an unusual percent-encoding (`%c3%a9`, `%69`, which
-  // Symfony matches, decoding the path first): the answer for the normalized path, or `outcome`.
-  #normalized(path: string, context: MatchContext, outcome: NotFoundOutcome): LookupResult {
-    const normalized = normalizePercentEncoding(path);
-    if (normalized === path) return outcome;
-    const retry = this.lookup(normalized, context);
-    return retry.kind === 'not-found' ? outcome : retry;
+    return this.#miss(path, method, slot, context.host, context.scheme);
   }
 
   #slotOf(method: string): number {
@@ -386,8 +376,9 @@ for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-
  * The path with its percent-encodings normalized as RFC 3986 6.2.2 says: upper-case hex digits,
  * unreserved characters decoded. Route patterns are compiled to that form; reserved characters
  * (`%2F` among them) stay encoded, and a `%` that starts no encoding is left as it is.
+ * RouterListener looks a path up again in this form after a miss (`/caf%c3%a9`, `/%69p`).
  */
-function normalizePercentEncoding(path: string): string {
+export function normalizePercentEncoding(path: string): string {
   return path.replace(/%([0-9A-Fa-f]{2})/g, (encoding: string, hex: string) => {
     const code = parseInt(hex, 16);
     return code < 128 && UNRESERVED[code] === 1 ? String.fromCharCode(code) : `%${hex.toUpperCase()}`;

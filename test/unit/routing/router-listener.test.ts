@@ -70,4 +70,26 @@ test('the ports are read at each redirect, so a server can set them once it list
   assert.is(locationOf(), 'https://127.0.0.1:40999/secure');
 });
 
+test('a path in another percent-encoding of a route\'s path is answered as the route (lower-case hex, encoded unreserved characters)', () => {
+  const routes = new RouteCollection();
+  routes.add('cafe', new Route('/café', { methods: ['GET'] }));
+  routes.add('book', new Route('/books/:id', { methods: ['GET'], requirements: { id: '\\d+' } }));
+  const listener = new RouterListener(new UrlMatcher(routes));
+  const route = (target: string, method = 'GET'): unknown => {
+    const request = new Request(target, { method, headers: { host: 'a.test' } });
+    try {
+      listener.onKernelRequest(new RequestEvent(kernel, request, RequestType.MAIN));
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return [request.attributes.get('_route'), request.attributes.get('id')];
+  };
+  assert.equal(route('/caf%C3%A9'), ['cafe', undefined]);
+  assert.equal(route('/caf%c3%a9'), ['cafe', undefined]);
+  assert.equal(route('/%62ooks/%31'), ['book', '1']);
+  assert.is(route('/%62ooks/%31', 'POST'), 'No route found for "POST http://a.test/%62ooks/%31": Method Not Allowed (Allow: GET, HEAD)');
+  // A reserved character stays encoded: `%2F` is no `/`, and the 404 names the path as sent.
+  assert.is(route('/books/1%2f2'), 'No route found for "GET http://a.test/books/1%2f2"');
+});
+
 test.run();
