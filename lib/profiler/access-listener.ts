@@ -1,4 +1,5 @@
 import { KernelEvents, NotFoundHttpError, type RequestEvent } from '../../kernel/index.js';
+import { normalizePercentEncoding } from '../routing/index.js';
 import type { DebugAccess } from './debug-access.js';
 import { PROFILER_PATHS } from './profiler.js';
 
@@ -13,8 +14,17 @@ export class ProfilerAccessListener {
 
   onKernelRequest(event: RequestEvent): void {
     const request = event.request;
-    if (event.isMainRequest() && PROFILER_PATHS.test(request.path) && !this.access.isAllowed(request)) {
+    if (event.isMainRequest() && isProfilerPath(request.path) && !this.access.isAllowed(request)) {
       throw new NotFoundHttpError(`No route found for "${request.method} ${request.path}"`);
     }
   }
+}
+
+/**
+ * Whether a path is one of the profiler's, also when spelt in another percent-encoding
+ * (`/%5Fprofiler/`), which the router redirects to the canonical path: a client not allowed
+ * should not learn from that redirect that the profiler is there.
+ */
+function isProfilerPath(path: string): boolean {
+  return PROFILER_PATHS.test(path) || (path.indexOf('%') !== -1 && PROFILER_PATHS.test(normalizePercentEncoding(path)));
 }

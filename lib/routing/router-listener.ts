@@ -49,12 +49,15 @@ export class RouterListener {
     const path = request.path;
     const context = { method: request.method, host: request.host, scheme: request.scheme };
     let result = this.matcher.lookup(path, context);
-    // Another spelling of a route's path (`%c3%a9`, `%69`; Symfony decodes the path before matching):
-    // looked up again normalized, on a miss only, where the error to come costs far more.
-    if (result.kind === 'not-found' && path.indexOf('%') !== -1) {
+    // A GET or HEAD of another spelling of a route's path (`%c3%a9`, `%69`) is redirected to the
+    // canonical one, as a toggled trailing slash is: never served under a path that checks made
+    // before routing (the profiler's access, a firewall) did not see. Tried on a miss only, where
+    // the error to come costs far more than the look.
+    if (result.kind === 'not-found' && (context.method === 'GET' || context.method === 'HEAD') && path.indexOf('%') !== -1) {
       const normalized = normalizePercentEncoding(path);
       const retry = normalized === path ? result : this.matcher.lookup(normalized, context);
-      if (retry.kind !== 'not-found') result = retry;
+      if (retry.kind === 'match') result = { kind: 'redirect', name: retry.name, route: retry.route, params: retry.params, redirect: { path: normalized } };
+      else if (retry.kind === 'redirect') result = retry;
     }
     switch (result.kind) {
       case 'not-found': {

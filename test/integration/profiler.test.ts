@@ -224,6 +224,15 @@ access('a client outside --profiler-allow gets 404 for profiler pages, the plain
       assert.not.ok(error.body.includes('No route found'));
       assert.is(error.headers['x-debug-token'], undefined);
       assert.is(error.headers['x-debug-exception'], undefined);
+      // Another spelling of the path, which the router redirects to the canonical one: nothing of the profiler either.
+      for (const path of ['/%5fprofiler/', '/%5Fprofiler/search', '/_%70rofiler/latest', '/%5Fwdt/abcdef']) {
+        const other = await fetchFrom(server, scheme, path, { dispatcher: outsider });
+        assert.is(other.status, 404, `${scheme} ${path}`);
+        assert.is(other.headers.location, undefined, `${scheme} ${path}`);
+      }
+      const canonical = await fetchFrom(server, scheme, '/%5fprofiler/search?limit=1');
+      assert.is(canonical.status, 301, 'an allowed client is sent to the canonical path');
+      assert.match(header(canonical.headers.location), /\/_profiler\/search\?limit=1$/);
       const spoofed = await fetchFrom(server, scheme, '/_profiler/', { dispatcher: outsider, headers: { 'x-forwarded-for': '127.0.0.1' } });
       assert.is(spoofed.status, 404, 'X-Forwarded-For from an untrusted peer is ignored');
       assert.not.ok(spoofed.body.includes('results found'));
