@@ -139,3 +139,18 @@ export function sendRaw(server: TestServer, scheme: 'http' | 'https', pieces: st
 export function rawStatus(answer: string): number {
   return Number(/^HTTP\/1\.1 (\d{3}) /.exec(answer)?.[1] ?? 0);
 }
+
+/** A response header as one string ('' when absent; several values joined as node joins them). */
+export function header(value: string | string[] | undefined): string {
+  return Array.isArray(value) ? value.join(', ') : (value ?? '');
+}
+
+/** Polls until the profile is saved (saving happens after the response is sent); bounded. */
+export async function savedProfile(server: TestServer, token: string): Promise<any> {
+  for (let i = 0; i < 100; i++) {
+    const profile = await server.app.profiler!.storage.read(token);
+    if (profile !== null) return profile;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`profile ${token} was not saved within 2 s`);
+}

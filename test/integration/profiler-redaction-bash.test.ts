@@ -3,21 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Response, type Request } from '../../kernel/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, fetchFrom, startTestServer, type TestServer } from './harness.js';
-
-function header(value: string | string[] | undefined): string {
-  return Array.isArray(value) ? value.join(', ') : (value ?? '');
-}
-
-/** Polls until the profile is saved (saving happens after the response is sent); bounded. */
-async function savedProfile(server: TestServer, token: string): Promise<any> {
-  for (let i = 0; i < 100; i++) {
-    const profile = await server.app.profiler!.storage.read(token);
-    if (profile !== null) return profile;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`profile ${token} was not saved within 2 s`);
-}
+import { SCHEMES, fetchFrom, header, savedProfile, startTestServer, type TestServer } from './harness.js';
 
 /** A login endpoint that reads its body, as a real one would. */
 function routes(): RouteCollection {

@@ -6,11 +6,7 @@ import * as assert from 'uvu/assert';
 import { request as undiciRequest } from 'undici';
 import { Response } from '../../kernel/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, fetchFrom, startTestServer, type TestServer } from './harness.js';
-
-function header(value: string | string[] | undefined): string {
-  return Array.isArray(value) ? value.join(', ') : (value ?? '');
-}
+import { SCHEMES, fetchFrom, header, startTestServer, type TestServer } from './harness.js';
 
 const PAGE = '<!DOCTYPE html><html><head><title>t</title></head><body><p>caf\u00e9</p></body></html>';
 

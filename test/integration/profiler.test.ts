@@ -7,21 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import { MemoryStorage } from '../../lib/profiler/storage/index.js';
-import { SCHEMES, agentFrom, decodeEntities, fetchFrom, startTestServer, type TestServer } from './harness.js';
-
-function header(value: string | string[] | undefined): string {
-  return Array.isArray(value) ? value.join(', ') : (value ?? '');
-}
-
-/** Polls until the profile is saved (saving happens after the response is sent); bounded. */
-async function savedProfile(server: TestServer, token: string): Promise<any> {
-  for (let i = 0; i < 100; i++) {
-    const profile = await server.app.profiler!.storage.read(token);
-    if (profile !== null) return profile;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`profile ${token} was not saved within 2 s`);
-}
+import { SCHEMES, agentFrom, decodeEntities, fetchFrom, header, savedProfile, startTestServer, type TestServer } from './harness.js';
 
 async function json(server: TestServer, scheme: 'http' | 'https', path: string): Promise<{ status: number; body: any }> {
   const response = await fetchFrom(server, scheme, path, { headers: { accept: 'application/json' } });
