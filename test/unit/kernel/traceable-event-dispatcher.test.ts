@@ -6,6 +6,13 @@ import { Event, KernelEvent, Request, RequestStack, RequestType, TraceableEventD
 const test = suite('TraceableEventDispatcher');
 const kernel = {} as KernelLike;
 
+
+/** Spins for `ms` milliseconds: a listener that takes that long. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
 test('records each listener called with event, priority and duration, per request', async () => {
   const stack = new RequestStack();
   const dispatcher = new TraceableEventDispatcher(stack);
@@ -132,10 +139,6 @@ test('listeners and subscribers added or removed after a dispatch are called (or
 
 test('listener times are honest: each call ends where the next begins, and the dispatch spans them', () => {
   const dispatcher = new TraceableEventDispatcher(new RequestStack());
-  const busy = (ms: number) => {
-    const until = performance.now() + ms;
-    while (performance.now() < until);
-  };
   dispatcher.addListener('e', function slow() {
     busy(5);
   }, 10);
@@ -202,10 +205,6 @@ test('a listener asking for the not-called list while it runs is not in it; the 
 
 test('a dispatch a listener fails (by throwing or rejecting) still spans the listeners it called', async () => {
   const dispatcher = new TraceableEventDispatcher(new RequestStack());
-  const busy = (ms: number) => {
-    const end = performance.now() + ms;
-    while (performance.now() < end);
-  };
   dispatcher.addListener('sync', function throwing() {
     busy(5);
     throw new Error('boom');
