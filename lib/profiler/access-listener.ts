@@ -1,4 +1,5 @@
 import { KernelEvents, NotFoundHttpError, type RequestEvent } from '../../kernel/index.js';
+import { normalizePercentEncoding } from '../routing/index.js';
 import type { DebugAccess } from './debug-access.js';
 import { PROFILER_PATHS } from './profiler.js';
 
@@ -13,8 +14,16 @@ export class ProfilerAccessListener {
 
   onKernelRequest(event: RequestEvent): void {
     const request = event.request;
-    if (event.isMainRequest() && PROFILER_PATHS.test(request.path) && !this.access.isAllowed(request)) {
+    if (event.isMainRequest() && isProfilerPath(request.path) && !this.access.isAllowed(request)) {
       throw new NotFoundHttpError(`No route found for "${request.method} ${request.path}"`);
     }
   }
+}
+
+/**
+ * Whether the router would take `path` for a profiler page: as given, or in another spelling
+ * (`/%5fprofiler/`, `/_%70rofiler/`), which RouterListener looks up again normalized on a miss.
+ */
+function isProfilerPath(path: string): boolean {
+  return PROFILER_PATHS.test(path) || (path.indexOf('%') !== -1 && PROFILER_PATHS.test(normalizePercentEncoding(path)));
 }
