@@ -427,8 +427,13 @@ function headerEntry(verdict: HeaderVerdict, value: string | string[] | number):
  */
 const JSON_PAIR = /"((?:[^"\\]|\\[^])*)\\?(?:"|$)(?:(\s*:\s*)("(?:[^"\\]|\\[^])*\\?(?:"|$)|[^\s,:{}[\]"]+))?/g;
 
-/** A multipart part's headers with its field name, then its content up to the next boundary line (or the end, where the body was cut). */
-const MULTIPART_FIELD = /(content-disposition:[^\r\n]*?\bname="([^"]*)"[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r?\n)[\s\S]*?(?=\r?\n--|$)/gi;
+/**
+ * A multipart part's headers with its field name, then its content up to the next boundary line (or the end, where the body was cut).
+ * Only at a line's start, a name within its line, and headers that may end with the text: a match that
+ * could fail after reading on (no blank line, no closing quote) was tried again at every later
+ * `content-disposition:` or `name="`, which made a 64 KiB body cost up to a second (quadratic).
+ */
+const MULTIPART_FIELD = /(?<![^\n])(content-disposition:[^\r\n]*?\bname="([^"\r\n]*)"[^\r\n]*(?:\r?\n(?:[^\r\n]+\r?\n)*(?:\r?\n|$)|$))[\s\S]*?(?=\r?\n--|$)/gi;
 
 /** A JSON key's text, its escapes decoded (as written when it does not decode). */
 function jsonKeyText(key: string): string {

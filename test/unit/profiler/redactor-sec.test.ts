@@ -43,6 +43,20 @@ test('a cut JSON body still hides a secret pair, also after an escaped quote and
   assert.is(redactor.body('{"token":"abc\\', 'application/json'), `{"token":${JSON.stringify(REDACTED)}`);
 });
 
+test('a multipart body made to fail its field pattern late is scanned in linear time', () => {
+  const redactor = new Redactor();
+  for (const text of ['content-disposition: name=""\n'.repeat(2_300), `content-disposition:${' name="'.repeat(9_000)}`, 'content-disposition:'.repeat(3_200)]) {
+    const ms = millis(() => redactor.body(text, 'multipart/form-data'));
+    assert.ok(ms < BOUND_MS / 3, `${ms.toFixed(0)} ms for ${JSON.stringify(text.slice(0, 30))}`);
+  }
+});
+
+test('a multipart body cut in a secret field\'s headers or content still hides it', () => {
+  const redactor = new Redactor();
+  assert.is(redactor.body('--b\r\ncontent-disposition: form-data; name="password"\r\n\r\nhunt', 'multipart/form-data'), `--b\r\ncontent-disposition: form-data; name="password"\r\n\r\n${REDACTED}`);
+  assert.not.match(redactor.body('--b\r\ncontent-disposition: form-data; name="a"\r\n\r\nx\r\n--b\r\ncontent-disposition: form-data; name="token"\r\n\r\nabc\r\n--b--', 'multipart/form-data'), 'abc');
+});
+
 test('a 404 for a long path of ";" costs a debug server no quadratic work when its profile is collected', async () => {
   const app = createApp({ profiler: { storage: new MemoryStorage(), saveDelayMs: 0 }, stderrLogLevel: false });
   try {
