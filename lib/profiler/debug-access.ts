@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import proxyaddr from 'proxy-addr';
 import type { Request } from '../../kernel/index.js';
 
@@ -28,7 +29,9 @@ export class DebugAccess {
     const ip = request.clientIp;
     let verdict = this.#verdicts.get(ip);
     if (verdict === undefined) {
-      verdict = this.#matches(ip, 0);
+      // proxy-addr reads `2130706433`, `0x7f000001` and `0177.0.0.1` as 127.0.0.1: a forwarded hop
+      // that is no address in the usual notation (as a proxy never writes one) is no allowed client.
+      verdict = isIP(ip) !== 0 && this.#matches(ip, 0);
       if (this.#verdicts.size >= VERDICT_CACHE_SIZE) this.#verdicts.clear();
       this.#verdicts.set(ip, verdict);
     }

@@ -333,7 +333,9 @@ export class Redactor {
   /** Free text (a log message, an error message, a URL in a log context) with `secret=value` pairs hidden. */
   text(text: string): string {
     if (text.indexOf('=') === -1) return text;
-    return text.replace(/([?&;\s]|^)([^=&#?\s"']+)=([^&#\s"']*)/g, (pair, lead: string, key: string) => (this.isSecretKey(decodeSafe(key)) ? `${lead}${key}=${REDACTED}` : pair));
+    // A key or value stops at every separator (`;` too): runs that may start at one separator and
+    // cross others made a text of many `;` and no `=` cost a scan per separator (quadratic).
+    return text.replace(/([?&;\s]|^)([^=&#?;\s"']+)=([^&#;\s"']*)/g, (pair, lead: string, key: string) => (this.isSecretKey(decodeSafe(key)) ? `${lead}${key}=${REDACTED}` : pair));
   }
 
   /** A percent-encoded message with its secret pairs hidden (as it was when there are none). */
@@ -419,11 +421,19 @@ function headerEntry(verdict: HeaderVerdict, value: string | string[] | number):
 /**
  * A JSON string, then either `:` and a string or scalar value (a key and its value; the value's
  * closing quote may be missing where the text was cut), or nothing (a string value, skipped whole).
+ * A string runs to its closing quote or to the end of the text (a cut one may end in a lone
+ * backslash), so a match never fails once started: a failed one would start again inside the
+ * string, at each escaped quote, and a cut body of `\"` cost a scan per quote (quadratic).
  */
-const JSON_PAIR = /"((?:[^"\\]|\\.)*)"(?:(\s*:\s*)("(?:[^"\\]|\\.)*(?:"|$)|[^\s,:{}[\]"]+))?/g;
+const JSON_PAIR = /"((?:[^"\\]|\\[^])*)\\?(?:"|$)(?:(\s*:\s*)("(?:[^"\\]|\\[^])*\\?(?:"|$)|[^\s,:{}[\]"]+))?/g;
 
-/** A multipart part's headers with its field name, then its content up to the next boundary line (or the end, where the body was cut). */
-const MULTIPART_FIELD = /(content-disposition:[^\r\n]*?\bname="([^"]*)"[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r?\n)[\s\S]*?(?=\r?\n--|$)/gi;
+/**
+ * A multipart part's headers with its field name, then its content up to the next boundary line (or the end, where the body was cut).
+ * Only at a line's start, a name within its line, and headers that may end with the text: a match that
+ * could fail after reading on (no blank line, no closing quote) was tried again at every later
+ * `content-disposition:` or `name="`, which made a 64 KiB body cost up to a second (quadratic).
+ */
+const MULTIPART_FIELD = /(?<![^\n])(content-disposition:[^\r\n]*?\bname="([^"\r\n]*)"[^\r\n]*(?:\r?\n(?:[^\r\n]+\r?\n)*(?:\r?\n|$)|$))[\s\S]*?(?=\r?\n--|$)/gi;
 
 /** A JSON key's text, its escapes decoded (as written when it does not decode). */
 function jsonKeyText(key: string): string {

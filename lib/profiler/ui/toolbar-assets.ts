@@ -59,10 +59,12 @@ export const TOOLBAR_JS = `(function(){var b=document.getElementById('hk-toolbar
 
 /**
  * The loader: fetches the toolbar (`data-src`) and inserts it in place of its placeholder, so its script
- * runs. The profile may not be saved yet (that happens after the response), so failures are retried
+ * runs. The placeholder is the element right before the loader's own `<script>`, never one found by its
+ * id: the page's HTML may hold an element with that id (HTML sanitizers keep ids and data attributes),
+ * whose `data-src` would have the loader run markup from anywhere. The profile may not be saved yet (that happens after the response), so failures are retried
  * a few times; then a minimal bar links to the profile (`data-panel`).
  */
-export const TOOLBAR_LOADER_JS = `(function(){var s=document.getElementById('hk-toolbar-loader');if(!s||document.getElementById('hk-toolbar'))return;var d=s.dataset,n=0;function fallback(){var b=document.createElement('div'),a=document.createElement('a');b.id='hk-toolbar';b.style.cssText='position:fixed;right:0;bottom:0;z-index:2147483000;padding:8px 12px;font:13px/1.2 system-ui,sans-serif;background:#1f2937;border-top-left-radius:6px';a.style.cssText='color:#f9fafb;text-decoration:underline';a.href=d.panel;a.textContent='Profiler: '+d.token;b.appendChild(a);s.replaceWith(b)}function retry(){if(n<3){n++;setTimeout(load,n*n*400)}else fallback()}function show(h){try{s.replaceWith(document.createRange().createContextualFragment(h))}catch(e){fallback()}}function load(){fetch(d.src,{headers:{Accept:'text/html'},credentials:'same-origin'}).then(function(r){if(!r.ok)throw new Error(String(r.status));return r.text()}).then(show,retry)}if(window.fetch&&document.createRange)load();else fallback()})();`;
+export const TOOLBAR_LOADER_JS = `(function(){var c=document.currentScript,s=c&&c.previousElementSibling;if(!s||s.id!=='hk-toolbar-loader'||document.getElementById('hk-toolbar'))return;var d=s.dataset,n=0;function fallback(){var b=document.createElement('div'),a=document.createElement('a');b.id='hk-toolbar';b.style.cssText='position:fixed;right:0;bottom:0;z-index:2147483000;padding:8px 12px;font:13px/1.2 system-ui,sans-serif;background:#1f2937;border-top-left-radius:6px';a.style.cssText='color:#f9fafb;text-decoration:underline';a.href=d.panel;a.textContent='Profiler: '+d.token;b.appendChild(a);s.replaceWith(b)}function retry(){if(n<3){n++;setTimeout(load,n*n*400)}else fallback()}function show(h){try{s.replaceWith(document.createRange().createContextualFragment(h))}catch(e){fallback()}}function load(){fetch(d.src,{headers:{Accept:'text/html'},credentials:'same-origin'}).then(function(r){if(!r.ok)throw new Error(String(r.status));return r.text()}).then(show,retry)}if(window.fetch&&document.createRange)load();else fallback()})();`;
 
 function sha256(text: string): string {
   return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;

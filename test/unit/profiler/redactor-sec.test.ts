@@ -1,0 +1,75 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Request } from '../../../kernel/index.js';
+import { createApp } from '../../../lib/app/index.js';
+import { MemoryStorage, REDACTED, Redactor } from '../../../lib/profiler/index.js';
+
+/** Milliseconds `fn` takes. A linear scan of these inputs takes about one; the quadratic ones took seconds. */
+function millis(fn: () => unknown): number {
+  const start = performance.now();
+  fn();
+  return performance.now() - start;
+}
+
+const BOUND_MS = 150;
+
+test('free text of many ";" with no secret pair is scanned in linear time', () => {
+  const redactor = new Redactor();
+  const text = `=${';'.repeat(30_000)}`;
+  let out = '';
+  const ms = millis(() => (out = redactor.text(text)));
+  assert.is(out, text);
+  assert.ok(ms < BOUND_MS, `${ms.toFixed(0)} ms`);
+  assert.ok(millis(() => redactor.body(text, 'text/plain')) < BOUND_MS);
+});
+
+test('";" still separates pairs in free text: the secret after it is hidden', () => {
+  const redactor = new Redactor();
+  assert.is(redactor.text('a=1;password=hunter2; b=2'), `a=1;password=${REDACTED}; b=2`);
+  assert.is(redactor.text('x;token=abc'), `x;token=${REDACTED}`);
+});
+
+test('a JSON body that does not parse, full of escaped quotes, is scanned in linear time', () => {
+  const redactor = new Redactor();
+  for (const text of [`"${'\\"'.repeat(20_000)}`, `{"a":"${'\\"'.repeat(20_000)}\\`, `"${'\\\n"'.repeat(15_000)}`]) {
+    const ms = millis(() => redactor.body(text, 'application/json'));
+    assert.ok(ms < BOUND_MS, `${ms.toFixed(0)} ms for ${text.slice(0, 12)}`);
+  }
+});
+
+test('a cut JSON body still hides a secret pair, also after an escaped quote and before a string cut at a backslash', () => {
+  const redactor = new Redactor();
+  assert.is(redactor.body('{"a":"x\\"y","password":"hunter2","b":"\\', 'application/json'), `{"a":"x\\"y","password":${JSON.stringify(REDACTED)},"b":"\\`);
+  assert.is(redactor.body('{"token":"abc\\', 'application/json'), `{"token":${JSON.stringify(REDACTED)}`);
+});
+
+test('a multipart body made to fail its field pattern late is scanned in linear time', () => {
+  const redactor = new Redactor();
+  for (const text of ['content-disposition: name=""\n'.repeat(2_300), `content-disposition:${' name="'.repeat(9_000)}`, 'content-disposition:'.repeat(3_200)]) {
+    const ms = millis(() => redactor.body(text, 'multipart/form-data'));
+    assert.ok(ms < BOUND_MS / 3, `${ms.toFixed(0)} ms for ${JSON.stringify(text.slice(0, 30))}`);
+  }
+});
+
+test('a multipart body cut in a secret field\'s headers or content still hides it', () => {
+  const redactor = new Redactor();
+  assert.is(redactor.body('--b\r\ncontent-disposition: form-data; name="password"\r\n\r\nhunt', 'multipart/form-data'), `--b\r\ncontent-disposition: form-data; name="password"\r\n\r\n${REDACTED}`);
+  assert.not.match(redactor.body('--b\r\ncontent-disposition: form-data; name="a"\r\n\r\nx\r\n--b\r\ncontent-disposition: form-data; name="token"\r\n\r\nabc\r\n--b--', 'multipart/form-data'), 'abc');
+});
+
+test('a 404 for a long path of ";" costs a debug server no quadratic work when its profile is collected', async () => {
+  const app = createApp({ profiler: { storage: new MemoryStorage(), saveDelayMs: 0 }, stderrLogLevel: false });
+  try {
+    const request = Request.create(`/=${';'.repeat(15_000)}`, 'GET', { remoteAddress: '203.0.113.9', headers: { referer: `=${';'.repeat(15_000)}` } });
+    const response = await app.kernel.handle(request);
+    const start = performance.now();
+    await app.kernel.terminate(request, response);
+    const ms = performance.now() - start;
+    assert.is(response.status, 404);
+    assert.ok(ms < 4 * BOUND_MS, `${ms.toFixed(0)} ms`);
+  } finally {
+    await app.close();
+  }
+});
+
+test.run();
