@@ -57,4 +57,16 @@ test('redirects to the other scheme go to the ports the listeners got', () => {
   assert.equal(httpOnly, { http: 8000, https: 443 });
 });
 
+test('bin/serve runs regular expressions that backtrack too much on V8\'s linear-time engine', () => {
+  // A catastrophic pattern: exponential on a backtracking engine (minutes here), linear on the other.
+  const script = `
+    const { setFlagsFromString } = await import('node:v8');
+    const { REGEXP_FALLBACK } = await import(${JSON.stringify(new URL('../../../lib/server/cli.js', import.meta.url).href)});
+    setFlagsFromString(REGEXP_FALLBACK);
+    process.stdout.write(String(/^(a|a)*$/.test('a'.repeat(40) + 'b')));`;
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
+  assert.is(result.error, undefined, 'the match did not finish within 10 s');
+  assert.is(result.stdout, 'false', result.stderr);
+});
+
 test.run();
