@@ -27,7 +27,7 @@ import {
 import { ProfileIndex } from './profile-index.js';
 import { TakenTokens } from './taken-tokens.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
-import { isStorableToken, resolveBounds, storableJson } from './validation.js';
+import { FUTURE_SLACK_MS, isStorableToken, resolveBounds, storableJson } from './validation.js';
 import { makeDirectory, makeDirectorySync } from '../../fs/make-directory.js';
 
 const gunzip = promisify(gunzipCallback);
@@ -144,8 +144,6 @@ const ORPHAN_GRACE_MS = 60_000;
  * compactions, every 1,000, stalled its saves enough to drop profiles).
  */
 const TRIM_TO = 0.75;
-/** A profile dated this far ahead of the clock was written before the clock was set back (see #keptRange). */
-const FUTURE_SLACK_MS = 60_000;
 /** Expired profiles wait for a compaction until this share of maxAge has passed beyond it. */
 const AGE_SLACK = 0.05;
 /** Unparseable lines (torn by crashes) tolerated before the index is rewritten without them. */
