@@ -27,7 +27,7 @@ import {
 import { ProfileIndex } from './profile-index.js';
 import { TakenTokens } from './taken-tokens.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
-import { isStorableToken, resolveBounds, storableJson } from './validation.js';
+import { FUTURE_SLACK_MS, isStorableToken, resolveBounds, storableJson } from './validation.js';
 import { makeDirectory, makeDirectorySync } from '../../fs/make-directory.js';
 
 const gunzip = promisify(gunzipCallback);
@@ -971,10 +971,11 @@ export class FileStorage implements ProfilerStorage {
         live = await this.#sweep(live, report);
         this.#nextSweepAt = Date.now() + SWEEP_EVERY_MS;
       }
-      const firstKept = this.#firstKept(live);
-      const kept = live.slice(firstKept);
+      const [firstKept, endKept] = this.#keptRange(live);
+      const kept = live.slice(firstKept, endKept);
       const droppedThrough = firstKept > 0 ? (live[firstKept - 1] as IndexRecord).time : null;
       const removed = live.slice(0, firstKept);
+      if (endKept < live.length) removed.push(...live.slice(endKept));
       if (live.length !== records.length) {
         const liveTokens = new Set(live.map((record) => record.token));
         for (const record of records) if (!liveTokens.has(record.token)) removed.push(record);
@@ -990,7 +991,7 @@ export class FileStorage implements ProfilerStorage {
         this.#index.compacted(removed, bytes, file, droppedThrough);
       }));
       report.profiles = kept.length;
-      report.removed = firstKept;
+      report.removed = firstKept + live.length - endKept;
       for (let i = 0; i < removed.length; i++) {
         const record = removed[i] as IndexRecord;
         if (record.segment !== null) continue;
@@ -1044,20 +1045,40 @@ export class FileStorage implements ProfilerStorage {
     return deleted;
   }
 
-  /** Index of the first entry to keep in `sorted` (oldest first): expired ones go, then the oldest over a bound. */
-  #firstKept(sorted: IndexRecord[]): number {
+  /**
+   * The range of `sorted` (oldest first) to keep: expired ones go, then, over a bound, those dated
+   * more than FUTURE_SLACK_MS ahead of the clock, furthest first (written before it was set back:
+   * their age is unknown, and by their time they would outlive everything written since), then
+   * the oldest.
+   */
+  #keptRange(sorted: IndexRecord[]): [number, number] {
     const { maxAge, maxProfiles, maxBytes } = this.bounds;
-    const cutoff = this.#now() - maxAge;
+    const now = this.#now();
+    const cutoff = now - maxAge;
+    const future = now + FUTURE_SLACK_MS;
     let first = 0;
-    while (first < sorted.length && (sorted[first] as IndexRecord).time < cutoff) first++;
-    if (sorted.length - first > maxProfiles) first = sorted.length - Math.max(1, Math.floor(maxProfiles * TRIM_TO));
+    let end = sorted.length;
+    while (first < end && (sorted[first] as IndexRecord).time < cutoff) first++;
+    if (end - first > maxProfiles) {
+      let excess = end - first - Math.max(1, Math.floor(maxProfiles * TRIM_TO));
+      for (; excess > 0 && (sorted[end - 1] as IndexRecord).time > future; excess--) end--;
+      first += excess;
+    }
     let bytes = 0;
-    for (let i = first; i < sorted.length; i++) bytes += (sorted[i] as IndexRecord).bytes;
+    for (let i = first; i < end; i++) bytes += (sorted[i] as IndexRecord).bytes;
     if (bytes > maxBytes) {
       const target = maxBytes * TRIM_TO;
-      while (bytes > target && sorted.length - first > 1) bytes -= (sorted[first++] as IndexRecord).bytes;
+      while (bytes > target && end - first > 1) {
+        const newest = sorted[end - 1] as IndexRecord;
+        if (newest.time > future) {
+          end--;
+          bytes -= newest.bytes;
+        } else {
+          bytes -= (sorted[first++] as IndexRecord).bytes;
+        }
+      }
     }
-    return first;
+    return [first, end];
   }
 
   /**

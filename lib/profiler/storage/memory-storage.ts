@@ -4,7 +4,7 @@ import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerSto
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
 import { TimeOrderedList } from './time-ordered-list.js';
 import { generateToken } from '../token.js';
-import { assertStorableProfile, isStorableToken, resolveBounds } from './validation.js';
+import { FUTURE_SLACK_MS, assertStorableProfile, isStorableToken, resolveBounds } from './validation.js';
 
 /** Options of a MemoryStorage. */
 export interface MemoryStorageOptions {
@@ -125,7 +125,9 @@ export class MemoryStorage implements ProfilerStorage {
     this.#bytes += stored.json.length;
     // The newest profile stays even when it alone is over maxBytes: a bound never empties the storage.
     while (this.#byTime.size > 1 && (this.#profiles.size > this.bounds.maxProfiles || this.#bytes > this.bounds.maxBytes)) {
-      this.#dropOldest();
+      // Dated ahead of the clock (see FUTURE_SLACK_MS): before the oldest.
+      if ((this.#byTime.newest() as StoredProfile).time > this.#now() + FUTURE_SLACK_MS) this.#forget(this.#byTime.pop());
+      else this.#dropOldest();
     }
   }
 
@@ -137,7 +139,10 @@ export class MemoryStorage implements ProfilerStorage {
   }
 
   #dropOldest(): void {
-    const stored = this.#byTime.shift();
+    this.#forget(this.#byTime.shift());
+  }
+
+  #forget(stored: StoredProfile | undefined): void {
     if (stored === undefined) return;
     this.#profiles.delete(stored.token);
     this.#bytes -= stored.json.length;

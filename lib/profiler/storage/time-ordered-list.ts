@@ -30,6 +30,15 @@ export class TimeOrderedList<T extends { time: number }> {
     return this.#items[this.#head];
   }
 
+  newest(): T | undefined {
+    return this.#head < this.#items.length ? this.#items[this.#items.length - 1] : undefined;
+  }
+
+  /** Removes and returns the newest item. */
+  pop(): T | undefined {
+    return this.#head < this.#items.length ? this.#items.pop() : undefined;
+  }
+
   /** Removes and returns the oldest item. */
   shift(): T | undefined {
     if (this.#head >= this.#items.length) return undefined;

@@ -4,6 +4,13 @@ import { InvalidProfileError, ProfilerStorageError } from './errors.js';
 
 const TOKEN_PATTERN = /^[0-9a-f]{6,32}$/;
 
+/**
+ * A profile dated this far ahead of the clock was written before the clock was set back: over a
+ * bound it goes first (furthest ahead first), since its age is unknown and by its time it would
+ * outlive every profile written since.
+ */
+export const FUTURE_SLACK_MS = 60_000;
+
 /** Whether `token` may name a stored profile; checked before any path is built from it. */
 export function isStorableToken(token: unknown): token is string {
   return typeof token === 'string' && TOKEN_PATTERN.test(token);

@@ -313,6 +313,20 @@ test('maxAge with an injected clock: expired profiles leave searches at once and
   assert.is((await segmentFiles(storage.dir)).length, 1);
 });
 
+test('after the clock is set back, profiles dated in its future go first over a bound, not the ones written since', async () => {
+  let now = BASE_TIME + 3_600_000;
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 20 }, now: () => now });
+  // Written while the clock ran an hour ahead.
+  await storage.writeMany(Array.from({ length: 20 }, (_, i) => makeProfile(tokenFor(i), { time: now + i }, 200)));
+  now = BASE_TIME;
+  const fresh = Array.from({ length: 5 }, (_, i) => makeProfile(tokenFor(i, 2), { time: now + i }, 200));
+  await storage.writeMany(fresh);
+  const report = await storage.compact();
+  assert.ok(report !== null && report.profiles <= 20, JSON.stringify(report));
+  for (const profile of fresh) assert.ok(await storage.read(profile.token), `${profile.token}, written after the clock was set back, is kept`);
+  assert.ok(await storage.read(tokenFor(0)), 'the oldest of the future-dated ones is kept while the bound allows');
+});
+
 test('maxBytes counts the records\' bytes and deletes the oldest', async () => {
   const size = JSON.stringify(makeProfile(tokenFor(0), {}, 5_000)).length;
   const storage = storageIn(undefined, { bounds: { maxBytes: size * 4.5 } });

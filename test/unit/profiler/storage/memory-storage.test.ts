@@ -79,6 +79,17 @@ test('maxProfiles evicts the oldest profiles first', async () => {
   assert.is(await storage.read(tokenFor(0)), null);
 });
 
+test('after the clock is set back, a profile written is kept over one dated in the clock\'s future', async () => {
+  let now = BASE_TIME + 3_600_000;
+  const storage = new MemoryStorage({ bounds: { maxProfiles: 3 }, now: () => now });
+  for (let i = 0; i < 3; i++) await storage.write(makeProfile(tokenFor(i), { time: now + i }));
+  now = BASE_TIME;
+  await storage.write(makeProfile(tokenFor(9), { time: now }));
+  assert.ok(await storage.read(tokenFor(9)), 'the profile just written is kept');
+  assert.ok(await storage.read(tokenFor(0)), 'the future-dated ones go furthest first');
+  assert.is(await storage.read(tokenFor(2)), null);
+});
+
 test('maxAge hides and drops profiles older than the injected clock allows', async () => {
   let now = BASE_TIME;
   const storage = new MemoryStorage({ bounds: { maxAge: 1_000 }, now: () => now });
