@@ -177,9 +177,17 @@ function wantsJson(request: Request): boolean {
 
 /**
  * Headers of every profiler answer: never cached (profiles hold what clients sent), never
- * sniffed as another type than the one given.
+ * sniffed as another type than the one given, never framed by another page, and no Referer to
+ * other origins (a panel links to the URLs clients asked for, whose host is the client's text:
+ * a click would hand that host the page's URL, token and all).
  */
-const PRIVATE = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
+const PRIVATE = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'x-frame-options': 'DENY',
+  'content-security-policy': "frame-ancestors 'none'",
+} as const;
 
 /**
  * A JSON answer with `<`, `>` and `&` escaped: profiles hold URLs, headers and bodies as clients
