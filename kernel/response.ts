@@ -113,8 +113,7 @@ export class Response {
     const headers = this.headers;
     if (this.isEmpty()) {
       // A stream dropped here would never be read to its end: its file or socket would stay open.
-      const dropped = this.body;
-      if (dropped !== null && typeof dropped === 'object' && 'destroy' in dropped) dropped.destroy();
+      destroyBody(this.body);
       this.body = null;
       delete headers['content-type'];
       delete headers['content-length'];
@@ -134,4 +133,9 @@ export class Response {
     }
     return this;
   }
+}
+
+/** Destroys a stream body that will not be sent (its file or socket would stay open); other bodies need nothing. */
+export function destroyBody(body: ResponseBody): void {
+  if (body !== null && typeof body === 'object' && 'destroy' in body) body.destroy();
 }

@@ -8,10 +8,7 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-
-function errorCode(error: unknown): unknown {
-  return typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
-}
+import { errorCode } from './error-code.js';
 
 /** Makes `path` and any missing parents (each with `mode`); an existing directory is fine. */
 export async function makeDirectory(path: string, mode?: number): Promise<void> {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import proxyaddr from 'proxy-addr';
-import { HttpKernel, KernelEvents, Request, Response, isPromiseLike, type TrustProxy } from '../../kernel/index.js';
+import { HttpKernel, KernelEvents, Request, Response, destroyBody, isPromiseLike, type TrustProxy } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { answersExpectContinue } from './listen.js';
 
@@ -94,13 +94,13 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
     destroyBody(response.body);
     return;
   }
-  // The rest of a body refused (413), left half read, or never invited (Expect: 100-continue without
-  // 100 Continue: the client may or may not send it) is not drained: the connection closes after the answer.
   const body = response.body;
   // Checked before the head goes: plain JavaScript can put anything in a body, and a head sent with no body to follow is a cut answer.
   if (typeof body !== 'string' && body !== null && !(body instanceof Uint8Array) && typeof (body as { pipe?: unknown } | undefined)?.pipe !== 'function') {
     throw new TypeError(`A response body is a string, bytes, a readable stream or null, not ${describeValue(body)}.`);
   }
+  // The rest of a body refused (413), left half read, or never invited (Expect: 100-continue without
+  // 100 Continue: the client may or may not send it) is not drained: the connection closes after the answer.
   if (!req.complete && (response.status === 413 || req.readableDidRead || (req.headers.expect !== undefined && awaitsContinue(req, res)))) res.shouldKeepAlive = false;
   res.writeHead(response.status, response.headers);
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {
@@ -125,10 +125,6 @@ function describeValue(value: unknown): string {
   if (typeof value !== 'object') return `a ${typeof value}`;
   const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
   return typeof name === 'string' && name !== '' ? `a ${name}` : 'an object';
-}
-
-function destroyBody(body: Response['body']): void {
-  if (body !== null && typeof body === 'object' && 'destroy' in body) body.destroy();
 }
 
 function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): void {

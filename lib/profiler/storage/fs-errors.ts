@@ -1,8 +1,7 @@
 import { unlink } from 'node:fs/promises';
-/** The `code` of a Node.js system error (`ENOENT`, `ENOSPC`, ...), or undefined. */
-export function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
-}
+import { errorCode } from '../../fs/error-code.js';
+
+export { errorCode };
 
 /** Whether the error says a path (or one of its parents) is not there. */
 export function isMissing(error: unknown): boolean {
