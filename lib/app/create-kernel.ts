@@ -37,6 +37,7 @@ import {
   type StorageBounds,
 } from '../profiler/index.js';
 import { createRequestListener, type NodeRequestListener } from '../server/node-adapter.js';
+import { isProductionEnvironment } from './environment.js';
 
 /** The profiler's options (debug mode only). */
 export interface ProfilerKernelOptions {
@@ -68,7 +69,7 @@ export interface ProfilerKernelOptions {
 
 /** Everything `createKernel` accepts; the defaults are the safe ones (production, no debug). */
 export interface KernelOptions {
-  /** Environment name; outside `prod` responses carry `X-Robots-Tag: noindex`. Default `prod`. */
+  /** Environment name; outside `prod` and `production` responses carry `X-Robots-Tag: noindex`. Default `prod`. */
   env?: string;
   /** Debug mode: traced dispatcher, per-request logs, debug error pages. Default false. */
   debug?: boolean;
@@ -206,7 +207,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   const schemePorts: SchemePorts = { http: options.schemePorts?.http ?? 80, https: options.schemePorts?.https ?? 443 };
   dispatcher.addSubscriber(new RouterListener(matcher, logger.withChannel('request'), schemePorts));
   dispatcher.addSubscriber(new ResponseListener());
-  if (env !== 'prod') dispatcher.addSubscriber(new DisallowRobotsIndexingListener());
+  if (!isProductionEnvironment(env)) dispatcher.addSubscriber(new DisallowRobotsIndexingListener());
   dispatcher.addSubscriber(new ErrorListener(errorController, logger.withChannel('request')));
   for (const subscriber of options.subscribers ?? []) dispatcher.addSubscriber(subscriber);
 

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import proxyaddr from 'proxy-addr';
+import { PRODUCTION_ENVIRONMENTS } from '../app/environment.js';
 
 /** What `bin/serve` was asked to do, after flags, environment variables and defaults are merged. */
 export interface ServeOptions {
@@ -32,7 +33,7 @@ export const SERVE_DEFAULTS = Object.freeze({
   httpsPort: 8443,
   env: 'staging',
   /** Debug is on, except in these environments, where only an explicit --debug or APP_DEBUG turns it on. */
-  debugOffIn: Object.freeze(['prod', 'production']),
+  debugOffIn: PRODUCTION_ENVIRONMENTS,
   /** Where the self-signed development certificate is cached when no --tls-cert/--tls-key is given. */
   devCertificateDir: 'var/tls',
   profilerDir: 'var/profiler',
