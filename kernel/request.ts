@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
+import { isValidHost } from './host-syntax.js';
 import { MalformedRequestError, PayloadTooLargeHttpError, SuspiciousOperationError } from './http-errors.js';
 
 /** Decides whether the peer at `address` (hop `index`, 0 = the socket) is a trusted proxy. */
@@ -59,7 +60,6 @@ export class RequestSlot<T> {
   }
 }
 
-const HOST_PATTERN = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)$/i;
 const NO_TRUST: TrustProxy = () => false;
 /** The authority of an absolute-form target, up to its path, query or fragment: the characters the client sent, checked as a Host header is. */
 const ABSOLUTE_FORM_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i;
@@ -449,9 +449,7 @@ function parseHost(raw: string): { host: string; port: number | undefined } {
     host = host.slice(0, portMatch.index);
     if (portMatch[1] !== '') port = Number(portMatch[1]);
   }
-  // The pattern lets any hex, colons and dots through the brackets: [1.2.3.4] or [::::] is no IPv6 address.
-  const invalidLiteral = host.charCodeAt(0) === 91 /* [ */ && isIP(host.slice(1, -1)) !== 6;
-  if (!HOST_PATTERN.test(host) || invalidLiteral || (port !== undefined && (port < 1 || port > 65535))) {
+  if (!isValidHost(host) || (port !== undefined && (port < 1 || port > 65535))) {
     throw new SuspiciousOperationError(`Invalid Host "${raw}".`);
   }
   lastHost = { raw, host, port };
