@@ -8,3 +8,4 @@ export * from './request.js';
 export * from './request-stack.js';
 export * from './response.js';
 export * from './traceable-event-dispatcher.js';
+export * from './trusted-hosts.js';

@@ -8,6 +8,9 @@ import { MalformedRequestError, PayloadTooLargeHttpError, SuspiciousOperationErr
 /** Decides whether the peer at `address` (hop `index`, 0 = the socket) is a trusted proxy. */
 export type TrustProxy = (address: string, index: number) => boolean;
 
+/** Decides whether a host the client named (lower-case, without its port) may be answered for; see compileTrustedHosts. */
+export type TrustHost = (host: string) => boolean;
+
 /** Where a request's body comes from. */
 export type RequestBodySource = string | Uint8Array | AsyncIterable<Uint8Array | string> | null;
 
@@ -25,6 +28,12 @@ export interface RequestInit {
   localPort?: number;
   /** Which peers may set X-Forwarded-*; none by default. */
   trustProxy?: TrustProxy | null;
+  /**
+   * Which hosts the client may name (in Host, a trusted proxy's X-Forwarded-Host or an absolute-form
+   * target); every valid host by default. Reading the host of a request that names another throws
+   * SuspiciousOperationError `Untrusted Host "evil.test".` (a 400), so no URL is ever built from it.
+   */
+  trustHost?: TrustHost | null;
   /** Largest body read, in bytes (default 1 MiB); larger ones are a 413. */
   bodyLimit?: number;
 }
@@ -82,6 +91,7 @@ export class Request {
 
   readonly #socketScheme: 'http' | 'https';
   readonly #trustProxy: TrustProxy;
+  readonly #trustHost: TrustHost | null;
   #localAddress: string | undefined;
   #localPort: number | undefined;
   /** The socket of a node:http request: its local address is read only when needed (no Host header). */
@@ -112,6 +122,7 @@ export class Request {
     this.remoteAddress = init.remoteAddress ?? '127.0.0.1';
     this.#socketScheme = init.scheme ?? 'http';
     this.#trustProxy = init.trustProxy ?? NO_TRUST;
+    this.#trustHost = init.trustHost ?? null;
     this.#localAddress = init.localAddress;
     this.#localPort = init.localPort;
     this.#socket = undefined;
@@ -157,7 +168,7 @@ export class Request {
    * before that read starts (not for a body refused by its Content-Length): the node adapter
    * answers `Expect: 100-continue` there, so a client is invited to send only a body that is read.
    */
-  static fromIncomingMessage(message: IncomingMessage, options: { trustProxy?: TrustProxy | null; bodyLimit?: number; beforeBodyRead?: () => void } = {}): Request {
+  static fromIncomingMessage(message: IncomingMessage, options: { trustProxy?: TrustProxy | null; trustHost?: TrustHost | null; bodyLimit?: number; beforeBodyRead?: () => void } = {}): Request {
     const socket = message.socket;
     const request = new Request(message.url ?? '/', {
       method: message.method,
@@ -168,6 +179,7 @@ export class Request {
       // trusted proxy matches it (the default of 127.0.0.1 is for requests made in process).
       remoteAddress: socket.remoteAddress ?? '',
       trustProxy: options.trustProxy ?? null,
+      trustHost: options.trustHost ?? null,
       bodyLimit: options.bodyLimit,
     });
     request.#socket = socket;
@@ -189,6 +201,7 @@ export class Request {
       localAddress: this.#localAddress,
       localPort: this.#localPort,
       trustProxy: this.#trustProxy,
+      trustHost: this.#trustHost,
       bodyLimit: this.#bodyLimit,
     });
     copy.#socket = this.#socket;
@@ -254,7 +267,7 @@ export class Request {
 
   /**
    * The host name, lower-case, without the port. A Host header that is not a valid
-   * host name is refused as a suspicious operation (a 400).
+   * host name, or not a trusted one (see RequestInit.trustHost), is refused as a suspicious operation (a 400).
    */
   get host(): string {
     return this.#resolveHttpHost().host;
@@ -415,12 +428,16 @@ export class Request {
       if (raw !== undefined && hostHeader) parseHost(hostHeader);
     }
     raw ??= hostHeader;
+    // The address the request arrived at (no Host: HTTP/1.0) is the server's own, not the client's to choose: never untrusted.
+    let named = true;
     if (!raw) {
       const { address = 'localhost', port: localPort } = this.#local();
       raw = isIP(stripMapped(address)) === 6 ? `[${address}]` : stripMapped(address);
       port ??= localPort;
+      named = false;
     }
     const parsed = parseHost(raw);
+    if (named && this.#trustHost !== null && !this.#trustHost(parsed.host)) throw new SuspiciousOperationError(`Untrusted Host "${parsed.host}".`);
     port ??= parsed.port ?? (this.scheme === 'https' ? 443 : 80);
     return (this.#httpHost = { host: parsed.host, port });
   }

@@ -2,7 +2,7 @@ import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, SuspiciousOperationError } from '../../../kernel/index.js';
+import { PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, SuspiciousOperationError, compileTrustedHosts } from '../../../kernel/index.js';
 import { thrown } from '../helpers.js';
 import { DebugAccess } from '../../../lib/profiler/index.js';
 
@@ -273,6 +273,65 @@ test('create() sends a path as a client would: leading slash added, fragment dro
 test('cookies given as several Cookie header values are all read, as node:http joins them with "; "', () => {
   const request = Request.create('/', 'GET', { headers: { cookie: ['a=1', 'b=2; c=x=y'] } });
   assert.equal({ ...request.cookies }, { a: '1', b: '2', c: 'x=y' });
+});
+
+const trustHost = compileTrustedHosts(['example.com', '.example.org']);
+
+/** The error reading `request.host` throws, checked to be a suspicious operation. */
+function hostError(request: Request): Error {
+  const error = thrown(() => request.host);
+  assert.instance(error, SuspiciousOperationError);
+  return error;
+}
+
+test('a host outside trustHost is a suspicious operation naming it without its port; every way to an absolute URL throws it', () => {
+  const request = Request.create('/p?q=1', 'GET', { headers: { host: 'Evil.test:8080' }, trustHost });
+  assert.is(hostError(request).message, 'Untrusted Host "evil.test".');
+  for (const read of [() => request.port, () => request.httpHost, () => request.schemeAndHttpHost, () => request.uri, () => request.uriForPath('/x')]) {
+    assert.is(thrown(read).message, 'Untrusted Host "evil.test".');
+  }
+  assert.is(request.path, '/p', 'the path does not need the host');
+});
+
+test('the port and case of a Host play no part: EXAMPLE.com:8443 is trusted, evil.test:443 is not', () => {
+  assert.is(Request.create('/', 'GET', { headers: { host: 'EXAMPLE.com:8443' }, trustHost }).httpHost, 'example.com:8443');
+  assert.is(Request.create('https://www.example.org/x', 'GET', { trustHost }).uri, 'https://www.example.org/x');
+  assert.is(hostError(Request.create('https://evil.test:443/x', 'GET', { trustHost })).message, 'Untrusted Host "evil.test".');
+});
+
+test('an invalid Host is reported as invalid before any trust check', () => {
+  assert.is(hostError(Request.create('/', 'GET', { headers: { host: '<script>' }, trustHost })).message, 'Invalid Host "<script>".');
+  assert.is(hostError(Request.create('/', 'GET', { headers: { host: 'script' }, trustHost })).message, 'Untrusted Host "script".');
+});
+
+test('a trusted proxy\'s X-Forwarded-Host and an absolute-form target are checked as a Host header is', () => {
+  const headers = { host: 'example.com', 'x-forwarded-host': 'evil.test' };
+  assert.is(hostError(new Request('/', { headers, trustProxy: () => true, trustHost })).message, 'Untrusted Host "evil.test".');
+  assert.is(new Request('/', { headers, trustHost }).host, 'example.com', 'from an untrusted proxy, X-Forwarded-Host is not read at all');
+  assert.is(hostError(new Request('http://evil.test/x', { headers: { host: 'example.com' }, trustHost })).message, 'Untrusted Host "evil.test".');
+  assert.is(new Request('http://example.com/x', { headers: { host: 'evil.test' }, trustHost }).host, 'example.com', 'the Host header an absolute-form target overrides is not used, so not checked');
+});
+
+test('without a Host header the request is for the address it arrived at, which the client cannot choose: never untrusted', () => {
+  const request = new Request('/', { localAddress: '10.0.0.5', localPort: 8000, trustHost });
+  assert.is(request.httpHost, '10.0.0.5:8000');
+  assert.is(new Request('/', { localAddress: '::1', localPort: 8443, scheme: 'https', trustHost }).uri, 'https://[::1]:8443/');
+  // The same address named by the client is a host like any other: not in the list, refused.
+  assert.is(hostError(new Request('/', { headers: { host: '10.0.0.5:8000' }, localAddress: '10.0.0.5', localPort: 8000, trustHost })).message, 'Untrusted Host "10.0.0.5".');
+});
+
+test('a duplicate (the error page\'s sub-request) checks its host against the same list', () => {
+  const request = Request.create('/', 'GET', { headers: { host: 'evil.test' }, trustHost });
+  assert.is(hostError(request.duplicate({ method: 'GET' })).message, 'Untrusted Host "evil.test".');
+});
+
+test('fromIncomingMessage() takes trustHost', () => {
+  const message = new IncomingMessage(new Socket());
+  message.url = '/';
+  message.method = 'GET';
+  message.headers = { host: 'evil.test' };
+  assert.is(hostError(Request.fromIncomingMessage(message, { trustHost })).message, 'Untrusted Host "evil.test".');
+  assert.is(Request.fromIncomingMessage(message).host, 'evil.test', 'no list: every valid host');
 });
 
 test.run();
