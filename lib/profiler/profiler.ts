@@ -242,7 +242,10 @@ export class Profiler {
       const previous = response.headers['x-debug-token'];
       if (typeof previous === 'string' && previous !== recording.token) response.headers['x-previous-debug-token'] = previous;
       response.headers['x-debug-token'] = recording.token;
-      response.headers['x-debug-token-link'] = `${linkBase(request)}${this.#panelPath(recording.token)}`;
+      // Absolute (tools expect it) or not sent: never a link to an invalid or untrusted host, nor the error sub-request's link left in this one's place.
+      const base = schemeAndHttpHost(request);
+      if (base === null) delete response.headers['x-debug-token-link'];
+      else response.headers['x-debug-token-link'] = `${base}${this.#panelPath(recording.token)}`;
     }
   }
 
@@ -481,10 +484,11 @@ function isProfilerPage(request: Request): boolean {
   return PROFILER_PATHS.test(safePath(request));
 }
 
-function linkBase(request: Request): string {
+/** `scheme://host[:port]`, or null when the host is invalid or untrusted. */
+function schemeAndHttpHost(request: Request): string | null {
   try {
     return request.schemeAndHttpHost;
   } catch {
-    return '';
+    return null;
   }
 }
