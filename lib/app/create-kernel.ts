@@ -5,9 +5,11 @@ import {
   HttpKernel,
   RequestStack,
   TraceableEventDispatcher,
+  compileTrustedHosts,
   type Controller,
   type EventSubscriber,
   type Request,
+  type TrustedHost,
 } from '../../kernel/index.js';
 import { ErrorListener, createErrorController } from '../errors/index.js';
 import { DisallowRobotsIndexingListener, ResponseListener } from '../http/index.js';
@@ -83,6 +85,15 @@ export interface KernelOptions {
   stderrLogLevel?: LogLevelName | Lowercase<LogLevelName> | false;
   /** Proxies allowed to set X-Forwarded-* (CIDR list). Default none. */
   trustedProxies?: readonly string[];
+  /**
+   * Hosts the service answers for (Symfony's trusted_hosts): `example.com`, `.example.com` (it and its
+   * subdomains), `*.example.com` (subdomains only), IP addresses, or RegExps the whole host must match;
+   * see TrustedHost. A request naming another host (Host, a trusted proxy's X-Forwarded-Host, an
+   * absolute-form target) is a 400 `Untrusted Host "evil.test".`, so no redirect, link or error page
+   * is ever written for it. A request without Host (HTTP/1.0) is answered for the local address, as
+   * before. Invalid entries throw here. Default: every valid host.
+   */
+  trustedHosts?: readonly TrustedHost[];
   /** Largest request body in bytes. Default 1 MiB. */
   bodyLimit?: number;
   /**
@@ -130,6 +141,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   const debug = options.debug ?? false;
   const routes = options.routes ?? new RouteCollection();
   const stderrLevel = options.stderrLogLevel ?? 'warning';
+  // Checked first: a list refused must not leave a storage thread or a log sink behind.
+  const trustHost = options.trustedHosts === undefined ? undefined : compileTrustedHosts(options.trustedHosts);
 
   // Debug mode needs it (log attribution, the profiler's sub-request tree); elsewhere it is opt-in.
   const requestStack = new RequestStack({ asyncContext: debug || options.requestContext === true });
@@ -211,7 +224,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   dispatcher.addSubscriber(new ErrorListener(errorController, logger.withChannel('request')));
   for (const subscriber of options.subscribers ?? []) dispatcher.addSubscriber(subscriber);
 
-  const listener = createRequestListener(kernel, { trustedProxies: options.trustedProxies, bodyLimit: options.bodyLimit, logger });
+  const listener = createRequestListener(kernel, { trustedProxies: options.trustedProxies, trustedHosts: trustHost, bodyLimit: options.bodyLimit, logger });
 
   return {
     kernel,

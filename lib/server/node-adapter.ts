@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import proxyaddr from 'proxy-addr';
-import { HttpKernel, KernelEvents, Request, Response, destroyBody, isPromiseLike, type TrustProxy } from '../../kernel/index.js';
+import { HttpKernel, KernelEvents, Request, Response, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { answersExpectContinue } from './listen.js';
 
@@ -9,6 +9,8 @@ import { answersExpectContinue } from './listen.js';
 export interface RequestListenerOptions {
   /** Proxies allowed to set X-Forwarded-* (CIDR list like `['10.0.0.0/8', 'loopback']`, or a function). */
   trustedProxies?: readonly string[] | TrustProxy;
+  /** Hosts a request may name (see TrustedHost for the syntax, or a function); others are a 400. Default every host. */
+  trustedHosts?: readonly TrustedHost[] | TrustHost;
   /** Largest request body, in bytes (default 1 MiB). */
   bodyLimit?: number;
   /** Where failures that no listener handled are logged. */
@@ -24,7 +26,8 @@ export type NodeRequestListener = (req: IncomingMessage, res: ServerResponse) =>
  */
 export function createRequestListener(kernel: HttpKernel, options: RequestListenerOptions = {}): NodeRequestListener {
   const trustProxy = compileTrust(options.trustedProxies);
-  const readOptions = { trustProxy, bodyLimit: options.bodyLimit };
+  const trustHost = options.trustedHosts === undefined || typeof options.trustedHosts === 'function' ? (options.trustedHosts ?? null) : compileTrustedHosts(options.trustedHosts);
+  const readOptions = { trustProxy, trustHost, bodyLimit: options.bodyLimit };
   const logger = options.logger;
   const dispatcher = kernel.dispatcher;
 
