@@ -77,6 +77,7 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
       debug: options.debug,
       debugAllow: options.profilerAllow,
       trustedProxies: options.trustedProxies,
+      trustedHosts: options.trustedHosts ?? undefined,
       profiler: options.profiler ? { dir: options.profilerDir, bounds: { maxProfiles: options.profilerMaxProfiles } } : false,
     });
     app = created;

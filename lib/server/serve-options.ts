@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import proxyaddr from 'proxy-addr';
+import { compileTrustedHosts } from '../../kernel/index.js';
 import { PRODUCTION_ENVIRONMENTS } from '../app/environment.js';
 
 /** What `bin/serve` was asked to do, after flags, environment variables and defaults are merged. */
@@ -23,6 +24,8 @@ export interface ServeOptions {
   profilerAllow: string[];
   /** Proxies whose X-Forwarded-* headers are believed (CIDR list); none by default. */
   trustedProxies: string[];
+  /** Hosts the service answers for (`example.com`, `.example.com`, `*.example.com`, IP addresses); `null`: every host. */
+  trustedHosts: string[] | null;
   help: boolean;
 }
 
@@ -40,6 +43,8 @@ export const SERVE_DEFAULTS = Object.freeze({
   profilerMaxProfiles: 10_000,
   profilerAllow: Object.freeze(['loopback']),
   trustedProxies: Object.freeze([] as string[]),
+  /** Every host: a list is the operator's to give, the names the service is reached by. */
+  trustedHosts: null,
 });
 
 /** Thrown by parseServeOptions for a command line or environment the CLI cannot use; the message says what to fix. */
@@ -48,7 +53,7 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-type ValueOption = 'host' | 'port' | 'https-port' | 'env' | 'tls-cert' | 'tls-key' | 'profiler-dir' | 'profiler-max-profiles' | 'profiler-allow' | 'trusted-proxies';
+type ValueOption = 'host' | 'port' | 'https-port' | 'env' | 'tls-cert' | 'tls-key' | 'profiler-dir' | 'profiler-max-profiles' | 'profiler-allow' | 'trusted-proxies' | 'trusted-hosts';
 
 /** Each flag that takes a value, with its environment variable and the help line; order is the --help order. */
 const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: string; default: string; help: string }> = [
@@ -62,6 +67,7 @@ const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: s
   { flag: 'profiler-max-profiles', envVar: 'PROFILER_MAX_PROFILES', value: '<n>', default: String(SERVE_DEFAULTS.profilerMaxProfiles), help: 'most profiles kept; the oldest go first (also: 2 days at most)' },
   { flag: 'profiler-allow', envVar: 'PROFILER_ALLOW', value: '<cidr,...>', default: SERVE_DEFAULTS.profilerAllow.join(','), help: 'clients that may see the profiler, stack traces and logs' },
   { flag: 'trusted-proxies', envVar: 'TRUSTED_PROXIES', value: '<cidr,...>', default: 'none', help: 'proxies whose X-Forwarded-For/-Proto/-Host/-Port are believed' },
+  { flag: 'trusted-hosts', envVar: 'TRUSTED_HOSTS', value: '<host,...>', default: 'any', help: 'hosts answered for (example.com; .example.com: it and its subdomains;\n*.example.com: subdomains only; IP addresses); others get a 400' },
 ];
 
 /** Flags that take no value. */
@@ -169,9 +175,10 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   }
   const profilerAllow = parseList(pick('profiler-allow')) ?? [...SERVE_DEFAULTS.profilerAllow];
   const trustedProxies = parseList(pick('trusted-proxies')) ?? [...SERVE_DEFAULTS.trustedProxies];
+  const trustedHosts = parseHostList(pick('trusted-hosts')) ?? SERVE_DEFAULTS.trustedHosts;
   const profilerDir = pick('profiler-dir')?.value ?? SERVE_DEFAULTS.profilerDir;
 
-  return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, help };
+  return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, trustedHosts, help };
 }
 
 function parsePort(setting: { value: string; source: string } | undefined, allowed: string): number | undefined {
@@ -189,6 +196,27 @@ function parseList(setting: { value: string; source: string } | undefined): stri
     proxyaddr.compile(items);
   } catch (error) {
     throw new UsageError(`${setting.source}: ${(error as Error).message} (addresses, CIDR ranges like 10.0.0.0/8, or loopback, linklocal, uniquelocal)`);
+  }
+  return items;
+}
+
+/**
+ * A comma-separated list of trusted hosts, each checked as createKernel will. Regular expressions
+ * are left to createKernel's RegExp entries: a comma is part of their syntax (`{1,3}`), and a pattern
+ * typed into a shell or an environment file is where an unescaped dot or a backslash the shell ate goes unseen.
+ */
+function parseHostList(setting: { value: string; source: string } | undefined): string[] | undefined {
+  if (setting === undefined) return undefined;
+  const items = setting.value.split(',').map((item) => item.trim()).filter(Boolean);
+  if (items.length === 0) throw new UsageError(`${setting.source} lists no host; leave it out to answer for every host`);
+  const pattern = items.find((item) => item.startsWith('/'));
+  if (pattern !== undefined) {
+    throw new UsageError(`${setting.source}: "${pattern}" looks like a regular expression; give host names (example.com, .example.com, *.example.com, IP addresses), or RegExp entries to createKernel's trustedHosts`);
+  }
+  try {
+    compileTrustedHosts(items);
+  } catch (error) {
+    throw new UsageError(`${setting.source}: ${(error as Error).message}`);
   }
   return items;
 }

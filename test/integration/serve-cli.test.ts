@@ -117,4 +117,28 @@ test('a bad flag is a usage error with exit code 2', async () => {
   assert.match(stderr, /port/);
 });
 
+test('--trusted-hosts answers the listed hosts and refuses others with a 400 "Untrusted Host", over http and https', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
+  try {
+    const { child, urls } = await serve(['--port', '0', '--https-port', '0', '--no-profiler', '--trusted-hosts', 'localhost,127.0.0.1'], cwd);
+    // The TLS client checks the certificate against the Host it sends: the forged name is the point here.
+    const agent = new Agent({ connect: { rejectUnauthorized: false } });
+    for (const url of urls) {
+      const trusted = await request(`${url}/health`, { dispatcher: agent });
+      assert.is(trusted.statusCode, 200, url);
+      await trusted.body.dump();
+      const untrusted = await request(`${url}/health/`, { dispatcher: agent, headers: { host: 'evil.test' } });
+      assert.is(untrusted.statusCode, 400, url);
+      assert.is(untrusted.headers.location, undefined);
+      assert.match(await untrusted.body.text(), 'Untrusted Host &quot;evil.test&quot;.');
+    }
+    await agent.close();
+    const exited = exitOf(child);
+    child.kill('SIGTERM');
+    assert.is(await exited, 0);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
 test.run();

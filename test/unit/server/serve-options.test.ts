@@ -28,6 +28,7 @@ test('no flags and no environment give the documented defaults', () => {
     profilerMaxProfiles: 10000,
     profilerAllow: ['loopback'],
     trustedProxies: [],
+    trustedHosts: null,
     help: false,
   });
 });
@@ -45,6 +46,7 @@ test('environment variables fill in options not given as flags', () => {
     PROFILER_MAX_PROFILES: '50',
     PROFILER_ALLOW: '127.0.0.1/32, 10.0.0.0/8',
     TRUSTED_PROXIES: 'loopback',
+    TRUSTED_HOSTS: 'example.com, .example.org',
   });
   assert.equal(options, {
     host: '::1',
@@ -59,6 +61,7 @@ test('environment variables fill in options not given as flags', () => {
     profilerMaxProfiles: 50,
     profilerAllow: ['127.0.0.1/32', '10.0.0.0/8'],
     trustedProxies: ['loopback'],
+    trustedHosts: ['example.com', '.example.org'],
     help: false,
   });
 });
@@ -165,10 +168,10 @@ test('--help and -h ask for help', () => {
 
 test('the help text lists every flag with its environment variable and default', () => {
   const help = formatServeHelp();
-  for (const flag of ['--host', '--port', '--https-port', '--env', '--debug', '--no-debug', '--profiler', '--no-profiler', '--tls-cert', '--tls-key', '--profiler-dir', '--profiler-max-profiles', '--profiler-allow', '--trusted-proxies', '--help']) {
+  for (const flag of ['--host', '--port', '--https-port', '--env', '--debug', '--no-debug', '--profiler', '--no-profiler', '--tls-cert', '--tls-key', '--profiler-dir', '--profiler-max-profiles', '--profiler-allow', '--trusted-proxies', '--trusted-hosts', '--help']) {
     assert.ok(help.includes(flag), `help mentions ${flag}`);
   }
-  for (const envVar of ['HOST', 'PORT', 'HTTPS_PORT', 'APP_ENV', 'APP_DEBUG', 'PROFILER', 'TLS_CERT', 'TLS_KEY', 'PROFILER_DIR', 'PROFILER_MAX_PROFILES', 'PROFILER_ALLOW', 'TRUSTED_PROXIES']) {
+  for (const envVar of ['HOST', 'PORT', 'HTTPS_PORT', 'APP_ENV', 'APP_DEBUG', 'PROFILER', 'TLS_CERT', 'TLS_KEY', 'PROFILER_DIR', 'PROFILER_MAX_PROFILES', 'PROFILER_ALLOW', 'TRUSTED_PROXIES', 'TRUSTED_HOSTS']) {
     assert.ok(help.includes(`env ${envVar}`), `help mentions ${envVar}`);
   }
   for (const value of [SERVE_DEFAULTS.host, String(SERVE_DEFAULTS.port), String(SERVE_DEFAULTS.httpsPort), SERVE_DEFAULTS.env]) {
@@ -193,6 +196,25 @@ test('bad profiler bounds and address lists are usage errors naming the source',
   assert.throws(() => parseServeOptions(['--profiler-max-profiles', '0'], {}), (error: unknown) => error instanceof UsageError && /--profiler-max-profiles/.test((error as Error).message));
   assert.throws(() => parseServeOptions(['--profiler-allow', 'not-an-ip'], {}), (error: unknown) => error instanceof UsageError && /--profiler-allow/.test((error as Error).message));
   assert.throws(() => parseServeOptions([], { TRUSTED_PROXIES: '300.1.1.1' }), (error: unknown) => error instanceof UsageError && /TRUSTED_PROXIES/.test((error as Error).message));
+});
+
+test('--trusted-hosts takes a comma-separated list of hosts, subdomain forms and IP addresses; the flag beats TRUSTED_HOSTS', () => {
+  assert.equal(parseServeOptions(['--trusted-hosts', 'example.com,*.example.org, 127.0.0.1,[::1]'], {}).trustedHosts, ['example.com', '*.example.org', '127.0.0.1', '[::1]']);
+  assert.equal(parseServeOptions(['--trusted-hosts=a.test'], { TRUSTED_HOSTS: 'b.test' }).trustedHosts, ['a.test']);
+});
+
+test('a trusted host the kernel would refuse is a usage error naming its source and the entry', () => {
+  assert.is(usageError(['--trusted-hosts', 'example.com:8080']).message, '--trusted-hosts: Invalid trusted host "example.com:8080": hosts are matched without their port; give "example.com".');
+  assert.is(usageError([], { TRUSTED_HOSTS: 'a.test,*' }).message, 'TRUSTED_HOSTS: Invalid trusted host "*": "*" would trust every host; leave trustedHosts out to accept every host.');
+  assert.is(usageError(['--trusted-hosts', ', ,']).message, '--trusted-hosts lists no host; leave it out to answer for every host');
+  assert.is(usageError(['--trusted-hosts', '']).message, 'option --trusted-hosts needs a value (see --help)');
+});
+
+test('a regular expression is not read from the command line: a usage error that says where patterns go', () => {
+  assert.is(
+    usageError(['--trusted-hosts', 'example.com,/^api\\d+\\.example\\.com$/']).message,
+    '--trusted-hosts: "/^api\\d+\\.example\\.com$/" looks like a regular expression; give host names (example.com, .example.com, *.example.com, IP addresses), or RegExp entries to createKernel\'s trustedHosts',
+  );
 });
 
 test.run();
