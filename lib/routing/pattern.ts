@@ -109,7 +109,8 @@ export function escapeRegex(text: string): string {
   return text.replace(/[.+*?^${}()[\]|/\\-]/g, '\\$&');
 }
 
-function escapeClass(chars: string): string {
+/** Escapes `chars` for use inside a regex character class. */
+export function escapeClass(chars: string): string {
   return chars.replace(/[\]\\^-]/g, '\\$&');
 }
 

@@ -3,8 +3,9 @@
 // Static text is a radix tree keyed by character; a parameter is an edge that reads up to the
 // next `/` (or up to the character that follows it in its segment); a trailing wildcard reads
 // the rest. What the tree cannot decide by reading forward (a requirement that may match `/`,
-// a wildcard followed by more text) is left to a sticky regex for the rest of the path, a
-// "tail". Each candidate has a priority (route index, then optional-group variant), and the
+// a wildcard followed by more text) is left to a matcher of the rest of the path, a "tail": a
+// TailMatcher (tail-matcher.ts, linear in the path) when its parts have no requirement, else a
+// sticky regex. Each candidate has a priority (route index, then optional-group variant), and the
 // search keeps the smallest: first match wins, as in Symfony, whatever the tree's shape.
 // Subtrees whose best priority cannot beat the current match are skipped. A small tree without
 // host, scheme or tail conditions is also compiled into one generated function that takes the
@@ -17,6 +18,7 @@
 // routes cost ~1.3x what 100 do), and regexes remain for the parts only a regex can decide.
 import { cannotMatch, variantSource, type Part } from './pattern.js';
 import { compileSearch, firstDifference, type CompiledSearch } from './tree-compiler.js';
+import { TailMatcher } from './tail-matcher.js';
 import type { HostVariant, Route } from './route.js';
 
 /** What a candidate is made from, before the tree lays out its parameters. */
@@ -83,7 +85,7 @@ export class Candidate implements CandidateBase {
 export type ParamsBuilder = (
   path: string,
   positions: readonly number[],
-  tail: RegExpExecArray | null,
+  tail: TailMatch | null,
   defaultValues: readonly unknown[],
 ) => Record<string, unknown> | number;
 
@@ -117,9 +119,12 @@ interface WildcardEdge {
   minPrio: number;
 }
 
+/** What a tail's match gives: the rest of the path, then each of its parameters' raw value. */
+export type TailMatch = readonly string[];
+
 interface Tail {
-  /** Sticky regex for the rest of the path, ending in `$`. */
-  readonly regex: RegExp;
+  /** Matches the rest of the path from `pos`, to its end. */
+  readonly match: (path: string, pos: number) => TailMatch | null;
   readonly group: Group;
   readonly prio: number;
 }
@@ -145,7 +150,7 @@ export interface SearchResult {
   bestCandidate: Candidate | null;
   readonly bestPositions: number[];
   bestDepth: number;
-  bestTail: RegExpExecArray | null;
+  bestTail: TailMatch | null;
   missCount: number;
   missGroup: Group | null;
   schemeMiss: readonly string[] | null;
@@ -217,7 +222,7 @@ export class RouteTree implements SearchResult {
   /** Start and end of each tree-read parameter of the best match. */
   readonly bestPositions: number[] = [];
   bestDepth = 0;
-  bestTail: RegExpExecArray | null = null;
+  bestTail: TailMatch | null = null;
   /** Groups that matched the path but not the method, and the last of them. */
   missCount = 0;
   missGroup: Group | null = null;
@@ -316,7 +321,7 @@ export class RouteTree implements SearchResult {
     const group = this.#group();
     this.#join(group, candidate);
     node.tails ??= [];
-    node.tails.push({ regex: new RegExp(`${variantSource(parts)}$`, 'y'), group, prio: candidate.prio });
+    node.tails.push({ match: tailMatch(parts), group, prio: candidate.prio });
   }
 
   #group(): Group {
@@ -495,13 +500,12 @@ export class RouteTree implements SearchResult {
     for (let k = 0; k < tails.length; k++) {
       const tail = tails[k]!;
       if (tail.prio >= this.best) continue;
-      tail.regex.lastIndex = pos;
-      const match = tail.regex.exec(path);
+      const match = tail.match(path, pos);
       if (match !== null) this.tryGroup(tail.group, depth, match);
     }
   }
 
-  private tryGroup(group: Group, depth: number, tail: RegExpExecArray | null): void {
+  private tryGroup(group: Group, depth: number, tail: TailMatch | null): void {
     const candidates = group.candidates;
     const collected = this.#collected;
     for (let i = 0; i < candidates.length; i++) {
@@ -640,6 +644,20 @@ function seal(node: TreeNode): number {
 
 function flatten(text: string): string {
   return text === '' ? text : (JSON.parse(JSON.stringify(text)) as string);
+}
+
+/**
+ * How a tail is matched: without backtracking when its parts are classes and texts (a wildcard
+ * followed by more), else by its sticky regex (a requirement: its cost is its author's).
+ */
+function tailMatch(parts: readonly Part[]): Tail['match'] {
+  const matcher = TailMatcher.of(parts);
+  if (matcher !== null) return (path, pos) => matcher.exec(path, pos);
+  const regex = new RegExp(`${variantSource(parts)}$`, 'y');
+  return (path, pos) => {
+    regex.lastIndex = pos;
+    return regex.exec(path);
+  };
 }
 
 function matchesEmpty(pattern: string): boolean {
