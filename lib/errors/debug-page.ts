@@ -5,8 +5,9 @@
 import { isAbsolute, relative, sep } from 'node:path';
 import { inspect } from 'node:util';
 import { LogLevel, type LogRecord } from '../log/log-record.js';
+import { nonceAttribute } from './csp-nonce.js';
 import type { FlatError } from './flatten-error.js';
-import { html, type SafeHtml } from './html.js';
+import { html, unsafeRaw, type SafeHtml } from './html.js';
 import { readSourceExcerpt, type StackFrame } from './stack-frames.js';
 import { statusText } from './status-text.js';
 
@@ -25,6 +26,18 @@ export interface DebugPageInput {
   charset?: string;
   /** Source lines shown either side of a frame's line; default 5. */
   excerptLines?: number;
+  /** The CSP nonce of the response (see debugPagePolicy); the page's `<style>` carries it. */
+  nonce?: string;
+}
+
+/**
+ * The Content-Security-Policy the debug page is sent with. The page runs no script and loads
+ * nothing but its own `<style>` (by nonce) and the application's favicon; `connect-src 'self'` is
+ * for the debug toolbar, which the toolbar listener adds before `</body>` (with its hashes in this
+ * policy) and which fetches its bar from this origin.
+ */
+export function debugPagePolicy(nonce: string): string {
+  return `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 }
 
 /** How many application frames per error get a source excerpt. */
@@ -52,7 +65,7 @@ export function renderDebugPage(input: DebugPageInput): string {
 <meta name="robots" content="noindex,nofollow">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${summary}</title>
-${STYLE}
+<style${nonceAttribute(input.nonce)}>${unsafeRaw(STYLE)}</style>
 </head>
 <body>
 <header class="summary ${status >= 500 ? 'status-5xx' : 'status-4xx'}">
@@ -228,8 +241,8 @@ function placeholderError(status: number): FlatError {
   return { class: 'Error', message: '', status, statusText: statusText(status), headers: {}, frames: [], stack: '' };
 }
 
-// Static markup: the template has no interpolations, so nothing here needs escaping.
-const STYLE = html`<style>
+// Our own constant CSS, the text of the page's `<style>`.
+const STYLE = `
 :root { color-scheme: light dark; --bg: #f5f6f8; --fg: #1d2330; --muted: #667085; --card: #fff; --border: #d8dde5;
   --link: #0b5cad; --code-bg: #f2f4f7; --highlight: #fff1b8; --error: #b42318; --warning: #a15c07;
   --head-4xx: #7a4b00; --head-5xx: #8f1d16; --head-fg: #fff; }
@@ -288,4 +301,4 @@ h2 { font-size: 20px; border-bottom: 1px solid var(--border); padding-bottom: 6p
 .context { margin: 4px 0 0; color: var(--muted); white-space: pre-wrap; }
 .plain { background: var(--card); border: 1px solid var(--border); border-radius: 4px; padding: 10px; overflow-x: auto; }
 .empty { color: var(--muted); font-style: italic; }
-</style>`;
+`;

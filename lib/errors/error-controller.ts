@@ -2,9 +2,10 @@ import Negotiator from 'negotiator';
 import type { Controller, Request, RequestStack } from '../../kernel/index.js';
 import { Response } from '../../kernel/index.js';
 import type { DebugLogBuffer } from '../log/index.js';
-import { renderDebugPage } from './debug-page.js';
+import { createCspNonce } from './csp-nonce.js';
+import { debugPagePolicy, renderDebugPage } from './debug-page.js';
 import { flattenError, type FlatError } from './flatten-error.js';
-import { renderPlainPage } from './plain-page.js';
+import { plainPagePolicy, renderPlainPage } from './plain-page.js';
 import { PROBLEM_CONTENT_TYPE, renderProblem, serializeProblem } from './problem-json.js';
 import { safePath, safeUri } from './safe-request.js';
 
@@ -47,8 +48,10 @@ export function createErrorController(options: ErrorControllerOptions): Controll
       const body = serializeProblem(renderProblem({ errors, status, debug, instance: safePath(failed) }));
       return new Response(body, status, { ...headers, 'content-type': PROBLEM_CONTENT_TYPE });
     }
+    // An HTML page gets its own policy, with a nonce for its <style> (a policy the error asked for was for another body).
+    const nonce = createCspNonce();
     if (!debug) {
-      return new Response(renderPlainPage(status, charset), status, { ...headers, 'content-type': `text/html; charset=${charset}` });
+      return new Response(renderPlainPage(status, charset, nonce), status, { ...headers, 'content-type': `text/html; charset=${charset}`, 'content-security-policy': plainPagePolicy(nonce) });
     }
     const logs = options.logs ? options.logs.getLogsOf(requestStack.all().filter((r) => r !== request)) : [];
     const page = renderDebugPage({
@@ -58,8 +61,9 @@ export function createErrorController(options: ErrorControllerOptions): Controll
       status,
       profilerUrl: options.profilerUrl?.(failed) ?? null,
       charset,
+      nonce,
     });
-    return new Response(page, status, { ...headers, 'content-type': `text/html; charset=${charset}` });
+    return new Response(page, status, { ...headers, 'content-type': `text/html; charset=${charset}`, 'content-security-policy': debugPagePolicy(nonce) });
   };
 }
 

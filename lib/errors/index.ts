@@ -1,3 +1,4 @@
+export * from './csp-nonce.js';
 export * from './debug-page.js';
 export * from './error-controller.js';
 export * from './error-listener.js';

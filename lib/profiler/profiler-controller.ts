@@ -1,11 +1,22 @@
 import Negotiator from 'negotiator';
 import { BadRequestHttpError, Response, type Request } from '../../kernel/index.js';
-import { htmlSafeJson } from '../errors/index.js';
+import { createCspNonce, htmlSafeJson } from '../errors/index.js';
 import type { ExceptionData, LoggerData, MemoryData, ProfileSummary, RequestData, TimeData } from './profile.js';
 import type { Profiler } from './profiler.js';
 import type { SearchCriteria } from './storage/profiler-storage.js';
 import { isValidToken } from './token.js';
-import { PROFILER_PANELS, defaultPanel, extraPanels, renderProfilePage, renderSearchPage, renderTokenNotFoundPage, renderToolbar, type ProfilerUrls } from './ui/index.js';
+import {
+  PROFILER_PANELS,
+  TOOLBAR_POLICY,
+  defaultPanel,
+  extraPanels,
+  profilerPagePolicy,
+  renderProfilePage,
+  renderSearchPage,
+  renderTokenNotFoundPage,
+  renderToolbar,
+  type ProfilerUrls,
+} from './ui/index.js';
 
 /** The profiler's URLs, relative to the host. */
 export const profilerUrls: ProfilerUrls = {
@@ -70,15 +81,16 @@ export class ProfilerController {
       profile.parent === null ? null : this.#summary(profile.parent),
       Promise.all(profile.children.map((child) => this.#summary(child))),
     ]);
-    const page = renderProfilePage({ profile, panel, parent, children: children.filter((child): child is ProfileSummary => child !== null), urls: profilerUrls });
-    return new Response(page, 200, { 'content-type': HTML, ...PRIVATE });
+    const nonce = createCspNonce();
+    const page = renderProfilePage({ profile, panel, parent, children: children.filter((child): child is ProfileSummary => child !== null), urls: profilerUrls, nonce });
+    return htmlPage(page, 200, nonce);
   }
 
   /** `/_wdt/<token>`: the toolbar's HTML, also for a profile not saved yet. */
   async toolbar(request: Request, params: { token: string }): Promise<Response> {
     const token = String(params.token);
     const stored = isValidToken(token) ? await this.profiler.loadProfile(token) : null;
-    if (stored === null) return new Response('', 404, { 'content-type': HTML, ...PRIVATE });
+    if (stored === null) return new Response('', 404, { 'content-type': HTML, ...PRIVATE, 'content-security-policy': TOOLBAR_POLICY });
     const profile = this.profiler.present(stored, ['request', 'logger']);
     const data = profile.collectors;
     const requestData = data.request as RequestData | undefined;
@@ -97,13 +109,14 @@ export class ProfilerController {
       exceptionClass: exception?.exceptions[0]?.class ?? null,
       urls: profilerUrls,
     });
-    return new Response(bar, 200, { 'content-type': HTML, ...PRIVATE });
+    return new Response(bar, 200, { 'content-type': HTML, ...PRIVATE, 'content-security-policy': TOOLBAR_POLICY });
   }
 
   async #results(request: Request, criteria: SearchCriteria, raw: Record<string, string>): Promise<Response> {
     const results = await this.profiler.storage.find(criteria);
     if (wantsJson(request)) return json({ count: results.length, results }, 200);
-    return new Response(renderSearchPage({ results, criteria: raw, urls: profilerUrls }), 200, { 'content-type': HTML, ...PRIVATE });
+    const nonce = createCspNonce();
+    return htmlPage(renderSearchPage({ results, criteria: raw, urls: profilerUrls, nonce }), 200, nonce);
   }
 
   async #summary(token: string): Promise<ProfileSummary | null> {
@@ -115,7 +128,8 @@ export class ProfilerController {
 
   #tokenNotFound(request: Request, token: string): Response {
     if (wantsJson(request)) return json({ error: 'Token not found', token }, 404);
-    return new Response(renderTokenNotFoundPage(token, profilerUrls), 404, { 'content-type': HTML, ...PRIVATE });
+    const nonce = createCspNonce();
+    return htmlPage(renderTokenNotFoundPage(token, profilerUrls, nonce), 404, nonce);
   }
 }
 
@@ -179,15 +193,21 @@ function wantsJson(request: Request): boolean {
  * Headers of every profiler answer: never cached (profiles hold what clients sent), never
  * sniffed as another type than the one given, never framed by another page, and no Referer to
  * other origins (a panel links to the URLs clients asked for, whose host is the client's text:
- * a click would hand that host the page's URL, token and all).
+ * a click would hand that host the page's URL, token and all). The policy allows nothing: right
+ * for JSON, redirects and empty answers; an HTML page replaces it with its own.
  */
 const PRIVATE = {
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
-  'content-security-policy': "frame-ancestors 'none'",
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 } as const;
+
+/** An HTML page of the profiler, with the policy that lets only its own nonce'd script and style run. */
+function htmlPage(page: string, status: number, nonce: string): Response {
+  return new Response(page, status, { 'content-type': HTML, ...PRIVATE, 'content-security-policy': profilerPagePolicy(nonce) });
+}
 
 /**
  * A JSON answer with `<`, `>` and `&` escaped: profiles hold URLs, headers and bodies as clients

@@ -1,13 +1,21 @@
 /** The shell shared by the profiler's pages: document, top bar and the search form. */
 import { html, type SafeHtml } from '../../errors/index.js';
-import { PAGE_SCRIPT, PAGE_STYLE } from './page-assets.js';
+import { pageScript, pageStyle } from './page-assets.js';
 import type { ProfilerUrls } from './urls.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const LIMITS = ['10', '50', '100'];
 
+/** What a document carries besides its title and body. */
+export interface DocumentOptions {
+  /** The response's CSP nonce (see profilerPagePolicy), on the page's `<style>` and `<script>`. */
+  nonce?: string;
+  /** CSS rules the page adds to the shared stylesheet. */
+  css?: string;
+}
+
 /** A complete HTML document around a page's body. */
-export function renderDocument(title: string, body: SafeHtml): string {
+export function renderDocument(title: string, body: SafeHtml, options: DocumentOptions = {}): string {
   return html`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -17,11 +25,11 @@ export function renderDocument(title: string, body: SafeHtml): string {
 <meta name="color-scheme" content="light dark">
 <title>${title}</title>
 <link rel="icon" href="data:,">
-${PAGE_STYLE}
+${pageStyle(options.nonce, options.css)}
 </head>
 <body>
 ${body}
-${PAGE_SCRIPT}
+${pageScript(options.nonce)}
 </body>
 </html>
 `.toString();

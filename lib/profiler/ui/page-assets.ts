@@ -2,7 +2,7 @@
  * The CSS and JS of the profiler pages, inlined in every page: no build step, no external assets.
  * Constants we wrote ourselves, so they go in through `unsafeRaw`.
  */
-import { unsafeRaw, type SafeHtml } from '../../errors/index.js';
+import { html, nonceAttribute, unsafeRaw, type SafeHtml } from '../../errors/index.js';
 
 const PAGE_CSS = `
 :root { color-scheme: light dark;
@@ -159,8 +159,11 @@ tr.level-warning { background: color-mix(in srgb, var(--warn-bg) 55%, transparen
 .wf-axis { font-size: 11px; color: var(--muted); padding: 4px 0; border-bottom: 1px solid var(--border); }
 .wf-axis .ticks { position: relative; height: 16px; }
 .wf-axis .tick { position: absolute; top: 0; transform: translateX(-50%); white-space: nowrap; }
-.wf-axis .tick:first-child { transform: none; }
-.wf-axis .tick:last-child { transform: translateX(-100%); }
+.wf-axis .tick:first-child { left: 0; transform: none; }
+.wf-axis .tick:nth-child(2) { left: 25%; }
+.wf-axis .tick:nth-child(3) { left: 50%; }
+.wf-axis .tick:nth-child(4) { left: 75%; }
+.wf-axis .tick:last-child { left: 100%; transform: translateX(-100%); }
 .wf-row { padding: 3px 0; border-bottom: 1px solid color-mix(in srgb, var(--border) 60%, transparent); }
 .wf-row:hover { background: var(--row-hover); }
 .wf-name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
@@ -213,8 +216,26 @@ const PAGE_JS = `
 })();
 `;
 
-/** The `<style>` element of every profiler page. */
-export const PAGE_STYLE: SafeHtml = unsafeRaw(`<style>${PAGE_CSS}</style>`);
+/**
+ * The `<style>` element of every profiler page, with `css` a page adds (the time panel's bar
+ * positions: rules we generate from numbers, never text from a profile). A `<` in it is written
+ * as its CSS escape all the same, so that no `</style>` can ever end the element early.
+ */
+export function pageStyle(nonce: string | undefined, css = ''): SafeHtml {
+  return html`<style${nonceAttribute(nonce)}>${unsafeRaw(PAGE_CSS)}${unsafeRaw(css.replaceAll('<', '\\3c '))}</style>`;
+}
 
 /** The `<script>` element of every profiler page (progressive enhancement only). */
-export const PAGE_SCRIPT: SafeHtml = unsafeRaw(`<script>${PAGE_JS}</script>`);
+export function pageScript(nonce: string | undefined): SafeHtml {
+  return html`<script${nonceAttribute(nonce)}>${unsafeRaw(PAGE_JS)}</script>`;
+}
+
+/**
+ * The Content-Security-Policy of the profiler's HTML pages: their one `<script>` and `<style>`
+ * by nonce (no `style=` attribute anywhere, so styles need no 'unsafe-inline' either), the
+ * `data:` favicon, the search form sent to the profiler itself; no fetch, no plugin, no `<base>`,
+ * never framed. A page shows what clients wrote: markup slipping past the escaping still runs nothing.
+ */
+export function profilerPagePolicy(nonce: string): string {
+  return `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+}

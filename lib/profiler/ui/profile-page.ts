@@ -10,7 +10,7 @@ import { loggerBadge, renderLoggerPanel } from './panels/logger-panel.js';
 import type { PanelContext } from './panels/panel-context.js';
 import { renderRequestPanel, requestBadge } from './panels/request-panel.js';
 import { renderRouterPanel, routerBadge } from './panels/router-panel.js';
-import { renderTimePanel, timeBadge } from './panels/time-panel.js';
+import { renderTimePanel, timeBadge, timelineStyles } from './panels/time-panel.js';
 import type { ProfilerUrls } from './urls.js';
 import { isSafeLink, prettyJson, recordOf, stringOf } from './values.js';
 
@@ -26,6 +26,8 @@ export interface ProfilePageInput {
   urls: ProfilerUrls;
   /** IANA time zone for times; default the server's local time. */
   timeZone?: string;
+  /** The response's CSP nonce (see profilerPagePolicy). */
+  nonce?: string;
 }
 
 interface PanelDefinition {
@@ -33,6 +35,8 @@ interface PanelDefinition {
   label: string;
   render(context: PanelContext): SafeHtml;
   badge(context: PanelContext): SafeHtml;
+  /** CSS rules the panel needs in the page's stylesheet (it has no `style=` attribute). */
+  styles?(context: PanelContext): string;
 }
 
 const PANELS: readonly PanelDefinition[] = [
@@ -40,7 +44,7 @@ const PANELS: readonly PanelDefinition[] = [
   { name: 'exception', label: 'Exception', render: renderExceptionPanel, badge: exceptionBadge },
   { name: 'logger', label: 'Logs', render: renderLoggerPanel, badge: loggerBadge },
   { name: 'events', label: 'Events', render: renderEventsPanel, badge: eventsBadge },
-  { name: 'time', label: 'Performance', render: renderTimePanel, badge: timeBadge },
+  { name: 'time', label: 'Performance', render: renderTimePanel, badge: timeBadge, styles: timelineStyles },
   { name: 'router', label: 'Routing', render: renderRouterPanel, badge: routerBadge },
 ];
 
@@ -72,6 +76,7 @@ export function renderProfilePage(input: ProfilePageInput): string {
   const selected = builtIn?.name ?? (extras.includes(input.panel) ? input.panel : 'request');
   const definition = PANELS.find((panel) => panel.name === selected);
   const content = safely(context, selected, () => (definition !== undefined ? definition.render(context) : renderGenericPanel(context, selected)));
+  const css = stylesOf(definition, context);
 
   const body = html`${renderTopBar(urls)}
 ${renderSummary(input, context)}
@@ -87,7 +92,16 @@ ${renderSearchForm(urls)}
 ${content}
 </main>
 </div>`;
-  return renderDocument(`${profile.method} ${profile.url} (${profile.status}) · ${profile.token} · Profiler`, body);
+  return renderDocument(`${profile.method} ${profile.url} (${profile.status}) · ${profile.token} · Profiler`, body, { nonce: input.nonce, css });
+}
+
+/** The panel's CSS rules; none when its data cannot be read (its content shows the notice then). */
+function stylesOf(definition: PanelDefinition | undefined, context: PanelContext): string {
+  try {
+    return definition?.styles?.(context) ?? '';
+  } catch {
+    return '';
+  }
 }
 
 function renderMenuItem(urls: ProfilerUrls, token: string, name: string, label: string, badge: SafeHtml, selected: string): SafeHtml {

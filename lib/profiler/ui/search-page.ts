@@ -13,6 +13,8 @@ export interface SearchPageInput {
   urls: ProfilerUrls;
   /** IANA time zone for the Time column; default the server's local time. */
   timeZone?: string;
+  /** The response's CSP nonce (see profilerPagePolicy). */
+  nonce?: string;
 }
 
 /** The count sentence above the results: `No results found`, `1 result found`, `N results found`. */
@@ -23,7 +25,7 @@ export function resultCountSentence(count: number): string {
 }
 
 /** Renders the complete HTML page of a profile search. */
-export function renderSearchPage({ results, criteria, urls, timeZone }: SearchPageInput): string {
+export function renderSearchPage({ results, criteria, urls, timeZone, nonce }: SearchPageInput): string {
   const body = html`${renderTopBar(urls)}
 <div class="layout">
 <aside class="sidebar">${renderSearchForm(urls, criteria)}</aside>
@@ -32,7 +34,7 @@ export function renderSearchPage({ results, criteria, urls, timeZone }: SearchPa
 ${results.length > 0 ? renderResults(results, urls, timeZone) : html`<p class="empty">No profile matches these criteria. Widen the search, or make a request to the application first.</p>`}
 </main>
 </div>`;
-  return renderDocument(`${resultCountSentence(results.length)} · Profiler`, body);
+  return renderDocument(`${resultCountSentence(results.length)} · Profiler`, body, { nonce });
 }
 
 function renderResults(results: ProfileSummary[], urls: ProfilerUrls, timeZone: string | undefined): SafeHtml {

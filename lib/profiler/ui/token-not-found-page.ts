@@ -3,8 +3,8 @@ import { html } from '../../errors/index.js';
 import { renderDocument, renderSearchForm, renderTopBar } from './layout.js';
 import type { ProfilerUrls } from './urls.js';
 
-/** Renders the "Token not found" page; the token is shown escaped, whatever it holds. */
-export function renderTokenNotFoundPage(token: string, urls: ProfilerUrls): string {
+/** Renders the "Token not found" page; the token is shown escaped, whatever it holds. `nonce`: the response's CSP nonce. */
+export function renderTokenNotFoundPage(token: string, urls: ProfilerUrls, nonce?: string): string {
   // The token comes straight from the URL: keep the page small whatever was sent.
   const shown = token.length > 64 ? `${token.slice(0, 64)}…` : token;
   const body = html`${renderTopBar(urls)}
@@ -16,5 +16,5 @@ export function renderTokenNotFoundPage(token: string, urls: ProfilerUrls): stri
 <p><a href="${urls.latest()}">Open the latest profile</a> or <a href="${urls.search()}">search the profiles</a>.</p>
 </main>
 </div>`;
-  return renderDocument('Token not found · Profiler', body);
+  return renderDocument('Token not found · Profiler', body, { nonce });
 }

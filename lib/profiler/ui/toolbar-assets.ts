@@ -79,3 +79,10 @@ export const TOOLBAR_CSP_HASHES: Readonly<{ script: readonly string[]; style: re
   script: Object.freeze([sha256(TOOLBAR_LOADER_JS), sha256(TOOLBAR_JS)]),
   style: Object.freeze([sha256(TOOLBAR_CSS)]),
 });
+
+/**
+ * The Content-Security-Policy of `/_wdt/<token>` opened by itself: the bar's own script and style
+ * by hash (constants, like those of the loader) and nothing else. Inserted into a page by the
+ * loader, the bar runs under that page's policy instead (see TOOLBAR_CSP_HASHES).
+ */
+export const TOOLBAR_POLICY = `default-src 'none'; script-src ${sha256(TOOLBAR_JS)}; style-src ${sha256(TOOLBAR_CSS)}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;

@@ -47,7 +47,7 @@ test('a long message is cut to 2,048 encoded characters in X-Debug-Exception, ne
 test('the error\'s headers are kept, but not those node:http would refuse nor those about the body the page replaces', () => {
   const response = answerTo(new HttpError(503, 'Down.', { headers: { 'Retry-After': '5', 'x-bad': 'a\nb', 'bad name': 'x', 'x-wide': '\u20ac', 'Content-Length': '1', 'content-encoding': 'gzip' } }));
   assert.is(response.status, 503);
-  assert.equal(Object.keys(response.headers).filter((name) => !name.startsWith('x-debug-')).sort(), ['content-type', 'retry-after', 'vary']);
+  assert.equal(Object.keys(response.headers).filter((name) => !name.startsWith('x-debug-')).sort(), ['content-security-policy', 'content-type', 'retry-after', 'vary']);
   assert.is(response.headers['retry-after'], '5');
   assert.is(answerTo(new MethodNotAllowedHttpError(['GET', 'HEAD'])).headers.allow, 'GET, HEAD');
 });
