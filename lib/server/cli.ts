@@ -18,10 +18,10 @@ export const DEBUG_HEAP_GROWING = '--heap-growing-percent=100';
 
 /**
  * V8 runs a regular expression that has backtracked this much (50,000 steps by default) again
- * on its linear-time engine: a route pattern whose wildcard is followed by more of the pattern
- * (`/*a/*b/*c/end`), or an application's own requirement, can otherwise take seconds or minutes
- * on a hostile path of a few kilobytes (12 s for 4 KB against `/*a/*b/*c/end` on the reference
- * VM; 40 ms with it). Results are the same. Process-wide; embedders start node with the flag.
+ * on its linear-time engine. The router matches wildcard tails (`/*a/*b/*c/end`) without a regex
+ * (TailMatcher), but a route's parameter requirement, or an application's own expression, can
+ * still take a second or more on a hostile path of a few kilobytes. Results are the same.
+ * Process-wide; embedders start node with the flag.
  */
 export const REGEXP_FALLBACK = '--enable-experimental-regexp-engine-on-excessive-backtracks';
 

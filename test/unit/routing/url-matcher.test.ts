@@ -267,7 +267,7 @@ test('a trailing wildcard captures the rest as decoded segments', () => {
   assert.equal(look(m, '/static/'), { kind: 'not-found', path: '/static' });
 });
 
-test('a wildcard followed by text backtracks like a regex', () => {
+test('a wildcard followed by text gives back what the text after it needs, as a regex would', () => {
   const m = matcher(['edit', '/wiki/*page/edit']);
   assert.equal(look(m, '/wiki/a/b/edit').params, { page: ['a', 'b'] });
   assert.equal(look(m, '/wiki/a/edit/edit').params, { page: ['a', 'edit'] });
