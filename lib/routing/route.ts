@@ -1,5 +1,6 @@
 import { InvalidRouteError } from './errors.js';
-import { compilePattern, sanitizeRequirement, variantSource, type CompiledPattern } from './pattern.js';
+import { compilePattern, sanitizeRequirement, variantSource, type CompiledPattern, type Part } from './pattern.js';
+import { TailMatcher } from './tail-matcher.js';
 
 /** What a route accepts besides its path; every field is optional. */
 export interface RouteOptions {
@@ -29,8 +30,12 @@ export interface CompiledRoute {
   readonly hostVariants: readonly HostVariant[] | null;
   /** The lowercase host when it has no parameters. */
   readonly staticHost: string | null;
-  /** The whole path as one anchored regex (slow path: explain). */
-  readonly pathRegex: RegExp;
+  /**
+   * Whether a path matches the whole path pattern, whatever the host and method (slow path:
+   * explain). A wildcard followed by more of the pattern is read by a TailMatcher, as the tree
+   * reads it: explain() runs on paths clients wrote, and the variant's regex would backtrack.
+   */
+  readonly testPath: (path: string) => boolean;
   /** `methods` with HEAD right after GET: what a 405 lists for this route. */
   readonly allowedMethods: readonly string[];
 }
@@ -97,10 +102,31 @@ export class Route {
       host: hostPattern,
       hostVariants,
       staticHost,
-      pathRegex: new RegExp(`^(?:${pathPattern.variants.map(variantSource).join('|')})$`),
+      testPath: pathTester(pathPattern.variants),
       allowedMethods: Object.freeze(allowedMethods),
     });
   }
+}
+
+/** The whole-path test of `variants`, built on its first call (most routes are never explained). */
+function pathTester(variants: readonly (readonly Part[])[]): (path: string) => boolean {
+  let tests: ((path: string) => boolean)[] | null = null;
+  return (path) => {
+    tests ??= variants.map(variantTest);
+    for (const test of tests) if (test(path)) return true;
+    return false;
+  };
+}
+
+function variantTest(parts: readonly Part[]): (path: string) => boolean {
+  const head = parts[0]?.type === 'text' ? parts[0].value : '';
+  const rest = head === '' ? parts : parts.slice(1);
+  if (rest.length === 0) return (path) => path === head;
+  const tail = TailMatcher.of(rest);
+  if (tail !== null) return (path) => path.startsWith(head) && tail.exec(path, head.length) !== null;
+  // A requirement is a regex of its own (its cost is its author's), as in the tree.
+  const regex = new RegExp(`^${variantSource(parts)}$`);
+  return (path) => regex.test(path);
 }
 
 function unique(values: string[]): string[] {

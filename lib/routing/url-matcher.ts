@@ -335,14 +335,14 @@ export class UrlMatcher {
     const canRedirect = context.method === 'GET' || context.method === 'HEAD';
     for (const [name, route] of this.#routes) {
       const compiled = compiledRoute(route);
-      const pathMatches = compiled.pathRegex.test(path);
+      const pathMatches = compiled.testPath(path);
       const hostMatches = compiled.staticHost !== null ? compiled.staticHost === host : compiled.hostVariants === null ? null : compiled.hostVariants.some((variant) => variant.regex.test(host));
       const methodMatches = route.methods.length === 0 ? null : compiled.allowedMethods.includes(context.method);
       const schemeMatches = route.schemes.length === 0 ? null : route.schemes.includes(context.scheme);
       const checks = { path: pathMatches, host: hostMatches, method: methodMatches, scheme: schemeMatches };
       const trace = (verdict: RouteTrace['verdict'], reason: string): RouteTrace => ({ name, path: route.path, verdict, reason, checks });
       if (!pathMatches) {
-        const canonical = toggled !== null && compiled.pathRegex.test(toggled) ? toggled : oneSlash !== null && compiled.pathRegex.test(oneSlash) ? oneSlash : null;
+        const canonical = toggled !== null && compiled.testPath(toggled) ? toggled : oneSlash !== null && compiled.testPath(oneSlash) ? oneSlash : null;
         if (canonical !== null) {
           traces.push(trace('almost', `Path "${path}" matches only as "${canonical}"${canRedirect ? ', a GET or HEAD is redirected there if no route matches' : ''}.`));
         } else traces.push(trace('mismatch', `Path "${path}" does not match "${route.path}".`));

@@ -172,4 +172,44 @@ for (const [path, make] of hostile) {
   });
 }
 
+// explain() (the profiler's router panel) tells for each route whether the path matches its
+// pattern; it runs on paths clients wrote, so it must not backtrack either.
+test('explain() says whether each route\'s pattern matches as its regexes would', () => {
+  let matched = 0;
+  let checked = 0;
+  fc.assert(
+    fc.property(
+      pattern.chain((path) => fc.tuple(fc.constant(path), fc.array(fc.oneof(randomPath, filledPath(path), filledPath(path)), { minLength: 6, maxLength: 6 }))),
+      ([path, requests]) => {
+        const matcher = matcherOf([path]);
+        for (const request of requests) {
+          const [trace] = matcher.explain(request, POST);
+          const expected = regexesOf(path).some(([, regex]) => regex.test(request));
+          checked++;
+          if (expected) matched++;
+          assert.is(trace!.checks.path, expected, `${path} on ${request}`);
+        }
+      },
+    ),
+    propertyParameters(1000),
+  );
+  assert.ok(matched > checked / 5, `only ${matched} matches in ${checked} paths`);
+});
+
+for (const [path, make] of hostile) {
+  test(`explain() reads ${path} in steps linear in the path`, () => {
+    const matcher = matcherOf([path]);
+    const explainSteps = (request: string): number => {
+      const before = tailMatcherSteps();
+      matcher.explain(request, POST);
+      return tailMatcherSteps() - before;
+    };
+    assert.ok(explainSteps(make(24)) > 0, 'the tail matcher was not used');
+    const small = explainSteps(make(8192));
+    const large = explainSteps(make(16384));
+    // Per route, the path as given and its trailing-slash twins: a handful of searches, each linear.
+    assert.ok(large / small > 1.8 && large / small < 2.2, `${small} steps for 8 KiB, ${large} for 16 KiB`);
+  });
+}
+
 test.run();
