@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import proxyaddr from 'proxy-addr';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Request, Response, type TrustProxy } from '../../../kernel/index.js';
+import { Request, Response, compileTrustedHosts, type TrustHost, type TrustProxy } from '../../../kernel/index.js';
 import { createApp, createKernel, referenceRoutes, type KernelApp } from '../../../lib/app/index.js';
 import type { LogEntry, LogRecord } from '../../../lib/log/index.js';
 import { FileStorage, MemoryStorage, PROFILER_PANELS } from '../../../lib/profiler/index.js';
@@ -47,6 +47,12 @@ const TRUST: Record<string, TrustProxy | null> = {
   all: () => true,
 };
 
+/** Trusted hosts (`trustedHosts`): none set, or a list most generated hosts are not on. */
+const HOSTS: Record<string, TrustHost | null> = {
+  any: null,
+  listed: compileTrustedHosts(['localhost', '.a.test', '*.example.com', '127.0.0.1', '[::1]', /^(?:\w+\.)?b\.test$/]),
+};
+
 /** A request as a client may send it, in the fields node:http hands over. */
 const requestFields = {
   method,
@@ -56,6 +62,7 @@ const requestFields = {
   host: fc.option(fc.oneof({ weight: 5, arbitrary: hostValue }, { weight: 1, arbitrary: fc.tuple(hostValue, hostValue) }), { nil: undefined }),
   remoteAddress: fc.constantFrom('127.0.0.1', '::1', '::ffff:127.0.0.1', '10.0.0.1', '203.0.113.5', '2001:db8::5'),
   trust: fc.constantFrom('none', 'loopback', 'private', 'all'),
+  hosts: fc.constantFrom('any', 'listed'),
   forwarded: fc.record({ for: forwardedFor, proto: forwardedProto, port: forwardedPort, host: forwardedHost }, { requiredKeys: [] }),
   cookie: fc.option(cookieHeader, { nil: undefined }),
   accept: fc.option(acceptHeader, { nil: undefined }),
@@ -109,6 +116,7 @@ function toRequest(input: ClientRequest): Request {
     localAddress: '127.0.0.1',
     localPort: 8000,
     trustProxy: TRUST[input.trust],
+    trustHost: HOSTS[input.hosts],
     bodyLimit: BODY_LIMIT,
   });
 }
