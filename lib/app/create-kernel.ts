@@ -233,6 +233,11 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
 
   const listener = createRequestListener(kernel, { trustedProxies: options.trustedProxies, trustedHosts: trustHost, bodyLimit: options.bodyLimit, logger });
 
+  // The matcher was compiled from these routes: a route added later would never be matched (yet the generator would know it).
+  const compiled = 'the kernel compiled its routes when it was made, and would never match a change: add routes before createKernel().';
+  routes.freeze(compiled);
+  allRoutes.freeze(compiled);
+
   return {
     kernel,
     dispatcher,
