@@ -83,6 +83,13 @@ export interface KernelOptions {
   subscribers?: EventSubscriber[];
   /** Least severe level written to stderr, or false for none. Default `warning`. */
   stderrLogLevel?: LogLevelName | Lowercase<LogLevelName> | false;
+  /**
+   * Least severe level the logger keeps: records at it and above are published on `bus` (where a
+   * sink of your own listens, `bus.on('log', ...)`), those below cost nothing. Independent of
+   * stderrLogLevel, which only filters what stderr gets. Default: `debug` in debug mode, else
+   * stderrLogLevel (`error` when that is false), so that without debug nothing is built for no one.
+   */
+  logLevel?: LogLevelName | Lowercase<LogLevelName>;
   /** Proxies allowed to set X-Forwarded-* (CIDR list). Default none. */
   trustedProxies?: readonly string[];
   /**
@@ -148,11 +155,11 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   const requestStack = new RequestStack({ asyncContext: debug || options.requestContext === true });
   const dispatcher = debug ? new TraceableEventDispatcher(requestStack) : new EventDispatcher();
   const bus = createBus();
-  // Without debug, records below the stderr level are never built: logging stays off the hot path.
+  // Without debug or logLevel, records below the stderr level are never built: logging stays off the hot path.
   const logger = new Logger({
     bus,
     channel: 'app',
-    level: debug ? 'debug' : stderrLevel === false ? 'error' : stderrLevel,
+    level: options.logLevel ?? (debug ? 'debug' : stderrLevel === false ? 'error' : stderrLevel),
     currentRequest: () => requestStack.getCurrentRequest(),
   });
   const detachSink = stderrLevel === false ? () => {} : attachStderrSink(bus, { level: stderrLevel });
@@ -225,6 +232,11 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   for (const subscriber of options.subscribers ?? []) dispatcher.addSubscriber(subscriber);
 
   const listener = createRequestListener(kernel, { trustedProxies: options.trustedProxies, trustedHosts: trustHost, bodyLimit: options.bodyLimit, logger });
+
+  // The matcher was compiled from these routes: a route added later would never be matched (yet the generator would know it).
+  const compiled = 'the kernel compiled its routes when it was made, and would never match a change: add routes before createKernel().';
+  routes.freeze(compiled);
+  allRoutes.freeze(compiled);
 
   return {
     kernel,

@@ -65,6 +65,16 @@ export class InvalidRouteError extends RoutingError {
   }
 }
 
+/** A route added to or removed from a collection after it was frozen (see RouteCollection.freeze). */
+export class FrozenCollectionError extends RoutingError {
+  readonly routeName: string;
+
+  constructor(change: 'add' | 'remove', routeName: string, reason: string, options?: RoutingErrorOptions) {
+    super(`Cannot ${change} route "${routeName}": ${reason}`, 'HK_ROUTING_COLLECTION_FROZEN', 500, {}, options);
+    this.routeName = routeName;
+  }
+}
+
 /** The generator was asked for a route name the collection does not hold. */
 export class RouteNotFoundError extends RoutingError {
   readonly routeName: string;

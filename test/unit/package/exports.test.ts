@@ -51,7 +51,7 @@ test('a collector can write its own JSON with the built-in collectors\' helpers 
   assert.equal(JSON.parse(JSON.stringify(raw)), { name: 'a"b', note: null, n: null, v: [1] });
 });
 
-test('the tarball holds the built code and sources, and no tests, certificates or var/ data', () => {
+test('the tarball holds the built code, sources and licence, and no tests, certificates or var/ data', () => {
   // npm_execpath is npm's own script under `npm test`; `node test/run.mjs` finds npm on the PATH.
   const npmCli = process.env.npm_execpath;
   const [command, args] =
@@ -62,7 +62,7 @@ test('the tarball holds the built code and sources, and no tests, certificates o
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   const files = (JSON.parse(output) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((file) => file.path);
-  for (const needed of ['package.json', 'README.md', 'bin/serve', 'dist/kernel/index.js', 'dist/lib/server/cli.js', 'kernel/index.ts']) {
+  for (const needed of ['package.json', 'README.md', 'LICENSE', 'bin/serve', 'dist/kernel/index.js', 'dist/lib/server/cli.js', 'kernel/index.ts']) {
     assert.ok(files.includes(needed), `${needed} is packed`);
   }
   const unwanted = files.filter((path) => /^(dist\/)?(test|bench|var)\/|\.(pem|key|crt)$|\.tgz$/.test(path));

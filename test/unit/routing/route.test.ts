@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { InvalidRouteError, Route, RouteCollection } from '../../../lib/routing/index.js';
+import { FrozenCollectionError, InvalidRouteError, Route, RouteCollection } from '../../../lib/routing/index.js';
 
 test('a path without a leading slash gets one', () => {
   assert.is(new Route('books').path, '/books');
@@ -81,6 +81,18 @@ test('all() is a snapshot the caller cannot use to change the collection', () =>
   const routes = new RouteCollection().add('a', new Route('/a'));
   routes.all().delete('a');
   assert.is(routes.count, 1);
+});
+
+test('a frozen collection refuses add() and remove() with the reason it was given, and still reads', () => {
+  const routes = new RouteCollection().add('a', new Route('/a'));
+  assert.not.ok(routes.isFrozen);
+  routes.freeze('compiled already.');
+  assert.ok(routes.isFrozen);
+  assert.throws(() => routes.add('b', new Route('/b')), (error: FrozenCollectionError) =>
+    error instanceof FrozenCollectionError && error.code === 'HK_ROUTING_COLLECTION_FROZEN' && error.routeName === 'b' && error.message === 'Cannot add route "b": compiled already.');
+  assert.throws(() => routes.remove('a'), /^Cannot remove route "a": compiled already\.$/);
+  assert.equal([...routes].map(([name]) => name), ['a']);
+  assert.is(routes.get('a')?.path, '/a');
 });
 
 test('an empty route name is refused', () => {
