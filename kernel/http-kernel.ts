@@ -162,8 +162,16 @@ export class HttpKernel implements KernelLike {
       throw error;
     }
     const event = new ExceptionEvent(this, request, type, error);
-    const pending = this.dispatcher.dispatch(event, KernelEvents.EXCEPTION);
-    if (pending !== event) await pending;
+    try {
+      const pending = this.dispatcher.dispatch(event, KernelEvents.EXCEPTION);
+      if (pending !== event) await pending;
+    } catch (listenerError) {
+      // The listener's error escapes, as in Symfony; unlike Symfony, finish_request runs first,
+      // so that what a listener set up for the request is reset on every way out.
+      const finishing = this.#finishRequest(request, type);
+      if (finishing !== undefined) await finishing;
+      throw listenerError;
+    }
     const finalError = event.error;
     const response = event.response;
     if (response === null) {
@@ -180,12 +188,24 @@ export class HttpKernel implements KernelLike {
         response.status = 500;
       }
     }
+    // A listener that fails on the error page must not hide it: a failed kernel.response leaves the
+    // page unfiltered (as in Symfony), and finish_request still runs once (Symfony skips it).
+    const responseEvent = new ResponseEvent(this, request, type, response);
+    let filtered = response;
     try {
-      return await this.#filterResponse(response, request, type);
+      const pending = this.dispatcher.dispatch(responseEvent, KernelEvents.RESPONSE);
+      if (pending !== responseEvent) await pending;
+      filtered = responseEvent.response;
     } catch {
-      // A response listener that fails on an error page must not hide the original error's page.
-      return response;
+      // The unfiltered page goes out.
     }
+    try {
+      const finishing = this.#finishRequest(request, type);
+      if (finishing !== undefined) await finishing;
+    } catch {
+      // The page goes out all the same.
+    }
+    return filtered;
   }
 }
 

@@ -17,6 +17,7 @@ import {
   type ControllerArgumentsEvent,
   type ControllerEvent,
   type ExceptionEvent,
+  type FinishRequestEvent,
   type RequestEvent,
   type ResponseEvent,
   type ViewEvent,
@@ -351,6 +352,52 @@ test('an error with a numeric status but null headers, handled with a 200, is a 
   const response = await kernel.handle(Request.create('/'));
   assert.is(response.status, 500);
   assert.is(response.body, 'page');
+});
+
+test('a kernel.exception listener that throws or rejects: its error escapes after kernel.finish_request, once', async () => {
+  for (const fails of [() => { throw new Error('listener failed'); }, async () => { throw new Error('listener failed'); }]) {
+    const { dispatcher, kernel } = kernelWith(() => {
+      throw new Error('controller failed');
+    });
+    const seen: string[] = [];
+    dispatcher.addListener(KernelEvents.EXCEPTION, fails);
+    dispatcher.addListener(KernelEvents.FINISH_REQUEST, (event: FinishRequestEvent) => void seen.push(`finish ${event.request.path} ${kernel.requestStack.getCurrentRequest()?.path}`));
+    await kernel.handle(Request.create('/x')).then(
+      () => assert.unreachable(),
+      (error: Error) => assert.is(error.message, 'listener failed'),
+    );
+    assert.equal(seen, ['finish /x /x']);
+    assert.is(kernel.requestStack.getCurrentRequest(), undefined);
+  }
+});
+
+test('a kernel.response listener that fails on the error response: the error page is sent unfiltered, and kernel.finish_request runs once', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new NotFoundHttpError('gone');
+  });
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('error page')));
+  dispatcher.addListener(KernelEvents.RESPONSE, () => {
+    throw new Error('response listener failed');
+  });
+  dispatcher.addListener(KernelEvents.FINISH_REQUEST, () => void seen.push('finish'));
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 404);
+  assert.is(response.body, 'error page');
+  assert.equal(seen, ['finish']);
+});
+
+test('a sub-request whose error escapes leaves its parent the current request, and main-request listeners see which is which', async () => {
+  const { dispatcher, kernel } = kernelWith(async (request: Request) => {
+    const sub = request.duplicate({ attributes: { _controller: () => { throw new Error('fragment failed'); } } });
+    const caught = await kernel.handle(sub, RequestType.SUB, false).then(() => 'none', (error: Error) => error.message);
+    return new Response(`${caught}; current ${kernel.requestStack.getCurrentRequest()?.path}, ${kernel.requestStack.all().length} on the stack`);
+  });
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.FINISH_REQUEST, (event: FinishRequestEvent) => void seen.push(event.isMainRequest() ? 'main' : 'sub'));
+  const response = await kernel.handle(Request.create('/page'));
+  assert.is(response.body, 'fragment failed; current /page, 1 on the stack');
+  assert.equal(seen, ['sub', 'main']);
 });
 
 test.run();
