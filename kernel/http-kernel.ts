@@ -18,7 +18,7 @@ import {
 import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttpError, RequestError, isHttpError } from './http-errors.js';
 import type { Request } from './request.js';
 import { RequestStack } from './request-stack.js';
-import { Response } from './response.js';
+import { Response, destroyBody } from './response.js';
 
 /**
  * Turns a Request into a Response by dispatching the lifecycle events:
@@ -138,9 +138,19 @@ export class HttpKernel implements KernelLike {
   /** `kernel.response`, then `kernel.finish_request`; stays synchronous while the listeners are. */
   #filterResponse(response: Response, request: Request, type: RequestType): Response | Promise<Response> {
     const event = new ResponseEvent(this, request, type, response);
-    const pending = this.dispatcher.dispatch(event, KernelEvents.RESPONSE);
-    if (pending !== event) return (pending as Promise<unknown>).then(() => this.#finishWith(event, request, type));
-    return this.#finishWith(event, request, type);
+    let result: Response | Promise<Response>;
+    try {
+      const pending = this.dispatcher.dispatch(event, KernelEvents.RESPONSE);
+      result = pending !== event ? (pending as Promise<unknown>).then(() => this.#finishWith(event, request, type)) : this.#finishWith(event, request, type);
+    } catch (error) {
+      dropBodies(null, response, event.response);
+      throw error;
+    }
+    if (!isPromiseLike(result)) return result;
+    return result.then(undefined, (error: unknown) => {
+      dropBodies(null, response, event.response);
+      throw error;
+    });
   }
 
   #finishWith(event: ResponseEvent, request: Request, type: RequestType): Response | Promise<Response> {
@@ -197,7 +207,8 @@ export class HttpKernel implements KernelLike {
       if (pending !== responseEvent) await pending;
       filtered = responseEvent.response;
     } catch {
-      // The unfiltered page goes out.
+      // The unfiltered page goes out; a stream a listener put in its place before failing is closed.
+      dropBodies(response, responseEvent.response);
     }
     try {
       const finishing = this.#finishRequest(request, type);
@@ -206,6 +217,17 @@ export class HttpKernel implements KernelLike {
       // The page goes out all the same.
     }
     return filtered;
+  }
+}
+
+/**
+ * Destroys the stream bodies of responses the kernel drops because kernel.response or finish_request
+ * failed (an error page takes their place, and their file or socket would stay open); `kept` is the
+ * response sent instead, whose body is spared.
+ */
+function dropBodies(kept: Response | null, ...dropped: Response[]): void {
+  for (const response of dropped) {
+    if (response !== kept && response.body !== kept?.body) destroyBody(response.body);
   }
 }
 

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -18,6 +19,7 @@ import {
   type ControllerEvent,
   type ExceptionEvent,
   type FinishRequestEvent,
+  type KernelEvent,
   type RequestEvent,
   type ResponseEvent,
   type ViewEvent,
@@ -398,6 +400,49 @@ test('a sub-request whose error escapes leaves its parent the current request, a
   const response = await kernel.handle(Request.create('/page'));
   assert.is(response.body, 'fragment failed; current /page, 1 on the stack');
   assert.equal(seen, ['sub', 'main']);
+});
+
+test('a stream body the kernel drops (kernel.response or kernel.finish_request failed) is destroyed, never left open', async () => {
+  for (const failing of [KernelEvents.RESPONSE, KernelEvents.FINISH_REQUEST]) {
+    const streams: Readable[] = [];
+    const stream = () => {
+      const body = Readable.from(['file contents']);
+      streams.push(body);
+      return body;
+    };
+    const { dispatcher, kernel } = kernelWith(() => new Response(stream()));
+    // A listener replaces the controller's stream with another (as a compression listener would), then one fails.
+    dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+      if (event.response.status === 200) event.setResponse(new Response(stream()));
+    }, 10);
+    dispatcher.addListener(failing, (event: KernelEvent) => {
+      if (event.request.attributes.has('_failed')) return;
+      event.request.attributes.set('_failed', true);
+      throw new Error(`${failing} failed`);
+    });
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('error page')));
+    const response = await kernel.handle(Request.create('/download'));
+    assert.is(response.body, 'error page', failing);
+    assert.is(response.status, 500);
+    assert.equal(streams.map((body) => body.destroyed), [true, true], failing);
+  }
+});
+
+test('a stream body a failed kernel.response listener put on the error page is destroyed; the page it replaced is sent', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new NotFoundHttpError('gone');
+  });
+  const page = Readable.from(['error page']);
+  const replacement = Readable.from(['replacement']);
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response(page)));
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+    event.setResponse(new Response(replacement, 404));
+    throw new Error('response listener failed');
+  });
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.body, page);
+  assert.not.ok(page.destroyed);
+  assert.ok(replacement.destroyed);
 });
 
 test.run();
