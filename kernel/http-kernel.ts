@@ -233,7 +233,20 @@ function dropBodies(kept: Response | null, ...dropped: Response[]): void {
 
 function noResponseMessage(controller: Controller, result: unknown): string {
   const name = controller.name || 'anonymous';
-  const what = result === undefined ? 'undefined' : result === null ? 'null' : typeof result === 'object' ? `an object of type ${result.constructor?.name ?? 'Object'}` : `a ${typeof result} (${String(result).slice(0, 40)})`;
   const hint = result === undefined || result === null ? ' Did you forget to add a return statement somewhere in your controller?' : '';
-  return `The controller "${name}" must return a Response object but it returned ${what}.${hint}`;
+  return `The controller "${name}" must return a Response object but it returned ${describeResult(result)}.${hint}`;
+}
+
+/** What a controller returned, as the no-Response error names it. */
+function describeResult(result: unknown): string {
+  if (result === undefined || result === null) return String(result);
+  if (typeof result === 'string') return `a string ("${result.slice(0, 255)}${result.length > 255 ? '...' : ''}")`;
+  if (typeof result === 'function') return `a function (${result.name || 'anonymous'})`;
+  if (typeof result !== 'object') return `a ${typeof result} (${String(result)})`;
+  if (Array.isArray(result)) return `an array (${result.length} ${result.length === 1 ? 'item' : 'items'})`;
+  // Node has a global Response (the Fetch API's): a controller file that forgot the import makes one of those.
+  if (typeof globalThis.Response === 'function' && result instanceof globalThis.Response) {
+    return "a Fetch API Response (the global Response, not this kernel's: import { Response } from 'http-kernel')";
+  }
+  return `an object of type ${(result as { constructor?: { name?: string } }).constructor?.name || 'Object'}`;
 }

@@ -445,4 +445,24 @@ test('a stream body a failed kernel.response listener put on the error page is d
   assert.ok(replacement.destroyed);
 });
 
+test('the no-Response error says what came back: a quoted string cut with an ellipsis, an array, the Fetch API\'s global Response', async () => {
+  const messageFor = async (result: unknown) => {
+    const { kernel } = kernelWith(function show() {
+      return result;
+    });
+    return kernel.handle(Request.create('/')).then(
+      () => assert.unreachable(),
+      (error: Error) => error.message,
+    );
+  };
+  assert.is(await messageFor(''), 'The controller "show" must return a Response object but it returned a string ("").');
+  assert.is(await messageFor('x'.repeat(300)), `The controller "show" must return a Response object but it returned a string ("${'x'.repeat(255)}...").`);
+  assert.is(await messageFor(['a', 'b']), 'The controller "show" must return a Response object but it returned an array (2 items).');
+  assert.is(await messageFor(false), 'The controller "show" must return a Response object but it returned a boolean (false).');
+  assert.is(
+    await messageFor(new globalThis.Response('hello')),
+    'The controller "show" must return a Response object but it returned a Fetch API Response (the global Response, not this kernel\'s: import { Response } from \'http-kernel\').',
+  );
+});
+
 test.run();
