@@ -7,6 +7,7 @@ import {
   ControllerResolver,
   EventDispatcher,
   HttpKernel,
+  InvalidControllerError,
   KernelEvents,
   MethodNotAllowedHttpError,
   NotFoundHttpError,
@@ -24,6 +25,7 @@ import {
   type ResponseEvent,
   type ViewEvent,
 } from '../../../kernel/index.js';
+import { thrown } from '../helpers.js';
 
 const test = suite('HttpKernel');
 
@@ -463,6 +465,20 @@ test('the no-Response error says what came back: a quoted string cut with an ell
     await messageFor(new globalThis.Response('hello')),
     'The controller "show" must return a Response object but it returned a Fetch API Response (the global Response, not this kernel\'s: import { Response } from \'http-kernel\').',
   );
+});
+
+test('an [object, method] controller whose method is missing: the error names the class and the methods it has', () => {
+  class BookController {
+    list() {}
+    show() {}
+  }
+  const request = Request.create('/books/1');
+  request.attributes.set('_controller', [new BookController(), 'shw']);
+  const error = thrown(() => new ControllerResolver().getController(request));
+  assert.instance(error, InvalidControllerError);
+  assert.is(error.message, 'The controller for URI "/books/1" is not callable: expected method "shw" on class "BookController", which has "list", "show".');
+  request.attributes.set('_controller', [{}, 'show']);
+  assert.is(thrown(() => new ControllerResolver().getController(request)).message, 'The controller for URI "/books/1" is not callable: expected method "show" on class "Object", which has no methods.');
 });
 
 test.run();
