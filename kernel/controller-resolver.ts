@@ -40,8 +40,27 @@ export class ControllerResolver implements ControllerResolverInterface {
       const [target, method] = spec as [Record<string, unknown>, string];
       const fn = target?.[method];
       if (typeof fn === 'function') return fn.bind(target) as Controller;
-      throw new InvalidControllerError(`The controller for URI "${request.path}" is not callable: it has no method "${method}".`);
+      throw new InvalidControllerError(`The controller for URI "${request.path}" is not callable: expected method "${method}" on class "${classOf(target)}", which has ${methodList(target)}.`);
     }
     throw new InvalidControllerError(`The controller for URI "${request.path}" is not callable.`);
   }
+}
+
+function classOf(target: unknown): string {
+  return (target as { constructor?: { name?: string } } | null)?.constructor?.name || 'Object';
+}
+
+/** The methods an object has (own and inherited, Object's left out), for the error that names a missing one. */
+function methodList(target: unknown): string {
+  const names = new Set<string>();
+  for (let proto = target; proto !== null && proto !== undefined && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      if (name === 'constructor') continue;
+      const descriptor = Object.getOwnPropertyDescriptor(proto, name);
+      if (typeof descriptor?.value === 'function') names.add(name);
+    }
+  }
+  if (names.size === 0) return 'no methods';
+  const sorted = [...names].sort();
+  return `"${sorted.slice(0, 20).join('", "')}"${sorted.length > 20 ? ` and ${sorted.length - 20} more` : ''}`;
 }

@@ -18,7 +18,7 @@ import {
 import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttpError, RequestError, isHttpError } from './http-errors.js';
 import type { Request } from './request.js';
 import { RequestStack } from './request-stack.js';
-import { Response } from './response.js';
+import { Response, destroyBody } from './response.js';
 
 /**
  * Turns a Request into a Response by dispatching the lifecycle events:
@@ -138,9 +138,19 @@ export class HttpKernel implements KernelLike {
   /** `kernel.response`, then `kernel.finish_request`; stays synchronous while the listeners are. */
   #filterResponse(response: Response, request: Request, type: RequestType): Response | Promise<Response> {
     const event = new ResponseEvent(this, request, type, response);
-    const pending = this.dispatcher.dispatch(event, KernelEvents.RESPONSE);
-    if (pending !== event) return (pending as Promise<unknown>).then(() => this.#finishWith(event, request, type));
-    return this.#finishWith(event, request, type);
+    let result: Response | Promise<Response>;
+    try {
+      const pending = this.dispatcher.dispatch(event, KernelEvents.RESPONSE);
+      result = pending !== event ? (pending as Promise<unknown>).then(() => this.#finishWith(event, request, type)) : this.#finishWith(event, request, type);
+    } catch (error) {
+      dropBodies(null, response, event.response);
+      throw error;
+    }
+    if (!isPromiseLike(result)) return result;
+    return result.then(undefined, (error: unknown) => {
+      dropBodies(null, response, event.response);
+      throw error;
+    });
   }
 
   #finishWith(event: ResponseEvent, request: Request, type: RequestType): Response | Promise<Response> {
@@ -162,8 +172,16 @@ export class HttpKernel implements KernelLike {
       throw error;
     }
     const event = new ExceptionEvent(this, request, type, error);
-    const pending = this.dispatcher.dispatch(event, KernelEvents.EXCEPTION);
-    if (pending !== event) await pending;
+    try {
+      const pending = this.dispatcher.dispatch(event, KernelEvents.EXCEPTION);
+      if (pending !== event) await pending;
+    } catch (listenerError) {
+      // The listener's error escapes, as in Symfony; unlike Symfony, finish_request runs first,
+      // so that what a listener set up for the request is reset on every way out.
+      const finishing = this.#finishRequest(request, type);
+      if (finishing !== undefined) await finishing;
+      throw listenerError;
+    }
     const finalError = event.error;
     const response = event.response;
     if (response === null) {
@@ -180,18 +198,55 @@ export class HttpKernel implements KernelLike {
         response.status = 500;
       }
     }
+    // A listener that fails on the error page must not hide it: a failed kernel.response leaves the
+    // page unfiltered (as in Symfony), and finish_request still runs once (Symfony skips it).
+    const responseEvent = new ResponseEvent(this, request, type, response);
+    let filtered = response;
     try {
-      return await this.#filterResponse(response, request, type);
+      const pending = this.dispatcher.dispatch(responseEvent, KernelEvents.RESPONSE);
+      if (pending !== responseEvent) await pending;
+      filtered = responseEvent.response;
     } catch {
-      // A response listener that fails on an error page must not hide the original error's page.
-      return response;
+      // The unfiltered page goes out; a stream a listener put in its place before failing is closed.
+      dropBodies(response, responseEvent.response);
     }
+    try {
+      const finishing = this.#finishRequest(request, type);
+      if (finishing !== undefined) await finishing;
+    } catch {
+      // The page goes out all the same.
+    }
+    return filtered;
+  }
+}
+
+/**
+ * Destroys the stream bodies of responses the kernel drops because kernel.response or finish_request
+ * failed (an error page takes their place, and their file or socket would stay open); `kept` is the
+ * response sent instead, whose body is spared.
+ */
+function dropBodies(kept: Response | null, ...dropped: Response[]): void {
+  for (const response of dropped) {
+    if (response !== kept && response.body !== kept?.body) destroyBody(response.body);
   }
 }
 
 function noResponseMessage(controller: Controller, result: unknown): string {
   const name = controller.name || 'anonymous';
-  const what = result === undefined ? 'undefined' : result === null ? 'null' : typeof result === 'object' ? `an object of type ${result.constructor?.name ?? 'Object'}` : `a ${typeof result} (${String(result).slice(0, 40)})`;
   const hint = result === undefined || result === null ? ' Did you forget to add a return statement somewhere in your controller?' : '';
-  return `The controller "${name}" must return a Response object but it returned ${what}.${hint}`;
+  return `The controller "${name}" must return a Response object but it returned ${describeResult(result)}.${hint}`;
+}
+
+/** What a controller returned, as the no-Response error names it. */
+function describeResult(result: unknown): string {
+  if (result === undefined || result === null) return String(result);
+  if (typeof result === 'string') return `a string ("${result.slice(0, 255)}${result.length > 255 ? '...' : ''}")`;
+  if (typeof result === 'function') return `a function (${result.name || 'anonymous'})`;
+  if (typeof result !== 'object') return `a ${typeof result} (${String(result)})`;
+  if (Array.isArray(result)) return `an array (${result.length} ${result.length === 1 ? 'item' : 'items'})`;
+  // Node has a global Response (the Fetch API's): a controller file that forgot the import makes one of those.
+  if (typeof globalThis.Response === 'function' && result instanceof globalThis.Response) {
+    return "a Fetch API Response (the global Response, not this kernel's: import { Response } from 'http-kernel')";
+  }
+  return `an object of type ${(result as { constructor?: { name?: string } }).constructor?.name || 'Object'}`;
 }

@@ -221,22 +221,21 @@ export class TraceableEventDispatcher extends EventDispatcher {
   }
 
   #notCalled(trace: Trace, running: readonly number[]): readonly NotCalledListener[] {
-    const called = new Set<string>();
+    // By registration (site id), not by name: two instances of one subscriber class, or two
+    // closures, share a name, and the one not called must still be listed.
+    const called = new Set<number>();
     const log = trace.log;
     for (let i = 0; i < log.length; i += 3) {
       const ref = log[i]!;
-      if (ref < 0) continue;
-      const site = traceSite(trace, ref);
-      called.add(`${site.event}\0${site.listener}`);
+      if (ref >= 0) called.add(ref >> 1);
     }
-    for (const ref of running) {
-      const site = traceSite(trace, ref);
-      called.add(`${site.event}\0${site.listener}`);
-    }
+    for (const ref of running) called.add(ref >> 1);
     const list: NotCalledListener[] = [];
+    const siteIds = trace.table.siteIds;
     for (const event of this.getEventNames()) {
       for (const entry of this.getListenerEntries(event)) {
-        if (!called.has(`${event}\0${entry.name}`)) list.push(Object.freeze({ event, listener: entry.name, priority: entry.priority }));
+        const id = siteIds.get(entry);
+        if (id === undefined || !called.has(id)) list.push(Object.freeze({ event, listener: entry.name, priority: entry.priority }));
       }
     }
     return Object.freeze(list);

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -6,6 +7,7 @@ import {
   ControllerResolver,
   EventDispatcher,
   HttpKernel,
+  InvalidControllerError,
   KernelEvents,
   MethodNotAllowedHttpError,
   NotFoundHttpError,
@@ -17,10 +19,13 @@ import {
   type ControllerArgumentsEvent,
   type ControllerEvent,
   type ExceptionEvent,
+  type FinishRequestEvent,
+  type KernelEvent,
   type RequestEvent,
   type ResponseEvent,
   type ViewEvent,
 } from '../../../kernel/index.js';
+import { thrown } from '../helpers.js';
 
 const test = suite('HttpKernel');
 
@@ -351,6 +356,129 @@ test('an error with a numeric status but null headers, handled with a 200, is a 
   const response = await kernel.handle(Request.create('/'));
   assert.is(response.status, 500);
   assert.is(response.body, 'page');
+});
+
+test('a kernel.exception listener that throws or rejects: its error escapes after kernel.finish_request, once', async () => {
+  for (const fails of [() => { throw new Error('listener failed'); }, async () => { throw new Error('listener failed'); }]) {
+    const { dispatcher, kernel } = kernelWith(() => {
+      throw new Error('controller failed');
+    });
+    const seen: string[] = [];
+    dispatcher.addListener(KernelEvents.EXCEPTION, fails);
+    dispatcher.addListener(KernelEvents.FINISH_REQUEST, (event: FinishRequestEvent) => void seen.push(`finish ${event.request.path} ${kernel.requestStack.getCurrentRequest()?.path}`));
+    await kernel.handle(Request.create('/x')).then(
+      () => assert.unreachable(),
+      (error: Error) => assert.is(error.message, 'listener failed'),
+    );
+    assert.equal(seen, ['finish /x /x']);
+    assert.is(kernel.requestStack.getCurrentRequest(), undefined);
+  }
+});
+
+test('a kernel.response listener that fails on the error response: the error page is sent unfiltered, and kernel.finish_request runs once', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new NotFoundHttpError('gone');
+  });
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('error page')));
+  dispatcher.addListener(KernelEvents.RESPONSE, () => {
+    throw new Error('response listener failed');
+  });
+  dispatcher.addListener(KernelEvents.FINISH_REQUEST, () => void seen.push('finish'));
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 404);
+  assert.is(response.body, 'error page');
+  assert.equal(seen, ['finish']);
+});
+
+test('a sub-request whose error escapes leaves its parent the current request, and main-request listeners see which is which', async () => {
+  const { dispatcher, kernel } = kernelWith(async (request: Request) => {
+    const sub = request.duplicate({ attributes: { _controller: () => { throw new Error('fragment failed'); } } });
+    const caught = await kernel.handle(sub, RequestType.SUB, false).then(() => 'none', (error: Error) => error.message);
+    return new Response(`${caught}; current ${kernel.requestStack.getCurrentRequest()?.path}, ${kernel.requestStack.all().length} on the stack`);
+  });
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.FINISH_REQUEST, (event: FinishRequestEvent) => void seen.push(event.isMainRequest() ? 'main' : 'sub'));
+  const response = await kernel.handle(Request.create('/page'));
+  assert.is(response.body, 'fragment failed; current /page, 1 on the stack');
+  assert.equal(seen, ['sub', 'main']);
+});
+
+test('a stream body the kernel drops (kernel.response or kernel.finish_request failed) is destroyed, never left open', async () => {
+  for (const failing of [KernelEvents.RESPONSE, KernelEvents.FINISH_REQUEST]) {
+    const streams: Readable[] = [];
+    const stream = () => {
+      const body = Readable.from(['file contents']);
+      streams.push(body);
+      return body;
+    };
+    const { dispatcher, kernel } = kernelWith(() => new Response(stream()));
+    // A listener replaces the controller's stream with another (as a compression listener would), then one fails.
+    dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+      if (event.response.status === 200) event.setResponse(new Response(stream()));
+    }, 10);
+    dispatcher.addListener(failing, (event: KernelEvent) => {
+      if (event.request.attributes.has('_failed')) return;
+      event.request.attributes.set('_failed', true);
+      throw new Error(`${failing} failed`);
+    });
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('error page')));
+    const response = await kernel.handle(Request.create('/download'));
+    assert.is(response.body, 'error page', failing);
+    assert.is(response.status, 500);
+    assert.equal(streams.map((body) => body.destroyed), [true, true], failing);
+  }
+});
+
+test('a stream body a failed kernel.response listener put on the error page is destroyed; the page it replaced is sent', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new NotFoundHttpError('gone');
+  });
+  const page = Readable.from(['error page']);
+  const replacement = Readable.from(['replacement']);
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response(page)));
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+    event.setResponse(new Response(replacement, 404));
+    throw new Error('response listener failed');
+  });
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.body, page);
+  assert.not.ok(page.destroyed);
+  assert.ok(replacement.destroyed);
+});
+
+test('the no-Response error says what came back: a quoted string cut with an ellipsis, an array, the Fetch API\'s global Response', async () => {
+  const messageFor = async (result: unknown) => {
+    const { kernel } = kernelWith(function show() {
+      return result;
+    });
+    return kernel.handle(Request.create('/')).then(
+      () => assert.unreachable(),
+      (error: Error) => error.message,
+    );
+  };
+  assert.is(await messageFor(''), 'The controller "show" must return a Response object but it returned a string ("").');
+  assert.is(await messageFor('x'.repeat(300)), `The controller "show" must return a Response object but it returned a string ("${'x'.repeat(255)}...").`);
+  assert.is(await messageFor(['a', 'b']), 'The controller "show" must return a Response object but it returned an array (2 items).');
+  assert.is(await messageFor(false), 'The controller "show" must return a Response object but it returned a boolean (false).');
+  assert.is(
+    await messageFor(new globalThis.Response('hello')),
+    'The controller "show" must return a Response object but it returned a Fetch API Response (the global Response, not this kernel\'s: import { Response } from \'http-kernel\').',
+  );
+});
+
+test('an [object, method] controller whose method is missing: the error names the class and the methods it has', () => {
+  class BookController {
+    list() {}
+    show() {}
+  }
+  const request = Request.create('/books/1');
+  request.attributes.set('_controller', [new BookController(), 'shw']);
+  const error = thrown(() => new ControllerResolver().getController(request));
+  assert.instance(error, InvalidControllerError);
+  assert.is(error.message, 'The controller for URI "/books/1" is not callable: expected method "shw" on class "BookController", which has "list", "show".');
+  request.attributes.set('_controller', [{}, 'show']);
+  assert.is(thrown(() => new ControllerResolver().getController(request)).message, 'The controller for URI "/books/1" is not callable: expected method "show" on class "Object", which has no methods.');
 });
 
 test.run();

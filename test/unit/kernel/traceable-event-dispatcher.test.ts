@@ -227,4 +227,26 @@ test('a dispatch a listener fails (by throwing or rejecting) still spans the lis
   }
 });
 
+test('a listener not called is listed even when a called one has the same name (two instances of a subscriber, two closures)', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  class Guard {
+    constructor(readonly stops: boolean) {}
+    getSubscribedEvents() {
+      return { 'kernel.request': 'onRequest' };
+    }
+    onRequest(event: Event) {
+      if (this.stops) event.stopPropagation();
+    }
+  }
+  dispatcher.addSubscriber(new Guard(true));
+  dispatcher.addSubscriber(new Guard(false));
+  dispatcher.addListener('kernel.response', () => {}, 1);
+  dispatcher.addListener('kernel.response', () => {}, -1);
+  const request = Request.create('/');
+  dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'kernel.request');
+  dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'kernel.response');
+  assert.equal(dispatcher.getCalledListeners(request).map((c) => c.listener), ['Guard::onRequest', 'closure', 'closure']);
+  assert.equal(dispatcher.getNotCalledListeners(request), [{ event: 'kernel.request', listener: 'Guard::onRequest', priority: 0 }]);
+});
+
 test.run();
