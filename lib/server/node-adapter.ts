@@ -103,6 +103,8 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
   if (typeof body !== 'string' && body !== null && !(body instanceof Uint8Array) && typeof (body as { pipe?: unknown } | undefined)?.pipe !== 'function') {
     throw new TypeError(`A response body is a string, bytes, a readable stream or null, not ${describeValue(body)}.`);
   }
+  // An interim status is no answer: the client would wait on for the final one.
+  if (response.status < 200) throw new RangeError(`A response sent to the client has a final status (200 or more), not ${response.status}.`);
   // The rest of a body refused (413), left half read, or never invited (Expect: 100-continue without
   // 100 Continue: the client may or may not send it) is not drained: the connection closes after the answer.
   if (!req.complete && (response.status === 413 || req.readableDidRead || (req.headers.expect !== undefined && awaitsContinue(req, res)))) res.shouldKeepAlive = false;

@@ -90,6 +90,8 @@ function routes(): RouteCollection {
   get('/stream-gzip-coded', () => new Response(pieces('a', 'bb'), 200, { 'transfer-encoding': 'gzip' }));
   get('/no-content-chunked', () => new Response('', 204, { 'transfer-encoding': 'chunked' }));
   get('/not-modified-chunked', () => new Response(null, 304, { 'transfer-encoding': 'chunked', etag: '"v1"' }));
+  get('/early-hints', () => new Response('', 103, { link: '</style.css>; rel=preload' }));
+  get('/switching', () => new Response('', 101));
   get('/keep-alive', () => new Response('kept', 200, { connection: 'keep-alive', 'keep-alive': 'timeout=600' }));
   get('/close', () => new Response('closing', 200, { connection: 'close' }));
   get('/upload', (request) => new Response(`${request.headers['content-length'] ?? 'chunked'}`, 200), ['POST']);
@@ -213,6 +215,18 @@ test('an HTTP/1.0 client never gets Transfer-Encoding (RFC 9112 6.1): the body e
     assert.is(responses[0]?.headers['transfer-encoding'], undefined, `${scheme}: ${JSON.stringify(answer)}`);
     assert.is(responses[0]!.body, 'abb', `${scheme}: ${JSON.stringify(answer)}`);
     assert.equal(responses[0]!.headers.connection, ['close'], scheme);
+  }
+});
+
+test('a 1xx status from a controller is a 500, not an interim answer after which the client waits for ever', async () => {
+  for (const scheme of SCHEMES) {
+    for (const path of ['/early-hints', '/switching']) {
+      records.length = 0;
+      const answer = await sendRaw(server, scheme, `GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`, { waitMs: 1_000 });
+      const { responses } = readResponses(answer, ['GET']);
+      assert.is(responses[0]?.status, 500, `${scheme} ${path}: ${JSON.stringify(answer)}`);
+      assert.ok(records.some((record) => record.levelName === 'CRITICAL' && record.message.includes('final status')), `${scheme}: ${JSON.stringify(records.map((r) => r.message))}`);
+    }
   }
 });
 
