@@ -108,6 +108,8 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
   // The rest of a body refused (413), left half read, or never invited (Expect: 100-continue without
   // 100 Continue: the client may or may not send it) is not drained: the connection closes after the answer.
   if (!req.complete && (response.status === 413 || req.readableDidRead || (req.headers.expect !== undefined && awaitsContinue(req, res)))) res.shouldKeepAlive = false;
+  // RFC 9112 6.1: the framing of an HTTP/1.0 request with Transfer-Encoding is faulty; answer it, then close.
+  if (req.httpVersionMinor === 0 && req.headers['transfer-encoding'] !== undefined) res.shouldKeepAlive = false;
   const declaredLength = frameResponse(req, res, response);
   res.writeHead(response.status, response.headers);
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {

@@ -264,4 +264,13 @@ test('a response\'s Connection: close is honoured, and its keep-alive on a kept 
   }
 });
 
+test('an HTTP/1.0 request with Transfer-Encoding is answered, then its connection closes (RFC 9112 6.1: its framing is faulty)', async () => {
+  for (const scheme of SCHEMES) {
+    const answer = await sendRaw(server, scheme, `POST /read HTTP/1.0\r\nHost: localhost\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n${NEXT}`);
+    const { responses, rest } = readResponses(answer, ['POST', 'GET']);
+    assert.equal(responses.map((response) => [response.status, response.body, response.headers.connection]), [[200, 'got 3', ['close']]], `${scheme}: ${JSON.stringify(answer)}`);
+    assert.is(rest, '', scheme);
+  }
+});
+
 test.run();
