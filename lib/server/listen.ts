@@ -91,8 +91,11 @@ export async function startServers(listener: RequestListener, options: ListenOpt
     headersTimeout: limits.headersTimeout,
     requestTimeout: limits.requestTimeout,
     connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    // refuseMalformedHead answers it, with a body saying what is missing (node's 400 has none).
+    requireHostHeader: false,
   };
-  const servers: Array<http.Server | https.Server> = [http.createServer(serverOptions, listener)];
+  const served = refuseMalformedHead(listener);
+  const servers: Array<http.Server | https.Server> = [http.createServer(serverOptions, served)];
   if (options.httpsPort !== null) {
     if (options.tls === undefined) throw new TypeError('startServers: options.tls is required when httpsPort is not null');
     servers.push(
@@ -104,7 +107,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
           // The handshake comes before the headers clock starts; bound it by the same budget.
           ...(limits.headersTimeout > 0 ? { handshakeTimeout: limits.headersTimeout } : {}),
         },
-        listener,
+        served,
       ),
     );
   }
@@ -209,6 +212,29 @@ function answerAndClose(socket: Duplex, status: number, body: string): void {
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     () => socket.destroy(),
   );
+}
+
+/**
+ * Wraps the listener with checks of the request head whose answer must say what is wrong: an
+ * HTTP/1.1 request must name its host (RFC 9112 3.2). It is answered with a one-line text, and the
+ * connection closes.
+ */
+function refuseMalformedHead(listener: RequestListener): RequestListener {
+  return (req, res) => {
+    if (!req.headers.host && (req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
+      // Empty counts as missing, as node:http counted it.
+      refuse(res, 400, 'An HTTP/1.1 request names the host it is for in a Host header.');
+    } else {
+      listener(req, res);
+    }
+  };
+}
+
+/** A plain-text answer to a request the listener never sees; its body, if any, is left unread. */
+function refuse(res: http.ServerResponse, status: number, reason: string): void {
+  const body = `${STATUS_CODES[status]}: ${reason}\n`;
+  res.writeHead(status, { connection: 'close', 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }
 
 /** CONNECT asks for a tunnel, which only a proxy makes. */

@@ -273,4 +273,18 @@ test('an HTTP/1.0 request with Transfer-Encoding is answered, then its connectio
   }
 });
 
+test('an HTTP/1.1 request without Host is a 400 whose body says it needs one (RFC 9112 3.2), not an empty answer', async () => {
+  for (const scheme of SCHEMES) {
+    for (const [target, host] of [['/text', ''], ['http://localhost/text', ''], ['/text', 'Host: \r\n']]) {
+      const answer = await sendRaw(server, scheme, `GET ${target} HTTP/1.1\r\n${host}\r\n${NEXT}`);
+      const { responses, rest } = readResponses(answer, ['GET', 'GET']);
+      assert.equal(responses.map((response) => [response.status, response.headers.connection]), [[400, ['close']]], `${scheme} ${target}: ${JSON.stringify(answer)}`);
+      assert.match(responses[0]!.body, /Host header/, `${scheme}: ${JSON.stringify(answer)}`);
+      assert.is(rest, '', scheme);
+    }
+    const old = await sendRaw(server, scheme, 'GET /text HTTP/1.0\r\n\r\n');
+    assert.is(readResponses(old, ['GET']).responses[0]?.status, 200, `${scheme}: HTTP/1.0 needs no Host`);
+  }
+});
+
 test.run();
