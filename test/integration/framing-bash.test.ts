@@ -302,4 +302,15 @@ test('more header fields than node:http keeps (2000) are a 431 saying so, never 
   }
 });
 
+test('a request body sent with a transfer coding other than chunked is a 501 when read (RFC 9112 6.1), not its coded bytes taken for the body', async () => {
+  for (const scheme of SCHEMES) {
+    const answer = await sendRaw(server, scheme, `POST /read HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n${NEXT}`);
+    const { responses, rest } = readResponses(answer, ['POST', 'GET']);
+    assert.equal(responses.map((response) => response.status), [501, 200], `${scheme}: ${JSON.stringify(answer.slice(0, 300))}`);
+    assert.is(rest, '', scheme);
+    const chunked = await sendRaw(server, scheme, `POST /read HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n`);
+    assert.is(readResponses(chunked, ['POST']).responses[0]?.body, 'got 3', scheme);
+  }
+});
+
 test.run();
