@@ -91,7 +91,11 @@ function terminateFailed(error: unknown, logger: Logger | undefined): void {
 /** Errors of a response stream that mean the client went away, not that the body failed. */
 const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
 
-/** Writes a Response to a node:http response (headers only for HEAD and empty statuses), framed by frameResponse; a stream body that fails is logged. */
+/**
+ * Writes a Response to a node:http response (headers only for HEAD and empty statuses), framed by
+ * frameResponse; a stream body that fails is logged. Throws, before any byte is written, for what
+ * cannot be sent: a body of another type, a 1xx status, a Transfer-Encoding that does not end with chunked.
+ */
 export function send(req: IncomingMessage, res: ServerResponse, response: Response, logger?: Logger): void {
   if (res.headersSent || res.destroyed) {
     // The client is gone (or an answer went already): a stream body would never be read, its file or socket left open.
