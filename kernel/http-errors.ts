@@ -103,6 +103,13 @@ export class TooManyRequestsHttpError extends HttpError {
   }
 }
 
+/** 501: the request needs something the server does not implement (a transfer coding it cannot decode). */
+export class NotImplementedHttpError extends HttpError {
+  constructor(message?: string, options: ErrorOptions = {}) {
+    super(501, message, { code: 'HK_NOT_IMPLEMENTED', ...options });
+  }
+}
+
 /** 503: the service cannot answer now; `retryAfter` (seconds) becomes `Retry-After`. */
 export class ServiceUnavailableHttpError extends HttpError {
   constructor(retryAfter?: number, message?: string, options: ErrorOptions = {}) {

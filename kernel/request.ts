@@ -3,7 +3,7 @@ import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
 import { isValidHost } from './host-syntax.js';
-import { MalformedRequestError, PayloadTooLargeHttpError, SuspiciousOperationError } from './http-errors.js';
+import { MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, SuspiciousOperationError } from './http-errors.js';
 
 /** Decides whether the peer at `address` (hop `index`, 0 = the socket) is a trusted proxy. */
 export type TrustProxy = (address: string, index: number) => boolean;
@@ -371,6 +371,10 @@ export class Request {
     const declared = Number(firstHeaderValue(this.headers['content-length']) ?? Number.NaN);
     if (declared > limit) throw tooLarge(limit);
     if (source === null) return Buffer.alloc(0);
+    // node:http undoes chunked only: the bytes of another coding (gzip, chunked) would pass for the body.
+    if (source instanceof IncomingMessage && source.headers['transfer-encoding'] !== undefined && !ONLY_CHUNKED.test(source.headers['transfer-encoding'])) {
+      throw new NotImplementedHttpError(`The request body is sent with Transfer-Encoding "${source.headers['transfer-encoding']}"; this server decodes chunked only (a compressed body goes with Content-Encoding).`);
+    }
     this.#beforeBodyRead?.();
     if (typeof source === 'string') return checkSize(Buffer.from(source), limit);
     if (source instanceof Uint8Array) return checkSize(Buffer.from(source.buffer, source.byteOffset, source.byteLength), limit);
@@ -494,6 +498,9 @@ function singleHostHeader(value: string | string[] | undefined): string | undefi
 function severalHosts(first: string, second: string): SuspiciousOperationError {
   return new SuspiciousOperationError(`Several Host headers ("${first}", "${second}"): a request must have exactly one.`);
 }
+
+/** A Transfer-Encoding of chunked alone (RFC 9112 7: the coding names are case-insensitive). */
+const ONLY_CHUNKED = /^[ \t]*chunked[ \t]*$/i;
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;

@@ -106,8 +106,9 @@ export class Response {
 
   /**
    * Makes the response fit the request before it is sent (Symfony's `prepare()`):
-   * no body for 1xx/204/304, a Content-Type with charset for text, Content-Length for
-   * text and bytes. A HEAD request keeps the headers and is sent without body by the adapter.
+   * no body nor framing headers for 1xx/204/304, an empty body for 205, a Content-Type with charset for text,
+   * Content-Length for text and bytes unless Transfer-Encoding is set (then none). A HEAD
+   * request keeps the headers and is sent without body by the adapter.
    */
   prepare(_request: Request, charset = 'UTF-8'): this {
     const headers = this.headers;
@@ -117,8 +118,20 @@ export class Response {
       this.body = null;
       delete headers['content-type'];
       delete headers['content-length'];
+      delete headers['transfer-encoding'];
       return this;
     }
+    if (this.status === 205) {
+      // RFC 9110 15.3.6: no content, but a body length (0) unlike 204, so the connection can go on.
+      destroyBody(this.body);
+      this.body = null;
+      delete headers['content-type'];
+      delete headers['transfer-encoding'];
+      headers['content-length'] = '0';
+      return this;
+    }
+    // RFC 9112 6.2: never both; the chunked framing wins, as in Symfony.
+    if (headers['transfer-encoding'] !== undefined) delete headers['content-length'];
     const body = this.body;
     if (typeof body === 'string') {
       const type = headers['content-type'];

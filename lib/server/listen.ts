@@ -71,6 +71,8 @@ const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = {
   HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
   ERR_HTTP_REQUEST_TIMEOUT: 408,
 };
+/** Most header fields a request may have: node:http's own count, past which it drops them silently. */
+const MAX_HEADER_FIELDS = 2000;
 /** Errors that mean the peer is gone: nothing can be written back. */
 const PEER_GONE = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 /** How often the headers and request timeouts are checked; Node's default (30 s) would let them overrun by that much. */
@@ -91,8 +93,11 @@ export async function startServers(listener: RequestListener, options: ListenOpt
     headersTimeout: limits.headersTimeout,
     requestTimeout: limits.requestTimeout,
     connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    // refuseMalformedHead answers it, with a body saying what is missing (node's 400 has none).
+    requireHostHeader: false,
   };
-  const servers: Array<http.Server | https.Server> = [http.createServer(serverOptions, listener)];
+  const served = refuseMalformedHead(listener);
+  const servers: Array<http.Server | https.Server> = [http.createServer(serverOptions, served)];
   if (options.httpsPort !== null) {
     if (options.tls === undefined) throw new TypeError('startServers: options.tls is required when httpsPort is not null');
     servers.push(
@@ -104,7 +109,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
           // The handshake comes before the headers clock starts; bound it by the same budget.
           ...(limits.headersTimeout > 0 ? { handshakeTimeout: limits.headersTimeout } : {}),
         },
-        listener,
+        served,
       ),
     );
   }
@@ -150,6 +155,9 @@ function withDefaults(given: Partial<Limits> = {}): Limits {
 
 function applyLimits(server: http.Server | https.Server, limits: Limits, sockets: Set<Socket>, tlsSockets: Set<Duplex>, idle: IdleSockets | null): void {
   server.keepAliveTimeout = limits.keepAliveTimeout;
+  // One field more than is served: node drops the fields beyond its count without a word, so a head
+  // that reaches it is refused rather than served without them (refuseMalformedHead).
+  server.maxHeadersCount = MAX_HEADER_FIELDS + 1;
   server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
   // Not node's socket timeout (server.timeout): that re-arms a timer on every read and write of
   // every socket, about 1% of a small request's cost. IdleSockets looks at their byte counts instead.
@@ -209,6 +217,31 @@ function answerAndClose(socket: Duplex, status: number, body: string): void {
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     () => socket.destroy(),
   );
+}
+
+/**
+ * Wraps the listener with checks of the request head whose answer must say what is wrong: an
+ * HTTP/1.1 request must name its host (RFC 9112 3.2), and a head may not have more fields than
+ * node keeps. Either is answered with a one-line text, and the connection closes.
+ */
+function refuseMalformedHead(listener: RequestListener): RequestListener {
+  return (req, res) => {
+    if (req.rawHeaders.length > 2 * MAX_HEADER_FIELDS) {
+      refuse(res, 431, `The request has more than ${MAX_HEADER_FIELDS} header fields.`);
+    } else if (!req.headers.host && (req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
+      // Empty counts as missing, as node:http counted it.
+      refuse(res, 400, 'An HTTP/1.1 request names the host it is for in a Host header.');
+    } else {
+      listener(req, res);
+    }
+  };
+}
+
+/** A plain-text answer to a request the listener never sees; its body, if any, is left unread. */
+function refuse(res: http.ServerResponse, status: number, reason: string): void {
+  const body = `${STATUS_CODES[status]}: ${reason}\n`;
+  res.writeHead(status, { connection: 'close', 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }
 
 /** CONNECT asks for a tunnel, which only a proxy makes. */

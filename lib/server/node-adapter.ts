@@ -4,6 +4,7 @@ import proxyaddr from 'proxy-addr';
 import { HttpKernel, KernelEvents, Request, Response, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { answersExpectContinue } from './listen.js';
+import { ContentLengthGuard, frameResponse } from './response-framing.js';
 
 /** How requests are read from node:http. */
 export interface RequestListenerOptions {
@@ -90,7 +91,11 @@ function terminateFailed(error: unknown, logger: Logger | undefined): void {
 /** Errors of a response stream that mean the client went away, not that the body failed. */
 const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
 
-/** Writes a Response to a node:http response (headers only for HEAD and empty statuses); a stream body that fails is logged. */
+/**
+ * Writes a Response to a node:http response (headers only for HEAD and empty statuses), framed by
+ * frameResponse; a stream body that fails is logged. Throws, before any byte is written, for what
+ * cannot be sent: a body of another type, a 1xx status, a Transfer-Encoding that does not end with chunked.
+ */
 export function send(req: IncomingMessage, res: ServerResponse, response: Response, logger?: Logger): void {
   if (res.headersSent || res.destroyed) {
     // The client is gone (or an answer went already): a stream body would never be read, its file or socket left open.
@@ -102,9 +107,14 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
   if (typeof body !== 'string' && body !== null && !(body instanceof Uint8Array) && typeof (body as { pipe?: unknown } | undefined)?.pipe !== 'function') {
     throw new TypeError(`A response body is a string, bytes, a readable stream or null, not ${describeValue(body)}.`);
   }
+  // An interim status is no answer: the client would wait on for the final one.
+  if (response.status < 200) throw new RangeError(`A response sent to the client has a final status (200 or more), not ${response.status}.`);
   // The rest of a body refused (413), left half read, or never invited (Expect: 100-continue without
   // 100 Continue: the client may or may not send it) is not drained: the connection closes after the answer.
   if (!req.complete && (response.status === 413 || req.readableDidRead || (req.headers.expect !== undefined && awaitsContinue(req, res)))) res.shouldKeepAlive = false;
+  // RFC 9112 6.1: the framing of an HTTP/1.0 request with Transfer-Encoding is faulty; answer it, then close.
+  if (req.httpVersionMinor === 0 && req.headers['transfer-encoding'] !== undefined) res.shouldKeepAlive = false;
+  const declaredLength = frameResponse(req, res, response);
   res.writeHead(response.status, response.headers);
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {
     destroyBody(body);
@@ -112,14 +122,16 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
   } else if (typeof body === 'string' || body instanceof Uint8Array) {
     res.end(body);
   } else {
-    pipeline(body, res, (error) => {
+    const done = (error: Error | null): void => {
       if (!error) return;
       res.destroy(error);
       // The head is gone: the client sees a cut answer, and only the log tells why.
       if (!CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? '')) {
         logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
       }
-    });
+    };
+    if (declaredLength === -1) pipeline(body, res, done);
+    else pipeline(body, new ContentLengthGuard(declaredLength), res, done);
   }
 }
 

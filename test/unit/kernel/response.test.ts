@@ -46,6 +46,26 @@ test('prepare() strips the body of 204 and 304 responses', () => {
   assert.not.ok(response.hasHeader('content-type'));
 });
 
+test('prepare() leaves no Transfer-Encoding on 204 and 304 (RFC 9112 6.1), and no Content-Length beside a Transfer-Encoding (RFC 9112 6.2)', () => {
+  const empty = new Response('', 204, { 'transfer-encoding': 'chunked' }).prepare(Request.create('/'));
+  assert.is(empty.headers['transfer-encoding'], undefined);
+  const chunked = new Response(Readable.from(['a']), 200, { 'transfer-encoding': 'chunked', 'content-length': '1' }).prepare(Request.create('/'));
+  assert.is(chunked.headers['content-length'], undefined);
+  assert.is(chunked.headers['transfer-encoding'], 'chunked');
+  const text = new Response('abc', 200, { 'transfer-encoding': 'chunked', 'content-length': '3' }).prepare(Request.create('/'));
+  assert.is(text.headers['content-length'], undefined);
+});
+
+test('prepare() sends 205 Reset Content with no content (RFC 9110 15.3.6): Content-Length 0, a stream body destroyed', () => {
+  const text = new Response('form saved', 205, { 'content-type': 'text/plain' }).prepare(Request.create('/'));
+  assert.is(text.body, null);
+  assert.is(text.headers['content-length'], '0');
+  assert.is(text.headers['content-type'], undefined);
+  const stream = Readable.from(['x']);
+  new Response(stream, 205, { 'transfer-encoding': 'chunked' }).prepare(Request.create('/'));
+  assert.ok(stream.destroyed);
+});
+
 test('prepare() destroys a stream body it strips (a 304 made from a file response), so its file or socket is not left open', () => {
   const stream = Readable.from(['never sent']);
   const response = new Response(stream, 304).prepare(Request.create('/'));

@@ -1,0 +1,100 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Transform, type TransformCallback } from 'node:stream';
+import type { Response } from '../../kernel/index.js';
+
+/** A Transfer-Encoding whose last coding is chunked (RFC 9112 6.1: the only one that delimits a body). */
+const ENDS_CHUNKED = /(?:^|,)[ \t]*chunked[ \t]*$/i;
+const CLOSE_TOKEN = /(?:^|,)[ \t]*close[ \t]*(?:,|$)/i;
+const DIGITS = /^\d+$/;
+
+/**
+ * Fits the framing headers of `response` to its body and to the connection, before its head is
+ * written, so a client always finds where the body ends and never reads one answer into the next
+ * (RFC 9112 6). A controller or a late kernel.response listener may leave them wrong; node:http
+ * writes whatever it is given.
+ * - Connection and Keep-Alive are the server's: a response may ask to close, never to keep open a
+ *   connection the server closes (a body left unread, HTTP/1.0, shutdown), nor announce a timeout
+ *   the server does not keep.
+ * - No Transfer-Encoding nor Content-Length on 204 and 304 (and HEAD keeps what GET would send).
+ * - Transfer-Encoding must end with chunked (another coding leaves the body undelimited; compressed
+ *   content is Content-Encoding), is never sent with Content-Length, nor to an HTTP/1.0 client.
+ * - A string or bytes body goes with its own length, whatever Content-Length says.
+ * Returns the Content-Length a stream body is held to, or -1 when it has none.
+ * Throws a TypeError (the adapter's 500) for what no framing can send.
+ */
+export function frameResponse(req: IncomingMessage, res: ServerResponse, response: Response): number {
+  const headers = response.headers;
+  if (headers.connection !== undefined || headers['keep-alive'] !== undefined) {
+    if (CLOSE_TOKEN.test(String(headers.connection))) res.shouldKeepAlive = false;
+    delete headers.connection;
+    delete headers['keep-alive'];
+  }
+  if (response.isEmpty()) {
+    delete headers['transfer-encoding'];
+    delete headers['content-length'];
+    return -1;
+  }
+  const codings = headers['transfer-encoding'];
+  if (codings !== undefined) {
+    if (Array.isArray(codings) || !ENDS_CHUNKED.test(codings)) {
+      throw new TypeError(`A response's Transfer-Encoding ends with chunked (node:http adds it to a stream body itself), not "${String(codings)}": a compressed body is sent with Content-Encoding.`);
+    }
+    if (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+      delete headers['content-length'];
+      return -1;
+    }
+    delete headers['transfer-encoding'];
+  }
+  const body = response.body;
+  const isHead = req.method === 'HEAD';
+  if (typeof body === 'string' || body instanceof Uint8Array) {
+    // HEAD answers with GET's length, which a HEAD controller may give without the body.
+    if (isHead && body.length === 0 && headers['content-length'] !== undefined) return -1;
+    const length = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+    if (headers['content-length'] !== length) headers['content-length'] = length;
+    return -1;
+  }
+  const declared = headers['content-length'];
+  if (declared === undefined) {
+    if (body === null && !isHead) headers['content-length'] = '0';
+    return -1;
+  }
+  if (typeof declared !== 'string' || !DIGITS.test(declared)) {
+    throw new TypeError(`A response's Content-Length is a number of bytes, not ${JSON.stringify(declared)}.`);
+  }
+  if (body === null && !isHead) {
+    headers['content-length'] = '0';
+    return -1;
+  }
+  return isHead ? -1 : Number(declared);
+}
+
+/**
+ * Passes a stream body on while it keeps to its declared Content-Length, and fails (the adapter
+ * then cuts the connection) at the first piece beyond it or at an end short of it: the client gets
+ * at most the declared length and then the connection's end, never the rest of one answer read as
+ * the next.
+ */
+export class ContentLengthGuard extends Transform {
+  #left: number;
+
+  constructor(readonly declared: number) {
+    super();
+    this.#left = declared;
+  }
+
+  override _transform(chunk: Buffer | string, encoding: BufferEncoding, callback: TransformCallback): void {
+    const size = typeof chunk === 'string' ? Buffer.byteLength(chunk, encoding) : chunk.byteLength;
+    if (size > this.#left) {
+      callback(new RangeError(`The response body stream gave more bytes than its Content-Length (${this.declared}).`));
+      return;
+    }
+    this.#left -= size;
+    callback(null, chunk);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (this.#left > 0) callback(new RangeError(`The response body stream ended ${this.#left} bytes short of its Content-Length (${this.declared}).`));
+    else callback();
+  }
+}
