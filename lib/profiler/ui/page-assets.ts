@@ -48,7 +48,7 @@ h3 { font-size: 15px; margin: 18px 0 8px; }
 .facts div { display: flex; gap: 6px; align-items: baseline; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; font-weight: 500; }
-.relations { margin: 10px 0 0; display: flex; flex-wrap: wrap; gap: 6px 16px; }
+.relations { margin: 10px 0 0; display: flex; flex-wrap: wrap; gap: 6px 16px; overflow-wrap: anywhere; }
 .relations .exception-link { font-weight: 600; }
 .relations ul { display: inline; list-style: none; padding: 0; margin: 0; }
 .relations li { display: inline; margin-right: 10px; }
