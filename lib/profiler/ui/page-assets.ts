@@ -83,7 +83,7 @@ h3 { font-size: 15px; margin: 18px 0 8px; }
 .search button { margin-top: 12px; width: 100%; padding: 6px; font: inherit; font-weight: 600; color: #fff; background: var(--link); border: 0; border-radius: 4px; cursor: pointer; }
 @media (prefers-color-scheme: dark) { .search button { color: #0d1117; } }
 
-.panel { background: var(--card); border: 1px solid var(--border); border-radius: 6px; padding: 18px 20px; min-width: 0; }
+.panel { background: var(--card); border: 1px solid var(--border); border-radius: 6px; padding: 18px 20px; min-width: 0; overflow-x: auto; }
 .panel > h2:first-child { font-size: 20px; }
 .metrics { display: flex; flex-wrap: wrap; gap: 12px; margin: 0 0 16px; }
 .metric { border: 1px solid var(--border); border-radius: 6px; padding: 8px 14px; min-width: 120px; }

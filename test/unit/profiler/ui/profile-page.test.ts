@@ -66,6 +66,13 @@ test('a long URL of a parent or sub-request in the header wraps inside the page 
   }
 });
 
+test('on a narrow screen a table wider than its panel scrolls inside the panel instead of spilling over its border and widening the page', () => {
+  const css = inlineElements(page({ panel: 'events' })).find((element) => element.tag === 'style')!.text;
+  // One column below 860px; a table does not shrink below its widest cells (priorities, durations, listener names).
+  assert.is(declarationsFor(css, '.layout', '(max-width: 860px)').get('grid-template-columns'), 'minmax(0, 1fr)');
+  assert.is(declarationsFor(css, '.panel').get('overflow-x'), 'auto');
+});
+
 test('the menu links every built-in panel and marks the selected one', () => {
   const html = page({ panel: 'logger' });
   for (const panel of ['request', 'exception', 'logger', 'events', 'time', 'router']) {
