@@ -48,7 +48,7 @@ h3 { font-size: 15px; margin: 18px 0 8px; }
 .facts div { display: flex; gap: 6px; align-items: baseline; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; font-weight: 500; }
-.relations { margin: 10px 0 0; display: flex; flex-wrap: wrap; gap: 6px 16px; }
+.relations { margin: 10px 0 0; display: flex; flex-wrap: wrap; gap: 6px 16px; overflow-wrap: anywhere; }
 .relations .exception-link { font-weight: 600; }
 .relations ul { display: inline; list-style: none; padding: 0; margin: 0; }
 .relations li { display: inline; margin-right: 10px; }
@@ -83,7 +83,7 @@ h3 { font-size: 15px; margin: 18px 0 8px; }
 .search button { margin-top: 12px; width: 100%; padding: 6px; font: inherit; font-weight: 600; color: #fff; background: var(--link); border: 0; border-radius: 4px; cursor: pointer; }
 @media (prefers-color-scheme: dark) { .search button { color: #0d1117; } }
 
-.panel { background: var(--card); border: 1px solid var(--border); border-radius: 6px; padding: 18px 20px; min-width: 0; }
+.panel { background: var(--card); border: 1px solid var(--border); border-radius: 6px; padding: 18px 20px; min-width: 0; overflow-x: auto; }
 .panel > h2:first-child { font-size: 20px; }
 .metrics { display: flex; flex-wrap: wrap; gap: 12px; margin: 0 0 16px; }
 .metric { border: 1px solid var(--border); border-radius: 6px; padding: 8px 14px; min-width: 120px; }

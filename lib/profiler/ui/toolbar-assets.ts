@@ -24,7 +24,7 @@ export const TOOLBAR_CSS = `
 #hk-toolbar .hk-bar { display: flex; align-items: stretch; position: fixed; left: 0; right: 0; bottom: 0; z-index: 2147483000; height: 36px;
   padding-right: 40px; background: var(--hk-bg); color: var(--hk-fg); border-top: 1px solid var(--hk-border); box-shadow: 0 -2px 8px rgba(0, 0, 0, .12);
   overflow-x: auto; overflow-y: hidden; white-space: nowrap; }
-#hk-toolbar a.hk-item { display: flex; align-items: center; gap: 6px; padding: 0 12px; height: 100%; border-right: 1px solid var(--hk-border); cursor: pointer; color: var(--hk-fg); }
+#hk-toolbar a.hk-item { display: flex; flex: none; align-items: center; gap: 6px; padding: 0 12px; height: 100%; border-right: 1px solid var(--hk-border); cursor: pointer; color: var(--hk-fg); }
 #hk-toolbar a.hk-item:hover, #hk-toolbar a.hk-item:focus-visible { background: var(--hk-hover); outline: none; }
 #hk-toolbar a.hk-item:focus-visible { box-shadow: inset 0 0 0 2px var(--hk-redirect); }
 #hk-toolbar .hk-label { color: var(--hk-muted); }

@@ -2,6 +2,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Profile } from '../../../../lib/profiler/profile.js';
 import { defaultPanel, extraPanels, renderProfilePage, type ProfilePageInput } from '../../../../lib/profiler/ui/index.js';
+import { declarationsFor } from '../../../css-rules.js';
+import { inlineElements } from '../../../csp-check.js';
 import { childSummary, mainProfile, okProfile, summaryOf, urls } from './fixtures.js';
 
 function page(overrides: Partial<ProfilePageInput> = {}): string {
@@ -50,6 +52,25 @@ test('a sub-request profile links to its parent profile', () => {
   const html = page({ profile: child, parent: summaryOf(mainProfile()), children: [] });
   assert.match(html, /Sub-request of <a class="mono" href="\/_profiler\/a1b2c3">a1b2c3<\/a>/);
   assert.match(html, 'GET http://127.0.0.1:8000/robots.txt?page=2');
+});
+
+test('a long URL of a parent or sub-request in the header wraps inside the page instead of widening it', () => {
+  const long = `http://127.0.0.1:8000/${'segment'.repeat(60)}?q=${'x'.repeat(300)}`;
+  const child: Profile = { ...childSummary(), url: long, children: [], collectors: {} };
+  for (const html of [page({ children: [{ ...childSummary(), url: long }] }), page({ profile: child, parent: { ...summaryOf(mainProfile()), url: long }, children: [] })]) {
+    const relations = /<div class="relations">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '';
+    assert.match(relations, long, 'the URL is in the relations line');
+    // A URL is one word: without a break opportunity, the flex item's minimum width is the whole URL.
+    const css = inlineElements(html).find((element) => element.tag === 'style')!.text;
+    assert.is(declarationsFor(css, '.relations').get('overflow-wrap'), 'anywhere');
+  }
+});
+
+test('on a narrow screen a table wider than its panel scrolls inside the panel instead of spilling over its border and widening the page', () => {
+  const css = inlineElements(page({ panel: 'events' })).find((element) => element.tag === 'style')!.text;
+  // One column below 860px; a table does not shrink below its widest cells (priorities, durations, listener names).
+  assert.is(declarationsFor(css, '.layout', '(max-width: 860px)').get('grid-template-columns'), 'minmax(0, 1fr)');
+  assert.is(declarationsFor(css, '.panel').get('overflow-x'), 'auto');
 });
 
 test('the menu links every built-in panel and marks the selected one', () => {

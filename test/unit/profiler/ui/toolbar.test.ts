@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { renderToolbar, renderToolbarLoader, TOOLBAR_CSP_HASHES, type ToolbarInput } from '../../../../lib/profiler/ui/index.js';
+import { declarationsFor } from '../../../css-rules.js';
 import { urls } from './fixtures.js';
 
 function toolbar(overrides: Partial<ToolbarInput> = {}): string {
@@ -60,6 +61,16 @@ test('every toolbar CSS rule is scoped under #hk-toolbar', () => {
   const selectors = [...withoutAtRules.matchAll(/([^{}]+)\{[^{}]*\}/g)].flatMap((m) => m[1]!.split(',').map((s) => s.trim())).filter(Boolean);
   assert.ok(selectors.length > 20);
   for (const selector of selectors) assert.ok(selector.startsWith('#hk-toolbar'), `unscoped selector: ${selector}`);
+});
+
+test('on a screen narrower than the bar its items keep their width and the bar scrolls, rather than squeezing them over each other', () => {
+  const css = /<style>([\s\S]*?)<\/style>/.exec(toolbar())?.[1] ?? '';
+  // The reset gives every element min-width: 0, so a flex item that may shrink goes below its text's width.
+  assert.is(declarationsFor(css, '#hk-toolbar *').get('min-width'), '0');
+  assert.is(declarationsFor(css, '#hk-toolbar .hk-bar').get('overflow-x'), 'auto');
+  const item = declarationsFor(css, '#hk-toolbar a.hk-item');
+  const shrink = item.get('flex-shrink') ?? (item.get('flex') === 'none' ? '0' : item.get('flex')?.split(/\s+/)[1]);
+  assert.is(shrink, '0', `a.hk-item: ${[...item].map(([name, value]) => `${name}: ${value}`).join('; ')}`);
 });
 
 test('the toolbar carries no style attributes, so a strict style-src only needs its hash', () => {
