@@ -2,6 +2,9 @@ import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Request } from './request.js';
 
+/** The statuses Symfony's `Response::isRedirect()` names: the client is sent to the Location. */
+const REDIRECT_STATUSES: ReadonlySet<number> = new Set([201, 301, 302, 303, 307, 308]);
+
 /** What a response body may be: text, bytes, a stream, or nothing. */
 export type ResponseBody = string | Uint8Array | Readable | null;
 
@@ -87,8 +90,18 @@ export class Response {
     return this.status >= 200 && this.status < 300;
   }
 
-  isRedirect(): boolean {
+  /** Any 3xx status (Symfony's `isRedirection()`). */
+  isRedirection(): boolean {
     return this.status >= 300 && this.status < 400;
+  }
+
+  /**
+   * A status that sends the client elsewhere (201, 301, 302, 303, 307, 308: not 300, 304), and,
+   * with `location`, to that Location; as Symfony's `isRedirect()`.
+   */
+  isRedirect(location?: string): boolean {
+    if (!REDIRECT_STATUSES.has(this.status)) return false;
+    return location === undefined || this.getHeader('location') === location;
   }
 
   isClientError(): boolean {

@@ -20,7 +20,7 @@ export class ToolbarListener {
 
   onKernelResponse(event: ResponseEvent): void {
     const { request, response } = event;
-    if (!event.isMainRequest() || request.isXmlHttpRequest() || response.isRedirect()) return;
+    if (!event.isMainRequest() || request.isXmlHttpRequest() || response.isRedirection()) return;
     const token = response.headers['x-debug-token'];
     const body = response.body;
     if (typeof token !== 'string' || !(typeof body === 'string' || body instanceof Uint8Array)) return;

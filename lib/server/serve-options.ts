@@ -98,7 +98,7 @@ export function formatServeHelp(): string {
     right.split('\n').map((text, i) => `  ${(i === 0 ? left : '').padEnd(width)}${text}`),
   );
   return [
-    'Usage: serve [options]',
+    'Usage: node bin/serve [options]   (installed as a dependency: npx http-kernel-serve [options])',
     '',
     'Serves the reference application over http and https, and shuts down gracefully on SIGTERM/SIGINT.',
     'Flags beat environment variables.',

@@ -217,6 +217,18 @@ test('allowCustomResponseCode keeps the listener\'s status', async () => {
   assert.is((await kernel.handle(Request.create('/'))).status, 200);
 });
 
+test('an exception listener\'s redirect is kept, as Symfony\'s isRedirect() says which: 201, 301, 302, 303, 307, 308; 300 and 304 take the error\'s status', async () => {
+  const statusOf = async (status: number): Promise<number> => {
+    const { dispatcher, kernel } = kernelWith(() => {
+      throw new Error('x');
+    });
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('', status, { location: '/login' })));
+    return (await kernel.handle(Request.create('/'))).status;
+  };
+  for (const status of [201, 301, 302, 303, 307, 308]) assert.is(await statusOf(status), status, String(status));
+  for (const status of [300, 304, 200, 204]) assert.is(await statusOf(status), 500, String(status));
+});
+
 test('request-level errors become a 400 with the same message and the original as cause', async () => {
   const { dispatcher, kernel } = kernelWith(() => {
     throw new SuspiciousOperationError('Invalid Host "<script>".');

@@ -80,6 +80,16 @@ test('status classes', () => {
   assert.is(new Response('', 404).statusText, 'Not Found');
 });
 
+test('isRedirection() is any 3xx; isRedirect() the statuses that send the client elsewhere, as Symfony\'s, optionally to a given Location', () => {
+  for (const status of [300, 301, 304, 399]) assert.ok(new Response('', status).isRedirection(), String(status));
+  assert.not.ok(new Response('', 201).isRedirection());
+  for (const status of [201, 301, 302, 303, 307, 308]) assert.ok(new Response('', status).isRedirect(), String(status));
+  for (const status of [300, 304, 305, 200]) assert.not.ok(new Response('', status).isRedirect(), String(status));
+  const found = new Response('', 302, { location: '/there' });
+  assert.ok(found.isRedirect('/there'));
+  assert.not.ok(found.isRedirect('/elsewhere'));
+});
+
 test('redirect() refuses a status that is no 3xx integer (NaN, 301.5) as it refuses 200', () => {
   assert.throws(() => Response.redirect('/x', 200), RangeError);
   assert.throws(() => Response.redirect('/x', Number.NaN), RangeError);

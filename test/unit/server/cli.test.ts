@@ -21,7 +21,7 @@ test('node bin/serve --help prints every flag on stdout and exits 0', () => {
   const { code, stdout, stderr } = run(['--help']);
   assert.is(code, 0);
   assert.is(stderr, '');
-  assert.match(stdout, /^Usage: serve/);
+  assert.match(stdout, /^Usage: node bin\/serve \[options\]   \(installed as a dependency: npx http-kernel-serve \[options\]\)\n/);
   for (const flag of ['--host', '--port', '--https-port', '--env', '--no-debug', '--tls-cert', '--tls-key']) assert.match(stdout, flag);
 });
 
