@@ -1,7 +1,7 @@
 // Every answer of the profiler's pages, redirects included, is private to the one who asked.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SCHEMES, fetchFrom, startTestServer, type TestServer } from './harness.js';
+import { SCHEMES, fetchFrom, savedProfile, startTestServer, type TestServer } from './harness.js';
 
 for (const scheme of SCHEMES) {
   const test = suite(`profiler pages over ${scheme}`);
@@ -31,6 +31,19 @@ for (const scheme of SCHEMES) {
     const latest = await fetchFrom(server, scheme, '/_profiler/latest');
     assert.is(latest.status, 302);
     assert.is(latest.headers.location, `/_profiler/${token}`);
+  });
+
+  test('/_profiler/latest?panel= keeps a known panel on the redirect and drops an unknown one', async () => {
+    const answered = await fetchFrom(server, scheme, '/health');
+    const token = String(answered.headers['x-debug-token']);
+    await savedProfile(server, token);
+    const logger = await fetchFrom(server, scheme, '/_profiler/latest?panel=logger');
+    assert.is(logger.status, 302);
+    assert.is(logger.headers.location, `/_profiler/${token}?panel=logger`);
+    for (const panel of ['nope', '<script>', '']) {
+      const unknown = await fetchFrom(server, scheme, `/_profiler/latest?panel=${encodeURIComponent(panel)}`);
+      assert.is(unknown.headers.location, `/_profiler/${token}`, panel);
+    }
   });
 
   test.run();
