@@ -46,5 +46,18 @@ for (const scheme of SCHEMES) {
     }
   });
 
+  test('an error page\'s sub-request profile shows its own response headers, not those its parent sent', async () => {
+    const failed = await fetchFrom(server, scheme, '/no-such-page');
+    const token = String(failed.headers['x-debug-token']);
+    const sub = String(failed.headers['x-previous-debug-token']);
+    const main = await savedProfile(server, token);
+    const child = await savedProfile(server, sub);
+    assert.is(main.collectors.request.responseHeaders['x-debug-token'], token);
+    assert.is(main.collectors.request.responseHeaders['x-previous-debug-token'], sub);
+    assert.is(child.collectors.request.responseHeaders['x-debug-token'], sub);
+    assert.is(child.collectors.request.responseHeaders['x-previous-debug-token'], undefined);
+    assert.is(child.status, 404);
+  });
+
   test.run();
 }
