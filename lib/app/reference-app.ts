@@ -10,7 +10,7 @@ export type AppOptions = Omit<KernelOptions, 'routes'>;
 export function homeController(request: Request): Response {
   const page = html`<!DOCTYPE html>
 <html lang="en">
-<head><meta charset="UTF-8"><title>http-kernel</title>
+<head><meta charset="UTF-8"><title>http-kernel</title><link rel="icon" href="data:,">
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem}@media(prefers-color-scheme:dark){body{background:#111;color:#eee}a{color:#8cf}}</style>
 </head>
 <body>

@@ -7,12 +7,14 @@ import { html, unsafeRaw } from './html.js';
 import { statusText } from './status-text.js';
 
 /**
- * The Content-Security-Policy the plain page is sent with: its `<style>` by nonce and the
- * application's favicon, nothing else. Whether the page may be framed stays the application's
- * choice (no `frame-ancestors`): it is the public error page of the application's own URLs.
+ * The Content-Security-Policy the plain page is sent with: its `<style>` by nonce and its empty
+ * `data:` icon, nothing else (the icon is declared so that a browser does not ask for
+ * `/favicon.ico`, whose 404 would be one more logged error). Whether the page may be framed stays
+ * the application's choice (no `frame-ancestors`): it is the public error page of the
+ * application's own URLs.
  */
 export function plainPagePolicy(nonce: string): string {
-  return `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self'; base-uri 'none'; form-action 'none'`;
+  return `default-src 'none'; style-src 'nonce-${nonce}'; img-src data:; base-uri 'none'; form-action 'none'`;
 }
 
 /** Renders the minimal public error page for a status; `nonce` is the response's CSP nonce (see plainPagePolicy). */
@@ -25,6 +27,7 @@ export function renderPlainPage(status: number, charset = 'UTF-8', nonce?: strin
 <meta name="robots" content="noindex,nofollow,noarchive">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>An Error Occurred: ${reason}</title>
+<link rel="icon" href="data:,">
 <style${nonceAttribute(nonce)}>${unsafeRaw(STYLE)}</style>
 </head>
 <body>

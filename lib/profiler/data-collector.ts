@@ -4,6 +4,7 @@ import type { Profile } from './profile.js';
 /** What a collector is given about one request. */
 export interface CollectContext {
   request: Request;
+  /** The response; at kernel.terminate, for a sub-request, a copy of its status and headers as they were at the profiler's kernel.response listener (its parent may send it on, changed). */
   response: Response;
   /** The error that escaped while handling the request, if any. */
   error: unknown;

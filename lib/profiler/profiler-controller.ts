@@ -1,7 +1,7 @@
 import Negotiator from 'negotiator';
 import { BadRequestHttpError, Response, type Request } from '../../kernel/index.js';
 import { createCspNonce, htmlSafeJson } from '../errors/index.js';
-import type { ExceptionData, LoggerData, MemoryData, ProfileSummary, RequestData, TimeData } from './profile.js';
+import type { ExceptionData, LoggerData, MemoryData, Profile, ProfileSummary, RequestData, TimeData } from './profile.js';
 import type { Profiler } from './profiler.js';
 import type { SearchCriteria } from './storage/profiler-storage.js';
 import { isValidToken } from './token.js';
@@ -52,7 +52,8 @@ export class ProfilerController {
   /**
    * `/_profiler/latest`: a redirect to the newest request's profile, or the empty search. A
    * sub-request starts after its parent, so the newest profile is often one (the error page's):
-   * its main request is the one to show, as Symfony's profiler does.
+   * its main request is the one to show, as Symfony's profiler does. A `panel` it would show is
+   * kept (`?panel=logger`), as Symfony keeps the query; another is dropped, not echoed.
    */
   async latest(request: Request): Promise<Response> {
     const [newest] = await this.profiler.storage.find({ limit: 1 });
@@ -63,7 +64,9 @@ export class ProfilerController {
       if (parent === null) break;
       shown = parent;
     }
-    return Response.redirect(profilerUrls.panel(shown.token), 302, PRIVATE);
+    const requested = request.query.get('panel');
+    const panel = requested !== null && (await this.#hasPanel(shown.token, requested)) ? requested : undefined;
+    return Response.redirect(profilerUrls.panel(shown.token, panel), 302, PRIVATE);
   }
 
   /** `/_profiler/<token>?panel=...`: one profile. */
@@ -74,9 +77,7 @@ export class ProfilerController {
     const profile = this.profiler.present(stored);
     if (wantsJson(request)) return json(profile, 200);
     const requested = request.query.get('panel');
-    // The built-in panels, and one per collector an embedder added.
-    const known = requested !== null && (PROFILER_PANELS.includes(requested) || extraPanels(profile).includes(requested));
-    const panel = known ? requested! : defaultPanel(profile);
+    const panel = requested !== null && isPanelOf(profile, requested) ? requested : defaultPanel(profile);
     const [parent, children] = await Promise.all([
       profile.parent === null ? null : this.#summary(profile.parent),
       Promise.all(profile.children.map((child) => this.#summary(child))),
@@ -119,6 +120,13 @@ export class ProfilerController {
     return htmlPage(renderSearchPage({ results, criteria: raw, urls: profilerUrls, nonce }), 200, nonce);
   }
 
+  /** Whether the profile of `token` has the panel `name` (see isPanelOf); loaded only for a name that is no built-in panel. */
+  async #hasPanel(token: string, name: string): Promise<boolean> {
+    if (PROFILER_PANELS.includes(name)) return true;
+    const profile = await this.profiler.loadProfile(token);
+    return profile !== null && isPanelOf(profile, name);
+  }
+
   async #summary(token: string): Promise<ProfileSummary | null> {
     const profile = await this.profiler.loadProfile(token);
     if (profile === null) return null;
@@ -131,6 +139,11 @@ export class ProfilerController {
     const nonce = createCspNonce();
     return htmlPage(renderTokenNotFoundPage(token, profilerUrls, nonce), 404, nonce);
   }
+}
+
+/** Whether a profile page shows the panel `name`: a built-in one, or one per collector an embedder added. */
+function isPanelOf(profile: Profile, name: string): boolean {
+  return PROFILER_PANELS.includes(name) || extraPanels(profile).includes(name);
 }
 
 /** Reads and checks the search criteria; a bad value is a 400 saying what to fix. */

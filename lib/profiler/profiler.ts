@@ -3,11 +3,11 @@ import {
   KernelEvents,
   RequestSlot,
   RequestType,
+  Response,
   type ExceptionEvent,
   type Request,
   type RequestEvent,
   type RequestStack,
-  type Response,
   type ResponseEvent,
   type TerminateEvent,
 } from '../../kernel/index.js';
@@ -247,6 +247,10 @@ export class Profiler {
       if (base === null) delete response.headers['x-debug-token-link'];
       else response.headers['x-debug-token-link'] = `${base}${this.#panelPath(recording.token)}`;
     }
+    // A sub-request's response may go on as its parent's (the error page's does), whose listeners
+    // then change it: its profile keeps its status and headers as they are now, as Symfony's
+    // profiler collects here. A main request's is its own to the end, and is not copied.
+    if (recording.requestType === 'sub') recording.response = new Response(response.body, response.status, response.headers);
   }
 
   /** After the response is sent: collection, parent/child links, serialisation, and the queued save. */

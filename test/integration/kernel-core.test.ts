@@ -43,6 +43,12 @@ for (const scheme of SCHEMES) {
     assert.match(response.body, /Welcome to http-kernel/);
   });
 
+  test('GET / declares an empty data: icon, so a browser asks for no /favicon.ico (a 404, and a profile, of its own)', async () => {
+    const response = await fetchFrom(server, scheme, '/');
+    assert.match(response.body, /<head>[^]*<link rel="icon" href="data:,">[^]*<\/head>/);
+    assert.is(response.headers['content-security-policy'], undefined, 'no policy of its own, so none to allow data: images');
+  });
+
   test('GET /robots.txt is a debug 404 page with message, cause, stack trace and logs', async () => {
     const response = await fetchFrom(server, scheme, '/robots.txt');
     assert.is(response.status, 404);

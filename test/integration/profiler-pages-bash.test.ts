@@ -1,7 +1,7 @@
 // Every answer of the profiler's pages, redirects included, is private to the one who asked.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SCHEMES, fetchFrom, startTestServer, type TestServer } from './harness.js';
+import { SCHEMES, fetchFrom, savedProfile, startTestServer, type TestServer } from './harness.js';
 
 for (const scheme of SCHEMES) {
   const test = suite(`profiler pages over ${scheme}`);
@@ -31,6 +31,32 @@ for (const scheme of SCHEMES) {
     const latest = await fetchFrom(server, scheme, '/_profiler/latest');
     assert.is(latest.status, 302);
     assert.is(latest.headers.location, `/_profiler/${token}`);
+  });
+
+  test('/_profiler/latest?panel= keeps a known panel on the redirect and drops an unknown one', async () => {
+    const answered = await fetchFrom(server, scheme, '/health');
+    const token = String(answered.headers['x-debug-token']);
+    await savedProfile(server, token);
+    const logger = await fetchFrom(server, scheme, '/_profiler/latest?panel=logger');
+    assert.is(logger.status, 302);
+    assert.is(logger.headers.location, `/_profiler/${token}?panel=logger`);
+    for (const panel of ['nope', '<script>', '']) {
+      const unknown = await fetchFrom(server, scheme, `/_profiler/latest?panel=${encodeURIComponent(panel)}`);
+      assert.is(unknown.headers.location, `/_profiler/${token}`, panel);
+    }
+  });
+
+  test('an error page\'s sub-request profile shows its own response headers, not those its parent sent', async () => {
+    const failed = await fetchFrom(server, scheme, '/no-such-page');
+    const token = String(failed.headers['x-debug-token']);
+    const sub = String(failed.headers['x-previous-debug-token']);
+    const main = await savedProfile(server, token);
+    const child = await savedProfile(server, sub);
+    assert.is(main.collectors.request.responseHeaders['x-debug-token'], token);
+    assert.is(main.collectors.request.responseHeaders['x-previous-debug-token'], sub);
+    assert.is(child.collectors.request.responseHeaders['x-debug-token'], sub);
+    assert.is(child.collectors.request.responseHeaders['x-previous-debug-token'], undefined);
+    assert.is(child.status, 404);
   });
 
   test.run();

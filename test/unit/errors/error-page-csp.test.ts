@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { HttpError, Request, RequestStack, Response } from '../../../kernel/index.js';
 import { createErrorController, debugPagePolicy, flattenError, renderDebugPage } from '../../../lib/errors/index.js';
-import { allowsInline, inlineCode, inlineElements, sourcesFor } from '../../csp-check.js';
+import { allowsInline, inlineCode, inlineElements, sourcesFor, startTags } from '../../csp-check.js';
 
 const XSS = '<script>alert(1)</script><a href="javascript:alert(2)" onclick="alert(3)" style="x">';
 
@@ -43,7 +43,14 @@ for (const debug of [true, false]) {
     assert.equal(sourcesFor(policy, 'style-src-elem'), [`'nonce-${nonceOf(policy)}'`]);
     assert.equal(sourcesFor(policy, 'base-uri'), ["'none'"]);
     assert.equal(sourcesFor(policy, 'form-action'), ["'none'"]);
-    assert.equal(sourcesFor(policy, 'img-src'), ["'self'"], 'the application\'s favicon');
+  });
+
+  test(`the ${kind} page declares an empty data: icon, which its policy allows, so a browser asks for no /favicon.ico (a 404 of its own); it loads nothing else`, () => {
+    const response = answerTo(new HttpError(404, 'x'), { debug });
+    const page = String(response.body);
+    const loads = startTags(page).filter((tag) => ['link', 'img', 'iframe', 'object', 'embed', 'base', 'form', 'script'].includes(tag.name));
+    assert.equal(loads.map((tag) => tag.source), ['<link rel="icon" href="data:,">']);
+    assert.equal(sourcesFor(policyOf(response), 'img-src'), ['data:']);
   });
 
   test(`every ${kind} page gets a fresh nonce of 128 random bits`, () => {

@@ -35,4 +35,48 @@ test('the toolbar loader loads from its own placeholder, not from an element of 
   assert.equal(fetchedByLoader(), ['/_wdt/a1b2c3']);
 });
 
+/** What the loader did in a page where every fetch of the toolbar ends as `outcome` says: its fetches, timers and whether it fell back to the link. */
+async function loaderFacing(outcome: () => Promise<unknown>): Promise<{ fetches: number; timers: number[]; fellBack: boolean }> {
+  const seen = { fetches: 0, timers: [] as number[], fellBack: false };
+  const own = { ...placeholder('hk-toolbar-loader', '/_wdt/a1b2c3'), replaceWith: (element: { id?: string }) => void (seen.fellBack ||= element.id === 'hk-toolbar') };
+  const document = {
+    currentScript: { previousElementSibling: own },
+    getElementById: () => null,
+    createRange: () => ({ createContextualFragment: () => ({}) }),
+    createElement: () => ({ style: {}, appendChild() {} }),
+    addEventListener() {},
+  };
+  const fetch = () => {
+    seen.fetches++;
+    return outcome();
+  };
+  // Timers run at once (their delays are recorded): the retries of a 404 would otherwise take seconds.
+  const setTimeout = (run: () => void, delay: number) => {
+    seen.timers.push(delay);
+    queueMicrotask(run);
+    return 0;
+  };
+  runInNewContext(TOOLBAR_LOADER_JS, { document, fetch, window: { fetch }, setTimeout });
+  for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+  return seen;
+}
+
+test('a fetch of the toolbar blocked by the page (a TypeError, as a Content-Security-Policy gives) shows the link at once, with no retry', async () => {
+  const seen = await loaderFacing(() => Promise.reject(new TypeError('Failed to fetch')));
+  assert.equal(seen, { fetches: 1, timers: [], fellBack: true });
+});
+
+test('an answer other than 404 shows the link at once; a 404 (a profile not saved yet) is retried three times first', async () => {
+  const forbidden = await loaderFacing(() => Promise.resolve({ ok: false, status: 403, text: () => Promise.resolve('') }));
+  assert.equal(forbidden, { fetches: 1, timers: [], fellBack: true });
+  const notYet = await loaderFacing(() => Promise.resolve({ ok: false, status: 404, text: () => Promise.resolve('') }));
+  assert.equal(notYet, { fetches: 4, timers: [400, 1600, 3600], fellBack: true });
+});
+
+test('the toolbar fetched after a 404 replaces the placeholder, with no link', async () => {
+  let calls = 0;
+  const seen = await loaderFacing(() => Promise.resolve(++calls === 1 ? { ok: false, status: 404, text: () => Promise.resolve('') } : { ok: true, status: 200, text: () => Promise.resolve('<div id="hk-toolbar"></div>') }));
+  assert.equal(seen, { fetches: 2, timers: [400], fellBack: false });
+});
+
 test.run();
