@@ -12,7 +12,7 @@ import {
   type TrustedHost,
 } from '../../kernel/index.js';
 import { ErrorListener, createErrorController } from '../errors/index.js';
-import { DisallowRobotsIndexingListener, ResponseListener } from '../http/index.js';
+import { DisallowRobotsIndexingListener, ResponseListener, ValidateHostListener } from '../http/index.js';
 import { DebugLogBuffer, Logger, attachStderrSink, createBus, type LogLevelName, type ObservationBus } from '../log/index.js';
 import { RouteCollection, RouterListener, UrlMatcher, type SchemePorts } from '../routing/index.js';
 import {
@@ -97,8 +97,9 @@ export interface KernelOptions {
    * subdomains), `*.example.com` (subdomains only), IP addresses, or RegExps the whole host must match;
    * see TrustedHost. A request naming another host (Host, a trusted proxy's X-Forwarded-Host, an
    * absolute-form target) is a 400 `Untrusted Host "evil.test".`, so no redirect, link or error page
-   * is ever written for it. A request without Host (HTTP/1.0) is answered for the local address, as
-   * before. Invalid entries throw here. Default: every valid host.
+   * is ever written for it; the check is made on kernel.request at 256 (ValidateHostListener), before
+   * the listeners below it can answer. A request without Host (HTTP/1.0) is answered for the local
+   * address, as before. Invalid entries throw here. Default: every valid host.
    */
   trustedHosts?: readonly TrustedHost[];
   /** Largest request body in bytes. Default 1 MiB. */
@@ -219,6 +220,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
       return token === undefined ? null : `/_profiler/${token}`;
     },
   });
+  // With a trusted-hosts list, its check runs before any listener that might answer without reading the host.
+  if (trustHost !== undefined) dispatcher.addSubscriber(new ValidateHostListener());
   if (access !== null) dispatcher.addSubscriber(new ProfilerAccessListener(access));
   if (profiler !== null) {
     dispatcher.addSubscriber(profiler);

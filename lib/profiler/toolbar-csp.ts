@@ -14,6 +14,16 @@ export const CSP_HEADERS = ['content-security-policy', 'content-security-policy-
  * or nonce, which a hash would turn off) is left alone, and so is a policy governing neither.
  */
 export function allowToolbarInPolicy(policy: string): string {
+  if (policy.indexOf(',') === -1) return allowToolbarInOnePolicy(policy);
+  // A header value with commas is several policies (CSP 3's serialized list), each enforced: each
+  // needs the hashes, and the sources of one are never another's (a `'none'` of the next dropped).
+  const policies = policy.split(',');
+  const allowed = policies.map(allowToolbarInOnePolicy);
+  return allowed.some((text, i) => text !== policies[i]) ? allowed.map((text) => text.trim()).filter((text) => text !== '').join(', ') : policy;
+}
+
+/** allowToolbarInPolicy for a header value that holds one policy. */
+function allowToolbarInOnePolicy(policy: string): string {
   const directives = policy.split(';').map((text) => text.trim().split(/\s+/).filter((token) => token !== ''));
   const named = (name: string): string[] | undefined => directives.find((tokens) => tokens[0]?.toLowerCase() === name);
   let changed = false;

@@ -10,7 +10,10 @@ import { ContentLengthGuard, frameResponse } from './response-framing.js';
 export interface RequestListenerOptions {
   /** Proxies allowed to set X-Forwarded-* (CIDR list like `['10.0.0.0/8', 'loopback']`, or a function). */
   trustedProxies?: readonly string[] | TrustProxy;
-  /** Hosts a request may name (see TrustedHost for the syntax, or a function); others are a 400. Default every host. */
+  /**
+   * Hosts a request may name (see TrustedHost for the syntax, or a function); others are a 400 where the host is read.
+   * With a kernel of your own, add ValidateHostListener too: a listener that answers before anything reads the host answers any host. Default every host.
+   */
   trustedHosts?: readonly TrustedHost[] | TrustHost;
   /** Largest request body, in bytes (default 1 MiB). */
   bodyLimit?: number;

@@ -24,6 +24,7 @@ const DIGITS = /^\d+$/;
  */
 export function frameResponse(req: IncomingMessage, res: ServerResponse, response: Response): number {
   const headers = response.headers;
+  foldFramingNames(headers);
   if (headers.connection !== undefined || headers['keep-alive'] !== undefined) {
     if (CLOSE_TOKEN.test(String(headers.connection))) res.shouldKeepAlive = false;
     delete headers.connection;
@@ -67,6 +68,27 @@ export function frameResponse(req: IncomingMessage, res: ServerResponse, respons
     return -1;
   }
   return isHead ? -1 : Number(declared);
+}
+
+/** The headers frameResponse decides, by their lower-case names. */
+const FRAMING_NAMES: ReadonlySet<string> = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+const UPPER_CASE = /[A-Z]/;
+
+/**
+ * Moves a framing header written in another case (`headers['Content-Length'] = ...` on the plain
+ * record) to its lower-case name, beside a value there (node:http would send both), so that no rule
+ * above is passed by: a `Content-Length` left alone went out beside the body's own, or alone before a longer stream.
+ */
+function foldFramingNames(headers: Response['headers']): void {
+  for (const name in headers) {
+    if (!UPPER_CASE.test(name)) continue;
+    const lower = name.toLowerCase();
+    if (!FRAMING_NAMES.has(lower)) continue;
+    const value = headers[name]!;
+    const current = headers[lower];
+    headers[lower] = current === undefined ? value : ([] as string[]).concat(current, value);
+    delete headers[name];
+  }
 }
 
 /**

@@ -92,6 +92,8 @@ function routes(): RouteCollection {
   get('/not-modified-chunked', () => new Response(null, 304, { 'transfer-encoding': 'chunked', etag: '"v1"' }));
   get('/early-hints', () => new Response('', 103, { link: '</style.css>; rel=preload' }));
   get('/switching', () => new Response('', 101));
+  // `headers` is a plain record: a controller may write a name in another case than the lower case Response keeps.
+  get('/stream-length-mixed-case', () => Object.assign(new Response(pieces('a', 'bb'), 200, { 'content-type': 'text/plain' }), { headers: { 'Content-Length': '1' } }));
   get('/keep-alive', () => new Response('kept', 200, { connection: 'keep-alive', 'keep-alive': 'timeout=600' }));
   get('/close', () => new Response('closing', 200, { connection: 'close' }));
   get('/upload', (request) => new Response(`${request.headers['content-length'] ?? 'chunked'}`, 200), ['POST']);
@@ -107,6 +109,8 @@ const lateListener = {
     if (request.headers['x-append'] !== undefined && typeof response.body === 'string') response.body += String(request.headers['x-append']);
     const connection = request.headers['x-response-connection'];
     if (typeof connection === 'string') response.headers.connection = connection;
+    const mixedCase = request.headers['x-response-connection-mixed-case'];
+    if (typeof mixedCase === 'string') Object.assign(response.headers, { Connection: mixedCase, 'Keep-Alive': 'timeout=600' });
   },
 };
 
@@ -261,6 +265,25 @@ test('a response\'s Connection: close is honoured, and its keep-alive on a kept 
     const { responses: both } = readResponses(kept, ['GET', 'GET']);
     assert.equal(both.map((response) => [response.status, response.headers.connection?.length, response.headers['keep-alive']?.length]), [[200, 1, 1], [200, 1, undefined]], `${scheme}: ${JSON.stringify(kept)}`);
     assert.not.match(kept, 'timeout=600', scheme);
+  }
+});
+
+test('framing headers written in another case (Content-Length, Connection, Keep-Alive) are held to the same rules as lower-case ones', async () => {
+  for (const scheme of SCHEMES) {
+    records.length = 0;
+    const cut = await sendRaw(server, scheme, `GET /stream-length-mixed-case HTTP/1.1\r\nHost: localhost\r\n\r\n${NEXT}`);
+    const { responses, rest } = readResponses(cut, ['GET', 'GET']);
+    assert.is(responses.length, 1, `${scheme}: the rest of the body was read as the next response: ${JSON.stringify(cut)}`);
+    assert.is(responses[0]!.body, 'a', scheme);
+    assert.is(rest, '', `${scheme}: ${JSON.stringify(cut)}`);
+
+    const refused = `POST /read HTTP/1.1\r\nHost: localhost\r\nX-Response-Connection-Mixed-Case: keep-alive\r\nContent-Length: 4000\r\n\r\n`;
+    const answer = await sendRaw(server, scheme, [refused, `${'x'.repeat(4000)}${NEXT}`], { gapMs: 100 });
+    const { responses: kept, rest: after } = readResponses(answer, ['POST', 'GET']);
+    assert.equal(kept.map((response) => response.status), [413], `${scheme}: ${JSON.stringify(answer.replace(/<[^]*>/, '...'))}`);
+    assert.equal(kept[0]!.headers.connection, ['close'], scheme);
+    assert.is(kept[0]!.headers['keep-alive'], undefined, scheme);
+    assert.is(after, '', scheme);
   }
 });
 

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent } from 'undici';
+import { KernelEvents, Response, type RequestEvent } from '../../kernel/index.js';
 import { MemoryStorage } from '../../lib/profiler/storage/index.js';
 import { SCHEMES, decodeEntities, fetchFrom, header, rawStatus, savedProfile, sendRaw, startTestServer, type TestServer } from './harness.js';
 
@@ -141,6 +142,42 @@ for (const scheme of SCHEMES) {
       assert.not.match(problem.body, TO_EVIL);
     }
     await lenient.close();
+  });
+
+  test.run();
+}
+
+{
+  const test = suite('trusted hosts before the router');
+  let server: TestServer;
+  let lenient: Agent;
+  /** An application's listener that answers before routing (a health check, a CORS preflight, a maintenance page). */
+  const earlyAnswer = {
+    getSubscribedEvents: () => ({ [KernelEvents.REQUEST]: ['onKernelRequest', 100] as const }),
+    onKernelRequest(event: RequestEvent) {
+      if (event.isMainRequest() && event.request.path === '/early') event.setResponse(new Response('answered early', 200));
+    },
+  };
+
+  test.before(async () => {
+    server = await startTestServer({ app: { trustedHosts: ['example.com'], subscribers: [earlyAnswer] } });
+    lenient = new Agent({ connect: { rejectUnauthorized: false } });
+  });
+  test.after(async () => {
+    await lenient.close();
+    await server.close();
+  });
+
+  test('an untrusted Host is a 400 before any kernel.request listener below 256 answers, as Symfony\'s ValidateRequestListener makes it', async () => {
+    for (const scheme of SCHEMES) {
+      const refused = await fetchFrom(server, scheme, '/early', { headers: { host: 'evil.test' }, dispatcher: lenient });
+      assert.is(refused.status, 400, scheme);
+      assert.ok(decodeEntities(refused.body).includes('Untrusted Host "evil.test".'), scheme);
+      assert.not.ok(refused.body.includes('answered early'), scheme);
+      const served = await fetchFrom(server, scheme, '/early', { headers: { host: 'example.com' }, dispatcher: lenient });
+      assert.is(served.status, 200, scheme);
+      assert.is(served.body, 'answered early', scheme);
+    }
   });
 
   test.run();

@@ -36,6 +36,13 @@ test('IPv6 hosts keep their brackets; bad ports are refused', () => {
   assert.throws(() => Request.create('/', 'GET', { headers: { host: 'a:99999' } }).host, (error: unknown) => error instanceof SuspiciousOperationError);
 });
 
+test('a Host with an empty label is invalid (as in Symfony): a..example.com passes for no subdomain of example.com', () => {
+  for (const host of ['a..example.com', 'a..example.com:8000', 'example..com', 'www.example.com..']) {
+    assert.throws(() => Request.create('/', 'GET', { headers: { host } }).host, (error: unknown) => error instanceof SuspiciousOperationError && (error as Error).message === `Invalid Host "${host}".`, host);
+  }
+  assert.is(Request.create('/', 'GET', { headers: { host: 'www.example.com.' } }).host, 'www.example.com.', 'one final dot (the root) is no empty label');
+});
+
 test('a bracketed Host must hold an IPv6 address: [1.2.3.4], [::::], [.] are refused', () => {
   for (const host of ['[1.2.3.4]', '[1.2.3.4]:80', '[::::]', '[.]', '[1:2]', '[:]']) {
     assert.instance(thrown(() => Request.create('/', 'GET', { headers: { host } }).host), SuspiciousOperationError, host);

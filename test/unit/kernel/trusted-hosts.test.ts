@@ -75,6 +75,8 @@ test('invalid entries are refused with a RangeError naming them', () => {
     ['exa mple.com', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
     ['[1.2.3.4]', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
     ['..example.com', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
+    ['*.a..example.com', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
+    ['example..com', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
     ['user@example.com', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
   ];
   for (const [entry, why] of cases) {

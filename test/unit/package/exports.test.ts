@@ -43,6 +43,7 @@ test('the listeners of the default chain are importable (http-kernel/http)', asy
   const http = await import('http-kernel/http');
   assert.type(http.ResponseListener, 'function');
   assert.type(http.DisallowRobotsIndexingListener, 'function');
+  assert.type(http.ValidateHostListener, 'function');
 });
 
 test('a collector can write its own JSON with the built-in collectors\' helpers (http-kernel/profiler)', async () => {

@@ -35,4 +35,12 @@ test('a policy that governs neither scripts nor styles, or holds the hashes alre
   }
 });
 
+test('a header of several policies (comma-separated, each enforced) gets the hashes in each; no source moves from one policy to another', () => {
+  assert.is(allowToolbarInPolicy("script-src 'self', img-src 'none'"), `script-src 'self' ${SCRIPT}, img-src 'none'`);
+  assert.is(allowToolbarInPolicy("script-src 'self', style-src 'none'"), `script-src 'self' ${SCRIPT}, style-src ${STYLE}`);
+  assert.is(allowToolbarInPolicy("default-src 'self', script-src 'nonce-abc'"), `default-src 'self'; script-src 'self' ${SCRIPT}; style-src 'self' ${STYLE}, script-src 'nonce-abc' ${SCRIPT}`);
+  const untouched = "img-src 'self', frame-ancestors 'none'";
+  assert.is(allowToolbarInPolicy(untouched), untouched);
+});
+
 test.run();
