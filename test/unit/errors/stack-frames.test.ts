@@ -192,6 +192,18 @@ test('gives no excerpt for relative, missing, directory or node: paths', () => {
   assert.is(readSourceExcerpt('node:events', 1), null);
 });
 
+test('reads excerpts of source files only: a forged stack naming a secret, a key or /etc/passwd gets none', () => {
+  for (const name of ['.env', 'secret.txt', 'id_rsa', 'config.json', 'notes.ts.bak']) {
+    const file = join(dir, name);
+    writeFileSync(file, 'API_KEY=hunter2\nsecond line');
+    assert.is(readSourceExcerpt(file, 1), null, name);
+    const forged = new Error('forged');
+    forged.stack = `Error: forged\n    at leak (${file}:1:1)`;
+    assert.is(readSourceExcerpt(parseStack(forged.stack)[0]!.file!, 1), null, `${name} named by a stack frame`);
+  }
+  for (const name of ['a.js', 'a.mjs', 'a.cjs', 'a.jsx', 'a.ts', 'a.mts', 'a.cts', 'a.tsx']) assert.ok(readSourceExcerpt(writeLines(name, 2), 1), name);
+});
+
 test('gives no excerpt for a line outside the file', () => {
   const file = writeLines('bounds.ts', 4);
   assert.is(readSourceExcerpt(file, 5), null);
