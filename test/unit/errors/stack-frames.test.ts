@@ -137,6 +137,17 @@ test('does not read message lines as frames when the header is known', () => {
   assert.is(frames[0]!.function, 'real');
 });
 
+test('parses a frame line full of " (" in linear time (a message changed after the stack was made may end in one)', () => {
+  const error = new Error(`from the client:\n    at ${' ('.repeat(100_000)}`);
+  const stack = error.stack!; // V8 writes the stack on first read: the message changed after it is not in it.
+  error.message = `wrapped: ${error.message}`;
+  const started = performance.now();
+  const frames = parseStack(stack, `Error: ${error.message}`);
+  assert.ok(performance.now() - started < 1000, `${Math.round(performance.now() - started)} ms`);
+  assert.match(frames[1]!.file!, /stack-frames\.test\.[jt]s$/);
+  assert.equal(parseFrame('fn (eval at outer (eval at inner (/app/x.js:1:2), <anonymous>:1:1))'), parseFrame('fn (/app/x.js:1:2)'));
+});
+
 test('takes frames only from the trailing block of "at" lines without a header', () => {
   const stack = 'Error: first\n    at fake (/x.ts:1:1)\nmore message\n    at real (/app/a.ts:1:1)\n    at next (/app/b.ts:2:2)';
   assert.equal(
