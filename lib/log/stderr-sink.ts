@@ -75,28 +75,50 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
   };
 }
 
-/** One JSON line per record. */
+/** Longer strings (the message, a context value) are cut in a line, with how many characters were left out. */
+const MAX_STRING = 16_384;
+/** A context written longer than this is left out of the line, with a note saying how long it was. */
+const MAX_CONTEXT = 256 * 1024;
+
+/** One JSON line per record; an error in the context keeps its class, message, code, stack and causes. */
 export function formatJson(record: LogRecord): string {
-  const line = (context: unknown): string =>
-    safeJson({ time: new Date(record.time).toISOString(), level: record.levelName.toLowerCase(), channel: record.channel, message: record.message, context });
-  try {
-    return `${line(record.context)}\n`;
-  } catch (error) {
-    return `${line(unwritable(error))}\n`;
-  }
+  const context = writableContext(record.context);
+  const head = JSON.stringify({ time: new Date(record.time).toISOString(), level: record.levelName.toLowerCase(), channel: record.channel, message: cut(record.message) });
+  return `${head.slice(0, -1)},"context":${context instanceof RawJson ? context.json : JSON.stringify(context)}}\n`;
 }
 
 /** `[2026-11-21T21:40:54.123Z] request.ERROR: message {"context":1}` */
 export function formatLine(record: LogRecord): string {
   let context = '';
   if (Object.keys(record.context).length > 0) {
-    try {
-      context = ` ${safeJson(record.context)}`;
-    } catch (error) {
-      context = ` ${unwritable(error)}`;
-    }
+    const written = writableContext(record.context);
+    context = ` ${written instanceof RawJson ? written.json : written}`;
   }
-  return `[${new Date(record.time).toISOString()}] ${record.channel}.${record.levelName}: ${record.message}${context}\n`;
+  return `[${new Date(record.time).toISOString()}] ${record.channel}.${record.levelName}: ${cut(record.message)}${context}\n`;
+}
+
+/** JSON already written: the context, put into its line as is. */
+class RawJson {
+  constructor(readonly json: string) {}
+}
+
+// The context as JSON, or the note that stands for it: one JSON cannot take (a throwing getter or toJSON) or too long.
+function writableContext(context: Record<string, unknown>): RawJson | string {
+  let json: string;
+  try {
+    // A toJSON that returns undefined leaves nothing to write.
+    json = safeJson(context) ?? 'null';
+  } catch (error) {
+    return unwritable(error);
+  }
+  return json.length > MAX_CONTEXT ? `[context of ${json.length} characters left out: longer than ${MAX_CONTEXT}]` : new RawJson(json);
+}
+
+function cut(text: string): string {
+  if (text.length <= MAX_STRING) return text;
+  const last = text.charCodeAt(MAX_STRING - 1);
+  const head = text.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_STRING - 1 : MAX_STRING);
+  return `${head}… [${text.length - head.length} more characters]`;
 }
 
 /** What stands for a context that JSON.stringify threw on (a throwing getter or toJSON): the record is still written. */
@@ -110,19 +132,37 @@ function unwritable(error: unknown): string {
   return `[context that cannot be written as JSON: ${reason}]`;
 }
 
-// JSON with errors as their class and message, bigints as text, and a cycle (an object inside
-// itself) as "[circular]"; an object met twice elsewhere is written both times.
+// JSON with long strings cut, errors as their class, message, code, stack and causes, bigints as text,
+// and a cycle (an object inside itself, an error its own cause) as "[circular]"; an object met twice elsewhere is written both times.
 function safeJson(value: unknown): string {
-  const ancestors: unknown[] = [];
+  // The objects being written, as JSON.stringify holds them (an error's stand-in in its place), and as they were logged.
+  const holders: unknown[] = [];
+  const originals: unknown[] = [];
   return JSON.stringify(value, function (this: unknown, _key: string, v: unknown) {
-    if (v instanceof Error) return { class: v.constructor?.name ?? 'Error', message: v.message };
+    if (typeof v === 'string') return cut(v);
     if (typeof v === 'bigint') return v.toString();
     if (v !== null && typeof v === 'object') {
       // `this` holds v: the objects entered after it are finished.
-      while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop();
-      if (ancestors.includes(v)) return '[circular]';
-      ancestors.push(v);
+      while (holders.length > 0 && holders[holders.length - 1] !== this) {
+        holders.pop();
+        originals.pop();
+      }
+      if (originals.includes(v)) return '[circular]';
+      const written = v instanceof Error ? errorJson(v) : v;
+      holders.push(written);
+      originals.push(v);
+      return written;
     }
     return v;
   });
+}
+
+function errorJson(error: Error): Record<string, unknown> {
+  const json: Record<string, unknown> = { class: error.constructor?.name ?? 'Error', message: error.message };
+  const { code, stack, cause } = error as Error & { code?: unknown };
+  if (typeof code === 'string' || typeof code === 'number') json.code = code;
+  if (typeof stack === 'string') json.stack = stack;
+  if (cause !== undefined) json.cause = cause;
+  if (error instanceof AggregateError && Array.isArray(error.errors)) json.errors = error.errors;
+  return json;
 }

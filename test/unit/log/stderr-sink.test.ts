@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Logger, attachStderrSink, createBus } from '../../../lib/log/index.js';
+import { Logger, attachStderrSink, createBus, formatJson, formatLine, type LogRecord } from '../../../lib/log/index.js';
 
 const test = suite('stderr sink');
 
@@ -68,6 +68,40 @@ test('a stalled stderr holds a bounded backlog: later records are dropped and co
   assert.is(note.message, `stderr could not keep up: ${10_000 - kept} log records were dropped`);
   logger.error('after');
   assert.is(JSON.parse(written.at(-1)!).message, 'after');
+});
+
+function record(context: Record<string, unknown>, message = 'm'): LogRecord {
+  return { time: 0, level: 3, levelName: 'ERROR', channel: 'app', message, context };
+}
+
+test('an error in a JSON line keeps its class, message, code, stack and cause chain (a cycle cut), on one line', () => {
+  const root = new RangeError('root');
+  const error = Object.assign(new TypeError('boom', { cause: root }), { code: 'E_BOOM' });
+  root.cause = error;
+  const line = formatJson(record({ exception: error, many: new AggregateError([new Error('one')], 'all') }));
+  assert.is(line.indexOf('\n'), line.length - 1);
+  const { exception, many } = JSON.parse(line).context;
+  assert.is(exception.class, 'TypeError');
+  assert.is(exception.message, 'boom');
+  assert.is(exception.code, 'E_BOOM');
+  assert.is(exception.stack, error.stack);
+  assert.equal(exception.cause.class, 'RangeError');
+  assert.is(exception.cause.stack, root.stack);
+  assert.is(exception.cause.cause, '[circular]');
+  assert.is(many.errors[0].message, 'one');
+  assert.match(formatLine(record({ exception: error })), /"stack":"TypeError: boom\\n    at /);
+});
+
+test('a line stays bounded: strings are cut at 16,384 characters, and a context longer than 256 kB is left out with a note', () => {
+  const long = formatJson(record({ body: 'b'.repeat(1_000_000) }, 'm'.repeat(1_000_000)));
+  assert.ok(long.length < 40_000, `line ${long.length}`);
+  const parsed = JSON.parse(long);
+  assert.is(parsed.message, `${'m'.repeat(16_384)}… [983616 more characters]`);
+  assert.is(parsed.context.body, `${'b'.repeat(16_384)}… [983616 more characters]`);
+  const wide = formatJson(record({ ids: Array.from({ length: 100_000 }, (_, i) => i) }));
+  assert.ok(wide.length < 1000, `line ${wide.length}`);
+  assert.match(JSON.parse(wide).context, /^\[context of \d+ characters left out: longer than 262144\]$/);
+  assert.ok(formatLine(record({ ids: Array.from({ length: 100_000 }, (_, i) => i) })).length < 1000);
 });
 
 test.run();
