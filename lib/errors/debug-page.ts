@@ -222,15 +222,20 @@ function formatTime(time: number): SafeHtml {
 }
 
 function formatContext(context: Record<string, unknown> | undefined): string | null {
-  if (context === null || typeof context !== 'object' || Object.keys(context).length === 0) return null;
-  let text: string;
   try {
-    text = JSON.stringify(context, contextReplacer, 2) ?? '';
+    if (context === null || typeof context !== 'object' || Object.keys(context).length === 0) return null;
+    let text: string;
+    try {
+      text = JSON.stringify(context, contextReplacer, 2) ?? '';
+    } catch {
+      // Cycles and other values JSON cannot take: inspect handles them all.
+      text = inspect(context, { depth: 4, breakLength: 100 });
+    }
+    return cutText(text);
   } catch {
-    // Cycles and other values JSON cannot take: inspect handles them all.
-    text = inspect(context, { depth: 4, breakLength: 100 });
+    // A Proxy whose traps throw: the record is still shown.
+    return '[context that cannot be shown]';
   }
-  return cutText(text);
 }
 
 function contextReplacer(_key: string, value: unknown): unknown {

@@ -167,6 +167,16 @@ test('stays bounded for a request that logged 1,000 huge records: messages are c
   assert.ok(document.includes(`${1000 - shown} more log records are not shown`));
 });
 
+test('renders a context that is a Proxy whose traps throw, as a value or as the whole context', () => {
+  const trap = (): never => {
+    throw new Error('trap');
+  };
+  const hostile = new Proxy({}, { get: trap, has: trap, getPrototypeOf: trap, ownKeys: trap, getOwnPropertyDescriptor: trap });
+  const document = page({ logs: [record({ message: 'value', context: { hostile } }), record({ message: 'whole', context: hostile as Record<string, unknown> })] });
+  assert.is(document.match(/<tr class="level-/g)!.length, 2);
+  assert.ok(document.includes('[context that cannot be shown]'));
+});
+
 test('links to the profiler when a profiler URL is given', () => {
   assert.ok(page({ profilerUrl: '/_profiler/a1b2c3' }).includes('<a href="/_profiler/a1b2c3">View in profiler</a>'));
   assert.not.ok(page().includes('View in profiler'));
