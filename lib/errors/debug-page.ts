@@ -43,8 +43,10 @@ export function debugPagePolicy(nonce: string): string {
 
 /** How many application frames per error get a source excerpt. */
 const EXCERPT_FRAMES = 3;
-/** Log context longer than this is cut: the page must stay readable and bounded. */
+/** Log messages and contexts longer than this are cut: the page must stay readable and bounded. */
 const MAX_CONTEXT_LENGTH = 5000;
+/** Characters of log messages and contexts shown in all; the records past it are counted, not shown. */
+const LOGS_BUDGET = 1_000_000;
 
 /** Renders the complete debug error page as an HTML5 document. */
 export function renderDebugPage(input: DebugPageInput): string {
@@ -164,24 +166,36 @@ function renderLogs(logs: LogRecord[]): SafeHtml {
 </section>
 `;
   }
+  const rows: SafeHtml[] = [];
+  let spent = 0;
+  for (const record of logs) {
+    if (spent >= LOGS_BUDGET) break;
+    const message = cutText(record.message);
+    const context = formatContext(record.context);
+    spent += message.length + (context?.length ?? 0);
+    rows.push(html`<tr class="level-${levelClass(record.level)}">
+<td class="time">${formatTime(record.time)}</td>
+<td class="level">${record.levelName}</td>
+<td class="channel">${record.channel}</td>
+<td class="log-message">${message}${context !== null ? html`<pre class="context">${context}</pre>` : ''}</td>
+</tr>
+`);
+  }
+  const hidden = logs.length - rows.length;
   return html`<section id="logs">
 <h2>Logs <span class="badge">${logs.length}</span> ${levelCounts(logs).map(([name, n]) => html`<span class="count level-${levelClass(LogLevel[name])}">${n} ${name}</span> `)}</h2>
 <table class="logs">
 <thead><tr><th>Time</th><th>Level</th><th>Channel</th><th>Message</th></tr></thead>
 <tbody>
-${logs.map((record) => {
-  const context = formatContext(record.context);
-  return html`<tr class="level-${levelClass(record.level)}">
-<td class="time">${formatTime(record.time)}</td>
-<td class="level">${record.levelName}</td>
-<td class="channel">${record.channel}</td>
-<td class="log-message">${record.message}${context !== null ? html`<pre class="context">${context}</pre>` : ''}</td>
-</tr>
-`;
-})}</tbody>
+${rows}${hidden > 0 ? html`<tr class="more"><td colspan="4" class="empty">${hidden} more log records are not shown: the page holds the first ${LOGS_BUDGET / 1_000_000} MB of them.</td></tr>
+` : ''}</tbody>
 </table>
 </section>
 `;
+}
+
+function cutText(text: string): string {
+  return text.length > MAX_CONTEXT_LENGTH ? `${text.slice(0, MAX_CONTEXT_LENGTH)}…` : text;
 }
 
 /** Counts per level name, most severe first. */
@@ -210,15 +224,20 @@ function formatTime(time: number): SafeHtml {
 }
 
 function formatContext(context: Record<string, unknown> | undefined): string | null {
-  if (context === null || typeof context !== 'object' || Object.keys(context).length === 0) return null;
-  let text: string;
   try {
-    text = JSON.stringify(context, contextReplacer, 2) ?? '';
+    if (context === null || typeof context !== 'object' || Object.keys(context).length === 0) return null;
+    let text: string;
+    try {
+      text = JSON.stringify(context, contextReplacer, 2) ?? '';
+    } catch {
+      // Cycles and other values JSON cannot take: inspect handles them all.
+      text = inspect(context, { depth: 4, breakLength: 100 });
+    }
+    return cutText(text);
   } catch {
-    // Cycles and other values JSON cannot take: inspect handles them all.
-    text = inspect(context, { depth: 4, breakLength: 100 });
+    // A Proxy whose traps throw: the record is still shown.
+    return '[context that cannot be shown]';
   }
-  return text.length > MAX_CONTEXT_LENGTH ? `${text.slice(0, MAX_CONTEXT_LENGTH)}…` : text;
 }
 
 function contextReplacer(_key: string, value: unknown): unknown {

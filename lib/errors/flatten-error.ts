@@ -33,6 +33,18 @@ export interface FlattenErrorOptions {
 
 const DEFAULT_MAX_ERRORS = 20;
 
+/**
+ * What is kept of each error, so that its pages, problem+json and log line stay bounded whatever
+ * was thrown (a 5 MB message, Error.stackTraceLimit = Infinity, a forged stack); longer text is cut with a note.
+ */
+const MAX_MESSAGE = 10_000;
+const MAX_STACK = 20_000;
+const MAX_FRAMES = 50;
+/** Of a frame's function and file (PATH_MAX is 4096; a real path is far shorter). */
+const MAX_FRAME_TEXT = 1000;
+/** Of a class name and a code. */
+const MAX_NAME = 200;
+
 /** Flattens an error and its ES2022 `cause` chain, outermost first; stops at a cycle or at `maxErrors`. */
 export function flattenError(error: unknown, options: FlattenErrorOptions = {}): FlatError[] {
   const max = Math.max(1, options.maxErrors ?? DEFAULT_MAX_ERRORS);
@@ -63,16 +75,29 @@ function flattenOne(error: object, outermost: boolean): FlatError {
   const status = ownStatus(error) ?? (outermost ? 500 : null);
   const code = read(error, 'code');
   const flat: FlatError = {
-    class: className(error, name),
-    message,
+    class: cut(className(error, name), MAX_NAME),
+    message: cut(message, MAX_MESSAGE),
     status,
     statusText: status === null ? null : statusText(status),
     headers: headersOf(read(error, 'headers')),
-    frames: parseStack(stack, stackHeader(name, message)),
-    stack,
+    frames: parseStack(stack, stackHeader(name, message)).slice(0, MAX_FRAMES).map(cutFrame),
+    stack: cut(stack, MAX_STACK),
   };
-  if (typeof code === 'string') flat.code = code;
+  if (typeof code === 'string') flat.code = cut(code, MAX_NAME);
   return flat;
+}
+
+/** `text` whole, or its first `max` characters (a surrogate pair kept whole or left out) and how many more there were. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  const head = text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+  return `${head}… [${text.length - head.length} more characters]`;
+}
+
+function cutFrame(frame: StackFrame): StackFrame {
+  if ((frame.function?.length ?? 0) <= MAX_FRAME_TEXT && (frame.file?.length ?? 0) <= MAX_FRAME_TEXT) return frame;
+  return { ...frame, function: frame.function === null ? null : cut(frame.function, MAX_FRAME_TEXT), file: frame.file === null ? null : cut(frame.file, MAX_FRAME_TEXT) };
 }
 
 function flattenThrownValue(value: unknown, outermost: boolean): FlatError {
@@ -88,7 +113,12 @@ function flattenThrownValue(value: unknown, outermost: boolean): FlatError {
 }
 
 function isErrorLike(value: unknown): value is object {
-  return value instanceof Error || types.isNativeError(value);
+  try {
+    return value instanceof Error || types.isNativeError(value);
+  } catch {
+    // A Proxy whose getPrototypeOf trap throws.
+    return false;
+  }
 }
 
 function isHttpStatus(value: unknown): value is number {

@@ -4,7 +4,7 @@
  * V8 already names the original `.ts` files and lines, so nothing here reads source maps.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { extname, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** One call site of a stack trace. */
@@ -31,7 +31,6 @@ export interface SourceExcerpt {
 }
 
 const frameLine = /^\s*at\s+(.*)$/;
-const callWithLocation = /^(.*?) \((.*)\)$/;
 const positionAtEnd = /^(.*):(\d+):(\d+)$/;
 const lineAtEnd = /^(.*):(\d+)$/;
 // `eval at outer (eval at inner (/app/x.js:1:2), <anonymous>:1:1)`: the innermost parentheses name the real file.
@@ -60,10 +59,12 @@ export function parseStack(stack: string, header?: string): StackFrame[] {
 export function parseFrame(text: string): StackFrame {
   let fn: string | null = null;
   let location = text;
-  const call = callWithLocation.exec(text);
-  if (call) {
-    fn = call[1]!;
-    location = call[2]!;
+  // `fn (location)`: the function ends at the first " (" (a location may hold more, as eval origins do).
+  // Found with indexOf: a lazy regex for it took quadratic time on a line of many " (".
+  const open = text.endsWith(')') ? text.indexOf(' (') : -1;
+  if (open !== -1) {
+    fn = text.slice(0, open);
+    location = text.slice(open + 2, -1);
   } else if (text.startsWith('async ')) {
     location = text.slice('async '.length);
   }
@@ -117,6 +118,12 @@ export const SOURCE_CACHE_FILES = 50;
 /** Longer lines are cut in excerpts (minified code would otherwise swamp the page). */
 const MAX_LINE_LENGTH = 500;
 
+/**
+ * What an excerpt may be read from: JavaScript and TypeScript sources. A stack is text anyone may
+ * set (`error.stack = ...`), so a frame naming `/etc/passwd` or `.env` must not put that file on a page.
+ */
+const SOURCE_EXTENSIONS = new Set(['.js', '.mjs', '.cjs', '.jsx', '.ts', '.mts', '.cts', '.tsx']);
+
 interface CachedSource {
   mtimeMs: number;
   size: number;
@@ -128,14 +135,15 @@ const sourceCache = new Map<string, CachedSource>();
 
 /**
  * Reads `around` lines either side of `line` from a source file, or null when that is not possible:
- * not an absolute path or file URL, missing, not a regular file, larger than 1 MB, binary, or no such line.
+ * not an absolute path or file URL, not a JavaScript or TypeScript source (by its extension), missing,
+ * not a regular file, larger than 1 MB, binary, or no such line.
  * Never throws. Reads synchronously: this runs only while rendering a debug page.
  */
 export function readSourceExcerpt(file: string, line: number, around = 5): SourceExcerpt | null {
   try {
     if (!Number.isInteger(line) || line < 1) return null;
     const path = file.startsWith('file://') ? fileURLToPath(file) : file;
-    if (!isAbsolute(path)) return null;
+    if (!isAbsolute(path) || !SOURCE_EXTENSIONS.has(extname(path).toLowerCase())) return null;
     const lines = sourceLines(path);
     if (lines === null || line > lines.length) return null;
     const span = Math.max(0, Math.floor(Number.isFinite(around) ? around : 5));

@@ -92,9 +92,18 @@ export function interpolate(message: string, context: LogContext): string {
   let out = template[0]!;
   for (let i = 1; i < template.length; i += 2) {
     const key = template[i]!;
-    out += (Object.hasOwn(context, key) ? stringify(context[key]) : `{${key}}`) + template[i + 1]!;
+    out += (has(context, key) ? stringify(context[key]) : `{${key}}`) + template[i + 1]!;
   }
   return out;
+}
+
+// A context that is a Proxy whose traps throw has no placeholder values.
+function has(context: LogContext, key: string): boolean {
+  try {
+    return Object.hasOwn(context, key);
+  } catch {
+    return false;
+  }
 }
 
 /** Messages are constants: each is split once into [text, key, text, key, ..., text]. */
@@ -126,13 +135,18 @@ function stringify(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || typeof value === 'symbol') return String(value);
   if (typeof value === 'function') return '[object Function]';
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
-  if (value instanceof Error) return `[object ${classOf(value, 'Error')}]`;
+  // Reading a Proxy may throw anywhere (instanceof calls its getPrototypeOf trap).
   try {
-    return JSON.stringify(value) ?? `[object ${classOf(value as object, 'Object')}]`;
+    if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
+    if (value instanceof Error) return `[object ${classOf(value, 'Error')}]`;
+    return JSON.stringify(value, bigintAsText) ?? `[object ${classOf(value as object, 'Object')}]`;
   } catch {
     return `[object ${classOf(value as object, 'Object')}]`;
   }
+}
+
+function bigintAsText(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
 }
 
 function classOf(value: object, fallback: string): string {

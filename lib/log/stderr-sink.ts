@@ -1,6 +1,17 @@
 import type { ObservationBus, LogEntry } from './bus.js';
 import { toLevel } from './logger.js';
-import type { LogLevelName, LogRecord } from './log-record.js';
+import { LogLevel, type LogLevelName, type LogRecord } from './log-record.js';
+
+/** What the sink writes to: process.stderr, or any stream with a `write`. */
+export interface SinkStream {
+  write(chunk: string): unknown;
+  isTTY?: boolean;
+  /** Characters waiting to be written (a node stream's); a backlog past `maxBuffered` drops records. */
+  writableLength?: number;
+  on?(event: 'error' | 'drain', listener: () => void): unknown;
+  once?(event: 'drain', listener: () => void): unknown;
+  off?(event: 'error' | 'drain', listener: () => void): unknown;
+}
 
 /** Where and how the stderr sink writes. */
 export interface StderrSinkOptions {
@@ -9,44 +20,105 @@ export interface StderrSinkOptions {
   /** JSON lines (default when stderr is not a TTY) or Monolog-style text lines. */
   json?: boolean;
   /** Where to write (default process.stderr). */
-  stream?: { write(chunk: string): unknown; isTTY?: boolean };
+  stream?: SinkStream;
+  /** Most characters left waiting for a slow reader before records are dropped (default 1 MiB). */
+  maxBuffered?: number;
 }
 
-/** Writes log records to stderr; returns a function that detaches it from the bus. */
+const DEFAULT_MAX_BUFFERED = 1024 * 1024;
+
+/**
+ * Writes log records to stderr; returns a function that detaches it from the bus. A reader that
+ * has gone (EPIPE, as with `serve 2>&1 | head -1`) stops the sink rather than the process; one that
+ * cannot keep up has records dropped past `maxBuffered` (memory stays bounded, the event loop is never
+ * blocked), and how many is written as a WARNING of the `log` channel once it has caught up.
+ */
 export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions = {}): () => void {
   const stream = options.stream ?? process.stderr;
   const threshold = toLevel(options.level ?? 'WARNING');
-  const json = options.json ?? !stream.isTTY;
-  const handler = ({ record }: LogEntry): void => {
-    if (record.level > threshold) return;
-    stream.write(json ? formatJson(record) : formatLine(record));
+  const format = (options.json ?? !stream.isTTY) ? formatJson : formatLine;
+  const maxBuffered = options.maxBuffered ?? DEFAULT_MAX_BUFFERED;
+  let closed = false;
+  let dropped = 0;
+  const write = (record: LogRecord): void => {
+    try {
+      stream.write(format(record));
+    } catch {
+      // A stream that throws (one of the application's) loses the record, not the code that logs.
+    }
   };
+  const writeDropped = (): void => {
+    if (dropped === 0 || closed) return;
+    const message = `stderr could not keep up: ${dropped} log records were dropped`;
+    write({ time: Date.now(), level: LogLevel.WARNING, levelName: 'WARNING', channel: 'log', message, context: { dropped } });
+    dropped = 0;
+  };
+  // Unhandled, a stream's error (EPIPE) would end the process; nothing written after it could arrive.
+  const onError = (): void => {
+    closed = true;
+  };
+  const handler = ({ record }: LogEntry): void => {
+    if (record.level > threshold || closed) return;
+    if ((stream.writableLength ?? 0) > maxBuffered) {
+      if (dropped++ === 0) stream.once?.('drain', writeDropped);
+      return;
+    }
+    writeDropped();
+    write(record);
+  };
+  stream.on?.('error', onError);
   bus.on('log', handler);
-  return () => bus.off('log', handler);
+  return () => {
+    bus.off('log', handler);
+    stream.off?.('error', onError);
+    stream.off?.('drain', writeDropped);
+  };
 }
 
-/** One JSON line per record. */
+/** Longer strings (the message, a context value) are cut in a line, with how many characters were left out. */
+const MAX_STRING = 16_384;
+/** A context written longer than this is left out of the line, with a note saying how long it was. */
+const MAX_CONTEXT = 256 * 1024;
+
+/** One JSON line per record; an error in the context keeps its class, message, code, stack and causes. */
 export function formatJson(record: LogRecord): string {
-  const line = (context: unknown): string =>
-    safeJson({ time: new Date(record.time).toISOString(), level: record.levelName.toLowerCase(), channel: record.channel, message: record.message, context });
-  try {
-    return `${line(record.context)}\n`;
-  } catch (error) {
-    return `${line(unwritable(error))}\n`;
-  }
+  const context = writableContext(record.context);
+  const head = JSON.stringify({ time: new Date(record.time).toISOString(), level: record.levelName.toLowerCase(), channel: record.channel, message: cut(record.message) });
+  return `${head.slice(0, -1)},"context":${context instanceof RawJson ? context.json : JSON.stringify(context)}}\n`;
 }
 
 /** `[2026-11-21T21:40:54.123Z] request.ERROR: message {"context":1}` */
 export function formatLine(record: LogRecord): string {
   let context = '';
   if (Object.keys(record.context).length > 0) {
-    try {
-      context = ` ${safeJson(record.context)}`;
-    } catch (error) {
-      context = ` ${unwritable(error)}`;
-    }
+    const written = writableContext(record.context);
+    context = ` ${written instanceof RawJson ? written.json : written}`;
   }
-  return `[${new Date(record.time).toISOString()}] ${record.channel}.${record.levelName}: ${record.message}${context}\n`;
+  return `[${new Date(record.time).toISOString()}] ${record.channel}.${record.levelName}: ${cut(record.message)}${context}\n`;
+}
+
+/** JSON already written: the context, put into its line as is. */
+class RawJson {
+  constructor(readonly json: string) {}
+}
+
+// The context as JSON, or the note that stands for it: one JSON cannot take (a throwing getter or toJSON) or too long.
+function writableContext(context: Record<string, unknown>): RawJson | string {
+  let json: string;
+  try {
+    // A toJSON that returns undefined leaves nothing to write.
+    json = safeJson(context) ?? 'null';
+  } catch (error) {
+    return unwritable(error);
+  }
+  return json.length > MAX_CONTEXT ? `[context of ${json.length} characters left out: longer than ${MAX_CONTEXT}]` : new RawJson(json);
+}
+
+function cut(text: string): string {
+  if (text.length <= MAX_STRING) return text;
+  const last = text.charCodeAt(MAX_STRING - 1);
+  const head = text.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_STRING - 1 : MAX_STRING);
+  return `${head}… [${text.length - head.length} more characters]`;
 }
 
 /** What stands for a context that JSON.stringify threw on (a throwing getter or toJSON): the record is still written. */
@@ -60,19 +132,37 @@ function unwritable(error: unknown): string {
   return `[context that cannot be written as JSON: ${reason}]`;
 }
 
-// JSON with errors as their class and message, bigints as text, and a cycle (an object inside
-// itself) as "[circular]"; an object met twice elsewhere is written both times.
+// JSON with long strings cut, errors as their class, message, code, stack and causes, bigints as text,
+// and a cycle (an object inside itself, an error its own cause) as "[circular]"; an object met twice elsewhere is written both times.
 function safeJson(value: unknown): string {
-  const ancestors: unknown[] = [];
+  // The objects being written, as JSON.stringify holds them (an error's stand-in in its place), and as they were logged.
+  const holders: unknown[] = [];
+  const originals: unknown[] = [];
   return JSON.stringify(value, function (this: unknown, _key: string, v: unknown) {
-    if (v instanceof Error) return { class: v.constructor?.name ?? 'Error', message: v.message };
+    if (typeof v === 'string') return cut(v);
     if (typeof v === 'bigint') return v.toString();
     if (v !== null && typeof v === 'object') {
       // `this` holds v: the objects entered after it are finished.
-      while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop();
-      if (ancestors.includes(v)) return '[circular]';
-      ancestors.push(v);
+      while (holders.length > 0 && holders[holders.length - 1] !== this) {
+        holders.pop();
+        originals.pop();
+      }
+      if (originals.includes(v)) return '[circular]';
+      const written = v instanceof Error ? errorJson(v) : v;
+      holders.push(written);
+      originals.push(v);
+      return written;
     }
     return v;
   });
+}
+
+function errorJson(error: Error): Record<string, unknown> {
+  const json: Record<string, unknown> = { class: error.constructor?.name ?? 'Error', message: error.message };
+  const { code, stack, cause } = error as Error & { code?: unknown };
+  if (typeof code === 'string' || typeof code === 'number') json.code = code;
+  if (typeof stack === 'string') json.stack = stack;
+  if (cause !== undefined) json.cause = cause;
+  if (error instanceof AggregateError && Array.isArray(error.errors)) json.errors = error.errors;
+  return json;
 }

@@ -156,6 +156,27 @@ test('renders context that JSON cannot take', () => {
   assert.ok(document.includes('[Circular'));
 });
 
+test('stays bounded for a request that logged 1,000 huge records: messages are cut and the records past 1 MB are counted', () => {
+  const logs = Array.from({ length: 1000 }, (_, i) => record({ message: `record ${i} ${'m'.repeat(100_000)}`, context: { data: 'c'.repeat(100_000) } }));
+  const document = page({ logs });
+  assert.ok(document.length < 1_200_000, `page ${document.length}`);
+  assert.match(document, /<span class="badge">1000<\/span>/);
+  assert.match(document, /<td class="log-message">record 0 m+…<pre/);
+  const shown = document.match(/<tr class="level-/g)!.length;
+  assert.ok(shown > 10 && shown < 1000, `shown ${shown}`);
+  assert.ok(document.includes(`${1000 - shown} more log records are not shown`));
+});
+
+test('renders a context that is a Proxy whose traps throw, as a value or as the whole context', () => {
+  const trap = (): never => {
+    throw new Error('trap');
+  };
+  const hostile = new Proxy({}, { get: trap, has: trap, getPrototypeOf: trap, ownKeys: trap, getOwnPropertyDescriptor: trap });
+  const document = page({ logs: [record({ message: 'value', context: { hostile } }), record({ message: 'whole', context: hostile as Record<string, unknown> })] });
+  assert.is(document.match(/<tr class="level-/g)!.length, 2);
+  assert.ok(document.includes('[context that cannot be shown]'));
+});
+
 test('links to the profiler when a profiler URL is given', () => {
   assert.ok(page({ profilerUrl: '/_profiler/a1b2c3' }).includes('<a href="/_profiler/a1b2c3">View in profiler</a>'));
   assert.not.ok(page().includes('View in profiler'));

@@ -147,6 +147,36 @@ test('survives errors whose properties throw when read', () => {
   assert.equal(chain[0]!.headers, {});
 });
 
+test('survives a thrown Proxy whose traps throw', () => {
+  const trap = (): never => {
+    throw new Error('trap');
+  };
+  const proxy = new Proxy(new Error('p'), { get: trap, has: trap, getPrototypeOf: trap, ownKeys: trap, getOwnPropertyDescriptor: trap });
+  const [flat] = flattenError(proxy);
+  assert.is(flat!.status, 500);
+  assert.is(flat!.class, 'Error');
+});
+
+test('cuts a huge message, class name, code, stack and frame list: every page and log line of an error stays bounded', () => {
+  const Huge = { ['K'.repeat(100_000)]: class extends Error {} }['K'.repeat(100_000)]!;
+  const error = new Huge('m'.repeat(5_000_000)) as Error & { code?: string };
+  error.code = 'C'.repeat(100_000);
+  const frames = Array.from({ length: 10_000 }, (_, i) => `    at f${i} (/app/src/${'d'.repeat(i === 0 ? 100_000 : 1)}.ts:${i + 1}:1)`);
+  error.stack = `Error: ${error.message}\n${frames.join('\n')}`;
+  const [flat] = flattenError(error);
+  assert.ok(flat!.message.length < 10_100, `message ${flat!.message.length}`);
+  assert.match(flat!.message, /^m+… \[4990000 more characters\]$/);
+  assert.ok(flat!.class.length < 300, `class ${flat!.class.length}`);
+  assert.ok(flat!.code!.length < 300, `code ${flat!.code!.length}`);
+  assert.ok(flat!.stack.length < 20_100, `stack ${flat!.stack.length}`);
+  assert.is(flat!.frames.length, 50);
+  assert.is(flat!.frames[1]!.function, 'f1');
+  assert.ok(flat!.frames[0]!.file!.length < 1100, `file ${flat!.frames[0]!.file!.length}`);
+  assert.is(flat!.frames[0]!.line, 1);
+  const emoji = flattenError(new Error(`a${'\u{1F600}'.repeat(6000)}`))[0]!.message;
+  assert.is(emoji.slice(9997, 10000), '\u{1F600}…', 'a surrogate pair is kept whole or left out');
+});
+
 test('statusText gives the reason phrase, with a fallback for unknown codes', () => {
   assert.is(statusText(404), 'Not Found');
   assert.is(statusText(405), 'Method Not Allowed');

@@ -137,6 +137,17 @@ test('does not read message lines as frames when the header is known', () => {
   assert.is(frames[0]!.function, 'real');
 });
 
+test('parses a frame line full of " (" in linear time (a message changed after the stack was made may end in one)', () => {
+  const error = new Error(`from the client:\n    at ${' ('.repeat(100_000)}`);
+  const stack = error.stack!; // V8 writes the stack on first read: the message changed after it is not in it.
+  error.message = `wrapped: ${error.message}`;
+  const started = performance.now();
+  const frames = parseStack(stack, `Error: ${error.message}`);
+  assert.ok(performance.now() - started < 1000, `${Math.round(performance.now() - started)} ms`);
+  assert.match(frames[1]!.file!, /stack-frames\.test\.[jt]s$/);
+  assert.equal(parseFrame('fn (eval at outer (eval at inner (/app/x.js:1:2), <anonymous>:1:1))'), parseFrame('fn (/app/x.js:1:2)'));
+});
+
 test('takes frames only from the trailing block of "at" lines without a header', () => {
   const stack = 'Error: first\n    at fake (/x.ts:1:1)\nmore message\n    at real (/app/a.ts:1:1)\n    at next (/app/b.ts:2:2)';
   assert.equal(
@@ -190,6 +201,18 @@ test('gives no excerpt for relative, missing, directory or node: paths', () => {
   mkdirSync(join(dir, 'sub'));
   assert.is(readSourceExcerpt(join(dir, 'sub'), 1), null);
   assert.is(readSourceExcerpt('node:events', 1), null);
+});
+
+test('reads excerpts of source files only: a forged stack naming a secret, a key or /etc/passwd gets none', () => {
+  for (const name of ['.env', 'secret.txt', 'id_rsa', 'config.json', 'notes.ts.bak']) {
+    const file = join(dir, name);
+    writeFileSync(file, 'API_KEY=hunter2\nsecond line');
+    assert.is(readSourceExcerpt(file, 1), null, name);
+    const forged = new Error('forged');
+    forged.stack = `Error: forged\n    at leak (${file}:1:1)`;
+    assert.is(readSourceExcerpt(parseStack(forged.stack)[0]!.file!, 1), null, `${name} named by a stack frame`);
+  }
+  for (const name of ['a.js', 'a.mjs', 'a.cjs', 'a.jsx', 'a.ts', 'a.mts', 'a.cts', 'a.tsx']) assert.ok(readSourceExcerpt(writeLines(name, 2), 1), name);
 });
 
 test('gives no excerpt for a line outside the file', () => {

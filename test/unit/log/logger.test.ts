@@ -104,6 +104,19 @@ test('a placeholder of any value is interpolated without throwing: invalid dates
   logger.warning('Expires {at}', { at: new Date('not a date') });
 });
 
+test('a log call with a Proxy whose traps throw, as a value or as the whole context, does not throw', () => {
+  const trap = (): never => {
+    throw new Error('trap');
+  };
+  const hostile = new Proxy({}, { get: trap, has: trap, getPrototypeOf: trap, ownKeys: trap, getOwnPropertyDescriptor: trap });
+  const { bus, entries } = collect();
+  const logger = new Logger({ bus });
+  logger.error('value {p}', { p: hostile });
+  logger.error('context {p}', hostile);
+  assert.equal(entries.map((e) => e.record.message), ['value [object Object]', 'context {p}']);
+  assert.is(interpolate('{n}', { n: { id: 10n } }), '{"id":"10"}', 'a bigint inside an object');
+});
+
 function record(context: Record<string, unknown>): LogRecord {
   return { time: 0, level: 3, levelName: 'ERROR', channel: 'app', message: 'm', context };
 }
