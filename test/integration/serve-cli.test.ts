@@ -37,6 +37,13 @@ function serve(args: string[], cwd: string): Promise<{ child: ChildProcess; urls
   });
 }
 
+/** Sends `signal` and checks the server drains and exits 0. */
+async function stopsCleanly(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  const exited = exitOf(child);
+  child.kill(signal);
+  assert.is(await exited, 0, `exit code after ${signal}`);
+}
+
 function exitOf(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
@@ -64,9 +71,7 @@ test('serves http and https, prints one line per listener, exits 0 on SIGTERM', 
       assert.match(await missing.body.text(), /Stack Trace/);
     }
     await agent.close();
-    const exited = exitOf(child);
-    child.kill('SIGTERM');
-    assert.is(await exited, 0);
+    await stopsCleanly(child);
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
@@ -81,9 +86,7 @@ test('--no-debug serves plain error pages', async () => {
     const body = await response.body.text();
     assert.not.ok(body.includes('Stack Trace'));
     assert.not.ok(body.includes('No route found'));
-    const exited = exitOf(child);
-    child.kill('SIGINT');
-    assert.is(await exited, 0);
+    await stopsCleanly(child, 'SIGINT');
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
@@ -100,9 +103,7 @@ test('--no-profiler keeps the debug error pages and records nothing', async () =
     const profiler = await request(`${urls[0]}/_profiler/`);
     assert.is(profiler.statusCode, 404, 'no profiler pages');
     await profiler.body.dump();
-    const exited = exitOf(child);
-    child.kill('SIGTERM');
-    assert.is(await exited, 0);
+    await stopsCleanly(child);
     assert.not.ok(existsSync(join(cwd, 'var', 'profiler')), 'no profile directory made');
   } finally {
     rmSync(cwd, { recursive: true, force: true });
@@ -133,9 +134,7 @@ test('--trusted-hosts answers the listed hosts and refuses others with a 400 "Un
       assert.match(await untrusted.body.text(), 'Untrusted Host &quot;evil.test&quot;.');
     }
     await agent.close();
-    const exited = exitOf(child);
-    child.kill('SIGTERM');
-    assert.is(await exited, 0);
+    await stopsCleanly(child);
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
