@@ -37,10 +37,11 @@ export function createErrorController(options: ErrorControllerOptions): Controll
 
   return function errorController(request: Request): Response {
     const error = request.attributes.get('exception');
-    const errors = flattenError(error);
-    const status = errors[0]?.status ?? 500;
     const failed = requestStack.getParentRequest() ?? request;
     const debug = options.debug && showDebug(failed);
+    // Only a debug page shows frames: mapping them to their sources reads files.
+    const errors = flattenError(error, { sourceMaps: debug });
+    const status = errors[0]?.status ?? 500;
     const headers = responseHeaders(errors[0]?.headers);
     if (debug) Object.assign(headers, debugHeaders(errors[0]));
 

@@ -3,6 +3,7 @@
  * the whole `cause` chain, each with its status, headers and parsed stack frames.
  */
 import { inspect, types } from 'node:util';
+import { framesNeedMapping, mapFrameToSource } from './source-maps.js';
 import { parseStack, type StackFrame } from './stack-frames.js';
 import { statusText } from './status-text.js';
 
@@ -29,6 +30,11 @@ export interface FlattenErrorOptions {
   status?: number;
   /** Most errors of the chain to keep; default 20. */
   maxErrors?: number;
+  /**
+   * Name the sources of compiled frames (`.ts` files and lines, from the `.js.map` files beside
+   * them) when node does not (no `--enable-source-maps`); for debug pages: it reads files. Default false.
+   */
+  sourceMaps?: boolean;
 }
 
 const DEFAULT_MAX_ERRORS = 20;
@@ -48,12 +54,13 @@ const MAX_NAME = 200;
 /** Flattens an error and its ES2022 `cause` chain, outermost first; stops at a cycle or at `maxErrors`. */
 export function flattenError(error: unknown, options: FlattenErrorOptions = {}): FlatError[] {
   const max = Math.max(1, options.maxErrors ?? DEFAULT_MAX_ERRORS);
+  const mapSources = options.sourceMaps === true && framesNeedMapping();
   const chain: FlatError[] = [];
   const seen = new Set<unknown>();
   let current: unknown = error;
   while (chain.length < max) {
     const outermost = chain.length === 0;
-    chain.push(isErrorLike(current) ? flattenOne(current, outermost) : flattenThrownValue(current, outermost));
+    chain.push(isErrorLike(current) ? flattenOne(current, outermost, mapSources) : flattenThrownValue(current, outermost));
     if (!isErrorLike(current)) break;
     seen.add(current);
     if (!hasOwnOrInherited(current, 'cause')) break;
@@ -68,7 +75,7 @@ export function flattenError(error: unknown, options: FlattenErrorOptions = {}):
   return chain;
 }
 
-function flattenOne(error: object, outermost: boolean): FlatError {
+function flattenOne(error: object, outermost: boolean, mapSources: boolean): FlatError {
   const message = stringOr(read(error, 'message'), '');
   const name = stringOr(read(error, 'name'), '');
   const stack = stringOr(read(error, 'stack'), '');
@@ -80,7 +87,7 @@ function flattenOne(error: object, outermost: boolean): FlatError {
     status,
     statusText: status === null ? null : statusText(status),
     headers: headersOf(read(error, 'headers')),
-    frames: parseStack(stack, stackHeader(name, message)).slice(0, MAX_FRAMES).map(cutFrame),
+    frames: parseStack(stack, stackHeader(name, message)).slice(0, MAX_FRAMES).map(mapSources ? (frame) => cutFrame(mapFrameToSource(frame)) : cutFrame),
     stack: cut(stack, MAX_STACK),
   };
   if (typeof code === 'string') flat.code = cut(code, MAX_NAME);

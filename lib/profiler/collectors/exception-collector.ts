@@ -18,7 +18,7 @@ export class ExceptionCollector implements DataCollector {
     const escaped = error ?? null;
     if (escaped === null) return NO_EXCEPTIONS;
     return {
-      exceptions: flattenError(escaped).map((item) => ({
+      exceptions: flattenError(escaped, { sourceMaps: true }).map((item) => ({
         class: item.class,
         message: this.redactor.text(item.message),
         status: item.status,

@@ -1,0 +1,125 @@
+/**
+ * Stack frames of compiled JavaScript mapped back to their sources (`.ts` files and lines) through
+ * the `.js.map` files next to them, for the debug page when node runs without source maps.
+ *
+ * With `--enable-source-maps` V8 names the sources itself. Without it (an embedder's `node app.js`),
+ * frames name `dist/*.js`, and `process.setSourceMapsEnabled(true)` does not help once the
+ * modules are loaded: node only reads the maps of modules loaded after it. This reads a map the
+ * first time a frame points into its file (a `sourceMappingURL` comment naming a file beside it;
+ * `data:` URLs and maps over MAX_MAP_BYTES are not read) and keeps the last MAP_CACHE_FILES.
+ * Debug pages only: it reads files synchronously.
+ */
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { dirname, isAbsolute, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { StackFrame } from './stack-frames.js';
+
+/** Maps larger than this are never read. */
+export const MAX_MAP_BYTES = 5 * 1024 * 1024;
+/** How many files' maps (or their absence) are kept. */
+export const MAP_CACHE_FILES = 100;
+/** Only the end of a compiled file is searched for its sourceMappingURL comment. */
+const TAIL_BYTES = 4096;
+
+const SOURCE_MAPPING_URL = /\/\/[#@] sourceMappingURL=([^\s'"]+)\s*$/;
+
+interface CachedMap {
+  mtimeMs: number;
+  size: number;
+  /** The map and the URL its sources are relative to; null when the file has none we read. */
+  map: SourceMap | null;
+  base: string;
+}
+
+// Insertion order is use order: the first key is the least recently used.
+const mapCache = new Map<string, CachedMap>();
+
+/**
+ * Whether frames need mapping here: V8 maps them itself when source maps are on.
+ */
+export function framesNeedMapping(): boolean {
+  return !(process as { sourceMapsEnabled?: boolean }).sourceMapsEnabled;
+}
+
+/**
+ * `frame` with its file, line and column those of the source its compiled position comes from,
+ * or `frame` itself when its file has no readable map or the map does not cover that position.
+ * Never throws.
+ */
+export function mapFrameToSource(frame: StackFrame): StackFrame {
+  try {
+    const file = frame.file;
+    if (file === null || frame.line === null || !/\.[cm]?js$/.test(file) || !isAbsolute(file)) return frame;
+    const cached = mapOf(file);
+    if (cached === null || cached.map === null) return frame;
+    const line = frame.line - 1;
+    const entry = cached.map.findEntry(line, (frame.column ?? 1) - 1) as {
+      generatedLine?: number;
+      originalSource?: string;
+      originalLine?: number;
+      originalColumn?: number;
+    };
+    // findEntry gives the nearest mapping before the position, which may be on an earlier line.
+    if (entry.originalSource === undefined || entry.generatedLine !== line || entry.originalLine === undefined) return frame;
+    const source = new URL(entry.originalSource, cached.base);
+    if (source.protocol !== 'file:') return frame;
+    return { ...frame, file: fileURLToPath(source), line: entry.originalLine + 1, column: (entry.originalColumn ?? 0) + 1 };
+  } catch {
+    return frame;
+  }
+}
+
+function mapOf(file: string): CachedMap | null {
+  const stats = statSync(file, { throwIfNoEntry: false });
+  if (!stats || !stats.isFile()) {
+    mapCache.delete(file);
+    return null;
+  }
+  const cached = mapCache.get(file);
+  if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) {
+    mapCache.delete(file);
+    mapCache.set(file, cached);
+    return cached;
+  }
+  const loaded: CachedMap = { mtimeMs: stats.mtimeMs, size: stats.size, map: null, base: '' };
+  const mapPath = mapPathOf(file, stats.size);
+  if (mapPath !== null) {
+    const mapStats = statSync(mapPath, { throwIfNoEntry: false });
+    if (mapStats?.isFile() && mapStats.size <= MAX_MAP_BYTES) {
+      const payload = JSON.parse(readFileSync(mapPath, 'utf8')) as { sourceRoot?: string };
+      loaded.map = new SourceMap(payload as ConstructorParameters<typeof SourceMap>[0]);
+      const mapUrl = pathToFileURL(mapPath).href;
+      loaded.base = payload.sourceRoot ? new URL(payload.sourceRoot.endsWith('/') ? payload.sourceRoot : `${payload.sourceRoot}/`, mapUrl).href : mapUrl;
+    }
+  }
+  mapCache.delete(file);
+  mapCache.set(file, loaded);
+  while (mapCache.size > MAP_CACHE_FILES) mapCache.delete(mapCache.keys().next().value!);
+  return loaded;
+}
+
+/** The map file a compiled file names in its last lines, when it is a file beside it (not a data: or remote URL). */
+function mapPathOf(file: string, size: number): string | null {
+  const tail = readTail(file, size);
+  const url = SOURCE_MAPPING_URL.exec(tail)?.[1];
+  if (url === undefined || /^[a-z][a-z0-9+.-]*:/i.test(url) || url.startsWith('/')) return null;
+  return join(dirname(file), decodeURIComponent(url));
+}
+
+function readTail(file: string, size: number): string {
+  const length = Math.min(size, TAIL_BYTES);
+  const buffer = Buffer.alloc(length);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, buffer, 0, length, size - length);
+  } finally {
+    closeSync(fd);
+  }
+  return buffer.toString('utf8').trimEnd();
+}
+
+/** Empties the cache (tests). */
+export function clearSourceMapCache(): void {
+  mapCache.clear();
+}
