@@ -9,10 +9,11 @@
  * `data:` URLs and maps over MAX_MAP_BYTES are not read) and keeps the last MAP_CACHE_FILES.
  * Debug pages only: it reads files synchronously.
  */
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { FileCache } from '../fs/file-cache.js';
 import type { StackFrame } from './stack-frames.js';
 
 /** Maps larger than this are never read. */
@@ -24,16 +25,14 @@ const TAIL_BYTES = 4096;
 
 const SOURCE_MAPPING_URL = /\/\/[#@] sourceMappingURL=([^\s'"]+)\s*$/;
 
-interface CachedMap {
-  mtimeMs: number;
-  size: number;
-  /** The map and the URL its sources are relative to; null when the file has none we read. */
-  map: SourceMap | null;
+interface LoadedMap {
+  map: SourceMap;
+  /** The URL its sources are relative to. */
   base: string;
 }
 
-// Insertion order is use order: the first key is the least recently used.
-const mapCache = new Map<string, CachedMap>();
+/** Per compiled file, its map, or null when it has none we read. */
+const mapCache = new FileCache<LoadedMap | null>(MAP_CACHE_FILES);
 
 /**
  * Whether frames need mapping here: V8 maps them itself when source maps are on.
@@ -51,8 +50,8 @@ export function mapFrameToSource(frame: StackFrame): StackFrame {
   try {
     const file = frame.file;
     if (file === null || frame.line === null || !/\.[cm]?js$/.test(file) || !isAbsolute(file)) return frame;
-    const cached = mapOf(file);
-    if (cached === null || cached.map === null) return frame;
+    const cached = mapCache.get(file, loadMap);
+    if (cached === undefined || cached === null) return frame;
     const line = frame.line - 1;
     const entry = cached.map.findEntry(line, (frame.column ?? 1) - 1) as {
       generatedLine?: number;
@@ -70,33 +69,18 @@ export function mapFrameToSource(frame: StackFrame): StackFrame {
   }
 }
 
-function mapOf(file: string): CachedMap | null {
-  const stats = statSync(file, { throwIfNoEntry: false });
-  if (!stats || !stats.isFile()) {
-    mapCache.delete(file);
-    return null;
-  }
-  const cached = mapCache.get(file);
-  if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) {
-    mapCache.delete(file);
-    mapCache.set(file, cached);
-    return cached;
-  }
-  const loaded: CachedMap = { mtimeMs: stats.mtimeMs, size: stats.size, map: null, base: '' };
+function loadMap(file: string, stats: Stats): LoadedMap | null {
   const mapPath = mapPathOf(file, stats.size);
-  if (mapPath !== null) {
-    const mapStats = statSync(mapPath, { throwIfNoEntry: false });
-    if (mapStats?.isFile() && mapStats.size <= MAX_MAP_BYTES) {
-      const payload = JSON.parse(readFileSync(mapPath, 'utf8')) as { sourceRoot?: string };
-      loaded.map = new SourceMap(payload as ConstructorParameters<typeof SourceMap>[0]);
-      const mapUrl = pathToFileURL(mapPath).href;
-      loaded.base = payload.sourceRoot ? new URL(payload.sourceRoot.endsWith('/') ? payload.sourceRoot : `${payload.sourceRoot}/`, mapUrl).href : mapUrl;
-    }
-  }
-  mapCache.delete(file);
-  mapCache.set(file, loaded);
-  while (mapCache.size > MAP_CACHE_FILES) mapCache.delete(mapCache.keys().next().value!);
-  return loaded;
+  if (mapPath === null) return null;
+  const mapStats = statSync(mapPath, { throwIfNoEntry: false });
+  if (!mapStats?.isFile() || mapStats.size > MAX_MAP_BYTES) return null;
+  const payload = JSON.parse(readFileSync(mapPath, 'utf8')) as { sourceRoot?: string };
+  const mapUrl = pathToFileURL(mapPath).href;
+  const root = payload.sourceRoot;
+  return {
+    map: new SourceMap(payload as ConstructorParameters<typeof SourceMap>[0]),
+    base: root ? new URL(root.endsWith('/') ? root : `${root}/`, mapUrl).href : mapUrl,
+  };
 }
 
 /** The map file a compiled file names in its last lines, when it is a file beside it (not a data: or remote URL). */

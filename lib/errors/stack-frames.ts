@@ -3,7 +3,8 @@
  * With source maps enabled (`--enable-source-maps` or `process.setSourceMapsEnabled(true)`)
  * V8 already names the original `.ts` files and lines, so nothing here reads source maps.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, type Stats } from 'node:fs';
+import { FileCache } from '../fs/file-cache.js';
 import { extname, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -124,14 +125,7 @@ const MAX_LINE_LENGTH = 500;
  */
 const SOURCE_EXTENSIONS = new Set(['.js', '.mjs', '.cjs', '.jsx', '.ts', '.mts', '.cts', '.tsx']);
 
-interface CachedSource {
-  mtimeMs: number;
-  size: number;
-  lines: string[];
-}
-
-// A Map iterates in insertion order, so re-inserting on use makes its first key the least recently used.
-const sourceCache = new Map<string, CachedSource>();
+const sourceCache = new FileCache<string[] | null>(SOURCE_CACHE_FILES);
 
 /**
  * Reads `around` lines either side of `line` from a source file, or null when that is not possible:
@@ -156,27 +150,18 @@ export function readSourceExcerpt(file: string, line: number, around = 5): Sourc
 }
 
 function sourceLines(path: string): string[] | null {
-  const stats = statSync(path, { throwIfNoEntry: false });
-  if (!stats || !stats.isFile() || stats.size > MAX_SOURCE_BYTES) {
-    sourceCache.delete(path);
-    return null;
-  }
-  const cached = sourceCache.get(path);
-  if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) {
-    sourceCache.delete(path);
-    sourceCache.set(path, cached);
-    return cached.lines;
-  }
+  return sourceCache.get(path, readLines) ?? null;
+}
+
+// Larger files and binary ones have no lines to show (kept as null, so they are not read again).
+function readLines(path: string, stats: Stats): string[] | null {
+  if (stats.size > MAX_SOURCE_BYTES) return null;
   const content = readFileSync(path);
   if (content.length > MAX_SOURCE_BYTES || content.includes(0)) return null;
-  const lines = content
+  return content
     .toString('utf8')
     .split(/\r\n|\r|\n/)
     .map((text) => (text.length > MAX_LINE_LENGTH ? `${text.slice(0, MAX_LINE_LENGTH)}…` : text));
-  sourceCache.delete(path);
-  sourceCache.set(path, { mtimeMs: stats.mtimeMs, size: stats.size, lines });
-  while (sourceCache.size > SOURCE_CACHE_FILES) sourceCache.delete(sourceCache.keys().next().value!);
-  return lines;
 }
 
 /** Empties the excerpt cache (tests, or after files changed in a way mtime and size do not show). */
