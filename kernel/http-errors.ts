@@ -168,8 +168,13 @@ export class InvalidControllerError extends Error {
 
 /** Whether a value is an HttpError (also across package copies, by shape: a numeric status and a headers object, not null). */
 export function isHttpError(error: unknown): error is HttpError {
-  if (error instanceof HttpError) return true;
-  if (!(error instanceof Error)) return false;
-  const { status, headers } = error as Partial<HttpError>;
-  return typeof status === 'number' && typeof headers === 'object' && headers !== null;
+  // Thrown values come from anywhere: a Proxy whose getPrototypeOf trap or a getter throws is no HttpError, not a new failure.
+  try {
+    if (error instanceof HttpError) return true;
+    if (!(error instanceof Error)) return false;
+    const { status, headers } = error as Partial<HttpError>;
+    return typeof status === 'number' && typeof headers === 'object' && headers !== null;
+  } catch {
+    return false;
+  }
 }

@@ -165,7 +165,7 @@ export class HttpKernel implements KernelLike {
   }
 
   async #handleError(caught: unknown, request: Request, type: RequestType, catchErrors: boolean): Promise<Response> {
-    const error = caught instanceof RequestError ? new BadRequestHttpError(caught.message, { cause: caught }) : caught;
+    const error = isRequestError(caught) ? new BadRequestHttpError(caught.message, { cause: caught }) : caught;
     if (!catchErrors) {
       const finishing = this.#finishRequest(request, type);
       if (finishing !== undefined) await finishing;
@@ -228,6 +228,18 @@ export class HttpKernel implements KernelLike {
 function dropBodies(kept: Response | null, ...dropped: Response[]): void {
   for (const response of dropped) {
     if (response !== kept && response.body !== kept?.body) destroyBody(response.body);
+  }
+}
+
+/**
+ * Whether a thrown value is a RequestError; false for a value `instanceof` throws on (a Proxy whose
+ * getPrototypeOf trap throws), which would otherwise escape the kernel before any error page is made.
+ */
+function isRequestError(value: unknown): value is RequestError {
+  try {
+    return value instanceof RequestError;
+  } catch {
+    return false;
   }
 }
 

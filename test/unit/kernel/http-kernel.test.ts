@@ -370,6 +370,27 @@ test('an error with a numeric status but null headers, handled with a 200, is a 
   assert.is(response.body, 'page');
 });
 
+test('a thrown Proxy whose getPrototypeOf trap throws goes through kernel.exception, not out of handle() as the trap\'s error', async () => {
+  const hostile = new Proxy(new Error('hostile'), {
+    getPrototypeOf() {
+      throw new Error('trap');
+    },
+  });
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw hostile;
+  });
+  const seen: unknown[] = [];
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    seen.push(event.error);
+    event.setResponse(new Response('page'));
+  });
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(seen.length, 1);
+  assert.ok(seen[0] === hostile, 'the listener gets the thrown value itself');
+  assert.is(response.status, 500);
+  assert.is(response.body, 'page');
+});
+
 test('a kernel.exception listener that throws or rejects: its error escapes after kernel.finish_request, once', async () => {
   for (const fails of [() => { throw new Error('listener failed'); }, async () => { throw new Error('listener failed'); }]) {
     const { dispatcher, kernel } = kernelWith(() => {
