@@ -1,5 +1,6 @@
 import { ArgumentResolver, type ArgumentResolverInterface } from './argument-resolver.js';
 import type { ControllerResolverInterface } from './controller-resolver.js';
+import { boundErrorHeaders } from './error-headers.js';
 import { type EventDispatcher, isPromiseLike } from './event-dispatcher.js';
 import {
   ControllerArgumentsEvent,
@@ -15,7 +16,7 @@ import {
   type Controller,
   type KernelLike,
 } from './events.js';
-import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttpError, RequestError, isHttpError } from './http-errors.js';
+import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttpError, RequestError, isHttpError, type HttpError } from './http-errors.js';
 import type { Request } from './request.js';
 import { RequestStack } from './request-stack.js';
 import { Response, destroyBody } from './response.js';
@@ -193,7 +194,8 @@ export class HttpKernel implements KernelLike {
     if (!event.isAllowingCustomResponseCode() && !response.isClientError() && !response.isServerError() && !response.isRedirect()) {
       if (isHttpError(finalError)) {
         response.status = finalError.status;
-        for (const [name, value] of Object.entries(finalError.headers)) response.setHeader(name, value);
+        // Checked and bounded: a header node:http refuses would make the answer a bare 500, a CR/LF in one split it.
+        for (const [name, value] of Object.entries(boundErrorHeaders(headersOf(finalError)).headers)) response.setHeader(name, value);
       } else {
         response.status = 500;
       }
@@ -240,6 +242,15 @@ function isRequestError(value: unknown): value is RequestError {
     return value instanceof RequestError;
   } catch {
     return false;
+  }
+}
+
+/** The error's `headers`, or undefined when reading them throws. */
+function headersOf(error: HttpError): unknown {
+  try {
+    return error.headers;
+  } catch {
+    return undefined;
   }
 }
 

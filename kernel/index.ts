@@ -1,5 +1,6 @@
 export * from './argument-resolver.js';
 export * from './controller-resolver.js';
+export * from './error-headers.js';
 export * from './event-dispatcher.js';
 export * from './events.js';
 export * from './http-errors.js';

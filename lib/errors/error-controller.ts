@@ -1,11 +1,12 @@
-import Negotiator from 'negotiator';
 import type { Controller, Request, RequestStack } from '../../kernel/index.js';
 import { Response } from '../../kernel/index.js';
 import type { DebugLogBuffer } from '../log/index.js';
 import { createCspNonce } from './csp-nonce.js';
 import { debugPagePolicy, renderDebugPage } from './debug-page.js';
 import { flattenError, type FlatError } from './flatten-error.js';
+import { pageHeaders } from './page-headers.js';
 import { plainPagePolicy, renderPlainPage } from './plain-page.js';
+import { prefersJson } from './prefers-json.js';
 import { PROBLEM_CONTENT_TYPE, renderProblem, serializeProblem } from './problem-json.js';
 import { safePath, safeUri } from './safe-request.js';
 
@@ -22,8 +23,6 @@ export interface ErrorControllerOptions {
   profilerUrl?: (request: Request) => string | null;
   charset?: string;
 }
-
-const FORMATS = ['text/html', 'application/json', PROBLEM_CONTENT_TYPE];
 
 /**
  * The controller that renders error pages. It runs in a sub-request made by the
@@ -42,7 +41,7 @@ export function createErrorController(options: ErrorControllerOptions): Controll
     // Only a debug page shows frames: mapping them to their sources reads files.
     const errors = flattenError(error, { sourceMaps: debug });
     const status = errors[0]?.status ?? 500;
-    const headers = responseHeaders(errors[0]?.headers);
+    const headers = pageHeaders(errors[0]?.headers);
     if (debug) Object.assign(headers, debugHeaders(errors[0]));
 
     if (prefersJson(request)) {
@@ -66,34 +65,6 @@ export function createErrorController(options: ErrorControllerOptions): Controll
     });
     return new Response(page, status, { ...headers, 'content-type': `text/html; charset=${charset}`, 'content-security-policy': debugPagePolicy(nonce) });
   };
-}
-
-/** A header name node:http writes (an RFC 9110 token). */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** A header value node:http writes: no CR, LF or other control character, nothing beyond Latin-1. */
-const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-/** Headers about the body: the page is a new body, which has its own. */
-const BODY_HEADERS = new Set(['content-length', 'transfer-encoding', 'content-encoding', 'content-type']);
-
-/**
- * The headers the error asks for (`Allow`, `Retry-After`...), less those node:http would refuse to
- * write (which would turn the page into a bare 500) and those about a body the page replaces;
- * with `Vary: Accept`, since the page's format is chosen by Accept and a cache must not reuse one for the other.
- */
-function responseHeaders(errorHeaders: Record<string, string> | undefined): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(errorHeaders ?? {})) {
-    const lower = name.toLowerCase();
-    if (TOKEN.test(name) && FIELD_VALUE.test(value) && !BODY_HEADERS.has(lower)) headers[lower] = value;
-  }
-  headers.vary = headers.vary === undefined || headers.vary.trim() === '' ? 'Accept' : /(^|,)\s*(accept|\*)\s*(,|$)/i.test(headers.vary) ? headers.vary : `${headers.vary}, Accept`;
-  return headers;
-}
-
-function prefersJson(request: Request): boolean {
-  if (!request.headers.accept) return false;
-  const preferred = new Negotiator({ headers: { accept: request.headers.accept } }).mediaType(FORMATS);
-  return preferred === 'application/json' || preferred === PROBLEM_CONTENT_TYPE;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { KernelEvents, RequestType, type Controller, type ExceptionEvent } from '../../kernel/index.js';
+import { KernelEvents, RequestType, boundErrorHeaders, type Controller, type ExceptionEvent } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { flattenError } from './flatten-error.js';
 
@@ -21,7 +21,10 @@ export class ErrorListener {
     };
   }
 
-  /** Logs the error: ERROR for client errors (4xx), CRITICAL for everything else. */
+  /**
+   * Logs the error: ERROR for client errors (4xx), CRITICAL for everything else; and, once, as a
+   * WARNING, the error's own headers its response goes without (see boundErrorHeaders).
+   */
   logKernelException(event: ExceptionEvent): void {
     if (this.logger === null) return;
     const error = event.error;
@@ -33,6 +36,15 @@ export class ErrorListener {
     const context = { class: flat?.class ?? 'Error', message: flat?.message ?? String(error), file: frame?.file ?? 'unknown', line: frame?.line ?? 0, exception: error };
     if (status >= 400 && status < 500) this.logger.error(message, context);
     else this.logger.critical(message, context);
+    const { dropped, droppedCount } = boundErrorHeaders(headersOf(error));
+    if (droppedCount > 0) {
+      this.logger.warning('{count} of the headers of {class} left out of its response: {names}', {
+        count: droppedCount,
+        class: context.class,
+        names: dropped.map((header) => `${header.name} (${header.reason})`).join(', ') + (droppedCount > dropped.length ? `, and ${droppedCount - dropped.length} more` : ''),
+        dropped,
+      });
+    }
   }
 
   /** Renders the error page in a sub-request and makes it the response. */
@@ -46,5 +58,14 @@ export class ErrorListener {
       // The original error stays on the event: the kernel rethrows it and the server answers a bare 500.
       this.logger?.critical('Error thrown while rendering the error page: {message}', { message: renderError instanceof Error ? renderError.message : String(renderError), exception: renderError });
     }
+  }
+}
+
+/** The error's `headers`, or undefined when it has none or reading them throws. */
+function headersOf(error: unknown): unknown {
+  try {
+    return error !== null && typeof error === 'object' ? (error as { headers?: unknown }).headers : undefined;
+  } catch {
+    return undefined;
   }
 }

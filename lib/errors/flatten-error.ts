@@ -3,6 +3,7 @@
  * the whole `cause` chain, each with its status, headers and parsed stack frames.
  */
 import { inspect, types } from 'node:util';
+import { boundErrorHeaders } from '../../kernel/index.js';
 import { framesNeedMapping, mapFrameToSource } from './source-maps.js';
 import { parseStack, type StackFrame } from './stack-frames.js';
 import { statusText } from './status-text.js';
@@ -17,7 +18,7 @@ export interface FlatError {
   statusText: string | null;
   /** The error's stable code (`ERR_...`), when it has a string one. */
   code?: string;
-  /** Response headers the error asks for (e.g. `Allow` on a 405). */
+  /** Response headers the error asks for (e.g. `Allow` on a 405), less those boundErrorHeaders leaves out. */
   headers: Record<string, string>;
   frames: StackFrame[];
   /** The raw `error.stack` text; empty when there is none. */
@@ -153,21 +154,9 @@ function stackHeader(name: string, message: string): string {
   return `${name}: ${message}`;
 }
 
+// Checked and bounded as on a response (boundErrorHeaders): what the pages, problem+json and profiles show is what was sent.
 function headersOf(value: unknown): Record<string, string> {
-  const headers: Record<string, string> = {};
-  if (value === null || typeof value !== 'object') return headers;
-  try {
-    const entries = value instanceof Map ? [...value.entries()] : Object.entries(value);
-    for (const [key, item] of entries) {
-      if (typeof key !== 'string') continue;
-      if (typeof item === 'string') headers[key] = item;
-      else if (typeof item === 'number') headers[key] = String(item);
-      else if (Array.isArray(item) && item.every((part) => typeof part === 'string')) headers[key] = item.join(', ');
-    }
-  } catch {
-    // A hostile getter must not break the error page; keep what was read.
-  }
-  return headers;
+  return boundErrorHeaders(value).headers;
 }
 
 function describeType(value: unknown): string {

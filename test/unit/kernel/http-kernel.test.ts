@@ -6,6 +6,7 @@ import {
   ControllerDoesNotReturnResponseError,
   ControllerResolver,
   EventDispatcher,
+  HttpError,
   HttpKernel,
   InvalidControllerError,
   KernelEvents,
@@ -388,6 +389,38 @@ test('a thrown Proxy whose getPrototypeOf trap throws goes through kernel.except
   assert.is(seen.length, 1);
   assert.ok(seen[0] === hostile, 'the listener gets the thrown value itself');
   assert.is(response.status, 500);
+  assert.is(response.body, 'page');
+});
+
+test('an HttpError\'s headers given to a 200 from kernel.exception are checked: no CR/LF, no invalid name, no body header, bounded', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new HttpError(429, 'slow down', {
+      headers: { 'Retry-After': '5', 'x-split': 'a\r\nSet-Cookie: session=evil', 'bad name': 'x', 'content-length': '0', 'x-huge': 'x'.repeat(1_000_000) },
+    });
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('page')));
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 429);
+  assert.equal(Object.keys(response.headers).sort(), ['retry-after']);
+  assert.is(response.getHeader('retry-after'), '5');
+});
+
+test('an HttpError whose headers getter throws, handled with a 200, keeps its status and is no new failure', async () => {
+  const error = new HttpError(409, 'conflict');
+  let reads = 0;
+  Object.defineProperty(error, 'headers', {
+    get() {
+      // isHttpError reads it once; the kernel's second read is the one that throws.
+      if (reads++ > 0) throw new Error('getter');
+      return {};
+    },
+  });
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw error;
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('page')));
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 409);
   assert.is(response.body, 'page');
 });
 

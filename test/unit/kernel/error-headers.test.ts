@@ -1,0 +1,104 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { MAX_ERROR_HEADERS, MAX_ERROR_HEADER_BYTES, boundErrorHeaders } from '../../../kernel/index.js';
+
+const reasons = (source: unknown) => boundErrorHeaders(source).dropped.map((header) => `${header.name}: ${header.reason}`);
+
+test('valid headers are kept in order, numbers as text and a list of strings joined', () => {
+  const { headers, dropped, droppedCount } = boundErrorHeaders({ Allow: ['GET', 'HEAD'], 'Retry-After': 30, 'WWW-Authenticate': 'Bearer realm="api"', skipped: undefined });
+  assert.equal(headers, { Allow: 'GET, HEAD', 'Retry-After': '30', 'WWW-Authenticate': 'Bearer realm="api"' });
+  assert.equal(Object.keys(headers), ['Allow', 'Retry-After', 'WWW-Authenticate']);
+  assert.equal(dropped, []);
+  assert.is(droppedCount, 0);
+});
+
+test('a value with CR, LF, NUL or a character beyond Latin-1 is dropped, as is a name that is no token: no response splitting', () => {
+  const { headers } = boundErrorHeaders({
+    'x-split': 'a\r\nSet-Cookie: session=evil',
+    'x-lf': 'a\nb',
+    'x-nul': 'a\0b',
+    'x-wide': '\u20ac',
+    'bad name': 'x',
+    'x\r\ninjected': 'y',
+    '': 'empty',
+    'x-ok': 'caf\u00e9',
+  });
+  assert.equal(headers, { 'x-ok': 'caf\u00e9' });
+  assert.equal(reasons({ 'x-split': 'a\r\nb', 'bad name': 'x', 'x-object': { a: 1 }, 'x-nan': Number.NaN, 'x-bool': true }), [
+    'x-split: invalid value',
+    'bad name: invalid name',
+    'x-object: invalid value',
+    'x-nan: invalid value',
+    'x-bool: invalid value',
+  ]);
+});
+
+test('headers about the body are dropped: the response has a body, and framing, of its own', () => {
+  assert.equal(boundErrorHeaders({ 'Content-Length': '1', 'transfer-encoding': 'chunked', 'content-encoding': 'gzip', 'Content-Type': 'text/plain', allow: 'GET' }).headers, { allow: 'GET' });
+  assert.equal(reasons({ 'Content-Length': '1' }), ['Content-Length: body header']);
+});
+
+test(`at most ${MAX_ERROR_HEADERS} headers are kept; the others are counted, and the first 10 named`, () => {
+  const many: Record<string, string> = {};
+  for (let i = 0; i < 5000; i++) many[`x-h${i}`] = String(i);
+  const { headers, dropped, droppedCount } = boundErrorHeaders(many);
+  assert.is(Object.keys(headers).length, MAX_ERROR_HEADERS);
+  assert.is(headers[`x-h${MAX_ERROR_HEADERS - 1}`], String(MAX_ERROR_HEADERS - 1));
+  assert.is(headers[`x-h${MAX_ERROR_HEADERS}`], undefined);
+  assert.is(droppedCount, 5000 - MAX_ERROR_HEADERS);
+  assert.is(dropped.length, 10);
+  assert.equal(dropped[0], { name: `x-h${MAX_ERROR_HEADERS}`, reason: 'too many' });
+});
+
+test(`the kept headers take at most ${MAX_ERROR_HEADER_BYTES} bytes; a megabyte value is dropped and a later small one still fits`, () => {
+  const { headers, dropped } = boundErrorHeaders({ 'retry-after': '5', 'x-huge': 'x'.repeat(1_000_000), 'x-huge-invalid': `${'x'.repeat(1_000_000)}\n`, 'x-small': 'ok' });
+  assert.equal(headers, { 'retry-after': '5', 'x-small': 'ok' });
+  assert.equal(dropped, [
+    { name: 'x-huge', reason: 'too large' },
+    { name: 'x-huge-invalid', reason: 'too large' },
+  ]);
+  // Exactly at the bound: `name: value\r\n` of 4096 bytes is kept, one more byte is not.
+  const fits = 'v'.repeat(MAX_ERROR_HEADER_BYTES - 'x-a'.length - 4);
+  assert.equal(boundErrorHeaders({ 'x-a': fits }).headers, { 'x-a': fits });
+  assert.equal(reasons({ 'x-a': `${fits}v` }), ['x-a: too large']);
+  const total = (source: Record<string, string>) => Object.entries(source).reduce((sum, [name, value]) => sum + name.length + value.length + 4, 0);
+  const spread: Record<string, string> = {};
+  for (let i = 0; i < 20; i++) spread[`x-${i}`] = 'y'.repeat(400);
+  assert.ok(total(boundErrorHeaders(spread).headers) <= MAX_ERROR_HEADER_BYTES);
+});
+
+test('a later header of the same name in another case replaces the earlier one, and frees its bytes', () => {
+  const big = 'z'.repeat(MAX_ERROR_HEADER_BYTES - 'Link'.length - 4);
+  assert.equal(boundErrorHeaders({ Link: big, link: '</a>' }).headers, { link: '</a>' });
+  assert.equal(boundErrorHeaders(new Map<unknown, unknown>([['Allow', 'GET'], ['allow', 'POST'], [42, 'x']])).headers, { allow: 'POST' });
+});
+
+test('a reported name is cut to 100 characters', () => {
+  const [report] = boundErrorHeaders({ [`${'n'.repeat(5000)} x`]: 'v' }).dropped;
+  assert.is(report!.name, `${'n'.repeat(100)}…`);
+  assert.is(report!.reason, 'invalid name');
+});
+
+test('never throws: a getter or a Proxy trap that throws leaves that header, or the rest, unread', () => {
+  const source = { a: '1' } as Record<string, unknown>;
+  Object.defineProperty(source, 'b', {
+    enumerable: true,
+    get() {
+      throw new Error('getter');
+    },
+  });
+  source.c = '3';
+  assert.equal(boundErrorHeaders(source).headers, { a: '1', c: '3' });
+  assert.equal(reasons(source), ['b: unreadable']);
+  const boom = () => {
+    throw new Error('trap');
+  };
+  const hostile = new Proxy({}, { ownKeys: boom, getPrototypeOf: boom });
+  assert.equal(boundErrorHeaders(hostile).headers, {});
+  assert.is(boundErrorHeaders(hostile).droppedCount, 1);
+  const list = new Proxy(['a'], { get: boom });
+  assert.equal(boundErrorHeaders({ 'x-list': list, ok: 'y' }).headers, { ok: 'y' });
+  for (const nothing of [null, undefined, 'text', 42]) assert.equal(boundErrorHeaders(nothing), { headers: {}, dropped: [], droppedCount: 0 });
+});
+
+test.run();
