@@ -1,5 +1,6 @@
 import { KernelEvents, RequestType, boundErrorHeaders, type Controller, type ExceptionEvent } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
+import { fallbackErrorResponse } from './fallback-error-response.js';
 import { flattenError } from './flatten-error.js';
 
 /**
@@ -47,17 +48,36 @@ export class ErrorListener {
     }
   }
 
-  /** Renders the error page in a sub-request and makes it the response. */
+  /**
+   * Renders the error page in a sub-request and makes it the response. When that fails (the error
+   * controller throws or answers no Response), the failure is logged as CRITICAL with the original
+   * error beside it, and the plain page (problem+json for JSON clients) goes out with the original
+   * error's status and headers: never a bare 500, and never another sub-request that could fail the same way.
+   */
   async onKernelException(event: ExceptionEvent): Promise<void> {
     const request = event.request;
-    const subRequest = request.duplicate({ method: 'GET', attributes: { _controller: this.controller, exception: event.error } });
     try {
+      const subRequest = request.duplicate({ method: 'GET', attributes: { _controller: this.controller, exception: event.error } });
       const response = await event.kernel.handle(subRequest, RequestType.SUB, false);
       event.setResponse(response);
     } catch (renderError) {
-      // The original error stays on the event: the kernel rethrows it and the server answers a bare 500.
-      this.logger?.critical('Error thrown while rendering the error page: {message}', { message: renderError instanceof Error ? renderError.message : String(renderError), exception: renderError });
+      this.#logRenderingFailure(renderError, event.error);
+      event.setResponse(fallbackErrorResponse(event.error, request));
     }
+  }
+
+  #logRenderingFailure(renderError: unknown, original: unknown): void {
+    if (this.logger === null) return;
+    const [failure] = flattenError(renderError);
+    const [cause] = flattenError(original);
+    this.logger.critical('The error page failed ({class}: "{message}"), so the plain page was sent for {original_class}: "{original_message}"', {
+      class: failure?.class ?? 'Error',
+      message: failure?.message ?? '',
+      original_class: cause?.class ?? 'Error',
+      original_message: cause?.message ?? '',
+      exception: renderError,
+      original_exception: original,
+    });
   }
 }
 

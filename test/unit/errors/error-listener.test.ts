@@ -14,7 +14,7 @@ import {
   type Controller,
   type RequestEvent,
 } from '../../../kernel/index.js';
-import { ErrorListener, flattenError } from '../../../lib/errors/index.js';
+import { ErrorListener, GENERIC_SERVER_ERROR_DETAIL, PROBLEM_CONTENT_TYPE, fallbackErrorResponse, flattenError } from '../../../lib/errors/index.js';
 import { Logger, createBus, type LogRecord } from '../../../lib/log/index.js';
 
 const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver());
@@ -58,6 +58,83 @@ function failingWith(error: unknown, errorController: Controller) {
   return { kernel: new HttpKernel(dispatcher, new ControllerResolver()), records };
 }
 
+/** The records about the error page failing. */
+const pageFailures = (records: LogRecord[]) => records.filter((record) => record.message.startsWith('The error page failed'));
+
+const throwingController = () => {
+  throw new TypeError('the error page broke');
+};
+
+test('an error controller that throws: the plain page goes out with the original error\'s status and headers, and the failure is CRITICAL with the original beside it', async () => {
+  const original = new HttpError(503, 'Down for maintenance: db-7 at 10.0.0.7', { headers: { 'Retry-After': '120' } });
+  const { kernel, records } = failingWith(original, throwingController);
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 503);
+  assert.is(response.getHeader('retry-after'), '120');
+  assert.is(response.getHeader('vary'), 'Accept');
+  assert.match(String(response.getHeader('content-type')), /^text\/html/);
+  assert.match(String(response.getHeader('content-security-policy')), /default-src 'none'/);
+  const body = String(response.body);
+  assert.ok(body.includes('The server returned a "503 Service Unavailable".'));
+  for (const internal of ['db-7', 'the error page broke', 'TypeError', 'error-listener.test']) assert.not.ok(body.includes(internal), internal);
+  const critical = pageFailures(records);
+  assert.is(critical.length, 1);
+  assert.is(critical[0]!.levelName, 'CRITICAL');
+  assert.is(critical[0]!.message, 'The error page failed (TypeError: "the error page broke"), so the plain page was sent for HttpError: "Down for maintenance: db-7 at 10.0.0.7"');
+  assert.instance(critical[0]!.context.exception, TypeError);
+  assert.ok(critical[0]!.context.original_exception === original);
+});
+
+test('an error controller that answers no Response gets the same fallback, and the log says what it answered', async () => {
+  const { kernel, records } = failingWith(new NotFoundHttpError('No such book.'), () => ({ html: '<p>not a Response</p>' }));
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 404);
+  assert.ok(String(response.body).includes('The server returned a "404 Not Found".'));
+  const critical = pageFailures(records);
+  assert.is(critical.length, 1);
+  assert.is(critical[0]!.levelName, 'CRITICAL');
+  assert.match(critical[0]!.message, /^The error page failed \(ControllerDoesNotReturnResponseError: "The controller "anonymous" must return a Response object but it returned an object of type Object\."\)/);
+});
+
+test('a JSON client gets problem+json from the fallback: a 4xx keeps its message, a 5xx says nothing of the failure', async () => {
+  const json = { headers: { accept: 'application/json' } };
+  const clientError = failingWith(new HttpError(422, 'The title is empty.', { headers: { 'x-field': 'title' } }), throwingController);
+  const unprocessable = await clientError.kernel.handle(Request.create('/books', 'POST', json));
+  assert.is(unprocessable.status, 422);
+  assert.is(unprocessable.getHeader('content-type'), PROBLEM_CONTENT_TYPE);
+  assert.is(unprocessable.getHeader('x-field'), 'title');
+  assert.equal(JSON.parse(String(unprocessable.body)), { type: 'about:blank', title: 'Unprocessable Entity', status: 422, detail: 'The title is empty.', instance: '/books' });
+  const serverError = failingWith(new Error('password=hunter2'), throwingController);
+  const internal = await serverError.kernel.handle(Request.create('/books', 'GET', json));
+  assert.is(internal.status, 500);
+  assert.equal(JSON.parse(String(internal.body)), { type: 'about:blank', title: 'Internal Server Error', status: 500, detail: GENERIC_SERVER_ERROR_DETAIL, instance: '/books' });
+});
+
+test('an error controller that throws a Proxy whose traps throw still gets the fallback, and is logged', async () => {
+  const boom = () => {
+    throw new Error('trap');
+  };
+  const hostile = new Proxy(new Error('hostile'), { getPrototypeOf: boom, get: boom, has: boom, ownKeys: boom, getOwnPropertyDescriptor: boom });
+  const { kernel, records } = failingWith(new HttpError(409, 'Taken.'), () => {
+    throw hostile;
+  });
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 409);
+  assert.ok(String(response.body).includes('409 Conflict'));
+  assert.equal(pageFailures(records).map((record) => record.levelName), ['CRITICAL']);
+});
+
+test('the fallback is made once, without the error controller: a failing page is never rendered again', async () => {
+  let calls = 0;
+  const { kernel } = failingWith(new Error('bug'), () => {
+    calls++;
+    throw new Error('page');
+  });
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 500);
+  assert.is(calls, 1);
+});
+
 test('an error\'s headers that its response goes without are logged once, as a WARNING naming them; valid ones log no warning', async () => {
   const headers: Record<string, string> = { 'retry-after': '1', 'x-split': 'a\r\nb', 'bad name': 'x', 'x-huge': 'x'.repeat(2_000_000) };
   for (let i = 0; i < 40; i++) headers[`x-h${i}`] = 'y';
@@ -73,6 +150,19 @@ test('an error\'s headers that its response goes without are logged once, as a W
   const valid = failingWith(new HttpError(429, 'slow', { headers: { 'retry-after': '1' } }), page);
   await valid.kernel.handle(Request.create('/'));
   assert.is(valid.records.filter((record) => record.levelName === 'WARNING').length, 0);
+});
+
+test('fallbackErrorResponse never throws: an original error whose every trap throws is a 500 page', () => {
+  const boom = () => {
+    throw new Error('trap');
+  };
+  const hostile = new Proxy(new Error('hostile'), { getPrototypeOf: boom, get: boom, has: boom, ownKeys: boom, getOwnPropertyDescriptor: boom });
+  for (const accept of ['text/html', 'application/json']) {
+    const response = fallbackErrorResponse(hostile, Request.create('/x', 'GET', { headers: { accept } }));
+    assert.is(response.status, 500);
+    assert.is(response.getHeader('vary'), 'Accept');
+    assert.ok(String(response.body).includes(accept === 'text/html' ? '500 Internal Server Error' : GENERIC_SERVER_ERROR_DETAIL));
+  }
 });
 
 test.run();
