@@ -12,6 +12,9 @@ export interface RedactionOptions {
 export const REDACTED = '[redacted]';
 /** REDACTED as JSON, for those writing JSON directly. */
 export const REDACTED_JSON = JSON.stringify(REDACTED);
+/** What a copy holds in place of a value that cannot be read (a Proxy whose traps throw). */
+const UNREADABLE = '[unreadable value]';
+const UNREADABLE_JSON = JSON.stringify(UNREADABLE);
 /** REDACTED as a query parameter's value. */
 const REDACTED_QUERY_VALUE = encodeURIComponent(REDACTED);
 
@@ -257,6 +260,17 @@ export class Redactor {
     if (depth > limits.depth) return '"[too deep]"';
     const object = value as object;
     if (path.includes(object)) return '"[circular]"';
+    try {
+      return this.#objectJson(object, depth, path, limits);
+    } catch {
+      // A Proxy whose traps throw (thrown, then logged as a context's `exception`) or a getter that throws: that value is left out, not the record and its profile.
+      return UNREADABLE_JSON;
+    }
+  }
+
+  /** #json of an object (any Proxy trap or getter here may throw). */
+  #objectJson(object: object, depth: number, path: object[], limits: CopyLimits): string {
+    const value: unknown = object;
     // Rare shapes (and Map keys, which may collide once made strings): through the copy.
     if (value instanceof Error || value instanceof Date || value instanceof Map) return jsonValue(this.#copy(value, depth, path, limits));
     path.push(object);
@@ -300,6 +314,16 @@ export class Redactor {
     if (depth > limits.depth) return '[too deep]';
     const object = value as object;
     if (path.includes(object)) return '[circular]';
+    try {
+      return this.#objectCopy(object, depth, path, limits);
+    } catch {
+      return UNREADABLE;
+    }
+  }
+
+  /** #copy of an object (any Proxy trap or getter here may throw). */
+  #objectCopy(object: object, depth: number, path: object[], limits: CopyLimits): unknown {
+    const value: unknown = object;
     if (value instanceof Error) return { class: value.constructor.name, message: this.text(value.message) };
     if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
     path.push(object);

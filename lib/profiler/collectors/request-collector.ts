@@ -95,13 +95,22 @@ export function describeController(controller: unknown): string | null {
   return typeof controller;
 }
 
+/** The error page's `exception` attribute as text; any value was thrown, a Proxy whose traps throw too (that would cost the profile). */
+function errorText(value: unknown): string {
+  try {
+    return value instanceof Error ? `${value.constructor.name}: ${value.message}` : String(value);
+  } catch {
+    return '[unreadable value]';
+  }
+}
+
 /** The request attributes as JSON: `_controller` by name, errors as `Class: message`, the rest redacted and JSON-safe. */
 function attributesJson(request: Request, redactor: Redactor): string {
   let json = '';
   for (const [name, value] of request.attributes) {
     let inner: string;
     if (name === '_controller') inner = jsonStringOrNull(describeController(value));
-    else if (name === 'exception') inner = jsonString(redactor.text(value instanceof Error ? `${value.constructor.name}: ${value.message}` : String(value)));
+    else if (name === 'exception') inner = jsonString(redactor.text(errorText(value)));
     // `__proto__`: an object built from the attributes would not have it as a key either.
     else if (name === '_session_data' || name === '__proto__') continue;
     else inner = redactor.isSecretKey(name) ? REDACTED_JSON : redactor.valueJson(value);

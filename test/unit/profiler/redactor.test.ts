@@ -243,4 +243,16 @@ test('the X-Debug-Exception header (a percent-encoded error message) has its sec
   assert.is(redactor.headersJson(headers, new LastHeaders()), JSON.stringify(redactor.headers(headers)));
 });
 
+test('a value that cannot be read (a Proxy whose traps throw) is "[unreadable value]" in its place, in value() and valueJson(); the rest is kept', () => {
+  const boom = () => {
+    throw new Error('trap');
+  };
+  const hostile = new Proxy(new Error('hostile'), { getPrototypeOf: boom, get: boom, has: boom, ownKeys: boom, getOwnPropertyDescriptor: boom });
+  const context = { message: 'logged', exception: hostile, list: [1, hostile] };
+  const expected = { message: 'logged', exception: '[unreadable value]', list: [1, '[unreadable value]'] };
+  assert.equal(redactor.value(context), expected);
+  assert.equal(JSON.parse(redactor.valueJson(context)), expected);
+  assert.is(redactor.valueJson(hostile), '"[unreadable value]"');
+});
+
 test.run();
