@@ -6,7 +6,9 @@ import {
   RequestStack,
   TraceableEventDispatcher,
   compileTrustedHosts,
+  type ArgumentResolverInterface,
   type Controller,
+  type ControllerResolverInterface,
   type EventSubscriber,
   type Request,
   type TrustedHost,
@@ -77,8 +79,26 @@ export interface KernelOptions {
   debug?: boolean;
   /** The routes; `_controller` in a route's defaults names a function or a registered controller. */
   routes?: RouteCollection;
-  /** Controllers reachable by name from `_controller`. */
+  /** Controllers reachable by name from `_controller`, in the default ControllerResolver. */
   controllers?: Record<string, Controller>;
+  /**
+   * Finds each request's controller (`getController(request)`), in place of the default
+   * ControllerResolver; `controllers` fills the default one, so give one or the other.
+   */
+  controllerResolver?: ControllerResolverInterface;
+  /**
+   * Works out each controller's arguments (`getArguments(request, controller)`), in place of the
+   * default `(request, routeParams)`. It is asked for the error controller's too, which needs the
+   * request first: an `ArgumentResolver` whose value resolvers answer undefined for it does that.
+   */
+  argumentResolver?: ArgumentResolverInterface;
+  /**
+   * Renders error pages in place of the default controller (debug page, plain page, problem+json).
+   * It runs in a sub-request whose `exception` attribute holds the error, and answers a Response;
+   * when it throws or answers none, the plain page goes out with the error's status, and the failure
+   * is logged as CRITICAL.
+   */
+  errorController?: Controller;
   /** More listeners (objects with `getSubscribedEvents()`), added after the default chain. */
   subscribers?: EventSubscriber[];
   /** Least severe level written to stderr, or false for none. Default `warning`. */
@@ -149,8 +169,9 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   const debug = options.debug ?? false;
   const routes = options.routes ?? new RouteCollection();
   const stderrLevel = options.stderrLogLevel ?? 'warning';
-  // Checked first: a list refused must not leave a storage thread or a log sink behind.
+  // Checked first: an option refused must not leave a storage thread or a log sink behind.
   const trustHost = options.trustedHosts === undefined ? undefined : compileTrustedHosts(options.trustedHosts);
+  checkReplacements(options);
 
   // Debug mode needs it (log attribution, the profiler's sub-request tree); elsewhere it is opt-in.
   const requestStack = new RequestStack({ asyncContext: debug || options.requestContext === true });
@@ -166,8 +187,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   const detachSink = stderrLevel === false ? () => {} : attachStderrSink(bus, { level: stderrLevel });
   const logs = debug ? new DebugLogBuffer(bus) : null;
 
-  const controllerResolver = new ControllerResolver(options.controllers);
-  const kernel = new HttpKernel(dispatcher, controllerResolver, requestStack);
+  const controllerResolver = options.controllerResolver ?? new ControllerResolver(options.controllers);
+  const kernel = new HttpKernel(dispatcher, controllerResolver, requestStack, options.argumentResolver);
 
   // Debug details (stack traces, logs, debug headers, the profiler) only for allowed clients.
   const access = debug ? new DebugAccess(options.debugAllow ?? DEFAULT_PROFILER_ALLOW) : null;
@@ -210,7 +231,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     }
   }
 
-  const errorController = createErrorController({
+  const errorController = options.errorController ?? createErrorController({
     debug,
     showDebug,
     requestStack,
@@ -261,6 +282,32 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
       logs?.detach();
     },
   };
+}
+
+/** Refuses, with what to give instead, a replacement part that the kernel could not call. */
+function checkReplacements(options: KernelOptions): void {
+  const { errorController, controllerResolver, argumentResolver } = options;
+  if (errorController !== undefined && typeof errorController !== 'function') {
+    throw new TypeError(`errorController must be a controller, a function of the request that returns a Response, not ${describe(errorController)}.`);
+  }
+  if (controllerResolver !== undefined && typeof (controllerResolver as Partial<ControllerResolverInterface> | null)?.getController !== 'function') {
+    throw new TypeError(`controllerResolver must be an object with a getController(request) method, not ${describe(controllerResolver)}.`);
+  }
+  if (controllerResolver !== undefined && options.controllers !== undefined) {
+    throw new TypeError('controllers registers names in the default ControllerResolver, which controllerResolver replaces: register them in your resolver, or leave controllerResolver out.');
+  }
+  if (argumentResolver !== undefined && typeof (argumentResolver as Partial<ArgumentResolverInterface> | null)?.getArguments !== 'function') {
+    throw new TypeError(`argumentResolver must be an object with a getArguments(request, controller) method, not ${describe(argumentResolver)}.`);
+  }
+}
+
+/** A value as an option error names it. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
+  if (typeof value === 'string') return `the string "${value.slice(0, 100)}"`;
+  if (typeof value !== 'object') return `${typeof value} ${String(value)}`;
+  return `an object of type ${(value as { constructor?: { name?: string } }).constructor?.name || 'Object'}`;
 }
 
 /** The file storage the profiler options describe (see ProfilerKernelOptions.thread). */

@@ -1,0 +1,133 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  ArgumentResolver,
+  ControllerResolver,
+  HttpError,
+  Request,
+  Response,
+  type ArgumentResolverInterface,
+  type Controller,
+  type ControllerResolverInterface,
+} from '../../../kernel/index.js';
+import { createKernel, type KernelOptions } from '../../../lib/app/index.js';
+import type { LogRecord } from '../../../lib/log/index.js';
+import { MemoryStorage } from '../../../lib/profiler/index.js';
+import { Route, RouteCollection } from '../../../lib/routing/index.js';
+import { thrown } from '../helpers.js';
+
+const quiet = { stderrLogLevel: false } as const;
+
+/** A kernel from `options`, closed after `fn`. */
+async function withKernel(options: KernelOptions, fn: (app: ReturnType<typeof createKernel>) => Promise<void>): Promise<void> {
+  const app = createKernel({ ...quiet, ...options });
+  try {
+    await fn(app);
+  } finally {
+    await app.close();
+  }
+}
+
+const failing = (error: unknown) => new RouteCollection().add('fail', new Route('/fail', { defaults: { _controller: () => { throw error; } } }));
+
+test('errorController renders the error pages in place of the default one, with the error in its `exception` attribute', async () => {
+  const errorController: Controller = (request: Request) => {
+    const error = request.attributes.get('exception') as HttpError;
+    return new Response(`custom page: ${error.message}`, error.status, { 'content-type': 'text/plain' });
+  };
+  await withKernel({ routes: failing(new HttpError(402, 'Subscribe first.')), errorController }, async (app) => {
+    const response = await app.kernel.handle(Request.create('/fail'));
+    assert.is(response.status, 402);
+    assert.is(response.body, 'custom page: Subscribe first.');
+  });
+});
+
+for (const debug of [false, true]) {
+  test(`an errorController that throws: the plain page with the error's status and headers, no debug details, and a CRITICAL log (${debug ? 'debug' : 'no debug'})`, async () => {
+    const errorController: Controller = () => {
+      throw new Error('template missing');
+    };
+    const profiler = debug ? { storage: new MemoryStorage() } : false;
+    await withKernel({ routes: failing(new HttpError(429, 'Too fast: bucket 7', { headers: { 'retry-after': '9' } })), errorController, debug, profiler }, async (app) => {
+      const records: LogRecord[] = [];
+      app.bus.on('log', ({ record }) => records.push(record));
+      const request = Request.create('/fail');
+      const response = await app.kernel.handle(request);
+      assert.is(response.status, 429);
+      assert.is(response.getHeader('retry-after'), '9');
+      assert.is(response.getHeader('x-debug-exception'), undefined);
+      assert.ok(String(response.body).includes('The server returned a "429 Too Many Requests".'));
+      assert.not.ok(String(response.body).includes('bucket 7'));
+      assert.not.ok(String(response.body).includes('template missing'));
+      const failure = records.find((record) => record.message.startsWith('The error page failed'));
+      assert.is(failure?.levelName, 'CRITICAL');
+      assert.is(failure?.context.original_message, 'Too fast: bucket 7');
+      // In debug mode the request's own records, which its profile shows, have it.
+      if (debug) assert.ok(app.logs!.getLogs(request).includes(failure!));
+    });
+  });
+}
+
+test('controllerResolver finds the controllers in place of the default one', async () => {
+  const asked: string[] = [];
+  const controllerResolver: ControllerResolverInterface = {
+    getController(request) {
+      asked.push(request.path);
+      return request.path === '/hello' ? () => new Response('hello from my resolver') : null;
+    },
+  };
+  await withKernel({ routes: new RouteCollection().add('hello', new Route('/hello')), controllerResolver }, async (app) => {
+    assert.is(app.kernel.controllerResolver, controllerResolver);
+    const response = await app.kernel.handle(Request.create('/hello'));
+    assert.is(response.body, 'hello from my resolver');
+    assert.equal(asked, ['/hello']);
+  });
+});
+
+test('argumentResolver gives the controllers their arguments in place of the default (request, routeParams)', async () => {
+  const argumentResolver: ArgumentResolverInterface = new ArgumentResolver([(request, controller) => (controller.name === 'greet' ? [request.attributes.get('name'), request.method] : undefined)]);
+  const routes = new RouteCollection().add('greet', new Route('/hi/:name', { defaults: { _controller: function greet(name: string, method: string) { return new Response(`${method} ${name}`); } } }));
+  await withKernel({ routes, argumentResolver }, async (app) => {
+    assert.is(app.kernel.argumentResolver, argumentResolver);
+    assert.is((await app.kernel.handle(Request.create('/hi/ada'))).body, 'GET ada');
+    // The error controller is asked for too: this resolver leaves it the default arguments, so its page is the default one.
+    const notFound = await app.kernel.handle(Request.create('/nowhere'));
+    assert.is(notFound.status, 404);
+    assert.ok(String(notFound.body).includes('404 Not Found'));
+  });
+});
+
+test('without these options the defaults are the ones they always were', async () => {
+  await withKernel({ controllers: { home: () => new Response('home') }, routes: new RouteCollection().add('home', new Route('/', { defaults: { _controller: 'home' } })) }, async (app) => {
+    assert.instance(app.kernel.controllerResolver, ControllerResolver);
+    assert.instance(app.kernel.argumentResolver, ArgumentResolver);
+    assert.is((await app.kernel.handle(Request.create('/'))).body, 'home');
+    const missing = await app.kernel.handle(Request.create('/missing', 'GET', { headers: { accept: 'application/json' } }));
+    assert.is(missing.status, 404);
+    assert.is(missing.getHeader('content-type'), 'application/problem+json');
+  });
+});
+
+test('a replacement the kernel could not call is refused at construction, saying what to give', () => {
+  const refused = (options: Record<string, unknown>) => thrown(() => createKernel({ ...quiet, ...options } as KernelOptions));
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ errorController: 'error' }, 'errorController must be a controller, a function of the request that returns a Response, not the string "error".'],
+    [{ errorController: { render() {} } }, 'errorController must be a controller, a function of the request that returns a Response, not an object of type Object.'],
+    [{ controllerResolver: () => null }, 'controllerResolver must be an object with a getController(request) method, not a function (controllerResolver).'],
+    [{ controllerResolver: null }, 'controllerResolver must be an object with a getController(request) method, not null.'],
+    [{ controllerResolver: new ArgumentResolver() }, 'controllerResolver must be an object with a getController(request) method, not an object of type ArgumentResolver.'],
+    [{ argumentResolver: new ControllerResolver() }, 'argumentResolver must be an object with a getArguments(request, controller) method, not an object of type ControllerResolver.'],
+    [{ argumentResolver: 42 }, 'argumentResolver must be an object with a getArguments(request, controller) method, not number 42.'],
+    [
+      { controllerResolver: new ControllerResolver(), controllers: { home: () => new Response('') } },
+      'controllers registers names in the default ControllerResolver, which controllerResolver replaces: register them in your resolver, or leave controllerResolver out.',
+    ],
+  ];
+  for (const [options, message] of cases) {
+    const error = refused(options);
+    assert.instance(error, TypeError);
+    assert.is(error.message, message);
+  }
+});
+
+test.run();
