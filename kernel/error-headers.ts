@@ -69,7 +69,8 @@ export function boundErrorHeaders(source: unknown): ErrorHeaders {
   let bytes = 0;
   const keep = (name: string, raw: unknown): void => {
     if (raw === undefined) return;
-    if (!TOKEN.test(name)) return drop(name, 'invalid name');
+    // `__proto__` is a token, but no header: set on the record, it would set nothing.
+    if (!TOKEN.test(name) || name === '__proto__') return drop(name, 'invalid name');
     const lower = name.toLowerCase();
     if (BODY_HEADERS.has(lower)) return drop(name, 'body header');
     const value = valueOf(raw);

@@ -24,6 +24,7 @@ test('a value with CR, LF, NUL or a character beyond Latin-1 is dropped, as is a
     'x-ok': 'caf\u00e9',
   });
   assert.equal(headers, { 'x-ok': 'caf\u00e9' });
+  assert.equal(reasons(JSON.parse('{"__proto__":"x"}')), ['__proto__: invalid name']);
   assert.equal(reasons({ 'x-split': 'a\r\nb', 'bad name': 'x', 'x-object': { a: 1 }, 'x-nan': Number.NaN, 'x-bool': true }), [
     'x-split: invalid value',
     'bad name: invalid name',
