@@ -336,4 +336,34 @@ test('a request body sent with a transfer coding other than chunked is a 501 whe
   }
 });
 
+test('a URL that alone reaches the 16 KiB head limit is a 414 saying so (RFC 9110 15.5.15), whole or in pieces; headers over it stay a 431', async () => {
+  const long = `/text?q=${'a'.repeat(20 * 1024)}`;
+  for (const scheme of SCHEMES) {
+    const cases: Array<[string, string | string[], string[], number[]]> = [
+      ['one write', `GET ${long} HTTP/1.1\r\nHost: localhost\r\n\r\n${NEXT}`, ['GET', 'GET'], [414]],
+      // Another write, another chunk for the parser: the one it stops in starts inside the URL.
+      ['two writes', [`GET ${long.slice(0, 10_000)}`, `${long.slice(10_000)} HTTP/1.1\r\nHost: localhost\r\n\r\n${NEXT}`], ['GET', 'GET'], [414]],
+      ['a header over the limit', `GET /text HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`, ['GET'], [431]],
+      ['a URL under the limit, a header taking the head over', `GET ${long.slice(0, 15_000)} HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(2_000)}\r\n\r\n`, ['GET'], [431]],
+    ];
+    for (const [name, bytes, methods, statuses] of cases) {
+      const answer = await sendRaw(server, scheme, bytes, { gapMs: 50 });
+      const { responses, rest } = readResponses(answer, methods);
+      assert.equal(responses.map((response) => response.status), statuses, `${scheme} ${name}: ${JSON.stringify(answer.slice(0, 300))}`);
+      const refusal = responses.at(-1)!;
+      assert.equal(refusal.headers.connection, ['close'], `${scheme} ${name}`);
+      assert.equal(refusal.headers['content-type'], ['text/plain; charset=utf-8'], `${scheme} ${name}`);
+      assert.ok(refusal.complete, `${scheme} ${name}: ${JSON.stringify(answer.slice(0, 300))}`);
+      assert.is(
+        refusal.body,
+        refusal.status === 414
+          ? 'URI Too Long: The request target (URL) alone reaches the 16384-byte limit of the request line and headers.\n'
+          : 'Request Header Fields Too Large: The request line and headers are larger than 16384 bytes.\n',
+        `${scheme} ${name}`,
+      );
+      assert.is(rest, '', `${scheme} ${name}: bytes after the answer: ${JSON.stringify(rest.slice(0, 100))}`);
+    }
+  }
+});
+
 test.run();
