@@ -210,14 +210,16 @@ export class Request {
     return copy;
   }
 
-  /** The path, still percent-encoded, without the query string (Symfony's pathInfo). */
+  /**
+   * The path, still percent-encoded, without the query string (Symfony's pathInfo); `*` for a
+   * request about the server itself (`OPTIONS *`, RFC 9110 9.3.7). A target that is neither a path
+   * nor a URL, or `*` for another method, is a MalformedRequestError (a 400).
+   */
   get path(): string {
     if (this.#path === undefined) {
       const url = this.url;
       const q = url.indexOf('?');
-      let path = q === -1 ? url : url.slice(0, q);
-      if (path.charCodeAt(0) !== 47 /* / */) path = absoluteFormPath(path);
-      this.#path = path;
+      this.#path = url.charCodeAt(0) === 47 /* / */ ? (q === -1 ? url : url.slice(0, q)) : nonOriginPath(url, this.method);
     }
     return this.#path;
   }
@@ -290,9 +292,11 @@ export class Request {
     return `${this.scheme}://${this.httpHost}`;
   }
 
-  /** The absolute URL the client asked for, query included. */
+  /** The absolute URL the client asked for, query included; for `OPTIONS *` the server's own (RFC 9112 3.3: an empty path). */
   get uri(): string {
-    return `${this.schemeAndHttpHost}${this.path}${this.url.indexOf('?') === -1 ? '' : `?${this.queryString}`}`;
+    const path = this.path;
+    if (path === '*') return this.schemeAndHttpHost;
+    return `${this.schemeAndHttpHost}${path}${this.url.indexOf('?') === -1 ? '' : `?${this.queryString}`}`;
   }
 
   /** The absolute URL of a path on this host (Symfony's getUriForPath): no query string. */
@@ -529,14 +533,23 @@ function stripMapped(address: string): string {
   return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
 }
 
-function absoluteFormPath(target: string): string {
-  // `GET http://host/path HTTP/1.1` (absolute-form, sent to proxies) and `OPTIONS *`.
-  if (target === '*') return '*';
+/** The path of a target that does not start with `/`: `*` (asterisk-form) or a URL (absolute-form, as sent to proxies). */
+function nonOriginPath(target: string, method: string): string {
+  if (target === '*') {
+    // RFC 9112 3.2.4: the asterisk-form is only used for a server-wide OPTIONS request.
+    if (method === 'OPTIONS') return '*';
+    throw new MalformedRequestError(`Invalid request target "*" for ${method}: "*" (asking about the server itself) is for OPTIONS only; name a path such as "/".`);
+  }
+  let url: URL;
   try {
-    return new URL(target).pathname;
+    url = new URL(target);
   } catch {
     throw new MalformedRequestError(`Invalid request target "${target}".`);
   }
+  // RFC 9112 3.2.4: OPTIONS on a URL with an empty path and no query (`http://host`, not `http://host/`) is
+  // the absolute-form of OPTIONS *, which the last proxy would have forwarded as `*`.
+  if (method === 'OPTIONS' && ABSOLUTE_FORM_AUTHORITY.exec(target)?.[0].length === target.length) return '*';
+  return url.pathname;
 }
 
 /**

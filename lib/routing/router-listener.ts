@@ -4,7 +4,6 @@ import {
   MethodNotAllowedHttpError,
   NotFoundHttpError,
   Response,
-  type Request,
   type RequestEvent,
 } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
@@ -23,10 +22,13 @@ export interface SchemePorts {
  * A miss is a 404, a path known for other methods a 405 with `Allow`, a GET/HEAD
  * path that matches with the trailing slash toggled a 301 to the canonical URL, and one that
  * matches only over another scheme a 301 to that scheme, at its port in `ports` (read at each
- * redirect, so a server may fill it in once it listens).
+ * redirect, so a server may fill it in once it listens). `OPTIONS *`, which asks about the
+ * server rather than a path, is a 200 whose `Allow` lists what the routes serve.
  */
 export class RouterListener {
   readonly #logMatches: boolean;
+  /** The Allow of `OPTIONS *`: the routes' methods and OPTIONS, which the server answers for `*`; null when a route takes any method. */
+  readonly #serverAllow: string | null;
 
   constructor(
     readonly matcher: UrlMatcher,
@@ -34,6 +36,8 @@ export class RouterListener {
     readonly ports: Readonly<SchemePorts> = { http: 80, https: 443 },
   ) {
     this.#logMatches = logger?.isEnabled('info') ?? false;
+    const served = matcher.servedMethods;
+    this.#serverAllow = served === null ? null : (served.includes('OPTIONS') ? served : [...served, 'OPTIONS']).join(', ');
   }
 
   getSubscribedEvents() {
@@ -61,14 +65,19 @@ export class RouterListener {
     }
     switch (result.kind) {
       case 'not-found': {
+        // RFC 9110 9.3.7: OPTIONS * asks about the server in general; no route has `*` (Request allows it for OPTIONS only).
+        if (path === '*' && request.method === 'OPTIONS') {
+          event.setResponse(new Response(null, 200, this.#serverAllow === null ? undefined : { allow: this.#serverAllow }));
+          return;
+        }
         const referer = request.headers.referer;
         const from = referer ? ` (from "${referer}")` : '';
-        throw new NotFoundHttpError(`No route found for "${request.method} ${messageTarget(request)}"${from}`, { cause: new ResourceNotFoundError(result.path) });
+        throw new NotFoundHttpError(`No route found for "${request.method} ${request.uriForPath(path)}"${from}`, { cause: new ResourceNotFoundError(result.path) });
       }
       case 'method-not-allowed': {
         const allowed = result.allowedMethods;
         const cause = new MethodNotAllowedError(allowed);
-        throw new MethodNotAllowedHttpError(allowed, `No route found for "${request.method} ${messageTarget(request)}": Method Not Allowed (Allow: ${allowed.join(', ')})`, { cause });
+        throw new MethodNotAllowedHttpError(allowed, `No route found for "${request.method} ${request.uriForPath(path)}": Method Not Allowed (Allow: ${allowed.join(', ')})`, { cause });
       }
       case 'malformed-path': {
         const cause = new MalformedPathError(result.parameter, result.path, { cause: result.cause });
@@ -97,12 +106,6 @@ export class RouterListener {
       this.logger!.info('Matched route "{route}".', { route: result.name, route_parameters: params, request_uri: request.uri, method: request.method });
     }
   }
-}
-
-/** What a miss's message names: the path's absolute URL, or `*` as sent (`OPTIONS *` asks about the server, no URL has it). */
-function messageTarget(request: Request): string {
-  const path = request.path;
-  return path === '*' ? path : request.uriForPath(path);
 }
 
 /** A character no URI may hold (RFC 3986: `<`, `"`, space, non-ASCII...), or a `%` that starts no percent-encoding. */

@@ -108,6 +108,11 @@ StaticPaths.prototype = Object.create(null);
  * other schemes tried, a hit being answered with a redirect.
  */
 export class UrlMatcher {
+  /**
+   * Every method some route serves, GET bringing HEAD, in route order; null when a route takes any
+   * method, so that no list names them all. What `OPTIONS *` (the server's own options) lists in Allow.
+   */
+  readonly servedMethods: readonly string[] | null;
   readonly #routes: readonly [string, Route][];
   readonly #tree = new RouteTree();
   /** Method -> slot; a slot's bit is `1 << slot`. Methods no route names share the last slot. */
@@ -139,6 +144,7 @@ export class UrlMatcher {
         this.#slots[method] = slot;
       }
     }
+    this.servedMethods = this.#routes.some(([, route]) => route.methods.length === 0) ? null : Object.freeze(Object.keys(this.#slots));
     this.#otherSlot = Object.keys(this.#slots).length;
     this.#getSlot = this.#slots.GET ?? this.#otherSlot;
     this.#headSlot = this.#slots.HEAD ?? this.#otherSlot;

@@ -2,11 +2,12 @@ import http, { type IncomingMessage, STATUS_CODES } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { headOverflow } from './head-overflow.js';
 import type { TlsCredentials } from './tls-certificate.js';
 
 /** Header, body and idle limits of the listeners, in milliseconds and bytes. */
 export interface Limits {
-  /** Largest request head (request line and headers) in bytes; more is answered 431. */
+  /** Largest request head (request line and headers) in bytes; more is answered 431, or 414 when the URL alone reaches it. */
   maxHeaderSize: number;
   /** Time a client has to send the complete request head; 0 turns it off. */
   headersTimeout: number;
@@ -187,20 +188,29 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy());
 }
 
+/** What node:http's parser puts on the errors it emits as `clientError`. */
+type ParserError = NodeJS.ErrnoException & { reason?: string; rawPacket?: Uint8Array; bytesParsed?: number };
+
 /**
  * A malformed or oversized request gets a status line and a one-line text saying what is wrong,
  * when the connection can still take one.
  */
-function clientErrorAnswerer(maxHeaderSize: number): (error: NodeJS.ErrnoException & { reason?: string }, socket: Duplex) => void {
+function clientErrorAnswerer(maxHeaderSize: number): (error: ParserError, socket: Duplex) => void {
   const messages: Readonly<Record<string, string>> = {
     HPE_HEADER_OVERFLOW: `The request line and headers are larger than ${maxHeaderSize} bytes.`,
     ERR_HTTP_REQUEST_TIMEOUT: 'The request did not arrive in time.',
   };
+  const targetTooLong = `The request target (URL) alone reaches the ${maxHeaderSize}-byte limit of the request line and headers.`;
   return (error, socket) => {
     // Never write after an in-flight response has sent its head: the bytes would corrupt it. Node's own
     // default handler makes the same check on the same field.
     const inFlight = (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage;
     if (socket.writable && !PEER_GONE.has(error.code ?? '') && !inFlight?.headersSent) {
+      // node counts the URL against the head limit too: an overrun on it is RFC 9110's 414, not 431.
+      if (error.code === 'HPE_HEADER_OVERFLOW' && headOverflow(error.rawPacket, error.bytesParsed, maxHeaderSize) === 'request-target') {
+        answerAndClose(socket, 414, `${STATUS_CODES[414]}: ${targetTooLong}\n`);
+        return;
+      }
       const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
       // The parser's reasons are fixed texts (`Duplicate Content-Length`), never the client's bytes.
       const reason = messages[error.code ?? ''] ?? (typeof error.reason === 'string' && error.reason !== '' ? `${error.reason}.` : undefined);

@@ -336,4 +336,76 @@ test('a request body sent with a transfer coding other than chunked is a 501 whe
   }
 });
 
+test('a URL that alone reaches the 16 KiB head limit is a 414 saying so (RFC 9110 15.5.15), whole or in pieces; headers over it stay a 431', async () => {
+  const long = `/text?q=${'a'.repeat(20 * 1024)}`;
+  for (const scheme of SCHEMES) {
+    const cases: Array<[string, string | string[], string[], number[]]> = [
+      ['one write', `GET ${long} HTTP/1.1\r\nHost: localhost\r\n\r\n${NEXT}`, ['GET', 'GET'], [414]],
+      // Another write, another chunk for the parser: the one it stops in starts inside the URL.
+      ['two writes', [`GET ${long.slice(0, 10_000)}`, `${long.slice(10_000)} HTTP/1.1\r\nHost: localhost\r\n\r\n${NEXT}`], ['GET', 'GET'], [414]],
+      ['a header over the limit', `GET /text HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`, ['GET'], [431]],
+      ['a URL under the limit, a header taking the head over', `GET ${long.slice(0, 15_000)} HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(2_000)}\r\n\r\n`, ['GET'], [431]],
+    ];
+    for (const [name, bytes, methods, statuses] of cases) {
+      const answer = await sendRaw(server, scheme, bytes, { gapMs: 50 });
+      const { responses, rest } = readResponses(answer, methods);
+      assert.equal(responses.map((response) => response.status), statuses, `${scheme} ${name}: ${JSON.stringify(answer.slice(0, 300))}`);
+      const refusal = responses.at(-1)!;
+      assert.equal(refusal.headers.connection, ['close'], `${scheme} ${name}`);
+      assert.equal(refusal.headers['content-type'], ['text/plain; charset=utf-8'], `${scheme} ${name}`);
+      assert.ok(refusal.complete, `${scheme} ${name}: ${JSON.stringify(answer.slice(0, 300))}`);
+      assert.is(
+        refusal.body,
+        refusal.status === 414
+          ? 'URI Too Long: The request target (URL) alone reaches the 16384-byte limit of the request line and headers.\n'
+          : 'Request Header Fields Too Large: The request line and headers are larger than 16384 bytes.\n',
+        `${scheme} ${name}`,
+      );
+      assert.is(rest, '', `${scheme} ${name}: bytes after the answer: ${JSON.stringify(rest.slice(0, 100))}`);
+    }
+  }
+});
+
+test('OPTIONS * (RFC 9110 9.3.7) is a 200 with Content-Length: 0 and an Allow of the routes\' methods, over HTTP/1.1 and 1.0, in absolute-form too; the connection serves on', async () => {
+  const allow = ['GET, HEAD, POST, OPTIONS'];
+  for (const scheme of SCHEMES) {
+    const cases: Array<[string, string, string[]]> = [
+      ['HTTP/1.1', `OPTIONS * HTTP/1.1\r\nHost: localhost\r\n\r\n${NEXT}`, ['OPTIONS', 'GET']],
+      ['with a body, left unread', `OPTIONS * HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\nhello${NEXT}`, ['OPTIONS', 'GET']],
+      ['absolute-form with an empty path (RFC 9112 3.2.4)', `OPTIONS http://localhost HTTP/1.1\r\nHost: localhost\r\n\r\n${NEXT}`, ['OPTIONS', 'GET']],
+      ['HTTP/1.0 without Host', 'OPTIONS * HTTP/1.0\r\n\r\n', ['OPTIONS']],
+    ];
+    for (const [name, bytes, methods] of cases) {
+      const answer = await sendRaw(server, scheme, bytes);
+      const { responses, rest } = readResponses(answer, methods);
+      const options = responses[0];
+      assert.equal([options?.status, options?.headers.allow, options?.headers['content-length'], options?.headers['content-type']], [200, allow, ['0'], undefined], `${scheme} ${name}: ${JSON.stringify(answer)}`);
+      assert.equal(responses.map((response) => response.status), methods.length === 2 ? [200, 200] : [200], `${scheme} ${name}`);
+      if (methods.length === 1) assert.equal(options!.headers.connection, ['close'], `${scheme} ${name}`);
+      assert.is(rest, '', `${scheme} ${name}`);
+    }
+  }
+});
+
+test('"*" for another method than OPTIONS is a 400 saying so (RFC 9112 3.2.4), not a 404; OPTIONS on a path is routed as any method is', async () => {
+  for (const scheme of SCHEMES) {
+    for (const method of ['GET', 'HEAD', 'POST']) {
+      const body = method === 'POST' ? 'Content-Length: 3\r\n\r\nabc' : '\r\n';
+      // The message is the problem+json's detail (the HTML page outside debug shows the status only).
+      const answer = await sendRaw(server, scheme, `${method} * HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\n${body}${NEXT}`);
+      const { responses, rest } = readResponses(answer, [method, 'GET']);
+      assert.equal(responses.map((response) => response.status), [400, 200], `${scheme} ${method}: ${JSON.stringify(answer.slice(0, 300))}`);
+      if (method !== 'HEAD') {
+        assert.is(JSON.parse(responses[0]!.body).detail, `Invalid request target "*" for ${method}: "*" (asking about the server itself) is for OPTIONS only; name a path such as "/".`, `${scheme} ${method}`);
+      }
+      assert.is(rest, '', `${scheme} ${method}`);
+    }
+    for (const target of ['/text', 'http://localhost/text']) {
+      const answer = await sendRaw(server, scheme, `OPTIONS ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+      const { responses } = readResponses(answer, ['OPTIONS']);
+      assert.equal([responses[0]?.status, responses[0]?.headers.allow], [405, ['GET, HEAD']], `${scheme} ${target}: ${JSON.stringify(answer.slice(0, 300))}`);
+    }
+  }
+});
+
 test.run();

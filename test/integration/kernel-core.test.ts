@@ -6,7 +6,7 @@ import { Agent } from 'undici';
 import { Response, type Request } from '../../kernel/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
 import type { LogEntry, LogRecord } from '../../lib/log/index.js';
-import { SCHEMES, decodeEntities, fetchFrom, rawStatus, sendRaw, startTestServer, type TestServer } from './harness.js';
+import { SCHEMES, decodeEntities, fetchFrom, rawStatus, savedProfile, sendRaw, startTestServer, type TestServer } from './harness.js';
 
 function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
@@ -73,10 +73,25 @@ for (const scheme of SCHEMES) {
     assert.ok(decodeEntities(response.body).includes(message));
   });
 
-  test('OPTIONS * is a 404 naming the target as sent, with no host glued to it', async () => {
+  test('OPTIONS * is a 200 whose Allow lists what the service serves; its profile names the server\'s origin, and its router panel shows', async () => {
     const answer = await sendRaw(server, scheme, 'OPTIONS * HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
-    assert.is(rawStatus(answer), 404);
-    assert.is(decodeURIComponent(/\r\nx-debug-exception: (.*)\r\n/i.exec(answer)?.[1] ?? ''), 'No route found for "OPTIONS *"');
+    assert.is(rawStatus(answer), 200, answer);
+    assert.match(answer, /\r\nallow: GET, HEAD, OPTIONS\r\n/i);
+    assert.match(answer, /\r\ncontent-length: 0\r\n/i);
+    assert.ok(answer.endsWith('\r\n\r\n'), 'no content');
+    const token = /\r\nx-debug-token: ([0-9a-f]+)\r\n/i.exec(answer)?.[1] ?? '';
+    const profile = await savedProfile(server, token);
+    assert.is(profile.url, `${scheme}://localhost`, 'RFC 9112 3.3: the target URI of OPTIONS * has an empty path');
+    const panel = await fetchFrom(server, scheme, `/_profiler/${token}?panel=router`, { headers: { accept: 'application/json' } });
+    assert.is(panel.status, 200);
+    assert.equal(JSON.parse(panel.body).collectors.router.routed, { method: 'OPTIONS', path: '*', host: 'localhost', scheme });
+    assert.is((await fetchFrom(server, scheme, `/_profiler/${token}?panel=router`)).status, 200, 'the HTML panel');
+  });
+
+  test('GET * is a 400 saying "*" is for OPTIONS only', async () => {
+    const answer = await sendRaw(server, scheme, 'GET * HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    assert.is(rawStatus(answer), 400, answer.slice(0, 300));
+    assert.is(decodeURIComponent(/\r\nx-debug-exception: (.*)\r\n/i.exec(answer)?.[1] ?? ''), 'Invalid request target "*" for GET: "*" (asking about the server itself) is for OPTIONS only; name a path such as "/".');
   });
 
   test('POST /health is a 405 listing GET, HEAD in Allow and in the message', async () => {

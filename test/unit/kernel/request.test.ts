@@ -130,6 +130,31 @@ test('an absolute-form target\'s authority is checked as a Host header is; the H
   assert.is(invalid('http:///x').message, 'Invalid request target "http:///x": it names no host.', 'an empty authority is not filled in from Host');
 });
 
+test('the asterisk-form target "*" is for OPTIONS only (RFC 9112 3.2.4): for another method, or with a query, it is a malformed request', () => {
+  assert.is(new Request('*', { method: 'OPTIONS' }).path, '*');
+  for (const method of ['GET', 'HEAD', 'POST']) {
+    const error = thrown(() => new Request('*', { method, headers: { host: 'a.test' } }).path);
+    assert.instance(error, MalformedRequestError, method);
+    assert.is(error.message, `Invalid request target "*" for ${method}: "*" (asking about the server itself) is for OPTIONS only; name a path such as "/".`);
+    assert.instance(thrown(() => new Request('*', { method, headers: { host: 'a.test' } }).host), MalformedRequestError, `${method}: reading the host first says the same`);
+  }
+  assert.is(thrown(() => new Request('*?x', { method: 'OPTIONS' }).path).message, 'Invalid request target "*?x".');
+});
+
+test('OPTIONS to a URL with an empty path and no query asks about the server, as OPTIONS * does (RFC 9112 3.2.4); with "/" or a query it names that path', () => {
+  const request = new Request('http://a.test:8080', { method: 'OPTIONS', headers: { host: 'b.test' } });
+  assert.is(request.path, '*');
+  assert.is(request.httpHost, 'a.test:8080');
+  assert.is(new Request('http://a.test/', { method: 'OPTIONS' }).path, '/');
+  assert.is(new Request('http://a.test?x=1', { method: 'OPTIONS' }).path, '/');
+  assert.is(new Request('http://a.test', { method: 'GET' }).path, '/');
+});
+
+test('the URI of OPTIONS * is the server\'s origin: its path is empty (RFC 9112 3.3), never "*" glued to the host', () => {
+  assert.is(new Request('*', { method: 'OPTIONS', headers: { host: 'a.test:8080' } }).uri, 'http://a.test:8080');
+  assert.is(new Request('*', { method: 'OPTIONS', headers: { host: 'a.test' }, scheme: 'https' }).uri, 'https://a.test');
+});
+
 test('a trusted proxy\'s X-Forwarded-Host still beats an absolute-form target', () => {
   const request = new Request('http://a.test/x', { headers: { host: 'b.test', 'x-forwarded-host': 'public.test' }, trustProxy: () => true });
   assert.is(request.host, 'public.test');

@@ -96,4 +96,43 @@ test('a GET or HEAD of another percent-encoding of a route\'s path is redirected
   assert.is(route('/books/1%2f2'), 'No route found for "GET http://a.test/books/1%2f2"');
 });
 
+/** The router's answer to `target` for `method` (a 200, a redirect), or the message of the error it throws. */
+function answer(routes: RouteCollection, target: string, method: string): { status: number; allow?: string; body: unknown } | string {
+  const event = new RequestEvent(kernel, new Request(target, { method, headers: { host: 'a.test' } }), RequestType.MAIN);
+  try {
+    new RouterListener(new UrlMatcher(routes)).onKernelRequest(event);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return { status: event.response!.status, allow: event.response!.getHeader('allow'), body: event.response!.body };
+}
+
+function collection(...routes: Array<[string, string[]]>): RouteCollection {
+  const result = new RouteCollection();
+  for (const [path, methods] of routes) result.add(`${path} ${methods.join()}`, new Route(path, { methods }));
+  return result;
+}
+
+test('OPTIONS * is a 200 with no content, its Allow the routes\' methods in route order (GET bringing HEAD) and OPTIONS', () => {
+  const routes = collection(['/health', ['GET']], ['/books', ['POST', 'GET']], ['/books/:id', ['DELETE']]);
+  assert.equal(answer(routes, '*', 'OPTIONS'), { status: 200, allow: 'GET, HEAD, POST, DELETE, OPTIONS', body: null });
+  assert.equal(answer(collection(['/x', ['OPTIONS', 'GET']]), '*', 'OPTIONS'), { status: 200, allow: 'OPTIONS, GET, HEAD', body: null }, 'a route\'s OPTIONS is listed once');
+  assert.equal(answer(new RouteCollection(), '*', 'OPTIONS'), { status: 200, allow: 'OPTIONS', body: null }, 'no routes: only OPTIONS itself');
+});
+
+test('OPTIONS * sends no Allow when a route takes any method: no list would name them all', () => {
+  assert.equal(answer(collection(['/health', ['GET']], ['/any', []]), '*', 'OPTIONS'), { status: 200, allow: undefined, body: null });
+});
+
+test('OPTIONS to a URL with an empty path is OPTIONS *; to a path it is routed as any method is', () => {
+  const routes = collection(['/health', ['GET']]);
+  assert.equal(answer(routes, 'http://a.test', 'OPTIONS'), { status: 200, allow: 'GET, HEAD, OPTIONS', body: null });
+  assert.is(answer(routes, 'http://a.test/health', 'OPTIONS'), 'No route found for "OPTIONS http://a.test/health": Method Not Allowed (Allow: GET, HEAD)');
+  assert.is(answer(routes, '/health', 'OPTIONS'), 'No route found for "OPTIONS http://a.test/health": Method Not Allowed (Allow: GET, HEAD)');
+});
+
+test('"*" for another method than OPTIONS is a malformed request, never routed', () => {
+  assert.is(answer(collection(['/health', ['GET']], ['/any', []]), '*', 'GET'), 'Invalid request target "*" for GET: "*" (asking about the server itself) is for OPTIONS only; name a path such as "/".');
+});
+
 test.run();

@@ -390,4 +390,15 @@ test('normalizePercentEncoding upper-cases hex digits and decodes unreserved cha
   assert.is(normalizePercentEncoding('/plain'), '/plain');
 });
 
+test('servedMethods lists every route\'s methods once, in route order, GET bringing HEAD; null when a route takes any method', () => {
+  const routes = new RouteCollection();
+  routes.add('a', new Route('/a', { methods: ['get'] }));
+  routes.add('b', new Route('/b', { methods: ['PUT', 'GET'] }));
+  routes.add('c', new Route('/c', { methods: ['HEAD', 'POST'] }));
+  assert.equal(new UrlMatcher(routes).servedMethods, ['GET', 'HEAD', 'PUT', 'POST']);
+  assert.equal(new UrlMatcher(new RouteCollection()).servedMethods, []);
+  routes.add('any', new Route('/any'));
+  assert.is(new UrlMatcher(routes).servedMethods, null);
+});
+
 test.run();

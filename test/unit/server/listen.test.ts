@@ -183,6 +183,15 @@ test('request headers over maxHeaderSize are answered 431', async () => {
   });
 });
 
+test('a URL that alone reaches maxHeaderSize is answered 414, naming the limit', async () => {
+  await withServers(hello, { httpsPort: null, limits: { maxHeaderSize: 1024 } }, async ({ urls }) => {
+    const answer = await rawExchange(portOf(urls[0]!), `GET /${'a'.repeat(2048)} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    assert.match(answer, /^HTTP\/1\.1 414 URI Too Long\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.ok(answer.endsWith('\r\n\r\nURI Too Long: The request target (URL) alone reaches the 1024-byte limit of the request line and headers.\n'), answer);
+  });
+});
+
 for (const scheme of ['http', 'https'] as const) {
   test(`close waits for an in-flight slow response, tells it Connection: close, then resolves (${scheme})`, async () => {
     let received!: () => void;
