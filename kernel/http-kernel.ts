@@ -193,7 +193,8 @@ export class HttpKernel implements KernelLike {
     // A listener that answered with a non-error status gets the error's own status, unless it asked otherwise.
     if (!event.isAllowingCustomResponseCode() && !response.isClientError() && !response.isServerError() && !response.isRedirect()) {
       if (isHttpError(finalError)) {
-        response.status = finalError.status;
+        // As on the error page: only an error status is the error's; node refuses some others, and a 2xx would say it worked.
+        response.status = isErrorStatus(finalError.status) ? finalError.status : 500;
         // Checked and bounded: a header node:http refuses would make the answer a bare 500, a CR/LF in one split it.
         for (const [name, value] of Object.entries(boundErrorHeaders(headersOf(finalError)).headers)) response.setHeader(name, value);
       } else {
@@ -243,6 +244,10 @@ function isRequestError(value: unknown): value is RequestError {
   } catch {
     return false;
   }
+}
+
+function isErrorStatus(status: number): boolean {
+  return Number.isInteger(status) && status >= 400 && status <= 599;
 }
 
 /** The error's `headers`, or undefined when reading them throws. */

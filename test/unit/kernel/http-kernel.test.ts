@@ -207,6 +207,21 @@ test('a non-HTTP error handled with a 200 response becomes a 500', async () => {
   assert.is((await kernel.handle(Request.create('/'))).status, 500);
 });
 
+test('an HttpError whose status is no error status, handled with a 200 response, becomes a 500 as on the error page (node refuses 1000, a 200 would say it worked)', async () => {
+  for (const status of [0, 99, 200, 302, 1000, 404.5, Number.NaN]) {
+    const { dispatcher, kernel } = kernelWith(() => {
+      throw new HttpError(status, 'odd');
+    });
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('page')));
+    assert.is((await kernel.handle(Request.create('/'))).status, 500, String(status));
+  }
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new HttpError(429, 'slow down');
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('page')));
+  assert.is((await kernel.handle(Request.create('/'))).status, 429);
+});
+
 test('allowCustomResponseCode keeps the listener\'s status', async () => {
   const { dispatcher, kernel } = kernelWith(() => {
     throw new Error('x');
