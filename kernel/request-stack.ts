@@ -36,6 +36,20 @@ export class RequestStack {
     return this.#storage.run(parent === undefined ? [request] : [...parent, request], fn);
   }
 
+  /**
+   * `fn` made to run, wherever and however late it is called, with the stack current now: the
+   * request stays current in work Node starts outside the request (a stream read by the server
+   * after handle() returned). `fn` itself outside any request or without tracking.
+   */
+  bind<This, Args extends unknown[], Result>(fn: (this: This, ...args: Args) => Result): (this: This, ...args: Args) => Result {
+    const storage = this.#storage;
+    const stack = storage?.getStore();
+    if (storage === null || stack === undefined) return fn;
+    return function (this: This, ...args: Args): Result {
+      return storage.run(stack, Reflect.apply, fn, this, args) as Result;
+    };
+  }
+
   /** The requests of the current context, main request first. */
   all(): readonly Request[] {
     return this.#storage?.getStore() ?? [];
