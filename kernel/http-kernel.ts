@@ -71,8 +71,19 @@ export class HttpKernel implements KernelLike {
     await this.terminateMaybeAsync(request, response);
   }
 
-  /** The same as terminate(), but without a promise when every listener was synchronous (servers use it). */
+  /**
+   * The same as terminate(), but without a promise when every listener was synchronous (servers use it).
+   * The listeners run with `request` current, as handle()'s did: what they log is attributed to it (and
+   * reaches its profile, the profiler's listener being the last), unlike Symfony's, which run after the pop.
+   */
   terminateMaybeAsync(request: Request, response: Response): void | Promise<void> {
+    const stack = this.requestStack;
+    // Without tracking run() would only call the function, and a caller already in the request's context needs no second push.
+    if (!stack.tracksAsyncContext || stack.getCurrentRequest() === request) return this.#terminate(request, response);
+    return stack.run(request, () => this.#terminate(request, response));
+  }
+
+  #terminate(request: Request, response: Response): void | Promise<void> {
     const event = new TerminateEvent(this, request, response);
     const pending = this.dispatcher.dispatch(event, KernelEvents.TERMINATE);
     if (pending !== event) return (pending as Promise<unknown>).then(() => {});

@@ -1,6 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Request } from './request.js';
 
+/** The stack outside any request. */
+const NO_REQUESTS: readonly Request[] = Object.freeze([]);
+
 /** How a RequestStack tracks the current request. */
 export interface RequestStackOptions {
   /**
@@ -48,6 +51,12 @@ export class RequestStack {
     return function (this: This, ...args: Args): Result {
       return storage.run(stack, Reflect.apply, fn, this, args) as Result;
     };
+  }
+
+  /** Runs `fn` outside any request: for work of the process that a request merely starts (what it logs, and what it starts, carry no request). */
+  exit<T>(fn: () => T): T {
+    // An empty stack rather than AsyncLocalStorage.exit(), experimental in Node 20 and toggling its hooks each time.
+    return this.#storage === null ? fn() : this.#storage.run(NO_REQUESTS, fn);
   }
 
   /** The requests of the current context, main request first. */

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Response, type Request } from '../../kernel/index.js';
+import { KernelEvents, Response, type Request, type TerminateEvent } from '../../kernel/index.js';
 import type { LogEntry } from '../../lib/log/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
 import { SCHEMES, fetchFrom, header, savedProfile, startTestServer, type TestServer } from './harness.js';
@@ -57,12 +57,21 @@ for (const scheme of SCHEMES) {
     return new Response(Readable.from(chunks()), 200, { 'content-type': 'text/plain' });
   };
 
+  /** A kernel.terminate listener that logs, as one sending queued mail would. */
+  const mailer = {
+    getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+    onTerminate(event: TerminateEvent): void {
+      server.app.logger.notice('Mail sent for {id} with {current} current', { id: event.request.query.get('id'), current: currentId() });
+    },
+  };
+
   test.before(async () => {
     const routes = new RouteCollection()
       .add('feed', new Route('/feed', { defaults: { _controller: feed } }))
       .add('broken', new Route('/broken', { defaults: { _controller: broken } }))
-      .add('endless', new Route('/endless', { defaults: { _controller: endless } }));
-    server = await startTestServer({ kernel: { env: 'staging', debug: true, routes } });
+      .add('endless', new Route('/endless', { defaults: { _controller: endless } }))
+      .add('text', new Route('/text', { defaults: { _controller: (request: Request) => new Response(`text for ${request.query.get('id')}`) } }));
+    server = await startTestServer({ kernel: { env: 'staging', debug: true, routes, subscribers: [mailer] } });
   });
   test.after(async () => server.close());
 
@@ -82,13 +91,23 @@ for (const scheme of SCHEMES) {
     for (let i = 0; i < 3; i++) assert.ok(messages.includes(`chunk ${i} of solo, read for solo`), `chunk ${i} in ${JSON.stringify(messages)}`);
   });
 
+  test('kernel.terminate listeners run with their request current, once a stream has ended: their records are in the profile, after the stream\'s', async () => {
+    const streamed = await fetchFrom(server, scheme, '/feed?id=mail');
+    const messages = (await profileLogs(header(streamed.headers['x-debug-token']))).map((record) => record.message);
+    assert.equal(messages.slice(-4), ['chunk 0 of mail, read for mail', 'chunk 1 of mail, read for mail', 'chunk 2 of mail, read for mail', 'Mail sent for mail with mail current']);
+    const text = await fetchFrom(server, scheme, '/text?id=plain');
+    assert.is(text.body, 'text for plain');
+    const textMessages = (await profileLogs(header(text.headers['x-debug-token']))).map((record) => record.message);
+    assert.equal(textMessages.slice(-1), ['Mail sent for plain with plain current']);
+  });
+
   test('50 concurrent streamed requests: each body and each profile hold only their own request', async () => {
     const ids = Array.from({ length: 50 }, (_, i) => `c${i}`);
     const responses = await Promise.all(ids.map((id) => fetchFrom(server, scheme, `/feed?id=${id}`)));
     for (const [i, response] of responses.entries()) assert.is(response.body.replaceAll('.', ''), `${ids[i]};`.repeat(3));
     for (const [i, response] of responses.entries()) {
-      const chunks = (await profileLogs(header(response.headers['x-debug-token']))).filter((record) => record.message.startsWith('chunk '));
-      assert.equal(chunks.map((record) => record.message), [0, 1, 2].map((n) => `chunk ${n} of ${ids[i]}, read for ${ids[i]}`));
+      const messages = (await profileLogs(header(response.headers['x-debug-token']))).map((record) => record.message).filter((message) => !message.startsWith('Matched route'));
+      assert.equal(messages, [...[0, 1, 2].map((n) => `chunk ${n} of ${ids[i]}, read for ${ids[i]}`), `Mail sent for ${ids[i]} with ${ids[i]} current`]);
     }
   });
 

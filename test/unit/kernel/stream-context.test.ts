@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ControllerResolver, EventDispatcher, HttpKernel, KernelEvents, Request, RequestStack, RequestType, Response, type ResponseEvent } from '../../../kernel/index.js';
 
-const test = suite('request context of stream bodies');
+const test = suite('request context of stream bodies and kernel.terminate');
 
 function kernelWith(controller: (request: Request) => unknown, stack = new RequestStack()) {
   const dispatcher = new EventDispatcher();
@@ -152,6 +152,28 @@ test('50 concurrent stream bodies, read interleaved, each see only their own req
   bodies.forEach((body, i) => assert.is(body, `/r${i};`.repeat(5)));
 });
 
+test('kernel.terminate listeners run with their request current, alone on the stack (also when called in its context); without tracking they see none', async () => {
+  for (const asyncContext of [true, false]) {
+    const stack = new RequestStack({ asyncContext });
+    const { dispatcher, kernel, request } = kernelWith(() => new Response('ok'), stack);
+    const seen: string[] = [];
+    dispatcher.addListener(KernelEvents.TERMINATE, () => void seen.push(`${current(stack)} ${stack.all().length}`));
+    dispatcher.addListener(KernelEvents.TERMINATE, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      seen.push(`after await ${current(stack)}`);
+    }, -10);
+    const main = request('/done');
+    const response = await kernel.handle(main);
+    await kernel.terminate(main, response);
+    assert.equal(seen, asyncContext ? ['/done 1', 'after await /done'] : ['- 0', 'after await -'], String(asyncContext));
+    assert.is(current(stack), '-');
+    // An embedder that terminates from inside the request's own context: no second push.
+    seen.length = 0;
+    await stack.run(main, () => kernel.terminate(main, response));
+    assert.equal(seen, asyncContext ? ['/done 1', 'after await /done'] : ['- 0', 'after await -'], String(asyncContext));
+  }
+});
+
 test('RequestStack.bind keeps the stack of the moment it is called; outside any request it gives the function back', () => {
   const stack = new RequestStack();
   const fn = function (this: { name: string }, suffix: string) {
@@ -161,6 +183,18 @@ test('RequestStack.bind keeps the stack of the moment it is called; outside any 
   const bound = stack.run(Request.create('/bound'), () => stack.bind(fn));
   assert.is(bound.call({ name: 'x' }, '!'), 'x! /bound');
   assert.is(current(stack), '-');
+});
+
+test('RequestStack.exit runs a function outside any request, and what it starts stays outside', async () => {
+  const stack = new RequestStack();
+  const seen = await stack.run(Request.create('/inside'), () =>
+    stack.exit(() => {
+      const now = `${current(stack)} ${stack.all().length}`;
+      return new Promise<string[]>((resolve) => setTimeout(() => resolve([now, current(stack)]), 1));
+    }),
+  );
+  assert.equal(seen, ['- 0', '-']);
+  assert.is(new RequestStack({ asyncContext: false }).exit(() => 'called'), 'called');
 });
 
 test.run();
