@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
+import { request as undiciRequest } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KernelEvents, Response, type Request, type TerminateEvent } from '../../kernel/index.js';
@@ -125,7 +125,7 @@ for (const scheme of SCHEMES) {
     const onLog = (entry: LogEntry): void => void (entry.record.message.startsWith('Stopped streaming') && stops.push(entry));
     server.app.bus.on('log', onLog);
     try {
-      const response = await request(`${server.urls[scheme]}/endless?id=gone`, { dispatcher: server.agent });
+      const response = await undiciRequest(`${server.urls[scheme]}/endless?id=gone`, { dispatcher: server.agent });
       assert.is(response.statusCode, 200);
       for await (const _chunk of response.body) break;
       assert.is((await savedProfile(server, header(response.headers['x-debug-token']))).status, 200);
