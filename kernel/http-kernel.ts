@@ -72,8 +72,19 @@ export class HttpKernel implements KernelLike {
     await this.terminateMaybeAsync(request, response);
   }
 
-  /** The same as terminate(), but without a promise when every listener was synchronous (servers use it). */
+  /**
+   * The same as terminate(), but without a promise when every listener was synchronous (servers use it).
+   * The listeners run with `request` current, as handle()'s did: what they log is attributed to it (and
+   * reaches its profile, the profiler's listener being the last), unlike Symfony's, which run after the pop.
+   */
   terminateMaybeAsync(request: Request, response: Response): void | Promise<void> {
+    const stack = this.requestStack;
+    // Without tracking run() would only call the function, and a caller already in the request's context needs no second push.
+    if (!stack.tracksAsyncContext || stack.getCurrentRequest() === request) return this.#terminate(request, response);
+    return stack.run(request, () => this.#terminate(request, response));
+  }
+
+  #terminate(request: Request, response: Response): void | Promise<void> {
     const event = new TerminateEvent(this, request, response);
     const pending = this.dispatcher.dispatch(event, KernelEvents.TERMINATE);
     if (pending !== event) return (pending as Promise<unknown>).then(() => {});
@@ -156,7 +167,7 @@ export class HttpKernel implements KernelLike {
 
   #finishWith(event: ResponseEvent, request: Request, type: RequestType): Response | Promise<Response> {
     const pending = this.#finishRequest(request, type);
-    return pending === undefined ? event.response : pending.then(() => event.response);
+    return pending === undefined ? keepRequestContext(event.response, this.requestStack) : pending.then(() => keepRequestContext(event.response, this.requestStack));
   }
 
   #finishRequest(request: Request, type: RequestType): undefined | Promise<unknown> {
@@ -219,8 +230,36 @@ export class HttpKernel implements KernelLike {
     } catch {
       // The page goes out all the same.
     }
-    return filtered;
+    return keepRequestContext(filtered, this.requestStack);
   }
+}
+
+/** Set on a stream body whose reads run in a request's context: the innermost request that answered with it keeps it. */
+const IN_REQUEST_CONTEXT = Symbol('http-kernel.inRequestContext');
+
+/** What keepRequestContext wraps on a stream body. */
+interface ContextBoundStream {
+  _read?: unknown;
+  _destroy?: unknown;
+  [IN_REQUEST_CONTEXT]?: true;
+}
+
+/**
+ * Makes the reads (`_read`) and the destruction (`_destroy`) of a stream body run with the current
+ * request stack. The server pulls the body after handle() has returned, outside the request's async
+ * context, where a generator or a read() would see no current request and its log records would
+ * carry none (Symfony pushes the request again while a StreamedResponse sends its content). The body
+ * keeps its identity: its own two methods are wrapped, once. Text and bytes go by at the first test.
+ */
+function keepRequestContext(response: Response, requestStack: RequestStack): Response {
+  const body: unknown = response.body;
+  if (typeof body !== 'object' || body === null || body instanceof Uint8Array || !requestStack.tracksAsyncContext) return response;
+  const stream = body as ContextBoundStream;
+  if (stream[IN_REQUEST_CONTEXT] === true || typeof stream._read !== 'function') return response;
+  stream[IN_REQUEST_CONTEXT] = true;
+  stream._read = requestStack.bind(stream._read as (...args: unknown[]) => unknown);
+  if (typeof stream._destroy === 'function') stream._destroy = requestStack.bind(stream._destroy as (...args: unknown[]) => unknown);
+  return response;
 }
 
 /**

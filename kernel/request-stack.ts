@@ -1,6 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Request } from './request.js';
 
+/** The stack outside any request. */
+const NO_REQUESTS: readonly Request[] = Object.freeze([]);
+
 /** How a RequestStack tracks the current request. */
 export interface RequestStackOptions {
   /**
@@ -34,6 +37,26 @@ export class RequestStack {
     if (this.#storage === null) return fn();
     const parent = this.#storage.getStore();
     return this.#storage.run(parent === undefined ? [request] : [...parent, request], fn);
+  }
+
+  /**
+   * `fn` made to run, wherever and however late it is called, with the stack current now: the
+   * request stays current in work Node starts outside the request (a stream read by the server
+   * after handle() returned). `fn` itself outside any request or without tracking.
+   */
+  bind<This, Args extends unknown[], Result>(fn: (this: This, ...args: Args) => Result): (this: This, ...args: Args) => Result {
+    const storage = this.#storage;
+    const stack = storage?.getStore();
+    if (storage === null || stack === undefined) return fn;
+    return function (this: This, ...args: Args): Result {
+      return storage.run(stack, Reflect.apply, fn, this, args) as Result;
+    };
+  }
+
+  /** Runs `fn` outside any request: for work of the process that a request merely starts (what it logs, and what it starts, carry no request). */
+  exit<T>(fn: () => T): T {
+    // An empty stack rather than AsyncLocalStorage.exit(), experimental in Node 20 and toggling its hooks each time.
+    return this.#storage === null ? fn() : this.#storage.run(NO_REQUESTS, fn);
   }
 
   /** The requests of the current context, main request first. */

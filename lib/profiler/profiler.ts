@@ -348,6 +348,11 @@ export class Profiler {
 
   #schedulePump(): void {
     if (this.#writing || this.#pumpTimer !== null || this.#queue.length === 0) return;
+    // kernel.terminate runs with its request current, but saving is the process's work: what it logs (a failing storage) is no request's.
+    this.#requestStack.exit(this.#startPump);
+  }
+
+  readonly #startPump = (): void => {
     if (this.#saveDelay <= 0) {
       void this.#pump();
       return;
@@ -356,7 +361,7 @@ export class Profiler {
       this.#pumpTimer = null;
       void this.#pump();
     }, this.#saveDelay);
-  }
+  };
 
   async #pump(): Promise<void> {
     this.#writing = true;

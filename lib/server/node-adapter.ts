@@ -35,22 +35,31 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const logger = options.logger;
   const dispatcher = kernel.dispatcher;
 
-  const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
-    try {
-      send(req, res, response, logger);
-    } catch (error) {
-      // A header node:http refuses (CR/LF, a character beyond Latin-1): thrown here, it would end the process.
-      destroyBody(response.body);
-      fail(res, error, logger);
-    }
+  // After the response is handed to the socket: slow work (profile saving) is off the client's path.
+  const terminate = (request: Request, response: Response): void => {
     if (!dispatcher.hasListeners(KernelEvents.TERMINATE)) return;
-    // After the response is handed to the socket: slow work (profile saving) is off the client's path.
     try {
       const done = kernel.terminateMaybeAsync(request, response);
       if (done !== undefined) done.then(undefined, (error: unknown) => terminateFailed(error, logger));
     } catch (error) {
       terminateFailed(error, logger);
     }
+  };
+
+  const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
+    // A stream body is still being read when send() returns: kernel.terminate waits for its end, as
+    // Symfony's follows send(), so that what the stream logs reaches the profile. Text and bytes make no closure.
+    const body = response.body;
+    const onBodyEnd = typeof body === 'object' && body !== null && !(body instanceof Uint8Array) ? () => terminate(request, response) : undefined;
+    let streaming = false;
+    try {
+      streaming = send(req, res, response, logger, onBodyEnd);
+    } catch (error) {
+      // A header node:http refuses (CR/LF, a character beyond Latin-1): thrown here, it would end the process.
+      destroyBody(response.body);
+      fail(res, error, logger);
+    }
+    if (!streaming) terminate(request, response);
   };
 
   const listener: NodeRequestListener & { [answersExpectContinue]?: true } = (req, res) => {
@@ -96,14 +105,16 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
 
 /**
  * Writes a Response to a node:http response (headers only for HEAD and empty statuses), framed by
- * frameResponse; a stream body that fails is logged. Throws, before any byte is written, for what
- * cannot be sent: a body of another type, a 1xx status, a Transfer-Encoding that does not end with chunked.
+ * frameResponse; a stream body that fails is logged. Returns true when a stream body is being piped:
+ * `onBodyEnd` is then called once it has ended, failed or lost its client; anything else is written
+ * when send() returns (false). Throws, before any byte is written, for what cannot be sent: a body of
+ * another type, a 1xx status, a Transfer-Encoding that does not end with chunked.
  */
-export function send(req: IncomingMessage, res: ServerResponse, response: Response, logger?: Logger): void {
+export function send(req: IncomingMessage, res: ServerResponse, response: Response, logger?: Logger, onBodyEnd?: () => void): boolean {
   if (res.headersSent || res.destroyed) {
     // The client is gone (or an answer went already): a stream body would never be read, its file or socket left open.
     destroyBody(response.body);
-    return;
+    return false;
   }
   const body = response.body;
   // Checked before the head goes: plain JavaScript can put anything in a body, and a head sent with no body to follow is a cut answer.
@@ -122,20 +133,25 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {
     destroyBody(body);
     res.end();
-  } else if (typeof body === 'string' || body instanceof Uint8Array) {
+    return false;
+  }
+  if (typeof body === 'string' || body instanceof Uint8Array) {
     res.end(body);
-  } else {
-    const done = (error: Error | null): void => {
-      if (!error) return;
+    return false;
+  }
+  const done = (error: Error | null): void => {
+    if (error) {
       res.destroy(error);
       // The head is gone: the client sees a cut answer, and only the log tells why.
       if (!CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? '')) {
         logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
       }
-    };
-    if (declaredLength === -1) pipeline(body, res, done);
-    else pipeline(body, new ContentLengthGuard(declaredLength), res, done);
-  }
+    }
+    onBodyEnd?.();
+  };
+  if (declaredLength === -1) pipeline(body, res, done);
+  else pipeline(body, new ContentLengthGuard(declaredLength), res, done);
+  return true;
 }
 
 function describeValue(value: unknown): string {

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Request } from '../../../kernel/index.js';
+import { KernelEvents, Request, type TerminateEvent } from '../../../kernel/index.js';
+import type { LogEntry } from '../../../lib/log/index.js';
 import { createApp, createKernel } from '../../../lib/app/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import { Response } from '../../../kernel/index.js';
@@ -351,6 +352,33 @@ test('the profiler\'s own kernel.terminate listener, running while the profile i
     assert.not.ok(notCalled.some((name) => name.startsWith('kernel.terminate ')), notCalled.join('; '));
     assert.ok(notCalled.includes('kernel.exception Profiler::onKernelException'), 'a request without an error calls no exception listener');
   }
+});
+
+test('what kernel.terminate listeners log is in their request\'s profile; what a failing save logs carries no request', async () => {
+  const inner = new MemoryStorage();
+  let failing = false;
+  const storage = writingThrough(inner, async (profiles) => {
+    if (failing) throw new Error('disk full');
+    for (const profile of profiles) await inner.write(profile);
+  });
+  const mailer = {
+    getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+    onTerminate: (event: TerminateEvent) => app.logger.notice('Mail sent for {path}', { path: event.request.path }),
+  };
+  const routes = new RouteCollection().add('home', new Route('/', { defaults: { _controller: () => new Response('ok') } }));
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes, subscribers: [mailer], profiler: { storage, saveDelayMs: 0 } });
+  const entries: LogEntry[] = [];
+  app.bus.on('log', (entry) => void entries.push(entry));
+  const response = await run(app, '/');
+  failing = true;
+  await run(app, '/');
+  await app.close();
+  const profile = await inner.read(response.getHeader('x-debug-token')!);
+  const logs = (profile!.collectors.logger as { logs: Array<{ message: string }> }).logs;
+  assert.equal(logs.map((record) => record.message), ['Matched route "home".', 'Mail sent for /']);
+  const failure = entries.find(({ record }) => record.message.startsWith('Profiler storage failed'));
+  assert.ok(failure, 'the failing save is logged');
+  assert.is(failure!.request, undefined);
 });
 
 test('the default file storage runs in a worker thread when the process may use more than one CPU; `thread` chooses', async () => {

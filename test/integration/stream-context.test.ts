@@ -1,0 +1,151 @@
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request as undiciRequest } from 'undici';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { KernelEvents, Response, type Request, type TerminateEvent } from '../../kernel/index.js';
+import type { LogEntry } from '../../lib/log/index.js';
+import { Route, RouteCollection } from '../../lib/routing/index.js';
+import { SCHEMES, fetchFrom, header, savedProfile, startTestServer, type TestServer } from './harness.js';
+
+/** Bigger than a response's 16 KiB write buffer: each chunk makes the body wait for the socket's 'drain'. */
+const PADDING = '.'.repeat(64 * 1024);
+
+for (const scheme of SCHEMES) {
+  const test = suite(`request context of streamed bodies over ${scheme}`);
+  let server: TestServer;
+
+  /** The id query parameter of the request current now ('-' when none is). */
+  const currentId = (): string => server.app.requestStack.getCurrentRequest()?.query.get('id') ?? '-';
+
+  /** Three chunks, each written after a pause, logged, and naming the request current while it is read. */
+  const feed = (request: Request): Response => {
+    const id = request.query.get('id');
+    async function* chunks() {
+      for (let i = 0; i < 3; i++) {
+        await sleep(1);
+        server.app.logger.info('chunk {i} of {id}, read for {current}', { i, id, current: currentId() });
+        yield `${currentId()};`;
+        yield PADDING;
+      }
+    }
+    return new Response(Readable.from(chunks()), 200, { 'content-type': 'text/plain' });
+  };
+
+  /** A body that fails after its first chunk: the client gets a cut answer, the log says why. */
+  const broken = (): Response => {
+    async function* chunks() {
+      yield PADDING;
+      await sleep(1);
+      throw new Error(`disk gone under ${currentId()}`);
+    }
+    return new Response(Readable.from(chunks()), 200, { 'content-type': 'text/plain' });
+  };
+
+  /** A body without end, which logs when it is stopped. */
+  const endless = (): Response => {
+    async function* chunks() {
+      try {
+        for (;;) {
+          yield PADDING;
+          await sleep(1);
+        }
+      } finally {
+        server.app.logger.info('Stopped streaming to {current}', { current: currentId() });
+      }
+    }
+    return new Response(Readable.from(chunks()), 200, { 'content-type': 'text/plain' });
+  };
+
+  /** A kernel.terminate listener that logs, as one sending queued mail would. */
+  const mailer = {
+    getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+    onTerminate(event: TerminateEvent): void {
+      server.app.logger.notice('Mail sent for {id} with {current} current', { id: event.request.query.get('id'), current: currentId() });
+    },
+  };
+
+  test.before(async () => {
+    const routes = new RouteCollection()
+      .add('feed', new Route('/feed', { defaults: { _controller: feed } }))
+      .add('broken', new Route('/broken', { defaults: { _controller: broken } }))
+      .add('endless', new Route('/endless', { defaults: { _controller: endless } }))
+      .add('text', new Route('/text', { defaults: { _controller: (request: Request) => new Response(`text for ${request.query.get('id')}`) } }));
+    server = await startTestServer({ kernel: { env: 'staging', debug: true, routes, subscribers: [mailer] } });
+  });
+  test.after(async () => server.close());
+
+  /** The logger panel's records of a saved profile, read as a tool does: its JSON at /_profiler/<token>. */
+  async function profileLogs(token: string): Promise<Array<{ message: string; levelName: string }>> {
+    await savedProfile(server, token);
+    const page = await fetchFrom(server, scheme, `/_profiler/${token}`, { headers: { accept: 'application/json' } });
+    assert.is(page.status, 200);
+    return JSON.parse(page.body).collectors.logger.logs;
+  }
+
+  test('a streamed body reads with its request current, and what it logs is in that request\'s profile', async () => {
+    const response = await fetchFrom(server, scheme, '/feed?id=solo');
+    assert.is(response.status, 200);
+    assert.is(response.body.replaceAll('.', ''), 'solo;solo;solo;');
+    const messages = (await profileLogs(header(response.headers['x-debug-token']))).map((record) => record.message);
+    for (let i = 0; i < 3; i++) assert.ok(messages.includes(`chunk ${i} of solo, read for solo`), `chunk ${i} in ${JSON.stringify(messages)}`);
+  });
+
+  test('kernel.terminate listeners run with their request current, once a stream has ended: their records are in the profile, after the stream\'s', async () => {
+    const streamed = await fetchFrom(server, scheme, '/feed?id=mail');
+    const messages = (await profileLogs(header(streamed.headers['x-debug-token']))).map((record) => record.message);
+    assert.equal(messages.slice(-4), ['chunk 0 of mail, read for mail', 'chunk 1 of mail, read for mail', 'chunk 2 of mail, read for mail', 'Mail sent for mail with mail current']);
+    const text = await fetchFrom(server, scheme, '/text?id=plain');
+    assert.is(text.body, 'text for plain');
+    const textMessages = (await profileLogs(header(text.headers['x-debug-token']))).map((record) => record.message);
+    assert.equal(textMessages.slice(-1), ['Mail sent for plain with plain current']);
+  });
+
+  test('50 concurrent streamed requests: each body and each profile hold only their own request', async () => {
+    const ids = Array.from({ length: 50 }, (_, i) => `c${i}`);
+    const responses = await Promise.all(ids.map((id) => fetchFrom(server, scheme, `/feed?id=${id}`)));
+    for (const [i, response] of responses.entries()) assert.is(response.body.replaceAll('.', ''), `${ids[i]};`.repeat(3));
+    for (const [i, response] of responses.entries()) {
+      const messages = (await profileLogs(header(response.headers['x-debug-token']))).map((record) => record.message).filter((message) => !message.startsWith('Matched route'));
+      assert.equal(messages, [...[0, 1, 2].map((n) => `chunk ${n} of ${ids[i]}, read for ${ids[i]}`), `Mail sent for ${ids[i]} with ${ids[i]} current`]);
+    }
+  });
+
+  test('a streamed body that fails half-way: its failure is logged in its request\'s profile', async () => {
+    const response = await fetchFrom(server, scheme, '/broken?id=cut').catch((error: Error) => error);
+    // The head went out before the failure: the client sees the answer cut.
+    assert.instance(response, Error);
+    const token = await latestToken('/broken?id=cut');
+    const failures = (await profileLogs(token)).filter((record) => record.levelName === 'CRITICAL');
+    assert.equal(failures.map((record) => record.message), ['The response body stream failed: Error: disk gone under cut']);
+  });
+
+  test('a client that leaves mid-stream: the request terminates (its profile is saved), and the body\'s clean-up logs in its request', async () => {
+    const stops: LogEntry[] = [];
+    const onLog = (entry: LogEntry): void => void (entry.record.message.startsWith('Stopped streaming') && stops.push(entry));
+    server.app.bus.on('log', onLog);
+    try {
+      const response = await undiciRequest(`${server.urls[scheme]}/endless?id=gone`, { dispatcher: server.agent });
+      assert.is(response.statusCode, 200);
+      for await (const _chunk of response.body) break;
+      assert.is((await savedProfile(server, header(response.headers['x-debug-token']))).status, 200);
+      for (let i = 0; i < 100 && stops.length === 0; i++) await sleep(20);
+      assert.equal(stops.map(({ record }) => record.message), ['Stopped streaming to gone']);
+      assert.is((stops[0]!.request as Request).query.get('id'), 'gone');
+    } finally {
+      server.app.bus.off('log', onLog);
+    }
+  });
+
+  /** The token of the latest profile of a URL ending with `path` (a cut answer's headers are not read). */
+  async function latestToken(path: string): Promise<string> {
+    for (let i = 0; i < 100; i++) {
+      const found = await server.app.profiler!.storage.find({ url: path, limit: 1 });
+      if (found.length > 0) return found[0]!.token;
+      await sleep(20);
+    }
+    throw new Error(`no profile of ${path} within 2 s`);
+  }
+
+  test.run();
+}
