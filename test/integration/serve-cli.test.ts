@@ -77,6 +77,25 @@ test('serves http and https, prints one line per listener, exits 0 on SIGTERM', 
   }
 });
 
+test('source maps are on before any module loads: the stack traces of the ERROR lines on stderr name the .ts sources', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
+  try {
+    const { child, urls, stderr } = await serve(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
+    const missing = await request(`${urls[0]}/robots.txt`);
+    assert.is(missing.statusCode, 404);
+    await missing.body.dump();
+    await stopsCleanly(child);
+    const line = stderr().split('\n').find((text) => text.includes('"level":"error"'));
+    assert.ok(line, stderr());
+    const stack = (JSON.parse(line) as { context: { exception: { stack: string } } }).context.exception.stack;
+    // The kernel's modules load with the CLI's, before its main() runs.
+    assert.match(stack, /kernel[\\/]http-kernel\.ts:\d+/);
+    assert.not.match(stack, /dist[\\/](kernel|lib)[\\/]/);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
 test('--no-debug serves plain error pages', async () => {
   const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
   try {
