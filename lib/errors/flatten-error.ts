@@ -4,7 +4,7 @@
  */
 import { inspect, types } from 'node:util';
 import { boundErrorHeaders } from '../../kernel/index.js';
-import { framesNeedMapping, mapFrameToSource } from './source-maps.js';
+import { mapFrameToSource } from './source-maps.js';
 import { parseStack, type StackFrame } from './stack-frames.js';
 import { statusText } from './status-text.js';
 
@@ -33,7 +33,8 @@ export interface FlattenErrorOptions {
   maxErrors?: number;
   /**
    * Name the sources of compiled frames (`.ts` files and lines, from the `.js.map` files beside
-   * them) when node does not (no `--enable-source-maps`); for debug pages: it reads files. Default false.
+   * them) where node did not: without `--enable-source-maps`, or for modules loaded before
+   * `process.setSourceMapsEnabled(true)`; for debug pages: it reads files. Default false.
    */
   sourceMaps?: boolean;
 }
@@ -55,7 +56,7 @@ const MAX_NAME = 200;
 /** Flattens an error and its ES2022 `cause` chain, outermost first; stops at a cycle or at `maxErrors`. */
 export function flattenError(error: unknown, options: FlattenErrorOptions = {}): FlatError[] {
   const max = Math.max(1, options.maxErrors ?? DEFAULT_MAX_ERRORS);
-  const mapSources = options.sourceMaps === true && framesNeedMapping();
+  const mapSources = options.sourceMaps === true;
   const chain: FlatError[] = [];
   const seen = new Set<unknown>();
   let current: unknown = error;

@@ -4,7 +4,8 @@
  *
  * With `--enable-source-maps` V8 names the sources itself. Without it (an embedder's `node app.js`),
  * frames name `dist/*.js`, and `process.setSourceMapsEnabled(true)` does not help once the
- * modules are loaded: node only reads the maps of modules loaded after it. This reads a map the
+ * modules are loaded: node only reads the maps of modules loaded after it. So any frame that still
+ * names a `.js` file is looked up, whether source maps are on or not. This reads a map the
  * first time a frame points into its file (a `sourceMappingURL` comment naming a file beside it;
  * `data:` URLs and maps over MAX_MAP_BYTES are not read) and keeps the last MAP_CACHE_FILES.
  * Debug pages only: it reads files synchronously.
@@ -33,13 +34,6 @@ interface LoadedMap {
 
 /** Per compiled file, its map, or null when it has none we read. */
 const mapCache = new FileCache<LoadedMap | null>(MAP_CACHE_FILES);
-
-/**
- * Whether frames need mapping here: V8 maps them itself when source maps are on.
- */
-export function framesNeedMapping(): boolean {
-  return !(process as { sourceMapsEnabled?: boolean }).sourceMapsEnabled;
-}
 
 /**
  * `frame` with its file, line and column those of the source its compiled position comes from,

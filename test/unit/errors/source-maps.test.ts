@@ -74,4 +74,19 @@ test('without --enable-source-maps, the frames a debug page shows name this pack
   assert.match(compiledFile, /dist\/lib\/routing\/route\.js$/);
 });
 
+test('source maps turned on after the modules loaded (process.setSourceMapsEnabled late): debug-page frames still name the .ts sources', () => {
+  const script = `
+    const { flattenError } = await import(${JSON.stringify(new URL('../../../lib/errors/index.js', import.meta.url).href)});
+    const { Route } = await import(${JSON.stringify(new URL('../../../lib/routing/index.js', import.meta.url).href)});
+    process.setSourceMapsEnabled(true);
+    let error;
+    try { new Route('/x', { methods: ['NOT A METHOD'] }); } catch (caught) { error = caught; }
+    process.stdout.write(JSON.stringify([process.sourceMapsEnabled, error.stack.includes('route.js'), flattenError(error, { sourceMaps: true })[0].frames[0].file]));`;
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
+  const [enabled, compiledInStack, mapped] = JSON.parse(result.stdout || 'null') as [boolean, boolean, string];
+  assert.is(enabled, true, result.stderr);
+  assert.ok(compiledInStack, 'V8 names the compiled file: the module loaded before source maps were on');
+  assert.match(mapped, /lib\/routing\/route\.ts$/);
+});
+
 test.run();
