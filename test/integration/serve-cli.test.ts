@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -95,6 +96,84 @@ test('source maps are on before any module loads: the stack traces of the ERROR 
     rmSync(cwd, { recursive: true, force: true });
   }
 });
+
+test('--profiler-allow, --trusted-proxies and --env reach the app', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
+  let child: ChildProcess | undefined;
+  try {
+    const args = ['--port', '0', '--https-port', 'off', '--env', 'prod', '--debug', '--profiler-allow', '10.0.0.0/8', '--trusted-proxies', 'loopback'];
+    const { child: server, urls } = await serve(args, cwd);
+    child = server;
+    // Debug mode, but this loopback client is outside --profiler-allow: no profiler, no debug page.
+    const profiler = await request(`${urls[0]}/_profiler/`);
+    assert.is(profiler.statusCode, 404);
+    assert.not.match(await profiler.body.text(), 'results found');
+    const missing = await request(`${urls[0]}/robots.txt`);
+    assert.is(missing.statusCode, 404);
+    assert.not.match(await missing.body.text(), 'Stack Trace');
+    assert.is(missing.headers['x-debug-exception'], undefined);
+    // A trusted proxy's X-Forwarded-Proto and -Host make the redirect's URL.
+    const forwarded = await request(`${urls[0]}/health/`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example' } });
+    assert.is(forwarded.statusCode, 301);
+    assert.is(forwarded.headers.location, 'https://shop.example/health');
+    await forwarded.body.dump();
+    // The prod environment: no X-Robots-Tag.
+    const health = await request(`${urls[0]}/health`);
+    assert.is(health.statusCode, 200);
+    assert.is(health.headers['x-robots-tag'], undefined);
+    await health.body.dump();
+    await stopsCleanly(server);
+  } finally {
+    // A failed assertion must not leave the server running (and the test process waiting on it).
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+test('a second SIGTERM during a graceful shutdown exits at once with 1', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
+  let child: ChildProcess | undefined;
+  try {
+    const { child: server, urls, stderr } = await serve(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
+    child = server;
+    const port = Number(new URL(urls[0]!).port);
+    // A request whose body never comes in full: answered (405), but its connection is not idle, so the shutdown waits for it.
+    const socket = connect(port, '127.0.0.1');
+    const answered = new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk;
+        if (text.includes('\r\n\r\n')) resolve(text);
+      });
+    });
+    socket.write('POST /health HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\n\r\nab');
+    assert.match(await answered, /^HTTP\/1\.1 405 /);
+    const exited = exitOf(server);
+    server.kill('SIGTERM');
+    // The first signal has been handled once the listener refuses connections.
+    while (await accepts(port)) { /* the shutdown has not begun yet */ }
+    server.kill('SIGTERM');
+    assert.is(await exited, 1);
+    assert.match(stderr(), 'SIGTERM again, exiting without waiting');
+    socket.destroy();
+  } finally {
+    // A failed assertion must not leave the server running (and the test process waiting on it).
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+/** Whether a TCP connection to the port is accepted (and closes it at once). */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
 
 test('--no-debug serves plain error pages', async () => {
   const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
