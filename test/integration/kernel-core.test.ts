@@ -352,3 +352,27 @@ for (const scheme of SCHEMES) {
 
   test.run();
 }
+
+for (const scheme of SCHEMES) {
+  const test = suite(`default body limit over ${scheme}`);
+  let server: TestServer;
+
+  test.before(async () => {
+    const routes = new RouteCollection();
+    routes.add('size', new Route('/size', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json({ bytes: (await request.bytes()).byteLength }) } }));
+    // No bodyLimit: the documented default (1 MiB) applies.
+    server = await startTestServer({ kernel: { routes } });
+  });
+  test.after(async () => server.close());
+
+  test('without bodyLimit, a body of 1 MiB is read and one byte more is a 413', async () => {
+    const mebibyte = 1024 * 1024;
+    const whole = await fetchFrom(server, scheme, '/size', { method: 'POST', body: 'x'.repeat(mebibyte) });
+    assert.is(whole.status, 200);
+    assert.equal(JSON.parse(whole.body), { bytes: mebibyte });
+    const over = await fetchFrom(server, scheme, '/size', { method: 'POST', body: 'x'.repeat(mebibyte + 1) });
+    assert.is(over.status, 413);
+  });
+
+  test.run();
+}

@@ -119,6 +119,21 @@ test('an IPv6 host is bracketed in the URLs', async () => {
   }
 });
 
+test('without limits, both servers get the documented ones: 16 KiB head, 2000 fields, head in 10 s, request in 30 s, keep-alive 5 s', async () => {
+  // The README's "Server limits" paragraph; idle 60 s and shutdown 10 s are not visible on a server.
+  assert.equal(DEFAULT_LIMITS, { maxHeaderSize: 16 * 1024, headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, idleTimeout: 60_000, maxRequestsPerSocket: 0, shutdownTimeout: 10_000 });
+  await withServers(hello, {}, async ({ servers }) => {
+    for (const server of servers) {
+      assert.is((server as unknown as { maxHeaderSize: number }).maxHeaderSize, 16 * 1024);
+      assert.is(server.headersTimeout, 10_000);
+      assert.is(server.requestTimeout, 30_000);
+      assert.is(server.keepAliveTimeout, 5_000);
+      // One more than served, so that a head reaching node's count is refused rather than cut.
+      assert.is(server.maxHeadersCount, 2001);
+    }
+  });
+});
+
 test('the limits are applied to both servers, defaults filling what is not given', async () => {
   await withServers(hello, { limits: { keepAliveTimeout: 1234, maxRequestsPerSocket: 7 } }, async ({ servers }) => {
     for (const server of servers) {
