@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest } from 'undici';
 import { suite } from 'uvu';
@@ -65,13 +65,39 @@ for (const scheme of SCHEMES) {
     },
   };
 
+  /** Streams of /listen, each ended when a request to /end comes: as a hub sending server events would. */
+  const hub = new Set<PassThrough>();
+  const listen = (): Response => {
+    const stream = new PassThrough();
+    hub.add(stream);
+    stream.write('listening\n');
+    return new Response(stream, 200, { 'content-type': 'text/plain' });
+  };
+  const end = (): Response => {
+    for (const stream of hub) stream.end('bye\n');
+    hub.clear();
+    return new Response('ended');
+  };
+
+  /** `<request id> under <main request id>` for each kernel.terminate, as a listener that saves a session per main request sees it. */
+  const terminated: string[] = [];
+  const sessions = {
+    getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+    onTerminate(event: TerminateEvent): void {
+      const stack = server.app.requestStack;
+      terminated.push(`${event.request.query.get('id')} under ${stack.getMainRequest()?.query.get('id') ?? '-'} (${stack.all().length})`);
+    },
+  };
+
   test.before(async () => {
     const routes = new RouteCollection()
       .add('feed', new Route('/feed', { defaults: { _controller: feed } }))
       .add('broken', new Route('/broken', { defaults: { _controller: broken } }))
       .add('endless', new Route('/endless', { defaults: { _controller: endless } }))
+      .add('listen', new Route('/listen', { defaults: { _controller: listen } }))
+      .add('end', new Route('/end', { defaults: { _controller: end } }))
       .add('text', new Route('/text', { defaults: { _controller: (request: Request) => new Response(`text for ${request.query.get('id')}`) } }));
-    server = await startTestServer({ kernel: { env: 'staging', debug: true, routes, subscribers: [mailer] } });
+    server = await startTestServer({ kernel: { env: 'staging', debug: true, routes, subscribers: [mailer, sessions] } });
   });
   test.after(async () => server.close());
 
@@ -109,6 +135,18 @@ for (const scheme of SCHEMES) {
       const messages = (await profileLogs(header(response.headers['x-debug-token']))).map((record) => record.message).filter((message) => !message.startsWith('Matched route'));
       assert.equal(messages, [...[0, 1, 2].map((n) => `chunk ${n} of ${ids[i]}, read for ${ids[i]}`), `Mail sent for ${ids[i]} with ${ids[i]} current`]);
     }
+  });
+
+  test('a stream ended by another client\'s request terminates with its own request as the main request, alone on the stack', async () => {
+    const listening = await undiciRequest(`${server.urls[scheme]}/listen?id=hub-${scheme}`, { dispatcher: server.agent });
+    const body = listening.body.text();
+    // The stream is in the hub once its head has come.
+    assert.is(listening.statusCode, 200);
+    const ended = await fetchFrom(server, scheme, `/end?id=ender-${scheme}`);
+    assert.is(ended.body, 'ended');
+    assert.is(await body, 'listening\nbye\n');
+    await savedProfile(server, header(listening.headers['x-debug-token']));
+    assert.equal(terminated.filter((line) => line.startsWith(`hub-${scheme} `)), [`hub-${scheme} under hub-${scheme} (1)`]);
   });
 
   test('a streamed body that fails half-way: its failure is logged in its request\'s profile', async () => {
