@@ -5,6 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KernelEvents, Response, type Request, type TerminateEvent } from '../../kernel/index.js';
 import type { LogEntry } from '../../lib/log/index.js';
+import { MemoryStorage } from '../../lib/profiler/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
 import { SCHEMES, fetchFrom, header, savedProfile, startTestServer, type TestServer } from './harness.js';
 
@@ -173,6 +174,33 @@ for (const scheme of SCHEMES) {
     } finally {
       server.app.bus.off('log', onLog);
     }
+  });
+
+  test('a stream cut by the shutdown terminates before the servers are reported closed: its profile is saved by app.close()', async () => {
+    const events: string[] = [];
+    const storage = new MemoryStorage();
+    const recorder = {
+      getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+      onTerminate: (event: TerminateEvent): void => void events.push(`terminate ${event.request.path}`),
+    };
+    async function* forever() {
+      for (;;) {
+        yield PADDING;
+        await sleep(1);
+      }
+    }
+    const routes = new RouteCollection().add('endless', new Route('/endless', { defaults: { _controller: () => new Response(Readable.from(forever())) } }));
+    // A grace period shorter than the stream: the connection is cut.
+    const own = await startTestServer({ kernel: { env: 'staging', debug: true, routes, subscribers: [recorder], profiler: { storage } }, limits: { shutdownTimeout: 50 } });
+    const response = await undiciRequest(`${own.urls[scheme]}/endless`, { dispatcher: own.agent });
+    const token = header(response.headers['x-debug-token']);
+    response.body.on('error', () => {}).resume();
+    await own.running.close();
+    events.push('servers closed');
+    await own.app.close();
+    await own.agent.destroy();
+    assert.equal(events, ['terminate /endless', 'servers closed']);
+    assert.is((await storage.read(token))?.status, 200);
   });
 
   /** The token of the latest profile of a URL ending with `path` (a cut answer's headers are not read). */
