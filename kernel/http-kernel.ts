@@ -76,12 +76,19 @@ export class HttpKernel implements KernelLike {
    * The same as terminate(), but without a promise when every listener was synchronous (servers use it).
    * The listeners run with `request` current, as handle()'s did: what they log is attributed to it (and
    * reaches its profile, the profiler's listener being the last), unlike Symfony's, which run after the pop.
+   * It is the main request, alone on the stack, whatever the caller's context.
    */
   terminateMaybeAsync(request: Request, response: Response): void | Promise<void> {
     const stack = this.requestStack;
-    // Without tracking run() would only call the function, and a caller already in the request's context needs no second push.
-    if (!stack.tracksAsyncContext || stack.getCurrentRequest() === request) return this.#terminate(request, response);
-    return stack.run(request, () => this.#terminate(request, response));
+    if (!stack.tracksAsyncContext) return this.#terminate(request, response);
+    const current = stack.all();
+    // A caller already in the request's own context needs no second push.
+    if (current.length === 1 && current[0] === request) return this.#terminate(request, response);
+    const terminate = (): void | Promise<void> => this.#terminate(request, response);
+    // A stream body reports its end in whatever context ended it: another client's request (a hub that
+    // request ends), or the sub-request that made it. Pushed on that stack, the request would have
+    // another client's as its main request, or a sub-request as its parent.
+    return current.length === 0 ? stack.run(request, terminate) : stack.exit(() => stack.run(request, terminate));
   }
 
   #terminate(request: Request, response: Response): void | Promise<void> {

@@ -61,7 +61,7 @@ export class RequestStack {
 
   /** The requests of the current context, main request first. */
   all(): readonly Request[] {
-    return this.#storage?.getStore() ?? [];
+    return this.#storage?.getStore() ?? NO_REQUESTS;
   }
 
   /** The request being handled right now (a sub-request while one runs). */

@@ -42,6 +42,8 @@ import {
 } from '../profiler/index.js';
 import { createRequestListener, type NodeRequestListener } from '../server/node-adapter.js';
 import { isProductionEnvironment } from './environment.js';
+import { OwnArgumentResolver } from './own-argument-resolver.js';
+import { OwnControllerResolver } from './own-controller-resolver.js';
 
 /** The profiler's options (debug mode only). */
 export interface ProfilerKernelOptions {
@@ -187,9 +189,6 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   const detachSink = stderrLevel === false ? () => {} : attachStderrSink(bus, { level: stderrLevel });
   const logs = debug ? new DebugLogBuffer(bus) : null;
 
-  const controllerResolver = options.controllerResolver ?? new ControllerResolver(options.controllers);
-  const kernel = new HttpKernel(dispatcher, controllerResolver, requestStack, options.argumentResolver);
-
   // Debug details (stack traces, logs, debug headers, the profiler) only for allowed clients.
   const access = debug ? new DebugAccess(options.debugAllow ?? DEFAULT_PROFILER_ALLOW) : null;
   const showDebug = (request: Request): boolean => access !== null && access.isAllowed(request);
@@ -197,6 +196,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   const profilerOptions = debug && options.profiler !== false ? (options.profiler ?? {}) : null;
   let profiler: Profiler | null = null;
   let allRoutes = routes;
+  const profilerPages: Controller[] = [];
   if (profilerOptions !== null) {
     profiler = new Profiler({
       storage: profilerOptions.storage ?? defaultStorage(profilerOptions, logOncePerMessage(logger)),
@@ -210,7 +210,10 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     });
     // The profiler's pages come first, so an application's catch-all route cannot hide them.
     allRoutes = new RouteCollection();
-    for (const [name, route] of profilerRoutes(new ProfilerController(profiler))) allRoutes.add(name, route);
+    for (const [name, route] of profilerRoutes(new ProfilerController(profiler))) {
+      allRoutes.add(name, route);
+      profilerPages.push(route.defaults._controller as Controller);
+    }
     for (const [name, route] of routes) allRoutes.add(name, route);
   }
   const matcher = new UrlMatcher(allRoutes);
@@ -241,6 +244,12 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
       return token === undefined ? null : `/_profiler/${token}`;
     },
   });
+  // The error page's controller and the profiler's pages are set on requests by the kernel itself: resolvers of
+  // the embedder's, which know the embedder's controllers, are gone around for them (the error controller's
+  // arguments excepted, as documented: it may be the embedder's own).
+  const controllerResolver = options.controllerResolver === undefined ? new ControllerResolver(options.controllers) : new OwnControllerResolver(options.controllerResolver, new Set([errorController, ...profilerPages]));
+  const argumentResolver = options.argumentResolver === undefined ? undefined : new OwnArgumentResolver(options.argumentResolver, new Set(profilerPages));
+  const kernel = new HttpKernel(dispatcher, controllerResolver, requestStack, argumentResolver);
   // With a trusted-hosts list, its check runs before any listener that might answer without reading the host.
   if (trustHost !== undefined) dispatcher.addSubscriber(new ValidateHostListener());
   if (access !== null) dispatcher.addSubscriber(new ProfilerAccessListener(access));

@@ -316,6 +316,10 @@ async function closeGracefully(
   await Promise.race([allClosed, deadline]);
   clearTimeout(timer);
   await allClosed;
+  // A server reports itself closed as soon as its last socket is destroyed, a turn before that socket's
+  // 'close', which is when a response cut there learns of it (and its kernel.terminate, deferred until
+  // its stream body ends, runs): resolving first, a caller's app.close() came before those terminates.
+  await Promise.all([...sockets, ...tlsSockets].map((socket) => new Promise((resolve) => socket.once('close', resolve))));
 }
 
 /** Where a socket's byte counts stood when they last moved. */

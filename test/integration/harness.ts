@@ -9,7 +9,7 @@ import { Agent, request as undiciRequest } from 'undici';
 import { createApp, createKernel, type AppOptions, type KernelApp, type KernelOptions } from '../../lib/app/index.js';
 import { MemoryStorage } from '../../lib/profiler/storage/index.js';
 import { loadOrCreateDevCertificate } from '../../lib/server/tls-certificate.js';
-import { startServers, type RunningServers } from '../../lib/server/listen.js';
+import { startServers, type Limits, type RunningServers } from '../../lib/server/listen.js';
 
 /** A running test server. */
 export interface TestServer {
@@ -36,12 +36,12 @@ function devCertificate(): Promise<{ key: string; cert: string }> {
 }
 
 /** Serves the reference app (or a kernel made from `kernelOptions`) over http and https. */
-export async function startTestServer(options: { app?: AppOptions; kernel?: KernelOptions } = {}): Promise<TestServer> {
+export async function startTestServer(options: { app?: AppOptions; kernel?: KernelOptions; limits?: Partial<Limits> } = {}): Promise<TestServer> {
   // Profiles stay in memory unless a test asks for files: the tests never write into the checkout.
   const profiler = { storage: new MemoryStorage() };
   const app = options.kernel ? createKernel({ stderrLogLevel: false, profiler, ...options.kernel }) : createApp({ stderrLogLevel: false, profiler, ...options.app });
   const tls = await devCertificate();
-  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, limits: { shutdownTimeout: 2000 } });
+  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, limits: { shutdownTimeout: 2000, ...options.limits } });
   const [http, https] = running.urls as [string, string];
   const agent = new Agent({ connect: { ca: tls.cert }, connections: 256 });
   return {

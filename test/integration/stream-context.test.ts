@@ -1,10 +1,11 @@
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KernelEvents, Response, type Request, type TerminateEvent } from '../../kernel/index.js';
 import type { LogEntry } from '../../lib/log/index.js';
+import { MemoryStorage } from '../../lib/profiler/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
 import { SCHEMES, fetchFrom, header, savedProfile, startTestServer, type TestServer } from './harness.js';
 
@@ -65,13 +66,39 @@ for (const scheme of SCHEMES) {
     },
   };
 
+  /** Streams of /listen, each ended when a request to /end comes: as a hub sending server events would. */
+  const hub = new Set<PassThrough>();
+  const listen = (): Response => {
+    const stream = new PassThrough();
+    hub.add(stream);
+    stream.write('listening\n');
+    return new Response(stream, 200, { 'content-type': 'text/plain' });
+  };
+  const end = (): Response => {
+    for (const stream of hub) stream.end('bye\n');
+    hub.clear();
+    return new Response('ended');
+  };
+
+  /** `<request id> under <main request id>` for each kernel.terminate, as a listener that saves a session per main request sees it. */
+  const terminated: string[] = [];
+  const sessions = {
+    getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+    onTerminate(event: TerminateEvent): void {
+      const stack = server.app.requestStack;
+      terminated.push(`${event.request.query.get('id')} under ${stack.getMainRequest()?.query.get('id') ?? '-'} (${stack.all().length})`);
+    },
+  };
+
   test.before(async () => {
     const routes = new RouteCollection()
       .add('feed', new Route('/feed', { defaults: { _controller: feed } }))
       .add('broken', new Route('/broken', { defaults: { _controller: broken } }))
       .add('endless', new Route('/endless', { defaults: { _controller: endless } }))
+      .add('listen', new Route('/listen', { defaults: { _controller: listen } }))
+      .add('end', new Route('/end', { defaults: { _controller: end } }))
       .add('text', new Route('/text', { defaults: { _controller: (request: Request) => new Response(`text for ${request.query.get('id')}`) } }));
-    server = await startTestServer({ kernel: { env: 'staging', debug: true, routes, subscribers: [mailer] } });
+    server = await startTestServer({ kernel: { env: 'staging', debug: true, routes, subscribers: [mailer, sessions] } });
   });
   test.after(async () => server.close());
 
@@ -111,6 +138,18 @@ for (const scheme of SCHEMES) {
     }
   });
 
+  test('a stream ended by another client\'s request terminates with its own request as the main request, alone on the stack', async () => {
+    const listening = await undiciRequest(`${server.urls[scheme]}/listen?id=hub-${scheme}`, { dispatcher: server.agent });
+    const body = listening.body.text();
+    // The stream is in the hub once its head has come.
+    assert.is(listening.statusCode, 200);
+    const ended = await fetchFrom(server, scheme, `/end?id=ender-${scheme}`);
+    assert.is(ended.body, 'ended');
+    assert.is(await body, 'listening\nbye\n');
+    await savedProfile(server, header(listening.headers['x-debug-token']));
+    assert.equal(terminated.filter((line) => line.startsWith(`hub-${scheme} `)), [`hub-${scheme} under hub-${scheme} (1)`]);
+  });
+
   test('a streamed body that fails half-way: its failure is logged in its request\'s profile', async () => {
     const response = await fetchFrom(server, scheme, '/broken?id=cut').catch((error: Error) => error);
     // The head went out before the failure: the client sees the answer cut.
@@ -135,6 +174,33 @@ for (const scheme of SCHEMES) {
     } finally {
       server.app.bus.off('log', onLog);
     }
+  });
+
+  test('a stream cut by the shutdown terminates before the servers are reported closed: its profile is saved by app.close()', async () => {
+    const events: string[] = [];
+    const storage = new MemoryStorage();
+    const recorder = {
+      getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+      onTerminate: (event: TerminateEvent): void => void events.push(`terminate ${event.request.path}`),
+    };
+    async function* forever() {
+      for (;;) {
+        yield PADDING;
+        await sleep(1);
+      }
+    }
+    const routes = new RouteCollection().add('endless', new Route('/endless', { defaults: { _controller: () => new Response(Readable.from(forever())) } }));
+    // A grace period shorter than the stream: the connection is cut.
+    const own = await startTestServer({ kernel: { env: 'staging', debug: true, routes, subscribers: [recorder], profiler: { storage } }, limits: { shutdownTimeout: 50 } });
+    const response = await undiciRequest(`${own.urls[scheme]}/endless`, { dispatcher: own.agent });
+    const token = header(response.headers['x-debug-token']);
+    response.body.on('error', () => {}).resume();
+    await own.running.close();
+    events.push('servers closed');
+    await own.app.close();
+    await own.agent.destroy();
+    assert.equal(events, ['terminate /endless', 'servers closed']);
+    assert.is((await storage.read(token))?.status, 200);
   });
 
   /** The token of the latest profile of a URL ending with `path` (a cut answer's headers are not read). */

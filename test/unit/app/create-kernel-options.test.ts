@@ -77,10 +77,52 @@ test('controllerResolver finds the controllers in place of the default one', asy
     },
   };
   await withKernel({ routes: new RouteCollection().add('hello', new Route('/hello')), controllerResolver }, async (app) => {
-    assert.is(app.kernel.controllerResolver, controllerResolver);
+    // Wrapped, so that the kernel's own controllers (error page, profiler pages) go around it.
+    assert.is((app.kernel.controllerResolver as ControllerResolverInterface & { resolver?: unknown }).resolver, controllerResolver);
     const response = await app.kernel.handle(Request.create('/hello'));
     assert.is(response.body, 'hello from my resolver');
     assert.equal(asked, ['/hello']);
+  });
+});
+
+test('a controllerResolver that knows only its own controllers still gets the error pages and the profiler\'s pages, whose controllers the kernel sets itself', async () => {
+  const mine: Record<string, Controller> = { home: () => new Response('home'), fail: () => { throw new HttpError(409, 'Already booked.'); } };
+  const controllerResolver: ControllerResolverInterface = { getController: (request) => mine[String(request.attributes.get('_route'))] ?? null };
+  const routes = new RouteCollection().add('home', new Route('/')).add('fail', new Route('/fail'));
+  const customPage: Controller = (request: Request) => {
+    const error = request.attributes.get('exception') as HttpError;
+    return new Response(`custom: ${error.message}`, error.status);
+  };
+  for (const errorController of [undefined, customPage]) {
+    await withKernel({ routes, controllerResolver, errorController, debug: true, profiler: { storage: new MemoryStorage() } }, async (app) => {
+      const records: LogRecord[] = [];
+      app.bus.on('log', ({ record }) => records.push(record));
+      assert.is((await app.kernel.handle(Request.create('/'))).body, 'home');
+      const failed = await app.kernel.handle(Request.create('/fail'));
+      assert.is(failed.status, 409);
+      if (errorController === undefined) assert.ok(String(failed.body).includes('Already booked.'), 'the debug page');
+      else assert.is(failed.body, 'custom: Already booked.');
+      const missing = await app.kernel.handle(Request.create('/nowhere'));
+      assert.is(missing.status, 404);
+      const latest = await app.kernel.handle(Request.create('/_profiler/latest'));
+      assert.ok(latest.isRedirection() || latest.isSuccessful(), `the profiler's page answers (${latest.status})`);
+      assert.equal(records.filter((record) => record.levelName === 'CRITICAL').map((record) => record.message), []);
+    });
+  }
+});
+
+test('an argumentResolver of one\'s own is not asked for the profiler\'s pages, which take (request, routeParams)', async () => {
+  const argumentResolver: ArgumentResolverInterface = { getArguments: (request) => [request.attributes.get('_route'), 'my service'] };
+  const routes = new RouteCollection().add('home', new Route('/', { defaults: { _controller: (route: string, service: string) => new Response(`${route} with ${service}`) } }));
+  await withKernel({ routes, argumentResolver, debug: true, profiler: { storage: new MemoryStorage() } }, async (app) => {
+    const request = Request.create('/');
+    const home = await app.kernel.handle(request);
+    assert.is(home.body, 'home with my service');
+    await app.kernel.terminate(request, home);
+    const token = home.getHeader('x-debug-token')!;
+    const panel = await app.kernel.handle(Request.create(`/_profiler/${token}`, 'GET', { headers: { accept: 'application/json' } }));
+    assert.is(panel.status, 200);
+    assert.is(JSON.parse(String(panel.body)).token, token);
   });
 });
 
@@ -88,7 +130,7 @@ test('argumentResolver gives the controllers their arguments in place of the def
   const argumentResolver: ArgumentResolverInterface = new ArgumentResolver([(request, controller) => (controller.name === 'greet' ? [request.attributes.get('name'), request.method] : undefined)]);
   const routes = new RouteCollection().add('greet', new Route('/hi/:name', { defaults: { _controller: function greet(name: string, method: string) { return new Response(`${method} ${name}`); } } }));
   await withKernel({ routes, argumentResolver }, async (app) => {
-    assert.is(app.kernel.argumentResolver, argumentResolver);
+    assert.is((app.kernel.argumentResolver as ArgumentResolverInterface & { resolver?: unknown }).resolver, argumentResolver);
     assert.is((await app.kernel.handle(Request.create('/hi/ada'))).body, 'GET ada');
     // The error controller is asked for too: this resolver leaves it the default arguments, so its page is the default one.
     const notFound = await app.kernel.handle(Request.create('/nowhere'));

@@ -174,6 +174,21 @@ test('kernel.terminate listeners run with their request current, alone on the st
   }
 });
 
+test('kernel.terminate called from another client\'s request, or from a sub-request of its own, runs with its request alone on the stack', async () => {
+  const stack = new RequestStack();
+  const { dispatcher, kernel, request } = kernelWith(() => new Response('ok'), stack);
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.TERMINATE, () => void seen.push(`${current(stack)} main=${stack.getMainRequest()?.path ?? '-'} parent=${stack.getParentRequest()?.path ?? '-'} (${stack.all().length})`));
+  const main = request('/listen');
+  const response = await kernel.handle(main);
+  // A stream body ended by another client's request (a hub that request B ends) reports its end in B's context.
+  await stack.run(request('/other-client'), () => kernel.terminate(main, response));
+  // A sub-request's stream body reports its end in the sub-request's context, the main request below it.
+  const sub = main.duplicate({ attributes: { _label: 'fragment' } });
+  await stack.run(main, () => stack.run(sub, () => kernel.terminate(main, response)));
+  assert.equal(seen, ['/listen main=/listen parent=- (1)', '/listen main=/listen parent=- (1)']);
+});
+
 test('RequestStack.bind keeps the stack of the moment it is called; outside any request it gives the function back', () => {
   const stack = new RequestStack();
   const fn = function (this: { name: string }, suffix: string) {
