@@ -3,7 +3,7 @@
  * the whole `cause` chain, each with its status, headers and parsed stack frames.
  */
 import { inspect, types } from 'node:util';
-import { boundErrorHeaders } from '../../kernel/index.js';
+import { boundErrorHeaders, isHttpError } from '../../kernel/index.js';
 import { mapFrameToSource } from './source-maps.js';
 import { parseStack, type StackFrame } from './stack-frames.js';
 import { statusText } from './status-text.js';
@@ -88,7 +88,8 @@ function flattenOne(error: object, outermost: boolean, mapSources: boolean): Fla
     message: cut(message, MAX_MESSAGE),
     status,
     statusText: status === null ? null : statusText(status),
-    headers: headersOf(read(error, 'headers')),
+    // Only an HttpError's (ours, or its shape across copies): another error's `headers` may be another response's (undici's ResponseError carries the upstream's, Set-Cookie included).
+    headers: isHttpError(error) ? headersOf(read(error, 'headers')) : {},
     frames: parseStack(stack, stackHeader(name, message)).slice(0, MAX_FRAMES).map(mapSources ? (frame) => cutFrame(mapFrameToSource(frame)) : cutFrame),
     stack: cut(stack, MAX_STACK),
   };

@@ -52,6 +52,15 @@ test('uses 500 when the status is missing or not an error status', () => {
   }
 });
 
+test('takes response headers only from an HttpError (ours, or one of its shape: a numeric status and headers), never from an error that carries another response\'s (undici\'s ResponseError: statusCode and the upstream\'s headers)', () => {
+  const upstream = Object.assign(new Error('Response status code 401: Unauthorized'), { statusCode: 401, headers: { 'set-cookie': 'upstream_session=secret', 'www-authenticate': 'Basic realm="upstream"' } });
+  const [flat] = flattenError(upstream);
+  assert.is(flat!.status, 401);
+  assert.equal(flat!.headers, {});
+  const httpErrorsShape = Object.assign(new Error('Method Not Allowed'), { status: 405, statusCode: 405, headers: { Allow: 'GET' } });
+  assert.equal(flattenError(httpErrorsShape)[0]!.headers, { Allow: 'GET' });
+});
+
 test('accepts statusCode as used by http-errors', () => {
   assert.is(flattenError(Object.assign(new Error('x'), { statusCode: 422 }))[0]!.status, 422);
 });
