@@ -1,4 +1,4 @@
-import { KernelEvents, RequestType, boundErrorHeaders, type Controller, type ExceptionEvent } from '../../kernel/index.js';
+import { KernelEvents, RequestType, boundErrorHeaders, isHttpError, type Controller, type ExceptionEvent } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { fallbackErrorResponse } from './fallback-error-response.js';
 import { flattenError } from './flatten-error.js';
@@ -37,7 +37,8 @@ export class ErrorListener {
     const context = { class: flat?.class ?? 'Error', message: flat?.message ?? String(error), file: frame?.file ?? 'unknown', line: frame?.line ?? 0, exception: error };
     if (status >= 400 && status < 500) this.logger.error(message, context);
     else this.logger.critical(message, context);
-    const { dropped, droppedCount } = boundErrorHeaders(headersOf(error));
+    // Only an HttpError's headers are ever used (see flattenError): another error's are not reported.
+    const { dropped, droppedCount } = boundErrorHeaders(isHttpError(error) ? headersOf(error) : undefined);
     if (droppedCount > 0) {
       this.logger.warning('{count} of the headers of {class} left out of its response: {names}', {
         count: droppedCount,

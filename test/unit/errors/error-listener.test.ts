@@ -150,6 +150,11 @@ test('an error\'s headers that its response goes without are logged once, as a W
   const valid = failingWith(new HttpError(429, 'slow', { headers: { 'retry-after': '1' } }), page);
   await valid.kernel.handle(Request.create('/'));
   assert.is(valid.records.filter((record) => record.levelName === 'WARNING').length, 0);
+  // An error with only a statusCode has its headers ignored, not reported as partly left out.
+  const foreign = failingWith(Object.assign(new Error('upstream'), { statusCode: 502, headers: { 'content-type': 'text/html', 'set-cookie': 'a=1' } }), page);
+  const foreignResponse = await foreign.kernel.handle(Request.create('/'));
+  assert.is(foreignResponse.getHeader('set-cookie'), undefined);
+  assert.is(foreign.records.filter((record) => record.levelName === 'WARNING').length, 0);
 });
 
 test('fallbackErrorResponse never throws: an original error whose every trap throws is a 500 page', () => {
