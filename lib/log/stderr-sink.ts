@@ -1,6 +1,7 @@
 import type { ObservationBus, LogEntry } from './bus.js';
 import { toLevel } from './logger.js';
 import { LogLevel, type LogLevelName, type LogRecord } from './log-record.js';
+import type { RequestDescriber, RequestDescription } from './request-description.js';
 
 /** What the sink writes to: process.stderr, or any stream with a `write`. */
 export interface SinkStream {
@@ -23,6 +24,11 @@ export interface StderrSinkOptions {
   stream?: SinkStream;
   /** Most characters left waiting for a slow reader before records are dropped (default 1 MiB). */
   maxBuffered?: number;
+  /**
+   * Says which request a record was written for (createKernel gives its app's `describeRequest`):
+   * called only for records written, and never for those without a request. Without it, lines say nothing of the request.
+   */
+  describeRequest?: RequestDescriber;
 }
 
 const DEFAULT_MAX_BUFFERED = 1024 * 1024;
@@ -38,11 +44,20 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
   const threshold = toLevel(options.level ?? 'WARNING');
   const format = (options.json ?? !stream.isTTY) ? formatJson : formatLine;
   const maxBuffered = options.maxBuffered ?? DEFAULT_MAX_BUFFERED;
+  const describe = options.describeRequest;
   let closed = false;
   let dropped = 0;
-  const write = (record: LogRecord): void => {
+  const write = (record: LogRecord, request?: object): void => {
+    let description: RequestDescription | undefined;
+    if (request !== undefined && describe !== undefined) {
+      try {
+        description = describe(request);
+      } catch {
+        // A describer that fails on a strange request loses the description, not the record.
+      }
+    }
     try {
-      stream.write(format(record));
+      stream.write(format(record, description));
     } catch {
       // A stream that throws (one of the application's) loses the record, not the code that logs.
     }
@@ -57,14 +72,14 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
   const onError = (): void => {
     closed = true;
   };
-  const handler = ({ record }: LogEntry): void => {
+  const handler = ({ record, request }: LogEntry): void => {
     if (record.level > threshold || closed) return;
     if ((stream.writableLength ?? 0) > maxBuffered) {
       if (dropped++ === 0) stream.once?.('drain', writeDropped);
       return;
     }
     writeDropped();
-    write(record);
+    write(record, request);
   };
   stream.on?.('error', onError);
   bus.on('log', handler);
@@ -80,21 +95,81 @@ const MAX_STRING = 16_384;
 /** A context written longer than this is left out of the line, with a note saying how long it was. */
 const MAX_CONTEXT = 256 * 1024;
 
-/** One JSON line per record; an error in the context keeps its class, message, code, stack and causes. */
-export function formatJson(record: LogRecord): string {
+/**
+ * One JSON line per record; an error in the context keeps its class, message, code, stack and causes.
+ * With a request, `"request":{"method","path","ip","token"}` (and `"sub"`, `"mainToken"` for a sub-request) comes before the context.
+ */
+export function formatJson(record: LogRecord, request?: RequestDescription): string {
   const context = writableContext(record.context);
   const head = JSON.stringify({ time: new Date(record.time).toISOString(), level: record.levelName.toLowerCase(), channel: record.channel, message: cut(record.message) });
-  return `${head.slice(0, -1)},"context":${context instanceof RawJson ? context.json : JSON.stringify(context)}}\n`;
+  const fields = requestFields(request);
+  const described = fields === undefined ? '' : `,"request":${JSON.stringify(fields).replace(LINE_BREAKS_IN_JSON, unicodeEscape)}`;
+  return `${head.slice(0, -1)}${described},"context":${context instanceof RawJson ? context.json : JSON.stringify(context)}}\n`;
 }
 
-/** `[2026-11-21T21:40:54.123Z] request.ERROR: message {"context":1}` */
-export function formatLine(record: LogRecord): string {
+/** `[2026-11-21T21:40:54.123Z] request.ERROR: message {"context":1} [GET /path token=abc123]` */
+export function formatLine(record: LogRecord, request?: RequestDescription): string {
   let context = '';
   if (Object.keys(record.context).length > 0) {
     const written = writableContext(record.context);
     context = ` ${written instanceof RawJson ? written.json : written}`;
   }
-  return `[${new Date(record.time).toISOString()}] ${record.channel}.${record.levelName}: ${cut(record.message)}${context}\n`;
+  return `[${new Date(record.time).toISOString()}] ${record.channel}.${record.levelName}: ${cut(record.message)}${context}${requestSuffix(request)}\n`;
+}
+
+/** The most characters of each field of a request's description (a path, mostly) written in a line. */
+const MAX_REQUEST_FIELD = 2048;
+
+/**
+ * The description's fields, each read once, checked and cut to MAX_REQUEST_FIELD; undefined when it
+ * has none. A describer of the embedder's may return anything: a getter that throws leaves the line without.
+ */
+function requestFields(description: RequestDescription | undefined): RequestDescription | undefined {
+  if (description === undefined || description === null || typeof description !== 'object') return undefined;
+  try {
+    const { method, path, ip, token, sub, mainToken } = description;
+    const fields: RequestDescription = {};
+    if (typeof method === 'string') fields.method = cut(method, MAX_REQUEST_FIELD);
+    if (typeof path === 'string') fields.path = cut(path, MAX_REQUEST_FIELD);
+    if (typeof ip === 'string') fields.ip = cut(ip, MAX_REQUEST_FIELD);
+    if (typeof token === 'string') fields.token = cut(token, MAX_REQUEST_FIELD);
+    if (sub === true) fields.sub = true;
+    if (typeof mainToken === 'string') fields.mainToken = cut(mainToken, MAX_REQUEST_FIELD);
+    return Object.keys(fields).length === 0 ? undefined : fields;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Characters JSON.stringify leaves as they are, yet some readers take for the end of a line
+ * (NEL and the other C1 controls, U+2028, U+2029: Python's `str.splitlines()`, some log viewers).
+ */
+const LINE_BREAKS_IN_JSON = /[\u007f-\u009f\u2028\u2029]/g;
+
+function unicodeEscape(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/** Control characters (CR, LF, tab, escape sequences...) and Unicode line breaks: in a text line, a request's value shows them percent-encoded. */
+const UNSAFE_IN_TEXT = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+function percentEncode(char: string): string {
+  const code = char.charCodeAt(0);
+  return code < 0x100 ? `%${code.toString(16).toUpperCase().padStart(2, '0')}` : encodeURIComponent(char);
+}
+
+/** ` [GET /path token=abc123]`, ` [GET /path sub-request token=def456 main=abc123]`; '' without a request. */
+function requestSuffix(description: RequestDescription | undefined): string {
+  const fields = requestFields(description);
+  if (fields === undefined) return '';
+  const parts: string[] = [];
+  if (fields.method !== undefined) parts.push(fields.method);
+  if (fields.path !== undefined) parts.push(fields.path);
+  if (fields.sub === true) parts.push('sub-request');
+  if (fields.token !== undefined) parts.push(`token=${fields.token}`);
+  if (fields.mainToken !== undefined) parts.push(`main=${fields.mainToken}`);
+  return parts.length === 0 ? '' : ` [${parts.join(' ').replace(UNSAFE_IN_TEXT, percentEncode)}]`;
 }
 
 /** JSON already written: the context, put into its line as is. */
@@ -114,10 +189,10 @@ function writableContext(context: Record<string, unknown>): RawJson | string {
   return json.length > MAX_CONTEXT ? `[context of ${json.length} characters left out: longer than ${MAX_CONTEXT}]` : new RawJson(json);
 }
 
-function cut(text: string): string {
-  if (text.length <= MAX_STRING) return text;
-  const last = text.charCodeAt(MAX_STRING - 1);
-  const head = text.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_STRING - 1 : MAX_STRING);
+function cut(text: string, max = MAX_STRING): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  const head = text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
   return `${head}… [${text.length - head.length} more characters]`;
 }
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Logger, attachStderrSink, createBus, formatJson, formatLine, type LogRecord } from '../../../lib/log/index.js';
+import { Logger, attachStderrSink, createBus, formatJson, formatLine, type LogRecord, type RequestDescription } from '../../../lib/log/index.js';
 
 const test = suite('stderr sink');
 
@@ -102,6 +102,100 @@ test('a line stays bounded: strings are cut at 16,384 characters, and a context 
   assert.ok(wide.length < 1000, `line ${wide.length}`);
   assert.match(JSON.parse(wide).context, /^\[context of \d+ characters left out: longer than 262144\]$/);
   assert.ok(formatLine(record({ ids: Array.from({ length: 100_000 }, (_, i) => i) })).length < 1000);
+});
+
+const described: RequestDescription = { method: 'GET', path: '/orders/42?page=2', ip: '203.0.113.7', token: 'abc123' };
+
+test('a JSON line says which request wrote it: method, path and query, client IP and profiler token, before the context', () => {
+  const line = formatJson(record({ id: 42 }), described);
+  assert.is(line.indexOf('\n'), line.length - 1);
+  const parsed = JSON.parse(line);
+  assert.equal(parsed.request, { method: 'GET', path: '/orders/42?page=2', ip: '203.0.113.7', token: 'abc123' });
+  assert.equal(Object.keys(parsed), ['time', 'level', 'channel', 'message', 'request', 'context']);
+  assert.equal(parsed.context, { id: 42 });
+});
+
+test('a text line ends with the request: [GET /path token=abc123]; a sub-request says so and names its main request\'s token', () => {
+  assert.is(formatLine(record({}, 'Uncaught error'), described), '[1970-01-01T00:00:00.000Z] app.ERROR: Uncaught error [GET /orders/42?page=2 token=abc123]\n');
+  assert.is(formatLine(record({ id: 42 }), { method: 'GET', path: '/p' }), '[1970-01-01T00:00:00.000Z] app.ERROR: m {"id":42} [GET /p]\n');
+  const sub = { method: 'GET', path: '/p', token: 'def456', sub: true, mainToken: 'abc123' };
+  assert.match(formatLine(record({}), sub), / \[GET \/p sub-request token=def456 main=abc123\]\n$/);
+  assert.equal(JSON.parse(formatJson(record({}), sub)).request, sub);
+});
+
+test('a record without a request (start-up, the storage worker) is written as before: no request field, no suffix', () => {
+  for (const none of [undefined, {}, { method: 1, path: null, sub: 'yes' } as unknown as RequestDescription]) {
+    assert.is(formatJson(record({ a: 1 }), none), formatJson(record({ a: 1 })));
+    assert.is(formatLine(record({ a: 1 }), none), formatLine(record({ a: 1 })));
+  }
+  assert.is(JSON.parse(formatJson(record({ a: 1 }))).request, undefined);
+  assert.is(formatLine(record({ a: 1 })), '[1970-01-01T00:00:00.000Z] app.ERROR: m {"a":1}\n');
+});
+
+test('a long path is cut at 2,048 characters, with how many were left out, in both formats', () => {
+  const path = `/${'a'.repeat(9999)}`;
+  const json = JSON.parse(formatJson(record({}), { method: 'GET', path })).request.path;
+  assert.is(json, `${path.slice(0, 2048)}… [7952 more characters]`);
+  const line = formatLine(record({}), { method: 'GET', path, token: 'abc123' });
+  assert.ok(line.length < 2200, `line ${line.length}`);
+  assert.ok(line.endsWith(`${path.slice(0, 2048)}… [7952 more characters] token=abc123]\n`));
+});
+
+test('a path cannot forge a log line: CR LF, escape sequences and Unicode line breaks are percent-encoded in text and escaped in JSON', () => {
+  const path = '/x\r\n[2026-01-01T00:00:00.000Z] app.CRITICAL: forged\u001b[2J\u0000\u0085\u2028\u2029\t?q=%0d%0a';
+  const hostile = { method: 'GET\n', path, ip: '10.0.0.1\r', token: 'abc123' };
+  const line = formatLine(record({}), hostile);
+  assert.is(line.indexOf('\n'), line.length - 1);
+  assert.not.match(line, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/);
+  assert.ok(line.endsWith(' [GET%0A /x%0D%0A[2026-01-01T00:00:00.000Z] app.CRITICAL: forged%1B[2J%00%85%E2%80%A8%E2%80%A9%09?q=%0d%0a token=abc123]\n'), line);
+  const json = formatJson(record({}), hostile);
+  assert.is(json.indexOf('\n'), json.length - 1);
+  assert.not.match(json.slice(0, -1), /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/, 'no raw control or line-break character');
+  assert.is(json.split(/\r\n|[\n\r\u000b\u000c\u001c-\u001e\u0085\u2028\u2029]/).length, 2, 'one line for every reader (Python splitlines too)');
+  assert.equal(JSON.parse(json).request, { method: 'GET\n', path, ip: '10.0.0.1\r', token: 'abc123' });
+});
+
+/** A stream that keeps what is written. */
+function memoryStream(isTTY = false) {
+  const written: string[] = [];
+  return { written, stream: { isTTY, write: (chunk: string) => written.push(chunk) } };
+}
+
+test('the sink describes the request of each record it writes, and only those: not records below its level, nor records without a request', () => {
+  const { written, stream } = memoryStream();
+  const bus = createBus();
+  const asked: object[] = [];
+  const request = { url: '/r' };
+  attachStderrSink(bus, { stream, describeRequest: (r) => (asked.push(r), { method: 'POST', path: '/r', token: 'fedcba' }) });
+  const logger = new Logger({ bus, currentRequest: () => request });
+  logger.info('below the level');
+  logger.error('written');
+  new Logger({ bus }).warning('no request');
+  assert.equal(asked, [request]);
+  assert.is(written.length, 2);
+  assert.equal(JSON.parse(written[0]!).request, { method: 'POST', path: '/r', token: 'fedcba' });
+  assert.is(JSON.parse(written[1]!).request, undefined);
+});
+
+test('a describer that throws, or returns getters that throw, costs the line its request, not the record', () => {
+  const { written, stream } = memoryStream(true);
+  const bus = createBus();
+  let calls = 0;
+  const describers = [
+    () => {
+      throw new Error('describer failed');
+    },
+    () => ({ get method(): string { throw new Error('getter failed'); } }),
+    () => new Proxy({}, { get() { throw new Error('trap'); }, ownKeys() { throw new Error('trap'); } }),
+    () => 'GET /' as unknown as RequestDescription,
+  ];
+  for (const describe of describers) {
+    const detach = attachStderrSink(bus, { stream, describeRequest: () => (calls++, describe()) });
+    new Logger({ bus, currentRequest: () => ({}) }).error('kept {n}', { n: calls });
+    detach();
+  }
+  assert.is(calls, 4);
+  assert.equal(written.map((line) => line.replace(/^\[[^\]]+\] /, '')), ['app.ERROR: kept 0 {"n":0}\n', 'app.ERROR: kept 1 {"n":1}\n', 'app.ERROR: kept 2 {"n":2}\n', 'app.ERROR: kept 3 {"n":3}\n']);
 });
 
 test.run();
