@@ -15,7 +15,7 @@ import {
 } from '../../kernel/index.js';
 import { ErrorListener, createErrorController } from '../errors/index.js';
 import { DisallowRobotsIndexingListener, ResponseListener, ValidateHostListener } from '../http/index.js';
-import { DebugLogBuffer, Logger, attachStderrSink, createBus, type LogLevelName, type ObservationBus } from '../log/index.js';
+import { DebugLogBuffer, Logger, attachStderrSink, createBus, type LogLevelName, type ObservationBus, type RequestDescriber } from '../log/index.js';
 import { RouteCollection, RouterListener, UrlMatcher, type SchemePorts } from '../routing/index.js';
 import {
   DEFAULT_PROFILER_ALLOW,
@@ -41,6 +41,7 @@ import {
   type StorageBounds,
 } from '../profiler/index.js';
 import { createRequestListener, type NodeRequestListener } from '../server/node-adapter.js';
+import { createRequestDescriber } from './describe-request.js';
 import { isProductionEnvironment } from './environment.js';
 import { OwnArgumentResolver } from './own-argument-resolver.js';
 import { OwnControllerResolver } from './own-controller-resolver.js';
@@ -149,6 +150,12 @@ export interface KernelApp {
   logger: Logger;
   /** Per-request log records (debug mode only). */
   logs: DebugLogBuffer | null;
+  /**
+   * What the stderr sink writes of a record's request (method, path and query, client IP, profiler
+   * token; see createRequestDescriber): give it to a sink of your own, `attachStderrSink(app.bus, { describeRequest })`.
+   * Records carry their request in debug mode, or with `requestContext: true`.
+   */
+  describeRequest: RequestDescriber;
   /** The profiler (debug mode only, unless turned off). */
   profiler: Profiler | null;
   routes: RouteCollection;
@@ -186,7 +193,6 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     level: options.logLevel ?? (debug ? 'debug' : stderrLevel === false ? 'error' : stderrLevel),
     currentRequest: () => requestStack.getCurrentRequest(),
   });
-  const detachSink = stderrLevel === false ? () => {} : attachStderrSink(bus, { level: stderrLevel });
   const logs = debug ? new DebugLogBuffer(bus) : null;
 
   // Debug details (stack traces, logs, debug headers, the profiler) only for allowed clients.
@@ -217,6 +223,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     for (const [name, route] of routes) allRoutes.add(name, route);
   }
   const matcher = new UrlMatcher(allRoutes);
+  const describeRequest = createRequestDescriber({ requestStack, profiler });
+  const detachSink = stderrLevel === false ? () => {} : attachStderrSink(bus, { level: stderrLevel, describeRequest });
   if (profiler !== null && logs !== null) {
     const traceable = dispatcher as TraceableEventDispatcher;
     const redactor = profiler.redactor;
@@ -278,6 +286,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     bus,
     logger,
     logs,
+    describeRequest,
     profiler,
     routes: allRoutes,
     listener,

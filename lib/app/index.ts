@@ -1,3 +1,4 @@
 export * from './create-kernel.js';
+export * from './describe-request.js';
 export * from './environment.js';
 export * from './reference-app.js';

@@ -238,4 +238,36 @@ test('--trusted-hosts answers the listed hosts and refuses others with a 400 "Un
   }
 });
 
+test('an ERROR line on stderr names its request: method, path and query, client IP and the X-Debug-Token of the response, over http and https', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
+  try {
+    const { child, urls, stderr } = await serve(['--port', '0', '--https-port', '0'], cwd);
+    const agent = new Agent({ connect: { rejectUnauthorized: false } });
+    // An encoded CR LF stays encoded: the path is written as it was received.
+    const path = '/missing%0d%0a[2026-01-01]%20app.CRITICAL:%20forged?q=%0D%0A';
+    const tokens: string[] = [];
+    for (const url of urls) {
+      const missing = await request(`${url}${path}`, { dispatcher: agent });
+      assert.is(missing.statusCode, 404, url);
+      await missing.body.dump();
+      const token = missing.headers['x-debug-token'];
+      assert.type(token, 'string', url);
+      tokens.push(token as string);
+    }
+    await agent.close();
+    // Everything the server wrote has arrived once its stderr is closed.
+    const closed = new Promise((resolve) => child.once('close', resolve));
+    await stopsCleanly(child);
+    await closed;
+    // The CLI's own notes (`serve: ...`) are text; the log records are JSON lines.
+    const lines = stderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: string; message: string; request?: Record<string, unknown> });
+    const errors = lines.filter((line) => line.level === 'error');
+    assert.is(errors.length, 2, stderr());
+    assert.equal(errors.map((line) => line.request), tokens.map((token) => ({ method: 'GET', path, ip: '127.0.0.1', token })));
+    assert.ok(stderr().split('\n').every((line) => line === '' || line.startsWith('{') || line.startsWith('serve: ')), 'no line made by the path');
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
 test.run();
