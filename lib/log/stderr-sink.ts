@@ -114,7 +114,7 @@ export function formatLine(record: LogRecord, request?: RequestDescription): str
     const written = writableContext(record.context);
     context = ` ${written instanceof RawJson ? written.json : written}`;
   }
-  return `[${new Date(record.time).toISOString()}] ${record.channel}.${record.levelName}: ${cut(record.message)}${context}${requestSuffix(request)}\n`;
+  return `[${new Date(record.time).toISOString()}] ${record.channel}.${record.levelName}: ${cut(record.message).replace(UNSAFE_IN_TEXT, percentEncode)}${context}${requestSuffix(request)}\n`;
 }
 
 /** The most characters of each field of a request's description (a path, mostly) written in a line. */
@@ -151,7 +151,7 @@ function unicodeEscape(char: string): string {
   return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
-/** Control characters (CR, LF, tab, escape sequences...) and Unicode line breaks: in a text line, a request's value shows them percent-encoded. */
+/** Control characters (CR, LF, tab, escape sequences...) and Unicode line breaks: in a text line, the message and a request's value show them percent-encoded. */
 const UNSAFE_IN_TEXT = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 
 function percentEncode(char: string): string {

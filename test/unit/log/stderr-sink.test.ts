@@ -74,6 +74,13 @@ function record(context: Record<string, unknown>, message = 'm'): LogRecord {
   return { time: 0, level: 3, levelName: 'ERROR', channel: 'app', message, context };
 }
 
+test('a text line\'s message cannot forge a line: its control characters and line breaks are percent-encoded (a 404 message quotes the path)', () => {
+  const line = formatLine(record({}, 'No route found for "GET /x\r\n[2026-01-01T00:00:00.000Z] app.CRITICAL: forged\u2028\u001b[2J"'));
+  assert.is(line.split('\n').length, 2);
+  assert.not.match(line, /[\r\u2028\u001b]/);
+  assert.match(line, /GET \/x%0D%0A\[2026-01-01T00:00:00\.000Z\] app\.CRITICAL: forged%E2%80%A8%1B\[2J"\n$/);
+});
+
 test('an error in a JSON line keeps its class, message, code, stack and cause chain (a cycle cut), on one line', () => {
   const root = new RangeError('root');
   const error = Object.assign(new TypeError('boom', { cause: root }), { code: 'E_BOOM' });
