@@ -11,7 +11,7 @@ import {
   type ResponseEvent,
   type TerminateEvent,
 } from '../../kernel/index.js';
-import { safePath, safeUri } from '../errors/safe-request.js';
+import { safePath, safeUri } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { ByteSlab } from './byte-slab.js';
 import type { CollectContext, DataCollector } from './data-collector.js';

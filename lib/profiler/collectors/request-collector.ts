@@ -3,7 +3,7 @@ import type { Request } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { jsonString, jsonStringOrNull, jsonValue } from '../json.js';
 import { RawJson, type Profile, type RequestData } from '../profile.js';
-import { safePath } from '../../errors/safe-request.js';
+import { safePath } from '../../errors/index.js';
 import { LastHeaders, REDACTED_JSON, type Redactor } from '../redactor.js';
 
 /** Largest request body kept, in bytes. */
