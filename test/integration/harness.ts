@@ -135,6 +135,68 @@ export function sendRaw(server: TestServer, scheme: 'http' | 'https', pieces: st
   });
 }
 
+/** A response as a client that follows RFC 9112 6.3 reads it; `complete` is false when the connection ended inside its body. */
+export interface WireResponse {
+  status: number;
+  head: string;
+  headers: Record<string, string[]>;
+  body: string;
+  complete: boolean;
+}
+
+/**
+ * Reads the responses in `bytes` one after the other, delimiting each body the way a client must
+ * (no body for HEAD, 1xx, 204 and 304; chunked; Content-Length; else until the connection closed),
+ * so a response framed wrong shows as the next one misread, or as bytes left over.
+ */
+export function readResponses(bytes: string, methods: readonly string[]): { responses: WireResponse[]; rest: string } {
+  const responses: WireResponse[] = [];
+  let at = 0;
+  for (const method of methods) {
+    if (at >= bytes.length) break;
+    const headEnd = bytes.indexOf('\r\n\r\n', at);
+    if (headEnd === -1) break;
+    const head = bytes.slice(at, headEnd);
+    const status = Number(/^HTTP\/1\.[01] (\d{3}) /.exec(head)?.[1] ?? 0);
+    const headers: Record<string, string[]> = {};
+    for (const line of head.split('\r\n').slice(1)) {
+      const colon = line.indexOf(':');
+      (headers[line.slice(0, colon).toLowerCase()] ??= []).push(line.slice(colon + 1).trim());
+    }
+    at = headEnd + 4;
+    let body = '';
+    let complete = true;
+    if (method === 'HEAD' || status < 200 || status === 204 || status === 304) {
+      // No body.
+    } else if (headers['transfer-encoding'] !== undefined) {
+      complete = false;
+      for (;;) {
+        const lineEnd = bytes.indexOf('\r\n', at);
+        if (lineEnd === -1) break;
+        const size = parseInt(bytes.slice(at, lineEnd), 16);
+        if (Number.isNaN(size) || bytes.length < lineEnd + 2 + size + 2) break;
+        at = lineEnd + 2 + size + 2;
+        if (size === 0) {
+          complete = true;
+          break;
+        }
+        body += bytes.slice(lineEnd + 2, lineEnd + 2 + size);
+      }
+    } else if (headers['content-length'] !== undefined) {
+      const length = Number(headers['content-length'][0]);
+      body = bytes.slice(at, at + length);
+      complete = body.length === length;
+      at += body.length;
+    } else {
+      body = bytes.slice(at);
+      at = bytes.length;
+    }
+    responses.push({ status, head, headers, body, complete });
+    if (!complete) break;
+  }
+  return { responses, rest: bytes.slice(at) };
+}
+
 /** The status code of a raw HTTP/1.1 answer, or 0 when nothing came back. */
 export function rawStatus(answer: string): number {
   return Number(/^HTTP\/1\.1 (\d{3}) /.exec(answer)?.[1] ?? 0);
