@@ -163,7 +163,7 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   // Not node's socket timeout (server.timeout): that re-arms a timer on every read and write of
   // every socket, about 1% of a small request's cost. IdleSockets looks at their byte counts instead.
   server.timeout = 0;
-  server.on('clientError', clientErrorAnswerer(limits.maxHeaderSize));
+  server.on('clientError', clientErrorAnswerer(limits.maxHeaderSize, idle));
   // Unanswered, node would close a CONNECT's connection without a word, and answer an unknown Expect with an empty 417.
   server.on('connect', refuseConnect);
   server.on('checkExpectation', refuseExpectation);
@@ -191,42 +191,91 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
 /** What node:http's parser puts on the errors it emits as `clientError`. */
 type ParserError = NodeJS.ErrnoException & { reason?: string; rawPacket?: Uint8Array; bytesParsed?: number };
 
+/** What node:http hangs on the sockets it serves: the response writing on it, its parser, and under TLS the raw socket. */
+type ServedSocket = Duplex & {
+  _httpMessage?: http.ServerResponse | null;
+  parser?: { incoming?: IncomingMessage | null } | null;
+  _parent?: Socket;
+};
+
 /**
  * A malformed or oversized request gets a status line and a one-line text saying what is wrong,
- * when the connection can still take one.
+ * in its turn after the responses to the requests before it on its connection, which then closes.
  */
-function clientErrorAnswerer(maxHeaderSize: number): (error: ParserError, socket: Duplex) => void {
+function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (error: ParserError, socket: Duplex) => void {
   const messages: Readonly<Record<string, string>> = {
     HPE_HEADER_OVERFLOW: `The request line and headers are larger than ${maxHeaderSize} bytes.`,
     ERR_HTTP_REQUEST_TIMEOUT: 'The request did not arrive in time.',
   };
   const targetTooLong = `The request target (URL) alone reaches the ${maxHeaderSize}-byte limit of the request line and headers.`;
+  /** The answer to the request the error refuses; null when there is none to give. */
+  const answerTo = (error: ParserError): string | null => {
+    // The request before said it was the last (RFC 9112 9.6): what follows it is no request to answer.
+    if (error.code === 'HPE_CLOSED_CONNECTION') return null;
+    // node counts the URL against the head limit too: an overrun on it is RFC 9110's 414, not 431.
+    if (error.code === 'HPE_HEADER_OVERFLOW' && headOverflow(error.rawPacket, error.bytesParsed, maxHeaderSize) === 'request-target') {
+      return plainAnswer(414, `${STATUS_CODES[414]}: ${targetTooLong}\n`);
+    }
+    const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
+    // The parser's reasons are fixed texts (`Duplicate Content-Length`), never the client's bytes.
+    const reason = messages[error.code ?? ''] ?? (typeof error.reason === 'string' && error.reason !== '' ? `${error.reason}.` : undefined);
+    return plainAnswer(status, reason === undefined ? `${STATUS_CODES[status]}\n` : `${STATUS_CODES[status]}: ${reason}\n`);
+  };
+  // Connections whose refusal is under way: node emits clientError again for each chunk its failed
+  // parser is fed, and once more when the refused request's timeout expires.
+  const refusing = new WeakSet<Duplex>();
   return (error, socket) => {
-    // Never write after an in-flight response has sent its head: the bytes would corrupt it. Node's own
-    // default handler makes the same check on the same field.
-    const inFlight = (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage;
-    if (socket.writable && !PEER_GONE.has(error.code ?? '') && !inFlight?.headersSent) {
-      // node counts the URL against the head limit too: an overrun on it is RFC 9110's 414, not 431.
-      if (error.code === 'HPE_HEADER_OVERFLOW' && headOverflow(error.rawPacket, error.bytesParsed, maxHeaderSize) === 'request-target') {
-        answerAndClose(socket, 414, `${STATUS_CODES[414]}: ${targetTooLong}\n`);
-        return;
-      }
-      const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
-      // The parser's reasons are fixed texts (`Duplicate Content-Length`), never the client's bytes.
-      const reason = messages[error.code ?? ''] ?? (typeof error.reason === 'string' && error.reason !== '' ? `${error.reason}.` : undefined);
-      answerAndClose(socket, status, reason === undefined ? `${STATUS_CODES[status]}\n` : `${STATUS_CODES[status]}: ${reason}\n`);
+    if (refusing.has(socket)) return;
+    if (!socket.writable || PEER_GONE.has(error.code ?? '')) {
+      socket.destroy();
       return;
     }
-    socket.destroy();
+    refusing.add(socket);
+    const served = socket as ServedSocket;
+    // Nothing the client still sends is served: it must not keep a stalled response ahead alive.
+    idle?.ignoreReads(served._parent ?? (socket as Socket));
+    answerInTurn(served, requestInBody(served), answerTo(error));
   };
+}
+
+/**
+ * The request whose body the parser was reading when it failed: the refusal answers it, in place of
+ * its own response. null when the failure is in the head of a request the listener never saw.
+ */
+function requestInBody(socket: ServedSocket): IncomingMessage | null {
+  const incoming = socket.parser?.incoming;
+  return incoming && !incoming.complete ? incoming : null;
+}
+
+/**
+ * Sends `answer` once every response to an earlier request on the connection has been sent whole
+ * (RFC 9112 9.3.2: responses go in the order of their requests), then closes the connection. Node
+ * finishes those responses although its parser failed; IdleSockets and close() bound one that stalls.
+ * (Node's default handler writes its answer ahead of a response not yet begun, and cuts one begun.)
+ */
+function answerInTurn(socket: ServedSocket, refused: IncomingMessage | null, answer: string | null): void {
+  const ahead = socket._httpMessage;
+  if (ahead && ahead.req !== refused) {
+    // Runs after node's own 'finish' listener, which has handed the socket to the next response queued, if any.
+    ahead.once('finish', () => answerInTurn(socket, refused, answer));
+    return;
+  }
+  // A response ahead ended the connection (Connection: close): node closes it, and nothing may follow.
+  if (!socket.writable) return;
+  // The refused request's own response has begun: bytes written now would corrupt it.
+  if (ahead?.headersSent) socket.destroy();
+  else if (answer === null) socket.end(() => socket.destroy());
+  else socket.end(answer, () => socket.destroy());
+}
+
+/** A whole plain-text answer, closing its connection. */
+function plainAnswer(status: number, body: string): string {
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }
 
 /** Writes a whole plain-text answer on a connection the http layer no longer serves, then closes it. */
 function answerAndClose(socket: Duplex, status: number, body: string): void {
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    () => socket.destroy(),
-  );
+  socket.end(plainAnswer(status, body), () => socket.destroy());
 }
 
 /**
@@ -324,6 +373,8 @@ async function closeGracefully(
 
 /** Where a socket's byte counts stood when they last moved. */
 interface Activity {
+  /** false once a request on the connection was refused: what its client still sends is discarded, not served. */
+  readsCount: boolean;
   read: number;
   written: number;
   since: number;
@@ -346,11 +397,17 @@ class IdleSockets {
   }
 
   add(socket: Socket): void {
-    this.#sockets.set(socket, { read: socket.bytesRead, written: socket.bytesWritten, since: Date.now() });
+    this.#sockets.set(socket, { readsCount: true, read: socket.bytesRead, written: socket.bytesWritten, since: Date.now() });
   }
 
   delete(socket: Socket): void {
     this.#sockets.delete(socket);
+  }
+
+  /** From now on only writes keep `socket` from being idle. */
+  ignoreReads(socket: Socket): void {
+    const activity = this.#sockets.get(socket);
+    if (activity !== undefined) activity.readsCount = false;
   }
 
   stop(): void {
@@ -362,7 +419,7 @@ class IdleSockets {
     for (const [socket, activity] of this.#sockets) {
       // bytesWritten counts what waits in the socket's buffer too: a client that stops reading
       // stops it once the response stream feels the back-pressure.
-      const read = socket.bytesRead;
+      const read = activity.readsCount ? socket.bytesRead : activity.read;
       const written = socket.bytesWritten;
       if (read !== activity.read || written !== activity.written) {
         activity.read = read;
