@@ -156,6 +156,27 @@ export class ControllerDoesNotReturnResponseError extends Error {
   }
 }
 
+/**
+ * A Response that could not be written to the client: a header node:http refuses (CR/LF or a
+ * character beyond Latin-1 in a value, a name that is no token), an interim status, a body of
+ * another type. The server raises it before any byte is sent, and the kernel answers it as it
+ * answers errors from a controller (`HttpKernel.handleException()`): an error page, logged, and
+ * in debug mode the profile of the request. The refusal is its `cause`.
+ */
+export class ResponseNotSendableError extends Error {
+  readonly code = 'HK_RESPONSE_NOT_SENDABLE';
+
+  constructor(cause: unknown) {
+    super(`The response cannot be sent: ${describeCause(cause)}`, { cause });
+    this.name = new.target.name;
+  }
+}
+
+function describeCause(cause: unknown): string {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return /[.!?]$/.test(message) ? message : `${message}.`;
+}
+
 /** `_controller` names something that cannot be called. */
 export class InvalidControllerError extends Error {
   readonly code = 'HK_INVALID_CONTROLLER';

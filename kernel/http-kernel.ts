@@ -67,6 +67,24 @@ export class HttpKernel implements KernelLike {
     return isPromiseLike(result) ? result.then(undefined, (error: unknown) => this.#handleError(error, request, type, catchErrors)) : result;
   }
 
+  /**
+   * The response for an error raised outside handle() on behalf of `request`, made as handle()
+   * makes one for an error of its controller: `kernel.exception` (the error page), `kernel.response`
+   * and `kernel.finish_request` run again, with `request` current. Servers call it when the Response
+   * handle() gave cannot be sent (see ResponseNotSendableError), before `kernel.terminate`: the
+   * client gets an error page, and the profile records it. Symfony's terminateWithException() does
+   * the same, and sends and terminates too. Rejects with the error when no listener answers it.
+   */
+  handleException(error: unknown, request: Request, type: RequestType = RequestType.MAIN): Promise<Response> {
+    const stack = this.requestStack;
+    if (!stack.tracksAsyncContext) return this.#handleError(error, request, type, true);
+    const current = stack.all();
+    // Called from the request's own context (a listener), no second push.
+    if (current.at(-1) === request) return this.#handleError(error, request, type, true);
+    const run = (): Promise<Response> => this.#handleError(error, request, type, true);
+    return type === RequestType.MAIN && current.length > 0 ? stack.exit(() => stack.run(request, run)) : stack.run(request, run);
+  }
+
   /** Dispatches `kernel.terminate`; call it after the response has been sent. */
   async terminate(request: Request, response: Response): Promise<void> {
     await this.terminateMaybeAsync(request, response);

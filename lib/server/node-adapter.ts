@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import proxyaddr from 'proxy-addr';
-import { HttpKernel, KernelEvents, Request, Response, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { answersExpectContinue } from './listen.js';
 import { ContentLengthGuard, frameResponse } from './response-framing.js';
@@ -46,20 +46,44 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     }
   };
 
-  const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
+  /** Sends the response, then terminates; SENT, or what send() threw when it refused the response before any byte went out. */
+  const sendAndTerminate = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): unknown => {
     // A stream body is still being read when send() returns: kernel.terminate waits for its end, as
     // Symfony's follows send(), so that what the stream logs reaches the profile. Text and bytes make no closure.
     const body = response.body;
     const onBodyEnd = typeof body === 'object' && body !== null && !(body instanceof Uint8Array) ? () => terminate(request, response) : undefined;
-    let streaming = false;
+    let streaming: boolean;
     try {
       streaming = send(req, res, response, logger, onBodyEnd);
     } catch (error) {
-      // A header node:http refuses (CR/LF, a character beyond Latin-1): thrown here, it would end the process.
+      // A header node:http refuses (CR/LF, a character beyond Latin-1), a 1xx status, a body of another type.
       destroyBody(response.body);
-      fail(res, error, logger);
+      return error;
     }
     if (!streaming) terminate(request, response);
+    return SENT;
+  };
+
+  const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
+    const refusal = sendAndTerminate(req, res, request, response);
+    if (refusal === SENT) return;
+    // Nothing was written: the kernel answers the refusal as an error of the request (an error page,
+    // logged, and recorded by the profiler) rather than the client getting a bare 500 and the profile
+    // the status that never went out. A page that cannot be sent either gets the bare 500.
+    // writeHead() keeps the reason phrase of the status it refused (`500 Found`).
+    res.statusMessage = '';
+    kernel.handleException(new ResponseNotSendableError(refusal), request).then(
+      (page) => {
+        const again = sendAndTerminate(req, res, request, page);
+        if (again === SENT) return;
+        fail(res, again, logger);
+        terminate(request, page);
+      },
+      (unanswered: unknown) => {
+        fail(res, unanswered, logger);
+        terminate(request, response);
+      },
+    );
   };
 
   const listener: NodeRequestListener & { [answersExpectContinue]?: true } = (req, res) => {
@@ -99,6 +123,9 @@ function sendContinue(res: ServerResponse): void {
 function terminateFailed(error: unknown, logger: Logger | undefined): void {
   logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error });
 }
+
+/** What sendAndTerminate() answers when the response went out. */
+const SENT = Symbol('sent');
 
 /** Errors of a response stream that mean the client went away, not that the body failed. */
 const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);

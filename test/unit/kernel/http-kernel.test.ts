@@ -548,6 +548,52 @@ test('the no-Response error says what came back: a quoted string cut with an ell
   );
 });
 
+test('handleException answers an error raised after handle() through kernel.exception, kernel.response and finish_request, with the request current', async () => {
+  const { dispatcher, kernel } = kernelWith(() => new Response('ok'));
+  const request = Request.create('/');
+  await kernel.handle(request);
+  const seen: string[] = [];
+  for (const name of Object.values(KernelEvents)) {
+    // Before the listener that answers: setting a response stops the exception event.
+    dispatcher.addListener(name, (_event: KernelEvent, eventName: string) => void seen.push(`${eventName} ${kernel.requestStack.getCurrentRequest() === request}`), 1);
+  }
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    // A page of its own, from within the request's context: a sub-request has it as its parent.
+    event.setResponse(new Response(`page for ${(event.error as Error).message}`));
+  });
+  const response = await kernel.handleException(new Error('unsendable'), request);
+  assert.is(response.body, 'page for unsendable');
+  assert.is(response.status, 500, 'an error that is no HttpError gives a 500');
+  assert.equal(seen, ['kernel.exception true', 'kernel.response true', 'kernel.finish_request true']);
+  assert.is(kernel.requestStack.getCurrentRequest(), undefined, 'nothing is left on the stack');
+});
+
+test('handleException rejects with the error when no listener answers it, after finish_request', async () => {
+  const { dispatcher, kernel } = kernelWith(() => new Response('ok'));
+  const finished: string[] = [];
+  dispatcher.addListener(KernelEvents.FINISH_REQUEST, (event: FinishRequestEvent) => void finished.push(event.request.path));
+  const error = new Error('nobody answers');
+  const rejected = await kernel.handleException(error, Request.create('/here')).then(
+    () => assert.unreachable(),
+    (reason: unknown) => reason,
+  );
+  assert.is(rejected, error);
+  assert.equal(finished, ['/here']);
+});
+
+test('handleException from inside another request\'s context takes the request as the main one, alone on the stack', async () => {
+  const { dispatcher, kernel } = kernelWith(() => new Response('ok'));
+  const request = Request.create('/main');
+  const other = Request.create('/other');
+  let stack: readonly Request[] = [];
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    stack = kernel.requestStack.all();
+    event.setResponse(new Response('page'));
+  });
+  await kernel.requestStack.run(other, () => kernel.handleException(new Error('x'), request));
+  assert.equal(stack, [request]);
+});
+
 test('an [object, method] controller whose method is missing: the error names the class and the methods it has', () => {
   class BookController {
     list() {}
