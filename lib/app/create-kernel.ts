@@ -40,7 +40,7 @@ import {
   type RedactionOptions,
   type StorageBounds,
 } from '../profiler/index.js';
-import { createRequestListener, type NodeRequestListener } from '../server/node-adapter.js';
+import { createRequestListener, type KernelRequestListener } from '../server/node-adapter.js';
 import { createRequestDescriber } from './describe-request.js';
 import { isProductionEnvironment } from './environment.js';
 import { OwnArgumentResolver } from './own-argument-resolver.js';
@@ -160,7 +160,7 @@ export interface KernelApp {
   profiler: Profiler | null;
   routes: RouteCollection;
   /** A node:http request listener serving this kernel. */
-  listener: NodeRequestListener;
+  listener: KernelRequestListener;
   env: string;
   debug: boolean;
   /**
@@ -294,6 +294,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     debug,
     schemePorts,
     async close() {
+      // A stream body cut by the server's shutdown terminates once it has closed: its profile is queued then.
+      await listener.settled();
       await profiler?.close();
       await profiler?.storage.close();
       detachSink();

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import proxyaddr from 'proxy-addr';
 import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
@@ -24,11 +24,20 @@ export interface RequestListenerOptions {
 /** A node:http request listener. */
 export type NodeRequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
+/** createRequestListener's listener. */
+export interface KernelRequestListener extends NodeRequestListener {
+  /**
+   * Resolves once every request whose stream body was still being sent, or closing, has been
+   * terminated: await it after the server has closed and before the profiler's storage is (app.close() does).
+   */
+  settled(): Promise<void>;
+}
+
 /**
  * Mounts a kernel on node:http / node:https: each request goes through
  * `kernel.handle()`, the response is written, then `kernel.terminate()` runs.
  */
-export function createRequestListener(kernel: HttpKernel, options: RequestListenerOptions = {}): NodeRequestListener {
+export function createRequestListener(kernel: HttpKernel, options: RequestListenerOptions = {}): KernelRequestListener {
   const trustProxy = compileTrust(options.trustedProxies);
   const trustHost = options.trustedHosts === undefined || typeof options.trustedHosts === 'function' ? (options.trustedHosts ?? null) : compileTrustedHosts(options.trustedHosts);
   const readOptions = { trustProxy, trustHost, bodyLimit: options.bodyLimit };
@@ -46,12 +55,28 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     }
   };
 
+  // Stream bodies sent (or closing) whose request has not terminated yet, and who waits for none to be left.
+  let openBodies = 0;
+  let waiting: Array<() => void> = [];
+  const bodyTerminated = (): void => {
+    if (--openBodies > 0) return;
+    const waiters = waiting;
+    waiting = [];
+    for (const wake of waiters) wake();
+  };
+
   /** Sends the response, then terminates; SENT, or what send() threw when it refused the response before any byte went out. */
   const sendAndTerminate = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): unknown => {
     // A stream body is still being read when send() returns: kernel.terminate waits for its end, as
     // Symfony's follows send(), so that what the stream logs reaches the profile. Text and bytes make no closure.
     const body = response.body;
-    const onBodyEnd = typeof body === 'object' && body !== null && !(body instanceof Uint8Array) ? () => terminate(request, response) : undefined;
+    const onBodyEnd =
+      typeof body === 'object' && body !== null && !(body instanceof Uint8Array)
+        ? () => {
+            terminate(request, response);
+            bodyTerminated();
+          }
+        : undefined;
     let streaming: boolean;
     try {
       streaming = send(req, res, response, logger, onBodyEnd);
@@ -60,7 +85,9 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       destroyBody(response.body);
       return error;
     }
-    if (!streaming) terminate(request, response);
+    // onBodyEnd is called later, never from within send().
+    if (streaming) openBodies++;
+    else terminate(request, response);
     return SENT;
   };
 
@@ -103,7 +130,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     else respond(req, res, request, result);
   };
   listener[answersExpectContinue] = true;
-  return listener;
+  return Object.assign(listener, { settled: (): Promise<void> => (openBodies === 0 ? Promise.resolve() : new Promise<void>((resolve) => void waiting.push(resolve))) });
 }
 
 /** Whether node has answered `Expect: 100-continue` itself (a server without a checkContinue listener). */
@@ -174,11 +201,39 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
         logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
       }
     }
-    onBodyEnd?.();
+    if (onBodyEnd !== undefined) afterClose(body, onBodyEnd);
   };
   if (declaredLength === -1) pipeline(body, res, done);
   else pipeline(body, new ContentLengthGuard(declaredLength), res, done);
   return true;
+}
+
+/** How long a body may take to close after its pipeline ended before its request terminates without it. */
+const BODY_CLOSE_WAIT_MS = 5_000;
+
+/**
+ * Calls `then` once a stream body has closed: pipeline() reports a client gone before the body's
+ * clean-up (a generator's `finally`, a file closed) has run, and what that logs belongs in the
+ * profile. At once for a body that has closed or never reports it (`emitClose: false`, no node
+ * stream); a clean-up that hangs is waited for at most BODY_CLOSE_WAIT_MS.
+ */
+function afterClose(body: object, then: () => void): void {
+  const stream = body as { closed?: unknown; _readableState?: { emitClose?: boolean }; once?: unknown; off?: unknown };
+  if (stream.closed !== false || stream._readableState?.emitClose === false || typeof stream.once !== 'function') {
+    then();
+    return;
+  }
+  const readable = body as Readable;
+  const timer = setTimeout(() => {
+    readable.off('close', closed);
+    then();
+  }, BODY_CLOSE_WAIT_MS);
+  timer.unref();
+  const closed = (): void => {
+    clearTimeout(timer);
+    then();
+  };
+  readable.once('close', closed);
 }
 
 function describeValue(value: unknown): string {
