@@ -78,7 +78,7 @@ export interface ProfilerKernelOptions {
 export interface KernelOptions {
   /** Environment name; outside `prod` and `production` responses carry `X-Robots-Tag: noindex`. Default `prod`. */
   env?: string;
-  /** Debug mode: traced dispatcher, per-request logs, debug error pages. Default false. */
+  /** Debug mode: per-request logs, debug error pages, and the profiler (with its traced dispatcher) unless `profiler: false`. Default false. */
   debug?: boolean;
   /** The routes; `_controller` in a route's defaults names a function or a registered controller. */
   routes?: RouteCollection;
@@ -184,7 +184,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
 
   // Debug mode needs it (log attribution, the profiler's sub-request tree); elsewhere it is opt-in.
   const requestStack = new RequestStack({ asyncContext: debug || options.requestContext === true });
-  const dispatcher = debug ? new TraceableEventDispatcher(requestStack) : new EventDispatcher();
+  // Listeners are traced for the profiler's events and time panels, their only reader: without it, tracing would cost each call for nothing.
+  const dispatcher = debug && options.profiler !== false ? new TraceableEventDispatcher(requestStack) : new EventDispatcher();
   const bus = createBus();
   // Without debug or logLevel, records below the stderr level are never built: logging stays off the hot path.
   const logger = new Logger({

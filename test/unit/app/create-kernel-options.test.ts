@@ -6,6 +6,7 @@ import {
   HttpError,
   Request,
   Response,
+  TraceableEventDispatcher,
   type ArgumentResolverInterface,
   type Controller,
   type ControllerResolverInterface,
@@ -169,6 +170,22 @@ test('a replacement the kernel could not call is refused at construction, saying
     const error = refused(options);
     assert.instance(error, TypeError);
     assert.is(error.message, message);
+  }
+});
+
+
+test('listeners are traced only for the profiler, their one reader: debug mode without it dispatches untraced', async () => {
+  await withKernel({ debug: true, profiler: { storage: new MemoryStorage() } }, async (app) => {
+    assert.instance(app.dispatcher, TraceableEventDispatcher);
+  });
+  for (const options of [{ debug: true, profiler: false }, { debug: false }] as const) {
+    await withKernel(options, async (app) => {
+      assert.not.instance(app.dispatcher, TraceableEventDispatcher, JSON.stringify(options));
+      // Debug pages and per-request logs stay: a 404's page lists its request's records.
+      const response = await app.kernel.handle(Request.create('/nowhere', 'GET', { headers: { accept: 'text/html' } }));
+      assert.is(response.status, 404);
+      if (options.debug) assert.ok(String(response.body).includes('No routes found for'), 'the debug page with its logs');
+    });
   }
 });
 
