@@ -3,6 +3,7 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { headOverflow } from './head-overflow.js';
+import { refusesHeadRequest } from './refused-method.js';
 import type { TlsCredentials } from './tls-certificate.js';
 
 /** Header, body and idle limits of the listeners, in milliseconds and bytes. */
@@ -193,14 +194,16 @@ type ParserError = NodeJS.ErrnoException & { reason?: string; rawPacket?: Uint8A
 
 /** What node:http hangs on the sockets it serves: the response writing on it, its parser, and under TLS the raw socket. */
 type ServedSocket = Duplex & {
+  bytesRead?: number;
   _httpMessage?: http.ServerResponse | null;
   parser?: { incoming?: IncomingMessage | null } | null;
   _parent?: Socket;
 };
 
 /**
- * A malformed or oversized request gets a status line and a one-line text saying what is wrong,
- * in its turn after the responses to the requests before it on its connection, which then closes.
+ * A malformed or oversized request gets a status line and a one-line text saying what is wrong (a
+ * HEAD, the same head without the text), in its turn after the responses to the requests before it
+ * on its connection, which then closes.
  */
 function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (error: ParserError, socket: Duplex) => void {
   const messages: Readonly<Record<string, string>> = {
@@ -209,17 +212,17 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (
   };
   const targetTooLong = `The request target (URL) alone reaches the ${maxHeaderSize}-byte limit of the request line and headers.`;
   /** The answer to the request the error refuses; null when there is none to give. */
-  const answerTo = (error: ParserError): string | null => {
+  const answerTo = (error: ParserError, toHead: boolean): string | null => {
     // The request before said it was the last (RFC 9112 9.6): what follows it is no request to answer.
     if (error.code === 'HPE_CLOSED_CONNECTION') return null;
     // node counts the URL against the head limit too: an overrun on it is RFC 9110's 414, not 431.
     if (error.code === 'HPE_HEADER_OVERFLOW' && headOverflow(error.rawPacket, error.bytesParsed, maxHeaderSize) === 'request-target') {
-      return plainAnswer(414, `${STATUS_CODES[414]}: ${targetTooLong}\n`);
+      return plainAnswer(414, `${STATUS_CODES[414]}: ${targetTooLong}\n`, toHead);
     }
     const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
     // The parser's reasons are fixed texts (`Duplicate Content-Length`), never the client's bytes.
     const reason = messages[error.code ?? ''] ?? (typeof error.reason === 'string' && error.reason !== '' ? `${error.reason}.` : undefined);
-    return plainAnswer(status, reason === undefined ? `${STATUS_CODES[status]}\n` : `${STATUS_CODES[status]}: ${reason}\n`);
+    return plainAnswer(status, reason === undefined ? `${STATUS_CODES[status]}\n` : `${STATUS_CODES[status]}: ${reason}\n`, toHead);
   };
   // Connections whose refusal is under way: node emits clientError again for each chunk its failed
   // parser is fed, and once more when the refused request's timeout expires.
@@ -234,8 +237,23 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (
     const served = socket as ServedSocket;
     // Nothing the client still sends is served: it must not keep a stalled response ahead alive.
     idle?.ignoreReads(served._parent ?? (socket as Socket));
-    answerInTurn(served, requestInBody(served), answerTo(error));
+    const refused = requestInBody(served);
+    answerInTurn(served, refused, answerTo(error, refused === null ? headRefused(error, served) : refused.method === 'HEAD'));
   };
+}
+
+/**
+ * Whether the request the parser refused in its head is a HEAD, when the bytes at hand say so for
+ * sure. When they cannot (its head began in an earlier chunk, as a long head's later TLS records
+ * do; it follows a body sized by Content-Length; a head that timed out), its answer keeps the
+ * text: a HEAD's client reads none, and the connection closes after it anyway.
+ */
+function headRefused(error: ParserError, socket: ServedSocket): boolean {
+  // The request before on the connection (complete: one failing in its body is requestInBody's), if any.
+  const before = socket.parser?.incoming;
+  if (before && Number(before.headers['content-length'] ?? 0) > 0) return false;
+  const opening = !before && error.rawPacket !== undefined && socket.bytesRead === error.rawPacket.length;
+  return refusesHeadRequest(error.rawPacket, error.bytesParsed, opening);
 }
 
 /**
@@ -268,9 +286,9 @@ function answerInTurn(socket: ServedSocket, refused: IncomingMessage | null, ans
   else socket.end(answer, () => socket.destroy());
 }
 
-/** A whole plain-text answer, closing its connection. */
-function plainAnswer(status: number, body: string): string {
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+/** A whole plain-text answer, closing its connection; to a HEAD (`toHead`), its head alone, Content-Length still the text's (RFC 9110 9.3.2). */
+function plainAnswer(status: number, body: string, toHead = false): string {
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${toHead ? '' : body}`;
 }
 
 /** Writes a whole plain-text answer on a connection the http layer no longer serves, then closes it. */
@@ -300,6 +318,7 @@ function refuseMalformedHead(listener: RequestListener): RequestListener {
 function refuse(res: http.ServerResponse, status: number, reason: string): void {
   const body = `${STATUS_CODES[status]}: ${reason}\n`;
   res.writeHead(status, { connection: 'close', 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  // To a HEAD, node's ServerResponse sends the head alone, this Content-Length in it (RFC 9110 9.3.2).
   res.end(body);
 }
 

@@ -43,7 +43,7 @@ function routes(): RouteCollection {
   add('/stalled', () => new Response(heldBody(FIRST, '', new Promise(() => {})), 200, { 'content-type': 'text/plain', 'content-length': String(BODY.length) }));
   add('/text', () => new Response('hello', 200, { 'content-type': 'text/plain' }));
   // Waits for the whole body: its response is never begun when that body is refused.
-  add('/read', async (request) => new Response(`got ${(await request.bytes()).length}`, 200), ['POST']);
+  add('/read', async (request) => new Response(`got ${(await request.bytes()).length}`, 200), ['POST', 'GET', 'HEAD']);
   return collection;
 }
 
@@ -179,6 +179,32 @@ test('a refused request behind a response sent from a string, or behind a HEAD, 
         assert.ok(responses[1]!.complete, context);
         assert.is(rest, '', context);
       }
+    }
+  }
+});
+
+test('a refused HEAD behind a response in flight gets, after that response, the head a GET gets, Content-Length included, and no text', async () => {
+  const refusedAs = (method: string): ReadonlyArray<[name: string, request: string]> => [
+    ['a garbage header line', `${method} /text HTTP/1.1\r\nHost: localhost\r\nnot a header\r\n\r\n`],
+    ['a bad Content-Length', `${method} /text HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n`],
+    ['a malformed chunked body after a good head', `${method} /read HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`],
+  ];
+  for (const scheme of SCHEMES) {
+    for (const [i, [name, refused]] of refusedAs('HEAD').entries()) {
+      const context = `${scheme}, ${name}`;
+      // In one write: the refused head begins in the chunk that ends the request before it, which shows it is a HEAD.
+      const answer = await exchange(scheme, 'GET /gated HTTP/1.1\r\nHost: localhost\r\n\r\n', refused, false);
+      const { responses, rest } = readResponses(answer, ['GET', 'HEAD']);
+      assert.equal(responses.map((response) => response.status), [200, 400], `${context}: ${JSON.stringify(answer.slice(0, 200))}`);
+      assert.ok(responses[0]!.body === BODY, `${context}: the first response is whole (${responses[0]!.body.length} of ${BODY.length} bytes)`);
+      assert.is(rest, '', `${context}: bytes after the HEAD's head: ${JSON.stringify(rest.slice(0, 100))}`);
+
+      const asGet = await exchange(scheme, 'GET /gated HTTP/1.1\r\nHost: localhost\r\n\r\n', refusedAs('GET')[i]![1], false);
+      const { responses: [, getRefusal] } = readResponses(asGet, ['GET', 'GET']);
+      assert.ok(getRefusal?.complete && getRefusal.body.length > 0, `${context}: the GET's text: ${JSON.stringify(asGet.slice(-200))}`);
+      const { date: _headDate, ...headFields } = responses[1]!.headers;
+      const { date: _getDate, ...getFields } = getRefusal!.headers;
+      assert.equal(headFields, getFields, `${context}: the HEAD's header fields are the GET's`);
     }
   }
 });
