@@ -3,7 +3,10 @@ import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
 import { isValidHost } from './host-syntax.js';
-import { MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, SuspiciousOperationError } from './http-errors.js';
+import { MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, SuspiciousOperationError, UnsupportedMediaTypeHttpError } from './http-errors.js';
+
+/** The Content-Type of an HTML form's body. */
+const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 /** Decides whether the peer at `address` (hop `index`, 0 = the socket) is a trusted proxy. */
 export type TrustProxy = (address: string, index: number) => boolean;
@@ -366,6 +369,20 @@ export class Request {
     } catch (error) {
       throw new MalformedRequestError(`Malformed JSON body: ${(error as Error).message}.`, { cause: error });
     }
+  }
+
+  /**
+   * The body of an HTML form (`application/x-www-form-urlencoded`, or no Content-Type), read as the
+   * query is: `+` is a space, `a=1&a=2` gives `getAll('a')`, `a[]=1` is the key `a[]`. A body of
+   * another type is a 415 saying which; multipart/form-data needs a multipart parser over bytes().
+   */
+  async form(): Promise<URLSearchParams> {
+    const type = this.contentType;
+    if (type !== '' && type !== FORM_TYPE) {
+      const hint = type === 'multipart/form-data' ? ' Read a multipart body with bytes() and a multipart parser.' : '';
+      throw new UnsupportedMediaTypeHttpError(`The request body is ${type}, not a form (${FORM_TYPE}).${hint}`);
+    }
+    return new URLSearchParams(await this.text());
   }
 
   async #readBody(): Promise<Buffer> {

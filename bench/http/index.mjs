@@ -60,7 +60,7 @@ export const servers = [
     tempDir: true,
   },
   {
-    // Debug mode (traced listeners, per-request logs, AsyncLocalStorage) without the profiler:
+    // Debug mode (per-request logs, AsyncLocalStorage; no listener tracing) without the profiler:
     // where a debug request's cost goes, between debug off and the profiler recording it.
     name: 'http-kernel-debug-noprofiler',
     label: 'http-kernel (debug, no profiler)',

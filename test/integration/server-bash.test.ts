@@ -45,6 +45,7 @@ function routes(): RouteCollection {
     return new Response(stream, 200, { 'content-type': 'text/plain' });
   } } }));
   collection.add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json({ got: await request.json() }) } }));
+  collection.add('form', new Route('/form', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json(Object.fromEntries(await request.form())) } }));
   collection.add('text', new Route('/text', { methods: ['POST'], defaults: { _controller: async (request: Request) => new Response(await request.text(), 200, { 'content-type': 'text/plain' }) } }));
   collection.add('go', new Route('/go', { methods: ['GET'], defaults: { _controller: (request: Request) => Response.redirect(request.query.get('to') ?? '/') } }));
   collection.add('slow-stream', new Route('/slow-stream', { methods: ['GET'], defaults: { _controller: () => new Response(slowBody(), 200, { 'content-type': 'text/plain' }) } }));
@@ -136,6 +137,17 @@ test('a JSON or text body that is not valid UTF-8 is a 400 saying so, not data s
       assert.is(rawStatus(answer), 400, `${scheme} ${path}: ${JSON.stringify(answer.slice(0, 300))}`);
       assert.match(answer, 'not valid UTF-8', `${scheme} ${path}`);
     }
+  }
+});
+
+test('a form body is read as the browser sent it; another type is a 415 that says which', async () => {
+  for (const scheme of SCHEMES) {
+    const form = await fetchFrom(server, scheme, '/form', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=J%C3%BCrgen+B&city=K%C3%B6ln' });
+    assert.is(form.status, 200, scheme);
+    assert.equal(JSON.parse(form.body), { name: 'Jürgen B', city: 'Köln' }, scheme);
+    const json = await fetchFrom(server, scheme, '/form', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: '{"name":"x"}' });
+    assert.is(json.status, 415, scheme);
+    assert.is(JSON.parse(json.body).detail, 'The request body is application/json, not a form (application/x-www-form-urlencoded).', scheme);
   }
 });
 

@@ -2,7 +2,7 @@ import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, SuspiciousOperationError, compileTrustedHosts } from '../../../kernel/index.js';
+import { PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, SuspiciousOperationError, UnsupportedMediaTypeHttpError, compileTrustedHosts } from '../../../kernel/index.js';
 import { thrown } from '../helpers.js';
 import { DebugAccess } from '../../../lib/profiler/index.js';
 
@@ -179,6 +179,32 @@ test('the body reads as text, JSON and bytes', async () => {
   assert.equal(await request.json(), { a: 1 });
   assert.is(await request.text(), '{"a":1}');
   assert.is((await request.bytes()).byteLength, 7);
+});
+
+test('form() reads a urlencoded body as the query is read, and refuses other types with a 415 that says which', async () => {
+  const form = await Request.create('/', 'POST', { headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' }, body: 'name=J%C3%BCrgen+B&tag=a&tag=b&list[]=1&empty=' }).form();
+  assert.is(form.get('name'), 'Jürgen B');
+  assert.equal(form.getAll('tag'), ['a', 'b']);
+  assert.is(form.get('list[]'), '1');
+  assert.is(form.get('empty'), '');
+  assert.is((await Request.create('/', 'POST', { body: 'a=1' }).form()).get('a'), '1', 'no Content-Type: read as a form');
+  for (const [type, message] of [
+    ['application/json', 'The request body is application/json, not a form (application/x-www-form-urlencoded).'],
+    ['multipart/form-data; boundary=x', 'The request body is multipart/form-data, not a form (application/x-www-form-urlencoded). Read a multipart body with bytes() and a multipart parser.'],
+  ] as const) {
+    const error = await Request.create('/', 'POST', { headers: { 'content-type': type }, body: '{}' }).form().then(
+      () => assert.unreachable(type),
+      (reason: unknown) => reason,
+    );
+    assert.instance(error, UnsupportedMediaTypeHttpError, type);
+    assert.is((error as UnsupportedMediaTypeHttpError).status, 415);
+    assert.is((error as Error).message, message);
+  }
+  // The body's limit and UTF-8 check hold as for text().
+  await Request.create('/', 'POST', { body: Buffer.from([0x61, 0x3d, 0xff]) }).form().then(
+    () => assert.unreachable(),
+    (error: unknown) => assert.instance(error, MalformedRequestError),
+  );
 });
 
 test('peekBody() shows the body only once something has read it', async () => {
