@@ -200,6 +200,14 @@ test('form() reads a urlencoded body as the query is read, and refuses other typ
     assert.is((error as UnsupportedMediaTypeHttpError).status, 415);
     assert.is((error as Error).message, message);
   }
+  // At most 1000 fields by default: a 1 MiB body of `a&a&...` would be half a million entries.
+  const fields = (count: number) => Request.create('/', 'POST', { body: Array.from({ length: count }, (_, i) => `f${i}=1`).join('&') });
+  assert.is([...(await fields(1000).form()).keys()].length, 1000);
+  const tooMany = await fields(1001).form().then(() => assert.unreachable(), (error: unknown) => error);
+  assert.instance(tooMany, MalformedRequestError);
+  assert.is((tooMany as Error).message, 'The form has more than 1000 fields.');
+  assert.is([...(await fields(1001).form({ maxFields: 2000 })).keys()].length, 1001);
+  assert.is([...(await Request.create('/', 'POST', { body: '' }).form()).keys()].length, 0);
   // The body's limit and UTF-8 check hold as for text().
   await Request.create('/', 'POST', { body: Buffer.from([0x61, 0x3d, 0xff]) }).form().then(
     () => assert.unreachable(),
