@@ -13,7 +13,7 @@ import {
   type Request,
   type TrustedHost,
 } from '../../kernel/index.js';
-import { ErrorListener, createErrorController } from '../errors/index.js';
+import { ErrorListener, createErrorController, createFileLinker } from '../errors/index.js';
 import { DisallowRobotsIndexingListener, ResponseListener, ValidateHostListener } from '../http/index.js';
 import { DebugLogBuffer, Logger, attachStderrSink, createBus, type LogLevelName, type ObservationBus, type RequestDescriber } from '../log/index.js';
 import { RouteCollection, RouterListener, UrlMatcher, type SchemePorts } from '../routing/index.js';
@@ -102,6 +102,13 @@ export interface KernelOptions {
    * is logged as CRITICAL.
    */
   errorController?: Controller;
+  /**
+   * Debug mode: stack frames on the debug page and the profiler's exception panel link to this
+   * editor (`vscode`, `cursor`, `webstorm`, `idea`, `zed`, `sublime`, ... see EDITOR_LINK_FORMATS)
+   * or URL format (`%f` the file's absolute path, `%l` the line: `vscode://file/%f:%l`), as
+   * Symfony's `framework.ide`. Default none. An editor or format it cannot use is a TypeError.
+   */
+  ide?: string;
   /** More listeners (objects with `getSubscribedEvents()`), added after the default chain. */
   subscribers?: EventSubscriber[];
   /** Least severe level written to stderr, or false for none. Default `warning`. */
@@ -181,6 +188,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   // Checked first: an option refused must not leave a storage thread or a log sink behind.
   const trustHost = options.trustedHosts === undefined ? undefined : compileTrustedHosts(options.trustedHosts);
   checkReplacements(options);
+  const fileLink = createFileLinker(options.ide);
 
   // Debug mode needs it (log attribution, the profiler's sub-request tree); elsewhere it is opt-in.
   const requestStack = new RequestStack({ asyncContext: debug || options.requestContext === true });
@@ -217,7 +225,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     });
     // The profiler's pages come first, so an application's catch-all route cannot hide them.
     allRoutes = new RouteCollection();
-    for (const [name, route] of profilerRoutes(new ProfilerController(profiler))) {
+    for (const [name, route] of profilerRoutes(new ProfilerController(profiler, { fileLink }))) {
       allRoutes.add(name, route);
       profilerPages.push(route.defaults._controller as Controller);
     }
@@ -248,6 +256,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     showDebug,
     requestStack,
     logs,
+    fileLink,
     profilerUrl: (request) => {
       const token = profiler?.tokenOf(request);
       return token === undefined ? null : `/_profiler/${token}`;

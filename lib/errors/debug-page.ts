@@ -6,6 +6,7 @@ import { isAbsolute, relative, sep } from 'node:path';
 import { inspect } from 'node:util';
 import { LogLevel, type LogRecord } from '../log/log-record.js';
 import { nonceAttribute } from './csp-nonce.js';
+import type { FileLinker } from './file-link.js';
 import type { FlatError } from './flatten-error.js';
 import { html, unsafeRaw, type SafeHtml } from './html.js';
 import { readSourceExcerpt, type StackFrame } from './stack-frames.js';
@@ -28,6 +29,8 @@ export interface DebugPageInput {
   excerptLines?: number;
   /** The CSP nonce of the response (see debugPagePolicy); the page's `<style>` carries it. */
   nonce?: string;
+  /** Links each frame's file to the developer's editor (see createFileLinker); none by default. */
+  fileLink?: FileLinker | null;
 }
 
 /**
@@ -84,7 +87,7 @@ ${profilerUrl !== null ? html`<p class="links"><a href="${profilerUrl}">View in 
 <main class="container">
 <section id="errors">
 <h2>Exceptions <span class="badge">${errors.length}</span></h2>
-${errors.map((error, i) => renderError(error, i, errors.length, cwd, around))}
+${errors.map((error, i) => renderError(error, i, errors.length, { cwd, around, fileLink: input.fileLink ?? null }))}
 </section>
 ${renderLogs(input.logs)}
 <section id="plain-trace">
@@ -101,7 +104,15 @@ ${errors.map((error, i) => html`<h3>[${i + 1}/${errors.length}] ${error.class}</
   return page.toString();
 }
 
-function renderError(error: FlatError, index: number, count: number, cwd: string, around: number): SafeHtml {
+/** How frames are shown: paths relative to `cwd`, `around` lines of source either side, editor links. */
+interface FrameView {
+  cwd: string;
+  around: number;
+  fileLink: FileLinker | null;
+}
+
+function renderError(error: FlatError, index: number, count: number, view: FrameView): SafeHtml {
+  const { around } = view;
   let excerptsLeft = EXCERPT_FRAMES;
   const items: SafeHtml[] = [];
   let internalRun: SafeHtml[] = [];
@@ -114,7 +125,7 @@ function renderError(error: FlatError, index: number, count: number, cwd: string
   };
   for (const frame of error.frames) {
     if (frame.internal) {
-      internalRun.push(renderFrame(frame, cwd, null));
+      internalRun.push(renderFrame(frame, view, null));
       continue;
     }
     flushInternal();
@@ -130,7 +141,7 @@ function renderError(error: FlatError, index: number, count: number, cwd: string
         )}</code></pre>`;
       }
     }
-    items.push(renderFrame(frame, cwd, excerpt));
+    items.push(renderFrame(frame, view, excerpt));
   }
   flushInternal();
 
@@ -146,10 +157,12 @@ ${error.status !== null || error.code !== undefined || headers.length > 0
 `;
 }
 
-function renderFrame(frame: StackFrame, cwd: string, excerpt: SafeHtml | null): SafeHtml {
+function renderFrame(frame: StackFrame, view: FrameView, excerpt: SafeHtml | null): SafeHtml {
+  const link = frame.file !== null && view.fileLink !== null ? view.fileLink(frame.file, frame.line) : null;
+  const shown = frame.file !== null ? displayPath(frame.file, view.cwd) : '';
   const where =
     frame.file !== null
-      ? html`<span class="file">${displayPath(frame.file, cwd)}</span>${frame.line !== null ? html` line <span class="line-number">${frame.line}</span>` : ''}${frame.column !== null ? html`<span class="column">:${frame.column}</span>` : ''}`
+      ? html`${link !== null ? html`<a class="file" href="${link}" title="Open in your editor">${shown}</a>` : html`<span class="file">${shown}</span>`}${frame.line !== null ? html` line <span class="line-number">${frame.line}</span>` : ''}${frame.column !== null ? html`<span class="column">:${frame.column}</span>` : ''}`
       : html`<span class="file">${frame.native ? 'native code' : 'unknown location'}</span>`;
   return html`<li class="${frame.internal ? 'frame internal' : 'frame'}">
 <div class="frame-head"><span class="function">${frame.function ?? '(anonymous)'}</span> <span class="location">in ${where}</span></div>

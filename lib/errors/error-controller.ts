@@ -3,6 +3,7 @@ import { Response } from '../../kernel/index.js';
 import type { DebugLogBuffer } from '../log/index.js';
 import { createCspNonce } from './csp-nonce.js';
 import { debugPagePolicy, renderDebugPage } from './debug-page.js';
+import type { FileLinker } from './file-link.js';
 import { flattenError, type FlatError } from './flatten-error.js';
 import { pageHeaders } from './page-headers.js';
 import { plainPagePolicy, renderPlainPage } from './plain-page.js';
@@ -22,6 +23,8 @@ export interface ErrorControllerOptions {
   /** The profiler link of a request, when a profiler records it. */
   profilerUrl?: (request: Request) => string | null;
   charset?: string;
+  /** Links the debug page's frames to the developer's editor (see createFileLinker). */
+  fileLink?: FileLinker | null;
 }
 
 /**
@@ -62,6 +65,7 @@ export function createErrorController(options: ErrorControllerOptions): Controll
       profilerUrl: options.profilerUrl?.(failed) ?? null,
       charset,
       nonce,
+      fileLink: options.fileLink ?? null,
     });
     return new Response(page, status, { ...headers, 'content-type': `text/html; charset=${charset}`, 'content-security-policy': debugPagePolicy(nonce) });
   };

@@ -3,6 +3,7 @@ export * from './debug-page.js';
 export * from './error-controller.js';
 export * from './error-listener.js';
 export * from './fallback-error-response.js';
+export * from './file-link.js';
 export * from './flatten-error.js';
 export * from './html.js';
 export * from './plain-page.js';

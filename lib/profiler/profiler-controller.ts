@@ -1,6 +1,6 @@
 import Negotiator from 'negotiator';
 import { BadRequestHttpError, Response, type Request } from '../../kernel/index.js';
-import { createCspNonce, htmlSafeJson } from '../errors/index.js';
+import { createCspNonce, htmlSafeJson, type FileLinker } from '../errors/index.js';
 import type { ExceptionData, LoggerData, MemoryData, Profile, ProfileSummary, RequestData, TimeData } from './profile.js';
 import type { Profiler } from './profiler.js';
 import type { SearchCriteria } from './storage/profiler-storage.js';
@@ -36,7 +36,15 @@ const MAX_SUB_REQUEST_DEPTH = 16;
 
 /** The profiler's pages (Symfony's ProfilerController): search, one profile's panels, the toolbar. HTML, or JSON on request. */
 export class ProfilerController {
-  constructor(readonly profiler: Profiler) {}
+  readonly #fileLink: FileLinker | null;
+
+  /** `fileLink` links the exception panel's frames to the developer's editor (see createFileLinker). */
+  constructor(
+    readonly profiler: Profiler,
+    options: { fileLink?: FileLinker | null } = {},
+  ) {
+    this.#fileLink = options.fileLink ?? null;
+  }
 
   /** `/_profiler/`: the latest 10 profiles. */
   async home(request: Request): Promise<Response> {
@@ -83,7 +91,7 @@ export class ProfilerController {
       Promise.all(profile.children.map((child) => this.#summary(child))),
     ]);
     const nonce = createCspNonce();
-    const page = renderProfilePage({ profile, panel, parent, children: children.filter((child): child is ProfileSummary => child !== null), urls: profilerUrls, nonce });
+    const page = renderProfilePage({ profile, panel, parent, children: children.filter((child): child is ProfileSummary => child !== null), urls: profilerUrls, nonce, fileLink: this.#fileLink });
     return htmlPage(page, 200, nonce);
   }
 

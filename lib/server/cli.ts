@@ -78,6 +78,7 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
       debugAllow: options.profilerAllow,
       trustedProxies: options.trustedProxies,
       trustedHosts: options.trustedHosts ?? undefined,
+      ide: options.ide ?? undefined,
       profiler: options.profiler ? { dir: options.profilerDir, bounds: { maxProfiles: options.profilerMaxProfiles } } : false,
     });
     app = created;

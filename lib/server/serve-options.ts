@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import proxyaddr from 'proxy-addr';
 import { compileTrustedHosts } from '../../kernel/index.js';
 import { PRODUCTION_ENVIRONMENTS } from '../app/environment.js';
+import { createFileLinker } from '../errors/file-link.js';
 
 /** What `bin/serve` was asked to do, after flags, environment variables and defaults are merged. */
 export interface ServeOptions {
@@ -26,6 +27,8 @@ export interface ServeOptions {
   trustedProxies: string[];
   /** Hosts the service answers for (`example.com`, `.example.com`, `*.example.com`, IP addresses); `null`: every host. */
   trustedHosts: string[] | null;
+  /** The editor stack frames link to in debug mode (a name or a URL format); `null`: no links. */
+  ide: string | null;
   help: boolean;
 }
 
@@ -53,7 +56,7 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-type ValueOption = 'host' | 'port' | 'https-port' | 'env' | 'tls-cert' | 'tls-key' | 'profiler-dir' | 'profiler-max-profiles' | 'profiler-allow' | 'trusted-proxies' | 'trusted-hosts';
+type ValueOption = 'host' | 'port' | 'https-port' | 'env' | 'tls-cert' | 'tls-key' | 'profiler-dir' | 'profiler-max-profiles' | 'profiler-allow' | 'trusted-proxies' | 'trusted-hosts' | 'ide';
 
 /** Each flag that takes a value, with its environment variable and the help line; order is the --help order. */
 const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: string; default: string; help: string }> = [
@@ -68,6 +71,7 @@ const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: s
   { flag: 'profiler-allow', envVar: 'PROFILER_ALLOW', value: '<cidr,...>', default: SERVE_DEFAULTS.profilerAllow.join(','), help: 'clients that may see the profiler, stack traces and logs' },
   { flag: 'trusted-proxies', envVar: 'TRUSTED_PROXIES', value: '<cidr,...>', default: 'none', help: 'proxies whose X-Forwarded-For/-Proto/-Host/-Port are believed' },
   { flag: 'trusted-hosts', envVar: 'TRUSTED_HOSTS', value: '<host,...>', default: 'any', help: 'hosts answered for (example.com; .example.com: it and its subdomains;\n*.example.com: subdomains only; IP addresses); others get a 400' },
+  { flag: 'ide', envVar: 'HTTP_KERNEL_IDE', value: '<editor|format>', default: 'none', help: 'debug pages link stack frames to this editor (vscode, cursor, webstorm,\nidea, zed, sublime, ...) or URL format (%f file, %l line: vscode://file/%f:%l)' },
 ];
 
 /** Flags that take no value. */
@@ -177,8 +181,17 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const trustedProxies = parseList(pick('trusted-proxies')) ?? [...SERVE_DEFAULTS.trustedProxies];
   const trustedHosts = parseHostList(pick('trusted-hosts')) ?? SERVE_DEFAULTS.trustedHosts;
   const profilerDir = pick('profiler-dir')?.value ?? SERVE_DEFAULTS.profilerDir;
+  const ideSetting = pick('ide');
+  const ide = ideSetting === undefined || ideSetting.value.trim() === '' ? null : ideSetting.value;
+  if (ide !== null) {
+    try {
+      createFileLinker(ide);
+    } catch (error) {
+      throw new UsageError(`${ideSetting!.source}: ${(error as Error).message.replace(/^ide /, '')}`);
+    }
+  }
 
-  return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, trustedHosts, help };
+  return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, trustedHosts, ide, help };
 }
 
 function parsePort(setting: { value: string; source: string } | undefined, allowed: string): number | undefined {

@@ -1,5 +1,5 @@
 /** The page of one profile: a summary of the request, the panel menu, the search form and the selected panel. */
-import { html, statusText, type SafeHtml } from '../../errors/index.js';
+import { html, statusText, type FileLinker, type SafeHtml } from '../../errors/index.js';
 import type { Profile, ProfileSummary } from '../profile.js';
 import { formatProfileTime, statusClass } from './format.js';
 import { renderDocument, renderSearchForm, renderTopBar } from './layout.js';
@@ -28,6 +28,8 @@ export interface ProfilePageInput {
   timeZone?: string;
   /** The response's CSP nonce (see profilerPagePolicy). */
   nonce?: string;
+  /** Links stack frames to the developer's editor (see createFileLinker). */
+  fileLink?: FileLinker | null;
 }
 
 interface PanelDefinition {
@@ -70,7 +72,7 @@ export function extraPanels(profile: Profile): string[] {
 /** Renders the complete HTML page of one profile. */
 export function renderProfilePage(input: ProfilePageInput): string {
   const { profile, urls } = input;
-  const context: PanelContext = { profile: { ...profile, collectors: recordOf(profile.collectors) }, urls, timeZone: input.timeZone };
+  const context: PanelContext = { profile: { ...profile, collectors: recordOf(profile.collectors) }, urls, timeZone: input.timeZone, fileLink: input.fileLink ?? null };
   const extras = extraPanels(context.profile);
   const builtIn = PANELS.find((panel) => panel.name === input.panel);
   const selected = builtIn?.name ?? (extras.includes(input.panel) ? input.panel : 'request');

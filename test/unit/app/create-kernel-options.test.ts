@@ -189,4 +189,10 @@ test('listeners are traced only for the profiler, their one reader: debug mode w
   }
 });
 
+test('ide: an editor or format it cannot use is a TypeError at construction', () => {
+  const error = thrown(() => createKernel({ ...quiet, debug: true, ide: 'notepad' }));
+  assert.instance(error, TypeError);
+  assert.match(error.message, /^ide must be an editor \(vscode, /);
+});
+
 test.run();

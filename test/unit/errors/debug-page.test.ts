@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { renderDebugPage, type DebugPageInput } from '../../../lib/errors/debug-page.js';
+import { createFileLinker } from '../../../lib/errors/file-link.js';
 import { flattenError, type FlatError } from '../../../lib/errors/flatten-error.js';
 import type { LogRecord } from '../../../lib/log/log-record.js';
 
@@ -221,6 +222,13 @@ test('shows an error with no frames and an empty chain without failing', () => {
   const [flat] = flattenError('a string');
   assert.ok(page({ errors: [flat!], status: 500 }).includes('No stack frames'));
   assert.ok(titleOf(page({ errors: [], status: 500 })).includes('(500 Internal Server Error)'));
+});
+
+test('with an editor, each frame\'s file links to it; without one, no link', () => {
+  const linked = page({ fileLink: createFileLinker('vscode') });
+  assert.match(linked, '<a class="file" href="vscode://file//nowhere/router.ts:7" title="Open in your editor">/nowhere/router.ts</a> line <span class="line-number">7</span>');
+  assert.not.match(page(), '<a class="file"');
+  assert.not.match(page(), 'vscode://');
 });
 
 test.run();

@@ -29,6 +29,7 @@ test('no flags and no environment give the documented defaults', () => {
     profilerAllow: ['loopback'],
     trustedProxies: [],
     trustedHosts: null,
+    ide: null,
     help: false,
   });
 });
@@ -47,6 +48,7 @@ test('environment variables fill in options not given as flags', () => {
     PROFILER_ALLOW: '127.0.0.1/32, 10.0.0.0/8',
     TRUSTED_PROXIES: 'loopback',
     TRUSTED_HOSTS: 'example.com, .example.org',
+    HTTP_KERNEL_IDE: 'cursor',
   });
   assert.equal(options, {
     host: '::1',
@@ -62,6 +64,7 @@ test('environment variables fill in options not given as flags', () => {
     profilerAllow: ['127.0.0.1/32', '10.0.0.0/8'],
     trustedProxies: ['loopback'],
     trustedHosts: ['example.com', '.example.org'],
+    ide: 'cursor',
     help: false,
   });
 });
@@ -215,6 +218,20 @@ test('a regular expression is not read from the command line: a usage error that
     usageError(['--trusted-hosts', 'example.com,/^api\\d+\\.example\\.com$/']).message,
     '--trusted-hosts: "/^api\\d+\\.example\\.com$/" looks like a regular expression; give host names (example.com, .example.com, *.example.com, IP addresses), or RegExp entries to createKernel\'s trustedHosts',
   );
+});
+
+test('--ide names an editor or a URL format; anything else is a usage error naming where it came from', () => {
+  assert.is(parseServeOptions(['--ide', 'vscode'], {}).ide, 'vscode');
+  assert.is(parseServeOptions([], { HTTP_KERNEL_IDE: 'myeditor://open?f=%f&l=%l' }).ide, 'myeditor://open?f=%f&l=%l');
+  assert.is(parseServeOptions(['--ide', 'zed'], { HTTP_KERNEL_IDE: 'vscode' }).ide, 'zed');
+  for (const [args, env, source] of [
+    [['--ide', 'notepad'], {}, '--ide'],
+    [[], { HTTP_KERNEL_IDE: 'javascript:alert(%f)' }, 'HTTP_KERNEL_IDE'],
+  ] as const) {
+    const error = usageError([...args], { ...env });
+    assert.match(error.message, new RegExp(`^${source}: must be an editor \\(vscode, `));
+  }
+  assert.match(formatServeHelp(), '--ide <editor|format>');
 });
 
 test.run();

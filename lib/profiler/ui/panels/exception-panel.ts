@@ -1,5 +1,5 @@
 /** The exception panel: each error of the cause chain with its frames, internal frames folded away. */
-import { html, type SafeHtml } from '../../../errors/index.js';
+import { html, type FileLinker, type SafeHtml } from '../../../errors/index.js';
 import { arrayOf, isRecord, numberOf, recordOf, renderNoData, stringOf } from '../values.js';
 import type { PanelContext } from './panel-context.js';
 
@@ -11,16 +11,16 @@ export function exceptionsOf(collectors: Record<string, unknown>): Record<string
 }
 
 /** Renders `collectors.exception`. */
-export function renderExceptionPanel({ profile }: PanelContext): SafeHtml {
+export function renderExceptionPanel({ profile, fileLink }: PanelContext): SafeHtml {
   const errors = exceptionsOf(profile.collectors);
   if (errors === null) return html`<h2>Exceptions</h2>${renderNoData('exception')}`;
   if (errors.length === 0) return html`<h2>Exceptions</h2><p class="empty">No exception was thrown while handling this request</p>`;
   return html`<h2>Exceptions <span class="badge error">${errors.length}</span></h2>
 ${errors.length > 1 ? html`<p class="muted">Outermost first; each one was caused by the next.</p>` : ''}
-${errors.map((error, i) => renderError(error, i, errors.length))}`;
+${errors.map((error, i) => renderError(error, i, errors.length, fileLink))}`;
 }
 
-function renderError(error: Record<string, unknown>, index: number, count: number): SafeHtml {
+function renderError(error: Record<string, unknown>, index: number, count: number, fileLink: FileLinker | null): SafeHtml {
   const status = numberOf(error['status']);
   const code = stringOf(error['code']);
   const stack = stringOf(error['stack']) ?? '';
@@ -30,12 +30,12 @@ function renderError(error: Record<string, unknown>, index: number, count: numbe
 ${status !== null || code !== null
   ? html`<dl>${status !== null ? html`<div><dt>Status</dt><dd>${status}</dd></div>` : ''}${code !== null ? html`<div><dt>Code</dt><dd><code>${code}</code></dd></div>` : ''}</dl>`
   : ''}
-${renderFrames(arrayOf(error['frames']).filter(isRecord))}
+${renderFrames(arrayOf(error['frames']).filter(isRecord), fileLink)}
 ${stack !== '' ? html`<details class="raw-stack"><summary>Stack trace (plain text)</summary><pre>${stack}</pre></details>` : ''}
 </article>`;
 }
 
-function renderFrames(frames: Record<string, unknown>[]): SafeHtml {
+function renderFrames(frames: Record<string, unknown>[], fileLink: FileLinker | null): SafeHtml {
   if (frames.length === 0) return html`<p class="empty">No stack frames</p>`;
   const items: SafeHtml[] = [];
   let internalRun: SafeHtml[] = [];
@@ -47,21 +47,23 @@ function renderFrames(frames: Record<string, unknown>[]): SafeHtml {
   };
   for (const frame of frames) {
     if (frame['internal'] === true) {
-      internalRun.push(renderFrame(frame, true));
+      internalRun.push(renderFrame(frame, true, fileLink));
     } else {
       flushInternal();
-      items.push(renderFrame(frame, false));
+      items.push(renderFrame(frame, false, fileLink));
     }
   }
   flushInternal();
   return html`<ol class="frames">${items}</ol>`;
 }
 
-function renderFrame(frame: Record<string, unknown>, internal: boolean): SafeHtml {
+function renderFrame(frame: Record<string, unknown>, internal: boolean, fileLink: FileLinker | null): SafeHtml {
   const file = stringOf(frame['file']);
   const line = numberOf(frame['line']);
   const column = numberOf(frame['column']);
-  const where = file !== null ? html`${file}${line !== null ? html`:${line}${column !== null ? html`:${column}` : ''}` : ''}` : html`unknown location`;
+  const link = file !== null && fileLink !== null ? fileLink(file, line) : null;
+  const position = html`${line !== null ? html`:${line}${column !== null ? html`:${column}` : ''}` : ''}`;
+  const where = file === null ? html`unknown location` : link !== null ? html`<a href="${link}" title="Open in your editor">${file}${position}</a>` : html`${file}${position}`;
   return html`<li class="${internal ? 'frame internal' : 'frame'}"><span class="function">${stringOf(frame['function']) ?? '(anonymous)'}</span> <span class="where">at <span class="mono">${where}</span></span></li>`;
 }
 

@@ -1,3 +1,4 @@
+import type { FileLinker } from '../../../errors/index.js';
 import type { Profile } from '../../profile.js';
 import type { ProfilerUrls } from '../urls.js';
 
@@ -7,4 +8,6 @@ export interface PanelContext {
   urls: ProfilerUrls;
   /** IANA time zone for times; undefined: the server's local time. */
   timeZone: string | undefined;
+  /** Links stack frames to the developer's editor; null: no links. */
+  fileLink: FileLinker | null;
 }

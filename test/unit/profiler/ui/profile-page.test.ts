@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Profile } from '../../../../lib/profiler/profile.js';
 import { defaultPanel, extraPanels, renderProfilePage, type ProfilePageInput } from '../../../../lib/profiler/ui/index.js';
+import { createFileLinker } from '../../../../lib/errors/file-link.js';
 import { declarationsFor } from '../../../css-rules.js';
 import { inlineElements } from '../../../csp-check.js';
 import { childSummary, mainProfile, okProfile, summaryOf, urls } from './fixtures.js';
@@ -290,6 +291,13 @@ test('an embedder collector gets a menu entry and a generic panel with its JSON'
 test('the memory collector has no panel of its own', () => {
   assert.equal(extraPanels(mainProfile()), []);
   assert.is(selectedPanel(page({ panel: 'memory' })), 'request');
+});
+
+test('the exception panel links frames on disk to the editor, not node\'s internal ones', () => {
+  const linked = panelOf(page({ panel: 'exception', fileLink: createFileLinker('idea') }));
+  assert.match(linked, '<a href="idea://open?file=/app/lib/routing/router-listener.ts&amp;line=41" title="Open in your editor">/app/lib/routing/router-listener.ts:41:13</a>');
+  assert.not.match(linked, 'idea://open?file=node:');
+  assert.not.match(panelOf(page({ panel: 'exception' })), '<a href="idea:');
 });
 
 test.run();
