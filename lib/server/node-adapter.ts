@@ -160,7 +160,7 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
 /**
  * Writes a Response to a node:http response (headers only for HEAD and empty statuses), framed by
  * frameResponse; a stream body that fails is logged. Returns true when a stream body is being piped:
- * `onBodyEnd` is then called once it has ended, failed or lost its client; anything else is written
+ * `onBodyEnd` is then called once it has ended, failed or lost its client, and closed (see afterClose); anything else is written
  * when send() returns (false). Throws, before any byte is written, for what cannot be sent: a body of
  * another type, a 1xx status, a Transfer-Encoding that does not end with chunked.
  */
