@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
+import { stringifySetCookie } from 'cookie';
 import type { Request } from './request.js';
 
 /** The statuses Symfony's `Response::isRedirect()` names: the client is sent to the Location. */
@@ -10,6 +11,31 @@ export type ResponseBody = string | Uint8Array | Readable | null;
 
 /** Header values as given to a Response; numbers are turned into strings. */
 export type HeaderInit = Record<string, string | number | readonly string[] | undefined>;
+
+/** Attributes of a cookie set with `Response.setCookie()`; the defaults are those of Symfony's `Cookie::create()`. */
+export interface CookieOptions {
+  /** Seconds until it expires (`Max-Age`); with neither this nor `expires`, it lasts the browser session. */
+  maxAge?: number;
+  expires?: Date;
+  /** Default `/`. */
+  path?: string;
+  domain?: string;
+  /**
+   * Sent only over https. Default: so when the request it answers came over https (decided by
+   * `prepare()`, which the kernel's ResponseListener calls), and always with `sameSite: 'none'` or
+   * `partitioned`, which browsers accept only on Secure cookies.
+   */
+  secure?: boolean;
+  /** Default true: page scripts cannot read it. */
+  httpOnly?: boolean;
+  /** Default `lax`. */
+  sameSite?: 'lax' | 'strict' | 'none';
+  partitioned?: boolean;
+  priority?: 'low' | 'medium' | 'high';
+}
+
+/** Set-Cookie values whose Secure attribute follows the request's scheme, by response (see prepare()). */
+const SECURE_IF_HTTPS = new WeakMap<Response, Set<string>>();
 
 /** An HTTP response. Header names are kept lower-case. */
 export class Response {
@@ -65,6 +91,27 @@ export class Response {
     const current = this.headers[key];
     this.headers[key] = current === undefined ? value : Array.isArray(current) ? [...current, value] : [current, value];
     return this;
+  }
+
+  /**
+   * Adds a `Set-Cookie` header. The value is percent-encoded (the `cookie` package's encoding), and
+   * a name that is no token, an invalid domain, path or date is a TypeError. Defaults: `Path=/`,
+   * `HttpOnly`, `SameSite=Lax`, and `Secure` when the request came over https (see CookieOptions).
+   */
+  setCookie(name: string, value: string, options: CookieOptions = {}): this {
+    const secure = options.secure ?? (options.sameSite === 'none' || options.partitioned === true ? true : undefined);
+    const header = stringifySetCookie(name, value, { path: '/', httpOnly: true, sameSite: 'lax', ...options, secure: secure === true });
+    if (secure === undefined) {
+      let values = SECURE_IF_HTTPS.get(this);
+      if (values === undefined) SECURE_IF_HTTPS.set(this, (values = new Set()));
+      values.add(header);
+    }
+    return this.appendHeader('set-cookie', header);
+  }
+
+  /** Tells the browser to drop a cookie: an empty value that has expired, with the path and domain it was set with. */
+  clearCookie(name: string, options: Omit<CookieOptions, 'maxAge' | 'expires'> = {}): this {
+    return this.setCookie(name, '', { ...options, maxAge: 0, expires: new Date(0) });
   }
 
   /** The header's value; several values are joined with `, `. */
@@ -123,8 +170,9 @@ export class Response {
    * Content-Length for text and bytes unless Transfer-Encoding is set (then none). A HEAD
    * request keeps the headers and is sent without body by the adapter.
    */
-  prepare(_request: Request, charset = 'UTF-8'): this {
+  prepare(request: Request, charset = 'UTF-8'): this {
     const headers = this.headers;
+    if (headers['set-cookie'] !== undefined) secureCookies(this, request);
     if (this.isEmpty()) {
       // A stream dropped here would never be read to its end: its file or socket would stay open.
       destroyBody(this.body);
@@ -159,6 +207,17 @@ export class Response {
     }
     return this;
   }
+}
+
+/** Adds `Secure` to the cookies setCookie() left to the request's scheme, when it is https; once. */
+function secureCookies(response: Response, request: Request): void {
+  const values = SECURE_IF_HTTPS.get(response);
+  if (values === undefined) return;
+  SECURE_IF_HTTPS.delete(response);
+  if (!request.isSecure()) return;
+  const current = response.headers['set-cookie']!;
+  const secured = (value: string): string => (values.has(value) ? `${value}; Secure` : value);
+  response.headers['set-cookie'] = Array.isArray(current) ? current.map(secured) : secured(current);
 }
 
 /** Destroys a stream body that will not be sent (its file or socket would stay open); other bodies need nothing. */

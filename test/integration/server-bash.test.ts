@@ -45,6 +45,7 @@ function routes(): RouteCollection {
     return new Response(stream, 200, { 'content-type': 'text/plain' });
   } } }));
   collection.add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json({ got: await request.json() }) } }));
+  collection.add('login', new Route('/login', { methods: ['POST'], defaults: { _controller: () => new Response(null, 204).setCookie('session', 'abc 123') } }));
   collection.add('form', new Route('/form', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json(Object.fromEntries(await request.form())) } }));
   collection.add('text', new Route('/text', { methods: ['POST'], defaults: { _controller: async (request: Request) => new Response(await request.text(), 200, { 'content-type': 'text/plain' }) } }));
   collection.add('go', new Route('/go', { methods: ['GET'], defaults: { _controller: (request: Request) => Response.redirect(request.query.get('to') ?? '/') } }));
@@ -148,6 +149,15 @@ test('a form body is read as the browser sent it; another type is a 415 that say
     const json = await fetchFrom(server, scheme, '/form', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: '{"name":"x"}' });
     assert.is(json.status, 415, scheme);
     assert.is(JSON.parse(json.body).detail, 'The request body is application/json, not a form (application/x-www-form-urlencoded).', scheme);
+  }
+});
+
+test('a cookie set with setCookie() is Secure over https only, HttpOnly and SameSite=Lax on both', async () => {
+  for (const scheme of SCHEMES) {
+    const response = await fetchFrom(server, scheme, '/login', { method: 'POST' });
+    assert.is(response.status, 204, scheme);
+    const expected = `session=abc%20123; Path=/; HttpOnly; SameSite=Lax${scheme === 'https' ? '; Secure' : ''}`;
+    assert.equal(response.headers['set-cookie'], expected, scheme);
   }
 });
 

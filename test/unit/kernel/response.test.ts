@@ -103,4 +103,43 @@ test('prepare() sees a charset parameter whatever its case, and adds no second o
   assert.is(new Response('x', 200, { 'content-type': 'text/plain' }).prepare(request).headers['content-type'], 'text/plain; charset=UTF-8');
 });
 
+test('setCookie: Path=/, HttpOnly and SameSite=Lax by default, the value percent-encoded, several cookies kept', () => {
+  const response = new Response('').setCookie('session', 'a b;c').setCookie('theme', 'dark', { httpOnly: false, sameSite: 'strict', maxAge: 3600, path: '/app', domain: 'example.com' });
+  assert.equal(response.headers['set-cookie'], ['session=a%20b%3Bc; Path=/; HttpOnly; SameSite=Lax', 'theme=dark; Max-Age=3600; Domain=example.com; Path=/app; SameSite=Strict']);
+});
+
+test('setCookie: Secure follows the request\'s scheme at prepare(), unless given; SameSite=None and Partitioned always have it', () => {
+  const cookies = (request: Request) =>
+    new Response('')
+      .setCookie('auto', '1')
+      .setCookie('never', '1', { secure: false })
+      .setCookie('cross', '1', { sameSite: 'none' })
+      .appendHeader('set-cookie', 'raw=1')
+      .prepare(request).headers['set-cookie'];
+  assert.equal(cookies(Request.create('https://example.com/')), [
+    'auto=1; Path=/; HttpOnly; SameSite=Lax; Secure',
+    'never=1; Path=/; HttpOnly; SameSite=Lax',
+    'cross=1; Path=/; HttpOnly; Secure; SameSite=None',
+    'raw=1',
+  ]);
+  assert.equal(cookies(Request.create('http://example.com/')), [
+    'auto=1; Path=/; HttpOnly; SameSite=Lax',
+    'never=1; Path=/; HttpOnly; SameSite=Lax',
+    'cross=1; Path=/; HttpOnly; Secure; SameSite=None',
+    'raw=1',
+  ]);
+  // A 204 keeps its cookies, made secure as well.
+  assert.is(new Response(null, 204).setCookie('a', '1').prepare(Request.create('https://example.com/')).headers['set-cookie'], 'a=1; Path=/; HttpOnly; SameSite=Lax; Secure');
+  // Prepared twice (a sub-request's response going on as its parent's): Secure is added once.
+  const twice = new Response('').setCookie('a', '1');
+  twice.prepare(Request.create('https://example.com/')).prepare(Request.create('https://example.com/'));
+  assert.is(twice.headers['set-cookie'], 'a=1; Path=/; HttpOnly; SameSite=Lax; Secure');
+});
+
+test('clearCookie expires it with its path and domain; an invalid name is a TypeError', () => {
+  assert.is(new Response('').clearCookie('session', { path: '/app' }).headers['set-cookie'], 'session=; Max-Age=0; Path=/app; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax');
+  assert.throws(() => new Response('').setCookie('bad name', 'x'), (error: unknown) => error instanceof TypeError);
+  assert.throws(() => new Response('').setCookie('a', 'x', { maxAge: 1.5 }), (error: unknown) => error instanceof TypeError);
+});
+
 test.run();
