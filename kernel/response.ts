@@ -167,8 +167,9 @@ export class Response {
   /**
    * Makes the response fit the request before it is sent (Symfony's `prepare()`):
    * no body nor framing headers for 1xx/204/304, an empty body for 205, a Content-Type with charset for text,
-   * Content-Length for text and bytes unless Transfer-Encoding is set (then none). A HEAD
-   * request keeps the headers and is sent without body by the adapter.
+   * Content-Length for text and bytes unless Transfer-Encoding is set (then none), `Secure` on the
+   * cookies setCookie() left to the request's scheme when it is https. A HEAD request keeps the
+   * headers and is sent without body by the adapter.
    */
   prepare(request: Request, charset = 'UTF-8'): this {
     const headers = this.headers;
