@@ -43,9 +43,10 @@ export function createFileLinker(ide: string | null | undefined): FileLinker | n
   }
   return (file, line) => {
     const path = diskPath(file);
-    if (path === null) return null;
+    const encoded = path === null ? null : encodePath(path);
+    if (encoded === null) return null;
     // One pass, so that a `%l` in the path is not taken for the line.
-    return format.replace(/%[fl]/g, (placeholder) => (placeholder === '%f' ? encodePath(path) : line === null ? '1' : String(line)));
+    return format.replace(/%[fl]/g, (placeholder) => (placeholder === '%f' ? encoded : line === null ? '1' : String(line)));
   };
 }
 
@@ -61,7 +62,14 @@ function diskPath(file: string): string | null {
   return isAbsolute(file) ? file : null;
 }
 
-/** The path as a URL keeps it: `/` and `:` as they are, Windows' `\` as `/`, what would end or split the URL encoded. */
-function encodePath(path: string): string {
-  return encodeURI(path.replaceAll('\\', '/')).replace(/[?#&]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`);
+/**
+ * The path as a URL keeps it: `/` and `:` as they are, Windows' `\` as `/`, what would end or split
+ * the URL encoded. null for a path with a lone surrogate (a forged stack names any text), which no URL holds.
+ */
+function encodePath(path: string): string | null {
+  try {
+    return encodeURI(path.replaceAll('\\', '/')).replace(/[?#&]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`);
+  } catch {
+    return null;
+  }
 }

@@ -34,6 +34,8 @@ test('a path cannot end or split the URL: spaces, ?, # and & are encoded, quotes
   const link = createFileLinker('phpstorm')!;
   assert.is(link('/home/me/my app/a#b?c&d.ts', 1), 'phpstorm://open?file=/home/me/my%20app/a%23b%3Fc%26d.ts&line=1');
   assert.not.match(link('/x/"onmouseover=alert(1)".ts', 1)!, '"');
+  // A forged stack may name a path with a lone surrogate, which no URL can hold: no link, no error.
+  assert.is(link('/x/\ud800.ts', 1), null);
 });
 
 test('no ide, no links; a format that names no scheme, a scripting scheme or no %f is a TypeError that says what to give', () => {
