@@ -4,8 +4,10 @@ import {
   EventDispatcher,
   HttpKernel,
   RequestStack,
+  Response,
   TraceableEventDispatcher,
   compileTrustedHosts,
+  isPromiseLike,
   type ArgumentResolverInterface,
   type Controller,
   type ControllerResolverInterface,
@@ -13,7 +15,7 @@ import {
   type Request,
   type TrustedHost,
 } from '../../kernel/index.js';
-import { ErrorListener, createErrorController, createFileLinker } from '../errors/index.js';
+import { ErrorListener, createErrorController, createFileLinker, fallbackErrorResponse } from '../errors/index.js';
 import { DisallowRobotsIndexingListener, ResponseListener, ValidateHostListener } from '../http/index.js';
 import { DebugLogBuffer, Logger, attachStderrSink, createBus, type LogLevelName, type ObservationBus, type RequestDescriber } from '../log/index.js';
 import { RouteCollection, RouterListener, UrlMatcher, type SchemePorts } from '../routing/index.js';
@@ -282,7 +284,21 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   dispatcher.addSubscriber(new ErrorListener(errorController, logger.withChannel('request')));
   for (const subscriber of options.subscribers ?? []) dispatcher.addSubscriber(subscriber);
 
-  const listener = createRequestListener(kernel, { trustedProxies: options.trustedProxies, trustedHosts: trustHost, bodyLimit: options.bodyLimit, logger });
+  // An error that escaped the kernel (a kernel.exception listener that threw) still gets the error
+  // page, made outside the kernel as Symfony's ErrorHandler makes it, in an error sub-request's
+  // context (its logs are the request's); the plain page when that fails too.
+  const unhandled = (error: unknown, request: Request): Response | Promise<Response> => {
+    const sub = request.duplicate({ attributes: { _controller: errorController, exception: error } });
+    const fallback = (): Response => fallbackErrorResponse(error, request);
+    const page = (result: unknown): Response => (result instanceof Response ? result : fallback());
+    try {
+      const result = requestStack.run(request, () => requestStack.run(sub, () => errorController(sub)));
+      return isPromiseLike(result) ? Promise.resolve(result).then(page, fallback) : page(result);
+    } catch {
+      return fallback();
+    }
+  };
+  const listener = createRequestListener(kernel, { trustedProxies: options.trustedProxies, trustedHosts: trustHost, bodyLimit: options.bodyLimit, logger, unhandled });
 
   // The matcher was compiled from these routes: a route added later would never be matched (yet the generator would know it).
   const compiled = 'the kernel compiled its routes when it was made, and would never match a change: add routes before createKernel().';

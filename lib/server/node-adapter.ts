@@ -19,6 +19,13 @@ export interface RequestListenerOptions {
   bodyLimit?: number;
   /** Where failures that no listener handled are logged. */
   logger?: Logger;
+  /**
+   * The page for an error that escaped `kernel.handle()` (a `kernel.exception` listener that threw,
+   * or none that answered), once it is logged CRITICAL. Default: a bare `Internal Server Error`
+   * text, which is also sent when this throws or gives no Response. createKernel gives its error
+   * page, as Symfony's ErrorHandler renders what escapes its kernel.
+   */
+  unhandled?: (error: unknown, request: Request) => Response | Promise<Response>;
 }
 
 /** A node:http request listener. */
@@ -113,20 +120,50 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     );
   };
 
+  const unhandled = options.unhandled;
+  /** An error that escaped kernel.handle(): logged, then answered with `unhandled`'s page, or the bare 500. */
+  const escaped = (req: IncomingMessage, res: ServerResponse, request: Request, error: unknown): void => {
+    // In the request's context: the record is the request's (its stderr line, its error page's logs).
+    kernel.requestStack.run(request, () => logger?.critical('Unhandled error: {message}', { message: messageOf(error), error }));
+    if (unhandled === undefined) return sendBare500(res);
+    let page: Response | Promise<Response>;
+    try {
+      page = unhandled(error, request);
+    } catch {
+      return sendBare500(res);
+    }
+    if (isPromiseLike(page)) page.then((answer) => sendPage(req, res, answer), () => sendBare500(res));
+    else sendPage(req, res, page);
+  };
+  const sendPage = (req: IncomingMessage, res: ServerResponse, page: unknown): void => {
+    if (!(page instanceof Response)) return sendBare500(res);
+    try {
+      send(req, res, page, logger);
+    } catch {
+      destroyBody(page.body);
+      sendBare500(res);
+    }
+  };
+
   const listener: NodeRequestListener & { [answersExpectContinue]?: true } = (req, res) => {
     let request: Request;
-    let result: Response | Promise<Response>;
     try {
       // Expect: 100-continue (startServers leaves the answer to us, see answersExpectContinue): invite the body only once it is read.
       const options = req.headers.expect === undefined || !awaitsContinue(req, res) ? readOptions : { ...readOptions, beforeBodyRead: () => sendContinue(res) };
       request = Request.fromIncomingMessage(req, options);
-      result = kernel.handleMaybeAsync(request);
     } catch (error) {
       fail(res, error, logger);
       return;
     }
+    let result: Response | Promise<Response>;
+    try {
+      result = kernel.handleMaybeAsync(request);
+    } catch (error) {
+      escaped(req, res, request, error);
+      return;
+    }
     // The synchronous path (every listener and the controller synchronous) makes no closure.
-    if (isPromiseLike(result)) result.then((response) => respond(req, res, request, response), (error: unknown) => fail(res, error, logger));
+    if (isPromiseLike(result)) result.then((response) => respond(req, res, request, response), (error: unknown) => escaped(req, res, request, error));
     else respond(req, res, request, result);
   };
   listener[answersExpectContinue] = true;
@@ -245,6 +282,11 @@ function describeValue(value: unknown): string {
 
 function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): void {
   logger?.critical('Unhandled error: {message}', { message: messageOf(error), error });
+  sendBare500(res);
+}
+
+/** The answer of last resort: a 500 with a one-line text, or a cut connection once a head went out. */
+function sendBare500(res: ServerResponse): void {
   if (res.headersSent) {
     res.destroy();
     return;
