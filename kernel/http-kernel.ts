@@ -21,12 +21,24 @@ import type { Request } from './request.js';
 import { RequestStack } from './request-stack.js';
 import { Response, destroyBody } from './response.js';
 
+/** An error a kernel.exception listener threw -> the error it was handling (see HttpKernel.handledErrorOf). */
+const handledWhenThrown = new WeakMap<object, unknown>();
+
 /**
  * Turns a Request into a Response by dispatching the lifecycle events:
  * request → controller → controller_arguments → (view) → response → finish_request,
  * with `exception` for errors, and `terminate` once the response is sent.
  */
 export class HttpKernel implements KernelLike {
+  /**
+   * The error a `kernel.exception` listener was handling when it threw `thrown` (which then escaped
+   * `handle()`), or undefined. The listeners after it never saw that error, nor did the error page:
+   * servers name it where they log the escape (createRequestListener does), so it is not lost.
+   */
+  static handledErrorOf(thrown: unknown): unknown {
+    return typeof thrown === 'object' && thrown !== null ? handledWhenThrown.get(thrown) : undefined;
+  }
+
   constructor(
     readonly dispatcher: EventDispatcher,
     readonly controllerResolver: ControllerResolverInterface,
@@ -214,7 +226,9 @@ export class HttpKernel implements KernelLike {
       if (pending !== event) await pending;
     } catch (listenerError) {
       // The listener's error escapes, as in Symfony; unlike Symfony, finish_request runs first,
-      // so that what a listener set up for the request is reset on every way out.
+      // so that what a listener set up for the request is reset on every way out. The error it was
+      // handling is kept for handledErrorOf() (the first one, should the same error escape twice).
+      if (typeof listenerError === 'object' && listenerError !== null && listenerError !== error && !handledWhenThrown.has(listenerError)) handledWhenThrown.set(listenerError, error);
       const finishing = this.#finishRequest(request, type);
       if (finishing !== undefined) await finishing;
       throw listenerError;

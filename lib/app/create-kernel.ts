@@ -286,11 +286,16 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
 
   // An error that escaped the kernel (a kernel.exception listener that threw) still gets the error
   // page, made outside the kernel as Symfony's ErrorHandler makes it, in an error sub-request's
-  // context (its logs are the request's); the plain page when that fails too.
+  // context (its logs are the request's); the plain page when that fails too. The profiler records
+  // the request with that page and error (the server terminates it once the page is sent).
   const unhandled = (error: unknown, request: Request): Response | Promise<Response> => {
     const sub = request.duplicate({ attributes: { _controller: errorController, exception: error } });
-    const fallback = (): Response => fallbackErrorResponse(error, request);
-    const page = (result: unknown): Response => (result instanceof Response ? result : fallback());
+    const answered = (response: Response): Response => {
+      profiler?.recordUnhandled(request, response, error);
+      return response;
+    };
+    const fallback = (): Response => answered(fallbackErrorResponse(error, request));
+    const page = (result: unknown): Response => (result instanceof Response ? answered(result) : fallback());
     try {
       const result = requestStack.run(request, () => requestStack.run(sub, () => errorController(sub)));
       return isPromiseLike(result) ? Promise.resolve(result).then(page, fallback) : page(result);

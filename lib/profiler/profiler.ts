@@ -227,7 +227,24 @@ export class Profiler {
   onKernelResponse(event: ResponseEvent): void {
     const recording = this.#recordings.get(event.request);
     if (recording === undefined) return;
-    const { request, response } = event;
+    this.#answered(recording, event.request, event.response);
+  }
+
+  /**
+   * Records the answer to a request whose error escaped `kernel.handle()` (a `kernel.exception`
+   * listener that threw): `response` is the page made outside the kernel, `error` the one it shows.
+   * No `kernel.response` ran for it, so this does what the profiler's listener does there (the
+   * debug headers included); the profile is saved at `kernel.terminate`, as any other. createKernel's
+   * listener calls it; a request the profiler is not recording is left alone.
+   */
+  recordUnhandled(request: Request, response: Response, error: unknown): void {
+    const recording = this.#recordings.get(request);
+    if (recording === undefined) return;
+    recording.error = error;
+    this.#answered(recording, request, response);
+  }
+
+  #answered(recording: Recording, request: Request, response: Response): void {
     recording.endNow = performance.now();
     recording.response = response;
     if (this.#early.length > 0) {

@@ -124,7 +124,13 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   /** An error that escaped kernel.handle(): logged, then answered with `unhandled`'s page, or the bare 500. */
   const escaped = (req: IncomingMessage, res: ServerResponse, request: Request, error: unknown): void => {
     // In the request's context: the record is the request's (its stderr line, its error page's logs).
-    kernel.requestStack.run(request, () => logger?.critical('Unhandled error: {message}', { message: messageOf(error), error }));
+    // The error the failing listener was handling reached neither the listeners after it nor the page: the record names it.
+    const handled = HttpKernel.handledErrorOf(error);
+    kernel.requestStack.run(request, () =>
+      handled === undefined
+        ? logger?.critical('Unhandled error: {message}', { message: messageOf(error), error })
+        : logger?.critical('Unhandled error: {message} (thrown by a kernel.exception listener while handling {handled})', { message: messageOf(error), error, handled: messageOf(handled), handledError: handled }),
+    );
     if (unhandled === undefined) return sendBare500(res);
     let page: Response | Promise<Response>;
     try {
@@ -132,17 +138,16 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     } catch {
       return sendBare500(res);
     }
-    if (isPromiseLike(page)) page.then((answer) => sendPage(req, res, answer), () => sendBare500(res));
-    else sendPage(req, res, page);
+    if (isPromiseLike(page)) page.then((answer) => sendPage(req, res, request, answer), () => sendBare500(res));
+    else sendPage(req, res, request, page);
   };
-  const sendPage = (req: IncomingMessage, res: ServerResponse, page: unknown): void => {
+  // The page is the request's answer: kernel.terminate follows it, as after any other (Symfony's
+  // terminateWithException() terminates too), so the profile is saved and terminate listeners run.
+  const sendPage = (req: IncomingMessage, res: ServerResponse, request: Request, page: unknown): void => {
     if (!(page instanceof Response)) return sendBare500(res);
-    try {
-      send(req, res, page, logger);
-    } catch {
-      destroyBody(page.body);
-      sendBare500(res);
-    }
+    if (sendAndTerminate(req, res, request, page) === SENT) return;
+    sendBare500(res);
+    terminate(request, page);
   };
 
   const listener: NodeRequestListener & { [answersExpectContinue]?: true } = (req, res) => {

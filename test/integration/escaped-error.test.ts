@@ -3,9 +3,9 @@
 // clients allowed to see it, the plain page or problem+json otherwise, never the bare text.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Response, type ExceptionEvent } from '../../kernel/index.js';
+import { KernelEvents, Response, type ExceptionEvent, type TerminateEvent } from '../../kernel/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, decodeEntities, fetchFrom, header, type TestServer, startTestServer } from './harness.js';
+import { SCHEMES, decodeEntities, fetchFrom, header, savedProfile, type TestServer, startTestServer } from './harness.js';
 
 function routes(): RouteCollection {
   return new RouteCollection().add('order', new Route('/orders/:id', {
@@ -26,14 +26,26 @@ const buggyFormatter = {
   },
 };
 
+/** Counts the kernel.terminate events, with the status of each response. */
+function terminateWatcher(): { statuses: number[]; getSubscribedEvents(): Record<string, readonly [string, number]>; onTerminate(event: TerminateEvent): void } {
+  return {
+    statuses: [],
+    getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: ['onTerminate', 0] as const }),
+    onTerminate(event: TerminateEvent): void {
+      this.statuses.push(event.response.status);
+    },
+  };
+}
+
 for (const scheme of SCHEMES) {
   const test = suite(`an error that escapes the kernel, over ${scheme}`);
+  const terminated = terminateWatcher();
   let debug: TestServer;
   let plain: TestServer;
   let brokenPage: TestServer;
 
   test.before(async () => {
-    debug = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [buggyFormatter] } });
+    debug = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [buggyFormatter, terminated] } });
     plain = await startTestServer({ kernel: { debug: false, routes: routes(), subscribers: [buggyFormatter] } });
     brokenPage = await startTestServer({
       kernel: {
@@ -62,7 +74,33 @@ for (const scheme of SCHEMES) {
     // The request's own records: the route it matched, and the CRITICAL line of the escape.
     assert.match(page, 'Matched route "order".');
     assert.match(page, 'Unhandled error: ');
+    assert.match(page, 'while handling Error: the order service is down');
     assert.match(header(response.headers['x-debug-exception']), /Cannot%20read%20properties/);
+  });
+
+  test('the request terminates and is recorded: its token on the page and the headers, its profile with the error and the logs', async () => {
+    const before = terminated.statuses.length;
+    const response = await fetchFrom(debug, scheme, '/orders/8');
+    assert.is(response.status, 500);
+    const token = header(response.headers['x-debug-token']);
+    assert.match(token, /^[0-9a-f]{6}$/);
+    assert.match(header(response.headers['x-debug-token-link']), new RegExp(`/_profiler/${token}$`));
+    // The page's link leads to a profile that exists.
+    assert.ok(response.body.includes(`/_profiler/${token}`));
+    const profile = await savedProfile(debug, token);
+    assert.is(profile.status, 500);
+    assert.is(profile.parent, null);
+    assert.match(profile.url, /\/orders\/8$/);
+    const shown = debug.app.profiler!.present(profile).collectors as any;
+    assert.is(shown.exception.exceptions[0].class, 'TypeError');
+    assert.match(shown.exception.exceptions[0].message, "reading 'reason'");
+    const messages = shown.logger.logs.map((record: { message: string }) => record.message);
+    assert.ok(messages.includes('Matched route "order".'), messages.join(' | '));
+    // The record names the error the listener was handling: the controller's, which nothing else shows.
+    const escape = shown.logger.logs.find((record: { message: string }) => record.message.startsWith('Unhandled error: '));
+    assert.is(escape.message, "Unhandled error: TypeError: Cannot read properties of undefined (reading 'reason') (thrown by a kernel.exception listener while handling Error: the order service is down)");
+    assert.is(escape.level, 2);
+    assert.equal(terminated.statuses.slice(before), [500]);
   });
 
   test('a JSON client gets problem+json; without debug, the plain page says nothing internal', async () => {

@@ -449,11 +449,28 @@ test('a kernel.exception listener that throws or rejects: its error escapes afte
     dispatcher.addListener(KernelEvents.FINISH_REQUEST, (event: FinishRequestEvent) => void seen.push(`finish ${event.request.path} ${kernel.requestStack.getCurrentRequest()?.path}`));
     await kernel.handle(Request.create('/x')).then(
       () => assert.unreachable(),
-      (error: Error) => assert.is(error.message, 'listener failed'),
+      (error: Error) => {
+        assert.is(error.message, 'listener failed');
+        // The error it was handling is kept for whoever logs the escape.
+        assert.is((HttpKernel.handledErrorOf(error) as Error).message, 'controller failed');
+      },
     );
     assert.equal(seen, ['finish /x /x']);
     assert.is(kernel.requestStack.getCurrentRequest(), undefined);
   }
+});
+
+test('handledErrorOf: undefined for an error no kernel.exception listener threw, and for what is not an object', async () => {
+  const { kernel } = kernelWith(() => {
+    throw new Error('controller failed');
+  });
+  // No listener answers: the controller's own error escapes, and it was handling nothing.
+  const escaped = await kernel.handle(Request.create('/x')).then(() => assert.unreachable(), (error: unknown) => error);
+  assert.is((escaped as Error).message, 'controller failed');
+  assert.is(HttpKernel.handledErrorOf(escaped), undefined);
+  assert.is(HttpKernel.handledErrorOf(new Error('never thrown')), undefined);
+  assert.is(HttpKernel.handledErrorOf('a string'), undefined);
+  assert.is(HttpKernel.handledErrorOf(null), undefined);
 });
 
 test('a kernel.response listener that fails on the error response: the error page is sent unfiltered, and kernel.finish_request runs once', async () => {
