@@ -26,6 +26,12 @@ export interface RequestListenerOptions {
    * page, as Symfony's ErrorHandler renders what escapes its kernel.
    */
   unhandled?: (error: unknown, request: Request) => Response | Promise<Response>;
+  /**
+   * How long, in milliseconds, `kernel.terminate` waits for a stream body's clean-up (its `close`)
+   * after the body ended or lost its client, so that what the clean-up logs is in the profile;
+   * default 5,000. While `settled()` is awaited, these waits keep the process alive.
+   */
+  bodyCloseWaitMs?: number;
 }
 
 /** A node:http request listener. */
@@ -48,6 +54,10 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const trustProxy = compileTrust(options.trustedProxies);
   const trustHost = options.trustedHosts === undefined || typeof options.trustedHosts === 'function' ? (options.trustedHosts ?? null) : compileTrustedHosts(options.trustedHosts);
   const readOptions = { trustProxy, trustHost, bodyLimit: options.bodyLimit };
+  const closeWaitMs = options.bodyCloseWaitMs ?? BODY_CLOSE_WAIT_MS;
+  // setTimeout would read NaN, a negative or a huge delay as 1 ms.
+  if (!Number.isInteger(closeWaitMs) || closeWaitMs < 0 || closeWaitMs > 2 ** 31 - 1) throw new RangeError(`bodyCloseWaitMs is a whole number of milliseconds from 0 to ${2 ** 31 - 1}, not ${String(closeWaitMs)}.`);
+  const closeWaits = new BodyCloseWaits(closeWaitMs);
   const logger = options.logger;
   const dispatcher = kernel.dispatcher;
 
@@ -86,7 +96,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         : undefined;
     let streaming: boolean;
     try {
-      streaming = send(req, res, response, logger, onBodyEnd);
+      streaming = sendWith(req, res, response, logger, onBodyEnd, closeWaits);
     } catch (error) {
       // A header node:http refuses (CR/LF, a character beyond Latin-1), a 1xx status, a body of another type.
       destroyBody(response.body);
@@ -172,7 +182,14 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     else respond(req, res, request, result);
   };
   listener[answersExpectContinue] = true;
-  return Object.assign(listener, { settled: (): Promise<void> => (openBodies === 0 ? Promise.resolve() : new Promise<void>((resolve) => void waiting.push(resolve))) });
+  const settled = (): Promise<void> => {
+    if (openBodies === 0) return Promise.resolve();
+    // Whoever waits for these requests (app.close() on a signal) must not see the process exit first: an
+    // unsettled top-level await would end it with code 13, the profiles unsaved.
+    closeWaits.keepAlive();
+    return new Promise<void>((resolve) => void waiting.push(resolve));
+  };
+  return Object.assign(listener, { settled });
 }
 
 /** Whether node has answered `Expect: 100-continue` itself (a server without a checkContinue listener). */
@@ -207,6 +224,10 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
  * another type, a 1xx status, a Transfer-Encoding that does not end with chunked.
  */
 export function send(req: IncomingMessage, res: ServerResponse, response: Response, logger?: Logger, onBodyEnd?: () => void): boolean {
+  return sendWith(req, res, response, logger, onBodyEnd, DEFAULT_CLOSE_WAITS);
+}
+
+function sendWith(req: IncomingMessage, res: ServerResponse, response: Response, logger: Logger | undefined, onBodyEnd: (() => void) | undefined, closeWaits: BodyCloseWaits): boolean {
   if (res.headersSent || res.destroyed) {
     // The client is gone (or an answer went already): a stream body would never be read, its file or socket left open.
     destroyBody(response.body);
@@ -243,7 +264,7 @@ export function send(req: IncomingMessage, res: ServerResponse, response: Respon
         logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
       }
     }
-    if (onBodyEnd !== undefined) afterClose(body, onBodyEnd);
+    if (onBodyEnd !== undefined) closeWaits.afterClose(body, onBodyEnd);
   };
   if (declaredLength === -1) pipeline(body, res, done);
   else pipeline(body, new ContentLengthGuard(declaredLength), res, done);
@@ -257,26 +278,46 @@ const BODY_CLOSE_WAIT_MS = 5_000;
  * Calls `then` once a stream body has closed: pipeline() reports a client gone before the body's
  * clean-up (a generator's `finally`, a file closed) has run, and what that logs belongs in the
  * profile. At once for a body that has closed or never reports it (`emitClose: false`, no node
- * stream); a clean-up that hangs is waited for at most BODY_CLOSE_WAIT_MS.
+ * stream); a clean-up that hangs is waited for at most `ms`. The waits do not keep the process
+ * alive (a hung clean-up must not hold it) until keepAlive() says someone is waiting for them.
  */
-function afterClose(body: object, then: () => void): void {
-  const stream = body as { closed?: unknown; _readableState?: { emitClose?: boolean }; once?: unknown; off?: unknown };
-  if (stream.closed !== false || stream._readableState?.emitClose === false || typeof stream.once !== 'function') {
-    then();
-    return;
+class BodyCloseWaits {
+  readonly #timers = new Set<NodeJS.Timeout>();
+  #keepAlive = false;
+
+  constructor(readonly ms: number) {}
+
+  afterClose(body: object, then: () => void): void {
+    const stream = body as { closed?: unknown; _readableState?: { emitClose?: boolean }; once?: unknown; off?: unknown };
+    if (stream.closed !== false || stream._readableState?.emitClose === false || typeof stream.once !== 'function') {
+      then();
+      return;
+    }
+    const readable = body as Readable;
+    const timers = this.#timers;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      readable.off('close', closed);
+      then();
+    }, this.ms);
+    if (!this.#keepAlive) timer.unref();
+    timers.add(timer);
+    const closed = (): void => {
+      clearTimeout(timer);
+      timers.delete(timer);
+      then();
+    };
+    readable.once('close', closed);
   }
-  const readable = body as Readable;
-  const timer = setTimeout(() => {
-    readable.off('close', closed);
-    then();
-  }, BODY_CLOSE_WAIT_MS);
-  timer.unref();
-  const closed = (): void => {
-    clearTimeout(timer);
-    then();
-  };
-  readable.once('close', closed);
+
+  /** From now on, the waits keep the process alive (the server is closing and someone awaits them). */
+  keepAlive(): void {
+    this.#keepAlive = true;
+    for (const timer of this.#timers) timer.ref();
+  }
 }
+
+const DEFAULT_CLOSE_WAITS = new BodyCloseWaits(BODY_CLOSE_WAIT_MS);
 
 function describeValue(value: unknown): string {
   if (value === undefined) return 'undefined';

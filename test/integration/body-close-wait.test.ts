@@ -1,0 +1,133 @@
+// A stream body whose clean-up hangs (its `close` never comes) after the client left: the request
+// still terminates, once `bodyCloseWaitMs` has passed, and a process that awaits `settled()` on its
+// way out (app.close() does) stays alive until then instead of exiting with the profiles unsaved.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request as undiciRequest } from 'undici';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { KernelEvents, Response, type TerminateEvent } from '../../kernel/index.js';
+import { createKernel, type KernelApp } from '../../lib/app/index.js';
+import { Route, RouteCollection } from '../../lib/routing/index.js';
+import { createRequestListener, type KernelRequestListener } from '../../lib/server/index.js';
+import { startServers, type RunningServers } from '../../lib/server/listen.js';
+import { loadOrCreateDevCertificate } from '../../lib/server/tls-certificate.js';
+import { SCHEMES } from './harness.js';
+
+const WAIT_MS = 300;
+
+/** A body that sends forever and whose clean-up never ends: `_destroy` never calls back, so no `close`. */
+function hangingBody(): Readable {
+  return new Readable({
+    read() {
+      this.push('.'.repeat(16 * 1024));
+    },
+    destroy() {
+      // The clean-up hangs (a connection pool that never answers, say).
+    },
+  });
+}
+
+function routes(): RouteCollection {
+  return new RouteCollection().add('hang', new Route('/hang', { defaults: { _controller: () => new Response(hangingBody(), 200, { 'content-type': 'text/plain' }) } }));
+}
+
+/** Reads the first chunk of /hang, then leaves. */
+async function readAndLeave(url: string, agent: Agent): Promise<void> {
+  const response = await undiciRequest(`${url}/hang`, { dispatcher: agent });
+  assert.is(response.statusCode, 200);
+  for await (const _chunk of response.body) break;
+}
+
+const test = suite('a stream body whose clean-up hangs');
+const certDir = mkdtempSync(join(tmpdir(), 'http-kernel-close-wait-'));
+const terminated: number[] = [];
+let app: KernelApp;
+let listener: KernelRequestListener;
+let running: RunningServers;
+let agent: Agent;
+
+test.before(async () => {
+  const recorder = {
+    getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+    onTerminate: (_event: TerminateEvent): void => void terminated.push(Date.now()),
+  };
+  app = createKernel({ debug: false, stderrLogLevel: false, routes: routes(), subscribers: [recorder] });
+  listener = createRequestListener(app.kernel, { bodyCloseWaitMs: WAIT_MS });
+  const tls = await loadOrCreateDevCertificate(certDir);
+  running = await startServers(listener, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, limits: { shutdownTimeout: 2000 } });
+  agent = new Agent({ connect: { ca: tls.cert } });
+});
+
+test.after(async () => {
+  await agent.close();
+  await running.close();
+  await app.close();
+  rmSync(certDir, { recursive: true, force: true });
+});
+
+for (const [i, scheme] of SCHEMES.entries()) {
+  test(`over ${scheme}: the request terminates once the wait is over, and settled() resolves after it`, async () => {
+    const before = terminated.length;
+    const left = Date.now();
+    await readAndLeave(running.urls[i]!, agent);
+    for (let k = 0; k < 250 && terminated.length === before; k++) await sleep(20);
+    assert.is(terminated.length, before + 1, 'terminated once');
+    // Not at once: the wait for the clean-up came first (less a little for the clocks' grain).
+    assert.ok(terminated[before]! - left >= WAIT_MS - 50, `terminated ${terminated[before]! - left} ms after the client left`);
+    await listener.settled();
+  });
+}
+
+test('bodyCloseWaitMs must be a whole number of milliseconds', () => {
+  for (const bad of [-1, 1.5, Number.NaN, 2 ** 31]) {
+    assert.throws(() => createRequestListener(app.kernel, { bodyCloseWaitMs: bad }), (error: Error) => error instanceof RangeError && error.message.startsWith('bodyCloseWaitMs is a whole number'));
+  }
+});
+
+test('a process that awaits settled() on its way out stays alive until the hung body is given up', async () => {
+  // Node ends a process whose event loop is empty; with an unsettled top-level await, with code 13.
+  const compiled = (path: string): string => JSON.stringify(new URL(path, import.meta.url).href);
+  const script = join(certDir, 'shutdown.mjs');
+  writeFileSync(
+    script,
+    `import { createServer } from 'node:http';
+import { Readable } from 'node:stream';
+import { Response } from ${compiled('../../kernel/index.js')};
+import { createKernel } from ${compiled('../../lib/app/index.js')};
+import { Route, RouteCollection } from ${compiled('../../lib/routing/index.js')};
+import { createRequestListener } from ${compiled('../../lib/server/index.js')};
+const body = () => new Readable({ read() { this.push('.'.repeat(16384)); }, destroy() {} });
+const routes = new RouteCollection().add('hang', new Route('/hang', { defaults: { _controller: () => new Response(body(), 200) } }));
+const app = createKernel({ debug: false, stderrLogLevel: false, routes });
+const listener = createRequestListener(app.kernel, { bodyCloseWaitMs: ${WAIT_MS} });
+const server = createServer(listener);
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const { port } = server.address();
+await new Promise((resolve, reject) => {
+  import('node:http').then(({ get }) => get({ port, host: '127.0.0.1', path: '/hang' }, (res) => res.once('data', () => { res.destroy(); resolve(); })).on('error', reject));
+});
+await new Promise((resolve) => setTimeout(resolve, 50));
+server.close();
+server.closeAllConnections();
+await listener.settled();
+process.stdout.write('settled\\n');
+`,
+  );
+  const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(killer);
+  assert.is(stdout, 'settled\n', stderr);
+  assert.is(code, 0, stderr);
+});
+
+test.run();
