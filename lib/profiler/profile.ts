@@ -191,6 +191,12 @@ export interface ExceptionItemData {
 /** `collectors.exception`: the cause chain of the error that escaped, outermost first (empty: none). */
 export interface ExceptionData {
   exceptions: ExceptionItemData[];
+  /**
+   * When the error above escaped the kernel, thrown by a `kernel.exception` listener: the cause
+   * chain of the error that listener was handling (see HttpKernel.handledErrorOf), which neither
+   * the error page nor the listeners after it saw. Absent otherwise.
+   */
+  handled?: ExceptionItemData[];
 }
 
 /** `collectors.logger`: every record written while handling this request. */

@@ -88,19 +88,27 @@ for (const scheme of SCHEMES) {
     // The page's link leads to a profile that exists.
     assert.ok(response.body.includes(`/_profiler/${token}`));
     const profile = await savedProfile(debug, token);
+    assert.equal(terminated.statuses.slice(before), [500]);
     assert.is(profile.status, 500);
     assert.is(profile.parent, null);
     assert.match(profile.url, /\/orders\/8$/);
     const shown = debug.app.profiler!.present(profile).collectors as any;
     assert.is(shown.exception.exceptions[0].class, 'TypeError');
     assert.match(shown.exception.exceptions[0].message, "reading 'reason'");
+    // The controller's error, which the listener was handling, with its own stack frames.
+    assert.is(shown.exception.handled.length, 1);
+    assert.is(shown.exception.handled[0].class, 'Error');
+    assert.is(shown.exception.handled[0].message, 'the order service is down');
+    assert.ok(shown.exception.handled[0].frames.some((frame: { file: string | null }) => frame.file?.endsWith('escaped-error.test.ts')), JSON.stringify(shown.exception.handled[0].frames));
+    const panel = decodeEntities((await fetchFrom(debug, scheme, `/_profiler/${token}?panel=exception`)).body);
+    assert.match(panel, 'Thrown while handling');
+    assert.match(panel, '<p class="message">the order service is down</p>');
     const messages = shown.logger.logs.map((record: { message: string }) => record.message);
     assert.ok(messages.includes('Matched route "order".'), messages.join(' | '));
     // The record names the error the listener was handling: the controller's, which nothing else shows.
     const escape = shown.logger.logs.find((record: { message: string }) => record.message.startsWith('Unhandled error: '));
     assert.is(escape.message, "Unhandled error: TypeError: Cannot read properties of undefined (reading 'reason') (thrown by a kernel.exception listener while handling Error: the order service is down)");
     assert.is(escape.level, 2);
-    assert.equal(terminated.statuses.slice(before), [500]);
   });
 
   test('a JSON client gets problem+json; without debug, the plain page says nothing internal', async () => {

@@ -1,6 +1,7 @@
+import { HttpKernel } from '../../../kernel/index.js';
 import { flattenError } from '../../errors/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import { RawJson, type ExceptionData } from '../profile.js';
+import { RawJson, type ExceptionData, type ExceptionItemData } from '../profile.js';
 import { Redactor } from '../redactor.js';
 
 /** What most requests record: no error. */
@@ -17,15 +18,20 @@ export class ExceptionCollector implements DataCollector {
     // The error page sub-request carries the error it renders; the failed request records it from kernel.exception.
     const escaped = error ?? null;
     if (escaped === null) return NO_EXCEPTIONS;
-    return {
-      exceptions: flattenError(escaped, { sourceMaps: true }).map((item) => ({
-        class: item.class,
-        message: this.redactor.text(item.message),
-        status: item.status,
-        ...(item.code === undefined ? {} : { code: item.code }),
-        frames: item.frames.map((frame) => ({ function: frame.function, file: frame.file, line: frame.line, column: frame.column, internal: frame.internal })),
-        stack: this.redactor.text(item.stack),
-      })),
-    };
+    const exceptions = this.#chain(escaped);
+    // An error a kernel.exception listener threw (it escaped the kernel): the one it was handling too.
+    const handled = HttpKernel.handledErrorOf(escaped);
+    return handled === undefined ? { exceptions } : { exceptions, handled: this.#chain(handled) };
+  }
+
+  #chain(error: unknown): ExceptionItemData[] {
+    return flattenError(error, { sourceMaps: true }).map((item) => ({
+      class: item.class,
+      message: this.redactor.text(item.message),
+      status: item.status,
+      ...(item.code === undefined ? {} : { code: item.code }),
+      frames: item.frames.map((frame) => ({ function: frame.function, file: frame.file, line: frame.line, column: frame.column, internal: frame.internal })),
+      stack: this.redactor.text(item.stack),
+    }));
   }
 }

@@ -10,21 +10,33 @@ export function exceptionsOf(collectors: Record<string, unknown>): Record<string
   return arrayOf(data['exceptions']).filter(isRecord);
 }
 
+/** The chain of the error a failing kernel.exception listener was handling (`collectors.exception.handled`); empty when there is none. */
+export function handledExceptionsOf(collectors: Record<string, unknown>): Record<string, unknown>[] {
+  const data = collectors['exception'];
+  return isRecord(data) ? arrayOf(data['handled']).filter(isRecord) : [];
+}
+
 /** Renders `collectors.exception`. */
 export function renderExceptionPanel({ profile, fileLink }: PanelContext): SafeHtml {
   const errors = exceptionsOf(profile.collectors);
   if (errors === null) return html`<h2>Exceptions</h2>${renderNoData('exception')}`;
   if (errors.length === 0) return html`<h2>Exceptions</h2><p class="empty">No exception was thrown while handling this request</p>`;
+  const handled = handledExceptionsOf(profile.collectors);
   return html`<h2>Exceptions <span class="badge error">${errors.length}</span></h2>
 ${errors.length > 1 ? html`<p class="muted">Outermost first; each one was caused by the next.</p>` : ''}
-${errors.map((error, i) => renderError(error, i, errors.length, fileLink))}`;
+${errors.map((error, i) => renderError(error, i, errors.length, fileLink, 'exception'))}
+${handled.length === 0
+  ? ''
+  : html`<h2 id="handled">Thrown while handling <span class="badge error">${handled.length}</span></h2>
+<p class="muted">A <code>kernel.exception</code> listener threw the error above while it handled this one: the error page does not show it, and the listeners after that one never saw it.</p>
+${handled.map((error, i) => renderError(error, i, handled.length, fileLink, 'handled'))}`}`;
 }
 
-function renderError(error: Record<string, unknown>, index: number, count: number, fileLink: FileLinker | null): SafeHtml {
+function renderError(error: Record<string, unknown>, index: number, count: number, fileLink: FileLinker | null, idPrefix: string): SafeHtml {
   const status = numberOf(error['status']);
   const code = stringOf(error['code']);
   const stack = stringOf(error['stack']) ?? '';
-  return html`<article class="error-card" id="exception-${index + 1}">
+  return html`<article class="error-card" id="${idPrefix}-${index + 1}">
 <h3><span class="counter">${index + 1}/${count}${index > 0 ? ' caused' : ''}</span> <span class="class">${stringOf(error['class']) ?? 'Error'}</span></h3>
 <p class="message">${stringOf(error['message']) ?? ''}</p>
 ${status !== null || code !== null
@@ -67,8 +79,9 @@ function renderFrame(frame: Record<string, unknown>, internal: boolean, fileLink
   return html`<li class="${internal ? 'frame internal' : 'frame'}"><span class="function">${stringOf(frame['function']) ?? '(anonymous)'}</span> <span class="where">at <span class="mono">${where}</span></span></li>`;
 }
 
-/** The exception menu entry's badge: how many errors the chain holds. */
+/** The exception menu entry's badge: how many errors the chain holds (and the handled error's chain). */
 export function exceptionBadge({ profile }: PanelContext): SafeHtml {
-  const count = exceptionsOf(recordOf(profile.collectors))?.length ?? 0;
+  const collectors = recordOf(profile.collectors);
+  const count = (exceptionsOf(collectors)?.length ?? 0) + handledExceptionsOf(collectors).length;
   return count > 0 ? html`<span class="badge error">${count}</span>` : html``;
 }

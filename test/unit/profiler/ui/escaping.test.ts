@@ -38,6 +38,9 @@ test('the exception, logger and router panels escape messages, classes, channels
   const exception = renderProfilePage({ profile: hostileProfile(), panel: 'exception', parent: null, children: [], urls });
   assert.match(exception, `<span class="class">${ESCAPED}</span>`);
   assert.match(exception, `<p class="message">${ESCAPED}</p>`);
+  // The error a failing kernel.exception listener was handling, in its own section.
+  assert.match(exception, `<span class="class">${ESCAPED}handled</span>`);
+  assert.match(exception, `<p class="message">${ESCAPED}handled</p>`);
   const logger = renderProfilePage({ profile: hostileProfile(), panel: 'logger', parent: null, children: [], urls });
   assert.match(logger, `<div class="message">${ESCAPED}</div>`);
   assert.match(logger, `<td class="nowrap">${ESCAPED}</td>`);

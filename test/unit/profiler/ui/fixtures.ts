@@ -201,6 +201,7 @@ export function hostileProfile(): Profile {
     } satisfies RequestData,
     exception: {
       exceptions: [{ class: XSS, message: XSS, status: 404, code: XSS, frames: [{ function: XSS, file: XSS, line: 1, column: 1, internal: false }, { function: XSS, file: XSS, line: 2, column: 1, internal: true }], stack: XSS }],
+      handled: [{ class: `${XSS}handled`, message: `${XSS}handled`, status: 500, frames: [{ function: XSS, file: XSS, line: 3, column: 1, internal: false }], stack: XSS }],
     } satisfies ExceptionData,
     logger: {
       logs: [log({ levelName: 'ERROR', level: 3, channel: XSS, message: XSS, context: { [XSS]: XSS } })],
