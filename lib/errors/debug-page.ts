@@ -16,6 +16,11 @@ import { statusText } from './status-text.js';
 export interface DebugPageInput {
   /** The cause chain from `flattenError`, outermost first. */
   errors: FlatError[];
+  /**
+   * When the error escaped the kernel, thrown by a `kernel.exception` listener: the cause chain of
+   * the error that listener was handling (see HttpKernel.handledErrorOf), shown after the others.
+   */
+  handled?: FlatError[];
   /** Log records of the failed request, oldest first. */
   logs: LogRecord[];
   request: { method: string; uri: string };
@@ -62,6 +67,8 @@ export function renderDebugPage(input: DebugPageInput): string {
   const around = input.excerptLines ?? 5;
   const cwd = process.cwd();
   const profilerUrl = isSafeLink(input.profilerUrl) ? input.profilerUrl : null;
+  const handled = input.handled ?? [];
+  const view: FrameView = { cwd, around, fileLink: input.fileLink ?? null };
 
   const page = html`<!-- ${summary} -->
 <!DOCTYPE html>
@@ -87,13 +94,22 @@ ${profilerUrl !== null ? html`<p class="links"><a href="${profilerUrl}">View in 
 <main class="container">
 <section id="errors">
 <h2>Exceptions <span class="badge">${errors.length}</span></h2>
-${errors.map((error, i) => renderError(error, i, errors.length, { cwd, around, fileLink: input.fileLink ?? null }))}
+${errors.map((error, i) => renderError(error, i, errors.length, view, 'error'))}
 </section>
-${renderLogs(input.logs)}
+${handled.length === 0
+  ? ''
+  : html`<section id="handled">
+<h2>Thrown while handling <span class="badge">${handled.length}</span></h2>
+<p class="empty">A <code>kernel.exception</code> listener threw the error above while it handled this one, which no later listener saw.</p>
+${handled.map((error, i) => renderError(error, i, handled.length, view, 'handled'))}
+</section>
+`}${renderLogs(input.logs)}
 <section id="plain-trace">
 <h2>Stack Trace (Plain Text)</h2>
 ${errors.map((error, i) => html`<h3>[${i + 1}/${errors.length}] ${error.class}</h3>
-<pre class="plain">${error.stack !== '' ? error.stack : `${error.class}: ${error.message}`}</pre>
+<pre class="plain">${plainStack(error)}</pre>
+`)}${handled.map((error, i) => html`<h3>[${i + 1}/${handled.length}] ${error.class} (thrown while handling)</h3>
+<pre class="plain">${plainStack(error)}</pre>
 `)}
 </section>
 </main>
@@ -111,7 +127,11 @@ interface FrameView {
   fileLink: FileLinker | null;
 }
 
-function renderError(error: FlatError, index: number, count: number, view: FrameView): SafeHtml {
+function plainStack(error: FlatError): string {
+  return error.stack !== '' ? error.stack : `${error.class}: ${error.message}`;
+}
+
+function renderError(error: FlatError, index: number, count: number, view: FrameView, idPrefix: string): SafeHtml {
   const { around } = view;
   let excerptsLeft = EXCERPT_FRAMES;
   const items: SafeHtml[] = [];
@@ -146,7 +166,7 @@ function renderError(error: FlatError, index: number, count: number, view: Frame
   flushInternal();
 
   const headers = Object.entries(error.headers);
-  return html`<article class="error" id="error-${index + 1}">
+  return html`<article class="error" id="${idPrefix}-${index + 1}">
 <h3><span class="counter">Exceptions ${index + 1}/${count}</span> <span class="class">${error.class}</span></h3>
 <p class="message">${error.message}</p>
 ${error.status !== null || error.code !== undefined || headers.length > 0

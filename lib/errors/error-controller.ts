@@ -1,5 +1,5 @@
 import type { Controller, Request, RequestStack } from '../../kernel/index.js';
-import { Response } from '../../kernel/index.js';
+import { HttpKernel, Response } from '../../kernel/index.js';
 import type { DebugLogBuffer } from '../log/index.js';
 import { createCspNonce } from './csp-nonce.js';
 import { debugPagePolicy, renderDebugPage } from './debug-page.js';
@@ -57,8 +57,11 @@ export function createErrorController(options: ErrorControllerOptions): Controll
       return new Response(renderPlainPage(status, charset, nonce), status, { ...headers, 'content-type': `text/html; charset=${charset}`, 'content-security-policy': plainPagePolicy(nonce) });
     }
     const logs = options.logs ? options.logs.getLogsOf(requestStack.all().filter((r) => r !== request)) : [];
+    // An error a kernel.exception listener threw (it escaped the kernel): the one it was handling too.
+    const handledError = HttpKernel.handledErrorOf(error);
     const page = renderDebugPage({
       errors,
+      handled: handledError === undefined ? [] : flattenError(handledError, { sourceMaps: true }),
       logs,
       request: { method: failed.method, uri: safeUri(failed) },
       status,

@@ -75,6 +75,11 @@ for (const scheme of SCHEMES) {
     assert.match(page, 'Matched route "order".');
     assert.match(page, 'Unhandled error: ');
     assert.match(page, 'while handling Error: the order service is down');
+    // And the error itself, with its frames, in a section of its own.
+    const handled = page.slice(page.indexOf('<section id="handled">'));
+    assert.match(handled, 'Thrown while handling');
+    assert.match(handled, '<p class="message">the order service is down</p>');
+    assert.match(handled, 'escaped-error.test.ts');
     assert.match(header(response.headers['x-debug-exception']), /Cannot%20read%20properties/);
   });
 

@@ -195,6 +195,20 @@ test('shows the raw stacks under "Stack Trace (Plain Text)"', () => {
   assert.ok(section.includes(firstStackLine.replace(/"/g, '&quot;')));
 });
 
+test('shows the error a failing kernel.exception listener was handling in its own section, escaped, and its stack with the others', () => {
+  const handled = notFound('<i>the order service is down</i>');
+  const document = page({ handled });
+  const section = document.slice(document.indexOf('<section id="handled">'), document.indexOf('</section>', document.indexOf('<section id="handled">')));
+  assert.ok(section.includes('Thrown while handling <span class="badge">2</span>'), section);
+  assert.ok(section.includes('<article class="error" id="handled-1">'));
+  assert.ok(section.includes('<p class="message">&lt;i&gt;the order service is down&lt;/i&gt;</p>'));
+  assert.not.ok(document.includes('<i>the order'));
+  const plain = document.slice(document.indexOf('Stack Trace (Plain Text)'));
+  assert.ok(plain.includes('[1/2] NotFoundHttpError (thrown while handling)'));
+  // Without a handled error, no such section.
+  assert.not.ok(page().includes('Thrown while handling'));
+});
+
 function failHere(): Error {
   return new Error('excerpt wanted'); // MARKER-DEBUG-PAGE
 }
