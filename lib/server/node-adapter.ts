@@ -77,6 +77,8 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   let waiting: Array<() => void> = [];
   const bodyTerminated = (): void => {
     if (--openBodies > 0) return;
+    // Nobody is waiting any more: a later wait must not hold the process again.
+    closeWaits.keepAlive(false);
     const waiters = waiting;
     waiting = [];
     for (const wake of waiters) wake();
@@ -186,7 +188,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     if (openBodies === 0) return Promise.resolve();
     // Whoever waits for these requests (app.close() on a signal) must not see the process exit first: an
     // unsettled top-level await would end it with code 13, the profiles unsaved.
-    closeWaits.keepAlive();
+    closeWaits.keepAlive(true);
     return new Promise<void>((resolve) => void waiting.push(resolve));
   };
   return Object.assign(listener, { settled });
@@ -310,10 +312,13 @@ class BodyCloseWaits {
     readable.once('close', closed);
   }
 
-  /** From now on, the waits keep the process alive (the server is closing and someone awaits them). */
-  keepAlive(): void {
-    this.#keepAlive = true;
-    for (const timer of this.#timers) timer.ref();
+  /** Whether the waits keep the process alive: while someone awaits them (the server is closing), they do. */
+  keepAlive(on: boolean): void {
+    this.#keepAlive = on;
+    for (const timer of this.#timers) {
+      if (on) timer.ref();
+      else timer.unref();
+    }
   }
 }
 
