@@ -89,45 +89,84 @@ test('bodyCloseWaitMs must be a whole number of milliseconds', () => {
   }
 });
 
-test('a process that awaits settled() on its way out stays alive until the hung body is given up', async () => {
-  // Node ends a process whose event loop is empty; with an unsettled top-level await, with code 13.
+/**
+ * Runs `steps` in a child process after a server with /hang (a body whose clean-up never ends) and
+ * /slow (one whose clean-up takes 100 ms) has started (`leave(path)` reads a chunk, then leaves).
+ * Resolves with its stdout (each line prefixed with the milliseconds since start), exit code and stderr.
+ */
+async function runChild(waitMs: number, steps: string): Promise<{ lines: Array<{ at: number; text: string }>; code: number | null; exitAt: number; stderr: string }> {
   const compiled = (path: string): string => JSON.stringify(new URL(path, import.meta.url).href);
-  const script = join(certDir, 'shutdown.mjs');
+  const script = join(certDir, `child-${Math.random().toString(16).slice(2)}.mjs`);
   writeFileSync(
     script,
-    `import { createServer } from 'node:http';
+    `import { createServer, get } from 'node:http';
 import { Readable } from 'node:stream';
 import { Response } from ${compiled('../../kernel/index.js')};
 import { createKernel } from ${compiled('../../lib/app/index.js')};
 import { Route, RouteCollection } from ${compiled('../../lib/routing/index.js')};
 import { createRequestListener } from ${compiled('../../lib/server/index.js')};
-const body = () => new Readable({ read() { this.push('.'.repeat(16384)); }, destroy() {} });
-const routes = new RouteCollection().add('hang', new Route('/hang', { defaults: { _controller: () => new Response(body(), 200) } }));
+const hung = () => new Readable({ read() { this.push('.'.repeat(16384)); }, destroy() {} });
+const slow = () => new Readable({ read() { this.push('.'.repeat(16384)); }, destroy(error, callback) { setTimeout(callback, 100); } });
+const routes = new RouteCollection()
+  .add('hang', new Route('/hang', { defaults: { _controller: () => new Response(hung(), 200) } }))
+  .add('slow', new Route('/slow', { defaults: { _controller: () => new Response(slow(), 200) } }));
 const app = createKernel({ debug: false, stderrLogLevel: false, routes });
-const listener = createRequestListener(app.kernel, { bodyCloseWaitMs: ${WAIT_MS} });
+const listener = createRequestListener(app.kernel, { bodyCloseWaitMs: ${waitMs} });
 const server = createServer(listener);
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const { port } = server.address();
-await new Promise((resolve, reject) => {
-  import('node:http').then(({ get }) => get({ port, host: '127.0.0.1', path: '/hang' }, (res) => res.once('data', () => { res.destroy(); resolve(); })).on('error', reject));
+const leave = (path) => new Promise((resolve, reject) => {
+  get({ port, host: '127.0.0.1', path }, (res) => res.once('data', () => { res.destroy(); setTimeout(resolve, 50); })).on('error', reject);
 });
-await new Promise((resolve) => setTimeout(resolve, 50));
+${steps}
+`,
+  );
+  const started = Date.now();
+  const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: Array<{ at: number; text: string }> = [];
+  let stderr = '';
+  let carry = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    const parts = (carry + chunk.toString()).split('\n');
+    carry = parts.pop()!;
+    for (const text of parts) lines.push({ at: Date.now() - started, text });
+  });
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(killer);
+  return { lines, code, exitAt: Date.now() - started, stderr };
+}
+
+test('a process that awaits settled() on its way out stays alive until the hung body is given up', async () => {
+  // Node ends a process whose event loop is empty; with an unsettled top-level await, with code 13.
+  const { lines, code, stderr } = await runChild(
+    WAIT_MS,
+    `await leave('/hang');
 server.close();
 server.closeAllConnections();
 await listener.settled();
-process.stdout.write('settled\\n');
-`,
+process.stdout.write('settled\\n');`,
   );
-  const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  clearTimeout(killer);
-  assert.is(stdout, 'settled\n', stderr);
+  assert.equal(lines.map((line) => line.text), ['settled'], stderr);
   assert.is(code, 0, stderr);
+});
+
+test('once settled() has resolved, a later hung clean-up no longer holds the process', async () => {
+  // The first body closes 100 ms after its client left, which settles the wait; the second never
+  // closes, and its wait (10 s) must not keep a process that has nothing else to do.
+  const { lines, code, exitAt, stderr } = await runChild(
+    10_000,
+    `await leave('/slow');
+await listener.settled();
+await leave('/hang');
+server.close();
+server.closeAllConnections();
+process.stdout.write('done\\n');`,
+  );
+  assert.equal(lines.map((line) => line.text), ['done'], stderr);
+  assert.is(code, 0, stderr);
+  assert.ok(exitAt - lines[0]!.at < 5_000, `the process lived ${exitAt - lines[0]!.at} ms after its last step`);
 });
 
 test.run();
