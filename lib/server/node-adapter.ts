@@ -23,7 +23,8 @@ export interface RequestListenerOptions {
    * The page for an error that escaped `kernel.handle()` (a `kernel.exception` listener that threw,
    * or none that answered), once it is logged CRITICAL. Default: a bare `Internal Server Error`
    * text, which is also sent when this throws or gives no Response. createKernel gives its error
-   * page, as Symfony's ErrorHandler renders what escapes its kernel.
+   * page, as Symfony's ErrorHandler renders what escapes its kernel. Either way `kernel.terminate`
+   * follows, with the Response sent.
    */
   unhandled?: (error: unknown, request: Request) => Response | Promise<Response>;
   /**
@@ -143,23 +144,24 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         ? logger?.critical('Unhandled error: {message}', { message: messageOf(error), error })
         : logger?.critical('Unhandled error: {message} (thrown by a kernel.exception listener while handling {handled})', { message: messageOf(error), error, handled: messageOf(handled), handledError: handled }),
     );
-    if (unhandled === undefined) return sendBare500(res);
+    const bare = (): void => sendPage(req, res, request, bare500());
+    if (unhandled === undefined) return bare();
     let page: Response | Promise<Response>;
     try {
       page = unhandled(error, request);
     } catch {
-      return sendBare500(res);
+      return bare();
     }
-    if (isPromiseLike(page)) page.then((answer) => sendPage(req, res, request, answer), () => sendBare500(res));
+    if (isPromiseLike(page)) page.then((answer) => sendPage(req, res, request, answer), bare);
     else sendPage(req, res, request, page);
   };
   // The page is the request's answer: kernel.terminate follows it, as after any other (Symfony's
   // terminateWithException() terminates too), so the profile is saved and terminate listeners run.
   const sendPage = (req: IncomingMessage, res: ServerResponse, request: Request, page: unknown): void => {
-    if (!(page instanceof Response)) return sendBare500(res);
-    if (sendAndTerminate(req, res, request, page) === SENT) return;
+    const answer = page instanceof Response ? page : bare500();
+    if (sendAndTerminate(req, res, request, answer) === SENT) return;
     sendBare500(res);
-    terminate(request, page);
+    terminate(request, answer);
   };
 
   const listener: NodeRequestListener & { [answersExpectContinue]?: true } = (req, res) => {
@@ -334,6 +336,11 @@ function describeValue(value: unknown): string {
 function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): void {
   logger?.critical('Unhandled error: {message}', { message: messageOf(error), error });
   sendBare500(res);
+}
+
+/** The bare 500 as a Response: what an escaped error gets when no `unhandled` page can be had (it is terminated as any answer). */
+function bare500(): Response {
+  return new Response('Internal Server Error\n', 500, { 'content-type': 'text/plain; charset=UTF-8' });
 }
 
 /** The answer of last resort: a 500 with a one-line text, or a cut connection once a head went out. */
