@@ -123,6 +123,15 @@ const LEASE_REFRESH_MS = 30_000;
 const LEASE_PREFIX_LENGTH = 2;
 /** Another lease is taken once the held ones are this full (index entries, files, draws). */
 const LEASE_FULL_SHARE = 0.5;
+/**
+ * Once the least full held lease is this full, the next scan (or lease) starts in the background,
+ * while draws go on: waited for at LEASE_FULL_SHARE, it held every request that needed a token
+ * (up to the 1,000 in flight of a pipelined bench, for a second or more: several file operations,
+ * each a turn of a busy event loop).
+ */
+const LEASE_EARLY_SHARE = 0.375;
+/** After a background growth failed, the next waits this long (the blocking growth still runs when needed). */
+const EARLY_GROWTH_RETRY_MS = 10_000;
 /** Random draws inside one lease before it is looked at again (at most half full: a miss is < 1/2). */
 const DRAWS_PER_LEASE = 48;
 /** A bound check runs after this many profiles written by this instance, or when a second has passed since the last. */
@@ -219,6 +228,10 @@ export class FileStorage implements ProfilerStorage {
   readonly #busy = (token: string): boolean => this.#claims.has(token) || this.#writing.has(token) || this.#drawn.has(token);
   /** Lease changes (acquire, scan, refresh, release) run one at a time. */
   #leasing: Promise<unknown> = Promise.resolve();
+  /** The background growth started by a draw from a lease past LEASE_EARLY_SHARE, while it runs. */
+  #growingEarly: Promise<void> | null = null;
+  /** No background growth before this time (ms): the last one failed (every other prefix leased, say). */
+  #earlyRetryAt = 0;
   #leaseTimer: NodeJS.Timeout | null = null;
   /** The segment batches are appended to; null until the first write and after a roll-over. */
   #segment: Segment | null = null;
@@ -721,19 +734,36 @@ export class FileStorage implements ProfilerStorage {
     if (best === undefined) return null;
     const token = best.taken.draw(length, DRAWS_PER_LEASE, this.#busy);
     if (token !== null) this.#drawn.add(token);
+    // Past the early share: the scan or the next lease is made now, in the background, so that no draw waits for it.
+    if (best.taken.size >= limit * (LEASE_EARLY_SHARE / LEASE_FULL_SHARE) && this.#growingEarly === null && !this.#closed && this.#now() >= this.#earlyRetryAt) {
+      this.#growingEarly = this.#serialLeases(() => this.#growLeases(length, LEASE_EARLY_SHARE))
+        .catch(() => {
+          // Only a head start: the draw that finds no usable lease grows them itself, and reports what fails then.
+          this.#earlyRetryAt = this.#now() + EARLY_GROWTH_RETRY_MS;
+        })
+        .finally(() => {
+          this.#growingEarly = null;
+        });
+    }
     return token;
   }
 
-  /** Scans the held leases over the share; when all still are, acquires a lease on another prefix. */
-  async #growLeases(length: number): Promise<void> {
+  /**
+   * Scans the held leases over `share` (of their prefix's tokens); when all still are, acquires a
+   * lease on another prefix. A lease still over LEASE_FULL_SHARE after its scan is full.
+   */
+  async #growLeases(length: number, share = LEASE_FULL_SHARE): Promise<void> {
     if (this.#closed) return;
-    const limit = 16 ** (length - LEASE_PREFIX_LENGTH) * LEASE_FULL_SHARE;
-    const usable = (): boolean => [...this.#leases.values()].some((lease) => !lease.full && lease.taken.size < limit);
+    const space = 16 ** (length - LEASE_PREFIX_LENGTH);
+    const limit = space * LEASE_FULL_SHARE;
+    const wanted = space * share;
+    const usable = (): boolean => [...this.#leases.values()].some((lease) => !lease.full && lease.taken.size < wanted);
     if (usable()) return;
-    for (const lease of this.#leases.values()) {
+    for (const lease of [...this.#leases.values()]) {
       if (lease.full) continue;
       await this.#scan(lease);
       if (lease.taken.size >= limit) lease.full = true;
+      if (this.#closed) return;
     }
     if (usable()) return;
     await makeDirectory(join(this.dir, LEASE_DIR));
@@ -744,7 +774,7 @@ export class FileStorage implements ProfilerStorage {
       if (!(await lock.tryAcquire())) continue;
       const lease: Lease = { prefix, lock, taken: new TakenTokens(prefix), full: false };
       await this.#scan(lease);
-      if (lease.taken.size >= limit) {
+      if (lease.taken.size >= wanted) {
         await lock.release();
         continue;
       }
@@ -774,6 +804,9 @@ export class FileStorage implements ProfilerStorage {
       const token = PROFILE_FILE.exec(name)?.[1];
       if (token !== undefined) taken.add(token);
     }
+    // After the awaits: a held lease is drawn from while it is scanned in the background, and a
+    // token drawn and written meanwhile is in this process's index (a write adds its lines there
+    // before the token leaves #drawn), or still pending.
     for (const entry of this.#index.newestFirst()) if (entry.token.startsWith(prefix)) taken.add(entry.token);
     addPending();
     lease.taken = taken;

@@ -312,6 +312,59 @@ test('the lease of a killed process is taken over at once by the next one', asyn
   assert.ok(token.startsWith(prefix), 'the dead process\'s prefix, without waiting for its lease to age');
 });
 
+/** Draws `count` tokens of 6 characters in bulk (in memory while a lease is usable). */
+async function drawMany(storage: ReturnType<typeof storageIn>, count: number): Promise<string[]> {
+  const tokens: string[] = [];
+  while (tokens.length < count) tokens.push(...(await storage.drawTokens(6, Math.min(1_000, count - tokens.length))));
+  return tokens;
+}
+
+/** Lets the background lease work (a scan, a lease file) run to its end. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 50; i++) await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
+// A 6-character token's prefix holds 65,536 tokens: the next lease is taken at half of them, and
+// made in the background from three eighths on, so that no draw (no request) waits for it.
+test('past three eighths of its prefix, the next lease is taken in the background, before any draw has to wait', async () => {
+  const storage = storageIn();
+  await drawMany(storage, 24_500);
+  await settle();
+  assert.is(storage.leasedPrefixes.length, 1, 'below three eighths: one lease');
+  await drawMany(storage, 100);
+  await settle();
+  assert.is(storage.leasedPrefixes.length, 2, 'a second lease, taken while the first was still usable');
+  await storage.close();
+});
+
+test('tokens drawn and written while a background scan runs are never drawn again', async () => {
+  // Only one prefix can be leased: the background growth scans the lease (and fails to find another), and draws go on from it.
+  const writer = storageIn();
+  const prefix = (await writer.drawToken(6)).slice(0, 2);
+  await writer.close();
+  await leaseAllBut(writer.dir, prefix);
+  const storage = storageIn(writer.dir);
+  const drawn = await drawMany(storage, 24_570);
+  // Across the early share: each batch is written at once, so some are written after the scan has read the index.
+  for (let round = 0; round < 20; round++) {
+    const batch = await storage.drawTokens(6, 50);
+    drawn.push(...batch);
+    await storage.writeMany(batch.map((token) => makeProfile(token, {}, 200)));
+  }
+  await settle();
+  // Up to the full share (32,768) from the same lease; the draw after it finds no lease to take and rejects.
+  for (;;) {
+    const more = await storage.drawTokens(6, 500).catch(() => null);
+    if (more === null) break;
+    drawn.push(...more);
+    if (drawn.length > 40_000) break;
+  }
+  assert.ok(drawn.every((token) => token.startsWith(prefix)));
+  assert.ok(drawn.length >= 32_000, `drew ${drawn.length}`);
+  assert.is(new Set(drawn).size, drawn.length, 'a token was drawn twice');
+  await storage.close();
+});
+
 test('longer tokens are drawn in the leased prefix too', async () => {
   const storage = storageIn();
   const token = await storage.drawToken(16);
