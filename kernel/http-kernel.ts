@@ -32,8 +32,8 @@ const handledWhenThrown = new WeakMap<object, unknown>();
 export class HttpKernel implements KernelLike {
   /**
    * The error a `kernel.exception` listener was handling when it threw `thrown` (which then escaped
-   * `handle()`), or undefined. The listeners after it never saw that error, nor did the error page:
-   * servers name it where they log the escape (createRequestListener does), so it is not lost.
+   * `handle()`), or undefined. The listeners after it never saw that error: createRequestListener
+   * names it where it logs the escape, and the debug page and the profiler show it, so it is not lost.
    */
   static handledErrorOf(thrown: unknown): unknown {
     return typeof thrown === 'object' && thrown !== null ? handledWhenThrown.get(thrown) : undefined;
