@@ -7,16 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request as undiciRequest } from 'undici';
+import { request as undiciRequest, type Agent } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KernelEvents, Response, type TerminateEvent } from '../../kernel/index.js';
 import { createKernel, type KernelApp } from '../../lib/app/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
 import { createRequestListener, type KernelRequestListener } from '../../lib/server/index.js';
-import { startServers, type RunningServers } from '../../lib/server/listen.js';
-import { loadOrCreateDevCertificate } from '../../lib/server/tls-certificate.js';
-import { SCHEMES } from './harness.js';
+import { SCHEMES, serveListener, type ListenerServer } from './harness.js';
 
 const WAIT_MS = 300;
 
@@ -44,12 +42,12 @@ async function readAndLeave(url: string, agent: Agent): Promise<void> {
 }
 
 const test = suite('a stream body whose clean-up hangs');
-const certDir = mkdtempSync(join(tmpdir(), 'http-kernel-close-wait-'));
+/** Where the child processes' scripts are written. */
+const scriptDir = mkdtempSync(join(tmpdir(), 'http-kernel-close-wait-'));
 const terminated: number[] = [];
 let app: KernelApp;
 let listener: KernelRequestListener;
-let running: RunningServers;
-let agent: Agent;
+let server: ListenerServer;
 
 test.before(async () => {
   const recorder = {
@@ -58,23 +56,20 @@ test.before(async () => {
   };
   app = createKernel({ debug: false, stderrLogLevel: false, routes: routes(), subscribers: [recorder] });
   listener = createRequestListener(app.kernel, { bodyCloseWaitMs: WAIT_MS });
-  const tls = await loadOrCreateDevCertificate(certDir);
-  running = await startServers(listener, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, limits: { shutdownTimeout: 2000 } });
-  agent = new Agent({ connect: { ca: tls.cert } });
+  server = await serveListener(listener);
 });
 
 test.after(async () => {
-  await agent.close();
-  await running.close();
+  await server.close();
   await app.close();
-  rmSync(certDir, { recursive: true, force: true });
+  rmSync(scriptDir, { recursive: true, force: true });
 });
 
-for (const [i, scheme] of SCHEMES.entries()) {
+for (const scheme of SCHEMES) {
   test(`over ${scheme}: the request terminates once the wait is over, and settled() resolves after it`, async () => {
     const before = terminated.length;
     const left = Date.now();
-    await readAndLeave(running.urls[i]!, agent);
+    await readAndLeave(server.urls[scheme], server.agent);
     for (let k = 0; k < 250 && terminated.length === before; k++) await sleep(20);
     assert.is(terminated.length, before + 1, 'terminated once');
     // Not at once: the wait for the clean-up came first (less a little for the clocks' grain).
@@ -96,7 +91,7 @@ test('bodyCloseWaitMs must be a whole number of milliseconds', () => {
  */
 async function runChild(waitMs: number, steps: string): Promise<{ lines: Array<{ at: number; text: string }>; code: number | null; exitAt: number; stderr: string }> {
   const compiled = (path: string): string => JSON.stringify(new URL(path, import.meta.url).href);
-  const script = join(certDir, `child-${Math.random().toString(16).slice(2)}.mjs`);
+  const script = join(scriptDir, `child-${Math.random().toString(16).slice(2)}.mjs`);
   writeFileSync(
     script,
     `import { createServer, get } from 'node:http';

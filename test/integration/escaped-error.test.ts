@@ -1,18 +1,13 @@
 // An error that escapes kernel.handle() (a kernel.exception listener of the application that
 // throws) still gets an error page, over real sockets: the debug page with the request's logs for
 // clients allowed to see it, the plain page or problem+json otherwise, never the bare text.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Agent, request as undiciRequest } from 'undici';
+import { request as undiciRequest } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EventDispatcher, HttpKernel, KernelEvents, Response, type ExceptionEvent, type TerminateEvent } from '../../kernel/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
 import { createRequestListener } from '../../lib/server/index.js';
-import { startServers, type RunningServers } from '../../lib/server/listen.js';
-import { loadOrCreateDevCertificate } from '../../lib/server/tls-certificate.js';
-import { SCHEMES, decodeEntities, fetchFrom, header, savedProfile, type TestServer, startTestServer } from './harness.js';
+import { SCHEMES, decodeEntities, fetchFrom, header, savedProfile, serveListener, type ListenerServer, type TestServer, startTestServer } from './harness.js';
 
 function routes(): RouteCollection {
   return new RouteCollection().add('order', new Route('/orders/:id', {
@@ -149,10 +144,8 @@ for (const scheme of SCHEMES) {
 // text, and kernel.terminate after it all the same.
 {
   const test = suite('an error that escapes an embedder\'s kernel');
-  const certDir = mkdtempSync(join(tmpdir(), 'http-kernel-escaped-'));
   const terminated: number[] = [];
-  let running: RunningServers;
-  let agent: Agent;
+  let server: ListenerServer;
 
   test.before(async () => {
     const dispatcher = new EventDispatcher();
@@ -165,20 +158,16 @@ for (const scheme of SCHEMES) {
         throw new Error('the order service is down');
       },
     });
-    const tls = await loadOrCreateDevCertificate(certDir);
-    running = await startServers(createRequestListener(kernel), { host: '127.0.0.1', port: 0, httpsPort: 0, tls, limits: { shutdownTimeout: 2000 } });
-    agent = new Agent({ connect: { ca: tls.cert } });
+    server = await serveListener(createRequestListener(kernel));
   });
   test.after(async () => {
-    await agent.close();
-    await running.close();
-    rmSync(certDir, { recursive: true, force: true });
+    await server.close();
   });
 
-  for (const [i, scheme] of SCHEMES.entries()) {
+  for (const scheme of SCHEMES) {
     test(`over ${scheme}: the bare 500 text, then kernel.terminate with it`, async () => {
       const before = terminated.length;
-      const response = await undiciRequest(`${running.urls[i]}/orders/7`, { dispatcher: agent });
+      const response = await undiciRequest(`${server.urls[scheme]}/orders/7`, { dispatcher: server.agent });
       assert.is(response.statusCode, 500);
       assert.is(header(response.headers['content-type']), 'text/plain; charset=UTF-8');
       assert.is(await response.body.text(), 'Internal Server Error\n');

@@ -10,6 +10,7 @@ import { createApp, createKernel, type AppOptions, type KernelApp, type KernelOp
 import { MemoryStorage } from '../../lib/profiler/storage/index.js';
 import { loadOrCreateDevCertificate } from '../../lib/server/tls-certificate.js';
 import { startServers, type Limits, type RunningServers } from '../../lib/server/listen.js';
+import type { NodeRequestListener } from '../../lib/server/node-adapter.js';
 
 /** A running test server. */
 export interface TestServer {
@@ -40,19 +41,39 @@ export async function startTestServer(options: { app?: AppOptions; kernel?: Kern
   // Profiles stay in memory unless a test asks for files: the tests never write into the checkout.
   const profiler = { storage: new MemoryStorage() };
   const app = options.kernel ? createKernel({ stderrLogLevel: false, profiler, ...options.kernel }) : createApp({ stderrLogLevel: false, profiler, ...options.app });
+  const served = await serveListener(app.listener, options.limits);
+  return {
+    ...served,
+    app,
+    async close() {
+      await served.close();
+      await app.close();
+    },
+  };
+}
+
+/** A request listener served over http and https by startServers, with a client that trusts it. */
+export interface ListenerServer {
+  urls: { http: string; https: string };
+  running: RunningServers;
+  agent: Agent;
+  /** Closes the client, then the servers. */
+  close(): Promise<void>;
+}
+
+/** Serves a listener of a test's own (an embedder's kernel, listener options) as startTestServer serves an app's. */
+export async function serveListener(listener: NodeRequestListener, limits: Partial<Limits> = {}): Promise<ListenerServer> {
   const tls = await devCertificate();
-  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, limits: { shutdownTimeout: 2000, ...options.limits } });
+  const running = await startServers(listener, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, limits: { shutdownTimeout: 2000, ...limits } });
   const [http, https] = running.urls as [string, string];
   const agent = new Agent({ connect: { ca: tls.cert }, connections: 256 });
   return {
-    app,
     urls: { http, https },
     running,
     agent,
     async close() {
       await agent.close();
       await running.close();
-      await app.close();
     },
   };
 }
