@@ -7,7 +7,7 @@ import { gunzip as gunzipCallback } from 'node:zlib';
 import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
-import { FileLock, type FileLockOptions } from './file-lock.js';
+import { FileLock } from './file-lock.js';
 import { errorCode, ignoreMissing, isMissing, removeFile } from './fs-errors.js';
 import {
   SEGMENT_NAME,
@@ -25,7 +25,7 @@ import {
   type IndexRecord,
 } from './index-file.js';
 import { ProfileIndex } from './profile-index.js';
-import { TakenTokens } from './taken-tokens.js';
+import { LEASE_PREFIX_LENGTH, TokenLeases } from './token-leases.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
 import { FUTURE_SLACK_MS, isStorableToken, resolveBounds, storableJson } from './validation.js';
 import { makeDirectory, makeDirectorySync } from '../../fs/make-directory.js';
@@ -51,16 +51,6 @@ export interface FileStorageOptions {
    */
   leaseOwner?: string;
   deadLeaseOwners?: readonly string[];
-}
-
-/** A token prefix this instance holds the lease of. */
-interface Lease {
-  readonly prefix: string;
-  readonly lock: FileLock;
-  /** Tokens of the prefix not to draw: files and index entries at the last scan, and this instance's draws since. */
-  taken: TakenTokens;
-  /** Still over the share after a scan: no more draws from it; given back once no drawn token of it is pending. */
-  full: boolean;
 }
 
 /** The segment file this instance appends its batches to. */
@@ -113,27 +103,6 @@ const SEGMENT_STALE_MS = 5 * 60_000;
 const PROFILE_SUFFIX = '.json.gz';
 const PROFILE_FILE = /^([0-9a-f]{6,32})\.json\.gz$/;
 const SHARD_DIR = /^[0-9a-f]{2}$/;
-const LEASE_DIR = 'leases';
-const LEASE_SUFFIX = '.lease';
-/** A lease not refreshed for this long belongs to a crashed or frozen process and is taken over. */
-const LEASE_STALE_MS = 2 * 60_000;
-/** Held leases are refreshed (mtime) this often. */
-const LEASE_REFRESH_MS = 30_000;
-/** A lease covers the tokens starting with its prefix: the shard's 2 characters. */
-const LEASE_PREFIX_LENGTH = 2;
-/** Another lease is taken once the held ones are this full (index entries, files, draws). */
-const LEASE_FULL_SHARE = 0.5;
-/**
- * Once the least full held lease is this full, the next scan (or lease) starts in the background,
- * while draws go on: waited for at LEASE_FULL_SHARE, it held every request that needed a token
- * (up to the 1,000 in flight of a pipelined bench, for a second or more: several file operations,
- * each a turn of a busy event loop).
- */
-const LEASE_EARLY_SHARE = 0.375;
-/** After a background growth failed, the next waits this long (the blocking growth still runs when needed). */
-const EARLY_GROWTH_RETRY_MS = 10_000;
-/** Random draws inside one lease before it is looked at again (at most half full: a miss is < 1/2). */
-const DRAWS_PER_LEASE = 48;
 /** A bound check runs after this many profiles written by this instance, or when a second has passed since the last. */
 const CHECK_EVERY_WRITES = 32;
 const CHECK_EVERY_MS = 1_000;
@@ -191,9 +160,9 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
  * range. A crash between the two writes leaves records no line refers to (that batch is lost, no
  * other); a crash mid-append leaves a torn line, which readers skip.
  *
- * Tokens: a process draws its tokens inside the prefixes it leases (a lease file created with
- * `wx`, refreshed every 30 s, taken over when 2 minutes old or when its holder's pid is dead on
- * this host), in memory: no file per claim. Claims of tokens outside the held prefixes are
+ * Tokens: a process draws its tokens inside the prefixes it leases (TokenLeases: a lease file
+ * created with `wx`, refreshed every 30 s, taken over when 2 minutes old or when its holder's pid
+ * is dead on this host), in memory: no file per claim. Claims of tokens outside the held prefixes are
  * placeholder files created with `wx` (refused inside a prefix another live process leases), kept
  * until the profile's index line is written. Either way a write also refuses a token the index
  * already holds: the first index line of a token is its profile, and later ones are ignored, so
@@ -214,25 +183,12 @@ export class FileStorage implements ProfilerStorage {
   readonly #indexPath: string;
   readonly #index: ProfileIndex;
   readonly #lock: FileLock;
-  /** How this instance's prefix leases record and judge their holders. */
-  readonly #leaseLockOptions: FileLockOptions;
   /** Placeholders this instance created and has neither written nor released. */
   readonly #claims = new Set<string>();
   readonly #writing = new Set<string>();
   readonly #shards = new Set<string>();
-  /** Prefix leases held, by prefix. */
-  readonly #leases = new Map<string, Lease>();
-  /** Tokens drawn from a lease (no placeholder file) and neither written nor released. */
-  readonly #drawn = new Set<string>();
-  /** Whether a token is claimed, being written or drawn by this instance (a lease's taken set may miss it until its next scan). */
-  readonly #busy = (token: string): boolean => this.#claims.has(token) || this.#writing.has(token) || this.#drawn.has(token);
-  /** Lease changes (acquire, scan, refresh, release) run one at a time. */
-  #leasing: Promise<unknown> = Promise.resolve();
-  /** The background growth started by a draw from a lease past LEASE_EARLY_SHARE, while it runs. */
-  #growingEarly: Promise<void> | null = null;
-  /** No background growth before this time (ms): the last one failed (every other prefix leased, say). */
-  #earlyRetryAt = 0;
-  #leaseTimer: NodeJS.Timeout | null = null;
+  /** The token prefixes this instance draws its tokens in, and the tokens drawn. */
+  readonly #leases: TokenLeases;
   /** The segment batches are appended to; null until the first write and after a roll-over. */
   #segment: Segment | null = null;
   /** This instance's rolled-over segments, deleted as soon as no index line refers to them. */
@@ -260,7 +216,18 @@ export class FileStorage implements ProfilerStorage {
     this.#indexPath = join(this.dir, INDEX_FILE);
     this.#index = new ProfileIndex(this.#indexPath);
     this.#lock = new FileLock(join(this.dir, LOCK_FILE));
-    this.#leaseLockOptions = { holderInfo: true, owner: options.leaseOwner, deadOwners: new Set(options.deadLeaseOwners) };
+    this.#leases = new TokenLeases(
+      {
+        dir: this.dir,
+        stored: (prefix) => this.#storedTokens(prefix),
+        pending: () => [...this.#writing, ...this.#claims],
+        busy: (token) => this.#claims.has(token) || this.#writing.has(token),
+        closed: () => this.#closed,
+        now: () => this.#now(),
+        report: (error) => this.#report(error),
+      },
+      { holderInfo: true, owner: options.leaseOwner, deadOwners: new Set(options.deadLeaseOwners) },
+    );
     this.#timer = setInterval(() => this.#tick(), TIMER_MS);
     this.#timer.unref();
   }
@@ -275,10 +242,10 @@ export class FileStorage implements ProfilerStorage {
     if (!Number.isInteger(length) || length < 6 || length > 32) throw new RangeError(`A profile token has 6 to 32 characters, not ${length}.`);
     for (let round = 0; round < 4; round++) {
       if (this.#closed) throw this.#closedError();
-      const token = this.#drawFromLeases(length);
+      const token = this.#leases.draw(length);
       if (token !== null) return token;
       try {
-        await this.#serialLeases(() => this.#growLeases(length));
+        await this.#leases.grow(length);
       } catch (error) {
         throw this.#failure('lease a token prefix', null, error);
       }
@@ -290,7 +257,7 @@ export class FileStorage implements ProfilerStorage {
   async drawTokens(length = 6, count = 1): Promise<string[]> {
     const tokens = [await this.drawToken(length)];
     while (tokens.length < count) {
-      const token = this.#drawFromLeases(length);
+      const token = this.#leases.draw(length);
       if (token === null) break;
       tokens.push(token);
     }
@@ -305,7 +272,7 @@ export class FileStorage implements ProfilerStorage {
    */
   async claim(token: string): Promise<boolean> {
     if (!isStorableToken(token)) return false;
-    if (this.#claims.has(token) || this.#writing.has(token) || this.#drawn.has(token)) return false;
+    if (this.#claims.has(token) || this.#writing.has(token) || this.#leases.isDrawn(token)) return false;
     try {
       return (await this.#claimToken(token)) !== false;
     } catch (error) {
@@ -316,10 +283,7 @@ export class FileStorage implements ProfilerStorage {
   /** Removes this instance's placeholder, if it is still an empty placeholder. */
   async release(token: string): Promise<void> {
     if (!isStorableToken(token)) return;
-    if (this.#drawn.delete(token)) {
-      this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH))?.taken.delete(token);
-      return;
-    }
+    if (this.#leases.release(token)) return;
     if (!this.#claims.delete(token)) return;
     await this.#removePlaceholder(token).catch((error: unknown) => this.#report(error));
   }
@@ -440,7 +404,6 @@ export class FileStorage implements ProfilerStorage {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
-    if (this.#leaseTimer !== null) clearInterval(this.#leaseTimer);
     await this.#upkeep;
     await this.#exclusive;
     await this.#appending;
@@ -451,12 +414,7 @@ export class FileStorage implements ProfilerStorage {
       this.#report(error);
     }
     await Promise.all([...this.#claims].map((token) => this.release(token)));
-    await this.#serialLeases(async () => {
-      this.#drawn.clear();
-      const leases = [...this.#leases.values()];
-      this.#leases.clear();
-      await Promise.all(leases.map((lease) => lease.lock.release()));
-    });
+    await this.#leases.close();
   }
 
   /** Validates and serialises a profile and takes its token in #writing; the error that refuses it otherwise. */
@@ -476,7 +434,7 @@ export class FileStorage implements ProfilerStorage {
     try {
       const owned: PendingWrite[] = [];
       for (const pending of batch) {
-        if (this.#claims.has(pending.token) || this.#drawn.has(pending.token)) {
+        if (this.#claims.has(pending.token) || this.#leases.isDrawn(pending.token)) {
           owned.push(pending);
           continue;
         }
@@ -497,7 +455,7 @@ export class FileStorage implements ProfilerStorage {
           continue;
         }
         refused.push(new ProfileExistsError(pending.token));
-        this.#drawn.delete(pending.token);
+        this.#leases.settle(pending.token);
         if (pending.placeholder) await this.#dropPlaceholder(pending.token);
       }
       if (fresh.length > 0) await this.#serialAppend(() => this.#appendBatch(fresh));
@@ -506,7 +464,7 @@ export class FileStorage implements ProfilerStorage {
       throw this.#failure('write', batch.length === 1 ? `profile ${(batch[0] as PendingWrite).token}` : `${batch.length} profiles`, error);
     }
     for (const pending of fresh) {
-      this.#drawn.delete(pending.token);
+      this.#leases.settle(pending.token);
       // The index line holds the token now: the placeholder has done its job.
       if (this.#claims.delete(pending.token)) await this.#removePlaceholder(pending.token).catch((error: unknown) => this.#report(error));
     }
@@ -519,15 +477,9 @@ export class FileStorage implements ProfilerStorage {
    * File-system errors are thrown as they are.
    */
   async #claimToken(token: string): Promise<'lease' | 'placeholder' | false> {
-    const prefix = token.slice(0, LEASE_PREFIX_LENGTH);
-    const lease = this.#leases.get(prefix);
-    if (lease !== undefined) {
-      if (lease.taken.has(token) || this.#index.has(token)) return false;
-      lease.taken.add(token);
-      this.#drawn.add(token);
-      return 'lease';
-    }
-    if (await this.#leasedByAnother(prefix)) return false;
+    const leased = this.#leases.claim(token, (candidate) => this.#index.has(candidate));
+    if (leased !== null) return leased && 'lease';
+    if (await this.#leases.leasedByAnother(token.slice(0, LEASE_PREFIX_LENGTH))) return false;
     if (!(await this.#inShard(token, () => this.#createPlaceholder(token)))) return false;
     this.#claims.add(token);
     // After the placeholder: a writer removes its placeholder only once the token's index line is written.
@@ -721,132 +673,20 @@ export class FileStorage implements ProfilerStorage {
 
   /** The prefixes this instance leases now (for tests and tools). */
   get leasedPrefixes(): string[] {
-    return [...this.#leases.keys()].sort();
+    return this.#leases.prefixes;
   }
 
-  /** A drawn token from the least full held lease, or null when a lease must be scanned or acquired. */
-  #drawFromLeases(length: number): string | null {
-    const limit = 16 ** (length - LEASE_PREFIX_LENGTH) * LEASE_FULL_SHARE;
-    let best: Lease | undefined;
-    for (const lease of this.#leases.values()) {
-      if (!lease.full && lease.taken.size < limit && (best === undefined || lease.taken.size < best.taken.size)) best = lease;
-    }
-    if (best === undefined) return null;
-    const token = best.taken.draw(length, DRAWS_PER_LEASE, this.#busy);
-    if (token !== null) this.#drawn.add(token);
-    // Past the early share: the scan or the next lease is made now, in the background, so that no draw waits for it.
-    if (best.taken.size >= limit * (LEASE_EARLY_SHARE / LEASE_FULL_SHARE) && this.#growingEarly === null && !this.#closed && this.#now() >= this.#earlyRetryAt) {
-      this.#growingEarly = this.#serialLeases(() => this.#growLeases(length, LEASE_EARLY_SHARE))
-        .catch(() => {
-          // Only a head start: the draw that finds no usable lease grows them itself, and reports what fails then.
-          this.#earlyRetryAt = this.#now() + EARLY_GROWTH_RETRY_MS;
-        })
-        .finally(() => {
-          this.#growingEarly = null;
-        });
-    }
-    return token;
-  }
-
-  /**
-   * Scans the held leases over `share` (of their prefix's tokens); when all still are, acquires a
-   * lease on another prefix. A lease still over LEASE_FULL_SHARE after its scan is full.
-   */
-  async #growLeases(length: number, share = LEASE_FULL_SHARE): Promise<void> {
-    if (this.#closed) return;
-    const space = 16 ** (length - LEASE_PREFIX_LENGTH);
-    const limit = space * LEASE_FULL_SHARE;
-    const wanted = space * share;
-    const usable = (): boolean => [...this.#leases.values()].some((lease) => !lease.full && lease.taken.size < wanted);
-    if (usable()) return;
-    for (const lease of [...this.#leases.values()]) {
-      if (lease.full) continue;
-      await this.#scan(lease);
-      if (lease.taken.size >= limit) lease.full = true;
-      if (this.#closed) return;
-    }
-    if (usable()) return;
-    await makeDirectory(join(this.dir, LEASE_DIR));
-    const prefixes = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).filter((prefix) => !this.#leases.has(prefix));
-    shuffle(prefixes);
-    for (const prefix of prefixes) {
-      const lock = this.#leaseLock(prefix);
-      if (!(await lock.tryAcquire())) continue;
-      const lease: Lease = { prefix, lock, taken: new TakenTokens(prefix), full: false };
-      await this.#scan(lease);
-      if (lease.taken.size >= wanted) {
-        await lock.release();
-        continue;
-      }
-      this.#leases.set(prefix, lease);
-      if (this.#leaseTimer === null) {
-        this.#leaseTimer = setInterval(() => {
-          void this.#serialLeases(() => this.#refreshLeases()).catch((error: unknown) => this.#report(error));
-        }, LEASE_REFRESH_MS);
-        this.#leaseTimer.unref();
-      }
-      return;
-    }
-    throw new ProfilerStorageError(`Every token prefix of the profiler storage ${this.dir} is leased by another process or half full.`, 'HK_PROFILER_STORAGE_FULL');
-  }
-
-  /** Rebuilds a lease's taken set: the shard's files (profiles, placeholders), the index's entries, our pending draws. */
-  async #scan(lease: Lease): Promise<void> {
-    const { prefix } = lease;
-    const taken = new TakenTokens(prefix);
-    const addPending = (): void => {
-      for (const set of [this.#drawn, this.#writing, this.#claims]) for (const token of set) if (token.startsWith(prefix)) taken.add(token);
-    };
-    // Before the awaits too: a write finishing meanwhile leaves #drawn before its file shows in an earlier readdir.
-    addPending();
+  /** The tokens of a prefix this storage holds: its index entries (caught up with the file) and its shard's files. */
+  async #storedTokens(prefix: string): Promise<string[]> {
     await this.#index.refresh();
+    const tokens: string[] = [];
     for (const name of (await ignoreMissing(readdir(join(this.dir, prefix)))) ?? []) {
       const token = PROFILE_FILE.exec(name)?.[1];
-      if (token !== undefined) taken.add(token);
+      if (token !== undefined) tokens.push(token);
     }
-    // After the awaits: a held lease is drawn from while it is scanned in the background, and a
-    // token drawn and written meanwhile is in this process's index (a write adds its lines there
-    // before the token leaves #drawn), or still pending.
-    for (const entry of this.#index.newestFirst()) if (entry.token.startsWith(prefix)) taken.add(entry.token);
-    addPending();
-    lease.taken = taken;
-  }
-
-  /** Keeps the held leases young; drops the ones taken over (we were frozen), gives back full ones without pending draws. */
-  async #refreshLeases(): Promise<void> {
-    for (const lease of [...this.#leases.values()]) {
-      if (!(await lease.lock.stillHeld())) {
-        this.#leases.delete(lease.prefix);
-        this.#report(new ProfilerStorageError(`The profiler storage lease ${lease.lock.path} was taken over; its pending tokens are still written exclusively.`, 'HK_PROFILER_STORAGE_LOCKED'));
-        continue;
-      }
-      if (lease.full && ![...this.#drawn].some((token) => token.startsWith(lease.prefix))) {
-        this.#leases.delete(lease.prefix);
-        await lease.lock.release();
-        continue;
-      }
-      await lease.lock.refresh();
-    }
-  }
-
-  /** Whether a live lease of another instance covers the prefix. */
-  /** A live lease of another instance on the prefix: fresh, and not left by a process of this host that is gone. */
-  async #leasedByAnother(prefix: string): Promise<boolean> {
-    return this.#leaseLock(prefix).heldByAnother();
-  }
-
-  #leaseLock(prefix: string): FileLock {
-    return new FileLock(this.#leasePath(prefix), LEASE_STALE_MS, this.#leaseLockOptions);
-  }
-
-  #leasePath(prefix: string): string {
-    return join(this.dir, LEASE_DIR, `${prefix}${LEASE_SUFFIX}`);
-  }
-
-  #serialLeases<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#leasing.then(fn, fn);
-    this.#leasing = run.catch(() => {});
-    return run;
+    // After the awaits: what a write added to the index meanwhile is in.
+    for (const entry of this.#index.newestFirst()) if (entry.token.startsWith(prefix)) tokens.push(entry.token);
+    return tokens;
   }
 
   #profilePath(token: string): string {
@@ -1175,13 +1015,6 @@ export class FileStorage implements ProfilerStorage {
     } catch {
       // A failing error handler must not turn background upkeep into an unhandled rejection.
     }
-  }
-}
-
-function shuffle<T>(items: T[]): void {
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [items[i], items[j]] = [items[j] as T, items[i] as T];
   }
 }
 

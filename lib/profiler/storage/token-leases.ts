@@ -1,0 +1,267 @@
+import { join } from 'node:path';
+import { makeDirectory } from '../../fs/make-directory.js';
+import { ProfilerStorageError } from './errors.js';
+import { FileLock, type FileLockOptions } from './file-lock.js';
+import { TakenTokens } from './taken-tokens.js';
+
+/** What TokenLeases needs of the storage it draws tokens for. */
+export interface LeaseHost {
+  /** The storage directory; leases are the files `leases/<aa>.lease` in it. */
+  readonly dir: string;
+  /** The tokens of `prefix` the storage holds (index entries, files), read from disk. */
+  stored(prefix: string): Promise<Iterable<string>>;
+  /** The storage's own tokens in flight, claimed or being written (not the drawn ones). */
+  pending(): Iterable<string>;
+  /** Whether the storage has claimed a token or is writing it (not drawn ones). */
+  busy(token: string): boolean;
+  /** Whether the storage has been closed: no more leases are taken or refreshed. */
+  closed(): boolean;
+  /** The storage's clock (epoch ms). */
+  now(): number;
+  /** Receives the errors of the background refresh, which has no caller to reject. */
+  report(error: unknown): void;
+}
+
+/** A token prefix held. */
+interface Lease {
+  readonly prefix: string;
+  readonly lock: FileLock;
+  /** Tokens of the prefix not to draw: files and index entries at the last scan, and the draws since. */
+  taken: TakenTokens;
+  /** Still over the share after a scan: no more draws from it; given back once no drawn token of it is pending. */
+  full: boolean;
+}
+
+const LEASE_DIR = 'leases';
+const LEASE_SUFFIX = '.lease';
+/** A lease not refreshed for this long belongs to a crashed or frozen process and is taken over. */
+const LEASE_STALE_MS = 2 * 60_000;
+/** Held leases are refreshed (mtime) this often. */
+const LEASE_REFRESH_MS = 30_000;
+/** A lease covers the tokens starting with its prefix: the shard's 2 characters. */
+export const LEASE_PREFIX_LENGTH = 2;
+/** Another lease is taken once the held ones are this full (index entries, files, draws). */
+const LEASE_FULL_SHARE = 0.5;
+/**
+ * Once the least full held lease is this full, the next scan (or lease) starts in the background,
+ * while draws go on: waited for at LEASE_FULL_SHARE, it held every request that needed a token
+ * (up to the 1,000 in flight of a pipelined bench, for a second or more: several file operations,
+ * each a turn of a busy event loop).
+ */
+const LEASE_EARLY_SHARE = 0.375;
+/** After a background growth failed, the next waits this long (the blocking growth still runs when needed). */
+const EARLY_GROWTH_RETRY_MS = 10_000;
+/** Random draws inside one lease before it is looked at again (at most half full: a miss is < 1/2). */
+const DRAWS_PER_LEASE = 48;
+
+/**
+ * The token prefixes one FileStorage instance leases, and the tokens it has drawn from them.
+ *
+ * A lease is the file `leases/<aa>.lease`, created with `wx` (one holder at a time, in any
+ * process), refreshed every 30 s and taken over when 2 minutes old or when its holder's pid is
+ * dead on this host. Inside a held prefix, tokens are drawn at random in memory, avoiding what
+ * the storage holds (scanned when the lease is taken) and the draws since: no file per token.
+ * Another prefix is leased once the held ones are half full; the scan or lease that makes room
+ * starts in the background at three eighths, so that no draw waits for it.
+ *
+ * A drawn token stays drawn until the storage has written its profile or given it back
+ * (`settle`, `release`).
+ */
+export class TokenLeases {
+  readonly #host: LeaseHost;
+  readonly #lockOptions: FileLockOptions;
+  /** Prefix leases held, by prefix. */
+  readonly #leases = new Map<string, Lease>();
+  /** Tokens drawn from a lease and neither written nor released. */
+  readonly #drawn = new Set<string>();
+  /** Whether a token may not be drawn: drawn already, or the storage's. */
+  readonly #busy = (token: string): boolean => this.#drawn.has(token) || this.#host.busy(token);
+  /** Lease changes (acquire, scan, refresh, release) run one at a time. */
+  #changing: Promise<unknown> = Promise.resolve();
+  /** The background growth started by a draw from a lease past LEASE_EARLY_SHARE, while it runs. */
+  #growingEarly: Promise<void> | null = null;
+  /** No background growth before this time (ms): the last one failed (every other prefix leased, say). */
+  #earlyRetryAt = 0;
+  #timer: NodeJS.Timeout | null = null;
+
+  /** `lockOptions`: how the lease files record and judge their holders (see FileLockOptions). */
+  constructor(host: LeaseHost, lockOptions: FileLockOptions) {
+    this.#host = host;
+    this.#lockOptions = lockOptions;
+  }
+
+  /** The prefixes leased now, sorted. */
+  get prefixes(): string[] {
+    return [...this.#leases.keys()].sort();
+  }
+
+  /** Whether the token was drawn here and is neither written nor released. */
+  isDrawn(token: string): boolean {
+    return this.#drawn.has(token);
+  }
+
+  /** A token drawn from the least full held lease, or null when a lease must be scanned or acquired first (grow()). */
+  draw(length: number): string | null {
+    const limit = 16 ** (length - LEASE_PREFIX_LENGTH) * LEASE_FULL_SHARE;
+    let best: Lease | undefined;
+    for (const lease of this.#leases.values()) {
+      if (!lease.full && lease.taken.size < limit && (best === undefined || lease.taken.size < best.taken.size)) best = lease;
+    }
+    if (best === undefined) return null;
+    const token = best.taken.draw(length, DRAWS_PER_LEASE, this.#busy);
+    if (token !== null) this.#drawn.add(token);
+    // Past the early share: the scan or the next lease is made now, in the background, so that no draw waits for it.
+    if (best.taken.size >= limit * (LEASE_EARLY_SHARE / LEASE_FULL_SHARE) && this.#growingEarly === null && !this.#host.closed() && this.#host.now() >= this.#earlyRetryAt) {
+      this.#growingEarly = this.#serial(() => this.#grow(length, LEASE_EARLY_SHARE))
+        .catch(() => {
+          // Only a head start: the draw that finds no usable lease grows the leases itself, and reports what fails then.
+          this.#earlyRetryAt = this.#host.now() + EARLY_GROWTH_RETRY_MS;
+        })
+        .finally(() => {
+          this.#growingEarly = null;
+        });
+    }
+    return token;
+  }
+
+  /** Makes room for draw(): rescans the held leases, or leases another prefix. Throws when every prefix is taken or half full. */
+  grow(length: number): Promise<void> {
+    return this.#serial(() => this.#grow(length, LEASE_FULL_SHARE));
+  }
+
+  /**
+   * Claims a token of a held prefix for the storage, as drawn: false when it is taken (drawn, in
+   * the lease's scan, or `indexed`), null when no held lease covers it.
+   */
+  claim(token: string, indexed: (token: string) => boolean): boolean | null {
+    const lease = this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH));
+    if (lease === undefined) return null;
+    if (lease.taken.has(token) || indexed(token)) return false;
+    lease.taken.add(token);
+    this.#drawn.add(token);
+    return true;
+  }
+
+  /** The profile of a drawn token is stored (or refused): it is no longer in flight. Its prefix keeps it taken. */
+  settle(token: string): void {
+    this.#drawn.delete(token);
+  }
+
+  /** Gives a drawn token back, drawable again; false when it was not drawn here. */
+  release(token: string): boolean {
+    if (!this.#drawn.delete(token)) return false;
+    this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH))?.taken.delete(token);
+    return true;
+  }
+
+  /** A live lease of another holder on the prefix: fresh, and not left by a process of this host that is gone. */
+  leasedByAnother(prefix: string): Promise<boolean> {
+    return this.#lock(prefix).heldByAnother();
+  }
+
+  /** Gives every lease back, after the lease changes under way; the drawn tokens are forgotten. */
+  async close(): Promise<void> {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    await this.#serial(async () => {
+      this.#drawn.clear();
+      const leases = [...this.#leases.values()];
+      this.#leases.clear();
+      await Promise.all(leases.map((lease) => lease.lock.release()));
+    });
+  }
+
+  /**
+   * Scans the held leases over `share` (of their prefix's tokens); when all still are, acquires a
+   * lease on another prefix. A lease still over LEASE_FULL_SHARE after its scan is full.
+   */
+  async #grow(length: number, share: number): Promise<void> {
+    const host = this.#host;
+    if (host.closed()) return;
+    const space = 16 ** (length - LEASE_PREFIX_LENGTH);
+    const limit = space * LEASE_FULL_SHARE;
+    const wanted = space * share;
+    const usable = (): boolean => [...this.#leases.values()].some((lease) => !lease.full && lease.taken.size < wanted);
+    if (usable()) return;
+    for (const lease of [...this.#leases.values()]) {
+      if (lease.full) continue;
+      await this.#scan(lease);
+      if (lease.taken.size >= limit) lease.full = true;
+      if (host.closed()) return;
+    }
+    if (usable()) return;
+    await makeDirectory(join(host.dir, LEASE_DIR));
+    const prefixes = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).filter((prefix) => !this.#leases.has(prefix));
+    shuffle(prefixes);
+    for (const prefix of prefixes) {
+      const lock = this.#lock(prefix);
+      if (!(await lock.tryAcquire())) continue;
+      const lease: Lease = { prefix, lock, taken: new TakenTokens(prefix), full: false };
+      await this.#scan(lease);
+      if (lease.taken.size >= wanted) {
+        await lock.release();
+        continue;
+      }
+      this.#leases.set(prefix, lease);
+      if (this.#timer === null) {
+        this.#timer = setInterval(() => {
+          if (!host.closed()) void this.#serial(() => this.#refresh()).catch((error: unknown) => host.report(error));
+        }, LEASE_REFRESH_MS);
+        this.#timer.unref();
+      }
+      return;
+    }
+    throw new ProfilerStorageError(`Every token prefix of the profiler storage ${host.dir} is leased by another process or half full.`, 'HK_PROFILER_STORAGE_FULL');
+  }
+
+  /** Rebuilds a lease's taken set: what the storage holds, its tokens in flight and the draws. */
+  async #scan(lease: Lease): Promise<void> {
+    const { prefix } = lease;
+    const taken = new TakenTokens(prefix);
+    const addPending = (): void => {
+      for (const token of this.#drawn) if (token.startsWith(prefix)) taken.add(token);
+      for (const token of this.#host.pending()) if (token.startsWith(prefix)) taken.add(token);
+    };
+    // Before the awaits too: a write finishing meanwhile leaves the drawn tokens before its file shows in an earlier listing.
+    addPending();
+    // Read after its awaits: a held lease is drawn from while it is scanned in the background, and a
+    // token drawn and written meanwhile is in the storage's index (a write adds its lines there
+    // before the token is settled), or still pending.
+    for (const token of await this.#host.stored(prefix)) taken.add(token);
+    addPending();
+    lease.taken = taken;
+  }
+
+  /** Keeps the held leases young; drops the ones taken over (we were frozen), gives back full ones without pending draws. */
+  async #refresh(): Promise<void> {
+    for (const lease of [...this.#leases.values()]) {
+      if (!(await lease.lock.stillHeld())) {
+        this.#leases.delete(lease.prefix);
+        this.#host.report(new ProfilerStorageError(`The profiler storage lease ${lease.lock.path} was taken over; its pending tokens are still written exclusively.`, 'HK_PROFILER_STORAGE_LOCKED'));
+        continue;
+      }
+      if (lease.full && ![...this.#drawn].some((token) => token.startsWith(lease.prefix))) {
+        this.#leases.delete(lease.prefix);
+        await lease.lock.release();
+        continue;
+      }
+      await lease.lock.refresh();
+    }
+  }
+
+  #lock(prefix: string): FileLock {
+    return new FileLock(join(this.#host.dir, LEASE_DIR, `${prefix}${LEASE_SUFFIX}`), LEASE_STALE_MS, this.#lockOptions);
+  }
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#changing.then(fn, fn);
+    this.#changing = run.catch(() => {});
+    return run;
+  }
+}
+
+function shuffle<T>(items: T[]): void {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [items[i], items[j]] = [items[j] as T, items[i] as T];
+  }
+}

@@ -1,0 +1,155 @@
+// TokenLeases on its own, with a host of plain sets: the contract FileStorage relies on.
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ProfilerStorageError } from '../../../../lib/profiler/storage/errors.js';
+import { TokenLeases, type LeaseHost } from '../../../../lib/profiler/storage/token-leases.js';
+import { makeTempDir } from './fixtures.js';
+
+interface Fixture {
+  leases: TokenLeases;
+  host: LeaseHost;
+  /** What the host says it stores, per prefix. */
+  stored: Map<string, string[]>;
+  /** The host's claimed or written tokens. */
+  busy: Set<string>;
+  reported: unknown[];
+  closed: { value: boolean };
+}
+
+const test = suite<{ cleanups: Array<() => Promise<void>> }>('TokenLeases', { cleanups: [] });
+test.after.each(async (context) => {
+  for (const cleanup of context.cleanups.splice(0)) await cleanup();
+});
+
+async function fixture(context: { cleanups: Array<() => Promise<void>> }): Promise<Fixture> {
+  const { dir, cleanup } = await makeTempDir('token-leases');
+  const stored = new Map<string, string[]>();
+  const busy = new Set<string>();
+  const reported: unknown[] = [];
+  const closed = { value: false };
+  const host: LeaseHost = {
+    dir,
+    stored: async (prefix) => stored.get(prefix) ?? [],
+    pending: () => busy,
+    busy: (token) => busy.has(token),
+    closed: () => closed.value,
+    now: () => Date.now(),
+    report: (error) => reported.push(error),
+  };
+  const leases = new TokenLeases(host, { holderInfo: true });
+  context.cleanups.push(async () => {
+    await leases.close();
+    await cleanup();
+  });
+  return { leases, host, stored, busy, reported, closed };
+}
+
+test('nothing is drawn before a lease is taken; grow() takes one, and draws stay inside its prefix', async (context) => {
+  const { leases, host } = await fixture(context);
+  assert.is(leases.draw(6), null, 'no lease held yet');
+  await leases.grow(6);
+  assert.is(leases.prefixes.length, 1);
+  const prefix = leases.prefixes[0]!;
+  assert.ok(existsSync(join(host.dir, 'leases', `${prefix}.lease`)), 'the lease file');
+  const drawn = new Set<string>();
+  for (let i = 0; i < 500; i++) {
+    const token = leases.draw(6);
+    assert.ok(token !== null);
+    assert.match(token, new RegExp(`^${prefix}[0-9a-f]{4}$`));
+    assert.not.ok(drawn.has(token), `${token} drawn twice`);
+    assert.ok(leases.isDrawn(token));
+    drawn.add(token);
+  }
+});
+
+test('a draw avoids what the host stores (scanned when the lease is taken) and what it is busy with', async (context) => {
+  const { leases, host, stored, busy } = await fixture(context);
+  // Every prefix but 5e is leased by another holder: grow() can only lease 5e.
+  await leaseAllBut(host.dir, '5e');
+  const all = Array.from({ length: 16 ** 4 }, (_, i) => `5e${i.toString(16).padStart(4, '0')}`);
+  // A quarter stored, a quarter the host's in flight: half full counts as full, nothing to lease.
+  stored.set('5e', all.filter((_, i) => i % 4 === 0));
+  for (const token of all.filter((_, i) => i % 4 === 2)) busy.add(token);
+  const error = await leases.grow(6).then(
+    () => null,
+    (rejected: unknown) => rejected,
+  );
+  assert.instance(error, ProfilerStorageError);
+  assert.equal(leases.prefixes, []);
+  // Then in flight only the tokens ending in 1 (pending when the lease is scanned).
+  busy.clear();
+  for (const token of all) if (token.endsWith('1')) busy.add(token);
+  await leases.grow(6);
+  assert.equal(leases.prefixes, ['5e']);
+  // Busy since the scan: those ending in f.
+  for (const token of all) if (token.endsWith('f')) busy.add(token);
+  let draws = 0;
+  for (let token = leases.draw(6); token !== null && draws < 2_000; token = leases.draw(6), draws++) {
+    assert.ok(parseInt(token.slice(2), 16) % 4 !== 0, `${token} is stored`);
+    assert.not.ok(token.endsWith('1') || token.endsWith('f'), `${token} is the host's`);
+  }
+  assert.is(draws, 2_000);
+});
+
+test('claim(): null outside the held prefixes; false when taken or indexed; a claimed token is drawn', async (context) => {
+  const { leases } = await fixture(context);
+  await leases.grow(6);
+  const prefix = leases.prefixes[0]!;
+  const other = prefix === 'aa' ? 'bb' : 'aa';
+  assert.is(leases.claim(`${other}0001`, () => false), null);
+  const drawn = leases.draw(6)!;
+  assert.is(leases.claim(drawn, () => false), false, 'drawn already');
+  assert.is(leases.claim(`${prefix}0002`, (token) => token === `${prefix}0002`), false, 'indexed');
+  const claimed = [`${prefix}0003`, `${prefix}0004`].find((token) => token !== drawn)!;
+  assert.is(leases.claim(claimed, () => false), true);
+  assert.ok(leases.isDrawn(claimed));
+  assert.is(leases.claim(claimed, () => false), false, 'claimed twice');
+});
+
+test('settle() keeps a written token taken; release() makes a drawn token drawable again', async (context) => {
+  const { leases } = await fixture(context);
+  await leases.grow(6);
+  const prefix = leases.prefixes[0]!;
+  const written = `${prefix}00a1`;
+  const given = `${prefix}00a2`;
+  assert.is(leases.claim(written, () => false), true);
+  assert.is(leases.claim(given, () => false), true);
+  leases.settle(written);
+  assert.not.ok(leases.isDrawn(written));
+  assert.is(leases.claim(written, () => false), false, 'its profile is stored: still taken');
+  assert.is(leases.release(given), true);
+  assert.not.ok(leases.isDrawn(given));
+  assert.is(leases.claim(given, () => false), true, 'given back: free again');
+  assert.is(leases.release(`${prefix}00a3`), false, 'never drawn');
+});
+
+test('another holder\'s live lease is seen; close() gives the leases back and forgets the draws', async (context) => {
+  const first = await fixture(context);
+  await first.leases.grow(6);
+  const prefix = first.leases.prefixes[0]!;
+  const token = first.leases.draw(6)!;
+  const second = new TokenLeases({ ...first.host }, { holderInfo: true, owner: 'second' });
+  assert.is(await second.leasedByAnother(prefix), true);
+  await first.leases.close();
+  assert.equal(await readdir(join(first.host.dir, 'leases')), []);
+  assert.not.ok(first.leases.isDrawn(token));
+  assert.equal(first.leases.prefixes, []);
+  assert.is(await second.leasedByAnother(prefix), false);
+  await second.close();
+});
+
+/** Lease files of a live holder (this process, another owner) on every prefix but `except`. */
+async function leaseAllBut(dir: string, except: string): Promise<void> {
+  await mkdir(join(dir, 'leases'), { recursive: true });
+  const live = JSON.stringify({ pid: process.pid, hostname: hostname(), time: new Date().toISOString(), id: 'someone-else' });
+  for (let i = 0; i < 256; i++) {
+    const prefix = i.toString(16).padStart(2, '0');
+    if (prefix !== except) await writeFile(join(dir, 'leases', `${prefix}.lease`), live);
+  }
+}
+
+test.run();
