@@ -103,8 +103,10 @@ export function formatJson(record: LogRecord, request?: RequestDescription): str
   const context = writableContext(record.context);
   const head = JSON.stringify({ time: new Date(record.time).toISOString(), level: record.levelName.toLowerCase(), channel: record.channel, message: cut(record.message) });
   const fields = requestFields(request);
-  const described = fields === undefined ? '' : `,"request":${JSON.stringify(fields).replace(LINE_BREAKS_IN_JSON, unicodeEscape)}`;
-  return `${head.slice(0, -1)}${described},"context":${context instanceof RawJson ? context.json : JSON.stringify(context)}}\n`;
+  const described = fields === undefined ? '' : `,"request":${JSON.stringify(fields)}`;
+  const line = `${head.slice(0, -1)}${described},"context":${context instanceof RawJson ? context.json : JSON.stringify(context)}}`;
+  // Such characters stand only inside JSON strings, where their escapes read back as them.
+  return `${line.replace(LINE_BREAKS_IN_JSON, unicodeEscape)}\n`;
 }
 
 /** `[2026-11-21T21:40:54.123Z] request.ERROR: message {"context":1} [GET /path token=abc123]` */

@@ -162,6 +162,19 @@ test('a path cannot forge a log line: CR LF, escape sequences and Unicode line b
   assert.equal(JSON.parse(json).request, { method: 'GET\n', path, ip: '10.0.0.1\r', token: 'abc123' });
 });
 
+test('a JSON line stays one line for every reader when its message or context holds NEL, C1 controls, U+2028 or U+2029', () => {
+  // A header value may carry 0x85 (NEL): node keeps Latin-1 in header values, and a context may log it.
+  const message = 'Rejected header X-Note: a\u0085b\u2028c';
+  const context = { note: 'one\u2029two\u009bthree', nested: { list: ['\u2028'] } };
+  const json = formatJson(record(context, message), { method: 'GET', path: '/p' });
+  assert.is(json.indexOf('\n'), json.length - 1);
+  assert.not.match(json.slice(0, -1), /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/, 'no raw control or line-break character');
+  assert.is(json.split(/\r\n|[\n\r\u000b\u000c\u001c-\u001e\u0085\u2028\u2029]/).length, 2, 'one line for Python splitlines too');
+  const parsed = JSON.parse(json);
+  assert.is(parsed.message, message, 'the escapes read back as the characters');
+  assert.equal(parsed.context, context);
+});
+
 /** A stream that keeps what is written. */
 function memoryStream(isTTY = false) {
   const written: string[] = [];
