@@ -162,9 +162,9 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
  *
  * Tokens: a process draws its tokens inside the prefixes it leases (TokenLeases: a lease file
  * created with `wx`, refreshed every 30 s, taken over when 2 minutes old or when its holder's pid
- * is dead on this host), in memory: no file per claim. Claims of tokens outside the held prefixes are
- * placeholder files created with `wx` (refused inside a prefix another live process leases), kept
- * until the profile's index line is written. Either way a write also refuses a token the index
+ * is dead on this host), in memory: no file per claim. Claims of tokens outside the held
+ * prefixes are placeholder files created with `wx` (refused inside a prefix another live process
+ * leases), kept until the profile's index line is written. Either way a write also refuses a token the index
  * already holds: the first index line of a token is its profile, and later ones are ignored, so
  * no profile is ever overwritten.
  *
