@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, openSync, renameSync, rmSync, writevSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, renameSync, rmSync } from 'node:fs';
 import { open, readFile, readdir, rm, stat, utimes, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,7 +10,6 @@ import { ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './e
 import { FileLock } from './file-lock.js';
 import { errorCode, ignoreMissing, isMissing, removeFile } from './fs-errors.js';
 import {
-  SEGMENT_NAME,
   appendIndexLines,
   decodeIndexLine,
   encodeIndexHeader,
@@ -25,10 +24,12 @@ import {
   type IndexRecord,
 } from './index-file.js';
 import { ProfileIndex } from './profile-index.js';
+import { keptRange } from './retention.js';
+import { SegmentFiles, type Segment } from './segment-files.js';
 import { LEASE_PREFIX_LENGTH, TokenLeases } from './token-leases.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
-import { FUTURE_SLACK_MS, isStorableToken, resolveBounds, storableJson } from './validation.js';
-import { makeDirectory, makeDirectorySync } from '../../fs/make-directory.js';
+import { isStorableToken, resolveBounds, storableJson } from './validation.js';
+import { makeDirectory } from '../../fs/make-directory.js';
 
 const gunzip = promisify(gunzipCallback);
 
@@ -51,17 +52,6 @@ export interface FileStorageOptions {
    */
   leaseOwner?: string;
   deadLeaseOwners?: readonly string[];
-}
-
-/** The segment file this instance appends its batches to. */
-interface Segment {
-  readonly name: string;
-  /** Open for writing; the segment's file operations are synchronous, as all on the save path. */
-  readonly fd: number;
-  /** Bytes written: the offset of the next record. */
-  size: number;
-  readonly openedAt: number;
-  writtenAt: number;
 }
 
 /** A profile of a batch, serialised, its token held in #writing. */
@@ -88,18 +78,7 @@ export interface CompactionReport {
 const DEFAULT_DIR = 'var/profiler';
 const INDEX_FILE = 'index.ndjson';
 const LOCK_FILE = 'index.lock';
-const SEGMENT_DIR = 'segments';
 const DEFAULT_SEGMENT_BYTES = 4 * 1024 * 1024;
-/** A segment is rolled over once this old, so expired profiles free their segment soon after they expire. */
-const SEGMENT_MAX_AGE_MS = 10 * 60_000;
-/** A segment not written for this long is rolled over before the next write (see SEGMENT_STALE_MS). */
-const SEGMENT_IDLE_MS = 60_000;
-/**
- * Another process's segment, referred to by no index line and not written for this long, is
- * deleted: its writer is dead, or rolled it over (writers roll over idle segments after a minute).
- * Writers delete their own rolled-over segments themselves, as soon as no line refers to them.
- */
-const SEGMENT_STALE_MS = 5 * 60_000;
 const PROFILE_SUFFIX = '.json.gz';
 const PROFILE_FILE = /^([0-9a-f]{6,32})\.json\.gz$/;
 const SHARD_DIR = /^[0-9a-f]{2}$/;
@@ -116,12 +95,6 @@ const ABANDONED_CLAIM_MS = 60 * 60_000;
 const ABANDONED_TEMP_MS = 10 * 60_000;
 /** An old-layout profile file without an index line is deleted once this old. */
 const ORPHAN_GRACE_MS = 60_000;
-/**
- * A bound, once exceeded, is trimmed to this share of itself, so compactions are not back to back:
- * at 0.75 a server saving thousands of profiles a second compacts every 2,500 (at 0.9 the
- * compactions, every 1,000, stalled its saves enough to drop profiles).
- */
-const TRIM_TO = 0.75;
 /** Expired profiles wait for a compaction until this share of maxAge has passed beyond it. */
 const AGE_SLACK = 0.05;
 /** Unparseable lines (torn by crashes) tolerated before the index is rewritten without them. */
@@ -144,6 +117,7 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
  *   segments/<time>-<pid>-<hex>.ndjson   profiles, one JSON record a line, appended in batches by
  *                                        one writer (a FileStorage instance) only; rolled over at
  *                                        `segmentBytes` (4 MiB), 10 minutes of age or 1 of idleness
+ *                                        (SegmentFiles)
  *   index.ndjson                    one JSON line per profile: summary, segment, byte offset and
  *                                   length of its record; a compacted index starts with a header line
  *   index.lock                      present while one process compacts the index
@@ -177,22 +151,21 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
 export class FileStorage implements ProfilerStorage {
   readonly dir: string;
   readonly bounds: Readonly<StorageBounds>;
-  readonly #segmentBytes: number;
   readonly #now: () => number;
   readonly #onError: ((error: Error) => void) | undefined;
   readonly #indexPath: string;
   readonly #index: ProfileIndex;
   readonly #lock: FileLock;
+  /** Whether this process's copy of the index refers to a segment (caught up with the file by the caller). */
+  readonly #refersTo = (name: string): boolean => this.#index.refersTo(name);
   /** Placeholders this instance created and has neither written nor released. */
   readonly #claims = new Set<string>();
   readonly #writing = new Set<string>();
   readonly #shards = new Set<string>();
   /** The token prefixes this instance draws its tokens in, and the tokens drawn. */
   readonly #leases: TokenLeases;
-  /** The segment batches are appended to; null until the first write and after a roll-over. */
-  #segment: Segment | null = null;
-  /** This instance's rolled-over segments, deleted as soon as no index line refers to them. */
-  readonly #retired = new Set<string>();
+  /** The segment this instance appends its batches to, and those it rolled over. */
+  readonly #segments: SegmentFiles;
   /** Batches are appended one at a time (one segment, one offset). */
   #appending: Promise<unknown> = Promise.resolve();
   readonly #timer: NodeJS.Timeout;
@@ -210,7 +183,7 @@ export class FileStorage implements ProfilerStorage {
     this.bounds = Object.freeze(resolveBounds(options.bounds));
     const segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
     if (!(segmentBytes > 0)) throw new RangeError(`FileStorage segmentBytes must be a positive number, got ${String(segmentBytes)}.`);
-    this.#segmentBytes = segmentBytes;
+    this.#segments = new SegmentFiles(this.dir, segmentBytes);
     this.#now = options.now ?? Date.now;
     this.#onError = options.onError;
     this.#indexPath = join(this.dir, INDEX_FILE);
@@ -331,7 +304,7 @@ export class FileStorage implements ProfilerStorage {
       await this.#index.refresh();
       entry = this.#index.get(token);
       if (entry === undefined) return null;
-      data = entry.segment === null ? await ignoreMissing(readFile(this.#profilePath(token))) : await this.#readRecord(entry.segment, entry.offset, entry.bytes);
+      data = entry.segment === null ? await ignoreMissing(readFile(this.#profilePath(token))) : await this.#segments.read(entry.segment, entry.offset, entry.bytes);
     } catch (error) {
       throw this.#failure('read', `profile ${token}`, error);
     }
@@ -378,8 +351,7 @@ export class FileStorage implements ProfilerStorage {
         for (const name of (await ignoreMissing(readdir(this.dir))) ?? []) {
           if (SHARD_DIR.test(name)) await rm(join(this.dir, name), { recursive: true, force: true });
         }
-        for (const name of await this.#segmentFiles()) await removeFile(this.#segmentPath(name));
-        this.#retired.clear();
+        await this.#segments.deleteAll();
         this.#shards.clear();
       } catch (error) {
         throw this.#failure('purge', null, error);
@@ -407,7 +379,7 @@ export class FileStorage implements ProfilerStorage {
     await this.#upkeep;
     await this.#exclusive;
     await this.#appending;
-    if (this.#segment !== null) this.#retireSegment(this.#segment);
+    this.#segments.retireCurrent();
     try {
       await this.#deleteRetiredUnderLock();
     } catch (error) {
@@ -506,7 +478,7 @@ export class FileStorage implements ProfilerStorage {
 
   /** One positional write of the batch's records (JSON + newline) to the segment, then one append of their index lines. */
   async #appendBatch(batch: PendingWrite[]): Promise<void> {
-    const segment = await this.#writableSegment();
+    const segment = this.#segments.writable();
     // The records go to the file straight from their buffers (the caller's until the promise
     // settles): no copy of the batch into one buffer of hundreds of KB, allocated per batch.
     const parts: Uint8Array[] = [];
@@ -520,20 +492,8 @@ export class FileStorage implements ProfilerStorage {
       size += bytes.length + 1;
     }
     const { records, lines } = recordLines(entries);
-    try {
-      // Synchronous: one write of the batch into the page cache (about a millisecond for 1,000
-      // profiles) instead of a loop turn per step, which under load made a batch take ~0.5 s and
-      // the queue overflow. The same for the index append below and the index refresh. A short
-      // write (libuv retries partial ones itself) means the disk is full.
-      const written = writevSync(segment.fd, parts, segment.size);
-      if (written !== size) throw new Error(`Short write to segment ${segment.name} (${written} of ${size} bytes): is the disk full?`);
-    } catch (error) {
-      // Where its end is now is unknown: the next batch starts a new segment.
-      this.#retireSegment(segment);
-      throw error;
-    }
-    segment.size += size;
-    segment.writtenAt = Date.now();
+    // Synchronous, as the index append below and the index refresh (see SegmentFiles.write).
+    this.#segments.write(segment, parts, size);
     await this.#appendRecords(records, Buffer.from(lines), segment);
   }
 
@@ -561,45 +521,10 @@ export class FileStorage implements ProfilerStorage {
       const droppedThrough = this.#index.droppedThrough;
       pending = pending.filter((record) => !this.#index.has(record.token) && (droppedThrough === null || record.time > droppedThrough));
       // A purge deleted the segment: there is nothing left to index.
-      if (pending.length === 0 || !isLinked(segment.fd)) return;
+      if (pending.length === 0 || !this.#segments.isLinked(segment)) return;
       if (attempt >= APPEND_ATTEMPTS) throw new Error(`The profiler index ${this.#indexPath} was replaced ${APPEND_ATTEMPTS} times while appending to it.`);
       payload = Buffer.from(pending.map((record) => `${record.line}\n`).join(''));
     }
-  }
-
-  /** The current segment, or a new one when there is none, it is full, old or idle, or a purge deleted it. */
-  async #writableSegment(): Promise<Segment> {
-    const now = Date.now();
-    const current = this.#segment;
-    if (current !== null) {
-      const done = current.size >= this.#segmentBytes || now - current.openedAt >= SEGMENT_MAX_AGE_MS || now - current.writtenAt >= SEGMENT_IDLE_MS;
-      if (!done && isLinked(current.fd)) return current;
-      this.#retireSegment(current);
-    }
-    const name = `${now.toString(36)}-${process.pid}-${randomBytes(4).toString('hex')}.ndjson`;
-    const path = this.#segmentPath(name);
-    let fd: number;
-    try {
-      fd = openSync(path, 'wx');
-    } catch (error) {
-      if (errorCode(error) !== 'ENOENT') throw error;
-      makeDirectorySync(join(this.dir, SEGMENT_DIR));
-      fd = openSync(path, 'wx');
-    }
-    this.#segment = { name, fd, size: 0, openedAt: now, writtenAt: now };
-    return this.#segment;
-  }
-
-  /** Closes a segment for good; an empty one is deleted at once, others once no index line refers to them. */
-  #retireSegment(segment: Segment): void {
-    if (this.#segment === segment) this.#segment = null;
-    try {
-      closeSync(segment.fd);
-      if (segment.size === 0) rmSync(this.#segmentPath(segment.name), { force: true });
-    } catch {
-      // Already closed, or an empty file left: compaction deletes unreferenced segments.
-    }
-    if (segment.size > 0) this.#retired.add(segment.name);
   }
 
   /**
@@ -612,9 +537,7 @@ export class FileStorage implements ProfilerStorage {
   async #deleteRetiredUnderLock(): Promise<void> {
     // Only a segment that this copy of the index no longer refers to may be deletable (checked
     // again under the lock): most checks end here, without taking the lock.
-    let candidate = false;
-    for (const name of this.#retired) candidate ||= !this.#index.refersTo(name);
-    if (!candidate) return;
+    if (!this.#segments.hasDeletable(this.#refersTo)) return;
     await this.#runExclusive(async () => {
       try {
         if (!(await this.#lock.tryAcquire())) return;
@@ -625,50 +548,12 @@ export class FileStorage implements ProfilerStorage {
       try {
         await this.#serialAppend(async () => {
           await this.#index.refresh();
-          await this.#deleteRetiredSegments();
+          await this.#segments.deleteRetired(this.#refersTo);
         });
       } finally {
         await this.#lock.release();
       }
     });
-  }
-
-  /** Only under the index lock (see #deleteRetiredUnderLock; a compaction holds it). */
-  async #deleteRetiredSegments(): Promise<number> {
-    let deleted = 0;
-    for (const name of [...this.#retired]) {
-      if (this.#index.refersTo(name)) continue;
-      this.#retired.delete(name);
-      if (await removeFile(this.#segmentPath(name))) deleted++;
-    }
-    return deleted;
-  }
-
-  /** The record's bytes, or undefined when its segment is gone or too short (torn). */
-  async #readRecord(segment: string, offset: number, length: number): Promise<Buffer | undefined> {
-    const handle = await ignoreMissing(open(this.#segmentPath(segment), 'r'));
-    if (handle === undefined) return undefined;
-    try {
-      const buffer = Buffer.allocUnsafe(length);
-      let filled = 0;
-      while (filled < length) {
-        const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled);
-        if (bytesRead === 0) return undefined;
-        filled += bytesRead;
-      }
-      return buffer;
-    } finally {
-      await handle.close();
-    }
-  }
-
-  /** Names of the segment files. */
-  async #segmentFiles(): Promise<string[]> {
-    return ((await ignoreMissing(readdir(join(this.dir, SEGMENT_DIR)))) ?? []).filter((name) => SEGMENT_NAME.test(name));
-  }
-
-  #segmentPath(name: string): string {
-    return join(this.dir, SEGMENT_DIR, name);
   }
 
   /** The prefixes this instance leases now (for tests and tools). */
@@ -835,7 +720,7 @@ export class FileStorage implements ProfilerStorage {
       const { records, segments: referred, end } = old === undefined ? { records: [], segments: [], end: 0 } : await this.#index.catchUp(old);
       const report: CompactionReport = { profiles: 0, removed: 0, cleaned: 0, segmentsDeleted: 0 };
       // Listed after the catch-up: a segment is made before any line refers to it.
-      const segments = await this.#segmentFiles();
+      const segments = await this.#segments.list();
       const present = new Set(segments);
       // Usually every segment referred to is there: then no pass over the records.
       let live = referred.every((segment) => present.has(segment)) ? records : records.filter((record) => record.segment === null || present.has(record.segment));
@@ -844,7 +729,7 @@ export class FileStorage implements ProfilerStorage {
         live = await this.#sweep(live, report);
         this.#nextSweepAt = Date.now() + SWEEP_EVERY_MS;
       }
-      const [firstKept, endKept] = this.#keptRange(live);
+      const [firstKept, endKept] = keptRange(live, this.bounds, this.#now());
       const kept = live.slice(firstKept, endKept);
       const droppedThrough = firstKept > 0 ? (live[firstKept - 1] as IndexRecord).time : null;
       const removed = live.slice(0, firstKept);
@@ -873,7 +758,7 @@ export class FileStorage implements ProfilerStorage {
       }
       // Read back the tail just copied and the lines appended since, before judging which segments are referred to.
       await this.#index.refresh();
-      report.segmentsDeleted = await this.#deleteUnreferencedSegments(segments);
+      report.segmentsDeleted = await this.#segments.deleteUnreferenced(segments, this.#refersTo);
       return report;
     } catch (error) {
       throw error instanceof ProfilerStorageError ? error : this.#failure('compact', null, error);
@@ -900,58 +785,6 @@ export class FileStorage implements ProfilerStorage {
       if (!removedTokens.has(record.token)) copied.push(record.line);
     }
     return copied;
-  }
-
-  /**
-   * Deletes the listed segments no index line refers to whose writer is done with them: this
-   * instance's rolled-over ones, and other writers' not written for SEGMENT_STALE_MS.
-   */
-  async #deleteUnreferencedSegments(names: string[]): Promise<number> {
-    let deleted = await this.#deleteRetiredSegments();
-    const now = Date.now();
-    for (const name of names) {
-      if (this.#index.refersTo(name) || name === this.#segment?.name || this.#retired.has(name)) continue;
-      const path = this.#segmentPath(name);
-      const stats = await ignoreMissing(stat(path));
-      if (stats !== undefined && now - stats.mtimeMs >= SEGMENT_STALE_MS && (await removeFile(path))) deleted++;
-    }
-    return deleted;
-  }
-
-  /**
-   * The range of `sorted` (oldest first) to keep: expired ones go, then, over a bound, those dated
-   * more than FUTURE_SLACK_MS ahead of the clock, furthest first (written before it was set back:
-   * their age is unknown, and by their time they would outlive everything written since), then
-   * the oldest.
-   */
-  #keptRange(sorted: IndexRecord[]): [number, number] {
-    const { maxAge, maxProfiles, maxBytes } = this.bounds;
-    const now = this.#now();
-    const cutoff = now - maxAge;
-    const future = now + FUTURE_SLACK_MS;
-    let first = 0;
-    let end = sorted.length;
-    while (first < end && (sorted[first] as IndexRecord).time < cutoff) first++;
-    if (end - first > maxProfiles) {
-      let excess = end - first - Math.max(1, Math.floor(maxProfiles * TRIM_TO));
-      for (; excess > 0 && (sorted[end - 1] as IndexRecord).time > future; excess--) end--;
-      first += excess;
-    }
-    let bytes = 0;
-    for (let i = first; i < end; i++) bytes += (sorted[i] as IndexRecord).bytes;
-    if (bytes > maxBytes) {
-      const target = maxBytes * TRIM_TO;
-      while (bytes > target && end - first > 1) {
-        const newest = sorted[end - 1] as IndexRecord;
-        if (newest.time > future) {
-          end--;
-          bytes -= newest.bytes;
-        } else {
-          bytes -= (sorted[first++] as IndexRecord).bytes;
-        }
-      }
-    }
-    return [first, end];
   }
 
   /**
@@ -1015,15 +848,6 @@ export class FileStorage implements ProfilerStorage {
     } catch {
       // A failing error handler must not turn background upkeep into an unhandled rejection.
     }
-  }
-}
-
-/** Whether the open file still has a name (a purge or a compaction may have deleted it). */
-function isLinked(fd: number): boolean {
-  try {
-    return fstatSync(fd).nlink > 0;
-  } catch {
-    return false;
   }
 }
 

@@ -1,0 +1,53 @@
+import type { StorageBounds } from './profiler-storage.js';
+import { FUTURE_SLACK_MS } from './validation.js';
+
+/**
+ * A bound, once exceeded, is trimmed to this share of itself, so compactions are not back to back:
+ * at 0.75 a server saving thousands of profiles a second compacts every 2,500 (at 0.9 the
+ * compactions, every 1,000, stalled its saves enough to drop profiles).
+ */
+export const TRIM_TO = 0.75;
+
+/** What retention needs to know of a stored profile. */
+export interface Retained {
+  /** When the request began, epoch milliseconds. */
+  readonly time: number;
+  /** Size of its stored record. */
+  readonly bytes: number;
+}
+
+/**
+ * The range `[first, end)` of `sorted` (oldest first) that the bounds keep at `now`: expired ones
+ * go, then, over a bound, those dated more than FUTURE_SLACK_MS ahead of the clock, furthest
+ * first (written before it was set back: their age is unknown, and by their time they would
+ * outlive everything written since), then the oldest. A count or byte bound, once exceeded, is
+ * trimmed to TRIM_TO of itself, and never to fewer than one profile.
+ */
+export function keptRange(sorted: readonly Retained[], bounds: Readonly<StorageBounds>, now: number): [number, number] {
+  const { maxAge, maxProfiles, maxBytes } = bounds;
+  const cutoff = now - maxAge;
+  const future = now + FUTURE_SLACK_MS;
+  let first = 0;
+  let end = sorted.length;
+  while (first < end && (sorted[first] as Retained).time < cutoff) first++;
+  if (end - first > maxProfiles) {
+    let excess = end - first - Math.max(1, Math.floor(maxProfiles * TRIM_TO));
+    for (; excess > 0 && (sorted[end - 1] as Retained).time > future; excess--) end--;
+    first += excess;
+  }
+  let bytes = 0;
+  for (let i = first; i < end; i++) bytes += (sorted[i] as Retained).bytes;
+  if (bytes > maxBytes) {
+    const target = maxBytes * TRIM_TO;
+    while (bytes > target && end - first > 1) {
+      const newest = sorted[end - 1] as Retained;
+      if (newest.time > future) {
+        end--;
+        bytes -= newest.bytes;
+      } else {
+        bytes -= (sorted[first++] as Retained).bytes;
+      }
+    }
+  }
+  return [first, end];
+}

@@ -1,0 +1,65 @@
+// keptRange on its own: which profiles the bounds keep, given in time order.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { keptRange, TRIM_TO, type Retained } from '../../../../lib/profiler/storage/retention.js';
+import { FUTURE_SLACK_MS } from '../../../../lib/profiler/storage/validation.js';
+
+const test = suite('retention');
+
+const NOW = 1_800_000_000_000;
+const DAY = 86_400_000;
+const roomy = { maxAge: DAY, maxProfiles: 1_000, maxBytes: 1e9 };
+
+/** `count` profiles a second apart, the newest `newestAgo` ms before NOW, each `bytes` long. */
+function series(count: number, newestAgo = 0, bytes = 100): Retained[] {
+  return Array.from({ length: count }, (_, i) => ({ time: NOW - newestAgo - (count - 1 - i) * 1_000, bytes }));
+}
+
+test('within every bound, everything is kept', () => {
+  assert.equal(keptRange(series(50), roomy, NOW), [0, 50]);
+  assert.equal(keptRange([], roomy, NOW), [0, 0]);
+});
+
+test('profiles older than maxAge go, however few there are', () => {
+  const profiles = series(10);
+  // The 4 oldest are more than 5.5 s old.
+  assert.equal(keptRange(profiles, { ...roomy, maxAge: 5_500 }, NOW), [4, 10]);
+  assert.equal(keptRange(series(3, 2 * DAY), roomy, NOW), [3, 3], 'all expired: none kept');
+});
+
+test('over maxProfiles, the oldest go until TRIM_TO of the bound is left', () => {
+  const [first, end] = keptRange(series(120), { ...roomy, maxProfiles: 100 }, NOW);
+  assert.is(end, 120, 'the newest are kept');
+  assert.is(end - first, Math.floor(100 * TRIM_TO));
+});
+
+test('at maxProfiles exactly, nothing goes; a bound of one keeps the newest', () => {
+  assert.equal(keptRange(series(100), { ...roomy, maxProfiles: 100 }, NOW), [0, 100]);
+  assert.equal(keptRange(series(5), { ...roomy, maxProfiles: 1 }, NOW), [4, 5]);
+});
+
+test('over maxBytes, the oldest go until TRIM_TO of the bytes is left, and never the last one', () => {
+  const [first, end] = keptRange(series(100, 0, 1_000), { ...roomy, maxBytes: 50_000 }, NOW);
+  assert.is(end, 100);
+  assert.is(end - first, 37, `${end - first} kept: the most whose 1,000 bytes each fit in 37,500`);
+  assert.equal(keptRange(series(3, 0, 10_000), { ...roomy, maxBytes: 5_000 }, NOW), [2, 3], 'one profile over the bound alone stays');
+});
+
+test('over a bound, profiles dated ahead of the clock go first, furthest ahead first', () => {
+  const profiles = [...series(6), { time: NOW + FUTURE_SLACK_MS + 1_000, bytes: 100 }, { time: NOW + FUTURE_SLACK_MS + 2_000, bytes: 100 }];
+  // 8 profiles, bound 4: trimmed to 3; the two from the future are the first to go, then the 3 oldest.
+  assert.equal(keptRange(profiles, { ...roomy, maxProfiles: 4 }, NOW), [3, 6]);
+  // Only a little ahead (within the slack): an ordinary newest profile.
+  const near = [...series(6), { time: NOW + FUTURE_SLACK_MS - 1_000, bytes: 100 }];
+  assert.equal(keptRange(near, { ...roomy, maxProfiles: 4 }, NOW), [4, 7]);
+  // Under the bounds, nothing goes, from the future or not.
+  assert.equal(keptRange(profiles, roomy, NOW), [0, 8]);
+});
+
+test('over maxBytes, profiles from the future go first too', () => {
+  const profiles = [...series(4, 0, 1_000), { time: NOW + FUTURE_SLACK_MS + 1, bytes: 3_000 }];
+  // 7,000 bytes, bound 6,000, target 4,500: the 3,000 from the future go, leaving 4,000.
+  assert.equal(keptRange(profiles, { ...roomy, maxBytes: 6_000 }, NOW), [0, 4]);
+});
+
+test.run();

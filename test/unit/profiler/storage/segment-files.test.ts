@@ -1,0 +1,127 @@
+// SegmentFiles on its own: one writer's segments in a temp dir, the index played by a set of names.
+import { existsSync } from 'node:fs';
+import { readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { SegmentFiles } from '../../../../lib/profiler/storage/segment-files.js';
+import { makeTempDir } from './fixtures.js';
+
+const test = suite('segment files');
+
+let dir = '';
+let cleanup: () => Promise<void> = async () => {};
+test.before.each(async () => {
+  ({ dir, cleanup } = await makeTempDir('segments'));
+});
+test.after.each(() => cleanup());
+
+const bytes = (text: string): Uint8Array => Buffer.from(text);
+
+test('writes go one after the other into one segment, and read back by offset and length', async () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const segment = segments.writable();
+  segments.write(segment, [bytes('{"a":1}'), bytes('\n')], 8);
+  assert.is(segment.size, 8);
+  assert.is(segments.writable(), segment, 'not full: the same segment');
+  segments.write(segment, [bytes('{"b":22}\n')], 9);
+  assert.is(segment.size, 17);
+  assert.is((await segments.read(segment.name, 8, 8))?.toString(), '{"b":22}');
+  assert.equal(await segments.list(), [segment.name]);
+  assert.is(segments.currentName, segment.name);
+});
+
+test('a read past the end of a segment (torn) or of a segment that is gone is undefined', async () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const segment = segments.writable();
+  segments.write(segment, [bytes('0123456789')], 10);
+  assert.is(await segments.read(segment.name, 5, 10), undefined);
+  assert.is(await segments.read('lz0abc-1-0123abcd.ndjson', 0, 1), undefined);
+});
+
+test('a full segment is rolled over; the rolled-over one is deleted only once no index line refers to it', async () => {
+  const segments = new SegmentFiles(dir, 10);
+  const first = segments.writable();
+  segments.write(first, [bytes('0123456789')], 10);
+  const second = segments.writable();
+  assert.is.not(second.name, first.name);
+  const referred = new Set([first.name]);
+  const refersTo = (name: string) => referred.has(name);
+  assert.not.ok(segments.hasDeletable(refersTo));
+  assert.is(await segments.deleteRetired(refersTo), 0);
+  assert.ok(existsSync(segments.path(first.name)), 'still referred to: kept');
+  referred.clear();
+  assert.ok(segments.hasDeletable(refersTo));
+  assert.is(await segments.deleteRetired(refersTo), 1);
+  assert.not.ok(existsSync(segments.path(first.name)));
+  assert.not.ok(segments.hasDeletable(refersTo), 'deleted once, forgotten');
+  assert.ok(existsSync(segments.path(second.name)), 'the current segment is not touched');
+});
+
+test('a segment retired empty is deleted at once; retireCurrent closes the one being written', async () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const empty = segments.writable();
+  segments.retireCurrent();
+  assert.not.ok(existsSync(segments.path(empty.name)));
+  assert.is(segments.currentName, null);
+  const written = segments.writable();
+  segments.write(written, [bytes('x')], 1);
+  segments.retireCurrent();
+  assert.ok(existsSync(segments.path(written.name)), 'with a record: kept until unreferenced');
+  assert.is(await segments.deleteRetired(() => false), 1);
+});
+
+test('a segment deleted behind the writer (a purge) is noticed, and the next write goes to a new one', async () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const segment = segments.writable();
+  segments.write(segment, [bytes('abc')], 3);
+  await rm(segments.path(segment.name));
+  assert.not.ok(segments.isLinked(segment));
+  const next = segments.writable();
+  assert.is.not(next.name, segment.name);
+  assert.ok(segments.isLinked(next));
+});
+
+test('a failed write retires the segment: the next batch starts a new one', async () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const segment = segments.writable();
+  try {
+    segments.write(segment, [bytes('abc')], 4);
+  } catch {
+    // The short count stands for a full disk.
+  }
+  assert.is(segments.currentName, null);
+  assert.is.not(segments.writable().name, segment.name);
+});
+
+test('unreferenced segments of other writers are deleted only when stale; referenced and current ones never', async () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const own = segments.writable();
+  segments.write(own, [bytes('own')], 3);
+  const stale = 'lz0aaa-1-0000aaaa.ndjson';
+  const fresh = 'lz0bbb-2-0000bbbb.ndjson';
+  const referred = 'lz0ccc-3-0000cccc.ndjson';
+  for (const name of [stale, fresh, referred]) await writeFile(segments.path(name), 'record\n');
+  const old = new Date(Date.now() - 10 * 60_000);
+  await utimes(segments.path(stale), old, old);
+  await utimes(segments.path(referred), old, old);
+  const names = await segments.list();
+  assert.equal(names.sort(), [stale, fresh, referred, own.name].sort());
+  assert.is(await segments.deleteUnreferenced(names, (name) => name === referred), 1);
+  assert.equal((await readdir(join(dir, 'segments'))).sort(), [fresh, referred, own.name].sort());
+});
+
+test('list() names only segment files; deleteAll() removes every one, of every writer', async () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  segments.write(segments.writable(), [bytes('a')], 1);
+  segments.retireCurrent();
+  segments.write(segments.writable(), [bytes('b')], 1);
+  await writeFile(segments.path('lz0ddd-4-0000dddd.ndjson'), 'c\n');
+  await writeFile(segments.path('notes.txt'), 'not a segment');
+  assert.is((await segments.list()).length, 3);
+  await segments.deleteAll();
+  assert.equal(await readdir(join(dir, 'segments')), ['notes.txt']);
+  assert.not.ok(segments.hasDeletable(() => false), 'the rolled-over segment is forgotten with its file');
+});
+
+test.run();
