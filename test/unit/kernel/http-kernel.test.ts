@@ -100,6 +100,33 @@ test('the controller gets the request and route params; kernel.controller may re
   assert.is(response.body, '/books/7:7');
 });
 
+test('kernel.controller_arguments may replace the controller and its arguments together', async () => {
+  const { dispatcher, kernel } = kernelWith((request: Request) => new Response(`original ${request.path}`));
+  const seen: unknown[][] = [];
+  dispatcher.addListener(KernelEvents.CONTROLLER_ARGUMENTS, (event: ControllerArgumentsEvent) => {
+    seen.push(event.arguments);
+    event.setController((greeting: string, name: string) => new Response(`${greeting}, ${name}`));
+    event.setArguments(['hello', 'world']);
+  });
+  const response = await kernel.handle(Request.create('/x'));
+  assert.is(response.body, 'hello, world');
+  assert.is(seen.length, 1);
+  assert.instance(seen[0]![0], Request, 'the listener saw the arguments resolved for the original controller');
+});
+
+test('a kernel.request listener can tell whether an earlier one answered (hasResponse)', async () => {
+  const { dispatcher, kernel } = kernelWith(() => new Response('from the controller'));
+  const answers: boolean[] = [];
+  dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => {
+    answers.push(event.hasResponse());
+    if (event.request.path === '/cached') event.setResponse(new Response('from the cache'));
+    answers.push(event.hasResponse());
+  }, 10);
+  assert.is((await kernel.handle(Request.create('/cached'))).body, 'from the cache');
+  assert.is((await kernel.handle(Request.create('/fresh'))).body, 'from the controller');
+  assert.equal(answers, [false, true, false, false]);
+});
+
 test('a non-Response result goes through kernel.view', async () => {
   const { dispatcher, kernel } = kernelWith(() => ({ hello: 'world' }));
   dispatcher.addListener(KernelEvents.VIEW, (event: ViewEvent) => event.setResponse(Response.json(event.controllerResult)));
@@ -197,6 +224,30 @@ test('kernel.exception turns an HttpError into a response with its status and he
   assert.is(response.status, 405);
   assert.is(response.getHeader('allow'), 'GET, HEAD');
   assert.is(response.body, 'handled: nope');
+});
+
+test('a kernel.exception listener may replace the error: later listeners, the status and handle()\'s rejection follow the replacement', async () => {
+  class OutOfStockError extends Error {}
+  const { dispatcher, kernel } = kernelWith((request: Request) => {
+    throw new OutOfStockError(`no copies of ${request.path}`);
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    if (event.error instanceof OutOfStockError) event.setError(new NotFoundHttpError(event.error.message, { cause: event.error }));
+  }, 10);
+  const seen: unknown[] = [];
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    seen.push(event.error);
+    if (event.request.path !== '/unanswered') event.setResponse(new Response('sorry'));
+  });
+  const response = await kernel.handle(Request.create('/books/1'));
+  assert.is(response.status, 404, 'the replacement\'s status, not a 500 for the original');
+  assert.instance(seen[0], NotFoundHttpError);
+  assert.instance((seen[0] as Error).cause, OutOfStockError);
+  const rejected = await kernel.handle(Request.create('/unanswered')).then(
+    () => assert.unreachable(),
+    (reason: unknown) => reason,
+  );
+  assert.instance(rejected, NotFoundHttpError, 'with no response set, handle() rejects with the replacement');
 });
 
 test('a non-HTTP error handled with a 200 response becomes a 500', async () => {
