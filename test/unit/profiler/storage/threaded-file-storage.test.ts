@@ -63,6 +63,32 @@ test('profiles written through the thread are FileStorage files: a FileStorage o
   assert.equal((await foundTokens(plain)).sort(), [...tokens].sort());
 });
 
+test('claim, drawToken, compact and purge go through the thread with FileStorage\'s answers', async () => {
+  const storage = threadedIn(freshDir(), { bounds: { maxProfiles: 4 } });
+  const drawn = await storage.drawToken();
+  assert.match(drawn, /^[0-9a-f]{6}$/);
+  assert.not.ok(await storage.claim(drawn), 'a drawn token is taken');
+  const claimed = tokenFor(77, 0xe);
+  assert.ok(await storage.claim(claimed));
+  assert.not.ok(await storage.claim(claimed), 'claimed once only');
+  assert.not.ok(await storage.claim('../etc'), 'a malformed token is never claimed');
+  const others = await storage.drawTokens(6, 6);
+  await storage.writeMany([drawn, claimed, ...others].map((token, i) => makeProfile(token, { time: Date.now() - 60_000 + i })));
+
+  const report = await storage.compact();
+  assert.ok(report !== null, 'the lock was free: a report');
+  // The writes may have started a background compaction already: what is kept is the same.
+  assert.is(report.profiles, 3, 'over the bound of 4, trimmed to three quarters of it');
+  assert.equal((await foundTokens(storage)).sort(), others.slice(-3).sort(), 'the newest three are kept');
+
+  await storage.purge();
+  assert.equal(await foundTokens(storage), []);
+  assert.is(await storage.read(others[5]!), null);
+  const plain = new FileStorage({ dir: storage.dir });
+  open.push(plain);
+  assert.equal(await foundTokens(plain), [], 'gone from the directory, not only from the thread\'s index');
+});
+
 test('the caller may reuse its bytes as soon as writeMany returns its promise', async () => {
   const storage = threadedIn();
   const [token] = (await storage.drawTokens(6, 1)) as [string];
