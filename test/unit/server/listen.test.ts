@@ -9,7 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEFAULT_LIMITS, startServers, type ListenOptions, type RunningServers } from '../../../lib/server/listen.js';
 import { createRequestListener } from '../../../lib/server/node-adapter.js';
-import { ControllerResolver, EventDispatcher, HttpKernel, KernelEvents, Response, type RequestEvent } from '../../../kernel/index.js';
+import { ControllerResolver, EventDispatcher, HttpKernel, KernelEvents, Response, type ExceptionEvent, type RequestEvent, type TerminateEvent } from '../../../kernel/index.js';
 import { Logger, createBus } from '../../../lib/log/index.js';
 import { loadOrCreateDevCertificate } from '../../../lib/server/tls-certificate.js';
 
@@ -477,6 +477,57 @@ test('a client that stops reading a large response is dropped once the writes st
     }
     assert.equal(events, ['/big closed unfinished']);
   });
+});
+
+
+test('createRequestListener\'s unhandled page: a promised Response is sent; one that throws, rejects or is no Response gets the bare 500; kernel.terminate follows each', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => {
+    event.request.attributes.set('_controller', () => {
+      throw new Error(`failed at ${event.request.path}`);
+    });
+  });
+  // Rethrows the error it was given, as it is: no "thrown while handling" to report.
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    throw event.error;
+  });
+  const terminated: Array<[string, number]> = [];
+  dispatcher.addListener(KernelEvents.TERMINATE, (event: TerminateEvent) => void terminated.push([event.request.path, event.response.status]));
+  const bus = createBus();
+  const records: Array<{ levelName: string; message: string; context: Record<string, unknown> }> = [];
+  bus.on('log', ({ record }) => void records.push(record));
+  const pages: Record<string, (error: unknown) => unknown> = {
+    '/async': async (error) => new Response(`sorry: ${(error as Error).message}`, 503),
+    '/throws': () => {
+      throw new Error('the page broke');
+    },
+    '/rejects': async () => {
+      throw new Error('the page broke later');
+    },
+    '/not-a-response': () => ({ status: 200, body: 'a look-alike' }),
+  };
+  const listener = createRequestListener(new HttpKernel(dispatcher, new ControllerResolver()), {
+    logger: new Logger({ bus }),
+    unhandled: (error, request) => pages[request.path]!(error) as Response | Promise<Response>,
+  });
+  await withServers(listener, { httpsPort: null }, async ({ urls }) => {
+    for (const path of Object.keys(pages)) {
+      const response = await within(request(`${urls[0]!}${path}`), 5_000, path);
+      const text = await response.body.text();
+      if (path === '/async') {
+        assert.is(response.statusCode, 503);
+        assert.is(text, 'sorry: failed at /async');
+      } else {
+        assert.is(response.statusCode, 500, path);
+        assert.is(text, 'Internal Server Error\n', path);
+      }
+    }
+  });
+  assert.equal(terminated, [['/async', 503], ['/throws', 500], ['/rejects', 500], ['/not-a-response', 500]]);
+  const critical = records.filter((record) => record.levelName === 'CRITICAL');
+  // The listener rethrew the error itself: logged as it is, with no handled error beside it.
+  assert.equal(critical.map((record) => record.message), Object.keys(pages).map((path) => `Unhandled error: Error: failed at ${path}`));
+  assert.ok(critical.every((record) => !('handled' in record.context)));
 });
 
 test.run();
