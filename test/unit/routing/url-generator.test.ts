@@ -23,7 +23,8 @@ function routes(): RouteCollection {
     .add('static', new Route('/static/*path'))
     .add('login', new Route('/login', { schemes: ['https'] }))
     .add('tenant', new Route('/dash', { host: ':tenant.example.com' }))
-    .add('review', new Route('/books/:id/reviews/:review', { defaults: { review: 'latest' } }));
+    .add('review', new Route('/books/:id/reviews/:review', { defaults: { review: 'latest' } }))
+    .add('feed', new Route('/feed', { defaults: { format: 'rss', limit: 20 } }));
 }
 
 function generator(context: GeneratorContext = { host: 'example.com' }): UrlGenerator {
@@ -60,6 +61,9 @@ test('parameters that are not in the path go to the query string, defaults inclu
   assert.is(g.generate('book', { id: 1, q: 'a b', tags: ['x', 'y'], empty: null }), '/books/1?q=a%20b&tags=x&tags=y');
   assert.is(g.generate('list', { page: '1', sort: 'asc' }), '/list?sort=asc');
   assert.is(g.generate('book', { id: 1, filter: { year: 2024 } }), '/books/1?filter%5Byear%5D=2024');
+  // Defaults that are no path variable: left out of the query when given as they are (compared as text).
+  assert.is(g.generate('feed', { format: 'rss', limit: '20' }), '/feed');
+  assert.is(g.generate('feed', { format: 'atom', limit: 20, page: 2 }), '/feed?format=atom&page=2');
 });
 
 test('_fragment becomes the fragment', () => {
@@ -85,6 +89,7 @@ test('a wildcard takes an array of segments or a string, each segment encoded', 
   const g = generator();
   assert.is(g.generate('static', { path: ['css', 'a b.css'] }), '/static/css/a%20b.css');
   assert.is(g.generate('static', { path: 'js/app.js' }), '/static/js/app.js');
+  assert.instance(thrown(() => g.generate('static', { path: [] })), InvalidParameterError, 'no segment at all');
 });
 
 test('dot segments are encoded so that clients do not collapse them', () => {
