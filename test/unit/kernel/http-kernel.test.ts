@@ -676,4 +676,30 @@ test('an [object, method] controller whose method is missing: the error names th
   assert.is(thrown(() => new ControllerResolver().getController(request)).message, 'The controller for URI "/books/1" is not callable: expected method "show" on class "Object", which has no methods.');
 });
 
+test('an [object, method] controller runs with the object as `this`; an unregistered name or a value of another kind is an InvalidControllerError', async () => {
+  class BookController {
+    readonly prefix = 'book';
+    show(request: Request) {
+      return new Response(`${this.prefix} ${request.path}`);
+    }
+  }
+  const { kernel } = kernelWith(() => new Response('unused'));
+  const request = Request.create('/books/9');
+  request.attributes.set('_controller', [new BookController(), 'show']);
+  assert.is((await kernel.handle(request)).body, 'book /books/9');
+
+  const resolver = new ControllerResolver({ home: () => new Response('home') });
+  const named = Request.create('/');
+  named.attributes.set('_controller', 'home');
+  assert.type(resolver.getController(named), 'function');
+  named.attributes.set('_controller', 'hom');
+  const unknown = thrown(() => resolver.getController(named));
+  assert.instance(unknown, InvalidControllerError);
+  assert.is(unknown.message, 'The controller for URI "/" is not callable: no controller is registered as "hom".');
+  named.attributes.set('_controller', 42);
+  assert.is(thrown(() => resolver.getController(named)).message, 'The controller for URI "/" is not callable.');
+  named.attributes.set('_controller', [new BookController(), 'show', 'extra']);
+  assert.instance(thrown(() => resolver.getController(named)), InvalidControllerError);
+});
+
 test.run();
