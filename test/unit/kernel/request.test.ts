@@ -260,6 +260,19 @@ test('a body over the limit is a 413, by Content-Length or while streaming', asy
     () => assert.unreachable(),
     (error: unknown) => assert.instance(error, PayloadTooLargeHttpError),
   );
+  // A text or bytes body without a Content-Length, or with one that understates it, is measured itself.
+  for (const [body, headers] of [
+    ['x'.repeat(11), {}],
+    [new Uint8Array(11), {}],
+    ['x'.repeat(11), { 'content-length': '5' }],
+  ] as const) {
+    await new Request('/', { method: 'POST', body, headers, bodyLimit: 10 }).bytes().then(
+      () => assert.unreachable(`${typeof body} ${JSON.stringify(headers)}`),
+      (error: unknown) => assert.instance(error, PayloadTooLargeHttpError),
+    );
+  }
+  assert.is((await new Request('/', { method: 'POST', body: 'x'.repeat(10), bodyLimit: 10 }).text()).length, 10, 'at the limit: kept');
+  assert.is((await new Request('/', { method: 'POST' }).bytes()).byteLength, 0, 'no body: empty');
 });
 
 test('a node:http request whose socket has no address (destroyed) has no client address, not loopback', () => {
