@@ -1,0 +1,69 @@
+// The HttpError family: status, stable code, default message, headers, cause.
+import { STATUS_CODES } from 'node:http';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  AccessDeniedHttpError,
+  BadRequestHttpError,
+  ConflictHttpError,
+  HttpError,
+  MethodNotAllowedHttpError,
+  NotAcceptableHttpError,
+  NotFoundHttpError,
+  NotImplementedHttpError,
+  PayloadTooLargeHttpError,
+  ServiceUnavailableHttpError,
+  TooManyRequestsHttpError,
+  UnauthorizedHttpError,
+  UnprocessableEntityHttpError,
+  UnsupportedMediaTypeHttpError,
+} from '../../../kernel/index.js';
+
+const family: Array<[make: () => HttpError, status: number, code: string, name: string, headers: Record<string, string>]> = [
+  [() => new BadRequestHttpError(), 400, 'HK_BAD_REQUEST', 'BadRequestHttpError', {}],
+  [() => new UnauthorizedHttpError('Bearer realm="api"'), 401, 'HK_UNAUTHORIZED', 'UnauthorizedHttpError', { 'www-authenticate': 'Bearer realm="api"' }],
+  [() => new AccessDeniedHttpError(), 403, 'HK_ACCESS_DENIED', 'AccessDeniedHttpError', {}],
+  [() => new NotFoundHttpError(), 404, 'HK_NOT_FOUND', 'NotFoundHttpError', {}],
+  [() => new MethodNotAllowedHttpError(['GET', 'HEAD']), 405, 'HK_METHOD_NOT_ALLOWED', 'MethodNotAllowedHttpError', { allow: 'GET, HEAD' }],
+  [() => new NotAcceptableHttpError(), 406, 'HK_NOT_ACCEPTABLE', 'NotAcceptableHttpError', {}],
+  [() => new ConflictHttpError(), 409, 'HK_CONFLICT', 'ConflictHttpError', {}],
+  [() => new PayloadTooLargeHttpError(), 413, 'HK_PAYLOAD_TOO_LARGE', 'PayloadTooLargeHttpError', {}],
+  [() => new UnsupportedMediaTypeHttpError(), 415, 'HK_UNSUPPORTED_MEDIA_TYPE', 'UnsupportedMediaTypeHttpError', {}],
+  [() => new UnprocessableEntityHttpError(), 422, 'HK_UNPROCESSABLE_ENTITY', 'UnprocessableEntityHttpError', {}],
+  [() => new TooManyRequestsHttpError(30), 429, 'HK_TOO_MANY_REQUESTS', 'TooManyRequestsHttpError', { 'retry-after': '30' }],
+  [() => new TooManyRequestsHttpError(), 429, 'HK_TOO_MANY_REQUESTS', 'TooManyRequestsHttpError', {}],
+  [() => new NotImplementedHttpError(), 501, 'HK_NOT_IMPLEMENTED', 'NotImplementedHttpError', {}],
+  [() => new ServiceUnavailableHttpError(120), 503, 'HK_SERVICE_UNAVAILABLE', 'ServiceUnavailableHttpError', { 'retry-after': '120' }],
+  [() => new ServiceUnavailableHttpError(), 503, 'HK_SERVICE_UNAVAILABLE', 'ServiceUnavailableHttpError', {}],
+];
+
+test('each HttpError has its status, stable code, class name, the status text as default message, and its headers', () => {
+  for (const [make, status, code, name, headers] of family) {
+    const error = make();
+    assert.instance(error, HttpError, name);
+    assert.instance(error, Error, name);
+    assert.is(error.status, status, name);
+    assert.is(error.code, code, name);
+    assert.is(error.name, name);
+    assert.is(error.message, STATUS_CODES[status], name);
+    assert.equal(error.headers, headers, name);
+    assert.is(error.cause, undefined, name);
+  }
+});
+
+test('a message, a cause, extra headers and another code are kept; the caller\'s headers win over the computed ones', () => {
+  const cause = new Error('rate limiter said no');
+  const limited = new TooManyRequestsHttpError(30, 'Slow down.', { cause, headers: { 'retry-after': '60', 'x-rate-limit': '100' }, code: 'APP_RATE_LIMITED' });
+  assert.is(limited.message, 'Slow down.');
+  assert.is(limited.cause, cause);
+  assert.equal(limited.headers, { 'retry-after': '60', 'x-rate-limit': '100' });
+  assert.is(limited.code, 'APP_RATE_LIMITED');
+  const unauthorized = new UnauthorizedHttpError('Basic realm="a"', 'Log in.', { headers: { 'www-authenticate': 'Bearer', 'cache-control': 'no-store' } });
+  assert.equal(unauthorized.headers, { 'www-authenticate': 'Bearer', 'cache-control': 'no-store' });
+  const generic = new HttpError(418);
+  assert.is(generic.message, "I'm a Teapot");
+  assert.is(generic.code, 'HK_HTTP_418');
+  assert.is(new HttpError(599).message, 'HTTP error', 'a status with no text');
+});
+
+test.run();
