@@ -1,6 +1,6 @@
 // TokenLeases on its own, with a host of plain sets: the contract FileStorage relies on.
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -151,5 +151,50 @@ async function leaseAllBut(dir: string, except: string): Promise<void> {
     if (prefix !== except) await writeFile(join(dir, 'leases', `${prefix}.lease`), live);
   }
 }
+
+test('every 30 s the held leases are kept young; one another holder took over is dropped and reported, and nothing more is drawn in it', async (context) => {
+  // The refresh runs on a 30-second interval: its callback is captured and called by the test.
+  const realSetInterval = globalThis.setInterval;
+  const captured: Array<() => void> = [];
+  globalThis.setInterval = ((callback: () => void) => {
+    captured.push(callback);
+    return { unref() {}, ref() {}, hasRef: () => false, refresh() {}, [Symbol.toPrimitive]: () => 0 } as unknown as NodeJS.Timeout;
+  }) as typeof setInterval;
+  let fixtureMade: Fixture;
+  try {
+    fixtureMade = await fixture(context);
+    await fixtureMade.leases.grow(6);
+  } finally {
+    globalThis.setInterval = realSetInterval;
+  }
+  const { leases, host, reported } = fixtureMade;
+  assert.is(captured.length, 1, 'one refresh timer for the leases');
+  const prefix = leases.prefixes[0]!;
+  const path = join(host.dir, 'leases', `${prefix}.lease`);
+  /** Fires the refresh, then waits (bounded) until `done` holds: the refresh awaits the file system. */
+  const tick = async (done: () => Promise<boolean>) => {
+    captured[0]!();
+    for (let i = 0; i < 100 && !(await done()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  };
+  const young = async () => Date.now() - (await stat(path)).mtimeMs < 10_000;
+
+  const old = new Date(Date.now() - 90_000);
+  await utimes(path, old, old);
+  assert.not.ok(await young());
+  await tick(young);
+  assert.ok(await young(), 'refreshed: another process will not take it over as stale');
+  assert.equal(leases.prefixes, [prefix]);
+  assert.is(reported.length, 0);
+
+  // Another process took the lease over (we were frozen past its staleness): its file names another holder.
+  await writeFile(path, JSON.stringify({ pid: 1, hostname: hostname(), time: Date.now() }));
+  await tick(async () => reported.length > 0);
+  assert.equal(leases.prefixes, [], 'the lease is dropped');
+  assert.is(reported.length, 1);
+  assert.instance(reported[0], ProfilerStorageError);
+  assert.is((reported[0] as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_LOCKED');
+  assert.is(leases.draw(6), null, 'nothing is drawn in a prefix no longer held');
+  assert.ok(existsSync(path), 'the other holder\'s lease is left alone');
+});
 
 test.run();
