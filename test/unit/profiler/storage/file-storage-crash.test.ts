@@ -1,6 +1,6 @@
 // What a crash or kill -9 can leave behind, made by hand, and how the storage copes with it.
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, open, readFile, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
@@ -157,6 +157,35 @@ test('an abandoned claim (empty placeholder over an hour old) is removed, and th
   assert.not.ok(existsSync(placeholder));
   assert.ok(existsSync(join(dir, 'ab', 'abcdf0.json.gz')), 'a young claim is kept');
   assert.is(await storage.claim('abcdef'), true);
+});
+
+test('a live instance keeps its claims young (every 5 minutes), so no sweep of another takes them for abandoned', async () => {
+  const dir = await dirWithProfiles(1);
+  // The upkeep runs on a 5-minute interval: its callback is captured and called by the test.
+  const realSetInterval = globalThis.setInterval;
+  const captured: Array<() => void> = [];
+  globalThis.setInterval = ((callback: () => void, ms: number) => {
+    if (ms === 5 * 60_000) captured.push(callback);
+    return { unref() {}, ref() {}, hasRef: () => false, refresh() {}, [Symbol.toPrimitive]: () => 0 } as unknown as NodeJS.Timeout;
+  }) as typeof setInterval;
+  let live;
+  try {
+    live = storageIn(dir);
+  } finally {
+    globalThis.setInterval = realSetInterval;
+  }
+  assert.is(captured.length, 1);
+  assert.is(await live.claim('abcdef'), true);
+  const placeholder = join(dir, 'ab', 'abcdef.json.gz');
+  await utimes(placeholder, HOUR_AGO, HOUR_AGO);
+  captured[0]!();
+  const young = async () => Date.now() - (await stat(placeholder)).mtimeMs < 60_000;
+  for (let i = 0; i < 100 && !(await young()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.ok(await young(), 'touched');
+  const other = storageIn(dir);
+  await other.compact();
+  assert.ok(existsSync(placeholder), 'still claimed');
+  assert.is(await other.claim('abcdef'), false);
 });
 
 test('a corrupt record (or old-layout file) reads as null; its neighbours still read', async () => {
