@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
 import { ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
-import { BASE_TIME, foundTokens, indexLines as entryLines, listFiles, makeProfile, fileStorageSuite, referencedSegments, rejection, segmentFiles, tokenFor, within } from './fixtures.js';
+import { BASE_TIME, foundTokens, indexLines as entryLines, listFiles, makeProfile, fileStorageSuite, referencedSegments, rejection, segmentFiles, tokenFor, until, withCapturedIntervals, within } from './fixtures.js';
 
 const { test, env, storageIn } = fileStorageSuite('FileStorage after crashes', 'file-storage-crash');
 
@@ -162,25 +162,14 @@ test('an abandoned claim (empty placeholder over an hour old) is removed, and th
 test('a live instance keeps its claims young (every 5 minutes), so no sweep of another takes them for abandoned', async () => {
   const dir = await dirWithProfiles(1);
   // The upkeep runs on a 5-minute interval: its callback is captured and called by the test.
-  const realSetInterval = globalThis.setInterval;
-  const captured: Array<() => void> = [];
-  globalThis.setInterval = ((callback: () => void, ms: number) => {
-    if (ms === 5 * 60_000) captured.push(callback);
-    return { unref() {}, ref() {}, hasRef: () => false, refresh() {}, [Symbol.toPrimitive]: () => 0 } as unknown as NodeJS.Timeout;
-  }) as typeof setInterval;
-  let live;
-  try {
-    live = storageIn(dir);
-  } finally {
-    globalThis.setInterval = realSetInterval;
-  }
-  assert.is(captured.length, 1);
+  const { made: live, callbacks } = await withCapturedIntervals(5 * 60_000, () => storageIn(dir));
+  assert.is(callbacks.length, 1);
   assert.is(await live.claim('abcdef'), true);
   const placeholder = join(dir, 'ab', 'abcdef.json.gz');
   await utimes(placeholder, HOUR_AGO, HOUR_AGO);
-  captured[0]!();
+  callbacks[0]!();
   const young = async () => Date.now() - (await stat(placeholder)).mtimeMs < 60_000;
-  for (let i = 0; i < 100 && !(await young()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  await until(young);
   assert.ok(await young(), 'touched');
   const other = storageIn(dir);
   await other.compact();

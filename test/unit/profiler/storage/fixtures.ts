@@ -149,3 +149,26 @@ export function fileStorageSuite(name: string, tempPrefix: string, setup?: (root
 
   return { test, env, freshDir, storageIn };
 }
+
+/**
+ * Runs `make` with setInterval replaced, and returns what it made and the callbacks of the intervals
+ * of `ms` it set (never started: the test calls them). For the storage's minutes-long timers.
+ */
+export async function withCapturedIntervals<T>(ms: number, make: () => Promise<T> | T): Promise<{ made: T; callbacks: Array<() => void> }> {
+  const real = globalThis.setInterval;
+  const callbacks: Array<() => void> = [];
+  globalThis.setInterval = ((callback: () => void, delay?: number) => {
+    if (delay === ms) callbacks.push(callback);
+    return { unref() {}, ref() {}, hasRef: () => false, refresh() {}, [Symbol.toPrimitive]: () => 0 } as unknown as NodeJS.Timeout;
+  }) as typeof setInterval;
+  try {
+    return { made: await make(), callbacks };
+  } finally {
+    globalThis.setInterval = real;
+  }
+}
+
+/** Polls `done` every 10 ms, for at most a second: for what a fired timer does through the file system. */
+export async function until(done: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 100 && !(await done()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+}

@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ProfilerStorageError } from '../../../../lib/profiler/storage/errors.js';
 import { TokenLeases, type LeaseHost } from '../../../../lib/profiler/storage/token-leases.js';
-import { makeTempDir } from './fixtures.js';
+import { makeTempDir, until, withCapturedIntervals } from './fixtures.js';
 
 interface Fixture {
   leases: TokenLeases;
@@ -154,27 +154,19 @@ async function leaseAllBut(dir: string, except: string): Promise<void> {
 
 test('every 30 s the held leases are kept young; one another holder took over is dropped and reported, and nothing more is drawn in it', async (context) => {
   // The refresh runs on a 30-second interval: its callback is captured and called by the test.
-  const realSetInterval = globalThis.setInterval;
-  const captured: Array<() => void> = [];
-  globalThis.setInterval = ((callback: () => void) => {
-    captured.push(callback);
-    return { unref() {}, ref() {}, hasRef: () => false, refresh() {}, [Symbol.toPrimitive]: () => 0 } as unknown as NodeJS.Timeout;
-  }) as typeof setInterval;
-  let fixtureMade: Fixture;
-  try {
-    fixtureMade = await fixture(context);
-    await fixtureMade.leases.grow(6);
-  } finally {
-    globalThis.setInterval = realSetInterval;
-  }
-  const { leases, host, reported } = fixtureMade;
-  assert.is(captured.length, 1, 'one refresh timer for the leases');
+  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
+    const ready = await fixture(context);
+    await ready.leases.grow(6);
+    return ready;
+  });
+  const { leases, host, reported } = made;
+  assert.is(callbacks.length, 1, 'one refresh timer for the leases');
   const prefix = leases.prefixes[0]!;
   const path = join(host.dir, 'leases', `${prefix}.lease`);
-  /** Fires the refresh, then waits (bounded) until `done` holds: the refresh awaits the file system. */
+  /** Fires the refresh, then waits until `done` holds: the refresh awaits the file system. */
   const tick = async (done: () => Promise<boolean>) => {
-    captured[0]!();
-    for (let i = 0; i < 100 && !(await done()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    callbacks[0]!();
+    await until(done);
   };
   const young = async () => Date.now() - (await stat(path)).mtimeMs < 10_000;
 
