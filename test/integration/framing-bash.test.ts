@@ -26,6 +26,7 @@ function routes(): RouteCollection {
   get('/bytes-chunked-and-length', () => new Response(Buffer.from('abc'), 200, { 'transfer-encoding': 'chunked', 'content-length': '2' }));
   get('/stream-chunked', () => new Response(pieces('a', 'bb'), 200, { 'transfer-encoding': 'chunked' }));
   get('/stream-gzip-coded', () => new Response(pieces('a', 'bb'), 200, { 'transfer-encoding': 'gzip' }));
+  get('/stream-length-not-a-number', () => new Response(pieces('a', 'bb'), 200, { 'content-length': '3 bytes' }));
   get('/no-content-chunked', () => new Response('', 204, { 'transfer-encoding': 'chunked' }));
   get('/not-modified-chunked', () => new Response(null, 304, { 'transfer-encoding': 'chunked', etag: '"v1"' }));
   get('/early-hints', () => new Response('', 103, { link: '</style.css>; rel=preload' }));
@@ -147,6 +148,17 @@ test('a Transfer-Encoding other than chunked is a 500 saying what to use instead
     assert.equal(responses.map((response) => response.status), [500, 200], `${scheme}: ${JSON.stringify(answer)}`);
     assert.is(rest, '', scheme);
     assert.ok(records.some((record) => record.levelName === 'CRITICAL' && record.message.includes('Content-Encoding')), `${scheme}: ${JSON.stringify(records.map((r) => r.message))}`);
+  }
+});
+
+test('a stream body whose Content-Length is not a number of bytes is a 500 saying so, and the connection serves the next request', async () => {
+  for (const scheme of SCHEMES) {
+    records.length = 0;
+    const answer = await sendRaw(server, scheme, `GET /stream-length-not-a-number HTTP/1.1\r\nHost: localhost\r\n\r\n${NEXT}`);
+    const { responses, rest } = readResponses(answer, ['GET', 'GET']);
+    assert.equal(responses.map((response) => response.status), [500, 200], `${scheme}: ${JSON.stringify(answer)}`);
+    assert.is(rest, '', scheme);
+    assert.ok(records.some((record) => record.levelName === 'CRITICAL' && record.message.includes('Content-Length is a number of bytes, not "3 bytes"')), `${scheme}: ${JSON.stringify(records.map((r) => r.message))}`);
   }
 });
 
