@@ -53,6 +53,18 @@ test('a main request and its error sub-request are linked parent and child, and 
   assert.ok(main!.collectors.time !== shown.collectors.time, 'present() works on a copy');
 });
 
+test('/_profiler/latest shows a sub-request whose parent is gone (dropped by the bounds) as itself', async () => {
+  const storage = new MemoryStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage } });
+  // The newest profile: an error page's sub-request whose main request's profile is no longer stored.
+  const orphan: Profile = { token: 'a1b2c3', parent: 'dead00', children: [], ip: '127.0.0.1', method: 'GET', url: 'http://127.0.0.1:8000/gone', time: Date.now() + 1_000, status: 404, collectors: {} };
+  await storage.write(orphan);
+  const response = await run(app, '/_profiler/latest');
+  await app.close();
+  assert.is(response.status, 302);
+  assert.is(response.getHeader('location'), '/_profiler/a1b2c3');
+});
+
 /** A storage that is `inner` but for its writes, which go (one at a time as well) to `writeMany`. */
 function writingThrough(inner: MemoryStorage, writeMany: ProfilerStorage['writeMany']): ProfilerStorage {
   return {
