@@ -45,6 +45,7 @@ for (const scheme of SCHEMES) {
   let debug: TestServer;
   let plain: TestServer;
   let brokenPage: TestServer;
+  let asyncPage: TestServer;
 
   test.before(async () => {
     debug = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [buggyFormatter, terminated] } });
@@ -59,11 +60,24 @@ for (const scheme of SCHEMES) {
         },
       },
     });
+    // An error controller of the application's that answers later (a Promise), or with what is no Response.
+    asyncPage = await startTestServer({
+      kernel: {
+        debug: false,
+        routes: routes(),
+        subscribers: [buggyFormatter],
+        errorController: async (sub: { path: string }) => {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          return sub.path === '/orders/2' ? 'not a Response' : new Response(`our own page for ${sub.path}`, 503, { 'content-type': 'text/plain' });
+        },
+      },
+    });
   });
   test.after(async () => {
     await debug.close();
     await plain.close();
     await brokenPage.close();
+    await asyncPage.close();
   });
 
   test('debug: the debug page of the listener\'s error, with the request\'s logs', async () => {
@@ -135,6 +149,16 @@ for (const scheme of SCHEMES) {
     assert.is(response.status, 500);
     assert.match(header(response.headers['content-type']), /^text\/html/);
     assert.ok(response.body.includes('The server returned a "500 Internal Server Error".'));
+  });
+
+  test('an error page answered later is sent; one that answers with what is no Response gives the plain page', async () => {
+    const later = await fetchFrom(asyncPage, scheme, '/orders/1');
+    assert.is(later.status, 503);
+    assert.is(later.body, 'our own page for /orders/1');
+    const none = await fetchFrom(asyncPage, scheme, '/orders/2');
+    assert.is(none.status, 500);
+    assert.match(header(none.headers['content-type']), /^text\/html/);
+    assert.ok(none.body.includes('The server returned a "500 Internal Server Error".'));
   });
 
   test.run();
