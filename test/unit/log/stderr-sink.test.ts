@@ -111,6 +111,19 @@ test('a line stays bounded: strings are cut at 16,384 characters, and a context 
   assert.ok(formatLine(record({ ids: Array.from({ length: 100_000 }, (_, i) => i) })).length < 1000);
 });
 
+test('a string cut in the middle of a surrogate pair keeps the whole pair out: no lone surrogate (U+FFFD for readers) ends the cut', () => {
+  // An emoji (two UTF-16 units) across the limit: 16,383 characters, then the pair at 16,383 and 16,384.
+  const text = `${'a'.repeat(16_383)}\u{1F600}${'z'.repeat(10)}`;
+  const parsed = JSON.parse(formatJson(record({ body: text }, text)));
+  for (const cutText of [parsed.message, parsed.context.body] as string[]) {
+    assert.is(cutText, `${'a'.repeat(16_383)}… [12 more characters]`);
+    assert.not.match(cutText, /[\ud800-\udfff]/);
+  }
+  // A pair that ends exactly at the limit is kept whole.
+  const fits = `${'a'.repeat(16_382)}\u{1F600}${'z'.repeat(10)}`;
+  assert.is(JSON.parse(formatJson(record({}, fits))).message, `${'a'.repeat(16_382)}\u{1F600}… [10 more characters]`);
+});
+
 const described: RequestDescription = { method: 'GET', path: '/orders/42?page=2', ip: '203.0.113.7', token: 'abc123' };
 
 test('a JSON line says which request wrote it: method, path and query, client IP and profiler token, before the context', () => {
