@@ -52,11 +52,6 @@ export class ProfileIndex {
     return this.#droppedThrough;
   }
 
-  /** Offset just past the last complete line read from the file. */
-  get end(): number {
-    return this.#offset;
-  }
-
   get(token: string): IndexRecord | undefined {
     return this.#entries.get(token);
   }
