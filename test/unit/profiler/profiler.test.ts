@@ -65,6 +65,16 @@ test('/_profiler/latest shows a sub-request whose parent is gone (dropped by the
   assert.is(response.getHeader('location'), '/_profiler/a1b2c3');
 });
 
+test('profiler.collectors lists the built-in collectors in the order they run, then an embedder\'s; a second one of a name is refused', async () => {
+  const extra = { name: 'cart', lateCollect: () => ({ items: 2 }) };
+  const app = createApp({ stderrLogLevel: false, profiler: { storage: new MemoryStorage(), collectors: [extra] } });
+  const profiler = app.profiler!;
+  assert.equal(profiler.collectors.map((collector) => collector.name), ['request', 'exception', 'logger', 'events', 'time', 'router', 'memory', 'cart']);
+  assert.throws(() => profiler.addCollector({ name: 'cart', lateCollect: () => null }), /A collector named "cart" is already registered/);
+  assert.is(profiler.collectors.length, 8);
+  await app.close();
+});
+
 /** A storage that is `inner` but for its writes, which go (one at a time as well) to `writeMany`. */
 function writingThrough(inner: MemoryStorage, writeMany: ProfilerStorage['writeMany']): ProfilerStorage {
   return {
