@@ -1,0 +1,67 @@
+// send(): the exported function that writes a kernel Response onto a node:http response, for
+// embedders with a server of their own. A real node:http server on 127.0.0.1:0, undici as client.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { request } from 'undici';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Response } from '../../../kernel/index.js';
+import { send } from '../../../lib/server/index.js';
+
+async function serving(handler: (req: IncomingMessage, res: ServerResponse) => void, body: (base: string) => Promise<void>): Promise<void> {
+  const server: Server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    await body(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+test('send() writes text with its length, a stream chunked then calls onBodyEnd, and HEAD gets the headers only', async () => {
+  const ends: string[] = [];
+  const returned: Record<string, boolean> = {};
+  await serving((req, res) => {
+    const response = req.url === '/stream'
+      ? new Response(Readable.from(['a', 'bb', 'ccc']), 200, { 'content-type': 'text/plain' })
+      : new Response('hello', 201, { 'content-type': 'text/plain', 'x-extra': 'yes' });
+    returned[`${req.method} ${req.url}`] = send(req, res, response, undefined, () => ends.push(req.url!));
+  }, async (base) => {
+    const text = await request(`${base}/text`);
+    assert.is(text.statusCode, 201);
+    assert.is(text.headers['content-length'], '5');
+    assert.is(text.headers['x-extra'], 'yes');
+    assert.is(await text.body.text(), 'hello');
+
+    const stream = await request(`${base}/stream`);
+    assert.is(stream.headers['transfer-encoding'], 'chunked');
+    assert.is(await stream.body.text(), 'abbccc');
+
+    const head = await request(`${base}/text`, { method: 'HEAD' });
+    assert.is(head.headers['content-length'], '5');
+    assert.is(await head.body.text(), '');
+  });
+  assert.equal(returned, { 'GET /text': false, 'GET /stream': true, 'HEAD /text': false });
+  assert.equal(ends, ['/stream'], 'onBodyEnd only for the stream, once it ended');
+});
+
+test('send() throws before writing anything for what cannot be sent, so the caller can still answer', async () => {
+  const thrown: string[] = [];
+  await serving((req, res) => {
+    try {
+      send(req, res, new Response('', 103));
+    } catch (error) {
+      thrown.push((error as Error).constructor.name);
+      res.writeHead(500, { 'content-type': 'text/plain' }).end('could not send');
+    }
+  }, async (base) => {
+    const answer = await request(`${base}/`);
+    assert.is(answer.statusCode, 500);
+    assert.is(await answer.body.text(), 'could not send');
+  });
+  assert.is(thrown.length, 1);
+});
+
+test.run();
