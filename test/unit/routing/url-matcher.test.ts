@@ -401,4 +401,29 @@ test('servedMethods lists every route\'s methods once, in route order, GET bring
   assert.is(new UrlMatcher(routes).servedMethods, null);
 });
 
+test('explain() gives each route its verdict as the router panel shows it: host patterns with variables, methods, schemes, the toggled slash', () => {
+  const m = matcher(
+    ['tenant', '/dash', { host: ':tenant.example.com', requirements: { tenant: '[a-z]+' } }],
+    ['admin', '/dash', { host: 'admin.example.org' }],
+    ['edit', '/dash', { methods: ['PUT'] }],
+    ['secure', '/dash', { schemes: ['https'] }],
+    ['list', '/items/'],
+  );
+  const verdicts = (path: string, ctx: MatchContext) => m.explain(path, ctx).map((trace) => `${trace.name}: ${trace.verdict}: ${trace.reason}`);
+  assert.equal(verdicts('/dash', context('GET', 'http', 'Acme.Example.com:8080')), [
+    'tenant: match: Route matches.',
+  ]);
+  assert.equal(verdicts('/dash', context('GET', 'http', '42.example.com')), [
+    'tenant: mismatch: Host "42.example.com" does not match ":tenant.example.com".',
+    'admin: mismatch: Host "42.example.com" does not match "admin.example.org".',
+    'edit: almost: Method "GET" is not one of PUT.',
+    'secure: almost: Scheme "http" is not one of https, a GET or HEAD is redirected to the first.',
+    'list: mismatch: Path "/dash" does not match "/items/".',
+  ]);
+  assert.equal(verdicts('/items', context('POST', 'http', 'localhost')).slice(-1), ['list: almost: Path "/items" matches only as "/items/".']);
+  assert.equal(verdicts('/items', context('GET', 'http', 'localhost')).slice(-1), ['list: almost: Path "/items" matches only as "/items/", a GET or HEAD is redirected there if no route matches.']);
+  const checks = m.explain('/dash', context('GET', 'http', 'acme.example.com'))[0]!.checks;
+  assert.equal(checks, { path: true, host: true, method: null, scheme: null });
+});
+
 test.run();
