@@ -249,4 +249,53 @@ test('a listener not called is listed even when a called one has the same name (
   assert.equal(dispatcher.getNotCalledListeners(request), [{ event: 'kernel.request', listener: 'Guard::onRequest', priority: 0 }]);
 });
 
+test('after an async listener, the next ones run in order, async or not, and one that stops propagation ends the dispatch; all are recorded', async () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  const ran: string[] = [];
+  const later = () => new Promise((resolve) => setTimeout(resolve, 2));
+  dispatcher.addListener('kernel.view', async function first() {
+    await later();
+    ran.push('first');
+  }, 30);
+  dispatcher.addListener('kernel.view', async function second() {
+    await later();
+    ran.push('second');
+  }, 20);
+  dispatcher.addListener('kernel.view', function third(event: KernelEvent) {
+    ran.push('third');
+    if (event.request.path === '/stop') event.stopPropagation();
+  }, 10);
+  dispatcher.addListener('kernel.view', function fourth() {
+    ran.push('fourth');
+  }, 0);
+  const go = Request.create('/go');
+  await dispatcher.dispatch(new KernelEvent(kernel, go, RequestType.MAIN), 'kernel.view');
+  assert.equal(ran, ['first', 'second', 'third', 'fourth']);
+  assert.equal(dispatcher.getCalledListeners(go).map((call) => call.listener), ['first', 'second', 'third', 'fourth']);
+  ran.length = 0;
+  const stop = Request.create('/stop');
+  const event = new KernelEvent(kernel, stop, RequestType.MAIN);
+  assert.is(await dispatcher.dispatch(event, 'kernel.view'), event);
+  assert.equal(ran, ['first', 'second', 'third']);
+  const calls = dispatcher.getCalledListeners(stop);
+  assert.equal(calls.map((call) => [call.listener, call.stoppedPropagation]), [['first', false], ['second', false], ['third', true]]);
+  assert.equal(dispatcher.getNotCalledListeners(stop).map((listener) => listener.listener), ['fourth']);
+});
+
+test('an event dispatched outside any request (start-up, a timer) reaches its listeners, and is recorded for no request', async () => {
+  const stack = new RequestStack();
+  const dispatcher = new TraceableEventDispatcher(stack);
+  const seen: string[] = [];
+  dispatcher.addListener('app.warmup', () => void seen.push('sync'), 10);
+  dispatcher.addListener('app.warmup', async () => {
+    await Promise.resolve();
+    seen.push('async');
+  }, 0);
+  const event = new Event();
+  assert.is(await dispatcher.dispatch(event, 'app.warmup'), event);
+  assert.equal(seen, ['sync', 'async']);
+  const later = Request.create('/later');
+  assert.equal(dispatcher.getCalledListeners(later), []);
+});
+
 test.run();
