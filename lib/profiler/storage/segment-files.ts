@@ -184,6 +184,7 @@ export class SegmentFiles {
     return ((await ignoreMissing(readdir(this.#dir))) ?? []).filter((name) => SEGMENT_NAME.test(name));
   }
 
+  /** Where the segment file of this name is. */
   path(name: string): string {
     return join(this.#dir, name);
   }
