@@ -142,7 +142,10 @@ export interface KernelOptions {
    * Node 20's AsyncLocalStorage costs a server 6-10% of its throughput (README, Benchmarks).
    */
   requestContext?: boolean;
-  /** Clients that may see debug details and the profiler (CIDR list, `loopback`...). Default loopback only. */
+  /**
+   * Clients that may see debug details and the profiler (CIDR list, `loopback`...). Default loopback only.
+   * They see them on hosts no other site can name: IP addresses, `localhost`, `*.localhost` and `trustedHosts`.
+   */
   debugAllow?: readonly string[];
   /** The profiler, recording every request in debug mode; false turns it off. Default on in debug mode. */
   profiler?: ProfilerKernelOptions | false;
@@ -206,8 +209,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   });
   const logs = debug ? new DebugLogBuffer(bus) : null;
 
-  // Debug details (stack traces, logs, debug headers, the profiler) only for allowed clients.
-  const access = debug ? new DebugAccess(options.debugAllow ?? DEFAULT_PROFILER_ALLOW) : null;
+  // Debug details (stack traces, logs, debug headers, the profiler) only for allowed clients, on hosts no other site can name.
+  const access = debug ? new DebugAccess(options.debugAllow ?? DEFAULT_PROFILER_ALLOW, { trustHost, onHiddenHost: warnOncePerHost(logger.withChannel('request')) }) : null;
   const showDebug = (request: Request): boolean => access !== null && access.isAllowed(request);
 
   const profilerOptions = debug && options.profiler !== false ? (options.profiler ?? {}) : null;
@@ -368,6 +371,16 @@ function defaultStorage(options: ProfilerKernelOptions, onError: (error: Error) 
 }
 
 /** Background storage errors repeat every upkeep while a disk stays full: each distinct one is logged once. */
+/** Tells the developer, once per host, why an allowed client sees no debug details there. */
+function warnOncePerHost(logger: Logger): (host: string) => void {
+  const seen = new Set<string>();
+  return (host) => {
+    if (seen.has(host) || seen.size >= 100) return;
+    seen.add(host);
+    logger.warning('Debug details and the profiler are hidden on host "{host}": they are shown on IP addresses, localhost and *.localhost, and on the trusted hosts (--trusted-hosts), so that a page of another site cannot read them by pointing its name at this server (DNS rebinding).', { host });
+  };
+}
+
 function logOncePerMessage(logger: Logger): (error: Error) => void {
   const seen = new Set<string>();
   return (error) => {

@@ -1,32 +1,57 @@
 import { isIP } from 'node:net';
 import proxyaddr from 'proxy-addr';
-import type { Request } from '../../kernel/index.js';
+import type { Request, TrustHost } from '../../kernel/index.js';
 
 /** Who may see the profiler and debug details: loopback only, unless configured. */
 export const DEFAULT_PROFILER_ALLOW: readonly string[] = Object.freeze(['loopback']);
 
-/** Distinct client IPs whose verdict is remembered; the cache starts over beyond it. */
+/** Distinct client IPs (and hosts) whose verdict is remembered; the cache starts over beyond it. */
 const VERDICT_CACHE_SIZE = 4096;
+
+export interface DebugAccessOptions {
+  /**
+   * Host names debug details are shown on, beside IP addresses, `localhost` and `*.localhost`
+   * (createKernel passes its trustedHosts). Default none.
+   */
+  trustHost?: TrustHost | null;
+  /** Called the first time (per verdict cache) an allowed client is refused for its host alone: createKernel logs it. */
+  onHiddenHost?: (host: string) => void;
+}
 
 /**
  * Decides per request whether the client may see profiler pages, stack traces, logs
- * and debug headers. The client IP honours X-Forwarded-For only from trusted proxies,
- * so it cannot be spoofed with a header.
+ * and debug headers. Two rules, both must hold:
+ * - the client IP is allowed. It honours X-Forwarded-For only from trusted proxies, so it
+ *   cannot be spoofed with a header;
+ * - the host the request names cannot be another site's: an IP address, `localhost` or
+ *   `*.localhost` (which browsers resolve to loopback themselves), or a trusted host. A page
+ *   of another site that re-points its own name at 127.0.0.1 (DNS rebinding) reaches us from
+ *   a loopback client, but under its own name; so does a tunnel (ngrok and the like)
+ *   forwarding the internet from a local process.
  */
 export class DebugAccess {
   readonly allow: readonly string[];
   readonly #matches: (address: string, index: number) => boolean;
+  readonly #trustHost: TrustHost | null;
+  readonly #onHiddenHost: ((host: string) => void) | undefined;
   /** Verdicts by client IP: parsing the address is the dear part, and clients come back. */
   readonly #verdicts = new Map<string, boolean>();
+  /** Verdicts by host name. */
+  readonly #hostVerdicts = new Map<string, boolean>();
 
   /** `allow`: CIDR ranges, addresses, or `loopback` / `linklocal` / `uniquelocal`. Throws a TypeError naming a bad entry. */
-  constructor(allow: readonly string[] = DEFAULT_PROFILER_ALLOW) {
+  constructor(allow: readonly string[] = DEFAULT_PROFILER_ALLOW, options: DebugAccessOptions = {}) {
     this.allow = allow;
     this.#matches = proxyaddr.compile([...allow]);
+    this.#trustHost = options.trustHost ?? null;
+    this.#onHiddenHost = options.onHiddenHost;
   }
 
   isAllowed(request: Request): boolean {
-    const ip = request.clientIp;
+    return this.#clientAllowed(request.clientIp) && this.#hostAllowed(request);
+  }
+
+  #clientAllowed(ip: string): boolean {
     let verdict = this.#verdicts.get(ip);
     if (verdict === undefined) {
       // proxy-addr reads `2130706433`, `0x7f000001` and `0177.0.0.1` as 127.0.0.1: a forwarded hop
@@ -37,4 +62,31 @@ export class DebugAccess {
     }
     return verdict;
   }
+
+  #hostAllowed(request: Request): boolean {
+    let host: string;
+    try {
+      host = request.host;
+    } catch {
+      // A host the request refuses (malformed, several Host headers, or outside the kernel's trusted
+      // hosts) is no rebinding page's: a browser names one valid host, and an untrusted one gets the
+      // trusted-hosts check's 400 before any page. Its 400 may say why, to a developer who mistyped it.
+      return true;
+    }
+    let verdict = this.#hostVerdicts.get(host);
+    if (verdict === undefined) {
+      verdict = isLocalName(host) || (this.#trustHost !== null && this.#trustHost(host));
+      if (this.#hostVerdicts.size >= VERDICT_CACHE_SIZE) this.#hostVerdicts.clear();
+      this.#hostVerdicts.set(host, verdict);
+      if (!verdict) this.#onHiddenHost?.(host);
+    }
+    return verdict;
+  }
+}
+
+/** An IP address (`127.0.0.1`, `[::1]`), `localhost` or a name under it (RFC 6761: always loopback, never looked up). */
+export function isLocalName(host: string): boolean {
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (host.charCodeAt(0) === 91 /* [ */) return host.endsWith(']') && isIP(host.slice(1, -1)) === 6;
+  return isIP(host) === 4;
 }

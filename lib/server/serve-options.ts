@@ -68,7 +68,7 @@ const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: s
   { flag: 'tls-key', envVar: 'TLS_KEY', value: '<file>', default: `self-signed, cached in ${SERVE_DEFAULTS.devCertificateDir}/`, help: 'PEM private key for https; needs --tls-cert' },
   { flag: 'profiler-dir', envVar: 'PROFILER_DIR', value: '<dir>', default: SERVE_DEFAULTS.profilerDir, help: 'where the profiler keeps profiles (several servers may share one)' },
   { flag: 'profiler-max-profiles', envVar: 'PROFILER_MAX_PROFILES', value: '<n>', default: String(SERVE_DEFAULTS.profilerMaxProfiles), help: 'most profiles kept; the oldest go first (also: 2 days at most)' },
-  { flag: 'profiler-allow', envVar: 'PROFILER_ALLOW', value: '<cidr,...>', default: SERVE_DEFAULTS.profilerAllow.join(','), help: 'clients that may see the profiler, stack traces and logs' },
+  { flag: 'profiler-allow', envVar: 'PROFILER_ALLOW', value: '<cidr,...>', default: SERVE_DEFAULTS.profilerAllow.join(','), help: 'clients that may see the profiler, stack traces and logs,\non IP addresses, localhost, *.localhost and the trusted hosts' },
   { flag: 'trusted-proxies', envVar: 'TRUSTED_PROXIES', value: '<cidr,...>', default: 'none', help: 'proxies whose X-Forwarded-For/-Proto/-Host/-Port are believed' },
   { flag: 'trusted-hosts', envVar: 'TRUSTED_HOSTS', value: '<host,...>', default: 'any', help: 'hosts answered for (example.com; .example.com: it and its subdomains;\n*.example.com: subdomains only; IP addresses); others get a 400' },
   { flag: 'ide', envVar: 'HTTP_KERNEL_IDE', value: '<editor|format>', default: 'none', help: 'debug pages link stack frames to this editor (vscode, cursor, webstorm,\nidea, zed, sublime, ...) or URL format (%f file, %l line: vscode://file/%f:%l)' },

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
+import type { LogEntry, LogRecord } from '../../lib/log/index.js';
 import { MemoryStorage } from '../../lib/profiler/storage/index.js';
 import { SCHEMES, agentFrom, decodeEntities, fetchFrom, header, savedProfile, startTestServer, type TestServer } from './harness.js';
 
@@ -232,6 +233,58 @@ access('a client outside --profiler-allow gets 404 for profiler pages, the plain
   } finally {
     await outsider.close();
     await server.close();
+  }
+});
+
+access('a loopback client naming a host another site could own (DNS rebinding, a tunnel) gets 404 for profiler pages and the plain error page; IP addresses, localhost names and trusted hosts get them; a hidden host is logged once', async () => {
+  const server = await startTestServer({ app: { profiler: { storage: new MemoryStorage() } } });
+  const trusting = await startTestServer({ app: { trustedHosts: ['myapp.test', '127.0.0.1'], profiler: { storage: new MemoryStorage() } } });
+  // The TLS client checks the certificate against the Host it sends: forged names are the point here, not TLS.
+  const lenient = new Agent({ connect: { rejectUnauthorized: false } });
+  const warnings: LogRecord[] = [];
+  const listen = ({ record }: LogEntry): void => void (record.message.includes('are hidden on host') && warnings.push(record));
+  server.app.bus.on('log', listen);
+  const hidden = ['rebound.test', 'abc123.ngrok-free.app', 'localhost.test', 'notlocalhost'];
+  try {
+    for (const scheme of SCHEMES) {
+      const as = (on: TestServer, host: string, path: string) =>
+        fetchFrom(on, scheme, path, { dispatcher: lenient, headers: { host: `${host}:${new URL(on.urls[scheme]).port}` } });
+      const token = header((await fetchFrom(server, scheme, '/robots.txt')).headers['x-debug-token']);
+      assert.match(token, /^[0-9a-f]{6}$/);
+      for (const host of hidden) {
+        for (const path of ['/_profiler/', '/_profiler/latest', `/_profiler/${token}`, `/_wdt/${token}`]) {
+          const page = await as(server, host, path);
+          assert.is(page.status, 404, `${scheme} ${host} ${path}`);
+          assert.not.ok(page.body.includes(token), `${scheme} ${host} ${path}: nothing of the profile`);
+        }
+        const error = await as(server, host, '/robots.txt');
+        assert.is(error.status, 404);
+        assert.not.ok(error.body.includes('Stack Trace'), `${scheme} ${host}: plain error page`);
+        assert.not.ok(error.body.includes('No route found'));
+        assert.is(error.headers['x-debug-token'], undefined);
+        assert.is(error.headers['x-debug-exception'], undefined);
+        const home = await as(server, host, '/');
+        assert.is(home.status, 200);
+        assert.not.ok(home.body.includes('_wdt'), `${scheme} ${host}: no toolbar`);
+      }
+      for (const [on, host] of [[server, 'localhost'], [server, 'app.localhost'], [server, '127.0.0.1'], [server, '[::1]'], [trusting, 'myapp.test']] as const) {
+        const page = await as(on, host, '/_profiler/');
+        assert.is(page.status, 200, `${scheme} ${host}`);
+        assert.match(page.body, /results? found/);
+        const error = await as(on, host, '/robots.txt');
+        assert.match(header(error.headers['x-debug-token']), /^[0-9a-f]{6}$/, `${scheme} ${host}`);
+        assert.ok(error.body.includes('Stack Trace'), `${scheme} ${host}: debug error page`);
+        assert.ok((await as(on, host, '/')).body.includes('/_wdt/'), `${scheme} ${host}: toolbar`);
+      }
+    }
+    // Once per host, over both schemes and all the requests above.
+    assert.equal(warnings.map((record) => record.context.host).sort(), [...hidden].sort());
+    assert.ok(warnings.every((record) => record.levelName === 'WARNING' && record.channel === 'request'));
+  } finally {
+    server.app.bus.off('log', listen);
+    await lenient.close();
+    await server.close();
+    await trusting.close();
   }
 });
 

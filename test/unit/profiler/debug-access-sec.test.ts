@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request } from '../../../kernel/index.js';
-import { DebugAccess } from '../../../lib/profiler/index.js';
+import { DebugAccess, isLocalName } from '../../../lib/profiler/index.js';
 
 /** A request from the trusted proxy 10.0.0.2 saying the client is `forwardedFor`. */
 function viaProxy(forwardedFor: string): Request {
@@ -22,6 +22,50 @@ test('X-Forwarded-For from a client that is no trusted proxy is not believed', (
   const access = new DebugAccess();
   const request = new Request('/_profiler/', { remoteAddress: '203.0.113.7', headers: { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1', forwarded: 'for=127.0.0.1' } });
   assert.is(access.isAllowed(request), false);
+});
+
+/** A loopback request naming `host` in its Host header. */
+function onHost(host: string): Request {
+  return new Request('/_profiler/', { remoteAddress: '127.0.0.1', headers: { host } });
+}
+
+test('local names: IP addresses, localhost and names under it; any other name, however close, is not one', () => {
+  for (const host of ['localhost', 'app.localhost', 'a.b.localhost', '127.0.0.1', '10.1.2.3', '[::1]', '[fe80::1]', '[::ffff:127.0.0.1]']) assert.ok(isLocalName(host), host);
+  for (const host of ['localhost.test', 'notlocalhost', 'localhost.', 'example.com', '127.1', '2130706433', '[::1', '[example]', '::1', '']) assert.not.ok(isLocalName(host), host);
+});
+
+test('an allowed client sees debug details on a local name or a trusted host only, whatever the port', () => {
+  const access = new DebugAccess(undefined, { trustHost: (host) => host === 'myapp.test' });
+  for (const host of ['localhost:8000', 'App.Localhost', '127.0.0.1:8443', '[::1]:8000', 'myapp.test:8000']) assert.ok(access.isAllowed(onHost(host)), host);
+  for (const host of ['rebound.test:8000', 'abc.ngrok-free.app', 'myapp.test.evil.test']) assert.not.ok(access.isAllowed(onHost(host)), host);
+  assert.not.ok(new DebugAccess().isAllowed(onHost('myapp.test')), 'no host is trusted by default');
+});
+
+test('behind a trusted proxy, the forwarded host is the one judged', () => {
+  const access = new DebugAccess();
+  const proxied = (forwardedHost: string) => new Request('/_profiler/', { remoteAddress: '127.0.0.1', headers: { host: 'localhost', 'x-forwarded-host': forwardedHost }, trustProxy: () => true });
+  assert.not.ok(access.isAllowed(proxied('rebound.test')));
+  assert.ok(access.isAllowed(proxied('app.localhost')));
+});
+
+test('a host the request refuses (malformed, several, untrusted) leaves the verdict to the client rule: no browser names one, and the 400 that answers it may say why', () => {
+  const access = new DebugAccess();
+  assert.ok(access.isAllowed(onHost('<script>')));
+  assert.ok(access.isAllowed(new Request('/', { remoteAddress: '127.0.0.1', headers: { host: ['a.localhost', 'b.localhost'] } })));
+  assert.ok(access.isAllowed(new Request('/', { remoteAddress: '127.0.0.1', headers: { host: 'rebound.test' }, trustHost: (host) => host === 'localhost' })));
+  assert.not.ok(access.isAllowed(new Request('/', { remoteAddress: '203.0.113.7', headers: { host: '<script>' } })), 'the client rule still holds');
+});
+
+test('onHiddenHost hears of each host hidden from an allowed client once, and never of a client refused anyway', () => {
+  const heard: string[] = [];
+  const access = new DebugAccess(undefined, { onHiddenHost: (host) => heard.push(host) });
+  for (let i = 0; i < 3; i++) {
+    access.isAllowed(onHost('rebound.test:8000'));
+    access.isAllowed(onHost('other.test'));
+    access.isAllowed(onHost('localhost'));
+    access.isAllowed(new Request('/', { remoteAddress: '203.0.113.7', headers: { host: 'outsider.test' } }));
+  }
+  assert.equal(heard, ['rebound.test', 'other.test']);
 });
 
 test.run();
