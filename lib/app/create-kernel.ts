@@ -371,21 +371,28 @@ function defaultStorage(options: ProfilerKernelOptions, onError: (error: Error) 
 }
 
 /** Background storage errors repeat every upkeep while a disk stays full: each distinct one is logged once. */
-/** Tells the developer, once per host, why an allowed client sees no debug details there. */
-function warnOncePerHost(logger: Logger): (host: string) => void {
-  const seen = new Set<string>();
-  return (host) => {
-    if (seen.has(host) || seen.size >= 100) return;
-    seen.add(host);
-    logger.warning('Debug details and the profiler are hidden on host "{host}": they are shown on IP addresses, localhost and *.localhost, and on the trusted hosts (--trusted-hosts), so that a page of another site cannot read them by pointing its name at this server (DNS rebinding).', { host });
-  };
+function logOncePerMessage(logger: Logger): (error: Error) => void {
+  return oncePerKey(
+    (error: Error) => error.message,
+    (error) => logger.error('Profiler storage upkeep failed: {message}', { message: error.message }),
+  );
 }
 
-function logOncePerMessage(logger: Logger): (error: Error) => void {
+/** Tells the developer, once per host, why an allowed client sees no debug details there. */
+function warnOncePerHost(logger: Logger): (host: string) => void {
+  return oncePerKey(
+    (host: string) => host,
+    (host) => logger.warning('Debug details and the profiler are hidden on host "{host}": they are shown on IP addresses, localhost and *.localhost, and on the trusted hosts (--trusted-hosts), so that a page of another site cannot read them by pointing its name at this server (DNS rebinding).', { host }),
+  );
+}
+
+/** Runs `act` once per distinct key, for the first 100 keys: a condition that lasts is reported once, not per request or upkeep. */
+function oncePerKey<T>(keyOf: (value: T) => string, act: (value: T) => void): (value: T) => void {
   const seen = new Set<string>();
-  return (error) => {
-    if (seen.has(error.message) || seen.size > 100) return;
-    seen.add(error.message);
-    logger.error('Profiler storage upkeep failed: {message}', { message: error.message });
+  return (value) => {
+    const key = keyOf(value);
+    if (seen.has(key) || seen.size >= 100) return;
+    seen.add(key);
+    act(value);
   };
 }
