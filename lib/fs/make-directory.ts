@@ -10,6 +10,13 @@ import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errorCode } from './error-code.js';
 
+/**
+ * The mode of directories made for what requests reveal (profiles, leases, the dev TLS key): the
+ * owner's alone, so other users of the machine cannot read them. A directory that exists keeps its
+ * own mode: one shared on purpose (a group's) stays shared.
+ */
+export const PRIVATE_DIRECTORY = 0o700;
+
 /** Makes `path` and any missing parents (each with `mode`); an existing directory is fine. */
 export async function makeDirectory(path: string, mode?: number): Promise<void> {
   try {

@@ -1,7 +1,7 @@
 import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeDirectory } from '../fs/make-directory.js';
+import { PRIVATE_DIRECTORY, makeDirectory } from '../fs/make-directory.js';
 
 /** A PEM certificate (chain) and its PEM private key, as node:https takes them. */
 export interface TlsCredentials {
@@ -39,7 +39,7 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<TlsCr
 
   const fresh = await generateDevCertificate();
   try {
-    await makeDirectory(dir, 0o700);
+    await makeDirectory(dir, PRIVATE_DIRECTORY);
     // Key first: a process reading between the two renames sees a key that does not match the old
     // certificate, rejects the pair and generates its own, rather than serving a mismatched pair.
     await writeFileAtomically(keyPath, fresh.key, 0o600);

@@ -29,7 +29,7 @@ import { SegmentFiles, type Segment } from './segment-files.js';
 import { LEASE_PREFIX_LENGTH, TokenLeases } from './token-leases.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
 import { isStorableToken, resolveBounds, storableJson } from './validation.js';
-import { makeDirectory } from '../../fs/make-directory.js';
+import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
 
 const gunzip = promisify(gunzipCallback);
 
@@ -582,14 +582,14 @@ export class FileStorage implements ProfilerStorage {
   async #inShard<T>(token: string, fn: () => Promise<T>): Promise<T> {
     const shard = join(this.dir, token.slice(0, 2));
     if (!this.#shards.has(shard)) {
-      await makeDirectory(shard);
+      await makeDirectory(shard, PRIVATE_DIRECTORY);
       this.#shards.add(shard);
     }
     try {
       return await fn();
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
-      await makeDirectory(shard);
+      await makeDirectory(shard, PRIVATE_DIRECTORY);
       return fn();
     }
   }

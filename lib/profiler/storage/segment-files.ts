@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, openSync, rmSync, writevSync } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeDirectorySync } from '../../fs/make-directory.js';
+import { PRIVATE_DIRECTORY, makeDirectorySync } from '../../fs/make-directory.js';
 import { errorCode, ignoreMissing, removeFile } from './fs-errors.js';
 import { SEGMENT_NAME } from './index-file.js';
 
@@ -73,7 +73,7 @@ export class SegmentFiles {
       fd = openSync(path, 'wx');
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
-      makeDirectorySync(this.#dir);
+      makeDirectorySync(this.#dir, PRIVATE_DIRECTORY);
       fd = openSync(path, 'wx');
     }
     this.#current = { name, fd, size: 0, openedAt: now, writtenAt: now };

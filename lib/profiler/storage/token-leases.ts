@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { makeDirectory } from '../../fs/make-directory.js';
+import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
 import { ProfilerStorageError } from './errors.js';
 import { FileLock, type FileLockOptions } from './file-lock.js';
 import { TakenTokens } from './taken-tokens.js';
@@ -189,7 +189,7 @@ export class TokenLeases {
       if (host.closed()) return;
     }
     if (usable()) return;
-    await makeDirectory(join(host.dir, LEASE_DIR));
+    await makeDirectory(join(host.dir, LEASE_DIR), PRIVATE_DIRECTORY);
     const prefixes = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).filter((prefix) => !this.#leases.has(prefix));
     shuffle(prefixes);
     for (const prefix of prefixes) {

@@ -1,12 +1,12 @@
-import { existsSync } from 'node:fs';
-import { appendFile, mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { appendFile, chmod, mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError } from '../../../../lib/profiler/storage/index.js';
 import { BASE_TIME, foundTokens, indexLines, makeProfile, fileStorageSuite, referencedSegments, rejection, segmentFiles, tokenFor } from './fixtures.js';
 
-const { test, env, storageIn } = fileStorageSuite('FileStorage', 'file-storage');
+const { test, env, freshDir, storageIn } = fileStorageSuite('FileStorage', 'file-storage');
 
 test('malformed tokens never reach the filesystem: claim false, read null, write rejects', async () => {
   const storage = storageIn();
@@ -20,6 +20,34 @@ test('malformed tokens never reach the filesystem: claim false, read null, write
   assert.not.ok(existsSync(storage.dir), 'the storage directory was not even created');
   assert.is(await storage.claim('abcdef'), true);
   assert.ok(existsSync(storage.dir), 'a valid claim does create it');
+});
+
+/** Permission bits of every directory under `dir` (itself included), by path relative to the suite's root. */
+function directoryModes(dir: string): Record<string, number> {
+  const modes: Record<string, number> = { [dir.slice(env.root.length)]: statSync(dir).mode & 0o777 };
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) Object.assign(modes, directoryModes(join(dir, entry.name)));
+  }
+  return modes;
+}
+
+test('the directories the storage makes (its own, missing parents, leases, segments, shards) are its owner\'s alone; one that exists keeps its mode', async () => {
+  const parent = freshDir();
+  const storage = storageIn(join(parent, 'nested', 'profiler'));
+  const tokens = await storage.drawTokens(6, 2);
+  await storage.writeMany([makeProfile(tokens[0]!)]);
+  assert.is(await storage.claim('abcdef'), true);
+  const made = directoryModes(parent);
+  assert.ok(Object.keys(made).length >= 5, `parent, nested, profiler, leases, segments: ${Object.keys(made).join(', ')}`);
+  for (const [path, mode] of Object.entries(made)) assert.is(mode.toString(8), '700', path);
+
+  const shared = freshDir();
+  await mkdir(shared);
+  await chmod(shared, 0o755);
+  const sharing = storageIn(shared);
+  await sharing.writeMany([makeProfile((await sharing.drawTokens(6, 1))[0]!)]);
+  assert.is((statSync(shared).mode & 0o777).toString(8), '755', 'an existing directory is left as it was');
+  assert.is((statSync(join(shared, 'segments')).mode & 0o777).toString(8), '700');
 });
 
 test('a claim is exclusive between two storages sharing a directory', async () => {
