@@ -87,10 +87,16 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  */
 const DEBUG_EXCEPTION_MAX = 2048;
 
+/**
+ * The headers of a page that shows debug details: the X-Debug-Exception pair, and `no-store`, over
+ * any Cache-Control the error asked for. The page is for this client alone: a shared cache in front
+ * of a staging server (Varnish keeps a 404 for two minutes by default) would show its stack traces
+ * and logs to clients the details are hidden from.
+ */
 function debugHeaders(error: FlatError | undefined): Record<string, string> {
-  if (error === undefined) return {};
+  if (error === undefined) return { 'cache-control': 'no-store' };
   const frame = error.frames.find((f) => f.file !== null);
-  const headers: Record<string, string> = { 'x-debug-exception': encodedWithin(error.message, DEBUG_EXCEPTION_MAX) };
+  const headers: Record<string, string> = { 'cache-control': 'no-store', 'x-debug-exception': encodedWithin(error.message, DEBUG_EXCEPTION_MAX) };
   if (frame?.file) headers['x-debug-exception-file'] = `${encodeURIComponent(frame.file)}:${frame.line ?? 0}`;
   return headers;
 }

@@ -55,6 +55,7 @@ for (const scheme of SCHEMES) {
     assert.match(String(response.headers['content-type']), /^text\/html/);
     const message = `No route found for "GET ${origin}/robots.txt"`;
     assert.is(decodeURIComponent(String(response.headers['x-debug-exception'])), message);
+    assert.is(response.headers['cache-control'], 'no-store', 'no shared cache may keep a page of debug details');
     const text = decodeEntities(response.body);
     assert.ok(text.includes(`<title>${message} (404 Not Found)</title>`), 'title names message and status');
     assert.ok(text.includes('No routes found for "/robots.txt/".'), 'the matcher\'s cause is shown');
@@ -209,6 +210,7 @@ for (const scheme of SCHEMES) {
     }
     assert.is(response.headers['x-debug-exception'], undefined);
     assert.is(response.headers['x-debug-exception-file'], undefined);
+    assert.is(response.headers['cache-control'], undefined, 'the plain page is the same for every client: caching it is the application\'s call');
   });
 
   test('an absolute-form target that is no URL is a 400 problem naming it, never a 500', async () => {

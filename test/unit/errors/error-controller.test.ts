@@ -44,10 +44,26 @@ test('a long message is cut to 2,048 encoded characters in X-Debug-Exception, ne
   assert.is(decodeURIComponent(header(`${'é'.repeat(300)}.`)), `${'é'.repeat(300)}.`);
 });
 
+test('a page with debug details is stored by no cache, whatever the error asked for; the plain page keeps the error\'s Cache-Control', () => {
+  assert.is(answerTo(new BadRequestHttpError('x')).headers['cache-control'], 'no-store');
+  const cacheable = new HttpError(404, 'Gone for now.', { headers: { 'Cache-Control': 'public, max-age=600' } });
+  assert.is(answerTo(cacheable).headers['cache-control'], 'no-store');
+  const json = new Request('/echo', { headers: { accept: 'application/json' } });
+  json.attributes.set('exception', cacheable);
+  assert.is((createErrorController({ debug: true, requestStack: new RequestStack() })(json) as Response).headers['cache-control'], 'no-store', 'problem+json too');
+  for (const options of [{ debug: false }, { debug: true, showDebug: () => false }]) {
+    const request = new Request('/echo');
+    request.attributes.set('exception', cacheable);
+    const plain = createErrorController({ ...options, requestStack: new RequestStack() })(request) as Response;
+    assert.is(plain.headers['cache-control'], 'public, max-age=600', JSON.stringify(options));
+    assert.not.ok(plain.body?.toString().includes('Gone for now.'), 'the plain page');
+  }
+});
+
 test('the error\'s headers are kept, but not those node:http would refuse nor those about the body the page replaces', () => {
   const response = answerTo(new HttpError(503, 'Down.', { headers: { 'Retry-After': '5', 'x-bad': 'a\nb', 'bad name': 'x', 'x-wide': '\u20ac', 'Content-Length': '1', 'content-encoding': 'gzip' } }));
   assert.is(response.status, 503);
-  assert.equal(Object.keys(response.headers).filter((name) => !name.startsWith('x-debug-')).sort(), ['content-security-policy', 'content-type', 'retry-after', 'vary']);
+  assert.equal(Object.keys(response.headers).filter((name) => !name.startsWith('x-debug-')).sort(), ['cache-control', 'content-security-policy', 'content-type', 'retry-after', 'vary']);
   assert.is(response.headers['retry-after'], '5');
   assert.is(answerTo(new MethodNotAllowedHttpError(['GET', 'HEAD'])).headers.allow, 'GET, HEAD');
 });
