@@ -69,8 +69,9 @@ export class DebugAccess {
       host = request.host;
     } catch {
       // A host the request refuses (malformed, several Host headers, or outside the kernel's trusted
-      // hosts) is no rebinding page's: a browser names one valid host, and an untrusted one gets the
-      // trusted-hosts check's 400 before any page. Its 400 may say why, to a developer who mistyped it.
+      // hosts) gets a 400 before any page: the router reads the host of every request (and the
+      // trusted-hosts check, when there is one, reads it earlier). That 400 is all such a request can
+      // see, with its own logs and trace and nothing of other requests; it may say what is wrong.
       return true;
     }
     let verdict = this.#hostVerdicts.get(host);

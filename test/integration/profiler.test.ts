@@ -236,7 +236,7 @@ access('a client outside --profiler-allow gets 404 for profiler pages, the plain
   }
 });
 
-access('a loopback client naming a host another site could own (DNS rebinding, a tunnel) gets 404 for profiler pages and the plain error page; IP addresses, localhost names and trusted hosts get them; a hidden host is logged once', async () => {
+access('a loopback client naming a host another site could own (DNS rebinding, a tunnel) gets 404 for profiler pages and the plain error page; IP addresses, localhost names and trusted hosts get them; a hidden host is logged once; a refused one gets its 400 alone', async () => {
   const server = await startTestServer({ app: { profiler: { storage: new MemoryStorage() } } });
   const trusting = await startTestServer({ app: { trustedHosts: ['myapp.test', '127.0.0.1'], profiler: { storage: new MemoryStorage() } } });
   // The TLS client checks the certificate against the Host it sends: forged names are the point here, not TLS.
@@ -266,6 +266,14 @@ access('a loopback client naming a host another site could own (DNS rebinding, a
         const home = await as(server, host, '/');
         assert.is(home.status, 200);
         assert.not.ok(home.body.includes('_wdt'), `${scheme} ${host}: no toolbar`);
+      }
+      // A host the request refuses is left to the client rule: its 400 is all it gets, never a profiler page.
+      for (const path of ['/_profiler/', `/_profiler/${token}`]) {
+        const refused = await as(server, '-a.test', path);
+        assert.is(refused.status, 400, `${scheme} ${path}`);
+        assert.ok(decodeEntities(refused.body).includes('Invalid Host "-a.test'), 'the 400 says why');
+        // The token's profile is of /robots.txt: neither the list nor the panel shows up.
+        assert.not.ok(refused.body.includes('results found') || refused.body.includes('robots.txt'), `${scheme} ${path}: nothing of the profiler`);
       }
       for (const [on, host] of [[server, 'localhost'], [server, 'app.localhost'], [server, '127.0.0.1'], [server, '[::1]'], [trusting, 'myapp.test']] as const) {
         const page = await as(on, host, '/_profiler/');
