@@ -94,9 +94,10 @@ const DEBUG_EXCEPTION_MAX = 2048;
  * and logs to clients the details are hidden from.
  */
 function debugHeaders(error: FlatError | undefined): Record<string, string> {
-  if (error === undefined) return { 'cache-control': 'no-store' };
+  const headers: Record<string, string> = { 'cache-control': 'no-store' };
+  if (error === undefined) return headers;
+  headers['x-debug-exception'] = encodedWithin(error.message, DEBUG_EXCEPTION_MAX);
   const frame = error.frames.find((f) => f.file !== null);
-  const headers: Record<string, string> = { 'cache-control': 'no-store', 'x-debug-exception': encodedWithin(error.message, DEBUG_EXCEPTION_MAX) };
   if (frame?.file) headers['x-debug-exception-file'] = `${encodeURIComponent(frame.file)}:${frame.line ?? 0}`;
   return headers;
 }

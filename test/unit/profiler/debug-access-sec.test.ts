@@ -48,7 +48,7 @@ test('behind a trusted proxy, the forwarded host is the one judged', () => {
   assert.ok(access.isAllowed(proxied('app.localhost')));
 });
 
-test('a host the request refuses (malformed, several, untrusted) leaves the verdict to the client rule: no browser names one, and the 400 that answers it may say why', () => {
+test('a host the request refuses (malformed, several, untrusted) leaves the verdict to the client rule: its 400 comes before any page, and may say why', () => {
   const access = new DebugAccess();
   assert.ok(access.isAllowed(onHost('<script>')));
   assert.ok(access.isAllowed(new Request('/', { remoteAddress: '127.0.0.1', headers: { host: ['a.localhost', 'b.localhost'] } })));
