@@ -9,7 +9,8 @@ import { nonceAttribute } from './csp-nonce.js';
 import type { FileLinker } from './file-link.js';
 import type { FlatError } from './flatten-error.js';
 import { html, unsafeRaw, type SafeHtml } from './html.js';
-import { readSourceExcerpt, type StackFrame } from './stack-frames.js';
+import { excerptReader, renderSourceExcerpt } from './source-excerpt.js';
+import type { StackFrame } from './stack-frames.js';
 import { statusText } from './status-text.js';
 
 /** What the debug page shows. */
@@ -49,8 +50,6 @@ export function debugPagePolicy(nonce: string): string {
   return `default-src 'none'; style-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 }
 
-/** How many application frames per error get a source excerpt. */
-const EXCERPT_FRAMES = 3;
 /** Log messages and contexts longer than this are cut: the page must stay readable and bounded. */
 const MAX_CONTEXT_LENGTH = 5000;
 /** Characters of log messages and contexts shown in all; the records past it are counted, not shown. */
@@ -132,8 +131,7 @@ function plainStack(error: FlatError): string {
 }
 
 function renderError(error: FlatError, index: number, count: number, view: FrameView, idPrefix: string): SafeHtml {
-  const { around } = view;
-  let excerptsLeft = EXCERPT_FRAMES;
+  const readExcerpt = excerptReader(view.around);
   const items: SafeHtml[] = [];
   let internalRun: SafeHtml[] = [];
   const flushInternal = (): void => {
@@ -149,19 +147,8 @@ function renderError(error: FlatError, index: number, count: number, view: Frame
       continue;
     }
     flushInternal();
-    let excerpt: SafeHtml | null = null;
-    if (excerptsLeft > 0 && frame.file !== null && frame.line !== null) {
-      const source = readSourceExcerpt(frame.file, frame.line, around);
-      if (source !== null) {
-        excerptsLeft--;
-        excerpt = html`<pre class="excerpt"><code>${source.lines.map(
-          (text, i) =>
-            // No newline between lines: each is a block already, a newline in <pre> would add a blank one.
-            html`<span class="${source.start + i === source.highlight ? 'line highlight' : 'line'}"><span class="number">${source.start + i}</span>${text}</span>`,
-        )}</code></pre>`;
-      }
-    }
-    items.push(renderFrame(frame, view, excerpt));
+    const source = readExcerpt(frame.file, frame.line);
+    items.push(renderFrame(frame, view, source === null ? null : renderSourceExcerpt(source)));
   }
   flushInternal();
 

@@ -9,5 +9,6 @@ export * from './html.js';
 export * from './plain-page.js';
 export * from './problem-json.js';
 export * from './safe-request.js';
+export * from './source-excerpt.js';
 export * from './stack-frames.js';
 export * from './status-text.js';

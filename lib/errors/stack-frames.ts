@@ -29,6 +29,8 @@ export interface SourceExcerpt {
   lines: string[];
   /** Number (1-based) of the line the frame points to. */
   highlight: number;
+  /** When the file was last modified, epoch milliseconds: a later time than the error's means the lines may have moved since. */
+  modifiedMs: number;
 }
 
 const frameLine = /^\s*at\s+(.*)$/;
@@ -125,7 +127,13 @@ const MAX_LINE_LENGTH = 500;
  */
 const SOURCE_EXTENSIONS = new Set(['.js', '.mjs', '.cjs', '.jsx', '.ts', '.mts', '.cts', '.tsx']);
 
-const sourceCache = new FileCache<string[] | null>(SOURCE_CACHE_FILES);
+/** A source file's lines, and when it was last modified. */
+interface SourceFile {
+  lines: string[];
+  modifiedMs: number;
+}
+
+const sourceCache = new FileCache<SourceFile | null>(SOURCE_CACHE_FILES);
 
 /**
  * Reads `around` lines either side of `line` from a source file, or null when that is not possible:
@@ -138,30 +146,28 @@ export function readSourceExcerpt(file: string, line: number, around = 5): Sourc
     if (!Number.isInteger(line) || line < 1) return null;
     const path = file.startsWith('file://') ? fileURLToPath(file) : file;
     if (!isAbsolute(path) || !SOURCE_EXTENSIONS.has(extname(path).toLowerCase())) return null;
-    const lines = sourceLines(path);
-    if (lines === null || line > lines.length) return null;
+    const source = sourceCache.get(path, readSource) ?? null;
+    if (source === null || line > source.lines.length) return null;
+    const { lines, modifiedMs } = source;
     const span = Math.max(0, Math.floor(Number.isFinite(around) ? around : 5));
     const start = Math.max(1, line - span);
     const end = Math.min(lines.length, line + span);
-    return { start, lines: lines.slice(start - 1, end), highlight: line };
+    return { start, lines: lines.slice(start - 1, end), highlight: line, modifiedMs };
   } catch {
     return null;
   }
 }
 
-function sourceLines(path: string): string[] | null {
-  return sourceCache.get(path, readLines) ?? null;
-}
-
 // Larger files and binary ones have no lines to show (kept as null, so they are not read again).
-function readLines(path: string, stats: Stats): string[] | null {
+function readSource(path: string, stats: Stats): SourceFile | null {
   if (stats.size > MAX_SOURCE_BYTES) return null;
   const content = readFileSync(path);
   if (content.length > MAX_SOURCE_BYTES || content.includes(0)) return null;
-  return content
+  const lines = content
     .toString('utf8')
     .split(/\r\n|\r|\n/)
     .map((text) => (text.length > MAX_LINE_LENGTH ? `${text.slice(0, MAX_LINE_LENGTH)}…` : text));
+  return { lines, modifiedMs: stats.mtimeMs };
 }
 
 /** Empties the excerpt cache (tests, or after files changed in a way mtime and size do not show). */

@@ -62,7 +62,7 @@ for (const scheme of SCHEMES) {
     for (const record of logs) for (const field of ['time', 'level', 'channel', 'message', 'context']) assert.ok(field in record, field);
   });
 
-  test('the HTML panel shows exceptions, logs and stack traces; the default panel is the exception', async () => {
+  test('the HTML panel shows exceptions, logs and stack traces with source lines; the default panel is the exception', async () => {
     const response = await fetchFrom(server, scheme, '/robots.txt');
     const token = header(response.headers['x-debug-token']);
     await savedProfile(server, token);
@@ -72,6 +72,10 @@ for (const scheme of SCHEMES) {
     assert.ok(text.includes(`No route found for "GET ${origin}/robots.txt"`));
     assert.ok(text.includes('NotFoundHttpError'));
     assert.ok(text.includes('router-listener.ts'));
+    // The source lines around the throw, as on the debug error page, the throwing line highlighted.
+    const highlighted = /<span class="line highlight"><span class="number">\d+<\/span>([^<]*)<\/span>/.exec(page.body);
+    assert.ok(highlighted, 'the exception panel shows a source excerpt');
+    assert.match(decodeEntities(highlighted![1]!), /throw new NotFoundHttpError\(`No route found for/);
     for (const panel of ['request', 'exception', 'logger', 'events', 'time', 'router']) {
       const other = await fetchFrom(server, scheme, `/_profiler/${token}?panel=${panel}`);
       assert.is(other.status, 200, panel);

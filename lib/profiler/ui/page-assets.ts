@@ -7,13 +7,13 @@ import { html, nonceAttribute, unsafeRaw, type SafeHtml } from '../../errors/ind
 const PAGE_CSS = `
 :root { color-scheme: light dark;
   --bg: #f3f4f6; --fg: #1f2430; --muted: #5f6b7a; --card: #ffffff; --border: #d9dde3; --head: #1f2937; --head-fg: #f9fafb;
-  --link: #0b5cad; --code-bg: #f1f3f5; --row-hover: #f7f9fb; --selected: #e8f0fb;
+  --link: #0b5cad; --code-bg: #f1f3f5; --row-hover: #f7f9fb; --selected: #e8f0fb; --highlight: #fff3c4;
   --ok: #1a7f37; --redirect: #6f42c1; --warn: #9a5b00; --error: #c0262d; --info: #0b5cad; --debug: #6b7280;
   --ok-bg: #dcf5e3; --redirect-bg: #ece3fb; --warn-bg: #fff0d1; --error-bg: #fde2e1; --none-bg: #e5e7eb;
   --cat-event: #5b5bd6; --cat-listener: #0e8bbd; --cat-controller: #1a7f37; --cat-section: #8b95a3; --track: #eef0f3; }
 @media (prefers-color-scheme: dark) {
   :root { --bg: #0f1216; --fg: #e4e7ec; --muted: #9aa4b2; --card: #171b21; --border: #2c333d; --head: #0a0c10; --head-fg: #f3f4f6;
-    --link: #79b8ff; --code-bg: #0d1014; --row-hover: #1c2129; --selected: #1d2a3d;
+    --link: #79b8ff; --code-bg: #0d1014; --row-hover: #1c2129; --selected: #1d2a3d; --highlight: #3a3214;
     --ok: #56d37a; --redirect: #b392f0; --warn: #f0b44c; --error: #ff7b72; --info: #79b8ff; --debug: #8b949e;
     --ok-bg: #12351f; --redirect-bg: #2d2145; --warn-bg: #3d2c0a; --error-bg: #47181a; --none-bg: #2c333d;
     --cat-event: #8d8df2; --cat-listener: #3fb5e6; --cat-controller: #56d37a; --cat-section: #7d8794; --track: #1f242c; }
@@ -119,6 +119,11 @@ td.nowrap { white-space: nowrap; }
 .frames .internal .function { font-weight: 400; color: var(--muted); }
 .frames details ol { list-style: none; padding-left: 16px; margin: 4px 0 0; }
 .frames details li:last-child { border-bottom: 0; }
+.excerpt { background: var(--code-bg); border: 1px solid var(--border); border-radius: 4px; margin: 6px 0 2px; padding: 6px 0; overflow-x: auto; font-size: 12.5px; }
+.excerpt .line { display: block; padding: 0 10px; white-space: pre; }
+.excerpt .highlight { background: var(--highlight); }
+.excerpt .number { display: inline-block; min-width: 4ch; margin-right: 12px; color: var(--muted); text-align: right; user-select: none; }
+.excerpt-changed { margin: 6px 0 0; font-size: 12px; color: var(--warn); }
 summary { cursor: pointer; color: var(--muted); }
 .raw-stack { margin-top: 8px; }
 .raw-stack pre { background: var(--code-bg); border: 1px solid var(--border); border-radius: 4px; padding: 8px; margin-top: 6px; }

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EventEmitter } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -169,7 +169,16 @@ test('reads the lines around a line and names the highlighted one', () => {
     start: 12,
     lines: ['line 12', 'line 13', 'line 14', 'line 15', 'line 16', 'line 17', 'line 18'],
     highlight: 15,
+    modifiedMs: statSync(file).mtimeMs,
   });
+});
+
+test('tells when the file was last modified, as it is when read', () => {
+  const file = writeLines('edited.ts', 3);
+  utimesSync(file, 1_700_000_000, 1_700_000_000);
+  assert.is(readSourceExcerpt(file, 2, 0)!.modifiedMs, 1_700_000_000_000);
+  utimesSync(file, 1_800_000_000, 1_800_000_000);
+  assert.is(readSourceExcerpt(file, 2, 0)!.modifiedMs, 1_800_000_000_000);
 });
 
 test('clamps the excerpt at the start and end of the file', () => {

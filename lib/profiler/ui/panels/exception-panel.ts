@@ -1,5 +1,8 @@
-/** The exception panel: each error of the cause chain with its frames, internal frames folded away. */
-import { html, type FileLinker, type SafeHtml } from '../../../errors/index.js';
+/**
+ * The exception panel: each error of the cause chain with its frames, internal frames folded away,
+ * and the source lines around its first application frames, as the debug error page shows them.
+ */
+import { excerptReader, html, renderSourceExcerpt, type FileLinker, type SafeHtml, type SourceExcerpt } from '../../../errors/index.js';
 import { arrayOf, isRecord, numberOf, recordOf, renderNoData, stringOf } from '../values.js';
 import type { PanelContext } from './panel-context.js';
 
@@ -16,23 +19,33 @@ export function handledExceptionsOf(collectors: Record<string, unknown>): Record
   return isRecord(data) ? arrayOf(data['handled']).filter(isRecord) : [];
 }
 
+/** How frames are shown: editor links, and when the request was made (a source file changed since may have moved its lines). */
+interface FrameView {
+  fileLink: FileLinker | null;
+  recordedAt: number;
+}
+
+/** Source lines shown either side of a frame's line, as on the debug page. */
+const EXCERPT_LINES = 5;
+
 /** Renders `collectors.exception`. */
 export function renderExceptionPanel({ profile, fileLink }: PanelContext): SafeHtml {
+  const view: FrameView = { fileLink, recordedAt: profile.time };
   const errors = exceptionsOf(profile.collectors);
   if (errors === null) return html`<h2>Exceptions</h2>${renderNoData('exception')}`;
   if (errors.length === 0) return html`<h2>Exceptions</h2><p class="empty">No exception was thrown while handling this request</p>`;
   const handled = handledExceptionsOf(profile.collectors);
   return html`<h2>Exceptions <span class="badge error">${errors.length}</span></h2>
 ${errors.length > 1 ? html`<p class="muted">Outermost first; each one was caused by the next.</p>` : ''}
-${errors.map((error, i) => renderError(error, i, errors.length, fileLink, 'exception'))}
+${errors.map((error, i) => renderError(error, i, errors.length, view, 'exception'))}
 ${handled.length === 0
   ? ''
   : html`<h2 id="handled">Thrown while handling <span class="badge error">${handled.length}</span></h2>
 <p class="muted">A <code>kernel.exception</code> listener threw the error above while it handled this one: the error page does not show it, and the listeners after that one never saw it.</p>
-${handled.map((error, i) => renderError(error, i, handled.length, fileLink, 'handled'))}`}`;
+${handled.map((error, i) => renderError(error, i, handled.length, view, 'handled'))}`}`;
 }
 
-function renderError(error: Record<string, unknown>, index: number, count: number, fileLink: FileLinker | null, idPrefix: string): SafeHtml {
+function renderError(error: Record<string, unknown>, index: number, count: number, view: FrameView, idPrefix: string): SafeHtml {
   const status = numberOf(error['status']);
   const code = stringOf(error['code']);
   const stack = stringOf(error['stack']) ?? '';
@@ -42,12 +55,12 @@ function renderError(error: Record<string, unknown>, index: number, count: numbe
 ${status !== null || code !== null
   ? html`<dl>${status !== null ? html`<div><dt>Status</dt><dd>${status}</dd></div>` : ''}${code !== null ? html`<div><dt>Code</dt><dd><code>${code}</code></dd></div>` : ''}</dl>`
   : ''}
-${renderFrames(arrayOf(error['frames']).filter(isRecord), fileLink)}
+${renderFrames(arrayOf(error['frames']).filter(isRecord), view)}
 ${stack !== '' ? html`<details class="raw-stack"><summary>Stack trace (plain text)</summary><pre>${stack}</pre></details>` : ''}
 </article>`;
 }
 
-function renderFrames(frames: Record<string, unknown>[], fileLink: FileLinker | null): SafeHtml {
+function renderFrames(frames: Record<string, unknown>[], view: FrameView): SafeHtml {
   if (frames.length === 0) return html`<p class="empty">No stack frames</p>`;
   const items: SafeHtml[] = [];
   let internalRun: SafeHtml[] = [];
@@ -57,26 +70,34 @@ function renderFrames(frames: Record<string, unknown>[], fileLink: FileLinker | 
     items.push(html`<li class="internal-run"><details><summary>${label}</summary><ol>${internalRun}</ol></details></li>`);
     internalRun = [];
   };
+  const readExcerpt = excerptReader(EXCERPT_LINES);
   for (const frame of frames) {
     if (frame['internal'] === true) {
-      internalRun.push(renderFrame(frame, true, fileLink));
+      internalRun.push(renderFrame(frame, view, null));
     } else {
       flushInternal();
-      items.push(renderFrame(frame, false, fileLink));
+      items.push(renderFrame(frame, view, readExcerpt(stringOf(frame['file']), numberOf(frame['line']))));
     }
   }
   flushInternal();
   return html`<ol class="frames">${items}</ol>`;
 }
 
-function renderFrame(frame: Record<string, unknown>, internal: boolean, fileLink: FileLinker | null): SafeHtml {
+function renderFrame(frame: Record<string, unknown>, view: FrameView, source: SourceExcerpt | null): SafeHtml {
+  const internal = frame['internal'] === true;
   const file = stringOf(frame['file']);
   const line = numberOf(frame['line']);
   const column = numberOf(frame['column']);
-  const link = file !== null && fileLink !== null ? fileLink(file, line) : null;
+  const link = file !== null && view.fileLink !== null ? view.fileLink(file, line) : null;
   const position = html`${line !== null ? html`:${line}${column !== null ? html`:${column}` : ''}` : ''}`;
   const where = file === null ? html`unknown location` : link !== null ? html`<a href="${link}" title="Open in your editor">${file}${position}</a>` : html`${file}${position}`;
-  return html`<li class="${internal ? 'frame internal' : 'frame'}"><span class="function">${stringOf(frame['function']) ?? '(anonymous)'}</span> <span class="where">at <span class="mono">${where}</span></span></li>`;
+  return html`<li class="${internal ? 'frame internal' : 'frame'}"><span class="function">${stringOf(frame['function']) ?? '(anonymous)'}</span> <span class="where">at <span class="mono">${where}</span></span>${source === null ? '' : renderExcerpt(source, view)}</li>`;
+}
+
+// The file is read now, not when the request was made: one changed since may show other lines than the error's.
+function renderExcerpt(source: SourceExcerpt, view: FrameView): SafeHtml {
+  const changed = source.modifiedMs > view.recordedAt;
+  return html`${changed ? html`<p class="excerpt-changed">This file has changed since the request: these may not be the lines it ran.</p>` : ''}${renderSourceExcerpt(source)}`;
 }
 
 /** The exception menu entry's badge: how many errors the chain holds (and the handled error's chain). */
