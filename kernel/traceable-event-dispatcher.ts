@@ -160,6 +160,16 @@ export class TraceableEventDispatcher extends EventDispatcher {
     super();
   }
 
+  /**
+   * When the first dispatch traced for a request began (`performance.now()` milliseconds), or
+   * undefined before any: where the request's timeline starts, so that no listener of it, not
+   * even the one asking from within that dispatch, starts before it.
+   */
+  traceStart(request: Request): number | undefined {
+    const log = this.#traces.get(request)?.log;
+    return log === undefined || log.length === 0 ? undefined : log[1];
+  }
+
   /** What has been recorded for a request so far, in its compact form (nothing is copied). */
   getCompactTrace(request: Request): CompactTrace {
     return this.#trace(request);

@@ -4,6 +4,8 @@ import {
   RequestSlot,
   RequestType,
   Response,
+  TraceableEventDispatcher,
+  type EventDispatcher,
   type ExceptionEvent,
   type Request,
   type RequestEvent,
@@ -198,12 +200,18 @@ export class Profiler {
     return this.getUnsaved(token) ?? (await this.storage.read(token));
   }
 
-  /** Starts recording: takes a token (claimed ahead of time, so usually without waiting). */
-  onKernelRequest(event: RequestEvent): void | Promise<void> {
+  /**
+   * Starts recording: takes a token (claimed ahead of time, so usually without waiting). The
+   * recording starts where the request's traced dispatches do, when the dispatcher traces them:
+   * this listener runs within the first, and a listener before it, or its own call, would
+   * otherwise start before the request did on the timeline.
+   */
+  onKernelRequest(event: RequestEvent, _eventName?: string, dispatcher?: EventDispatcher): void | Promise<void> {
     const request = event.request;
     if (this.#recordings.get(request) !== undefined || this.#excluded(request)) return;
-    const startTime = Date.now();
-    const startNow = performance.now();
+    const now = performance.now();
+    const startNow = (dispatcher instanceof TraceableEventDispatcher ? dispatcher.traceStart(request) : undefined) ?? now;
+    const startTime = Date.now() - Math.round(now - startNow);
     const token = this.#pool.take();
     if (token !== null) return this.#start(request, event.requestType, token, startTime, startNow);
     return this.#pool.claim().then(

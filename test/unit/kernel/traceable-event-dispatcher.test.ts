@@ -162,6 +162,25 @@ test('listener times are honest: each call ends where the next begins, and the d
   assert.ok(near(dispatches[0]!.duration, slower!.start + slower!.duration - slow!.start));
 });
 
+test('traceStart is when the request\'s first traced dispatch began, also asked from within it; undefined before any', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  const request = Request.create('/a');
+  let seenWithin: number | undefined;
+  dispatcher.addListener('kernel.request', () => busy(2), 10);
+  dispatcher.addListener('kernel.request', (_event, _name, from) => {
+    seenWithin = (from as TraceableEventDispatcher).traceStart(request);
+  }, 0);
+  assert.is(dispatcher.traceStart(request), undefined);
+  const before = performance.now();
+  dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'kernel.request');
+  dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'kernel.response');
+  const start = dispatcher.traceStart(request)!;
+  assert.ok(start >= before && start <= before + 1, `${start} against ${before}`);
+  assert.is(seenWithin, start);
+  assert.is(dispatcher.getTrace(request).dispatches[0]!.start, start);
+  assert.is(dispatcher.traceStart(Request.create('/b')), undefined, 'per request');
+});
+
 test('a listener asking for the not-called list while it runs is not in it; the listeners after it are, until they run', async () => {
   const dispatcher = new TraceableEventDispatcher(new RequestStack());
   const seen: string[][] = [];

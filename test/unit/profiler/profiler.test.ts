@@ -9,6 +9,7 @@ import { FileStorage, MemoryStorage, ThreadedFileStorage, type ProfilerStorage }
 import { availableParallelism, tmpdir } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { RawJson, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type EncodedProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
 
 const test = suite('Profiler');
@@ -374,6 +375,29 @@ test('the profiler\'s own kernel.terminate listener, running while the profile i
     assert.not.ok(notCalled.some((name) => name.startsWith('kernel.terminate ')), notCalled.join('; '));
     assert.ok(notCalled.includes('kernel.exception Profiler::onKernelException'), 'a request without an error calls no exception listener');
   }
+});
+
+test('the timeline starts with the request\'s first dispatch: no listener starts before it, not even one called before the profiler\'s', async () => {
+  const storage = new MemoryStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage } });
+  const busyUntil = (ms: number) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+  };
+  // Called before the profiler's kernel.request listener (1024), and slow enough to show.
+  app.kernel.dispatcher.addListener(KernelEvents.REQUEST, () => busyUntil(3), 2048);
+  const before = Date.now();
+  const response = await run(app, '/health');
+  await app.close();
+  const profile = app.profiler!.present((await storage.read(response.getHeader('x-debug-token')!))!);
+  assert.ok(profile.time >= before - 1 && profile.time <= before + 1, `profiled at ${profile.time}, the request began at ${before}`);
+  const called = (profile.collectors.events as { called: Array<{ listener: string; start: number; duration: number }> }).called;
+  assert.ok(called.every((call) => call.start >= 0), called.map((call) => `${call.listener} ${call.start}`).join('; '));
+  assert.is(called[0]!.start, 0, 'the first listener starts the timeline');
+  assert.ok(called[0]!.duration >= 3, `the early listener's 3 ms are in it (${called[0]!.duration})`);
+  const time = profile.collectors.time as { duration: number; periods: Array<{ start: number }> };
+  assert.ok(time.duration >= 3, `the total holds the early listener (${time.duration} ms)`);
+  assert.ok(time.periods.every((period) => period.start >= 0));
 });
 
 test('what kernel.terminate listeners log is in their request\'s profile; what a failing save logs carries no request', async () => {
