@@ -153,6 +153,15 @@ for (const scheme of SCHEMES) {
     assert.not.ok(health.body.includes('_wdt'), 'no toolbar in JSON');
   });
 
+  test('a body the application never read is said to be unread on the request panel', async () => {
+    const response = await fetchFrom(server, scheme, '/health', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"bob"}' });
+    assert.is(response.status, 405);
+    const token = header(response.headers['x-debug-token']);
+    await savedProfile(server, token);
+    const page = await fetchFrom(server, scheme, `/_profiler/${token}?panel=request`);
+    assert.match(page.body, 'The application did not read the body (14 bytes), so the profile has none of it');
+  });
+
   test('secrets are redacted before storage', async () => {
     const response = await fetchFrom(server, scheme, '/health?token=s3cr3t-q&q=ok', { headers: { authorization: 'Bearer s3cr3t-h', cookie: 'session_id=s3cr3t-c; theme=dark' } });
     const token = header(response.headers['x-debug-token']);

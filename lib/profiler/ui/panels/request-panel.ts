@@ -42,7 +42,7 @@ ${renderKeyValueTable(data['query'], 'No query parameters')}
 <h3>Request body</h3>
 ${body !== null && body !== ''
   ? html`${data['bodyTruncated'] === true ? html`<p class="notice">The body is truncated: only its beginning was kept.</p>` : ''}<pre class="body-preview">${body}</pre>`
-  : html`<p class="empty">${data['bodyTruncated'] === true ? 'The body was too large to keep' : 'No body'}</p>`}
+  : html`<p class="empty">${data['bodyTruncated'] === true ? 'The body was too large to keep' : unreadBody(recordOf(data['requestHeaders'])) ?? 'No body'}</p>`}
 
 <h3>Cookies</h3>
 ${renderKeyValueTable(data['cookies'], 'No cookies')}
@@ -65,4 +65,16 @@ ${renderKeyValueTable(data['responseHeaders'], 'No headers', { keyLabel: 'Header
 /** The request menu entry's badge: the response status. */
 export function requestBadge({ profile }: PanelContext): SafeHtml {
   return html`<span class="status ${statusClass(profile.status)}">${profile.status}</span>`;
+}
+
+/**
+ * What to say of a body the request declared but the profile has none of: the profiler keeps the
+ * body only when the application read it (it never reads one itself), and "No body" would say
+ * the client sent none. Null when the request declared no body.
+ */
+function unreadBody(headers: Record<string, unknown>): string | null {
+  const length = Number(stringOf(headers['content-length']) ?? 0);
+  if (length > 0) return `The application did not read the body (${length} ${length === 1 ? 'byte' : 'bytes'}), so the profile has none of it`;
+  if (headers['transfer-encoding'] !== undefined) return 'The application did not read the body (sent in chunks), so the profile has none of it';
+  return null;
 }

@@ -121,6 +121,20 @@ test('the request panel shows the body with a truncation note, the route, contro
   assert.match(html, '<span class="status status-2xx">201</span> Created');
 });
 
+test('a body the request declared but the application never read is said to be unread, not missing', () => {
+  const withHeaders = (headers: Record<string, string>): Profile => {
+    const profile = mainProfile();
+    const request = profile.collectors['request'] as Record<string, unknown>;
+    return { ...profile, collectors: { ...profile.collectors, request: { ...request, requestHeaders: { ...(request['requestHeaders'] as object), ...headers } } } };
+  };
+  const bodyOf = (profile: Profile) => /<h3>Request body<\/h3>\s*(.*)/.exec(panelOf(page({ profile })))![1]!;
+  assert.is(bodyOf(withHeaders({ 'content-length': '51' })), '<p class="empty">The application did not read the body (51 bytes), so the profile has none of it</p>');
+  assert.match(bodyOf(withHeaders({ 'content-length': '1' })), '(1 byte)');
+  assert.match(bodyOf(withHeaders({ 'transfer-encoding': 'chunked' })), 'did not read the body (sent in chunks)');
+  assert.is(bodyOf(withHeaders({ 'content-length': '0' })), '<p class="empty">No body</p>');
+  assert.is(bodyOf(withHeaders({ 'content-length': 'x' })), '<p class="empty">No body</p>');
+});
+
 test('the exception panel shows each error of the chain with class, message, status, code and frames', () => {
   const html = panelOf(page({ panel: 'exception' }));
   assert.match(html, '<span class="counter">1/2</span> <span class="class">NotFoundHttpError</span>');
