@@ -9,7 +9,7 @@ import { nonceAttribute } from './csp-nonce.js';
 import type { FileLinker } from './file-link.js';
 import type { FlatError } from './flatten-error.js';
 import { html, unsafeRaw, type SafeHtml } from './html.js';
-import { excerptReader, renderSourceExcerpt } from './source-excerpt.js';
+import { EXCERPT_LINES, excerptReader, renderSourceExcerpt } from './source-excerpt.js';
 import type { StackFrame } from './stack-frames.js';
 import { statusText } from './status-text.js';
 
@@ -63,7 +63,7 @@ export function renderDebugPage(input: DebugPageInput): string {
   const reason = statusText(status);
   const message = outermost.message !== '' ? outermost.message : reason;
   const summary = `${message} (${status} ${reason})`;
-  const around = input.excerptLines ?? 5;
+  const around = input.excerptLines ?? EXCERPT_LINES;
   const cwd = process.cwd();
   const profilerUrl = isSafeLink(input.profilerUrl) ? input.profilerUrl : null;
   const handled = input.handled ?? [];

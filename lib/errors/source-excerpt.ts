@@ -8,12 +8,14 @@ import { readSourceExcerpt, type SourceExcerpt } from './stack-frames.js';
 
 /** How many application frames per error get a source excerpt. */
 export const EXCERPT_FRAMES = 3;
+/** Source lines shown either side of a frame's line, by default. */
+export const EXCERPT_LINES = 5;
 
 /**
  * A reader of excerpts for one error's frames: each call gives the lines `around` a frame's, until
  * `frames` excerpts have been given (a frame whose file cannot be read does not count).
  */
-export function excerptReader(around: number, frames = EXCERPT_FRAMES): (file: string | null, line: number | null) => SourceExcerpt | null {
+export function excerptReader(around = EXCERPT_LINES, frames = EXCERPT_FRAMES): (file: string | null, line: number | null) => SourceExcerpt | null {
   let left = frames;
   return (file, line) => {
     if (left <= 0 || file === null || line === null) return null;

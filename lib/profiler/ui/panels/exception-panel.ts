@@ -25,9 +25,6 @@ interface FrameView {
   recordedAt: number;
 }
 
-/** Source lines shown either side of a frame's line, as on the debug page. */
-const EXCERPT_LINES = 5;
-
 /** Renders `collectors.exception`. */
 export function renderExceptionPanel({ profile, fileLink }: PanelContext): SafeHtml {
   const view: FrameView = { fileLink, recordedAt: profile.time };
@@ -70,7 +67,7 @@ function renderFrames(frames: Record<string, unknown>[], view: FrameView): SafeH
     items.push(html`<li class="internal-run"><details><summary>${label}</summary><ol>${internalRun}</ol></details></li>`);
     internalRun = [];
   };
-  const readExcerpt = excerptReader(EXCERPT_LINES);
+  const readExcerpt = excerptReader();
   for (const frame of frames) {
     if (frame['internal'] === true) {
       internalRun.push(renderFrame(frame, view, null));
