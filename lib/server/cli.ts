@@ -14,7 +14,7 @@ interface App {
 }
 
 /** V8's heap growing factor in debug mode (see main); pass your own `--heap-growing-percent` to node to override. */
-export const DEBUG_HEAP_GROWING = '--heap-growing-percent=100';
+export const DEBUG_HEAP_GROWING = '--heap-growing-percent=70';
 
 /**
  * V8 runs a regular expression that has backtracked this much (50,000 steps by default) again
@@ -59,10 +59,12 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     // The profiler keeps what it records for a while (profiles waiting for their batch, the
     // index's records): some of it is promoted to old space and dies there, and V8's default heap
     // growth then lets old space reach about three times the live set before collecting it
-    // (180 MB of RSS after 100,000 recorded requests). Growing it by 100% per collection keeps
-    // such a server near 135 MB. 20% kept it near 140 MB but cost a full collection every few
-    // thousand requests: about a quarter of a debug request's CPU in process. A V8 heuristic
-    // only (read at each full collection); this process is ours.
+    // (180 MB of RSS after 100,000 recorded requests). Growing it by 70% per collection keeps
+    // such a server near 140 MB (bench/README.md, session 20): 100% let it reach 144-151 MB, at a
+    // throughput no different within the runs' noise; 50% kept it near 139 MB at 3-5% less
+    // throughput; 20% cost a full collection every few thousand requests, about a quarter of a
+    // debug request's CPU in process. A V8 heuristic only (read at each full collection); this
+    // process is ours.
     if (!process.execArgv.some((flag) => flag.startsWith('--heap-growing-percent'))) setFlagsFromString(DEBUG_HEAP_GROWING);
   }
 
