@@ -14,7 +14,12 @@ export interface Limits {
   headersTimeout: number;
   /** Time a client has to send the complete request, body included; 0 turns it off. */
   requestTimeout: number;
-  /** How long an idle keep-alive connection waits for the next request. */
+  /**
+   * How long a kept-alive connection waits for the next request once its last response is sent
+   * (advertised as `Keep-Alive: timeout=<s>`); 0 keeps it open until idleTimeout. Checked with
+   * idleTimeout, not by node's per-socket timer: the connection closes between one and two seconds
+   * after the advertised time (node closes it one second after).
+   */
   keepAliveTimeout: number;
   /**
    * Socket inactivity (nothing read or written) after which the connection is dropped; 0 turns it
@@ -83,6 +88,8 @@ const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 const IDLE_CHECK_INTERVAL_MS = 1_000;
 /** Keep-alive timeout once close() has begun, so a connection whose response ends after that does not linger. */
 const CLOSING_KEEP_ALIVE_MS = 1;
+/** How long past the advertised keep-alive timeout a connection is kept, so that a client's request sent just in time is not met by a close (node's margin). */
+const KEEP_ALIVE_MARGIN_MS = 1_000;
 
 /** Starts an http listener and, unless httpsPort is null, an https one, both serving `listener`; resolves once both listen. */
 export async function startServers(listener: RequestListener, options: ListenOptions): Promise<RunningServers> {
@@ -98,7 +105,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
     // refuseMalformedHead answers it, with a body saying what is missing (node's 400 has none).
     requireHostHeader: false,
   };
-  const served = refuseMalformedHead(listener);
+  const served = refuseMalformedHead(listener, limits.keepAliveTimeout);
   const servers: Array<http.Server | https.Server> = [http.createServer(serverOptions, served)];
   if (options.httpsPort !== null) {
     if (options.tls === undefined) throw new TypeError('startServers: options.tls is required when httpsPort is not null');
@@ -115,7 +122,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
       ),
     );
   }
-  const idle = limits.idleTimeout > 0 ? new IdleSockets(limits.idleTimeout) : null;
+  const idle = limits.idleTimeout > 0 || limits.keepAliveTimeout > 0 ? new IdleSockets(limits.idleTimeout, limits.keepAliveTimeout) : null;
   for (const server of servers) applyLimits(server, limits, sockets, tlsSockets, idle);
   // Expect: 100-continue goes unanswered to a listener that answers it when it reads the body
   // (createRequestListener's), so a body refused by its length or never read is not uploaded for
@@ -156,7 +163,10 @@ function withDefaults(given: Partial<Limits> = {}): Limits {
 }
 
 function applyLimits(server: http.Server | https.Server, limits: Limits, sockets: Set<Socket>, tlsSockets: Set<Duplex>, idle: IdleSockets | null): void {
-  server.keepAliveTimeout = limits.keepAliveTimeout;
+  // Not node's keep-alive timer either: node arms it on the socket after every response and clears
+  // it at the next request, 5-7% of a small request's CPU. IdleSockets closes connections left
+  // waiting, and the request listener gives each response the timeout to advertise.
+  server.keepAliveTimeout = 0;
   // One field more than is served: node drops the fields beyond its count without a word, so a head
   // that reaches it is refused rather than served without them (refuseMalformedHead).
   server.maxHeadersCount = MAX_HEADER_FIELDS + 1;
@@ -173,7 +183,7 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   // Over https the raw socket's byte counts are the TLS records': the handshake counts as activity too.
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
-    idle?.add(socket);
+    idle?.add(socket, server instanceof https.Server);
     socket.on('error', ignore);
     socket.once('close', () => {
       sockets.delete(socket);
@@ -184,6 +194,7 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   // flight, to ask its client to close the connection.
   server.on('secureConnection', (socket: Duplex) => {
     tlsSockets.add(socket);
+    idle?.speaksHttpOn((socket as ServedSocket)._parent, socket);
     socket.once('close', () => tlsSockets.delete(socket));
   });
   server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy());
@@ -301,8 +312,11 @@ function answerAndClose(socket: Duplex, status: number, body: string): void {
  * HTTP/1.1 request must name its host (RFC 9112 3.2), and a head may not have more fields than
  * node keeps. Either is answered with a one-line text, and the connection closes.
  */
-function refuseMalformedHead(listener: RequestListener): RequestListener {
+function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number): RequestListener {
   return (req, res) => {
+    // What node writes as `Keep-Alive: timeout=<s>` on a kept connection; the server's own
+    // keepAliveTimeout stays 0, so node arms no timer per response (IdleSockets closes the connection).
+    (res as KeepAliveResponse)._keepAliveTimeout = keepAliveTimeout;
     if (req.rawHeaders.length > 2 * MAX_HEADER_FIELDS) {
       refuse(res, 431, `The request has more than ${MAX_HEADER_FIELDS} header fields.`);
     } else if (!req.headers.host && (req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
@@ -397,26 +411,51 @@ interface Activity {
   read: number;
   written: number;
   since: number;
+  /** The socket node:http speaks on: the raw one, or under TLS the TLS socket over it (null until its handshake is done). */
+  http: ServedSocket | null;
+}
+
+/** A response's keep-alive timeout, which node writes as `Keep-Alive: timeout=<s>` (its server's keepAliveTimeout by default). */
+type KeepAliveResponse = http.ServerResponse & { _keepAliveTimeout?: number };
+
+/**
+ * Whether node:http waits on this socket for the next request: its parser is still attached (not
+ * an upgraded or CONNECT connection, which the http layer has let go) and no response is on its way.
+ */
+function awaitsRequest(socket: ServedSocket | null): boolean {
+  return socket !== null && socket.parser != null && socket._httpMessage == null;
 }
 
 /**
- * Drops connections on which nothing was read or written for `timeout` ms. One timer for all of
- * them, checking byte counts (as node checks the headers and request timeouts), rather than a
- * timer per socket refreshed on each read and write: the request path pays nothing.
+ * Drops connections on which nothing was read or written for `timeout` ms, and those that have
+ * waited `keepAlive` ms (plus node's margin) for their next request. One timer for all of them,
+ * checking byte counts (as node checks the headers and request timeouts), rather than a timer per
+ * socket refreshed on each read and write, or armed after each response: the request path pays
+ * nothing. A 0 turns either off.
  */
 class IdleSockets {
   readonly #timeout: number;
+  readonly #keepAlive: number;
   readonly #sockets = new Map<Socket, Activity>();
   readonly #timer: NodeJS.Timeout;
 
-  constructor(timeout: number) {
+  constructor(timeout: number, keepAlive: number) {
     this.#timeout = timeout;
-    this.#timer = setInterval(() => this.#check(), Math.max(1, Math.min(IDLE_CHECK_INTERVAL_MS, Math.floor(timeout / 4))));
+    this.#keepAlive = keepAlive > 0 ? keepAlive + KEEP_ALIVE_MARGIN_MS : 0;
+    const shortest = Math.min(...[timeout, this.#keepAlive].filter((ms) => ms > 0));
+    this.#timer = setInterval(() => this.#check(), Math.max(1, Math.min(IDLE_CHECK_INTERVAL_MS, Math.floor(shortest / 4))));
     this.#timer.unref();
   }
 
-  add(socket: Socket): void {
-    this.#sockets.set(socket, { readsCount: true, read: socket.bytesRead, written: socket.bytesWritten, since: Date.now() });
+  /** A raw socket; node:http speaks on it itself unless it is a TLS server's (see speaksHttpOn). */
+  add(socket: Socket, tls = false): void {
+    this.#sockets.set(socket, { readsCount: true, read: socket.bytesRead, written: socket.bytesWritten, since: Date.now(), http: tls ? null : (socket as ServedSocket) });
+  }
+
+  /** Under TLS: the socket node:http speaks on over the raw one, once its handshake is done. */
+  speaksHttpOn(raw: Socket | undefined, socket: Duplex): void {
+    const activity = raw === undefined ? undefined : this.#sockets.get(raw);
+    if (activity !== undefined) activity.http = socket as ServedSocket;
   }
 
   delete(socket: Socket): void {
@@ -444,7 +483,10 @@ class IdleSockets {
         activity.read = read;
         activity.written = written;
         activity.since = now;
-      } else if (now - activity.since >= this.#timeout) {
+        continue;
+      }
+      const quiet = now - activity.since;
+      if ((this.#timeout > 0 && quiet >= this.#timeout) || (this.#keepAlive > 0 && quiet >= this.#keepAlive && awaitsRequest(activity.http))) {
         this.#sockets.delete(socket);
         socket.destroy();
       }

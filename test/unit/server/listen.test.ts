@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TLSSocket } from 'node:tls';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { Agent, request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -122,12 +122,18 @@ test('an IPv6 host is bracketed in the URLs', async () => {
 test('without limits, both servers get the documented ones: 16 KiB head, 2000 fields, head in 10 s, request in 30 s, keep-alive 5 s', async () => {
   // The README's "Server limits" paragraph; idle 60 s and shutdown 10 s are not visible on a server.
   assert.equal(DEFAULT_LIMITS, { maxHeaderSize: 16 * 1024, headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, idleTimeout: 60_000, maxRequestsPerSocket: 0, shutdownTimeout: 10_000 });
-  await withServers(hello, {}, async ({ servers }) => {
+  await withServers(hello, {}, async ({ servers, urls }) => {
+    for (const url of urls) {
+      const response = await within(request(url, { dispatcher: agent }), 5_000, `request over ${url}`);
+      await response.body.text();
+      assert.is(response.headers['keep-alive'], 'timeout=5', url);
+    }
     for (const server of servers) {
       assert.is((server as unknown as { maxHeaderSize: number }).maxHeaderSize, 16 * 1024);
       assert.is(server.headersTimeout, 10_000);
       assert.is(server.requestTimeout, 30_000);
-      assert.is(server.keepAliveTimeout, 5_000);
+      // Advertised by each response, kept by the idle sweep: node's own per-response timer stays off.
+      assert.is(server.keepAliveTimeout, 0);
       // One more than served, so that a head reaching node's count is refused rather than cut.
       assert.is(server.maxHeadersCount, 2001);
     }
@@ -135,14 +141,19 @@ test('without limits, both servers get the documented ones: 16 KiB head, 2000 fi
 });
 
 test('the limits are applied to both servers, defaults filling what is not given', async () => {
-  await withServers(hello, { limits: { keepAliveTimeout: 1234, maxRequestsPerSocket: 7 } }, async ({ servers }) => {
+  await withServers(hello, { limits: { keepAliveTimeout: 3456, maxRequestsPerSocket: 7 } }, async ({ servers, urls }) => {
+    for (const url of urls) {
+      const response = await within(request(url, { dispatcher: agent }), 5_000, `request over ${url}`);
+      await response.body.text();
+      assert.is(response.headers['keep-alive'], 'timeout=3, max=7', url);
+    }
     for (const server of servers) {
       assert.is((server as unknown as { maxHeaderSize: number }).maxHeaderSize, DEFAULT_LIMITS.maxHeaderSize);
       assert.is(server.headersTimeout, DEFAULT_LIMITS.headersTimeout);
       assert.is(server.requestTimeout, DEFAULT_LIMITS.requestTimeout);
       // The idle timeout is not node's per-socket timer (see the idle tests below).
       assert.is(server.timeout, 0);
-      assert.is(server.keepAliveTimeout, 1234);
+      assert.is(server.keepAliveTimeout, 0);
       assert.is(server.maxRequestsPerSocket, 7);
     }
   });
@@ -459,6 +470,71 @@ test('a response that keeps writing is never dropped as idle, over http and http
     }
     await until(() => events.length === 2, 2_000, 'both responses to close');
     assert.equal(events, ['/stream closed finished', '/stream closed finished']);
+  });
+});
+
+/** A raw connection to one of the servers (TLS for https), its closing time once it closes. */
+function openRawTo(url: string): Promise<{ socket: Socket | TLSSocket; closed: Promise<number> }> {
+  const port = portOf(url);
+  const socket = url.startsWith('https:') ? tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: tls.cert }) : connect({ host: '127.0.0.1', port });
+  socket.on('error', () => {});
+  const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
+  return new Promise((resolve, reject) => {
+    socket.once(url.startsWith('https:') ? 'secureConnect' : 'connect', () => resolve({ socket, closed }));
+    socket.once('error', reject);
+  });
+}
+
+/** Writes a request on `socket` and resolves with what came back once `done` says the answer is whole. */
+function exchange(socket: Socket | TLSSocket, payload: string, done: (text: string) => boolean): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    const onData = (chunk: Buffer): void => {
+      text += chunk.toString('latin1');
+      if (!done(text)) return;
+      socket.off('data', onData);
+      resolve(text);
+    };
+    socket.on('data', onData);
+    socket.write(payload);
+  });
+}
+
+const answered = (body: string) => (text: string) => text.endsWith(body);
+
+test('a kept connection that waits for its next request is closed after keepAliveTimeout and node\'s one-second margin, over http and https', async () => {
+  await withServers(hello, { limits: { keepAliveTimeout: 300 } }, async ({ urls }) => {
+    for (const url of urls) {
+      const { socket, closed } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+      const body = url.startsWith('https:') ? 'hello over https' : 'hello over http';
+      const first = await within(exchange(socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered(body)), 5_000, 'first answer');
+      assert.match(first, /\r\nKeep-Alive: timeout=0\r\n/i);
+      // Still open within the keep-alive time: a second request on it is served.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await within(exchange(socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered(body)), 5_000, 'second answer');
+      const answeredAt = Date.now();
+      const closedAt = await within(closed, 5_000, `the kept connection over ${url} to close`);
+      // 300 ms advertised, 1,000 ms of margin, checked every 325 ms.
+      assert.ok(closedAt - answeredAt >= 1_250 && closedAt - answeredAt < 2_500, `closed ${closedAt - answeredAt} ms after its last answer over ${url}`);
+    }
+  });
+});
+
+test('a request that takes longer than keepAliveTimeout to answer keeps its connection, over http and https', async () => {
+  const late = (_req: IncomingMessage, res: ServerResponse): void => {
+    setTimeout(() => res.end('late'), 1_800);
+  };
+  await withServers(late, { limits: { keepAliveTimeout: 100 } }, async ({ urls }) => {
+    for (const url of urls) {
+      const { socket } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+      try {
+        // 1.8 s without a byte either way, past the 1.1 s of keep-alive and margin: a request is in flight.
+        const answer = await within(exchange(socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered('late')), 5_000, `the late answer over ${url}`);
+        assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
+      } finally {
+        socket.destroy();
+      }
+    }
   });
 });
 
