@@ -15,8 +15,9 @@ export interface Limits {
   /** Time a client has to send the complete request, body included; 0 turns it off. */
   requestTimeout: number;
   /**
-   * How long a kept-alive connection waits for the next request once its last response is sent
-   * (advertised as `Keep-Alive: timeout=<s>`); 0 keeps it open until idleTimeout. Checked with
+   * How long a connection waits for its next request once its last response is sent, or for its
+   * first once it is open (advertised as `Keep-Alive: timeout=<s>`); 0 keeps it open until
+   * idleTimeout. Checked with
    * idleTimeout, not by node's per-socket timer: the connection closes between one and two seconds
    * after the advertised time (node closes it one second after).
    */

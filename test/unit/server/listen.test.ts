@@ -502,7 +502,7 @@ function exchange(socket: Socket | TLSSocket, payload: string, done: (text: stri
 
 const answered = (body: string) => (text: string) => text.endsWith(body);
 
-test('a kept connection that waits for its next request is closed after keepAliveTimeout and node\'s one-second margin, over http and https', async () => {
+test('a connection that waits for its next request, or its first, is closed after keepAliveTimeout and node\'s one-second margin, over http and https', async () => {
   await withServers(hello, { limits: { keepAliveTimeout: 300 } }, async ({ urls }) => {
     for (const url of urls) {
       const { socket, closed } = await within(openRawTo(url), 5_000, `connect to ${url}`);
@@ -516,6 +516,11 @@ test('a kept connection that waits for its next request is closed after keepAliv
       const closedAt = await within(closed, 5_000, `the kept connection over ${url} to close`);
       // 300 ms advertised, 1,000 ms of margin, checked every 325 ms.
       assert.ok(closedAt - answeredAt >= 1_250 && closedAt - answeredAt < 2_500, `closed ${closedAt - answeredAt} ms after its last answer over ${url}`);
+      // A connection that never sends a request waits for its first one as long.
+      const silent = await within(openRawTo(url), 5_000, `connect to ${url}`);
+      const openedAt = Date.now();
+      const silentClosedAt = await within(silent.closed, 5_000, `the silent connection over ${url} to close`);
+      assert.ok(silentClosedAt - openedAt >= 1_250 && silentClosedAt - openedAt < 2_500, `a silent connection closed after ${silentClosedAt - openedAt} ms over ${url}`);
     }
   });
 });
