@@ -1,3 +1,5 @@
+import { describeValue } from './describe-value.js';
+
 /** Anything dispatched: an object that may be stopped (see {@link Event}). */
 export interface StoppableEvent {
   readonly propagationStopped?: boolean;
@@ -35,6 +37,8 @@ export class EventDispatcher {
 
   /** Registers a listener; `name` is what the profiler shows (defaults to the function name). */
   addListener(eventName: string, listener: Listener, priority = 0, name?: string): void {
+    // Refused here rather than at every dispatch, where it would make each request a 500.
+    if (typeof listener !== 'function') throw new TypeError(`A listener of "${eventName}" is a function, not ${describeValue(listener)}.`);
     const entry = { listener, priority, name: name ?? (listener.name || 'closure') };
     checkPriority(eventName, priority, entry.name);
     this.#add(eventName, entry);

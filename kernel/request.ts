@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
+import { describeValue } from './describe-value.js';
 import { isValidHost } from './host-syntax.js';
 import { MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, SuspiciousOperationError, UnsupportedMediaTypeHttpError } from './http-errors.js';
 
@@ -45,6 +46,16 @@ export interface RequestInit {
 
 /** Default body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * `limit` when it is a body limit (a whole number of bytes, 0 or more, or Infinity for none); else
+ * a TypeError naming `option`. A limit of another type would otherwise be compared as NaN, which
+ * lets every body through.
+ */
+export function checkBodyLimit(limit: unknown, option = 'bodyLimit'): number {
+  if (typeof limit === 'number' && (limit === Infinity || (Number.isSafeInteger(limit) && limit >= 0))) return limit;
+  throw new TypeError(`${option} is a number of bytes (a whole number, 0 or more, or Infinity for no limit), not ${describeValue(limit)}.`);
+}
 
 /** Reads (and with `create`, makes) a request's slot array; set once by Request's static block. */
 let slotsOf: (request: Request, create: boolean) => unknown[] | undefined;
@@ -109,6 +120,8 @@ export class Request {
   #bodySource: RequestBodySource;
   #body: Promise<Buffer> | undefined;
   #bodyRead: Buffer | undefined;
+  /** The request a duplicate() was made from: its body is the sub-request's too, read once for both. */
+  #bodyOf: Request | undefined;
   #path: string | undefined;
   #query: URLSearchParams | undefined;
   #cookies: Record<string, string | undefined> | undefined;
@@ -132,9 +145,10 @@ export class Request {
     this.#localPort = init.localPort;
     this.#socket = undefined;
     this.#rawHeaders = undefined;
-    this.#bodyLimit = init.bodyLimit ?? DEFAULT_BODY_LIMIT;
+    this.#bodyLimit = init.bodyLimit === undefined ? DEFAULT_BODY_LIMIT : checkBodyLimit(init.bodyLimit);
     this.#bodySource = init.body ?? null;
     this.#beforeBodyRead = undefined;
+    this.#bodyOf = undefined;
     this.#slots = undefined;
   }
 
@@ -195,7 +209,8 @@ export class Request {
 
   /**
    * A copy for a sub-request: same URL, headers (a copy of them), client and scheme, fresh
-   * attributes (those given), optionally another method. The body is not shared.
+   * attributes (those given), optionally another method. The body is the same, as in Symfony's
+   * `duplicate()`: read once, whichever of the two reads it first, and the other gets the same bytes.
    */
   duplicate(overrides: { attributes?: Record<string, unknown>; method?: string } = {}): Request {
     const copy = new Request(this.url, {
@@ -211,6 +226,7 @@ export class Request {
     });
     copy.#socket = this.#socket;
     copy.#rawHeaders = this.#rawHeaders;
+    copy.#bodyOf = this;
     if (overrides.attributes) for (const [name, value] of Object.entries(overrides.attributes)) copy.attributes.set(name, value);
     return copy;
   }
@@ -348,12 +364,12 @@ export class Request {
 
   /** The body as bytes, read once, up to the body limit (413 beyond it). */
   bytes(): Promise<Buffer> {
-    return (this.#body ??= this.#readBody().then((bytes) => (this.#bodyRead = bytes)));
+    return (this.#body ??= (this.#bodyOf === undefined ? this.#readBody() : this.#bodyOf.bytes()).then((bytes) => (this.#bodyRead = bytes)));
   }
 
-  /** The body if it has been read already (by a controller or listener); never starts a read. */
+  /** The body if it has been read already (by a controller or listener, of this request or the one it duplicates); never starts a read. */
   peekBody(): Buffer | undefined {
-    return this.#bodyRead;
+    return this.#bodyRead ?? this.#bodyOf?.peekBody();
   }
 
   /** The body as UTF-8 text; bytes that are no UTF-8 are a 400 (decoding would replace them with U+FFFD unseen). */

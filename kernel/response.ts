@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import { stringifySetCookie } from 'cookie';
+import { describeValue } from './describe-value.js';
 import type { Request } from './request.js';
 
 /** The statuses Symfony's `Response::isRedirect()` names: the client is sent to the Location. */
@@ -39,14 +40,18 @@ const SECURE_IF_HTTPS = new WeakMap<Response, Set<string>>();
 
 /** An HTTP response. Header names are kept lower-case. */
 export class Response {
-  status: number;
+  #status: number;
   body: ResponseBody;
   /** Lower-case names; `set-cookie` may hold several values. */
   headers: Record<string, string | string[]>;
 
   constructor(body: ResponseBody = '', status = 200, headers?: HeaderInit) {
+    // Refused here, at the line that made it, rather than when the server finds it cannot send it.
+    if (typeof body !== 'string' && body !== null && !(body instanceof Uint8Array) && typeof (body as { pipe?: unknown } | undefined)?.pipe !== 'function') {
+      throw new TypeError(`A response body is a string, bytes, a readable stream or null, not ${describeValue(body)}.`);
+    }
     this.body = body;
-    this.status = status;
+    this.#status = checkStatus(status);
     this.headers = {};
     if (headers !== undefined) {
       for (const name in headers) {
@@ -72,6 +77,15 @@ export class Response {
     const response = new Response('', status, headers);
     response.headers.location = url;
     return response;
+  }
+
+  /** The status code: a whole number from 100 to 599 (anything else is a RangeError, as in Symfony's `setStatusCode()`). */
+  get status(): number {
+    return this.#status;
+  }
+
+  set status(status: number) {
+    this.#status = checkStatus(status);
   }
 
   /** The reason phrase of the status (`Not Found`). */
@@ -208,6 +222,12 @@ export class Response {
     }
     return this;
   }
+}
+
+/** `status` when it is a status code (a whole number from 100 to 599); else a RangeError, before any client sees a status line that is none. */
+function checkStatus(status: unknown): number {
+  if (typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 599) return status;
+  throw new RangeError(`A response status is a whole number from 100 to 599, not ${typeof status === 'number' ? status : describeValue(status)}.`);
 }
 
 /** Adds `Secure` to the cookies setCookie() left to the request's scheme, when it is https; once. */

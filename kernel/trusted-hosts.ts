@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { describeValue } from './describe-value.js';
 import { isValidHost } from './host-syntax.js';
 import type { TrustHost } from './request.js';
 
@@ -21,7 +22,7 @@ export type TrustedHost = string | RegExp;
  */
 export function compileTrustedHosts(entries: readonly TrustedHost[]): TrustHost {
   if (!Array.isArray(entries)) {
-    throw new TypeError(`trustedHosts must be an array of host names and RegExps, not ${typeof entries === 'string' ? `a string (write ["${entries}"])` : describe(entries)}.`);
+    throw new TypeError(`trustedHosts must be an array of host names and RegExps, not ${typeof entries === 'string' ? `a string (write ["${entries}"])` : describeValue(entries)}.`);
   }
   if (entries.length === 0) throw new RangeError('trustedHosts is empty, which would refuse every request: leave it out to accept every host.');
   const exact = new Set<string>();
@@ -30,7 +31,7 @@ export function compileTrustedHosts(entries: readonly TrustedHost[]): TrustHost 
   for (const entry of entries as readonly unknown[]) {
     if (entry instanceof RegExp) patterns.push(wholeHost(entry));
     else if (typeof entry === 'string') addHost(entry, exact, suffixes);
-    else throw new TypeError(`Invalid trusted host ${describe(entry)}: give a host name (string) or a RegExp.`);
+    else throw new TypeError(`Invalid trusted host ${describeValue(entry)}: give a host name (string) or a RegExp.`);
   }
   return (host) => {
     if (exact.has(host)) return true;
@@ -85,9 +86,3 @@ function canonicalIpv6(bracketed: string): string | undefined {
   }
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'string') return `"${value}"`;
-  if (typeof value !== 'object' && typeof value !== 'function') return `${typeof value} ${String(value)}`;
-  return `a ${(value as { constructor?: { name?: string } }).constructor?.name ?? 'object'}`;
-}

@@ -6,6 +6,7 @@ import {
   RequestStack,
   Response,
   TraceableEventDispatcher,
+  checkBodyLimit,
   compileTrustedHosts,
   isPromiseLike,
   type ArgumentResolverInterface,
@@ -42,7 +43,8 @@ import {
   type RedactionOptions,
   type StorageBounds,
 } from '../profiler/index.js';
-import { createRequestListener, type KernelRequestListener } from '../server/node-adapter.js';
+import { checkTrustedProxies, createRequestListener, type KernelRequestListener } from '../server/node-adapter.js';
+import { describeValue } from '../../kernel/describe-value.js';
 import { createRequestDescriber } from './describe-request.js';
 import { isProductionEnvironment } from './environment.js';
 import { OwnArgumentResolver } from './own-argument-resolver.js';
@@ -186,11 +188,12 @@ export interface KernelApp {
 
 /** Builds a kernel with the default request chain. The whole wiring is here, in one place. */
 export function createKernel(options: KernelOptions = {}): KernelApp {
+  // Options are checked first: one refused must not leave a storage thread or a log sink behind.
+  checkOptions(options);
   const env = options.env ?? 'prod';
   const debug = options.debug ?? false;
   const routes = options.routes ?? new RouteCollection();
   const stderrLevel = options.stderrLogLevel ?? 'warning';
-  // Checked first: an option refused must not leave a storage thread or a log sink behind.
   const trustHost = options.trustedHosts === undefined ? undefined : compileTrustedHosts(options.trustedHosts);
   checkReplacements(options);
   const fileLink = createFileLinker(options.ide);
@@ -342,26 +345,53 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
 function checkReplacements(options: KernelOptions): void {
   const { errorController, controllerResolver, argumentResolver } = options;
   if (errorController !== undefined && typeof errorController !== 'function') {
-    throw new TypeError(`errorController must be a controller, a function of the request that returns a Response, not ${describe(errorController)}.`);
+    throw new TypeError(`errorController must be a controller, a function of the request that returns a Response, not ${describeValue(errorController)}.`);
   }
   if (controllerResolver !== undefined && typeof (controllerResolver as Partial<ControllerResolverInterface> | null)?.getController !== 'function') {
-    throw new TypeError(`controllerResolver must be an object with a getController(request) method, not ${describe(controllerResolver)}.`);
+    throw new TypeError(`controllerResolver must be an object with a getController(request) method, not ${describeValue(controllerResolver)}.`);
   }
   if (controllerResolver !== undefined && options.controllers !== undefined) {
     throw new TypeError('controllers registers names in the default ControllerResolver, which controllerResolver replaces: register them in your resolver, or leave controllerResolver out.');
   }
   if (argumentResolver !== undefined && typeof (argumentResolver as Partial<ArgumentResolverInterface> | null)?.getArguments !== 'function') {
-    throw new TypeError(`argumentResolver must be an object with a getArguments(request, controller) method, not ${describe(argumentResolver)}.`);
+    throw new TypeError(`argumentResolver must be an object with a getArguments(request, controller) method, not ${describeValue(argumentResolver)}.`);
   }
 }
 
-/** A value as an option error names it. */
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
-  if (typeof value === 'string') return `the string "${value.slice(0, 100)}"`;
-  if (typeof value !== 'object') return `${typeof value} ${String(value)}`;
-  return `an object of type ${(value as { constructor?: { name?: string } }).constructor?.name || 'Object'}`;
+/** Every option createKernel knows: an unknown one is a typo (`route` for `routes`), refused rather than ignored. */
+const KNOWN_OPTIONS: Readonly<Record<keyof KernelOptions, true>> = {
+  env: true,
+  debug: true,
+  routes: true,
+  controllers: true,
+  controllerResolver: true,
+  argumentResolver: true,
+  errorController: true,
+  ide: true,
+  subscribers: true,
+  stderrLogLevel: true,
+  logLevel: true,
+  trustedProxies: true,
+  trustedHosts: true,
+  bodyLimit: true,
+  requestContext: true,
+  debugAllow: true,
+  profiler: true,
+  schemePorts: true,
+};
+
+/** Refuses options of the wrong shape, which would fail later with a message naming none of them, or silently do nothing. */
+function checkOptions(options: KernelOptions): void {
+  if (typeof options !== 'object' || options === null) throw new TypeError(`createKernel takes an object of options, not ${describeValue(options)}.`);
+  for (const name of Object.keys(options)) {
+    if (!Object.hasOwn(KNOWN_OPTIONS, name)) throw new TypeError(`createKernel has no option "${name}"; its options are ${Object.keys(KNOWN_OPTIONS).join(', ')}.`);
+  }
+  if (options.routes !== undefined && !(options.routes instanceof RouteCollection)) {
+    throw new TypeError(`routes is a RouteCollection (new RouteCollection().add('name', new Route('/path', ...))), not ${describeValue(options.routes)}.`);
+  }
+  if (options.subscribers !== undefined && !Array.isArray(options.subscribers)) throw new TypeError(`subscribers is an array of event subscribers, not ${describeValue(options.subscribers)}.`);
+  if (options.bodyLimit !== undefined) checkBodyLimit(options.bodyLimit);
+  checkTrustedProxies(options.trustedProxies);
 }
 
 /** The file storage the profiler options describe (see ProfilerKernelOptions.thread). */

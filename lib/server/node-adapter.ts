@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import proxyaddr from 'proxy-addr';
-import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, checkBodyLimit, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { describeValue } from '../../kernel/describe-value.js';
 import type { Logger } from '../log/index.js';
 import { answersExpectContinue } from './listen.js';
 import { ContentLengthGuard, frameResponse } from './response-framing.js';
@@ -54,7 +55,8 @@ export interface KernelRequestListener extends NodeRequestListener {
 export function createRequestListener(kernel: HttpKernel, options: RequestListenerOptions = {}): KernelRequestListener {
   const trustProxy = compileTrust(options.trustedProxies);
   const trustHost = options.trustedHosts === undefined || typeof options.trustedHosts === 'function' ? (options.trustedHosts ?? null) : compileTrustedHosts(options.trustedHosts);
-  const readOptions = { trustProxy, trustHost, bodyLimit: options.bodyLimit };
+  // Checked here, once, rather than by the first request's Request.
+  const readOptions = { trustProxy, trustHost, bodyLimit: options.bodyLimit === undefined ? undefined : checkBodyLimit(options.bodyLimit) };
   const closeWaitMs = options.bodyCloseWaitMs ?? BODY_CLOSE_WAIT_MS;
   // setTimeout would read NaN, a negative or a huge delay as 1 ms.
   if (!Number.isInteger(closeWaitMs) || closeWaitMs < 0 || closeWaitMs > 2 ** 31 - 1) throw new RangeError(`bodyCloseWaitMs is a whole number of milliseconds from 0 to ${2 ** 31 - 1}, not ${String(closeWaitMs)}.`);
@@ -326,13 +328,6 @@ class BodyCloseWaits {
 
 const DEFAULT_CLOSE_WAITS = new BodyCloseWaits(BODY_CLOSE_WAIT_MS);
 
-function describeValue(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (typeof value !== 'object') return `a ${typeof value}`;
-  const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
-  return typeof name === 'string' && name !== '' ? `a ${name}` : 'an object';
-}
-
 function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): void {
   logger?.critical('Unhandled error: {message}', { message: messageOf(error), error });
   sendBare500(res);
@@ -355,9 +350,18 @@ function sendBare500(res: ServerResponse): void {
   res.end(body);
 }
 
+/** Refuses a trustedProxies option that is no list of strings: a string would be read character by character (`invalid IP address: .`). */
+export function checkTrustedProxies(trusted: unknown): void {
+  if (trusted === undefined || typeof trusted === 'function') return;
+  if (!Array.isArray(trusted) || trusted.some((entry) => typeof entry !== 'string')) {
+    throw new TypeError(`trustedProxies is an array of addresses and CIDR ranges (such as ['10.0.0.0/8', 'loopback']) or a function, not ${typeof trusted === 'string' ? `a string (write ['${trusted}'])` : describeValue(trusted)}.`);
+  }
+}
+
 function compileTrust(trusted: RequestListenerOptions['trustedProxies']): TrustProxy | null {
   if (trusted === undefined) return null;
   if (typeof trusted === 'function') return trusted;
+  checkTrustedProxies(trusted);
   if (trusted.length === 0) return null;
   return proxyaddr.compile([...trusted]);
 }

@@ -102,7 +102,7 @@ test('a body that is no string, bytes or stream is a 500 error page logged with 
     const answer = await sendRaw(server, scheme, 'GET /number-body HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
     assert.match(answer, /^HTTP\/1\.1 500 Internal Server Error\r\n/, `${scheme}: ${JSON.stringify(answer.slice(0, 80))}`);
     assert.ok(answer.includes('The server returned a "500 Internal Server Error".'), scheme);
-    const logged = records.filter((record) => record.message.includes('A response body is a string, bytes, a readable stream or null, not a number.'));
+    const logged = records.filter((record) => record.message.includes('A response body is a string, bytes, a readable stream or null, not number 42.'));
     assert.is(logged.length, 1, `${scheme}: ${JSON.stringify(records.map((record) => record.message))}`);
   }
 });

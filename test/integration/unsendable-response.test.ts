@@ -82,7 +82,7 @@ for (const scheme of SCHEMES) {
       ['/euro', /Invalid character in header content \["x-price"\]/],
       ['/bad-name', /Header name must be a valid HTTP token \["bad name"\]/],
       ['/interim', /A response sent to the client has a final status \(200 or more\), not 103\./],
-      ['/number-body', /A response body is a string, bytes, a readable stream or null, not a number\./],
+      ['/number-body', /A response body is a string, bytes, a readable stream or null, not number 42\./],
     ];
     for (const [path, message] of cases) {
       const json = await fetchFrom(debug, scheme, path, { headers: { accept: 'application/json' } });

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -193,6 +195,40 @@ test('ide: an editor or format it cannot use is a TypeError at construction', ()
   const error = thrown(() => createKernel({ ...quiet, debug: true, ide: 'notepad' }));
   assert.instance(error, TypeError);
   assert.match(error.message, /^ide must be an editor \(vscode, /);
+});
+
+test('options of the wrong shape are refused by name before anything is started, not ignored or failing later', () => {
+  const cases: Array<[unknown, RegExp]> = [
+    [{ route: new RouteCollection() }, /^createKernel has no option "route"; its options are env, debug, routes, /],
+    [{ routes: [new Route('/')] }, /^routes is a RouteCollection \(new RouteCollection\(\)\.add\('name', new Route\('\/path', \.\.\.\)\)\), not an object of type Array\.$/],
+    [{ bodyLimit: '1mb' }, /^bodyLimit is a number of bytes \(a whole number, 0 or more, or Infinity for no limit\), not the string "1mb"\.$/],
+    [{ bodyLimit: Number.NaN }, /^bodyLimit is a number of bytes/],
+    [{ trustedProxies: '10.0.0.0/8' }, /^trustedProxies is an array of addresses and CIDR ranges .* not a string \(write \['10\.0\.0\.0\/8'\]\)\.$/],
+    [{ subscribers: {} }, /^subscribers is an array of event subscribers/],
+    [null, /^createKernel takes an object of options, not null\.$/],
+  ];
+  for (const [options, message] of cases) {
+    const error = thrown(() => createKernel(options as KernelOptions));
+    assert.instance(error, TypeError, JSON.stringify(options));
+    assert.match(error.message, message);
+  }
+});
+
+test('the body limit given to createKernel holds on the wire: a larger body is a 413', async () => {
+  const routes = new RouteCollection().add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => new Response(String((await request.bytes()).length)) } }));
+  await withKernel({ routes, bodyLimit: 10 }, async (app) => {
+    const server = createServer(app.listener);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const post = async (body: string): Promise<number> => (await fetch(`http://127.0.0.1:${port}/echo`, { method: 'POST', body })).status;
+      assert.is(await post('x'.repeat(10)), 200);
+      assert.is(await post('x'.repeat(11)), 413);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });
 
 test.run();

@@ -191,4 +191,19 @@ test('removing a listener that was never added does nothing', () => {
   assert.equal(dispatcher.getEventNames(), ['e']);
 });
 
+test('a listener that is no function is refused when added, not at every dispatch', () => {
+  const dispatcher = new EventDispatcher();
+  for (const listener of ['onRequest', null, undefined, {}]) {
+    let error: unknown;
+    try {
+      dispatcher.addListener('kernel.request', listener as never);
+    } catch (caught) {
+      error = caught;
+    }
+    assert.instance(error, TypeError, String(listener));
+    assert.match((error as Error).message, /^A listener of "kernel\.request" is a function, not /);
+  }
+  assert.is(dispatcher.hasListeners('kernel.request'), false);
+});
+
 test.run();

@@ -1,5 +1,6 @@
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, SuspiciousOperationError, UnsupportedMediaTypeHttpError, compileTrustedHosts } from '../../../kernel/index.js';
@@ -411,6 +412,40 @@ test('fromIncomingMessage() takes trustHost', () => {
   message.headers = { host: 'evil.test' };
   assert.is(hostError(Request.fromIncomingMessage(message, { trustHost })).message, 'Untrusted Host "evil.test".');
   assert.is(Request.fromIncomingMessage(message).host, 'evil.test', 'no list: every valid host');
+});
+
+test('a body limit of another type is a TypeError, not a limit that lets every body through', () => {
+  for (const limit of ['1mb', '10', Number.NaN, -1, 1.5, null]) {
+    const error = thrown(() => new Request('/', { bodyLimit: limit as unknown as number }));
+    assert.instance(error, TypeError, String(limit));
+    assert.match(error.message, /^bodyLimit is a number of bytes/);
+  }
+  assert.match(thrown(() => Request.create('/', 'POST', { bodyLimit: '1mb' as unknown as number })).message, /not the string "1mb"/);
+});
+
+test('a body limit of 0 refuses any body, Infinity none', async () => {
+  assert.instance(await Request.create('/', 'POST', { body: 'x', bodyLimit: 0 }).bytes().catch((error: unknown) => error), PayloadTooLargeHttpError);
+  assert.is((await Request.create('/', 'POST', { body: 'x'.repeat(2_000_000), bodyLimit: Infinity }).bytes()).length, 2_000_000);
+});
+
+test('a duplicate shares the body of the request it was made from: read once, whichever reads first', async () => {
+  let reads = 0;
+  const source = async function* () {
+    reads++;
+    yield Buffer.from('{"x":');
+    yield Buffer.from('1}');
+  };
+  const main = Request.create('/', 'POST', { headers: { 'content-type': 'application/json' }, body: Readable.from(source()) });
+  const sub = main.duplicate({ attributes: { _controller: 'x' } });
+  assert.is(sub.peekBody(), undefined, 'nothing read yet');
+  assert.equal(await sub.json(), { x: 1 }, 'the sub-request reads it first');
+  assert.equal(await main.json(), { x: 1 });
+  assert.is(reads, 1);
+  assert.is(main.peekBody()?.toString(), '{"x":1}');
+  // Read by the main request first: a sub-request made afterwards sees it at once.
+  const later = main.duplicate();
+  assert.is(later.peekBody()?.toString(), '{"x":1}');
+  assert.is((await later.text()), '{"x":1}');
 });
 
 test.run();

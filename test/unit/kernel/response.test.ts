@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, Response } from '../../../kernel/index.js';
+import { thrown } from '../helpers.js';
 
 const test = suite('Response');
 
@@ -140,6 +141,24 @@ test('clearCookie expires it with its path and domain; an invalid name is a Type
   assert.is(new Response('').clearCookie('session', { path: '/app' }).headers['set-cookie'], 'session=; Max-Age=0; Path=/app; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax');
   assert.throws(() => new Response('').setCookie('bad name', 'x'), (error: unknown) => error instanceof TypeError);
   assert.throws(() => new Response('').setCookie('a', 'x', { maxAge: 1.5 }), (error: unknown) => error instanceof TypeError);
+});
+
+test('a status is a whole number from 100 to 599, in the constructor and when set later, and a body of another type is refused (as Symfony refuses both)', () => {
+  for (const status of [0, 99, 600, 999, 200.5, Number.NaN, '201']) {
+    const error = thrown(() => new Response('x', status as number));
+    assert.instance(error, RangeError, String(status));
+    assert.match(error.message, /^A response status is a whole number from 100 to 599, not /);
+    const response = new Response('x');
+    assert.instance(thrown(() => (response.status = status as number)), RangeError, `set ${String(status)}`);
+    assert.is(response.status, 200, 'the refused status is not kept');
+  }
+  assert.match(thrown(() => new Response('x', '201' as unknown as number)).message, /not the string "201"/);
+  assert.is(thrown(() => new Response(42 as unknown as string)).message, 'A response body is a string, bytes, a readable stream or null, not number 42.');
+  assert.is(thrown(() => new Response({ a: 1 } as unknown as string)).message, 'A response body is a string, bytes, a readable stream or null, not an object of type Object.');
+  assert.is(new Response().body, '', 'no body given: an empty one');
+  const response = new Response('x', 100);
+  response.status = 599;
+  assert.is(response.status, 599);
 });
 
 test.run();
