@@ -139,22 +139,40 @@ export function sanitizeRequirement(name: string, requirement: string | RegExp):
   if (source === '') throw new InvalidRouteError(`The requirement for parameter "${name}" cannot be empty.`);
 
   let out = '';
-  let inClass = false;
   for (let i = 0; i < source.length; i++) {
     const char = source[i]!;
     if (char === '\\') {
       const next = source[i + 1] ?? '';
-      if (/[1-9k]/.test(next) && !inClass) throw new InvalidRouteError(`The requirement for parameter "${name}" must not use backreferences: ${source}`);
+      if (/[1-9k]/.test(next)) throw new InvalidRouteError(`The requirement for parameter "${name}" must not use backreferences: ${source}`);
+      // An escaped character a client must percent-encode (`\ `, `\{`, `\u20ac`) stands for its encoding, as below.
+      const escaped = escapedLiteral(source, i);
+      if (escaped !== null && mustEncode(escaped.char)) {
+        out += `(?:${encodeLiteral(escaped.char, name, source)})`;
+        i += escaped.length - 1;
+        continue;
+      }
       out += char + next;
       i++;
       continue;
     }
-    if (inClass) {
-      if (char === ']') inClass = false;
-      out += char;
+    if (char === '[') {
+      const end = classEnd(source, i);
+      if (end === -1) {
+        out += char;
+        continue;
+      }
+      out += encodedClass(source.slice(i, end + 1), name, source);
+      i = end;
       continue;
     }
-    if (char === '[') inClass = true;
+    // Paths are matched percent-encoded: a literal character a client must encode (`€`, a space)
+    // stands for its encoding, so that `EUR|€` matches `/price/%E2%82%AC` (and its value is `€`).
+    const literal = codePointAt(source, i);
+    if (!REGEX_SYNTAX.includes(literal) && mustEncode(literal)) {
+      out += `(?:${encodeLiteral(literal, name, source)})`;
+      i += literal.length - 1;
+      continue;
+    }
     if (char === '(') {
       if (source[i + 1] !== '?') {
         out += '(?:';
@@ -175,6 +193,96 @@ export function sanitizeRequirement(name: string, requirement: string | RegExp):
     throw new InvalidRouteError(`The requirement for parameter "${name}" is not a valid regular expression: ${source}`, { cause: error });
   }
   return out;
+}
+
+/** Characters a route's path text keeps as they are (see encodePathText); any other is matched in its percent-encoding. */
+const PATH_TEXT_CHAR = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/%]$/;
+/** Characters that are regex syntax outside a class: kept as syntax, never encoded. */
+const REGEX_SYNTAX = '\\^$.|?*+()[]{}';
+
+/** Whether a literal character is matched in its percent-encoding: one a route's path text would encode. */
+function mustEncode(char: string): boolean {
+  return !PATH_TEXT_CHAR.test(char);
+}
+
+/** The character (one code point: a surrogate pair is one) at `i`. */
+function codePointAt(source: string, i: number): string {
+  const code = source.codePointAt(i)!;
+  return String.fromCodePoint(code);
+}
+
+/** A character's percent-encoding (UTF-8), as regex source; a lone surrogate, which has none, is refused. */
+function encodeLiteral(char: string, name: string, source: string): string {
+  try {
+    return encodeURIComponent(char);
+  } catch (error) {
+    throw new InvalidRouteError(`The requirement for parameter "${name}" holds a lone surrogate, which no URL can carry: ${source}`, { cause: error });
+  }
+}
+
+/**
+ * The literal character an escape at `i` stands for, and the escape's length: `\ `, `\{`, `\x20`,
+ * `\u20ac`, `\u{1f600}`; null for a class (`\d`), an assertion (`\b`) or a control escape (`\n`).
+ */
+function escapedLiteral(source: string, i: number): { char: string; length: number } | null {
+  const next = source[i + 1];
+  if (next === undefined) return null;
+  const hex = /^(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|u\{([0-9A-Fa-f]{1,6})\})/.exec(source.slice(i + 1));
+  if (hex !== null) {
+    const code = Number.parseInt(hex[1] ?? hex[2] ?? hex[3]!, 16);
+    return code > 0x10ffff ? null : { char: String.fromCodePoint(code), length: 1 + hex[0].length };
+  }
+  if (/[A-Za-z0-9]/.test(next)) return null;
+  const char = codePointAt(source, i + 1);
+  return { char, length: 1 + char.length };
+}
+
+/**
+ * A character class with the characters a client must encode taken out into alternatives of
+ * their encodings: `[a-z ]` is `(?:[a-z]|%20)`. Such a character in a range or a negated class has
+ * no such rewriting, and is refused with what to write instead.
+ */
+function encodedClass(text: string, name: string, source: string): string {
+  const negated = text[1] === '^';
+  const body = text.slice(negated ? 2 : 1, -1);
+  // The class's members: their source, and the literal character each stands for (null: `\d`, `\w`...).
+  const members: Array<{ text: string; char: string | null }> = [];
+  for (let i = 0; i < body.length; ) {
+    if (body[i] === '\\') {
+      const escaped = escapedLiteral(body, i);
+      const length = escaped?.length ?? 2;
+      members.push({ text: body.slice(i, i + length), char: escaped?.char ?? null });
+      i += length;
+    } else {
+      const char = codePointAt(body, i);
+      members.push({ text: char, char });
+      i += char.length;
+    }
+  }
+  const refuse = (char: string, where: string): never => {
+    throw new InvalidRouteError(
+      `The requirement for parameter "${name}" has ${JSON.stringify(char)} in ${where}, but paths are matched percent-encoded: `
+      + `write it as an alternative of its encoding (\`(?:[a-z]|%C3%A9)\`): ${source}`,
+    );
+  };
+  let kept = '';
+  const encoded: string[] = [];
+  for (let k = 0; k < members.length; k++) {
+    const member = members[k]!;
+    const char = member.char;
+    // A range: member, an unescaped `-`, member.
+    if (members[k + 1]?.text === '-' && k + 2 < members.length) {
+      for (const end of [char, members[k + 2]!.char]) if (end !== null && mustEncode(end)) refuse(end, 'a range');
+      kept += member.text + '-' + members[k + 2]!.text;
+      k += 2;
+      continue;
+    }
+    if (char === null || !mustEncode(char)) kept += member.text;
+    else if (negated) refuse(char, 'a negated class');
+    else encoded.push(encodeLiteral(char, name, source));
+  }
+  if (encoded.length === 0) return text;
+  return `(?:${kept === '' ? '' : `[${kept}]|`}${encoded.join('|')})`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { FrozenCollectionError } from './errors.js';
-import type { Route } from './route.js';
+import { describeValue } from '../../kernel/describe-value.js';
+import { Route } from './route.js';
 
 /** Named routes in priority order: the matcher tries them in insertion order, first match wins. */
 export class RouteCollection implements Iterable<[string, Route]> {
@@ -10,6 +11,7 @@ export class RouteCollection implements Iterable<[string, Route]> {
   /** Adds `route` under `name`, last in priority; an existing route of that name is replaced and moves last (as in Symfony). */
   add(name: string, route: Route): this {
     if (typeof name !== 'string' || name === '') throw new TypeError('A route name must be a non-empty string.');
+    if (!(route instanceof Route)) throw new TypeError(`Route "${name}" is a Route (new Route('/path', options)), not ${describeValue(route)}.`);
     if (this.#frozen !== null) throw new FrozenCollectionError('add', name, this.#frozen);
     this.#routes.delete(name);
     this.#routes.set(name, route);

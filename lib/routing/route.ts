@@ -6,7 +6,11 @@ import { TailMatcher } from './tail-matcher.js';
 export interface RouteOptions {
   /** Values the match result starts from; path and host parameters override them. */
   defaults?: Record<string, unknown>;
-  /** Per-parameter patterns (`{ id: '\\d+' }`), matched against the raw, still percent-encoded value. */
+  /**
+   * Per-parameter patterns (`{ id: '\\d+' }`), matched against the raw, still percent-encoded value:
+   * a character a URL must encode (`€`, a space) stands for its encoding (`EUR|€` matches `%E2%82%AC`),
+   * and one in a range or a negated class is refused (InvalidRouteError).
+   */
   requirements?: Record<string, string | RegExp>;
   /** Accepted methods (none: any). GET implies HEAD. */
   methods?: string[];
@@ -68,11 +72,18 @@ export class Route {
     const requirements: Record<string, string> = {};
     for (const [name, requirement] of Object.entries(options.requirements ?? {})) requirements[name] = sanitizeRequirement(name, requirement);
     this.requirements = Object.freeze(requirements);
+    if (options.methods !== undefined && !Array.isArray(options.methods)) throw new InvalidRouteError(`The methods of route "${this.path}" are an array (['GET']), not ${JSON.stringify(options.methods) ?? String(options.methods)}.`);
+    if (options.schemes !== undefined && !Array.isArray(options.schemes)) throw new InvalidRouteError(`The schemes of route "${this.path}" are an array (['https']), not ${JSON.stringify(options.schemes) ?? String(options.schemes)}.`);
     this.methods = Object.freeze(unique((options.methods ?? []).map((method) => {
       if (typeof method !== 'string' || !METHOD.test(method)) throw new InvalidRouteError(`Invalid method ${JSON.stringify(method)} for route "${this.path}".`);
       return method.toUpperCase();
     })));
-    this.schemes = Object.freeze(unique((options.schemes ?? []).map((scheme) => String(scheme).toLowerCase())));
+    this.schemes = Object.freeze(unique(options.schemes?.map((scheme) => {
+      // The kernel serves these two: a route for another could never be reached, and its redirect would have no port to go to.
+      const lower = typeof scheme === 'string' ? scheme.toLowerCase() : '';
+      if (lower !== 'http' && lower !== 'https') throw new InvalidRouteError(`Invalid scheme ${JSON.stringify(scheme) ?? String(scheme)} for route "${this.path}": a route is served over http or https.`);
+      return lower;
+    }) ?? []));
     this.host = options.host === undefined || options.host === '' ? undefined : options.host;
 
     const pathPattern = compilePattern(this.path, '/', this.requirements, 'route path');

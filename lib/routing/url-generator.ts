@@ -1,4 +1,5 @@
 import type { Token } from 'path-to-regexp';
+import { isValidHost } from '../../kernel/host-syntax.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
 import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
@@ -49,6 +50,7 @@ export class UrlGenerator {
   readonly #baseUrl: string;
 
   constructor(routes: RouteCollection, context: GeneratorContext = {}) {
+    checkContext(context);
     this.#routes = routes;
     this.#scheme = context.scheme ?? 'http';
     this.#host = (context.host ?? 'localhost').toLowerCase();
@@ -92,6 +94,21 @@ export class UrlGenerator {
     return `${scheme}://${host}${port}${url}`;
   }
 }
+
+/** Refuses a context that would make malformed URLs (`http://localhostshop/x` from a baseUrl without its slash). */
+function checkContext(context: GeneratorContext): void {
+  const { scheme, host, port, baseUrl } = context;
+  const refuse = (what: string, value: unknown, expected: string): never => {
+    throw new TypeError(`The generator's ${what} is ${expected}, not ${JSON.stringify(value) ?? String(value)}.`);
+  };
+  if (scheme !== undefined && scheme !== 'http' && scheme !== 'https') refuse('scheme', scheme, '"http" or "https"');
+  if (host !== undefined && (typeof host !== 'string' || !isValidHost(host))) refuse('host', host, 'a host name or address without a port (`example.com`, `127.0.0.1`, `[::1]`)');
+  if (port !== undefined && (!Number.isInteger(port) || port < 1 || port > 65_535)) refuse('port', port, 'a port number from 1 to 65535');
+  // A base path is written into every URL as it is: it starts with a slash, and holds no query, fragment or character a URL must encode.
+  if (baseUrl !== undefined && (typeof baseUrl !== 'string' || (baseUrl !== '' && !BASE_URL.test(baseUrl)))) refuse('baseUrl', baseUrl, "empty or a path starting with a slash (`/shop`), its characters percent-encoded where a URL needs it");
+}
+
+const BASE_URL = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*$/;
 
 function planOf(route: Route): Plan {
   let plan = plans.get(route);

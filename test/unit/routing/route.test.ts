@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FrozenCollectionError, InvalidRouteError, Route, RouteCollection } from '../../../lib/routing/index.js';
+import { thrown } from '../helpers.js';
 
 test('a path without a leading slash gets one', () => {
   assert.is(new Route('books').path, '/books');
@@ -97,6 +98,21 @@ test('a frozen collection refuses add() and remove() with the reason it was give
 
 test('an empty route name is refused', () => {
   assert.throws(() => new RouteCollection().add('', new Route('/a')), TypeError);
+});
+
+test('a scheme other than http or https, and methods or schemes given as a string, are refused', () => {
+  const ftp = thrown(() => new Route('/ftp', { schemes: ['ftp'] }));
+  assert.instance(ftp, InvalidRouteError);
+  assert.is(ftp.message, 'Invalid scheme "ftp" for route "/ftp": a route is served over http or https.');
+  assert.equal(new Route('/s', { schemes: ['HTTPS', 'https'] }).schemes, ['https']);
+  assert.is(thrown(() => new Route('/m', { methods: 'GET' as unknown as string[] })).message, 'The methods of route "/m" are an array ([\'GET\']), not "GET".');
+  assert.is(thrown(() => new Route('/s', { schemes: 'https' as unknown as string[] })).message, 'The schemes of route "/s" are an array ([\'https\']), not "https".');
+});
+
+test('a collection holds Route objects: a plain object is refused when added', () => {
+  const error = thrown(() => new RouteCollection().add('x', { path: '/x' } as unknown as Route));
+  assert.instance(error, TypeError);
+  assert.is(error.message, "Route \"x\" is a Route (new Route('/path', options)), not an object of type Object.");
 });
 
 test.run();

@@ -225,4 +225,25 @@ test('a parameter named like an Object.prototype property (constructor, toString
   assert.equal(new UrlMatcher(routes).match('/x/a/b', { method: 'GET', host: 'localhost', scheme: 'http' }).params, { constructor: 'a', toString: 'b' });
 });
 
+test('a context that would make malformed URLs is refused when the generator is made', () => {
+  const cases: Array<[GeneratorContext, RegExp]> = [
+    [{ baseUrl: 'shop' }, /^The generator's baseUrl is empty or a path starting with a slash/],
+    [{ baseUrl: '/sh op' }, /baseUrl/],
+    [{ baseUrl: '/shop?x=1' }, /baseUrl/],
+    [{ host: 'a b' }, /^The generator's host is a host name or address without a port/],
+    [{ host: 'example.com:8080' }, /host/],
+    [{ port: 99_999 }, /^The generator's port is a port number from 1 to 65535, not 99999\./],
+    [{ port: 0 }, /port/],
+    [{ scheme: 'ftp' as 'http' }, /^The generator's scheme is "http" or "https", not "ftp"\./],
+  ];
+  for (const [context, message] of cases) {
+    const error = thrown(() => new UrlGenerator(routes(), context));
+    assert.instance(error, TypeError, JSON.stringify(context));
+    assert.match(error.message, message);
+  }
+  const fine = new UrlGenerator(routes(), { scheme: 'https', host: '[::1]', port: 8443, baseUrl: '/caf%C3%A9/' });
+  assert.is(fine.generate('book', { id: 1 }, true), 'https://[::1]:8443/caf%C3%A9/books/1');
+  assert.is(new UrlGenerator(routes(), { baseUrl: '' }).generate('home'), '/');
+});
+
 test.run();

@@ -2,11 +2,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { thrown } from '../helpers.js';
 import {
+  InvalidRouteError,
   MalformedPathError,
   MethodNotAllowedError,
   ResourceNotFoundError,
   Route,
   RouteCollection,
+  UrlGenerator,
   UrlMatcher,
   normalizePercentEncoding,
   type LookupResult,
@@ -424,6 +426,35 @@ test('explain() gives each route its verdict as the router panel shows it: host 
   assert.equal(verdicts('/items', context('GET', 'http', 'localhost')).slice(-1), ['list: almost: Path "/items" matches only as "/items/", a GET or HEAD is redirected there if no route matches.']);
   const checks = m.explain('/dash', context('GET', 'http', 'acme.example.com'))[0]!.checks;
   assert.equal(checks, { path: true, host: true, method: null, scheme: null });
+});
+
+test('a requirement holding a character a URL must encode matches its encoding, and the parameter is decoded (as Symfony, which decodes first)', () => {
+  const m = matcher(
+    ['price', '/price/:cur', { requirements: { cur: 'EUR|€' } }],
+    ['words', '/words/:q', { requirements: { q: '[a-z ]+' } }],
+    ['smile', '/smile/:face', { requirements: { face: /\u{1F600}+/u.source } }],
+    ['brace', '/brace/:b', { requirements: { b: 'a\\{b' } }],
+  );
+  assert.equal(look(m, '/price/%E2%82%AC'), { kind: 'match', name: 'price', params: { cur: '€' } });
+  assert.equal(look(m, '/price/EUR'), { kind: 'match', name: 'price', params: { cur: 'EUR' } });
+  assert.equal(look(m, '/price/USD'), { kind: 'not-found', path: '/price/USD/' });
+  assert.equal(look(m, '/words/two%20words'), { kind: 'match', name: 'words', params: { q: 'two words' } });
+  assert.equal(look(m, '/smile/%F0%9F%98%80%F0%9F%98%80'), { kind: 'match', name: 'smile', params: { face: '😀😀' } });
+  assert.equal(look(m, '/brace/a%7Bb'), { kind: 'match', name: 'brace', params: { b: 'a{b' } });
+  const generator = new UrlGenerator(new RouteCollection().add('price', new Route('/price/:cur', { requirements: { cur: 'EUR|€' } })));
+  assert.is(generator.generate('price', { cur: '€' }), '/price/%E2%82%AC');
+});
+
+test('a character a URL must encode in a range or a negated class is refused, with what to write instead', () => {
+  for (const [requirement, where] of [['[à-ü]+', 'a range'], ['[^ ]+', 'a negated class']] as const) {
+    const error = thrown(() => new Route('/x/:p', { requirements: { p: requirement } }));
+    assert.instance(error, InvalidRouteError, requirement);
+    assert.match(error.message, `in ${where}, but paths are matched percent-encoded: write it as an alternative of its encoding`);
+  }
+  // What stays as it was: classes, escapes and text that a path holds as they are.
+  for (const requirement of ['\\d+', '[^/]+', '[\\s\\S]+', 'caf%C3%A9', 'x{2}', '(a|b)\\.c']) {
+    assert.is(new Route('/x/:p', { requirements: { p: requirement } }).requirements.p, requirement.replace('(a|b)', '(?:a|b)'), requirement);
+  }
 });
 
 test.run();
