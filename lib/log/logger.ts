@@ -92,7 +92,7 @@ export function interpolate(message: string, context: LogContext): string {
   let out = template[0]!;
   for (let i = 1; i < template.length; i += 2) {
     const key = template[i]!;
-    out += (has(context, key) ? stringify(context[key]) : `{${key}}`) + template[i + 1]!;
+    out += (has(context, key) ? placeholderValue(context, key) : `{${key}}`) + template[i + 1]!;
   }
   return out;
 }
@@ -104,6 +104,17 @@ function has(context: LogContext, key: string): boolean {
   } catch {
     return false;
   }
+}
+
+// A getter that throws leaves its placeholder unfilled rather than the log call failing.
+function placeholderValue(context: LogContext, key: string): string {
+  let value: unknown;
+  try {
+    value = context[key];
+  } catch {
+    return `{${key}}`;
+  }
+  return stringify(value);
 }
 
 /** Messages are constants: each is split once into [text, key, text, key, ..., text]. */

@@ -151,4 +151,19 @@ test('the stderr sink never throws into the code that logs: a context JSON canno
   assert.match(formatLine(record({ a: { toJSON() { throw new Error('toJSON'); } } })), /\[context that cannot be written as JSON: Error: toJSON\]/);
 });
 
+test('a placeholder whose getter throws stays unfilled: the log call itself never throws', () => {
+  const context = {
+    get name(): string {
+      throw new Error('getter threw');
+    },
+    n: 2,
+  };
+  assert.is(interpolate('user {name} ({n})', context), 'user {name} (2)');
+  const bus = createBus();
+  const records: LogRecord[] = [];
+  bus.on('log', ({ record }) => records.push(record));
+  new Logger({ bus, channel: 'app' }).info('user {name}', context);
+  assert.is(records[0]?.message, 'user {name}');
+});
+
 test.run();
