@@ -108,8 +108,35 @@ const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-
 const ENCODED_MESSAGE_HEADERS: ReadonlySet<string> = new Set(['x-debug-exception']);
 /** The profiler's own headers: their "token" is a profile's name, not a secret. */
 const DEBUG_HEADERS: ReadonlySet<string> = new Set(['x-debug-token', 'x-previous-debug-token', 'x-debug-token-link']);
-/** Session cookies too, as the frameworks name them: `PHPSESSID`, `JSESSIONID`, `connect.sid`, `session`, `laravel_session`. */
-const DEFAULT_KEY_PATTERN = /pass(?:word|wd|phrase)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|signature|sess(?:ion)?[-_]?id|(?:^|[-_.])(?:session|sid)$|csrf|xsrf|otp|pin$/i;
+/** Where a word of a key starts: after a non-letter or at the key's start, or at a camelCase step (`userPin`). */
+const WORD_START = String.raw`(?:(?<!\p{L})|(?<=\p{Ll})(?=\p{Lu}))`;
+/** Where a word of a key ends: before a non-letter or at the key's end, or at a camelCase step (`authToken`). */
+const WORD_END = String.raw`(?:(?!\p{L})|(?<=\p{Ll})(?=\p{Lu}))`;
+
+/**
+ * `word` in any case, letter by letter: with the `i` flag, `\p{Ll}` and `\p{Lu}` would match any
+ * letter and no camelCase step would be seen. A space stands for one optional separator
+ * (`api key`: `apikey`, `api_key`, `api-key`, `apiKey`, `API.KEY`).
+ */
+function anyCase(word: string): string {
+  return word.replace(/[a-z ]/g, (c) => (c === ' ' ? String.raw`[^\p{L}\p{N}]?` : `[${c}${c.toUpperCase()}]`));
+}
+
+/** Words that name a secret wherever they stand in a key (`user[password]`, `refresh_token`, `X-Api-Key`, `JSESSIONID`). */
+const SECRET_ANYWHERE = ['password', 'passwd', 'passphrase', 'secret', 'token', 'api key', 'credential', 'private key', 'signature', 'sess id', 'session id', 'csrf', 'xsrf', 'authorization'];
+/** Short words that name a secret only as a whole word of a key (`db_pass`, `x-auth`, `userPin`, `connect.sid`): `passenger`, `author`, `footprint`, `spin` and `side` are no secrets. */
+const SECRET_WORDS = ['pass', 'pwd', 'auth', 'otp', 'pin', 'sid'];
+
+/**
+ * Keys that look secret unless the options say otherwise: SECRET_ANYWHERE, SECRET_WORDS as whole
+ * words, and session cookies, which end with the word `session` (`session`, `laravel_session`;
+ * `PHPSESSID` and `connect.sid` are covered above). Words are separated by non-letters and by
+ * camelCase steps (a lower-case letter, then an upper-case one): `AUTHOR` is one word, `API_PIN` two.
+ */
+const DEFAULT_KEY_PATTERN = new RegExp(
+  [...SECRET_ANYWHERE.map(anyCase), `${WORD_START}(?:${SECRET_WORDS.map(anyCase).join('|')})${WORD_END}`, `${WORD_START}${anyCase('session')}$`].join('|'),
+  'u',
+);
 
 /** How much of a value a copy keeps. */
 interface CopyLimits {

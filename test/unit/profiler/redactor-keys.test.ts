@@ -1,0 +1,52 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { REDACTED, Redactor } from '../../../lib/profiler/redactor.js';
+
+const test = suite('Redactor keys');
+const redactor = new Redactor();
+
+/** Keys whose values the default rules hide. */
+const SECRET = [
+  // Unambiguous words, anywhere in the key, in any case, with or without separators.
+  'password', 'Password', 'PASSWORD', 'user[password]', 'newPassword', 'passwd', 'passphrase', 'pass_phrase',
+  'secret', 'client_secret', 'clientSecret', 'token', '_token', 'refresh_token', 'accessToken', 'X-Auth-Token', 'csrf_token', 'x-xsrf-token', 'XSRF-TOKEN', 'csrfmiddlewaretoken',
+  'apikey', 'api_key', 'api-key', 'apiKey', 'X-Api-Key', 'API_KEY', 'credential', 'credentials', 'X-Amz-Credential', 'private_key', 'privateKey', 'signature', 'X-Amz-Signature',
+  'sessid', 'sessionid', 'session_id', 'sessionId', 'PHPSESSID', 'JSESSIONID', 'ASP.NET_SessionId', 'Authorization', 'authorization', 'proxy-authorization',
+  // Short words, as whole words of the key (separated by non-letters or a camelCase step).
+  'pass', 'db_pass', 'PASS', 'pwd', 'userPwd', 'DB_PWD', 'auth', 'x-auth', 'authToken', 'basic_auth', 'AUTH_TOKEN', 'auth2',
+  'otp', 'OTP', 'otp_code', 'userOtp', 'pin', 'PIN', 'userPin', 'API_PIN', 'pin_code', 'card.pin',
+  // Session cookies.
+  'sid', 'connect.sid', 'session', 'laravel_session', 'rack.session', '__Host-session', 'userSession',
+];
+
+/** Keys that merely contain a secret-looking word: their values are kept. */
+const HARMLESS = [
+  'author', 'Author', 'AUTHOR', 'authority', 'oauthor', 'co_author', 'authored_at', 'authenticated',
+  'footprint', 'otpx', 'spin', 'pinned', 'pinyin', 'PINCODE', 'side', 'inside', 'sidebar', 'residence',
+  'passenger', 'compass', 'passport', 'bypass', 'passive', 'Passage', 'surpass',
+  'sessions_count', 'possession', 'session_count', 'lang', 'q', 'user', 'keyboard', 'apiVersion',
+];
+
+test('keys with a secret word anywhere, or a short secret word as a whole word, look secret', () => {
+  for (const key of SECRET) assert.ok(redactor.isSecretKey(key), key);
+});
+
+test('keys that merely contain a short secret word inside a longer word do not look secret', () => {
+  for (const key of HARMLESS) assert.not.ok(redactor.isSecretKey(key), key);
+});
+
+test('harmless keys keep their values in log context, queries, URLs and bodies; secret ones next to them do not', () => {
+  const context = { author: 'ann', footprint: 3, spin: 'left', passenger: 'bob', compass: 'N', db_pass: 'hunter2', userPin: '1234' };
+  assert.equal(redactor.value(context), { ...context, db_pass: REDACTED, userPin: REDACTED });
+  assert.is(redactor.valueJson(context), JSON.stringify(redactor.value(context)));
+  assert.equal(redactor.searchParams(new URLSearchParams('author=ann&passport=X1&otp=123456')), { author: 'ann', passport: 'X1', otp: REDACTED });
+  assert.is(redactor.url('http://h/s?authority=a&bypass=1&pin=0000'), `http://h/s?authority=a&bypass=1&pin=${encodeURIComponent(REDACTED)}`);
+  assert.is(redactor.body('author=ann&x-auth=t', 'application/x-www-form-urlencoded'), `author=ann&x-auth=${encodeURIComponent(REDACTED)}`);
+  assert.is(redactor.text('footprint=12 sid=abc'), `footprint=12 sid=${REDACTED}`);
+});
+
+test('header names are judged as sent, lower-cased: X-Author is shown, X-Auth and X-PIN are hidden', () => {
+  assert.equal(redactor.headers({ 'X-Author': 'ann', 'X-Auth': 't', 'X-PIN': '1', 'X-Api-Key': 'k' }), { 'x-author': 'ann', 'x-auth': REDACTED, 'x-pin': REDACTED, 'x-api-key': REDACTED });
+});
+
+test.run();
