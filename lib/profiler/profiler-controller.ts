@@ -11,6 +11,7 @@ import {
   defaultPanel,
   extraPanels,
   profilerPagePolicy,
+  readTimeSpan,
   renderProfilePage,
   renderSearchPage,
   renderTokenNotFoundPage,
@@ -187,21 +188,15 @@ function wholeNumber(value: string): number {
 
 /**
  * Epoch milliseconds as given, or a date read in the server's local time zone, as the pages show
- * times (ECMAScript reads a bare `2026-11-21` as UTC midnight, every form with a time as local).
- * An `end` is inclusive to the precision it is written in: a date is its whole day, a time without
- * milliseconds its whole second (so "until" the time a profile shows includes that profile).
+ * times (see readTimeSpan for the forms). A `start` is the beginning of what it names, an `end`
+ * includes all of it to its precision: a date is its whole day, a time to the minute its whole
+ * minute, to the second its whole second (so "until" the time a profile shows includes that
+ * profile). A date or time that does not exist is a 400, not the one it would roll over into.
  */
 function parseTime(name: 'start' | 'end', value: string): number {
-  if (/^\d+$/.test(value)) return Number(value);
-  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
-  const time = Date.parse(dateOnly ? `${value}T00:00` : value);
-  if (!Number.isFinite(time)) throw new BadRequestHttpError(`The "${name}" filter must be a date (2026-11-21, 2026-11-21T21:40:54Z) or epoch milliseconds, got "${value}".`);
-  if (name === 'start') return time;
-  if (dateOnly) {
-    const day = new Date(time);
-    return new Date(day.getFullYear(), day.getMonth(), day.getDate() + 1).getTime() - 1;
-  }
-  return /:\d\d[.,]\d/.test(value) ? time : time + 999;
+  const read = readTimeSpan(value);
+  if (!read.ok) throw new BadRequestHttpError(`The "${name}" filter ${read.problem}, got "${value}".`);
+  return name === 'start' ? read.span.first : read.span.last;
 }
 
 function wantsJson(request: Request): boolean {

@@ -1,6 +1,7 @@
 /** Formatting of times, durations, sizes and statuses, shared by the profiler's pages and toolbar. */
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
+/** English month abbreviations, as the pages write dates (`21-Nov-2026`). */
+export const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
 
 interface DateParts {
   year: number;

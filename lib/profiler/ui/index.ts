@@ -7,3 +7,4 @@ export { renderTokenNotFoundPage } from './token-not-found-page.js';
 export { renderToolbar, renderToolbarLoader, type ToolbarInput, type ToolbarLoaderOptions } from './toolbar.js';
 export { TOOLBAR_CSP_HASHES, TOOLBAR_POLICY, TOOLBAR_STORAGE_KEY } from './toolbar-assets.js';
 export { profilerPagePolicy } from './page-assets.js';
+export { readTimeSpan, type TimeSpan, type TimeSpanResult } from './time-input.js';

@@ -29,7 +29,7 @@ h2 { font-size: 18px; margin: 24px 0 10px; }
 h2:first-child { margin-top: 0; }
 h3 { font-size: 15px; margin: 18px 0 8px; }
 .muted, .empty { color: var(--muted); }
-.empty { font-style: italic; }
+.empty { font-style: italic; overflow-wrap: anywhere; }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; }
 
 .topbar { background: var(--head); color: var(--head-fg); }
@@ -83,7 +83,7 @@ h3 { font-size: 15px; margin: 18px 0 8px; }
 .search button { margin-top: 12px; width: 100%; padding: 6px; font: inherit; font-weight: 600; color: #fff; background: var(--link); border: 0; border-radius: 4px; cursor: pointer; }
 @media (prefers-color-scheme: dark) { .search button { color: #0d1117; } }
 
-.panel { background: var(--card); border: 1px solid var(--border); border-radius: 6px; padding: 18px 20px; min-width: 0; overflow-x: auto; }
+.panel { background: var(--card); border: 1px solid var(--border); border-radius: 6px; padding: 18px 20px; min-width: 0; overflow-x: auto; container: panel / inline-size; }
 .panel > h2:first-child { font-size: 20px; }
 .metrics { display: flex; flex-wrap: wrap; gap: 12px; margin: 0 0 16px; }
 .metric { border: 1px solid var(--border); border-radius: 6px; padding: 8px 14px; min-width: 120px; }
@@ -185,8 +185,8 @@ tr.level-warning { background: color-mix(in srgb, var(--warn-bg) 55%, transparen
 .verdict-mismatch { color: var(--muted); background: var(--none-bg); }
 tr.trace-match { background: color-mix(in srgb, var(--ok-bg) 50%, transparent); }
 
-.results td { vertical-align: middle; }
-.results .url { overflow-wrap: anywhere; }
+.results td { vertical-align: top; }
+.results .url { overflow-wrap: anywhere; min-width: 12em; }
 .results .sub-of { display: block; font-size: 12px; color: var(--muted); }
 .results tr.sub-request td:first-child { box-shadow: inset 3px 0 0 var(--border); }
 .page-single { max-width: 1400px; margin: 0 auto; padding: 20px; }
@@ -197,6 +197,39 @@ tr.trace-match { background: color-mix(in srgb, var(--ok-bg) 50%, transparent); 
   .sidebar .search { order: 2; }
   .wf-axis .tick:not(:first-child):not(:last-child) { display: none; }
   .wf-axis, .wf-row { grid-template-columns: minmax(110px, 38%) minmax(0, 1fr) 64px; }
+}
+@media (max-width: 640px) {
+  .topbar .inner, .summary .inner { padding-left: 12px; padding-right: 12px; }
+  .summary h1 { font-size: 17px; }
+  .layout { padding: 12px; gap: 12px; }
+  .panel { padding: 14px 12px; }
+}
+
+/* A panel too narrow for all the columns of these tables shows each row as a card, its URL, listener, message or route path on a line of its own. */
+@container panel (max-width: 660px) {
+  .results thead, .events-called thead, .events-not-called thead, .logs thead, .traces thead { display: none; }
+  .results, .results tbody, .events-called, .events-called tbody, .events-not-called, .events-not-called tbody, .logs, .logs tbody, .traces, .traces tbody { display: block; }
+  .results tr, .events-called tr, .events-not-called tr, .logs tr, .traces tr { display: flex; flex-wrap: wrap; align-items: baseline; gap: 2px 12px; padding: 8px 4px; border-bottom: 1px solid var(--border); }
+  .results td, .events-called td, .events-not-called td, .logs td, .traces td { display: block; padding: 0; border: 0; min-width: 0; }
+  .results .col-status { order: 1; }
+  .results .col-method { order: 2; font-weight: 600; }
+  .results .col-token { order: 3; margin-left: auto; }
+  .results td.url { order: 4; flex: 1 0 100%; }
+  .results .col-time { order: 5; }
+  .results .col-ip { order: 6; }
+  .results .col-time, .results .col-ip { font-size: 12.5px; color: var(--muted); }
+  .results tr.sub-request { box-shadow: inset 3px 0 0 var(--border); padding-left: 12px; }
+  .results tr.sub-request td:first-child { box-shadow: none; }
+  .events-called .col-priority, .events-not-called .col-priority { margin-left: auto; }
+  .events-called .col-listener, .events-not-called .col-listener { order: 1; flex: 1 0 100%; }
+  .events-called .col-start, .events-called .col-duration { order: 2; text-align: left; }
+  .events-called .col-priority::before, .events-not-called .col-priority::before { content: "priority "; }
+  .events-called .col-start::before { content: "start "; }
+  .events-called .col-duration::before { content: "duration "; }
+  .events-called .col-priority::before, .events-not-called .col-priority::before, .events-called .col-start::before, .events-called .col-duration::before { color: var(--muted); font-size: 12px; }
+  .logs .col-message { flex: 1 0 100%; }
+  .traces .col-verdict { margin-left: auto; }
+  .traces .col-path, .traces .col-reason { order: 1; flex: 1 0 100%; overflow-wrap: anywhere; }
 }
 `;
 

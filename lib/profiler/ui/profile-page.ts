@@ -12,7 +12,7 @@ import { renderRequestPanel, requestBadge } from './panels/request-panel.js';
 import { renderRouterPanel, routerBadge } from './panels/router-panel.js';
 import { renderTimePanel, timeBadge, timelineStyles } from './panels/time-panel.js';
 import type { ProfilerUrls } from './urls.js';
-import { isSafeLink, prettyJson, recordOf, stringOf } from './values.js';
+import { elideMiddle, isSafeLink, prettyJson, recordOf, renderShortUrl, SHOWN_URL_LENGTH, stringOf } from './values.js';
 
 /** What `renderProfilePage` shows. */
 export interface ProfilePageInput {
@@ -94,7 +94,7 @@ ${renderSearchForm(urls)}
 ${content}
 </main>
 </div>`;
-  return renderDocument(`${profile.method} ${profile.url} (${profile.status}) · ${profile.token} · Profiler`, body, { nonce: input.nonce, css });
+  return renderDocument(`${profile.method} ${elideMiddle(profile.url, SHOWN_URL_LENGTH)} (${profile.status}) · ${profile.token} · Profiler`, body, { nonce: input.nonce, css });
 }
 
 /** The panel's CSS rules; none when its data cannot be read (its content shows the notice then). */
@@ -120,7 +120,7 @@ function renderSummary(input: ProfilePageInput, context: PanelContext): SafeHtml
   const childTokens = [...new Set([...(Array.isArray(profile.children) ? profile.children : []), ...known.keys()])];
 
   return html`<section class="summary" aria-label="Request summary"><div class="inner">
-<h1><span class="status ${statusClass(profile.status)}">${profile.status}</span> <span class="method">${profile.method}</span> ${linkable ? html`<a class="url" href="${profile.url}">${profile.url}</a>` : html`<span class="url">${profile.url}</span>`}</h1>
+<h1><span class="status ${statusClass(profile.status)}">${profile.status}</span> <span class="method">${profile.method}</span> ${linkable ? html`<a class="url" href="${profile.url}">${renderShortUrl(profile.url)}</a>` : html`<span class="url">${renderShortUrl(profile.url)}</span>`}</h1>
 <dl class="facts">
 <div><dt>Status</dt><dd>${profile.status} ${statusText(profile.status)}</dd></div>
 <div><dt>IP</dt><dd>${profile.ip}</dd></div>
@@ -142,7 +142,7 @@ ${profile.parent !== null || childTokens.length > 0
 
 function renderProfileLink(urls: ProfilerUrls, token: string, summary: ProfileSummary | null): SafeHtml {
   return html`<a class="mono" href="${urls.panel(token)}">${token}</a>${summary !== null
-    ? html` <span class="status ${statusClass(summary.status)}">${summary.status}</span> <span class="muted">${summary.method} ${summary.url}</span>`
+    ? html` <span class="status ${statusClass(summary.status)}">${summary.status}</span> <span class="muted">${summary.method} ${renderShortUrl(summary.url)}</span>`
     : ''}`;
 }
 

@@ -4,6 +4,7 @@ import type { ProfileSummary } from '../profile.js';
 import { formatProfileTime, statusClass } from './format.js';
 import { renderDocument, renderSearchForm, renderTopBar } from './layout.js';
 import type { ProfilerUrls } from './urls.js';
+import { renderShortUrl } from './values.js';
 
 /** What `renderSearchPage` shows. */
 export interface SearchPageInput {
@@ -43,14 +44,14 @@ function renderResults(results: ProfileSummary[], urls: ProfilerUrls, timeZone: 
 <tbody>
 ${results.map(
   (result) => html`<tr${result.parent !== null ? html` class="sub-request"` : ''}>
-<td><span class="status ${statusClass(result.status)}">${result.status}</span></td>
-<td class="nowrap">${result.ip}</td>
-<td class="nowrap">${result.method}</td>
-<td class="url">${result.url}${result.parent !== null
+<td class="col-status"><span class="status ${statusClass(result.status)}">${result.status}</span></td>
+<td class="nowrap col-ip">${result.ip}</td>
+<td class="nowrap col-method">${result.method}</td>
+<td class="url">${renderShortUrl(result.url)}${result.parent !== null
     ? html`<span class="sub-of">sub-request of <a class="mono" href="${urls.panel(result.parent)}">${result.parent}</a></span>`
     : ''}</td>
-<td class="nowrap"><time datetime="${Number.isFinite(result.time) ? new Date(result.time).toISOString() : ''}">${formatProfileTime(result.time, timeZone)}</time></td>
-<td class="nowrap"><a class="mono" href="${urls.panel(result.token)}">${result.token}</a></td>
+<td class="nowrap col-time"><time datetime="${Number.isFinite(result.time) ? new Date(result.time).toISOString() : ''}">${formatProfileTime(result.time, timeZone)}</time></td>
+<td class="nowrap col-token"><a class="mono" href="${urls.panel(result.token)}">${result.token}</a></td>
 </tr>
 `,
 )}</tbody>

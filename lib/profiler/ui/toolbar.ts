@@ -39,7 +39,7 @@ export function renderToolbar(input: ToolbarInput): string {
 <a class="hk-item hk-route" href="${urls.panel(token, 'router')}" title="Routing"><span class="hk-label">Route</span><span class="hk-value hk-mono">${input.route ?? 'none'}</span></a>
 <a class="hk-item hk-time" href="${urls.panel(token, 'time')}" title="Time until the response was ready"><span class="hk-value">${duration[0]}</span><span class="hk-unit">${duration[1]}</span></a>
 <a class="hk-item hk-memory" href="${urls.panel(token, 'time')}" title="Memory"><span class="hk-value">${memory[0]}</span><span class="hk-unit">${memory[1]}</span></a>
-<a class="hk-item hk-logs" href="${urls.panel(token, 'logger')}" title="Logs: ${input.errorCount} errors, ${input.warningCount} warnings"><span class="hk-label">Logs</span><span class="hk-value">${input.logCount}</span>${input.errorCount > 0 ? html`<span class="hk-badge hk-error">${input.errorCount}</span>` : ''}${input.warningCount > 0 ? html`<span class="hk-badge hk-warning">${input.warningCount}</span>` : ''}</a>
+<a class="hk-item hk-logs" href="${urls.panel(token, 'logger')}" title="Logs: ${counted(input.errorCount, 'error')}, ${counted(input.warningCount, 'warning')}"><span class="hk-label">Logs</span><span class="hk-value">${input.logCount}</span>${input.errorCount > 0 ? html`<span class="hk-badge hk-error">${input.errorCount}</span>` : ''}${input.warningCount > 0 ? html`<span class="hk-badge hk-warning">${input.warningCount}</span>` : ''}</a>
 ${input.exceptionClass !== null ? html`<a class="hk-item hk-exception" href="${urls.panel(token, 'exception')}" title="Exception"><span class="hk-badge hk-error">!</span><span class="hk-value hk-mono">${input.exceptionClass}</span></a>` : ''}
 <a class="hk-item hk-token" href="${urls.panel(token)}" title="Open the profile"><span class="hk-label">Profile</span><span class="hk-value hk-mono">${token}</span></a>
 </div>
@@ -47,6 +47,11 @@ ${input.exceptionClass !== null ? html`<a class="hk-item hk-exception" href="${u
 <script>${unsafeRaw(TOOLBAR_JS)}</script>
 </div>
 `.toString();
+}
+
+/** `1 error`, `2 errors`, `0 warnings`: a count with its noun in the right number. */
+function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 /** Options of the toolbar loader. */

@@ -84,3 +84,24 @@ export function renderNoData(collector: string): SafeHtml {
 export function isSafeLink(url: string): boolean {
   return /^(?:\/(?![\/\\])|https?:\/\/)/i.test(url);
 }
+
+/**
+ * Most characters of a URL shown in a heading, a results row or a sub-request line: a client can
+ * send one of thousands, and printed whole it pushes everything after it out of view.
+ */
+export const SHOWN_URL_LENGTH = 120;
+
+/** The text cut in its middle to at most `max` characters (code points), an ellipsis where the cut is: both ends of a URL tell most. */
+export function elideMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  const tail = Math.floor((max - 1) / 3);
+  return `${chars.slice(0, max - 1 - tail).join('')}…${chars.slice(chars.length - tail).join('')}`;
+}
+
+/** A URL as text of a few lines at most: a long one cut in its middle, whole in the title of its span. */
+export function renderShortUrl(url: string): SafeHtml {
+  const shown = elideMiddle(url, SHOWN_URL_LENGTH);
+  return shown === url ? html`${url}` : html`<span class="elided" title="${url}">${shown}</span>`;
+}

@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { BadRequestHttpError } from '../../../kernel/index.js';
 import { parseCriteria } from '../../../lib/profiler/profiler-controller.js';
 import { formatProfileTime } from '../../../lib/profiler/ui/format.js';
 
@@ -43,6 +44,85 @@ test('epoch milliseconds and times with milliseconds are taken exactly', () => {
 test('a date that is none is a 400 naming the filter', () => {
   assert.throws(() => criteria('end=2026-13-45'), /"end" filter/);
   assert.throws(() => criteria('start=garbage'), /"start" filter/);
+});
+
+test('"until" a time to the minute includes that whole minute; "from" it starts at its first millisecond', () => {
+  for (const written of ['2026-11-25 02:13', '2026-11-25T02:13']) {
+    const { start, end } = criteria(`start=${encodeURIComponent(written)}&end=${encodeURIComponent(written)}`);
+    assert.is(start, new Date(2026, 10, 25, 2, 13).getTime(), written);
+    assert.is(end, new Date(2026, 10, 25, 2, 13, 59, 999).getTime(), written);
+  }
+  assert.is(criteria('end=2026-11-25T02:13Z').end, Date.UTC(2026, 10, 25, 2, 13, 59, 999));
+});
+
+test('"until" a time to the second includes that whole second, to a fraction that fraction, to the millisecond that millisecond', () => {
+  assert.is(criteria('end=2026-11-25T02:13:37').end, new Date(2026, 10, 25, 2, 13, 37, 999).getTime());
+  assert.is(criteria('end=2026-11-25T02:13:37.5').end, new Date(2026, 10, 25, 2, 13, 37, 599).getTime());
+  assert.is(criteria('end=2026-11-25T02:13:37.250').end, new Date(2026, 10, 25, 2, 13, 37, 250).getTime());
+  assert.is(criteria('end=2026-11-25T02:13:37,250').end, new Date(2026, 10, 25, 2, 13, 37, 250).getTime());
+  assert.is(criteria('start=2026-11-25T02:13:37.5').start, new Date(2026, 10, 25, 2, 13, 37, 500).getTime());
+});
+
+test('the format the pages show times in is read to its precision: date alone, to the minute, to the second, any case', () => {
+  assert.is(criteria('start=25-Nov-2026').start, new Date(2026, 10, 25).getTime());
+  assert.is(criteria('end=25-Nov-2026').end, new Date(2026, 10, 26).getTime() - 1);
+  assert.is(criteria('end=25-nov-2026').end, new Date(2026, 10, 26).getTime() - 1);
+  assert.is(criteria(`start=${encodeURIComponent('25-NOV-2026 02:13')}`).start, new Date(2026, 10, 25, 2, 13).getTime());
+  assert.is(criteria(`end=${encodeURIComponent('25-Nov-2026 02:13')}`).end, new Date(2026, 10, 25, 2, 13, 59, 999).getTime());
+  assert.is(criteria(`end=${encodeURIComponent('25-Nov-2026 02:13:37')}`).end, new Date(2026, 10, 25, 2, 13, 37, 999).getTime());
+  assert.is(criteria(`end=${encodeURIComponent('05-Jan-2026 00:00:00')}`).end, new Date(2026, 0, 5, 0, 0, 0, 999).getTime());
+});
+
+test('a whole day ends at the next local midnight, on a day the clocks go back too', () => {
+  // 1 Nov 2026 is 25 hours long in New York.
+  assert.is(criteria('end=2026-11-01').end! - criteria('start=2026-11-01').start!, 25 * 3_600_000 - 1);
+  assert.is(criteria('end=01-Nov-2026').end, new Date(2026, 10, 2).getTime() - 1);
+});
+
+test('a zone or an offset is honoured; without one the time is local', () => {
+  assert.is(criteria('start=2026-11-25T02:13:37Z').start, Date.UTC(2026, 10, 25, 2, 13, 37));
+  assert.is(criteria('start=2026-11-25T02:13:37%2B01:00').start, Date.UTC(2026, 10, 25, 1, 13, 37));
+  assert.is(criteria('start=2026-11-25T02:13:37-0530').start, Date.UTC(2026, 10, 25, 7, 43, 37));
+  assert.is(criteria('end=2026-11-25T02:13%2B01:00').end, Date.UTC(2026, 10, 25, 1, 13, 59, 999));
+  assert.is(criteria('start=2026-11-25T02:13:37').start, Date.UTC(2026, 10, 25, 7, 13, 37));
+});
+
+test('a date or time that does not exist is a 400 saying so, in every form, not rolled over into the next one', () => {
+  const impossible = [
+    'start=2026-11-31', 'end=2026-02-30', 'start=2026-02-31T10:00:00Z', 'end=2026-02-29', 'end=2100-02-29 10:00',
+    'start=2026-13-45', 'start=2026-00-10', 'end=2026-11-00',
+    'end=31-Nov-2026', 'end=30-Feb-2026 10:00', 'end=29-Feb-2026 10:00:00', 'end=32-Nov-2026', 'end=00-Nov-2026', 'end=25-Foo-2026',
+    'end=2026-11-25T24:00', 'end=2026-11-25 24:00:00', 'end=2026-11-25 02:60', 'end=2026-11-25T02:13:60', 'end=2026-11-25T02:13:37%2B24:00',
+    'end=25-Nov-2026 24:00', 'end=25-Nov-2026 02:60', 'end=25-Nov-2026 02:13:60',
+  ];
+  for (const query of impossible) {
+    const name = query.slice(0, query.indexOf('='));
+    let error: unknown;
+    try {
+      criteria(query);
+    } catch (caught) {
+      error = caught;
+    }
+    assert.ok(error instanceof BadRequestHttpError, `${query} is refused`);
+    assert.is((error as BadRequestHttpError).status, 400);
+    assert.match((error as Error).message, new RegExp(`^The "${name}" filter names a [a-z ]+ that does not exist \\(`), query);
+  }
+  assert.throws(() => criteria('end=2026-02-30'), /February 2026 has 28 days/);
+  assert.throws(() => criteria('start=2026-11-31'), /November 2026 has 30 days/);
+  assert.throws(() => criteria('end=2026-11-25T24:00'), /hours go from 00 to 23/);
+  assert.throws(() => criteria('end=2026-11-25T02:60'), /minutes go from 00 to 59/);
+});
+
+test('leap days of leap years are real days', () => {
+  assert.is(criteria('start=2028-02-29').start, new Date(2028, 1, 29).getTime());
+  assert.is(criteria('start=29-Feb-2000').start, new Date(2000, 1, 29).getTime());
+  assert.is(criteria('end=2026-12-31T23:59:59').end, new Date(2027, 0, 1).getTime() - 1);
+});
+
+test('a time to the hour alone, or in another form, is a 400 listing the forms taken', () => {
+  for (const query of ['end=2026-11-25T02', 'end=2026/11/25', 'end=Nov%2025%202026', 'end=2026-11', 'end=2026-11-25T2:13']) {
+    assert.throws(() => criteria(query), /"end" filter must be a date \(2026-11-21, 2026-11-21 21:40, .*21-Nov-2026 21:40:54\) or epoch milliseconds/, query);
+  }
 });
 
 const numbers = suite('parseCriteria: status and limit');

@@ -23,12 +23,12 @@ ${called.map((call, i) => {
   const start = numberOf(call['start']);
   const duration = numberOf(call['duration']);
   return html`<tr>
-<td class="num muted">${i + 1}</td>
-<td class="nowrap mono">${stringOf(call['event']) ?? ''}</td>
-<td><span class="listener">${stringOf(call['listener']) ?? ''}</span>${call['stoppedPropagation'] === true ? html` <span class="stopped" title="This listener stopped the event's propagation: later listeners were not called">stopped propagation</span>` : ''}</td>
-<td class="num">${numberOf(call['priority']) ?? ''}</td>
-<td class="num">${start !== null ? formatDuration(start) : ''}</td>
-<td class="num">${duration !== null ? formatDuration(duration) : ''}</td>
+<td class="num muted col-index">${i + 1}</td>
+<td class="nowrap mono col-event">${stringOf(call['event']) ?? ''}</td>
+<td class="col-listener"><span class="listener">${stringOf(call['listener']) ?? ''}</span>${call['stoppedPropagation'] === true ? html` <span class="stopped" title="This listener stopped the event's propagation: later listeners were not called">stopped propagation</span>` : ''}</td>
+<td class="num col-priority">${numberOf(call['priority']) ?? ''}</td>
+<td class="num col-start">${start !== null ? formatDuration(start) : ''}</td>
+<td class="num col-duration">${duration !== null ? formatDuration(duration) : ''}</td>
 </tr>
 `;
 })}</tbody>
@@ -40,7 +40,7 @@ ${notCalled.length === 0
   : html`<table class="events-not-called">
 <thead><tr><th scope="col">Event</th><th scope="col">Listener</th><th scope="col" class="num">Priority</th></tr></thead>
 <tbody>
-${notCalled.map((listener) => html`<tr><td class="nowrap mono">${stringOf(listener['event']) ?? ''}</td><td><span class="listener">${stringOf(listener['listener']) ?? ''}</span></td><td class="num">${numberOf(listener['priority']) ?? ''}</td></tr>
+${notCalled.map((listener) => html`<tr><td class="nowrap mono col-event">${stringOf(listener['event']) ?? ''}</td><td class="col-listener"><span class="listener">${stringOf(listener['listener']) ?? ''}</span></td><td class="num col-priority">${numberOf(listener['priority']) ?? ''}</td></tr>
 `)}</tbody>
 </table>`}
 

@@ -80,7 +80,7 @@ function renderRecord(record: Record<string, unknown>, timeZone: string | undefi
 <td class="nowrap mono">${time !== null ? html`<time datetime="${new Date(time).toISOString()}">${formatClockTime(time, timeZone)}</time>` : ''}</td>
 <td class="level">${stringOf(record['levelName']) ?? String(record['level'] ?? '')}</td>
 <td class="nowrap">${stringOf(record['channel']) ?? ''}</td>
-<td><div class="message">${stringOf(record['message']) ?? prettyJson(record['message'])}</div>${keys > 0
+<td class="col-message"><div class="message">${stringOf(record['message']) ?? prettyJson(record['message'])}</div>${keys > 0
     ? html`<details><summary>Context (${keys === 1 ? '1 key' : `${keys} keys`})</summary><pre class="json">${prettyJson(context)}</pre></details>`
     : ''}</td>
 </tr>

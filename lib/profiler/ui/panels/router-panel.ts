@@ -1,6 +1,6 @@
 /** The router panel: the matched route and its parameters (or the redirect), then each route's verdict. */
 import { html, type SafeHtml } from '../../../errors/index.js';
-import { arrayOf, isRecord, isSafeLink, renderKeyValueTable, renderNoData, stringOf } from '../values.js';
+import { arrayOf, isRecord, isSafeLink, renderKeyValueTable, renderNoData, renderShortUrl, stringOf } from '../values.js';
 import type { PanelContext } from './panel-context.js';
 
 const VERDICTS = ['match', 'almost', 'mismatch'] as const;
@@ -23,7 +23,7 @@ export function renderRouterPanel({ profile }: PanelContext): SafeHtml {
 <div class="metric"><span class="value">${traces.length}</span><span class="label">Routes checked</span></div>
 </div>
 ${redirect !== null ? html`<p class="notice">The router answered with a redirect to ${isSafeLink(redirect) ? html`<a href="${redirect}" rel="noreferrer">${redirect}</a>` : html`<span class="mono">${redirect}</span>`}</p>` : ''}
-${route === null && redirect === null ? html`<p class="empty">No route matched <span class="mono">${profile.method} ${profile.url}</span></p>` : ''}
+${route === null && redirect === null ? html`<p class="empty">No route matched <span class="mono">${profile.method} ${renderShortUrl(profile.url)}</span></p>` : ''}
 
 <h3>Route parameters</h3>
 ${renderKeyValueTable(data['params'], 'No route parameters')}
@@ -37,11 +37,11 @@ ${traces.length === 0
 ${traces.map((trace, i) => {
   const verdict = VERDICTS.find((known) => known === trace['verdict']) ?? 'mismatch';
   return html`<tr class="trace-${verdict}">
-<td class="num muted">${i + 1}</td>
+<td class="num muted col-index">${i + 1}</td>
 <td class="mono">${stringOf(trace['name']) ?? ''}</td>
-<td class="mono">${stringOf(trace['path']) ?? ''}</td>
-<td><span class="verdict verdict-${verdict}">${VERDICT_LABELS[verdict]}</span></td>
-<td class="text">${stringOf(trace['reason']) ?? ''}</td>
+<td class="mono col-path">${stringOf(trace['path']) ?? ''}</td>
+<td class="col-verdict"><span class="verdict verdict-${verdict}">${VERDICT_LABELS[verdict]}</span></td>
+<td class="text col-reason">${stringOf(trace['reason']) ?? ''}</td>
 </tr>
 `;
 })}</tbody>

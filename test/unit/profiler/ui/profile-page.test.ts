@@ -200,14 +200,14 @@ test('the events panel lists called listeners in order with priority, duration a
     'ErrorListener.onKernelException',
     'ProfilerListener.onKernelResponse',
   ]);
-  assert.match(called, /<td class="nowrap mono">kernel.request<\/td>\s*<td><span class="listener">CorsListener.onKernelRequest<\/span><\/td>\s*<td class="num">250<\/td>\s*<td class="num">0.2 ms<\/td>\s*<td class="num">0.05 ms<\/td>/);
+  assert.match(called, /<td class="nowrap mono col-event">kernel.request<\/td>\s*<td class="col-listener"><span class="listener">CorsListener.onKernelRequest<\/span><\/td>\s*<td class="num col-priority">250<\/td>\s*<td class="num col-start">0.2 ms<\/td>\s*<td class="num col-duration">0.05 ms<\/td>/);
   assert.match(called, /ErrorListener.onKernelException<\/span> <span class="stopped"[^>]*>stopped propagation<\/span>/);
   assert.is((called.match(/class="stopped"/g) ?? []).length, 1);
 });
 
 test('the events panel lists not-called listeners and orphaned events', () => {
   const html = panelOf(page({ panel: 'events' }));
-  assert.match(html, /<table class="events-not-called">[\s\S]*FirewallListener.onKernelRequest[\s\S]*<td class="num">8<\/td>/);
+  assert.match(html, /<table class="events-not-called">[\s\S]*FirewallListener.onKernelRequest[\s\S]*<td class="num col-priority">8<\/td>/);
   assert.match(html, '<li class="mono">kernel.view</li>');
 });
 

@@ -47,6 +47,13 @@ test('each toolbar item links into its panel', () => {
   assert.match(html, '<a class="hk-item hk-token" href="/_profiler/a1b2c3" title="Open the profile">');
 });
 
+test('the logs tooltip puts each count with its noun in the right number', () => {
+  const title = (errorCount: number, warningCount: number): string => /<a class="hk-item hk-logs"[^>]* title="([^"]*)"/.exec(toolbar({ errorCount, warningCount }))?.[1] ?? '';
+  assert.is(title(1, 2), 'Logs: 1 error, 2 warnings');
+  assert.is(title(2, 1), 'Logs: 2 errors, 1 warning');
+  assert.is(title(0, 0), 'Logs: 0 errors, 0 warnings');
+});
+
 test('the toolbar shows the route name, and leaves out the exception and zero badges when there are none', () => {
   const html = toolbar({ status: 200, route: 'book_show', exceptionClass: null, errorCount: 0, warningCount: 0 });
   assert.match(html, '<span class="hk-value hk-mono">book_show</span>');

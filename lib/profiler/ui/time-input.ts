@@ -1,0 +1,91 @@
+/**
+ * The times the search form's From and Until fields take, read as the span of time they name:
+ * `2026-11-21` is that whole day, `2026-11-21 21:40` that minute, `21-Nov-2026 21:40:54` (as the
+ * pages show times) that second, `2026-11-21T21:40:54.250Z` that millisecond. Without a zone
+ * (`Z`, `+01:00`) a time is the server's local time, as on the pages. A date or time that does not
+ * exist (`2026-02-30`, `24:00`) is refused, never rolled over into another one.
+ */
+import { MONTHS } from './format.js';
+
+/** The first and the last millisecond of the span a written time names, both included. */
+export interface TimeSpan {
+  first: number;
+  last: number;
+}
+
+/** The span a text names, or why it names none: a phrase to follow the field's name (`The "end" filter ...`). */
+export type TimeSpanResult = { ok: true; span: TimeSpan } | { ok: false; problem: string };
+
+const TIME = String.raw`(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?: ?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?))?`;
+/** `2026-11-21`, then optionally `T` or spaces and a time. */
+const ISO_FORM = new RegExp(String.raw`^(\d{4})-(\d{2})-(\d{2})(?:(?:[Tt]| +)${TIME})?$`);
+/** `21-Nov-2026`, then optionally spaces and a time: the pages' own format. */
+const SHOWN_FORM = new RegExp(String.raw`^(\d{1,2})-([A-Za-z]{3})-(\d{4})(?: +${TIME})?$`);
+const MONTH_NUMBERS = new Map(MONTHS.map((name, index) => [name.toLowerCase(), index + 1]));
+const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+const NOT_A_TIME = 'must be a date (2026-11-21, 2026-11-21 21:40, 2026-11-21T21:40:54.250Z, 21-Nov-2026 21:40:54) or epoch milliseconds';
+
+/** Reads epoch milliseconds (a span of one millisecond) or a date, alone or with a time, in one of the forms above. */
+export function readTimeSpan(text: string): TimeSpanResult {
+  if (/^\d+$/.test(text)) {
+    const epochMs = Number(text);
+    return { ok: true, span: { first: epochMs, last: epochMs } };
+  }
+  const iso = ISO_FORM.exec(text);
+  if (iso !== null) return spanOf(Number(iso[1]), Number(iso[2]), Number(iso[3]), iso.slice(4));
+  const shown = SHOWN_FORM.exec(text);
+  if (shown !== null) {
+    const month = MONTH_NUMBERS.get(shown[2]!.toLowerCase());
+    if (month === undefined) return refused('names a month that does not exist (months are written Jan, Feb, ... Dec)');
+    return spanOf(Number(shown[3]), month, Number(shown[1]), shown.slice(4));
+  }
+  return refused(NOT_A_TIME);
+}
+
+/** The span of a date (month from 1) and the time parts the forms capture, each checked against the calendar and the clock. */
+function spanOf(year: number, month: number, day: number, time: (string | undefined)[]): TimeSpanResult {
+  const [hour, minute, second, fraction, utc, sign, offsetHours, offsetMinutes] = time;
+  if (month < 1 || month > 12) return refused('names a month that does not exist (months go from 01 to 12)');
+  const days = daysIn(year, month);
+  if (day < 1 || day > days) return refused(`names a day that does not exist (${MONTH_NAMES[month - 1]} ${year} has ${days} days)`);
+  if (hour === undefined) {
+    const first = localInstant(year, month, day, 0, 0, 0, 0);
+    return { ok: true, span: { first, last: localInstant(year, month, day + 1, 0, 0, 0, 0) - 1 } };
+  }
+  if (Number(hour) > 23) return refused('names a time that does not exist (hours go from 00 to 23)');
+  if (Number(minute) > 59) return refused('names a time that does not exist (minutes go from 00 to 59)');
+  if (Number(second ?? 0) > 59) return refused('names a time that does not exist (seconds go from 00 to 59)');
+  if (Number(offsetHours ?? 0) > 23 || Number(offsetMinutes ?? 0) > 59) return refused('names a time zone offset that does not exist (offsets go up to 23:59)');
+  const millisecond = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'));
+  // What the text is precise to: a minute, a second, or the fraction's last digit (at most a millisecond).
+  const length = second === undefined ? 60_000 : fraction === undefined ? 1000 : 10 ** Math.max(0, 3 - fraction.length);
+  const parts = [year, month, day, Number(hour), Number(minute), Number(second ?? 0), millisecond] as const;
+  const offsetMs = (sign === '-' ? -1 : 1) * (Number(offsetHours ?? 0) * 60 + Number(offsetMinutes ?? 0)) * 60_000;
+  const first = utc !== undefined || sign !== undefined ? utcInstant(...parts) - offsetMs : localInstant(...parts);
+  return { ok: true, span: { first, last: first + length - 1 } };
+}
+
+function refused(problem: string): TimeSpanResult {
+  return { ok: false, problem };
+}
+
+function daysIn(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** An instant from local calendar parts; setFullYear, as `new Date(y, ...)` would read years 0-99 as 1900-1999. */
+function localInstant(year: number, month: number, day: number, hour: number, minute: number, second: number, millisecond: number): number {
+  const date = new Date(2000, 0, 1);
+  date.setFullYear(year, month - 1, day);
+  date.setHours(hour, minute, second, millisecond);
+  return date.getTime();
+}
+
+function utcInstant(year: number, month: number, day: number, hour: number, minute: number, second: number, millisecond: number): number {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, millisecond);
+  return date.getTime();
+}
