@@ -467,9 +467,10 @@ export class Request {
     let port: number | undefined;
     if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
       raw = firstForwardedValue(this.headers['x-forwarded-host']);
-      const forwardedPort = Number(firstForwardedValue(this.headers['x-forwarded-port']));
-      // One rule for every value that is no port (text, 0, 99999): ignored, the Host's or the scheme's port counts.
-      if (Number.isInteger(forwardedPort) && forwardedPort > 0 && forwardedPort <= 65535) port = forwardedPort;
+      const forwarded = firstForwardedValue(this.headers['x-forwarded-port']);
+      // One rule for every value that is no port (text, 0, 99999, and what Number() reads as one: 0x1F90, 1e3, +80): ignored, the Host's or the scheme's port counts.
+      const forwardedPort = forwarded !== undefined && PORT_DIGITS.test(forwarded) ? Number(forwarded) : 0;
+      if (forwardedPort > 0 && forwardedPort <= 65535) port = forwardedPort;
     }
     if (raw === undefined && this.url.charCodeAt(0) !== 47 /* / */) {
       // RFC 9112 (3.2.2): the authority of an absolute-form target is the host, the Host header is ignored
@@ -502,6 +503,9 @@ export class Request {
     return authority;
   }
 }
+
+/** A port as RFC 3986 writes it: digits only (at most five: a longer one is no port either). */
+const PORT_DIGITS = /^\d{1,5}$/;
 
 // Nearly every request of a process names the same Host: remember the last one checked.
 let lastHost: { raw: string; host: string; port: number | undefined } | undefined;

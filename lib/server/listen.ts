@@ -208,7 +208,8 @@ type ParserError = NodeJS.ErrnoException & { reason?: string; rawPacket?: Uint8A
 type ServedSocket = Duplex & {
   bytesRead?: number;
   _httpMessage?: http.ServerResponse | null;
-  parser?: { incoming?: IncomingMessage | null } | null;
+  /** `headersCompleted()`: the current message's head is whole; `duration()`: ms since it began, 0 between messages. */
+  parser?: { incoming?: IncomingMessage | null; headersCompleted?: () => boolean; duration?: () => number } | null;
   _parent?: Socket;
 };
 
@@ -231,6 +232,10 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (
     if (error.code === 'HPE_HEADER_OVERFLOW' && headOverflow(error.rawPacket, error.bytesParsed, maxHeaderSize) === 'request-target') {
       return plainAnswer(414, `${STATUS_CODES[414]}: ${targetTooLong}\n`, toHead);
     }
+    // A well-formed request line whose method node's parser does not know (`PURGE`, `get`): RFC 9110 9.1's 501, not a 400.
+    if (error.code === 'HPE_INVALID_METHOD' && unknownMethodLine(error.rawPacket, error.bytesParsed)) {
+      return plainAnswer(501, `${STATUS_CODES[501]}: This server does not implement the request's method.\n`, false);
+    }
     const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
     // The parser's reasons are fixed texts (`Duplicate Content-Length`), never the client's bytes.
     const reason = messages[error.code ?? ''] ?? (typeof error.reason === 'string' && error.reason !== '' ? `${error.reason}.` : undefined);
@@ -249,9 +254,26 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (
     const served = socket as ServedSocket;
     // Nothing the client still sends is served: it must not keep a stalled response ahead alive.
     idle?.ignoreReads(served._parent ?? (socket as Socket));
+    // Node's parser, paused while a long pipelined burst's responses queue up, met more of the burst
+    // (TLS hands on what it has decrypted): no fault of the request. The connection closes after the
+    // responses before it, with no 400, and the client sends the rest again.
+    if (error.code === 'HPE_PAUSED') return answerInTurn(served, null, null);
     const refused = requestInBody(served);
     answerInTurn(served, refused, answerTo(error, refused === null ? headRefused(error, served) : refused.method === 'HEAD'));
   };
+}
+
+/** A request line of a method token, a target and an HTTP version, around where the parser stopped. */
+const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64} [^\s]+ HTTP\/\d\.\d\r?$/;
+
+/** Whether the parser refused the method of a well-formed request line (rather than bytes that are no request). */
+function unknownMethodLine(packet: Uint8Array | undefined, parsed: number | undefined): boolean {
+  if (packet === undefined || parsed === undefined) return false;
+  const bytes = Buffer.from(packet.buffer, packet.byteOffset, packet.byteLength);
+  const start = parsed > 0 ? bytes.lastIndexOf(10, parsed - 1) + 1 : 0;
+  const end = bytes.indexOf(10, start);
+  if (end === -1 || end - start > 8_192) return false;
+  return REQUEST_LINE.test(bytes.toString('latin1', start, end));
 }
 
 /**
@@ -292,9 +314,16 @@ function answerInTurn(socket: ServedSocket, refused: IncomingMessage | null, ans
   }
   // A response ahead ended the connection (Connection: close): node closes it, and nothing may follow.
   if (!socket.writable) return;
-  // The refused request's own response has begun: bytes written now would corrupt it.
-  if (ahead?.headersSent) socket.destroy();
-  else if (answer === null) socket.end(() => socket.destroy());
+  const close = (): void => void socket.end(() => socket.destroy());
+  if (refused !== null && (!ahead || ahead.headersSent)) {
+    // The refused request has its answer already, sent whole (none is on the socket: node hands it the
+    // next response only once one has finished) or on its way: one answer per request, so the refusal
+    // is not written, and the connection closes once that answer has gone out whole.
+    if (ahead) ahead.once('finish', close);
+    else close();
+    return;
+  }
+  if (answer === null) close();
   else socket.end(answer, () => socket.destroy());
 }
 
@@ -318,12 +347,20 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
     // What node writes as `Keep-Alive: timeout=<s>` on a kept connection; the server's own
     // keepAliveTimeout stays 0, so node arms no timer per response (IdleSockets closes the connection).
     (res as KeepAliveResponse)._keepAliveTimeout = keepAliveTimeout;
-    if (req.rawHeaders.length > 2 * MAX_HEADER_FIELDS) {
+    if (req.httpVersionMajor !== 1) {
+      // HTTP/0.9 has no head to answer with, HTTP/2 and later never come as text on this connection.
+      refuse(res, 505, 'This server speaks HTTP/1.0 and HTTP/1.1.');
+    } else if (req.rawHeaders.length > 2 * MAX_HEADER_FIELDS) {
       refuse(res, 431, `The request has more than ${MAX_HEADER_FIELDS} header fields.`);
     } else if (!req.headers.host && (req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
       // Empty counts as missing, as node:http counted it.
       refuse(res, 400, 'An HTTP/1.1 request names the host it is for in a Host header.');
     } else {
+      // Node's parser stops at an upgrade request's head and, with no upgrade listener, drops what
+      // followed it in the same read: a request pipelined behind it would go unanswered and the next
+      // answer be taken for its. The upgrade request is answered as any other, then the connection
+      // closes, and its client sends again what it had pipelined (RFC 9112 9.3.2).
+      if (req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
       listener(req, res);
     }
   };
@@ -424,7 +461,15 @@ type KeepAliveResponse = http.ServerResponse & { _keepAliveTimeout?: number };
  * an upgraded or CONNECT connection, which the http layer has let go) and no response is on its way.
  */
 function awaitsRequest(socket: ServedSocket | null): boolean {
-  return socket !== null && socket.parser != null && socket._httpMessage == null;
+  if (socket === null || socket.parser == null || socket._httpMessage != null) return false;
+  // Nothing read yet (a fresh connection; under TLS the TLS socket counts only what it decrypted).
+  if (socket.bytesRead === 0) return true;
+  // Between two requests rather than in the middle of one: a head that stalls is the head timeout's
+  // (a 408), a body that stalls after its response the request timeout's. Node 20-24's parser says
+  // so (the connections check reads the same); without those methods, the rule of node's own timer.
+  const parser = socket.parser;
+  if (typeof parser.headersCompleted !== 'function' || typeof parser.duration !== 'function') return true;
+  return parser.headersCompleted() && parser.duration() === 0;
 }
 
 /**

@@ -525,6 +525,76 @@ test('a connection that waits for its next request, or its first, is closed afte
   });
 });
 
+test('a head that stalls mid-way is the head timeout\'s (a 408), not dropped by the keep-alive rule, over http and https', async () => {
+  await withServers(hello, { limits: { keepAliveTimeout: 300, headersTimeout: 2_500 } }, async ({ urls }) => {
+    for (const url of urls) {
+      const { socket, closed } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+      socket.write('GET / HTTP/1.1\r\nHost: localhost\r\n');
+      const sentAt = Date.now();
+      const closedAt = await within(closed, 6_000, `the stalled head over ${url} to be refused`);
+      // The keep-alive rule (300 ms and 1 s of margin) would have closed it silently after 1.3-2.5 s.
+      assert.ok(closedAt - sentAt >= 2_400, `closed ${closedAt - sentAt} ms after the half head over ${url}`);
+      assert.match(text, /^HTTP\/1\.1 408 Request Timeout\r\n/, `${url}: ${JSON.stringify(text.slice(0, 60))}`);
+    }
+  });
+});
+
+test('a request whose body fails after its response went out gets no second answer: the connection just closes, over http and https', async () => {
+  const big = 'x'.repeat(3_000_000);
+  const early = (req: IncomingMessage, res: ServerResponse): void => {
+    res.setHeader('content-type', 'text/plain');
+    res.end(req.url === '/big' ? big : 'early');
+  };
+  await withServers(early, {}, async ({ urls }) => {
+    for (const url of urls) {
+      for (const [path, body] of [['/small', 'early'], ['/big', big]] as const) {
+        const { socket, closed } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+        socket.write(`POST ${path} HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello`);
+        await until(() => text.length > 0, 5_000, 'the early answer to begin');
+        // The rest of the body is malformed: the parser fails after the answer has begun (or ended).
+        socket.write('XX\r\n');
+        await within(closed, 5_000, `the connection over ${url} to close`);
+        assert.is(text.match(/HTTP\/1\.1 /g)?.length, 1, `${url}${path}: one answer, got ${JSON.stringify(text.slice(0, 40))}...${JSON.stringify(text.slice(-80))}`);
+        assert.ok(text.endsWith(body), `${url}${path}: the answer went out whole (${text.length} characters)`);
+      }
+    }
+  });
+});
+
+test('a request pipelined behind an upgrade request is not answered out of step: the connection closes after the upgrade request\'s answer', async () => {
+  await withServers(hello, {}, async ({ urls }) => {
+    for (const url of urls) {
+      const { socket, closed } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+      socket.write('GET /first HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nGET /second HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      await within(closed, 5_000, `the connection over ${url} to close`);
+      assert.is(text.match(/HTTP\/1\.1 200 /g)?.length, 1, `${url}: ${JSON.stringify(text)}`);
+      assert.match(text, /\r\nConnection: close\r\n/i);
+    }
+  });
+});
+
+test('a request line with a method node does not know (FOO, get) is a 501, one of another HTTP version a 505, bytes that are no request line a 400', async () => {
+  await withServers(hello, { httpsPort: null }, async ({ urls }) => {
+    const port = portOf(urls[0]!);
+    for (const [payload, status] of [
+      ['FOO / HTTP/1.1\r\nHost: localhost\r\n\r\n', '501 Not Implemented'],
+      ['get / HTTP/1.1\r\nHost: localhost\r\n\r\n', '501 Not Implemented'],
+      ['GET / HTTP/2.0\r\nHost: localhost\r\n\r\n', '505 HTTP Version Not Supported'],
+      ['GET / HTTP/0.9\r\n\r\n', '505 HTTP Version Not Supported'],
+      ['\x16\x03\x01\x02\x00\r\n\r\n', '400 Bad Request'],
+    ] as const) {
+      const answer = await rawExchange(port, payload);
+      assert.ok(answer.startsWith(`HTTP/1.1 ${status}\r\n`), `${JSON.stringify(payload.slice(0, 20))}: ${JSON.stringify(answer.slice(0, 60))}`);
+    }
+  });
+});
+
 test('a request that takes longer than keepAliveTimeout to answer keeps its connection, over http and https', async () => {
   const late = (_req: IncomingMessage, res: ServerResponse): void => {
     setTimeout(() => res.end('late'), 1_800);
