@@ -162,11 +162,13 @@ test('a trusted proxy\'s X-Forwarded-Host still beats an absolute-form target', 
   assert.is(new Request('http://a.test/x', { headers: { host: 'b.test', 'x-forwarded-host': 'public.test' } }).host, 'a.test', 'untrusted: the target');
 });
 
-test('a trusted proxy\'s X-Forwarded-Port outside 1-65535 is ignored, as one that is no number is', () => {
+test('a trusted proxy\'s X-Forwarded-Port outside 1-65535 is ignored, as one that is not written in digits is', () => {
   const port = (forwarded: string, host = 'internal:8000') => Request.create('/', 'GET', { headers: { host, 'x-forwarded-port': forwarded }, trustProxy: () => true }).port;
   assert.is(port('8443'), 8443);
   assert.is(port('65535'), 65535);
   for (const forwarded of ['99999', '65536', '0', '-1', 'abc']) assert.is(port(forwarded), 8000, forwarded);
+  // What Number() would read as a port is none either: RFC 3986's port is digits.
+  for (const forwarded of ['0x1F90', '1e3', '0b11111', '0o17', '8080.0', '+8080', ' 8080x', '000008080']) assert.is(port(forwarded), 8000, forwarded);
   assert.is(port('99999', 'public.test'), 80, 'no port in Host: the scheme\'s default');
 });
 
