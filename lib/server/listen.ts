@@ -232,10 +232,6 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (
     if (error.code === 'HPE_HEADER_OVERFLOW' && headOverflow(error.rawPacket, error.bytesParsed, maxHeaderSize) === 'request-target') {
       return plainAnswer(414, `${STATUS_CODES[414]}: ${targetTooLong}\n`, toHead);
     }
-    // A well-formed request line whose method node's parser does not know (`PURGE`, `get`): RFC 9110 9.1's 501, not a 400.
-    if (error.code === 'HPE_INVALID_METHOD' && unknownMethodLine(error.rawPacket, error.bytesParsed)) {
-      return plainAnswer(501, `${STATUS_CODES[501]}: This server does not implement the request's method.\n`, false);
-    }
     const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
     // The parser's reasons are fixed texts (`Duplicate Content-Length`), never the client's bytes.
     const reason = messages[error.code ?? ''] ?? (typeof error.reason === 'string' && error.reason !== '' ? `${error.reason}.` : undefined);
@@ -261,19 +257,6 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (
     const refused = requestInBody(served);
     answerInTurn(served, refused, answerTo(error, refused === null ? headRefused(error, served) : refused.method === 'HEAD'));
   };
-}
-
-/** A request line of a method token, a target and an HTTP version, around where the parser stopped. */
-const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64} [^\s]+ HTTP\/\d\.\d\r?$/;
-
-/** Whether the parser refused the method of a well-formed request line (rather than bytes that are no request). */
-function unknownMethodLine(packet: Uint8Array | undefined, parsed: number | undefined): boolean {
-  if (packet === undefined || parsed === undefined) return false;
-  const bytes = Buffer.from(packet.buffer, packet.byteOffset, packet.byteLength);
-  const start = parsed > 0 ? bytes.lastIndexOf(10, parsed - 1) + 1 : 0;
-  const end = bytes.indexOf(10, start);
-  if (end === -1 || end - start > 8_192) return false;
-  return REQUEST_LINE.test(bytes.toString('latin1', start, end));
 }
 
 /**
@@ -349,7 +332,8 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
     (res as KeepAliveResponse)._keepAliveTimeout = keepAliveTimeout;
     if (req.httpVersionMajor !== 1) {
       // HTTP/0.9 has no head to answer with, HTTP/2 and later never come as text on this connection.
-      refuse(res, 505, 'This server speaks HTTP/1.0 and HTTP/1.1.');
+      // A 400 rather than RFC 9110's 505: what a client sends is no server error (see the 400 for an unknown method).
+      refuse(res, 400, 'This server speaks HTTP/1.0 and HTTP/1.1.');
     } else if (req.rawHeaders.length > 2 * MAX_HEADER_FIELDS) {
       refuse(res, 431, `The request has more than ${MAX_HEADER_FIELDS} header fields.`);
     } else if (!req.headers.host && (req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
