@@ -513,9 +513,20 @@ export class Profiler {
 
 }
 
-/** Whether a request is for the profiler's own pages; one whose target has no readable path is not (its 400 is recorded). */
+/**
+ * The paths of the profiler's own pages, as its routes have them (profilerRoutes): `/_profiler/`,
+ * `/_profiler/search`, `/_profiler/latest`, `/_profiler/<token>` and `/_wdt/<token>`.
+ */
+const PROFILER_PAGE = /^\/(?:_profiler\/[^/]*|_wdt\/[^/]+)$/;
+
+/**
+ * Whether a request is for the profiler's own pages (GET or HEAD on one of their paths, as their
+ * routes serve). Anything else under /_profiler/ is recorded: a 404 for `/_profiler/abc/x`, a 405
+ * for a POST. One whose target has no readable path is not a page either (its 400 is recorded).
+ */
 function isProfilerPage(request: Request): boolean {
-  return PROFILER_PATHS.test(safePath(request));
+  const method = request.method;
+  return (method === 'GET' || method === 'HEAD') && PROFILER_PAGE.test(safePath(request));
 }
 
 /** `scheme://host[:port]`, or null when the host is invalid or untrusted. */

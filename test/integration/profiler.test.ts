@@ -123,6 +123,24 @@ for (const scheme of SCHEMES) {
     assert.is(body.results.length, 0);
   });
 
+  test('a request under /_profiler/ or /_wdt/ that is none of the profiler\'s pages is recorded, as any other', async () => {
+    for (const [method, path, status] of [
+      ['GET', '/_profiler/abcdef/extra', 404],
+      ['GET', '/_profiler//abcdef', 404],
+      ['GET', '/_wdt/', 404],
+      ['POST', '/_profiler/search', 405],
+    ] as const) {
+      const response = await fetchFrom(server, scheme, path, { method });
+      assert.is(response.status, status, `${method} ${path}`);
+      const token = header(response.headers['x-debug-token']);
+      assert.match(token, /^[0-9a-f]{6}$/, `${method} ${path}`);
+      const profile = await json(server, scheme, `/_profiler/${token}`);
+      assert.is(profile.body.status, status, `${method} ${path}: its profile`);
+    }
+    // The pages themselves still are not, HEAD included.
+    assert.is((await fetchFrom(server, scheme, '/_profiler/search', { method: 'HEAD' })).headers['x-debug-token'], undefined);
+  });
+
   test('an unknown or malformed token is a 404 "Token not found"', async () => {
     for (const token of ['ffffff', 'zzzzzz', '..%2F..%2Fetc', 'abc']) {
       const response = await fetchFrom(server, scheme, `/_profiler/${token}`);
