@@ -47,10 +47,7 @@ export class Response {
 
   constructor(body: ResponseBody = '', status = 200, headers?: HeaderInit) {
     // Refused here, at the line that made it, rather than when the server finds it cannot send it.
-    if (typeof body !== 'string' && body !== null && !(body instanceof Uint8Array) && typeof (body as { pipe?: unknown } | undefined)?.pipe !== 'function') {
-      throw new TypeError(`A response body is a string, bytes, a readable stream or null, not ${describeValue(body)}.`);
-    }
-    this.body = body;
+    this.body = checkResponseBody(body);
     this.#status = checkStatus(status);
     this.headers = {};
     if (headers !== undefined) {
@@ -222,6 +219,15 @@ export class Response {
     }
     return this;
   }
+}
+
+/**
+ * `body` when it is one a Response can carry (a string, bytes, a readable stream or null); else a
+ * TypeError naming what it is. Plain JavaScript can put anything in a body, the constructor or later.
+ */
+export function checkResponseBody(body: unknown): ResponseBody {
+  if (typeof body === 'string' || body === null || body instanceof Uint8Array || typeof (body as { pipe?: unknown } | undefined)?.pipe === 'function') return body as ResponseBody;
+  throw new TypeError(`A response body is a string, bytes, a readable stream or null, not ${describeValue(body)}.`);
 }
 
 /** `status` when it is a status code (a whole number from 100 to 599); else a RangeError, before any client sees a status line that is none. */

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import proxyaddr from 'proxy-addr';
-import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, checkBodyLimit, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import type { Logger } from '../log/index.js';
 import { answersExpectContinue } from './listen.js';
@@ -240,10 +240,8 @@ function sendWith(req: IncomingMessage, res: ServerResponse, response: Response,
     return false;
   }
   const body = response.body;
-  // Checked before the head goes: plain JavaScript can put anything in a body, and a head sent with no body to follow is a cut answer.
-  if (typeof body !== 'string' && body !== null && !(body instanceof Uint8Array) && typeof (body as { pipe?: unknown } | undefined)?.pipe !== 'function') {
-    throw new TypeError(`A response body is a string, bytes, a readable stream or null, not ${describeValue(body)}.`);
-  }
+  // Checked before the head goes (the body may have been set after the constructor): a head sent with no body to follow is a cut answer.
+  checkResponseBody(body);
   // An interim status is no answer: the client would wait on for the final one.
   if (response.status < 200) throw new RangeError(`A response sent to the client has a final status (200 or more), not ${response.status}.`);
   // The rest of a body refused (413), left half read, or never invited (Expect: 100-continue without
