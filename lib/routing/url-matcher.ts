@@ -256,39 +256,45 @@ export class UrlMatcher {
     return this.#miss(path, method, slot, host, scheme);
   }
 
-  // After a search of `path` found nothing for the method: 405, redirects, or 404.
+  // After a search of `path` found nothing for the method: redirects (GET and HEAD), 405, or 404.
   #miss(path: string, method: string, slot: number, host: string, scheme: string): LookupResult {
     const tree = this.#tree;
     const bit = 1 << slot;
-    if (tree.missCount > 0) {
-      const group = tree.missGroup!;
-      const allowed = tree.missCount === 1 && !tree.conditional && group.allow !== null ? group.allow : this.#allowed(path, host, scheme);
-      if (allowed !== null) return allowed;
-    }
-    if (method !== 'GET' && method !== 'HEAD') return { kind: 'not-found', path };
-
+    // What the search of `path` found, before another search overwrites it.
+    const missCount = tree.missCount;
+    const missGroup = tree.missGroup;
+    const conditional = tree.conditional;
     const schemeMiss = tree.schemeMiss;
-    if (schemeMiss !== null) return this.#redirectScheme(path, bit, host, schemeMiss[0]!);
+    const reach = tree.reach;
+    const allowed = (): MethodNotAllowedOutcome | null =>
+      missCount === 0 ? null : missCount === 1 && !conditional && missGroup!.allow !== null ? missGroup!.allow : this.#allowed(path, host, scheme);
+    if (method !== 'GET' && method !== 'HEAD') return allowed() ?? { kind: 'not-found', path };
+
     const trimmed = trimTrailingSlashes(path);
-    if (trimmed === '/') return { kind: 'not-found', path };
+    if (trimmed === '/') return allowed() ?? (schemeMiss !== null ? this.#redirectScheme(path, bit, host, schemeMiss[0]!) : { kind: 'not-found', path });
     const toggled = trimmed === path ? path + '/' : trimmed;
-    // The two paths agree before trimmed.length: if the search never looked that far, the retry cannot match.
-    if (tree.reach < trimmed.length) return { kind: 'not-found', path: toggled };
-    if (tree.find(toggled, bit, host, scheme)) return this.#redirect(this.#result(toggled), toggled, undefined);
-    const retrySchemeMiss = tree.schemeMiss;
-    if (retrySchemeMiss !== null) return this.#redirectScheme(toggled, bit, host, retrySchemeMiss[0]!);
-    // Several trailing slashes (`/dir//`): the canonical path may keep one. Only reached by such a path's miss.
-    if (path.length > trimmed.length + 1) return this.#retry(`${trimmed}/`, bit, host, scheme);
-    return { kind: 'not-found', path: toggled };
-  }
-
-  // One more redirect candidate, after the toggled path missed.
-  #retry(path: string, bit: number, host: string, scheme: string): LookupResult {
-    const tree = this.#tree;
-    if (tree.find(path, bit, host, scheme)) return this.#redirect(this.#result(path), path, undefined);
-    const schemeMiss = tree.schemeMiss;
+    // Several trailing slashes (`/dir//`): the canonical path may keep one.
+    const oneSlash = path.length > trimmed.length + 1 ? `${trimmed}/` : null;
+    // A route serving the method under the path with its trailing slash toggled wins over a 405 and a
+    // scheme redirect, as in Symfony's RedirectableUrlMatcher (its compiled matcher stops at such a
+    // route, the methods allowed so far forgotten). The two paths agree before trimmed.length: if
+    // the search never looked that far, no retry can match.
+    let retrySchemeMiss: readonly string[] | null = null;
+    let oneSlashSchemeMiss: readonly string[] | null = null;
+    if (reach >= trimmed.length) {
+      if (tree.find(toggled, bit, host, scheme)) return this.#redirect(this.#result(toggled), toggled, undefined);
+      retrySchemeMiss = tree.schemeMiss;
+      if (oneSlash !== null) {
+        if (tree.find(oneSlash, bit, host, scheme)) return this.#redirect(this.#result(oneSlash), oneSlash, undefined);
+        oneSlashSchemeMiss = tree.schemeMiss;
+      }
+    }
+    const notAllowed = allowed();
+    if (notAllowed !== null) return notAllowed;
     if (schemeMiss !== null) return this.#redirectScheme(path, bit, host, schemeMiss[0]!);
-    return { kind: 'not-found', path };
+    if (retrySchemeMiss !== null) return this.#redirectScheme(toggled, bit, host, retrySchemeMiss[0]!);
+    if (oneSlashSchemeMiss !== null) return this.#redirectScheme(oneSlash!, bit, host, oneSlashSchemeMiss[0]!);
+    return { kind: 'not-found', path: oneSlash !== null && reach >= trimmed.length ? oneSlash : toggled };
   }
 
   #redirectScheme(path: string, bit: number, host: string, scheme: string): LookupResult {

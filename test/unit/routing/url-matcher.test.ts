@@ -183,9 +183,22 @@ test('405 on a static path collects the dynamic routes that match it too, in rou
   assert.equal(look(m, '/books/new', context('DELETE')), { kind: 'method-not-allowed', allowedMethods: ['PUT', 'GET', 'HEAD', 'POST'] });
 });
 
-test('405 comes before the trailing-slash retry', () => {
+test('a route serving GET under the path with its trailing slash toggled wins over a 405 and a scheme redirect, as in Symfony\'s compiled matcher', () => {
   const m = matcher(['health', '/health', { methods: ['POST'] }], ['health_slash', '/health/', { methods: ['GET'] }]);
-  assert.equal(look(m, '/health', context('GET')), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
+  assert.equal(look(m, '/health', context('GET')), { kind: 'redirect', name: 'health_slash', params: {}, redirect: { path: '/health/' } });
+  assert.equal(look(m, '/health', context('HEAD')), { kind: 'redirect', name: 'health_slash', params: {}, redirect: { path: '/health/' } });
+  assert.equal(look(m, '/health', context('PUT')), { kind: 'method-not-allowed', allowedMethods: ['POST'] }, 'no retry for other methods');
+  const dynamic = matcher(['put', '/items/:id', { methods: ['PUT'] }], ['get', '/items/:id/', { methods: ['GET'] }]);
+  assert.equal(look(dynamic, '/items/7', context('GET')), { kind: 'redirect', name: 'get', params: { id: '7' }, redirect: { path: '/items/7/' } });
+  // The toggled path serves only another method as well: the 405 of the path asked for.
+  const neither = matcher(['a', '/a', { methods: ['POST'] }], ['a_slash', '/a/', { methods: ['PUT'] }]);
+  assert.equal(look(neither, '/a', context('GET')), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
+  // Over a scheme redirect: /x is https-only, /x/ is served over http.
+  const scheme = matcher(['x', '/x', { schemes: ['https'], methods: ['POST'] }], ['x_slash', '/x/', { methods: ['GET'] }]);
+  assert.equal(look(scheme, '/x', context('GET')), { kind: 'redirect', name: 'x_slash', params: {}, redirect: { path: '/x/' } });
+  const login = matcher(['login', '/login', { schemes: ['https'] }], ['login_slash', '/login/']);
+  assert.equal(look(login, '/login', context('GET')), { kind: 'redirect', name: 'login_slash', params: {}, redirect: { path: '/login/' } });
+  assert.equal(look(matcher(['login', '/login', { schemes: ['https'] }]), '/login', context('GET')), { kind: 'redirect', name: 'login', params: {}, redirect: { path: '/login', scheme: 'https' } });
 });
 
 test('a route that lists HEAD before GET keeps that order in Allow', () => {
