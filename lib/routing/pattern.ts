@@ -115,9 +115,27 @@ export function escapeClass(chars: string): string {
 }
 
 // Route text is compared with the raw request path, so it is kept percent-encoded: characters
-// that a client must encode are encoded here, and existing %XX sequences are kept as they are.
+// that a client must encode are encoded here, and %XX sequences written in the pattern are
+// normalized as requests are (`/caf%c3%a9` is `/caf%C3%A9`, `/%7Euser` is `/~user`).
 function encodePathText(text: string): string {
-  return text.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]+/g, (chars) => encodeURIComponent(chars));
+  return normalizePercentEncoding(text.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]+/g, (chars) => encodeURIComponent(chars)));
+}
+
+/** Unreserved characters (RFC 3986 2.3) by char code. */
+const UNRESERVED = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~') UNRESERVED[c.charCodeAt(0)] = 1;
+
+/**
+ * The path with its percent-encodings normalized as RFC 3986 6.2.2 says: upper-case hex digits,
+ * unreserved characters decoded. Route patterns are compiled to that form; reserved characters
+ * (`%2F` among them) stay encoded, and a `%` that starts no encoding is left as it is.
+ * RouterListener looks a path up again in this form after a miss (`/caf%c3%a9`, `/%69p`).
+ */
+export function normalizePercentEncoding(path: string): string {
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (encoding: string, hex: string) => {
+    const code = parseInt(hex, 16);
+    return code < 128 && UNRESERVED[code] === 1 ? String.fromCharCode(code) : `%${hex.toUpperCase()}`;
+  });
 }
 
 /**

@@ -98,7 +98,8 @@ export class Route {
       if (only !== null && only.length === 1 && only[0]!.type === 'text') staticHost = only[0]!.value;
       else {
         hostVariants = hostPattern.variants.map((parts) => ({
-          regex: new RegExp(`^${variantSource(parts)}$`),
+          // Hosts are matched lower-cased: a requirement in capitals (`[A-Z]+`) matches them too, as Symfony compiles host patterns case-insensitive.
+          regex: new RegExp(`^${variantSource(parts)}$`, 'i'),
           names: parts.flatMap((part) => (part.type === 'text' ? [] : [part.name])),
         }));
       }

@@ -8,7 +8,8 @@ import {
 } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { MalformedPathError, MethodNotAllowedError, ResourceNotFoundError } from './errors.js';
-import { normalizePercentEncoding, type UrlMatcher } from './url-matcher.js';
+import { normalizePercentEncoding } from './pattern.js';
+import type { UrlMatcher } from './url-matcher.js';
 
 /** The port of each scheme, for redirects to the other one (Symfony's RequestContext httpPort and httpsPort). */
 export interface SchemePorts {

@@ -1,6 +1,7 @@
 import type { Token } from 'path-to-regexp';
 import { isValidHost } from '../../kernel/host-syntax.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
+import { escapeRegex, variantSource, type Part } from './pattern.js';
 import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
 
@@ -68,12 +69,24 @@ export class UrlGenerator {
     if (route === undefined) throw new RouteNotFoundError(name);
     const plan = planOf(route);
     const missing: string[] = [];
-    const build = (pieces: readonly Piece[]): string => render(pieces, name, route, params, missing);
-
-    let path = build(plan.path);
-    let host = plan.host === null ? null : build(plan.host).toLowerCase();
+    let written = new Map<string, string>();
+    let path = encodeDotSegments(render(plan.path, name, route, params, missing, written, false));
+    let host = plan.host === null ? null : render(plan.host, name, route, params, missing, new Map(), false).toLowerCase();
     if (missing.length > 0) throw new MissingMandatoryParametersError(name, missing);
-    path = path.replace(/\/\.\.?(?=\/|$)/g, (dots) => (dots === '/..' ? '/%2E%2E' : '/%2E'));
+    if (readBack(route, path, written) !== null) {
+      // Optional groups side by side (`{/:year}{/:month}`): one written after one left out reads back
+      // as the earlier one (`/archive/05` is a year). Every group before a written one is written
+      // too, as Symfony writes every optional parameter before the last one given.
+      written = new Map();
+      path = encodeDotSegments(render(plan.path, name, route, params, missing, written, true));
+      if (missing.length > 0) throw new MissingMandatoryParametersError(name, missing);
+      const misread = readBack(route, path, written);
+      if (misread !== null) {
+        throw new InvalidParameterError(name, misread.name, misread.pattern, params[misread.name] ?? route.defaults[misread.name], {
+          expected: `give a URL that matches back to it (${JSON.stringify(path === '' ? '/' : path)} would give ${misread.read === undefined ? 'no value' : JSON.stringify(safeDecode(misread.read))})`,
+        });
+      }
+    }
 
     let scheme = this.#scheme;
     let needsHost = absolute;
@@ -138,7 +151,8 @@ function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Rea
     // The matcher's default pattern: nor the delimiter, nor the first character of a text that may follow it in any variant.
     const stops = [...new Set(following)].filter((char) => char !== delimiter).join('').replace(/[\]\\^-]/g, '\\$&');
     const pattern = own(requirements, token.name) ?? (token.type === 'wildcard' ? '[^]+' : `[^${delimiter === '.' ? '.' : '/'}${stops}]+`);
-    return { name: token.name, wildcard: token.type === 'wildcard', host: delimiter === '.', pattern, check: new RegExp(`^(?:${pattern})$`) };
+    // A host's requirement is matched without regard to case, as the matcher matches it (hosts are lower-cased).
+    return { name: token.name, wildcard: token.type === 'wildcard', host: delimiter === '.', pattern, check: new RegExp(`^(?:${pattern})$`, delimiter === '.' ? 'i' : '') };
   });
 }
 
@@ -155,16 +169,28 @@ function followers(tokens: readonly Token[], from: number, after: string): strin
   return chars + after;
 }
 
-function render(pieces: readonly Piece[], routeName: string, route: Route, params: Record<string, unknown>, missing: string[]): string {
+/**
+ * The pieces written out, each parameter's encoded value recorded in `written`. `everyGroupBefore`:
+ * an optional group is also written when one after it in the same sequence is.
+ */
+function render(pieces: readonly Piece[], routeName: string, route: Route, params: Record<string, unknown>, missing: string[], written: Map<string, string>, everyGroupBefore: boolean): string {
+  const writes = pieces.map((piece) => typeof piece !== 'string' && 'group' in piece && groupWritten(piece, route, params));
+  if (everyGroupBefore) {
+    let later = false;
+    for (let i = pieces.length - 1; i >= 0; i--) {
+      if (writes[i]) later = true;
+      else if (later && typeof pieces[i] !== 'string' && 'group' in (pieces[i] as object)) writes[i] = true;
+    }
+  }
   let out = '';
-  for (const piece of pieces) {
+  for (let i = 0; i < pieces.length; i++) {
+    const piece = pieces[i]!;
     if (typeof piece === 'string') {
       out += piece;
       continue;
     }
     if ('group' in piece) {
-      if (!includeGroup(piece.names, route, params)) continue;
-      out += render(piece.group, routeName, route, params, missing);
+      if (writes[i]) out += render(piece.group, routeName, route, params, missing, written, everyGroupBefore);
       continue;
     }
     const value = own(params, piece.name) ?? own(route.defaults, piece.name);
@@ -176,9 +202,60 @@ function render(pieces: readonly Piece[], routeName: string, route: Route, param
     if (!piece.check.test(encoded)) throw new InvalidParameterError(routeName, piece.name, piece.pattern, value);
     // A request's host holds nothing else (kernel/request.ts), so anything else never matches; `@` or `:` would even move the host.
     if (piece.host && !HOST_TEXT.test(encoded)) throw new InvalidParameterError(routeName, piece.name, piece.pattern, value, { expected: 'be a host name label (letters, digits, "-" and "_")' });
+    written.set(piece.name, encoded);
     out += encoded;
   }
   return out;
+}
+
+// An optional group is written when its own parameters say so, or when a group nested in it is written (it holds that one).
+function groupWritten(piece: { readonly group: readonly Piece[]; readonly names: readonly string[] }, route: Route, params: Record<string, unknown>): boolean {
+  return includeGroup(piece.names, route, params) || piece.group.some((inner) => typeof inner !== 'string' && 'group' in inner && groupWritten(inner, route, params));
+}
+
+/** A variant's regex, anchored, one capturing group per parameter, made once. */
+const variantRegexes = new WeakMap<readonly Part[], RegExp>();
+
+/**
+ * What the matcher would read wrong in `path`: the first parameter whose value it would read back
+ * otherwise than it was written (`read` undefined: not at all), or null when every one comes back
+ * as written. The matcher takes the first variant of the route's pattern that matches, as here.
+ */
+function readBack(route: Route, path: string, written: ReadonlyMap<string, string>): { name: string; pattern: string; read: string | undefined } | null {
+  const target = path === '' ? '/' : path;
+  for (const parts of compiledRoute(route).path.variants) {
+    let regex = variantRegexes.get(parts);
+    if (regex === undefined) variantRegexes.set(parts, (regex = new RegExp(`^${variantSource(parts)}$`)));
+    const found = regex.exec(target);
+    if (found === null) continue;
+    const slots = parts.filter((part): part is Extract<Part, { name: string }> => part.type !== 'text');
+    for (const [name, value] of written) {
+      const at = slots.findIndex((slot) => slot.name === name);
+      const read = at === -1 ? undefined : found[at + 1];
+      // Compared decoded, as the matcher gives parameters (an encoded dot segment comes back as the dots).
+      if (read === undefined || safeDecode(read) !== safeDecode(value)) return { name, pattern: slots[at]?.pattern ?? '', read };
+    }
+    return null;
+  }
+  const [first] = written.keys();
+  return first === undefined ? null : { name: first, pattern: '', read: undefined };
+}
+
+/**
+ * Dot segments encoded (`/%2E%2E`): clients would resolve `/..` and `/.` away (RFC 3986 5.2.4), as
+ * Symfony's generator says too. The matcher gives the parameter back decoded, unless its requirement
+ * refuses the encoding, which readBack finds.
+ */
+function encodeDotSegments(path: string): string {
+  return path.replace(/\/\.\.?(?=\/|$)/g, (dots) => (dots === '/..' ? '/%2E%2E' : '/%2E'));
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 // An optional group is written when all its parameters have values and one was given with a value other than its default.

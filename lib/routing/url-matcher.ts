@@ -4,6 +4,8 @@ import type { RouteCollection } from './route-collection.js';
 import { paramsBuilder } from './params-builder.js';
 import { RouteTree, type Candidate, type Group } from './route-tree.js';
 
+export { normalizePercentEncoding } from './pattern.js';
+
 /** The request facts matching depends on. `host` is the hostname (a `:port` suffix is ignored). */
 export interface MatchContext {
   readonly method: string;
@@ -377,24 +379,6 @@ export class UrlMatcher {
     }
     return traces;
   }
-}
-
-
-/** Unreserved characters (RFC 3986 2.3) by char code. */
-const UNRESERVED = new Uint8Array(128);
-for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~') UNRESERVED[c.charCodeAt(0)] = 1;
-
-/**
- * The path with its percent-encodings normalized as RFC 3986 6.2.2 says: upper-case hex digits,
- * unreserved characters decoded. Route patterns are compiled to that form; reserved characters
- * (`%2F` among them) stay encoded, and a `%` that starts no encoding is left as it is.
- * RouterListener looks a path up again in this form after a miss (`/caf%c3%a9`, `/%69p`).
- */
-export function normalizePercentEncoding(path: string): string {
-  return path.replace(/%([0-9A-Fa-f]{2})/g, (encoding: string, hex: string) => {
-    const code = parseInt(hex, 16);
-    return code < 128 && UNRESERVED[code] === 1 ? String.fromCharCode(code) : `%${hex.toUpperCase()}`;
-  });
 }
 
 function trimTrailingSlashes(path: string): string {

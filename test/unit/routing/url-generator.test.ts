@@ -77,8 +77,43 @@ test('an optional group is written when its parameter is given, not when it equa
   assert.is(g.generate('list', { page: 2 }), '/list/2');
   assert.is(g.generate('archive', { year: 2024 }), '/archive/2024');
   assert.is(g.generate('archive', { year: 2024, month: '05' }), '/archive/2024/05');
-  // A route variable never goes to the query string, even when its group is left out.
-  assert.is(g.generate('archive', { month: '05' }), '/archive');
+  // A month without its year cannot be written: the year's group holds the month's.
+  const missing = thrown(() => g.generate('archive', { month: '05' }));
+  assert.instance(missing, MissingMandatoryParametersError);
+  assert.match(missing.message, /\("year"\)/);
+});
+
+test('optional groups side by side or nested are written so that the URL matches back to the same parameters, or refused', () => {
+  const routes = new RouteCollection()
+    .add('arch', new Route('/archive{/:year}{/:month}', { defaults: { year: '2024' } }))
+    .add('nested', new Route('/nd{/:a{/:b}}', { defaults: { a: 'x' } }))
+    .add('docs', new Route('/docs/*path{.:format}'))
+    .add('dl', new Route('/dl/*path.:ext'))
+    .add('fmt', new Route('/x{.:format}{/:page}'))
+    .add('files', new Route('/files/:name', { requirements: { name: '[\\w.-]+' } }));
+  const g = new UrlGenerator(routes);
+  const m = new UrlMatcher(routes);
+  const back = (url: string): unknown => (m.match(url, { method: 'GET', host: 'localhost', scheme: 'http' }) as { params: unknown }).params;
+  // The year equals its default, yet the month after it needs it written: `/archive/05` is a year.
+  assert.is(g.generate('arch', { year: '2024', month: '05' }), '/archive/2024/05');
+  assert.is(g.generate('arch', { month: '05' }), '/archive/2024/05');
+  assert.is(g.generate('arch'), '/archive');
+  // The inner group's value needs the outer group, default or not.
+  assert.is(g.generate('nested', { a: 'x', b: 'y' }), '/nd/x/y');
+  assert.equal(back('/nd/x/y'), { a: 'x', b: 'y' });
+  // Groups that cannot be taken for each other are left out as before.
+  assert.is(g.generate('fmt', { page: '2' }), '/x/2');
+  assert.equal(back('/x/2'), { page: '2' });
+  // A wildcard whose value would lose its dot to the extension after it.
+  for (const [name, params, read] of [['docs', { path: 'guide/v1.2' }, '"guide/v1"'], ['dl', { path: 'a', ext: 'tar.gz' }, '"a.tar"']] as const) {
+    const error = thrown(() => g.generate(name, params));
+    assert.instance(error, InvalidParameterError, name);
+    assert.match(error.message, `would give ${read}`);
+  }
+  assert.is(g.generate('docs', { path: 'guide/v1', format: 'html' }), '/docs/guide/v1.html');
+  // A dot segment is encoded; where the requirement refuses the encoding, the value is refused.
+  assert.instance(thrown(() => g.generate('files', { name: '..' })), InvalidParameterError);
+  assert.is(g.generate('files', { name: 'a..b' }), '/files/a..b');
 });
 
 test('a mandatory parameter may come from the defaults', () => {

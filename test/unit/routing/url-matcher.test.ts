@@ -470,4 +470,21 @@ test('a character a URL must encode in a range or a negated class is refused, wi
   }
 });
 
+test('percent-encodings written in a route pattern are normalized as requests are: upper-case hex, unreserved characters decoded', () => {
+  const m = matcher(['cafe', '/caf%c3%a9'], ['user', '/%7Euser']);
+  assert.is(m.match('/caf%C3%A9', context()).name, 'cafe');
+  assert.is(m.match('/~user', context()).name, 'user');
+  const generator = new UrlGenerator(new RouteCollection().add('cafe', new Route('/caf%c3%a9')).add('user', new Route('/%7Euser')));
+  assert.is(generator.generate('cafe'), '/caf%C3%A9');
+  assert.is(generator.generate('user'), '/~user');
+});
+
+test('a host requirement in capitals matches the host, which is compared lower-cased (as Symfony compiles host patterns)', () => {
+  const m = matcher(['tenant', '/y', { host: ':t.example.com', requirements: { t: '[A-Z]+|Beta' } }]);
+  assert.equal(look(m, '/y', context('GET', 'http', 'ACME.example.com')), { kind: 'match', name: 'tenant', params: { t: 'acme' } });
+  assert.equal(look(m, '/y', context('GET', 'http', 'beta.example.com')), { kind: 'match', name: 'tenant', params: { t: 'beta' } });
+  const generator = new UrlGenerator(new RouteCollection().add('tenant', new Route('/y', { host: ':t.example.com', requirements: { t: '[A-Z]+' } })));
+  assert.is(generator.generate('tenant', { t: 'acme' }, true), 'http://acme.example.com/y');
+});
+
 test.run();
