@@ -182,6 +182,12 @@ export interface KernelApp {
    * `bin/serve` does: its https port is 8443, or one picked for port 0).
    */
   schemePorts: SchemePorts;
+  /**
+   * Resolves once the kernel is ready to serve at full speed: the profiler's first tokens are claimed
+   * (at once without a profiler). Await it before listening, as `bin/serve` does: a request that
+   * comes before waits for its token.
+   */
+  ready(): Promise<void>;
   /** Detaches sinks and collectors. */
   close(): Promise<void>;
 }
@@ -330,6 +336,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     env,
     debug,
     schemePorts,
+    ready: () => profiler?.ready() ?? Promise.resolve(),
     async close() {
       // A stream body cut by the server's shutdown terminates once it has closed: its profile is queued then.
       await listener.settled();

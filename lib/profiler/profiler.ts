@@ -166,6 +166,11 @@ export class Profiler {
     return this.#collectors;
   }
 
+  /** Resolves once the profiler has its first tokens ready (see TokenPool.ready): await it before serving. */
+  ready(): Promise<void> {
+    return this.#pool.ready();
+  }
+
   /** The token a request is recorded under, once it has one. */
   tokenOf(request: Request): string | undefined {
     return this.#recordings.get(request)?.token;

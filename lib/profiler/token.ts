@@ -60,12 +60,23 @@ export class TokenPool {
   readonly #waiters: ((token: string | null) => void)[] = [];
   #refilling: Promise<void> | null = null;
   #closed = false;
+  /** The first refill, started by the constructor; settles (never rejects) once it is done or failed. */
+  readonly #first: Promise<void>;
 
   constructor(storage: ProfilerStorage, options: { length?: number; size?: number } = {}) {
     this.#storage = storage;
     this.#length = options.length ?? DEFAULT_TOKEN_LENGTH;
     this.#size = options.size ?? 256;
-    void this.#refill();
+    this.#first = this.#refill();
+  }
+
+  /**
+   * Resolves once the first tokens are claimed (or the storage failed to give any): a request that
+   * comes before finds the pool empty and waits for a token, its listeners after the profiler's
+   * running asynchronously, so an error thrown there has a shorter stack trace.
+   */
+  ready(): Promise<void> {
+    return this.#first;
   }
 
   /** A claimed token now, or null when the pool is empty (then use `claim()`). Refills in the background. */

@@ -10,8 +10,13 @@ interface App {
   listener: RequestListener;
   /** Where a redirect to the other scheme goes: set to the listeners' ports once they are up. */
   schemePorts?: { http: number; https: number };
+  /** Resolves once the app can serve at full speed (its profiler's first tokens claimed). */
+  ready?(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Longest wait for the app to be ready before listening anyway (a storage that hangs must not stop the server). */
+const READY_WAIT_MS = 5_000;
 
 /** V8's heap growing factor in debug mode (see main); pass your own `--heap-growing-percent` to node to override. */
 export const DEBUG_HEAP_GROWING = '--heap-growing-percent=70';
@@ -84,6 +89,8 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
       profiler: options.profiler ? { dir: options.profilerDir, bounds: { maxProfiles: options.profilerMaxProfiles } } : false,
     });
     app = created;
+    // The first request then finds a profile token waiting: it runs as every later one does.
+    await readyOrLate(created);
     running = await startServers(created.listener, {
       host: options.host,
       port: options.port,
@@ -164,4 +171,16 @@ function describeStartupError(error: unknown, options: ServeOptions): string {
   }
   if (error instanceof Error) return error.message;
   return String(error);
+}
+
+/** Waits for the app to be ready, at most READY_WAIT_MS. */
+async function readyOrLate(app: App): Promise<void> {
+  if (app.ready === undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, READY_WAIT_MS);
+    timer.unref();
+  });
+  await Promise.race([app.ready(), late]);
+  clearTimeout(timer);
 }

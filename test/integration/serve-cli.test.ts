@@ -97,6 +97,22 @@ test('source maps are on before any module loads: the stack traces of the ERROR 
   }
 });
 
+test('the first request after the listening lines has its whole stack trace: the profiler\'s tokens are ready before the server listens', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
+  try {
+    const { child, urls } = await serve(['--port', '0', '--https-port', 'off'], cwd);
+    // At once: with no token waiting, the listeners after the profiler's ran asynchronously, and the stack stopped at the dispatcher.
+    const missing = await request(`${urls[0]}/robots.txt`, { headers: { accept: 'application/json' } });
+    assert.is(missing.statusCode, 404);
+    const problem = (await missing.body.json()) as { trace: Array<{ function?: string | null }> };
+    const functions = problem.trace.map((frame) => frame.function ?? '');
+    assert.ok(functions.some((name) => name.includes('HttpKernel')), `the kernel's frames are in the trace: ${functions.join(', ')}`);
+    await stopsCleanly(child);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
 test('--profiler-allow, --trusted-proxies and --env reach the app', async () => {
   const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
   let child: ChildProcess | undefined;
