@@ -190,9 +190,10 @@ export class FileLock {
     return !(await this.#isStale(this.path, mtimeMs));
   }
 
-  /** Not refreshed for staleMs, or (holderInfo) its holder's process on this host is gone. */
+  /** Not refreshed for staleMs (or stamped more than that ahead), or (holderInfo) its holder's process on this host is gone. */
   async #isStale(path: string, mtimeMs: number): Promise<boolean> {
-    if (Date.now() - mtimeMs >= this.staleMs) return true;
+    // A time further ahead than staleMs is no refresh either: the clock was set back since (or the file's was forged), and it would never age.
+    if (Math.abs(Date.now() - mtimeMs) >= this.staleMs) return true;
     if (!this.#holderInfo) return false;
     let holder: { pid?: unknown; hostname?: unknown; pidns?: unknown; owner?: unknown };
     try {

@@ -188,7 +188,10 @@ export class FileStorage implements ProfilerStorage {
     this.#onError = options.onError;
     this.#indexPath = join(this.dir, INDEX_FILE);
     this.#index = new ProfileIndex(this.#indexPath);
-    this.#lock = new FileLock(join(this.dir, LOCK_FILE));
+    // Who holds a lock is recorded: one left by a process of this host that is gone (kill -9 in the
+    // middle of a compaction) is taken over at once, not after DEFAULT_LOCK_STALE_MS of batches waiting.
+    const lockOptions = { holderInfo: true, owner: options.leaseOwner, deadOwners: new Set(options.deadLeaseOwners) };
+    this.#lock = new FileLock(join(this.dir, LOCK_FILE), undefined, lockOptions);
     this.#leases = new TokenLeases(
       {
         dir: this.dir,
@@ -199,7 +202,7 @@ export class FileStorage implements ProfilerStorage {
         now: () => this.#now(),
         report: (error) => this.#report(error),
       },
-      { holderInfo: true, owner: options.leaseOwner, deadOwners: new Set(options.deadLeaseOwners) },
+      lockOptions,
     );
     this.#timer = setInterval(() => this.#tick(), TIMER_MS);
     this.#timer.unref();

@@ -1,5 +1,7 @@
 // What a crash or kill -9 can leave behind, made by hand, and how the storage copes with it.
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { appendFile, mkdir, open, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -77,6 +79,33 @@ test('a stale lock (its holder was killed) is taken over; a live one makes backg
   assert.is(report?.profiles, 1);
   assert.not.ok(existsSync(lock), 'released after use');
   assert.equal((await listFiles(dir)).filter((file) => file.includes('lock')), [], 'nothing of the stale lock remains');
+});
+
+test('an index lock left by a process of this host that is gone, or stamped far ahead (a clock set back), is taken over at once', async () => {
+  const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+  const pidns = (() => {
+    try {
+      return readlinkSync('/proc/self/ns/pid');
+    } catch {
+      return null;
+    }
+  })();
+  const dir = await dirWithProfiles(2);
+  const lock = join(dir, 'index.lock');
+  // Fresh by its mtime: only the holder's pid says it is gone.
+  await writeFile(lock, JSON.stringify({ pid: dead, hostname: hostname(), pidns, time: new Date().toISOString(), id: 'killed' }));
+  const storage = storageIn(dir, { bounds: { maxProfiles: 1 } });
+  const report = await within(storage.compact(), 2_000, 'compact with a dead holder\'s lock');
+  assert.is(report?.profiles, 1);
+  assert.not.ok(existsSync(lock));
+  await storage.close();
+  // A lock an hour in the future would never age.
+  await writeFile(lock, '12345-deadbeef');
+  const ahead = new Date(Date.now() + 60 * 60 * 1000);
+  await utimes(lock, ahead, ahead);
+  const again = storageIn(dir, { bounds: { maxProfiles: 1 } });
+  assert.ok(await within(again.compact(), 2_000, 'compact with a lock from the future'));
+  assert.not.ok(existsSync(lock));
 });
 
 test('compact waits for a live lock and gives up with a clear error', async () => {
