@@ -175,6 +175,8 @@ export class FileStorage implements ProfilerStorage {
   #upkeepAgain = false;
   #writesSinceCheck = 0;
   #lastCheckAt = 0;
+  /** The bound check due for writes made since the last one, when no further write brings it. */
+  #pendingCheck: NodeJS.Timeout | null = null;
   #nextSweepAt = 0;
   #closed = false;
 
@@ -293,7 +295,16 @@ export class FileStorage implements ProfilerStorage {
       for (const pending of batch) this.#writing.delete(pending.token);
     }
     this.#writesSinceCheck += saved;
-    if (saved > 0 && (this.#writesSinceCheck >= CHECK_EVERY_WRITES || Date.now() - this.#lastCheckAt >= CHECK_EVERY_MS)) this.#scheduleUpkeep();
+    if (saved > 0) {
+      const since = Date.now() - this.#lastCheckAt;
+      if (this.#writesSinceCheck >= CHECK_EVERY_WRITES || since >= CHECK_EVERY_MS) this.#scheduleUpkeep();
+      // Writes that wait for no check: once the second is up, one runs anyway, so a burst that then
+      // goes quiet does not leave the storage over its bounds until the idle timer's five minutes.
+      else this.#pendingCheck ??= setTimeout(() => {
+        this.#pendingCheck = null;
+        if (this.#writesSinceCheck > 0) this.#scheduleUpkeep();
+      }, CHECK_EVERY_MS - since).unref();
+    }
     if (refused.length === 1) throw refused[0];
     if (refused.length > 1) throw new ProfileBatchError(refused);
   }
@@ -379,6 +390,7 @@ export class FileStorage implements ProfilerStorage {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
+    if (this.#pendingCheck !== null) clearTimeout(this.#pendingCheck);
     await this.#upkeep;
     await this.#exclusive;
     await this.#appending;

@@ -326,6 +326,18 @@ test('maxProfiles is applied automatically while writing', async () => {
   assert.ok(segments.length <= 30, `${segments.length} segments`);
 });
 
+test('maxProfiles is applied within about a second of a burst of writes that then goes quiet, not at the idle timer', async () => {
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 8 } });
+  // The first write checks the bounds at once; the next ones, fewer than 32 and within a second, wait for a check.
+  for (let i = 0; i < 30; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+  assert.ok((await storage.find({ limit: 100 })).length > 8, 'over the bound right after the burst');
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const found = await storage.find({ limit: 100 });
+  assert.ok(found.length <= 8, `${found.length} profiles a second and a half after the last write`);
+  assert.ok(found.some((profile) => profile.token === tokenFor(29)), 'the newest is kept');
+  await storage.close();
+});
+
 test('maxAge with an injected clock: expired profiles leave searches at once and the disk at the next compaction', async () => {
   let now = BASE_TIME;
   const storage = storageIn(undefined, { bounds: { maxAge: 60_000 }, now: () => now, segmentBytes: 1_000 });
