@@ -20,7 +20,8 @@ export interface Retained {
  * The range `[first, end)` of `sorted` (oldest first) that the bounds keep at `now`: expired ones
  * go, then, over a bound, those dated more than FUTURE_SLACK_MS ahead of the clock, furthest
  * first (written before it was set back: their age is unknown, and by their time they would
- * outlive everything written since), then the oldest. A count or byte bound, once exceeded, is
+ * outlive everything written since), then the oldest; over the byte bound, the newest also go
+ * while one alone is over it. A count or byte bound, once exceeded, is
  * trimmed to TRIM_TO of itself, and never to fewer than one profile.
  */
 export function keptRange(sorted: readonly Retained[], bounds: Readonly<StorageBounds>, now: number): [number, number] {
@@ -39,9 +40,14 @@ export function keptRange(sorted: readonly Retained[], bounds: Readonly<StorageB
   for (let i = first; i < end; i++) bytes += (sorted[i] as Retained).bytes;
   if (bytes > maxBytes) {
     const target = maxBytes * TRIM_TO;
+    // When every profile is over the bound alone, the newest stays (a bound never empties the storage).
+    let fits = false;
+    for (let i = first; i < end && !fits; i++) fits = (sorted[i] as Retained).bytes <= maxBytes;
     while (bytes > target && end - first > 1) {
       const newest = sorted[end - 1] as Retained;
-      if (newest.time > future) {
+      // Dated ahead, or alone over the whole byte bound (a corrupt line says 2^53 bytes): the newest
+      // goes rather than every profile before it.
+      if (newest.time > future || (fits && newest.bytes > maxBytes)) {
         end--;
         bytes -= newest.bytes;
       } else {

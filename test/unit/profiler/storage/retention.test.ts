@@ -62,4 +62,13 @@ test('over maxBytes, profiles from the future go first too', () => {
   assert.equal(keptRange(profiles, { ...roomy, maxBytes: 6_000 }, NOW), [0, 4]);
 });
 
+test('over maxBytes, a newest profile alone over the whole bound (a corrupt index line) goes, not every one before it', () => {
+  const profiles = series(10);
+  profiles[9] = { ...profiles[9]!, bytes: Number.MAX_SAFE_INTEGER };
+  assert.equal(keptRange(profiles, { ...roomy, maxBytes: 10_000 }, NOW), [0, 9]);
+  // Two of them: both go.
+  profiles[8] = { ...profiles[8]!, bytes: 20_000 };
+  assert.equal(keptRange(profiles, { ...roomy, maxBytes: 10_000 }, NOW), [0, 8]);
+});
+
 test.run();
