@@ -82,6 +82,9 @@ export const SAVE_DELAY_MS = 20;
 const UNSAVED_CAP = 200;
 
 /** Matches the profiler's own pages, which are never recorded. */
+/** How often a failing storage is asked for a token while requests go on unrecorded. */
+const CLAIM_RETRY_MS = 5_000;
+
 export const PROFILER_PATHS = /^\/(?:_profiler|_wdt)(?:\/|$)/;
 
 /**
@@ -117,6 +120,8 @@ export class Profiler {
    */
   readonly #unsaved = new Map<string, Recording | EncodedProfile>();
   #storageFailing = false;
+  /** When (performance.now()) a token claim last failed. */
+  #claimFailedAt = -Infinity;
   readonly #maxQueued: number;
   readonly #queue: EncodedProfile[] = [];
   readonly #slab = new ByteSlab();
@@ -219,9 +224,15 @@ export class Profiler {
     const startTime = Date.now() - Math.round(now - startNow);
     const token = this.#pool.take();
     if (token !== null) return this.#start(request, event.requestType, token, startTime, startNow);
+    // A storage that failed to give a token (a full disk) is asked again at most every
+    // CLAIM_RETRY_MS: meanwhile requests go unrecorded rather than each waiting for the failure.
+    if (this.#storageFailing && performance.now() - this.#claimFailedAt < CLAIM_RETRY_MS) return;
     return this.#pool.claim().then(
       (claimed) => this.#start(request, event.requestType, claimed, startTime, startNow),
-      (error: unknown) => this.#reportStorageError(error),
+      (error: unknown) => {
+        this.#claimFailedAt = performance.now();
+        this.#reportStorageError(error);
+      },
     );
   }
 

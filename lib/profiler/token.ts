@@ -47,6 +47,9 @@ export function randomUint16(): number {
   return (entropy[at]! << 8) | entropy[at + 1]!;
 }
 
+/** How long after a failed refill take() starts no other. */
+const REFILL_RETRY_MS = 5_000;
+
 /**
  * Tokens claimed from the storage ahead of time, so a request takes a unique token
  * without waiting for I/O. A taken token is drawn again, never shared or overwritten.
@@ -60,6 +63,8 @@ export class TokenPool {
   readonly #waiters: ((token: string | null) => void)[] = [];
   #refilling: Promise<void> | null = null;
   #closed = false;
+  /** When (performance.now()) a refill last failed. */
+  #failedAt = -Infinity;
   /** The first refill, started by the constructor; settles (never rejects) once it is done or failed. */
   readonly #first: Promise<void>;
 
@@ -82,7 +87,8 @@ export class TokenPool {
   /** A claimed token now, or null when the pool is empty (then use `claim()`). Refills in the background. */
   take(): string | null {
     const token = this.#ready.pop() ?? null;
-    if (this.#ready.length < this.#size / 2) void this.#refill();
+    // A storage that just failed to give tokens (a full disk) is not asked again by every request.
+    if (this.#ready.length < this.#size / 2 && performance.now() - this.#failedAt >= REFILL_RETRY_MS) void this.#refill();
     return token;
   }
 
@@ -148,6 +154,7 @@ export class TokenPool {
     this.#refilling = refill
       .then(() => {}, () => {
         // The storage is failing; requests fall back to claim(), whose error the profiler logs.
+        this.#failedAt = performance.now();
       })
       .finally(() => {
         this.#refilling = null;

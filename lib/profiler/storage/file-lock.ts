@@ -78,7 +78,12 @@ export class FileLock {
         this.#held = true;
         return true;
       } catch (error) {
-        if (errorCode(error) !== 'EEXIST') throw error;
+        if (errorCode(error) !== 'EEXIST') {
+          // Made but not written (a full disk: ENOSPC): left there, the empty file would hold the lock
+          // for nobody until it went stale. It is ours (wx), and too young for anyone to take over.
+          await unlink(this.path).catch(() => {});
+          throw error;
+        }
       } finally {
         this.#changing--;
       }

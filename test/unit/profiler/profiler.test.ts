@@ -427,6 +427,41 @@ test('what kernel.terminate listeners log is in their request\'s profile; what a
   assert.is(failure!.request, undefined);
 });
 
+test('a storage that fails to give tokens (a full disk) is asked again at most every few seconds: meanwhile requests go unrecorded at once, not each waiting for the failure', async () => {
+  const inner = new MemoryStorage();
+  let claims = 0;
+  const storage: ProfilerStorage = {
+    ...writingThrough(inner, (profiles) => inner.writeMany(profiles)),
+    claim: async () => {
+      claims++;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      throw new Error('ENOSPC: no space left on device');
+    },
+  };
+  const routes = new RouteCollection().add('home', new Route('/', { defaults: { _controller: () => new Response('ok') } }));
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage } });
+  const entries: LogEntry[] = [];
+  app.bus.on('log', (entry) => void entries.push(entry));
+  try {
+    await app.ready();
+    const first = await run(app, '/');
+    assert.is(first.status, 200);
+    assert.is(first.getHeader('x-debug-token'), undefined);
+    const claimsAfterFirst = claims;
+    const started = performance.now();
+    for (let i = 0; i < 20; i++) {
+      const response = await run(app, '/');
+      assert.is(response.status, 200);
+      assert.is(response.getHeader('x-debug-token'), undefined);
+    }
+    assert.is(claims, claimsAfterFirst, 'no request asked the failing storage again');
+    assert.ok(performance.now() - started < 200, `20 requests took ${Math.round(performance.now() - started)} ms`);
+    assert.is(entries.filter(({ record }) => record.message.startsWith('Profiler storage failed')).length, 1, 'logged once');
+  } finally {
+    await app.close();
+  }
+});
+
 test('the default file storage runs in a worker thread when the process may use more than one CPU; `thread` chooses', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hk-profiler-thread-'));
   try {
