@@ -4,7 +4,10 @@
  */
 export const PRODUCTION_ENVIRONMENTS: readonly string[] = Object.freeze(['prod', 'production']);
 
-/** Whether `env` names production (`prod` or `production`). */
+/**
+ * Whether `env` names production (`prod` or `production`, in any case, spaces around ignored): a
+ * slip in `APP_ENV=PROD` must not turn debug mode on in production.
+ */
 export function isProductionEnvironment(env: string): boolean {
-  return PRODUCTION_ENVIRONMENTS.includes(env);
+  return PRODUCTION_ENVIRONMENTS.includes(env.trim().toLowerCase());
 }

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
-import proxyaddr from 'proxy-addr';
 import type { Request, TrustHost } from '../../kernel/index.js';
+import { compileAddressList } from '../http/address-list.js';
 
 /** Who may see the profiler and debug details: loopback only, unless configured. */
 export const DEFAULT_PROFILER_ALLOW: readonly string[] = Object.freeze(['loopback']);
@@ -42,7 +42,7 @@ export class DebugAccess {
   /** `allow`: CIDR ranges, addresses, or `loopback` / `linklocal` / `uniquelocal`. Throws a TypeError naming a bad entry. */
   constructor(allow: readonly string[] = DEFAULT_PROFILER_ALLOW, options: DebugAccessOptions = {}) {
     this.allow = allow;
-    this.#matches = proxyaddr.compile([...allow]);
+    this.#matches = compileAddressList(allow);
     this.#trustHost = options.trustHost ?? null;
     this.#onHiddenHost = options.onHiddenHost;
   }

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
-import proxyaddr from 'proxy-addr';
 import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
+import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
 import { answersExpectContinue } from './listen.js';
 import { ContentLengthGuard, frameResponse } from './response-framing.js';
@@ -361,7 +361,7 @@ function compileTrust(trusted: RequestListenerOptions['trustedProxies']): TrustP
   if (typeof trusted === 'function') return trusted;
   checkTrustedProxies(trusted);
   if (trusted.length === 0) return null;
-  return proxyaddr.compile([...trusted]);
+  return compileAddressList(trusted);
 }
 
 function messageOf(error: unknown): string {

@@ -1,8 +1,9 @@
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import proxyaddr from 'proxy-addr';
 import { compileTrustedHosts } from '../../kernel/index.js';
-import { PRODUCTION_ENVIRONMENTS } from '../app/environment.js';
+import { PRODUCTION_ENVIRONMENTS, isProductionEnvironment } from '../app/environment.js';
 import { createFileLinker } from '../errors/file-link.js';
+import { compileAddressList } from '../http/address-list.js';
 
 /** What `bin/serve` was asked to do, after flags, environment variables and defaults are merged. */
 export interface ServeOptions {
@@ -132,13 +133,28 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
     } else if (VALUE_OPTIONS.some(({ flag }) => flag === token.name)) {
       // Non-strict parsing takes the next word whatever it is: `--port --debug` means the value was forgotten.
       // An empty one (`--host "$UNSET"`) too: `--host ''` would listen on every interface.
-      if (token.value === undefined || token.value === '' || (!token.inlineValue && token.value.startsWith('-'))) {
+      if (token.value === undefined || token.value === '' || (!token.inlineValue && token.value.startsWith('-') && !/^-\d/.test(token.value))) {
         throw new UsageError(`option ${token.rawName} needs a value (see --help)`);
       }
       flags.set(token.name as ValueOption, token.value);
     } else {
       throw new UsageError(`unknown option ${token.rawName} (see --help)`);
     }
+  }
+
+  // --help answers whatever else is wrong: a broken PORT in the environment must not hide the help that explains it.
+  if (help) {
+    return {
+      ...SERVE_DEFAULTS,
+      debug: true,
+      profiler: true,
+      tlsCert: null,
+      tlsKey: null,
+      profilerAllow: [...SERVE_DEFAULTS.profilerAllow],
+      trustedProxies: [...SERVE_DEFAULTS.trustedProxies],
+      ide: null,
+      help: true,
+    };
   }
 
   const pick = (flag: ValueOption): { value: string; source: string } | undefined => {
@@ -149,7 +165,12 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
     return fromEnv === undefined || fromEnv === '' ? undefined : { value: fromEnv, source: envVar };
   };
 
-  const host = pick('host')?.value ?? SERVE_DEFAULTS.host;
+  const hostSetting = pick('host');
+  const host = hostSetting?.value ?? SERVE_DEFAULTS.host;
+  // An address or a name, no port, scheme or brackets: `127.0.0.1:80` or `http://…` would go to DNS and fail as an unknown host.
+  if (hostSetting !== undefined && isIP(host) === 0 && !HOST_NAME.test(host)) {
+    throw new UsageError(`${hostSetting.source} must be an IP address (127.0.0.1, ::1, 0.0.0.0 or :: for all) or a host name, without a port, brackets or scheme (got "${host}"); the port is --port`);
+  }
   const port = parsePort(pick('port'), 'an integer from 0 to 65535') ?? SERVE_DEFAULTS.port;
   const httpsPortSetting = pick('https-port');
   const httpsPort =
@@ -161,7 +182,7 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   }
 
   const appEnv = pick('env')?.value ?? SERVE_DEFAULTS.env;
-  const debug = debugFlag ?? parseSwitchEnv('APP_DEBUG', env.APP_DEBUG) ?? !SERVE_DEFAULTS.debugOffIn.includes(appEnv);
+  const debug = debugFlag ?? parseSwitchEnv('APP_DEBUG', env.APP_DEBUG) ?? !isProductionEnvironment(appEnv);
   const profiler = debug && (profilerFlag ?? parseSwitchEnv('PROFILER', env.PROFILER) ?? true);
 
   const tlsCert = pick('tls-cert')?.value ?? null;
@@ -173,7 +194,8 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   }
 
   const maxProfilesSetting = pick('profiler-max-profiles');
-  const profilerMaxProfiles = maxProfilesSetting === undefined ? SERVE_DEFAULTS.profilerMaxProfiles : Number(maxProfilesSetting.value);
+  // Digits only, as ports: Number() would read 1e3, 0x10, ' 7 ' and 5.0 as counts too.
+  const profilerMaxProfiles = maxProfilesSetting === undefined ? SERVE_DEFAULTS.profilerMaxProfiles : /^\d{1,15}$/.test(maxProfilesSetting.value) ? Number(maxProfilesSetting.value) : NaN;
   if (!Number.isInteger(profilerMaxProfiles) || profilerMaxProfiles < 1) {
     throw new UsageError(`${maxProfilesSetting!.source} must be a whole number of 1 or more (got "${maxProfilesSetting!.value}")`);
   }
@@ -194,6 +216,9 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, trustedHosts, ide, help };
 }
 
+/** A host name as listen() resolves it: letters, digits, `-` and dots (`localhost`, `my-host.internal`). */
+const HOST_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$/;
+
 function parsePort(setting: { value: string; source: string } | undefined, allowed: string): number | undefined {
   if (setting === undefined) return undefined;
   const port = /^\d{1,5}$/.test(setting.value) ? Number(setting.value) : NaN;
@@ -206,7 +231,7 @@ function parseList(setting: { value: string; source: string } | undefined): stri
   if (setting === undefined) return undefined;
   const items = setting.value.split(',').map((item) => item.trim()).filter(Boolean);
   try {
-    proxyaddr.compile(items);
+    compileAddressList(items);
   } catch (error) {
     throw new UsageError(`${setting.source}: ${(error as Error).message} (addresses, CIDR ranges like 10.0.0.0/8, or loopback, linklocal, uniquelocal)`);
   }

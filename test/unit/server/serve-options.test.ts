@@ -234,4 +234,42 @@ test('--ide names an editor or a URL format; anything else is a usage error nami
   assert.match(formatServeHelp(), '--ide <editor|format>');
 });
 
+test('--help answers whatever the environment holds: a broken PORT must not hide the help that explains it', () => {
+  assert.is(parseServeOptions(['--help'], { PORT: 'abc', APP_DEBUG: 'maybe', PROFILER_MAX_PROFILES: 'x' }).help, true);
+  assert.is(parseServeOptions(['-h'], { HOST: 'http://x' }).help, true);
+  // A flag of the wrong shape is still refused: the command line itself is wrong.
+  usageError(['--help', '--bogus']);
+});
+
+test('--profiler-max-profiles takes digits only, as ports do', () => {
+  for (const value of ['1e3', '0x10', ' 7 ', '5.0', '1e21', '+5']) {
+    assert.match(usageError(['--profiler-max-profiles', value]).message, /must be a whole number of 1 or more/, value);
+  }
+  assert.is(parseServeOptions(['--profiler-max-profiles', '250'], {}).profilerMaxProfiles, 250);
+});
+
+test('--host is an address or a host name: a port, brackets or a scheme are usage errors naming --port', () => {
+  for (const value of ['127.0.0.1:80', '[::1]', 'http://127.0.0.1', 'a b', 'localhost:8000']) {
+    assert.match(usageError(['--host', value]).message, /must be an IP address .* the port is --port$/, value);
+  }
+  assert.match(usageError([], { HOST: '127.0.0.1:80' }).message, /^HOST must be an IP address/);
+  for (const value of ['127.0.0.1', '::1', '0.0.0.0', '::', 'localhost', 'my-host.internal']) assert.is(parseServeOptions(['--host', value], {}).host, value);
+});
+
+test('a negative port is refused for what it is, not as a missing value', () => {
+  assert.match(usageError(['--port', '-1']).message, /^--port must be an integer from 0 to 65535 \(got "-1"\)$/);
+  assert.match(usageError(['--port', '--debug']).message, /needs a value/);
+});
+
+test('the production environment is recognised in any case and with spaces around: --env PROD turns debug off', () => {
+  for (const value of ['PROD', ' prod ', 'Production']) assert.is(parseServeOptions(['--env', value], {}).debug, false, value);
+  assert.is(parseServeOptions(['--env', 'PROD', '--debug'], {}).debug, true);
+});
+
+test('a range of prefix length 0 (every address) is accepted in --profiler-allow and --trusted-proxies', () => {
+  assert.equal(parseServeOptions(['--profiler-allow', '0.0.0.0/0,::/0'], {}).profilerAllow, ['0.0.0.0/0', '::/0']);
+  assert.equal(parseServeOptions(['--trusted-proxies', '0.0.0.0/0'], {}).trustedProxies, ['0.0.0.0/0']);
+  assert.match(usageError(['--profiler-allow', 'nonsense/0']).message, /^--profiler-allow: /);
+});
+
 test.run();
