@@ -14,11 +14,10 @@ async function robotsTag(env: string): Promise<string | undefined> {
   }
 }
 
-test('prod and production name production; other names do not', () => {
+test('prod and production name production, in any case and with spaces around (a slip must not turn debug on); other names do not', () => {
   assert.equal([...PRODUCTION_ENVIRONMENTS], ['prod', 'production']);
-  assert.ok(isProductionEnvironment('prod'));
-  assert.ok(isProductionEnvironment('production'));
-  for (const env of ['staging', 'dev', 'test', 'Production', 'prod ', '']) assert.not.ok(isProductionEnvironment(env), env);
+  for (const env of ['prod', 'production', 'Production', 'PROD', 'prod ', ' production']) assert.ok(isProductionEnvironment(env), env);
+  for (const env of ['staging', 'dev', 'test', 'preprod', 'production-eu', '']) assert.not.ok(isProductionEnvironment(env), env);
 });
 
 test('responses carry X-Robots-Tag: noindex outside prod and production only', async () => {
