@@ -339,6 +339,13 @@ h2 { font-size: 20px; border-bottom: 1px solid var(--border); padding-bottom: 6p
 .logs tr.level-warning .level { color: var(--warning); font-weight: 600; }
 .logs tr.level-debug { color: var(--muted); }
 .log-message { overflow-wrap: anywhere; }
+@media (max-width: 640px) {
+  /* A narrow screen: time, level and channel on one line, the message under them across the width. */
+  .logs thead { display: none; }
+  .logs tr { display: grid; grid-template-columns: auto auto 1fr; border-bottom: 1px solid var(--border); }
+  .logs td { border-bottom: none; }
+  .logs td.log-message, .logs td.empty { grid-column: 1 / -1; padding-top: 0; }
+}
 .context { margin: 4px 0 0; color: var(--muted); white-space: pre-wrap; }
 .plain { background: var(--card); border: 1px solid var(--border); border-radius: 4px; padding: 10px; overflow-x: auto; }
 .empty { color: var(--muted); font-style: italic; }
