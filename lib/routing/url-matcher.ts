@@ -1,4 +1,5 @@
 import { InvalidRouteError, MalformedPathError, MethodNotAllowedError, ResourceNotFoundError } from './errors.js';
+import { cannotMatch } from './pattern.js';
 import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
 import { paramsBuilder } from './params-builder.js';
@@ -135,6 +136,12 @@ export class UrlMatcher {
   readonly #static = new StaticPaths();
   /** Lengths of static paths (capped at 127): a dynamic path of another length skips the map. */
   readonly #staticLengths = new Uint8Array(128);
+  /**
+   * Whether a path can match only with a trailing slash added: some route's pattern ends with a
+   * slash (`/items/`, not `/` alone), or with a parameter whose requirement may end with one. When
+   * none does, a path without one is never retried with one.
+   */
+  readonly #slashEnded: boolean;
 
   constructor(routes: RouteCollection) {
     this.#routes = [...routes];
@@ -177,6 +184,15 @@ export class UrlMatcher {
       });
     });
     this.#tree.seal();
+    this.#slashEnded = this.#routes.some(([, route]) =>
+      compiledRoute(route).path.variants.some((parts) => {
+        const last = parts[parts.length - 1];
+        if (last === undefined) return false;
+        if (last.type === 'text') return last.value.endsWith('/') && parts.length + last.value.length > 2;
+        // A wildcard's default pattern matches `x` as well as `x/`: the path without the slash matched it already.
+        return last.required && !cannotMatch(last.pattern, '/');
+      }),
+    );
 
     for (const group of this.#tree.groups) group.allow = precomputedAllow(group);
 
@@ -261,6 +277,25 @@ export class UrlMatcher {
   // After a search of `path` found nothing for the method: redirects (GET and HEAD), 405, or 404.
   #miss(path: string, method: string, slot: number, host: string, scheme: string): LookupResult {
     const tree = this.#tree;
+    const redirects = method === 'GET' || method === 'HEAD';
+    // The 405 first, unless a GET or HEAD may be redirected to the path with its trailing slash
+    // toggled (a path without one is only when some route ends with one): that comes before it.
+    if (tree.missCount > 0 && (!redirects || (path.charCodeAt(path.length - 1) !== 47 && !this.#slashEnded))) {
+      const group = tree.missGroup!;
+      const allowed = tree.missCount === 1 && !tree.conditional && group.allow !== null ? group.allow : this.#allowed(path, host, scheme);
+      if (allowed !== null) return allowed;
+    }
+    return redirects ? this.#missGetOrHead(path, slot, host, scheme) : { kind: 'not-found', path };
+  }
+
+  /**
+   * A GET or HEAD: a route serving the method under the path with its trailing slash toggled wins
+   * over a 405 and a scheme redirect, as in Symfony's RedirectableUrlMatcher (its compiled matcher
+   * stops at such a route, the methods allowed so far forgotten); then the 405, the scheme
+   * redirects, and the 404 naming the last path tried.
+   */
+  #missGetOrHead(path: string, slot: number, host: string, scheme: string): LookupResult {
+    const tree = this.#tree;
     const bit = 1 << slot;
     // What the search of `path` found, before another search overwrites it.
     const missCount = tree.missCount;
@@ -268,22 +303,20 @@ export class UrlMatcher {
     const conditional = tree.conditional;
     const schemeMiss = tree.schemeMiss;
     const reach = tree.reach;
-    const allowed = (): MethodNotAllowedOutcome | null =>
-      missCount === 0 ? null : missCount === 1 && !conditional && missGroup!.allow !== null ? missGroup!.allow : this.#allowed(path, host, scheme);
-    if (method !== 'GET' && method !== 'HEAD') return allowed() ?? { kind: 'not-found', path };
-
     const trimmed = trimTrailingSlashes(path);
-    if (trimmed === '/') return allowed() ?? (schemeMiss !== null ? this.#redirectScheme(path, bit, host, schemeMiss[0]!) : { kind: 'not-found', path });
-    const toggled = trimmed === path ? path + '/' : trimmed;
+    if (trimmed === '/') {
+      const allowed = missCount === 0 ? null : this.#allowedAfter(path, missCount, missGroup!, conditional, host, scheme);
+      return allowed ?? (schemeMiss !== null ? this.#redirectScheme(path, bit, host, schemeMiss[0]!) : { kind: 'not-found', path });
+    }
+    // The paths agree before trimmed.length: if the search never looked that far, no retry can match;
+    // nor can a path given a trailing slash where no route's pattern ends with one.
+    const retry = reach >= trimmed.length && (trimmed !== path || this.#slashEnded);
     // Several trailing slashes (`/dir//`): the canonical path may keep one.
-    const oneSlash = path.length > trimmed.length + 1 ? `${trimmed}/` : null;
-    // A route serving the method under the path with its trailing slash toggled wins over a 405 and a
-    // scheme redirect, as in Symfony's RedirectableUrlMatcher (its compiled matcher stops at such a
-    // route, the methods allowed so far forgotten). The two paths agree before trimmed.length: if
-    // the search never looked that far, no retry can match.
+    const oneSlash = retry && path.length > trimmed.length + 1 ? `${trimmed}/` : null;
     let retrySchemeMiss: readonly string[] | null = null;
     let oneSlashSchemeMiss: readonly string[] | null = null;
-    if (reach >= trimmed.length) {
+    if (retry) {
+      const toggled = trimmed === path ? path + '/' : trimmed;
       if (tree.find(toggled, bit, host, scheme)) return this.#redirect(this.#result(toggled), toggled, undefined);
       retrySchemeMiss = tree.schemeMiss;
       if (oneSlash !== null) {
@@ -291,12 +324,20 @@ export class UrlMatcher {
         oneSlashSchemeMiss = tree.schemeMiss;
       }
     }
-    const notAllowed = allowed();
-    if (notAllowed !== null) return notAllowed;
+    if (missCount > 0) {
+      const allowed = this.#allowedAfter(path, missCount, missGroup!, conditional, host, scheme);
+      if (allowed !== null) return allowed;
+    }
     if (schemeMiss !== null) return this.#redirectScheme(path, bit, host, schemeMiss[0]!);
+    const toggled = trimmed === path ? path + '/' : trimmed;
     if (retrySchemeMiss !== null) return this.#redirectScheme(toggled, bit, host, retrySchemeMiss[0]!);
     if (oneSlashSchemeMiss !== null) return this.#redirectScheme(oneSlash!, bit, host, oneSlashSchemeMiss[0]!);
-    return { kind: 'not-found', path: oneSlash !== null && reach >= trimmed.length ? oneSlash : toggled };
+    return { kind: 'not-found', path: oneSlash ?? toggled };
+  }
+
+  // The 405 of `path` from what its search found: the one group's precomputed outcome, or every candidate's methods.
+  #allowedAfter(path: string, missCount: number, missGroup: Group, conditional: boolean, host: string, scheme: string): MethodNotAllowedOutcome | null {
+    return missCount === 1 && !conditional && missGroup.allow !== null ? missGroup.allow : this.#allowed(path, host, scheme);
   }
 
   #redirectScheme(path: string, bit: number, host: string, scheme: string): LookupResult {
