@@ -1,7 +1,7 @@
 import type { Token } from 'path-to-regexp';
 import { isValidHost } from '../../kernel/host-syntax.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
-import { escapeRegex, variantSource, type Part } from './pattern.js';
+import { variantSource, type Part } from './pattern.js';
 import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
 
