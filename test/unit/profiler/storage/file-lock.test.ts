@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -104,6 +105,19 @@ test('acquire waits for the holder and gives up after its timeout', async () => 
   await waiter.acquire(2_000);
   assert.is(await waiter.stillHeld(), true);
   await waiter.release();
+});
+
+test('a lock file made but not written (the disk full, or no room left under the file size limit) is removed, not left holding the lock for nobody', () => {
+  const path = lockPath();
+  const moduleUrl = new URL('../../../../lib/profiler/storage/file-lock.js', import.meta.url).href;
+  const script = `import { existsSync } from 'node:fs';
+const { FileLock } = await import(${JSON.stringify(moduleUrl)});
+try { await new FileLock(${JSON.stringify(path)}, 10000, { holderInfo: true }).tryAcquire(); console.log('acquired'); }
+catch (error) { console.log(error.code, existsSync(${JSON.stringify(path)}) ? 'left' : 'removed'); }`;
+  // A file size limit of 0 lets the file be made and fails its first write (EFBIG), as a full disk fails it with ENOSPC.
+  const child = spawnSync('/bin/sh', ['-c', `trap '' XFSZ; ulimit -f 0; exec "$0" --input-type=module -e "$1"`, process.execPath, script], { encoding: 'utf8', timeout: 10_000 });
+  assert.is(child.stdout.trim(), 'EFBIG removed', child.stderr);
+  assert.not.ok(existsSync(path));
 });
 
 test.run();
