@@ -18,7 +18,7 @@ import {
 } from '../../kernel/index.js';
 import { ErrorListener, createErrorController, createFileLinker, fallbackErrorResponse } from '../errors/index.js';
 import { DisallowRobotsIndexingListener, ResponseListener, ValidateHostListener } from '../http/index.js';
-import { DebugLogBuffer, Logger, attachStderrSink, createBus, type LogLevelName, type ObservationBus, type RequestDescriber } from '../log/index.js';
+import { DebugLogBuffer, LogLevel, Logger, attachStderrSink, createBus, type LogLevelName, type ObservationBus, type RequestDescriber } from '../log/index.js';
 import { RouteCollection, RouterListener, UrlMatcher, type SchemePorts } from '../routing/index.js';
 import {
   DEFAULT_PROFILER_ALLOW,
@@ -399,6 +399,13 @@ function checkOptions(options: KernelOptions): void {
   if (options.subscribers !== undefined && !Array.isArray(options.subscribers)) throw new TypeError(`subscribers is an array of event subscribers, not ${describeValue(options.subscribers)}.`);
   if (options.bodyLimit !== undefined) checkBodyLimit(options.bodyLimit);
   checkTrustedProxies(options.trustedProxies);
+  for (const name of ['stderrLogLevel', 'logLevel'] as const) {
+    const value: unknown = options[name];
+    if (value === undefined || (name === 'stderrLogLevel' && value === false)) continue;
+    if (typeof value !== 'string' || !Object.hasOwn(LogLevel, value.toUpperCase())) {
+      throw new TypeError(`${name} is a level name (${Object.keys(LogLevel).join(', ')}, in any case)${name === 'stderrLogLevel' ? ' or false' : ''}, not ${describeValue(value)}.`);
+    }
+  }
 }
 
 /** The file storage the profiler options describe (see ProfilerKernelOptions.thread). */

@@ -23,4 +23,6 @@ export interface LogRecord {
   /** The message with `{placeholders}` already interpolated from the context. */
   message: string;
   context: Record<string, unknown>;
+  /** The message as written, with its `{placeholders}`: only when they were filled (the profiler fills them again, secrets hidden). */
+  template?: string | undefined;
 }

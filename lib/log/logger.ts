@@ -70,19 +70,60 @@ export class Logger {
     this.log(LogLevel.DEBUG, message, context);
   }
 
-  /** Writes a record at a numeric syslog level (0 = emergency ... 7 = debug). */
-  log(level: number, message: string, context: LogContext = {}): void {
-    if (level > this.#threshold) return;
+  /**
+   * Writes a record at a syslog level: a number (0 = emergency ... 7 = debug; others are brought
+   * into that range) or a level's name. A message that is no string is written as its text.
+   */
+  log(level: number | LogLevelName | Lowercase<LogLevelName>, message: string, context: LogContext = {}): void {
+    const severity = typeof level === 'number' && level >= 0 && level <= 7 && Number.isInteger(level) ? level : levelOf(level);
+    if (severity > this.#threshold) return;
+    const text = typeof message === 'string' ? message : textOf(message);
+    const interpolated = interpolate(text, context);
     const record: LogRecord = {
       time: Date.now(),
-      level,
-      levelName: LEVEL_NAMES[level] ?? 'DEBUG',
+      level: severity,
+      levelName: LEVEL_NAMES[severity]!,
       channel: this.channel,
-      message: interpolate(message, context),
+      message: interpolated,
       context,
+      // The message as written, when placeholders were filled: the profiler fills them again with its secrets hidden.
+      template: interpolated !== text ? text : undefined,
     };
-    this.#bus.emit('log', { record, request: this.#currentRequest() });
+    try {
+      this.#bus.emit('log', { record, request: this.#currentRequest() });
+    } catch (error) {
+      // A sink of the application's that throws must not make the code that logs fail (a request, a 500).
+      sinkFailed(error);
+    }
   }
+}
+
+/** A level given as something else than 0-7: a name (any case), or a number brought into range (non-numbers: DEBUG). */
+function levelOf(level: unknown): number {
+  if (typeof level === 'string') {
+    const named = (LogLevel as Record<string, number>)[level.toUpperCase()];
+    if (named !== undefined) return named;
+  }
+  if (typeof level === 'number' && !Number.isNaN(level)) return Math.min(7, Math.max(0, Math.trunc(level)));
+  return LogLevel.DEBUG;
+}
+
+/** A message that is no string, as text (`undefined`, `123`); one whose text cannot be had, its type. */
+function textOf(message: unknown): string {
+  try {
+    return String(message);
+  } catch {
+    return `[${typeof message}]`;
+  }
+}
+
+let sinkFailureReported = false;
+
+/** Says once per process, on node's warning channel, that a log sink threw (later failures go unsaid). */
+function sinkFailed(error: unknown): void {
+  if (sinkFailureReported) return;
+  sinkFailureReported = true;
+  process.emitWarning(`A log sink threw, so records may be missing from it: ${error instanceof Error ? error.message : textOf(error)}`, { code: 'HK_LOG_SINK_FAILED' });
 }
 
 /** Replaces `{name}` placeholders with context values (PSR-3); unknown ones stay as they are. */

@@ -114,7 +114,8 @@ export function formatLine(record: LogRecord, request?: RequestDescription): str
   let context = '';
   if (Object.keys(record.context).length > 0) {
     const written = writableContext(record.context);
-    context = ` ${written instanceof RawJson ? written.json : written}`;
+    // JSON escapes control characters but for C1 and the line and paragraph separators, which a terminal would act on too.
+    context = ` ${(written instanceof RawJson ? written.json : written).replace(UNSAFE_IN_TEXT, percentEncode)}`;
   }
   return `[${new Date(record.time).toISOString()}] ${record.channel}.${record.levelName}: ${cut(record.message).replace(UNSAFE_IN_TEXT, percentEncode)}${context}${requestSuffix(request)}\n`;
 }

@@ -524,7 +524,10 @@ export class Profiler {
     // Logged once, not per request: a full or read-only disk must not flood the logs or fail requests.
     if (this.#storageFailing) return;
     this.#storageFailing = true;
-    this.#logger?.error('Profiler storage failed, profiles are not saved until it recovers: {message}', { message: error instanceof Error ? error.message : String(error) });
+    // The process's record, not the request's that happened to ask for a token when the storage failed.
+    this.#requestStack.exit(() =>
+      this.#logger?.error('Profiler storage failed, profiles are not saved until it recovers: {message}', { message: error instanceof Error ? error.message : String(error) }),
+    );
   }
 
 }

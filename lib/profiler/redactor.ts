@@ -138,6 +138,14 @@ const DEFAULT_KEY_PATTERN = new RegExp(
   'u',
 );
 
+/**
+ * A `key=value` pair in free text. The value is a quoted run (`password="a b"`, `'…'`, at most
+ * 1,024 characters, so an unclosed quote costs no scan to the end; unclosed, the quote and the run
+ * after it up to a separator), an authorization scheme and its credentials (`Authorization=Bearer
+ * abc`), or a run up to a separator.
+ */
+const TEXT_PAIR = /([?&;\s]|^)([^=&#?;\s"']+)=("[^"\n]{0,1024}"|'[^'\n]{0,1024}'|["'][^&#;\s]*|(?:bearer|basic|digest|token|negotiate)[ \t]+[^&#;\s"']*|[^&#;\s"']*)/gi;
+
 /** How much of a value a copy keeps. */
 interface CopyLimits {
   depth: number;
@@ -386,7 +394,7 @@ export class Redactor {
     if (text.indexOf('=') === -1) return text;
     // A key or value stops at every separator (`;` too): runs that may start at one separator and
     // cross others made a text of many `;` and no `=` cost a scan per separator (quadratic).
-    return text.replace(/([?&;\s]|^)([^=&#?;\s"']+)=([^&#;\s"']*)/g, (pair, lead: string, key: string) => (this.isSecretKey(decodeSafe(key)) ? `${lead}${key}=${REDACTED}` : pair));
+    return text.replace(TEXT_PAIR, (pair, lead: string, key: string) => (this.isSecretKey(decodeSafe(key)) ? `${lead}${key}=${REDACTED}` : pair));
   }
 
   /** A percent-encoded message with its secret pairs hidden (as it was when there are none). */

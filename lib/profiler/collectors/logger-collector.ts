@@ -1,8 +1,8 @@
-import { LogLevel, type DebugLogBuffer, type LogLevelName, type LogRecord } from '../../log/index.js';
+import { LogLevel, interpolate, type DebugLogBuffer, type LogContext, type LogLevelName, type LogRecord } from '../../log/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { jsonNumber, jsonString } from '../json.js';
 import { RawJson, type LoggerData } from '../profile.js';
-import type { Redactor } from '../redactor.js';
+import { REDACTED, type Redactor } from '../redactor.js';
 
 /** Every log record written while handling the request (read late, so records written after the response count too). */
 export class LoggerCollector implements DataCollector {
@@ -20,8 +20,10 @@ export class LoggerCollector implements DataCollector {
   lateCollect({ request }: CollectContext): RawJson {
     const records = this.logs.getLogs(request);
     let logs = '';
-    for (let i = 0; i < records.length; i++) logs += `${i === 0 ? '' : ','}${this.#recordJson(records[i]!)}`;
-    return new RawJson(`{"logs":[${logs}]}`);
+    let i = 0;
+    // Bounded as the debug page is: past LOGS_BUDGET characters of JSON the records are counted, not kept.
+    for (; i < records.length && logs.length < LOGS_BUDGET; i++) logs += `${i === 0 ? '' : ','}${this.#recordJson(records[i]!)}`;
+    return new RawJson(i === records.length ? `{"logs":[${logs}]}` : `{"logs":[${logs}],"omitted":${records.length - i}}`);
   }
 
   /** LoggerData: the records with their level names, and the counts by level. */
@@ -31,9 +33,32 @@ export class LoggerCollector implements DataCollector {
 
   /** One LogRecord as JSON (the fields the Logger makes, less the level name), its message and context redacted. */
   #recordJson(record: LogRecord): string {
-    const { time, level, channel, message, context } = record;
-    return `{"time":${jsonNumber(time)},"level":${jsonNumber(level)},"channel":${jsonString(channel)},"message":${jsonString(this.redactor.text(message))},"context":${this.redactor.valueJson(context)}}`;
+    const { time, level, channel, context } = record;
+    const message = cutMessage(this.redactor.text(this.#message(record)));
+    return `{"time":${jsonNumber(time)},"level":${jsonNumber(level)},"channel":${jsonString(channel)},"message":${jsonString(message)},"context":${this.redactor.valueJson(context)}}`;
   }
+
+  /** The message, its placeholders filled again with the values of secret context keys hidden (`{password}` is `[redacted]`). */
+  #message(record: LogRecord): string {
+    const { template, context } = record;
+    if (template === undefined) return record.message;
+    let hidden: LogContext | undefined;
+    for (const key of Object.keys(context)) {
+      if (!this.redactor.isSecretKey(key)) continue;
+      hidden ??= { ...context };
+      hidden[key] = REDACTED;
+    }
+    return hidden === undefined ? record.message : interpolate(template, hidden);
+  }
+}
+
+/** Most characters of a log message a profile keeps (as of a context string); the rest is cut, with a note. */
+const MAX_MESSAGE_CHARS = 10_000;
+/** Characters of log record JSON a profile keeps before it only counts the records (`omitted`). */
+const LOGS_BUDGET = 1_000_000;
+
+function cutMessage(message: string): string {
+  return message.length <= MAX_MESSAGE_CHARS ? message : `${message.slice(0, MAX_MESSAGE_CHARS)}… (${message.length - MAX_MESSAGE_CHARS} more characters)`;
 }
 
 /** Level number -> name. */

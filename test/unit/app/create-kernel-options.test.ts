@@ -205,6 +205,8 @@ test('options of the wrong shape are refused by name before anything is started,
     [{ bodyLimit: Number.NaN }, /^bodyLimit is a number of bytes/],
     [{ trustedProxies: '10.0.0.0/8' }, /^trustedProxies is an array of addresses and CIDR ranges .* not a string \(write \['10\.0\.0\.0\/8'\]\)\.$/],
     [{ subscribers: {} }, /^subscribers is an array of event subscribers/],
+    [{ debug: true, stderrLogLevel: 'verbose' }, /^stderrLogLevel is a level name \(EMERGENCY, .*\) or false, not the string "verbose"\.$/],
+    [{ logLevel: 5 }, /^logLevel is a level name .* not number 5\.$/],
     [null, /^createKernel takes an object of options, not null\.$/],
   ];
   for (const [options, message] of cases) {

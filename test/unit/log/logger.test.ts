@@ -166,4 +166,55 @@ test('a placeholder whose getter throws stays unfilled: the log call itself neve
   assert.is(records[0]?.message, 'user {name}');
 });
 
+test('a level given by name or out of range, and a message that is no string, never throw and stay within the filters', () => {
+  const bus = createBus();
+  const records: LogRecord[] = [];
+  bus.on('log', ({ record }) => records.push(record));
+  const logger = new Logger({ bus, channel: 'app', level: 'warning' });
+  logger.log('error' as never, 'by name');
+  logger.log('INFO' as never, 'filtered by name');
+  logger.log(-1, 'below range');
+  logger.log(99, 'above range, so debug: filtered');
+  logger.log('nonsense' as never, 'unknown name, so debug: filtered');
+  logger.error(undefined as never);
+  logger.error(123 as never);
+  assert.equal(records.map((record) => [record.level, record.levelName, record.message]), [
+    [3, 'ERROR', 'by name'],
+    [0, 'EMERGENCY', 'below range'],
+    [3, 'ERROR', 'undefined'],
+    [3, 'ERROR', '123'],
+  ]);
+});
+
+test('a sink that throws does not make the log call throw; later sinks of that record are skipped, and it is said once', () => {
+  const bus = createBus();
+  const warnings: string[] = [];
+  const onWarning = (warning: Error): void => void warnings.push(warning.message);
+  process.on('warning', onWarning);
+  bus.on('log', () => {
+    throw new Error('my sink failed');
+  });
+  const logger = new Logger({ bus, channel: 'app' });
+  logger.error('one');
+  logger.error('two');
+  return new Promise<void>((resolve) =>
+    setImmediate(() => {
+      process.off('warning', onWarning);
+      assert.equal(warnings.filter((text) => text.includes('my sink failed')).length, 1);
+      resolve();
+    }),
+  );
+});
+
+test('a record keeps the message as written (template) when placeholders were filled, and only then', () => {
+  const bus = createBus();
+  const records: LogRecord[] = [];
+  bus.on('log', ({ record }) => records.push(record));
+  const logger = new Logger({ bus, channel: 'app' });
+  logger.info('Login for {user}', { user: 'bob' });
+  logger.info('No placeholder');
+  assert.is(records[0]!.template, 'Login for {user}');
+  assert.is(records[1]!.template, undefined);
+});
+
 test.run();

@@ -231,4 +231,10 @@ test('a describer that throws, or returns getters that throw, costs the line its
   assert.equal(written.map((line) => line.replace(/^\[[^\]]+\] /, '')), ['app.ERROR: kept 0 {"n":0}\n', 'app.ERROR: kept 1 {"n":1}\n', 'app.ERROR: kept 2 {"n":2}\n', 'app.ERROR: kept 3 {"n":3}\n']);
 });
 
+test('a text line escapes C1 controls and the line separators in the context as in the message: a terminal acts on them', () => {
+  const line = formatLine({ time: 0, level: 6, levelName: 'INFO', channel: 'app', message: 'm\u009b31m', context: { k: 'x\u0085y\u009b31m\u2028z' } });
+  assert.not.match(line, /[\u0085\u009b\u2028]/);
+  assert.match(line, /x%85y%9B31m%E2%80%A8z/);
+});
+
 test.run();

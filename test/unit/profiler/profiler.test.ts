@@ -456,9 +456,47 @@ test('a storage that fails to give tokens (a full disk) is asked again at most e
     }
     assert.is(claims, claimsAfterFirst, 'no request asked the failing storage again');
     assert.ok(performance.now() - started < 200, `20 requests took ${Math.round(performance.now() - started)} ms`);
-    assert.is(entries.filter(({ record }) => record.message.startsWith('Profiler storage failed')).length, 1, 'logged once');
+    const failures = entries.filter(({ record }) => record.message.startsWith('Profiler storage failed'));
+    assert.is(failures.length, 1, 'logged once');
+    assert.is(failures[0]!.request, undefined, 'the process\'s record, not the request\'s that asked for a token');
   } finally {
     await app.close();
+  }
+});
+
+test('log messages in a profile: placeholders of secret keys filled with [redacted], each message cut at 10,000 characters, records past a million characters counted, not kept', async () => {
+  const storage = new MemoryStorage();
+  let app: ReturnType<typeof createKernel>;
+  const routes = new RouteCollection()
+    .add('login', new Route('/login', { defaults: { _controller: () => {
+      app.logger.info('Login for {user} with {password}', { user: 'bob', password: 'hunter2' });
+      app.logger.info('x'.repeat(25_000));
+      return new Response('ok');
+    } } }))
+    .add('chatty', new Route('/chatty', { defaults: { _controller: () => {
+      for (let i = 0; i < 300; i++) app.logger.debug(`${i} ${'y'.repeat(9_000)}`);
+      return new Response('ok');
+    } } }));
+  app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage, saveDelayMs: 0 } });
+  let login: Response;
+  let chatty: Response;
+  try {
+    login = await run(app, '/login');
+    chatty = await run(app, '/chatty');
+  } finally {
+    await app!.close();
+  }
+  {
+    const logsOf = async (response: Response) => (await storage.read(response.getHeader('x-debug-token')!))!.collectors.logger as { logs: Array<{ message: string; context: Record<string, unknown> }>; omitted?: number };
+    const logged = await logsOf(login);
+    const message = logged.logs.find((record) => record.message.startsWith('Login for'))!;
+    assert.is(message.message, 'Login for bob with [redacted]');
+    assert.is(message.context.password, '[redacted]');
+    const long = logged.logs.find((record) => record.message.startsWith('xxx'))!;
+    assert.is(long.message, `${'x'.repeat(10_000)}… (15000 more characters)`);
+    const many = await logsOf(chatty);
+    assert.ok(many.logs.length < 300 && many.logs.length > 100, `${many.logs.length} records kept`);
+    assert.is(many.omitted, 300 + 1 - many.logs.length, 'the rest are counted (the route\'s own record is one more)');
   }
 });
 

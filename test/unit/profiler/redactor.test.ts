@@ -255,4 +255,14 @@ test('a value that cannot be read (a Proxy whose traps throw) is "[unreadable va
   assert.is(redactor.valueJson(hostile), '"[unreadable value]"');
 });
 
+test('in free text, a secret value in quotes, or an authorization scheme with its credentials, is hidden whole', () => {
+  assert.is(redactor.text('login password="hunter 4" ok'), `login password=${REDACTED} ok`);
+  assert.is(redactor.text("api_key='k4' sent"), `api_key=${REDACTED} sent`);
+  assert.is(redactor.text('Authorization=Bearer abc.def next'), `Authorization=${REDACTED} next`);
+  assert.is(redactor.text('token=Basic Zm9v'), `token=${REDACTED}`);
+  assert.is(redactor.text('user="ann" mode=fast'), 'user="ann" mode=fast', 'harmless pairs are left as written');
+  // An unclosed quote: the quote and what follows it up to a separator go.
+  assert.is(redactor.text('password="abc next'), `password=${REDACTED} next`);
+});
+
 test.run();
