@@ -260,6 +260,24 @@ function sendWith(req: IncomingMessage, res: ServerResponse, response: Response,
     res.end(body);
     return false;
   }
+  // A response queued behind others on its connection (pipelined) has no socket yet: if the
+  // connection closes first, node never tells it, and its body would stay open (a file descriptor).
+  // Once, from the pipeline's end or from the connection's close while still queued.
+  let ended = false;
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    queued?.delete(abandon);
+    if (onBodyEnd !== undefined) closeWaits.afterClose(body, onBodyEnd);
+  };
+  // A response queued behind others on its connection (pipelined) has no socket yet. If the
+  // connection closes first, node never tells it, and its pipeline never ends (destroying the
+  // response waits for a socket): the body is destroyed (a file would stay open) and the request terminated here.
+  const abandon = (): void => {
+    body.destroy();
+    end();
+  };
+  const queued = res.socket === null ? queueOnSocket(req.socket, abandon) : undefined;
   const done = (error: Error | null): void => {
     if (error) {
       res.destroy(error);
@@ -268,11 +286,31 @@ function sendWith(req: IncomingMessage, res: ServerResponse, response: Response,
         logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
       }
     }
-    if (onBodyEnd !== undefined) closeWaits.afterClose(body, onBodyEnd);
+    end();
   };
   if (declaredLength === -1) pipeline(body, res, done);
   else pipeline(body, new ContentLengthGuard(declaredLength), res, done);
   return true;
+}
+
+/** What to do for each stream response still waiting for its connection's earlier responses, by connection, if it closes first. */
+const queuedStreams = new WeakMap<object, Set<() => void>>();
+
+/** Registers a queued stream response's abandon; one 'close' listener per connection, however many are queued. */
+function queueOnSocket(socket: IncomingMessage['socket'], abandon: () => void): Set<() => void> {
+  let queued = queuedStreams.get(socket);
+  if (queued === undefined) {
+    const waiting = new Set<() => void>();
+    queued = waiting;
+    queuedStreams.set(socket, waiting);
+    socket.once('close', () => {
+      queuedStreams.delete(socket);
+      for (const abandonOne of [...waiting]) abandonOne();
+      waiting.clear();
+    });
+  }
+  queued.add(abandon);
+  return queued;
 }
 
 /** How long a body may take to close after its pipeline ended before its request terminates without it. */

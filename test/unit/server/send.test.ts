@@ -1,7 +1,7 @@
 // send(): the exported function that writes a kernel Response onto a node:http response, for
 // embedders with a server of their own. A real node:http server on 127.0.0.1:0, undici as client.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { test } from 'uvu';
@@ -62,6 +62,36 @@ test('send() throws before writing anything for what cannot be sent, so the call
     assert.is(await answer.body.text(), 'could not send');
   });
   assert.is(thrown.length, 1);
+});
+
+test('stream responses queued behind others on a connection (pipelined) that closes first: each body is destroyed and its onBodyEnd called', async () => {
+  let destroyed = 0;
+  const ends: string[] = [];
+  await serving((req, res) => {
+    // Endless: the first answer never finishes, so the ones after it stay queued without a socket.
+    const body = new Readable({
+      read() {
+        setTimeout(() => this.push('x'.repeat(1024)), 5);
+      },
+      destroy(error, callback) {
+        destroyed++;
+        callback(error);
+      },
+    });
+    send(req, res, new Response(body, 200, { 'content-type': 'text/plain' }), undefined, () => ends.push(req.url!));
+  }, async (base) => {
+    const { port } = new URL(base);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(['/1', '/2', '/3', '/4', '/5'].map((path) => `GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`).join(''));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.destroy();
+    const deadline = Date.now() + 3_000;
+    while (ends.length < 5 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  });
+  assert.is(destroyed, 5, 'every body destroyed, the four queued ones too');
+  assert.equal([...ends].sort(), ['/1', '/2', '/3', '/4', '/5']);
 });
 
 test.run();
