@@ -221,6 +221,10 @@ export class ResponseEvent extends KernelEvent {
     self.requestType = requestType;
   }
 
+  /**
+   * Replaces the response. The replaced one's stream body is destroyed by the kernel once the
+   * listeners are done (a listener that then fails brings the replaced one back, body and all).
+   */
   setResponse(response: Response): void {
     this.response = response;
   }

@@ -190,7 +190,7 @@ export class HttpKernel implements KernelLike {
     let result: Response | Promise<Response>;
     try {
       const pending = this.dispatcher.dispatch(event, KernelEvents.RESPONSE);
-      result = pending !== event ? (pending as Promise<unknown>).then(() => this.#finishWith(event, request, type)) : this.#finishWith(event, request, type);
+      result = pending !== event ? (pending as Promise<unknown>).then(() => this.#finishWith(event, request, type, response)) : this.#finishWith(event, request, type, response);
     } catch (error) {
       dropBodies(null, response, event.response);
       throw error;
@@ -202,7 +202,9 @@ export class HttpKernel implements KernelLike {
     });
   }
 
-  #finishWith(event: ResponseEvent, request: Request, type: RequestType): Response | Promise<Response> {
+  #finishWith(event: ResponseEvent, request: Request, type: RequestType, response: Response): Response | Promise<Response> {
+    // The listeners put another response in place: the one they replaced is never sent, its stream body would stay open.
+    if (event.response !== response) dropBodies(event.response, response);
     const pending = this.#finishRequest(request, type);
     return pending === undefined ? keepRequestContext(event.response, this.requestStack) : pending.then(() => keepRequestContext(event.response, this.requestStack));
   }

@@ -702,4 +702,18 @@ test('an [object, method] controller runs with the object as `this`; an unregist
   assert.instance(thrown(() => resolver.getController(named)), InvalidControllerError);
 });
 
+test('a stream response replaced in kernel.response, by setResponse() or by assignment, has its body destroyed; one kept is not', async () => {
+  for (const how of ['setResponse', 'assign', 'keep'] as const) {
+    const body = Readable.from(['never', 'read']);
+    const { dispatcher, kernel } = kernelWith(() => new Response(body));
+    dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+      if (how === 'setResponse') event.setResponse(new Response('replaced'));
+      else if (how === 'assign') event.response = new Response('replaced');
+    });
+    const response = await kernel.handle(Request.create('/'));
+    assert.is(body.destroyed, how !== 'keep', how);
+    assert.is(response.body === body, how === 'keep', how);
+  }
+});
+
 test.run();
