@@ -330,8 +330,10 @@ class BodyCloseWaits {
   constructor(readonly ms: number) {}
 
   afterClose(body: object, then: () => void): void {
-    const stream = body as { closed?: unknown; _readableState?: { emitClose?: boolean }; once?: unknown; off?: unknown };
-    if (stream.closed !== false || stream._readableState?.emitClose === false || typeof stream.once !== 'function') {
+    const stream = body as { closed?: unknown; readableEnded?: unknown; _readableState?: { emitClose?: boolean; autoDestroy?: boolean }; once?: unknown; off?: unknown };
+    const state = stream._readableState;
+    // A stream that does not destroy itself (autoDestroy: false) closes only when someone destroys it: once ended, there is nothing to wait for.
+    if (stream.closed !== false || state?.emitClose === false || (state?.autoDestroy === false && stream.readableEnded === true) || typeof stream.once !== 'function') {
       then();
       return;
     }

@@ -94,4 +94,26 @@ test('stream responses queued behind others on a connection (pipelined) that clo
   assert.equal([...ends].sort(), ['/1', '/2', '/3', '/4', '/5']);
 });
 
+test('a stream body that does not destroy itself (autoDestroy: false) ends its request when it ends, not 5 s later for a close that never comes', async () => {
+  let endedAt = 0;
+  let sentAt = 0;
+  await serving((req, res) => {
+    const body = new Readable({
+      autoDestroy: false,
+      read() {
+        this.push('x');
+        this.push(null);
+      },
+    });
+    send(req, res, new Response(body), undefined, () => (endedAt = Date.now()));
+  }, async (base) => {
+    const answer = await request(`${base}/`);
+    assert.is(await answer.body.text(), 'x');
+    sentAt = Date.now();
+    const deadline = Date.now() + 6_000;
+    while (endedAt === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  });
+  assert.ok(endedAt > 0 && endedAt - sentAt < 1_000, `onBodyEnd came ${endedAt - sentAt} ms after the answer`);
+});
+
 test.run();
