@@ -45,8 +45,8 @@ test('without logLevel the logger keeps what stderr writes (warning and above by
   assert.equal((await observe({ stderrLogLevel: false, debug: true, profiler: false }, logEveryLevel)).levels, ['ERROR', 'WARNING', 'INFO', 'DEBUG']);
 });
 
-test('an unknown logLevel is refused at construction', () => {
-  assert.throws(() => createKernel({ stderrLogLevel: false, logLevel: 'verbose' as 'info' }), /Unknown log level "verbose"/);
+test('an unknown logLevel is refused at construction, by a TypeError naming the option', () => {
+  assert.throws(() => createKernel({ stderrLogLevel: false, logLevel: 'verbose' as 'info' }), (error: Error) => error instanceof TypeError && /^logLevel is a level name .* not the string "verbose"\.$/.test(error.message));
 });
 
 test.run();
