@@ -260,8 +260,6 @@ function sendWith(req: IncomingMessage, res: ServerResponse, response: Response,
     res.end(body);
     return false;
   }
-  // A response queued behind others on its connection (pipelined) has no socket yet: if the
-  // connection closes first, node never tells it, and its body would stay open (a file descriptor).
   // Once, from the pipeline's end or from the connection's close while still queued.
   let ended = false;
   const end = (): void => {
