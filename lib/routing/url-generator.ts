@@ -1,6 +1,7 @@
 import type { Token } from 'path-to-regexp';
 import { isValidHost } from '../../kernel/host-syntax.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
+import { decode } from './params-builder.js';
 import { variantSource, type Part } from './pattern.js';
 import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
@@ -83,7 +84,7 @@ export class UrlGenerator {
       const misread = readBack(route, path, written);
       if (misread !== null) {
         throw new InvalidParameterError(name, misread.name, misread.pattern, params[misread.name] ?? route.defaults[misread.name], {
-          expected: `give a URL that matches back to it (${JSON.stringify(path === '' ? '/' : path)} would give ${misread.read === undefined ? 'no value' : JSON.stringify(safeDecode(misread.read))})`,
+          expected: `give a URL that matches back to it (${JSON.stringify(path === '' ? '/' : path)} would give ${misread.read === undefined ? 'no value' : JSON.stringify(decode(misread.read) ?? misread.read)})`,
         });
       }
     }
@@ -232,8 +233,8 @@ function readBack(route: Route, path: string, written: ReadonlyMap<string, strin
     for (const [name, value] of written) {
       const at = slots.findIndex((slot) => slot.name === name);
       const read = at === -1 ? undefined : found[at + 1];
-      // Compared decoded, as the matcher gives parameters (an encoded dot segment comes back as the dots).
-      if (read === undefined || safeDecode(read) !== safeDecode(value)) return { name, pattern: slots[at]?.pattern ?? '', read };
+      // Compared decoded, as the matcher decodes parameters (an encoded dot segment comes back as the dots).
+      if (read === undefined || decode(read) !== decode(value)) return { name, pattern: slots[at]?.pattern ?? '', read };
     }
     return null;
   }
@@ -248,14 +249,6 @@ function readBack(route: Route, path: string, written: ReadonlyMap<string, strin
  */
 function encodeDotSegments(path: string): string {
   return path.replace(/\/\.\.?(?=\/|$)/g, (dots) => (dots === '/..' ? '/%2E%2E' : '/%2E'));
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }
 
 // An optional group is written when all its parameters have values and one was given with a value other than its default.
