@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
@@ -92,16 +92,18 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     // A stream body is still being read when send() returns: kernel.terminate waits for its end, as
     // Symfony's follows send(), so that what the stream logs reaches the profile. Text and bytes make no closure.
     const body = response.body;
-    const onBodyEnd =
-      typeof body === 'object' && body !== null && !(body instanceof Uint8Array)
-        ? () => {
-            terminate(request, response);
-            bodyTerminated();
-          }
-        : undefined;
+    const isStream = typeof body === 'object' && body !== null && !(body instanceof Uint8Array);
+    const onBodyEnd = isStream
+      ? () => {
+          terminate(request, response);
+          bodyTerminated();
+        }
+      : undefined;
+    // A stream that fails before its first chunk (a file that cannot be opened) has sent nothing yet: its error gets the error page.
+    const onFailedBeforeHead = isStream ? (error: unknown) => answerError(req, res, request, response, error, bodyTerminated) : undefined;
     let streaming: boolean;
     try {
-      streaming = sendWith(req, res, response, logger, onBodyEnd, closeWaits);
+      streaming = sendWith(req, res, response, logger, onBodyEnd, closeWaits, onFailedBeforeHead);
     } catch (error) {
       // A header node:http refuses (CR/LF, a character beyond Latin-1), a 1xx status, a body of another type.
       destroyBody(response.body);
@@ -118,19 +120,30 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     if (refusal === SENT) return;
     // Nothing was written: the kernel answers the refusal as an error of the request (an error page,
     // logged, and recorded by the profiler) rather than the client getting a bare 500 and the profile
-    // the status that never went out. A page that cannot be sent either gets the bare 500.
-    // writeHead() keeps the reason phrase of the status it refused (`500 Found`).
+    // the status that never went out.
+    answerError(req, res, request, response, new ResponseNotSendableError(refusal));
+  };
+
+  /**
+   * Answers an error raised after handle(), before any byte of `response` went out, with the kernel's
+   * error page (or the bare 500 when that page cannot be had or sent), then terminates with what was sent.
+   */
+  const answerError = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response, error: unknown, then?: () => void): void => {
+    // writeHead() keeps the reason phrase of a status it refused (`500 Found`).
     res.statusMessage = '';
-    kernel.handleException(new ResponseNotSendableError(refusal), request).then(
+    kernel.handleException(error, request).then(
       (page) => {
         const again = sendAndTerminate(req, res, request, page);
-        if (again === SENT) return;
-        fail(res, again, logger);
-        terminate(request, page);
+        if (again !== SENT) {
+          fail(res, again, logger);
+          terminate(request, page);
+        }
+        then?.();
       },
       (unanswered: unknown) => {
         fail(res, unanswered, logger);
         terminate(request, response);
+        then?.();
       },
     );
   };
@@ -227,13 +240,23 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
  * frameResponse; a stream body that fails is logged. Returns true when a stream body is being piped:
  * `onBodyEnd` is then called once it has ended, failed or lost its client, and closed (see afterClose); anything else is written
  * when send() returns (false). Throws, before any byte is written, for what cannot be sent: a body of
- * another type, a 1xx status, a Transfer-Encoding that does not end with chunked.
+ * another type, a 1xx status, a Transfer-Encoding that does not end with chunked, a header node:http refuses.
+ * A stream body's head is written with its first chunk (node:http holds a head until then anyway): a
+ * body that fails before it is answered with a bare 500 (createRequestListener: the kernel's error page), not a cut connection.
  */
 export function send(req: IncomingMessage, res: ServerResponse, response: Response, logger?: Logger, onBodyEnd?: () => void): boolean {
   return sendWith(req, res, response, logger, onBodyEnd, DEFAULT_CLOSE_WAITS);
 }
 
-function sendWith(req: IncomingMessage, res: ServerResponse, response: Response, logger: Logger | undefined, onBodyEnd: (() => void) | undefined, closeWaits: BodyCloseWaits): boolean {
+function sendWith(
+  req: IncomingMessage,
+  res: ServerResponse,
+  response: Response,
+  logger: Logger | undefined,
+  onBodyEnd: (() => void) | undefined,
+  closeWaits: BodyCloseWaits,
+  onFailedBeforeHead?: (error: unknown) => void,
+): boolean {
   if (res.headersSent || res.destroyed) {
     // The client is gone (or an answer went already): a stream body would never be read, its file or socket left open.
     destroyBody(response.body);
@@ -250,16 +273,19 @@ function sendWith(req: IncomingMessage, res: ServerResponse, response: Response,
   // RFC 9112 6.1: the framing of an HTTP/1.0 request with Transfer-Encoding is faulty; answer it, then close.
   if (req.httpVersionMinor === 0 && req.headers['transfer-encoding'] !== undefined) res.shouldKeepAlive = false;
   const declaredLength = frameResponse(req, res, response);
-  res.writeHead(response.status, response.headers);
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {
+    res.writeHead(response.status, response.headers);
     destroyBody(body);
     res.end();
     return false;
   }
   if (typeof body === 'string' || body instanceof Uint8Array) {
+    res.writeHead(response.status, response.headers);
     res.end(body);
     return false;
   }
+  // The head waits for the first chunk; what writeHead() would refuse is refused now, while nothing is sent.
+  checkHeaders(response.headers);
   // Once, from the pipeline's end or from the connection's close while still queued.
   let ended = false;
   const end = (): void => {
@@ -286,9 +312,67 @@ function sendWith(req: IncomingMessage, res: ServerResponse, response: Response,
     }
     end();
   };
-  if (declaredLength === -1) pipeline(body, res, done);
-  else pipeline(body, new ContentLengthGuard(declaredLength), res, done);
+  const start = (): void => {
+    if (ended) return;
+    res.writeHead(response.status, response.headers);
+    if (declaredLength === -1) pipeline(body, res, done);
+    else pipeline(body, new ContentLengthGuard(declaredLength), res, done);
+  };
+  const failed = (error: unknown): void => {
+    if (ended) return;
+    ended = true;
+    queued?.delete(abandon);
+    body.destroy();
+    if (onFailedBeforeHead !== undefined) return onFailedBeforeHead(error);
+    logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
+    sendBare500(res);
+    if (onBodyEnd !== undefined) closeWaits.afterClose(body, onBodyEnd);
+  };
+  afterFirstChunk(body, res, start, failed, abandon);
   return true;
+}
+
+/**
+ * Calls `ready` once a stream body has its first chunk, has ended or has closed, `failed` when it fails
+ * first, `gone` when the client leaves first. A body that is no node Readable is ready at once.
+ */
+function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void, failed: (error: unknown) => void, gone: () => void): void {
+  if (typeof body.once !== 'function' || typeof body.readableLength !== 'number') return ready();
+  if (body.errored) return failed(body.errored);
+  if (body.readableLength > 0 || body.readableEnded || body.destroyed) return ready();
+  const settle = (): void => {
+    body.off('readable', onReadable);
+    body.off('close', onReadable);
+    body.off('error', onError);
+    res.off('close', onGone);
+  };
+  const onReadable = (): void => {
+    settle();
+    // Removing the last 'readable' listener hands the flow back: the pipeline reads what it left buffered.
+    ready();
+  };
+  const onError = (error: unknown): void => {
+    settle();
+    failed(error);
+  };
+  const onGone = (): void => {
+    settle();
+    gone();
+  };
+  body.on('readable', onReadable);
+  body.once('close', onReadable);
+  body.once('error', onError);
+  res.once('close', onGone);
+}
+
+/** Refuses, as writeHead() would, a header name or value node:http cannot write (CR, LF, a character beyond Latin-1). */
+function checkHeaders(headers: Response['headers']): void {
+  for (const name in headers) {
+    validateHeaderName(name);
+    const value = headers[name]!;
+    if (Array.isArray(value)) for (const one of value) validateHeaderValue(name, one);
+    else validateHeaderValue(name, value);
+  }
 }
 
 /** What to do for each stream response still waiting for its connection's earlier responses, by connection, if it closes first. */

@@ -1,9 +1,10 @@
+import { createReadStream } from 'node:fs';
 import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Response, type Request, type TerminateEvent } from '../../kernel/index.js';
+import { KernelEvents, NotFoundHttpError, Response, type Request, type TerminateEvent } from '../../kernel/index.js';
 import type { LogEntry } from '../../lib/log/index.js';
 import { MemoryStorage } from '../../lib/profiler/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
@@ -41,6 +42,17 @@ for (const scheme of SCHEMES) {
       throw new Error(`disk gone under ${currentId()}`);
     }
     return new Response(Readable.from(chunks()), 200, { 'content-type': 'text/plain' });
+  };
+
+  /** A file that cannot be opened: its stream fails before any chunk, as it does when a controller streams a file that went missing. */
+  const unopened = (): Response => new Response(createReadStream(`/nonexistent/${currentId()}.txt`), 200, { 'content-type': 'text/plain', 'content-disposition': 'attachment' });
+  /** A generator that finds nothing before its first chunk: its HttpError is the answer. */
+  const vanished = (): Response => {
+    async function* chunks() {
+      await sleep(1);
+      throw new NotFoundHttpError(`No export for ${currentId()}.`);
+    }
+    return new Response(Readable.from(chunks()), 200, { 'content-type': 'text/csv' });
   };
 
   /** A body without end, which logs when it is stopped. */
@@ -109,6 +121,8 @@ for (const scheme of SCHEMES) {
       .add('feed', new Route('/feed', { defaults: { _controller: feed } }))
       .add('broken', new Route('/broken', { defaults: { _controller: broken } }))
       .add('endless', new Route('/endless', { defaults: { _controller: endless } }))
+      .add('unopened', new Route('/unopened', { defaults: { _controller: unopened } }))
+      .add('vanished', new Route('/vanished', { defaults: { _controller: vanished } }))
       .add('listen', new Route('/listen', { defaults: { _controller: listen } }))
       .add('end', new Route('/end', { defaults: { _controller: end } }))
       .add('silent', new Route('/silent', { defaults: { _controller: silent } }))
@@ -172,6 +186,30 @@ for (const scheme of SCHEMES) {
     const token = await latestToken('/broken?id=cut');
     const failures = (await profileLogs(token)).filter((record) => record.levelName === 'CRITICAL');
     assert.equal(failures.map((record) => record.message), ['The response body stream failed: Error: disk gone under cut']);
+  });
+
+  test('a streamed body that fails before its first chunk: nothing was sent, so the client gets the error page, and the profile its status and error', async () => {
+    const response = await fetchFrom(server, scheme, '/unopened?id=lost', { headers: { accept: 'text/html' } });
+    assert.is(response.status, 500);
+    assert.match(String(response.headers['content-type']), /^text\/html/);
+    // None of the failed answer's headers is left on the page.
+    assert.is(response.headers['content-disposition'], undefined);
+    assert.ok(response.body.includes('ENOENT: no such file or directory'), 'the error is on the page');
+    const token = header(response.headers['x-debug-token']);
+    const profile = await savedProfile(server, token);
+    assert.is(profile.status, 500);
+    assert.match(profile.collectors.exception.exceptions[0].message, /ENOENT: no such file or directory, open '\/nonexistent\/lost\.txt'/);
+    const critical = (await profileLogs(token)).filter((record) => record.levelName === 'CRITICAL');
+    assert.equal(critical.length, 1, JSON.stringify(critical));
+  });
+
+  test('a streamed body whose HttpError comes before its first chunk answers with that error\'s status', async () => {
+    const response = await fetchFrom(server, scheme, '/vanished?id=nov', { headers: { accept: 'application/json' } });
+    assert.is(response.status, 404);
+    assert.is(JSON.parse(response.body).detail, 'No export for nov.');
+    // The connection stays usable: the error page is a whole answer.
+    const next = await fetchFrom(server, scheme, '/text?id=after');
+    assert.is(next.body, 'text for after');
   });
 
   test('a client that leaves mid-stream: the request terminates (its profile is saved) once the body\'s clean-up has run, which logs in its request and its profile', async () => {

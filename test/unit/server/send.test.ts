@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Response } from '../../../kernel/index.js';
+import type { Logger } from '../../../lib/log/index.js';
 import { send } from '../../../lib/server/index.js';
 
 async function serving(handler: (req: IncomingMessage, res: ServerResponse) => void, body: (base: string) => Promise<void>): Promise<void> {
@@ -114,6 +115,72 @@ test('a stream body that does not destroy itself (autoDestroy: false) ends its r
     while (endedAt === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
   });
   assert.ok(endedAt > 0 && endedAt - sentAt < 1_000, `onBodyEnd came ${endedAt - sentAt} ms after the answer`);
+});
+
+test('a stream that fails before its first chunk: its head was never written, so the client gets a bare 500, whole, and onBodyEnd is called once', async () => {
+  const ends: string[] = [];
+  const logged: string[] = [];
+  const logger = { critical: (message: string, context: { message: string }) => void logged.push(message.replace('{message}', context.message)) } as unknown as Logger;
+  await serving((req, res) => {
+    async function* failing() {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      throw new Error('no such export');
+    }
+    send(req, res, new Response(Readable.from(failing()), 200, { 'content-type': 'text/csv', 'x-export': 'yes' }), logger, () => ends.push(req.url!));
+  }, async (base) => {
+    const answer = await request(`${base}/export`);
+    assert.is(answer.statusCode, 500);
+    assert.is(answer.headers['x-export'], undefined);
+    assert.is(await answer.body.text(), 'Internal Server Error\n');
+  });
+  assert.equal(ends, ['/export']);
+  assert.equal(logged, ['The response body stream failed: Error: no such export']);
+});
+
+test('a stream body with a header node:http refuses: send() throws before anything is written, as for any other body', async () => {
+  let destroyed = false;
+  await serving((req, res) => {
+    const body = new Readable({
+      read() {
+        this.push('late');
+        this.push(null);
+      },
+      destroy: (error, callback) => ((destroyed = true), callback(error)),
+    });
+    try {
+      send(req, res, new Response(body, 200, { 'x-note': 'one\r\ntwo' }));
+    } catch (error) {
+      body.destroy();
+      res.writeHead(500, { 'content-type': 'text/plain' }).end((error as Error & { code: string }).code);
+    }
+  }, async (base) => {
+    const answer = await request(`${base}/`);
+    assert.is(answer.statusCode, 500);
+    assert.is(await answer.body.text(), 'ERR_INVALID_CHAR');
+  });
+  assert.ok(destroyed);
+});
+
+test('a client that leaves while the head waits for the first chunk: the body is destroyed and onBodyEnd called', async () => {
+  let destroyed = false;
+  let ended = 0;
+  let reached!: () => void;
+  const waiting = new Promise<void>((resolve) => (reached = resolve));
+  await serving((req, res) => {
+    // A stream with nothing to say yet, as an event stream between events.
+    const body = new Readable({ read() {}, destroy: (error, callback) => ((destroyed = true), callback(error)) });
+    send(req, res, new Response(body), undefined, () => ended++);
+    reached();
+  }, async (base) => {
+    const url = new URL(base);
+    const socket = connect(Number(url.port), url.hostname, () => socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+    await waiting;
+    socket.destroy();
+    const deadline = Date.now() + 2_000;
+    while (ended === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  });
+  assert.ok(destroyed, 'the body is destroyed');
+  assert.is(ended, 1);
 });
 
 test.run();
