@@ -221,14 +221,25 @@ export class ResponseEvent extends KernelEvent {
     self.requestType = requestType;
   }
 
+  /** What setResponse() replaced, oldest first (none until it replaces one). */
+  #replaced: Response[] | undefined = undefined;
+
   /**
-   * Replaces the response. The replaced one's stream body is destroyed by the kernel once the
-   * listeners are done (a listener that then fails brings the replaced one back, body and all).
+   * Replaces the response. Once the listeners are done, the kernel destroys the stream body of each
+   * response replaced on the way (a listener that then fails brings the replaced one back, body and all).
    */
   setResponse(response: Response): void {
+    if (response !== this.response) (this.#replaced ??= []).push(this.response);
     this.response = response;
   }
+
+  /** The responses setResponse() replaced, oldest first: none of them is sent, unless set again. */
+  replacedResponses(): readonly Response[] {
+    return this.#replaced ?? NONE_REPLACED;
+  }
 }
+
+const NONE_REPLACED: readonly Response[] = Object.freeze([]);
 
 /** `kernel.finish_request`: the request is done (with a response or an error). */
 export class FinishRequestEvent extends KernelEvent {

@@ -192,19 +192,20 @@ export class HttpKernel implements KernelLike {
       const pending = this.dispatcher.dispatch(event, KernelEvents.RESPONSE);
       result = pending !== event ? (pending as Promise<unknown>).then(() => this.#finishWith(event, request, type, response)) : this.#finishWith(event, request, type, response);
     } catch (error) {
-      dropBodies(null, response, event.response);
+      dropBodies(null, response, ...event.replacedResponses(), event.response);
       throw error;
     }
     if (!isPromiseLike(result)) return result;
     return result.then(undefined, (error: unknown) => {
-      dropBodies(null, response, event.response);
+      dropBodies(null, response, ...event.replacedResponses(), event.response);
       throw error;
     });
   }
 
   #finishWith(event: ResponseEvent, request: Request, type: RequestType, response: Response): Response | Promise<Response> {
-    // The listeners put another response in place: the one they replaced is never sent, its stream body would stay open.
-    if (event.response !== response) dropBodies(event.response, response);
+    // The listeners put another response in place: those they replaced are never sent, their stream bodies would stay open.
+    const replaced = event.replacedResponses();
+    if (event.response !== response || replaced.length > 0) dropBodies(event.response, response, ...replaced);
     const pending = this.#finishRequest(request, type);
     return pending === undefined ? keepRequestContext(event.response, this.requestStack) : pending.then(() => keepRequestContext(event.response, this.requestStack));
   }

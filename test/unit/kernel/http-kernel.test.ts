@@ -716,4 +716,22 @@ test('a stream response replaced in kernel.response, by setResponse() or by assi
   }
 });
 
+test('a stream response one kernel.response listener sets and a later one replaces has its body destroyed too, also when the first comes back, or a listener fails', async () => {
+  for (const how of ['replace', 'restore', 'fail'] as const) {
+    const first = Readable.from(['first']);
+    const second = Readable.from(['second']);
+    const { dispatcher, kernel } = kernelWith(() => new Response(first));
+    dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => event.setResponse(new Response(second)), 10);
+    dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+      if (how === 'replace') event.setResponse(new Response('third'));
+      else if (how === 'restore') event.setResponse(event.replacedResponses()[0]!);
+      else throw new Error('listener failed');
+    });
+    const response = await kernel.handle(Request.create('/'), RequestType.MAIN, how !== 'fail').catch((error: Error) => error);
+    assert.ok(second.destroyed, `${how}: the body set in between is destroyed`);
+    assert.is(first.destroyed, how !== 'restore', how);
+    if (how === 'restore') assert.is((response as Response).body, first);
+  }
+});
+
 test.run();
