@@ -725,7 +725,10 @@ test('a stream response one kernel.response listener sets and a later one replac
     dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
       if (how === 'replace') event.setResponse(new Response('third'));
       else if (how === 'restore') event.setResponse(event.replacedResponses()[0]!);
-      else throw new Error('listener failed');
+      else {
+        event.setResponse(new Response(Readable.from(['third'])));
+        throw new Error('listener failed');
+      }
     });
     const response = await kernel.handle(Request.create('/'), RequestType.MAIN, how !== 'fail').catch((error: Error) => error);
     assert.ok(second.destroyed, `${how}: the body set in between is destroyed`);
