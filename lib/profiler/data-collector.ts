@@ -26,12 +26,19 @@ export interface CollectContext {
  * when there is no `lateCollect`), so keep it small. Data is JSON-serialisable. `present` runs
  * when someone reads the profile (its panel page or JSON): what can be worked out from the stored
  * data belongs there, not on every request — the timeline from the listener trace, the router's
- * verdict on each route.
+ * verdict on each route. The steps are synchronous: a collector that throws, or returns a promise,
+ * costs its profile (dropped and logged), never the request.
  */
 export interface DataCollector {
   readonly name: string;
   collect?(context: CollectContext): unknown;
   lateCollect?(context: CollectContext, collected: unknown): unknown;
+  /**
+   * True when `lateCollect` only reads, and may also run for a provisional view of a request that
+   * is answered but not terminated yet (the toolbar or a panel asked while a stream is still being
+   * sent). Otherwise it runs once, at kernel.terminate, and such a view shows what `collect` gathered.
+   */
+  readonly provisional?: boolean;
   /** The data as pages and tools see it; gets this collector's stored data and the whole profile. */
   present?(data: unknown, profile: Profile): unknown;
 }

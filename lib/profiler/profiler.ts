@@ -5,6 +5,7 @@ import {
   RequestType,
   Response,
   TraceableEventDispatcher,
+  isPromiseLike,
   type EventDispatcher,
   type ExceptionEvent,
   type Request,
@@ -60,6 +61,8 @@ interface Recording {
   response: Response | null;
   /** What the collectors with a `collect` step gathered on kernel.response (by collector index), or null when none has one. */
   collected: unknown[] | null;
+  /** What a `collect` step threw on kernel.response: the profile is dropped at kernel.terminate, the request goes on. */
+  collectError: { error: unknown } | null;
 }
 
 /** At most one "profiles are being dropped" warning per this many milliseconds. */
@@ -124,7 +127,8 @@ export class Profiler {
   #claimFailedAt = -Infinity;
   readonly #maxQueued: number;
   readonly #queue: EncodedProfile[] = [];
-  readonly #slab = new ByteSlab();
+  /** Where profiles are serialised for a storage that copies their bytes (see ProfilerStorage.copiesProfileBytes); strings for others. */
+  readonly #slab: ByteSlab | undefined;
   readonly #idle: Array<() => void> = [];
   #writing = false;
   #pumpTimer: NodeJS.Timeout | null = null;
@@ -139,6 +143,7 @@ export class Profiler {
     this.#requestStack = options.requestStack;
     this.#logger = options.logger ?? null;
     this.redactor = options.redactor;
+    this.#slab = options.storage.copiesProfileBytes === true ? new ByteSlab() : undefined;
     this.#pool = new TokenPool(options.storage, { length: options.tokenLength ?? DEFAULT_TOKEN_LENGTH });
     this.#excluded = options.excluded ?? isProfilerPage;
     this.#showDebug = options.showDebug ?? (() => true);
@@ -274,8 +279,16 @@ export class Profiler {
     if (this.#early.length > 0) {
       const context = this.#context(recording);
       const collected: unknown[] = [];
-      for (const i of this.#early) collected[i] = this.#collectors[i]!.collect!(context);
-      recording.collected = collected;
+      try {
+        for (const i of this.#early) {
+          const collector = this.#collectors[i]!;
+          collected[i] = synchronous(collector, 'collect', collector.collect!(context));
+        }
+        recording.collected = collected;
+      } catch (error) {
+        // A collector's failure costs its profile (dropped and logged at kernel.terminate), never the request.
+        recording.collectError = { error };
+      }
     }
     this.#remember(recording);
 
@@ -432,6 +445,7 @@ export class Profiler {
       error: null,
       response: null,
       collected: null,
+      collectError: null,
     };
     this.#recordings.set(request, recording);
     const tree = this.#trees.get(main);
@@ -456,15 +470,22 @@ export class Profiler {
     if (this.#unsaved.size > UNSAVED_CAP) this.#unsaved.delete(this.#unsaved.keys().next().value!);
   }
 
-  /** Every collector's data for the recording, in the collectors' order (`lateCollect` given what `collect` gathered). */
-  #collect(recording: Recording): unknown[] {
+  /**
+   * Every collector's data for the recording, in the collectors' order (`lateCollect` given what
+   * `collect` gathered). For a `provisional` view of a request not terminated yet, only collectors
+   * that say so (`provisional: true`) run their `lateCollect`: the others keep their promise of one
+   * call, at kernel.terminate. Throws what a collector threw, or a TypeError for a promise.
+   */
+  #collect(recording: Recording, provisional = false): unknown[] {
+    if (recording.collectError !== null) throw recording.collectError.error;
     const context = this.#context(recording);
     const early = recording.collected;
     const data: unknown[] = [];
     for (let i = 0; i < this.#collectors.length; i++) {
       const collector = this.#collectors[i]!;
       const collected = early === null ? undefined : early[i];
-      data.push(collector.lateCollect === undefined ? collected : collector.lateCollect(context, collected));
+      if (collector.lateCollect === undefined || (provisional && collector.provisional !== true)) data.push(collected);
+      else data.push(synchronous(collector, 'lateCollect', collector.lateCollect(context, collected)));
     }
     return data;
   }
@@ -495,11 +516,18 @@ export class Profiler {
     return encodeProfile({ ...summary, children, collectors }, slab);
   }
 
-  /** The profile of a request answered but not terminated yet (the toolbar may ask that early). */
-  #provisionalProfile(recording: Recording): Profile {
+  /**
+   * The profile of a request answered but not terminated yet (the toolbar may ask that early), or
+   * undefined when a collector fails on it: the page is then a 404, which the toolbar's loader asks again.
+   */
+  #provisionalProfile(recording: Recording): Profile | undefined {
     const tree = (this.#trees.get(recording.main) ?? []).filter((other) => other.response !== null);
-    // Through its JSON, as from the storage: collectors may have written theirs directly (RawJson).
-    return decodeProfile(this.#encode(recording, tree, this.#collect(recording)));
+    try {
+      // Through its JSON, as from the storage: collectors may have written theirs directly (RawJson).
+      return decodeProfile(this.#encode(recording, tree, this.#collect(recording, true)));
+    } catch {
+      return undefined;
+    }
   }
 
   async #save(batch: EncodedProfile[]): Promise<void> {
@@ -515,7 +543,7 @@ export class Profiler {
       for (const profile of batch) {
         this.#unsaved.delete(profile.token);
         // The storage has copied what it keeps (see ProfilerStorage.writeMany).
-        if (typeof profile.json !== 'string') this.#slab.release(profile.json);
+        if (typeof profile.json !== 'string') this.#slab?.release(profile.json);
       }
     }
   }
@@ -530,6 +558,13 @@ export class Profiler {
     );
   }
 
+}
+
+/** A collector's data, refused when it is a promise: collectors are synchronous, and its rejection would otherwise be unhandled. */
+function synchronous(collector: DataCollector, step: 'collect' | 'lateCollect', value: unknown): unknown {
+  if (!isPromiseLike(value)) return value;
+  value.then(undefined, () => {});
+  throw new TypeError(`The collector "${collector.name}" returned a promise from ${step}(): collectors are synchronous (wait for what one needs in a listener, and read it here).`);
 }
 
 /**

@@ -6,6 +6,8 @@ import { RawJson, type EventsData, type NotCalledListenerData, type Profile, typ
 /** Listeners called (in order, with priority and duration), not called, and orphaned events. */
 export class EventsCollector implements DataCollector {
   readonly name = 'events';
+  /** Its lateCollect only reads: a provisional view may run it too. */
+  readonly provisional = true;
 
   /**
    * The JSON around the times, by trace path, with the not-called list it was made with (the
@@ -116,6 +118,8 @@ function micros(ms: number): string {
 /** The request's timeline: each event dispatch and listener, the controller, and the total. */
 export class TimeCollector implements DataCollector {
   readonly name = 'time';
+  /** Its lateCollect only reads: a provisional view may run it too. */
+  readonly provisional = true;
 
   /** Only the total is stored (TimeData without periods): the periods come from the events collector's trace when the profile is read. */
   lateCollect({ startNow, endNow, startTime }: CollectContext): RawJson {

@@ -10,6 +10,8 @@ const NO_EXCEPTIONS = new RawJson('{"exceptions":[]}');
 /** The error that escaped, with its whole cause chain and source-mapped stack frames. */
 export class ExceptionCollector implements DataCollector {
   readonly name = 'exception';
+  /** Its lateCollect only reads: a provisional view may run it too. */
+  readonly provisional = true;
 
   /** `redactor` hides secret pairs in messages and stacks, as the log records of the same error have them. */
   constructor(readonly redactor: Redactor = new Redactor()) {}

@@ -7,6 +7,8 @@ import { REDACTED, type Redactor } from '../redactor.js';
 /** Every log record written while handling the request (read late, so records written after the response count too). */
 export class LoggerCollector implements DataCollector {
   readonly name = 'logger';
+  /** Its lateCollect only reads: a provisional view may run it too. */
+  readonly provisional = true;
 
   constructor(
     readonly logs: DebugLogBuffer,

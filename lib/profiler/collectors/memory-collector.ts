@@ -7,6 +7,8 @@ const SAMPLE_TTL_MS = 100;
 /** Memory of the process, read after the response is sent and shared by requests within 100 ms. */
 export class MemoryCollector implements DataCollector {
   readonly name = 'memory';
+  /** Its lateCollect only reads: a provisional view may run it too. */
+  readonly provisional = true;
   /** The last reading as MemoryData JSON, shared by the requests within SAMPLE_TTL_MS. */
   #sample: RawJson | null = null;
   #sampledAt = 0;

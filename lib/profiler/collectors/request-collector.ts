@@ -12,6 +12,8 @@ export const DEFAULT_BODY_CAP = 64 * 1024;
 /** The request and response: headers, query, cookies, body within a cap, attributes, route; secrets redacted. */
 export class RequestCollector implements DataCollector {
   readonly name = 'request';
+  /** Its lateCollect only reads: a provisional view may run it too. */
+  readonly provisional = true;
   /** The last request headers written: a client sends the same ones request after request. */
   readonly #lastRequestHeaders = new LastHeaders();
 

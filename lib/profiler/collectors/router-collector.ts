@@ -7,6 +7,8 @@ import { presentRequest } from './request-collector.js';
 /** The matched route and its parameters, and why each route did or did not match (worked out when the profile is read). */
 export class RouterCollector implements DataCollector {
   readonly name = 'router';
+  /** Its lateCollect only reads: a provisional view may run it too. */
+  readonly provisional = true;
 
   constructor(
     readonly matcher: UrlMatcher,

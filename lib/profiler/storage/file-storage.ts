@@ -151,6 +151,8 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
 export class FileStorage implements ProfilerStorage {
   readonly dir: string;
   readonly bounds: Readonly<StorageBounds>;
+  /** writeMany() copies each profile's bytes before it settles (see ProfilerStorage.copiesProfileBytes). */
+  readonly copiesProfileBytes = true;
   readonly #now: () => number;
   readonly #onError: ((error: Error) => void) | undefined;
   readonly #indexPath: string;

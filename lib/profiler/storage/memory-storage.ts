@@ -22,6 +22,8 @@ interface StoredProfile extends ProfileSummary {
 /** Profiles in a Map of this process, bounded like the file storage: for tests and embedders. */
 export class MemoryStorage implements ProfilerStorage {
   readonly bounds: Readonly<StorageBounds>;
+  /** writeMany() copies each profile's bytes before it settles (see ProfilerStorage.copiesProfileBytes). */
+  readonly copiesProfileBytes = true;
   readonly #now: () => number;
   readonly #profiles = new Map<string, StoredProfile>();
   readonly #byTime = new TimeOrderedList<StoredProfile>();
@@ -84,7 +86,13 @@ export class MemoryStorage implements ProfilerStorage {
     if (!isStorableToken(token)) return null;
     this.#dropExpired();
     const stored = this.#profiles.get(token);
-    return stored === undefined ? null : (JSON.parse(stored.json) as Profile);
+    if (stored === undefined) return null;
+    try {
+      return JSON.parse(stored.json) as Profile;
+    } catch {
+      // A collector's RawJson that is no JSON: unreadable, as FileStorage has it.
+      return null;
+    }
   }
 
   async find(criteria?: SearchCriteria): Promise<ProfileSummary[]> {

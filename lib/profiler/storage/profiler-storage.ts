@@ -65,12 +65,17 @@ export interface ProfilerStorage {
    * saved; the promise then rejects with the refused profile's error, or with ProfileBatchError
    * (its `errors`) when several were refused. A storage failure (disk full, read-only) rejects
    * with ProfilerStorageError, and the batch may then be saved in part or not at all.
-   * Profiles may come already serialised (EncodedProfile, see `profileJson()`). The bytes of an
-   * encoded profile's `json` belong to the caller again once the promise settles (the profiler
-   * reuses them for later profiles): copy what you keep, as FileStorage (to its file) and
-   * MemoryStorage (to a string) do.
+   * Profiles may come already serialised (EncodedProfile, see `profileJson()`), their `json` a
+   * string, or bytes only for a storage that says it copies them (see copiesProfileBytes).
    */
   writeMany(profiles: readonly StorableProfile[]): Promise<void>;
+  /**
+   * Optional: true when writeMany() copies the bytes of each encoded profile's `json` before its
+   * promise settles, as FileStorage (to its file) and MemoryStorage (to a string) do. The profiler
+   * then hands it views into a buffer it reuses for later profiles, which spares the garbage
+   * collector a string per profile; without it, `json` is a string the storage may keep.
+   */
+  readonly copiesProfileBytes?: boolean;
   /** The profile, or null when unknown (also for malformed tokens, without touching the disk). */
   read(token: string): Promise<Profile | null>;
   /** Summaries matching the criteria, newest first. */

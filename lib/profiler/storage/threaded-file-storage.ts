@@ -44,6 +44,8 @@ interface PendingCall {
 export class ThreadedFileStorage implements ProfilerStorage {
   readonly dir: string;
   readonly bounds: Readonly<StorageBounds>;
+  /** writeMany() copies each profile's bytes before it settles (see ProfilerStorage.copiesProfileBytes). */
+  readonly copiesProfileBytes = true;
   readonly #data: Omit<StorageThreadData, 'leaseOwner' | 'deadLeaseOwners'>;
   /**
    * Lease owners of the workers that died: their leases carry this process's pid, which lives on, so

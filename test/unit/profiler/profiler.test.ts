@@ -278,6 +278,106 @@ test('a collector that throws late costs its profile only (not its sub-request\'
   assert.ok(errors.some((message) => message.includes('a collector failed (collector broke)')), errors.join('\n'));
 });
 
+test('a collector whose collect() throws on kernel.response costs its profile only, logged, never the request', async () => {
+  const storage = new MemoryStorage();
+  const errors: string[] = [];
+  const early = {
+    name: 'early',
+    collect: ({ request }: { request: Request }) => {
+      if (request.path === '/health') throw new Error('collect broke');
+      return { fine: true };
+    },
+  };
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, collectors: [early] } });
+  app.bus.on('log', ({ record }) => void (record.level <= 3 && errors.push(record.message)));
+  const bad = await run(app, '/health');
+  const good = await run(app, '/');
+  await app.close();
+  assert.is(bad.status, 200, 'answered as without the collector');
+  assert.ok(bad.getHeader('x-debug-token'));
+  assert.is(await storage.read(bad.getHeader('x-debug-token')!), null);
+  assert.equal((await storage.read(good.getHeader('x-debug-token')!))?.collectors['early'], { fine: true });
+  assert.ok(errors.some((message) => message.includes('a collector failed (collect broke)')), errors.join('\n'));
+});
+
+test('a collector that returns a promise is refused (its profile dropped, logged, not saved as {}), and its rejection never reaches the process', async () => {
+  const storage = new MemoryStorage();
+  const errors: string[] = [];
+  let unhandled = 0;
+  const onUnhandled = (): void => void unhandled++;
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const late = { name: 'late', lateCollect: async () => Promise.reject(new Error('async broke')) };
+    const app = createApp({ stderrLogLevel: false, profiler: { storage, collectors: [late] } });
+    app.bus.on('log', ({ record }) => void (record.level <= 3 && errors.push(record.message)));
+    const response = await run(app, '/health');
+    await app.close();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.is(response.status, 200);
+    assert.is(unhandled, 0);
+    assert.is(await storage.read(response.getHeader('x-debug-token')!), null);
+    assert.ok(errors.some((message) => message.includes('The collector "late" returned a promise from lateCollect()')), errors.join('\n'));
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+});
+
+test('a profile seen before kernel.terminate runs an embedder\'s lateCollect() only at kernel.terminate, once, unless it says it only reads; one that throws there makes the early view unknown, not a failure', async () => {
+  const calls: string[] = [];
+  const counting = { name: 'counting', collect: () => 'early', lateCollect: (_context: unknown, collected: unknown) => (calls.push('counting'), `${String(collected)} then late`) };
+  const reading = { name: 'reading', provisional: true, lateCollect: () => (calls.push('reading'), 'read') };
+  let failing = false;
+  const fragile = { name: 'fragile', provisional: true, lateCollect: () => (failing ? (() => { throw new Error('not ready'); })() : 'ok') };
+  const storage = new MemoryStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, collectors: [counting, reading, fragile] } });
+  const request = Request.create('http://127.0.0.1:8000/health');
+  const response = await app.kernel.handle(request);
+  const token = response.getHeader('x-debug-token')!;
+  const early = app.profiler!.getUnsaved(token)!;
+  assert.is(early.collectors['counting'], 'early', 'what collect() gathered');
+  assert.is(early.collectors['reading'], 'read');
+  failing = true;
+  assert.is(app.profiler!.getUnsaved(token), undefined);
+  assert.is(await app.profiler!.loadProfile(token), null);
+  failing = false;
+  await app.kernel.terminate(request, response);
+  await app.close();
+  // Three early views (the first, the failing one, loadProfile's), then kernel.terminate's collection.
+  assert.equal(calls, ['reading', 'reading', 'reading', 'counting', 'reading']);
+  assert.is((await storage.read(token))!.collectors['counting'], 'early then late');
+});
+
+test('a storage of an embedder\'s own is given each profile\'s JSON as a string it may keep; one that says it copies bytes gets bytes', async () => {
+  for (const copies of [false, true]) {
+    const inner = new MemoryStorage();
+    const kinds: string[] = [];
+    const kept: StorableProfile[] = [];
+    const storage: ProfilerStorage = {
+      ...writingThrough(inner, async (profiles) => {
+        for (const profile of profiles) {
+          kinds.push(typeof (profile as EncodedProfile).json);
+          kept.push(profile);
+          await inner.write(profile);
+        }
+      }),
+      copiesProfileBytes: copies,
+    };
+    const app = createApp({ stderrLogLevel: false, profiler: { storage } });
+    for (let i = 0; i < 3; i++) await run(app, `/health?n=${i}`);
+    await app.close();
+    assert.equal(kinds, Array(3).fill(copies ? 'object' : 'string'), String(copies));
+    if (!copies) for (const [i, profile] of kept.entries()) assert.ok(String((decodeProfile(profile as EncodedProfile) as Profile).url).endsWith(`n=${i}`));
+  }
+});
+
+test('MemoryStorage reads a profile whose collector wrote RawJson that is no JSON as unknown (null), as FileStorage does, not as a failure', async () => {
+  const storage = new MemoryStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, collectors: [{ name: 'raw', lateCollect: () => new RawJson('{"a":') }] } });
+  const response = await run(app, '/health');
+  await app.close();
+  assert.is(await storage.read(response.getHeader('x-debug-token')!), null);
+});
+
 test('a collector whose data cannot be serialised costs its profile only, logged, never the request', async () => {
   const storage = new MemoryStorage();
   const errors: string[] = [];
