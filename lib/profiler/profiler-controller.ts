@@ -168,17 +168,23 @@ export function parseCriteria(query: URLSearchParams): { criteria: SearchCriteri
   if (raw.url) criteria.url = raw.url;
   if (raw.status) {
     const status = wholeNumber(raw.status);
-    if (!Number.isInteger(status) || status < 100 || status > 599) throw new BadRequestHttpError(`The "status" filter must be an HTTP status code from 100 to 599, got "${raw.status}".`);
+    if (!Number.isInteger(status) || status < 100 || status > 599) throw badFilter(`The "status" filter must be an HTTP status code from 100 to 599, got "${raw.status}".`);
     criteria.status = status;
   }
   if (raw.limit) {
     const limit = wholeNumber(raw.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new BadRequestHttpError(`The "limit" filter must be a whole number from 1 to 1000, got "${raw.limit}".`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badFilter(`The "limit" filter must be a whole number from 1 to 1000, got "${raw.limit}".`);
     criteria.limit = limit;
   }
   if (raw.start) criteria.start = parseTime('start', raw.start);
   if (raw.end) criteria.end = parseTime('end', raw.end);
+  if (criteria.start !== undefined && criteria.end !== undefined && criteria.start > criteria.end) throw badFilter(`The "start" filter is after the "end" filter ("${raw.start}" after "${raw.end}"): no profile could match.`);
   return { criteria, raw };
+}
+
+/** A 400 for a search filter, with the headers of every profiler answer (its error page keeps them). */
+function badFilter(message: string): BadRequestHttpError {
+  return new BadRequestHttpError(message, { headers: { ...PRIVATE } });
 }
 
 /** Digits only, as the messages ask; NaN for anything Number() would read otherwise (`0x1F4`, `2e2`, `+404`). */
@@ -195,7 +201,7 @@ function wholeNumber(value: string): number {
  */
 function parseTime(name: 'start' | 'end', value: string): number {
   const read = readTimeSpan(value);
-  if (!read.ok) throw new BadRequestHttpError(`The "${name}" filter ${read.problem}, got "${value}".`);
+  if (!read.ok) throw badFilter(`The "${name}" filter ${read.problem}, got "${value}".`);
   return name === 'start' ? read.span.first : read.span.last;
 }
 

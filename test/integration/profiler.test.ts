@@ -106,10 +106,22 @@ for (const scheme of SCHEMES) {
     assert.match(none.body, /No results found/);
   });
 
-  test('bad search input is a 400 naming the filter', async () => {
+  test('bad search input is a 400 naming the filter, with the headers of every profiler answer, as HTML and as JSON', async () => {
     const response = await fetchFrom(server, scheme, '/_profiler/search?status=abc');
     assert.is(response.status, 400);
     assert.match(decodeEntities(response.body), /"status" filter/);
+    for (const accept of ['text/html', 'application/json']) {
+      const answer = await fetchFrom(server, scheme, '/_profiler/search?limit=0', { headers: { accept } });
+      assert.is(answer.status, 400, accept);
+      assert.is(answer.headers['cache-control'], 'no-store', accept);
+      assert.is(answer.headers['x-content-type-options'], 'nosniff', accept);
+      assert.is(answer.headers['x-frame-options'], 'DENY', accept);
+      assert.is(answer.headers['referrer-policy'], 'same-origin', accept);
+      assert.match(String(answer.headers['content-security-policy']), /frame-ancestors 'none'/, accept);
+    }
+    const crossed = await fetchFrom(server, scheme, '/_profiler/search?start=2026-11-22&end=2026-11-21', { headers: { accept: 'application/json' } });
+    assert.is(crossed.status, 400);
+    assert.match(JSON.parse(crossed.body).detail, /The "start" filter is after the "end" filter/);
   });
 
   test('/_profiler/ lists the latest, /_profiler/latest redirects to the newest, and profiler pages are not recorded', async () => {
