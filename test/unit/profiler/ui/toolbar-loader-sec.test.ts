@@ -79,4 +79,28 @@ test('the toolbar fetched after a 404 replaces the placeholder, with no link', a
   assert.equal(seen, { fetches: 2, timers: [400], fellBack: false });
 });
 
+test('a copy of the loader planted in the page (allowed by its CSP hash) fetches nothing but a toolbar of the profiler', () => {
+  const fetched: string[] = [];
+  for (const [token, src, panel] of [
+    ['a1b2c3', 'https://evil.test/payload', '/_profiler/a1b2c3'],
+    ['a1b2c3', '/payload', '/_profiler/a1b2c3'],
+    ['a1b2c3', '/_wdt/a1b2c3', 'javascript:alert(1)'],
+    ['../x', '/_wdt/../x', '/_profiler/../x'],
+  ] as const) {
+    const planted = { id: 'hk-toolbar-loader', dataset: { token, src, panel }, replaceWith() {} };
+    const document = {
+      currentScript: { previousElementSibling: planted },
+      getElementById: () => null,
+      createRange: () => ({ createContextualFragment: () => ({}) }),
+      createElement: () => ({ style: {}, appendChild() {} }),
+    };
+    const fetch = (url: string) => {
+      fetched.push(url);
+      return new Promise(() => {});
+    };
+    runInNewContext(TOOLBAR_LOADER_JS, { document, fetch, window: { fetch }, setTimeout: () => 0 });
+  }
+  assert.equal(fetched, []);
+});
+
 test.run();
