@@ -139,6 +139,16 @@ export class SuspiciousOperationError extends RequestError {
   }
 }
 
+/**
+ * A well-formed Host outside the trusted hosts (`Untrusted Host "evil.test".`): a name someone may
+ * own and point at the server (DNS rebinding), which debug details are never shown on.
+ */
+export class UntrustedHostError extends SuspiciousOperationError {
+  constructor(host: string) {
+    super(`Untrusted Host "${host}".`);
+  }
+}
+
 /** A request that cannot be read (malformed percent-encoding, invalid JSON body...). */
 export class MalformedRequestError extends RequestError {
   constructor(message: string, options: { cause?: unknown } = {}) {

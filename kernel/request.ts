@@ -4,7 +4,7 @@ import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
 import { isValidHost } from './host-syntax.js';
-import { MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, SuspiciousOperationError, UnsupportedMediaTypeHttpError } from './http-errors.js';
+import { MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
 
 /** The Content-Type of an HTML form's body. */
 const FORM_TYPE = 'application/x-www-form-urlencoded';
@@ -488,7 +488,7 @@ export class Request {
       named = false;
     }
     const parsed = parseHost(raw);
-    if (named && this.#trustHost !== null && !this.#trustHost(parsed.host)) throw new SuspiciousOperationError(`Untrusted Host "${parsed.host}".`);
+    if (named && this.#trustHost !== null && !this.#trustHost(parsed.host)) throw new UntrustedHostError(parsed.host);
     port ??= parsed.port ?? (this.scheme === 'https' ? 443 : 80);
     return (this.#httpHost = { host: parsed.host, port });
   }

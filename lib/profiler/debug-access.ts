@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { Request, TrustHost } from '../../kernel/index.js';
+import { UntrustedHostError, type Request, type TrustHost } from '../../kernel/index.js';
 import { compileAddressList } from '../http/address-list.js';
 
 /** Who may see the profiler and debug details: loopback only, unless configured. */
@@ -67,12 +67,13 @@ export class DebugAccess {
     let host: string;
     try {
       host = request.host;
-    } catch {
-      // A host the request refuses (malformed, several Host headers, or outside the kernel's trusted
-      // hosts) gets a 400 before any page: the router reads the host of every request (and the
-      // trusted-hosts check, when there is one, reads it earlier). That 400 is all such a request can
-      // see, with its own logs and trace and nothing of other requests; it may say what is wrong.
-      return true;
+    } catch (error) {
+      // A host outside the kernel's trusted hosts is a name someone may own and point at us (DNS
+      // rebinding): its 400 is the plain one. One the request refuses otherwise (malformed, several
+      // Host headers), which no browser sends, gets a 400 before any page: the router reads the host
+      // of every request. That 400 is all such a request can see, with its own logs and trace and
+      // nothing of other requests; it may say what is wrong.
+      return !(error instanceof UntrustedHostError);
     }
     let verdict = this.#hostVerdicts.get(host);
     if (verdict === undefined) {

@@ -48,12 +48,21 @@ test('behind a trusted proxy, the forwarded host is the one judged', () => {
   assert.ok(access.isAllowed(proxied('app.localhost')));
 });
 
-test('a host the request refuses (malformed, several, untrusted) leaves the verdict to the client rule: its 400 comes before any page, and may say why', () => {
+test('a host the request refuses as malformed or repeated (no browser sends one) leaves the verdict to the client rule: its 400 comes before any page, and may say why', () => {
   const access = new DebugAccess();
   assert.ok(access.isAllowed(onHost('<script>')));
   assert.ok(access.isAllowed(new Request('/', { remoteAddress: '127.0.0.1', headers: { host: ['a.localhost', 'b.localhost'] } })));
-  assert.ok(access.isAllowed(new Request('/', { remoteAddress: '127.0.0.1', headers: { host: 'rebound.test' }, trustHost: (host) => host === 'localhost' })));
   assert.not.ok(access.isAllowed(new Request('/', { remoteAddress: '203.0.113.7', headers: { host: '<script>' } })), 'the client rule still holds');
+});
+
+test('a host outside the trusted hosts is hidden, as a name a rebinding page may own: trusting hosts never shows more than trusting none', () => {
+  const trustHost = (host: string): boolean => host === 'localhost';
+  const access = new DebugAccess(undefined, { trustHost });
+  const rebound = new Request('/', { remoteAddress: '127.0.0.1', headers: { host: 'rebound.test' }, trustHost });
+  assert.throws(() => rebound.host, /Untrusted Host "rebound.test"/);
+  assert.not.ok(access.isAllowed(rebound));
+  assert.not.ok(new DebugAccess().isAllowed(new Request('/', { remoteAddress: '127.0.0.1', headers: { host: 'rebound.test' } })));
+  assert.ok(access.isAllowed(new Request('/', { remoteAddress: '127.0.0.1', headers: { host: 'localhost:8000' }, trustHost })));
 });
 
 test('onHiddenHost hears of each host hidden from an allowed client once, and never of a client refused anyway', () => {
