@@ -1,5 +1,5 @@
 import { KernelEvents, NotFoundHttpError, type RequestEvent } from '../../kernel/index.js';
-import { normalizePercentEncoding } from '../routing/index.js';
+import { ResourceNotFoundError, noRouteFoundMessage, normalizePercentEncoding } from '../routing/index.js';
 import type { DebugAccess } from './debug-access.js';
 import { PROFILER_PATHS } from './profiler.js';
 
@@ -15,7 +15,8 @@ export class ProfilerAccessListener {
   onKernelRequest(event: RequestEvent): void {
     const request = event.request;
     if (event.isMainRequest() && isProfilerPath(request.path) && !this.access.isAllowed(request)) {
-      throw new NotFoundHttpError(`No route found for "${request.method} ${request.path}"`);
+      // The router's own 404, word for word: nothing tells these paths from any other missing one.
+      throw new NotFoundHttpError(noRouteFoundMessage(request, request.path), { cause: new ResourceNotFoundError(request.path) });
     }
   }
 }

@@ -4,6 +4,7 @@ import {
   MethodNotAllowedHttpError,
   NotFoundHttpError,
   Response,
+  type Request,
   type RequestEvent,
 } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
@@ -26,6 +27,17 @@ export interface SchemePorts {
  * redirect, so a server may fill it in once it listens). `OPTIONS *`, which asks about the
  * server rather than a path, is a 200 whose `Allow` lists what the routes serve.
  */
+/**
+ * The message of the router's 404: `No route found for "GET http://host/path"`, with
+ * ` (from "<Referer>")` when the request has one. Also for a listener that hides a path as if no
+ * route had it (the profiler's, from clients not allowed). Thrown where it is made, so that an
+ * error page's first frame is the throw.
+ */
+export function noRouteFoundMessage(request: Request, path: string): string {
+  const referer = request.headers.referer;
+  return `No route found for "${request.method} ${request.uriForPath(path)}"${referer ? ` (from "${referer}")` : ''}`;
+}
+
 export class RouterListener {
   readonly #logMatches: boolean;
   /** The Allow of `OPTIONS *`: the routes' methods and OPTIONS, which the server answers for `*`; null when a route takes any method. */
@@ -71,9 +83,7 @@ export class RouterListener {
           event.setResponse(new Response(null, 200, this.#serverAllow === null ? undefined : { allow: this.#serverAllow }));
           return;
         }
-        const referer = request.headers.referer;
-        const from = referer ? ` (from "${referer}")` : '';
-        throw new NotFoundHttpError(`No route found for "${request.method} ${request.uriForPath(path)}"${from}`, { cause: new ResourceNotFoundError(result.path) });
+        throw new NotFoundHttpError(noRouteFoundMessage(request, path), { cause: new ResourceNotFoundError(result.path) });
       }
       case 'method-not-allowed': {
         const allowed = result.allowedMethods;

@@ -75,7 +75,7 @@ for (const scheme of SCHEMES) {
     // The source lines around the throw, as on the debug error page, the throwing line highlighted.
     const highlighted = /<span class="line highlight"><span class="number">\d+<\/span>([^<]*)<\/span>/.exec(page.body);
     assert.ok(highlighted, 'the exception panel shows a source excerpt');
-    assert.match(decodeEntities(highlighted![1]!), /throw new NotFoundHttpError\(`No route found for/);
+    assert.match(decodeEntities(highlighted![1]!), /throw new NotFoundHttpError\(noRouteFoundMessage\(request, path\)/);
     for (const panel of ['request', 'exception', 'logger', 'events', 'time', 'router']) {
       const other = await fetchFrom(server, scheme, `/_profiler/${token}?panel=${panel}`);
       assert.is(other.status, 200, panel);
@@ -257,6 +257,13 @@ access('a client outside --profiler-allow gets 404 for profiler pages, the plain
       assert.not.ok(error.body.includes('No route found'));
       assert.is(error.headers['x-debug-token'], undefined);
       assert.is(error.headers['x-debug-exception'], undefined);
+      // Its 404 says what the router's says of any missing path, word for word, in problem+json too.
+      for (const [hidden, missing] of [['/_profiler/', '/_profilerx/'], ['/_wdt/abcdef', '/_wdtx/abcdef']]) {
+        const headers = { accept: 'application/json', referer: 'http://r.test/' };
+        const [one, other] = await Promise.all([hidden, missing].map((path) => fetchFrom(server, scheme, path!, { dispatcher: outsider, headers })));
+        assert.is(one!.status, 404);
+        assert.is(JSON.parse(one!.body).detail, JSON.parse(other!.body).detail.replace(missing!, hidden!), `${scheme} ${hidden}`);
+      }
       // Another spelling of the path, which the router redirects to the canonical one: nothing of the profiler either.
       for (const path of ['/%5fprofiler/', '/%5Fprofiler/search', '/_%70rofiler/latest', '/%5Fwdt/abcdef']) {
         const other = await fetchFrom(server, scheme, path, { dispatcher: outsider });
