@@ -58,7 +58,7 @@ export class EventDispatcher {
     // Everything is checked before anything is added: a refused subscriber leaves no listener behind.
     const added: Array<[string, ListenerEntry]> = [];
     for (const [eventName, subscription] of Object.entries(subscriber.getSubscribedEvents())) {
-      for (const [method, priority = 0] of normalizeSubscription(subscription)) {
+      for (const [method, priority = 0] of normalizeSubscription(subscription, eventName, className)) {
         const fn = (subscriber as unknown as Record<string, unknown>)[method];
         if (typeof fn !== 'function') {
           throw new TypeError(`${className} subscribes "${method}" to "${eventName}", but has no such method.`);
@@ -94,8 +94,11 @@ export class EventDispatcher {
   getListenerEntries(eventName: string): readonly ListenerEntry[] {
     let sorted = this.#sorted.get(eventName);
     if (sorted === undefined) {
+      const entries = this.#entries.get(eventName);
+      // Nothing is kept for an event nobody listens to: names made per entity or per request would pile up.
+      if (entries === undefined) return NO_ENTRIES;
       // Array.prototype.sort is stable, so equal priorities keep registration order.
-      sorted = [...(this.#entries.get(eventName) ?? [])].sort((a, b) => b.priority - a.priority);
+      sorted = [...entries].sort((a, b) => b.priority - a.priority);
       this.#sorted.set(eventName, sorted);
     }
     return sorted;
@@ -161,6 +164,8 @@ export class EventDispatcher {
   }
 }
 
+const NO_ENTRIES: readonly ListenerEntry[] = Object.freeze([]);
+
 /** True for promises and other thenables. */
 export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function';
@@ -173,8 +178,13 @@ function checkPriority(eventName: string, priority: unknown, name: string): void
   }
 }
 
-function normalizeSubscription(subscription: Subscription): Array<readonly [string, number?]> {
+/** A subscription as a list of `[method, priority?]`; a TypeError naming the subscriber for any other shape (a bare string inside a list would be read as its characters). */
+function normalizeSubscription(subscription: Subscription, eventName: string, className: string): Array<readonly [string, number?]> {
   if (typeof subscription === 'string') return [[subscription]];
-  if (typeof subscription[0] === 'string') return [subscription as readonly [string, number?]];
-  return [...(subscription as ReadonlyArray<readonly [string, number?]>)];
+  const list: unknown = subscription;
+  if (Array.isArray(list)) {
+    if (typeof list[0] === 'string') return [list as unknown as readonly [string, number?]];
+    if (list.every((item: unknown) => Array.isArray(item) && typeof item[0] === 'string')) return [...(list as ReadonlyArray<readonly [string, number?]>)];
+  }
+  throw new TypeError(`${className} subscribes to "${eventName}" with ${describeValue(subscription)}: a subscription is 'method', ['method', priority] or a list of ['method', priority?].`);
 }

@@ -262,9 +262,12 @@ export class HttpKernel implements KernelLike {
       const pending = this.dispatcher.dispatch(responseEvent, KernelEvents.RESPONSE);
       if (pending !== responseEvent) await pending;
       filtered = responseEvent.response;
+      // As on the way of a response: the pages the listeners replaced are never sent, their stream bodies would stay open.
+      const replaced = responseEvent.replacedResponses();
+      if (filtered !== response || replaced.length > 0) dropBodies(filtered, response, ...replaced);
     } catch {
-      // The unfiltered page goes out; a stream a listener put in its place before failing is closed.
-      dropBodies(response, responseEvent.response);
+      // The unfiltered page goes out; the streams listeners put in its place before failing are closed.
+      dropBodies(response, ...responseEvent.replacedResponses(), responseEvent.response);
     }
     try {
       const finishing = this.#finishRequest(request, type);

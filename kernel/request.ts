@@ -88,6 +88,7 @@ export class RequestSlot<T> {
 const NO_TRUST: TrustProxy = () => false;
 /** The authority of an absolute-form target, up to its path, query or fragment: the characters the client sent, checked as a Host header is. */
 const ABSOLUTE_FORM_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i;
+const HTTP_URL = /^https?:\/\//i;
 
 /**
  * An HTTP request as the kernel sees it. Cheap to make: the path, query, cookies,
@@ -170,7 +171,8 @@ export class Request {
     if (/^https?:\/\//i.test(uri)) {
       const parsed = new URL(uri);
       scheme ??= parsed.protocol === 'https:' ? 'https' : 'http';
-      headers.host ??= parsed.host;
+      // The URL names the host, as an absolute-form target does on the wire (RFC 9112 3.2.2) and as in Symfony's create().
+      headers.host = parsed.host;
       target = `${parsed.pathname}${parsed.search}`;
     } else {
       target = originForm(uri);
@@ -189,7 +191,10 @@ export class Request {
    */
   static fromIncomingMessage(message: IncomingMessage, options: { trustProxy?: TrustProxy | null; trustHost?: TrustHost | null; bodyLimit?: number; beforeBodyRead?: () => void } = {}): Request {
     const socket = message.socket;
-    const request = new Request(message.url ?? '/', {
+    // A fragment is no part of a request target (RFC 9112 3.2); some clients send one all the same: dropped, as create() and Symfony drop it.
+    const target = message.url ?? '/';
+    const hash = target.indexOf('#');
+    const request = new Request(hash === -1 ? target : target.slice(0, hash), {
       method: message.method,
       headers: message.headers,
       body: message,
@@ -356,7 +361,8 @@ export class Request {
 
   /** The `Content-Type` without parameters, lower-case ('' when none). */
   get contentType(): string {
-    const header = this.headers['content-type'];
+    // An embedder's headers may hold a list; node:http joins none for Content-Type (a duplicate is dropped).
+    const header = firstHeaderValue(this.headers['content-type']);
     if (!header) return '';
     const semi = header.indexOf(';');
     return (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
@@ -374,9 +380,14 @@ export class Request {
 
   /** The body as UTF-8 text; bytes that are no UTF-8 are a 400 (decoding would replace them with U+FFFD unseen). */
   async text(): Promise<string> {
+    // RFC 9110 8.4: a body in a content coding (gzip) is no text until decoded, which nothing here does; a 415 says so, not "not UTF-8".
+    const coding = firstHeaderValue(this.headers['content-encoding'])?.trim().toLowerCase();
+    if (coding && coding !== 'identity') throw new UnsupportedMediaTypeHttpError(`The request body is sent with Content-Encoding "${coding}", which this server does not decode; read it with bytes() and decompress it.`);
     const bytes = await this.bytes();
     if (!isUtf8(bytes)) throw new MalformedRequestError('The request body is not valid UTF-8 text.');
-    return bytes.toString('utf8');
+    const text = bytes.toString('utf8');
+    // A byte order mark is no part of the text (fetch's text() drops it too; RFC 8259 8.1 lets JSON readers ignore it).
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   }
 
   /** The body parsed as JSON; invalid JSON is a 400 naming the problem. */
@@ -586,16 +597,24 @@ function nonOriginPath(target: string, method: string): string {
     if (method === 'OPTIONS') return '*';
     throw new MalformedRequestError(`Invalid request target "*" for ${method}: "*" (asking about the server itself) is for OPTIONS only; name a path such as "/".`);
   }
-  let url: URL;
+  const authority = ABSOLUTE_FORM_AUTHORITY.exec(target);
+  // A server is asked for http and https URLs only (RFC 9112 3.2.2); `ws://` or `foo://` would name a host all the same.
+  if (authority !== null && !HTTP_URL.test(target)) throw new MalformedRequestError(`Invalid request target "${target}": an absolute-form target is an http or https URL.`);
   try {
-    url = new URL(target);
+    if (authority === null) throw new TypeError('no authority');
+    new URL(target);
   } catch {
     throw new MalformedRequestError(`Invalid request target "${target}".`);
   }
   // RFC 9112 3.2.4: OPTIONS on a URL with an empty path and no query (`http://host`, not `http://host/`) is
   // the absolute-form of OPTIONS *, which the last proxy would have forwarded as `*`.
-  if (method === 'OPTIONS' && ABSOLUTE_FORM_AUTHORITY.exec(target)?.[0].length === target.length) return '*';
-  return url.pathname;
+  if (method === 'OPTIONS' && authority[0].length === target.length) return '*';
+  // The path as sent, as for an origin-form target: `new URL()` would resolve dot segments (`%2e%2e` too),
+  // turn `\` into `/` and re-encode, so one request would name another path than its origin-form twin.
+  const rest = target.slice(authority[0].length);
+  const end = rest.search(/[?#]/);
+  const path = end === -1 ? rest : rest.slice(0, end);
+  return path === '' ? '/' : path;
 }
 
 /**

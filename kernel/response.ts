@@ -62,17 +62,23 @@ export class Response {
   static json(data: unknown, status = 200, headers?: HeaderInit): Response {
     const text: string | undefined = JSON.stringify(data);
     // JSON.stringify gives undefined for these, which would make a 200 application/json with an empty body.
-    if (text === undefined) throw new TypeError(`Response.json() got ${typeof data === 'undefined' ? 'undefined' : `a ${typeof data}`}, which JSON cannot encode; pass null for an empty value.`);
+    if (text === undefined) throw new TypeError(`Response.json() got ${typeof data === 'symbol' ? 'a symbol' : describeValue(data)}, which JSON encodes as nothing (a toJSON() may give undefined); pass null for an empty value.`);
     const response = new Response(text, status, headers);
     response.headers['content-type'] ??= 'application/json';
     return response;
   }
 
-  /** A redirect (302 by default) to `url`. */
+  /**
+   * A redirect (302 by default) to `url`, with a status that is one (301, 302, 303, 307, 308, or
+   * 201 Created, as Symfony's RedirectResponse allows). What a Location cannot carry is
+   * percent-encoded as UTF-8 (`/é` → `/%C3%A9`; an absolute URL's host in another script in punycode);
+   * the rest goes as given.
+   */
   static redirect(url: string, status = 302, headers?: HeaderInit): Response {
-    if (!Number.isInteger(status) || status < 300 || status > 399) throw new RangeError(`A redirect needs a 3xx status, got ${status}.`);
+    if (!REDIRECT_STATUSES.has(status)) throw new RangeError(`A redirect's status is 301, 302, 303, 307, 308 or 201, not ${typeof status === 'number' ? status : describeValue(status)}.`);
+    if (typeof url !== 'string' || url === '') throw new TypeError(`A redirect needs a URL to go to, not ${url === '' ? 'an empty one' : describeValue(url)}.`);
     const response = new Response('', status, headers);
-    response.headers.location = url;
+    response.headers.location = asciiLocation(url);
     return response;
   }
 
@@ -246,6 +252,29 @@ function secureCookies(response: Response, request: Request): void {
   const secured = (value: string): string => (values.has(value) ? `${value}; Secure` : value);
   response.headers['set-cookie'] = Array.isArray(current) ? current.map(secured) : secured(current);
 }
+
+const NOT_ASCII_OR_SPACE = /[ \u0080-\uffff]/;
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/**
+ * `url` as a Location can carry it (RFC 3986: ASCII). node:http would send `é` as the Latin-1 byte
+ * E9, which clients read as U+FFFD, and refuse `€`. Controls are left for node:http to refuse: a CR/LF
+ * is an error to see, not one to send on encoded.
+ */
+function asciiLocation(url: string): string {
+  if (!NOT_ASCII_OR_SPACE.test(url)) return url;
+  // Only the URL parser writes a host in punycode (bücher.de → xn--bcher-kva.de).
+  if (ABSOLUTE_URL.test(url) && !CONTROL.test(url)) {
+    try {
+      return new URL(url).href;
+    } catch {
+      // Not a URL the parser takes: encoded as a relative one.
+    }
+  }
+  return url.replace(/[ \u0080-\uffff]+/g, (run) => Array.from(Buffer.from(run), (byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+}
+
+const ABSOLUTE_URL = /^[a-z][a-z0-9+.-]*:/i;
 
 /** Destroys a stream body that will not be sent (its file or socket would stay open); other bodies need nothing. */
 export function destroyBody(body: ResponseBody): void {

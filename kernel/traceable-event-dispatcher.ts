@@ -293,14 +293,15 @@ export class TraceableEventDispatcher extends EventDispatcher {
       try {
         result = entries[i]!.listener(event, eventName, this);
       } catch (error) {
-        running.pop();
+        // Not pop(): an async dispatch the listener started and left running is above it.
+        removeRunning(running, callRefs[i]!);
         const end = performance.now();
         log.push(callRefs[i]! + stoppedBit(event), callStart, end - callStart);
         log[at + 2] = end - start;
         throw error;
       }
       if (isPromiseLike(result)) return this.#dispatchRest(result, callStart, plan, i, event, eventName, trace, at);
-      running.pop();
+      removeRunning(running, callRefs[i]!);
       const end = performance.now();
       log.push(callRefs[i]! + stoppedBit(event), callStart, end - callStart);
       callStart = end;

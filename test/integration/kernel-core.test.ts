@@ -335,12 +335,16 @@ for (const scheme of SCHEMES) {
   });
 
   test('a header value node:http refuses (CR/LF, beyond Latin-1) is a 500, never a crash', async () => {
-    for (const path of ['/go?to=/a%0D%0ASet-Cookie:%20x=1', '/go-later?to=/a%0D%0ASet-Cookie:%20x=1', '/go?to=/%E2%82%AC']) {
+    for (const path of ['/go?to=/a%0D%0ASet-Cookie:%20x=1', '/go-later?to=/a%0D%0ASet-Cookie:%20x=1']) {
       const response = await fetchFrom(server, scheme, path);
       assert.is(response.status, 500, path);
       assert.is(response.headers['set-cookie'], undefined, path);
       assert.is(response.headers.location, undefined, 'nothing of the refused response is sent');
     }
+    // redirect() percent-encodes what is beyond ASCII, as a Location must be.
+    const euro = await fetchFrom(server, scheme, '/go?to=/%E2%82%AC');
+    assert.is(euro.status, 302);
+    assert.is(euro.headers.location, '/%E2%82%AC');
     const after = await fetchFrom(server, scheme, '/go?to=/books/1');
     assert.is(after.status, 302);
   });

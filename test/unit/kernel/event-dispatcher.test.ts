@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Event, EventDispatcher } from '../../../kernel/index.js';
@@ -204,6 +206,36 @@ test('a listener that is no function is refused when added, not at every dispatc
     assert.match((error as Error).message, /^A listener of "kernel\.request" is a function, not /);
   }
   assert.is(dispatcher.hasListeners('kernel.request'), false);
+});
+
+test('dispatching events nobody listens to keeps nothing per event name', () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener('known', () => {});
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const heap = () => {
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+  for (let i = 0; i < 1000; i++) dispatcher.dispatch(new Event(), `warm.${i}`);
+  const before = heap();
+  for (let i = 0; i < 200_000; i++) dispatcher.dispatch(new Event(), `entity.${i}.created`);
+  const grown = heap() - before;
+  assert.ok(grown < 5_000_000, `heap grew by ${grown} bytes`);
+  assert.equal(dispatcher.getListeners('entity.1.created'), []);
+});
+
+test('a subscription of another shape is refused with the subscriber, event and shapes named, not read as method names made of its characters', () => {
+  class Mixed {
+    getSubscribedEvents() {
+      return { 'app.saved': [['onSaved', 10], 'onAudit'] } as never;
+    }
+    onSaved(): void {}
+    onAudit(): void {}
+  }
+  const dispatcher = new EventDispatcher();
+  assert.throws(() => dispatcher.addSubscriber(new Mixed()), (error: Error) => error instanceof TypeError && /^Mixed subscribes to "app.saved" with .*: a subscription is 'method', \['method', priority\] or a list of \['method', priority\?\]\.$/.test(error.message));
+  assert.is(dispatcher.hasListeners(), false);
 });
 
 test.run();

@@ -737,4 +737,20 @@ test('a stream response one kernel.response listener sets and a later one replac
   }
 });
 
+test('an error page replaced in kernel.response has its stream body destroyed, as on the main path', async () => {
+  for (const how of ['setResponse', 'keep'] as const) {
+    const body = Readable.from(['never', 'read']);
+    const { dispatcher, kernel } = kernelWith(() => {
+      throw new Error('failed');
+    });
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response(body, 500)));
+    dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+      if (how === 'setResponse') event.setResponse(new Response('replaced', 500));
+    });
+    const response = await kernel.handle(Request.create('/'));
+    assert.is(body.destroyed, how !== 'keep', how);
+    assert.is(response.body === body, how === 'keep', how);
+  }
+});
+
 test.run();

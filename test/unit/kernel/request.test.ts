@@ -450,4 +450,69 @@ test('a duplicate shares the body of the request it was made from: read once, wh
   assert.is((await later.text()), '{"x":1}');
 });
 
+test('an absolute-form target keeps its path as sent, as an origin-form one does: no dot segments resolved, nothing re-encoded', () => {
+  const path = (target: string) => new Request(target, { headers: { host: 'b.test' } }).path;
+  assert.is(path('http://a.test/public/../admin'), '/public/../admin');
+  assert.is(path('http://a.test/public/%2e%2e/admin'), '/public/%2e%2e/admin');
+  assert.is(path('http://a.test/a\\b'), '/a\\b');
+  assert.is(path('http://a.test/{x}?y=1'), '/{x}');
+  assert.is(path('http://a.test'), '/');
+  assert.is(path('http://a.test?y=1'), '/');
+  assert.is(new Request('http://a.test/public/../admin?y=1', { headers: { host: 'b.test' } }).uri, 'http://a.test/public/../admin?y=1');
+  assert.instance(thrown(() => path('http://a.test:99999/x')), MalformedRequestError);
+});
+
+test('a fragment a client sent in the target is no part of the path or the query (Symfony drops it too)', () => {
+  const socket = new Socket();
+  const message = new IncomingMessage(socket);
+  message.url = '/x?y=1#top';
+  message.method = 'GET';
+  message.headers = { host: 'a.test' };
+  const request = Request.fromIncomingMessage(message);
+  assert.is(request.path, '/x');
+  assert.is(request.query.get('y'), '1');
+  assert.is(request.uri, 'http://a.test/x?y=1');
+  message.url = '/x#top?y=1';
+  assert.is(Request.fromIncomingMessage(message).path, '/x');
+  assert.is(Request.fromIncomingMessage(message).queryString, '');
+  socket.destroy();
+});
+
+test('a body with a Content-Encoding is a 415 for text(), json() and form(), not "not valid UTF-8"; bytes() gives it as sent', async () => {
+  const { gzipSync } = await import('node:zlib');
+  const make = () => Request.create('/', 'POST', { body: gzipSync('{"a":1}'), headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+  for (const read of [(r: Request) => r.text(), (r: Request) => r.json(), (r: Request) => r.form()]) {
+    const error = await read(make()).then(() => undefined, (e: unknown) => e);
+    assert.instance(error, UnsupportedMediaTypeHttpError);
+  }
+  const form = Request.create('/', 'POST', { body: gzipSync('a=1'), headers: { 'content-encoding': 'GZIP' } });
+  assert.instance(await form.form().then(() => undefined, (e: unknown) => e), UnsupportedMediaTypeHttpError);
+  assert.is((await make().bytes())[0], 0x1f);
+  assert.is(await Request.create('/', 'POST', { body: 'x', headers: { 'content-encoding': 'identity' } }).text(), 'x');
+});
+
+test('create() with an absolute URL takes its host and port over a Host header, as the same absolute-form target on the wire', () => {
+  const request = Request.create('http://a.test:8080/x', 'GET', { headers: { Host: 'b.test' } });
+  assert.is(request.httpHost, 'a.test:8080');
+  assert.is(request.uri, 'http://a.test:8080/x');
+});
+
+test('an absolute-form target is an http or https URL: another scheme is a 400, not a host to read', () => {
+  for (const target of ['ws://a.test/x', 'foo://evil/echo', 'file:///etc/passwd']) {
+    assert.instance(thrown(() => new Request(target, { headers: { host: 'b.test' } }).path), MalformedRequestError, target);
+  }
+  assert.is(new Request('HTTPS://a.test/x', { headers: { host: 'b.test' } }).path, '/x');
+});
+
+test('text() leaves out a byte order mark, so json() reads a body that starts with one', async () => {
+  const withBom = (text: string) => Request.create('/', 'POST', { body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]), headers: { 'content-type': 'application/json' } });
+  assert.equal(await withBom('{"a":1}').json(), { a: 1 });
+  assert.is(await withBom('x').text(), 'x');
+  assert.is(await Request.create('/', 'POST', { body: 'x\uFEFF' }).text(), 'x\uFEFF', 'only a leading one');
+});
+
+test('contentType reads the first of several Content-Type values an embedder gave, not a TypeError', () => {
+  assert.is(Request.create('/', 'POST', { headers: { 'content-type': ['Application/JSON; charset=utf-8', 'text/plain'] as never } }).contentType, 'application/json');
+});
+
 test.run();

@@ -161,4 +161,24 @@ test('a status is a whole number from 100 to 599, in the constructor and when se
   assert.is(response.status, 599);
 });
 
+test('redirect() percent-encodes what a Location cannot carry (non-ASCII as UTF-8, spaces; controls stay for node:http to refuse) and keeps the rest as given', () => {
+  assert.is(Response.redirect('/é').headers.location, '/%C3%A9');
+  assert.is(Response.redirect('/€?q=ü').headers.location, '/%E2%82%AC?q=%C3%BC');
+  assert.is(Response.redirect('https://example.com/a b').headers.location, 'https://example.com/a%20b');
+  assert.is(Response.redirect('/a%2Fb?x=%E9#f').headers.location, '/a%2Fb?x=%E9#f');
+});
+
+test('redirect() writes an absolute URL\'s host in another script in punycode; refuses a status that is no redirect and an empty URL', () => {
+  assert.is(Response.redirect('https://bücher.example/straße?q=ü').headers.location, 'https://xn--bcher-kva.example/stra%C3%9Fe?q=%C3%BC');
+  for (const status of [300, 304, 305, 399, 200]) assert.throws(() => Response.redirect('/x', status), /A redirect's status is 301, 302, 303, 307, 308 or 201/, String(status));
+  for (const status of [201, 301, 302, 303, 307, 308]) assert.is(Response.redirect('/x', status).status, status);
+  assert.throws(() => Response.redirect(''), /A redirect needs a URL to go to, not an empty one/);
+});
+
+test('Response.json() names what it got that JSON encodes as nothing', () => {
+  assert.throws(() => Response.json({ toJSON: () => undefined }), /Response\.json\(\) got an object of type Object, which JSON encodes as nothing/);
+  assert.throws(() => Response.json(undefined), /got undefined/);
+  assert.throws(() => Response.json(Symbol('s')), /got a symbol/);
+});
+
 test.run();

@@ -317,4 +317,25 @@ test('an event dispatched outside any request (start-up, a timer) reaches its li
   assert.equal(dispatcher.getCalledListeners(later), []);
 });
 
+test('an async listener started, not awaited, by a synchronous one is running, not "not called", until it ends', async () => {
+  const stack = new RequestStack();
+  const dispatcher = new TraceableEventDispatcher(stack);
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  dispatcher.addListener('app.audit', async function audit() {
+    await gate;
+  });
+  dispatcher.addListener('kernel.request', function starter() {
+    void dispatcher.dispatch(new Event(), 'app.audit');
+  });
+  const request = Request.create('/');
+  stack.run(request, () => dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'kernel.request'));
+  assert.equal(dispatcher.getNotCalledListeners(request), [], 'audit is running');
+  release();
+  await gate;
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(dispatcher.getCalledListeners(request).map((c) => c.listener), ['starter', 'audit']);
+  assert.equal(dispatcher.getNotCalledListeners(request), []);
+});
+
 test.run();
