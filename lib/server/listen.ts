@@ -89,6 +89,8 @@ const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 const IDLE_CHECK_INTERVAL_MS = 1_000;
 /** Keep-alive timeout once close() has begun, so a connection whose response ends after that does not linger. */
 const CLOSING_KEEP_ALIVE_MS = 1;
+/** Once close() has begun, how long a connection that has sent nothing yet is given for its first request. */
+const FIRST_REQUEST_GRACE_MS = 1_000;
 /** How long past the advertised keep-alive timeout a connection is kept, so that a client's request sent just in time is not met by a close (node's margin). */
 const KEEP_ALIVE_MARGIN_MS = 1_000;
 
@@ -152,7 +154,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
   return {
     urls,
     servers,
-    close: () => (closed ??= closeGracefully(servers, sockets, tlsSockets, limits.shutdownTimeout).finally(() => idle?.stop())),
+    close: () => (closed ??= closeGracefully(servers, sockets, tlsSockets, limits.shutdownTimeout, idle).finally(() => idle?.stop())),
   };
 }
 
@@ -393,6 +395,7 @@ async function closeGracefully(
   sockets: Set<Socket>,
   tlsSockets: Set<Duplex>,
   shutdownTimeout: number,
+  idle: IdleSockets | null,
 ): Promise<void> {
   // Nothing on the request path: responses already in flight, and those of requests that still
   // arrive on open connections, are told here to end their connection.
@@ -408,6 +411,12 @@ async function closeGracefully(
     }),
   );
   for (const server of servers) server.closeIdleConnections();
+  // node's closeIdleConnections skips a connection that never sent a request (a browser's preconnect,
+  // a TLS client yet to say hello): it held shutdown until the keep-alive sweep (6 s) or, under TLS,
+  // the shutdown timeout (10 s). Given a moment for the request its client may be sending, it goes.
+  const unused = setTimeout(() => {
+    for (const socket of sockets) if (idle?.awaitsFirstRequest(socket) ?? socket.bytesRead === 0) socket.destroy();
+  }, Math.min(FIRST_REQUEST_GRACE_MS, shutdownTimeout));
 
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<void>((resolve) => {
@@ -419,6 +428,7 @@ async function closeGracefully(
   });
   await Promise.race([allClosed, deadline]);
   clearTimeout(timer);
+  clearTimeout(unused);
   await allClosed;
   // A server reports itself closed as soon as its last socket is destroyed, a turn before that socket's
   // 'close', which is when a response cut there learns of it (and its kernel.terminate, deferred until
@@ -496,6 +506,14 @@ class IdleSockets {
   ignoreReads(socket: Socket): void {
     const activity = this.#sockets.get(socket);
     if (activity !== undefined) activity.readsCount = false;
+  }
+
+  /** Whether nothing was ever read on `socket` (under TLS: no handshake begun, or done with no request since). */
+  awaitsFirstRequest(socket: Socket): boolean {
+    const activity = this.#sockets.get(socket);
+    if (activity === undefined) return false;
+    if (activity.http === null) return socket.bytesRead === 0;
+    return activity.http.bytesRead === 0 && activity.http._httpMessage == null;
   }
 
   stop(): void {

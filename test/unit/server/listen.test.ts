@@ -681,4 +681,26 @@ test('createRequestListener\'s unhandled page: a promised Response is sent; one 
   assert.ok(critical.every((record) => !('handled' in record.context)));
 });
 
+test('close() drops within a second a connection that has not sent a request yet, over http and https (a browser preconnect)', async () => {
+  const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0, tls }), 5_000, 'startServers');
+  try {
+    const [httpPort, httpsPort] = running.urls.map(portOf) as [number, number];
+    const opened: Array<Socket | TLSSocket> = [
+      connect({ host: '127.0.0.1', port: httpPort }),
+      tlsConnect({ host: '127.0.0.1', port: httpsPort, ca: tls.cert, servername: 'localhost' }),
+      connect({ host: '127.0.0.1', port: httpsPort }),
+    ];
+    const closed = opened.map((socket) => new Promise<void>((resolve) => socket.on('close', () => resolve())));
+    for (const socket of opened) socket.on('error', () => {});
+    await within(new Promise<void>((resolve) => (opened[1] as TLSSocket).once('secureConnect', () => resolve())), 5_000, 'handshake');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = Date.now();
+    await within(running.close(), 5_000, 'close');
+    await within(Promise.all(closed), 5_000, 'connections closed');
+    assert.ok(Date.now() - started < 2_000, `close() took ${Date.now() - started} ms with connections that never sent a request`);
+  } finally {
+    await within(running.close(), 5_000, 'close');
+  }
+});
+
 test.run();
