@@ -51,6 +51,11 @@ export const TOOLBAR_CSS = `
 #hk-toolbar .hk-hide:checked ~ .hk-bar, #hk-toolbar .hk-hide:checked ~ .hk-spacer, #hk-toolbar .hk-hide:checked ~ .hk-toggle .hk-when-open { display: none; }
 #hk-toolbar .hk-hide:checked ~ .hk-toggle .hk-when-closed { display: inline-flex; }
 #hk-toolbar .hk-hide:checked ~ .hk-toggle { border-top-left-radius: 6px; box-shadow: 0 -2px 8px rgba(0, 0, 0, .12); }
+@media (max-width: 640px) {
+  #hk-toolbar .hk-bar { scrollbar-width: none; }
+  #hk-toolbar a.hk-item { gap: 4px; padding: 0 8px; }
+  #hk-toolbar a.hk-route, #hk-toolbar a.hk-memory, #hk-toolbar .hk-token .hk-label { display: none; }
+}
 @media print { #hk-toolbar { display: none; } }
 `;
 
