@@ -98,7 +98,8 @@ function debugHeaders(error: FlatError | undefined): Record<string, string> {
   if (error === undefined) return headers;
   headers['x-debug-exception'] = encodedWithin(error.message, DEBUG_EXCEPTION_MAX);
   const frame = error.frames.find((f) => f.file !== null);
-  if (frame?.file) headers['x-debug-exception-file'] = `${encodeURIComponent(frame.file)}:${frame.line ?? 0}`;
+  // Bounded and made encodable as the message is: a frame's file may be long, non-ASCII or hold a lone surrogate (a forged stack, a vm filename).
+  if (frame?.file) headers['x-debug-exception-file'] = `${encodedWithin(frame.file, DEBUG_EXCEPTION_MAX)}:${frame.line ?? 0}`;
   return headers;
 }
 

@@ -145,7 +145,9 @@ function ownStatus(error: object): number | null {
 
 function className(error: object, name: string): string {
   const ctor = read(error, 'constructor');
-  if (typeof ctor === 'function' && typeof ctor.name === 'string' && ctor.name !== '') return ctor.name;
+  // A class's static `name` may be a getter that throws, too.
+  const ctorName = typeof ctor === 'function' ? read(ctor, 'name') : undefined;
+  if (typeof ctorName === 'string' && ctorName !== '') return ctorName;
   return name !== '' ? name : 'Error';
 }
 
@@ -165,7 +167,8 @@ function describeType(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value !== 'object') return typeof value;
   const ctor = read(value, 'constructor');
-  return typeof ctor === 'function' && ctor.name ? `object ${ctor.name}` : 'object';
+  const ctorName = typeof ctor === 'function' ? read(ctor, 'name') : undefined;
+  return typeof ctorName === 'string' && ctorName !== '' ? `object ${ctorName}` : 'object';
 }
 
 function preview(value: unknown): string {

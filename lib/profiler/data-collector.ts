@@ -8,6 +8,8 @@ export interface CollectContext {
   response: Response;
   /** The error that escaped while handling the request, if any. */
   error: unknown;
+  /** Whether an error escaped: `error` alone cannot say so when the value thrown was `undefined` or `null`. */
+  failed?: boolean;
   requestType: 'main' | 'sub';
   /** Epoch milliseconds when the request began. */
   startTime: number;

@@ -57,6 +57,8 @@ interface Recording {
   startNow: number;
   endNow: number;
   error: unknown;
+  /** Whether an error escaped (it may have been `undefined` or `null`). */
+  failed: boolean;
   /** Set when the response is ready: from then on the request can be profiled. */
   response: Response | null;
   /** What the collectors with a `collect` step gathered on kernel.response (by collector index), or null when none has one. */
@@ -244,7 +246,9 @@ export class Profiler {
   /** Remembers the error that escaped, for the exception panel. */
   onKernelException(event: ExceptionEvent): void {
     const recording = this.#recordings.get(event.request);
-    if (recording !== undefined) recording.error = event.error;
+    if (recording === undefined) return;
+    recording.error = event.error;
+    recording.failed = true;
   }
 
   /**
@@ -270,6 +274,7 @@ export class Profiler {
     const recording = this.#recordings.get(request);
     if (recording === undefined) return;
     recording.error = error;
+    recording.failed = true;
     this.#answered(recording, request, response);
   }
 
@@ -312,6 +317,11 @@ export class Profiler {
     const tree = this.#trees.get(event.request);
     if (tree === undefined) return;
     this.#trees.delete(event.request);
+    // A main request whose kernel.response failed on its error page too (the kernel then sends the page
+    // unfiltered): the profiler's own kernel.response never ran for it. It is recorded with the response
+    // that went out, its error and logs kept, rather than left out while its error page's profile is saved alone.
+    const main = tree[0];
+    if (main !== undefined && main.request === event.request && main.response === null) this.#answered(main, event.request, event.response);
     // Most trees are one answered request: no copy of the tree is made for them.
     const done = tree.length === 1 && tree[0]!.response !== null ? tree : tree.filter((recording) => recording.response !== null);
     this.#recorded += done.length;
@@ -443,6 +453,7 @@ export class Profiler {
       startNow,
       endNow: startNow,
       error: null,
+      failed: false,
       response: null,
       collected: null,
       collectError: null,
@@ -458,6 +469,7 @@ export class Profiler {
       request: recording.request,
       response: recording.response!,
       error: recording.error,
+      failed: recording.failed,
       requestType: recording.requestType,
       startTime: recording.startTime,
       startNow: recording.startNow,

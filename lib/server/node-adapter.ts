@@ -64,14 +64,18 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const logger = options.logger;
   const dispatcher = kernel.dispatcher;
 
+  // In the request's context, as its listeners ran: the record is the request's (its stderr line).
+  const terminateFailed = (request: Request, error: unknown): void =>
+    kernel.requestStack.run(request, () => logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error }));
+
   // After the response is handed to the socket: slow work (profile saving) is off the client's path.
   const terminate = (request: Request, response: Response): void => {
     if (!dispatcher.hasListeners(KernelEvents.TERMINATE)) return;
     try {
       const done = kernel.terminateMaybeAsync(request, response);
-      if (done !== undefined) done.then(undefined, (error: unknown) => terminateFailed(error, logger));
+      if (done !== undefined) done.then(undefined, (error: unknown) => terminateFailed(request, error));
     } catch (error) {
-      terminateFailed(error, logger);
+      terminateFailed(request, error);
     }
   };
 
@@ -225,9 +229,6 @@ function sendContinue(res: ServerResponse): void {
   if (!res.headersSent && !res.destroyed && !sent100(res)) res.writeContinue();
 }
 
-function terminateFailed(error: unknown, logger: Logger | undefined): void {
-  logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error });
-}
 
 /** What sendAndTerminate() answers when the response went out. */
 const SENT = Symbol('sent');
@@ -486,6 +487,11 @@ function compileTrust(trusted: RequestListenerOptions['trustedProxies']): TrustP
   return compileAddressList(trusted);
 }
 
+/** The error as a log message names it; never throws, whatever was thrown (a null-prototype object, a Proxy, a throwing getter). */
 function messageOf(error: unknown): string {
-  return error instanceof Error ? `${error.constructor.name}: ${error.message}` : String(error);
+  try {
+    return error instanceof Error ? `${error.constructor.name}: ${error.message}` : String(error);
+  } catch {
+    return `[${typeof error} that cannot be written as text]`;
+  }
 }

@@ -16,10 +16,11 @@ export class ExceptionCollector implements DataCollector {
   /** `redactor` hides secret pairs in messages and stacks, as the log records of the same error have them. */
   constructor(readonly redactor: Redactor = new Redactor()) {}
 
-  lateCollect({ error }: CollectContext): ExceptionData | RawJson {
+  lateCollect({ error, failed }: CollectContext): ExceptionData | RawJson {
     // The error page sub-request carries the error it renders; the failed request records it from kernel.exception.
-    const escaped = error ?? null;
-    if (escaped === null) return NO_EXCEPTIONS;
+    // `failed` tells a thrown `undefined` or `null` from no error at all (a collector context made elsewhere may lack it).
+    const escaped = failed === true ? error : (error ?? null);
+    if (failed !== true && escaped === null) return NO_EXCEPTIONS;
     const exceptions = this.#chain(escaped);
     // An error a kernel.exception listener threw (it escaped the kernel): the one it was handling too.
     const handled = HttpKernel.handledErrorOf(escaped);
