@@ -53,22 +53,31 @@ const MAX_FRAME_TEXT = 1000;
 /** Of a class name and a code. */
 const MAX_NAME = 200;
 
-/** Flattens an error and its ES2022 `cause` chain, outermost first; stops at a cycle or at `maxErrors`. */
+/**
+ * Flattens an error and its ES2022 `cause` chain, outermost first; an AggregateError's `errors`
+ * (each with its own causes) come right after it, before its cause (`Promise.any()`, a connection
+ * tried on several addresses: the reasons are there). Stops at a cycle or at `maxErrors`.
+ */
 export function flattenError(error: unknown, options: FlattenErrorOptions = {}): FlatError[] {
   const max = Math.max(1, options.maxErrors ?? DEFAULT_MAX_ERRORS);
   const mapSources = options.sourceMaps === true;
   const chain: FlatError[] = [];
   const seen = new Set<unknown>();
-  let current: unknown = error;
-  while (chain.length < max) {
+  // Taken from the end: what comes next is pushed last.
+  const pending: unknown[] = [error];
+  while (chain.length < max && pending.length > 0) {
+    const current = pending.pop();
     const outermost = chain.length === 0;
-    chain.push(isErrorLike(current) ? flattenOne(current, outermost, mapSources) : flattenThrownValue(current, outermost));
-    if (!isErrorLike(current)) break;
+    if (!isErrorLike(current)) {
+      chain.push(flattenThrownValue(current, outermost));
+      continue;
+    }
+    chain.push(flattenOne(current, outermost, mapSources));
     seen.add(current);
-    if (!hasOwnOrInherited(current, 'cause')) break;
-    const cause = read(current, 'cause');
-    if (cause === undefined || seen.has(cause)) break;
-    current = cause;
+    const cause = hasOwnOrInherited(current, 'cause') ? read(current, 'cause') : undefined;
+    if (cause !== undefined && !seen.has(cause)) pending.push(cause);
+    const aggregated = aggregatedErrors(current);
+    for (let i = aggregated.length - 1; i >= 0; i--) if (!seen.has(aggregated[i])) pending.push(aggregated[i]);
   }
   if (options.status !== undefined && isHttpStatus(options.status)) {
     chain[0]!.status = options.status;
@@ -90,7 +99,7 @@ function flattenOne(error: object, outermost: boolean, mapSources: boolean): Fla
     statusText: status === null ? null : statusText(status),
     // Only an HttpError's (ours, or its shape across copies): another error's `headers` may be another response's (undici's ResponseError carries the upstream's, Set-Cookie included).
     headers: isHttpError(error) ? headersOf(read(error, 'headers')) : {},
-    frames: parseStack(stack, stackHeader(name, message)).slice(0, MAX_FRAMES).map(mapSources ? (frame) => cutFrame(mapFrameToSource(frame)) : cutFrame),
+    frames: parseStack(stack, stackHeader(name, message), MAX_FRAMES).map(mapSources ? (frame) => cutFrame(mapFrameToSource(frame)) : cutFrame),
     stack: cut(stack, MAX_STACK),
   };
   if (typeof code === 'string') flat.code = cut(code, MAX_NAME);
@@ -120,6 +129,17 @@ function flattenThrownValue(value: unknown, outermost: boolean): FlatError {
     frames: [],
     stack: '',
   };
+}
+
+/** An AggregateError's `errors` (of this realm or another), at most as many as a chain keeps; none for any other error. */
+function aggregatedErrors(error: object): readonly unknown[] {
+  try {
+    if (!(error instanceof AggregateError) && read(error, 'name') !== 'AggregateError') return [];
+    const errors = read(error, 'errors');
+    return Array.isArray(errors) ? errors.slice(0, DEFAULT_MAX_ERRORS) : [];
+  } catch {
+    return [];
+  }
 }
 
 function isErrorLike(value: unknown): value is object {

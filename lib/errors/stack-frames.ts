@@ -42,8 +42,9 @@ const evalOrigin = /\(([^()]*)\)/;
 /**
  * Parses the frames of a V8 `error.stack`. `header` is the `Name: message` text the stack starts with,
  * when known: skipping it exactly keeps a message that contains "    at ..." lines from posing as frames.
+ * At most `limit` frames are parsed, the first ones (a stack of 300,000 frames costs its split, not 300,000 parses).
  */
-export function parseStack(stack: string, header?: string): StackFrame[] {
+export function parseStack(stack: string, header?: string, limit = Infinity): StackFrame[] {
   let body = stack;
   if (header !== undefined && header !== '' && stack.startsWith(header)) body = stack.slice(header.length);
   const lines = body.split(/\r?\n/);
@@ -51,7 +52,7 @@ export function parseStack(stack: string, header?: string): StackFrame[] {
   let first = lines.length;
   while (first > 0 && (frameLine.test(lines[first - 1]!) || lines[first - 1]!.trim() === '')) first--;
   const frames: StackFrame[] = [];
-  for (let i = first; i < lines.length; i++) {
+  for (let i = first; i < lines.length && frames.length < limit; i++) {
     const match = frameLine.exec(lines[i]!);
     if (match) frames.push(parseFrame(match[1]!.trim()));
   }

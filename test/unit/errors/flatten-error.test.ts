@@ -100,6 +100,24 @@ test('stops after 20 errors of a long chain', () => {
   assert.is(flattenError(error, { maxErrors: 3 }).length, 3);
 });
 
+test('an AggregateError\'s errors follow it, each with its own causes, before its cause; a cycle through them stops', async () => {
+  const refused = new Error('connect ECONNREFUSED 10.0.0.1:5432', { cause: new Error('socket closed') });
+  const timedOut = new Error('connect ETIMEDOUT 10.0.0.2:5432');
+  const any = await Promise.any([Promise.reject(refused), Promise.reject(timedOut)]).catch((error: unknown) => error);
+  const outer = new Error('database unavailable', { cause: any });
+  assert.equal(flattenError(outer).map((error) => `${error.class}: ${error.message}`), [
+    'Error: database unavailable',
+    'AggregateError: All promises were rejected',
+    'Error: connect ECONNREFUSED 10.0.0.1:5432',
+    'Error: socket closed',
+    'Error: connect ETIMEDOUT 10.0.0.2:5432',
+  ]);
+  const looped = new AggregateError([], 'looped');
+  (looped as unknown as { errors: unknown[] }).errors = [looped, 'a string'];
+  assert.equal(flattenError(looped).map((error) => error.message), ['looped', 'Cause is not an Error (string): \'a string\'']);
+  assert.is(flattenError(new AggregateError(Array.from({ length: 50 }, (_, i) => new Error(String(i))))).length, 20);
+});
+
 test('turns a thrown string into an Error entry that says what was thrown', () => {
   const [flat, ...rest] = flattenError('oops');
   assert.is(rest.length, 0);

@@ -264,4 +264,10 @@ test('reads a file again after it changed on disk', () => {
   assert.is(readSourceExcerpt(file, 2, 0)!.lines[0], 'changed');
 });
 
+test('parseStack parses at most `limit` frames, the first ones', () => {
+  const stack = `Error: deep\n${Array.from({ length: 1000 }, (_, i) => `    at f${i} (/app/x.js:${i + 1}:1)`).join('\n')}`;
+  assert.equal(parseStack(stack, 'Error: deep', 3).map((frame) => frame.function), ['f0', 'f1', 'f2']);
+  assert.is(parseStack(stack, 'Error: deep').length, 1000);
+});
+
 test.run();
