@@ -412,10 +412,11 @@ async function closeGracefully(
   );
   for (const server of servers) server.closeIdleConnections();
   // node's closeIdleConnections skips a connection that never sent a request (a browser's preconnect,
-  // a TLS client yet to say hello): it held shutdown until the keep-alive sweep (6 s) or, under TLS,
-  // the shutdown timeout (10 s). Given a moment for the request its client may be sending, it goes.
+  // a TLS client yet to say hello), and one whose request is answered but its body still coming (node
+  // stops its request timeout once closing): they held shutdown until the keep-alive sweep (6 s) or the
+  // shutdown timeout (10 s). Given a moment for the request its client may be sending, they go.
   const unused = setTimeout(() => {
-    for (const socket of sockets) if (idle?.awaitsFirstRequest(socket) ?? socket.bytesRead === 0) socket.destroy();
+    for (const socket of sockets) if (idle === null ? socket.bytesRead === 0 : idle.awaitsFirstRequest(socket) || idle.answeredMidRequest(socket)) socket.destroy();
   }, Math.min(FIRST_REQUEST_GRACE_MS, shutdownTimeout));
 
   let timer: NodeJS.Timeout | undefined;
@@ -514,6 +515,16 @@ class IdleSockets {
     if (activity === undefined) return false;
     if (activity.http === null) return socket.bytesRead === 0;
     return activity.http.bytesRead === 0 && activity.http._httpMessage == null;
+  }
+
+  /** Whether the request in progress on `socket` has its answer sent, and only the rest of its body is still to come. */
+  answeredMidRequest(socket: Socket): boolean {
+    const http = this.#sockets.get(socket)?.http;
+    // The response of a request in progress is on the socket from its head on (a pipelined one's, queued, behind another's).
+    if (http == null || http.parser == null || http._httpMessage != null) return false;
+    const parser = http.parser;
+    if (typeof parser.headersCompleted !== 'function' || typeof parser.duration !== 'function') return false;
+    return parser.headersCompleted() && parser.duration() > 0;
   }
 
   stop(): void {

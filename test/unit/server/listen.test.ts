@@ -703,4 +703,30 @@ test('close() drops within a second a connection that has not sent a request yet
   }
 });
 
+test('close() drops within a second a connection whose request is answered but whose body is still coming, over http and https', async () => {
+  const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0, tls }), 5_000, 'startServers');
+  try {
+    const [httpPort, httpsPort] = running.urls.map(portOf) as [number, number];
+    const stalled = 'POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\nabc';
+    const opened: Array<Socket | TLSSocket> = [
+      connect({ host: '127.0.0.1', port: httpPort }, function (this: Socket) {
+        this.write(stalled);
+      }),
+      tlsConnect({ host: '127.0.0.1', port: httpsPort, ca: tls.cert, servername: 'localhost' }, function (this: TLSSocket) {
+        this.write(stalled);
+      }),
+    ];
+    const closed = opened.map((socket) => new Promise<void>((resolve) => socket.on('close', () => resolve())));
+    const answered = opened.map((socket) => new Promise<void>((resolve) => socket.once('data', () => resolve())));
+    for (const socket of opened) socket.on('error', () => {});
+    await within(Promise.all(answered), 5_000, 'answers');
+    const started = Date.now();
+    await within(running.close(), 5_000, 'close');
+    await within(Promise.all(closed), 5_000, 'connections closed');
+    assert.ok(Date.now() - started < 2_000, `close() took ${Date.now() - started} ms with connections whose answers were sent`);
+  } finally {
+    await within(running.close(), 5_000, 'close');
+  }
+});
+
 test.run();
