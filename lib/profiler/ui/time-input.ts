@@ -62,7 +62,15 @@ function spanOf(year: number, month: number, day: number, time: (string | undefi
   const length = second === undefined ? 60_000 : fraction === undefined ? 1000 : 10 ** Math.max(0, 3 - fraction.length);
   const parts = [year, month, day, Number(hour), Number(minute), Number(second ?? 0), millisecond] as const;
   const offsetMs = (sign === '-' ? -1 : 1) * (Number(offsetHours ?? 0) * 60 + Number(offsetMinutes ?? 0)) * 60_000;
-  const first = utc !== undefined || sign !== undefined ? utcInstant(...parts) - offsetMs : localInstant(...parts);
+  const zoned = utc !== undefined || sign !== undefined;
+  const first = zoned ? utcInstant(...parts) - offsetMs : localInstant(...parts);
+  // A local time a daylight saving change skips (02:30 on a spring-forward night) reads as an hour later: refused, as 24:00 is.
+  if (!zoned) {
+    const read = new Date(first);
+    if (read.getHours() !== Number(hour) || read.getMinutes() !== Number(minute)) {
+      return refused(`names a local time that does not exist in the server's time zone (a daylight saving change skips it); add an offset such as +01:00`);
+    }
+  }
   return { ok: true, span: { first, last: first + length - 1 } };
 }
 

@@ -79,6 +79,16 @@ test('a whole day ends at the next local midnight, on a day the clocks go back t
   assert.is(criteria('end=01-Nov-2026').end, new Date(2026, 10, 2).getTime() - 1);
 });
 
+test('a local time a daylight saving change skips is a 400 saying so; the hour repeated when the clocks go back is read as its first time', () => {
+  // New York springs forward at 02:00 on 8 Mar 2026: 02:00-02:59 do not exist there.
+  for (const query of ['start=2026-03-08 02:30', 'end=2026-03-08T02:00:00', 'start=08-Mar-2026 02:59:59']) {
+    assert.throws(() => criteria(query), (error: Error) => error instanceof BadRequestHttpError && /does not exist in the server's time zone \(a daylight saving change skips it\)/.test(error.message), query);
+  }
+  assert.is(criteria('start=2026-03-08 03:00').start, Date.UTC(2026, 2, 8, 7, 0));
+  assert.is(criteria('start=2026-03-08T02:30-05:00').start, Date.UTC(2026, 2, 8, 7, 30), 'with an offset it exists');
+  assert.is(criteria('start=2026-11-01 01:30').start, Date.UTC(2026, 10, 1, 5, 30));
+});
+
 test('a zone or an offset is honoured; without one the time is local', () => {
   assert.is(criteria('start=2026-11-25T02:13:37Z').start, Date.UTC(2026, 10, 25, 2, 13, 37));
   assert.is(criteria('start=2026-11-25T02:13:37%2B01:00').start, Date.UTC(2026, 10, 25, 1, 13, 37));
