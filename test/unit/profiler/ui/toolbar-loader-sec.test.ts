@@ -4,22 +4,16 @@ import { runInNewContext } from 'node:vm';
 import { TOOLBAR_LOADER_JS } from '../../../../lib/profiler/ui/toolbar-assets.js';
 
 /** A placeholder element as the loader sees it. */
-function placeholder(id: string, src: string) {
-  return { id, dataset: { token: 'a1b2c3', src, panel: '/_profiler/a1b2c3' }, replaceWith() {} };
+function placeholder(id: string, src: string, token = 'a1b2c3', panel = `/_profiler/${token}`) {
+  return { id, dataset: { token, src, panel }, replaceWith() {} };
 }
 
-/**
- * Runs the loader in a page where the application's own HTML, earlier in the document, holds an
- * element with the placeholder's id (what HTML sanitizers let through: ids and data attributes).
- */
-function fetchedByLoader(): string[] {
-  const planted = placeholder('hk-toolbar-loader', 'https://evil.test/payload');
-  const own = placeholder('hk-toolbar-loader', '/_wdt/a1b2c3');
-  const script = { previousElementSibling: own };
+/** The URLs the loader fetches when its script follows `own`, in a page whose element found by the placeholder's id is `byId`. */
+function fetchesFrom(own: ReturnType<typeof placeholder>, byId: ReturnType<typeof placeholder> | null = null): string[] {
   const fetched: string[] = [];
   const document = {
-    currentScript: script,
-    getElementById: (id: string) => (id === 'hk-toolbar-loader' ? planted : null),
+    currentScript: { previousElementSibling: own },
+    getElementById: (id: string) => (id === 'hk-toolbar-loader' ? byId : null),
     createRange: () => ({ createContextualFragment: () => ({}) }),
     createElement: () => ({ style: {}, appendChild() {} }),
   };
@@ -29,6 +23,14 @@ function fetchedByLoader(): string[] {
   };
   runInNewContext(TOOLBAR_LOADER_JS, { document, fetch, window: { fetch }, setTimeout: () => 0 });
   return fetched;
+}
+
+/**
+ * Runs the loader in a page where the application's own HTML, earlier in the document, holds an
+ * element with the placeholder's id (what HTML sanitizers let through: ids and data attributes).
+ */
+function fetchedByLoader(): string[] {
+  return fetchesFrom(placeholder('hk-toolbar-loader', '/_wdt/a1b2c3'), placeholder('hk-toolbar-loader', 'https://evil.test/payload'));
 }
 
 test('the toolbar loader loads from its own placeholder, not from an element of the page with the same id', () => {
@@ -87,18 +89,7 @@ test('a copy of the loader planted in the page (allowed by its CSP hash) fetches
     ['a1b2c3', '/_wdt/a1b2c3', 'javascript:alert(1)'],
     ['../x', '/_wdt/../x', '/_profiler/../x'],
   ] as const) {
-    const planted = { id: 'hk-toolbar-loader', dataset: { token, src, panel }, replaceWith() {} };
-    const document = {
-      currentScript: { previousElementSibling: planted },
-      getElementById: () => null,
-      createRange: () => ({ createContextualFragment: () => ({}) }),
-      createElement: () => ({ style: {}, appendChild() {} }),
-    };
-    const fetch = (url: string) => {
-      fetched.push(url);
-      return new Promise(() => {});
-    };
-    runInNewContext(TOOLBAR_LOADER_JS, { document, fetch, window: { fetch }, setTimeout: () => 0 });
+    fetched.push(...fetchesFrom(placeholder('hk-toolbar-loader', src, token, panel)));
   }
   assert.equal(fetched, []);
 });
