@@ -314,7 +314,7 @@ function answerInTurn(socket: ServedSocket, refused: IncomingMessage | null, ans
 
 /** A whole plain-text answer, closing its connection; to a HEAD (`toHead`), its head alone, Content-Length still the text's (RFC 9110 9.3.2). */
 function plainAnswer(status: number, body: string, toHead = false): string {
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${toHead ? '' : body}`;
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nDate: ${new Date().toUTCString()}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${toHead ? '' : body}`;
 }
 
 /** Writes a whole plain-text answer on a connection the http layer no longer serves, then closes it. */

@@ -114,4 +114,14 @@ test('a HEAD whose head outgrows a TLS record is refused with the text, framed a
   assert.equal(refusal!.headers.connection, ['close']);
 });
 
+test('every refusal carries Date, as every other answer does (RFC 9110 6.6.1: an origin server with a clock MUST send it in 4xx)', async () => {
+  for (const scheme of SCHEMES) {
+    for (const [name, request] of REFUSED) {
+      const { responses: [refusal] } = readResponses(await sendRaw(server, scheme, request('GET')), ['GET']);
+      const date = refusal!.headers.date;
+      assert.ok(date !== undefined && date.length === 1 && !Number.isNaN(Date.parse(date[0]!)), `${scheme}, ${name}: ${JSON.stringify(refusal!.headers)}`);
+    }
+  }
+});
+
 test.run();
