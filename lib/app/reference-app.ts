@@ -6,7 +6,7 @@ import { createKernel, type KernelApp, type KernelOptions } from './create-kerne
 /** The reference service's options: those of createKernel, with the service's defaults (staging, debug on). */
 export type AppOptions = Omit<KernelOptions, 'routes'>;
 
-/** `GET /`: the welcome page. */
+/** `GET /`: the welcome page (a HEAD is answered as GET, so that its Content-Length is GET's). */
 export function homeController(request: Request): Response {
   const page = html`<!DOCTYPE html>
 <html lang="en">
@@ -16,7 +16,7 @@ export function homeController(request: Request): Response {
 <body>
 <h1>Welcome to http-kernel</h1>
 <p>The service is running. Try <a href="/health">/health</a>.</p>
-<p>You asked for <code>${request.method} ${request.path}</code>.</p>
+<p>You asked for <code>${request.method === 'HEAD' ? 'GET' : request.method} ${request.path}</code>.</p>
 </body>
 </html>
 `;

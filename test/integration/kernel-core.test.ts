@@ -43,6 +43,15 @@ for (const scheme of SCHEMES) {
     assert.match(response.body, /Welcome to http-kernel/);
   });
 
+  test('HEAD / gets the headers GET / does, its Content-Length the length of the body GET sends', async () => {
+    const get = await fetchFrom(server, scheme, '/');
+    const head = await fetchFrom(server, scheme, '/', { method: 'HEAD' });
+    assert.is(head.status, 200);
+    assert.is(head.body, '');
+    assert.is(head.headers['content-length'], String(Buffer.byteLength(get.body)));
+    assert.is(get.headers['content-length'], String(Buffer.byteLength(get.body)));
+  });
+
   test('GET / declares an empty data: icon, so a browser asks for no /favicon.ico (a 404, and a profile, of its own)', async () => {
     const response = await fetchFrom(server, scheme, '/');
     assert.match(response.body, /<head>[^]*<link rel="icon" href="data:,">[^]*<\/head>/);
