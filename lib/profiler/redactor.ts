@@ -17,6 +17,8 @@ const UNREADABLE = '[unreadable value]';
 const UNREADABLE_JSON = JSON.stringify(UNREADABLE);
 /** REDACTED as a query parameter's value. */
 const REDACTED_QUERY_VALUE = encodeURIComponent(REDACTED);
+/** A `;key=value` pair of a path or a value: the value runs to the next `;`, `/`, `?`, `#` or `&`. */
+const SEMICOLON_PAIR = /;([^=;/?#&]+)=[^;/?#&]*/g;
 
 /** What the redactor decided about a key (cached per key). */
 interface KeyVerdict {
@@ -404,32 +406,44 @@ export class Redactor {
     return redacted === decoded ? value : encodeURIComponent(redacted);
   }
 
-  /** Query parameters as a record, secret ones hidden. */
+  /** Query parameters as a record, secret ones hidden, and the secret `;key=value` pairs within values (`x=1;secret=...`). */
   searchParams(params: URLSearchParams): Record<string, string | string[]> {
     const out: Record<string, string | string[]> = {};
     for (const key of new Set(params.keys())) {
-      const values = params.getAll(key);
+      const values = params.getAll(key).map((value) => this.#semicolonPairs(value, REDACTED));
       out[key] = this.isSecretKey(key) ? REDACTED : values.length === 1 ? values[0]! : values;
     }
     return out;
   }
 
-  /** A URL with the values of secret query parameters hidden, the rest left as it was written (searched by substring). */
+  /**
+   * A URL (or a path) with the values of secret query parameters hidden, and of secret `;key=value`
+   * pairs in its path (`/cart;jsessionid=...`) and query values; the rest left as it was written (searched by substring).
+   */
   url(url: string): string {
     const q = url.indexOf('?');
-    if (q === -1) return url;
-    let changed = false;
+    const path = q === -1 ? url : url.slice(0, q);
+    const hiddenPath = this.#semicolonPairs(path, REDACTED_QUERY_VALUE);
+    if (q === -1) return hiddenPath;
+    let changed = hiddenPath !== path;
     const pairs = url.slice(q + 1).split('&');
     for (let i = 0; i < pairs.length; i++) {
       const pair = pairs[i]!;
       const eq = pair.indexOf('=');
       const key = eq === -1 ? pair : pair.slice(0, eq);
-      if (key !== '' && this.isSecretKey(decodeSafe(key.replace(/\+/g, ' ')))) {
-        pairs[i] = `${key}=${REDACTED_QUERY_VALUE}`;
+      const hidden = key !== '' && this.isSecretKey(decodeSafe(key.replace(/\+/g, ' '))) ? `${key}=${REDACTED_QUERY_VALUE}` : this.#semicolonPairs(pair, REDACTED_QUERY_VALUE);
+      if (hidden !== pair) {
+        pairs[i] = hidden;
         changed = true;
       }
     }
-    return changed ? `${url.slice(0, q)}?${pairs.join('&')}` : url;
+    return changed ? `${hiddenPath}?${pairs.join('&')}` : url;
+  }
+
+  /** `text` with the value of each secret `;key=value` pair replaced by `hidden` (a path parameter, as servlet containers put the session id). */
+  #semicolonPairs(text: string, hidden: string): string {
+    if (text.indexOf(';') === -1) return text;
+    return text.replace(SEMICOLON_PAIR, (pair, key: string) => (this.isSecretKey(decodeSafe(key)) ? `;${key}=${hidden}` : pair));
   }
 
   /**

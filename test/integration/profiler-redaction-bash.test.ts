@@ -57,6 +57,17 @@ for (const scheme of SCHEMES) {
     assert.ok(stored.includes('dark'));
   });
 
+  test('a session id in a path parameter (`;jsessionid=`) or a query value is hidden in the URL, the path and the router panel too', async () => {
+    const response = await fetchFrom(server, scheme, '/nope;jsessionid=s3cr3t-path?x=1;secret=s3cr3t-value', { headers: { accept: 'application/json' } });
+    assert.is(response.status, 404);
+    const token = header(response.headers['x-debug-token']);
+    await savedProfile(server, token);
+    const page = await fetchFrom(server, scheme, `/_profiler/${token}?panel=router`, { headers: { accept: 'application/json' } });
+    assert.is(page.status, 200);
+    assert.not.ok(page.body.includes('s3cr3t'), page.body.slice(0, 400));
+    assert.ok(page.body.includes('/nope;jsessionid='));
+  });
+
   test('hiding a secret query parameter leaves the rest of the URL as sent, so a search finds it', async () => {
     const response = await fetchFrom(server, scheme, '/page?q=a%20b+c&token=s3cr3t-q&tag=%3Cb%3E');
     const token = header(response.headers['x-debug-token']);

@@ -228,6 +228,15 @@ test('url() hides secret values and leaves the rest of the URL as it was sent', 
   assert.is(redactor.url('http://h/s?a=1'), 'http://h/s?a=1');
 });
 
+test('url() and searchParams() hide the secret `;key=value` pairs of a path (a servlet session id) and of query values, and keep the others', () => {
+  const hidden = encodeURIComponent(REDACTED);
+  assert.is(redactor.url('http://h/cart;jsessionid=ABC123/items;v=2?a=1'), `http://h/cart;jsessionid=${hidden}/items;v=2?a=1`);
+  assert.is(redactor.url('/cart;JSESSIONID=ABC123'), `/cart;JSESSIONID=${hidden}`);
+  assert.is(redactor.url('http://h/x?x=1;secret=p6&y=2;z=3'), `http://h/x?x=1;secret=${hidden}&y=2;z=3`);
+  assert.equal(redactor.searchParams(new URLSearchParams('x=1;secret=p6&y=2;z=3')), { x: `1;secret=${REDACTED}`, y: '2;z=3' });
+  assert.is(redactor.url('http://h/a;b/c;d=e'), 'http://h/a;b/c;d=e');
+});
+
 test('secret pairs after a space or a line break in free text are hidden too', () => {
   assert.is(redactor.text('login failed: user=ann password=hunter2'), `login failed: user=ann password=${REDACTED}`);
   assert.is(redactor.text('a=1\ntoken=t0k\n'), `a=1\ntoken=${REDACTED}\n`);
