@@ -316,6 +316,9 @@ function sendWith(
   const start = (): void => {
     if (ended) return;
     res.writeHead(response.status, response.headers);
+    // pipeline() calls back once the body has closed too: a clean-up that never ends would hold the
+    // request unterminated for ever. The response written whole is the end; afterClose bounds the wait.
+    res.once('finish', end);
     if (declaredLength === -1) pipeline(body, res, done);
     else pipeline(body, new ContentLengthGuard(declaredLength), res, done);
   };

@@ -30,8 +30,23 @@ function hangingBody(): Readable {
   });
 }
 
+/** A body that sends all of itself and ends, and whose clean-up then never ends. */
+function endedHangingBody(): Readable {
+  return new Readable({
+    read() {
+      this.push('all of it');
+      this.push(null);
+    },
+    destroy() {
+      // The clean-up hangs.
+    },
+  });
+}
+
 function routes(): RouteCollection {
-  return new RouteCollection().add('hang', new Route('/hang', { defaults: { _controller: () => new Response(hangingBody(), 200, { 'content-type': 'text/plain' }) } }));
+  return new RouteCollection()
+    .add('hang', new Route('/hang', { defaults: { _controller: () => new Response(hangingBody(), 200, { 'content-type': 'text/plain' }) } }))
+    .add('ended', new Route('/ended', { defaults: { _controller: () => new Response(endedHangingBody(), 200, { 'content-type': 'text/plain' }) } }));
 }
 
 /** Reads the first chunk of /hang, then leaves. */
@@ -74,6 +89,19 @@ for (const scheme of SCHEMES) {
     assert.is(terminated.length, before + 1, 'terminated once');
     // Not at once: the wait for the clean-up came first (less a little for the clocks' grain).
     assert.ok(terminated[before]! - left >= WAIT_MS - 50, `terminated ${terminated[before]! - left} ms after the client left`);
+    await listener.settled();
+  });
+}
+
+for (const scheme of SCHEMES) {
+  test(`over ${scheme}: a body sent whole whose clean-up hangs terminates once the wait is over`, async () => {
+    const before = terminated.length;
+    const response = await undiciRequest(`${server.urls[scheme]}/ended`, { dispatcher: server.agent });
+    assert.is(await response.body.text(), 'all of it');
+    const sent = Date.now();
+    for (let k = 0; k < 100 && terminated.length === before; k++) await sleep(20);
+    assert.is(terminated.length, before + 1, 'terminated once');
+    assert.ok(terminated[before]! - sent >= WAIT_MS - 50, `terminated ${terminated[before]! - sent} ms after the body was sent`);
     await listener.settled();
   });
 }
