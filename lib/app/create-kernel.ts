@@ -396,7 +396,33 @@ function checkOptions(options: KernelOptions): void {
   if (options.routes !== undefined && !(options.routes instanceof RouteCollection)) {
     throw new TypeError(`routes is a RouteCollection (new RouteCollection().add('name', new Route('/path', ...))), not ${describeValue(options.routes)}.`);
   }
-  if (options.subscribers !== undefined && !Array.isArray(options.subscribers)) throw new TypeError(`subscribers is an array of event subscribers, not ${describeValue(options.subscribers)}.`);
+  if (options.subscribers !== undefined) {
+    if (!Array.isArray(options.subscribers)) throw new TypeError(`subscribers is an array of event subscribers, not ${describeValue(options.subscribers)}.`);
+    const bad = options.subscribers.findIndex((subscriber: unknown) => typeof (subscriber as { getSubscribedEvents?: unknown } | null)?.getSubscribedEvents !== 'function');
+    if (bad !== -1) throw new TypeError(`subscribers[${bad}] is an event subscriber (an object with getSubscribedEvents()), not ${describeValue(options.subscribers[bad])}.`);
+  }
+  for (const name of ['debug', 'requestContext'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') throw new TypeError(`${name} is true or false, not ${describeValue(options[name])}.`);
+  }
+  for (const name of ['env', 'ide'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'string') throw new TypeError(`${name} is a string, not ${describeValue(options[name])}.`);
+  }
+  for (const name of ['controllers', 'schemePorts'] as const) {
+    const value: unknown = options[name];
+    if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) throw new TypeError(`${name} is an object, not ${describeValue(value)}.`);
+  }
+  for (const [name, port] of Object.entries(options.schemePorts ?? {})) {
+    if (name !== 'http' && name !== 'https') throw new TypeError(`schemePorts has the ports of http and https only, not of "${name}".`);
+    if (!Number.isInteger(port) || (port as number) < 1 || (port as number) > 65535) throw new TypeError(`schemePorts.${name} is a port from 1 to 65535, not ${describeValue(port)}.`);
+  }
+  for (const [name, controller] of Object.entries(options.controllers ?? {})) {
+    if (typeof controller !== 'function') throw new TypeError(`controllers.${name} is a function, not ${describeValue(controller)}.`);
+  }
+  if (options.debugAllow !== undefined && (!Array.isArray(options.debugAllow) || options.debugAllow.some((entry) => typeof entry !== 'string'))) {
+    throw new TypeError(`debugAllow is an array of addresses and CIDR ranges (such as ['loopback', '10.0.0.0/8']), not ${describeValue(options.debugAllow)}.`);
+  }
+  if (options.trustedHosts !== undefined && !Array.isArray(options.trustedHosts)) throw new TypeError(`trustedHosts is an array of host names and patterns, not ${describeValue(options.trustedHosts)}.`);
+  checkProfilerOptions(options.profiler);
   if (options.bodyLimit !== undefined) checkBodyLimit(options.bodyLimit);
   checkTrustedProxies(options.trustedProxies);
   for (const name of ['stderrLogLevel', 'logLevel'] as const) {
@@ -406,6 +432,35 @@ function checkOptions(options: KernelOptions): void {
       throw new TypeError(`${name} is a level name (${Object.keys(LogLevel).join(', ')}, in any case)${name === 'stderrLogLevel' ? ' or false' : ''}, not ${describeValue(value)}.`);
     }
   }
+}
+
+const KNOWN_PROFILER_OPTIONS: Readonly<Record<keyof ProfilerKernelOptions, true>> = {
+  storage: true,
+  dir: true,
+  bounds: true,
+  thread: true,
+  tokenLength: true,
+  collectors: true,
+  redaction: true,
+  maxQueuedProfiles: true,
+  saveDelayMs: true,
+};
+
+/** The profiler option: false, or an object of known options (`true` would read as the defaults, and a typo would be lost). */
+function checkProfilerOptions(profiler: unknown): void {
+  if (profiler === undefined || profiler === false) return;
+  if (typeof profiler !== 'object' || profiler === null || Array.isArray(profiler)) {
+    throw new TypeError(`profiler is false or an object of profiler options ({} for the defaults), not ${describeValue(profiler)}.`);
+  }
+  for (const name of Object.keys(profiler)) {
+    if (!Object.hasOwn(KNOWN_PROFILER_OPTIONS, name)) throw new TypeError(`The profiler has no option "${name}"; its options are ${Object.keys(KNOWN_PROFILER_OPTIONS).join(', ')}.`);
+  }
+  const { collectors, thread, dir } = profiler as ProfilerKernelOptions;
+  if (collectors !== undefined && (!Array.isArray(collectors) || collectors.some((collector: unknown) => typeof (collector as { name?: unknown } | null)?.name !== 'string'))) {
+    throw new TypeError(`profiler.collectors is an array of data collectors (objects with a name), not ${describeValue(collectors)}.`);
+  }
+  if (thread !== undefined && typeof thread !== 'boolean') throw new TypeError(`profiler.thread is true or false, not ${describeValue(thread)}.`);
+  if (dir !== undefined && (typeof dir !== 'string' || dir === '')) throw new TypeError(`profiler.dir is a directory path, not ${describeValue(dir)}.`);
 }
 
 /** The file storage the profiler options describe (see ProfilerKernelOptions.thread). */
