@@ -1,4 +1,5 @@
 import http, { type IncomingMessage, STATUS_CODES } from 'node:http';
+import { constants } from 'node:crypto';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -120,6 +121,8 @@ export async function startServers(listener: RequestListener, options: ListenOpt
           cert: options.tls.cert,
           // The handshake comes before the headers clock starts; bound it by the same budget.
           ...(limits.headersTimeout > 0 ? { handshakeTimeout: limits.headersTimeout } : {}),
+          // A client's TLS 1.2 renegotiation serves nothing here, and costs the server a handshake each time (node allows three per 10 minutes).
+          secureOptions: constants.SSL_OP_NO_RENEGOTIATION,
         },
         served,
       ),
@@ -200,7 +203,7 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
     idle?.speaksHttpOn((socket as ServedSocket)._parent, socket);
     socket.once('close', () => tlsSockets.delete(socket));
   });
-  server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy());
+  server.on('tlsClientError', refuseTlsClient);
 }
 
 /** What node:http's parser puts on the errors it emits as `clientError`. */
@@ -367,6 +370,21 @@ function refuseConnect(_req: IncomingMessage, socket: Duplex): void {
   else socket.destroy();
 }
 
+/**
+ * A failed TLS handshake closes its connection; one that failed because the client spoke plain
+ * HTTP (`curl http://host:8443/`) is first told so in plain HTTP on the raw socket, as nginx and Go
+ * do, rather than met by an empty reply.
+ */
+function refuseTlsClient(error: Error & { code?: string }, socket: Duplex): void {
+  const raw = (socket as ServedSocket)._parent;
+  if (error.code === 'ERR_SSL_HTTP_REQUEST' && raw !== undefined && raw.writable) {
+    raw.on('error', ignore);
+    answerAndClose(raw, 400, 'Bad Request: this port speaks https; the request came as plain http.\n');
+    return;
+  }
+  socket.destroy();
+}
+
 /** RFC 9110 (10.1.1): an expectation the server cannot meet is a 417. */
 function refuseExpectation(_req: IncomingMessage, res: http.ServerResponse): void {
   const body = 'Expectation Failed: the only expectation this server meets is Expect: 100-continue.\n';
@@ -509,11 +527,13 @@ class IdleSockets {
     if (activity !== undefined) activity.readsCount = false;
   }
 
-  /** Whether nothing was ever read on `socket` (under TLS: no handshake begun, or done with no request since). */
+  /** Whether no request has begun on `socket` (under TLS: its handshake not done, or done with no request since). */
   awaitsFirstRequest(socket: Socket): boolean {
     const activity = this.#sockets.get(socket);
     if (activity === undefined) return false;
-    if (activity.http === null) return socket.bytesRead === 0;
+    // A handshake still under way (or stalled half-way) carries no request yet: waiting on it would
+    // hold close() until the handshake timeout.
+    if (activity.http === null) return true;
     return activity.http.bytesRead === 0 && activity.http._httpMessage == null;
   }
 

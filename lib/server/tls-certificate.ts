@@ -1,6 +1,8 @@
 import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createSecureContext } from 'node:tls';
+import { errorCode } from '../fs/error-code.js';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../fs/make-directory.js';
 
 /** A PEM certificate (chain) and its PEM private key, as node:https takes them. */
@@ -20,6 +22,10 @@ export const DEV_CERTIFICATE_NAMES = Object.freeze({ dns: ['localhost'], ip: ['1
 
 const CERT_FILE = 'dev-cert.pem';
 const KEY_FILE = 'dev-key.pem';
+const LOCK_FILE = 'dev-cert.lock';
+/** A lock this old was left by a process that died: making a certificate takes well under a second. */
+const LOCK_STALE_MS = 10_000;
+const LOCK_POLL_MS = 50;
 const VALIDITY_DAYS = 365;
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** A cached certificate closer than this to expiry is replaced, so a server never starts with one about to lapse. */
@@ -34,20 +40,59 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<TlsCr
   const certPath = join(dir, CERT_FILE);
   const keyPath = join(dir, KEY_FILE);
 
-  const cached = await readCachedPair(certPath, keyPath);
-  if (cached !== null && isUsableDevCertificate(cached, Date.now())) return { ...cached, created: false };
+  const cached = await readUsablePair(certPath, keyPath);
+  if (cached !== null) return { ...cached, created: false };
 
-  const fresh = await generateDevCertificate();
+  let release: () => Promise<void>;
   try {
     await makeDirectory(dir, PRIVATE_DIRECTORY);
-    // Key first: a process reading between the two renames sees a key that does not match the old
-    // certificate, rejects the pair and generates its own, rather than serving a mismatched pair.
-    await writeFileAtomically(keyPath, fresh.key, 0o600);
-    await writeFileAtomically(certPath, fresh.cert, 0o644);
+    // One process makes the certificate, the others starting at the same time wait for it and serve
+    // the same one: each making its own, all but one served a certificate not in the cache, and the
+    // cache could be left with the key of one beside the certificate of another.
+    release = await lock(join(dir, LOCK_FILE));
   } catch (error) {
     throw new TlsCertificateError(`cannot cache the development certificate in ${dir}: ${reason(error)}`, { cause: error });
   }
-  return { ...fresh, created: true };
+  try {
+    const madeMeanwhile = await readUsablePair(certPath, keyPath);
+    if (madeMeanwhile !== null) return { ...madeMeanwhile, created: false };
+    const fresh = await generateDevCertificate();
+    try {
+      // Key first: a process reading between the two renames sees a key that does not match the old
+      // certificate, rejects the pair and waits for the lock, rather than serving a mismatched pair.
+      await writeFileAtomically(keyPath, fresh.key, 0o600);
+      await writeFileAtomically(certPath, fresh.cert, 0o644);
+    } catch (error) {
+      throw new TlsCertificateError(`cannot cache the development certificate in ${dir}: ${reason(error)}`, { cause: error });
+    }
+    return { ...fresh, created: true };
+  } finally {
+    await release();
+  }
+}
+
+async function readUsablePair(certPath: string, keyPath: string): Promise<TlsCredentials | null> {
+  const cached = await readCachedPair(certPath, keyPath);
+  return cached !== null && isUsableDevCertificate(cached, Date.now()) ? cached : null;
+}
+
+/**
+ * Takes the lock file at `path` (made with O_EXCL), waiting while another process holds it; a lock
+ * older than LOCK_STALE_MS was left by a process that died while making a certificate (which takes
+ * well under a second) and is taken over. Resolves to its release.
+ */
+async function lock(path: string): Promise<() => Promise<void>> {
+  for (;;) {
+    try {
+      await writeFile(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      return () => unlink(path).catch(() => {});
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw error;
+    }
+    const since = await stat(path).then((stats) => Date.now() - stats.mtimeMs, () => 0);
+    if (since > LOCK_STALE_MS) await unlink(path).catch(() => {});
+    else await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+  }
 }
 
 /** Reads a certificate and key given by the user, and checks they parse and belong together. */
@@ -68,6 +113,14 @@ export async function loadCertificateFiles(certPath: string, keyPath: string): P
   }
   if (!certificate.checkPrivateKey(privateKey)) {
     throw new TlsCertificateError(`TLS key ${keyPath} does not belong to the certificate ${certPath}`);
+  }
+  try {
+    // What https.createServer does with them: OpenSSL's own checks (a key below its security level,
+    // `ee key too small`; a later block of the chain that does not parse) then name the files here,
+    // rather than surfacing from startServers as a bare OpenSSL code with a stack trace.
+    createSecureContext({ cert, key });
+  } catch (error) {
+    throw new TlsCertificateError(`TLS certificate ${certPath} and key ${keyPath} cannot be used: ${reason(error)}`, { cause: error });
   }
   return { cert, key };
 }
@@ -135,7 +188,13 @@ async function generateDevCertificate(): Promise<TlsCredentials> {
       ],
     },
   );
-  return { key: pems.private, cert: pems.cert };
+  // selfsigned ends its PEMs without a newline: a file appended to it (`cat dev-cert.pem other.pem`,
+  // a CA bundle the certificate is added to) would glue two blocks together and parse as neither.
+  return { key: withFinalNewline(pems.private), cert: withFinalNewline(pems.cert) };
+}
+
+function withFinalNewline(pem: string): string {
+  return pem.endsWith('\n') ? pem : `${pem}\n`;
 }
 
 /** Temp file in the same directory, then rename: readers see the old file or the new one, never half of one. */

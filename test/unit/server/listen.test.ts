@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -92,6 +92,21 @@ test('serves one listener over http and https on free ports', async () => {
 
     const overHttps = await within(request(`${urls[1]!}/`, { dispatcher: agent }), 5_000, 'https request');
     assert.is(overHttps.statusCode, 200);
+    assert.is(await overHttps.body.text(), 'hello over https');
+  });
+});
+
+test('plain http sent to the https port gets a 400 saying so, not an empty reply; other failed handshakes just close', async () => {
+  await withServers(hello, {}, async ({ urls }) => {
+    const port = portOf(urls[1]!);
+    const answer = await rawExchange(port, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/);
+    assert.match(answer, /speaks https/);
+    // Not TLS and not HTTP either: the connection closes without a word.
+    assert.is(await rawExchange(port, '\x00\x01\x02garbage\r\n\r\n'), '');
+    // The server keeps serving.
+    const overHttps = await within(request(`${urls[1]!}/`, { dispatcher: agent }), 5_000, 'https request');
     assert.is(await overHttps.body.text(), 'hello over https');
   });
 });
@@ -724,6 +739,62 @@ test('close() drops within a second a connection whose request is answered but w
     await within(running.close(), 5_000, 'close');
     await within(Promise.all(closed), 5_000, 'connections closed');
     assert.ok(Date.now() - started < 2_000, `close() took ${Date.now() - started} ms with connections whose answers were sent`);
+  } finally {
+    await within(running.close(), 5_000, 'close');
+  }
+});
+
+test('close() drops within a second a TLS connection whose handshake stalled half-way (no request can be in flight on it)', async () => {
+  const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0, tls }), 5_000, 'startServers');
+  try {
+    const httpsPort = portOf(running.urls[1]!);
+    // A real ClientHello, captured from node's TLS client, sent whole, and then nothing more.
+    const clientHello = await within(
+      new Promise<Buffer>((resolve) => {
+        const catcher = createServer((socket) => socket.once('data', (chunk: Buffer) => { resolve(chunk); socket.destroy(); catcher.close(); }));
+        catcher.listen(0, '127.0.0.1', () => {
+          const client = tlsConnect({ host: '127.0.0.1', port: (catcher.address() as { port: number }).port, rejectUnauthorized: false });
+          client.on('error', () => {});
+        });
+      }),
+      5_000,
+      'client hello',
+    );
+    const stalled = connect({ host: '127.0.0.1', port: httpsPort });
+    stalled.on('error', () => {});
+    stalled.resume();
+    const closed = new Promise<void>((resolve) => stalled.on('close', () => resolve()));
+    await new Promise<void>((resolve) => stalled.once('connect', () => resolve()));
+    stalled.write(clientHello);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = Date.now();
+    await within(running.close(), 5_000, 'close');
+    await within(closed, 5_000, 'connection closed');
+    assert.ok(Date.now() - started < 2_000, `close() took ${Date.now() - started} ms with a handshake stalled half-way`);
+  } finally {
+    await within(running.close(), 5_000, 'close');
+  }
+});
+
+test('a TLS 1.2 client asking to renegotiate is refused (each would cost the server a handshake)', async () => {
+  const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0, tls }), 5_000, 'startServers');
+  try {
+    const socket = tlsConnect({ host: '127.0.0.1', port: portOf(running.urls[1]!), ca: tls.cert, servername: 'localhost', maxVersion: 'TLSv1.2' });
+    socket.on('error', () => {});
+    await within(new Promise<void>((resolve) => socket.once('secureConnect', () => resolve())), 5_000, 'handshake');
+    const outcome = await within(
+      new Promise<string>((resolve) => {
+        const asked = socket.renegotiate({}, (error) => resolve(error ? String((error as NodeJS.ErrnoException).code ?? error.message) : 'renegotiated'));
+        if (!asked) resolve('not asked');
+        socket.once('close', () => resolve('closed'));
+        // The server reads the renegotiation with what comes next.
+        socket.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      }),
+      5_000,
+      'renegotiation',
+    );
+    socket.destroy();
+    assert.is.not(outcome, 'renegotiated');
   } finally {
     await within(running.close(), 5_000, 'close');
   }

@@ -1,5 +1,5 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
@@ -127,6 +127,31 @@ test('concurrent first calls each get a matching pair and leave whole files behi
   createPrivateKey(await readFile(join(dir, 'dev-key.pem'), 'utf8'));
 });
 
+test('concurrent first calls all serve the one certificate they leave cached, its key beside it', async () => {
+  for (let round = 0; round < 5; round++) {
+    const dir = freshDir();
+    const results = await Promise.all([1, 2, 3, 4].map(() => loadOrCreateDevCertificate(dir)));
+    const cert = await readFile(join(dir, 'dev-cert.pem'), 'utf8');
+    const key = await readFile(join(dir, 'dev-key.pem'), 'utf8');
+    assertPairMatches(cert, key);
+    assert.equal(results.map((result) => result.cert === cert && result.key === key), [true, true, true, true]);
+    assert.is(results.filter((result) => result.created).length, 1, 'made once');
+  }
+});
+
+test('a lock left by a process that died is taken over', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  const lockFile = join(dir, 'dev-cert.lock');
+  await writeFile(lockFile, '99999\n');
+  const old = new Date(Date.now() - 60_000);
+  await utimes(lockFile, old, old);
+  const { cert, key, created } = await loadOrCreateDevCertificate(dir);
+  assert.is(created, true);
+  assertPairMatches(cert, key);
+  await stat(lockFile).then(() => assert.unreachable('the lock is released'), () => {});
+});
+
 test('loadCertificateFiles reads a certificate and its key', async () => {
   const dir = freshDir();
   const { cert, key } = await loadOrCreateDevCertificate(dir);
@@ -172,6 +197,34 @@ test('loadCertificateFiles rejects a file that is not a certificate', async () =
   } catch (error) {
     assert.instance(error, TlsCertificateError);
     assert.match((error as Error).message, 'is not a PEM certificate');
+  }
+});
+
+test('the development certificate and key end with a newline, so a file appended to them still parses', async () => {
+  const dir = freshDir();
+  const { cert, key } = await loadOrCreateDevCertificate(dir);
+  assert.ok(cert.endsWith('\n'), 'certificate');
+  assert.ok(key.endsWith('\n'), 'key');
+  const onDisk = await readFile(join(dir, 'dev-cert.pem'), 'utf8');
+  assert.ok(onDisk.endsWith('\n'), 'cached certificate');
+  const bundle = onDisk + onDisk;
+  assert.is(bundle.match(/^-----BEGIN CERTIFICATE-----$/gm)?.length, 2, 'two blocks, each on its own line');
+  assert.is(bundle.match(/^-----END CERTIFICATE-----$/gm)?.length, 2);
+});
+
+test('loadCertificateFiles names the files when OpenSSL refuses the pair (a 512-bit RSA key)', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  const pems = await generate([{ name: 'commonName', value: 'localhost' }], { keyType: 'rsa', keySize: 512, algorithm: 'sha256' });
+  await writeFile(join(dir, 'weak-cert.pem'), pems.cert);
+  await writeFile(join(dir, 'weak-key.pem'), pems.private);
+  try {
+    await loadCertificateFiles(join(dir, 'weak-cert.pem'), join(dir, 'weak-key.pem'));
+    assert.unreachable('expected a TlsCertificateError');
+  } catch (error) {
+    assert.instance(error, TlsCertificateError);
+    assert.match((error as Error).message, 'weak-cert.pem');
+    assert.match((error as Error).message, 'too small');
   }
 });
 
