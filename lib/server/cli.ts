@@ -132,8 +132,11 @@ export function setSchemePorts(ports: { http: number; https: number }, urls: rea
 
 async function loadTls(options: ServeOptions): Promise<TlsCredentials> {
   if (options.tlsCert !== null && options.tlsKey !== null) return loadCertificateFiles(options.tlsCert, options.tlsKey);
-  const { created, ...credentials } = await loadOrCreateDevCertificate(SERVE_DEFAULTS.devCertificateDir);
-  if (created) {
+  const { created, notCached, ...credentials } = await loadOrCreateDevCertificate(SERVE_DEFAULTS.devCertificateDir);
+  if (notCached !== undefined) {
+    // https still serves, with a certificate of this run alone: a browser's exception for it will not outlast a restart.
+    process.stderr.write(`serve: made a self-signed development certificate for this run only (${notCached.message})\n`);
+  } else if (created) {
     process.stderr.write(
       `serve: created a self-signed development certificate in ${SERVE_DEFAULTS.devCertificateDir}/ (localhost, 127.0.0.1, ::1)\n`,
     );

@@ -32,11 +32,19 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const RENEW_BEFORE_MS = DAY_MS;
 const SERVER_AUTH_OID = '1.3.6.1.5.5.7.3.1';
 
+/** A development certificate, and whether it was made now; `notCached` says why one made now is not kept (it serves this run only). */
+export interface DevCertificate extends TlsCredentials {
+  created: boolean;
+  notCached?: TlsCertificateError;
+}
+
 /**
  * The self-signed certificate for local https: reused from `dir` while it is valid for more than a day,
  * covers localhost, 127.0.0.1 and ::1, and matches its key; generated and cached (key mode 0600) otherwise.
+ * A directory that cannot be made or written costs the cache, not https: the certificate made then
+ * serves this run, and `notCached` says why it was not kept.
  */
-export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<TlsCredentials & { created: boolean }> {
+export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<DevCertificate> {
   const certPath = join(dir, CERT_FILE);
   const keyPath = join(dir, KEY_FILE);
 
@@ -51,7 +59,7 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<TlsCr
     // cache could be left with the key of one beside the certificate of another.
     release = await lock(join(dir, LOCK_FILE));
   } catch (error) {
-    throw new TlsCertificateError(`cannot cache the development certificate in ${dir}: ${reason(error)}`, { cause: error });
+    return { ...(await generateDevCertificate()), created: true, notCached: notCached(dir, error) };
   }
   try {
     const madeMeanwhile = await readUsablePair(certPath, keyPath);
@@ -63,12 +71,16 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<TlsCr
       await writeFileAtomically(keyPath, fresh.key, 0o600);
       await writeFileAtomically(certPath, fresh.cert, 0o644);
     } catch (error) {
-      throw new TlsCertificateError(`cannot cache the development certificate in ${dir}: ${reason(error)}`, { cause: error });
+      return { ...fresh, created: true, notCached: notCached(dir, error) };
     }
     return { ...fresh, created: true };
   } finally {
     await release();
   }
+}
+
+function notCached(dir: string, error: unknown): TlsCertificateError {
+  return new TlsCertificateError(`cannot cache the development certificate in ${dir}: ${reason(error)}`, { cause: error });
 }
 
 async function readUsablePair(certPath: string, keyPath: string): Promise<TlsCredentials | null> {

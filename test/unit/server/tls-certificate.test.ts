@@ -228,4 +228,19 @@ test('loadCertificateFiles names the files when OpenSSL refuses the pair (a 512-
   }
 });
 
+test('a directory where the certificate cannot be cached costs the cache, not https: the certificate made serves, and notCached says why', async () => {
+  const base = await mkdtemp(join(tmpdir(), 'http-kernel-tls-'));
+  try {
+    // A file where the directory would be: neither it nor anything under it can be made.
+    await writeFile(join(base, 'tls'), 'not a directory');
+    const made = await loadOrCreateDevCertificate(join(base, 'tls'));
+    assert.ok(made.created);
+    assert.instance(made.notCached, TlsCertificateError);
+    assert.match(made.notCached!.message, /^cannot cache the development certificate in .*tls: /);
+    assert.ok(new X509Certificate(made.cert).checkPrivateKey(createPrivateKey(made.key)), 'a usable pair');
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+});
+
 test.run();
