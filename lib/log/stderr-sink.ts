@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import type { ObservationBus, LogEntry } from './bus.js';
 import { toLevel } from './logger.js';
 import { LogLevel, type LogLevelName, type LogRecord } from './log-record.js';
@@ -5,8 +6,10 @@ import type { RequestDescriber, RequestDescription } from './request-description
 
 /** What the sink writes to: process.stderr, or any stream with a `write`. */
 export interface SinkStream {
-  write(chunk: string): unknown;
+  write(chunk: string, callback?: (error?: Error | null) => void): unknown;
   isTTY?: boolean;
+  /** The stream's descriptor when it is a file (process.stderr redirected to one): written directly once the stream has failed. */
+  fd?: number;
   /** Characters waiting to be written (a node stream's); a backlog past `maxBuffered` drops records. */
   writableLength?: number;
   on?(event: 'error' | 'drain', listener: () => void): unknown;
@@ -36,8 +39,11 @@ const DEFAULT_MAX_BUFFERED = 1024 * 1024;
 /**
  * Writes log records to stderr; returns a function that detaches it from the bus. A reader that
  * has gone (EPIPE, as with `serve 2>&1 | head -1`) stops the sink rather than the process; one that
- * cannot keep up has records dropped past `maxBuffered` (memory stays bounded, the event loop is never
- * blocked), and how many is written as a WARNING of the `log` channel once it has caught up.
+ * cannot keep up has records dropped past `maxBuffered` (memory stays bounded), and how many is
+ * written as a WARNING of the `log` channel once it has caught up. A pipe is written asynchronously;
+ * node writes a file or a terminal synchronously, so a terminal whose reader has stalled (Ctrl-S, a
+ * frozen ssh session) blocks the process until it reads again. A file that failed (a full disk) is
+ * written to its descriptor from then on, so logging resumes once there is room, with a count of what was lost.
  */
 export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions = {}): () => void {
   const stream = options.stream ?? process.stderr;
@@ -47,6 +53,44 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
   const describe = options.describeRequest;
   let closed = false;
   let dropped = 0;
+  let waitingForDrain = false;
+  // Node keeps a stream that failed once (ENOSPC on a full disk) failed for good: the sink then writes
+  // to its file descriptor itself, so that logging resumes once there is room again.
+  let fd: number | undefined;
+  // Records lost to write errors since the last write that went through, and why; whether a line may have been cut.
+  let lost = 0;
+  let lostReason = '';
+  let cut = false;
+  // After an error: EPIPE (the reader is gone) or a stream without a descriptor stops the sink; any other (ENOSPC) moves it to the descriptor.
+  const failed = (error: unknown): void => {
+    if (fd !== undefined || closed) return;
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED' || typeof stream.fd !== 'number') closed = true;
+    else {
+      fd = stream.fd;
+      cut = true;
+    }
+  };
+  const writeToFd = (text: string): void => {
+    const note =
+      lost > 0
+        ? format({ time: Date.now(), level: LogLevel.WARNING, levelName: 'WARNING', channel: 'log', message: `stderr could not be written (${lostReason}): ${lost} log records were lost`, context: { lost, reason: lostReason } })
+        : '';
+    // A newline first ends the line a failure cut in the middle.
+    let buffer = Buffer.from(`${cut ? '\n' : ''}${note}${text}`);
+    const length = buffer.length;
+    try {
+      while (buffer.length > 0) buffer = buffer.subarray(writeSync(fd!, buffer));
+      lost = 0;
+      cut = false;
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (code === 'EPIPE' || code === 'EBADF') closed = true;
+      lost++;
+      lostReason = typeof code === 'string' ? code : 'error';
+      cut ||= buffer.length < length;
+    }
+  };
   const write = (record: LogRecord, request?: object): void => {
     let description: RequestDescription | undefined;
     if (request !== undefined && describe !== undefined) {
@@ -56,11 +100,30 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
         // A describer that fails on a strange request loses the description, not the record.
       }
     }
+    let text: string;
     try {
-      stream.write(format(record, description));
+      text = format(record, description);
+    } catch {
+      return;
+    }
+    if (fd !== undefined) {
+      writeToFd(text);
+      return;
+    }
+    try {
+      stream.write(text, (error) => {
+        if (error === undefined || error === null) return;
+        failed(error);
+        // A write that failed is tried again on the descriptor (after the others of its tick).
+        if (fd !== undefined && !closed) writeToFd(text);
+      });
     } catch {
       // A stream that throws (one of the application's) loses the record, not the code that logs.
     }
+  };
+  const onDrain = (): void => {
+    waitingForDrain = false;
+    writeDropped();
   };
   const writeDropped = (): void => {
     if (dropped === 0 || closed) return;
@@ -69,24 +132,35 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
     dropped = 0;
   };
   // Unhandled, a stream's error (EPIPE) would end the process; nothing written after it could arrive.
-  const onError = (): void => {
-    closed = true;
+  const onError = (error?: unknown): void => {
+    failed(error);
   };
   const handler = ({ record, request }: LogEntry): void => {
     if (record.level > threshold || closed) return;
-    if ((stream.writableLength ?? 0) > maxBuffered) {
-      if (dropped++ === 0) stream.once?.('drain', writeDropped);
+    if (fd === undefined && (stream.writableLength ?? 0) > maxBuffered) {
+      dropped++;
+      // One listener, however often the backlog crosses the bound before it drains.
+      if (!waitingForDrain) {
+        waitingForDrain = true;
+        stream.once?.('drain', onDrain);
+      }
       return;
     }
-    writeDropped();
+    if (dropped > 0) writeDropped();
     write(record, request);
   };
   stream.on?.('error', onError);
   bus.on('log', handler);
   return () => {
     bus.off('log', handler);
+    // Records dropped from the backlog still waiting (a shutdown under load) are counted once it drains, and an
+    // error meanwhile (the reader gone) is still handled: only then does the sink let go of the stream.
+    if (dropped > 0 && waitingForDrain && !closed) {
+      stream.once?.('drain', () => stream.off?.('error', onError));
+      return;
+    }
     stream.off?.('error', onError);
-    stream.off?.('drain', writeDropped);
+    stream.off?.('drain', onDrain);
   };
 }
 
@@ -112,12 +186,22 @@ export function formatJson(record: LogRecord, request?: RequestDescription): str
 /** `[2026-11-21T21:40:54.123Z] request.ERROR: message {"context":1} [GET /path token=abc123]` */
 export function formatLine(record: LogRecord, request?: RequestDescription): string {
   let context = '';
-  if (Object.keys(record.context).length > 0) {
+  if (hasContext(record.context)) {
     const written = writableContext(record.context);
     // JSON escapes control characters but for C1 and the line and paragraph separators, which a terminal would act on too.
     context = ` ${(written instanceof RawJson ? written.json : written).replace(UNSAFE_IN_TEXT, percentEncode)}`;
   }
   return `[${new Date(record.time).toISOString()}] ${record.channel}.${record.levelName}: ${cut(record.message).replace(UNSAFE_IN_TEXT, percentEncode)}${context}${requestSuffix(request)}\n`;
+}
+
+// A context that is no object (a JavaScript caller's null) or whose keys cannot be listed (a Proxy) is still written, as JSON or a note.
+function hasContext(context: unknown): boolean {
+  if (context === null || typeof context !== 'object') return context !== undefined;
+  try {
+    return Object.keys(context).length > 0;
+  } catch {
+    return true;
+  }
 }
 
 /** The most characters of each field of a request's description (a path, mostly) written in a line. */

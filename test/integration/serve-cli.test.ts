@@ -288,4 +288,21 @@ test('an ERROR line on stderr names its request: method, path and query, client 
   }
 });
 
+test('SIGTERM ends the process within seconds while a stalled reader leaves stderr unread, with its exit code 0', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
+  try {
+    const { child, urls } = await serve(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
+    // Nobody reads stderr from now on: the pipe fills with the 404s' ERROR lines, and more wait in the process.
+    child.stderr!.removeAllListeners('data');
+    child.stderr!.pause();
+    for (let i = 0; i < 40; i++) await Promise.all(Array.from({ length: 10 }, (_, j) => request(`${urls[0]}/missing-${i}-${j}`).then((answer) => answer.body.dump())));
+    const started = Date.now();
+    await stopsCleanly(child);
+    assert.ok(Date.now() - started < 8_000, `exited ${Date.now() - started} ms after SIGTERM`);
+    child.stderr!.destroy();
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
 test.run();

@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Logger, attachStderrSink, createBus, formatJson, formatLine, type LogRecord, type RequestDescription } from '../../../lib/log/index.js';
@@ -235,6 +238,77 @@ test('a text line escapes C1 controls and the line separators in the context as 
   const line = formatLine({ time: 0, level: 6, levelName: 'INFO', channel: 'app', message: 'm\u009b31m', context: { k: 'x\u0085y\u009b31m\u2028z' } });
   assert.not.match(line, /[\u0085\u009b\u2028]/);
   assert.match(line, /x%85y%9B31m%E2%80%A8z/);
+});
+
+test('a file stderr that failed once (ENOSPC: a full disk) is written again, to its descriptor: the line the failure cut is ended first', async () => {
+  const { mkdtempSync, openSync, readFileSync, closeSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const file = join(mkdtempSync(join(tmpdir(), 'sink-')), 'stderr.log');
+  const fd = openSync(file, 'w');
+  // As node's stderr on a file: a write that fails leaves the stream failed for good, every later write failing too.
+  const errors: ((error: Error) => void)[] = [];
+  const stream = {
+    fd,
+    writableLength: 0,
+    write(chunk: string, callback?: (error?: Error | null) => void) {
+      if (chunk.includes('first')) {
+        require('node:fs').writeSync(fd, chunk.slice(0, 10)); // a short write, then ENOSPC
+      }
+      process.nextTick(() => callback?.(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })));
+      process.nextTick(() => errors.forEach((listener) => listener(Object.assign(new Error('no space'), { code: 'ENOSPC' }))));
+      return false;
+    },
+    on(_event: string, listener: (error: Error) => void) {
+      errors.push(listener);
+    },
+  };
+  const bus = createBus();
+  attachStderrSink(bus, { json: true, stream });
+  const logger = new Logger({ bus });
+  logger.error('first');
+  await new Promise((resolve) => setImmediate(resolve));
+  logger.error('second');
+  closeSync(fd);
+  const lines = readFileSync(file, 'utf8').split('\n');
+  assert.is(lines.length, 4, 'the cut line, the first record again, the second, and the end');
+  assert.is(lines[0], '{"time":"2');
+  assert.is(JSON.parse(lines[1]!).message, 'first');
+  assert.is(JSON.parse(lines[2]!).message, 'second');
+});
+
+test('a backlog that crosses its bound many times before it drains waits for the drain with one listener', () => {
+  const listeners: (() => void)[] = [];
+  const stream = {
+    writableLength: 0,
+    write(chunk: string) {
+      this.writableLength += chunk.length;
+      return false;
+    },
+    once(_event: 'drain', listener: () => void) {
+      listeners.push(listener);
+    },
+  };
+  const bus = createBus();
+  attachStderrSink(bus, { json: true, stream, maxBuffered: 1000 });
+  const logger = new Logger({ bus });
+  for (let round = 0; round < 50; round++) {
+    for (let i = 0; i < 20; i++) logger.error('x'.repeat(200));
+    stream.writableLength = Math.max(1, stream.writableLength - 900); // read in part, never empty
+  }
+  assert.is(listeners.length, 1);
+});
+
+test('a text line is written for a context that is no object or whose keys cannot be listed (a JavaScript caller\'s null, a Proxy)', () => {
+  const written: string[] = [];
+  const bus = createBus();
+  attachStderrSink(bus, { json: false, stream: { write: (chunk: string) => written.push(chunk) } });
+  const logger = new Logger({ bus });
+  logger.error('null context', null as never);
+  logger.error('proxy context', new Proxy({}, { ownKeys() { throw new Error('trap'); } }));
+  assert.is(written.length, 2);
+  assert.match(written[0]!, /app\.ERROR: null context null\n$/);
+  assert.match(written[1]!, /app\.ERROR: proxy context \[context that cannot be written as JSON: Error: trap\]\n$/);
 });
 
 test.run();
