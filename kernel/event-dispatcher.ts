@@ -33,7 +33,7 @@ export interface ListenerEntry {
  */
 export class EventDispatcher {
   readonly #entries = new Map<string, ListenerEntry[]>();
-  readonly #sorted = new Map<string, ListenerEntry[]>();
+  readonly #sorted = new Map<string, readonly ListenerEntry[]>();
 
   /** Registers a listener; `name` is what the profiler shows (defaults to the function name). */
   addListener(eventName: string, listener: Listener, priority = 0, name?: string): void {
@@ -95,8 +95,12 @@ export class EventDispatcher {
     let sorted = this.#sorted.get(eventName);
     if (sorted === undefined) {
       const entries = this.#entries.get(eventName);
-      // Nothing is kept for an event nobody listens to: names made per entity or per request would pile up.
-      if (entries === undefined) return NO_ENTRIES;
+      if (entries === undefined) {
+        // An event nobody listens to is remembered as such (the kernel dispatches some on every request),
+        // up to a bound: names made per entity or per request would otherwise pile up.
+        if (this.#sorted.size < MAX_SORTED) this.#sorted.set(eventName, NO_ENTRIES);
+        return NO_ENTRIES;
+      }
       // Array.prototype.sort is stable, so equal priorities keep registration order.
       sorted = [...entries].sort((a, b) => b.priority - a.priority);
       this.#sorted.set(eventName, sorted);
@@ -165,6 +169,8 @@ export class EventDispatcher {
 }
 
 const NO_ENTRIES: readonly ListenerEntry[] = Object.freeze([]);
+/** Most event names whose call order is kept; past it, names nobody listens to are looked up each time. */
+const MAX_SORTED = 1024;
 
 /** True for promises and other thenables. */
 export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

@@ -221,23 +221,27 @@ export class ResponseEvent extends KernelEvent {
     self.requestType = requestType;
   }
 
-  /** What setResponse() replaced, oldest first (none until it replaces one). */
-  #replaced: Response[] | undefined = undefined;
-
   /**
    * Replaces the response. Once the listeners are done, the kernel destroys the stream body of each
    * response replaced on the way (a listener that then fails brings the replaced one back, body and all).
    */
   setResponse(response: Response): void {
-    if (response !== this.response) (this.#replaced ??= []).push(this.response);
+    if (response !== this.response) ((this as Replacing)[REPLACED] ??= []).push(this.response);
     this.response = response;
   }
 
   /** The responses setResponse() replaced, oldest first: none of them is sent, unless set again. */
   replacedResponses(): readonly Response[] {
-    return this.#replaced ?? NONE_REPLACED;
+    return (this as Replacing)[REPLACED] ?? NONE_REPLACED;
   }
 }
+
+/**
+ * What setResponse() replaced, on the event from its first replacement on: a field every event
+ * would carry cost each request's construction, where replacing a response is rare.
+ */
+const REPLACED = Symbol('replaced responses');
+type Replacing = { [REPLACED]?: Response[] };
 
 const NONE_REPLACED: readonly Response[] = Object.freeze([]);
 
