@@ -2,6 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type ServeOptions } from './serve-options.js';
 import { startServers, type RequestListener, type RunningServers } from './listen.js';
 import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, type TlsCredentials } from './tls-certificate.js';
+import type { LogLevelName } from '../log/log-record.js';
 
 export { parseServeOptions, UsageError, type ServeOptions } from './serve-options.js';
 
@@ -86,6 +87,7 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
       trustedProxies: options.trustedProxies,
       trustedHosts: options.trustedHosts ?? undefined,
       ide: options.ide ?? undefined,
+      stderrLogLevel: options.logLevel === 'off' ? false : (options.logLevel as Lowercase<LogLevelName>),
       profiler: options.profiler ? { dir: options.profilerDir, bounds: { maxProfiles: options.profilerMaxProfiles } } : false,
     });
     app = created;

@@ -4,6 +4,7 @@ import { compileTrustedHosts } from '../../kernel/index.js';
 import { PRODUCTION_ENVIRONMENTS, isProductionEnvironment } from '../app/environment.js';
 import { createFileLinker } from '../errors/file-link.js';
 import { compileAddressList } from '../http/address-list.js';
+import { LogLevel } from '../log/log-record.js';
 
 /** What `bin/serve` was asked to do, after flags, environment variables and defaults are merged. */
 export interface ServeOptions {
@@ -30,6 +31,8 @@ export interface ServeOptions {
   trustedHosts: string[] | null;
   /** The editor stack frames link to in debug mode (a name or a URL format); `null`: no links. */
   ide: string | null;
+  /** The least severe level written to stderr (lower case), or `off`. */
+  logLevel: string;
   help: boolean;
 }
 
@@ -49,6 +52,7 @@ export const SERVE_DEFAULTS = Object.freeze({
   trustedProxies: Object.freeze([] as string[]),
   /** Every host: a list is the operator's to give, the names the service is reached by. */
   trustedHosts: null,
+  logLevel: 'warning',
 });
 
 /** Thrown by parseServeOptions for a command line or environment the CLI cannot use; the message says what to fix. */
@@ -57,7 +61,7 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-type ValueOption = 'host' | 'port' | 'https-port' | 'env' | 'tls-cert' | 'tls-key' | 'profiler-dir' | 'profiler-max-profiles' | 'profiler-allow' | 'trusted-proxies' | 'trusted-hosts' | 'ide';
+type ValueOption = 'host' | 'port' | 'https-port' | 'env' | 'tls-cert' | 'tls-key' | 'profiler-dir' | 'profiler-max-profiles' | 'profiler-allow' | 'trusted-proxies' | 'trusted-hosts' | 'ide' | 'log-level';
 
 /** Each flag that takes a value, with its environment variable and the help line; order is the --help order. */
 const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: string; default: string; help: string }> = [
@@ -73,6 +77,7 @@ const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: s
   { flag: 'trusted-proxies', envVar: 'TRUSTED_PROXIES', value: '<cidr,...>', default: 'none', help: 'proxies whose X-Forwarded-For/-Proto/-Host/-Port are believed' },
   { flag: 'trusted-hosts', envVar: 'TRUSTED_HOSTS', value: '<host,...>', default: 'any', help: 'hosts answered for (example.com; .example.com: it and its subdomains;\n*.example.com: subdomains only; IP addresses); others get a 400' },
   { flag: 'ide', envVar: 'HTTP_KERNEL_IDE', value: '<editor|format>', default: 'none', help: 'debug pages link stack frames to this editor (vscode, cursor, webstorm,\nidea, zed, sublime, ...) or URL format (%f file, %l line: vscode://file/%f:%l)' },
+  { flag: 'log-level', envVar: 'LOG_LEVEL', value: '<level|off>', default: SERVE_DEFAULTS.logLevel, help: 'least severe level written to stderr (emergency, alert, critical, error,\nwarning, notice, info, debug), or off; 4xx errors are error, 5xx critical' },
 ];
 
 /** Flags that take no value. */
@@ -153,6 +158,7 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
       profilerAllow: [...SERVE_DEFAULTS.profilerAllow],
       trustedProxies: [...SERVE_DEFAULTS.trustedProxies],
       ide: null,
+      logLevel: SERVE_DEFAULTS.logLevel,
       help: true,
     };
   }
@@ -213,8 +219,17 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
     }
   }
 
-  return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, trustedHosts, ide, help };
+  const logLevelSetting = pick('log-level');
+  const logLevel = logLevelSetting?.value.trim().toLowerCase() ?? SERVE_DEFAULTS.logLevel;
+  if (logLevel !== 'off' && !LOG_LEVELS.includes(logLevel)) {
+    throw new UsageError(`${logLevelSetting!.source} must be a level (${LOG_LEVELS.join(', ')}) or off (got "${logLevelSetting!.value}")`);
+  }
+
+  return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, trustedHosts, ide, logLevel, help };
 }
+
+/** The syslog levels, most severe first, as `--log-level` takes them. */
+const LOG_LEVELS: readonly string[] = Object.keys(LogLevel).map((name) => name.toLowerCase());
 
 /** A host name as listen() resolves it: letters, digits, `-` and dots (`localhost`, `my-host.internal`). */
 const HOST_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$/;

@@ -305,4 +305,21 @@ test('SIGTERM ends the process within seconds while a stalled reader leaves stde
   }
 });
 
+test('--log-level sets what stderr gets: at critical a 404 (an ERROR) writes nothing, at the default warning it writes its line', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
+  try {
+    for (const [args, expected] of [[['--log-level', 'critical'], false], [[], true]] as const) {
+      const { child, urls, stderr } = await serve(['--port', '0', '--https-port', 'off', '--no-profiler', ...args], cwd);
+      const answer = await request(`${urls[0]}/missing-page`);
+      await answer.body.dump();
+      assert.is(answer.statusCode, 404);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await stopsCleanly(child);
+      assert.is(stderr().includes('missing-page'), expected, `${args.join(' ') || 'default'}: ${stderr().slice(0, 200)}`);
+    }
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
 test.run();

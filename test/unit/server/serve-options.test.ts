@@ -30,6 +30,7 @@ test('no flags and no environment give the documented defaults', () => {
     trustedProxies: [],
     trustedHosts: null,
     ide: null,
+    logLevel: 'warning',
     help: false,
   });
 });
@@ -49,6 +50,7 @@ test('environment variables fill in options not given as flags', () => {
     TRUSTED_PROXIES: 'loopback',
     TRUSTED_HOSTS: 'example.com, .example.org',
     HTTP_KERNEL_IDE: 'cursor',
+    LOG_LEVEL: 'ERROR',
   });
   assert.equal(options, {
     host: '::1',
@@ -65,8 +67,16 @@ test('environment variables fill in options not given as flags', () => {
     trustedProxies: ['loopback'],
     trustedHosts: ['example.com', '.example.org'],
     ide: 'cursor',
+    logLevel: 'error',
     help: false,
   });
+});
+
+test('--log-level takes a level in any case, or off; anything else is a usage error naming the levels', () => {
+  assert.is(parseServeOptions(['--log-level', 'Critical'], {}).logLevel, 'critical');
+  assert.is(parseServeOptions(['--log-level=off'], {}).logLevel, 'off');
+  assert.is(parseServeOptions([], { LOG_LEVEL: 'debug' }).logLevel, 'debug');
+  assert.throws(() => parseServeOptions(['--log-level', 'verbose'], {}), (error: Error) => error instanceof UsageError && /^--log-level must be a level \(emergency, alert, critical, error, warning, notice, info, debug\) or off \(got "verbose"\)$/.test(error.message));
 });
 
 test('a flag beats its environment variable', () => {
