@@ -1,9 +1,9 @@
 import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
-import { readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
-import { errorCode } from '../fs/error-code.js';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../fs/make-directory.js';
+import { FileLock } from '../profiler/storage/file-lock.js';
 
 /** A PEM certificate (chain) and its PEM private key, as node:https takes them. */
 export interface TlsCredentials {
@@ -26,6 +26,8 @@ const LOCK_FILE = 'dev-cert.lock';
 /** A lock this old was left by a process that died: making a certificate takes well under a second. */
 const LOCK_STALE_MS = 10_000;
 const LOCK_POLL_MS = 50;
+/** How long a start waits for another process making the certificate before it makes one for its own run. */
+const LOCK_WAIT_MS = 15_000;
 const VALIDITY_DAYS = 365;
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** A cached certificate closer than this to expiry is replaced, so a server never starts with one about to lapse. */
@@ -89,22 +91,18 @@ async function readUsablePair(certPath: string, keyPath: string): Promise<TlsCre
 }
 
 /**
- * Takes the lock file at `path` (made with O_EXCL), waiting while another process holds it; a lock
- * older than LOCK_STALE_MS was left by a process that died while making a certificate (which takes
- * well under a second) and is taken over. Resolves to its release.
+ * Takes the lock file at `path` (the profiler storage's FileLock: made with O_EXCL, one left by a
+ * process of this host that is gone taken over at once, any other once LOCK_STALE_MS old), waiting
+ * for it at most LOCK_WAIT_MS. Resolves to its release.
  */
 async function lock(path: string): Promise<() => Promise<void>> {
-  for (;;) {
-    try {
-      await writeFile(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
-      return () => unlink(path).catch(() => {});
-    } catch (error) {
-      if (errorCode(error) !== 'EEXIST') throw error;
-    }
-    const since = await stat(path).then((stats) => Date.now() - stats.mtimeMs, () => 0);
-    if (since > LOCK_STALE_MS) await unlink(path).catch(() => {});
-    else await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+  const held = new FileLock(path, LOCK_STALE_MS, { holderInfo: true });
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  while (!(await held.tryAcquire())) {
+    if (Date.now() >= deadline) throw new Error(`${path} is held by another process (waited ${LOCK_WAIT_MS} ms)`);
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
   }
+  return () => held.release();
 }
 
 /** Reads a certificate and key given by the user, and checks they parse and belong together. */
