@@ -387,19 +387,25 @@ export class Profiler {
 
   /** Forgets a profile that cannot be saved, and says why. */
   #drop(token: string, why: string, error: unknown): void {
-    this.#unsaved.delete(token);
-    void this.storage.release(token).catch(() => {});
+    this.#discard(token);
     this.#logger?.error(`Profile {token} cannot be saved: ${why}`, { token, message: error instanceof Error ? error.message : String(error) });
+  }
+
+  /**
+   * Forgets the profile of an answered request, which will not be saved. Its token went out in a
+   * response header, so it is discarded, not given back: a client's link must not open another
+   * request's profile later (a storage without discard() keeps it claimed).
+   */
+  #discard(token: string): void {
+    this.#unsaved.delete(token);
+    if (this.storage.discard !== undefined) void this.storage.discard(token).catch(() => {});
   }
 
   /** True when the recordings' profiles fit in the save queue; otherwise drops them (counted, warned about). */
   #hasRoomFor(recordings: Recording[]): boolean {
     if (this.#queue.length + recordings.length > this.#maxQueued) {
       this.#dropped += recordings.length;
-      for (const { token } of recordings) {
-        this.#unsaved.delete(token);
-        void this.storage.release(token).catch(() => {});
-      }
+      for (const { token } of recordings) this.#discard(token);
       const now = Date.now();
       if (now - this.#lastDropReport >= DROP_REPORT_INTERVAL) {
         this.#lastDropReport = now;

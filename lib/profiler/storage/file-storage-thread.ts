@@ -44,6 +44,8 @@ function run({ op, args }: StorageCall): Promise<unknown> {
       return storage.drawTokens(args[0] as number, args[1] as number);
     case 'release':
       return storage.release(args[0] as string);
+    case 'discard':
+      return storage.discard(args[0] as string);
     case 'writeMany':
       return storage.writeMany(decodeBatch(args[0] as StorageBatch));
     case 'read':

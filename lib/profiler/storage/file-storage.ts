@@ -268,6 +268,15 @@ export class FileStorage implements ProfilerStorage {
     await this.#removePlaceholder(token).catch((error: unknown) => this.#report(error));
   }
 
+  /**
+   * A claimed token a client saw, whose profile will not be written: a drawn token stays taken
+   * while this instance holds its prefix's lease; a claimed one keeps its placeholder until close().
+   */
+  async discard(token: string): Promise<void> {
+    if (!isStorableToken(token)) return;
+    this.#leases.discard(token);
+  }
+
   /** Stores one profile: a batch of one (see writeMany). */
   write(profile: StorableProfile): Promise<void> {
     return this.writeMany([profile]);

@@ -28,6 +28,8 @@ export class MemoryStorage implements ProfilerStorage {
   readonly #profiles = new Map<string, StoredProfile>();
   readonly #byTime = new TimeOrderedList<StoredProfile>();
   readonly #claims = new Set<string>();
+  /** Discarded tokens (see discard()) and when: not drawn again within maxAge, the newest maxProfiles of them. */
+  readonly #discarded = new Map<string, number>();
   #bytes = 0;
 
   constructor(options: MemoryStorageOptions = {}) {
@@ -38,7 +40,7 @@ export class MemoryStorage implements ProfilerStorage {
   async claim(token: string): Promise<boolean> {
     if (!isStorableToken(token)) return false;
     this.#dropExpired();
-    if (this.#claims.has(token) || this.#profiles.has(token)) return false;
+    if (this.#claims.has(token) || this.#profiles.has(token) || this.#discarded.has(token)) return false;
     this.#claims.add(token);
     return true;
   }
@@ -47,13 +49,20 @@ export class MemoryStorage implements ProfilerStorage {
     this.#claims.delete(token);
   }
 
+  /** A claimed token that a client saw and that will not be written: not handed out again within the bounds. */
+  async discard(token: string): Promise<void> {
+    if (!this.#claims.delete(token)) return;
+    this.#discarded.set(token, this.#now());
+    if (this.#discarded.size > this.bounds.maxProfiles) this.#discarded.delete(this.#discarded.keys().next().value as string);
+  }
+
   /** Up to `count` fresh random tokens, claimed (see ProfilerStorage.drawTokens). */
   async drawTokens(length: number, count: number): Promise<string[]> {
     this.#dropExpired();
     const tokens: string[] = [];
     for (let attempt = 0; tokens.length < count && attempt < count * 4 + 100; attempt++) {
       const token = generateToken(length);
-      if (this.#claims.has(token) || this.#profiles.has(token)) continue;
+      if (this.#claims.has(token) || this.#profiles.has(token) || this.#discarded.has(token)) continue;
       this.#claims.add(token);
       tokens.push(token);
     }
@@ -143,6 +152,10 @@ export class MemoryStorage implements ProfilerStorage {
     const cutoff = this.#now() - this.bounds.maxAge;
     for (let oldest = this.#byTime.oldest(); oldest !== undefined && oldest.time < cutoff; oldest = this.#byTime.oldest()) {
       this.#dropOldest();
+    }
+    for (const [token, time] of this.#discarded) {
+      if (time >= cutoff) break;
+      this.#discarded.delete(token);
     }
   }
 

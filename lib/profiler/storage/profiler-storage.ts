@@ -55,6 +55,13 @@ export interface ProfilerStorage {
   drawTokens?(length: number, count: number): Promise<string[]>;
   /** Gives back a claimed token that will not be written. */
   release(token: string): Promise<void>;
+  /**
+   * Optional: a claimed token that will not be written, though a client has seen it (its response
+   * carried it): unlike release(), the storage should not hand it out again for a while, so that
+   * the client's link does not open another request's profile. Without it, the profiler keeps the
+   * token claimed and never writes it.
+   */
+  discard?(token: string): Promise<void>;
   /** Stores a profile under its (claimed) token; never overwrites another profile. Same as `writeMany([profile])`. */
   write(profile: StorableProfile): Promise<void>;
   /**

@@ -17,7 +17,7 @@ export interface StorageThreadData {
 }
 
 /** The storage methods the worker answers. */
-export type StorageOp = 'claim' | 'drawToken' | 'drawTokens' | 'release' | 'writeMany' | 'read' | 'find' | 'purge' | 'compact' | 'close';
+export type StorageOp = 'claim' | 'drawToken' | 'drawTokens' | 'release' | 'discard' | 'writeMany' | 'read' | 'find' | 'purge' | 'compact' | 'close';
 
 /** A call: `id` is unique among the calls in flight; the reply carries it back. */
 export interface StorageCall {

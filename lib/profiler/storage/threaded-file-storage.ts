@@ -89,6 +89,10 @@ export class ThreadedFileStorage implements ProfilerStorage {
     return this.#call('release', [token]) as Promise<void>;
   }
 
+  discard(token: string): Promise<void> {
+    return this.#call('discard', [token]) as Promise<void>;
+  }
+
   write(profile: StorableProfile): Promise<void> {
     return this.writeMany([profile]);
   }

@@ -30,6 +30,8 @@ interface Lease {
   taken: TakenTokens;
   /** Still over the share after a scan: no more draws from it; given back once no drawn token of it is pending. */
   full: boolean;
+  /** Tokens shown to a client whose profile was not written (discard()): kept taken across scans while the lease is held. */
+  readonly discarded: Set<string>;
 }
 
 const LEASE_DIR = 'leases';
@@ -147,6 +149,16 @@ export class TokenLeases {
     this.#drawn.delete(token);
   }
 
+  /**
+   * A drawn token whose profile will not be written, though a client was given it: it is not
+   * drawn again while its prefix's lease is held (rescans keep it). False when it was not drawn here.
+   */
+  discard(token: string): boolean {
+    if (!this.#drawn.delete(token)) return false;
+    this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH))?.discarded.add(token);
+    return true;
+  }
+
   /** Gives a drawn token back, drawable again; false when it was not drawn here. */
   release(token: string): boolean {
     if (!this.#drawn.delete(token)) return false;
@@ -195,7 +207,7 @@ export class TokenLeases {
     for (const prefix of prefixes) {
       const lock = this.#lock(prefix);
       if (!(await lock.tryAcquire())) continue;
-      const lease: Lease = { prefix, lock, taken: new TakenTokens(prefix), full: false };
+      const lease: Lease = { prefix, lock, taken: new TakenTokens(prefix), full: false, discarded: new Set() };
       await this.#scan(lease);
       if (lease.taken.size >= wanted) {
         await lock.release();
@@ -213,11 +225,12 @@ export class TokenLeases {
     throw new ProfilerStorageError(`Every token prefix of the profiler storage ${host.dir} is leased by another process or half full.`, 'HK_PROFILER_STORAGE_FULL');
   }
 
-  /** Rebuilds a lease's taken set: what the storage holds, its tokens in flight and the draws. */
+  /** Rebuilds a lease's taken set: what the storage holds, its tokens in flight, the draws and the discarded ones. */
   async #scan(lease: Lease): Promise<void> {
     const { prefix } = lease;
     const taken = new TakenTokens(prefix);
     const addPending = (): void => {
+      for (const token of lease.discarded) taken.add(token);
       for (const token of this.#drawn) if (token.startsWith(prefix)) taken.add(token);
       for (const token of this.#host.pending()) if (token.startsWith(prefix)) taken.add(token);
     };

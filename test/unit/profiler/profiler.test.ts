@@ -81,6 +81,7 @@ function writingThrough(inner: MemoryStorage, writeMany: ProfilerStorage['writeM
   return {
     claim: (token) => inner.claim(token),
     release: (token) => inner.release(token),
+    discard: (token) => inner.discard(token),
     read: (token) => inner.read(token),
     find: (criteria) => inner.find(criteria),
     purge: () => inner.purge(),
@@ -119,6 +120,20 @@ test('a storage slower than the traffic costs dropped profiles, not a growing qu
   assert.ok(messages.includes('39 of 50 profiles were dropped in all: the storage could not keep up with the traffic.'), messages.join('\n'));
   assert.equal(batches.map((batch) => batch.length), [1, 10]);
   assert.is((await inner.find({ limit: 100 })).length, 11);
+});
+
+test('the token of a dropped profile, sent to its client, is never handed out again', async () => {
+  const { storage, release, inner } = gatedStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, maxQueuedProfiles: 1, saveDelayMs: 0 } });
+  const tokens: string[] = [];
+  for (let i = 0; i < 10; i++) tokens.push((await run(app, '/health')).getHeader('x-debug-token')!);
+  assert.is(app.profiler!.droppedProfiles, 8);
+  release();
+  await app.close();
+  const saved = new Set((await inner.find({ limit: 100 })).map((summary) => summary.token));
+  const dropped = tokens.filter((token) => !saved.has(token));
+  assert.is(dropped.length, 8);
+  for (const token of dropped) assert.is(await inner.claim(token), false, `${token} went out in X-Debug-Token`);
 });
 
 test('profiles that pile up while a batch is written go out together in the next batch', async () => {

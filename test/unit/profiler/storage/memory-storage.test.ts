@@ -22,6 +22,22 @@ test('a claimed token cannot be claimed again until released', async () => {
   assert.is(await storage.claim('abcdef'), true);
 });
 
+test('a discarded token is not claimed again within the bounds: maxAge, and the newest maxProfiles of them', async () => {
+  let now = BASE_TIME;
+  const storage = new MemoryStorage({ now: () => now, bounds: { maxAge: 1_000, maxProfiles: 2 } });
+  for (const token of ['aaaaaa', 'bbbbbb', 'cccccc']) {
+    assert.is(await storage.claim(token), true);
+    await storage.discard(token);
+  }
+  assert.is(await storage.claim('bbbbbb'), false, 'discarded: a client may hold a link with it');
+  assert.is(await storage.claim('cccccc'), false);
+  assert.is(await storage.claim('aaaaaa'), true, 'the oldest beyond maxProfiles is free again');
+  now += 1_001;
+  assert.is(await storage.claim('bbbbbb'), true, 'older than maxAge: free again');
+  await storage.discard('dddddd');
+  assert.is(await storage.claim('dddddd'), true, 'never claimed: nothing to discard');
+});
+
 test('write then read returns an equal profile that later changes to the original cannot reach', async () => {
   const storage = new MemoryStorage();
   const profile = makeProfile('abcdef');

@@ -44,6 +44,15 @@ function threadedIn(dir = freshDir(), options: ThreadedFileStorageOptions = {}):
   return storage;
 }
 
+test('a discarded token stays taken, where a released one is free again (in the worker, drawn from a lease)', async () => {
+  const storage = threadedIn();
+  const [seen, unused] = await storage.drawTokens(6, 2);
+  await storage.discard(seen!);
+  await storage.release(unused!);
+  assert.is(await storage.claim(seen!), false, 'a client saw it');
+  assert.is(await storage.claim(unused!), true, 'given back');
+});
+
 test('profiles written through the thread are FileStorage files: a FileStorage on the same directory reads and finds them', async () => {
   const storage = threadedIn();
   const tokens = await storage.drawTokens(6, 3);

@@ -127,6 +127,24 @@ test('settle() keeps a written token taken; release() makes a drawn token drawab
   assert.is(leases.release(`${prefix}00a3`), false, 'never drawn');
 });
 
+test('discard() keeps a drawn token taken across the rescans, where settle() without a write frees it', async (context) => {
+  const { leases } = await fixture(context);
+  // Three-character tokens: 16 per prefix, so eight draws fill a lease and the next grow() rescans it.
+  await leases.grow(3);
+  const prefix = leases.prefixes[0]!;
+  const tokens = Array.from({ length: 8 }, (_, i) => `${prefix}${i.toString(16)}`);
+  for (const token of tokens) assert.is(leases.claim(token, () => false), true);
+  const [seen, ...rest] = tokens as [string, ...string[]];
+  assert.is(leases.discard(seen), true);
+  assert.not.ok(leases.isDrawn(seen));
+  for (const token of rest) leases.settle(token);
+  await leases.grow(3);
+  assert.equal(leases.prefixes, [prefix], 'rescanned, not another lease');
+  assert.is(leases.claim(seen, () => false), false, 'a client saw it: still taken after the rescan');
+  assert.is(leases.claim(rest[0]!, () => false), true, 'settled but never stored: free after the rescan');
+  assert.is(leases.discard(`${prefix}f`), false, 'never drawn');
+});
+
 test('another holder\'s live lease is seen; close() gives the leases back and forgets the draws', async (context) => {
   const first = await fixture(context);
   await first.leases.grow(6);
