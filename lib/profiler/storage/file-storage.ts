@@ -851,7 +851,15 @@ export class FileStorage implements ProfilerStorage {
         await removeIfOlder(path, stats.size === 0 ? ABANDONED_CLAIM_MS : ORPHAN_GRACE_MS);
       }
     }
-    const kept = records.filter((record) => record.segment !== null || present.has(record.token));
+    // A record past the end of its segment was lost (the segment cut, or its bytes never reached
+    // the disk before a power cut while its index line did): no longer listed. Segments only grow,
+    // and a record is appended before its index line, so no record being written looks lost.
+    const sizes = new Map<string, number>();
+    for (const record of records) {
+      if (record.segment === null || sizes.has(record.segment)) continue;
+      sizes.set(record.segment, (await ignoreMissing(stat(this.#segments.path(record.segment))))?.size ?? 0);
+    }
+    const kept = records.filter((record) => (record.segment === null ? present.has(record.token) : record.offset + record.bytes <= (sizes.get(record.segment) as number)));
     report.cleaned += records.length - kept.length;
     return kept;
   }

@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { appendFile, mkdir, open, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, stat, truncate, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
@@ -153,13 +153,31 @@ test('a torn segment tail (a killed writer) hurts neither the profiles before it
   assert.equal(await foundTokens(storageIn(dir)), [0, 1, 2, 5, 6].map((i) => tokenFor(i)));
 });
 
-test('an index line pointing past the end of its segment (torn record) reads as null; the others still read', async () => {
+test('an index line pointing past the end of its segment (torn record) reads as null, and the next sweep stops listing it; the others still read', async () => {
   const dir = await dirWithProfiles(2);
   const [line] = await entryLines(dir);
   await appendFile(join(dir, 'index.ndjson'), `{"t":"${tokenFor(7)}","ts":${BASE_TIME},"s":200,"m":"GET","i":"::1","p":null,"b":100000,"g":"${line?.g}","o":${line?.o},"u":"http://h/"}\n`);
   const storage = storageIn(dir);
   assert.is(await storage.read(tokenFor(7)), null);
   assert.is((await storage.read(tokenFor(0)))?.token, tokenFor(0));
+  assert.equal((await foundTokens(storage)).length, 3, 'listed until a sweep looks at the segment');
+  const report = await storage.compact();
+  assert.is(report?.cleaned, 1);
+  assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(1)]);
+  assert.equal(await foundTokens(storageIn(dir)), [tokenFor(0), tokenFor(1)], 'and for good');
+});
+
+test('a segment cut short by hand loses only the profiles past its new end, from reads and from the search', async () => {
+  const dir = await dirWithProfiles(3);
+  const lines = (await entryLines(dir)).sort((a, b) => (a?.o ?? 0) - (b?.o ?? 0));
+  const last = lines[lines.length - 1]!;
+  await truncate(join(dir, 'segments', last.g!), last.o! + 1);
+  const storage = storageIn(dir);
+  await storage.compact();
+  const left = await foundTokens(storage);
+  assert.is(left.length, 2);
+  assert.not.ok(left.includes(last.t!), 'the cut one is not listed');
+  for (const token of left) assert.is((await storage.read(token))?.token, token);
 });
 
 test('an index line whose segment (or old-layout file) is gone is dropped by the next compaction', async () => {
