@@ -276,9 +276,15 @@ function sendWith(
   const declaredLength = frameResponse(req, res, response);
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {
     res.writeHead(response.status, response.headers);
-    destroyBody(body);
     res.end();
-    return false;
+    if (body === null || typeof body === 'string' || body instanceof Uint8Array) return false;
+    // A stream never read: destroyed, and kernel.terminate waits for its clean-up, as after one sent,
+    // so that what the clean-up logs is in the request's profile.
+    body.destroy();
+    if (onBodyEnd === undefined) return false;
+    // Never from within send() (see sendAndTerminate): a stream destroyed at once is closed already.
+    process.nextTick(() => closeWaits.afterClose(body, onBodyEnd));
+    return true;
   }
   if (typeof body === 'string' || body instanceof Uint8Array) {
     res.writeHead(response.status, response.headers);

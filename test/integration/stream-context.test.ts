@@ -100,6 +100,22 @@ for (const scheme of SCHEMES) {
     });
     return new Response(stream, 200, { 'content-type': 'text/plain' });
   };
+  /** A body whose clean-up takes a turn of the event loop and logs, as a database cursor's close would. */
+  const cursor = (): Response => {
+    const stream = new Readable({
+      read() {
+        this.push('rows');
+        this.push(null);
+      },
+      destroy(error, callback) {
+        setImmediate(() => {
+          server.app.logger.info('Closed the cursor of {current}', { current: currentId() });
+          callback(error);
+        });
+      },
+    });
+    return new Response(stream, 200, { 'content-type': 'text/plain' });
+  };
   const end = (): Response => {
     for (const stream of hub) stream.end('bye\n');
     hub.clear();
@@ -126,6 +142,7 @@ for (const scheme of SCHEMES) {
       .add('listen', new Route('/listen', { defaults: { _controller: listen } }))
       .add('end', new Route('/end', { defaults: { _controller: end } }))
       .add('silent', new Route('/silent', { defaults: { _controller: silent } }))
+      .add('cursor', new Route('/cursor', { defaults: { _controller: cursor } }))
       .add('text', new Route('/text', { defaults: { _controller: (request: Request) => new Response(`text for ${request.query.get('id')}`) } }));
     server = await startTestServer({ kernel: { env: 'staging', debug: true, routes, subscribers: [mailer, sessions] } });
   });
@@ -177,6 +194,14 @@ for (const scheme of SCHEMES) {
     assert.is(await body, 'listening\nbye\n');
     await savedProfile(server, header(listening.headers['x-debug-token']));
     assert.equal(terminated.filter((line) => line.startsWith(`hub-${scheme} `)), [`hub-${scheme} under hub-${scheme} (1)`]);
+  });
+
+  test('a stream body a HEAD request never gets is destroyed, and what its clean-up logs is in its request\'s profile, before kernel.terminate', async () => {
+    const response = await fetchFrom(server, scheme, '/cursor?id=head', { method: 'HEAD' });
+    assert.is(response.status, 200);
+    assert.is(response.body, '');
+    const messages = (await profileLogs(header(response.headers['x-debug-token']))).map((record) => record.message);
+    assert.equal(messages.slice(-2), ['Closed the cursor of head', 'Mail sent for head with head current']);
   });
 
   test('a streamed body that fails half-way: its failure is logged in its request\'s profile', async () => {
