@@ -124,6 +124,7 @@ export class Request {
   /** The request a duplicate() was made from: its body is the sub-request's too, read once for both. */
   #bodyOf: Request | undefined;
   #path: string | undefined;
+  #targetError: MalformedRequestError | null = null;
   #query: URLSearchParams | undefined;
   #cookies: Record<string, string | undefined> | undefined;
   #httpHost: { host: string; port: number } | undefined;
@@ -238,16 +239,37 @@ export class Request {
 
   /**
    * The path, still percent-encoded, without the query string (Symfony's pathInfo); `*` for a
-   * request about the server itself (`OPTIONS *`, RFC 9110 9.3.7). A target that is neither a path
-   * nor a URL, or `*` for another method, is a MalformedRequestError (a 400).
+   * request about the server itself (`OPTIONS *`, RFC 9110 9.3.7). Never throws: a target the
+   * kernel refuses (see targetError) gives the target as sent (`*` for `PATCH *`, `ftp://a.test/x`),
+   * which starts with no `/` and so names no route.
    */
   get path(): string {
     if (this.#path === undefined) {
       const url = this.url;
-      const q = url.indexOf('?');
-      this.#path = url.charCodeAt(0) === 47 /* / */ ? (q === -1 ? url : url.slice(0, q)) : nonOriginPath(url, this.method);
+      if (url.charCodeAt(0) === 47 /* / */) {
+        const q = url.indexOf('?');
+        this.#path = q === -1 ? url : url.slice(0, q);
+      } else {
+        const path = nonOriginPath(url, this.method);
+        if (typeof path === 'string') this.#path = path;
+        else {
+          this.#targetError = path;
+          // An empty target would be routed as `/`.
+          this.#path = url === '' ? '*' : url;
+        }
+      }
     }
     return this.#path;
+  }
+
+  /**
+   * Why the request target is refused, or null: `*` for another method than OPTIONS (RFC 9112 3.2.4),
+   * an absolute-form target that is not an http or https URL, or that is no URL or names no host.
+   * Thrown on `kernel.request` at 256 (ValidateHostListener) and by `host`: a 400.
+   */
+  get targetError(): MalformedRequestError | null {
+    if (this.#path === undefined) void this.path;
+    return this.#targetError;
   }
 
   /** The raw query string, without `?` ('' when none). */
@@ -506,12 +528,10 @@ export class Request {
 
   /** `a.test:8080` of `http://a.test:8080/x`, as sent; undefined for `*`. */
   #absoluteFormAuthority(): string | undefined {
-    // A target that is no URL is named as such, whichever of path and host is read first.
-    void this.path;
-    const authority = ABSOLUTE_FORM_AUTHORITY.exec(this.url)?.[1];
-    // RFC 9110 (4.2.1): an http URI with an empty host is invalid; it is not for the Host header to fill in.
-    if (authority === '') throw new MalformedRequestError(`Invalid request target "${this.url}": it names no host.`);
-    return authority;
+    // A refused target names no host to trust: its error, rather than the host's, is what the client gets.
+    const targetError = this.targetError;
+    if (targetError !== null) throw targetError;
+    return ABSOLUTE_FORM_AUTHORITY.exec(this.url)?.[1];
   }
 }
 
@@ -590,22 +610,19 @@ function stripMapped(address: string): string {
   return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
 }
 
-/** The path of a target that does not start with `/`: `*` (asterisk-form) or a URL (absolute-form, as sent to proxies). */
-function nonOriginPath(target: string, method: string): string {
+/** The path of a target that does not start with `/`: `*` (asterisk-form) or a URL (absolute-form, as sent to proxies); why it is refused otherwise. */
+function nonOriginPath(target: string, method: string): string | MalformedRequestError {
   if (target === '*') {
     // RFC 9112 3.2.4: the asterisk-form is only used for a server-wide OPTIONS request.
     if (method === 'OPTIONS') return '*';
-    throw new MalformedRequestError(`Invalid request target "*" for ${method}: "*" (asking about the server itself) is for OPTIONS only; name a path such as "/".`);
+    return new MalformedRequestError(`Invalid request target "*" for ${method}: "*" (asking about the server itself) is for OPTIONS only; name a path such as "/".`);
   }
   const authority = ABSOLUTE_FORM_AUTHORITY.exec(target);
   // A server is asked for http and https URLs only (RFC 9112 3.2.2); `ws://` or `foo://` would name a host all the same.
-  if (authority !== null && !HTTP_URL.test(target)) throw new MalformedRequestError(`Invalid request target "${target}": an absolute-form target is an http or https URL.`);
-  try {
-    if (authority === null) throw new TypeError('no authority');
-    new URL(target);
-  } catch {
-    throw new MalformedRequestError(`Invalid request target "${target}".`);
-  }
+  if (authority !== null && !HTTP_URL.test(target)) return new MalformedRequestError(`Invalid request target "${target}": an absolute-form target is an http or https URL.`);
+  if (authority === null || !URL.canParse(target)) return new MalformedRequestError(`Invalid request target "${target}".`);
+  // RFC 9110 (4.2.1): an http URI with an empty host is invalid; it is not for the Host header to fill in.
+  if (authority[1] === '') return new MalformedRequestError(`Invalid request target "${target}": it names no host.`);
   // RFC 9112 3.2.4: OPTIONS on a URL with an empty path and no query (`http://host`, not `http://host/`) is
   // the absolute-form of OPTIONS *, which the last proxy would have forwarded as `*`.
   if (method === 'OPTIONS' && authority[0].length === target.length) return '*';

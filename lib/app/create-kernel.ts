@@ -282,8 +282,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   const controllerResolver = options.controllerResolver === undefined ? new ControllerResolver(options.controllers) : new OwnControllerResolver(options.controllerResolver, new Set([errorController, ...profilerPages]));
   const argumentResolver = options.argumentResolver === undefined ? undefined : new OwnArgumentResolver(options.argumentResolver, new Set(profilerPages));
   const kernel = new HttpKernel(dispatcher, controllerResolver, requestStack, argumentResolver);
-  // With a trusted-hosts list, its check runs before any listener that might answer without reading the host.
-  if (trustHost !== undefined) dispatcher.addSubscriber(new ValidateHostListener());
+  // A refused target or host is a 400 before any listener that might answer without reading them.
+  dispatcher.addSubscriber(new ValidateHostListener());
   if (access !== null) dispatcher.addSubscriber(new ProfilerAccessListener(access));
   if (profiler !== null) {
     dispatcher.addSubscriber(profiler);

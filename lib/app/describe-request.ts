@@ -43,17 +43,14 @@ export function createRequestDescriber(options: RequestDescriberOptions = {}): R
   };
 }
 
-/** The path and query string, or the raw target when it has no path (a malformed one, which is still worth a line). */
+/** The path and query string; the raw target when it is refused (see Request.path), which is still worth a line. */
 function pathAndQuery(request: Request): string {
   const url = request.url;
-  let path: string;
-  try {
-    path = request.path;
-  } catch {
-    return url;
-  }
+  // A Proxy of a Request reaches none of its private fields, so has no path: its raw target is still worth a line.
+  const path = attempt(() => request.path);
+  if (path === undefined) return url;
   const q = url.indexOf('?');
-  return q === -1 ? path : `${path}${url.slice(q)}`;
+  return q === -1 || request.targetError !== null ? path : `${path}${url.slice(q)}`;
 }
 
 function attempt<T>(read: () => T): T | undefined {

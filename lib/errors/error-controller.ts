@@ -9,7 +9,7 @@ import { pageHeaders } from './page-headers.js';
 import { plainPagePolicy, renderPlainPage } from './plain-page.js';
 import { prefersJson } from './prefers-json.js';
 import { PROBLEM_CONTENT_TYPE, renderProblem, serializeProblem } from './problem-json.js';
-import { safePath, safeUri } from './safe-request.js';
+import { safeUri } from './safe-request.js';
 
 /** What the error controller needs to know. */
 export interface ErrorControllerOptions {
@@ -48,7 +48,7 @@ export function createErrorController(options: ErrorControllerOptions): Controll
     if (debug) Object.assign(headers, debugHeaders(errors[0]));
 
     if (prefersJson(request)) {
-      const body = serializeProblem(renderProblem({ errors, status, debug, instance: safePath(failed) }));
+      const body = serializeProblem(renderProblem({ errors, status, debug, instance: failed.path }));
       return new Response(body, status, { ...headers, 'content-type': PROBLEM_CONTENT_TYPE });
     }
     // An HTML page gets its own policy, with a nonce for its <style> (a policy the error asked for was for another body).

@@ -5,7 +5,6 @@ import { pageHeaders } from './page-headers.js';
 import { plainPagePolicy, renderPlainPage } from './plain-page.js';
 import { prefersJson } from './prefers-json.js';
 import { PROBLEM_CONTENT_TYPE, renderProblem, serializeProblem } from './problem-json.js';
-import { safePath } from './safe-request.js';
 
 /**
  * The error page sent when the error page itself failed (the error controller threw, or answered no
@@ -27,7 +26,7 @@ function plainResponse(error: unknown, request: Request | null, charset: string)
   const status = flat?.status ?? 500;
   const headers = pageHeaders(flat?.headers);
   if (request !== null && prefersJson(request)) {
-    const problem = renderProblem({ errors: flat === undefined ? [] : [flat], status, debug: false, instance: safePath(request) });
+    const problem = renderProblem({ errors: flat === undefined ? [] : [flat], status, debug: false, instance: request.path });
     return new Response(serializeProblem(problem), status, { ...headers, 'content-type': PROBLEM_CONTENT_TYPE });
   }
   const nonce = createCspNonce();

@@ -1,9 +1,10 @@
 import { KernelEvents, type RequestEvent } from '../../kernel/index.js';
 
 /**
- * Reads the host of every main request on `kernel.request` at 256 (Symfony's ValidateRequestListener),
- * so an invalid or untrusted one is a 400 before the listeners that follow (CORS at 250, an
- * application's own) answer without ever reading it. The Request keeps the host it read: the router's read costs nothing.
+ * Checks every main request on `kernel.request` at 256 (Symfony's ValidateRequestListener): a refused
+ * target (`PATCH *`, `GET ftp://a.test/x`: Request.targetError) and an invalid or untrusted host are a
+ * 400 before the listeners that follow (CORS at 250, an application's own) answer without ever
+ * reading them. The Request keeps the host it read: the router's read costs nothing.
  */
 export class ValidateHostListener {
   getSubscribedEvents() {
@@ -11,7 +12,11 @@ export class ValidateHostListener {
   }
 
   onKernelRequest(event: RequestEvent): void {
-    // A sub-request is the main request's copy, already checked (the error page of a refused host must render).
-    if (event.isMainRequest()) void event.request.host;
+    // A sub-request is the main request's copy, already checked (the error page of a refused request must render).
+    if (!event.isMainRequest()) return;
+    const request = event.request;
+    const targetError = request.targetError;
+    if (targetError !== null) throw targetError;
+    void request.host;
   }
 }

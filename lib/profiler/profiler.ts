@@ -14,7 +14,7 @@ import {
   type ResponseEvent,
   type TerminateEvent,
 } from '../../kernel/index.js';
-import { safePath, safeUri } from '../errors/index.js';
+import { safeUri } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { ByteSlab } from './byte-slab.js';
 import type { CollectContext, DataCollector } from './data-collector.js';
@@ -598,7 +598,7 @@ const PROFILER_PAGE = /^\/(?:_profiler\/[^/]*|_wdt\/[^/]+)$/;
  */
 function isProfilerPage(request: Request): boolean {
   const method = request.method;
-  return (method === 'GET' || method === 'HEAD') && PROFILER_PAGE.test(safePath(request));
+  return (method === 'GET' || method === 'HEAD') && PROFILER_PAGE.test(request.path);
 }
 
 /** `scheme://host[:port]`, or null when the host is invalid or untrusted. */

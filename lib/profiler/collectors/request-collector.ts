@@ -3,7 +3,6 @@ import type { Request } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { jsonString, jsonStringOrNull, jsonValue } from '../json.js';
 import { RawJson, type Profile, type RequestData } from '../profile.js';
-import { safePath } from '../../errors/index.js';
 import { LastHeaders, REDACTED_JSON, type Redactor } from '../redactor.js';
 
 /** Largest request body kept, in bytes. */
@@ -36,7 +35,7 @@ export class RequestCollector implements DataCollector {
     if (request.headers.cookie !== undefined) for (const [name, value] of Object.entries(request.cookies)) if (value !== undefined) cookies[name] = redactor.isSecretKey(name) ? '[redacted]' : value;
     const session = request.attributes.get('_session_data');
     return new RawJson(
-      `{"path":${jsonString(redactor.url(safePath(request)))},"requestHeaders":${redactor.headersJson(request.headers, this.#lastRequestHeaders)}` +
+      `{"path":${jsonString(redactor.url(request.path))},"requestHeaders":${redactor.headersJson(request.headers, this.#lastRequestHeaders)}` +
         `,"query":${request.queryString === '' ? '{}' : jsonValue(redactor.searchParams(request.query))},"cookies":${request.headers.cookie === undefined ? '{}' : jsonValue(cookies)}` +
         `,"body":${jsonStringOrNull(text === null ? null : redactor.body(text, request.contentType))},"bodyTruncated":${truncated}` +
         `,"attributes":${attributesJson(request, redactor)},"requestType":${jsonString(requestType)}` +

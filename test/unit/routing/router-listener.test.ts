@@ -135,4 +135,13 @@ test('"*" for another method than OPTIONS is a malformed request, never routed',
   assert.is(answer(collection(['/health', ['GET']], ['/any', []]), '*', 'GET'), 'Invalid request target "*" for GET: "*" (asking about the server itself) is for OPTIONS only; name a path such as "/".');
 });
 
+test('a refused target is the same 400 from a router without the request checks before it, never a route\'s answer', () => {
+  const routes = collection(['/', []], ['/health', []]);
+  assert.is(answer(routes, '*', 'PATCH'), 'Invalid request target "*" for PATCH: "*" (asking about the server itself) is for OPTIONS only; name a path such as "/".');
+  assert.is(answer(routes, '*?x', 'OPTIONS'), 'Invalid request target "*?x".');
+  assert.is(answer(routes, 'ftp://a.test/health', 'GET'), 'Invalid request target "ftp://a.test/health": an absolute-form target is an http or https URL.');
+  assert.is(answer(routes, 'http:///health', 'GET'), 'Invalid request target "http:///health": it names no host.');
+  assert.is(answer(routes, '', 'GET'), 'Invalid request target "".');
+});
+
 test.run();
