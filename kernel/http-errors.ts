@@ -67,6 +67,13 @@ export class NotAcceptableHttpError extends HttpError {
   }
 }
 
+/** 408: the request (its body, mostly) did not arrive within the server's request timeout. */
+export class RequestTimeoutHttpError extends HttpError {
+  constructor(message?: string, options: ErrorOptions = {}) {
+    super(408, message, { code: 'HK_REQUEST_TIMEOUT', ...options });
+  }
+}
+
 /** 409: the request conflicts with the resource's current state. */
 export class ConflictHttpError extends HttpError {
   constructor(message?: string, options: ErrorOptions = {}) {

@@ -4,7 +4,7 @@ import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
 import { isValidHost } from './host-syntax.js';
-import { MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
+import { MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
 
 /** The Content-Type of an HTML form's body. */
 const FORM_TYPE = 'application/x-www-form-urlencoded';
@@ -472,8 +472,11 @@ export class Request {
         chunks.push(buffer);
       }
     } catch (error) {
-      // A client that goes away mid-body made the mistake: a 400, not a server failure.
       if (fromSocket && !source.complete && !(error instanceof PayloadTooLargeHttpError)) {
+        // The server cut a body that took too long (a 408, as node:http answers it), and said so on the connection.
+        const timeout = requestTimeoutOf(source);
+        if (timeout !== undefined) throw new RequestTimeoutHttpError(`The request body did not arrive within the request timeout${timeout > 0 ? ` (${timeout / 1000} s)` : ''}.`, { cause: error });
+        // A client that goes away mid-body made the mistake: a 400, not a server failure.
         throw new MalformedRequestError('The client closed the connection before the whole body was sent.', { cause: error });
       }
       throw error;
@@ -582,6 +585,18 @@ function severalHosts(first: string, second: string): SuspiciousOperationError {
 
 /** A Transfer-Encoding of chunked alone (RFC 9112 7: the coding names are case-insensitive). */
 const ONLY_CHUNKED = /^[ \t]*chunked[ \t]*$/i;
+
+/**
+ * The request timeout (ms; 0 when the server does not say) after which node:http ended the
+ * request's connection, or undefined when it did not: node destroys the connection with an
+ * ERR_HTTP_REQUEST_TIMEOUT error, and so does startServers once it has answered the 408.
+ */
+function requestTimeoutOf(message: IncomingMessage): number | undefined {
+  const socket = message.socket as (Socket & { errored?: { code?: unknown } | null; server?: { requestTimeout?: unknown } }) | null;
+  if (socket?.errored?.code !== 'ERR_HTTP_REQUEST_TIMEOUT') return undefined;
+  const timeout = socket.server?.requestTimeout;
+  return typeof timeout === 'number' && timeout > 0 ? timeout : 0;
+}
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;

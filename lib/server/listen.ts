@@ -260,7 +260,10 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (
     // responses before it, with no 400, and the client sends the rest again.
     if (error.code === 'HPE_PAUSED') return answerInTurn(served, null, null);
     const refused = requestInBody(served);
-    answerInTurn(served, refused, answerTo(error, refused === null ? headRefused(error, served) : refused.method === 'HEAD'));
+    // A body the request timeout cut ends its connection with the timeout's error, as node's own
+    // handler does: the request's body reader then tells the timeout from a client that left.
+    const cause = refused !== null && error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? error : undefined;
+    answerInTurn(served, refused, answerTo(error, refused === null ? headRefused(error, served) : refused.method === 'HEAD'), cause);
   };
 }
 
@@ -292,17 +295,18 @@ function requestInBody(socket: ServedSocket): IncomingMessage | null {
  * (RFC 9112 9.3.2: responses go in the order of their requests), then closes the connection. Node
  * finishes those responses although its parser failed; IdleSockets and close() bound one that stalls.
  * (Node's default handler writes its answer ahead of a response not yet begun, and cuts one begun.)
+ * `cause`: the error the connection is destroyed with (the request timeout's), for the refused request's reader.
  */
-function answerInTurn(socket: ServedSocket, refused: IncomingMessage | null, answer: string | null): void {
+function answerInTurn(socket: ServedSocket, refused: IncomingMessage | null, answer: string | null, cause?: Error): void {
   const ahead = socket._httpMessage;
   if (ahead && ahead.req !== refused) {
     // Runs after node's own 'finish' listener, which has handed the socket to the next response queued, if any.
-    ahead.once('finish', () => answerInTurn(socket, refused, answer));
+    ahead.once('finish', () => answerInTurn(socket, refused, answer, cause));
     return;
   }
   // A response ahead ended the connection (Connection: close): node closes it, and nothing may follow.
   if (!socket.writable) return;
-  const close = (): void => void socket.end(() => socket.destroy());
+  const close = (): void => void socket.end(() => socket.destroy(cause));
   if (refused !== null && (!ahead || ahead.headersSent)) {
     // The refused request has its answer already, sent whole (none is on the socket: node hands it the
     // next response only once one has finished) or on its way: one answer per request, so the refusal
@@ -312,7 +316,7 @@ function answerInTurn(socket: ServedSocket, refused: IncomingMessage | null, ans
     return;
   }
   if (answer === null) close();
-  else socket.end(answer, () => socket.destroy());
+  else socket.end(answer, () => socket.destroy(cause));
 }
 
 /** A whole plain-text answer, closing its connection; to a HEAD (`toHead`), its head alone, Content-Length still the text's (RFC 9110 9.3.2). */
