@@ -4,7 +4,7 @@ import { flat, jsonNumber, jsonString, jsonValue } from './json.js';
 export interface RedactionOptions {
   /** Header names whose values are always hidden (lower-case). */
   headers?: readonly string[];
-  /** Keys (header, query, body, cookie, session) that look secret. */
+  /** Keys (header, query, body, cookie, session) that look secret; by default, those with a secret word (see looksSecret). */
   keyPattern?: RegExp;
 }
 
@@ -110,35 +110,41 @@ const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-
 const ENCODED_MESSAGE_HEADERS: ReadonlySet<string> = new Set(['x-debug-exception']);
 /** The profiler's own headers: their "token" is a profile's name, not a secret. */
 const DEBUG_HEADERS: ReadonlySet<string> = new Set(['x-debug-token', 'x-previous-debug-token', 'x-debug-token-link']);
-/** Where a word of a key starts: after a non-letter or at the key's start, or at a camelCase step (`userPin`). */
-const WORD_START = String.raw`(?:(?<!\p{L})|(?<=\p{Ll})(?=\p{Lu}))`;
-/** Where a word of a key ends: before a non-letter or at the key's end, or at a camelCase step (`authToken`). */
-const WORD_END = String.raw`(?:(?!\p{L})|(?<=\p{Ll})(?=\p{Lu}))`;
+/** Where a key is split into words: non-alphanumerics, camelCase steps (`authToken`), and between letters and digits (`auth2`). */
+const WORD_BREAK = /[^\p{L}\p{N}]+|(?<=\p{Ll})(?=\p{Lu})|(?<=\p{L})(?=\p{N})|(?<=\p{N})(?=\p{L})/u;
+/** Words (lower-cased) that name a secret: `db_pass`, `x-auth`, `userPin`, `connect.sid`, `X-Auth-Token`; not `passenger`, `author`, `spin`, `tokenizer`. */
+const SECRET_WORDS: ReadonlySet<string> = new Set([
+  'password', 'passwords', 'passwd', 'passphrase', 'pass', 'pwd', 'secret', 'secrets', 'token', 'tokens', 'apikey', 'auth', 'authorization',
+  'credential', 'credentials', 'signature', 'csrf', 'xsrf', 'jwt', 'bearer', 'otp', 'pin', 'sid',
+]);
+/**
+ * A secret word written as one with the word before (`csrfmiddlewaretoken`, `clientsecret`, `newpassword`,
+ * `PHPSESSID`, `JSESSIONID`), or a session id anywhere in a word (IIS's `ASPSESSIONIDQQGGQQGG`).
+ */
+const SECRET_IN_WORD = /(?:token|secret|password|passwd|passphrase|apikey)$|sess(?:ion)?id/;
+/** Two words that name a secret together (`api_key`, `X-Api-Key`, `privateKey`, `session_id`, `ASP.NET_SessionId`). */
+const SECRET_PAIRS: ReadonlySet<string> = new Set(['api key', 'private key', 'session id']);
+/** Words that, right before or after it, make `token` or `tokens` a number of them, not a token (`max_tokens`, `token_count`, `prompt_tokens`). */
+const COUNT_WORDS: ReadonlySet<string> = new Set(['max', 'min', 'num', 'number', 'count', 'total', 'limit', 'used', 'remaining', 'prompt', 'completion']);
 
 /**
- * `word` in any case, letter by letter: with the `i` flag, `\p{Ll}` and `\p{Lu}` would match any
- * letter and no camelCase step would be seen. A space stands for one optional separator
- * (`api key`: `apikey`, `api_key`, `api-key`, `apiKey`, `API.KEY`).
+ * Whether a key looks secret by default: one of its words is a secret word (SECRET_WORDS; `token`
+ * and `tokens` but next to a count word), ends with one or holds a session id (SECRET_IN_WORD), two of them make one
+ * (SECRET_PAIRS), or its last word is `session` (session cookies: `session`, `laravel_session`).
+ * `AUTHOR` is one word and `API_PIN` two; `session_idle_timeout` is no session id.
  */
-function anyCase(word: string): string {
-  return word.replace(/[a-z ]/g, (c) => (c === ' ' ? String.raw`[^\p{L}\p{N}]?` : `[${c}${c.toUpperCase()}]`));
+function looksSecret(key: string): boolean {
+  const words = key
+    .split(WORD_BREAK)
+    .filter((word) => word !== '')
+    .map((word) => word.toLowerCase());
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if ((word === 'token' || word === 'tokens') && (COUNT_WORDS.has(words[i - 1] ?? '') || COUNT_WORDS.has(words[i + 1] ?? ''))) continue;
+    if (SECRET_WORDS.has(word) || SECRET_IN_WORD.test(word) || (i > 0 && SECRET_PAIRS.has(`${words[i - 1]} ${word}`))) return true;
+  }
+  return words[words.length - 1] === 'session';
 }
-
-/** Words that name a secret wherever they stand in a key (`user[password]`, `refresh_token`, `X-Api-Key`, `JSESSIONID`). */
-const SECRET_ANYWHERE = ['password', 'passwd', 'passphrase', 'secret', 'token', 'api key', 'credential', 'private key', 'signature', 'sess id', 'session id', 'csrf', 'xsrf', 'authorization'];
-/** Short words that name a secret only as a whole word of a key (`db_pass`, `x-auth`, `userPin`, `connect.sid`): `passenger`, `author`, `footprint`, `spin` and `side` are no secrets. */
-const SECRET_WORDS = ['pass', 'pwd', 'auth', 'otp', 'pin', 'sid'];
-
-/**
- * Keys that look secret unless the options say otherwise: SECRET_ANYWHERE, SECRET_WORDS as whole
- * words, and session cookies, which end with the word `session` (`session`, `laravel_session`;
- * `PHPSESSID` and `connect.sid` are covered above). Words are separated by non-letters and by
- * camelCase steps (a lower-case letter, then an upper-case one): `AUTHOR` is one word, `API_PIN` two.
- */
-const DEFAULT_KEY_PATTERN = new RegExp(
-  [...SECRET_ANYWHERE.map(anyCase), `${WORD_START}(?:${SECRET_WORDS.map(anyCase).join('|')})${WORD_END}`, `${WORD_START}${anyCase('session')}$`].join('|'),
-  'u',
-);
 
 /**
  * A `key=value` pair in free text. The value is a quoted run (`password="a b"`, `'…'`, at most
@@ -166,7 +172,7 @@ const VERDICT_CACHE_SIZE = 2048;
 /** Hides secrets before a profile is stored: sensitive headers, and any key that looks secret. */
 export class Redactor {
   readonly #headers: ReadonlySet<string>;
-  readonly #keyPattern: RegExp;
+  readonly #looksSecret: (key: string) => boolean;
   /** Verdicts of isSecretKey, with each key as JSON: the same few header and parameter names come back on every request. */
   readonly #verdicts = new Map<string, KeyVerdict>();
   /** Header names as given -> lower-case name and whether its value is hidden. */
@@ -174,7 +180,8 @@ export class Redactor {
 
   constructor(options: RedactionOptions = {}) {
     this.#headers = new Set((options.headers ?? DEFAULT_HEADERS).map((name) => name.toLowerCase()));
-    this.#keyPattern = options.keyPattern ?? DEFAULT_KEY_PATTERN;
+    const pattern = options.keyPattern;
+    this.#looksSecret = pattern === undefined ? looksSecret : (key) => pattern.test(key);
   }
 
   /** Whether a key (query parameter, body field, cookie, header...) looks secret. */
@@ -190,7 +197,7 @@ export class Redactor {
   #keyVerdict(key: string): KeyVerdict {
     let verdict = this.#verdicts.get(key);
     if (verdict === undefined) {
-      verdict = { secret: this.#keyPattern.test(key), json: `${jsonString(key)}:` };
+      verdict = { secret: this.#looksSecret(key), json: `${jsonString(key)}:` };
       if (this.#verdicts.size >= VERDICT_CACHE_SIZE) this.#verdicts.clear();
       this.#verdicts.set(key, verdict);
     }

@@ -7,7 +7,7 @@ const redactor = new Redactor();
 
 /** Keys whose values the default rules hide. */
 const SECRET = [
-  // Unambiguous words, anywhere in the key, in any case, with or without separators.
+  // Secret words, as words of the key or at the end of one (csrfmiddlewaretoken, PHPSESSID), in any case.
   'password', 'Password', 'PASSWORD', 'user[password]', 'newPassword', 'passwd', 'passphrase', 'pass_phrase',
   'secret', 'client_secret', 'clientSecret', 'token', '_token', 'refresh_token', 'accessToken', 'X-Auth-Token', 'csrf_token', 'x-xsrf-token', 'XSRF-TOKEN', 'csrfmiddlewaretoken',
   'apikey', 'api_key', 'api-key', 'apiKey', 'X-Api-Key', 'API_KEY', 'credential', 'credentials', 'X-Amz-Credential', 'private_key', 'privateKey', 'signature', 'X-Amz-Signature',
@@ -43,6 +43,15 @@ test('harmless keys keep their values in log context, queries, URLs and bodies; 
   assert.is(redactor.url('http://h/s?authority=a&bypass=1&pin=0000'), `http://h/s?authority=a&bypass=1&pin=${encodeURIComponent(REDACTED)}`);
   assert.is(redactor.body('author=ann&x-auth=t', 'application/x-www-form-urlencoded'), `author=ann&x-auth=${encodeURIComponent(REDACTED)}`);
   assert.is(redactor.text('footprint=12 sid=abc'), `footprint=12 sid=${REDACTED}`);
+});
+
+test('token, secret, password, auth, session id and the like are words of a key: max_tokens, tokenizer and session_idle_timeout are shown', () => {
+  const shown = ['max_tokens', 'maxTokens', 'MAX_TOKENS', 'max_completion_tokens', 'prompt_tokens', 'token_count', 'tokenizer', 'tokenize', 'session_idle_timeout', 'sessionIdleTimeout', 'session_identity', 'secretary', 'detokenized'];
+  for (const key of shown) assert.not.ok(redactor.isSecretKey(key), key);
+  const hidden = ['access_token', 'refresh_token', 'X-Auth-Token', 'id_token', 'tokens', 'api_tokens', 'client_secret', 'PHPSESSID', 'ASPSESSIONIDQQGGQQGG', 'sid', 'session_id', 'sessionid', 'jwt', 'bearer', 'XSRFToken', 'max_age_token'];
+  for (const key of hidden) assert.ok(redactor.isSecretKey(key), key);
+  assert.equal(redactor.value({ max_tokens: 256, tokenizer: 'cl100k', session_idle_timeout: 900, access_token: 'at' }), { max_tokens: 256, tokenizer: 'cl100k', session_idle_timeout: 900, access_token: REDACTED });
+  assert.equal(redactor.searchParams(new URLSearchParams('max_tokens=256&token=t')), { max_tokens: '256', token: REDACTED });
 });
 
 test('header names are judged as sent, lower-cased: X-Author is shown, X-Auth and X-PIN are hidden', () => {
