@@ -1,4 +1,4 @@
-import { flat, jsonNumber, jsonString, jsonValue } from './json.js';
+import { flat, jsonNumber, jsonString, jsonValue, setOwn } from './json.js';
 
 /** What counts as secret. */
 export interface RedactionOptions {
@@ -328,8 +328,6 @@ export class Redactor {
       for (const key in object) {
         if (!Object.hasOwn(object, key)) continue;
         if (count++ >= limits.items) break;
-        // The copy's `out.__proto__ = ...` sets no property: JSON.stringify of it has no such key.
-        if (key === '__proto__') continue;
         const verdict = this.#keyVerdict(key);
         json += `${json === '' ? '' : ','}${verdict.json}${verdict.secret ? REDACTED_JSON : this.#json((object as Record<string, unknown>)[key], depth + 1, path, limits)}`;
       }
@@ -383,14 +381,14 @@ export class Redactor {
         for (const [key, inner] of value) {
           if (count++ >= limits.items) break;
           const name = String(key);
-          out[name] = this.isSecretKey(name) ? REDACTED : this.#copy(inner, depth + 1, path, limits);
+          setOwn(out, name, this.isSecretKey(name) ? REDACTED : this.#copy(inner, depth + 1, path, limits));
         }
         return out;
       }
       for (const key in object) {
         if (!Object.hasOwn(object, key)) continue;
         if (count++ >= limits.items) break;
-        out[key] = this.isSecretKey(key) ? REDACTED : this.#copy((object as Record<string, unknown>)[key], depth + 1, path, limits);
+        setOwn(out, key, this.isSecretKey(key) ? REDACTED : this.#copy((object as Record<string, unknown>)[key], depth + 1, path, limits));
       }
       return out;
     } finally {
@@ -418,7 +416,7 @@ export class Redactor {
     const out: Record<string, string | string[]> = {};
     for (const key of new Set(params.keys())) {
       const values = params.getAll(key).map((value) => this.#semicolonPairs(value, REDACTED));
-      out[key] = this.isSecretKey(key) ? REDACTED : values.length === 1 ? values[0]! : values;
+      setOwn(out, key, this.isSecretKey(key) ? REDACTED : values.length === 1 ? values[0]! : values);
     }
     return out;
   }

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Request } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import { jsonString, jsonStringOrNull, jsonValue } from '../json.js';
+import { jsonString, jsonStringOrNull, jsonValue, setOwn } from '../json.js';
 import { RawJson, type Profile, type RequestData } from '../profile.js';
 import { LastHeaders, REDACTED_JSON, type Redactor } from '../redactor.js';
 
@@ -31,8 +31,8 @@ export class RequestCollector implements DataCollector {
     const bytes = request.peekBody();
     const truncated = bytes !== undefined && bytes.byteLength > this.bodyCap;
     const text = bytes === undefined || bytes.byteLength === 0 ? null : bytes.subarray(0, this.bodyCap).toString('utf8');
-    const cookies: Record<string, string> = {};
-    if (request.headers.cookie !== undefined) for (const [name, value] of Object.entries(request.cookies)) if (value !== undefined) cookies[name] = redactor.isSecretKey(name) ? '[redacted]' : value;
+    const cookies: Record<string, unknown> = {};
+    if (request.headers.cookie !== undefined) for (const [name, value] of Object.entries(request.cookies)) if (value !== undefined) setOwn(cookies, name, redactor.isSecretKey(name) ? '[redacted]' : value);
     const session = request.attributes.get('_session_data');
     return new RawJson(
       `{"path":${jsonString(redactor.url(request.path))},"requestHeaders":${redactor.headersJson(request.headers, this.#lastRequestHeaders)}` +

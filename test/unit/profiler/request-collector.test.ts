@@ -41,4 +41,26 @@ test('the session a listener put in `_session_data` is collected with its secret
   assert.is(collect(request).session, null);
 });
 
+test('a query parameter, a cookie and a JSON body field named __proto__ are collected as any other key, and set no prototype', () => {
+  const request = Request.create('/x?__proto__=1&a=2', 'POST', { headers: { cookie: '__proto__=c; a=2', 'content-type': 'application/json' }, body: '{"__proto__":{"polluted":true},"a":1}' });
+  const context: CollectContext = { request, response: new Response('ok'), error: undefined, requestType: 'main', startTime: 0, startNow: 0, endNow: 0 };
+  const collect = () => JSON.parse(new RequestCollector(new Redactor()).lateCollect(context).json) as { query: object; cookies: object; body: string | null };
+  const before = collect();
+  assert.ok(Object.hasOwn(before.query, '__proto__'), 'query');
+  assert.equal(Object.entries(before.query), [['__proto__', '1'], ['a', '2']]);
+  assert.ok(Object.hasOwn(before.cookies, '__proto__'), 'cookies');
+  assert.equal(Object.entries(before.cookies), [['__proto__', 'c'], ['a', '2']]);
+  assert.is(({} as Record<string, unknown>).polluted, undefined);
+});
+
+test('a JSON body field named __proto__ is kept in the collected body', async () => {
+  const request = Request.create('/x', 'POST', { headers: { 'content-type': 'application/json' }, body: '{"__proto__":{"polluted":true},"a":1}' });
+  await request.json();
+  const context: CollectContext = { request, response: new Response('ok'), error: undefined, requestType: 'main', startTime: 0, startNow: 0, endNow: 0 };
+  const body = JSON.parse(JSON.parse(new RequestCollector(new Redactor()).lateCollect(context).json).body as string) as object;
+  assert.ok(Object.hasOwn(body, '__proto__'), 'JSON body');
+  assert.equal(Object.entries(body), [['__proto__', { polluted: true }], ['a', 1]]);
+  assert.is(({} as Record<string, unknown>).polluted, undefined);
+});
+
 test.run();
