@@ -269,11 +269,12 @@ function writableContext(context: Record<string, unknown>): RawJson | string {
   let json: string;
   try {
     // A toJSON that returns undefined leaves nothing to write.
-    json = safeJson(context) ?? 'null';
+    json = boundedJson(context, MAX_CONTEXT) ?? 'null';
   } catch (error) {
+    if (error instanceof ContextTooLong) return `[context of at least ${error.length} characters left out: longer than ${MAX_CONTEXT}]`;
     return unwritable(error);
   }
-  return json.length > MAX_CONTEXT ? `[context of ${json.length} characters left out: longer than ${MAX_CONTEXT}]` : new RawJson(json);
+  return new RawJson(json);
 }
 
 function cut(text: string, max = MAX_STRING): string {
@@ -294,29 +295,106 @@ function unwritable(error: unknown): string {
   return `[context that cannot be written as JSON: ${reason}]`;
 }
 
-// JSON with long strings cut, errors as their class, message, code, stack and causes, bigints as text,
-// and a cycle (an object inside itself, an error its own cause) as "[circular]"; an object met twice elsewhere is written both times.
-function safeJson(value: unknown): string {
-  // The objects being written, as JSON.stringify holds them (an error's stand-in in its place), and as they were logged.
-  const holders: unknown[] = [];
-  const originals: unknown[] = [];
-  return JSON.stringify(value, function (this: unknown, _key: string, v: unknown) {
-    if (typeof v === 'string') return cut(v);
-    if (typeof v === 'bigint') return v.toString();
+/** Thrown by boundedJson as soon as its JSON is longer than it may be: the rest of the value is never walked. */
+class ContextTooLong extends Error {
+  constructor(readonly length: number) {
+    super('context too long');
+  }
+}
+
+/**
+ * JSON.stringify's JSON with long strings cut, errors as their class, message, code, stack and
+ * causes, bigints as text, and a cycle (an object inside itself, an error its own cause) as
+ * "[circular]"; an object met twice elsewhere is written both times. Written piece by piece, it
+ * throws ContextTooLong once past `max` characters, so a huge value (a 10 MiB Buffer, an array of
+ * millions) costs what `max` characters of it do, not a walk and a copy of all of it: a Buffer's
+ * bytes and a typed array's items are read one by one, never through its toJSON.
+ */
+function boundedJson(value: unknown, max: number): string | undefined {
+  let json = '';
+  // The objects being written, as they were logged: a cycle is one of them met again.
+  const ancestors: unknown[] = [];
+  const add = (text: string): void => {
+    if (json.length + text.length > max) throw new ContextTooLong(json.length + text.length);
+    json += text;
+  };
+  // Writes the value held under `key` (JSON.stringify's rules); false when it writes nothing (undefined, a function, a symbol).
+  const write = (key: string, v: unknown): boolean => {
     if (v !== null && typeof v === 'object') {
-      // `this` holds v: the objects entered after it are finished.
-      while (holders.length > 0 && holders[holders.length - 1] !== this) {
-        holders.pop();
-        originals.pop();
-      }
-      if (originals.includes(v)) return '[circular]';
-      const written = v instanceof Error ? errorJson(v) : v;
-      holders.push(written);
-      originals.push(v);
-      return written;
+      if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return writeBytes(v as unknown as ArrayLike<number>);
+      const toJSON = (v as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === 'function') v = toJSON.call(v, key);
     }
-    return v;
-  });
+    switch (typeof v) {
+      case 'string':
+        add(JSON.stringify(cut(v)));
+        return true;
+      case 'number':
+        add(Number.isFinite(v) ? String(v) : 'null');
+        return true;
+      case 'boolean':
+        add(v ? 'true' : 'false');
+        return true;
+      case 'bigint':
+        add(`"${v}"`);
+        return true;
+      case 'object':
+        if (v === null) {
+          add('null');
+          return true;
+        }
+        break;
+      default:
+        return false;
+    }
+    const object = v as object;
+    if (ancestors.includes(object)) {
+      add('"[circular]"');
+      return true;
+    }
+    // Boxed primitives are written as their value, as JSON.stringify has them.
+    if (object instanceof Number || object instanceof String || object instanceof Boolean || object instanceof BigInt) return write(key, object.valueOf());
+    ancestors.push(object);
+    try {
+      if (Array.isArray(object)) {
+        add('[');
+        for (let i = 0; i < object.length; i++) {
+          if (i > 0) add(',');
+          if (!write(String(i), object[i])) add('null');
+        }
+        add(']');
+        return true;
+      }
+      const written: Record<string, unknown> = object instanceof Error ? errorJson(object) : (object as Record<string, unknown>);
+      add('{');
+      let first = true;
+      for (const name of Object.keys(written)) {
+        const mark = json.length;
+        // A key longer than what is left is not escaped first.
+        if (json.length + name.length > max) throw new ContextTooLong(json.length + name.length);
+        add(`${first ? '' : ','}${JSON.stringify(name)}:`);
+        if (write(name, written[name])) first = false;
+        else json = json.slice(0, mark);
+      }
+      add('}');
+      return true;
+    } finally {
+      ancestors.pop();
+    }
+  };
+  // A Buffer as its toJSON has it (`{"type":"Buffer","data":[...]}`), any other typed array as an object of its items, byte by byte.
+  const writeBytes = (bytes: ArrayLike<number>): boolean => {
+    const buffer = Buffer.isBuffer(bytes);
+    add(buffer ? '{"type":"Buffer","data":[' : '{');
+    for (let i = 0; i < bytes.length; i++) {
+      const item = bytes[i]!;
+      const text = typeof item === 'number' ? (Number.isFinite(item) ? String(item) : 'null') : `"${String(item)}"`;
+      add(`${i === 0 ? '' : ','}${buffer ? '' : `"${i}":`}${text}`);
+    }
+    add(buffer ? ']}' : '}');
+    return true;
+  };
+  return write('', value) ? json : undefined;
 }
 
 function errorJson(error: Error): Record<string, unknown> {

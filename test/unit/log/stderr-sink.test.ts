@@ -110,8 +110,38 @@ test('a line stays bounded: strings are cut at 16,384 characters, and a context 
   assert.is(parsed.context.body, `${'b'.repeat(16_384)}… [983616 more characters]`);
   const wide = formatJson(record({ ids: Array.from({ length: 100_000 }, (_, i) => i) }));
   assert.ok(wide.length < 1000, `line ${wide.length}`);
-  assert.match(JSON.parse(wide).context, /^\[context of \d+ characters left out: longer than 262144\]$/);
+  assert.match(JSON.parse(wide).context, /^\[context of at least \d+ characters left out: longer than 262144\]$/);
   assert.ok(formatLine(record({ ids: Array.from({ length: 100_000 }, (_, i) => i) })).length < 1000);
+});
+
+test('a huge context is written only up to the 256 kB cap: a 10 MiB Buffer never goes through its toJSON, a huge array is read no further than the cap', () => {
+  const toJSON = Buffer.prototype.toJSON;
+  let toJSONCalls = 0;
+  Buffer.prototype.toJSON = function (this: Buffer) {
+    toJSONCalls++;
+    return toJSON.call(this);
+  };
+  try {
+    const big = Buffer.alloc(10 * 1024 * 1024, 7);
+    for (const line of [formatJson(record({ upload: big })), formatLine(record({ upload: big }))]) {
+      assert.ok(line.length < 1000, `line ${line.length}`);
+      assert.match(line, /\[context of at least \d+ characters left out: longer than 262144\]/);
+    }
+    assert.is(toJSONCalls, 0, 'the 10 MiB are not copied into an array of numbers first');
+    // A small Buffer and a typed array are written as JSON.stringify has them.
+    assert.equal(JSON.parse(formatJson(record({ small: Buffer.from([1, 2, 3]), typed: new Uint16Array([4, 5]) }))).context, { small: { type: 'Buffer', data: [1, 2, 3] }, typed: { 0: 4, 1: 5 } });
+  } finally {
+    Buffer.prototype.toJSON = toJSON;
+  }
+  let reads = 0;
+  const items = new Proxy(Array.from({ length: 5_000_000 }, () => 1), {
+    get(target, key, receiver) {
+      if (typeof key === 'string' && /^\d+$/.test(key)) reads++;
+      return Reflect.get(target, key, receiver);
+    },
+  });
+  assert.match(JSON.parse(formatJson(record({ items }))).context, /^\[context of at least \d+ characters left out: longer than 262144\]$/);
+  assert.ok(reads <= 262_144 / 2 + 1, `${reads} items read`);
 });
 
 test('a string cut in the middle of a surrogate pair keeps the whole pair out: no lone surrogate (U+FFFD for readers) ends the cut', () => {
