@@ -222,6 +222,16 @@ test('session cookie names of the common frameworks look secret; words that mere
   for (const name of ['sessions_count', 'possession', 'side', 'inside', 'lang']) assert.not.ok(redactor.isSecretKey(name), name);
 });
 
+test('a Buffer or typed array in a value keeps its first 100 items as an object of them, whatever its size', () => {
+  const redactor = new Redactor();
+  const big = Buffer.alloc(10 * 1024 * 1024, 7);
+  const first = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [String(i), 7]));
+  assert.equal(redactor.value({ upload: big }), { upload: first });
+  assert.is(redactor.valueJson({ upload: big }), JSON.stringify({ upload: first }));
+  assert.equal(redactor.value(new Uint16Array([1, 2])), { 0: 1, 1: 2 });
+  assert.is(redactor.valueJson(new BigInt64Array([3n])), '{"0":"3"}');
+});
+
 test('url() hides secret values and leaves the rest of the URL as it was sent', () => {
   assert.is(redactor.url('http://h/s?q=a%20b+c&tag=<b>&flag&password=hunter2&token=1&token=2'), `http://h/s?q=a%20b+c&tag=<b>&flag&password=${encodeURIComponent(REDACTED)}&token=${encodeURIComponent(REDACTED)}&token=${encodeURIComponent(REDACTED)}`);
   assert.is(redactor.url('http://h/s?api%5Fkey=1&x=%ZZ'), `http://h/s?api%5Fkey=${encodeURIComponent(REDACTED)}&x=%ZZ`);
