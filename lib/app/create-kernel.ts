@@ -170,6 +170,11 @@ export interface KernelApp {
    * Records carry their request in debug mode, or with `requestContext: true`.
    */
   describeRequest: RequestDescriber;
+  /**
+   * The rules that hide secrets (`profiler.redaction`) in what the profiler stores and in stderr's
+   * lines: give it to a sink of your own too, `attachStderrSink(app.bus, { describeRequest, redaction: app.redactor })`.
+   */
+  redactor: Redactor;
   /** The profiler (debug mode only, unless turned off). */
   profiler: Profiler | null;
   routes: RouteCollection;
@@ -223,6 +228,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   const showDebug = (request: Request): boolean => access !== null && access.isAllowed(request);
 
   const profilerOptions = debug && options.profiler !== false ? (options.profiler ?? {}) : null;
+  // One set of rules for what the profiler stores and what stderr gets, with or without the profiler.
+  const redactor = new Redactor(typeof options.profiler === 'object' && options.profiler !== null ? options.profiler.redaction : undefined);
   let profiler: Profiler | null = null;
   let allRoutes = routes;
   const profilerPages: Controller[] = [];
@@ -230,7 +237,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     profiler = new Profiler({
       storage: profilerOptions.storage ?? defaultStorage(profilerOptions, logOncePerMessage(logger)),
       requestStack,
-      redactor: new Redactor(profilerOptions.redaction),
+      redactor,
       logger: logger.withChannel('profiler'),
       tokenLength: profilerOptions.tokenLength,
       maxQueuedProfiles: profilerOptions.maxQueuedProfiles,
@@ -247,10 +254,9 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   }
   const matcher = new UrlMatcher(allRoutes);
   const describeRequest = createRequestDescriber({ requestStack, profiler });
-  const detachSink = stderrLevel === false ? () => {} : attachStderrSink(bus, { level: stderrLevel, describeRequest });
+  const detachSink = stderrLevel === false ? () => {} : attachStderrSink(bus, { level: stderrLevel, describeRequest, redaction: redactor });
   if (profiler !== null && logs !== null) {
     const traceable = dispatcher as TraceableEventDispatcher;
-    const redactor = profiler.redactor;
     for (const collector of [
       new RequestCollector(redactor),
       new ExceptionCollector(redactor),
@@ -330,6 +336,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     logger,
     logs,
     describeRequest,
+    redactor,
     profiler,
     routes: allRoutes,
     listener,

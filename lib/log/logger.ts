@@ -126,6 +126,22 @@ function sinkFailed(error: unknown): void {
   process.emitWarning(`A log sink threw, so records may be missing from it: ${error instanceof Error ? error.message : textOf(error)}`, { code: 'HK_LOG_SINK_FAILED' });
 }
 
+/**
+ * A record's message with its placeholders filled again, the values of the context keys
+ * `isSecretKey` names written `[redacted]` (`{password}`): as the message was when none is secret or it had none.
+ */
+export function messageWithSecretsHidden(record: LogRecord, isSecretKey: (key: string) => boolean): string {
+  const { template, context } = record;
+  if (template === undefined) return record.message;
+  let hidden: LogContext | undefined;
+  for (const key of Object.keys(context)) {
+    if (!isSecretKey(key)) continue;
+    hidden ??= { ...context };
+    hidden[key] = '[redacted]';
+  }
+  return hidden === undefined ? record.message : interpolate(template, hidden);
+}
+
 /** Replaces `{name}` placeholders with context values (PSR-3); unknown ones stay as they are. */
 export function interpolate(message: string, context: LogContext): string {
   if (message.indexOf('{') === -1) return message;

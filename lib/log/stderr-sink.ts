@@ -1,6 +1,6 @@
 import { writeSync } from 'node:fs';
 import type { ObservationBus, LogEntry } from './bus.js';
-import { toLevel } from './logger.js';
+import { messageWithSecretsHidden, toLevel } from './logger.js';
 import { LogLevel, type LogLevelName, type LogRecord } from './log-record.js';
 import type { RequestDescriber, RequestDescription } from './request-description.js';
 
@@ -17,6 +17,22 @@ export interface SinkStream {
   off?(event: 'error' | 'drain', listener: () => void): unknown;
 }
 
+/**
+ * Hides secrets in the lines written (createKernel gives the profiler's Redactor, which fits):
+ * `key=value` pairs with a secret key in free text and in a URL's query.
+ */
+export interface LogRedaction {
+  /** Whether a context key names a secret: its value is written as `[redacted]`. */
+  isSecretKey(key: string): boolean;
+  /** Free text (the message, a string in the context) with the values of its secret `key=value` pairs hidden. */
+  text(text: string): string;
+  /** A path and query with the values of its secret parameters hidden. */
+  url(url: string): string;
+}
+
+/** What a secret's value is written as. */
+const REDACTED = '[redacted]';
+
 /** Where and how the stderr sink writes. */
 export interface StderrSinkOptions {
   /** The least severe level written (default WARNING). */
@@ -32,6 +48,12 @@ export interface StderrSinkOptions {
    * called only for records written, and never for those without a request. Without it, lines say nothing of the request.
    */
   describeRequest?: RequestDescriber;
+  /**
+   * Hides secrets in the lines (createKernel gives the profiler's rules, `profiler.redaction`): the
+   * values of secret context keys, secret `key=value` pairs in the message, in the context's strings
+   * and in the request's query. Without it, lines are written as logged.
+   */
+  redaction?: LogRedaction;
 }
 
 const DEFAULT_MAX_BUFFERED = 1024 * 1024;
@@ -51,6 +73,7 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
   const format = (options.json ?? !stream.isTTY) ? formatJson : formatLine;
   const maxBuffered = options.maxBuffered ?? DEFAULT_MAX_BUFFERED;
   const describe = options.describeRequest;
+  const redaction = options.redaction;
   let closed = false;
   let dropped = 0;
   let waitingForDrain = false;
@@ -102,7 +125,7 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
     }
     let text: string;
     try {
-      text = format(record, description);
+      text = format(record, description, redaction);
     } catch {
       return;
     }
@@ -173,10 +196,10 @@ const MAX_CONTEXT = 256 * 1024;
  * One JSON line per record; an error in the context keeps its class, message, code, stack and causes.
  * With a request, `"request":{"method","path","ip","token"}` (and `"sub"`, `"mainToken"` for a sub-request) comes before the context.
  */
-export function formatJson(record: LogRecord, request?: RequestDescription): string {
-  const context = writableContext(record.context);
-  const head = JSON.stringify({ time: new Date(record.time).toISOString(), level: record.levelName.toLowerCase(), channel: record.channel, message: cut(record.message) });
-  const fields = requestFields(request);
+export function formatJson(record: LogRecord, request?: RequestDescription, redaction?: LogRedaction): string {
+  const context = writableContext(record.context, redaction);
+  const head = JSON.stringify({ time: new Date(record.time).toISOString(), level: record.levelName.toLowerCase(), channel: record.channel, message: cut(redactedMessage(record, redaction)) });
+  const fields = requestFields(request, redaction);
   const described = fields === undefined ? '' : `,"request":${JSON.stringify(fields)}`;
   const line = `${head.slice(0, -1)}${described},"context":${context instanceof RawJson ? context.json : JSON.stringify(context)}}`;
   // Such characters stand only inside JSON strings, where their escapes read back as them.
@@ -184,14 +207,24 @@ export function formatJson(record: LogRecord, request?: RequestDescription): str
 }
 
 /** `[2026-11-21T21:40:54.123Z] request.ERROR: message {"context":1} [GET /path token=abc123]` */
-export function formatLine(record: LogRecord, request?: RequestDescription): string {
+export function formatLine(record: LogRecord, request?: RequestDescription, redaction?: LogRedaction): string {
   let context = '';
   if (hasContext(record.context)) {
-    const written = writableContext(record.context);
+    const written = writableContext(record.context, redaction);
     // JSON escapes control characters but for C1 and the line and paragraph separators, which a terminal would act on too.
     context = ` ${(written instanceof RawJson ? written.json : written).replace(UNSAFE_IN_TEXT, percentEncode)}`;
   }
-  return `[${new Date(record.time).toISOString()}] ${record.channel}.${record.levelName}: ${cut(record.message).replace(UNSAFE_IN_TEXT, percentEncode)}${context}${requestSuffix(request)}\n`;
+  return `[${new Date(record.time).toISOString()}] ${record.channel}.${record.levelName}: ${cut(redactedMessage(record, redaction)).replace(UNSAFE_IN_TEXT, percentEncode)}${context}${requestSuffix(request, redaction)}\n`;
+}
+
+/** The message with the placeholders of secret keys and its secret pairs hidden, when there are rules. */
+function redactedMessage(record: LogRecord, redaction: LogRedaction | undefined): string {
+  return redaction === undefined ? record.message : redaction.text(messageWithSecretsHidden(record, (key) => redaction.isSecretKey(key)));
+}
+
+/** Text with its secret pairs hidden, when there are rules; as it was otherwise. */
+function redacted(text: string, redaction: LogRedaction | undefined): string {
+  return redaction === undefined ? text : redaction.text(text);
 }
 
 // A context that is no object (a JavaScript caller's null) or whose keys cannot be listed (a Proxy) is still written, as JSON or a note.
@@ -211,13 +244,13 @@ const MAX_REQUEST_FIELD = 2048;
  * The description's fields, each read once, checked and cut to MAX_REQUEST_FIELD; undefined when it
  * has none. A describer of the embedder's may return anything: a getter that throws leaves the line without.
  */
-function requestFields(description: RequestDescription | undefined): RequestDescription | undefined {
+function requestFields(description: RequestDescription | undefined, redaction?: LogRedaction): RequestDescription | undefined {
   if (description === undefined || description === null || typeof description !== 'object') return undefined;
   try {
     const { method, path, ip, token, sub, mainToken } = description;
     const fields: RequestDescription = {};
     if (typeof method === 'string') fields.method = cut(method, MAX_REQUEST_FIELD);
-    if (typeof path === 'string') fields.path = cut(path, MAX_REQUEST_FIELD);
+    if (typeof path === 'string') fields.path = cut(redaction === undefined ? path : redaction.url(path), MAX_REQUEST_FIELD);
     if (typeof ip === 'string') fields.ip = cut(ip, MAX_REQUEST_FIELD);
     if (typeof token === 'string') fields.token = cut(token, MAX_REQUEST_FIELD);
     if (sub === true) fields.sub = true;
@@ -247,8 +280,8 @@ function percentEncode(char: string): string {
 }
 
 /** ` [GET /path token=abc123]`, ` [GET /path sub-request token=def456 main=abc123]`; '' without a request. */
-function requestSuffix(description: RequestDescription | undefined): string {
-  const fields = requestFields(description);
+function requestSuffix(description: RequestDescription | undefined, redaction?: LogRedaction): string {
+  const fields = requestFields(description, redaction);
   if (fields === undefined) return '';
   const parts: string[] = [];
   if (fields.method !== undefined) parts.push(fields.method);
@@ -265,11 +298,11 @@ class RawJson {
 }
 
 // The context as JSON, or the note that stands for it: one JSON cannot take (a throwing getter or toJSON) or too long.
-function writableContext(context: Record<string, unknown>): RawJson | string {
+function writableContext(context: Record<string, unknown>, redaction?: LogRedaction): RawJson | string {
   let json: string;
   try {
     // A toJSON that returns undefined leaves nothing to write.
-    json = boundedJson(context, MAX_CONTEXT) ?? 'null';
+    json = boundedJson(context, MAX_CONTEXT, redaction) ?? 'null';
   } catch (error) {
     if (error instanceof ContextTooLong) return `[context of at least ${error.length} characters left out: longer than ${MAX_CONTEXT}]`;
     return unwritable(error);
@@ -308,9 +341,10 @@ class ContextTooLong extends Error {
  * "[circular]"; an object met twice elsewhere is written both times. Written piece by piece, it
  * throws ContextTooLong once past `max` characters, so a huge value (a 10 MiB Buffer, an array of
  * millions) costs what `max` characters of it do, not a walk and a copy of all of it: a Buffer's
- * bytes and a typed array's items are read one by one, never through its toJSON.
+ * bytes and a typed array's items are read one by one, never through its toJSON. With `redaction`,
+ * a secret key's value is written `[redacted]` and each string has its secret pairs hidden.
  */
-function boundedJson(value: unknown, max: number): string | undefined {
+function boundedJson(value: unknown, max: number, redaction?: LogRedaction): string | undefined {
   let json = '';
   // The objects being written, as they were logged: a cycle is one of them met again.
   const ancestors: unknown[] = [];
@@ -327,7 +361,7 @@ function boundedJson(value: unknown, max: number): string | undefined {
     }
     switch (typeof v) {
       case 'string':
-        add(JSON.stringify(cut(v)));
+        add(JSON.stringify(cut(redacted(v, redaction))));
         return true;
       case 'number':
         add(Number.isFinite(v) ? String(v) : 'null');
@@ -373,7 +407,10 @@ function boundedJson(value: unknown, max: number): string | undefined {
         // A key longer than what is left is not escaped first.
         if (json.length + name.length > max) throw new ContextTooLong(json.length + name.length);
         add(`${first ? '' : ','}${JSON.stringify(name)}:`);
-        if (write(name, written[name])) first = false;
+        if (redaction?.isSecretKey(name) === true && written[name] !== undefined) {
+          add(`"${REDACTED}"`);
+          first = false;
+        } else if (write(name, written[name])) first = false;
         else json = json.slice(0, mark);
       }
       add('}');

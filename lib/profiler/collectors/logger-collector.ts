@@ -1,8 +1,8 @@
-import { LogLevel, interpolate, type DebugLogBuffer, type LogContext, type LogLevelName, type LogRecord } from '../../log/index.js';
+import { LogLevel, messageWithSecretsHidden, type DebugLogBuffer, type LogLevelName, type LogRecord } from '../../log/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { jsonNumber, jsonString } from '../json.js';
 import { RawJson, type LoggerData } from '../profile.js';
-import { REDACTED, type Redactor } from '../redactor.js';
+import type { Redactor } from '../redactor.js';
 
 /** Every log record written while handling the request (read late, so records written after the response count too). */
 export class LoggerCollector implements DataCollector {
@@ -14,6 +14,8 @@ export class LoggerCollector implements DataCollector {
     readonly logs: DebugLogBuffer,
     readonly redactor: Redactor,
   ) {}
+
+  readonly #isSecretKey = (key: string): boolean => this.redactor.isSecretKey(key);
 
   /**
    * The records as JSON (messages and contexts redacted), without what present() works out from
@@ -36,22 +38,10 @@ export class LoggerCollector implements DataCollector {
   /** One LogRecord as JSON (the fields the Logger makes, less the level name), its message and context redacted. */
   #recordJson(record: LogRecord): string {
     const { time, level, channel, context } = record;
-    const message = cutMessage(this.redactor.text(this.#message(record)));
+    const message = cutMessage(this.redactor.text(messageWithSecretsHidden(record, this.#isSecretKey)));
     return `{"time":${jsonNumber(time)},"level":${jsonNumber(level)},"channel":${jsonString(channel)},"message":${jsonString(message)},"context":${this.redactor.valueJson(context)}}`;
   }
 
-  /** The message, its placeholders filled again with the values of secret context keys hidden (`{password}` is `[redacted]`). */
-  #message(record: LogRecord): string {
-    const { template, context } = record;
-    if (template === undefined) return record.message;
-    let hidden: LogContext | undefined;
-    for (const key of Object.keys(context)) {
-      if (!this.redactor.isSecretKey(key)) continue;
-      hidden ??= { ...context };
-      hidden[key] = REDACTED;
-    }
-    return hidden === undefined ? record.message : interpolate(template, hidden);
-  }
 }
 
 /** Most characters of a log message a profile keeps (as of a context string); the rest is cut, with a note. */
