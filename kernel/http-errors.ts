@@ -126,6 +126,29 @@ export class ServiceUnavailableHttpError extends HttpError {
 }
 
 /**
+ * 503: the kernel had no response for the request within the server's response timeout (a controller
+ * or listener whose promise never settled, or settled too late). The server answers it through
+ * `HttpKernel.handleException()`, as a 5xx is: logged CRITICAL, an error page, `kernel.terminate`.
+ * A 503 rather than Hono's 504: no gateway waited on an upstream; it is this server that cannot
+ * answer in time (Go's http.TimeoutHandler says 503 too).
+ */
+export class ResponseTimeoutError extends HttpError {
+  /** The limit that elapsed, in milliseconds. */
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number, options: ErrorOptions = {}) {
+    super(503, `The response was not ready within ${describeDuration(timeoutMs)}.`, { code: 'HK_RESPONSE_TIMEOUT', ...options });
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** `30 seconds`, `1 second`, `0.2 seconds`, `1.5 seconds`. */
+function describeDuration(ms: number): string {
+  const seconds = ms / 1000;
+  return `${seconds} second${seconds === 1 ? '' : 's'}`;
+}
+
+/**
  * A problem with the request itself (bad encoding, a forged Host header, an unreadable body),
  * found while reading it. The kernel turns it into a 400 with the same message.
  */

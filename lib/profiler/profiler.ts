@@ -65,6 +65,11 @@ interface Recording {
   collected: unknown[] | null;
   /** What a `collect` step threw on kernel.response: the profile is dropped at kernel.terminate, the request goes on. */
   collectError: { error: unknown } | null;
+  /**
+   * Set at its main request's kernel.terminate, when the profile is taken: what the kernel still
+   * dispatches for the request (a controller that answered after the response timeout) changes nothing.
+   */
+  terminated: boolean;
 }
 
 /** At most one "profiles are being dropped" warning per this many milliseconds. */
@@ -226,6 +231,8 @@ export class Profiler {
   onKernelRequest(event: RequestEvent, _eventName?: string, dispatcher?: EventDispatcher): void | Promise<void> {
     const request = event.request;
     if (this.#recordings.get(request) !== undefined || this.#excluded(request)) return;
+    // The error page of a request terminated already (its controller failed after the response timeout) joins no profile.
+    if (event.requestType === RequestType.SUB && this.#recordings.get(this.#requestStack.getMainRequest() ?? request)?.terminated === true) return;
     const now = performance.now();
     const startNow = (dispatcher instanceof TraceableEventDispatcher ? dispatcher.traceStart(request) : undefined) ?? now;
     const startTime = Date.now() - Math.round(now - startNow);
@@ -246,7 +253,7 @@ export class Profiler {
   /** Remembers the error that escaped, for the exception panel. */
   onKernelException(event: ExceptionEvent): void {
     const recording = this.#recordings.get(event.request);
-    if (recording === undefined) return;
+    if (recording === undefined || recording.terminated) return;
     recording.error = event.error;
     recording.failed = true;
   }
@@ -259,7 +266,7 @@ export class Profiler {
    */
   onKernelResponse(event: ResponseEvent): void {
     const recording = this.#recordings.get(event.request);
-    if (recording === undefined) return;
+    if (recording === undefined || recording.terminated) return;
     this.#answered(recording, event.request, event.response);
   }
 
@@ -317,6 +324,7 @@ export class Profiler {
     const tree = this.#trees.get(event.request);
     if (tree === undefined) return;
     this.#trees.delete(event.request);
+    for (const recording of tree) recording.terminated = true;
     // A main request whose kernel.response failed on its error page too (the kernel then sends the page
     // unfiltered): the profiler's own kernel.response never ran for it. It is recorded with the response
     // that went out, its error and logs kept, rather than left out while its error page's profile is saved alone.
@@ -463,6 +471,7 @@ export class Profiler {
       response: null,
       collected: null,
       collectError: null,
+      terminated: false,
     };
     this.#recordings.set(request, recording);
     const tree = this.#trees.get(main);

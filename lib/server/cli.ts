@@ -98,6 +98,7 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
       port: options.port,
       httpsPort: options.httpsPort,
       tls,
+      limits: { responseTimeout: options.responseTimeout },
       onError: (error) => process.stderr.write(`serve: server error: ${error.message}\n`),
     });
   } catch (error) {

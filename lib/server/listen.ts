@@ -16,6 +16,14 @@ export interface Limits {
   /** Time a client has to send the complete request, body included; 0 turns it off. */
   requestTimeout: number;
   /**
+   * Time the request listener has, from the request's head, to start its response; then the kernel's
+   * listener answers a 503 (ResponseTimeoutError) through its error path. Only for a listener that
+   * answers it (see answersResponseTimeout); a response whose head went out is never cut by it. 0
+   * turns it off. While a response has not begun, idleTimeout waits at least this long plus a
+   * second, so that the 503 goes out first.
+   */
+  responseTimeout: number;
+  /**
    * How long a connection waits for its next request once its last response is sent, or for its
    * first once it is open (advertised as `Keep-Alive: timeout=<s>`); 0 keeps it open until
    * idleTimeout. Checked with
@@ -40,6 +48,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxHeaderSize: 16 * 1024,
   headersTimeout: 10_000,
   requestTimeout: 30_000,
+  responseTimeout: 30_000,
   keepAliveTimeout: 5_000,
   idleTimeout: 60_000,
   maxRequestsPerSocket: 0,
@@ -71,8 +80,14 @@ export interface RunningServers {
 /** Marks a listener that answers `Expect: 100-continue` itself, once it reads the body: startServers then leaves that to it. */
 export const answersExpectContinue: unique symbol = Symbol('http-kernel.answersExpectContinue');
 
-/** The request handler both listeners share. */
-export type RequestListener = (req: IncomingMessage, res: http.ServerResponse) => void;
+/** Marks a listener that answers Limits.responseTimeout itself (createRequestListener's): startServers then hands it the limit. */
+export const answersResponseTimeout: unique symbol = Symbol('http-kernel.answersResponseTimeout');
+
+/**
+ * The request handler both listeners share. `responseTimeout` is Limits.responseTimeout (0: off),
+ * given to a listener marked with answersResponseTimeout; any other is never timed out.
+ */
+export type RequestListener = (req: IncomingMessage, res: http.ServerResponse, responseTimeout?: number) => void;
 
 /** Status answered to a request the parser rejected, by parser error code; anything else is a 400. */
 const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = {
@@ -92,12 +107,17 @@ const IDLE_CHECK_INTERVAL_MS = 1_000;
 const CLOSING_KEEP_ALIVE_MS = 1;
 /** Once close() has begun, how long a connection that has sent nothing yet is given for its first request. */
 const FIRST_REQUEST_GRACE_MS = 1_000;
+/** The longest delay setTimeout takes as given (it reads a longer one as 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** How long past the response timeout a connection whose response has not begun is kept, so that the listener's 503 goes out before the idle check drops it. */
+const RESPONSE_TIMEOUT_MARGIN_MS = 1_000;
 /** How long past the advertised keep-alive timeout a connection is kept, so that a client's request sent just in time is not met by a close (node's margin). */
 const KEEP_ALIVE_MARGIN_MS = 1_000;
 
 /** Starts an http listener and, unless httpsPort is null, an https one, both serving `listener`; resolves once both listen. */
 export async function startServers(listener: RequestListener, options: ListenOptions): Promise<RunningServers> {
   const limits = withDefaults(options.limits);
+  checkResponseTimeout(limits);
   const sockets = new Set<Socket>();
   const tlsSockets = new Set<Duplex>();
 
@@ -109,7 +129,8 @@ export async function startServers(listener: RequestListener, options: ListenOpt
     // refuseMalformedHead answers it, with a body saying what is missing (node's 400 has none).
     requireHostHeader: false,
   };
-  const served = refuseMalformedHead(listener, limits.keepAliveTimeout);
+  const responseTimeout = (listener as { [answersResponseTimeout]?: true })[answersResponseTimeout] === true ? limits.responseTimeout : 0;
+  const served = refuseMalformedHead(listener, limits.keepAliveTimeout, responseTimeout);
   const servers: Array<http.Server | https.Server> = [http.createServer(serverOptions, served)];
   if (options.httpsPort !== null) {
     if (options.tls === undefined) throw new TypeError('startServers: options.tls is required when httpsPort is not null');
@@ -128,7 +149,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
       ),
     );
   }
-  const idle = limits.idleTimeout > 0 || limits.keepAliveTimeout > 0 ? new IdleSockets(limits.idleTimeout, limits.keepAliveTimeout) : null;
+  const idle = limits.idleTimeout > 0 || limits.keepAliveTimeout > 0 ? new IdleSockets(limits.idleTimeout, limits.keepAliveTimeout, responseTimeout) : null;
   for (const server of servers) applyLimits(server, limits, sockets, tlsSockets, idle);
   // Expect: 100-continue goes unanswered to a listener that answers it when it reads the body
   // (createRequestListener's), so a body refused by its length or never read is not uploaded for
@@ -166,6 +187,14 @@ function withDefaults(given: Partial<Limits> = {}): Limits {
   const limits = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(limits) as Array<keyof Limits>) limits[name] = given[name] ?? limits[name];
   return limits;
+}
+
+/** Throws a RangeError for a responseTimeout that is no whole number of milliseconds. */
+function checkResponseTimeout({ responseTimeout }: Limits): void {
+  // setTimeout would read NaN, a negative or a huge delay as 1 ms.
+  if (!Number.isInteger(responseTimeout) || responseTimeout < 0 || responseTimeout > MAX_TIMER_MS) {
+    throw new RangeError(`limits.responseTimeout is a whole number of milliseconds from 0 (off) to ${MAX_TIMER_MS}, not ${String(responseTimeout)}.`);
+  }
 }
 
 function applyLimits(server: http.Server | https.Server, limits: Limits, sockets: Set<Socket>, tlsSockets: Set<Duplex>, idle: IdleSockets | null): void {
@@ -334,7 +363,7 @@ function answerAndClose(socket: Duplex, status: number, body: string): void {
  * HTTP/1.1 request must name its host (RFC 9112 3.2), and a head may not have more fields than
  * node keeps. Either is answered with a one-line text, and the connection closes.
  */
-function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number): RequestListener {
+function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number, responseTimeout: number): RequestListener {
   return (req, res) => {
     // What node writes as `Keep-Alive: timeout=<s>` on a kept connection; the server's own
     // keepAliveTimeout stays 0, so node arms no timer per response (IdleSockets closes the connection).
@@ -354,7 +383,7 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
       // answer be taken for its. The upgrade request is answered as any other, then the connection
       // closes, and its client sends again what it had pipelined (RFC 9112 9.3.2).
       if (req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
-      listener(req, res);
+      listener(req, res, responseTimeout);
     }
   };
 }
@@ -489,6 +518,12 @@ function awaitsRequest(socket: ServedSocket | null): boolean {
   return parser.headersCompleted() && parser.duration() === 0;
 }
 
+/** Whether a request on the socket is in the hands of the listener, its response not begun (a pipelined one's, queued behind it, neither). */
+function awaitsHead(socket: ServedSocket | null): boolean {
+  const response = socket?._httpMessage;
+  return response != null && !response.headersSent;
+}
+
 /**
  * Drops connections on which nothing was read or written for `timeout` ms, and those that have
  * waited `keepAlive` ms (plus node's margin) for their next request. One timer for all of them,
@@ -499,12 +534,15 @@ function awaitsRequest(socket: ServedSocket | null): boolean {
 class IdleSockets {
   readonly #timeout: number;
   readonly #keepAlive: number;
+  /** Least quiet time before a connection whose response has not begun is idle: the response timeout answers it first. */
+  readonly #headWait: number;
   readonly #sockets = new Map<Socket, Activity>();
   readonly #timer: NodeJS.Timeout;
 
-  constructor(timeout: number, keepAlive: number) {
+  constructor(timeout: number, keepAlive: number, responseTimeout: number) {
     this.#timeout = timeout;
     this.#keepAlive = keepAlive > 0 ? keepAlive + KEEP_ALIVE_MARGIN_MS : 0;
+    this.#headWait = responseTimeout > 0 ? responseTimeout + RESPONSE_TIMEOUT_MARGIN_MS : 0;
     const shortest = Math.min(...[timeout, this.#keepAlive].filter((ms) => ms > 0));
     this.#timer = setInterval(() => this.#check(), Math.max(1, Math.min(IDLE_CHECK_INTERVAL_MS, Math.floor(shortest / 4))));
     this.#timer.unref();
@@ -569,7 +607,8 @@ class IdleSockets {
         continue;
       }
       const quiet = now - activity.since;
-      if ((this.#timeout > 0 && quiet >= this.#timeout) || (this.#keepAlive > 0 && quiet >= this.#keepAlive && awaitsRequest(activity.http))) {
+      const idle = this.#timeout > 0 && quiet >= this.#timeout && (quiet >= this.#headWait || !awaitsHead(activity.http));
+      if (idle || (this.#keepAlive > 0 && quiet >= this.#keepAlive && awaitsRequest(activity.http))) {
         this.#sockets.delete(socket);
         socket.destroy();
       }

@@ -1,10 +1,10 @@
 import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
-import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
-import { answersExpectContinue } from './listen.js';
+import { answersExpectContinue, answersResponseTimeout } from './listen.js';
 import { ContentLengthGuard, frameResponse } from './response-framing.js';
 
 /** How requests are read from node:http. */
@@ -36,8 +36,8 @@ export interface RequestListenerOptions {
   bodyCloseWaitMs?: number;
 }
 
-/** A node:http request listener. */
-export type NodeRequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+/** A node:http request listener; `responseTimeout` as startServers hands it (see RequestListener in listen.ts). */
+export type NodeRequestListener = (req: IncomingMessage, res: ServerResponse, responseTimeout?: number) => void;
 
 /** createRequestListener's listener. */
 export interface KernelRequestListener extends NodeRequestListener {
@@ -129,10 +129,11 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   };
 
   /**
-   * Answers an error raised after handle(), before any byte of `response` went out, with the kernel's
-   * error page (or the bare 500 when that page cannot be had or sent), then terminates with what was sent.
+   * Answers an error raised outside handle(), before any byte of `response` (null: handle() gave none
+   * yet) went out, with the kernel's error page (or the bare 500 when that page cannot be had or
+   * sent), then terminates with what was sent.
    */
-  const answerError = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response, error: unknown, then?: () => void): void => {
+  const answerError = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response | null, error: unknown, then?: () => void): void => {
     // writeHead() keeps the reason phrase of a status it refused (`500 Found`).
     res.statusMessage = '';
     kernel.handleException(error, request).then(
@@ -146,7 +147,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       },
       (unanswered: unknown) => {
         fail(res, unanswered, logger);
-        terminate(request, response);
+        terminate(request, response ?? bare500());
         then?.();
       },
     );
@@ -183,7 +184,34 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     terminate(request, answer);
   };
 
-  const listener: NodeRequestListener & { [answersExpectContinue]?: true } = (req, res) => {
+  /**
+   * Sends what handle() gives when it comes within `ms`; otherwise the kernel answers a
+   * ResponseTimeoutError (logged, an error page, kernel.terminate), and what handle() gives later is
+   * dropped: a stream body destroyed, an error that escaped it logged once, never sent.
+   */
+  const respondWithin = (req: IncomingMessage, res: ServerResponse, request: Request, result: Promise<Response>, ms: number): void => {
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      answerError(req, res, request, null, new ResponseTimeoutError(ms));
+    }, ms);
+    // A controller that never settles must not hold the process once the server has closed.
+    timer.unref();
+    result.then(
+      (response) => {
+        if (late) return destroyBody(response.body);
+        clearTimeout(timer);
+        respond(req, res, request, response);
+      },
+      (error: unknown) => {
+        if (late) return kernel.requestStack.run(request, () => logger?.critical('Unhandled error after the response timeout: {message}', { message: messageOf(error), error }));
+        clearTimeout(timer);
+        escaped(req, res, request, error);
+      },
+    );
+  };
+
+  const listener: NodeRequestListener & { [answersExpectContinue]?: true; [answersResponseTimeout]?: true } = (req, res, responseTimeout = 0) => {
     let request: Request;
     try {
       // Expect: 100-continue (startServers leaves the answer to us, see answersExpectContinue): invite the body only once it is read.
@@ -200,11 +228,13 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       escaped(req, res, request, error);
       return;
     }
-    // The synchronous path (every listener and the controller synchronous) makes no closure.
-    if (isPromiseLike(result)) result.then((response) => respond(req, res, request, response), (error: unknown) => escaped(req, res, request, error));
-    else respond(req, res, request, result);
+    // The synchronous path (every listener and the controller synchronous) makes no closure, and no timer.
+    if (!isPromiseLike(result)) respond(req, res, request, result);
+    else if (responseTimeout > 0) respondWithin(req, res, request, result, responseTimeout);
+    else result.then((response) => respond(req, res, request, response), (error: unknown) => escaped(req, res, request, error));
   };
   listener[answersExpectContinue] = true;
+  listener[answersResponseTimeout] = true;
   const settled = (): Promise<void> => {
     if (openBodies === 0) return Promise.resolve();
     // Whoever waits for these requests (app.close() on a signal) must not see the process exit first: an

@@ -5,6 +5,7 @@ import { PRODUCTION_ENVIRONMENTS, isProductionEnvironment } from '../app/environ
 import { createFileLinker } from '../errors/file-link.js';
 import { compileAddressList } from '../http/address-list.js';
 import { LogLevel } from '../log/log-record.js';
+import { DEFAULT_LIMITS } from './listen.js';
 
 /** What `bin/serve` was asked to do, after flags, environment variables and defaults are merged. */
 export interface ServeOptions {
@@ -33,6 +34,8 @@ export interface ServeOptions {
   ide: string | null;
   /** The least severe level written to stderr (lower case), or `off`. */
   logLevel: string;
+  /** Milliseconds the kernel has to start a response before it answers 503 (Limits.responseTimeout); 0 is off. */
+  responseTimeout: number;
   help: boolean;
 }
 
@@ -53,6 +56,7 @@ export const SERVE_DEFAULTS = Object.freeze({
   /** Every host: a list is the operator's to give, the names the service is reached by. */
   trustedHosts: null,
   logLevel: 'warning',
+  responseTimeout: DEFAULT_LIMITS.responseTimeout,
 });
 
 /** Thrown by parseServeOptions for a command line or environment the CLI cannot use; the message says what to fix. */
@@ -61,7 +65,7 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-type ValueOption = 'host' | 'port' | 'https-port' | 'env' | 'tls-cert' | 'tls-key' | 'profiler-dir' | 'profiler-max-profiles' | 'profiler-allow' | 'trusted-proxies' | 'trusted-hosts' | 'ide' | 'log-level';
+type ValueOption = 'host' | 'port' | 'https-port' | 'env' | 'tls-cert' | 'tls-key' | 'profiler-dir' | 'profiler-max-profiles' | 'profiler-allow' | 'trusted-proxies' | 'trusted-hosts' | 'ide' | 'log-level' | 'response-timeout';
 
 /** Each flag that takes a value, with its environment variable and the help line; order is the --help order. */
 const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: string; default: string; help: string }> = [
@@ -77,6 +81,7 @@ const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: s
   { flag: 'trusted-proxies', envVar: 'TRUSTED_PROXIES', value: '<cidr,...>', default: 'none', help: 'proxies whose X-Forwarded-For/-Proto/-Host/-Port are believed' },
   { flag: 'trusted-hosts', envVar: 'TRUSTED_HOSTS', value: '<host,...>', default: 'any', help: 'hosts answered for (example.com; .example.com: it and its subdomains;\n*.example.com: subdomains only; IP addresses); others get a 400' },
   { flag: 'ide', envVar: 'HTTP_KERNEL_IDE', value: '<editor|format>', default: 'none', help: 'debug pages link stack frames to this editor (vscode, cursor, webstorm,\nidea, zed, sublime, ...) or URL format (%f file, %l line: vscode://file/%f:%l)' },
+  { flag: 'response-timeout', envVar: 'RESPONSE_TIMEOUT', value: '<seconds|off>', default: String(SERVE_DEFAULTS.responseTimeout / 1000), help: 'time the application has to start a response (0.5 is half a second);\nthen it answers 503, logged, through its error page; 0 or off: no limit' },
   { flag: 'log-level', envVar: 'LOG_LEVEL', value: '<level|off>', default: SERVE_DEFAULTS.logLevel, help: 'least severe level written to stderr (emergency, alert, critical, error,\nwarning, notice, info, debug), or off; 4xx errors are error, 5xx critical' },
 ];
 
@@ -225,7 +230,9 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
     throw new UsageError(`${logLevelSetting!.source} must be a level (${LOG_LEVELS.join(', ')}) or off (got "${logLevelSetting!.value}")`);
   }
 
-  return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, trustedHosts, ide, logLevel, help };
+  const responseTimeout = parseSeconds(pick('response-timeout')) ?? SERVE_DEFAULTS.responseTimeout;
+
+  return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, trustedHosts, ide, logLevel, responseTimeout, help };
 }
 
 /** The syslog levels, most severe first, as `--log-level` takes them. */
@@ -239,6 +246,20 @@ function parsePort(setting: { value: string; source: string } | undefined, allow
   const port = /^\d{1,5}$/.test(setting.value) ? Number(setting.value) : NaN;
   if (!(port <= 65535)) throw new UsageError(`${setting.source} must be ${allowed} (got "${setting.value}")`);
   return port;
+}
+
+/** Longest duration parseSeconds takes: setTimeout's longest delay, whole seconds. */
+const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+/** A duration in seconds, digits with at most three decimals (milliseconds), as milliseconds; `off` is 0. */
+function parseSeconds(setting: { value: string; source: string } | undefined): number | undefined {
+  if (setting === undefined) return undefined;
+  const text = setting.value.trim().toLowerCase();
+  if (text === 'off') return 0;
+  // Digits only, as counts: Number() would read 1e3, 0x10 and '' as durations too.
+  const seconds = /^\d{1,7}(?:\.\d{1,3})?$/.test(text) ? Number(text) : NaN;
+  if (!(seconds <= MAX_SECONDS)) throw new UsageError(`${setting.source} must be a number of seconds from 0 to ${MAX_SECONDS}, with at most three decimals (30, 0.5), or off (got "${setting.value}")`);
+  return Math.round(seconds * 1000);
 }
 
 /** A comma-separated list of addresses or CIDR ranges, each checked the way the server will use it. */

@@ -12,6 +12,7 @@ import {
   NotFoundHttpError,
   NotImplementedHttpError,
   PayloadTooLargeHttpError,
+  ResponseTimeoutError,
   ServiceUnavailableHttpError,
   TooManyRequestsHttpError,
   UnauthorizedHttpError,
@@ -64,6 +65,20 @@ test('a message, a cause, extra headers and another code are kept; the caller\'s
   assert.is(generic.message, "I'm a Teapot");
   assert.is(generic.code, 'HK_HTTP_418');
   assert.is(new HttpError(599).message, 'HTTP error', 'a status with no text');
+});
+
+test('a ResponseTimeoutError is a 503 whose message names the limit in seconds', () => {
+  const error = new ResponseTimeoutError(30_000);
+  assert.instance(error, HttpError);
+  assert.is(error.status, 503);
+  assert.is(error.code, 'HK_RESPONSE_TIMEOUT');
+  assert.is(error.name, 'ResponseTimeoutError');
+  assert.is(error.timeoutMs, 30_000);
+  assert.equal(error.headers, {});
+  assert.is(error.message, 'The response was not ready within 30 seconds.');
+  assert.is(new ResponseTimeoutError(1_000).message, 'The response was not ready within 1 second.');
+  assert.is(new ResponseTimeoutError(200).message, 'The response was not ready within 0.2 seconds.');
+  assert.is(new ResponseTimeoutError(1_500).message, 'The response was not ready within 1.5 seconds.');
 });
 
 test.run();

@@ -136,7 +136,7 @@ test('an IPv6 host is bracketed in the URLs', async () => {
 
 test('without limits, both servers get the documented ones: 16 KiB head, 2000 fields, head in 10 s, request in 30 s, keep-alive 5 s', async () => {
   // The README's "Server limits" paragraph; idle 60 s and shutdown 10 s are not visible on a server.
-  assert.equal(DEFAULT_LIMITS, { maxHeaderSize: 16 * 1024, headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, idleTimeout: 60_000, maxRequestsPerSocket: 0, shutdownTimeout: 10_000 });
+  assert.equal(DEFAULT_LIMITS, { maxHeaderSize: 16 * 1024, headersTimeout: 10_000, requestTimeout: 30_000, responseTimeout: 30_000, keepAliveTimeout: 5_000, idleTimeout: 60_000, maxRequestsPerSocket: 0, shutdownTimeout: 10_000 });
   await withServers(hello, {}, async ({ servers, urls }) => {
     for (const url of urls) {
       const response = await within(request(url, { dispatcher: agent }), 5_000, `request over ${url}`);
@@ -172,6 +172,18 @@ test('the limits are applied to both servers, defaults filling what is not given
       assert.is(server.maxRequestsPerSocket, 7);
     }
   });
+});
+
+test('a responseTimeout that is no whole number of milliseconds from 0 to 2^31-1 is a RangeError, before anything listens', async () => {
+  for (const responseTimeout of [-1, 1.5, NaN, Infinity, 2 ** 31, '30' as unknown as number]) {
+    const started = startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: null, limits: { responseTimeout } });
+    const error = await started.then(async (running) => {
+      await running.close();
+      return null;
+    }, (refused: unknown) => refused);
+    assert.instance(error, RangeError, String(responseTimeout));
+    assert.is((error as Error).message, `limits.responseTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not ${String(responseTimeout)}.`);
+  }
 });
 
 test('a garbage request line is answered 400 and the server keeps serving', async () => {

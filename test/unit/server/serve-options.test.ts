@@ -31,6 +31,7 @@ test('no flags and no environment give the documented defaults', () => {
     trustedHosts: null,
     ide: null,
     logLevel: 'warning',
+    responseTimeout: 30_000,
     help: false,
   });
 });
@@ -51,6 +52,7 @@ test('environment variables fill in options not given as flags', () => {
     TRUSTED_HOSTS: 'example.com, .example.org',
     HTTP_KERNEL_IDE: 'cursor',
     LOG_LEVEL: 'ERROR',
+    RESPONSE_TIMEOUT: '12',
   });
   assert.equal(options, {
     host: '::1',
@@ -68,6 +70,7 @@ test('environment variables fill in options not given as flags', () => {
     trustedHosts: ['example.com', '.example.org'],
     ide: 'cursor',
     logLevel: 'error',
+    responseTimeout: 12_000,
     help: false,
   });
 });
@@ -77,6 +80,24 @@ test('--log-level takes a level in any case, or off; anything else is a usage er
   assert.is(parseServeOptions(['--log-level=off'], {}).logLevel, 'off');
   assert.is(parseServeOptions([], { LOG_LEVEL: 'debug' }).logLevel, 'debug');
   assert.throws(() => parseServeOptions(['--log-level', 'verbose'], {}), (error: Error) => error instanceof UsageError && /^--log-level must be a level \(emergency, alert, critical, error, warning, notice, info, debug\) or off \(got "verbose"\)$/.test(error.message));
+});
+
+test('--response-timeout takes seconds (up to three decimals) or off; 0 is off too', () => {
+  assert.is(parseServeOptions(['--response-timeout', '5'], {}).responseTimeout, 5_000);
+  assert.is(parseServeOptions(['--response-timeout=0.25'], {}).responseTimeout, 250);
+  assert.is(parseServeOptions(['--response-timeout', 'OFF'], {}).responseTimeout, 0);
+  assert.is(parseServeOptions(['--response-timeout', '0'], {}).responseTimeout, 0);
+  assert.is(parseServeOptions([], { RESPONSE_TIMEOUT: 'off' }).responseTimeout, 0);
+  assert.is(parseServeOptions(['--response-timeout', '2147483'], {}).responseTimeout, 2_147_483_000);
+});
+
+test('a --response-timeout that is no number of seconds is a usage error saying what it takes', () => {
+  for (const value of ['1e3', '0x10', '5s', '1.2345', '.5', '2147484', 'never', '-1']) {
+    const error = usageError(['--response-timeout', value]);
+    assert.is(error.message, `--response-timeout must be a number of seconds from 0 to 2147483, with at most three decimals (30, 0.5), or off (got "${value}")`);
+  }
+  assert.match(usageError([], { RESPONSE_TIMEOUT: '-1' }).message, /^RESPONSE_TIMEOUT must be a number of seconds/);
+  assert.match(usageError(['--response-timeout', '-1']).message, /^--response-timeout must be a number of seconds/);
 });
 
 test('a flag beats its environment variable', () => {
@@ -181,13 +202,13 @@ test('--help and -h ask for help', () => {
 
 test('the help text lists every flag with its environment variable and default', () => {
   const help = formatServeHelp();
-  for (const flag of ['--host', '--port', '--https-port', '--env', '--debug', '--no-debug', '--profiler', '--no-profiler', '--tls-cert', '--tls-key', '--profiler-dir', '--profiler-max-profiles', '--profiler-allow', '--trusted-proxies', '--trusted-hosts', '--help']) {
+  for (const flag of ['--host', '--port', '--https-port', '--env', '--debug', '--no-debug', '--profiler', '--no-profiler', '--tls-cert', '--tls-key', '--profiler-dir', '--profiler-max-profiles', '--profiler-allow', '--trusted-proxies', '--trusted-hosts', '--response-timeout', '--help']) {
     assert.ok(help.includes(flag), `help mentions ${flag}`);
   }
-  for (const envVar of ['HOST', 'PORT', 'HTTPS_PORT', 'APP_ENV', 'APP_DEBUG', 'PROFILER', 'TLS_CERT', 'TLS_KEY', 'PROFILER_DIR', 'PROFILER_MAX_PROFILES', 'PROFILER_ALLOW', 'TRUSTED_PROXIES', 'TRUSTED_HOSTS']) {
+  for (const envVar of ['HOST', 'PORT', 'HTTPS_PORT', 'APP_ENV', 'APP_DEBUG', 'PROFILER', 'TLS_CERT', 'TLS_KEY', 'PROFILER_DIR', 'PROFILER_MAX_PROFILES', 'PROFILER_ALLOW', 'TRUSTED_PROXIES', 'TRUSTED_HOSTS', 'RESPONSE_TIMEOUT']) {
     assert.ok(help.includes(`env ${envVar}`), `help mentions ${envVar}`);
   }
-  for (const value of [SERVE_DEFAULTS.host, String(SERVE_DEFAULTS.port), String(SERVE_DEFAULTS.httpsPort), SERVE_DEFAULTS.env]) {
+  for (const value of [SERVE_DEFAULTS.host, String(SERVE_DEFAULTS.port), String(SERVE_DEFAULTS.httpsPort), SERVE_DEFAULTS.env, '30']) {
     assert.ok(help.includes(`default ${value}`), `help shows default ${value}`);
   }
   // The request believes a trusted proxy's X-Forwarded-Port too (Request.port), so the help names it.

@@ -1,0 +1,178 @@
+// A controller whose promise never settles, or settles too late, over real sockets: at the response
+// timeout the kernel answers a 503 ResponseTimeoutError through its error path (the debug page or
+// problem+json, logged CRITICAL, kernel.terminate, the profile with its error sub-request), and what
+// the controller gives later is dropped (a stream body destroyed, a rejection logged once, the saved
+// profile left as it was). A controller in time is not touched.
+import { Readable } from 'node:stream';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { KernelEvents, Response, type Controller, type TerminateEvent } from '../../kernel/index.js';
+import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
+import { Route, RouteCollection } from '../../lib/routing/index.js';
+import { SCHEMES, fetchFrom, header, savedProfile, startTestServer, type TestServer } from './harness.js';
+
+/** The response timeout of the timed-out server, in milliseconds. */
+const TIMEOUT_MS = 200;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves once `check` holds, polling; fails after `ms`. */
+async function until(check: () => boolean, ms: number, what: string): Promise<void> {
+  for (const end = Date.now() + ms; !check(); ) {
+    if (Date.now() > end) throw new Error(`${what} did not happen within ${ms} ms`);
+    await sleep(10);
+  }
+}
+
+/** Late stream bodies, by name, with whether each was destroyed. */
+const lateBodies = new Map<string, Readable>();
+let lateRejections = 0;
+
+const controllers: Record<string, Controller> = {
+  '/never': () => new Promise<Response>(() => {}),
+  // Answers after the timeout, with a stream that would never end by itself.
+  '/late-stream': (request) =>
+    sleep(TIMEOUT_MS * 3).then(() => {
+      const body = new Readable({ read() {} });
+      body.push('too late');
+      lateBodies.set(request.query.get('id') ?? '', body);
+      return new Response(body, 200, { 'content-type': 'text/plain' });
+    }),
+  '/late-reject': () =>
+    sleep(TIMEOUT_MS * 3).then(() => {
+      lateRejections++;
+      throw new Error('failed after the timeout');
+    }),
+  '/slow': () => sleep(TIMEOUT_MS * 2).then(() => new Response('in time', 200, { 'content-type': 'text/plain' })),
+  // Its head goes at once, its body takes three times the limit.
+  '/streaming': async () => {
+    await sleep(1);
+    async function* chunks(): AsyncGenerator<string> {
+      for (let i = 0; i < 6; i++) {
+        yield `${i}`;
+        await sleep(TIMEOUT_MS / 2);
+      }
+    }
+    return new Response(Readable.from(chunks()), 200, { 'content-type': 'text/plain' });
+  },
+};
+
+function routes(): RouteCollection {
+  const collection = new RouteCollection();
+  for (const [path, controller] of Object.entries(controllers)) collection.add(path.slice(1), new Route(path, { defaults: { _controller: controller } }));
+  return collection;
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`the response timeout, over ${scheme}`);
+  let timed: TestServer;
+  let roomy: TestServer;
+  let shortIdle: TestServer;
+  const records: LogRecord[] = [];
+  const onLog = ({ record }: LogEntry): void => void records.push(record);
+  const terminated: Array<{ path: string; status: number }> = [];
+  const terminateRecorder = {
+    getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+    onTerminate: (event: TerminateEvent): void => void terminated.push({ path: event.request.path, status: event.response.status }),
+  };
+
+  test.before(async () => {
+    timed = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [terminateRecorder] }, limits: { responseTimeout: TIMEOUT_MS } });
+    // Twice as long as the slow controller takes, and ten times the other server's limit.
+    roomy = await startTestServer({ kernel: { debug: true, routes: routes() }, limits: { responseTimeout: TIMEOUT_MS * 10 } });
+    // An idle timeout shorter than the response timeout: the wait for the head is not idleness.
+    shortIdle = await startTestServer({ kernel: { debug: false, routes: routes() }, limits: { idleTimeout: TIMEOUT_MS, responseTimeout: TIMEOUT_MS * 3 } });
+    timed.app.bus.on('log', onLog);
+  });
+  test.after(async () => {
+    timed.app.bus.off('log', onLog);
+    await timed.close();
+    await roomy.close();
+    await shortIdle.close();
+  });
+
+  test('a controller that never settles gets a 503 debug page naming the limit, logged CRITICAL once, then kernel.terminate', async () => {
+    records.length = 0;
+    terminated.length = 0;
+    const response = await fetchFrom(timed, scheme, '/never');
+    assert.is(response.status, 503);
+    assert.match(header(response.headers['content-type']), /^text\/html/);
+    assert.ok(response.body.includes('ResponseTimeoutError'), 'the class is on the page');
+    assert.ok(response.body.includes('The response was not ready within 0.2 seconds.'), 'the message names the limit');
+    assert.is(decodeURIComponent(header(response.headers['x-debug-exception'])), 'The response was not ready within 0.2 seconds.');
+    const critical = records.filter((record) => record.level === LogLevel.CRITICAL);
+    assert.is(critical.length, 1, JSON.stringify(critical.map((record) => record.message)));
+    assert.match(critical[0]!.message, /^Uncaught error: ResponseTimeoutError: "The response was not ready within 0\.2 seconds\."/);
+    await until(() => terminated.some((one) => one.path === '/never'), 2_000, 'kernel.terminate');
+    assert.equal(terminated.filter((one) => one.path === '/never'), [{ path: '/never', status: 503 }]);
+  });
+
+  test('a JSON client gets problem+json with the 503 and the message', async () => {
+    const response = await fetchFrom(timed, scheme, '/never', { headers: { accept: 'application/json' } });
+    assert.is(response.status, 503);
+    assert.is(header(response.headers['content-type']), 'application/problem+json');
+    const problem = JSON.parse(response.body);
+    assert.is(problem.status, 503);
+    assert.is(problem.detail, 'The response was not ready within 0.2 seconds.');
+  });
+
+  test('the profile records the 503, the ResponseTimeoutError and the error page\'s sub-request', async () => {
+    const response = await fetchFrom(timed, scheme, '/never');
+    const token = header(response.headers['x-debug-token']);
+    assert.match(token, /^[0-9a-f]{6}$/);
+    const sub = header(response.headers['x-previous-debug-token']);
+    assert.match(sub, /^[0-9a-f]{6}$/);
+    const profile = await savedProfile(timed, token);
+    assert.is(profile.status, 503);
+    assert.is(profile.collectors.exception.exceptions[0].class, 'ResponseTimeoutError');
+    assert.ok(profile.children.includes(sub), 'the error page is a child of the request');
+    assert.is((await savedProfile(timed, sub)).parent, token);
+  });
+
+  test('a Response that comes after the timeout is dropped: its stream body destroyed, the profile left as saved', async () => {
+    const id = `${scheme}-${Math.random()}`;
+    const response = await fetchFrom(timed, scheme, `/late-stream?id=${encodeURIComponent(id)}`);
+    assert.is(response.status, 503);
+    const token = header(response.headers['x-debug-token']);
+    await savedProfile(timed, token);
+    await until(() => lateBodies.get(id)?.destroyed === true, 5_000, 'the late body to be destroyed');
+    // The late response's kernel.response and kernel.finish_request changed nothing in the profile already taken.
+    const profile = await timed.app.profiler!.loadProfile(token);
+    assert.is(profile?.status, 503);
+  });
+
+  test('a controller that fails after the timeout is logged once by the error listener, and the server keeps serving', async () => {
+    records.length = 0;
+    const before = lateRejections;
+    const response = await fetchFrom(timed, scheme, '/late-reject');
+    assert.is(response.status, 503);
+    await until(() => lateRejections > before, 5_000, 'the late rejection');
+    await until(() => records.some((record) => /failed after the timeout/.test(record.message)), 2_000, 'the late error to be logged');
+    await sleep(50);
+    const late = records.filter((record) => /failed after the timeout/.test(record.message));
+    assert.is(late.length, 1, JSON.stringify(late.map((record) => record.message)));
+    assert.ok(!records.some((record) => /^Unhandled error/.test(record.message)), 'not also as an unhandled error');
+    const next = await fetchFrom(timed, scheme, '/never');
+    assert.is(next.status, 503);
+  });
+
+  test('a response whose head went out is never cut by the limit, however long its body takes', async () => {
+    const response = await fetchFrom(timed, scheme, '/streaming');
+    assert.is(response.status, 200);
+    assert.is(response.body, '012345');
+  });
+
+  test('an idle timeout shorter than the response timeout does not drop the connection first: the 503 goes out', async () => {
+    const response = await fetchFrom(shortIdle, scheme, '/never');
+    assert.is(response.status, 503);
+    assert.match(response.body, /Service Unavailable/);
+  });
+
+  test('a slow controller within the limit is answered as usual', async () => {
+    const response = await fetchFrom(roomy, scheme, '/slow');
+    assert.is(response.status, 200);
+    assert.is(response.body, 'in time');
+  });
+
+  test.run();
+}
