@@ -3,7 +3,7 @@ import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../fs/make-directory.js';
-import { FileLock } from '../profiler/storage/file-lock.js';
+import { FileLock } from '../fs/file-lock.js';
 
 /** A PEM certificate (chain) and its PEM private key, as node:https takes them. */
 export interface TlsCredentials {
@@ -25,7 +25,6 @@ const KEY_FILE = 'dev-key.pem';
 const LOCK_FILE = 'dev-cert.lock';
 /** A lock this old was left by a process that died: making a certificate takes well under a second. */
 const LOCK_STALE_MS = 10_000;
-const LOCK_POLL_MS = 50;
 /** How long a start waits for another process making the certificate before it makes one for its own run. */
 const LOCK_WAIT_MS = 15_000;
 const VALIDITY_DAYS = 365;
@@ -91,17 +90,13 @@ async function readUsablePair(certPath: string, keyPath: string): Promise<TlsCre
 }
 
 /**
- * Takes the lock file at `path` (the profiler storage's FileLock: made with O_EXCL, one left by a
- * process of this host that is gone taken over at once, any other once LOCK_STALE_MS old), waiting
- * for it at most LOCK_WAIT_MS. Resolves to its release.
+ * Takes the lock file at `path` (a FileLock: made with O_EXCL, one left by a process of this host
+ * that is gone taken over at once, any other once LOCK_STALE_MS old), waiting for it at most
+ * LOCK_WAIT_MS. Resolves to its release.
  */
 async function lock(path: string): Promise<() => Promise<void>> {
   const held = new FileLock(path, LOCK_STALE_MS, { holderInfo: true });
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  while (!(await held.tryAcquire())) {
-    if (Date.now() >= deadline) throw new Error(`${path} is held by another process (waited ${LOCK_WAIT_MS} ms)`);
-    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
-  }
+  await held.acquire(LOCK_WAIT_MS);
   return () => held.release();
 }
 

@@ -7,7 +7,7 @@ import { gunzip as gunzipCallback } from 'node:zlib';
 import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
-import { FileLock } from './file-lock.js';
+import { FileLock, FileLockTimeoutError } from '../../fs/file-lock.js';
 import { errorCode, ignoreMissing, isMissing, removeFile } from './fs-errors.js';
 import {
   appendIndexLines,
@@ -363,7 +363,7 @@ export class FileStorage implements ProfilerStorage {
   async purge(): Promise<void> {
     await this.#runExclusive(async () => {
       try {
-        await this.#lock.acquire(PURGE_LOCK_TIMEOUT_MS);
+        await this.#acquireLock(PURGE_LOCK_TIMEOUT_MS);
       } catch (error) {
         if (isMissing(error)) return;
         throw error instanceof ProfilerStorageError ? error : this.#failure('purge', null, error);
@@ -734,7 +734,7 @@ export class FileStorage implements ProfilerStorage {
    */
   async #compact(sweep: boolean, wait: boolean): Promise<CompactionReport | null> {
     try {
-      if (wait) await this.#lock.acquire(COMPACT_LOCK_TIMEOUT_MS);
+      if (wait) await this.#acquireLock(COMPACT_LOCK_TIMEOUT_MS);
       else if (!(await this.#lock.tryAcquire())) return null;
     } catch (error) {
       if (isMissing(error)) return null;
@@ -866,6 +866,16 @@ export class FileStorage implements ProfilerStorage {
 
   #closedError(): ProfilerStorageError {
     return new ProfilerStorageError(`The profiler storage in ${this.dir} is closed.`, 'HK_PROFILER_STORAGE_CLOSED');
+  }
+
+  /** The lock's acquire, with the storage's own error when another process held the lock for the whole wait. */
+  async #acquireLock(timeoutMs: number): Promise<void> {
+    try {
+      await this.#lock.acquire(timeoutMs);
+    } catch (error) {
+      if (!(error instanceof FileLockTimeoutError)) throw error;
+      throw new ProfilerStorageError(`The profiler storage lock ${error.path} is held by another process (waited ${error.waitedMs} ms).`, 'HK_PROFILER_STORAGE_LOCKED', { cause: error });
+    }
   }
 
   #failure(action: string, subject: string | null, error: unknown): ProfilerStorageError {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
 import { ProfilerStorageError } from './errors.js';
-import { FileLock, type FileLockOptions } from './file-lock.js';
+import { FileLock, type FileLockOptions } from '../../fs/file-lock.js';
 import { TakenTokens } from './taken-tokens.js';
 
 /** What TokenLeases needs of the storage it draws tokens for. */

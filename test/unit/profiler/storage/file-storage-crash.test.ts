@@ -119,7 +119,8 @@ test('compact waits for a live lock and gives up with a clear error', async () =
   try {
     const error = await within(rejection(() => storage.purge()), 10_000, 'purge against a live lock');
     assert.instance(error, ProfilerStorageError);
-    assert.match(error.message, /held by another process/);
+    assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_LOCKED');
+    assert.is(error.message, `The profiler storage lock ${join(dir, 'index.lock')} is held by another process (waited 5000 ms).`);
   } finally {
     clearInterval(keepAlive);
   }

@@ -1,25 +1,33 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FileLock } from '../../../../lib/profiler/storage/file-lock.js';
-import { makeTempDir, rejection } from './fixtures.js';
+import { FileLock, FileLockTimeoutError } from '../../../lib/fs/file-lock.js';
 
 const test = suite('FileLock');
 
 let dir = '';
-let cleanup: () => Promise<void> = async () => {};
 let counter = 0;
 
 test.before(async () => {
-  ({ dir, cleanup } = await makeTempDir('file-lock'));
+  dir = await mkdtemp(join(tmpdir(), 'hk-file-lock-'));
 });
 
 test.after(async () => {
-  await cleanup();
+  await rm(dir, { recursive: true, force: true });
 });
+
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a rejection, but the promise resolved');
+}
 
 const lockPath = () => join(dir, `lock-${++counter}`);
 
@@ -94,13 +102,16 @@ test('an empty lock file (holder killed between create and write) goes stale lik
   await lock.release();
 });
 
-test('acquire waits for the holder and gives up after its timeout', async () => {
+test('acquire waits for the holder and gives up after its timeout with a FileLockTimeoutError naming the file', async () => {
   const path = lockPath();
   const holder = new FileLock(path);
   await holder.tryAcquire();
   const waiter = new FileLock(path);
-  const error = await rejection(() => waiter.acquire(200));
-  assert.match(error.message, /held by another process/);
+  const error = await rejection(waiter.acquire(200));
+  assert.instance(error, FileLockTimeoutError);
+  assert.is((error as FileLockTimeoutError).code, 'HK_FILE_LOCK_TIMEOUT');
+  assert.is(error.message, `${path} is held by another process (waited 200 ms)`);
+  assert.not.match(error.message, /profiler/);
   setTimeout(() => void holder.release(), 100);
   await waiter.acquire(2_000);
   assert.is(await waiter.stillHeld(), true);
@@ -109,7 +120,7 @@ test('acquire waits for the holder and gives up after its timeout', async () => 
 
 test('a lock file made but not written (the disk full, or no room left under the file size limit) is removed, not left holding the lock for nobody', () => {
   const path = lockPath();
-  const moduleUrl = new URL('../../../../lib/profiler/storage/file-lock.js', import.meta.url).href;
+  const moduleUrl = new URL('../../../lib/fs/file-lock.js', import.meta.url).href;
   const script = `import { existsSync } from 'node:fs';
 const { FileLock } = await import(${JSON.stringify(moduleUrl)});
 try { await new FileLock(${JSON.stringify(path)}, 10000, { holderInfo: true }).tryAcquire(); console.log('acquired'); }

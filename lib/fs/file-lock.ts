@@ -3,11 +3,23 @@ import { readFileSync, readlinkSync, utimesSync } from 'node:fs';
 import { link, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ProfilerStorageError } from './errors.js';
-import { errorCode } from './fs-errors.js';
+import { errorCode } from './error-code.js';
 
 /** A lock not refreshed for this long belongs to a crashed or frozen holder and is taken over. */
 export const DEFAULT_LOCK_STALE_MS = 10_000;
+
+/** Thrown by FileLock.acquire when the lock stayed held by another process for the whole wait. */
+export class FileLockTimeoutError extends Error {
+  readonly code = 'HK_FILE_LOCK_TIMEOUT';
+  override readonly name = 'FileLockTimeoutError';
+
+  constructor(
+    readonly path: string,
+    readonly waitedMs: number,
+  ) {
+    super(`${path} is held by another process (waited ${waitedMs} ms)`);
+  }
+}
 
 /** How a FileLock records and judges its holders. */
 export interface FileLockOptions {
@@ -92,13 +104,11 @@ export class FileLock {
     return false;
   }
 
-  /** Waits (polling) until the lock is taken; rejects after `timeoutMs`. */
+  /** Waits (polling) until the lock is taken; rejects with a FileLockTimeoutError after `timeoutMs`. */
   async acquire(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!(await this.tryAcquire())) {
-      if (Date.now() >= deadline) {
-        throw new ProfilerStorageError(`The profiler storage lock ${this.path} is held by another process (waited ${timeoutMs} ms).`, 'HK_PROFILER_STORAGE_LOCKED');
-      }
+      if (Date.now() >= deadline) throw new FileLockTimeoutError(this.path, timeoutMs);
       await sleep(20 + Math.random() * 30);
     }
   }
