@@ -196,12 +196,19 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const debug = debugFlag ?? parseSwitchEnv('APP_DEBUG', env.APP_DEBUG) ?? !isProductionEnvironment(appEnv);
   const profiler = debug && (profilerFlag ?? parseSwitchEnv('PROFILER', env.PROFILER) ?? true);
 
-  const tlsCert = pick('tls-cert')?.value ?? null;
-  const tlsKey = pick('tls-key')?.value ?? null;
+  const tlsCertSetting = pick('tls-cert');
+  const tlsKeySetting = pick('tls-key');
+  const tlsCert = tlsCertSetting?.value ?? null;
+  const tlsKey = tlsKeySetting?.value ?? null;
   if ((tlsCert === null) !== (tlsKey === null)) {
     throw new UsageError(
       `${tlsCert === null ? '--tls-key' : '--tls-cert'} needs ${tlsCert === null ? '--tls-cert' : '--tls-key'}: give both (or TLS_CERT and TLS_KEY), or neither for the development certificate`,
     );
+  }
+  // A certificate nobody serves is a mistake in one of the two settings: said, not silently ignored.
+  if (httpsPort === null && tlsCertSetting !== undefined && tlsKeySetting !== undefined) {
+    const off = httpsPortSetting!.source === 'HTTPS_PORT' ? 'HTTPS_PORT=off' : '--https-port off';
+    throw new UsageError(`${tlsCertSetting.source} and ${tlsKeySetting.source} are for https, which ${off} turns off: give --https-port a port, or leave the certificate and key out`);
   }
 
   const maxProfilesSetting = pick('profiler-max-profiles');

@@ -232,6 +232,14 @@ test('a bad flag is a usage error with exit code 2', async () => {
   assert.match(stderr, /port/);
 });
 
+test('--tls-cert and --tls-key with --https-port off is a usage error with exit code 2, before anything starts', async () => {
+  const child = spawn(process.execPath, [serveBin, '--port', '0', '--https-port', 'off', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  assert.is(await exitOf(child), 2);
+  assert.match(stderr, /^serve: --tls-cert and --tls-key are for https, which --https-port off turns off/);
+});
+
 test('--trusted-hosts answers the listed hosts and refuses others with a 400 "Untrusted Host", over http and https', async () => {
   const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
   try {

@@ -181,6 +181,12 @@ test('--tls-cert without --tls-key is a usage error, and so is the reverse', () 
   assert.match(usageError([], { TLS_KEY: 'key.pem' }).message, '--tls-key needs --tls-cert');
 });
 
+test('--tls-cert and --tls-key with --https-port off is a usage error naming where each came from', () => {
+  assert.is(usageError(['--https-port', 'off', '--tls-cert', 'c.pem', '--tls-key', 'k.pem']).message, '--tls-cert and --tls-key are for https, which --https-port off turns off: give --https-port a port, or leave the certificate and key out');
+  assert.match(usageError(['--tls-cert', 'c.pem'], { HTTPS_PORT: 'off', TLS_KEY: 'k.pem' }).message, /^--tls-cert and TLS_KEY are for https, which HTTPS_PORT=off turns off/);
+  assert.is(parseServeOptions(['--https-port', 'off'], {}).tlsCert, null, 'https off without a certificate is fine');
+});
+
 test('a certificate flag pairs with a key from the environment', () => {
   const options = parseServeOptions(['--tls-cert', 'c.pem'], { TLS_KEY: 'k.pem' });
   assert.is(options.tlsCert, 'c.pem');
