@@ -1,14 +1,17 @@
 import { setFlagsFromString } from 'node:v8';
 import { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type ServeOptions } from './serve-options.js';
 import { startServers, type RequestListener, type RunningServers } from './listen.js';
-import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, type TlsCredentials } from './tls-certificate.js';
+import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, type CertificateValidityProblem, type TlsCredentials } from './tls-certificate.js';
 import type { LogLevelName } from '../log/log-record.js';
+import type { Logger } from '../log/logger.js';
 
 export { parseServeOptions, UsageError, type ServeOptions } from './serve-options.js';
 
 /** What main needs from the app that `createApp` in lib/app builds. */
 interface App {
   listener: RequestListener;
+  /** Where start-up warnings go, as the app's own (stderr at --log-level). */
+  logger: Logger;
   /** Where a redirect to the other scheme goes: set to the listeners' ports once they are up. */
   schemePorts?: { http: number; https: number };
   /** Resolves once the app can serve at full speed (its profiler's first tokens claimed). */
@@ -77,7 +80,7 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
   let app: App | undefined;
   let running: RunningServers;
   try {
-    const tls = options.httpsPort === null ? undefined : await loadTls(options);
+    const { tls, validity } = options.httpsPort === null ? {} : await loadTls(options);
     // Loaded only now, so --help and usage errors neither wait for nor depend on the app.
     const { createApp } = await import('../app/index.js');
     const created: App = await createApp({
@@ -91,6 +94,7 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
       profiler: options.profiler ? { dir: options.profilerDir, bounds: { maxProfiles: options.profilerMaxProfiles } } : false,
     });
     app = created;
+    if (validity !== undefined) warnOfValidity(created.logger, options.tlsCert!, validity);
     // The first request then finds a profile token waiting: it runs as every later one does.
     await readyOrLate(created);
     running = await startServers(created.listener, {
@@ -133,8 +137,11 @@ export function setSchemePorts(ports: { http: number; https: number }, urls: rea
   }
 }
 
-async function loadTls(options: ServeOptions): Promise<TlsCredentials> {
-  if (options.tlsCert !== null && options.tlsKey !== null) return loadCertificateFiles(options.tlsCert, options.tlsKey);
+async function loadTls(options: ServeOptions): Promise<{ tls: TlsCredentials; validity?: CertificateValidityProblem }> {
+  if (options.tlsCert !== null && options.tlsKey !== null) {
+    const { cert, key, validity } = await loadCertificateFiles(options.tlsCert, options.tlsKey);
+    return { tls: { cert, key }, validity };
+  }
   const { created, notCached, ...credentials } = await loadOrCreateDevCertificate(SERVE_DEFAULTS.devCertificateDir);
   if (notCached !== undefined) {
     // https still serves, with a certificate of this run alone: a browser's exception for it will not outlast a restart.
@@ -144,7 +151,13 @@ async function loadTls(options: ServeOptions): Promise<TlsCredentials> {
       `serve: created a self-signed development certificate in ${SERVE_DEFAULTS.devCertificateDir}/ (localhost, 127.0.0.1, ::1)\n`,
     );
   }
-  return credentials;
+  return { tls: credentials };
+}
+
+/** Served anyway (a developer may be testing just that), but said at start: clients will refuse every handshake. */
+function warnOfValidity(logger: Logger, certPath: string, { problem, date }: CertificateValidityProblem): void {
+  const field = problem === 'expired' ? 'notAfter' : 'notBefore';
+  logger.withChannel('tls').warning(`The TLS certificate {file} is ${problem} ({field} {date}): https clients will refuse it`, { file: certPath, field, date: date.toISOString() });
 }
 
 /** Resolves with the first SIGTERM or SIGINT; a second one ends the process at once with exit code 1. */

@@ -1,4 +1,4 @@
 export { DEFAULT_LIMITS, answersExpectContinue, answersResponseTimeout, startServers, type Limits, type ListenOptions, type RequestListener, type RunningServers } from './listen.js';
 export { createRequestListener, send, type KernelRequestListener, type NodeRequestListener, type RequestListenerOptions } from './node-adapter.js';
 export { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type ServeOptions } from './serve-options.js';
-export { DEV_CERTIFICATE_NAMES, TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, type DevCertificate, type TlsCredentials } from './tls-certificate.js';
+export { DEV_CERTIFICATE_NAMES, TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, type CertificateFiles, type CertificateValidityProblem, type DevCertificate, type TlsCredentials } from './tls-certificate.js';

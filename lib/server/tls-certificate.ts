@@ -100,8 +100,24 @@ async function lock(path: string): Promise<() => Promise<void>> {
   return () => held.release();
 }
 
-/** Reads a certificate and key given by the user, and checks they parse and belong together. */
-export async function loadCertificateFiles(certPath: string, keyPath: string): Promise<TlsCredentials> {
+/** A certificate and key given by the user; `validity` is set when the certificate is not valid now. */
+export interface CertificateFiles extends TlsCredentials {
+  validity?: CertificateValidityProblem;
+}
+
+/** Why a certificate is not valid at a time: expired (its notAfter, `validTo`, is past) or not yet valid (its notBefore, `validFrom`, is ahead). */
+export interface CertificateValidityProblem {
+  problem: 'expired' | 'not yet valid';
+  /** The date that makes it so: notAfter when expired, notBefore when not yet valid. */
+  date: Date;
+}
+
+/**
+ * Reads a certificate and key given by the user, and checks they parse and belong together. A
+ * certificate out of its validity period is returned with `validity` set, not refused: clients will
+ * refuse it, but a developer may want to test just that.
+ */
+export async function loadCertificateFiles(certPath: string, keyPath: string, now = Date.now()): Promise<CertificateFiles> {
   const cert = await readTlsFile(certPath, 'certificate');
   const key = await readTlsFile(keyPath, 'key');
   let certificate: X509Certificate;
@@ -127,7 +143,17 @@ export async function loadCertificateFiles(certPath: string, keyPath: string): P
   } catch (error) {
     throw new TlsCertificateError(`TLS certificate ${certPath} and key ${keyPath} cannot be used: ${reason(error)}`, { cause: error });
   }
-  return { cert, key };
+  const validity = validityProblem(certificate, now);
+  return validity === null ? { cert, key } : { cert, key, validity };
+}
+
+/** Whether `certificate` is out of its validity period at `now`, and by which of its dates. */
+function validityProblem(certificate: X509Certificate, now: number): CertificateValidityProblem | null {
+  const notBefore = Date.parse(certificate.validFrom);
+  const notAfter = Date.parse(certificate.validTo);
+  if (notAfter < now) return { problem: 'expired', date: new Date(notAfter) };
+  if (notBefore > now) return { problem: 'not yet valid', date: new Date(notBefore) };
+  return null;
 }
 
 async function readTlsFile(path: string, what: string): Promise<string> {

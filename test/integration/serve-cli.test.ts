@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { generate } from 'selfsigned';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
@@ -238,6 +239,41 @@ test('--tls-cert and --tls-key with --https-port off is a usage error with exit 
   child.stderr.on('data', (chunk) => (stderr += chunk));
   assert.is(await exitOf(child), 2);
   assert.match(stderr, /^serve: --tls-cert and --tls-key are for https, which --https-port off turns off/);
+});
+
+test('an expired --tls-cert is served, with a WARNING on stderr naming the file and its notAfter date', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
+  try {
+    const notAfter = new Date(Math.floor((Date.now() - 24 * 60 * 60 * 1000) / 1000) * 1000);
+    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+      keyType: 'ec',
+      algorithm: 'sha256',
+      notBeforeDate: new Date(notAfter.getTime() - 30 * 24 * 60 * 60 * 1000),
+      notAfterDate: notAfter,
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+    });
+    writeFileSync(join(cwd, 'expired-cert.pem'), pems.cert);
+    writeFileSync(join(cwd, 'expired-key.pem'), pems.private);
+    const { child, urls, stderr } = await serve(['--port', '0', '--https-port', '0', '--no-profiler', '--tls-cert', 'expired-cert.pem', '--tls-key', 'expired-key.pem'], cwd);
+    try {
+      for (let waited = 0; !stderr().includes('expired-cert.pem') && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      const line = stderr().split('\n').find((text) => text.includes('expired-cert.pem'));
+      assert.ok(line !== undefined, `a line names the file: ${stderr().slice(0, 500)}`);
+      const record = JSON.parse(line!) as { level: string; channel: string; message: string };
+      assert.is(record.level, 'warning');
+      assert.is(record.message, `The TLS certificate expired-cert.pem is expired (notAfter ${notAfter.toISOString()}): https clients will refuse it`);
+      const agent = new Agent({ connect: { rejectUnauthorized: false } });
+      const response = await request(`${urls[1]}/health`, { dispatcher: agent });
+      assert.is(response.statusCode, 200, 'served anyway');
+      await response.body.dump();
+      await agent.close();
+      await stopsCleanly(child);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
 });
 
 test('--trusted-hosts answers the listed hosts and refuses others with a 400 "Untrusted Host", over http and https', async () => {

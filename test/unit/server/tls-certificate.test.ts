@@ -24,6 +24,20 @@ function freshDir(): string {
   return join(root, `case-${++counter}`, 'var', 'tls');
 }
 
+/** A certificate for localhost (EC P-256) valid from `notBeforeDate` to `notAfterDate`. */
+function certificateValid(notBeforeDate: Date, notAfterDate: Date): Promise<{ cert: string; private: string }> {
+  return generate([{ name: 'commonName', value: 'localhost' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    notBeforeDate,
+    notAfterDate,
+    extensions: [
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
+    ],
+  });
+}
+
 function assertPairMatches(cert: string, key: string): void {
   assert.ok(new X509Certificate(cert).checkPrivateKey(createPrivateKey(key)), 'the key belongs to the certificate');
 }
@@ -103,6 +117,18 @@ test('regenerates a cached certificate that expires within a day', async () => {
   assert.ok(Date.parse(new X509Certificate(result.cert).validTo) > Date.now() + 300 * DAY_MS);
 });
 
+test('regenerates a cached certificate that has expired, rather than serving it', async () => {
+  const dir = freshDir();
+  const expired = await certificateValid(new Date(Date.now() - 30 * DAY_MS), new Date(Date.now() - DAY_MS));
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'dev-cert.pem'), expired.cert);
+  await writeFile(join(dir, 'dev-key.pem'), expired.private);
+  const result = await loadOrCreateDevCertificate(dir);
+  assert.is(result.created, true);
+  assert.ok(Date.parse(new X509Certificate(result.cert).validTo) > Date.now() + 300 * DAY_MS);
+  assert.is(await readFile(join(dir, 'dev-cert.pem'), 'utf8'), result.cert, 'the cache holds the new one');
+});
+
 test('regenerates a cached certificate that does not cover ::1', async () => {
   const dir = freshDir();
   const narrow = await generate([{ name: 'commonName', value: 'localhost' }], {
@@ -157,6 +183,28 @@ test('loadCertificateFiles reads a certificate and its key', async () => {
   const { cert, key } = await loadOrCreateDevCertificate(dir);
   const loaded = await loadCertificateFiles(join(dir, 'dev-cert.pem'), join(dir, 'dev-key.pem'));
   assert.equal(loaded, { cert, key });
+});
+
+test('loadCertificateFiles takes an expired certificate and says so in validity, with its notAfter', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  const notAfter = new Date(Math.floor((Date.now() - DAY_MS) / 1000) * 1000);
+  const expired = await certificateValid(new Date(Date.now() - 30 * DAY_MS), notAfter);
+  await writeFile(join(dir, 'expired-cert.pem'), expired.cert);
+  await writeFile(join(dir, 'expired-key.pem'), expired.private);
+  const loaded = await loadCertificateFiles(join(dir, 'expired-cert.pem'), join(dir, 'expired-key.pem'));
+  assert.equal(loaded, { cert: expired.cert, key: expired.private, validity: { problem: 'expired', date: notAfter } });
+});
+
+test('loadCertificateFiles takes a certificate not yet valid and says so in validity, with its notBefore', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  const notBefore = new Date(Math.floor((Date.now() + DAY_MS) / 1000) * 1000);
+  const early = await certificateValid(notBefore, new Date(Date.now() + 30 * DAY_MS));
+  await writeFile(join(dir, 'early-cert.pem'), early.cert);
+  await writeFile(join(dir, 'early-key.pem'), early.private);
+  const loaded = await loadCertificateFiles(join(dir, 'early-cert.pem'), join(dir, 'early-key.pem'));
+  assert.equal(loaded.validity, { problem: 'not yet valid', date: notBefore });
 });
 
 test('loadCertificateFiles names the file it cannot read', async () => {
