@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readlinkSync, utimesSync } from 'node:fs';
-import { link, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { open, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCode } from './error-code.js';
@@ -161,60 +161,86 @@ export class FileLock {
     }
   }
 
-  /** Removes a stale lock; true when the caller should try to create it again. */
+  /**
+   * Removes a stale lock; true when the caller should try to create it again. Takers remove it one at
+   * a time, under a second file made with O_EXCL (`<path>.takeover`, held for a few system calls), and
+   * judge it again under that: no other taker can have replaced it meanwhile, so the file removed is
+   * the stale one. (Moving the lock aside and putting it back when it proved live left it missing
+   * for a moment: a third locker made its own then, and two held the lock.)
+   */
   async #removeIfStale(): Promise<boolean> {
-    let stats;
+    const seen = await this.#judge(this.path);
+    if (seen === null) return true;
+    if (!seen.stale) return false;
+    const takeover = `${this.path}.takeover`;
     try {
-      stats = await stat(this.path);
+      await writeFile(takeover, this.#id, { flag: 'wx' });
     } catch (error) {
-      if (errorCode(error) === 'ENOENT') return true;
-      throw error;
-    }
-    if (!(await this.#isStale(this.path, stats.mtimeMs))) return false;
-    // Move it aside first: two processes may both have seen it stale, and only one rename wins.
-    const aside = `${this.path}.stale-${this.#id}`;
-    try {
-      await rename(this.path, aside);
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return true;
-      throw error;
-    }
-    try {
-      const moved = await stat(aside);
-      if (!(await this.#isStale(aside, moved.mtimeMs))) {
-        // Between our stat and rename another process took the stale lock over: give its lock back.
-        await link(aside, this.path).catch(() => {});
-        return false;
+      if (errorCode(error) !== 'EEXIST') {
+        await unlink(takeover).catch(() => {}); // made but not written (a full disk): ours, as in tryAcquire
+        throw error;
       }
+      return this.#removeAbandonedTakeover(takeover);
+    }
+    try {
+      const judged = await this.#judge(this.path);
+      if (judged === null) return true;
+      if (!judged.stale) return false;
+      // Only its holder, waking after staleMs, could have removed it since (and another made one): then it stays.
+      const current = await stat(this.path).catch(() => null);
+      if (current === null || (current.ino === judged.ino && current.dev === judged.dev)) await unlink(this.path).catch(() => {});
       return true;
     } finally {
-      await unlink(aside).catch(() => {});
+      await unlink(takeover).catch(() => {});
     }
+  }
+
+  /** A takeover file left by a taker that died during its few system calls goes once staleMs old; true when it is gone. */
+  async #removeAbandonedTakeover(takeover: string): Promise<boolean> {
+    try {
+      if (Math.abs(Date.now() - (await stat(takeover)).mtimeMs) < this.staleMs) return false;
+      await unlink(takeover);
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw error;
+    }
+    return true;
   }
 
   /** Whether someone else holds the lock now: the file is there, and neither stale nor left by a dead holder. */
   async heldByAnother(): Promise<boolean> {
     if (this.#held) return false;
-    let mtimeMs: number;
-    try {
-      mtimeMs = (await stat(this.path)).mtimeMs;
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return false;
-      throw error;
-    }
-    return !(await this.#isStale(this.path, mtimeMs));
+    const judged = await this.#judge(this.path);
+    return judged !== null && !judged.stale;
   }
 
-  /** Not refreshed for staleMs (or stamped more than that ahead), or (holderInfo) its holder's process on this host is gone. */
-  async #isStale(path: string, mtimeMs: number): Promise<boolean> {
-    // A time further ahead than staleMs is no refresh either: the clock was set back since (or the file's was forged), and it would never age.
-    if (Math.abs(Date.now() - mtimeMs) >= this.staleMs) return true;
-    if (!this.#holderInfo) return false;
+  /** The lock file at `path`, its mtime and holder read from one open file: which file it is, and whether it is stale; null when there is none. */
+  async #judge(path: string): Promise<{ ino: number; dev: number; stale: boolean } | null> {
+    let handle;
+    try {
+      handle = await open(path, 'r');
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return null;
+      throw error;
+    }
+    try {
+      const { ino, dev, mtimeMs } = await handle.stat();
+      // A time further ahead than staleMs is no refresh either: the clock was set back since (or the file's was forged), and it would never age.
+      if (Math.abs(Date.now() - mtimeMs) >= this.staleMs) return { ino, dev, stale: true };
+      if (!this.#holderInfo) return { ino, dev, stale: false };
+      const content = await handle.readFile('utf8').catch(() => '');
+      return { ino, dev, stale: this.#holderIsGone(content) };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** (holderInfo) Whether the holder the file records ran in this host's pid namespace and is gone. */
+  #holderIsGone(content: string): boolean {
     let holder: { pid?: unknown; hostname?: unknown; pidns?: unknown; owner?: unknown };
     try {
-      holder = JSON.parse(await readFile(path, 'utf8')) as typeof holder;
+      holder = JSON.parse(content) as typeof holder;
     } catch {
-      return false; // Gone, or torn by a crash right after its creation: only its age counts.
+      return false; // Torn by a crash right after its creation: only its age counts.
     }
     // Same host and same pid namespace (containers may share a hostname and the directory), else the pid means nothing here.
     if (typeof holder !== 'object' || holder === null || holder.hostname !== hostname() || (holder.pidns ?? null) !== PID_NAMESPACE) return false;

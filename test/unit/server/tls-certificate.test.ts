@@ -1,6 +1,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readlinkSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { test } from 'uvu';
@@ -8,6 +9,14 @@ import * as assert from 'uvu/assert';
 import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate } from '../../../lib/server/tls-certificate.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** As the lock records it: this process's pid namespace, null where there is none. */
+const PID_NAMESPACE = (() => {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return null;
+  }
+})();
 let root = '';
 let counter = 0;
 
@@ -176,6 +185,17 @@ test('a lock left by a process that died is taken over', async () => {
   assert.is(created, true);
   assertPairMatches(cert, key);
   await stat(lockFile).then(() => assert.unreachable('the lock is released'), () => {});
+});
+
+test('concurrent first calls meeting a lock left by a process that died all serve the one certificate made', async () => {
+  for (let round = 0; round < 15; round++) {
+    const dir = freshDir();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'dev-cert.lock'), JSON.stringify({ pid: 2 ** 22 + 1, hostname: hostname(), pidns: PID_NAMESPACE, time: new Date().toISOString(), id: 'dead' }));
+    const results = await Promise.all([1, 2, 3, 4].map(() => loadOrCreateDevCertificate(dir)));
+    assert.is(results.filter((result) => result.created).length, 1, `round ${round}: made once`);
+    assert.is(new Set(results.map((result) => result.cert)).size, 1, `round ${round}: one certificate`);
+  }
 });
 
 test('loadCertificateFiles reads a certificate and its key', async () => {
