@@ -828,6 +828,7 @@ export class FileStorage implements ProfilerStorage {
       if (stats !== undefined && now - stats.mtimeMs > ageMs && (await removeFile(path))) report.cleaned++;
     };
     for (const name of (await ignoreMissing(readdir(this.dir))) ?? []) {
+      // `index.lock.stale-*`: a lock moved aside by an earlier version's takeover (FileLock now takes over under `.takeover`).
       if (name.endsWith('.tmp') || name.startsWith(`${LOCK_FILE}.stale-`)) await removeIfOlder(join(this.dir, name), ABANDONED_TEMP_MS);
       if (!SHARD_DIR.test(name)) continue;
       const shard = join(this.dir, name);
