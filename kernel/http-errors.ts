@@ -142,6 +142,18 @@ export class ResponseTimeoutError extends HttpError {
   }
 }
 
+/**
+ * 499 (nginx's Client Closed Request): the client closed the connection before its response was
+ * sent. The reason `request.signal` is aborted with when the client leaves; an error that follows
+ * from that abort (the AbortError of a wait on the signal) is answered as this one, its cause the
+ * original: ErrorListener logs it at INFO, as the client's doing, and the page made for it is never sent.
+ */
+export class ClientClosedError extends HttpError {
+  constructor(options: ErrorOptions = {}) {
+    super(499, 'The client closed the connection before the response was sent.', { code: 'HK_CLIENT_CLOSED_REQUEST', ...options });
+  }
+}
+
 /** `30 seconds`, `1 second`, `0.2 seconds`, `1.5 seconds`. */
 function describeDuration(ms: number): string {
   const seconds = ms / 1000;

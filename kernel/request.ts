@@ -1,10 +1,10 @@
 import { isUtf8 } from 'node:buffer';
-import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
+import { IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
 import { isValidHost } from './host-syntax.js';
-import { MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
+import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
 
 /** The Content-Type of an HTML form's body. */
 const FORM_TYPE = 'application/x-www-form-urlencoded';
@@ -42,6 +42,8 @@ export interface RequestInit {
   trustHost?: TrustHost | null;
   /** Largest body read, in bytes (default 1 MiB); larger ones are a 413. */
   bodyLimit?: number;
+  /** What `request.signal` is, as Fetch's RequestInit.signal: a request made in process is never aborted otherwise. */
+  signal?: AbortSignal | null;
 }
 
 /** Default body limit: 1 MiB. */
@@ -59,6 +61,8 @@ export function checkBodyLimit(limit: unknown, option = 'bodyLimit'): number {
 
 /** Reads (and with `create`, makes) a request's slot array; set once by Request's static block. */
 let slotsOf: (request: Request, create: boolean) => unknown[] | undefined;
+/** Aborts a request's own signal; set once by Request's static block. */
+let abortOwnSignal: (request: Request, reason: unknown) => void;
 let slotCount = 0;
 
 /**
@@ -121,8 +125,13 @@ export class Request {
   #bodySource: RequestBodySource;
   #body: Promise<Buffer> | undefined;
   #bodyRead: Buffer | undefined;
-  /** The request a duplicate() was made from: its body is the sub-request's too, read once for both. */
-  #bodyOf: Request | undefined;
+  /** The request a duplicate() was made from: its body and signal are the sub-request's too (the body read once for both). */
+  #original: Request | undefined;
+  /** `signal`: the embedder's (RequestInit.signal), or, made on first read or abort, the controller's. */
+  #signal: AbortSignal | undefined;
+  #abort: AbortController | undefined;
+  /** The node:http response of a request from the socket: `signal` is aborted when its client leaves before it is finished. */
+  #response: ServerResponse | undefined;
   #path: string | undefined;
   #targetError: MalformedRequestError | null = null;
   #query: URLSearchParams | undefined;
@@ -133,6 +142,13 @@ export class Request {
 
   static {
     slotsOf = (request, create) => (create ? (request.#slots ??= []) : request.#slots);
+    abortOwnSignal = (request, reason) => {
+      let main = request;
+      while (main.#original !== undefined) main = main.#original;
+      if (main.#signal === undefined) void main.signal;
+      if (main.#abort === undefined) throw new TypeError('This request follows a signal of your own (RequestInit.signal): abort that one.');
+      main.#abort.abort(reason);
+    };
   }
 
   constructor(url: string, init: RequestInit = {}) {
@@ -150,7 +166,10 @@ export class Request {
     this.#bodyLimit = init.bodyLimit === undefined ? DEFAULT_BODY_LIMIT : checkBodyLimit(init.bodyLimit);
     this.#bodySource = init.body ?? null;
     this.#beforeBodyRead = undefined;
-    this.#bodyOf = undefined;
+    this.#original = undefined;
+    this.#signal = init.signal ?? undefined;
+    this.#abort = undefined;
+    this.#response = undefined;
     this.#slots = undefined;
   }
 
@@ -189,8 +208,10 @@ export class Request {
    * Wraps a node:http request; the body streams from it when first read. `beforeBodyRead` runs once
    * before that read starts (not for a body refused by its Content-Length): the node adapter
    * answers `Expect: 100-continue` there, so a client is invited to send only a body that is read.
+   * With the `response` it is answered on, `signal` is aborted (a ClientClosedError) when the client
+   * leaves before that response is finished.
    */
-  static fromIncomingMessage(message: IncomingMessage, options: { trustProxy?: TrustProxy | null; trustHost?: TrustHost | null; bodyLimit?: number; beforeBodyRead?: () => void } = {}): Request {
+  static fromIncomingMessage(message: IncomingMessage, options: { trustProxy?: TrustProxy | null; trustHost?: TrustHost | null; bodyLimit?: number; beforeBodyRead?: () => void } = {}, response?: ServerResponse): Request {
     const socket = message.socket;
     // A fragment is no part of a request target (RFC 9112 3.2); some clients send one all the same: dropped, as create() and Symfony drop it.
     const target = message.url ?? '/';
@@ -210,6 +231,7 @@ export class Request {
     request.#socket = socket;
     request.#rawHeaders = message.rawHeaders;
     request.#beforeBodyRead = options.beforeBodyRead;
+    request.#response = response;
     return request;
   }
 
@@ -217,6 +239,7 @@ export class Request {
    * A copy for a sub-request: same URL, headers (a copy of them), client and scheme, fresh
    * attributes (those given), optionally another method. The body is the same, as in Symfony's
    * `duplicate()`: read once, whichever of the two reads it first, and the other gets the same bytes.
+   * So is the signal: work for a sub-request stops with its main request's.
    */
   duplicate(overrides: { attributes?: Record<string, unknown>; method?: string } = {}): Request {
     const copy = new Request(this.url, {
@@ -232,9 +255,27 @@ export class Request {
     });
     copy.#socket = this.#socket;
     copy.#rawHeaders = this.#rawHeaders;
-    copy.#bodyOf = this;
+    copy.#original = this;
     if (overrides.attributes) for (const [name, value] of Object.entries(overrides.attributes)) copy.attributes.set(name, value);
     return copy;
+  }
+
+  /**
+   * Aborted when the work for this request should stop: hand it to what a controller waits on
+   * (`fetch(url, { signal: request.signal })`, node:timers/promises' `setTimeout(ms, value, { signal })`,
+   * a database driver, `pipeline(..., { signal })`). A request from the socket's is aborted with a
+   * ClientClosedError when its client leaves before the response is finished, and by the server with
+   * its ResponseTimeoutError when the response timeout passes; never once the response is finished.
+   * A sub-request's is its main request's; Request.create()'s is the `signal` given, else never
+   * aborted. Made on first read: a request that never reads it costs no AbortController.
+   */
+  get signal(): AbortSignal {
+    if (this.#original !== undefined) return this.#original.signal;
+    if (this.#signal !== undefined) return this.#signal;
+    const controller = (this.#abort = new AbortController());
+    this.#signal = controller.signal;
+    if (this.#response !== undefined) abortWhenClientLeaves(this.#response, controller);
+    return controller.signal;
   }
 
   /**
@@ -392,12 +433,12 @@ export class Request {
 
   /** The body as bytes, read once, up to the body limit (413 beyond it). */
   bytes(): Promise<Buffer> {
-    return (this.#body ??= (this.#bodyOf === undefined ? this.#readBody() : this.#bodyOf.bytes()).then((bytes) => (this.#bodyRead = bytes)));
+    return (this.#body ??= (this.#original === undefined ? this.#readBody() : this.#original.bytes()).then((bytes) => (this.#bodyRead = bytes)));
   }
 
   /** The body if it has been read already (by a controller or listener, of this request or the one it duplicates); never starts a read. */
   peekBody(): Buffer | undefined {
-    return this.#bodyRead ?? this.#bodyOf?.peekBody();
+    return this.#bodyRead ?? this.#original?.peekBody();
   }
 
   /** The body as UTF-8 text; bytes that are no UTF-8 are a 400 (decoding would replace them with U+FFFD unseen). */
@@ -536,6 +577,33 @@ export class Request {
     if (targetError !== null) throw targetError;
     return ABSOLUTE_FORM_AUTHORITY.exec(this.url)?.[1];
   }
+}
+
+/**
+ * Aborts `request.signal` (a sub-request's: its main request's) with `reason`; nothing once it is
+ * aborted. For servers: the node adapter aborts it with the ResponseTimeoutError it answers when the
+ * response timeout passes. A request made with a signal of the embedder's follows that one alone: a TypeError.
+ */
+export function abortRequest(request: Request, reason: unknown): void {
+  abortOwnSignal(request, reason);
+}
+
+/**
+ * Aborts `controller` with a ClientClosedError once the connection of `response` closes before the
+ * response is finished (at once when it has already), never after. A response queued behind others
+ * on its connection (pipelined) is not told of that close: the connection's own is listened to as well.
+ */
+function abortWhenClientLeaves(response: ServerResponse, controller: AbortController): void {
+  if (response.writableFinished) return;
+  const socket = response.req.socket;
+  if (response.destroyed || socket.destroyed) return controller.abort(new ClientClosedError());
+  const closed = (): void => {
+    response.off('close', closed);
+    socket.off('close', closed);
+    if (!response.writableFinished) controller.abort(new ClientClosedError());
+  };
+  response.once('close', closed);
+  if (response.socket === null) socket.once('close', closed);
 }
 
 /** A port as RFC 3986 writes it: digits only (at most five: a longer one is no port either). */

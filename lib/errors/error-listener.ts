@@ -1,4 +1,4 @@
-import { KernelEvents, RequestType, boundErrorHeaders, isHttpError, type Controller, type ExceptionEvent } from '../../kernel/index.js';
+import { ClientClosedError, KernelEvents, RequestType, boundErrorHeaders, isHttpError, type Controller, type ExceptionEvent, type Request } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { fallbackErrorResponse } from './fallback-error-response.js';
 import { flattenError } from './flatten-error.js';
@@ -16,6 +16,7 @@ export class ErrorListener {
   getSubscribedEvents() {
     return {
       [KernelEvents.EXCEPTION]: [
+        ['onClientClosed', 128],
         ['logKernelException', 0],
         ['onKernelException', -128],
       ] as const,
@@ -23,7 +24,20 @@ export class ErrorListener {
   }
 
   /**
-   * Logs the error: ERROR for client errors (4xx), CRITICAL for everything else; and, once, as a
+   * Makes an error that follows from the client leaving (the AbortError of a wait on `request.signal`,
+   * aborted with a ClientClosedError) a ClientClosedError, the original its cause: a 499, the client's
+   * doing, for the listeners after it (those of your own at 0 too), the log, the profile and kernel.terminate.
+   */
+  onClientClosed(event: ExceptionEvent): void {
+    const error = event.error;
+    if (isClientClosed(error) || !isClientClosed(abortReasonBehind(error, event.request))) return;
+    event.setError(new ClientClosedError({ cause: error }));
+  }
+
+  /**
+   * Logs the error: INFO for a client that left (ClientClosedError, a 499: no fault of the server's
+   * nor of the request) and for the AbortError of a wait on `request.signal` aborted otherwise (the
+   * response timeout, logged already), ERROR for other client errors (4xx), CRITICAL for everything else; and, once, as a
    * WARNING, the error's own headers its response goes without (see boundErrorHeaders).
    */
   logKernelException(event: ExceptionEvent): void {
@@ -35,7 +49,8 @@ export class ErrorListener {
     const frame = flat?.frames.find((f) => f.file !== null);
     const message = 'Uncaught error: {class}: "{message}" at {file} line {line}';
     const context = { class: flat?.class ?? 'Error', message: flat?.message ?? String(error), file: frame?.file ?? 'unknown', line: frame?.line ?? 0, exception: error };
-    if (status >= 400 && status < 500) this.logger.error(message, context);
+    if (isClientClosed(error) || abortReasonBehind(error, event.request) !== undefined) this.logger.info(message, context);
+    else if (status >= 400 && status < 500) this.logger.error(message, context);
     else this.logger.critical(message, context);
     // Only an HttpError's headers are ever used (see flattenError): another error's are not reported.
     const { dropped, droppedCount } = boundErrorHeaders(isHttpError(error) ? headersOf(error) : undefined);
@@ -88,5 +103,36 @@ function headersOf(error: unknown): unknown {
     return error !== null && typeof error === 'object' ? (error as { headers?: unknown }).headers : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The reason `request.signal` was aborted with, when `error` is what a wait on it rejected with: an
+ * AbortError while the signal is aborted, or an error whose cause is a ClientClosedError
+ * (node:timers/promises and streams name the reason as the cause). Undefined otherwise, and for
+ * whatever cannot be read (a throwing getter, a Proxy).
+ */
+function abortReasonBehind(error: unknown, request: Request): unknown {
+  let name: unknown;
+  try {
+    if (error === null || typeof error !== 'object') return undefined;
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof ClientClosedError) return cause;
+    name = (error as { name?: unknown }).name;
+  } catch {
+    return undefined;
+  }
+  if (name !== 'AbortError') return undefined;
+  // Read only now: the signal of a request that never read it is made here.
+  const signal = request.signal;
+  return signal.aborted ? signal.reason : undefined;
+}
+
+/** Whether `error` is a ClientClosedError; false for what cannot be asked (a Proxy whose traps throw). */
+function isClientClosed(error: unknown): boolean {
+  try {
+    return error instanceof ClientClosedError;
+  } catch {
+    return false;
   }
 }

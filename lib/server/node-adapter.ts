@@ -1,6 +1,6 @@
 import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
-import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, abortRequest, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
@@ -185,15 +185,18 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   };
 
   /**
-   * Sends what handle() gives when it comes within `ms`; otherwise the kernel answers a
-   * ResponseTimeoutError (logged, an error page, kernel.terminate), and what handle() gives later is
-   * dropped: a stream body destroyed, an error that escaped it logged once, never sent.
+   * Sends what handle() gives when it comes within `ms`; otherwise `request.signal` is aborted with a
+   * ResponseTimeoutError, which the kernel answers (logged, an error page, kernel.terminate), and what
+   * handle() gives later is dropped: a stream body destroyed, an error that escaped it logged once, never sent.
    */
   const respondWithin = (req: IncomingMessage, res: ServerResponse, request: Request, result: Promise<Response>, ms: number): void => {
     let late = false;
     const timer = setTimeout(() => {
       late = true;
-      answerError(req, res, request, null, new ResponseTimeoutError(ms));
+      const timeout = new ResponseTimeoutError(ms);
+      // What the controller waits on with request.signal stops: nothing else could stop it.
+      abortRequest(request, timeout);
+      answerError(req, res, request, null, timeout);
     }, ms);
     // A controller that never settles must not hold the process once the server has closed.
     timer.unref();
@@ -216,7 +219,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     try {
       // Expect: 100-continue (startServers leaves the answer to us, see answersExpectContinue): invite the body only once it is read.
       const options = req.headers.expect === undefined || !awaitsContinue(req, res) ? readOptions : { ...readOptions, beforeBodyRead: () => sendContinue(res) };
-      request = Request.fromIncomingMessage(req, options);
+      request = Request.fromIncomingMessage(req, options, res);
     } catch (error) {
       fail(res, error, logger);
       return;

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
+  ClientClosedError,
   ControllerResolver,
   EventDispatcher,
   ExceptionEvent,
@@ -13,6 +14,7 @@ import {
   Response,
   type Controller,
   type RequestEvent,
+  abortRequest,
 } from '../../../kernel/index.js';
 import { ErrorListener, GENERIC_SERVER_ERROR_DETAIL, PROBLEM_CONTENT_TYPE, fallbackErrorResponse, flattenError } from '../../../lib/errors/index.js';
 import { Logger, createBus, type LogRecord } from '../../../lib/log/index.js';
@@ -39,6 +41,51 @@ test('an error is logged at the level of the status its page is sent with: ERROR
   assert.is(logged(foreign).levelName, 'ERROR');
   assert.is(logged(Object.assign(new Error('teapot'), { status: 418 })).levelName, 'ERROR');
   assert.is(logged(Object.assign(new Error('odd'), { status: 302, headers: {} })).levelName, 'CRITICAL', 'a status no error page has is a 500');
+});
+
+test('a client that left is logged at INFO as a 499 ClientClosedError, not as the server\'s failure', () => {
+  const record = logged(new ClientClosedError());
+  assert.is(record.levelName, 'INFO');
+  assert.match(record.message, /^Uncaught error: ClientClosedError: "The client closed the connection before the response was sent\."/);
+});
+
+/** What kernel.handle() makes of `error`, thrown by a controller of `request`: the status, the error the page was made for, and the levels logged. */
+async function answerTo(request: Request, error: unknown) {
+  let pageError: unknown;
+  const { kernel, records } = failingWith(error, (sub: Request) => {
+    pageError = sub.attributes.get('exception');
+    return new Response('page', (pageError as { status?: number }).status ?? 500);
+  });
+  const response = await kernel.handle(request);
+  return { status: response.status, pageError, levels: records.map((record) => record.levelName) };
+}
+
+test('the AbortError of a wait on request.signal, aborted because the client left, becomes a 499 ClientClosedError (the AbortError its cause), at INFO', async () => {
+  const request = Request.create('/');
+  abortRequest(request, new ClientClosedError());
+  // What node:timers/promises rejects with: an AbortError whose cause is the signal's reason.
+  const wait = new DOMException('The operation was aborted', 'AbortError');
+  Object.defineProperty(wait, 'cause', { value: request.signal.reason });
+  const answer = await answerTo(request, wait);
+  assert.is(answer.status, 499);
+  assert.instance(answer.pageError, ClientClosedError);
+  assert.is((answer.pageError as Error).cause, wait);
+  assert.equal(answer.levels, ['INFO']);
+  // An AbortError without a cause, from a library that drops it, while the signal says the client left.
+  const bare = await answerTo(request, new DOMException('This operation was aborted', 'AbortError'));
+  assert.is(bare.status, 499);
+  assert.equal(bare.levels, ['INFO']);
+});
+
+test('the AbortError of a wait on a signal the response timeout aborted is INFO (the timeout was logged); one of the controller\'s own abort stays CRITICAL', async () => {
+  const timedOut = Request.create('/');
+  abortRequest(timedOut, new HttpError(503, 'The response was not ready within 0.2 seconds.'));
+  const answer = await answerTo(timedOut, new DOMException('This operation was aborted', 'AbortError'));
+  assert.is(answer.status, 500, 'no 499: the client did not leave');
+  assert.equal(answer.levels, ['INFO']);
+  const own = await answerTo(Request.create('/'), new DOMException('This operation was aborted', 'AbortError'));
+  assert.is(own.status, 500);
+  assert.equal(own.levels, ['CRITICAL']);
 });
 
 /** A kernel whose controller throws `error`, with an ErrorListener rendering pages through `errorController`; the records logged. */

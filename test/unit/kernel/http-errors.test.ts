@@ -13,6 +13,7 @@ import {
   NotImplementedHttpError,
   PayloadTooLargeHttpError,
   ResponseTimeoutError,
+  ClientClosedError,
   ServiceUnavailableHttpError,
   TooManyRequestsHttpError,
   UnauthorizedHttpError,
@@ -79,6 +80,16 @@ test('a ResponseTimeoutError is a 503 whose message names the limit in seconds',
   assert.is(new ResponseTimeoutError(1_000).message, 'The response was not ready within 1 second.');
   assert.is(new ResponseTimeoutError(200).message, 'The response was not ready within 0.2 seconds.');
   assert.is(new ResponseTimeoutError(1_500).message, 'The response was not ready within 1.5 seconds.');
+});
+
+test('a ClientClosedError is a 499 (nginx\'s Client Closed Request) that says the client left', () => {
+  const error = new ClientClosedError({ cause: new Error('aborted') });
+  assert.instance(error, HttpError);
+  assert.is(error.status, 499);
+  assert.is(error.code, 'HK_CLIENT_CLOSED_REQUEST');
+  assert.is(error.name, 'ClientClosedError');
+  assert.is(error.message, 'The client closed the connection before the response was sent.');
+  assert.is((error.cause as Error).message, 'aborted');
 });
 
 test.run();

@@ -3,7 +3,7 @@ import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, SuspiciousOperationError, UnsupportedMediaTypeHttpError, compileTrustedHosts } from '../../../kernel/index.js';
+import { ClientClosedError, PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, abortRequest, SuspiciousOperationError, UnsupportedMediaTypeHttpError, compileTrustedHosts } from '../../../kernel/index.js';
 import { thrown } from '../helpers.js';
 import { DebugAccess } from '../../../lib/profiler/index.js';
 
@@ -529,6 +529,48 @@ test('text() leaves out a byte order mark, so json() reads a body that starts wi
 
 test('contentType reads the first of several Content-Type values an embedder gave, not a TypeError', () => {
   assert.is(Request.create('/', 'POST', { headers: { 'content-type': ['Application/JSON; charset=utf-8', 'text/plain'] as never } }).contentType, 'application/json');
+});
+
+test('Request.create() without a signal has one that is never aborted, the same at every read', () => {
+  const request = Request.create('/');
+  assert.instance(request.signal, AbortSignal);
+  assert.is(request.signal, request.signal);
+  assert.is(request.signal.aborted, false);
+  assert.is(new Request('/').signal.aborted, false);
+});
+
+test('Request.create() with a signal has that signal, aborted when the embedder aborts it; abortRequest() refuses it', () => {
+  const controller = new AbortController();
+  const request = Request.create('/', 'GET', { signal: controller.signal });
+  assert.is(request.signal, controller.signal);
+  assert.is(request.duplicate().signal, controller.signal);
+  assert.match(thrown(() => abortRequest(request, new Error('x'))).message, /signal of your own.*abort that one/);
+  const reason = new Error('shutting down');
+  controller.abort(reason);
+  assert.is(request.signal.aborted, true);
+  assert.is(request.signal.reason, reason);
+});
+
+test('a sub-request shares its main request\'s signal, whichever aborts it', () => {
+  const main = Request.create('/');
+  const sub = main.duplicate({ method: 'GET', attributes: { exception: 1 } });
+  const subOfSub = sub.duplicate();
+  assert.is(sub.signal, main.signal);
+  assert.is(subOfSub.signal, main.signal);
+  const reason = new ClientClosedError();
+  abortRequest(subOfSub, reason);
+  assert.is(main.signal.aborted, true);
+  assert.is(sub.signal.reason, reason);
+});
+
+test('abortRequest() before the signal is read: the signal read later is aborted with its reason; a second abort keeps the first', () => {
+  const request = Request.create('/');
+  const first = new Error('the response timeout');
+  abortRequest(request, first);
+  abortRequest(request, new Error('later'));
+  assert.is(request.signal.aborted, true);
+  assert.is(request.signal.reason, first);
+  assert.is(request.duplicate().signal.reason, first);
 });
 
 test.run();

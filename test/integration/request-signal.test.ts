@@ -1,0 +1,231 @@
+// request.signal over real sockets: aborted with a ClientClosedError when the client leaves before
+// its response is finished (the controller's wait rejects, the error is the client's: a 499 at INFO,
+// no CRITICAL), with the ResponseTimeoutError when the response timeout passes, and never for a
+// request answered as usual, nor for another request on its keep-alive connection.
+import net from 'node:net';
+import { Readable } from 'node:stream';
+import tls from 'node:tls';
+import { setTimeout as wait } from 'node:timers/promises';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Agent, request as undiciRequest } from 'undici';
+import { ClientClosedError, KernelEvents, Response, ResponseTimeoutError, type Controller, type Request, type TerminateEvent } from '../../kernel/index.js';
+import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
+import { Route, RouteCollection } from '../../lib/routing/index.js';
+import { SCHEMES, fetchFrom, readResponses, sendRaw, startTestServer, type TestServer } from './harness.js';
+
+/** The response timeout of the timed server, in milliseconds. */
+const TIMEOUT_MS = 200;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves once `check` holds, polling; fails after `ms`. */
+async function until(check: () => boolean, ms: number, what: string): Promise<void> {
+  for (const end = Date.now() + ms; !check(); ) {
+    if (Date.now() > end) throw new Error(`${what} did not happen within ${ms} ms`);
+    await sleep(10);
+  }
+}
+
+/** What became of each controller's wait on request.signal, by the request's `id`. */
+const waits = new Map<string, { started: boolean; outcome?: 'waited' | unknown }>();
+/** The signal of each request answered at once, by `id`. */
+const signals = new Map<string, AbortSignal>();
+
+const controllers: Record<string, Controller> = {
+  // Waits ten seconds unless its signal is aborted; the rejection goes on to the kernel, as a controller's would.
+  '/wait': async (request: Request) => {
+    const entry: { started: boolean; outcome?: unknown } = { started: true };
+    waits.set(request.query.get('id') ?? '', entry);
+    try {
+      await wait(10_000, undefined, { signal: request.signal });
+      entry.outcome = 'waited';
+    } catch (error) {
+      entry.outcome = error;
+      throw error;
+    }
+    return new Response('waited', 200, { 'content-type': 'text/plain' });
+  },
+  '/quick': async (request: Request) => {
+    signals.set(request.query.get('id') ?? '', request.signal);
+    await wait(50, undefined, { signal: request.signal });
+    return new Response(`aborted: ${request.signal.aborted}`, 200, { 'content-type': 'text/plain' });
+  },
+  // A stream body that never ends by itself: its chunks wait on the signal.
+  '/stream-forever': (request: Request) => {
+    const entry: { started: boolean; outcome?: unknown } = { started: false };
+    waits.set(request.query.get('id') ?? '', entry);
+    async function* chunks(): AsyncGenerator<string> {
+      try {
+        for (;;) {
+          yield 'x';
+          entry.started = true;
+          await wait(50, undefined, { signal: request.signal });
+        }
+      } catch (error) {
+        entry.outcome = error;
+        throw error;
+      }
+    }
+    return new Response(Readable.from(chunks()), 200, { 'content-type': 'text/plain' });
+  },
+  // A stream body whose chunks wait on the signal: it must end whole, the signal left alone.
+  '/stream': (request: Request) => {
+    signals.set(request.query.get('id') ?? '', request.signal);
+    async function* chunks(): AsyncGenerator<string> {
+      for (const chunk of ['a', 'b', 'c']) {
+        await wait(20, undefined, { signal: request.signal });
+        yield chunk;
+      }
+    }
+    return new Response(Readable.from(chunks()), 200, { 'content-type': 'text/plain' });
+  },
+};
+
+function routes(): RouteCollection {
+  const collection = new RouteCollection();
+  for (const [path, controller] of Object.entries(controllers)) collection.add(path.slice(1), new Route(path, { defaults: { _controller: controller } }));
+  return collection;
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`request.signal, over ${scheme}`);
+  let server: TestServer;
+  let timed: TestServer;
+  const records: LogRecord[] = [];
+  const onLog = ({ record }: LogEntry): void => void records.push(record);
+  const terminated: Array<{ id: string; status: number; aborted: boolean }> = [];
+  const terminateRecorder = {
+    getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+    onTerminate: (event: TerminateEvent): void =>
+      void terminated.push({ id: event.request.query.get('id') ?? '', status: event.response.status, aborted: event.request.signal.aborted }),
+  };
+  const kernel = () => ({ debug: false, logLevel: 'debug' as const, routes: routes(), subscribers: [terminateRecorder] });
+
+  test.before(async () => {
+    server = await startTestServer({ kernel: kernel() });
+    timed = await startTestServer({ kernel: kernel(), limits: { responseTimeout: TIMEOUT_MS } });
+    server.app.bus.on('log', onLog);
+    timed.app.bus.on('log', onLog);
+  });
+  test.after(async () => {
+    server.app.bus.off('log', onLog);
+    timed.app.bus.off('log', onLog);
+    await server.close();
+    await timed.close();
+  });
+
+  test('a client that aborts its request aborts request.signal with a ClientClosedError: the wait rejects, kernel.terminate sees a 499, nothing is CRITICAL', async () => {
+    records.length = 0;
+    const id = `${scheme}-gone`;
+    const client = new AbortController();
+    const pending = undiciRequest(`${server.urls[scheme]}/wait?id=${id}`, { dispatcher: server.agent, signal: client.signal }).then(
+      () => 'answered',
+      (error: unknown) => error,
+    );
+    await until(() => waits.get(id)?.started === true, 5_000, 'the controller to start');
+    client.abort();
+    assert.is((await pending as Error).name, 'AbortError', 'the client gave up');
+    await until(() => waits.get(id)?.outcome !== undefined, 5_000, 'the controller\'s wait to end');
+    const outcome = waits.get(id)!.outcome as Error & { cause?: unknown };
+    assert.is(outcome.name, 'AbortError', 'the wait was aborted, not waited out');
+    assert.instance(outcome.cause, ClientClosedError);
+    assert.is((outcome.cause as ClientClosedError).message, 'The client closed the connection before the response was sent.');
+    await until(() => terminated.some((one) => one.id === id), 5_000, 'kernel.terminate');
+    assert.equal(terminated.find((one) => one.id === id), { id, status: 499, aborted: true });
+    assert.equal(records.filter((record) => record.level <= LogLevel.ERROR).map((record) => record.message), [], 'nothing at ERROR or above');
+    const info = records.filter((record) => record.level === LogLevel.INFO && /ClientClosedError/.test(record.message));
+    assert.is(info.length, 1, JSON.stringify(records.map((record) => record.message)));
+    // The server goes on serving.
+    assert.is((await fetchFrom(server, scheme, `/quick?id=${id}-after`)).body, 'aborted: false');
+  });
+
+  test('a client that leaves while a stream body is being sent aborts request.signal: the body\'s wait rejects, and its failure is no server error', async () => {
+    records.length = 0;
+    const id = `${scheme}-stream-gone`;
+    const client = new AbortController();
+    const response = await undiciRequest(`${server.urls[scheme]}/stream-forever?id=${id}`, { dispatcher: server.agent, signal: client.signal });
+    assert.is(response.statusCode, 200);
+    await until(() => waits.get(id)?.started === true, 5_000, 'the body to be sent');
+    client.abort();
+    await response.body.text().catch(() => {});
+    await until(() => waits.get(id)?.outcome !== undefined, 5_000, 'the body\'s wait to end');
+    const outcome = waits.get(id)!.outcome as Error & { cause?: unknown };
+    assert.is(outcome.name, 'AbortError');
+    assert.instance(outcome.cause, ClientClosedError);
+    await until(() => terminated.some((one) => one.id === id), 5_000, 'kernel.terminate');
+    assert.equal(records.filter((record) => record.level <= LogLevel.ERROR).map((record) => record.message), [], 'nothing at ERROR or above');
+  });
+
+  test('the response timeout aborts request.signal with the ResponseTimeoutError it answers: one CRITICAL, the wait\'s AbortError at INFO', async () => {
+    records.length = 0;
+    const id = `${scheme}-timeout`;
+    const response = await fetchFrom(timed, scheme, `/wait?id=${id}`);
+    assert.is(response.status, 503);
+    await until(() => waits.get(id)?.outcome !== undefined, 5_000, 'the controller\'s wait to end');
+    const outcome = waits.get(id)!.outcome as Error & { cause?: unknown };
+    assert.is(outcome.name, 'AbortError');
+    assert.instance(outcome.cause, ResponseTimeoutError);
+    assert.is((outcome.cause as Error).message, 'The response was not ready within 0.2 seconds.');
+    await until(() => records.some((record) => /AbortError/.test(record.message)), 5_000, 'the late AbortError to be logged');
+    const critical = records.filter((record) => record.level === LogLevel.CRITICAL);
+    assert.is(critical.length, 1, JSON.stringify(critical.map((record) => record.message)));
+    assert.match(critical[0]!.message, /ResponseTimeoutError/);
+    assert.is(records.find((record) => /AbortError/.test(record.message))!.level, LogLevel.INFO);
+    assert.equal(terminated.filter((one) => one.id === id), [{ id, status: 503, aborted: true }]);
+  });
+
+  test('a request answered as usual: its signal is not aborted, before the response, at kernel.terminate, nor once its connection closes', async () => {
+    const id = `${scheme}-quick`;
+    // A client of its own, to close its connections.
+    const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
+    const response = await fetchFrom(server, scheme, `/quick?id=${id}`, { dispatcher });
+    assert.is(response.body, 'aborted: false');
+    await until(() => terminated.some((one) => one.id === id), 5_000, 'kernel.terminate');
+    assert.equal(terminated.find((one) => one.id === id), { id, status: 200, aborted: false });
+    // A stream body whose chunks wait on the signal ends whole.
+    const streamed = await fetchFrom(server, scheme, `/stream?id=${id}-stream`, { dispatcher });
+    assert.is(streamed.body, 'abc');
+    await until(() => terminated.some((one) => one.id === `${id}-stream`), 5_000, 'kernel.terminate of the stream');
+    assert.equal(terminated.find((one) => one.id === `${id}-stream`), { id: `${id}-stream`, status: 200, aborted: false });
+    // Their keep-alive connections closed by the client: still not aborted.
+    await dispatcher.close();
+    await sleep(200);
+    assert.is(signals.get(id)!.aborted, false);
+    assert.is(signals.get(`${id}-stream`)!.aborted, false);
+  });
+
+  test('keep-alive: a request answered on a connection, then another on it, then the client closing it, aborts neither', async () => {
+    const host = new URL(server.urls[scheme]).host;
+    const get = (id: string): string => `GET /quick?id=${id} HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
+    const first = `${scheme}-keep-1`;
+    const second = `${scheme}-keep-2`;
+    // The second is written once the first is answered (50 ms of controller, then a wide margin); the client closes after 1.5 s.
+    const answer = await sendRaw(server, scheme, [get(first), get(second)], { gapMs: 500, waitMs: 1_500 });
+    const { responses } = readResponses(answer, ['GET', 'GET']);
+    assert.equal(responses.map((one) => [one.status, one.body]), [[200, 'aborted: false'], [200, 'aborted: false']]);
+    await sleep(200);
+    assert.is(signals.get(first)!.aborted, false);
+    assert.is(signals.get(second)!.aborted, false);
+  });
+
+  test('a client that closes a connection with two requests pipelined on it aborts both: the one being answered, and the one queued behind it', async () => {
+    const port = Number(new URL(server.urls[scheme]).port);
+    const first = `${scheme}-pipelined-1`;
+    const second = `${scheme}-pipelined-2`;
+    const get = (id: string): string => `GET /wait?id=${id} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`;
+    const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write(get(first) + get(second));
+    await until(() => waits.get(first)?.started === true && waits.get(second)?.started === true, 5_000, 'both controllers to start');
+    socket.destroy();
+    await until(() => waits.get(first)?.outcome !== undefined && waits.get(second)?.outcome !== undefined, 5_000, 'both waits to end');
+    for (const id of [first, second]) {
+      const outcome = waits.get(id)!.outcome as Error & { cause?: unknown };
+      assert.is(outcome.name, 'AbortError', id);
+      assert.instance(outcome.cause, ClientClosedError, id);
+    }
+  });
+
+  test.run();
+}
