@@ -4,6 +4,8 @@ import { STATUS_CODES } from 'node:http';
 export function statusText(status: number): string {
   const known = STATUS_CODES[status];
   if (known !== undefined) return known;
+  // nginx's, which ClientClosedError takes: the profiler and the logs name it.
+  if (status === 499) return 'Client Closed Request';
   if (status >= 500 && status <= 599) return 'Server Error';
   if (status >= 400 && status <= 499) return 'Client Error';
   return 'Unknown Status';
