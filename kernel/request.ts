@@ -4,7 +4,7 @@ import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
 import { isValidHost } from './host-syntax.js';
-import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
+import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, ResponseTimeoutError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
 
 /** The Content-Type of an HTML form's body. */
 const FORM_TYPE = 'application/x-www-form-urlencoded';
@@ -513,6 +513,8 @@ export class Request {
         chunks.push(buffer);
       }
     } catch (error) {
+      // The server answered without the body (its response timeout), and ended its reading so.
+      if (error instanceof ResponseTimeoutError) throw error;
       if (fromSocket && !source.complete && !(error instanceof PayloadTooLargeHttpError)) {
         // The server cut a body that took too long (a 408, as node:http answers it), and said so on the connection.
         const timeout = requestTimeoutOf(source);

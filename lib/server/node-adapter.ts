@@ -197,6 +197,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       // What the controller waits on with request.signal stops: nothing else could stop it.
       abortRequest(request, timeout);
       answerError(req, res, request, null, timeout);
+      failBodyOnClose(req, timeout);
     }, ms);
     // A controller that never settles must not hold the process once the server has closed.
     timer.unref();
@@ -246,6 +247,24 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     return new Promise<void>((resolve) => void waiting.push(resolve));
   };
   return Object.assign(listener, { settled });
+}
+
+/**
+ * A body still arriving when the response timeout answered is read by nobody the server answers for,
+ * and node ends no request whose response has finished: a controller reading it, now or later, would
+ * wait forever. Once the connection ends (after the 503, or at the request timeout while node drains
+ * the rest), its reader gets `error`.
+ */
+function failBodyOnClose(req: IncomingMessage, error: Error): void {
+  if (req.complete) return;
+  const fail = (): void => {
+    if (!req.complete && !req.destroyed) req.destroy(error);
+  };
+  const socket = req.socket;
+  if (socket.destroyed) return fail();
+  socket.once('close', fail);
+  // The rest came after all (node drains it): a kept connection does not gather one listener per such request.
+  req.once('end', () => socket.off('close', fail));
 }
 
 /** Whether node has answered `Expect: 100-continue` itself (a server without a checkContinue listener). */

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { KernelEvents, Response, type Controller, type TerminateEvent } from '../../kernel/index.js';
 import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, fetchFrom, header, savedProfile, startTestServer, type TestServer } from './harness.js';
+import { SCHEMES, fetchFrom, header, rawStatus, savedProfile, sendRaw, startTestServer, type TestServer } from './harness.js';
 
 /** The response timeout of the timed-out server, in milliseconds. */
 const TIMEOUT_MS = 200;
@@ -27,6 +27,8 @@ async function until(check: () => boolean, ms: number, what: string): Promise<vo
 /** Late stream bodies, by name, with whether each was destroyed. */
 const lateBodies = new Map<string, Readable>();
 let lateRejections = 0;
+/** What the controller reading a stalled body got from it, by id, once it settled. */
+const bodyReads = new Map<string, string>();
 
 const controllers: Record<string, Controller> = {
   '/never': () => new Promise<Response>(() => {}),
@@ -43,6 +45,17 @@ const controllers: Record<string, Controller> = {
       lateRejections++;
       throw new Error('failed after the timeout');
     }),
+  // Reads a body the client stalls half-way: the read is still under way at the timeout.
+  '/read-body': async (request) => {
+    const id = request.query.get('id') ?? '';
+    try {
+      bodyReads.set(id, `read ${JSON.stringify(await request.text())}`);
+    } catch (error) {
+      bodyReads.set(id, `threw ${(error as Error).name}`);
+      throw error;
+    }
+    return new Response('read', 200, { 'content-type': 'text/plain' });
+  },
   '/slow': () => sleep(TIMEOUT_MS * 2).then(() => new Response('in time', 200, { 'content-type': 'text/plain' })),
   // Its head goes at once, its body takes three times the limit.
   '/streaming': async () => {
@@ -154,6 +167,14 @@ for (const scheme of SCHEMES) {
     assert.ok(!records.some((record) => /^Unhandled error/.test(record.message)), 'not also as an unhandled error');
     const next = await fetchFrom(timed, scheme, '/never');
     assert.is(next.status, 503);
+  });
+
+  test('a body read still under way at the timeout fails with the ResponseTimeoutError once the connection ends, rather than never settling', async () => {
+    const id = `${scheme}-${Math.random()}`;
+    const answer = await sendRaw(timed, scheme, `POST /read-body?id=${encodeURIComponent(id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nhel`, { waitMs: 5_000 });
+    assert.is(rawStatus(answer), 503);
+    await until(() => bodyReads.has(id), 5_000, 'the body read to settle');
+    assert.is(bodyReads.get(id), 'threw ResponseTimeoutError');
   });
 
   test('a response whose head went out is never cut by the limit, however long its body takes', async () => {
