@@ -119,9 +119,10 @@ const SECRET_WORDS: ReadonlySet<string> = new Set([
 ]);
 /**
  * A secret word written as one with the word before (`csrfmiddlewaretoken`, `clientsecret`, `newpassword`,
- * `PHPSESSID`, `JSESSIONID`), or a session id anywhere in a word (IIS's `ASPSESSIONIDQQGGQQGG`).
+ * `PHPSESSID`, `JSESSIONID`) or after (`secretkey`, `passwordconfirm`; not `secretary`), a private key
+ * or a session id anywhere in a word (`userprivatekey`, IIS's `ASPSESSIONIDQQGGQQGG`).
  */
-const SECRET_IN_WORD = /(?:token|secret|password|passwd|passphrase|apikey)$|sess(?:ion)?id/;
+const SECRET_IN_WORD = /^(?:password|passwd|passphrase|secret(?!ar))|(?:token|secret|password|passwd|passphrase|apikey)$|privatekey|sess(?:ion)?id/;
 /** Two words that name a secret together (`api_key`, `X-Api-Key`, `privateKey`, `session_id`, `ASP.NET_SessionId`). */
 const SECRET_PAIRS: ReadonlySet<string> = new Set(['api key', 'private key', 'session id']);
 /** Words that, right before or after it, make `token` or `tokens` a number of them, not a token (`max_tokens`, `token_count`, `prompt_tokens`). */

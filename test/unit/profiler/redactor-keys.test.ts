@@ -54,6 +54,12 @@ test('token, secret, password, auth, session id and the like are words of a key:
   assert.equal(redactor.searchParams(new URLSearchParams('max_tokens=256&token=t')), { max_tokens: '256', token: REDACTED });
 });
 
+test('a key run together from a secret word and another (secretkey, privatekey, passwordconfirm) looks secret, as it did before keys were split into words', () => {
+  const hidden = ['secretkey', 'SECRETKEY', 'secretaccesskey', 'privatekey', 'PRIVATEKEY', 'userprivatekey', 'passwordconfirm', 'passwordhash', 'passphrasehint'];
+  for (const key of hidden) assert.ok(redactor.isSecretKey(key), key);
+  assert.equal(redactor.searchParams(new URLSearchParams('secretkey=s&privatekey=p')), { secretkey: REDACTED, privatekey: REDACTED });
+});
+
 test('header names are judged as sent, lower-cased: X-Author is shown, X-Auth and X-PIN are hidden', () => {
   assert.equal(redactor.headers({ 'X-Author': 'ann', 'X-Auth': 't', 'X-PIN': '1', 'X-Api-Key': 'k' }), { 'x-author': 'ann', 'x-auth': REDACTED, 'x-pin': REDACTED, 'x-api-key': REDACTED });
 });
