@@ -491,6 +491,9 @@ export class Request {
     const declared = Number(firstHeaderValue(this.headers['content-length']) ?? Number.NaN);
     if (declared > limit) throw tooLarge(limit);
     if (source === null) return Buffer.alloc(0);
+    // Aborted (the response timeout, the client gone): what node has done with the body since (drained
+    // it unread, once the answer went out) is no body of the client's; the read fails with the reason.
+    if (this.#abort?.signal.aborted === true) throw this.#abort.signal.reason;
     // node:http undoes chunked only: the bytes of another coding (gzip, chunked) would pass for the body.
     if (source instanceof IncomingMessage && source.headers['transfer-encoding'] !== undefined && !ONLY_CHUNKED.test(source.headers['transfer-encoding'])) {
       throw new NotImplementedHttpError(`The request body is sent with Transfer-Encoding "${source.headers['transfer-encoding']}"; this server decodes chunked only (a compressed body goes with Content-Encoding).`);

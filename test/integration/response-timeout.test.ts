@@ -56,6 +56,18 @@ const controllers: Record<string, Controller> = {
     }
     return new Response('read', 200, { 'content-type': 'text/plain' });
   },
+  // Reads the body, sent whole, only after the timeout: node has drained it unread once the 503 went out.
+  '/read-late': async (request) => {
+    const id = request.query.get('id') ?? '';
+    await sleep(TIMEOUT_MS * 2);
+    try {
+      bodyReads.set(id, `read ${JSON.stringify(await request.text())}`);
+    } catch (error) {
+      bodyReads.set(id, `threw ${(error as Error).name}`);
+      throw error;
+    }
+    return new Response('read', 200, { 'content-type': 'text/plain' });
+  },
   '/slow': () => sleep(TIMEOUT_MS * 2).then(() => new Response('in time', 200, { 'content-type': 'text/plain' })),
   // Its head goes at once, its body takes three times the limit.
   '/streaming': async () => {
@@ -174,6 +186,14 @@ for (const scheme of SCHEMES) {
     const answer = await sendRaw(timed, scheme, `POST /read-body?id=${encodeURIComponent(id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nhel`, { waitMs: 5_000 });
     assert.is(rawStatus(answer), 503);
     await until(() => bodyReads.has(id), 5_000, 'the body read to settle');
+    assert.is(bodyReads.get(id), 'threw ResponseTimeoutError');
+  });
+
+  test('a body first read after the timeout fails with the ResponseTimeoutError, rather than reading empty (node drained it after the 503)', async () => {
+    const id = `${scheme}-late-${Math.random()}`;
+    const response = await fetchFrom(timed, scheme, `/read-late?id=${encodeURIComponent(id)}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    assert.is(response.status, 503);
+    await until(() => bodyReads.has(id), 5_000, 'the late read to settle');
     assert.is(bodyReads.get(id), 'threw ResponseTimeoutError');
   });
 
