@@ -1,6 +1,6 @@
 import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
-import { HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, abortRequest, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { ClientClosedError, HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, abortRequest, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
@@ -184,32 +184,55 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     terminate(request, answer);
   };
 
+  /** Requests waiting for handle() under the response timeout, each with what gives up on it: settled() does, at once. */
+  const awaitingHandle = new Set<() => void>();
+
   /**
    * Sends what handle() gives when it comes within `ms`; otherwise `request.signal` is aborted with a
    * ResponseTimeoutError, which the kernel answers (logged, an error page, kernel.terminate), and what
    * handle() gives later is dropped: a stream body destroyed, an error that escaped it logged once, never sent.
+   * A client gone by then gets no 503: the request ends as its leaving (a ClientClosedError, 499, logged at INFO).
    */
   const respondWithin = (req: IncomingMessage, res: ServerResponse, request: Request, result: Promise<Response>, ms: number): void => {
     let late = false;
-    const timer = setTimeout(() => {
+    let timer: NodeJS.Timeout;
+    const giveUp = (): void => {
+      clearTimeout(timer);
+      awaitingHandle.delete(giveUp);
       late = true;
-      const timeout = new ResponseTimeoutError(ms);
+      const error = res.destroyed || req.socket.destroyed ? new ClientClosedError() : new ResponseTimeoutError(ms);
       // What the controller waits on with request.signal stops: nothing else could stop it.
-      abortRequest(request, timeout);
-      answerError(req, res, request, null, timeout);
-      failBodyOnClose(req, timeout);
-    }, ms);
-    // A controller that never settles must not hold the process once the server has closed.
+      abortRequest(request, error);
+      // Counted with the stream bodies: settled() (app.close()) waits for its kernel.terminate.
+      openBodies++;
+      answerError(req, res, request, null, error, bodyTerminated);
+      if (error instanceof ResponseTimeoutError) failBodyOnClose(req, error);
+    };
+    const check = (): void => {
+      // A body still arriving under a request timeout is that timeout's to answer (a 408: the client's
+      // doing), not a 503; once its connection has ended, handle() has `ms` more to settle through the body reader's error.
+      if (!req.complete && hasRequestTimeout(req)) {
+        timer = setTimeout(req.destroyed ? giveUp : check, req.destroyed ? ms : BODY_ARRIVAL_CHECK_MS);
+        // A controller that never settles must not hold the process once the server has closed.
+        timer.unref();
+        return;
+      }
+      giveUp();
+    };
+    timer = setTimeout(check, ms);
     timer.unref();
+    awaitingHandle.add(giveUp);
     result.then(
       (response) => {
         if (late) return destroyBody(response.body);
         clearTimeout(timer);
+        awaitingHandle.delete(giveUp);
         respond(req, res, request, response);
       },
       (error: unknown) => {
         if (late) return kernel.requestStack.run(request, () => logger?.critical('Unhandled error after the response timeout: {message}', { message: messageOf(error), error }));
         clearTimeout(timer);
+        awaitingHandle.delete(giveUp);
         escaped(req, res, request, error);
       },
     );
@@ -240,6 +263,8 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   listener[answersExpectContinue] = true;
   listener[answersResponseTimeout] = true;
   const settled = (): Promise<void> => {
+    // The server is closing: a request still waiting for handle() is given up now, not when its timer would have fired on a closed app.
+    for (const giveUp of [...awaitingHandle]) giveUp();
     if (openBodies === 0) return Promise.resolve();
     // Whoever waits for these requests (app.close() on a signal) must not see the process exit first: an
     // unsettled top-level await would end it with code 13, the profiles unsaved.
@@ -247,6 +272,12 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     return new Promise<void>((resolve) => void waiting.push(resolve));
   };
   return Object.assign(listener, { settled });
+}
+
+/** Whether the request's server times out the whole request (node's `requestTimeout`): a body that stalls is then its 408. */
+function hasRequestTimeout(req: IncomingMessage): boolean {
+  const timeout = (req.socket as IncomingMessage['socket'] & { server?: { requestTimeout?: unknown } }).server?.requestTimeout;
+  return typeof timeout === 'number' && timeout > 0;
 }
 
 /**
@@ -459,6 +490,8 @@ function queueOnSocket(socket: IncomingMessage['socket'], abandon: () => void): 
 
 /** How long a body may take to close after its pipeline ended before its request terminates without it. */
 const BODY_CLOSE_WAIT_MS = 5_000;
+/** How often the response timeout looks again whether a body still arriving has come whole (see respondWithin). */
+const BODY_ARRIVAL_CHECK_MS = 250;
 
 /**
  * Calls `then` once a stream body has closed: pipeline() reports a client gone before the body's

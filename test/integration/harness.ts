@@ -90,13 +90,14 @@ export async function fetchFrom(
   server: TestServer,
   scheme: 'http' | 'https',
   path: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string; dispatcher?: Agent } = {},
+  init: { method?: string; headers?: Record<string, string>; body?: string; dispatcher?: Agent; signal?: AbortSignal } = {},
 ): Promise<TestResponse> {
   const response = await undiciRequest(`${server.urls[scheme]}${path}`, {
     method: (init.method ?? 'GET') as 'GET',
     headers: init.headers,
     body: init.body,
     dispatcher: init.dispatcher ?? server.agent,
+    signal: init.signal,
     headersTimeout: 10_000,
     bodyTimeout: 10_000,
   });

@@ -93,6 +93,8 @@ for (const scheme of SCHEMES) {
   let timed: TestServer;
   let roomy: TestServer;
   let shortIdle: TestServer;
+  let bodyTimed: TestServer;
+  let noRequestTimeout: TestServer;
   const records: LogRecord[] = [];
   const onLog = ({ record }: LogEntry): void => void records.push(record);
   const terminated: Array<{ path: string; status: number }> = [];
@@ -107,6 +109,10 @@ for (const scheme of SCHEMES) {
     roomy = await startTestServer({ kernel: { debug: true, routes: routes() }, limits: { responseTimeout: TIMEOUT_MS * 10 } });
     // An idle timeout shorter than the response timeout: the wait for the head is not idleness.
     shortIdle = await startTestServer({ kernel: { debug: false, routes: routes() }, limits: { idleTimeout: TIMEOUT_MS, responseTimeout: TIMEOUT_MS * 3 } });
+    // A request timeout: a body that stalls is its 408, whatever the response timeout.
+    bodyTimed = await startTestServer({ kernel: { debug: false, routes: routes(), subscribers: [terminateRecorder] }, limits: { responseTimeout: TIMEOUT_MS, requestTimeout: 1_000, headersTimeout: 1_000 } });
+    // None: nothing but the response timeout ends a body that stalls.
+    noRequestTimeout = await startTestServer({ kernel: { debug: false, routes: routes() }, limits: { responseTimeout: TIMEOUT_MS, requestTimeout: 0 } });
     timed.app.bus.on('log', onLog);
   });
   test.after(async () => {
@@ -114,6 +120,8 @@ for (const scheme of SCHEMES) {
     await timed.close();
     await roomy.close();
     await shortIdle.close();
+    await bodyTimed.close();
+    await noRequestTimeout.close();
   });
 
   test('a controller that never settles gets a 503 debug page naming the limit, logged CRITICAL once, then kernel.terminate', async () => {
@@ -181,9 +189,9 @@ for (const scheme of SCHEMES) {
     assert.is(next.status, 503);
   });
 
-  test('a body read still under way at the timeout fails with the ResponseTimeoutError once the connection ends, rather than never settling', async () => {
+  test('without a request timeout, a body read still under way at the response timeout fails with the ResponseTimeoutError once the connection ends, rather than never settling', async () => {
     const id = `${scheme}-${Math.random()}`;
-    const answer = await sendRaw(timed, scheme, `POST /read-body?id=${encodeURIComponent(id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nhel`, { waitMs: 5_000 });
+    const answer = await sendRaw(noRequestTimeout, scheme, `POST /read-body?id=${encodeURIComponent(id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nhel`, { waitMs: 5_000 });
     assert.is(rawStatus(answer), 503);
     await until(() => bodyReads.has(id), 5_000, 'the body read to settle');
     assert.is(bodyReads.get(id), 'threw ResponseTimeoutError');
@@ -195,6 +203,47 @@ for (const scheme of SCHEMES) {
     assert.is(response.status, 503);
     await until(() => bodyReads.has(id), 5_000, 'the late read to settle');
     assert.is(bodyReads.get(id), 'threw ResponseTimeoutError');
+  });
+
+  test('a body that stalls under a request timeout is its 408 (the client\'s doing), not the response timeout\'s 503', async () => {
+    const id = `${scheme}-stalled-${Math.random()}`;
+    records.length = 0;
+    bodyTimed.app.bus.on('log', onLog);
+    try {
+      const answer = await sendRaw(bodyTimed, scheme, `POST /read-body?id=${encodeURIComponent(id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nhel`, { waitMs: 5_000 });
+      assert.is(rawStatus(answer), 408);
+      await until(() => bodyReads.has(id), 5_000, 'the body read to settle');
+      assert.is(bodyReads.get(id), 'threw RequestTimeoutHttpError');
+      await until(() => terminated.some((one) => one.path === '/read-body' && one.status === 408), 5_000, 'kernel.terminate with the 408');
+      assert.not.ok(records.some((record) => record.level <= LogLevel.CRITICAL), JSON.stringify(records.map((record) => record.message)));
+    } finally {
+      bodyTimed.app.bus.off('log', onLog);
+    }
+  });
+
+  test('a client gone before the response timeout is no 503 logged CRITICAL: the request ends as its leaving, a 499 at INFO', async () => {
+    records.length = 0;
+    terminated.length = 0;
+    const controller = new AbortController();
+    const leaving = fetchFrom(timed, scheme, '/never', { signal: controller.signal }).catch((error: Error) => error);
+    await sleep(TIMEOUT_MS / 4);
+    controller.abort();
+    assert.instance(await leaving, Error);
+    await until(() => terminated.some((one) => one.path === '/never'), 5_000, 'kernel.terminate');
+    assert.equal(terminated.filter((one) => one.path === '/never'), [{ path: '/never', status: 499 }]);
+    assert.not.ok(records.some((record) => record.level <= LogLevel.CRITICAL), JSON.stringify(records.map((record) => record.message)));
+    assert.ok(records.some((record) => record.level === LogLevel.INFO && record.message.includes('ClientClosedError')));
+  });
+
+  test('a request still waiting for its controller when the app closes is given up then, and terminated before close() resolves', async () => {
+    const recorded: Array<{ path: string; status: number }> = [];
+    const recorder = { getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }), onTerminate: (event: TerminateEvent) => void recorded.push({ path: event.request.path, status: event.response.status }) };
+    const closing = await startTestServer({ kernel: { debug: false, routes: routes(), subscribers: [recorder] }, limits: { responseTimeout: 60_000, shutdownTimeout: 200 } });
+    const pending = fetchFrom(closing, scheme, '/never').catch((error: Error) => error);
+    await sleep(100);
+    await closing.close();
+    await pending;
+    assert.equal(recorded, [{ path: '/never', status: 499 }]);
   });
 
   test('a response whose head went out is never cut by the limit, however long its body takes', async () => {
