@@ -187,8 +187,9 @@ export class FileLock {
       if (judged === null) return true;
       if (!judged.stale) return false;
       // Only its holder, waking after staleMs, could have removed it since (and another made one): then it stays.
+      // A file made right after an unlink often gets the same inode back: its time tells it apart.
       const current = await stat(this.path).catch(() => null);
-      if (current === null || (current.ino === judged.ino && current.dev === judged.dev)) await unlink(this.path).catch(() => {});
+      if (current === null || (current.ino === judged.ino && current.dev === judged.dev && current.mtimeMs === judged.mtimeMs)) await unlink(this.path).catch(() => {});
       return true;
     } finally {
       await unlink(takeover).catch(() => {});
@@ -214,7 +215,7 @@ export class FileLock {
   }
 
   /** The lock file at `path`, its mtime and holder read from one open file: which file it is, and whether it is stale; null when there is none. */
-  async #judge(path: string): Promise<{ ino: number; dev: number; stale: boolean } | null> {
+  async #judge(path: string): Promise<{ ino: number; dev: number; mtimeMs: number; stale: boolean } | null> {
     let handle;
     try {
       handle = await open(path, 'r');
@@ -225,10 +226,10 @@ export class FileLock {
     try {
       const { ino, dev, mtimeMs } = await handle.stat();
       // A time further ahead than staleMs is no refresh either: the clock was set back since (or the file's was forged), and it would never age.
-      if (Math.abs(Date.now() - mtimeMs) >= this.staleMs) return { ino, dev, stale: true };
-      if (!this.#holderInfo) return { ino, dev, stale: false };
+      if (Math.abs(Date.now() - mtimeMs) >= this.staleMs) return { ino, dev, mtimeMs, stale: true };
+      if (!this.#holderInfo) return { ino, dev, mtimeMs, stale: false };
       const content = await handle.readFile('utf8').catch(() => '');
-      return { ino, dev, stale: this.#holderIsGone(content) };
+      return { ino, dev, mtimeMs, stale: this.#holderIsGone(content) };
     } finally {
       await handle.close();
     }
