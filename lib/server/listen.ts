@@ -108,7 +108,7 @@ const CLOSING_KEEP_ALIVE_MS = 1;
 /** Once close() has begun, how long a connection that has sent nothing yet is given for its first request. */
 const FIRST_REQUEST_GRACE_MS = 1_000;
 /** The longest delay setTimeout takes as given (it reads a longer one as 1 ms). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How long past the response timeout a connection whose response has not begun is kept, so that the listener's 503 goes out before the idle check drops it. */
 const RESPONSE_TIMEOUT_MARGIN_MS = 1_000;
 /** How long past the advertised keep-alive timeout a connection is kept, so that a client's request sent just in time is not met by a close (node's margin). */

@@ -4,7 +4,7 @@ import { ClientClosedError, HttpKernel, KernelEvents, Request, Response, Respons
 import { describeValue } from '../../kernel/describe-value.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
-import { answersExpectContinue, answersResponseTimeout } from './listen.js';
+import { MAX_TIMER_MS, answersExpectContinue, answersResponseTimeout } from './listen.js';
 import { ContentLengthGuard, frameResponse } from './response-framing.js';
 
 /** How requests are read from node:http. */
@@ -59,7 +59,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const readOptions = { trustProxy, trustHost, bodyLimit: options.bodyLimit === undefined ? undefined : checkBodyLimit(options.bodyLimit) };
   const closeWaitMs = options.bodyCloseWaitMs ?? BODY_CLOSE_WAIT_MS;
   // setTimeout would read NaN, a negative or a huge delay as 1 ms.
-  if (!Number.isInteger(closeWaitMs) || closeWaitMs < 0 || closeWaitMs > 2 ** 31 - 1) throw new RangeError(`bodyCloseWaitMs is a whole number of milliseconds from 0 to ${2 ** 31 - 1}, not ${String(closeWaitMs)}.`);
+  if (!Number.isInteger(closeWaitMs) || closeWaitMs < 0 || closeWaitMs > MAX_TIMER_MS) throw new RangeError(`bodyCloseWaitMs is a whole number of milliseconds from 0 to ${MAX_TIMER_MS}, not ${String(closeWaitMs)}.`);
   const closeWaits = new BodyCloseWaits(closeWaitMs);
   const logger = options.logger;
   const dispatcher = kernel.dispatcher;

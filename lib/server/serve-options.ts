@@ -5,7 +5,7 @@ import { PRODUCTION_ENVIRONMENTS, isProductionEnvironment } from '../app/environ
 import { createFileLinker } from '../errors/file-link.js';
 import { compileAddressList } from '../http/address-list.js';
 import { LogLevel } from '../log/log-record.js';
-import { DEFAULT_LIMITS } from './listen.js';
+import { DEFAULT_LIMITS, MAX_TIMER_MS } from './listen.js';
 
 /** What `bin/serve` was asked to do, after flags, environment variables and defaults are merged. */
 export interface ServeOptions {
@@ -256,7 +256,7 @@ function parsePort(setting: { value: string; source: string } | undefined, allow
 }
 
 /** Longest duration parseSeconds takes: setTimeout's longest delay, whole seconds. */
-const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+const MAX_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
 
 /** A duration in seconds, digits with at most three decimals (milliseconds), as milliseconds; `off` is 0. */
 function parseSeconds(setting: { value: string; source: string } | undefined): number | undefined {
