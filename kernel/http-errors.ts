@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { describeDuration } from './describe-duration.js';
 
 /** Options every kernel error accepts. */
 export interface ErrorOptions {
@@ -154,11 +155,6 @@ export class ClientClosedError extends HttpError {
   }
 }
 
-/** `30 seconds`, `1 second`, `0.2 seconds`, `1.5 seconds`. */
-function describeDuration(ms: number): string {
-  const seconds = ms / 1000;
-  return `${seconds} second${seconds === 1 ? '' : 's'}`;
-}
 
 /**
  * A problem with the request itself (bad encoding, a forged Host header, an unreadable body),

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
+import { describeDuration } from './describe-duration.js';
 import { describeValue } from './describe-value.js';
 import { isValidHost } from './host-syntax.js';
 import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, ResponseTimeoutError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
@@ -521,7 +522,7 @@ export class Request {
       if (fromSocket && !source.complete && !(error instanceof PayloadTooLargeHttpError)) {
         // The server cut a body that took too long (a 408, as node:http answers it), and said so on the connection.
         const timeout = requestTimeoutOf(source);
-        if (timeout !== undefined) throw new RequestTimeoutHttpError(`The request body did not arrive within the request timeout${timeout > 0 ? ` (${timeout / 1000} s)` : ''}.`, { cause: error });
+        if (timeout !== undefined) throw new RequestTimeoutHttpError(`The request body did not arrive within the request timeout${timeout > 0 ? ` (${describeDuration(timeout)})` : ''}.`, { cause: error });
         // A client that goes away mid-body made the mistake: a 400, not a server failure.
         throw new MalformedRequestError('The client closed the connection before the whole body was sent.', { cause: error });
       }

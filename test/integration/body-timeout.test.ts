@@ -40,7 +40,7 @@ for (const scheme of SCHEMES) {
     const { record, answer } = await uncaughtDuring(server, () => sendRaw(server, scheme, HALF_A_BODY, { waitMs: 6_000 }));
     assert.is(rawStatus(answer), 408, 'the client is answered 408 Request Timeout');
     assert.ok(record !== undefined, 'the request is logged');
-    assert.match(record!.message, /The request body did not arrive within the request timeout \(1 s\)\./);
+    assert.match(record!.message, /The request body did not arrive within the request timeout \(1 second\)\./);
     assert.not.match(record!.message, /client closed/);
     const exception = record!.context.exception as { status?: number; code?: string };
     assert.is(exception.status, 408);
