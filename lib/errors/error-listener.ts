@@ -13,6 +13,9 @@ export class ErrorListener {
     readonly logger: Logger | null = null,
   ) {}
 
+  /** Errors logged already: one that comes back (the response timeout, rethrown by a late `fetch` given the request's signal) is INFO the second time. */
+  readonly #logged = new WeakSet<object>();
+
   getSubscribedEvents() {
     return {
       [KernelEvents.EXCEPTION]: [
@@ -37,7 +40,8 @@ export class ErrorListener {
   /**
    * Logs the error: INFO for a client that left (ClientClosedError, a 499: no fault of the server's
    * nor of the request) and for the AbortError of a wait on `request.signal` aborted otherwise (the
-   * response timeout, logged already), ERROR for other client errors (4xx), CRITICAL for everything else; and, once, as a
+   * response timeout, logged already) or an error logged before (the ResponseTimeoutError a late `fetch`
+   * given the signal rethrows), ERROR for other client errors (4xx), CRITICAL for everything else; and, once, as a
    * WARNING, the error's own headers its response goes without (see boundErrorHeaders).
    */
   logKernelException(event: ExceptionEvent): void {
@@ -49,7 +53,7 @@ export class ErrorListener {
     const frame = flat?.frames.find((f) => f.file !== null);
     const message = 'Uncaught error: {class}: "{message}" at {file} line {line}';
     const context = { class: flat?.class ?? 'Error', message: flat?.message ?? String(error), file: frame?.file ?? 'unknown', line: frame?.line ?? 0, exception: error };
-    if (isClientClosed(error) || abortReasonBehind(error, event.request) !== undefined) this.logger.info(message, context);
+    if (isClientClosed(error) || abortReasonBehind(error, event.request) !== undefined || this.#loggedBefore(error)) this.logger.info(message, context);
     else if (status >= 400 && status < 500) this.logger.error(message, context);
     else this.logger.critical(message, context);
     // Only an HttpError's headers are ever used (see flattenError): another error's are not reported.
@@ -62,6 +66,14 @@ export class ErrorListener {
         dropped,
       });
     }
+  }
+
+  /** Whether the error was logged before (and remembers it now); false for a value that is no object. */
+  #loggedBefore(error: unknown): boolean {
+    if (error === null || (typeof error !== 'object' && typeof error !== 'function')) return false;
+    if (this.#logged.has(error)) return true;
+    this.#logged.add(error);
+    return false;
   }
 
   /**

@@ -31,6 +31,17 @@ function logged(error: unknown): LogRecord {
   return records[0]!;
 }
 
+test('an error that comes through kernel.exception again (a late fetch rethrowing the timeout it was aborted with) is logged at INFO the second time', () => {
+  const bus = createBus();
+  const records: LogRecord[] = [];
+  bus.on('log', ({ record }) => records.push(record));
+  const listener = new ErrorListener(() => null as never, new Logger({ bus }));
+  const error = new Error('timed out');
+  for (let i = 0; i < 2; i++) listener.logKernelException(new ExceptionEvent(kernel, new Request('/x'), RequestType.MAIN, error));
+  listener.logKernelException(new ExceptionEvent(kernel, new Request('/x'), RequestType.MAIN, new Error('timed out')));
+  assert.equal(records.map((record) => record.levelName), ['CRITICAL', 'INFO', 'CRITICAL']);
+});
+
 test('an error is logged at the level of the status its page is sent with: ERROR for 4xx, CRITICAL otherwise', () => {
   assert.is(logged(new NotFoundHttpError('gone')).levelName, 'ERROR');
   assert.is(logged(new Error('bug')).levelName, 'CRITICAL');
