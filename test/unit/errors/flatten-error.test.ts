@@ -204,11 +204,13 @@ test('cuts a huge message, class name, code, stack and frame list: every page an
   assert.is(emoji.slice(9997, 10000), '\u{1F600}…', 'a surrogate pair is kept whole or left out');
 });
 
-test('statusText gives the reason phrase, with a fallback for unknown codes', () => {
+test('statusText gives the reason phrase, with a fallback for unknown codes; 499 is nginx\'s Client Closed Request', () => {
   assert.is(statusText(404), 'Not Found');
   assert.is(statusText(405), 'Method Not Allowed');
   assert.is(statusText(599), 'Server Error');
-  assert.is(statusText(499), 'Client Error');
+  assert.is(statusText(498), 'Client Error');
+  assert.is(statusText(499), 'Client Closed Request');
+  assert.is(statusText(99), 'Unknown Status');
 });
 
 test.run();
