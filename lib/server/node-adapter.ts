@@ -194,6 +194,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
    * A client gone by then gets no 503: the request ends as its leaving (a ClientClosedError, 499, logged at INFO).
    */
   const respondWithin = (req: IncomingMessage, res: ServerResponse, request: Request, result: Promise<Response>, ms: number): void => {
+    const started = Date.now();
     let late = false;
     let timer: NodeJS.Timeout;
     const giveUp = (): void => {
@@ -227,6 +228,19 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         if (late) return destroyBody(response.body);
         clearTimeout(timer);
         awaitingHandle.delete(giveUp);
+        const body = response.body;
+        // A stream's head goes with its first chunk: one that has not come when the limit passes fails
+        // with the ResponseTimeoutError, and, nothing sent yet, the kernel answers it (see sendWith).
+        if (body !== null && typeof body === 'object' && !(body instanceof Uint8Array)) {
+          const headWait = setTimeout(() => {
+            if (res.headersSent || res.destroyed || body.destroyed) return;
+            const timeout = new ResponseTimeoutError(ms);
+            abortRequest(request, timeout);
+            body.destroy(timeout);
+          }, Math.max(0, ms - (Date.now() - started)));
+          headWait.unref();
+          res.once('close', () => clearTimeout(headWait));
+        }
         respond(req, res, request, response);
       },
       (error: unknown) => {

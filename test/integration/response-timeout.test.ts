@@ -27,6 +27,8 @@ async function until(check: () => boolean, ms: number, what: string): Promise<vo
 /** Late stream bodies, by name, with whether each was destroyed. */
 const lateBodies = new Map<string, Readable>();
 let lateRejections = 0;
+/** Streams that never gave a chunk, by id. */
+const silentBodies = new Map<string, Readable>();
 /** What the controller reading a stalled body got from it, by id, once it settled. */
 const bodyReads = new Map<string, string>();
 
@@ -70,6 +72,13 @@ const controllers: Record<string, Controller> = {
   },
   '/slow': () => sleep(TIMEOUT_MS * 2).then(() => new Response('in time', 200, { 'content-type': 'text/plain' })),
   // Its head goes at once, its body takes three times the limit.
+  // A stream whose first chunk never comes: its head never goes out.
+  '/silent-stream': async (request) => {
+    await sleep(1);
+    const body = new Readable({ read() {} });
+    silentBodies.set(request.query.get('id') ?? '', body);
+    return new Response(body, 200, { 'content-type': 'text/plain' });
+  },
   '/streaming': async () => {
     await sleep(1);
     async function* chunks(): AsyncGenerator<string> {
@@ -244,6 +253,17 @@ for (const scheme of SCHEMES) {
     await closing.close();
     await pending;
     assert.equal(recorded, [{ path: '/never', status: 499 }]);
+  });
+
+  test('a stream given in time whose first chunk has not come at the limit is the 503 too: nothing was sent, the stream is destroyed, the request terminated', async () => {
+    terminated.length = 0;
+    const id = `${scheme}-silent`;
+    const response = await fetchFrom(timed, scheme, `/silent-stream?id=${id}`, { headers: { accept: 'application/json' } });
+    assert.is(response.status, 503);
+    assert.is(JSON.parse(response.body).detail, 'The response was not ready within 0.2 seconds.');
+    assert.ok(silentBodies.get(id)?.destroyed, 'the stream is destroyed');
+    await until(() => terminated.some((one) => one.path === '/silent-stream'), 5_000, 'kernel.terminate');
+    assert.equal(terminated.filter((one) => one.path === '/silent-stream'), [{ path: '/silent-stream', status: 503 }]);
   });
 
   test('a response whose head went out is never cut by the limit, however long its body takes', async () => {
