@@ -7,7 +7,9 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { Agent, request as undiciRequest } from 'undici';
 import { createApp, createKernel, type AppOptions, type KernelApp, type KernelOptions } from '../../lib/app/index.js';
+import type { Controller } from '../../kernel/index.js';
 import { MemoryStorage } from '../../lib/profiler/storage/index.js';
+import { Route, RouteCollection } from '../../lib/routing/index.js';
 import { loadOrCreateDevCertificate } from '../../lib/server/tls-certificate.js';
 import { startServers, type Limits, type RunningServers } from '../../lib/server/listen.js';
 import type { NodeRequestListener } from '../../lib/server/node-adapter.js';
@@ -37,6 +39,13 @@ function devCertificate(): Promise<{ key: string; cert: string }> {
 }
 
 /** Serves the reference app (or a kernel made from `kernelOptions`) over http and https. */
+/** A route per path (named after it, without its slash), each answered by its controller. */
+export function routesOf(controllers: Record<string, Controller>): RouteCollection {
+  const collection = new RouteCollection();
+  for (const [path, controller] of Object.entries(controllers)) collection.add(path.slice(1), new Route(path, { defaults: { _controller: controller } }));
+  return collection;
+}
+
 export async function startTestServer(options: { app?: AppOptions; kernel?: KernelOptions; limits?: Partial<Limits> } = {}): Promise<TestServer> {
   // Profiles stay in memory unless a test asks for files: the tests never write into the checkout.
   const profiler = { storage: new MemoryStorage() };

@@ -11,8 +11,8 @@ import * as assert from 'uvu/assert';
 import { Agent, request as undiciRequest } from 'undici';
 import { ClientClosedError, KernelEvents, Response, ResponseTimeoutError, type Controller, type Request, type TerminateEvent } from '../../kernel/index.js';
 import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
-import { Route, RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, fetchFrom, readResponses, sendRaw, startTestServer, type TestServer } from './harness.js';
+import type { RouteCollection } from '../../lib/routing/index.js';
+import { SCHEMES, fetchFrom, readResponses, sendRaw, routesOf, startTestServer, type TestServer } from './harness.js';
 
 /** The response timeout of the timed server, in milliseconds. */
 const TIMEOUT_MS = 200;
@@ -82,11 +82,7 @@ const controllers: Record<string, Controller> = {
   },
 };
 
-function routes(): RouteCollection {
-  const collection = new RouteCollection();
-  for (const [path, controller] of Object.entries(controllers)) collection.add(path.slice(1), new Route(path, { defaults: { _controller: controller } }));
-  return collection;
-}
+const routes = (): RouteCollection => routesOf(controllers);
 
 for (const scheme of SCHEMES) {
   const test = suite(`request.signal, over ${scheme}`);

@@ -6,10 +6,10 @@
 import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Response, type Controller, type TerminateEvent } from '../../kernel/index.js';
+import { KernelEvents, Response, type Controller, type Request, type TerminateEvent } from '../../kernel/index.js';
 import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
-import { Route, RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, fetchFrom, header, rawStatus, savedProfile, sendRaw, startTestServer, type TestServer } from './harness.js';
+import type { RouteCollection } from '../../lib/routing/index.js';
+import { SCHEMES, fetchFrom, header, rawStatus, savedProfile, sendRaw, routesOf, startTestServer, type TestServer } from './harness.js';
 
 /** The response timeout of the timed-out server, in milliseconds. */
 const TIMEOUT_MS = 200;
@@ -32,6 +32,18 @@ const silentBodies = new Map<string, Readable>();
 /** What the controller reading a stalled body got from it, by id, once it settled. */
 const bodyReads = new Map<string, string>();
 
+/** Reads the body, noting in bodyReads (under the `id` query parameter) what the read gave or threw. */
+async function readBody(request: Request): Promise<Response> {
+  const id = request.query.get('id') ?? '';
+  try {
+    bodyReads.set(id, `read ${JSON.stringify(await request.text())}`);
+  } catch (error) {
+    bodyReads.set(id, `threw ${(error as Error).name}`);
+    throw error;
+  }
+  return new Response('read', 200, { 'content-type': 'text/plain' });
+}
+
 const controllers: Record<string, Controller> = {
   '/never': () => new Promise<Response>(() => {}),
   // Answers after the timeout, with a stream that would never end by itself.
@@ -48,28 +60,9 @@ const controllers: Record<string, Controller> = {
       throw new Error('failed after the timeout');
     }),
   // Reads a body the client stalls half-way: the read is still under way at the timeout.
-  '/read-body': async (request) => {
-    const id = request.query.get('id') ?? '';
-    try {
-      bodyReads.set(id, `read ${JSON.stringify(await request.text())}`);
-    } catch (error) {
-      bodyReads.set(id, `threw ${(error as Error).name}`);
-      throw error;
-    }
-    return new Response('read', 200, { 'content-type': 'text/plain' });
-  },
+  '/read-body': (request) => readBody(request),
   // Reads the body, sent whole, only after the timeout: node has drained it unread once the 503 went out.
-  '/read-late': async (request) => {
-    const id = request.query.get('id') ?? '';
-    await sleep(TIMEOUT_MS * 2);
-    try {
-      bodyReads.set(id, `read ${JSON.stringify(await request.text())}`);
-    } catch (error) {
-      bodyReads.set(id, `threw ${(error as Error).name}`);
-      throw error;
-    }
-    return new Response('read', 200, { 'content-type': 'text/plain' });
-  },
+  '/read-late': (request) => sleep(TIMEOUT_MS * 2).then(() => readBody(request)),
   '/slow': () => sleep(TIMEOUT_MS * 2).then(() => new Response('in time', 200, { 'content-type': 'text/plain' })),
   // Its head goes at once, its body takes three times the limit.
   // A stream whose first chunk never comes: its head never goes out.
@@ -91,11 +84,7 @@ const controllers: Record<string, Controller> = {
   },
 };
 
-function routes(): RouteCollection {
-  const collection = new RouteCollection();
-  for (const [path, controller] of Object.entries(controllers)) collection.add(path.slice(1), new Route(path, { defaults: { _controller: controller } }));
-  return collection;
-}
+const routes = (): RouteCollection => routesOf(controllers);
 
 for (const scheme of SCHEMES) {
   const test = suite(`the response timeout, over ${scheme}`);
