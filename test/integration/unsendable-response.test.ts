@@ -6,8 +6,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Response, type Controller, type Request } from '../../kernel/index.js';
 import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
-import { Route, RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, fetchFrom, header, rawStatus, readResponses, savedProfile, sendRaw, startTestServer, type TestServer } from './harness.js';
+import type { RouteCollection } from '../../lib/routing/index.js';
+import { SCHEMES, fetchFrom, header, rawStatus, readResponses, savedProfile, sendRaw, routesOf, startTestServer, type TestServer } from './harness.js';
 
 const controllers: Record<string, Controller> = {
   // The classic: a query value reflected into Location, with a Set-Cookie line smuggled in.
@@ -18,11 +18,7 @@ const controllers: Record<string, Controller> = {
   '/number-body': () => Object.assign(new Response(''), { body: 42 }),
 };
 
-function routes(): RouteCollection {
-  const collection = new RouteCollection();
-  for (const [path, controller] of Object.entries(controllers)) collection.add(path.slice(1), new Route(path, { defaults: { _controller: controller } }));
-  return collection;
-}
+const routes = (): RouteCollection => routesOf(controllers);
 
 for (const scheme of SCHEMES) {
   const test = suite(`a response node:http refuses to send, over ${scheme}`);
