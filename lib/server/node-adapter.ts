@@ -297,8 +297,8 @@ function hasRequestTimeout(req: IncomingMessage): boolean {
 /**
  * A body still arriving when the response timeout answered is read by nobody the server answers for,
  * and node ends no request whose response has finished: a controller reading it, now or later, would
- * wait forever. Once the connection ends (after the 503, or at the request timeout while node drains
- * the rest), its reader gets `error`.
+ * wait forever. Once the connection ends (the 503 closes it: this happens only without a request
+ * timeout, under one the body is the 408's, see respondWithin), its reader gets `error`.
  */
 function failBodyOnClose(req: IncomingMessage, error: Error): void {
   if (req.complete) return;
