@@ -210,9 +210,10 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       if (error instanceof ResponseTimeoutError) failBodyOnClose(req, error);
     };
     const check = (): void => {
-      // A body still arriving under a request timeout is that timeout's to answer (a 408: the client's
-      // doing), not a 503; once its connection has ended, handle() has `ms` more to settle through the body reader's error.
-      if (!req.complete && hasRequestTimeout(req)) {
+      // A body still arriving while it is read, under a request timeout, is that timeout's to answer (a
+      // 408: the client's doing), not a 503; once its connection has ended, handle() has `ms` more to
+      // settle through the body reader's error. One nobody reads is held up by the server (see bodyIsRead).
+      if (!req.complete && bodyIsRead(req) && hasRequestTimeout(req)) {
         timer = setTimeout(req.destroyed ? giveUp : check, req.destroyed ? ms : BODY_ARRIVAL_CHECK_MS);
         // A controller that never settles must not hold the process once the server has closed.
         timer.unref();
@@ -292,6 +293,15 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
 function hasRequestTimeout(req: IncomingMessage): boolean {
   const timeout = (req.socket as IncomingMessage['socket'] & { server?: { requestTimeout?: unknown } }).server?.requestTimeout;
   return typeof timeout === 'number' && timeout > 0;
+}
+
+/**
+ * Whether something has begun reading the request's body (the kernel's reader iterates it from its
+ * first read on). One nobody reads stalls on the server's side, not the client's: node stops reading
+ * the socket once it holds a few KiB of it, and under `Expect: 100-continue` the client waits to be invited.
+ */
+function bodyIsRead(req: IncomingMessage): boolean {
+  return req.readableFlowing !== null;
 }
 
 /**

@@ -219,6 +219,19 @@ for (const scheme of SCHEMES) {
     }
   });
 
+  test('a body nobody reads is no request timeout\'s 408: a whole body node stopped taking, and one whose client waits for 100 Continue, get the 503', async () => {
+    terminated.length = 0;
+    // More than node buffers before it stops reading the socket: its end is never parsed while nobody reads.
+    const big = 'x'.repeat(4 * 1024 * 1024);
+    const whole = await sendRaw(bodyTimed, scheme, `POST /never HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${big.length}\r\nConnection: close\r\n\r\n${big}`, { waitMs: 5_000 });
+    assert.is(rawStatus(whole), 503);
+    const uninvited = await sendRaw(bodyTimed, scheme, 'POST /never HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n', { waitMs: 5_000 });
+    assert.is(rawStatus(uninvited), 503);
+    assert.not.match(uninvited, /100 Continue/);
+    await until(() => terminated.filter((one) => one.path === '/never').length === 2, 5_000, 'kernel.terminate');
+    assert.equal(terminated.filter((one) => one.path === '/never'), [{ path: '/never', status: 503 }, { path: '/never', status: 503 }]);
+  });
+
   test('a client gone before the response timeout is no 503 logged CRITICAL: the request ends as its leaving, a 499 at INFO', async () => {
     records.length = 0;
     terminated.length = 0;
