@@ -13,8 +13,12 @@ export class ErrorListener {
     readonly logger: Logger | null = null,
   ) {}
 
-  /** Errors logged already: one that comes back (the response timeout, rethrown by a late `fetch` given the request's signal) is INFO the second time. */
-  readonly #logged = new WeakSet<object>();
+  /**
+   * Errors logged already, each with the request it was last logged for: one that comes back for that
+   * request or its sub-requests (the response timeout, rethrown by a late `fetch` given the request's
+   * signal) is INFO the second time; one thrown again for another request (a rejected promise kept) is logged at its level.
+   */
+  readonly #loggedFor = new WeakMap<object, Request>();
 
   getSubscribedEvents() {
     return {
@@ -40,7 +44,7 @@ export class ErrorListener {
   /**
    * Logs the error: INFO for a client that left (ClientClosedError, a 499: no fault of the server's
    * nor of the request) and for the AbortError of a wait on `request.signal` aborted otherwise (the
-   * response timeout, logged already) or an error logged before (the ResponseTimeoutError a late `fetch`
+   * response timeout, logged already) or an error logged before for the same request (the ResponseTimeoutError a late `fetch`
    * given the signal rethrows), ERROR for other client errors (4xx), CRITICAL for everything else; and, once, as a
    * WARNING, the error's own headers its response goes without (see boundErrorHeaders).
    */
@@ -53,7 +57,7 @@ export class ErrorListener {
     const frame = flat?.frames.find((f) => f.file !== null);
     const message = 'Uncaught error: {class}: "{message}" at {file} line {line}';
     const context = { class: flat?.class ?? 'Error', message: flat?.message ?? String(error), file: frame?.file ?? 'unknown', line: frame?.line ?? 0, exception: error };
-    if (isClientClosed(error) || abortReasonBehind(error, event.request) !== undefined || this.#loggedBefore(error)) this.logger.info(message, context);
+    if (isClientClosed(error) || abortReasonBehind(error, event.request) !== undefined || this.#loggedBefore(error, event.request)) this.logger.info(message, context);
     else if (status >= 400 && status < 500) this.logger.error(message, context);
     else this.logger.critical(message, context);
     // Only an HttpError's headers are ever used (see flattenError): another error's are not reported.
@@ -68,11 +72,13 @@ export class ErrorListener {
     }
   }
 
-  /** Whether the error was logged before (and remembers it now); false for a value that is no object. */
-  #loggedBefore(error: unknown): boolean {
+  /** Whether the error was logged before for this request or one of its family (and remembers it now); false for a value that is no object. */
+  #loggedBefore(error: unknown, request: Request): boolean {
     if (error === null || (typeof error !== 'object' && typeof error !== 'function')) return false;
-    if (this.#logged.has(error)) return true;
-    this.#logged.add(error);
+    const before = this.#loggedFor.get(error);
+    // A sub-request shares its main request's signal; read only for an error seen before, so that no other request makes one.
+    if (before !== undefined && (before === request || before.signal === request.signal)) return true;
+    this.#loggedFor.set(error, request);
     return false;
   }
 

@@ -37,9 +37,22 @@ test('an error that comes through kernel.exception again (a late fetch rethrowin
   bus.on('log', ({ record }) => records.push(record));
   const listener = new ErrorListener(() => null as never, new Logger({ bus }));
   const error = new Error('timed out');
-  for (let i = 0; i < 2; i++) listener.logKernelException(new ExceptionEvent(kernel, new Request('/x'), RequestType.MAIN, error));
-  listener.logKernelException(new ExceptionEvent(kernel, new Request('/x'), RequestType.MAIN, new Error('timed out')));
-  assert.equal(records.map((record) => record.levelName), ['CRITICAL', 'INFO', 'CRITICAL']);
+  const request = new Request('/x');
+  for (let i = 0; i < 2; i++) listener.logKernelException(new ExceptionEvent(kernel, request, RequestType.MAIN, error));
+  // A sub-request's is its main request's.
+  listener.logKernelException(new ExceptionEvent(kernel, request.duplicate(), RequestType.SUB, error));
+  listener.logKernelException(new ExceptionEvent(kernel, request, RequestType.MAIN, new Error('timed out')));
+  assert.equal(records.map((record) => record.levelName), ['CRITICAL', 'INFO', 'INFO', 'CRITICAL']);
+});
+
+test('one error object thrown for request after request (a rejected promise kept, a shared constant) is logged at its level for each', () => {
+  const bus = createBus();
+  const records: LogRecord[] = [];
+  bus.on('log', ({ record }) => records.push(record));
+  const listener = new ErrorListener(() => null as never, new Logger({ bus }));
+  const error = new Error('the database is down');
+  for (let i = 0; i < 3; i++) listener.logKernelException(new ExceptionEvent(kernel, new Request('/x'), RequestType.MAIN, error));
+  assert.equal(records.map((record) => record.levelName), ['CRITICAL', 'CRITICAL', 'CRITICAL']);
 });
 
 test('an error is logged at the level of the status its page is sent with: ERROR for 4xx, CRITICAL otherwise', () => {
