@@ -236,8 +236,9 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
           const headWait = setTimeout(() => {
             if (res.headersSent || res.destroyed || body.destroyed) return;
             const timeout = new ResponseTimeoutError(ms);
-            abortRequest(request, timeout);
+            // The body first: one wired to the signal (addAbortSignal, pipeline's `signal`) would fail with its AbortError, a 500 logged at INFO.
             body.destroy(timeout);
+            abortRequest(request, timeout);
           }, Math.max(0, ms - (Date.now() - started)));
           headWait.unref();
           res.once('close', () => clearTimeout(headWait));

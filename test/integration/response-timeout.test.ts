@@ -3,7 +3,7 @@
 // problem+json, logged CRITICAL, kernel.terminate, the profile with its error sub-request), and what
 // the controller gives later is dropped (a stream body destroyed, a rejection logged once, the saved
 // profile left as it was). A controller in time is not touched.
-import { Readable } from 'node:stream';
+import { PassThrough, Readable, addAbortSignal } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KernelEvents, Response, type Controller, type Request, type TerminateEvent } from '../../kernel/index.js';
@@ -69,6 +69,13 @@ const controllers: Record<string, Controller> = {
   '/silent-stream': async (request) => {
     await sleep(1);
     const body = new Readable({ read() {} });
+    silentBodies.set(request.query.get('id') ?? '', body);
+    return new Response(body, 200, { 'content-type': 'text/plain' });
+  },
+  // The same, its stream wired to request.signal (`addAbortSignal`, as `pipeline(..., { signal })` does).
+  '/wired-stream': async (request) => {
+    await sleep(1);
+    const body = addAbortSignal(request.signal, new PassThrough());
     silentBodies.set(request.query.get('id') ?? '', body);
     return new Response(body, 200, { 'content-type': 'text/plain' });
   },
@@ -266,6 +273,21 @@ for (const scheme of SCHEMES) {
     assert.ok(silentBodies.get(id)?.destroyed, 'the stream is destroyed');
     await until(() => terminated.some((one) => one.path === '/silent-stream'), 5_000, 'kernel.terminate');
     assert.equal(terminated.filter((one) => one.path === '/silent-stream'), [{ path: '/silent-stream', status: 503 }]);
+  });
+
+  test('a stream wired to request.signal whose first chunk has not come at the limit is the 503 logged CRITICAL, not the 500 of its AbortError', async () => {
+    records.length = 0;
+    terminated.length = 0;
+    const id = `${scheme}-wired`;
+    const response = await fetchFrom(timed, scheme, `/wired-stream?id=${id}`, { headers: { accept: 'application/json' } });
+    assert.is(response.status, 503);
+    assert.is(JSON.parse(response.body).detail, 'The response was not ready within 0.2 seconds.');
+    assert.ok(silentBodies.get(id)?.destroyed, 'the stream is destroyed');
+    await until(() => terminated.some((one) => one.path === '/wired-stream'), 5_000, 'kernel.terminate');
+    assert.equal(terminated.filter((one) => one.path === '/wired-stream'), [{ path: '/wired-stream', status: 503 }]);
+    const critical = records.filter((record) => record.level === LogLevel.CRITICAL);
+    assert.is(critical.length, 1, JSON.stringify(records.map((record) => record.message)));
+    assert.match(critical[0]!.message, /ResponseTimeoutError/);
   });
 
   test('a response whose head went out is never cut by the limit, however long its body takes', async () => {
