@@ -1,6 +1,6 @@
 import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
-import { ClientClosedError, HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, abortRequest, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { ClientClosedError, HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
@@ -185,7 +185,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   };
 
   /** Requests waiting for handle() under the response timeout, each with what gives up on it: settled() does, at once. */
-  const awaitingHandle = new Set<() => void>();
+  const awaitingHandle = new Set<(closing?: boolean) => void>();
 
   /**
    * Sends what handle() gives when it comes within `ms`; otherwise `request.signal` is aborted with a
@@ -197,17 +197,19 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     const started = Date.now();
     let late = false;
     let timer: NodeJS.Timeout;
-    const giveUp = (): void => {
+    // `closing`: settled() gives up before the limit, the app closing while the client still waits.
+    const giveUp = (closing = false): void => {
       clearTimeout(timer);
       awaitingHandle.delete(giveUp);
       late = true;
-      const error = res.destroyed || req.socket.destroyed ? new ClientClosedError() : new ResponseTimeoutError(ms);
+      const error =
+        res.destroyed || req.socket.destroyed ? new ClientClosedError() : closing ? new ServiceUnavailableHttpError(undefined, 'The server closed before the response was ready.') : new ResponseTimeoutError(ms);
       // What the controller waits on with request.signal stops: nothing else could stop it.
       abortRequest(request, error);
       // Counted with the stream bodies: settled() (app.close()) waits for its kernel.terminate.
       openBodies++;
       answerError(req, res, request, null, error, bodyTerminated);
-      if (error instanceof ResponseTimeoutError) failBodyOnClose(req, error);
+      if (!(error instanceof ClientClosedError)) failBodyOnClose(req, error);
     };
     const check = (): void => {
       // A body still arriving while it is read, under a request timeout, is that timeout's to answer (a
@@ -280,7 +282,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   listener[answersResponseTimeout] = true;
   const settled = (): Promise<void> => {
     // The server is closing: a request still waiting for handle() is given up now, not when its timer would have fired on a closed app.
-    for (const giveUp of [...awaitingHandle]) giveUp();
+    for (const giveUp of [...awaitingHandle]) giveUp(true);
     if (openBodies === 0) return Promise.resolve();
     // Whoever waits for these requests (app.close() on a signal) must not see the process exit first: an
     // unsettled top-level await would end it with code 13, the profiles unsaved.

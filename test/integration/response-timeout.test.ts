@@ -290,6 +290,20 @@ for (const scheme of SCHEMES) {
     assert.match(critical[0]!.message, /ResponseTimeoutError/);
   });
 
+  test('a client still waiting when the app closes (settled() before the server has cut it) gets a 503 saying the server closed, not the timeout', async () => {
+    const closing = await startTestServer({ kernel: { debug: true, routes: routes() }, limits: { responseTimeout: 60_000 } });
+    try {
+      const pending = fetchFrom(closing, scheme, '/never', { headers: { accept: 'application/json' } });
+      await sleep(100);
+      await closing.app.listener.settled();
+      const response = await pending;
+      assert.is(response.status, 503);
+      assert.is(JSON.parse(response.body).detail, 'The server closed before the response was ready.');
+    } finally {
+      await closing.close();
+    }
+  });
+
   test('a response whose head went out is never cut by the limit, however long its body takes', async () => {
     const response = await fetchFrom(timed, scheme, '/streaming');
     assert.is(response.status, 200);
