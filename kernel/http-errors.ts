@@ -155,7 +155,6 @@ export class ClientClosedError extends HttpError {
   }
 }
 
-
 /**
  * A problem with the request itself (bad encoding, a forged Host header, an unreadable body),
  * found while reading it. The kernel turns it into a 400 with the same message.

@@ -339,7 +339,6 @@ function sendContinue(res: ServerResponse): void {
   if (!res.headersSent && !res.destroyed && !sent100(res)) res.writeContinue();
 }
 
-
 /** What sendAndTerminate() answers when the response went out. */
 const SENT = Symbol('sent');
 
