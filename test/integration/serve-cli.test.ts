@@ -11,11 +11,18 @@ import { Agent, request } from 'undici';
 
 const serveBin = fileURLToPath(new URL('../../../bin/serve', import.meta.url));
 const test = suite('node bin/serve');
+/** Every bin/serve started: one a failed assertion left running is killed after its test, not left to outlive the run. */
+const started = new Set<ChildProcess>();
+test.after.each(() => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  started.clear();
+});
 
 /** Starts bin/serve in a temp working directory and waits for its listening lines (bounded). */
 function serve(args: string[], cwd: string): Promise<{ child: ChildProcess; urls: string[]; stderr: () => string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [serveBin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    started.add(child);
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => {
