@@ -39,6 +39,14 @@ function devCertificate(): Promise<{ key: string; cert: string }> {
 }
 
 /** Serves the reference app (or a kernel made from `kernelOptions`) over http and https. */
+/** Resolves once `check` holds, polling every 10 ms; fails after `ms`, naming `what` did not happen. */
+export async function until(check: () => boolean, ms: number, what: string): Promise<void> {
+  for (const end = Date.now() + ms; !check(); ) {
+    if (Date.now() > end) throw new Error(`${what} did not happen within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** A route per path (named after it, without its slash), each answered by its controller. */
 export function routesOf(controllers: Record<string, Controller>): RouteCollection {
   const collection = new RouteCollection();

@@ -12,20 +12,12 @@ import { Agent, request as undiciRequest } from 'undici';
 import { ClientClosedError, KernelEvents, Response, ResponseTimeoutError, type Controller, type Request, type TerminateEvent } from '../../kernel/index.js';
 import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
 import type { RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, fetchFrom, readResponses, sendRaw, routesOf, startTestServer, type TestServer } from './harness.js';
+import { SCHEMES, fetchFrom, readResponses, sendRaw, routesOf, startTestServer, until, type TestServer } from './harness.js';
 
 /** The response timeout of the timed server, in milliseconds. */
 const TIMEOUT_MS = 200;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Resolves once `check` holds, polling; fails after `ms`. */
-async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  for (const end = Date.now() + ms; !check(); ) {
-    if (Date.now() > end) throw new Error(`${what} did not happen within ${ms} ms`);
-    await sleep(10);
-  }
-}
 
 /** What became of each controller's wait on request.signal, by the request's `id`. */
 const waits = new Map<string, { started: boolean; outcome?: 'waited' | unknown }>();

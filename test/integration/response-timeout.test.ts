@@ -9,20 +9,12 @@ import * as assert from 'uvu/assert';
 import { KernelEvents, Response, type Controller, type Request, type TerminateEvent } from '../../kernel/index.js';
 import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
 import type { RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, fetchFrom, header, rawStatus, savedProfile, sendRaw, routesOf, startTestServer, type TestServer } from './harness.js';
+import { SCHEMES, fetchFrom, header, rawStatus, savedProfile, sendRaw, routesOf, startTestServer, until, type TestServer } from './harness.js';
 
 /** The response timeout of the timed-out server, in milliseconds. */
 const TIMEOUT_MS = 200;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Resolves once `check` holds, polling; fails after `ms`. */
-async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  for (const end = Date.now() + ms; !check(); ) {
-    if (Date.now() > end) throw new Error(`${what} did not happen within ${ms} ms`);
-    await sleep(10);
-  }
-}
 
 /** Late stream bodies, by name, with whether each was destroyed. */
 const lateBodies = new Map<string, Readable>();
