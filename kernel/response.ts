@@ -38,6 +38,17 @@ export interface CookieOptions {
 /** Set-Cookie values whose Secure attribute follows the request's scheme, by response (see prepare()). */
 const SECURE_IF_HTTPS = new WeakMap<Response, Set<string>>();
 
+/** Stream bodies prepare() dropped, by response (see discardedBody()). */
+const DISCARDED = new WeakMap<Response, Readable>();
+
+/**
+ * The stream body `prepare()` dropped, destroyed, from a response that carries none (204, 304, 205),
+ * or undefined: a server waits for its close before `kernel.terminate`, so that what its clean-up logs is in the profile.
+ */
+export function discardedBody(response: Response): Readable | undefined {
+  return DISCARDED.get(response);
+}
+
 /** An HTTP response. Header names are kept lower-case. */
 export class Response {
   #status: number;
@@ -181,6 +192,13 @@ export class Response {
     return this.status === 204 || this.status === 304 || this.isInformational();
   }
 
+  /** Destroys a body the response may not carry; a stream is remembered for discardedBody(). */
+  #discardBody(): void {
+    const body = this.body;
+    if (body !== null && typeof body === 'object' && !(body instanceof Uint8Array)) DISCARDED.set(this, body);
+    destroyBody(body);
+  }
+
   /**
    * Makes the response fit the request before it is sent (Symfony's `prepare()`):
    * no body nor framing headers for 1xx/204/304, an empty body for 205, a Content-Type with charset for text,
@@ -193,7 +211,7 @@ export class Response {
     if (headers['set-cookie'] !== undefined) secureCookies(this, request);
     if (this.isEmpty()) {
       // A stream dropped here would never be read to its end: its file or socket would stay open.
-      destroyBody(this.body);
+      this.#discardBody();
       this.body = null;
       delete headers['content-type'];
       delete headers['content-length'];
@@ -202,7 +220,7 @@ export class Response {
     }
     if (this.status === 205) {
       // RFC 9110 15.3.6: no content, but a body length (0) unlike 204, so the connection can go on.
-      destroyBody(this.body);
+      this.#discardBody();
       this.body = null;
       delete headers['content-type'];
       delete headers['transfer-encoding'];

@@ -1,6 +1,6 @@
 import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
-import { ClientClosedError, HttpKernel, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { ClientClosedError, HttpKernel, discardedBody, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
@@ -95,7 +95,8 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const sendAndTerminate = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): unknown => {
     // A stream body is still being read when send() returns: kernel.terminate waits for its end, as
     // Symfony's follows send(), so that what the stream logs reaches the profile. Text and bytes make no closure.
-    const body = response.body;
+    // A 204/304 whose stream prepare() dropped waits for that stream's clean-up too (see discardedBody).
+    const body = response.body ?? discardedBody(response) ?? null;
     const isStream = typeof body === 'object' && body !== null && !(body instanceof Uint8Array);
     const onBodyEnd = isStream
       ? () => {
@@ -386,13 +387,14 @@ function sendWith(
   if (req.method === 'HEAD' || body === null || response.isEmpty()) {
     res.writeHead(response.status, response.headers);
     res.end();
-    if (body === null || typeof body === 'string' || body instanceof Uint8Array) return false;
-    // A stream never read: destroyed, and kernel.terminate waits for its clean-up, as after one sent,
-    // so that what the clean-up logs is in the request's profile.
-    body.destroy();
+    // A stream never read (a HEAD's, or the one prepare() took from a 204 or 304): destroyed, and
+    // kernel.terminate waits for its clean-up, as after one sent, so that what it logs is in the request's profile.
+    const unsent = body ?? (onBodyEnd === undefined ? undefined : discardedBody(response));
+    if (unsent === undefined || unsent === null || typeof unsent === 'string' || unsent instanceof Uint8Array) return false;
+    unsent.destroy();
     if (onBodyEnd === undefined) return false;
     // Never from within send() (see sendAndTerminate): a stream destroyed at once is closed already.
-    process.nextTick(() => closeWaits.afterClose(body, onBodyEnd));
+    process.nextTick(() => closeWaits.afterClose(unsent, onBodyEnd));
     return true;
   }
   if (typeof body === 'string' || body instanceof Uint8Array) {

@@ -100,8 +100,8 @@ for (const scheme of SCHEMES) {
     });
     return new Response(stream, 200, { 'content-type': 'text/plain' });
   };
-  /** A body whose clean-up takes a turn of the event loop and logs, as a database cursor's close would. */
-  const cursor = (): Response => {
+  /** A body whose clean-up takes a turn of the event loop and logs, as a database cursor's close would; a 204 with `?empty`. */
+  const cursor = (request: Request): Response => {
     const stream = new Readable({
       read() {
         this.push('rows');
@@ -114,7 +114,7 @@ for (const scheme of SCHEMES) {
         });
       },
     });
-    return new Response(stream, 200, { 'content-type': 'text/plain' });
+    return new Response(stream, request.query.has('empty') ? 204 : 200, { 'content-type': 'text/plain' });
   };
   const end = (): Response => {
     for (const stream of hub) stream.end('bye\n');
@@ -196,12 +196,14 @@ for (const scheme of SCHEMES) {
     assert.equal(terminated.filter((line) => line.startsWith(`hub-${scheme} `)), [`hub-${scheme} under hub-${scheme} (1)`]);
   });
 
-  test('a stream body a HEAD request never gets is destroyed, and what its clean-up logs is in its request\'s profile, before kernel.terminate', async () => {
-    const response = await fetchFrom(server, scheme, '/cursor?id=head', { method: 'HEAD' });
-    assert.is(response.status, 200);
-    assert.is(response.body, '');
-    const messages = (await profileLogs(header(response.headers['x-debug-token']))).map((record) => record.message);
-    assert.equal(messages.slice(-2), ['Closed the cursor of head', 'Mail sent for head with head current']);
+  test('a stream body never sent (a HEAD\'s, a 204\'s) is destroyed, and what its clean-up logs is in its request\'s profile, before kernel.terminate', async () => {
+    for (const [method, query, id, status] of [['HEAD', 'id=head', 'head', 200], ['GET', 'id=empty&empty', 'empty', 204]] as const) {
+      const response = await fetchFrom(server, scheme, `/cursor?${query}`, { method });
+      assert.is(response.status, status);
+      assert.is(response.body, '');
+      const messages = (await profileLogs(header(response.headers['x-debug-token']))).map((record) => record.message);
+      assert.equal(messages.slice(-2), [`Closed the cursor of ${id}`, `Mail sent for ${id} with ${id} current`], method);
+    }
   });
 
   test('a streamed body that fails half-way: its failure is logged in its request\'s profile', async () => {

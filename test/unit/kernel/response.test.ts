@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Request, Response } from '../../../kernel/index.js';
+import { Request, Response, discardedBody } from '../../../kernel/index.js';
 import { thrown } from '../helpers.js';
 
 const test = suite('Response');
@@ -45,6 +45,15 @@ test('prepare() strips the body of 204 and 304 responses', () => {
   const response = new Response('gone', 204, { 'content-type': 'text/plain' }).prepare(Request.create('/'));
   assert.is(response.body, null);
   assert.not.ok(response.hasHeader('content-type'));
+});
+
+test('prepare() destroys the stream body of a 204 and keeps it for the server (discardedBody), which waits for its clean-up', () => {
+  const stream = Readable.from(['rows']);
+  const response = new Response(stream, 204).prepare(Request.create('/'));
+  assert.is(response.body, null);
+  assert.ok(stream.destroyed);
+  assert.is(discardedBody(response), stream);
+  assert.is(discardedBody(new Response('gone', 204).prepare(Request.create('/'))), undefined, 'text: nothing to wait for');
 });
 
 test('prepare() leaves no Transfer-Encoding on 204 and 304 (RFC 9112 6.1), and no Content-Length beside a Transfer-Encoding (RFC 9112 6.2)', () => {
