@@ -22,20 +22,23 @@ import { Logger, createBus, type LogRecord } from '../../../lib/log/index.js';
 const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver());
 
 /** The record ErrorListener.logKernelException writes for `error`. */
-function logged(error: unknown): LogRecord {
+/** An ErrorListener logging to a bus, and the records it has written. */
+function loggingListener(): { listener: ErrorListener; records: LogRecord[] } {
   const bus = createBus();
   const records: LogRecord[] = [];
   bus.on('log', ({ record }) => records.push(record));
-  new ErrorListener(() => null as never, new Logger({ bus })).logKernelException(new ExceptionEvent(kernel, new Request('/x'), RequestType.MAIN, error));
+  return { listener: new ErrorListener(() => null as never, new Logger({ bus })), records };
+}
+
+function logged(error: unknown): LogRecord {
+  const { listener, records } = loggingListener();
+  listener.logKernelException(new ExceptionEvent(kernel, new Request('/x'), RequestType.MAIN, error));
   assert.is(records.length, 1);
   return records[0]!;
 }
 
 test('an error that comes through kernel.exception again (a late fetch rethrowing the timeout it was aborted with) is logged at INFO the second time', () => {
-  const bus = createBus();
-  const records: LogRecord[] = [];
-  bus.on('log', ({ record }) => records.push(record));
-  const listener = new ErrorListener(() => null as never, new Logger({ bus }));
+  const { listener, records } = loggingListener();
   const error = new Error('timed out');
   const request = new Request('/x');
   for (let i = 0; i < 2; i++) listener.logKernelException(new ExceptionEvent(kernel, request, RequestType.MAIN, error));
@@ -46,10 +49,7 @@ test('an error that comes through kernel.exception again (a late fetch rethrowin
 });
 
 test('one error object thrown for request after request (a rejected promise kept, a shared constant) is logged at its level for each', () => {
-  const bus = createBus();
-  const records: LogRecord[] = [];
-  bus.on('log', ({ record }) => records.push(record));
-  const listener = new ErrorListener(() => null as never, new Logger({ bus }));
+  const { listener, records } = loggingListener();
   const error = new Error('the database is down');
   for (let i = 0; i < 3; i++) listener.logKernelException(new ExceptionEvent(kernel, new Request('/x'), RequestType.MAIN, error));
   assert.equal(records.map((record) => record.levelName), ['CRITICAL', 'CRITICAL', 'CRITICAL']);
