@@ -13,10 +13,7 @@ export class ValidateHostListener {
 
   onKernelRequest(event: RequestEvent): void {
     // A sub-request is the main request's copy, already checked (the error page of a refused request must render).
-    if (!event.isMainRequest()) return;
-    const request = event.request;
-    const targetError = request.targetError;
-    if (targetError !== null) throw targetError;
-    void request.host;
+    // Reading the host throws the target's error first (Request.targetError), then the host's.
+    if (event.isMainRequest()) void event.request.host;
   }
 }
