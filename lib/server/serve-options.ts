@@ -261,10 +261,9 @@ const MAX_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
 /** A duration in seconds, digits with at most three decimals (milliseconds), as milliseconds; `off` is 0. */
 function parseSeconds(setting: { value: string; source: string } | undefined): number | undefined {
   if (setting === undefined) return undefined;
-  const text = setting.value.trim().toLowerCase();
-  if (text === 'off') return 0;
-  // Digits only, as counts: Number() would read 1e3, 0x10 and '' as durations too.
-  const seconds = /^\d{1,7}(?:\.\d{1,3})?$/.test(text) ? Number(text) : NaN;
+  if (setting.value.toLowerCase() === 'off') return 0;
+  // Digits only, as ports and counts: Number() would read 1e3, 0x10, ' 5 ' and '' as durations too.
+  const seconds = /^\d{1,7}(?:\.\d{1,3})?$/.test(setting.value) ? Number(setting.value) : NaN;
   if (!(seconds <= MAX_SECONDS)) throw new UsageError(`${setting.source} must be a number of seconds from 0 to ${MAX_SECONDS}, with at most three decimals (30, 0.5), or off (got "${setting.value}")`);
   return Math.round(seconds * 1000);
 }

@@ -100,6 +100,13 @@ test('a --response-timeout that is no number of seconds is a usage error saying 
   assert.match(usageError(['--response-timeout', '-1']).message, /^--response-timeout must be a number of seconds/);
 });
 
+test('--response-timeout refuses spaces around its value, as ports and counts do', () => {
+  for (const value of [' 5 ', '5 ', ' 0.5', ' off', 'off ']) {
+    assert.match(usageError(['--response-timeout', value]).message, /^--response-timeout must be a number of seconds/, JSON.stringify(value));
+  }
+  assert.is(usageError([], { RESPONSE_TIMEOUT: ' 5 ' }).message, 'RESPONSE_TIMEOUT must be a number of seconds from 0 to 2147483, with at most three decimals (30, 0.5), or off (got " 5 ")');
+});
+
 test('a flag beats its environment variable', () => {
   const options = parseServeOptions(['--port', '9001', '--host=0.0.0.0', '--env', 'dev', '--debug'], {
     PORT: '9000',
