@@ -1,14 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
 import type { LogEntry, LogRecord } from '../../lib/log/index.js';
 import { MemoryStorage } from '../../lib/profiler/storage/index.js';
 import { SCHEMES, agentFrom, decodeEntities, fetchFrom, header, savedProfile, startTestServer, type TestServer } from './harness.js';
+import { serveWorkDir, startServe, stopServes } from './serve-process.js';
 
 async function json(server: TestServer, scheme: 'http' | 'https', path: string): Promise<{ status: number; body: any }> {
   const response = await fetchFrom(server, scheme, path, { headers: { accept: 'application/json' } });
@@ -349,8 +349,7 @@ access('a loopback client naming a host another site could own (DNS rebinding, a
 access.run();
 
 const files = suite('profiler file storage');
-const serveBin = fileURLToPath(new URL('../../../bin/serve', import.meta.url));
-
+files.after.each(stopServes);
 
 files('profiles survive a restart', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'http-kernel-profiles-'));
@@ -370,46 +369,28 @@ files('profiles survive a restart', async () => {
   }
 });
 
-function serve(args: string[], cwd: string): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [serveBin, '--port', '0', '--https-port', 'off', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`no start: ${out}`))), 20_000);
-    child.stdout!.on('data', (chunk) => {
-      out += chunk;
-      const match = /listening on (\S+)/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1]! });
-      }
-    });
-    child.stderr!.on('data', (chunk) => (out += chunk));
-  });
+/** bin/serve over http alone, on a free port; stopServes kills it after its test. */
+async function serve(args: string[], cwd: string): Promise<{ child: ChildProcess; url: string }> {
+  const { child, urls } = await startServe(['--port', '0', '--https-port', 'off', ...args], cwd);
+  return { child, url: urls[0]! };
 }
 
 files('two server processes share one profiler directory', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'http-kernel-shared-'));
+  const dir = serveWorkDir('http-kernel-shared-');
   const a = await serve(['--profiler-dir', join(dir, 'profiles')], dir);
   const b = await serve(['--profiler-dir', join(dir, 'profiles')], dir);
-  try {
-    const response = await request(`${a.url}/robots.txt`);
-    await response.body.text();
-    const token = header(response.headers['x-debug-token'] as string);
-    let found = 0;
-    for (let i = 0; i < 100 && found !== 200; i++) {
-      const fromB = await request(`${b.url}/_profiler/${token}`, { headers: { accept: 'application/json' } });
-      found = fromB.statusCode;
-      if (found === 200) assert.is(((await fromB.body.json()) as { token: string }).token, token);
-      else await fromB.body.text();
-      if (found !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    assert.is(found, 200, 'a profile written by one process is read by the other');
-  } finally {
-    a.child.kill('SIGTERM');
-    b.child.kill('SIGTERM');
-    await Promise.all([a, b].map(({ child }) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
-    rmSync(dir, { recursive: true, force: true });
+  const response = await request(`${a.url}/robots.txt`);
+  await response.body.text();
+  const token = header(response.headers['x-debug-token'] as string);
+  let found = 0;
+  for (let i = 0; i < 100 && found !== 200; i++) {
+    const fromB = await request(`${b.url}/_profiler/${token}`, { headers: { accept: 'application/json' } });
+    found = fromB.statusCode;
+    if (found === 200) assert.is(((await fromB.body.json()) as { token: string }).token, token);
+    else await fromB.body.text();
+    if (found !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
   }
+  assert.is(found, 200, 'a profile written by one process is read by the other');
 });
 
 /** GET as JSON; the status and the parsed body (or null). */
@@ -429,53 +410,46 @@ async function readable(url: string, token: string): Promise<boolean> {
 }
 
 files('kill -9 while profiles are being written loses none saved before and leaves a readable storage', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'http-kernel-crash-'));
+  const dir = serveWorkDir('http-kernel-crash-');
   const profiles = join(dir, 'profiles');
-  let victim: { child: ChildProcess; url: string } | undefined;
-  let survivor: { child: ChildProcess; url: string } | undefined;
-  try {
-    victim = await serve(['--profiler-dir', profiles], dir);
-    const saved: string[] = [];
-    for (let i = 0; i < 40; i++) {
-      const response = await request(`${victim.url}/before-${i}`);
-      await response.body.text();
-      saved.push(header(response.headers['x-debug-token'] as string));
-    }
-    // Saved means listed by a search (a panel may also be served from the profiles not saved yet).
-    let listed = new Set<string>();
-    for (let i = 0; i < 100 && !saved.every((token) => listed.has(token)); i++) {
-      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 20));
-      listed = new Set(((await getJson(`${victim.url}/_profiler/search?limit=1000`)).body?.results ?? []).map((result: { token: string }) => result.token));
-    }
-    assert.ok(saved.every((token) => listed.has(token)), 'every profile saved before the crash');
-
-    // 300 requests in flight (bounded), and the process killed in the middle of their saves.
-    const url = victim.url;
-    const load = Promise.allSettled(Array.from({ length: 300 }, (_, i) => request(`${url}/during-${i}`).then((response) => response.body.text())));
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    victim.child.kill('SIGKILL');
-    await load;
-    await new Promise((resolve) => (victim!.child.exitCode !== null || victim!.child.signalCode !== null ? resolve(null) : victim!.child.once('exit', resolve)));
-
-    survivor = await serve(['--profiler-dir', profiles], dir);
-    for (const token of saved) {
-      const { status, body } = await getJson(`${survivor.url}/_profiler/${token}`);
-      assert.is(status, 200, `profile ${token} still readable after the crash`);
-      assert.is(body.token, token);
-    }
-    const search = await getJson(`${survivor.url}/_profiler/search?limit=1000`);
-    assert.is(search.status, 200);
-    assert.ok(search.body.count >= saved.length, `search lists at least the ${saved.length} saved profiles (got ${search.body.count})`);
-    for (const result of search.body.results as Array<{ token: string }>) {
-      assert.is((await getJson(`${survivor.url}/_profiler/${result.token}`)).status, 200, `listed profile ${result.token} is readable`);
-    }
-    const fresh = await request(`${survivor.url}/after`);
-    await fresh.body.text();
-    assert.ok(await readable(survivor.url, header(fresh.headers['x-debug-token'] as string)), 'the storage keeps working after the crash');
-  } finally {
-    for (const server of [victim, survivor]) if (server && server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+  const victim = await serve(['--profiler-dir', profiles], dir);
+  const saved: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    const response = await request(`${victim.url}/before-${i}`);
+    await response.body.text();
+    saved.push(header(response.headers['x-debug-token'] as string));
   }
+  // Saved means listed by a search (a panel may also be served from the profiles not saved yet).
+  let listed = new Set<string>();
+  for (let i = 0; i < 100 && !saved.every((token) => listed.has(token)); i++) {
+    if (i > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    listed = new Set(((await getJson(`${victim.url}/_profiler/search?limit=1000`)).body?.results ?? []).map((result: { token: string }) => result.token));
+  }
+  assert.ok(saved.every((token) => listed.has(token)), 'every profile saved before the crash');
+
+  // 300 requests in flight (bounded), and the process killed in the middle of their saves.
+  const url = victim.url;
+  const load = Promise.allSettled(Array.from({ length: 300 }, (_, i) => request(`${url}/during-${i}`).then((response) => response.body.text())));
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  victim.child.kill('SIGKILL');
+  await load;
+  await new Promise((resolve) => (victim.child.exitCode !== null || victim.child.signalCode !== null ? resolve(null) : victim.child.once('exit', resolve)));
+
+  const survivor = await serve(['--profiler-dir', profiles], dir);
+  for (const token of saved) {
+    const { status, body } = await getJson(`${survivor.url}/_profiler/${token}`);
+    assert.is(status, 200, `profile ${token} still readable after the crash`);
+    assert.is(body.token, token);
+  }
+  const search = await getJson(`${survivor.url}/_profiler/search?limit=1000`);
+  assert.is(search.status, 200);
+  assert.ok(search.body.count >= saved.length, `search lists at least the ${saved.length} saved profiles (got ${search.body.count})`);
+  for (const result of search.body.results as Array<{ token: string }>) {
+    assert.is((await getJson(`${survivor.url}/_profiler/${result.token}`)).status, 200, `listed profile ${result.token} is readable`);
+  }
+  const fresh = await request(`${survivor.url}/after`);
+  await fresh.body.text();
+  assert.ok(await readable(survivor.url, header(fresh.headers['x-debug-token'] as string)), 'the storage keeps working after the crash');
 });
 
 files('--no-debug records nothing and serves no profiler', async () => {

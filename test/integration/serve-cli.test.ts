@@ -1,50 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { generate } from 'selfsigned';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
+import { serveWorkDir, spawnServe, startServe, stopServes } from './serve-process.js';
 
-const serveBin = fileURLToPath(new URL('../../../bin/serve', import.meta.url));
 const test = suite('node bin/serve');
-/** Every bin/serve started: one a failed assertion left running is killed after its test, not left to outlive the run. */
-const started = new Set<ChildProcess>();
-test.after.each(() => {
-  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  started.clear();
-});
-
-/** Starts bin/serve in a temp working directory and waits for its listening lines (bounded). */
-function serve(args: string[], cwd: string): Promise<{ child: ChildProcess; urls: string[]; stderr: () => string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [serveBin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    started.add(child);
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`bin/serve did not start in time: ${stdout} ${stderr}`));
-    }, 20_000);
-    child.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-      const urls = [...stdout.matchAll(/^listening on (\S+)$/gm)].map((m) => m[1]!);
-      const expected = args.includes('off') ? 1 : 2;
-      if (urls.length === expected) {
-        clearTimeout(timer);
-        resolve({ child, urls, stderr: () => stderr });
-      }
-    });
-    child.stderr!.on('data', (chunk) => (stderr += chunk));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`bin/serve exited early with ${code}: ${stderr}`));
-    });
-  });
-}
+test.after.each(stopServes);
 
 /** Sends `signal` and checks the server drains and exits 0. */
 async function stopsCleanly(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
@@ -64,127 +29,99 @@ function exitOf(child: ChildProcess): Promise<number | null> {
 }
 
 test('serves http and https, prints one line per listener, exits 0 on SIGTERM', async () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
-  try {
-    const { child, urls } = await serve(['--port', '0', '--https-port', '0'], cwd);
-    assert.is(urls.length, 2);
-    assert.match(urls[0]!, /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.match(urls[1]!, /^https:\/\/127\.0\.0\.1:\d+$/);
-    const agent = new Agent({ connect: { rejectUnauthorized: false } });
-    for (const url of urls) {
-      const response = await request(`${url}/health`, { dispatcher: agent });
-      assert.is(response.statusCode, 200);
-      assert.equal(await response.body.json(), { status: 'ok' });
-      const missing = await request(`${url}/robots.txt`, { dispatcher: agent });
-      assert.is(missing.statusCode, 404);
-      assert.match(await missing.body.text(), /Stack Trace/);
-    }
-    await agent.close();
-    await stopsCleanly(child);
-  } finally {
-    rmSync(cwd, { recursive: true, force: true });
+  const cwd = serveWorkDir();
+  const { child, urls } = await startServe(['--port', '0', '--https-port', '0'], cwd);
+  assert.is(urls.length, 2);
+  assert.match(urls[0]!, /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.match(urls[1]!, /^https:\/\/127\.0\.0\.1:\d+$/);
+  const agent = new Agent({ connect: { rejectUnauthorized: false } });
+  for (const url of urls) {
+    const response = await request(`${url}/health`, { dispatcher: agent });
+    assert.is(response.statusCode, 200);
+    assert.equal(await response.body.json(), { status: 'ok' });
+    const missing = await request(`${url}/robots.txt`, { dispatcher: agent });
+    assert.is(missing.statusCode, 404);
+    assert.match(await missing.body.text(), /Stack Trace/);
   }
+  await agent.close();
+  await stopsCleanly(child);
 });
 
 test('source maps are on before any module loads: the stack traces of the ERROR lines on stderr name the .ts sources', async () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
-  try {
-    const { child, urls, stderr } = await serve(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
-    const missing = await request(`${urls[0]}/robots.txt`);
-    assert.is(missing.statusCode, 404);
-    await missing.body.dump();
-    await stopsCleanly(child);
-    const line = stderr().split('\n').find((text) => text.includes('"level":"error"'));
-    assert.ok(line, stderr());
-    const stack = (JSON.parse(line) as { context: { exception: { stack: string } } }).context.exception.stack;
-    // The kernel's modules load with the CLI's, before its main() runs.
-    assert.match(stack, /kernel[\\/]http-kernel\.ts:\d+/);
-    assert.not.match(stack, /dist[\\/](kernel|lib)[\\/]/);
-  } finally {
-    rmSync(cwd, { recursive: true, force: true });
-  }
+  const cwd = serveWorkDir();
+  const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
+  const missing = await request(`${urls[0]}/robots.txt`);
+  assert.is(missing.statusCode, 404);
+  await missing.body.dump();
+  await stopsCleanly(child);
+  const line = stderr().split('\n').find((text) => text.includes('"level":"error"'));
+  assert.ok(line, stderr());
+  const stack = (JSON.parse(line) as { context: { exception: { stack: string } } }).context.exception.stack;
+  // The kernel's modules load with the CLI's, before its main() runs.
+  assert.match(stack, /kernel[\\/]http-kernel\.ts:\d+/);
+  assert.not.match(stack, /dist[\\/](kernel|lib)[\\/]/);
 });
 
 test('the first request after the listening lines has its whole stack trace: the profiler\'s tokens are ready before the server listens', async () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
-  try {
-    const { child, urls } = await serve(['--port', '0', '--https-port', 'off'], cwd);
-    // At once: with no token waiting, the listeners after the profiler's ran asynchronously, and the stack stopped at the dispatcher.
-    const missing = await request(`${urls[0]}/robots.txt`, { headers: { accept: 'application/json' } });
-    assert.is(missing.statusCode, 404);
-    const problem = (await missing.body.json()) as { trace: Array<{ function?: string | null }> };
-    const functions = problem.trace.map((frame) => frame.function ?? '');
-    assert.ok(functions.some((name) => name.includes('HttpKernel')), `the kernel's frames are in the trace: ${functions.join(', ')}`);
-    await stopsCleanly(child);
-  } finally {
-    rmSync(cwd, { recursive: true, force: true });
-  }
+  const cwd = serveWorkDir();
+  const { child, urls } = await startServe(['--port', '0', '--https-port', 'off'], cwd);
+  // At once: with no token waiting, the listeners after the profiler's ran asynchronously, and the stack stopped at the dispatcher.
+  const missing = await request(`${urls[0]}/robots.txt`, { headers: { accept: 'application/json' } });
+  assert.is(missing.statusCode, 404);
+  const problem = (await missing.body.json()) as { trace: Array<{ function?: string | null }> };
+  const functions = problem.trace.map((frame) => frame.function ?? '');
+  assert.ok(functions.some((name) => name.includes('HttpKernel')), `the kernel's frames are in the trace: ${functions.join(', ')}`);
+  await stopsCleanly(child);
 });
 
 test('--profiler-allow, --trusted-proxies and --env reach the app', async () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
-  let child: ChildProcess | undefined;
-  try {
-    const args = ['--port', '0', '--https-port', 'off', '--env', 'prod', '--debug', '--profiler-allow', '10.0.0.0/8', '--trusted-proxies', 'loopback'];
-    const { child: server, urls } = await serve(args, cwd);
-    child = server;
-    // Debug mode, but this loopback client is outside --profiler-allow: no profiler, no debug page.
-    const profiler = await request(`${urls[0]}/_profiler/`);
-    assert.is(profiler.statusCode, 404);
-    assert.not.match(await profiler.body.text(), 'results found');
-    const missing = await request(`${urls[0]}/robots.txt`);
-    assert.is(missing.statusCode, 404);
-    assert.not.match(await missing.body.text(), 'Stack Trace');
-    assert.is(missing.headers['x-debug-exception'], undefined);
-    // A trusted proxy's X-Forwarded-Proto and -Host make the redirect's URL.
-    const forwarded = await request(`${urls[0]}/health/`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example' } });
-    assert.is(forwarded.statusCode, 301);
-    assert.is(forwarded.headers.location, 'https://shop.example/health');
-    await forwarded.body.dump();
-    // The prod environment: no X-Robots-Tag.
-    const health = await request(`${urls[0]}/health`);
-    assert.is(health.statusCode, 200);
-    assert.is(health.headers['x-robots-tag'], undefined);
-    await health.body.dump();
-    await stopsCleanly(server);
-  } finally {
-    // A failed assertion must not leave the server running (and the test process waiting on it).
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    rmSync(cwd, { recursive: true, force: true });
-  }
+  const cwd = serveWorkDir();
+  const args = ['--port', '0', '--https-port', 'off', '--env', 'prod', '--debug', '--profiler-allow', '10.0.0.0/8', '--trusted-proxies', 'loopback'];
+  const { child, urls } = await startServe(args, cwd);
+  // Debug mode, but this loopback client is outside --profiler-allow: no profiler, no debug page.
+  const profiler = await request(`${urls[0]}/_profiler/`);
+  assert.is(profiler.statusCode, 404);
+  assert.not.match(await profiler.body.text(), 'results found');
+  const missing = await request(`${urls[0]}/robots.txt`);
+  assert.is(missing.statusCode, 404);
+  assert.not.match(await missing.body.text(), 'Stack Trace');
+  assert.is(missing.headers['x-debug-exception'], undefined);
+  // A trusted proxy's X-Forwarded-Proto and -Host make the redirect's URL.
+  const forwarded = await request(`${urls[0]}/health/`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example' } });
+  assert.is(forwarded.statusCode, 301);
+  assert.is(forwarded.headers.location, 'https://shop.example/health');
+  await forwarded.body.dump();
+  // The prod environment: no X-Robots-Tag.
+  const health = await request(`${urls[0]}/health`);
+  assert.is(health.statusCode, 200);
+  assert.is(health.headers['x-robots-tag'], undefined);
+  await health.body.dump();
+  await stopsCleanly(child);
 });
 
 test('a second SIGTERM during a graceful shutdown exits at once with 1', async () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
-  let child: ChildProcess | undefined;
-  try {
-    const { child: server, urls, stderr } = await serve(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
-    child = server;
-    const port = Number(new URL(urls[0]!).port);
-    // A request whose body never comes in full: answered (405), but its connection is not idle, so the shutdown waits for it.
-    const socket = connect(port, '127.0.0.1');
-    const answered = new Promise<string>((resolve) => {
-      let text = '';
-      socket.on('data', (chunk) => {
-        text += chunk;
-        if (text.includes('\r\n\r\n')) resolve(text);
-      });
+  const cwd = serveWorkDir();
+  const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
+  const port = Number(new URL(urls[0]!).port);
+  // A request whose body never comes in full: answered (405), but its connection is not idle, so the shutdown waits for it.
+  const socket = connect(port, '127.0.0.1');
+  const answered = new Promise<string>((resolve) => {
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk;
+      if (text.includes('\r\n\r\n')) resolve(text);
     });
-    socket.write('POST /health HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\n\r\nab');
-    assert.match(await answered, /^HTTP\/1\.1 405 /);
-    const exited = exitOf(server);
-    server.kill('SIGTERM');
-    // The first signal has been handled once the listener refuses connections.
-    while (await accepts(port)) { /* the shutdown has not begun yet */ }
-    server.kill('SIGTERM');
-    assert.is(await exited, 1);
-    assert.match(stderr(), 'SIGTERM again, exiting without waiting');
-    socket.destroy();
-  } finally {
-    // A failed assertion must not leave the server running (and the test process waiting on it).
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    rmSync(cwd, { recursive: true, force: true });
-  }
+  });
+  socket.write('POST /health HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\n\r\nab');
+  assert.match(await answered, /^HTTP\/1\.1 405 /);
+  const exited = exitOf(child);
+  child.kill('SIGTERM');
+  // The first signal has been handled once the listener refuses connections.
+  while (await accepts(port)) { /* the shutdown has not begun yet */ }
+  child.kill('SIGTERM');
+  assert.is(await exited, 1);
+  assert.match(stderr(), 'SIGTERM again, exiting without waiting');
+  socket.destroy();
 });
 
 /** Whether a TCP connection to the port is accepted (and closes it at once). */
@@ -200,40 +137,32 @@ function accepts(port: number): Promise<boolean> {
 }
 
 test('--no-debug serves plain error pages', async () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
-  try {
-    const { child, urls } = await serve(['--port', '0', '--https-port', 'off', '--no-debug'], cwd);
-    const response = await request(`${urls[0]}/robots.txt`);
-    assert.is(response.statusCode, 404);
-    const body = await response.body.text();
-    assert.not.ok(body.includes('Stack Trace'));
-    assert.not.ok(body.includes('No route found'));
-    await stopsCleanly(child, 'SIGINT');
-  } finally {
-    rmSync(cwd, { recursive: true, force: true });
-  }
+  const cwd = serveWorkDir();
+  const { child, urls } = await startServe(['--port', '0', '--https-port', 'off', '--no-debug'], cwd);
+  const response = await request(`${urls[0]}/robots.txt`);
+  assert.is(response.statusCode, 404);
+  const body = await response.body.text();
+  assert.not.ok(body.includes('Stack Trace'));
+  assert.not.ok(body.includes('No route found'));
+  await stopsCleanly(child, 'SIGINT');
 });
 
 test('--no-profiler keeps the debug error pages and records nothing', async () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
-  try {
-    const { child, urls } = await serve(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
-    const response = await request(`${urls[0]}/robots.txt`);
-    assert.is(response.statusCode, 404);
-    assert.match(await response.body.text(), /Stack Trace/);
-    assert.is(response.headers['x-debug-token'], undefined);
-    const profiler = await request(`${urls[0]}/_profiler/`);
-    assert.is(profiler.statusCode, 404, 'no profiler pages');
-    await profiler.body.dump();
-    await stopsCleanly(child);
-    assert.not.ok(existsSync(join(cwd, 'var', 'profiler')), 'no profile directory made');
-  } finally {
-    rmSync(cwd, { recursive: true, force: true });
-  }
+  const cwd = serveWorkDir();
+  const { child, urls } = await startServe(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
+  const response = await request(`${urls[0]}/robots.txt`);
+  assert.is(response.statusCode, 404);
+  assert.match(await response.body.text(), /Stack Trace/);
+  assert.is(response.headers['x-debug-token'], undefined);
+  const profiler = await request(`${urls[0]}/_profiler/`);
+  assert.is(profiler.statusCode, 404, 'no profiler pages');
+  await profiler.body.dump();
+  await stopsCleanly(child);
+  assert.not.ok(existsSync(join(cwd, 'var', 'profiler')), 'no profile directory made');
 });
 
 test('a bad flag is a usage error with exit code 2', async () => {
-  const child = spawn(process.execPath, [serveBin, '--port', 'eighty'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnServe(['--port', 'eighty']);
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
   assert.is(await exitOf(child), 2);
@@ -241,7 +170,7 @@ test('a bad flag is a usage error with exit code 2', async () => {
 });
 
 test('--tls-cert and --tls-key with --https-port off is a usage error with exit code 2, before anything starts', async () => {
-  const child = spawn(process.execPath, [serveBin, '--port', '0', '--https-port', 'off', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnServe(['--port', '0', '--https-port', 'off', '--tls-cert', 'c.pem', '--tls-key', 'k.pem']);
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
   assert.is(await exitOf(child), 2);
@@ -249,127 +178,103 @@ test('--tls-cert and --tls-key with --https-port off is a usage error with exit 
 });
 
 test('an expired --tls-cert is served, with a WARNING on stderr naming the file and its notAfter date', async () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
-  try {
-    const notAfter = new Date(Math.floor((Date.now() - 24 * 60 * 60 * 1000) / 1000) * 1000);
-    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
-      keyType: 'ec',
-      algorithm: 'sha256',
-      notBeforeDate: new Date(notAfter.getTime() - 30 * 24 * 60 * 60 * 1000),
-      notAfterDate: notAfter,
-      extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
-    });
-    writeFileSync(join(cwd, 'expired-cert.pem'), pems.cert);
-    writeFileSync(join(cwd, 'expired-key.pem'), pems.private);
-    const { child, urls, stderr } = await serve(['--port', '0', '--https-port', '0', '--no-profiler', '--tls-cert', 'expired-cert.pem', '--tls-key', 'expired-key.pem'], cwd);
-    try {
-      for (let waited = 0; !stderr().includes('expired-cert.pem') && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
-      const line = stderr().split('\n').find((text) => text.includes('expired-cert.pem'));
-      assert.ok(line !== undefined, `a line names the file: ${stderr().slice(0, 500)}`);
-      const record = JSON.parse(line!) as { level: string; channel: string; message: string };
-      assert.is(record.level, 'warning');
-      assert.is(record.message, `The TLS certificate expired-cert.pem is expired (notAfter ${notAfter.toISOString()}): https clients will refuse it`);
-      const agent = new Agent({ connect: { rejectUnauthorized: false } });
-      const response = await request(`${urls[1]}/health`, { dispatcher: agent });
-      assert.is(response.statusCode, 200, 'served anyway');
-      await response.body.dump();
-      await agent.close();
-      await stopsCleanly(child);
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-  } finally {
-    rmSync(cwd, { recursive: true, force: true });
-  }
+  const cwd = serveWorkDir();
+  const notAfter = new Date(Math.floor((Date.now() - 24 * 60 * 60 * 1000) / 1000) * 1000);
+  const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    notBeforeDate: new Date(notAfter.getTime() - 30 * 24 * 60 * 60 * 1000),
+    notAfterDate: notAfter,
+    extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+  });
+  writeFileSync(join(cwd, 'expired-cert.pem'), pems.cert);
+  writeFileSync(join(cwd, 'expired-key.pem'), pems.private);
+  const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', '0', '--no-profiler', '--tls-cert', 'expired-cert.pem', '--tls-key', 'expired-key.pem'], cwd);
+  for (let waited = 0; !stderr().includes('expired-cert.pem') && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  const line = stderr().split('\n').find((text) => text.includes('expired-cert.pem'));
+  assert.ok(line !== undefined, `a line names the file: ${stderr().slice(0, 500)}`);
+  const record = JSON.parse(line!) as { level: string; channel: string; message: string };
+  assert.is(record.level, 'warning');
+  assert.is(record.message, `The TLS certificate expired-cert.pem is expired (notAfter ${notAfter.toISOString()}): https clients will refuse it`);
+  const agent = new Agent({ connect: { rejectUnauthorized: false } });
+  const response = await request(`${urls[1]}/health`, { dispatcher: agent });
+  assert.is(response.statusCode, 200, 'served anyway');
+  await response.body.dump();
+  await agent.close();
+  await stopsCleanly(child);
 });
 
 test('--trusted-hosts answers the listed hosts and refuses others with a 400 "Untrusted Host", over http and https', async () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
-  try {
-    const { child, urls } = await serve(['--port', '0', '--https-port', '0', '--no-profiler', '--trusted-hosts', 'localhost,127.0.0.1'], cwd);
-    // The TLS client checks the certificate against the Host it sends: the forged name is the point here.
-    const agent = new Agent({ connect: { rejectUnauthorized: false } });
-    for (const url of urls) {
-      const trusted = await request(`${url}/health`, { dispatcher: agent });
-      assert.is(trusted.statusCode, 200, url);
-      await trusted.body.dump();
-      const untrusted = await request(`${url}/health/`, { dispatcher: agent, headers: { host: 'evil.test', accept: 'application/json' } });
-      assert.is(untrusted.statusCode, 400, url);
-      assert.is(untrusted.headers.location, undefined);
-      // The plain answer, as any client gets it there: a rebinding page could read a debug one.
-      assert.is(untrusted.headers['x-debug-exception'], undefined);
-      assert.is(((await untrusted.body.json()) as { detail: string }).detail, 'Untrusted Host "evil.test".');
-    }
-    await agent.close();
-    await stopsCleanly(child);
-  } finally {
-    rmSync(cwd, { recursive: true, force: true });
+  const cwd = serveWorkDir();
+  const { child, urls } = await startServe(['--port', '0', '--https-port', '0', '--no-profiler', '--trusted-hosts', 'localhost,127.0.0.1'], cwd);
+  // The TLS client checks the certificate against the Host it sends: the forged name is the point here.
+  const agent = new Agent({ connect: { rejectUnauthorized: false } });
+  for (const url of urls) {
+    const trusted = await request(`${url}/health`, { dispatcher: agent });
+    assert.is(trusted.statusCode, 200, url);
+    await trusted.body.dump();
+    const untrusted = await request(`${url}/health/`, { dispatcher: agent, headers: { host: 'evil.test', accept: 'application/json' } });
+    assert.is(untrusted.statusCode, 400, url);
+    assert.is(untrusted.headers.location, undefined);
+    // The plain answer, as any client gets it there: a rebinding page could read a debug one.
+    assert.is(untrusted.headers['x-debug-exception'], undefined);
+    assert.is(((await untrusted.body.json()) as { detail: string }).detail, 'Untrusted Host "evil.test".');
   }
+  await agent.close();
+  await stopsCleanly(child);
 });
 
 test('an ERROR line on stderr names its request: method, path and query, client IP and the X-Debug-Token of the response, over http and https', async () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
-  try {
-    const { child, urls, stderr } = await serve(['--port', '0', '--https-port', '0'], cwd);
-    const agent = new Agent({ connect: { rejectUnauthorized: false } });
-    // An encoded CR LF stays encoded: the path is written as it was received.
-    const path = '/missing%0d%0a[2026-01-01]%20app.CRITICAL:%20forged?q=%0D%0A';
-    const tokens: string[] = [];
-    for (const url of urls) {
-      const missing = await request(`${url}${path}`, { dispatcher: agent });
-      assert.is(missing.statusCode, 404, url);
-      await missing.body.dump();
-      const token = missing.headers['x-debug-token'];
-      assert.type(token, 'string', url);
-      tokens.push(token as string);
-    }
-    await agent.close();
-    // Everything the server wrote has arrived once its stderr is closed.
-    const closed = new Promise((resolve) => child.once('close', resolve));
-    await stopsCleanly(child);
-    await closed;
-    // The CLI's own notes (`serve: ...`) are text; the log records are JSON lines.
-    const lines = stderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: string; message: string; request?: Record<string, unknown> });
-    const errors = lines.filter((line) => line.level === 'error');
-    assert.is(errors.length, 2, stderr());
-    assert.equal(errors.map((line) => line.request), tokens.map((token) => ({ method: 'GET', path, ip: '127.0.0.1', token })));
-    assert.ok(stderr().split('\n').every((line) => line === '' || line.startsWith('{') || line.startsWith('serve: ')), 'no line made by the path');
-  } finally {
-    rmSync(cwd, { recursive: true, force: true });
+  const cwd = serveWorkDir();
+  const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', '0'], cwd);
+  const agent = new Agent({ connect: { rejectUnauthorized: false } });
+  // An encoded CR LF stays encoded: the path is written as it was received.
+  const path = '/missing%0d%0a[2026-01-01]%20app.CRITICAL:%20forged?q=%0D%0A';
+  const tokens: string[] = [];
+  for (const url of urls) {
+    const missing = await request(`${url}${path}`, { dispatcher: agent });
+    assert.is(missing.statusCode, 404, url);
+    await missing.body.dump();
+    const token = missing.headers['x-debug-token'];
+    assert.type(token, 'string', url);
+    tokens.push(token as string);
   }
+  await agent.close();
+  // Everything the server wrote has arrived once its stderr is closed.
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  await stopsCleanly(child);
+  await closed;
+  // The CLI's own notes (`serve: ...`) are text; the log records are JSON lines.
+  const lines = stderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: string; message: string; request?: Record<string, unknown> });
+  const errors = lines.filter((line) => line.level === 'error');
+  assert.is(errors.length, 2, stderr());
+  assert.equal(errors.map((line) => line.request), tokens.map((token) => ({ method: 'GET', path, ip: '127.0.0.1', token })));
+  assert.ok(stderr().split('\n').every((line) => line === '' || line.startsWith('{') || line.startsWith('serve: ')), 'no line made by the path');
 });
 
 test('SIGTERM ends the process within seconds while a stalled reader leaves stderr unread, with its exit code 0', async () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
-  try {
-    const { child, urls } = await serve(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
-    // Nobody reads stderr from now on: the pipe fills with the 404s' ERROR lines, and more wait in the process.
-    child.stderr!.removeAllListeners('data');
-    child.stderr!.pause();
-    for (let i = 0; i < 40; i++) await Promise.all(Array.from({ length: 10 }, (_, j) => request(`${urls[0]}/missing-${i}-${j}`).then((answer) => answer.body.dump())));
-    const started = Date.now();
-    await stopsCleanly(child);
-    assert.ok(Date.now() - started < 8_000, `exited ${Date.now() - started} ms after SIGTERM`);
-    child.stderr!.destroy();
-  } finally {
-    rmSync(cwd, { recursive: true, force: true });
-  }
+  const cwd = serveWorkDir();
+  const { child, urls } = await startServe(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
+  // Nobody reads stderr from now on: the pipe fills with the 404s' ERROR lines, and more wait in the process.
+  child.stderr!.removeAllListeners('data');
+  child.stderr!.pause();
+  for (let i = 0; i < 40; i++) await Promise.all(Array.from({ length: 10 }, (_, j) => request(`${urls[0]}/missing-${i}-${j}`).then((answer) => answer.body.dump())));
+  const started = Date.now();
+  await stopsCleanly(child);
+  assert.ok(Date.now() - started < 8_000, `exited ${Date.now() - started} ms after SIGTERM`);
+  child.stderr!.destroy();
 });
 
 test('--log-level sets what stderr gets: at critical a 404 (an ERROR) writes nothing, at the default warning it writes its line', async () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-serve-'));
-  try {
-    for (const [args, expected] of [[['--log-level', 'critical'], false], [[], true]] as const) {
-      const { child, urls, stderr } = await serve(['--port', '0', '--https-port', 'off', '--no-profiler', ...args], cwd);
-      const answer = await request(`${urls[0]}/missing-page`);
-      await answer.body.dump();
-      assert.is(answer.statusCode, 404);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await stopsCleanly(child);
-      assert.is(stderr().includes('missing-page'), expected, `${args.join(' ') || 'default'}: ${stderr().slice(0, 200)}`);
-    }
-  } finally {
-    rmSync(cwd, { recursive: true, force: true });
+  const cwd = serveWorkDir();
+  for (const [args, expected] of [[['--log-level', 'critical'], false], [[], true]] as const) {
+    const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', 'off', '--no-profiler', ...args], cwd);
+    const answer = await request(`${urls[0]}/missing-page`);
+    await answer.body.dump();
+    assert.is(answer.statusCode, 404);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await stopsCleanly(child);
+    assert.is(stderr().includes('missing-page'), expected, `${args.join(' ') || 'default'}: ${stderr().slice(0, 200)}`);
   }
 });
 

@@ -1,0 +1,76 @@
+// `node bin/serve` as a child process for the integration tests. Every child and working directory made
+// here is tracked, and stopServes (a suite's `after.each`) kills what is still running and removes the
+// directories, passed or failed: a failed assertion must not leave a server running, which kept the run waiting on it.
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+
+export const serveBin = fileURLToPath(new URL('../../../bin/serve', import.meta.url));
+
+const running = new Set<ChildProcess>();
+const workDirs = new Set<string>();
+
+/** Spawns `node bin/serve` with stdout and stderr piped; stopServes kills it if it is still running after its test. */
+export function spawnServe(args: readonly string[], cwd?: string): ChildProcessByStdio<null, Readable, Readable> {
+  const child = spawn(process.execPath, [serveBin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  return child;
+}
+
+/** A fresh temp directory to run bin/serve in; stopServes removes it once its servers are gone. */
+export function serveWorkDir(prefix = 'http-kernel-serve-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  workDirs.add(dir);
+  return dir;
+}
+
+/** Starts bin/serve and waits (bounded) for its listening lines: one with `--https-port off`, else two. */
+export function startServe(args: readonly string[], cwd: string): Promise<{ child: ChildProcess; urls: string[]; stderr: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawnServe(args, cwd);
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`bin/serve did not start in time: ${stdout} ${stderr}`));
+    }, 20_000);
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      const urls = [...stdout.matchAll(/^listening on (\S+)$/gm)].map((m) => m[1]!);
+      if (urls.length === (args.includes('off') ? 1 : 2)) {
+        clearTimeout(timer);
+        resolve({ child, urls, stderr: () => stderr });
+      }
+    });
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`bin/serve exited early with ${code}: ${stderr}`));
+    });
+  });
+}
+
+/** Whether the child is still running (neither exited nor killed by a signal). */
+export function isRunning(child: ChildProcess): boolean {
+  return child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+}
+
+/** For a suite's `after.each`: kills every bin/serve still running, waits for each to exit, then removes the work directories. */
+export async function stopServes(): Promise<void> {
+  const children = [...running];
+  running.clear();
+  await Promise.all(
+    children.filter(isRunning).map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+  for (const dir of workDirs) rmSync(dir, { recursive: true, force: true });
+  workDirs.clear();
+}
