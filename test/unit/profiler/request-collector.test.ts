@@ -53,6 +53,17 @@ test('a query parameter, a cookie and a JSON body field named __proto__ are coll
   assert.is(({} as Record<string, unknown>).polluted, undefined);
 });
 
+test('a request attribute named __proto__ is collected as an own key of the attributes, and sets no prototype', () => {
+  const request = Request.create('/x');
+  request.attributes.set('__proto__', { polluted: '<b>attr</b>', password: 'hunter2' });
+  request.attributes.set('a', 1);
+  const attributes = attributesOf(request);
+  assert.ok(Object.hasOwn(attributes, '__proto__'), 'an own key');
+  assert.is(Object.getPrototypeOf(attributes), Object.prototype);
+  assert.equal(Object.entries(attributes), [['__proto__', { polluted: '<b>attr</b>', password: '[redacted]' }], ['a', 1]]);
+  assert.is(({} as Record<string, unknown>).polluted, undefined);
+});
+
 test('a JSON body field named __proto__ is kept in the collected body', async () => {
   const request = Request.create('/x', 'POST', { headers: { 'content-type': 'application/json' }, body: '{"__proto__":{"polluted":true},"a":1}' });
   await request.json();
