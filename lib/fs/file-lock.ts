@@ -29,6 +29,11 @@ export interface FileLockOptions {
   owner?: string;
   /** With holderInfo: owners inside this process that are gone; their locks are taken over at once. */
   deadOwners?: ReadonlySet<string>;
+  /**
+   * Refresh the lock every staleMs / 4 while it is held (an unref'd timer, stopped on release), so
+   * work that outlasts staleMs keeps it: only a crashed holder's (or a blocked event loop's) goes stale.
+   */
+  refreshWhileHeld?: boolean;
 }
 
 /**
@@ -44,6 +49,9 @@ export class FileLock {
   readonly #holderInfo: boolean;
   readonly #owner: string | undefined;
   readonly #deadOwners: ReadonlySet<string>;
+  readonly #refreshWhileHeld: boolean;
+  /** The refreshWhileHeld timer, while the lock is held. */
+  #refresher: NodeJS.Timeout | undefined;
   /** What the file holds while we hold it: the id, or (holderInfo) JSON of pid, hostname, time and id. */
   #content: string;
   #held = false;
@@ -61,6 +69,7 @@ export class FileLock {
     this.#holderInfo = options.holderInfo ?? false;
     this.#owner = options.owner;
     this.#deadOwners = options.deadOwners ?? new Set();
+    this.#refreshWhileHeld = options.refreshWhileHeld ?? false;
     this.#content = this.#id;
   }
 
@@ -88,6 +97,7 @@ export class FileLock {
       try {
         await writeFile(this.path, this.#content, { flag: 'wx' });
         this.#held = true;
+        if (this.#refreshWhileHeld) this.#startRefreshing();
         return true;
       } catch (error) {
         if (errorCode(error) !== 'EEXIST') {
@@ -145,12 +155,25 @@ export class FileLock {
   async release(): Promise<void> {
     if (!this.#held) return;
     this.#held = false;
+    clearInterval(this.#refresher);
+    this.#refresher = undefined;
     this.#changing++;
     try {
       if (await this.#isOurs()) await unlink(this.path).catch(() => {});
     } finally {
       this.#changing--;
     }
+  }
+
+  #startRefreshing(): void {
+    this.#refresher = setInterval(() => void this.#refreshIfStillHeld(), Math.max(1, Math.floor(this.staleMs / 4)));
+    this.#refresher.unref();
+  }
+
+  /** The timer's refresh: a lock taken over meanwhile is the new holder's, not to be kept alive by us. */
+  async #refreshIfStillHeld(): Promise<void> {
+    if (await this.stillHeld()) await this.refresh();
+    else clearInterval(this.#refresher);
   }
 
   async #isOurs(): Promise<boolean> {

@@ -23,7 +23,7 @@ export const DEV_CERTIFICATE_NAMES = Object.freeze({ dns: ['localhost'], ip: ['1
 const CERT_FILE = 'dev-cert.pem';
 const KEY_FILE = 'dev-key.pem';
 const LOCK_FILE = 'dev-cert.lock';
-/** A lock this old was left by a process that died: making a certificate takes well under a second. */
+/** A lock not refreshed for this long was left by a process that died (its holder refreshes it every quarter of this). */
 const LOCK_STALE_MS = 10_000;
 /** How long a start waits for another process making the certificate before it makes one for its own run. */
 const LOCK_WAIT_MS = 15_000;
@@ -90,12 +90,12 @@ async function readUsablePair(certPath: string, keyPath: string): Promise<TlsCre
 }
 
 /**
- * Takes the lock file at `path` (a FileLock: made with O_EXCL, one left by a process of this host
- * that is gone taken over at once, any other once LOCK_STALE_MS old), waiting for it at most
- * LOCK_WAIT_MS. Resolves to its release.
+ * Takes the lock file at `path` (a FileLock: made with O_EXCL, refreshed while held so a slow start
+ * keeps it; one left by a process of this host that is gone is taken over at once, any other once
+ * not refreshed for LOCK_STALE_MS), waiting for it at most LOCK_WAIT_MS. Resolves to its release.
  */
 async function lock(path: string): Promise<() => Promise<void>> {
-  const held = new FileLock(path, LOCK_STALE_MS, { holderInfo: true });
+  const held = new FileLock(path, LOCK_STALE_MS, { holderInfo: true, refreshWhileHeld: true });
   await held.acquire(LOCK_WAIT_MS);
   return () => held.release();
 }

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
-import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { hostname, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { suite } from 'uvu';
@@ -98,6 +99,27 @@ test('a lock whose mtime is older than staleMs is taken over; its former holder 
   await crashed.release();
   assert.ok(existsSync(path), 'the former holder does not remove the new holder\'s lock');
   await next.release();
+});
+
+test('a lock held with refreshWhileHeld is kept fresh past staleMs, so another locker waits; after its release the timer touches nothing', async () => {
+  const path = lockPath();
+  const holder = new FileLock(path, 400, { refreshWhileHeld: true });
+  assert.is(await holder.tryAcquire(), true);
+  await sleep(1_200); // three times staleMs, twelve refreshes
+  const other = new FileLock(path, 400);
+  assert.is(await other.heldByAnother(), true);
+  assert.is(await other.tryAcquire(), false, 'a live holder that took longer than staleMs keeps its lock');
+  assert.is(await holder.stillHeld(), true);
+  await holder.release();
+  assert.not.ok(existsSync(path));
+  // A crashed holder's lock at the same path: the released lock's timer no longer refreshes it.
+  await writeFile(path, 'crashed');
+  const old = new Date(Date.now() - 60_000);
+  await utimes(path, old, old);
+  await sleep(400);
+  assert.ok(Math.abs((await stat(path)).mtimeMs - old.getTime()) < 1_000, 'the crashed holder\'s mtime is left as it was');
+  assert.is(await other.tryAcquire(), true);
+  await other.release();
 });
 
 test('a lock left by a dead holder and met by four lockers at once is taken by exactly one of them, and left by none', async () => {
