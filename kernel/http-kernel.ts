@@ -18,6 +18,7 @@ import {
 } from './events.js';
 import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttpError, RequestError, isHttpError, type HttpError } from './http-errors.js';
 import type { Request } from './request.js';
+import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
 import { Response, destroyBody } from './response.js';
 
@@ -123,8 +124,23 @@ export class HttpKernel implements KernelLike {
 
   #terminate(request: Request, response: Response): void | Promise<void> {
     const event = new TerminateEvent(this, request, response);
-    const pending = this.dispatcher.dispatch(event, KernelEvents.TERMINATE);
-    if (pending !== event) return (pending as Promise<unknown>).then(() => {});
+    // The request is done once its listeners have run, whether they threw or not: the caller's signal lets go of it then.
+    const { endSignalFollowing } = requestInternals;
+    let pending: TerminateEvent | Promise<unknown>;
+    try {
+      pending = this.dispatcher.dispatch(event, KernelEvents.TERMINATE);
+    } catch (error) {
+      endSignalFollowing(request);
+      throw error;
+    }
+    if (pending === event) return endSignalFollowing(request);
+    return (pending as Promise<unknown>).then(
+      () => endSignalFollowing(request),
+      (error: unknown) => {
+        endSignalFollowing(request);
+        throw error;
+      },
+    );
   }
 
   // The steps below stay synchronous until a listener or the controller returns a promise: each

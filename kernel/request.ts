@@ -6,6 +6,8 @@ import { describeDuration } from './describe-duration.js';
 import { describeValue } from './describe-value.js';
 import { isValidHost } from './host-syntax.js';
 import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, ResponseTimeoutError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
+import { requestInternals } from './request-internals.js';
+import { followSignal, unfollowSignal } from './signal-followers.js';
 
 /** The Content-Type of an HTML form's body. */
 const FORM_TYPE = 'application/x-www-form-urlencoded';
@@ -43,7 +45,10 @@ export interface RequestInit {
   trustHost?: TrustHost | null;
   /** Largest body read, in bytes (default 1 MiB); larger ones are a 413. */
   bodyLimit?: number;
-  /** What `request.signal` is, as Fetch's RequestInit.signal: a request made in process is never aborted otherwise. */
+  /**
+   * A signal for `request.signal` to follow, as Fetch's RequestInit.signal: aborted with its reason
+   * until the request is done (kernel.terminate has run). Without it, only abortRequest() aborts a request made in process.
+   */
   signal?: AbortSignal | null;
 }
 
@@ -62,7 +67,7 @@ export function checkBodyLimit(limit: unknown, option = 'bodyLimit'): number {
 
 /** Reads (and with `create`, makes) a request's slot array; set once by Request's static block. */
 let slotsOf: (request: Request, create: boolean) => unknown[] | undefined;
-/** Aborts a request's own signal; set once by Request's static block. */
+/** Aborts a request's signal; set once by Request's static block. */
 let abortOwnSignal: (request: Request, reason: unknown) => void;
 let slotCount = 0;
 
@@ -128,8 +133,9 @@ export class Request {
   #bodyRead: Buffer | undefined;
   /** The request a duplicate() was made from: its body and signal are the sub-request's too (the body read once for both). */
   #original: Request | undefined;
-  /** `signal`: the embedder's (RequestInit.signal), or, made on first read or abort, the controller's. */
-  #signal: AbortSignal | undefined;
+  /** The caller's signal (RequestInit.signal) that `signal` follows, until the request is done. */
+  #callerSignal: AbortSignal | undefined;
+  /** Made on the first read of `signal` (its signal) or abortRequest(). */
   #abort: AbortController | undefined;
   /** The node:http response of a request from the socket: `signal` is aborted when its client leaves before it is finished. */
   #response: ServerResponse | undefined;
@@ -146,9 +152,17 @@ export class Request {
     abortOwnSignal = (request, reason) => {
       let main = request;
       while (main.#original !== undefined) main = main.#original;
-      if (main.#signal === undefined) void main.signal;
-      if (main.#abort === undefined) throw new TypeError('This request follows a signal of your own (RequestInit.signal): abort that one.');
-      main.#abort.abort(reason);
+      if (main.#abort === undefined) void main.signal;
+      main.#abort!.abort(reason);
+      // Aborted for good: nothing left to follow.
+      requestInternals.endSignalFollowing(main);
+    };
+    requestInternals.endSignalFollowing = (request) => {
+      const callerSignal = request.#callerSignal;
+      if (callerSignal === undefined) return;
+      // A signal first read from now on follows nothing either.
+      request.#callerSignal = undefined;
+      if (request.#abort !== undefined) unfollowSignal(callerSignal, request.#abort);
     };
   }
 
@@ -168,7 +182,7 @@ export class Request {
     this.#bodySource = init.body ?? null;
     this.#beforeBodyRead = undefined;
     this.#original = undefined;
-    this.#signal = init.signal ?? undefined;
+    this.#callerSignal = init.signal ?? undefined;
     this.#abort = undefined;
     this.#response = undefined;
     this.#slots = undefined;
@@ -267,15 +281,16 @@ export class Request {
    * a database driver, `pipeline(..., { signal })`). A request from the socket's is aborted with a
    * ClientClosedError when its client leaves before the response is finished, and by the server with
    * its ResponseTimeoutError when the response timeout passes; never once the response is finished.
-   * A sub-request's is its main request's; Request.create()'s is the `signal` given, else never
+   * A sub-request's is its main request's. Request.create()'s is aborted by abortRequest(), and
+   * follows the `signal` given until the request is done (kernel.terminate has run), else is never
    * aborted. Made on first read: a request that never reads it costs no AbortController.
    */
   get signal(): AbortSignal {
     if (this.#original !== undefined) return this.#original.signal;
-    if (this.#signal !== undefined) return this.#signal;
+    if (this.#abort !== undefined) return this.#abort.signal;
     const controller = (this.#abort = new AbortController());
-    this.#signal = controller.signal;
     if (this.#response !== undefined) abortWhenClientLeaves(this.#response, controller);
+    if (this.#callerSignal !== undefined) followSignal(this.#callerSignal, controller);
     return controller.signal;
   }
 
@@ -587,8 +602,9 @@ export class Request {
 
 /**
  * Aborts `request.signal` (a sub-request's: its main request's) with `reason`; nothing once it is
- * aborted. For servers: the node adapter aborts it with the ResponseTimeoutError it answers when the
- * response timeout passes. A request made with a signal of the embedder's follows that one alone: a TypeError.
+ * aborted (by this, the client leaving or the caller's signal it follows: the first reason stays).
+ * For servers: the node adapter aborts it with the ResponseTimeoutError it answers when the
+ * response timeout passes.
  */
 export function abortRequest(request: Request, reason: unknown): void {
   abortOwnSignal(request, reason);

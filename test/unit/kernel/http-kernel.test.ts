@@ -1,4 +1,6 @@
+import { getEventListeners } from 'node:events';
 import { Readable } from 'node:stream';
+import { setTimeout as wait } from 'node:timers/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -17,6 +19,7 @@ import {
   RequestType,
   Response,
   SuspiciousOperationError,
+  type TerminateEvent,
   type ControllerArgumentsEvent,
   type ControllerEvent,
   type ExceptionEvent,
@@ -751,6 +754,58 @@ test('an error page replaced in kernel.response has its stream body destroyed, a
     assert.is(body.destroyed, how !== 'keep', how);
     assert.is(response.body === body, how === 'keep', how);
   }
+});
+
+test('10,000 requests made with one long-lived signal: it holds one listener for those in flight, and lets go of each once kernel.terminate has run', async () => {
+  const shared = new AbortController();
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error): void => void warnings.push(warning);
+  process.on('warning', onWarning);
+  let gate: Promise<void> = Promise.resolve();
+  const { dispatcher, kernel } = kernelWith(async (request: Request) => {
+    request.signal.addEventListener('abort', () => {}, { once: true });
+    await gate;
+    return new Response('ok');
+  });
+  const seenAtTerminate: boolean[] = [];
+  dispatcher.addListener(KernelEvents.TERMINATE, (event: TerminateEvent) => void seenAtTerminate.push(event.request.signal.aborted));
+  const done: Request[] = [];
+  for (let batch = 0; batch < 100; batch++) {
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    const requests = Array.from({ length: 100 }, () => Request.create('/', 'GET', { signal: shared.signal }));
+    const responses = requests.map((request) => kernel.handle(request));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.is(getEventListeners(shared.signal, 'abort').length, 1, 'one listener for the 100 in flight');
+    open();
+    const answered = await Promise.all(responses);
+    for (let i = 0; i < requests.length; i++) await kernel.terminate(requests[i]!, answered[i]!);
+    assert.is(getEventListeners(shared.signal, 'abort').length, 0, 'none once they are done');
+    done.push(requests[0]!);
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  process.off('warning', onWarning);
+  assert.is(seenAtTerminate.length, 10_000);
+  assert.equal(warnings.map((warning) => warning.name), []);
+  shared.abort(new Error('shutting down'));
+  assert.ok(done.every((request) => !request.signal.aborted), 'a request done is not aborted later');
+});
+
+test('the caller\'s signal aborting a request in flight stops its controller\'s wait with its reason', async () => {
+  const caller = new AbortController();
+  const { kernel } = kernelWith(async (request: Request) => {
+    await wait(60_000, undefined, { signal: request.signal });
+    return new Response('waited');
+  });
+  const request = Request.create('/', 'GET', { signal: caller.signal });
+  const response = kernel.handle(request);
+  await new Promise((resolve) => setImmediate(resolve));
+  const reason = new Error('shutting down');
+  caller.abort(reason);
+  const error = await response.then(() => undefined, (rejection: unknown) => rejection);
+  assert.is((error as Error).name, 'AbortError');
+  assert.is((error as Error).cause, reason);
+  assert.is(request.signal.reason, reason);
 });
 
 test.run();

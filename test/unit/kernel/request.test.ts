@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
@@ -539,16 +540,40 @@ test('Request.create() without a signal has one that is never aborted, the same 
   assert.is(new Request('/').signal.aborted, false);
 });
 
-test('Request.create() with a signal has that signal, aborted when the embedder aborts it; abortRequest() refuses it', () => {
+test('Request.create() with a signal: request.signal follows it, with its reason, and a sub-request\'s too', () => {
   const controller = new AbortController();
   const request = Request.create('/', 'GET', { signal: controller.signal });
-  assert.is(request.signal, controller.signal);
-  assert.is(request.duplicate().signal, controller.signal);
-  assert.match(thrown(() => abortRequest(request, new Error('x'))).message, /signal of your own.*abort that one/);
+  assert.is(getEventListeners(controller.signal, 'abort').length, 0, 'nothing until request.signal is read');
+  assert.is(request.signal, request.signal);
+  assert.is(request.duplicate().signal, request.signal);
+  assert.is(request.signal.aborted, false);
   const reason = new Error('shutting down');
   controller.abort(reason);
   assert.is(request.signal.aborted, true);
   assert.is(request.signal.reason, reason);
+  const later = Request.create('/', 'GET', { signal: controller.signal });
+  assert.is(later.signal.reason, reason, 'made with a signal already aborted');
+});
+
+test('Request.create() with a signal: abortRequest() aborts it too, the first reason stays, and the caller\'s signal lets go of it', () => {
+  const controller = new AbortController();
+  const request = Request.create('/', 'GET', { signal: controller.signal });
+  const waiting = request.duplicate().signal;
+  assert.is(getEventListeners(controller.signal, 'abort').length, 1);
+  const timeout = new Error('the response timeout');
+  abortRequest(request, timeout);
+  assert.is(waiting.aborted, true);
+  assert.is(waiting.reason, timeout);
+  assert.is(getEventListeners(controller.signal, 'abort').length, 0);
+  controller.abort(new Error('shutting down'));
+  assert.is(request.signal.reason, timeout);
+
+  const caller = new AbortController();
+  const unread = Request.create('/', 'GET', { signal: caller.signal });
+  const first = new Error('shutting down');
+  caller.abort(first);
+  abortRequest(unread, new Error('the response timeout'));
+  assert.is(unread.signal.reason, first, 'the caller\'s abort came first, though the signal was not read yet');
 });
 
 test('a sub-request shares its main request\'s signal, whichever aborts it', () => {
