@@ -16,7 +16,7 @@ const CHILD_TIMEOUT_MS = 60_000;
 // With a batch size, it claims them all first, then writes them with writeMany; with 'forever',
 // it then draws tokens and writes batches until killed, printing each batch's tokens once written.
 const CHILD_SOURCE = `
-const [moduleUrl, dir, tokensJson, baseTime, maxProfiles, batchSize, forever] = process.argv.slice(2);
+const [moduleUrl, dir, tokensJson, baseTime, maxProfiles, batchSize, forever, gated] = process.argv.slice(2);
 const { FileStorage } = await import(moduleUrl);
 const storage = new FileStorage({
   dir,
@@ -24,6 +24,12 @@ const storage = new FileStorage({
   segmentBytes: 64 * 1024,
   onError: (error) => { process.stderr.write('onError: ' + error.stack + '\\n'); process.exitCode = 1; },
 });
+// Gated: says it is ready, then waits for a line on stdin, so that gated writers start together.
+if (gated === '1') {
+  process.stdout.write('ready\\n');
+  await new Promise((resolve) => process.stdin.once('data', resolve));
+  process.stdin.pause();
+}
 const profile = (token, offset) => ({
   token, parent: null, children: [], ip: '127.0.0.' + (process.pid % 250), method: 'GET',
   url: 'http://127.0.0.1:8000/items/' + token, time: Number(baseTime) + offset, status: 200,
@@ -68,14 +74,23 @@ test.after(async () => {
   await cleanup();
 });
 
-/** Runs a writer process; resolves with the tokens it wrote, rejects on failure or after the timeout. */
-function runWriter(dir: string, tokens: Array<[string, number]>, maxProfiles = 0, batchSize = 0): Promise<string[]> {
-  const child = spawn(process.execPath, [childScript, STORAGE_MODULE, dir, JSON.stringify(tokens), String(BASE_TIME), String(maxProfiles), String(batchSize), '0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+/**
+ * Runs a writer process; resolves with the tokens it wrote, rejects on failure or after the timeout.
+ * With `gate`, the writer waits, once ready, until `gate` settles: writers given one gate start
+ * together however long each took to load (on a busy machine one could otherwise finish first).
+ */
+function runWriter(dir: string, tokens: Array<[string, number]>, maxProfiles = 0, batchSize = 0, gate?: Gate): Promise<string[]> {
+  const child = spawn(process.execPath, [childScript, STORAGE_MODULE, dir, JSON.stringify(tokens), String(BASE_TIME), String(maxProfiles), String(batchSize), '0', gate === undefined ? '0' : '1'], {
+    stdio: [gate === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk;
+    if (gate === undefined || !stdout.startsWith('ready\n')) return;
+    stdout = stdout.slice('ready\n'.length);
+    gate.arrive(() => child.stdin?.write('go\n'));
+  });
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const done = new Promise<string[]>((resolve, reject) => {
     child.on('error', reject);
@@ -88,6 +103,21 @@ function runWriter(dir: string, tokens: Array<[string, number]>, maxProfiles = 0
     child.kill('SIGKILL');
     throw error;
   });
+}
+
+/** Lets `count` writers go at once, when the last of them is ready. */
+interface Gate {
+  arrive(go: () => void): void;
+}
+
+function gateFor(count: number): Gate {
+  const waiting: Array<() => void> = [];
+  return {
+    arrive(go) {
+      waiting.push(go);
+      if (waiting.length === count) for (const release of waiting) release();
+    },
+  };
 }
 
 async function indexedTokens(dir: string): Promise<string[]> {
@@ -125,7 +155,8 @@ test('two processes writing 200 profiles each into one directory: all 400 are re
 test('two processes claiming the same 300 tokens in opposite orders: each token is won and written by exactly one', async () => {
   const dir = join(root, 'contended');
   const tokens: Array<[string, number]> = Array.from({ length: 300 }, (_, i) => [tokenFor(i, 3), i]);
-  const [first, second] = await Promise.all([runWriter(dir, tokens), runWriter(dir, [...tokens].reverse())]);
+  const gate = gateFor(2);
+  const [first, second] = await Promise.all([runWriter(dir, tokens, 0, 0, gate), runWriter(dir, [...tokens].reverse(), 0, 0, gate)]);
   assert.ok(first.length > 0 && second.length > 0, `${first.length} and ${second.length} won`);
   assert.equal([...first, ...second].sort(), tokens.map(([token]) => token).sort());
   assert.equal(await indexedTokens(dir), [...first, ...second].sort());
