@@ -7,6 +7,7 @@ export * from './file-link.js';
 export * from './flatten-error.js';
 export * from './html.js';
 export * from './plain-page.js';
+export * from './prefers-json.js';
 export * from './problem-json.js';
 export * from './safe-request.js';
 export * from './source-excerpt.js';

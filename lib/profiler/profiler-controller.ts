@@ -1,6 +1,5 @@
-import Negotiator from 'negotiator';
 import { BadRequestHttpError, Response, type Request } from '../../kernel/index.js';
-import { createCspNonce, htmlSafeJson, type FileLinker } from '../errors/index.js';
+import { createCspNonce, htmlSafeJson, preferredMediaType, type FileLinker } from '../errors/index.js';
 import type { ExceptionData, LoggerData, MemoryData, Profile, ProfileSummary, RequestData, TimeData } from './profile.js';
 import type { Profiler } from './profiler.js';
 import type { SearchCriteria } from './storage/profiler-storage.js';
@@ -208,7 +207,7 @@ function parseTime(name: 'start' | 'end', value: string): number {
 function wantsJson(request: Request): boolean {
   const accept = request.headers.accept;
   if (!accept) return false;
-  return new Negotiator({ headers: { accept } }).mediaType(['text/html', 'application/json']) === 'application/json';
+  return preferredMediaType(accept, ['text/html', 'application/json']) === 'application/json';
 }
 
 /**

@@ -187,6 +187,15 @@ for (const scheme of SCHEMES) {
     assert.is(problem.class, 'NotFoundHttpError');
   });
 
+  test('an Accept range with a charset parameter ranks as its media type: application/json; charset=utf-8 gets problem+json, text/html; charset=utf-8 first the HTML page', async () => {
+    for (const accept of ['application/json; charset=utf-8', 'application/json;charset=UTF-8, */*;q=0.1', 'application/problem+json; charset=utf-8']) {
+      const response = await fetchFrom(server, scheme, '/robots.txt', { headers: { accept } });
+      assert.is(header(response.headers['content-type']), 'application/problem+json', accept);
+    }
+    const html = await fetchFrom(server, scheme, '/robots.txt', { headers: { accept: 'text/html; charset=utf-8, application/json;q=0.9' } });
+    assert.is(header(html.headers['content-type']), 'text/html; charset=UTF-8');
+  });
+
   test('200 concurrent requests to distinct missing paths: each page lists only its own logs', async () => {
     const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => fetchFrom(server, scheme, `/missing-${i}-end`)));
     responses.forEach((response, i) => {

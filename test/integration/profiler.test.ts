@@ -161,6 +161,16 @@ for (const scheme of SCHEMES) {
     }
   });
 
+  test('a page asked for as application/json; charset=utf-8 is JSON; text/html; charset=utf-8 first is HTML', async () => {
+    for (const accept of ['application/json; charset=utf-8', 'application/json;charset=UTF-8, */*;q=0.1']) {
+      const response = await fetchFrom(server, scheme, '/_profiler/search?limit=1', { headers: { accept } });
+      assert.is(header(response.headers['content-type']), 'application/json', accept);
+      assert.is(JSON.parse(response.body).count, 1, accept);
+    }
+    const html = await fetchFrom(server, scheme, '/_profiler/search?limit=1', { headers: { accept: 'text/html; charset=utf-8, application/json;q=0.9' } });
+    assert.is(header(html.headers['content-type']), 'text/html; charset=UTF-8');
+  });
+
   test('an unknown token asked for as JSON is named with <, > and & escaped, as problem+json has them', async () => {
     const response = await fetchFrom(server, scheme, '/_profiler/%3Cscript%3E%26', { headers: { accept: 'application/json' } });
     assert.is(response.status, 404);
