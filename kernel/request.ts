@@ -99,6 +99,8 @@ const NO_TRUST: TrustProxy = () => false;
 /** The authority of an absolute-form target, up to its path, query or fragment: the characters the client sent, checked as a Host header is. */
 const ABSOLUTE_FORM_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i;
 const HTTP_URL = /^https?:\/\//i;
+/** The userinfo of an absolute-form target's authority, up to its last `@`, after the scheme (group 1). */
+const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i;
 
 /**
  * An HTTP request as the kernel sees it. Cheap to make: the path, query, cookies,
@@ -297,8 +299,8 @@ export class Request {
   /**
    * The path, still percent-encoded, without the query string (Symfony's pathInfo); `*` for a
    * request about the server itself (`OPTIONS *`, RFC 9110 9.3.7). Never throws: a target the
-   * kernel refuses (see targetError) gives the target as sent (`*` for `PATCH *`, `ftp://a.test/x`),
-   * which starts with no `/` and so names no route.
+   * kernel refuses (see targetError) gives the target as sent (`*` for `PATCH *`, `ftp://a.test/x`;
+   * a user and password left out), which starts with no `/` and so names no route.
    */
   get path(): string {
     if (this.#path === undefined) {
@@ -311,8 +313,8 @@ export class Request {
         if (typeof path === 'string') this.#path = path;
         else {
           this.#targetError = path;
-          // An empty target would be routed as `/`.
-          this.#path = url === '' ? '*' : url;
+          // An empty target would be routed as `/`; a user and password are kept out of logs and profiles.
+          this.#path = url === '' ? '*' : withoutUserinfo(url);
         }
       }
     }
@@ -321,7 +323,7 @@ export class Request {
 
   /**
    * Why the request target is refused, or null: `*` for another method than OPTIONS (RFC 9112 3.2.4),
-   * an absolute-form target that is not an http or https URL, or that is no URL or names no host.
+   * an absolute-form target that is not an http or https URL, or that is no URL, names no host or a user.
    * Thrown on `kernel.request` at 256 (ValidateHostListener) and by `host`: a 400.
    */
   get targetError(): MalformedRequestError | null {
@@ -723,6 +725,11 @@ function nonOriginPath(target: string, method: string): string | MalformedReques
     return new MalformedRequestError(`Invalid request target "*" for ${method}: "*" (asking about the server itself) is for OPTIONS only; name a path such as "/".`);
   }
   const authority = ABSOLUTE_FORM_AUTHORITY.exec(target);
+  // RFC 9110 4.2.4: userinfo in a target is an error (`http://bank.test@evil.test/` passes evil.test
+  // off as bank.test), and the message, as every place the refused target is shown, leaves it out.
+  if (authority !== null && authority[1].includes('@')) {
+    return new MalformedRequestError(`Invalid request target "${withoutUserinfo(target)}": a request target names no user or password (RFC 9110 4.2.4); they are left out here.`);
+  }
   // A server is asked for http and https URLs only (RFC 9112 3.2.2); `ws://` or `foo://` would name a host all the same.
   if (authority !== null && !HTTP_URL.test(target)) return new MalformedRequestError(`Invalid request target "${target}": an absolute-form target is an http or https URL.`);
   if (authority === null || !URL.canParse(target)) return new MalformedRequestError(`Invalid request target "${target}".`);
@@ -737,6 +744,11 @@ function nonOriginPath(target: string, method: string): string | MalformedReques
   const end = rest.search(/[?#]/);
   const path = end === -1 ? rest : rest.slice(0, end);
   return path === '' ? '/' : path;
+}
+
+/** `http://a.test/x` of `http://user:password@a.test/x`: a URL without the userinfo of its authority. */
+function withoutUserinfo(target: string): string {
+  return target.replace(USERINFO, '$1');
 }
 
 /**

@@ -90,6 +90,25 @@ for (const scheme of SCHEMES) {
     assert.equal(records.filter((record) => record.levelName === 'CRITICAL').map((record) => record.message), []);
   });
 
+  test('an absolute-form target with a user and password is a 400 that says so; they reach no page, header, log or profile', async () => {
+    const message = 'Invalid request target "http://localhost/x": a request target names no user or password (RFC 9110 4.2.4); they are left out here.';
+    const answer = await sendRaw(server, scheme, 'GET http://alice:s3cr3t@localhost/x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    assert.is(rawStatus(answer), 400, answer.slice(0, 300));
+    assert.is(decodeURIComponent(/\r\nx-debug-exception: (.*)\r\n/i.exec(answer)?.[1] ?? ''), message);
+    assert.ok(decodeEntities(answer).includes(message), 'the page says what is wrong');
+    assert.not.ok(answer.includes('s3cr3t'), 'the page');
+    await terminated(1);
+    assert.equal(recorder.paths, ['http://localhost/x']);
+    const profile = await savedProfile(server, tokenOf(answer));
+    assert.is(profile.status, 400);
+    assert.not.ok(JSON.stringify(profile).includes('s3cr3t'), 'the profile');
+    assert.ok(records.length > 0);
+    assert.not.ok(JSON.stringify(records).includes('s3cr3t'), 'the logs');
+    // The host before the `@` is none: `http://localhost@evil.test/` is for evil.test, the same 400 says so.
+    const disguised = await sendRaw(server, scheme, 'GET http://localhost@evil.test/ HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    assert.is(decodeURIComponent(/\r\nx-debug-exception: (.*)\r\n/i.exec(disguised)?.[1] ?? ''), 'Invalid request target "http://evil.test/": a request target names no user or password (RFC 9110 4.2.4); they are left out here.');
+  });
+
   test('the refusal comes before the application\'s kernel.request listeners, which would answer it otherwise', async () => {
     const answer = await sendRaw(server, scheme, 'PATCH * HTTP/1.1\r\nHost: localhost\r\nX-Answer-All: 1\r\nConnection: close\r\n\r\n');
     assert.is(rawStatus(answer), 400, answer.slice(0, 300));

@@ -120,7 +120,6 @@ test('an absolute-form target names the host and port; the Host header is ignore
 test('an absolute-form target\'s authority is checked as a Host header is; the Host header must still be valid', () => {
   const invalid = (target: string, host = 'b.test') => thrown(() => new Request(target, { headers: { host } }).host);
   for (const [target, message] of [
-    ['http://user@a.test/x', 'Invalid Host "user@a.test".'],
     ['http://a.test:0/x', 'Invalid Host "a.test:0".'],
   ]) {
     const error = invalid(target!);
@@ -130,6 +129,13 @@ test('an absolute-form target\'s authority is checked as a Host header is; the H
   assert.is(invalid('http://a.test/x', '<script>').message, 'Invalid Host "<script>".');
   assert.instance(invalid('http://[bad/x'), MalformedRequestError, 'a target that is no URL is named as such');
   assert.is(invalid('http:///x').message, 'Invalid request target "http:///x": it names no host.', 'an empty authority is not filled in from Host');
+  // RFC 9110 4.2.4: a user and password are refused, and left out of the message and the path.
+  const userinfo = new Request('http://user:pw@a.test/x', { headers: { host: 'b.test' } });
+  assert.instance(userinfo.targetError, MalformedRequestError);
+  assert.is(userinfo.targetError!.message, 'Invalid request target "http://a.test/x": a request target names no user or password (RFC 9110 4.2.4); they are left out here.');
+  assert.instance(invalid('http://user:pw@a.test/x'), MalformedRequestError, 'reading the host throws it');
+  assert.is(userinfo.path, 'http://a.test/x');
+  assert.is(new Request('http://a.test@b@evil.test/', { headers: { host: 'b.test' } }).path, 'http://evil.test/', 'up to the last @');
 });
 
 test('the asterisk-form target "*" is for OPTIONS only (RFC 9112 3.2.4): for another method, or with a query, it is a malformed request', () => {
