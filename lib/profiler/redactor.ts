@@ -33,8 +33,11 @@ interface HeaderVerdict {
   /** `lower` as a JSON string. */
   json: string;
   hidden: boolean;
-  /** A percent-encoded message (X-Debug-Exception): its value goes through Redactor.text(), decoded. */
-  encodedText: boolean;
+  /**
+   * How its value is rewritten before storage, or null when kept: a percent-encoded message
+   * (X-Debug-Exception) goes through Redactor.text(), decoded; a URL (Referer, Location) through Redactor.url().
+   */
+  rewrite: 'encoded-text' | 'url' | null;
   /** The last value written under this name (HEADER_VALUE_CACHE_CHARS at most; always null when hidden). */
   value: string | null;
   /** `"name":value` as JSON, for `value` (for any value when hidden). */
@@ -108,6 +111,12 @@ function headerText(value: string | string[] | number): string {
 const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie'];
 /** The error page's message, percent-encoded (see the error controller): its secret pairs are hidden as in free text. */
 const ENCODED_MESSAGE_HEADERS: ReadonlySet<string> = new Set(['x-debug-exception']);
+/**
+ * Headers that hold a URL: its secret query values and path pairs are hidden as the request URL's
+ * are. A page given a token in its URL (`/callback?access_token=...`) sends it in the Referer of
+ * every request it makes to its own origin.
+ */
+const URL_HEADERS: ReadonlySet<string> = new Set(['referer', 'location', 'content-location']);
 /** The profiler's own headers: their "token" is a profile's name, not a secret. */
 const DEBUG_HEADERS: ReadonlySet<string> = new Set(['x-debug-token', 'x-previous-debug-token', 'x-debug-token-link']);
 /** Where a key is split into words: non-alphanumerics, camelCase steps (`authToken`), and between letters and digits (`auth2`). */
@@ -212,7 +221,7 @@ export class Redactor {
       const value = headers[name];
       if (value === undefined) continue;
       const verdict = this.#headerVerdict(name);
-      out[verdict.lower] = verdict.hidden ? REDACTED : verdict.encodedText ? this.#encodedText(headerText(value)) : headerText(value);
+      out[verdict.lower] = verdict.hidden ? REDACTED : verdict.rewrite !== null ? this.#rewritten(verdict, value) : headerText(value);
     }
     return out;
   }
@@ -247,7 +256,7 @@ export class Redactor {
         names.push(name);
         values.push(verdict.hidden ? HIDDEN : value);
       }
-      const entry = verdict.encodedText ? `${verdict.json}:${jsonString(this.#encodedText(headerText(value)))}` : headerEntry(verdict, value);
+      const entry = verdict.rewrite !== null ? `${verdict.json}:${jsonString(this.#rewritten(verdict, value))}` : headerEntry(verdict, value);
       json += json === '' ? `{${entry}` : `,${entry}`;
     }
     json = json === '' ? '{}' : `${json}}`;
@@ -261,7 +270,8 @@ export class Redactor {
       const lower = name.toLowerCase();
       const hidden = this.#headers.has(lower) || (!DEBUG_HEADERS.has(lower) && this.isSecretKey(lower));
       const json = jsonString(lower);
-      verdict = { lower, json, hidden, encodedText: ENCODED_MESSAGE_HEADERS.has(lower), value: null, entry: hidden ? flat(`${json}:${REDACTED_JSON}`) : '', flat: hidden };
+      const rewrite = ENCODED_MESSAGE_HEADERS.has(lower) ? 'encoded-text' : URL_HEADERS.has(lower) ? 'url' : null;
+      verdict = { lower, json, hidden, rewrite, value: null, entry: hidden ? flat(`${json}:${REDACTED_JSON}`) : '', flat: hidden };
       if (this.#headerVerdicts.size >= VERDICT_CACHE_SIZE) this.#headerVerdicts.clear();
       this.#headerVerdicts.set(name, verdict);
     }
@@ -411,6 +421,12 @@ export class Redactor {
     // A key or value stops at every separator (`;` too): runs that may start at one separator and
     // cross others made a text of many `;` and no `=` cost a scan per separator (quadratic).
     return text.replace(TEXT_PAIR, (pair, lead: string, key: string) => (this.isSecretKey(decodeSafe(key)) ? `${lead}${key}=${REDACTED}` : pair));
+  }
+
+  /** A header value rewritten as its verdict says. */
+  #rewritten(verdict: HeaderVerdict, value: string | string[] | number): string {
+    const text = headerText(value);
+    return verdict.rewrite === 'url' ? this.url(text) : this.#encodedText(text);
   }
 
   /** A percent-encoded message with its secret pairs hidden (as it was when there are none). */

@@ -210,6 +210,14 @@ for (const scheme of SCHEMES) {
     assert.ok(stored.includes('dark'), 'harmless values kept');
   });
 
+  test('a secret in the query of a Referer is redacted before storage, as in the request URL (the page a token was handed to links on)', async () => {
+    const referer = `${origin}/callback?access_token=s3cr3t-r&state=ok`;
+    const response = await fetchFrom(server, scheme, '/health', { headers: { referer } });
+    const profile = await savedProfile(server, header(response.headers['x-debug-token']));
+    assert.not.ok(JSON.stringify(profile).includes('s3cr3t'), 'no secret in the stored profile');
+    assert.is(profile.collectors.request.requestHeaders.referer, `${origin}/callback?access_token=%5Bredacted%5D&state=ok`);
+  });
+
   test('values from the request are escaped on the panel', async () => {
     const response = await fetchFrom(server, scheme, '/%3Cscript%3Ealert(1)%3C/script%3E?x=%3Cscript%3E', { headers: { referer: '"><script>alert(2)</script>', 'x-evil': '<script>alert(3)</script>' } });
     const token = header(response.headers['x-debug-token']);

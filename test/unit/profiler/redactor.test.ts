@@ -262,6 +262,25 @@ test('the X-Debug-Exception header (a percent-encoded error message) has its sec
   assert.is(redactor.headersJson(headers, new LastHeaders()), JSON.stringify(redactor.headers(headers)));
 });
 
+test('URL-valued headers (Referer, Location, Content-Location) lose their secret query values and path pairs, as the request URL does', () => {
+  const headers = {
+    referer: 'https://a.test/callback?access_token=s3cr3t-r&state=ok',
+    location: '/reset;jsessionid=s3cr3t-l?token=s3cr3t-t&next=/home',
+    'content-location': '/x?api_key=s3cr3t-c',
+    'user-agent': 'agent?token=kept',
+  };
+  const expected = {
+    referer: 'https://a.test/callback?access_token=%5Bredacted%5D&state=ok',
+    location: '/reset;jsessionid=%5Bredacted%5D?token=%5Bredacted%5D&next=/home',
+    'content-location': '/x?api_key=%5Bredacted%5D',
+    'user-agent': 'agent?token=kept',
+  };
+  assert.equal(redactor.headers(headers), expected);
+  const last = new LastHeaders();
+  assert.equal(JSON.parse(redactor.headersJson(headers, last)), expected);
+  assert.equal(JSON.parse(redactor.headersJson(headers, last)), expected, 'the same headers again, from the cache');
+});
+
 test('a value that cannot be read (a Proxy whose traps throw) is "[unreadable value]" in its place, in value() and valueJson(); the rest is kept', () => {
   const boom = () => {
     throw new Error('trap');
