@@ -81,15 +81,16 @@ test.after(async () => {
  */
 function runWriter(dir: string, tokens: Array<[string, number]>, maxProfiles = 0, batchSize = 0, gate?: Gate): Promise<string[]> {
   const child = spawn(process.execPath, [childScript, STORAGE_MODULE, dir, JSON.stringify(tokens), String(BASE_TIME), String(maxProfiles), String(batchSize), '0', gate === undefined ? '0' : '1'], {
-    stdio: [gate === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    stdio: 'pipe',
   });
+  if (gate === undefined) child.stdin.end();
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => {
     stdout += chunk;
     if (gate === undefined || !stdout.startsWith('ready\n')) return;
     stdout = stdout.slice('ready\n'.length);
-    gate.arrive(() => child.stdin?.write('go\n'));
+    gate.arrive(() => child.stdin.write('go\n'));
   });
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const done = new Promise<string[]>((resolve, reject) => {
