@@ -109,7 +109,14 @@ const CLOSING_KEEP_ALIVE_MS = 1;
 const FIRST_REQUEST_GRACE_MS = 1_000;
 /** The longest delay setTimeout takes as given (it reads a longer one as 1 ms). */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
-/** How long past the response timeout a connection whose response has not begun is kept, so that the listener's 503 goes out before the idle check drops it. */
+/**
+ * How long createRequestListener waits, past the response timeout (or another error raised outside
+ * handle()), for the error page before it sends the bare status instead: a page takes milliseconds,
+ * and one whose listener hangs must not hold the answer. Below RESPONSE_TIMEOUT_MARGIN_MS, so that
+ * even that bare 503 goes out before the idle check drops the connection.
+ */
+export const ERROR_PAGE_GRACE_MS = 500;
+/** How long past the response timeout a connection whose response has not begun is kept, so that the listener's 503 (see ERROR_PAGE_GRACE_MS) goes out before the idle check drops it. */
 const RESPONSE_TIMEOUT_MARGIN_MS = 1_000;
 /** How long past the advertised keep-alive timeout a connection is kept, so that a client's request sent just in time is not met by a close (node's margin). */
 const KEEP_ALIVE_MARGIN_MS = 1_000;

@@ -1,10 +1,11 @@
 import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
-import { ClientClosedError, HttpKernel, discardedBody, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { ClientClosedError, HttpKernel, discardedBody, isHttpError, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
-import { MAX_TIMER_MS, answersExpectContinue, answersResponseTimeout } from './listen.js';
+import { statusText } from '../errors/index.js';
+import { ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, answersExpectContinue, answersResponseTimeout } from './listen.js';
 import { ContentLengthGuard, frameResponse } from './response-framing.js';
 
 /** How requests are read from node:http. */
@@ -137,8 +138,24 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const answerError = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response | null, error: unknown, then?: () => void): void => {
     // writeHead() keeps the reason phrase of a status it refused (`500 Found`).
     res.statusMessage = '';
+    let gaveUp = false;
+    // A kernel.exception or kernel.response listener that never settles must not hold the answer (the
+    // client would wait for the idle sweep) nor settled(): past the grace, the bare status goes out.
+    // Not unref()'d: an app closing waits for this request's kernel.terminate.
+    const grace = setTimeout(() => {
+      gaveUp = true;
+      const bare = bareAnswer(isHttpError(error) && error.status >= 400 && error.status <= 599 ? error.status : 500);
+      kernel.requestStack.run(request, () =>
+        logger?.critical('The error page was not ready within {ms} ms, so a bare {status} was sent for {message}', { ms: ERROR_PAGE_GRACE_MS, status: bare.status, message: messageOf(error), error }),
+      );
+      if (sendAndTerminate(req, res, request, bare) !== SENT) terminate(request, bare);
+      then?.();
+    }, ERROR_PAGE_GRACE_MS);
     kernel.handleException(error, request).then(
       (page) => {
+        // Too late: the bare answer went, and the request was terminated with it.
+        if (gaveUp) return destroyBody(page.body);
+        clearTimeout(grace);
         const again = sendAndTerminate(req, res, request, page);
         if (again !== SENT) {
           fail(res, again, logger);
@@ -147,8 +164,10 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         then?.();
       },
       (unanswered: unknown) => {
+        if (gaveUp) return;
+        clearTimeout(grace);
         fail(res, unanswered, logger);
-        terminate(request, response ?? bare500());
+        terminate(request, response ?? bareAnswer());
         then?.();
       },
     );
@@ -165,7 +184,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         ? logger?.critical('Unhandled error: {message}', { message: messageOf(error), error })
         : logger?.critical('Unhandled error: {message} (thrown by a kernel.exception listener while handling {handled})', { message: messageOf(error), error, handled: messageOf(handled), handledError: handled }),
     );
-    const bare = (): void => sendPage(req, res, request, bare500());
+    const bare = (): void => sendPage(req, res, request, bareAnswer());
     if (unhandled === undefined) return bare();
     let page: Response | Promise<Response>;
     try {
@@ -179,7 +198,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   // The page is the request's answer: kernel.terminate follows it, as after any other (Symfony's
   // terminateWithException() terminates too), so the profile is saved and terminate listeners run.
   const sendPage = (req: IncomingMessage, res: ServerResponse, request: Request, page: unknown): void => {
-    const answer = page instanceof Response ? page : bare500();
+    const answer = page instanceof Response ? page : bareAnswer();
     if (sendAndTerminate(req, res, request, answer) === SENT) return;
     sendBare500(res);
     terminate(request, answer);
@@ -576,9 +595,12 @@ function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): 
   sendBare500(res);
 }
 
-/** The bare 500 as a Response: what an escaped error gets when no `unhandled` page can be had (it is terminated as any answer). */
-function bare500(): Response {
-  return new Response('Internal Server Error\n', 500, { 'content-type': 'text/plain; charset=UTF-8' });
+/**
+ * A bare answer, its status and reason phrase alone (no internals), as a Response: what an escaped error gets when no
+ * `unhandled` page can be had, or an error raised outside handle() when its page is not ready in time (it is terminated as any answer).
+ */
+function bareAnswer(status = 500): Response {
+  return new Response(`${statusText(status)}\n`, status, { 'content-type': 'text/plain; charset=UTF-8' });
 }
 
 /** The answer of last resort: a 500 with a one-line text, or a cut connection once a head went out. */

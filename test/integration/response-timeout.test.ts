@@ -6,7 +6,7 @@
 import { PassThrough, Readable, addAbortSignal } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Response, type Controller, type Request, type TerminateEvent } from '../../kernel/index.js';
+import { KernelEvents, Response, type Controller, type ExceptionEvent, type Request, type ResponseEvent, type TerminateEvent } from '../../kernel/index.js';
 import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
 import type { RouteCollection } from '../../lib/routing/index.js';
 import { SCHEMES, fetchFrom, header, rawStatus, savedProfile, sendRaw, routesOf, startTestServer, until, type TestServer } from './harness.js';
@@ -83,7 +83,14 @@ const controllers: Record<string, Controller> = {
   },
 };
 
-const routes = (): RouteCollection => routesOf(controllers);
+const routes = (): RouteCollection => routesOf({ ...controllers, '/hang-exception': controllers['/never']!, '/hang-response': controllers['/never']! });
+
+/** Hangs the error page of its paths: a kernel.exception listener, or a kernel.response one, that never settles. */
+const pageHanger = {
+  getSubscribedEvents: () => ({ [KernelEvents.EXCEPTION]: ['onException', 256] as const, [KernelEvents.RESPONSE]: ['onResponse', 256] as const }),
+  onException: (event: ExceptionEvent): Promise<void> | void => (event.request.path === '/hang-exception' ? new Promise<void>(() => {}) : undefined),
+  onResponse: (event: ResponseEvent): Promise<void> | void => (event.request.path === '/hang-response' ? new Promise<void>(() => {}) : undefined),
+};
 
 for (const scheme of SCHEMES) {
   const test = suite(`the response timeout, over ${scheme}`);
@@ -101,7 +108,7 @@ for (const scheme of SCHEMES) {
   };
 
   test.before(async () => {
-    timed = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [terminateRecorder] }, limits: { responseTimeout: TIMEOUT_MS } });
+    timed = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [terminateRecorder, pageHanger] }, limits: { responseTimeout: TIMEOUT_MS } });
     // Twice as long as the slow controller takes, and ten times the other server's limit.
     roomy = await startTestServer({ kernel: { debug: true, routes: routes() }, limits: { responseTimeout: TIMEOUT_MS * 10 } });
     // An idle timeout shorter than the response timeout: the wait for the head is not idleness.
@@ -282,6 +289,37 @@ for (const scheme of SCHEMES) {
       const response = await pending;
       assert.is(response.status, 503);
       assert.is(JSON.parse(response.body).detail, 'The server closed before the response was ready.');
+    } finally {
+      await closing.close();
+    }
+  });
+
+  test('a kernel.exception or kernel.response listener that hangs on the 503 page does not hold it: past the grace a bare 503 goes out, logged, and the request is terminated with it', async () => {
+    for (const path of ['/hang-exception', '/hang-response']) {
+      records.length = 0;
+      terminated.length = 0;
+      const response = await fetchFrom(timed, scheme, path);
+      assert.is(response.status, 503, path);
+      assert.is(response.body, 'Service Unavailable\n', 'no internals');
+      await until(() => terminated.some((one) => one.path === path), 5_000, 'kernel.terminate');
+      assert.equal(terminated.filter((one) => one.path === path), [{ path, status: 503 }]);
+      assert.ok(
+        records.some((record) => record.level === LogLevel.CRITICAL && /^The error page was not ready within 500 ms, so a bare 503 was sent for ResponseTimeoutError/.test(record.message)),
+        JSON.stringify(records.map((record) => record.message)),
+      );
+    }
+  });
+
+  test('a page that hangs does not hold settled() (app.close()) for ever: the client still waiting gets the bare 503', async () => {
+    const closing = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [pageHanger] }, limits: { responseTimeout: 60_000 } });
+    try {
+      const pending = fetchFrom(closing, scheme, '/hang-exception');
+      await sleep(100);
+      const outcome = await Promise.race([closing.app.listener.settled().then(() => 'settled'), sleep(5_000).then(() => 'still waiting')]);
+      assert.is(outcome, 'settled');
+      const response = await pending;
+      assert.is(response.status, 503);
+      assert.is(response.body, 'Service Unavailable\n');
     } finally {
       await closing.close();
     }
