@@ -325,11 +325,12 @@ export class Profiler {
     if (tree === undefined) return;
     this.#trees.delete(event.request);
     for (const recording of tree) recording.terminated = true;
-    // A main request whose kernel.response failed on its error page too (the kernel then sends the page
-    // unfiltered): the profiler's own kernel.response never ran for it. It is recorded with the response
-    // that went out, its error and logs kept, rather than left out while its error page's profile is saved alone.
+    // The main request is recorded with the response that went out, which kernel.terminate names, its error and
+    // logs kept: its kernel.response may have failed on its error page too (the kernel then sends the page
+    // unfiltered, and the profiler's own listener never ran), or the server answered its response timeout
+    // while the controller's late response was still going through kernel.response, whichever came last.
     const main = tree[0];
-    if (main !== undefined && main.request === event.request && main.response === null) this.#answered(main, event.request, event.response);
+    if (main !== undefined && main.request === event.request && main.response !== event.response) this.#answered(main, event.request, event.response);
     // Most trees are one answered request: no copy of the tree is made for them.
     const done = tree.length === 1 && tree[0]!.response !== null ? tree : tree.filter((recording) => recording.response !== null);
     this.#recorded += done.length;

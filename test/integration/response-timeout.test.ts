@@ -6,7 +6,7 @@
 import { PassThrough, Readable, addAbortSignal } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Response, type Controller, type ExceptionEvent, type Request, type ResponseEvent, type TerminateEvent } from '../../kernel/index.js';
+import { KernelEvents, Response, type Controller, type ExceptionEvent, type FinishRequestEvent, type Request, type ResponseEvent, type TerminateEvent } from '../../kernel/index.js';
 import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
 import type { RouteCollection } from '../../lib/routing/index.js';
 import { SCHEMES, fetchFrom, header, rawStatus, savedProfile, sendRaw, routesOf, startTestServer, until, type TestServer } from './harness.js';
@@ -55,6 +55,8 @@ const controllers: Record<string, Controller> = {
   '/read-body': (request) => readBody(request),
   // Reads the body, sent whole, only after the timeout: node has drained it unread once the 503 went out.
   '/read-late': (request) => sleep(TIMEOUT_MS * 2).then(() => readBody(request)),
+  // Answers after the timeout, while the 503 page is still on its way (see slowPageFinish).
+  '/late-during-page': () => sleep(TIMEOUT_MS * 1.5).then(() => new Response('too late', 200, { 'content-type': 'text/plain' })),
   '/slow': () => sleep(TIMEOUT_MS * 2).then(() => new Response('in time', 200, { 'content-type': 'text/plain' })),
   // Its head goes at once, its body takes three times the limit.
   // A stream whose first chunk never comes: its head never goes out.
@@ -85,6 +87,15 @@ const controllers: Record<string, Controller> = {
 
 const routes = (): RouteCollection => routesOf({ ...controllers, '/hang-exception': controllers['/never']!, '/hang-response': controllers['/never']! });
 
+/**
+ * Holds the main request's kernel.finish_request of `/late-during-page` for the limit: the 503 page has
+ * passed kernel.response, and is not sent yet, when the controller's late response goes through kernel.response.
+ */
+const slowPageFinish = {
+  getSubscribedEvents: () => ({ [KernelEvents.FINISH_REQUEST]: 'onFinish' }),
+  onFinish: (event: FinishRequestEvent): Promise<void> | void => (event.isMainRequest() && event.request.path === '/late-during-page' ? sleep(TIMEOUT_MS) : undefined),
+};
+
 /** Hangs the error page of its paths: a kernel.exception listener, or a kernel.response one, that never settles. */
 const pageHanger = {
   getSubscribedEvents: () => ({ [KernelEvents.EXCEPTION]: ['onException', 256] as const, [KernelEvents.RESPONSE]: ['onResponse', 256] as const }),
@@ -108,7 +119,7 @@ for (const scheme of SCHEMES) {
   };
 
   test.before(async () => {
-    timed = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [terminateRecorder, pageHanger] }, limits: { responseTimeout: TIMEOUT_MS } });
+    timed = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [terminateRecorder, pageHanger, slowPageFinish] }, limits: { responseTimeout: TIMEOUT_MS } });
     // Twice as long as the slow controller takes, and ten times the other server's limit.
     roomy = await startTestServer({ kernel: { debug: true, routes: routes() }, limits: { responseTimeout: TIMEOUT_MS * 10 } });
     // An idle timeout shorter than the response timeout: the wait for the head is not idleness.
@@ -176,6 +187,15 @@ for (const scheme of SCHEMES) {
     // The late response's kernel.response and kernel.finish_request changed nothing in the profile already taken.
     const profile = await timed.app.profiler!.loadProfile(token);
     assert.is(profile?.status, 503);
+  });
+
+  test('a late response that goes through kernel.response after the 503 page did, before it is sent, is not what the profile records: the 503 that went out is', async () => {
+    const response = await fetchFrom(timed, scheme, '/late-during-page');
+    assert.is(response.status, 503);
+    const token = header(response.headers['x-debug-token']);
+    const profile = await savedProfile(timed, token);
+    assert.is(profile.status, 503);
+    assert.is(profile.collectors.exception.exceptions[0].class, 'ResponseTimeoutError');
   });
 
   test('a controller that fails after the timeout is logged once by the error listener, and the server keeps serving', async () => {
