@@ -463,20 +463,27 @@ function sendWith(
     ended = true;
     queued?.delete(abandon);
     body.destroy();
+    if (error instanceof ClientClosedError) {
+      // The client left before the head: nothing was sent, and the request ends as its leaving (createRequestListener: a
+      // 499, logged at INFO, as a client gone before any response), not as the status it never got; after the body's clean-up, as when sent.
+      const then = onFailedBeforeHead === undefined ? onBodyEnd : () => onFailedBeforeHead(error);
+      if (then !== undefined) closeWaits.afterClose(body, then);
+      return;
+    }
     if (onFailedBeforeHead !== undefined) return onFailedBeforeHead(error);
     logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
     sendBare500(res);
     if (onBodyEnd !== undefined) closeWaits.afterClose(body, onBodyEnd);
   };
-  afterFirstChunk(body, res, start, failed, abandon);
+  afterFirstChunk(body, res, start, failed);
   return true;
 }
 
 /**
  * Calls `ready` once a stream body has its first chunk, has ended or has closed, `failed` when it fails
- * first, `gone` when the client leaves first. A body that is no node Readable is ready at once.
+ * first, or with a ClientClosedError when the client leaves first. A body that is no node Readable is ready at once.
  */
-function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void, failed: (error: unknown) => void, gone: () => void): void {
+function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void, failed: (error: unknown) => void): void {
   if (typeof body.once !== 'function' || typeof body.readableLength !== 'number') return ready();
   if (body.errored) return failed(body.errored);
   if (body.readableLength > 0 || body.readableEnded || body.destroyed) return ready();
@@ -497,7 +504,7 @@ function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void,
   };
   const onGone = (): void => {
     settle();
-    gone();
+    failed(new ClientClosedError());
   };
   body.on('readable', onReadable);
   body.once('close', onReadable);

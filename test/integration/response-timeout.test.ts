@@ -272,6 +272,23 @@ for (const scheme of SCHEMES) {
     assert.ok(records.some((record) => record.level === LogLevel.INFO && record.message.includes('ClientClosedError')));
   });
 
+  test('a client gone while a stream body\'s first chunk is pending ends as its leaving, as one gone before any response: terminated with a 499, logged at INFO, the stream destroyed', async () => {
+    records.length = 0;
+    terminated.length = 0;
+    const id = `${scheme}-gone-${Math.random()}`;
+    const controller = new AbortController();
+    const leaving = fetchFrom(timed, scheme, `/silent-stream?id=${encodeURIComponent(id)}`, { signal: controller.signal }).catch((error: Error) => error);
+    await until(() => silentBodies.has(id), 2_000, 'the stream body');
+    await sleep(TIMEOUT_MS / 4);
+    controller.abort();
+    assert.instance(await leaving, Error);
+    await until(() => terminated.some((one) => one.path === '/silent-stream'), 5_000, 'kernel.terminate');
+    assert.equal(terminated.filter((one) => one.path === '/silent-stream'), [{ path: '/silent-stream', status: 499 }]);
+    assert.ok(silentBodies.get(id)?.destroyed, 'the stream is destroyed');
+    assert.not.ok(records.some((record) => record.level <= LogLevel.ERROR), JSON.stringify(records.map((record) => record.message)));
+    assert.ok(records.some((record) => record.level === LogLevel.INFO && record.message.includes('ClientClosedError')));
+  });
+
   test('a request still waiting for its controller when the app closes is given up then, and terminated before close() resolves', async () => {
     const recorded: Array<{ path: string; status: number }> = [];
     const recorder = { getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }), onTerminate: (event: TerminateEvent) => void recorded.push({ path: event.request.path, status: event.response.status }) };
