@@ -538,8 +538,8 @@ export class Request {
       if (error instanceof ResponseTimeoutError) throw error;
       if (fromSocket && !source.complete && !(error instanceof PayloadTooLargeHttpError)) {
         // The server cut a body that took too long (a 408, as node:http answers it), and said so on the connection.
-        const timeout = requestTimeoutOf(source);
-        if (timeout !== undefined) throw new RequestTimeoutHttpError(`The request body did not arrive within the request timeout${timeout > 0 ? ` (${describeDuration(timeout)})` : ''}.`, { cause: error });
+        const timedOut = timeoutCutting(source, error);
+        if (timedOut !== undefined) throw timedOut;
         // A client that goes away mid-body made the mistake: a 400, not a server failure.
         throw new MalformedRequestError('The client closed the connection before the whole body was sent.', { cause: error });
       }
@@ -679,15 +679,18 @@ function severalHosts(first: string, second: string): SuspiciousOperationError {
 const ONLY_CHUNKED = /^[ \t]*chunked[ \t]*$/i;
 
 /**
- * The request timeout (ms; 0 when the server does not say) after which node:http ended the
- * request's connection, or undefined when it did not: node destroys the connection with an
- * ERR_HTTP_REQUEST_TIMEOUT error, and so does startServers once it has answered the 408.
+ * The 408 for a body the server cut for taking too long, or undefined when the server did not say so
+ * on the connection: node destroys it with an ERR_HTTP_REQUEST_TIMEOUT error at its request timeout
+ * (and so does startServers once it has answered the 408), a server of its own with the
+ * RequestTimeoutHttpError it means (startServers's idle timeout). `cause`: what the read failed with.
  */
-function requestTimeoutOf(message: IncomingMessage): number | undefined {
+function timeoutCutting(message: IncomingMessage, cause: unknown): RequestTimeoutHttpError | undefined {
   const socket = message.socket as (Socket & { errored?: { code?: unknown } | null; server?: { requestTimeout?: unknown } }) | null;
-  if (socket?.errored?.code !== 'ERR_HTTP_REQUEST_TIMEOUT') return undefined;
-  const timeout = socket.server?.requestTimeout;
-  return typeof timeout === 'number' && timeout > 0 ? timeout : 0;
+  const errored = socket?.errored;
+  if (errored instanceof RequestTimeoutHttpError) return new RequestTimeoutHttpError(errored.message, { cause });
+  if (errored?.code !== 'ERR_HTTP_REQUEST_TIMEOUT') return undefined;
+  const timeout = socket!.server?.requestTimeout;
+  return new RequestTimeoutHttpError(`The request body did not arrive within the request timeout${typeof timeout === 'number' && timeout > 0 ? ` (${describeDuration(timeout)})` : ''}.`, { cause });
 }
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {

@@ -3,6 +3,8 @@ import { constants } from 'node:crypto';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { RequestTimeoutHttpError } from '../../kernel/index.js';
+import { describeDuration } from '../../kernel/describe-duration.js';
 import { headOverflow } from './head-overflow.js';
 import { refusesHeadRequest } from './refused-method.js';
 import type { TlsCredentials } from './tls-certificate.js';
@@ -617,6 +619,8 @@ class IdleSockets {
       const idle = this.#timeout > 0 && quiet >= this.#timeout && (quiet >= this.#headWait || !awaitsHead(activity.http));
       if (idle || (this.#keepAlive > 0 && quiet >= this.#keepAlive && awaitsRequest(activity.http))) {
         this.#sockets.delete(socket);
+        // A body cut half-way is no client that left: its reader is told why (see Request's body reading), a 408.
+        if (idle && activity.http !== null && requestInBody(activity.http) !== null) activity.http.destroy(new RequestTimeoutHttpError(`The request body did not arrive: nothing came within the idle timeout (${describeDuration(this.#timeout)}).`));
         socket.destroy();
       }
     }

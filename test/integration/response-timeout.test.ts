@@ -110,6 +110,7 @@ for (const scheme of SCHEMES) {
   let shortIdle: TestServer;
   let bodyTimed: TestServer;
   let noRequestTimeout: TestServer;
+  let idleCut: TestServer;
   const records: LogRecord[] = [];
   const onLog = ({ record }: LogEntry): void => void records.push(record);
   const terminated: Array<{ path: string; status: number }> = [];
@@ -128,6 +129,8 @@ for (const scheme of SCHEMES) {
     bodyTimed = await startTestServer({ kernel: { debug: false, routes: routes(), subscribers: [terminateRecorder] }, limits: { responseTimeout: TIMEOUT_MS, requestTimeout: 1_000, headersTimeout: 1_000 } });
     // None: nothing but the response timeout ends a body that stalls.
     noRequestTimeout = await startTestServer({ kernel: { debug: false, routes: routes() }, limits: { responseTimeout: TIMEOUT_MS, requestTimeout: 0 } });
+    // Nothing but the idle timeout ends a body that stalls.
+    idleCut = await startTestServer({ kernel: { debug: false, routes: routes(), subscribers: [terminateRecorder] }, limits: { responseTimeout: 0, requestTimeout: 0, idleTimeout: TIMEOUT_MS } });
     timed.app.bus.on('log', onLog);
   });
   test.after(async () => {
@@ -137,6 +140,7 @@ for (const scheme of SCHEMES) {
     await shortIdle.close();
     await bodyTimed.close();
     await noRequestTimeout.close();
+    await idleCut.close();
   });
 
   test('a controller that never settles gets a 503 debug page naming the limit, logged CRITICAL once, then kernel.terminate', async () => {
@@ -242,6 +246,26 @@ for (const scheme of SCHEMES) {
       assert.not.ok(records.some((record) => record.level <= LogLevel.CRITICAL), JSON.stringify(records.map((record) => record.message)));
     } finally {
       bodyTimed.app.bus.off('log', onLog);
+    }
+  });
+
+  test('a body that stalls until the idle timeout cuts it is a 408 saying so, not a client that closed the connection', async () => {
+    const id = `${scheme}-idle-${Math.random()}`;
+    terminated.length = 0;
+    records.length = 0;
+    idleCut.app.bus.on('log', onLog);
+    try {
+      await sendRaw(idleCut, scheme, `POST /read-body?id=${encodeURIComponent(id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nhel`, { waitMs: 5_000 });
+      await until(() => bodyReads.has(id), 5_000, 'the body read to settle');
+      assert.is(bodyReads.get(id), 'threw RequestTimeoutHttpError');
+      await until(() => terminated.some((one) => one.path === '/read-body'), 5_000, 'kernel.terminate');
+      assert.equal(terminated.filter((one) => one.path === '/read-body'), [{ path: '/read-body', status: 408 }]);
+      assert.ok(
+        records.some((record) => record.level === LogLevel.ERROR && record.message.includes('The request body did not arrive: nothing came within the idle timeout (0.2 seconds).')),
+        JSON.stringify(records.map((record) => record.message)),
+      );
+    } finally {
+      idleCut.app.bus.off('log', onLog);
     }
   });
 
