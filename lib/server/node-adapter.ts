@@ -145,9 +145,9 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     const grace = setTimeout(() => {
       gaveUp = true;
       const bare = bareAnswer(isHttpError(error) && error.status >= 400 && error.status <= 599 ? error.status : 500);
-      kernel.requestStack.run(request, () =>
-        logger?.critical('The error page was not ready within {ms} ms, so a bare {status} was sent for {message}', { ms: ERROR_PAGE_GRACE_MS, status: bare.status, message: messageOf(error), error }),
-      );
+      // A client gone meanwhile (or before: its 499) is sent nothing; the line says so rather than name an answer that never went.
+      const what = res.destroyed || req.socket.destroyed ? 'and the client had left: nothing was sent' : `so a bare ${bare.status} was sent`;
+      kernel.requestStack.run(request, () => logger?.critical(`The error page was not ready within {ms} ms, ${what} for {message}`, { ms: ERROR_PAGE_GRACE_MS, status: bare.status, message: messageOf(error), error }));
       if (sendAndTerminate(req, res, request, bare) !== SENT) terminate(request, bare);
       then?.();
     }, ERROR_PAGE_GRACE_MS);

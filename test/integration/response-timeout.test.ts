@@ -371,6 +371,20 @@ for (const scheme of SCHEMES) {
     }
   });
 
+  test('a page that hangs for a client gone before the limit: past the grace the request is terminated with the 499, and the log line says nothing was sent', async () => {
+    records.length = 0;
+    terminated.length = 0;
+    const controller = new AbortController();
+    const leaving = fetchFrom(timed, scheme, '/hang-exception', { signal: controller.signal }).catch((error: Error) => error);
+    await sleep(TIMEOUT_MS / 4);
+    controller.abort();
+    assert.instance(await leaving, Error);
+    await until(() => terminated.some((one) => one.path === '/hang-exception'), 5_000, 'kernel.terminate');
+    assert.equal(terminated.filter((one) => one.path === '/hang-exception'), [{ path: '/hang-exception', status: 499 }]);
+    const lines = records.filter((record) => record.message.startsWith('The error page was not ready')).map((record) => record.message);
+    assert.equal(lines, ['The error page was not ready within 500 ms, and the client had left: nothing was sent for ClientClosedError: The client closed the connection before the response was sent.']);
+  });
+
   test('a page that hangs does not hold settled() (app.close()) for ever: the client still waiting gets the bare 503', async () => {
     const closing = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [pageHanger] }, limits: { responseTimeout: 60_000 } });
     try {
