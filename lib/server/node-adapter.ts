@@ -433,10 +433,12 @@ function sendWith(
   };
   // A response queued behind others on its connection (pipelined) has no socket yet. If the
   // connection closes first, node never tells it, and its pipeline never ends (destroying the
-  // response waits for a socket): the body is destroyed (a file would stay open) and the request terminated here.
+  // response waits for a socket): none of it went out, its first chunk come or not, so it ends as
+  // its client's leaving (see failed), the body destroyed (a file would stay open).
   const abandon = (): void => {
-    body.destroy();
-    end();
+    // Marked gone, as node marks an answered response whose client left: nothing more is written into it.
+    res.destroy();
+    failed(new ClientClosedError());
   };
   const queued = res.socket === null ? queueOnSocket(req.socket, abandon) : undefined;
   const done = (error: Error | null): void => {
@@ -464,7 +466,7 @@ function sendWith(
     queued?.delete(abandon);
     body.destroy();
     if (error instanceof ClientClosedError) {
-      // The client left before the head: nothing was sent, and the request ends as its leaving (createRequestListener: a
+      // The client left before the head (or before a queued response had the connection): nothing was sent, and the request ends as its leaving (createRequestListener: a
       // 499, logged at INFO, as a client gone before any response), not as the status it never got; after the body's clean-up, as when sent.
       const then = onFailedBeforeHead === undefined ? onBodyEnd : () => onFailedBeforeHead(error);
       if (then !== undefined) closeWaits.afterClose(body, then);

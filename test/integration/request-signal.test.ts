@@ -215,5 +215,27 @@ for (const scheme of SCHEMES) {
     }
   });
 
+  test('a stream response queued behind another on a connection that closes (pipelined) ends as its client\'s leaving: terminated with a 499 at INFO, not the 200 it never sent', async () => {
+    records.length = 0;
+    const port = Number(new URL(server.urls[scheme]).port);
+    const first = `${scheme}-queued-1`;
+    const second = `${scheme}-queued-2`;
+    const get = (id: string): string => `GET /stream-forever?id=${id} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`;
+    const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    let received = '';
+    socket.on('data', (chunk: Buffer) => void (received += chunk.toString('latin1')));
+    socket.write(get(first) + get(second));
+    // The first's body is being sent: the second's, behind it, waits for the connection.
+    await until(() => waits.get(first)?.started === true && waits.has(second), 5_000, 'both controllers to answer');
+    socket.destroy();
+    await until(() => terminated.some((one) => one.id === first) && terminated.some((one) => one.id === second), 5_000, 'kernel.terminate of both');
+    assert.is(received.match(/^HTTP\/1\.1 /gm)?.length, 1, 'one head went out, the first\'s');
+    assert.is(terminated.find((one) => one.id === first)!.status, 200, 'the first\'s head went out');
+    assert.equal(terminated.find((one) => one.id === second), { id: second, status: 499, aborted: true });
+    assert.equal(records.filter((record) => record.level <= LogLevel.ERROR).map((record) => record.message), [], 'nothing at ERROR or above');
+    assert.ok(records.some((record) => record.level === LogLevel.INFO && /ClientClosedError/.test(record.message)), JSON.stringify(records.map((record) => record.message)));
+  });
+
   test.run();
 }
