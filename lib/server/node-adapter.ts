@@ -387,7 +387,8 @@ function sendWith(
   closeWaits: BodyCloseWaits,
   onFailedBeforeHead?: (error: unknown) => void,
 ): boolean {
-  if (res.headersSent || res.destroyed) {
+  // A response queued behind others (pipelined) on a connection that has closed is never told (see abandon): its client is gone too.
+  if (res.headersSent || res.destroyed || (res.socket === null && req.socket.destroyed)) {
     // The client is gone (or an answer went already): a stream body would never be read, its file or socket left open.
     destroyBody(response.body);
     return false;

@@ -21,6 +21,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** What became of each controller's wait on request.signal, by the request's `id`. */
 const waits = new Map<string, { started: boolean; outcome?: 'waited' | unknown }>();
+/** The stream bodies of /late-stream-forever, by `id`. */
+const lateStreams = new Map<string, Readable>();
 /** The signal of each request answered at once, by `id`. */
 const signals = new Map<string, AbortSignal>();
 
@@ -60,6 +62,20 @@ const controllers: Record<string, Controller> = {
       }
     }
     return new Response(Readable.from(chunks()), 200, { 'content-type': 'text/plain' });
+  },
+  // After 300 ms, a stream body that never ends by itself and takes no signal.
+  '/late-stream-forever': async (request: Request) => {
+    waits.set(request.query.get('id') ?? '', { started: true });
+    await wait(300);
+    async function* chunks(): AsyncGenerator<string> {
+      for (;;) {
+        yield 'x'.repeat(1024);
+        await wait(5);
+      }
+    }
+    const body = Readable.from(chunks());
+    lateStreams.set(request.query.get('id') ?? '', body);
+    return new Response(body, 200, { 'content-type': 'text/plain' });
   },
   // A stream body whose chunks wait on the signal: it must end whole, the signal left alone.
   '/stream': (request: Request) => {
@@ -235,6 +251,23 @@ for (const scheme of SCHEMES) {
     assert.equal(terminated.find((one) => one.id === second), { id: second, status: 499, aborted: true });
     assert.equal(records.filter((record) => record.level <= LogLevel.ERROR).map((record) => record.message), [], 'nothing at ERROR or above');
     assert.ok(records.some((record) => record.level === LogLevel.INFO && /ClientClosedError/.test(record.message)), JSON.stringify(records.map((record) => record.message)));
+  });
+
+  test('a stream response given once its connection has closed behind another (pipelined) is destroyed and terminated, as one whose client left before it was ready, not left waiting for a connection for ever', async () => {
+    records.length = 0;
+    const port = Number(new URL(server.urls[scheme]).port);
+    const first = `${scheme}-closed-1`;
+    const second = `${scheme}-closed-2`;
+    const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write(`GET /stream-forever?id=${first} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\nGET /late-stream-forever?id=${second} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    await until(() => waits.get(first)?.started === true && waits.has(second), 5_000, 'both controllers to run');
+    // Closed while the second's controller still works: its stream comes after.
+    socket.destroy();
+    await until(() => terminated.some((one) => one.id === first) && terminated.some((one) => one.id === second), 5_000, 'kernel.terminate of both');
+    assert.equal(terminated.find((one) => one.id === second), { id: second, status: 200, aborted: true });
+    assert.ok(lateStreams.get(second)?.destroyed, 'its stream is destroyed');
+    assert.equal(records.filter((record) => record.level <= LogLevel.ERROR).map((record) => record.message), [], 'nothing at ERROR or above');
   });
 
   test.run();
