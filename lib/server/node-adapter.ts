@@ -24,7 +24,8 @@ export interface RequestListenerOptions {
   /**
    * The page for an error that escaped `kernel.handle()` (a `kernel.exception` listener that threw,
    * or none that answered), once it is logged CRITICAL. Default: a bare `Internal Server Error`
-   * text, which is also sent when this throws or gives no Response. createKernel gives its error
+   * text, which is also sent when this throws or gives no Response, and, logged, when its promise
+   * has not settled half a second on (ERROR_PAGE_GRACE_MS in listen.ts). createKernel gives its error
    * page, as Symfony's ErrorHandler renders what escapes its kernel. Either way `kernel.terminate`
    * follows, with the Response sent.
    */
@@ -138,24 +139,11 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const answerError = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response | null, error: unknown, then?: () => void): void => {
     // writeHead() keeps the reason phrase of a status it refused (`500 Found`).
     res.statusMessage = '';
-    let gaveUp = false;
-    // A kernel.exception or kernel.response listener that never settles must not hold the answer (the
-    // client would wait for the idle sweep) nor settled(): past the grace, the bare status goes out.
-    // Not unref()'d: an app closing waits for this request's kernel.terminate.
-    const grace = setTimeout(() => {
-      gaveUp = true;
-      const bare = bareAnswer(isHttpError(error) && error.status >= 400 && error.status <= 599 ? error.status : 500);
-      // A client gone meanwhile (or before: its 499) is sent nothing; the line says so rather than name an answer that never went.
-      const what = res.destroyed || req.socket.destroyed ? 'and the client had left: nothing was sent' : `so a bare ${bare.status} was sent`;
-      kernel.requestStack.run(request, () => logger?.critical(`The error page was not ready within {ms} ms, ${what} for {message}`, { ms: ERROR_PAGE_GRACE_MS, status: bare.status, message: messageOf(error), error }));
-      if (sendAndTerminate(req, res, request, bare) !== SENT) terminate(request, bare);
-      then?.();
-    }, ERROR_PAGE_GRACE_MS);
+    const inTime = pageWithin(req, res, request, error, isHttpError(error) && error.status >= 400 && error.status <= 599 ? error.status : 500, then);
     kernel.handleException(error, request).then(
       (page) => {
         // Too late: the bare answer went, and the request was terminated with it.
-        if (gaveUp) return destroyBody(page.body);
-        clearTimeout(grace);
+        if (!inTime()) return destroyBody(page.body);
         const again = sendAndTerminate(req, res, request, page);
         if (again !== SENT) {
           fail(res, again, logger);
@@ -164,8 +152,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         then?.();
       },
       (unanswered: unknown) => {
-        if (gaveUp) return;
-        clearTimeout(grace);
+        if (!inTime()) return;
         fail(res, unanswered, logger);
         terminate(request, response ?? bareAnswer());
         then?.();
@@ -173,8 +160,34 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     );
   };
 
+  /**
+   * Bounds the wait for the page of `error` (a kernel.exception or kernel.response listener, or an
+   * `unhandled` page, that never settles must not hold the answer, for the client would wait for the
+   * idle sweep, nor settled()): past ERROR_PAGE_GRACE_MS the bare `status` goes out instead, logged,
+   * the request is terminated with it, and `then` is called. The function returned, called once the
+   * page (or its failure) has come, stops the wait: false when it came too late.
+   */
+  const pageWithin = (req: IncomingMessage, res: ServerResponse, request: Request, error: unknown, status: number, then?: () => void): (() => boolean) => {
+    let gaveUp = false;
+    // Not unref()'d: an app closing waits for this request's kernel.terminate.
+    const grace = setTimeout(() => {
+      gaveUp = true;
+      const bare = bareAnswer(status);
+      // A client gone meanwhile (or before: its 499) is sent nothing; the line says so rather than name an answer that never went.
+      const what = res.destroyed || req.socket.destroyed ? 'and the client had left: nothing was sent' : `so a bare ${bare.status} was sent`;
+      kernel.requestStack.run(request, () => logger?.critical(`The error page was not ready within {ms} ms, ${what} for {message}`, { ms: ERROR_PAGE_GRACE_MS, status: bare.status, message: messageOf(error), error }));
+      if (sendAndTerminate(req, res, request, bare) !== SENT) terminate(request, bare);
+      then?.();
+    }, ERROR_PAGE_GRACE_MS);
+    return () => {
+      if (gaveUp) return false;
+      clearTimeout(grace);
+      return true;
+    };
+  };
+
   const unhandled = options.unhandled;
-  /** An error that escaped kernel.handle(): logged, then answered with `unhandled`'s page, or the bare 500. */
+  /** An error that escaped kernel.handle(): logged, then answered with `unhandled`'s page (within the grace, see pageWithin), or the bare 500. */
   const escaped = (req: IncomingMessage, res: ServerResponse, request: Request, error: unknown): void => {
     // In the request's context: the record is the request's (its stderr line, its error page's logs).
     // The error the failing listener was handling reached neither the listeners after it nor the page: the record names it.
@@ -192,8 +205,22 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     } catch {
       return bare();
     }
-    if (isPromiseLike(page)) page.then((answer) => sendPage(req, res, request, answer), bare);
-    else sendPage(req, res, request, page);
+    if (!isPromiseLike(page)) return sendPage(req, res, request, page);
+    // Counted with the stream bodies: settled() (app.close()) waits for its kernel.terminate, at most the grace.
+    openBodies++;
+    const inTime = pageWithin(req, res, request, error, 500, bodyTerminated);
+    page.then(
+      (answer) => {
+        if (!inTime()) return destroyBody(answer instanceof Response ? answer.body : null);
+        sendPage(req, res, request, answer);
+        bodyTerminated();
+      },
+      () => {
+        if (!inTime()) return;
+        bare();
+        bodyTerminated();
+      },
+    );
   };
   // The page is the request's answer: kernel.terminate follows it, as after any other (Symfony's
   // terminateWithException() terminates too), so the profile is saved and terminate listeners run.

@@ -708,6 +708,42 @@ test('createRequestListener\'s unhandled page: a promised Response is sent; one 
   assert.ok(critical.every((record) => !('handled' in record.context)));
 });
 
+test('createRequestListener\'s unhandled page that never settles holds neither the answer nor settled(): past the grace a bare 500 goes out, logged, and kernel.terminate follows before settled() resolves', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => {
+    event.request.attributes.set('_controller', () => {
+      throw new Error('failed');
+    });
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    throw event.error;
+  });
+  const terminated: Array<[string, number]> = [];
+  dispatcher.addListener(KernelEvents.TERMINATE, (event: TerminateEvent) => void terminated.push([event.request.path, event.response.status]));
+  const bus = createBus();
+  const records: Array<{ levelName: string; message: string }> = [];
+  bus.on('log', ({ record }) => void records.push(record));
+  const listener = createRequestListener(new HttpKernel(dispatcher, new ControllerResolver()), {
+    logger: new Logger({ bus }),
+    unhandled: () => new Promise<Response>(() => {}),
+  });
+  await withServers(listener, { httpsPort: null }, async ({ urls }) => {
+    const answer = within(request(`${urls[0]!}/hang`), 5_000, 'the answer');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The page is still awaited: settled() (app.close()) waits for the request's kernel.terminate.
+    const atSettled = await within(listener.settled().then(() => [...terminated]), 5_000, 'settled()');
+    assert.equal(atSettled, [['/hang', 500]]);
+    const response = await answer;
+    assert.is(response.statusCode, 500);
+    assert.is(await response.body.text(), 'Internal Server Error\n');
+  });
+  assert.equal(terminated, [['/hang', 500]]);
+  assert.equal(
+    records.filter((record) => record.levelName === 'CRITICAL').map((record) => record.message),
+    ['Unhandled error: Error: failed', 'The error page was not ready within 500 ms, so a bare 500 was sent for Error: failed'],
+  );
+});
+
 test('close() drops within a second a connection that has not sent a request yet, over http and https (a browser preconnect)', async () => {
   const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0, tls }), 5_000, 'startServers');
   try {
