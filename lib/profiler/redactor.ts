@@ -449,25 +449,37 @@ export class Redactor {
   /**
    * A URL (or a path) with the values of secret query parameters hidden, and of secret `;key=value`
    * pairs in its path (`/cart;jsessionid=...`) and query values; the rest left as it was written (searched by substring).
+   * A fragment's `key=value` pairs too: an OAuth implicit grant redirects to `/cb#access_token=...` (a bare `#anchor` is kept).
    */
   url(url: string): string {
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
+    const hash = url.indexOf('#');
+    const beforeHash = hash === -1 ? url : url.slice(0, hash);
+    const q = beforeHash.indexOf('?');
+    const path = q === -1 ? beforeHash : beforeHash.slice(0, q);
     const hiddenPath = this.#semicolonPairs(path, REDACTED_QUERY_VALUE);
-    if (q === -1) return hiddenPath;
-    let changed = hiddenPath !== path;
-    const pairs = url.slice(q + 1).split('&');
+    const query = q === -1 ? '' : beforeHash.slice(q + 1);
+    const hiddenQuery = q === -1 ? '' : this.#queryPairs(query, true);
+    const fragment = hash === -1 ? '' : url.slice(hash + 1);
+    const hiddenFragment = hash === -1 ? '' : this.#queryPairs(fragment, false);
+    if (hiddenPath === path && hiddenQuery === query && hiddenFragment === fragment) return url;
+    return `${hiddenPath}${q === -1 ? '' : `?${hiddenQuery}`}${hash === -1 ? '' : `#${hiddenFragment}`}`;
+  }
+
+  /** `&`-separated pairs with secret values hidden (as it was when there are none); `flags`: a secret key without a value gets the hidden one too. */
+  #queryPairs(text: string, flags: boolean): string {
+    const pairs = text.split('&');
+    let changed = false;
     for (let i = 0; i < pairs.length; i++) {
       const pair = pairs[i]!;
       const eq = pair.indexOf('=');
       const key = eq === -1 ? pair : pair.slice(0, eq);
-      const hidden = key !== '' && this.isSecretKey(decodeSafe(key.replace(/\+/g, ' '))) ? `${key}=${REDACTED_QUERY_VALUE}` : this.#semicolonPairs(pair, REDACTED_QUERY_VALUE);
+      const hidden = key !== '' && (flags || eq !== -1) && this.isSecretKey(decodeSafe(key.replace(/\+/g, ' '))) ? `${key}=${REDACTED_QUERY_VALUE}` : this.#semicolonPairs(pair, REDACTED_QUERY_VALUE);
       if (hidden !== pair) {
         pairs[i] = hidden;
         changed = true;
       }
     }
-    return changed ? `${hiddenPath}?${pairs.join('&')}` : url;
+    return changed ? pairs.join('&') : text;
   }
 
   /** `text` with the value of each secret `;key=value` pair replaced by `hidden` (a path parameter, as servlet containers put the session id). */

@@ -281,6 +281,15 @@ test('URL-valued headers (Referer, Location, Content-Location) lose their secret
   assert.equal(JSON.parse(redactor.headersJson(headers, last)), expected, 'the same headers again, from the cache');
 });
 
+test('a Location with its secrets in the fragment (an OAuth implicit grant\'s redirect, RFC 6749 4.2.2) loses them too, as url() hides a fragment\'s pairs', () => {
+  const hidden = encodeURIComponent(REDACTED);
+  const location = 'https://client.test/cb#access_token=s3cr3t-f&state=xyz&expires_in=3600';
+  assert.equal(redactor.headers({ location }), { location: `https://client.test/cb#access_token=${hidden}&state=xyz&expires_in=3600` });
+  assert.is(redactor.url('/cb?state=1#id_token=s3cr3t&x=2'), `/cb?state=1#id_token=${hidden}&x=2`);
+  assert.is(redactor.url('/docs?page=2#section-token'), '/docs?page=2#section-token');
+  assert.is(redactor.url('/docs#intro'), '/docs#intro');
+});
+
 test('a value that cannot be read (a Proxy whose traps throw) is "[unreadable value]" in its place, in value() and valueJson(); the rest is kept', () => {
   const boom = () => {
     throw new Error('trap');
