@@ -275,11 +275,12 @@ export class Profiler {
    * listener that threw): `response` is the page made outside the kernel, `error` the one it shows.
    * No `kernel.response` ran for it, so this does what the profiler's listener does there (the
    * debug headers included); the profile is saved at `kernel.terminate`, as any other. createKernel's
-   * listener calls it; a request the profiler is not recording is left alone.
+   * listener calls it; a request the profiler is not recording is left alone, and so is one terminated
+   * already (its page came past the server's error page grace: the bare 500 that went instead is recorded).
    */
   recordUnhandled(request: Request, response: Response, error: unknown): void {
     const recording = this.#recordings.get(request);
-    if (recording === undefined) return;
+    if (recording === undefined || recording.terminated) return;
     recording.error = error;
     recording.failed = true;
     this.#answered(recording, request, response);

@@ -54,6 +54,24 @@ test('a main request and its error sub-request are linked parent and child, and 
   assert.ok(main!.collectors.time !== shown.collectors.time, 'present() works on a copy');
 });
 
+test('an unhandled page recorded after its request was terminated (it came past the error page grace, a bare answer went instead) changes nothing in the profile', async () => {
+  const storage = new MemoryStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage } });
+  const request = Request.create('http://127.0.0.1:8000/robots.txt');
+  const response = await app.kernel.handle(request);
+  await app.kernel.terminate(request, response);
+  const token = response.getHeader('x-debug-token')!;
+  // Saved (the save delay is 20 ms) and still at hand as unsaved for the toolbar, or not: either way as terminated.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const late = new Response('too late', 418);
+  app.profiler!.recordUnhandled(request, late, new Error('too late'));
+  assert.is(app.profiler!.getUnsaved(token)?.status ?? response.status, response.status);
+  await app.close();
+  const saved = await storage.read(token);
+  assert.is(saved!.status, response.status);
+  assert.is(late.getHeader('x-debug-token'), undefined, 'the late page is not marked as profiled');
+});
+
 test('/_profiler/latest shows a sub-request whose parent is gone (dropped by the bounds) as itself', async () => {
   const storage = new MemoryStorage();
   const app = createApp({ stderrLogLevel: false, profiler: { storage } });
