@@ -166,14 +166,18 @@ export class FileLock {
   }
 
   #startRefreshing(): void {
-    this.#refresher = setInterval(() => void this.#refreshIfStillHeld(), Math.max(1, Math.floor(this.staleMs / 4)));
-    this.#refresher.unref();
+    const timer = setInterval(() => void this.#refreshIfStillHeld(timer), Math.max(1, Math.floor(this.staleMs / 4)));
+    timer.unref();
+    this.#refresher = timer;
   }
 
-  /** The timer's refresh: a lock taken over meanwhile is the new holder's, not to be kept alive by us. */
-  async #refreshIfStillHeld(): Promise<void> {
+  /**
+   * The timer's refresh: a lock taken over meanwhile is the new holder's, not to be kept alive by us.
+   * Stops its own `timer`: released and taken again while the check was read, the lock has another.
+   */
+  async #refreshIfStillHeld(timer: NodeJS.Timeout): Promise<void> {
     if (await this.stillHeld()) await this.refresh();
-    else clearInterval(this.#refresher);
+    else clearInterval(timer);
   }
 
   async #isOurs(): Promise<boolean> {
