@@ -123,6 +123,14 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   };
 
   const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
+    // A client gone before its answer was ready (pipelined: its connection closed behind another) got
+    // nothing: the request ends as its leaving, a 499 at INFO, as at the response timeout, not as the
+    // success it never got. An error answer is kept: it says what went wrong already (a body cut
+    // short, a 408, or a wait on request.signal aborted, a 499).
+    if (response.status < 400 && (res.destroyed || (res.socket === null && req.socket.destroyed)) && !res.headersSent) {
+      destroyBody(response.body);
+      return answerError(req, res, request, response, new ClientClosedError());
+    }
     const refusal = sendAndTerminate(req, res, request, response);
     if (refusal === SENT) return;
     // Nothing was written: the kernel answers the refusal as an error of the request (an error page,

@@ -45,6 +45,12 @@ const controllers: Record<string, Controller> = {
     await wait(50, undefined, { signal: request.signal });
     return new Response(`aborted: ${request.signal.aborted}`, 200, { 'content-type': 'text/plain' });
   },
+  // Answers after 300 ms, taking no signal: a client gone meanwhile is only seen once it answers.
+  '/late': async (request: Request) => {
+    waits.set(request.query.get('id') ?? '', { started: true });
+    await wait(300);
+    return new Response('late', 200, { 'content-type': 'text/plain' });
+  },
   // A stream body that never ends by itself: its chunks wait on the signal.
   '/stream-forever': (request: Request) => {
     const entry: { started: boolean; outcome?: unknown } = { started: false };
@@ -142,6 +148,23 @@ for (const scheme of SCHEMES) {
     assert.is(info.length, 1, JSON.stringify(records.map((record) => record.message)));
     // The server goes on serving.
     assert.is((await fetchFrom(server, scheme, `/quick?id=${id}-after`)).body, 'aborted: false');
+  });
+
+  test('a client gone before a controller that takes no signal answers: the request ends as its leaving, terminated with a 499 at INFO, not the 200 it never got', async () => {
+    records.length = 0;
+    const id = `${scheme}-gone-late`;
+    const client = new AbortController();
+    const pending = undiciRequest(`${server.urls[scheme]}/late?id=${id}`, { dispatcher: server.agent, signal: client.signal }).then(
+      () => 'answered',
+      (error: unknown) => error,
+    );
+    await until(() => waits.get(id)?.started === true, 5_000, 'the controller to start');
+    client.abort();
+    assert.is((await pending as Error).name, 'AbortError', 'the client gave up');
+    await until(() => terminated.some((one) => one.id === id), 5_000, 'kernel.terminate');
+    assert.equal(terminated.find((one) => one.id === id), { id, status: 499, aborted: true });
+    assert.equal(records.filter((record) => record.level <= LogLevel.ERROR).map((record) => record.message), [], 'nothing at ERROR or above');
+    assert.is(records.filter((record) => record.level === LogLevel.INFO && /ClientClosedError/.test(record.message)).length, 1, JSON.stringify(records.map((record) => record.message)));
   });
 
   test('a client that leaves while a stream body is being sent aborts request.signal: the body\'s wait rejects, and its failure is no server error', async () => {
@@ -253,7 +276,7 @@ for (const scheme of SCHEMES) {
     assert.ok(records.some((record) => record.level === LogLevel.INFO && /ClientClosedError/.test(record.message)), JSON.stringify(records.map((record) => record.message)));
   });
 
-  test('a stream response given once its connection has closed behind another (pipelined) is destroyed and terminated, as one whose client left before it was ready, not left waiting for a connection for ever', async () => {
+  test('a stream response given once its connection has closed behind another (pipelined) is destroyed and ends as its client\'s leaving (a 499), as one whose client left before it was ready, not left waiting for a connection for ever', async () => {
     records.length = 0;
     const port = Number(new URL(server.urls[scheme]).port);
     const first = `${scheme}-closed-1`;
@@ -265,7 +288,7 @@ for (const scheme of SCHEMES) {
     // Closed while the second's controller still works: its stream comes after.
     socket.destroy();
     await until(() => terminated.some((one) => one.id === first) && terminated.some((one) => one.id === second), 5_000, 'kernel.terminate of both');
-    assert.equal(terminated.find((one) => one.id === second), { id: second, status: 200, aborted: true });
+    assert.equal(terminated.find((one) => one.id === second), { id: second, status: 499, aborted: true });
     assert.ok(lateStreams.get(second)?.destroyed, 'its stream is destroyed');
     assert.equal(records.filter((record) => record.level <= LogLevel.ERROR).map((record) => record.message), [], 'nothing at ERROR or above');
   });
