@@ -1,3 +1,4 @@
+import { describeValue } from '../../kernel/describe-value.js';
 import { InvalidRouteError } from './errors.js';
 import { compilePattern, sanitizeRequirement, variantSource, type CompiledPattern, type Part } from './pattern.js';
 import { TailMatcher } from './tail-matcher.js';
@@ -51,6 +52,29 @@ export function compiledRoute(route: Route): CompiledRoute {
   return compiled.get(route)!;
 }
 
+const OPTIONS: ReadonlySet<string> = new Set(['defaults', 'requirements', 'methods', 'schemes', 'host']);
+
+/**
+ * `options` when it is a RouteOptions object; else an InvalidRouteError naming what is wrong. A typo
+ * (`method`) would otherwise leave a route that answers every method, and a string a route with none.
+ */
+function checkOptions(path: string, options: unknown): RouteOptions {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidRouteError(`The options of route "${path}" are an object ({ methods: ['GET'] }), not ${describeValue(options)}.`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTIONS.has(key)) throw new InvalidRouteError(`Route "${path}" has no option "${key}"; its options are ${[...OPTIONS].join(', ')}.`);
+  }
+  const { defaults, requirements, host } = options as RouteOptions;
+  for (const [name, value] of [['defaults', defaults], ['requirements', requirements]] as const) {
+    if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+      throw new InvalidRouteError(`The ${name} of route "${path}" are an object, not ${describeValue(value)}.`);
+    }
+  }
+  if (host !== undefined && typeof host !== 'string') throw new InvalidRouteError(`The host of route "${path}" is a string (':tenant.example.com'), not ${describeValue(host)}.`);
+  return options as RouteOptions;
+}
+
 const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** A path pattern with its defaults, requirements, methods, schemes and host. Immutable. */
@@ -68,6 +92,7 @@ export class Route {
   constructor(path: string, options: RouteOptions = {}) {
     if (typeof path !== 'string') throw new InvalidRouteError('A route path must be a string.');
     this.path = path.startsWith('/') ? path : `/${path}`;
+    options = checkOptions(this.path, options);
     this.defaults = Object.freeze({ ...options.defaults });
     const requirements: Record<string, string> = {};
     for (const [name, requirement] of Object.entries(options.requirements ?? {})) requirements[name] = sanitizeRequirement(name, requirement);

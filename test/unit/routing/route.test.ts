@@ -115,4 +115,16 @@ test('a collection holds Route objects: a plain object is refused when added', (
   assert.is(error.message, "Route \"x\" is a Route (new Route('/path', options)), not an object of type Object.");
 });
 
+test('options that are no object, an option it does not know (a typo: method) or a host that is no string are an InvalidRouteError naming them', () => {
+  const typo = thrown(() => new Route('/admin', { method: ['GET'] } as never));
+  assert.instance(typo, InvalidRouteError);
+  assert.is(typo.message, 'Route "/admin" has no option "method"; its options are defaults, requirements, methods, schemes, host.');
+  assert.is(thrown(() => new Route('/a', 'GET' as never)).message, 'The options of route "/a" are an object ({ methods: [\'GET\'] }), not the string "GET".');
+  assert.instance(thrown(() => new Route('/a', null as never)), InvalidRouteError);
+  assert.is(thrown(() => new Route('/a', { host: 5 } as never)).message, 'The host of route "/a" is a string (\':tenant.example.com\'), not number 5.');
+  assert.is(thrown(() => new Route('/a/:x', { requirements: ['a'] } as never)).message, 'The requirements of route "/a/:x" are an object, not an object of type Array.');
+  assert.is(thrown(() => new Route('/a', { defaults: 'x' } as never)).message, 'The defaults of route "/a" are an object, not the string "x".');
+  assert.is(new Route('/a', { defaults: undefined, host: undefined }).path, '/a');
+});
+
 test.run();
