@@ -88,6 +88,8 @@ export class Response {
   static redirect(url: string, status = 302, headers?: HeaderInit): Response {
     if (!REDIRECT_STATUSES.has(status)) throw new RangeError(`A redirect's status is 301, 302, 303, 307, 308 or 201, not ${typeof status === 'number' ? status : describeValue(status)}.`);
     if (typeof url !== 'string' || url === '') throw new TypeError(`A redirect needs a URL to go to, not ${url === '' ? 'an empty one' : describeValue(url)}.`);
+    // node:http would refuse such a Location only when the response is sent, far from the call that made it.
+    if (CONTROL.test(url)) throw new TypeError(`A redirect's URL has no control characters (CR, LF, tab...), not ${JSON.stringify(url)}.`);
     const response = new Response('', status, headers);
     response.headers.location = asciiLocation(url);
     return response;
@@ -275,14 +277,14 @@ const NOT_ASCII_OR_SPACE = /[ \u0080-\uffff]/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**
- * `url` as a Location can carry it (RFC 3986: ASCII). node:http would send `é` as the Latin-1 byte
- * E9, which clients read as U+FFFD, and refuse `€`. Controls are left for node:http to refuse: a CR/LF
- * is an error to see, not one to send on encoded.
+ * `url` (without controls: redirect() refuses them, a CR/LF being an error to see, not one to send on
+ * encoded) as a Location can carry it (RFC 3986: ASCII). node:http would send `é` as the Latin-1 byte
+ * E9, which clients read as U+FFFD, and refuse `€`.
  */
 function asciiLocation(url: string): string {
   if (!NOT_ASCII_OR_SPACE.test(url)) return url;
   // Only the URL parser writes a host in punycode (bücher.de → xn--bcher-kva.de).
-  if (ABSOLUTE_URL.test(url) && !CONTROL.test(url)) {
+  if (ABSOLUTE_URL.test(url)) {
     try {
       return new URL(url).href;
     } catch {

@@ -10,8 +10,9 @@ import type { RouteCollection } from '../../lib/routing/index.js';
 import { SCHEMES, fetchFrom, header, rawStatus, readResponses, savedProfile, sendRaw, routesOf, startTestServer, type TestServer } from './harness.js';
 
 const controllers: Record<string, Controller> = {
-  // The classic: a query value reflected into Location, with a Set-Cookie line smuggled in.
-  '/go': (request: Request) => Response.redirect(`/next?to=${request.query.get('to') ?? ''}`),
+  // The classic: a query value reflected into Location, with a Set-Cookie line smuggled in (set as a
+  // header: Response.redirect() refuses a control character at the call).
+  '/go': (request: Request) => new Response('', 302, { location: `/next?to=${request.query.get('to') ?? ''}` }),
   '/euro': () => new Response('priced', 200, { 'x-price': '5 €' }),
   '/bad-name': () => new Response('named', 200, { 'bad name': 'x' }),
   '/interim': () => new Response('', 103),

@@ -170,7 +170,7 @@ test('a status is a whole number from 100 to 599, in the constructor and when se
   assert.is(response.status, 599);
 });
 
-test('redirect() percent-encodes what a Location cannot carry (non-ASCII as UTF-8, spaces; controls stay for node:http to refuse) and keeps the rest as given', () => {
+test('redirect() percent-encodes what a Location cannot carry (non-ASCII as UTF-8, spaces) and keeps the rest as given', () => {
   assert.is(Response.redirect('/é').headers.location, '/%C3%A9');
   assert.is(Response.redirect('/€?q=ü').headers.location, '/%E2%82%AC?q=%C3%BC');
   assert.is(Response.redirect('https://example.com/a b').headers.location, 'https://example.com/a%20b');
@@ -182,6 +182,15 @@ test('redirect() writes an absolute URL\'s host in another script in punycode; r
   for (const status of [300, 304, 305, 399, 200]) assert.throws(() => Response.redirect('/x', status), /A redirect's status is 301, 302, 303, 307, 308 or 201/, String(status));
   for (const status of [201, 301, 302, 303, 307, 308]) assert.is(Response.redirect('/x', status).status, status);
   assert.throws(() => Response.redirect(''), /A redirect needs a URL to go to, not an empty one/);
+});
+
+test('redirect() refuses a URL with a control character (CR, LF, tab, NUL, DEL) at the call, not when node:http refuses the header', () => {
+  for (const url of ['/a\r\nSet-Cookie: x=1', 'http://a.test/\nx', ' java\tscript:alert(1)', '/a\u0000', '/a\u007f', 'https://bücher.example/\r']) {
+    const error = thrown(() => Response.redirect(url));
+    assert.instance(error, TypeError, JSON.stringify(url));
+    assert.match(error.message, /^A redirect's URL has no control characters \(CR, LF, tab\.\.\.\), not ".*"\.$/s, JSON.stringify(url));
+  }
+  assert.is(thrown(() => Response.redirect('/a\r\nb')).message, "A redirect's URL has no control characters (CR, LF, tab...), not \"/a\\r\\nb\".");
 });
 
 test('Response.json() names what it got that JSON encodes as nothing', () => {
