@@ -52,6 +52,21 @@ export interface RequestInit {
   signal?: AbortSignal | null;
 }
 
+const METHOD_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** `method` when it is a method name (an RFC 9110 token); else a TypeError, rather than one from deep inside or a method no route can list. */
+function checkMethod(method: unknown): string {
+  if (typeof method === 'string' && METHOD_TOKEN.test(method)) return method;
+  throw new TypeError(`A request method is a token such as GET or POST, not ${describeValue(method)}.`);
+}
+
+/** `body` when the request can read it; else a TypeError now, rather than one from deep inside the first read, in a controller. */
+function checkBodySource(body: unknown): RequestBodySource {
+  if (body === null || typeof body === 'string' || body instanceof Uint8Array) return body;
+  if (typeof body === 'object' && typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') return body as AsyncIterable<Uint8Array | string>;
+  throw new TypeError(`A request body is a string, bytes, an async iterable of them (a readable stream) or null, not ${describeValue(body)}.`);
+}
+
 /** Default body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -169,7 +184,7 @@ export class Request {
   }
 
   constructor(url: string, init: RequestInit = {}) {
-    this.method = init.method === undefined ? 'GET' : init.method.toUpperCase();
+    this.method = init.method === undefined ? 'GET' : checkMethod(init.method).toUpperCase();
     this.url = url;
     this.headers = (init.headers ?? {}) as IncomingHttpHeaders;
     this.remoteAddress = init.remoteAddress ?? '127.0.0.1';
@@ -181,7 +196,7 @@ export class Request {
     this.#socket = undefined;
     this.#rawHeaders = undefined;
     this.#bodyLimit = init.bodyLimit === undefined ? DEFAULT_BODY_LIMIT : checkBodyLimit(init.bodyLimit);
-    this.#bodySource = init.body ?? null;
+    this.#bodySource = checkBodySource(init.body ?? null);
     this.#beforeBodyRead = undefined;
     this.#original = undefined;
     this.#callerSignal = init.signal ?? undefined;

@@ -538,6 +538,21 @@ test('contentType reads the first of several Content-Type values an embedder gav
   assert.is(Request.create('/', 'POST', { headers: { 'content-type': ['Application/JSON; charset=utf-8', 'text/plain'] as never } }).contentType, 'application/json');
 });
 
+test('Request.create() refuses a body it cannot read and a method that is no token at the call, not at the first read', () => {
+  for (const body of [5, { a: 1 }, new Blob(['x']), true]) {
+    const error = thrown(() => Request.create('/', 'POST', { body: body as never }));
+    assert.instance(error, TypeError, String(body));
+    assert.match(error.message, /^A request body is a string, bytes, an async iterable of them \(a readable stream\) or null, not /);
+  }
+  assert.is(thrown(() => Request.create('/', 'POST', { body: 5 as never })).message, 'A request body is a string, bytes, an async iterable of them (a readable stream) or null, not number 5.');
+  assert.is(thrown(() => Request.create('/', 5 as never)).message, 'A request method is a token such as GET or POST, not number 5.');
+  assert.is(thrown(() => Request.create('/', 'GE T')).message, 'A request method is a token such as GET or POST, not the string "GE T".');
+  assert.is(thrown(() => Request.create('/', '')).message, 'A request method is a token such as GET or POST, not the string "".');
+  assert.is(Request.create('/', 'post', { body: Readable.from(['x']) }).method, 'POST');
+  assert.is(Request.create('/', 'PUT', { body: new Blob(['x']).stream() as never }).method, 'PUT');
+  assert.is(Request.create('/', 'POST', { body: undefined }).method, 'POST');
+});
+
 test('Request.create() without a signal has one that is never aborted, the same at every read', () => {
   const request = Request.create('/');
   assert.instance(request.signal, AbortSignal);
