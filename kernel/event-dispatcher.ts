@@ -54,10 +54,18 @@ export class EventDispatcher {
 
   /** Registers each listener a subscriber declares. */
   addSubscriber(subscriber: EventSubscriber): void {
+    if (typeof subscriber?.getSubscribedEvents !== 'function') {
+      throw new TypeError(`A subscriber is an object with a getSubscribedEvents() method, not ${describeValue(subscriber)}${typeof subscriber === 'object' && subscriber !== null ? ' without one' : ''}.`);
+    }
     const className = subscriber.constructor?.name && subscriber.constructor !== Object ? subscriber.constructor.name : 'subscriber';
+    const events: unknown = subscriber.getSubscribedEvents();
+    // A list would be read by its indexes, as subscriptions to events "0", "1"... naming its entries' methods.
+    if (events === null || typeof events !== 'object' || Array.isArray(events)) {
+      throw new TypeError(`${className}'s getSubscribedEvents() gives an object of event names ({ 'app.saved': 'onSaved' }), not ${describeValue(events)}.`);
+    }
     // Everything is checked before anything is added: a refused subscriber leaves no listener behind.
     const added: Array<[string, ListenerEntry]> = [];
-    for (const [eventName, subscription] of Object.entries(subscriber.getSubscribedEvents())) {
+    for (const [eventName, subscription] of Object.entries(events as Record<string, Subscription>)) {
       for (const [method, priority = 0] of normalizeSubscription(subscription, eventName, className)) {
         const fn = (subscriber as unknown as Record<string, unknown>)[method];
         if (typeof fn !== 'function') {

@@ -3,6 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Event, EventDispatcher } from '../../../kernel/index.js';
+import { thrown } from '../helpers.js';
 
 const test = suite('EventDispatcher');
 
@@ -235,6 +236,23 @@ test('a subscription of another shape is refused with the subscriber, event and 
   }
   const dispatcher = new EventDispatcher();
   assert.throws(() => dispatcher.addSubscriber(new Mixed()), (error: Error) => error instanceof TypeError && /^Mixed subscribes to "app.saved" with .*: a subscription is 'method', \['method', priority\] or a list of \['method', priority\?\]\.$/.test(error.message));
+  assert.is(dispatcher.hasListeners(), false);
+});
+
+test('a subscriber whose getSubscribedEvents() gives no object of event names (null, a list), or that has none, is a TypeError naming it', () => {
+  class Listed {
+    getSubscribedEvents() {
+      return [['app.saved', 'onSaved']] as never;
+    }
+    onSaved(): void {}
+  }
+  const dispatcher = new EventDispatcher();
+  assert.is(thrown(() => dispatcher.addSubscriber(new Listed())).message, "Listed's getSubscribedEvents() gives an object of event names ({ 'app.saved': 'onSaved' }), not an object of type Array.");
+  assert.is(thrown(() => dispatcher.addSubscriber({ getSubscribedEvents: () => null } as never)).message, "subscriber's getSubscribedEvents() gives an object of event names ({ 'app.saved': 'onSaved' }), not null.");
+  const missing = thrown(() => dispatcher.addSubscriber({ onSaved() {} } as never));
+  assert.instance(missing, TypeError);
+  assert.is(missing.message, 'A subscriber is an object with a getSubscribedEvents() method, not an object of type Object without one.');
+  assert.is(thrown(() => dispatcher.addSubscriber(null as never)).message, 'A subscriber is an object with a getSubscribedEvents() method, not null.');
   assert.is(dispatcher.hasListeners(), false);
 });
 
