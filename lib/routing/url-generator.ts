@@ -1,4 +1,5 @@
 import type { Token } from 'path-to-regexp';
+import { describeValue } from '../../kernel/describe-value.js';
 import { isValidHost } from '../../kernel/host-syntax.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
 import { decode } from './params-builder.js';
@@ -66,6 +67,10 @@ export class UrlGenerator {
    * Relative to the host unless `absolute`, or unless the route requires another scheme or host.
    */
   generate(name: string, params: Record<string, unknown> = {}, absolute = false): string {
+    // A list would be read as parameters named "0", "1"...: `id` reported missing though a value was given.
+    if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+      throw new TypeError(`The parameters of route "${name}" are an object by name ({ id: 42 }), not ${describeValue(params)}.`);
+    }
     const route = this.#routes.get(name);
     if (route === undefined) throw new RouteNotFoundError(name);
     const plan = planOf(route);

@@ -281,4 +281,14 @@ test('a context that would make malformed URLs is refused when the generator is 
   assert.is(new UrlGenerator(routes(), { baseUrl: '' }).generate('home'), '/');
 });
 
+test('parameters that are no object by name (null, a list of values) are a TypeError naming the route', () => {
+  const generator = new UrlGenerator(routes());
+  assert.is(thrown(() => generator.generate('book', null as never)).message, 'The parameters of route "book" are an object by name ({ id: 42 }), not null.');
+  const list = thrown(() => generator.generate('book', [42] as never));
+  assert.instance(list, TypeError);
+  assert.is(list.message, 'The parameters of route "book" are an object by name ({ id: 42 }), not an object of type Array.');
+  assert.is(generator.generate('home', undefined), '/', 'undefined is the default: no parameters');
+  assert.instance(thrown(() => generator.generate('book', undefined)), MissingMandatoryParametersError);
+});
+
 test.run();
