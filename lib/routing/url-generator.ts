@@ -116,6 +116,11 @@ export class UrlGenerator {
 
 /** Refuses a context that would make malformed URLs (`http://localhostshop/x` from a baseUrl without its slash). */
 function checkContext(context: GeneratorContext): void {
+  if (context === null || typeof context !== 'object') throw new TypeError(`The generator's context is an object ({ host: 'example.com' }), not ${describeValue(context)}.`);
+  // A typo (`baseURL`) would otherwise leave every URL without what it was meant to set.
+  for (const key of Object.keys(context)) {
+    if (!CONTEXT_OPTIONS.includes(key)) throw new TypeError(`The generator has no context option "${key}"; its options are ${CONTEXT_OPTIONS.join(', ')}.`);
+  }
   const { scheme, host, port, baseUrl } = context;
   const refuse = (what: string, value: unknown, expected: string): never => {
     throw new TypeError(`The generator's ${what} is ${expected}, not ${JSON.stringify(value) ?? String(value)}.`);
@@ -126,6 +131,8 @@ function checkContext(context: GeneratorContext): void {
   // A base path is written into every URL as it is: it starts with a slash, and holds no query, fragment or character a URL must encode.
   if (baseUrl !== undefined && (typeof baseUrl !== 'string' || (baseUrl !== '' && !BASE_URL.test(baseUrl)))) refuse('baseUrl', baseUrl, "empty or a path starting with a slash (`/shop`), its characters percent-encoded where a URL needs it");
 }
+
+const CONTEXT_OPTIONS: readonly string[] = ['scheme', 'host', 'port', 'baseUrl'];
 
 const BASE_URL = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*$/;
 

@@ -281,6 +281,15 @@ test('a context that would make malformed URLs is refused when the generator is 
   assert.is(new UrlGenerator(routes(), { baseUrl: '' }).generate('home'), '/');
 });
 
+test('a context option the generator does not know (a typo: baseURL) or a context that is no object is a TypeError, not URLs without it', () => {
+  const typo = thrown(() => new UrlGenerator(routes(), { baseURL: '/shop' } as never));
+  assert.instance(typo, TypeError);
+  assert.is(typo.message, 'The generator has no context option "baseURL"; its options are scheme, host, port, baseUrl.');
+  assert.match(thrown(() => new UrlGenerator(routes(), { httpPort: 8080 } as never)).message, /no context option "httpPort"/);
+  assert.is(thrown(() => new UrlGenerator(routes(), null as never)).message, "The generator's context is an object ({ host: 'example.com' }), not null.");
+  assert.is(new UrlGenerator(routes(), { host: undefined }).generate('home', {}, true), 'http://localhost/');
+});
+
 test('parameters that are no object by name (null, a list of values) are a TypeError naming the route', () => {
   const generator = new UrlGenerator(routes());
   assert.is(thrown(() => generator.generate('book', null as never)).message, 'The parameters of route "book" are an object by name ({ id: 42 }), not null.');
