@@ -67,6 +67,24 @@ function checkBodySource(body: unknown): RequestBodySource {
   throw new TypeError(`A request body is a string, bytes, an async iterable of them (a readable stream) or null, not ${describeValue(body)}.`);
 }
 
+const CREATE_INIT: ReadonlySet<string> = new Set(['headers', 'body', 'scheme', 'remoteAddress', 'localAddress', 'localPort', 'trustProxy', 'trustHost', 'bodyLimit', 'signal']);
+
+/**
+ * Refuses an init Request.create() would misread, silently: a typo (`header`) or a field it has no
+ * such option for (`query`) left out, a `Headers` or a list of pairs read as no headers or as
+ * headers named `0`, `1`.
+ */
+function checkCreateInit(init: unknown): void {
+  if (init === null || typeof init !== 'object' || Array.isArray(init)) throw new TypeError(`Request.create() takes an object of options as its third argument, not ${describeValue(init)}.`);
+  for (const key of Object.keys(init)) {
+    if (!CREATE_INIT.has(key)) throw new TypeError(`Request.create() has no option "${key}"${key === 'method' ? ' (the method is its second argument)' : ''}; its options are ${[...CREATE_INIT].join(', ')}.`);
+  }
+  const { headers } = init as RequestInit;
+  if (headers !== undefined && (headers === null || typeof headers !== 'object' || Array.isArray(headers) || headers instanceof Headers || headers instanceof Map)) {
+    throw new TypeError(`The headers given to Request.create() are an object of names and values ({ accept: 'text/html' }), not ${describeValue(headers)}.`);
+  }
+}
+
 /** Default body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -210,6 +228,7 @@ export class Request {
    * run the kernel without a socket (`await kernel.handle(Request.create('/health'))`).
    */
   static create(uri: string, method = 'GET', init: Omit<RequestInit, 'method'> = {}): Request {
+    checkCreateInit(init);
     const headers: Record<string, string | string[] | undefined> = { ...(init.headers ?? {}) };
     for (const name of Object.keys(headers)) {
       const lower = name.toLowerCase();

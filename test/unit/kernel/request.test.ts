@@ -553,6 +553,20 @@ test('Request.create() refuses a body it cannot read and a method that is no tok
   assert.is(Request.create('/', 'POST', { body: undefined }).method, 'POST');
 });
 
+test('Request.create() refuses an option it does not know (a typo: header) and headers it would misread (Headers, a list of pairs)', () => {
+  const typo = thrown(() => Request.create('/', 'GET', { header: { accept: 'text/html' } } as never));
+  assert.instance(typo, TypeError);
+  assert.match(typo.message, /^Request\.create\(\) has no option "header"; its options are headers, body, scheme, /);
+  assert.match(thrown(() => Request.create('/', 'POST', { method: 'PUT' } as never)).message, /no option "method" \(the method is its second argument\)/);
+  for (const headers of [new Headers({ accept: 'text/html' }), [['accept', 'text/html']], 'accept: text/html', null]) {
+    const error = thrown(() => Request.create('/', 'GET', { headers: headers as never }));
+    assert.instance(error, TypeError, String(headers));
+    assert.match(error.message, /^The headers given to Request\.create\(\) are an object of names and values \(\{ accept: 'text\/html' \}\), not /);
+  }
+  assert.is(thrown(() => Request.create('/', 'GET', null as never)).message, 'Request.create() takes an object of options as its third argument, not null.');
+  assert.is(Request.create('/', 'GET', { headers: { Accept: 'text/html' }, scheme: 'https', remoteAddress: '10.0.0.1' }).headers.accept, 'text/html');
+});
+
 test('Request.create() without a signal has one that is never aborted, the same at every read', () => {
   const request = Request.create('/');
   assert.instance(request.signal, AbortSignal);
