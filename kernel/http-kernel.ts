@@ -1,5 +1,6 @@
 import { ArgumentResolver, type ArgumentResolverInterface } from './argument-resolver.js';
 import type { ControllerResolverInterface } from './controller-resolver.js';
+import { describeValue } from './describe-value.js';
 import { boundErrorHeaders } from './error-headers.js';
 import { type EventDispatcher, isPromiseLike } from './event-dispatcher.js';
 import {
@@ -17,7 +18,7 @@ import {
   type KernelLike,
 } from './events.js';
 import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttpError, RequestError, isHttpError, type HttpError } from './http-errors.js';
-import type { Request } from './request.js';
+import { Request } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
 import { Response, destroyBody } from './response.js';
@@ -65,6 +66,9 @@ export class HttpKernel implements KernelLike {
    * controller were synchronous: servers use it to spend no promise on such requests.
    */
   handleMaybeAsync(request: Request, type: RequestType = RequestType.MAIN, catchErrors = true): Response | Promise<Response> {
+    // Refused at the call: a path or an unknown type would otherwise fail deep in a listener, and be answered with an error page for it.
+    if (!(request instanceof Request)) throw new TypeError(`HttpKernel.handle() takes a Request (Request.create('/path')), not ${describeValue(request)}.`);
+    if (type !== RequestType.MAIN && type !== RequestType.SUB) throw new TypeError(`A request type is RequestType.MAIN (1) or RequestType.SUB (2), not ${describeValue(type)}.`);
     // Without async context tracking, run() would only call the function: no closure for it.
     if (!this.requestStack.tracksAsyncContext) return this.#handleCaught(request, type, catchErrors);
     return this.requestStack.run(request, () => this.#handleCaught(request, type, catchErrors));

@@ -52,6 +52,23 @@ test('dispatches the lifecycle events in order', async () => {
   assert.is(response.body, 'ok');
 });
 
+test('handle() rejects what is no Request and a request type that is neither MAIN nor SUB, at the call, with no listener run', async () => {
+  const { dispatcher, kernel } = kernelWith(() => new Response('ok'));
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.REQUEST, () => void seen.push('request'), 100);
+  const path = await kernel.handle('/books' as never).then(() => null, (error: unknown) => error as Error);
+  assert.instance(path, TypeError);
+  assert.is(path!.message, 'HttpKernel.handle() takes a Request (Request.create(\'/path\')), not the string "/books".');
+  for (const type of ['sub', 0, 3]) {
+    const error = await kernel.handle(Request.create('/'), type as never).then(() => null, (rejected: unknown) => rejected as Error);
+    assert.instance(error, TypeError, String(type));
+    assert.match(error!.message, /^A request type is RequestType\.MAIN \(1\) or RequestType\.SUB \(2\), not /);
+  }
+  assert.throws(() => kernel.handleMaybeAsync(undefined as never), /HttpKernel\.handle\(\) takes a Request/);
+  assert.equal(seen, []);
+  assert.is((await kernel.handle(Request.create('/'), RequestType.SUB)).body, 'ok');
+});
+
 test('terminateMaybeAsync answers without a promise when the terminate listeners are synchronous, with one otherwise', async () => {
   const { dispatcher, kernel } = kernelWith(() => new Response('ok'));
   const seen: string[] = [];
