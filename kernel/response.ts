@@ -129,8 +129,10 @@ export class Response {
    * `HttpOnly`, `SameSite=Lax`, and `Secure` when the request came over https (see CookieOptions).
    */
   setCookie(name: string, value: string, options: CookieOptions = {}): this {
-    const secure = options.secure ?? (options.sameSite === 'none' || options.partitioned === true ? true : undefined);
-    const header = stringifySetCookie(name, value, { path: '/', httpOnly: true, sameSite: 'lax', ...options, secure: secure === true });
+    // `None` as the header writes it is `none` too (the cookie package reads it so): it must bring Secure, without which browsers drop the cookie.
+    const sameSite = typeof options.sameSite === 'string' ? (options.sameSite.toLowerCase() as CookieOptions['sameSite']) : options.sameSite;
+    const secure = options.secure ?? (sameSite === 'none' || options.partitioned === true ? true : undefined);
+    const header = stringifySetCookie(name, value, { path: '/', httpOnly: true, ...options, sameSite: sameSite ?? 'lax', secure: secure === true });
     if (secure === undefined) {
       let values = SECURE_IF_HTTPS.get(this);
       if (values === undefined) SECURE_IF_HTTPS.set(this, (values = new Set()));

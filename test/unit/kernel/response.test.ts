@@ -146,6 +146,15 @@ test('setCookie: Secure follows the request\'s scheme at prepare(), unless given
   assert.is(twice.headers['set-cookie'], 'a=1; Path=/; HttpOnly; SameSite=Lax; Secure');
 });
 
+test('setCookie: sameSite is read regardless of case, so SameSite=None in capitals (as the header writes it) is Secure too, not dropped by browsers', () => {
+  const over = (scheme: string, sameSite: string) => new Response('').setCookie('cross', '1', { sameSite: sameSite as 'none' }).prepare(Request.create(`${scheme}://example.com/`)).headers['set-cookie'];
+  for (const sameSite of ['None', 'NONE', 'none']) {
+    assert.is(over('http', sameSite), 'cross=1; Path=/; HttpOnly; Secure; SameSite=None', sameSite);
+    assert.is(over('https', sameSite), 'cross=1; Path=/; HttpOnly; Secure; SameSite=None', sameSite);
+  }
+  assert.is(over('http', 'Strict'), 'cross=1; Path=/; HttpOnly; SameSite=Strict');
+});
+
 test('clearCookie expires it with its path and domain; an invalid name is a TypeError', () => {
   assert.is(new Response('').clearCookie('session', { path: '/app' }).headers['set-cookie'], 'session=; Max-Age=0; Path=/app; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax');
   assert.throws(() => new Response('').setCookie('bad name', 'x'), (error: unknown) => error instanceof TypeError);
