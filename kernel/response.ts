@@ -62,9 +62,14 @@ export class Response {
     this.#status = checkStatus(status);
     this.headers = {};
     if (headers !== undefined) {
+      checkHeaderInit(headers);
       for (const name in headers) {
         const value = headers[name];
-        if (value !== undefined) this.headers[name.toLowerCase()] = typeof value === 'number' ? String(value) : Array.isArray(value) ? [...value] : (value as string);
+        if (value === undefined) continue;
+        if (typeof value !== 'string' && typeof value !== 'number' && !(Array.isArray(value) && value.every((item) => typeof item === 'string'))) {
+          throw new TypeError(`The value of header "${name}" is a string, a number or a list of strings, not ${describeValue(value)}.`);
+        }
+        this.headers[name.toLowerCase()] = typeof value === 'number' ? String(value) : Array.isArray(value) ? [...value] : (value as string);
       }
     }
   }
@@ -273,6 +278,17 @@ function secureCookies(response: Response, request: Request): void {
   const current = response.headers['set-cookie']!;
   const secured = (value: string): string => (values.has(value) ? `${value}; Secure` : value);
   response.headers['set-cookie'] = Array.isArray(current) ? current.map(secured) : secured(current);
+}
+
+/**
+ * Refuses headers the constructor would misread: a `Headers` (its methods read as headers named
+ * `append`, `get`...), a Map (no headers), a list of pairs or a string (headers named `0`, `1`...).
+ */
+function checkHeaderInit(headers: unknown): void {
+  const prototype = headers !== null && typeof headers === 'object' ? Object.getPrototypeOf(headers) : undefined;
+  if (prototype !== Object.prototype && prototype !== null) {
+    throw new TypeError(`The headers of a response are an object of names and values ({ 'content-type': 'text/plain' }), not ${describeValue(headers)}.`);
+  }
 }
 
 const NOT_ASCII_OR_SPACE = /[ \u0080-\uffff]/;

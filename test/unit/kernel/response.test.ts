@@ -155,6 +155,19 @@ test('setCookie: sameSite is read regardless of case, so SameSite=None in capita
   assert.is(over('http', 'Strict'), 'cross=1; Path=/; HttpOnly; SameSite=Strict');
 });
 
+test('headers that are no object of names and values (Headers, a Map, a list of pairs, a string) or a value of another type are a TypeError at the call', () => {
+  for (const headers of [new Headers({ 'content-type': 'text/plain' }), new Map([['content-type', 'text/plain']]), [['content-type', 'text/plain']], 'content-type: text/plain', null]) {
+    const error = thrown(() => new Response('x', 200, headers as never));
+    assert.instance(error, TypeError, String(headers));
+    assert.match(error.message, /^The headers of a response are an object of names and values \(\{ 'content-type': 'text\/plain' \}\), not /);
+  }
+  assert.match(thrown(() => Response.json({}, 200, new Headers() as never)).message, /not an object of type Headers\.$/);
+  assert.is(thrown(() => new Response('x', 200, { 'x-a': null } as never)).message, 'The value of header "x-a" is a string, a number or a list of strings, not null.');
+  assert.is(thrown(() => new Response('x', 200, { 'x-a': ['1', 2] } as never)).message, 'The value of header "x-a" is a string, a number or a list of strings, not an object of type Array.');
+  assert.equal(new Response('x', 200, { 'X-A': ['1', '2'], 'content-length': 1, skipped: undefined }).headers, { 'x-a': ['1', '2'], 'content-length': '1' });
+  assert.equal(new Response('x', 200, Object.assign(Object.create(null), { a: 'b' })).headers, { a: 'b' });
+});
+
 test('clearCookie expires it with its path and domain; an invalid name is a TypeError', () => {
   assert.is(new Response('').clearCookie('session', { path: '/app' }).headers['set-cookie'], 'session=; Max-Age=0; Path=/app; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax');
   assert.throws(() => new Response('').setCookie('bad name', 'x'), (error: unknown) => error instanceof TypeError);
