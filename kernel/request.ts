@@ -85,6 +85,22 @@ function checkCreateInit(init: unknown): void {
   }
 }
 
+/**
+ * Refuses overrides duplicate() would leave out: a sub-request without the `_controller` meant for it
+ * (a typo: `attribute`) is routed to the controller that made it, which makes another, without end.
+ */
+function checkDuplicateOverrides(overrides: unknown): void {
+  if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides)) throw new TypeError(`duplicate() takes an object ({ attributes, method }), not ${describeValue(overrides)}.`);
+  for (const key of Object.keys(overrides)) {
+    if (key !== 'attributes' && key !== 'method') throw new TypeError(`duplicate() has no option "${key}"; its options are attributes, method.`);
+  }
+  const { attributes } = overrides as { attributes?: unknown };
+  const prototype = attributes !== null && typeof attributes === 'object' ? Object.getPrototypeOf(attributes) : undefined;
+  if (attributes !== undefined && prototype !== Object.prototype && prototype !== null) {
+    throw new TypeError(`The attributes of duplicate() are an object of names and values ({ _controller: ... }), not ${describeValue(attributes)}.`);
+  }
+}
+
 /** Default body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -293,6 +309,7 @@ export class Request {
    * So is the signal: work for a sub-request stops with its main request's.
    */
   duplicate(overrides: { attributes?: Record<string, unknown>; method?: string } = {}): Request {
+    checkDuplicateOverrides(overrides);
     const copy = new Request(this.url, {
       method: overrides.method ?? this.method,
       headers: { ...this.headers },

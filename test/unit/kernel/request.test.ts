@@ -567,6 +567,18 @@ test('Request.create() refuses an option it does not know (a typo: header) and h
   assert.is(Request.create('/', 'GET', { headers: { Accept: 'text/html' }, scheme: 'https', remoteAddress: '10.0.0.1' }).headers.accept, 'text/html');
 });
 
+test('duplicate() refuses an option it does not know (a typo: attribute) and attributes that are no plain object, rather than make a sub-request routed back to its own controller', () => {
+  const request = Request.create('/shelf');
+  const typo = thrown(() => request.duplicate({ attribute: { _controller: () => null } } as never));
+  assert.instance(typo, TypeError);
+  assert.is(typo.message, 'duplicate() has no option "attribute"; its options are attributes, method.');
+  assert.is(thrown(() => request.duplicate({ attributes: new Map([['_controller', 1]]) } as never)).message, 'The attributes of duplicate() are an object of names and values ({ _controller: ... }), not an object of type Map.');
+  assert.is(thrown(() => request.duplicate(null as never)).message, 'duplicate() takes an object ({ attributes, method }), not null.');
+  assert.is(thrown(() => request.duplicate({ method: 'GE T' })).message, 'A request method is a token such as GET or POST, not the string "GE T".');
+  assert.is(request.duplicate({ attributes: { a: 1 }, method: 'post' }).attributes.get('a'), 1);
+  assert.is(request.duplicate({ attributes: undefined }).method, 'GET');
+});
+
 test('Request.create() without a signal has one that is never aborted, the same at every read', () => {
   const request = Request.create('/');
   assert.instance(request.signal, AbortSignal);
