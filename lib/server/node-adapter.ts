@@ -50,11 +50,23 @@ export interface KernelRequestListener extends NodeRequestListener {
   settled(): Promise<void>;
 }
 
+const LISTENER_OPTIONS: readonly string[] = ['trustedProxies', 'trustedHosts', 'bodyLimit', 'logger', 'unhandled', 'bodyCloseWaitMs'];
+
+/** Refuses a kernel or options createRequestListener() would fail on later, or misread: a typo (`bodylimit`) would leave the default limit on. */
+function checkListenerArguments(kernel: unknown, options: unknown): void {
+  if (!(kernel instanceof HttpKernel)) throw new TypeError(`createRequestListener() serves an HttpKernel (new HttpKernel(dispatcher, resolver), or createKernel()'s app.kernel), not ${describeValue(kernel)}.`);
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new TypeError(`createRequestListener() takes an object of options, not ${describeValue(options)}.`);
+  for (const key of Object.keys(options)) {
+    if (!LISTENER_OPTIONS.includes(key)) throw new TypeError(`createRequestListener() has no option "${key}"; its options are ${LISTENER_OPTIONS.join(', ')}.`);
+  }
+}
+
 /**
  * Mounts a kernel on node:http / node:https: each request goes through
  * `kernel.handle()`, the response is written, then `kernel.terminate()` runs.
  */
 export function createRequestListener(kernel: HttpKernel, options: RequestListenerOptions = {}): KernelRequestListener {
+  checkListenerArguments(kernel, options);
   const trustProxy = compileTrust(options.trustedProxies);
   const trustHost = options.trustedHosts === undefined || typeof options.trustedHosts === 'function' ? (options.trustedHosts ?? null) : compileTrustedHosts(options.trustedHosts);
   // Checked here, once, rather than by the first request's Request.

@@ -848,4 +848,22 @@ test('a TLS 1.2 client asking to renegotiate is refused (each would cost the ser
   }
 });
 
+test('createRequestListener() refuses an option it does not know (a typo: bodylimit would leave the default limit on), options that are no object and a kernel that is none', () => {
+  const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver());
+  const typo = (() => {
+    try {
+      createRequestListener(kernel, { bodylimit: 1024 } as never);
+    } catch (error) {
+      return error as Error;
+    }
+    return null;
+  })();
+  assert.instance(typo, TypeError);
+  assert.is(typo!.message, 'createRequestListener() has no option "bodylimit"; its options are trustedProxies, trustedHosts, bodyLimit, logger, unhandled, bodyCloseWaitMs.');
+  assert.throws(() => createRequestListener(kernel, null as never), /^createRequestListener\(\) takes an object of options, not null\.$/);
+  assert.throws(() => createRequestListener(null as never), /createRequestListener\(\) serves an HttpKernel \(new HttpKernel\(dispatcher, resolver\), or createKernel\(\)'s app\.kernel\), not null\./);
+  assert.throws(() => createRequestListener({ handle: () => null } as never), /not an object of type Object\./);
+  assert.type(createRequestListener(kernel, { bodyLimit: 1024, bodyCloseWaitMs: 0 }), 'function');
+});
+
 test.run();
