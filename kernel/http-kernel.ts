@@ -54,6 +54,10 @@ export class HttpKernel implements KernelLike {
    */
   handle(request: Request, type: RequestType = RequestType.MAIN, catchErrors = true): Promise<Response> {
     try {
+      // Refused at the call: a path or an unknown type would otherwise fail deep in a listener, and be answered with an
+      // error page for it. Here, not in handleMaybeAsync(), which servers call with a Request they made.
+      if (!(request instanceof Request)) throw new TypeError(`HttpKernel.handle() takes a Request (Request.create('/path')), not ${describeValue(request)}.`);
+      if (type !== RequestType.MAIN && type !== RequestType.SUB) throw new TypeError(`A request type is RequestType.MAIN (1) or RequestType.SUB (2), not ${describeValue(type)}.`);
       const result = this.handleMaybeAsync(request, type, catchErrors);
       return isPromiseLike(result) ? result : Promise.resolve(result);
     } catch (error) {
@@ -66,9 +70,6 @@ export class HttpKernel implements KernelLike {
    * controller were synchronous: servers use it to spend no promise on such requests.
    */
   handleMaybeAsync(request: Request, type: RequestType = RequestType.MAIN, catchErrors = true): Response | Promise<Response> {
-    // Refused at the call: a path or an unknown type would otherwise fail deep in a listener, and be answered with an error page for it.
-    if (!(request instanceof Request)) throw new TypeError(`HttpKernel.handle() takes a Request (Request.create('/path')), not ${describeValue(request)}.`);
-    if (type !== RequestType.MAIN && type !== RequestType.SUB) throw new TypeError(`A request type is RequestType.MAIN (1) or RequestType.SUB (2), not ${describeValue(type)}.`);
     // Without async context tracking, run() would only call the function: no closure for it.
     if (!this.requestStack.tracksAsyncContext) return this.#handleCaught(request, type, catchErrors);
     return this.requestStack.run(request, () => this.#handleCaught(request, type, catchErrors));

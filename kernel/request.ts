@@ -94,7 +94,8 @@ function checkDuplicateOverrides(overrides: unknown): void {
   for (const key of Object.keys(overrides)) {
     if (key !== 'attributes' && key !== 'method') throw new TypeError(`duplicate() has no option "${key}"; its options are attributes, method.`);
   }
-  const { attributes } = overrides as { attributes?: unknown };
+  const { attributes, method } = overrides as { attributes?: unknown; method?: unknown };
+  if (method !== undefined) checkMethod(method);
   const prototype = attributes !== null && typeof attributes === 'object' ? Object.getPrototypeOf(attributes) : undefined;
   if (attributes !== undefined && prototype !== Object.prototype && prototype !== null) {
     throw new TypeError(`The attributes of duplicate() are an object of names and values ({ _controller: ... }), not ${describeValue(attributes)}.`);
@@ -218,7 +219,7 @@ export class Request {
   }
 
   constructor(url: string, init: RequestInit = {}) {
-    this.method = init.method === undefined ? 'GET' : checkMethod(init.method).toUpperCase();
+    this.method = init.method === undefined ? 'GET' : init.method.toUpperCase();
     this.url = url;
     this.headers = (init.headers ?? {}) as IncomingHttpHeaders;
     this.remoteAddress = init.remoteAddress ?? '127.0.0.1';
@@ -230,7 +231,7 @@ export class Request {
     this.#socket = undefined;
     this.#rawHeaders = undefined;
     this.#bodyLimit = init.bodyLimit === undefined ? DEFAULT_BODY_LIMIT : checkBodyLimit(init.bodyLimit);
-    this.#bodySource = checkBodySource(init.body ?? null);
+    this.#bodySource = init.body ?? null;
     this.#beforeBodyRead = undefined;
     this.#original = undefined;
     this.#callerSignal = init.signal ?? undefined;
@@ -244,7 +245,10 @@ export class Request {
    * run the kernel without a socket (`await kernel.handle(Request.create('/health'))`).
    */
   static create(uri: string, method = 'GET', init: Omit<RequestInit, 'method'> = {}): Request {
+    // Checked here, not in the constructor, which every request from a socket goes through: node has checked its method.
     checkCreateInit(init);
+    checkMethod(method);
+    checkBodySource(init.body ?? null);
     const headers: Record<string, string | string[] | undefined> = { ...(init.headers ?? {}) };
     for (const name of Object.keys(headers)) {
       const lower = name.toLowerCase();

@@ -65,11 +65,8 @@ export class Response {
       checkHeaderInit(headers);
       for (const name in headers) {
         const value = headers[name];
-        if (value === undefined) continue;
-        if (typeof value !== 'string' && typeof value !== 'number' && !(Array.isArray(value) && value.every((item) => typeof item === 'string'))) {
-          throw new TypeError(`The value of header "${name}" is a string, a number or a list of strings, not ${describeValue(value)}.`);
-        }
-        this.headers[name.toLowerCase()] = typeof value === 'number' ? String(value) : Array.isArray(value) ? [...value] : (value as string);
+        if (typeof value === 'string') this.headers[name.toLowerCase()] = value;
+        else if (value !== undefined) this.headers[name.toLowerCase()] = headerValue(name, value);
       }
     }
   }
@@ -278,6 +275,13 @@ function secureCookies(response: Response, request: Request): void {
   const current = response.headers['set-cookie']!;
   const secured = (value: string): string => (values.has(value) ? `${value}; Secure` : value);
   response.headers['set-cookie'] = Array.isArray(current) ? current.map(secured) : secured(current);
+}
+
+/** A header value given as a number or a list, as stored; a TypeError for any other (a string is stored as it is). */
+function headerValue(name: string, value: unknown): string | string[] {
+  if (typeof value === 'number') return String(value);
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return [...(value as string[])];
+  throw new TypeError(`The value of header "${name}" is a string, a number or a list of strings, not ${describeValue(value)}.`);
 }
 
 /**
