@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import { stringifySetCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
+import { isNameValueObject } from './name-value-object.js';
 import type { Request } from './request.js';
 
 /** The statuses Symfony's `Response::isRedirect()` names: the client is sent to the Location. */
@@ -289,8 +290,7 @@ function headerValue(name: string, value: unknown): string | string[] {
  * `append`, `get`...), a Map (no headers), a list of pairs or a string (headers named `0`, `1`...).
  */
 function checkHeaderInit(headers: unknown): void {
-  const prototype = headers !== null && typeof headers === 'object' ? Object.getPrototypeOf(headers) : undefined;
-  if (prototype !== Object.prototype && prototype !== null) {
+  if (!isNameValueObject(headers)) {
     throw new TypeError(`The headers of a response are an object of names and values ({ 'content-type': 'text/plain' }), not ${describeValue(headers)}.`);
   }
 }

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, Response, discardedBody } from '../../../kernel/index.js';
@@ -166,6 +167,17 @@ test('headers that are no object of names and values (Headers, a Map, a list of 
   assert.is(thrown(() => new Response('x', 200, { 'x-a': ['1', 2] } as never)).message, 'The value of header "x-a" is a string, a number or a list of strings, not an object of type Array.');
   assert.equal(new Response('x', 200, { 'X-A': ['1', '2'], 'content-length': 1, skipped: undefined }).headers, { 'x-a': ['1', '2'], 'content-length': '1' });
   assert.equal(new Response('x', 200, Object.assign(Object.create(null), { a: 'b' })).headers, { a: 'b' });
+});
+
+test('headers made by another realm (vm, a test runner\'s sandbox) or by a class are read by their names, as a literal is', () => {
+  assert.equal(new Response('x', 200, runInNewContext("({ 'Content-Type': 'text/plain', 'x-n': 1 })")).headers, { 'content-type': 'text/plain', 'x-n': '1' });
+  class CacheHeaders {
+    'cache-control' = 'no-store';
+  }
+  assert.equal(new Response('x', 200, new CacheHeaders() as never).headers, { 'cache-control': 'no-store' });
+  const inherited = Object.assign(Object.create({ vary: 'accept' }) as Record<string, string>, { etag: '"1"' });
+  assert.equal(new Response('x', 200, inherited).headers, { etag: '"1"', vary: 'accept' });
+  assert.match(thrown(() => new Response('x', 200, runInNewContext("new Map([['a', 'b']])"))).message, /^The headers of a response are an object of names and values/);
 });
 
 test('clearCookie expires it with its path and domain; an invalid name is a TypeError', () => {
