@@ -6,6 +6,7 @@ import { describeDuration } from './describe-duration.js';
 import { describeValue } from './describe-value.js';
 import { isValidHost } from './host-syntax.js';
 import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, ResponseTimeoutError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
+import { isNameValueObject } from './name-value-object.js';
 import { requestInternals } from './request-internals.js';
 import { followSignal, unfollowSignal } from './signal-followers.js';
 
@@ -71,8 +72,8 @@ const CREATE_INIT: ReadonlySet<string> = new Set(['headers', 'body', 'scheme', '
 
 /**
  * Refuses an init Request.create() would misread, silently: a typo (`header`) or a field it has no
- * such option for (`query`) left out, a `Headers` or a list of pairs read as no headers or as
- * headers named `0`, `1`.
+ * such option for (`query`) left out, a `Headers` (whichever its class), a Map or a list of pairs read as no
+ * headers or as headers named `0`, `1`.
  */
 function checkCreateInit(init: unknown): void {
   if (init === null || typeof init !== 'object' || Array.isArray(init)) throw new TypeError(`Request.create() takes an object of options as its third argument, not ${describeValue(init)}.`);
@@ -80,7 +81,7 @@ function checkCreateInit(init: unknown): void {
     if (!CREATE_INIT.has(key)) throw new TypeError(`Request.create() has no option "${key}"${key === 'method' ? ' (the method is its second argument)' : ''}; its options are ${[...CREATE_INIT].join(', ')}.`);
   }
   const { headers } = init as RequestInit;
-  if (headers !== undefined && (headers === null || typeof headers !== 'object' || Array.isArray(headers) || headers instanceof Headers || headers instanceof Map)) {
+  if (headers !== undefined && !isNameValueObject(headers)) {
     throw new TypeError(`The headers given to Request.create() are an object of names and values ({ accept: 'text/html' }), not ${describeValue(headers)}.`);
   }
 }
@@ -96,8 +97,7 @@ function checkDuplicateOverrides(overrides: unknown): void {
   }
   const { attributes, method } = overrides as { attributes?: unknown; method?: unknown };
   if (method !== undefined) checkMethod(method);
-  const prototype = attributes !== null && typeof attributes === 'object' ? Object.getPrototypeOf(attributes) : undefined;
-  if (attributes !== undefined && prototype !== Object.prototype && prototype !== null) {
+  if (attributes !== undefined && !isNameValueObject(attributes)) {
     throw new TypeError(`The attributes of duplicate() are an object of names and values ({ _controller: ... }), not ${describeValue(attributes)}.`);
   }
 }

@@ -2,6 +2,8 @@ import { getEventListeners } from 'node:events';
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { runInNewContext } from 'node:vm';
+import { Headers as UndiciHeaders } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ClientClosedError, PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, abortRequest, SuspiciousOperationError, UnsupportedMediaTypeHttpError, compileTrustedHosts } from '../../../kernel/index.js';
@@ -565,6 +567,16 @@ test('Request.create() refuses an option it does not know (a typo: header) and h
   }
   assert.is(thrown(() => Request.create('/', 'GET', null as never)).message, 'Request.create() takes an object of options as its third argument, not null.');
   assert.is(Request.create('/', 'GET', { headers: { Accept: 'text/html' }, scheme: 'https', remoteAddress: '10.0.0.1' }).headers.accept, 'text/html');
+});
+
+test('Request.create() refuses any Headers (undici\'s package) or other iterable (another realm\'s Map), read as no headers, and takes a plain object of another realm', () => {
+  for (const headers of [new UndiciHeaders({ accept: 'text/html' }), runInNewContext("new Map([['accept', 'text/html']])"), new Set(['accept']), new URLSearchParams('accept=text/html')]) {
+    const error = thrown(() => Request.create('/', 'GET', { headers: headers as never }));
+    assert.instance(error, TypeError, String(headers.constructor.name));
+    assert.match(error.message, /^The headers given to Request\.create\(\) are an object of names and values/);
+  }
+  assert.is(Request.create('/', 'GET', { headers: runInNewContext("({ Accept: 'text/html' })") }).headers.accept, 'text/html');
+  assert.is(Request.create('/').duplicate({ attributes: runInNewContext('({ a: 1 })') }).attributes.get('a'), 1);
 });
 
 test('duplicate() refuses an option it does not know (a typo: attribute) and attributes that are no plain object, rather than make a sub-request routed back to its own controller', () => {
