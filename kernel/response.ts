@@ -281,8 +281,12 @@ function secureCookies(response: Response, request: Request): void {
 /** A header value given as a number or a list, as stored; a TypeError for any other (a string is stored as it is). */
 function headerValue(name: string, value: unknown): string | string[] {
   if (typeof value === 'number') return String(value);
-  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return [...(value as string[])];
-  throw new TypeError(`The value of header "${name}" is a string, a number or a list of strings, not ${describeValue(value)}.`);
+  if (!Array.isArray(value)) throw new TypeError(`The value of header "${name}" is a string, a number or a list of strings, not ${describeValue(value)}.`);
+  // A loop, not every(): a closure per list-valued header (Set-Cookie, Vary) of every response.
+  for (const item of value) {
+    if (typeof item !== 'string') throw new TypeError(`The value of header "${name}" is a string, a number or a list of strings, not a list holding ${describeValue(item)}.`);
+  }
+  return [...(value as string[])];
 }
 
 /**

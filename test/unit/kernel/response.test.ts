@@ -164,7 +164,7 @@ test('headers that are no object of names and values (Headers, a Map, a list of 
   }
   assert.match(thrown(() => Response.json({}, 200, new Headers() as never)).message, /not an object of type Headers\.$/);
   assert.is(thrown(() => new Response('x', 200, { 'x-a': null } as never)).message, 'The value of header "x-a" is a string, a number or a list of strings, not null.');
-  assert.is(thrown(() => new Response('x', 200, { 'x-a': ['1', 2] } as never)).message, 'The value of header "x-a" is a string, a number or a list of strings, not an object of type Array.');
+  assert.is(thrown(() => new Response('x', 200, { 'x-a': ['1', 2] } as never)).message, 'The value of header "x-a" is a string, a number or a list of strings, not a list holding number 2.');
   assert.equal(new Response('x', 200, { 'X-A': ['1', '2'], 'content-length': 1, skipped: undefined }).headers, { 'x-a': ['1', '2'], 'content-length': '1' });
   assert.equal(new Response('x', 200, Object.assign(Object.create(null), { a: 'b' })).headers, { a: 'b' });
 });
