@@ -26,6 +26,13 @@ import { Response, destroyBody } from './response.js';
 /** An error a kernel.exception listener threw -> the error it was handling (see HttpKernel.handledErrorOf). */
 const handledWhenThrown = new WeakMap<object, unknown>();
 
+/** What handle() got instead of a Request, named so that another kind of Request is not "an object of type Request". */
+function describeNonRequest(value: unknown): string {
+  if (typeof globalThis.Request === 'function' && value instanceof globalThis.Request) return "the Fetch API's Request (the global one): import Request from http-kernel";
+  const name = (value as { constructor?: { name?: unknown } } | null | undefined)?.constructor?.name;
+  return name === 'Request' ? 'a Request of another copy of http-kernel (is it installed twice?)' : describeValue(value);
+}
+
 /**
  * Turns a Request into a Response by dispatching the lifecycle events:
  * request → controller → controller_arguments → (view) → response → finish_request,
@@ -56,7 +63,7 @@ export class HttpKernel implements KernelLike {
     try {
       // Refused at the call: a path or an unknown type would otherwise fail deep in a listener, and be answered with an
       // error page for it. Here, not in handleMaybeAsync(), which servers call with a Request they made.
-      if (!(request instanceof Request)) throw new TypeError(`HttpKernel.handle() takes a Request (Request.create('/path')), not ${describeValue(request)}.`);
+      if (!(request instanceof Request)) throw new TypeError(`HttpKernel.handle() takes a Request (Request.create('/path')), not ${describeNonRequest(request)}.`);
       if (type !== RequestType.MAIN && type !== RequestType.SUB) throw new TypeError(`A request type is RequestType.MAIN (1) or RequestType.SUB (2), not ${describeValue(type)}.`);
       const result = this.handleMaybeAsync(request, type, catchErrors);
       return isPromiseLike(result) ? result : Promise.resolve(result);

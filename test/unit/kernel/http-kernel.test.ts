@@ -68,6 +68,15 @@ test('handle() rejects what is no Request and a request type that is neither MAI
   assert.is((await kernel.handle(Request.create('/'), RequestType.SUB)).body, 'ok');
 });
 
+test('handle() given the Fetch API\'s Request (the global one) or another copy\'s says so, rather than "takes a Request, not an object of type Request"', async () => {
+  const { kernel } = kernelWith(() => new Response('ok'));
+  const error = await kernel.handle(new globalThis.Request('http://a.test/books') as never).then(() => null, (rejected: unknown) => rejected as Error);
+  assert.instance(error, TypeError);
+  assert.is(error!.message, "HttpKernel.handle() takes a Request (Request.create('/path')), not the Fetch API's Request (the global one): import Request from http-kernel.");
+  const copy = await kernel.handle(new (class Request {})() as never).then(() => null, (rejected: unknown) => rejected as Error);
+  assert.is(copy!.message, "HttpKernel.handle() takes a Request (Request.create('/path')), not a Request of another copy of http-kernel (is it installed twice?).");
+});
+
 test('terminateMaybeAsync answers without a promise when the terminate listeners are synchronous, with one otherwise', async () => {
   const { dispatcher, kernel } = kernelWith(() => new Response('ok'));
   const seen: string[] = [];
