@@ -1,4 +1,5 @@
 import { describeValue } from './describe-value.js';
+import { isNameValueObject } from './name-value-object.js';
 
 /** Anything dispatched: an object that may be stopped (see {@link Event}). */
 export interface StoppableEvent {
@@ -59,8 +60,8 @@ export class EventDispatcher {
     }
     const className = subscriber.constructor?.name && subscriber.constructor !== Object ? subscriber.constructor.name : 'subscriber';
     const events: unknown = subscriber.getSubscribedEvents();
-    // A list would be read by its indexes, as subscriptions to events "0", "1"... naming its entries' methods.
-    if (events === null || typeof events !== 'object' || Array.isArray(events)) {
+    // A list would be read by its indexes, as subscriptions to events "0", "1"... naming its entries' methods; a Map as none.
+    if (!isNameValueObject(events)) {
       throw new TypeError(`${className}'s getSubscribedEvents() gives an object of event names ({ 'app.saved': 'onSaved' }), not ${describeValue(events)}.`);
     }
     // Everything is checked before anything is added: a refused subscriber leaves no listener behind.

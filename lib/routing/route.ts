@@ -1,4 +1,5 @@
 import { describeValue } from '../../kernel/describe-value.js';
+import { isNameValueObject } from '../../kernel/name-value-object.js';
 import { InvalidRouteError } from './errors.js';
 import { compilePattern, sanitizeRequirement, variantSource, type CompiledPattern, type Part } from './pattern.js';
 import { TailMatcher } from './tail-matcher.js';
@@ -67,7 +68,7 @@ function checkOptions(path: string, options: unknown): RouteOptions {
   }
   const { defaults, requirements, host } = options as RouteOptions;
   for (const [name, value] of [['defaults', defaults], ['requirements', requirements]] as const) {
-    if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+    if (value !== undefined && !isNameValueObject(value)) {
       throw new InvalidRouteError(`The ${name} of route "${path}" are an object, not ${describeValue(value)}.`);
     }
   }

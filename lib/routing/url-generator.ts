@@ -1,5 +1,6 @@
 import type { Token } from 'path-to-regexp';
 import { describeValue } from '../../kernel/describe-value.js';
+import { isNameValueObject } from '../../kernel/name-value-object.js';
 import { isValidHost } from '../../kernel/host-syntax.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
 import { decode } from './params-builder.js';
@@ -67,8 +68,8 @@ export class UrlGenerator {
    * Relative to the host unless `absolute`, or unless the route requires another scheme or host.
    */
   generate(name: string, params: Record<string, unknown> = {}, absolute = false): string {
-    // A list would be read as parameters named "0", "1"...: `id` reported missing though a value was given.
-    if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+    // A list would be read as parameters named "0", "1"..., a Map as none: `id` reported missing though a value was given.
+    if (!isNameValueObject(params)) {
       throw new TypeError(`The parameters of route "${name}" are an object by name ({ id: 42 }), not ${describeValue(params)}.`);
     }
     const route = this.#routes.get(name);
@@ -116,7 +117,7 @@ export class UrlGenerator {
 
 /** Refuses a context that would make malformed URLs (`http://localhostshop/x` from a baseUrl without its slash). */
 function checkContext(context: GeneratorContext): void {
-  if (context === null || typeof context !== 'object') throw new TypeError(`The generator's context is an object ({ host: 'example.com' }), not ${describeValue(context)}.`);
+  if (!isNameValueObject(context)) throw new TypeError(`The generator's context is an object ({ host: 'example.com' }), not ${describeValue(context)}.`);
   // A typo (`baseURL`) would otherwise leave every URL without what it was meant to set.
   for (const key of Object.keys(context)) {
     if (!CONTEXT_OPTIONS.includes(key)) throw new TypeError(`The generator has no context option "${key}"; its options are ${CONTEXT_OPTIONS.join(', ')}.`);

@@ -256,4 +256,10 @@ test('a subscriber whose getSubscribedEvents() gives no object of event names (n
   assert.is(dispatcher.hasListeners(), false);
 });
 
+test('a subscriber whose getSubscribedEvents() gives a Map is a TypeError, not a subscriber with no listener', () => {
+  const dispatcher = new EventDispatcher();
+  const subscriber = { getSubscribedEvents: () => new Map([['app.saved', 'onSaved']]) as never, onSaved() {} };
+  assert.is(thrown(() => dispatcher.addSubscriber(subscriber)).message, "subscriber's getSubscribedEvents() gives an object of event names ({ 'app.saved': 'onSaved' }), not an object of type Map.");
+});
+
 test.run();

@@ -127,4 +127,9 @@ test('options that are no object, an option it does not know (a typo: method) or
   assert.is(new Route('/a', { defaults: undefined, host: undefined }).path, '/a');
 });
 
+test('defaults or requirements given as a Map are an InvalidRouteError, not a route without them', () => {
+  assert.is(thrown(() => new Route('/a/:x', { requirements: new Map([['x', '\\d+']]) } as never)).message, 'The requirements of route "/a/:x" are an object, not an object of type Map.');
+  assert.is(thrown(() => new Route('/a', { defaults: new Map([['_controller', 'x']]) } as never)).message, 'The defaults of route "/a" are an object, not an object of type Map.');
+});
+
 test.run();

@@ -300,4 +300,9 @@ test('parameters that are no object by name (null, a list of values) are a TypeE
   assert.instance(thrown(() => generator.generate('book', undefined)), MissingMandatoryParametersError);
 });
 
+test('parameters or a context given as a Map are a TypeError, not a URL without them', () => {
+  assert.is(thrown(() => new UrlGenerator(routes()).generate('home', new Map([['page', 2]]) as never)).message, 'The parameters of route "home" are an object by name ({ id: 42 }), not an object of type Map.');
+  assert.is(thrown(() => new UrlGenerator(routes(), new Map([['host', 'example.com']]) as never)).message, "The generator's context is an object ({ host: 'example.com' }), not an object of type Map.");
+});
+
 test.run();
