@@ -317,7 +317,7 @@ export class Profiler {
     // A sub-request's response may go on as its parent's (the error page's does), whose listeners
     // then change it: its profile keeps its status and headers as they are now, as Symfony's
     // profiler collects here. A main request's is its own to the end, and is not copied.
-    if (recording.requestType === 'sub') recording.response = new Response(response.body, response.status, response.headers);
+    if (recording.requestType === 'sub') recording.response = copyOf(response);
   }
 
   /** After the response is sent: collection, parent/child links, serialisation, and the queued save. */
@@ -601,6 +601,20 @@ function synchronous(collector: DataCollector, step: 'collect' | 'lateCollect', 
  * `/_profiler/search`, `/_profiler/latest`, `/_profiler/<token>` and `/_wdt/<token>`.
  */
 const PROFILER_PAGE = /^\/(?:_profiler\/[^/]*|_wdt\/[^/]+)$/;
+
+/**
+ * A copy of `response` for a sub-request's profile, its headers as they are: the constructor would
+ * check them as given by a controller, and refuse what a listener set by hand and node:http sends
+ * (a list of numbers): the profiler never fails a request.
+ */
+function copyOf(response: Response): Response {
+  const copy = new Response(response.body, response.status);
+  for (const name in response.headers) {
+    const value = response.headers[name]!;
+    copy.headers[name] = Array.isArray(value) ? [...value] : value;
+  }
+  return copy;
+}
 
 /**
  * Whether a request is for the profiler's own pages (GET or HEAD on one of their paths, as their

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Request, type TerminateEvent } from '../../../kernel/index.js';
+import { KernelEvents, Request, RequestType, type TerminateEvent } from '../../../kernel/index.js';
 import type { LogEntry } from '../../../lib/log/index.js';
 import { createApp, createKernel } from '../../../lib/app/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
@@ -289,6 +289,24 @@ test('profiles stored whole by earlier versions are presented as they were store
   assert.equal(shown.request, request);
   assert.equal(shown.logger, logger);
   assert.equal({ ...(shown.router as object), traces: undefined }, { ...router, traces: undefined });
+});
+
+test('a sub-request\'s response is copied for its profile as it is, not refused by the Response constructor\'s checks (a header set by hand to a list of numbers, which node:http sends)', async () => {
+  const storage = new MemoryStorage();
+  const inner = () => {
+    const response = new Response('inner');
+    response.headers['x-ids'] = [5, 6] as never;
+    return response;
+  };
+  const routes = new RouteCollection().add('outer', new Route('/outer', { defaults: { _controller: async (request: Request) => {
+    const sub = await app.kernel.handle(request.duplicate({ attributes: { _controller: inner } }), RequestType.SUB);
+    return new Response(`outer ${String(sub.body)} ${String(sub.headers['x-ids'])}`);
+  } } }));
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage } });
+  const response = await run(app, '/outer');
+  await app.close();
+  assert.is(response.status, 200);
+  assert.is(response.body, 'outer inner 5,6');
 });
 
 test('a collector that throws late costs its profile only (not its sub-request\'s), logged, never the request', async () => {
