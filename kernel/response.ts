@@ -112,15 +112,16 @@ export class Response {
     return STATUS_CODES[this.status] ?? 'Unknown Status';
   }
 
-  /** Sets a header, replacing any earlier value. */
+  /** Sets a header, replacing any earlier value; a value the constructor would refuse is a TypeError here too. */
   setHeader(name: string, value: string | number | readonly string[]): this {
-    this.headers[name.toLowerCase()] = typeof value === 'number' ? String(value) : Array.isArray(value) ? [...value] : (value as string);
+    this.headers[headerName(name)] = typeof value === 'string' ? value : headerValue(name, value);
     return this;
   }
 
-  /** Adds a value to a header (`set-cookie`, `vary`...). */
+  /** Adds a value to a header (`set-cookie`, `vary`...); a value that is no string is a TypeError. */
   appendHeader(name: string, value: string): this {
-    const key = name.toLowerCase();
+    const key = headerName(name);
+    if (typeof value !== 'string') throw new TypeError(`A value appended to header "${name}" is a string, not ${describeValue(value)}.`);
     const current = this.headers[key];
     this.headers[key] = current === undefined ? value : Array.isArray(current) ? [...current, value] : [current, value];
     return this;
@@ -276,6 +277,12 @@ function secureCookies(response: Response, request: Request): void {
   const current = response.headers['set-cookie']!;
   const secured = (value: string): string => (values.has(value) ? `${value}; Secure` : value);
   response.headers['set-cookie'] = Array.isArray(current) ? current.map(secured) : secured(current);
+}
+
+/** `name` lower-cased, as headers are stored; a TypeError when it is no string or empty (setHeader(undefined, ...) would set a header named "undefined"). */
+function headerName(name: unknown): string {
+  if (typeof name !== 'string' || name === '') throw new TypeError(`A header name is a non-empty string, not ${describeValue(name)}.`);
+  return name.toLowerCase();
 }
 
 /** A header value given as a number or a list, as stored; a TypeError for any other (a string is stored as it is). */

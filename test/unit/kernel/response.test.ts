@@ -169,6 +169,17 @@ test('headers that are no object of names and values (Headers, a Map, a list of 
   assert.equal(new Response('x', 200, Object.assign(Object.create(null), { a: 'b' })).headers, { a: 'b' });
 });
 
+test('setHeader() and appendHeader() refuse what the constructor refuses: a value of another type, a list holding one, a name that is no string', () => {
+  const response = new Response('x');
+  assert.is(thrown(() => response.setHeader('x-a', null as never)).message, 'The value of header "x-a" is a string, a number or a list of strings, not null.');
+  assert.is(thrown(() => response.setHeader('x-a', ['1', 2] as never)).message, 'The value of header "x-a" is a string, a number or a list of strings, not a list holding number 2.');
+  assert.is(thrown(() => response.setHeader(undefined as never, 'x')).message, 'A header name is a non-empty string, not undefined.');
+  assert.is(thrown(() => response.appendHeader('vary', 5 as never)).message, 'A value appended to header "vary" is a string, not number 5.');
+  assert.is(thrown(() => response.appendHeader('', 'x')).message, 'A header name is a non-empty string, not the string "".');
+  response.setHeader('X-B', 2).setHeader('x-c', ['1', '2']).appendHeader('Vary', 'Accept').appendHeader('vary', 'Origin');
+  assert.equal(response.headers, { 'x-b': '2', 'x-c': ['1', '2'], vary: ['Accept', 'Origin'] });
+});
+
 test('headers made by another realm (vm, a test runner\'s sandbox) or by a class are read by their names, as a literal is', () => {
   assert.equal(new Response('x', 200, runInNewContext("({ 'Content-Type': 'text/plain', 'x-n': 1 })")).headers, { 'content-type': 'text/plain', 'x-n': '1' });
   class CacheHeaders {
