@@ -125,17 +125,22 @@ for (const scheme of SCHEMES) {
     await timed.close();
   });
 
-  test('a client that aborts its request aborts request.signal with a ClientClosedError: the wait rejects, kernel.terminate sees a 499, nothing is CRITICAL', async () => {
-    records.length = 0;
-    const id = `${scheme}-gone`;
+  /** Requests `path?id=`, and leaves once its controller has started; resolves when the client has given up. */
+  const leaveOnceStarted = async (path: string, id: string): Promise<void> => {
     const client = new AbortController();
-    const pending = undiciRequest(`${server.urls[scheme]}/wait?id=${id}`, { dispatcher: server.agent, signal: client.signal }).then(
+    const pending = undiciRequest(`${server.urls[scheme]}${path}?id=${id}`, { dispatcher: server.agent, signal: client.signal }).then(
       () => 'answered',
       (error: unknown) => error,
     );
     await until(() => waits.get(id)?.started === true, 5_000, 'the controller to start');
     client.abort();
     assert.is((await pending as Error).name, 'AbortError', 'the client gave up');
+  };
+
+  test('a client that aborts its request aborts request.signal with a ClientClosedError: the wait rejects, kernel.terminate sees a 499, nothing is CRITICAL', async () => {
+    records.length = 0;
+    const id = `${scheme}-gone`;
+    await leaveOnceStarted('/wait', id);
     await until(() => waits.get(id)?.outcome !== undefined, 5_000, 'the controller\'s wait to end');
     const outcome = waits.get(id)!.outcome as Error & { cause?: unknown };
     assert.is(outcome.name, 'AbortError', 'the wait was aborted, not waited out');
@@ -153,14 +158,7 @@ for (const scheme of SCHEMES) {
   test('a client gone before a controller that takes no signal answers: the request ends as its leaving, terminated with a 499 at INFO, not the 200 it never got', async () => {
     records.length = 0;
     const id = `${scheme}-gone-late`;
-    const client = new AbortController();
-    const pending = undiciRequest(`${server.urls[scheme]}/late?id=${id}`, { dispatcher: server.agent, signal: client.signal }).then(
-      () => 'answered',
-      (error: unknown) => error,
-    );
-    await until(() => waits.get(id)?.started === true, 5_000, 'the controller to start');
-    client.abort();
-    assert.is((await pending as Error).name, 'AbortError', 'the client gave up');
+    await leaveOnceStarted('/late', id);
     await until(() => terminated.some((one) => one.id === id), 5_000, 'kernel.terminate');
     assert.equal(terminated.find((one) => one.id === id), { id, status: 499, aborted: true });
     assert.equal(records.filter((record) => record.level <= LogLevel.ERROR).map((record) => record.message), [], 'nothing at ERROR or above');
