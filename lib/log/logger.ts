@@ -1,7 +1,20 @@
 import type { ObservationBus } from './bus.js';
+import { describeValue } from '../../kernel/describe-value.js';
 import { LogLevel, type LogLevelName, type LogRecord } from './log-record.js';
 
 const LEVEL_NAMES = Object.keys(LogLevel) as LogLevelName[];
+
+/**
+ * Short names users type for a level, taken where they are the usual spelling: syslog's keywords
+ * (emerg, crit, err) and warn (syslog's old keyword, pino's and the console's). Names that mean
+ * another scale (pino's fatal and trace) or no level (information) are refused, as Monolog does.
+ */
+const LEVEL_ALIASES = { EMERG: LogLevel.EMERGENCY, CRIT: LogLevel.CRITICAL, ERR: LogLevel.ERROR, WARN: LogLevel.WARNING } as const;
+
+/** A level's name or short name (`'warning'`, `'warn'`), in any case. */
+export type LogLevelInput = LogLevelName | Lowercase<LogLevelName> | keyof typeof LEVEL_ALIASES | Lowercase<keyof typeof LEVEL_ALIASES>;
+
+const VALID_LEVELS = `0-7 or ${LEVEL_NAMES.join(', ').toLowerCase()} (or ${Object.keys(LEVEL_ALIASES).join(', ').toLowerCase()})`;
 
 /** How a Logger is made. */
 export interface LoggerOptions {
@@ -10,7 +23,7 @@ export interface LoggerOptions {
   /** The channel records are written under (default `app`). */
   channel?: string;
   /** The least severe level kept (default DEBUG); less severe records cost nothing. */
-  level?: LogLevelName | Lowercase<LogLevelName>;
+  level?: LogLevelInput;
   /** The request being handled, for attributing records (usually `() => requestStack.getCurrentRequest()`). */
   currentRequest?: () => object | undefined;
 }
@@ -41,7 +54,7 @@ export class Logger {
   }
 
   /** Whether records of this level would be kept. */
-  isEnabled(level: LogLevelName | Lowercase<LogLevelName>): boolean {
+  isEnabled(level: LogLevelInput): boolean {
     return toLevel(level) <= this.#threshold;
   }
 
@@ -71,10 +84,11 @@ export class Logger {
   }
 
   /**
-   * Writes a record at a syslog level: a number (0 = emergency ... 7 = debug; others are brought
-   * into that range) or a level's name. A message that is no string is written as its text.
+   * Writes a record at a syslog level: a number (0 = emergency ... 7 = debug) or a level's name or
+   * short name, in any case; any other level is a TypeError (PSR-3's InvalidArgumentException). A
+   * message that is no string is written as its text.
    */
-  log(level: number | LogLevelName | Lowercase<LogLevelName>, message: string, context: LogContext = {}): void {
+  log(level: number | LogLevelInput, message: string, context: LogContext = {}): void {
     const severity = typeof level === 'number' && level >= 0 && level <= 7 && Number.isInteger(level) ? level : levelOf(level);
     if (severity > this.#threshold) return;
     const text = typeof message === 'string' ? message : textOf(message);
@@ -98,14 +112,19 @@ export class Logger {
   }
 }
 
-/** A level given as something else than 0-7: a name (any case), or a number brought into range (non-numbers: DEBUG). */
+/** A level given as something else than 0-7: a name or short name (any case); anything else is refused. */
 function levelOf(level: unknown): number {
-  if (typeof level === 'string') {
-    const named = (LogLevel as Record<string, number>)[level.toUpperCase()];
-    if (named !== undefined) return named;
-  }
-  if (typeof level === 'number' && !Number.isNaN(level)) return Math.min(7, Math.max(0, Math.trunc(level)));
-  return LogLevel.DEBUG;
+  const named = typeof level === 'string' ? namedLevel(level) : undefined;
+  if (named === undefined) throw new TypeError(`logger.log() takes a level of ${VALID_LEVELS}, not ${describeValue(level)}.`);
+  return named;
+}
+
+/** The syslog number of a level's name or short name, in any case. */
+function namedLevel(name: string): number | undefined {
+  const key = name.toUpperCase();
+  if (Object.hasOwn(LogLevel, key)) return LogLevel[key as LogLevelName];
+  if (Object.hasOwn(LEVEL_ALIASES, key)) return LEVEL_ALIASES[key as keyof typeof LEVEL_ALIASES];
+  return undefined;
 }
 
 /** A message that is no string, as text (`undefined`, `123`); one whose text cannot be had, its type. */
@@ -226,9 +245,9 @@ function classOf(value: object, fallback: string): string {
   }
 }
 
-/** Turns a level name into its syslog number. */
-export function toLevel(level: LogLevelName | Lowercase<LogLevelName>): number {
-  const value = LogLevel[level.toUpperCase() as LogLevelName];
-  if (value === undefined) throw new RangeError(`Unknown log level "${level}"; use one of ${LEVEL_NAMES.join(', ').toLowerCase()}.`);
+/** Turns a level name or short name into its syslog number. */
+export function toLevel(level: LogLevelInput): number {
+  const value = typeof level === 'string' ? namedLevel(level) : undefined;
+  if (value === undefined) throw new RangeError(`Unknown log level "${String(level)}"; use one of ${LEVEL_NAMES.join(', ').toLowerCase()} (or ${Object.keys(LEVEL_ALIASES).join(', ').toLowerCase()}).`);
   return value;
 }

@@ -166,24 +166,49 @@ test('a placeholder whose getter throws stays unfilled: the log call itself neve
   assert.is(records[0]?.message, 'user {name}');
 });
 
-test('a level given by name or out of range, and a message that is no string, never throw and stay within the filters', () => {
+test('a level given by name or syslog short name (any case) is that level, and a message that is no string is written as its text', () => {
   const bus = createBus();
   const records: LogRecord[] = [];
   bus.on('log', ({ record }) => records.push(record));
   const logger = new Logger({ bus, channel: 'app', level: 'warning' });
-  logger.log('error' as never, 'by name');
-  logger.log('INFO' as never, 'filtered by name');
-  logger.log(-1, 'below range');
-  logger.log(99, 'above range, so debug: filtered');
-  logger.log('nonsense' as never, 'unknown name, so debug: filtered');
+  logger.log('error', 'by name');
+  logger.log('INFO', 'filtered by name');
+  logger.log('warn', 'warn is warning');
+  logger.log('Err' as never, 'err is error');
+  logger.log('CRIT', 'crit is critical');
+  logger.log('emerg', 'emerg is emergency');
+  logger.log(0, 'by number');
   logger.error(undefined as never);
   logger.error(123 as never);
   assert.equal(records.map((record) => [record.level, record.levelName, record.message]), [
     [3, 'ERROR', 'by name'],
-    [0, 'EMERGENCY', 'below range'],
+    [4, 'WARNING', 'warn is warning'],
+    [3, 'ERROR', 'err is error'],
+    [2, 'CRITICAL', 'crit is critical'],
+    [0, 'EMERGENCY', 'emerg is emergency'],
+    [0, 'EMERGENCY', 'by number'],
     [3, 'ERROR', 'undefined'],
     [3, 'ERROR', '123'],
   ]);
+  assert.ok(new Logger({ bus, level: 'warn' }).isEnabled('warning'), 'a short name is a threshold too');
+  assert.not.ok(new Logger({ bus, level: 'warn' }).isEnabled('notice'));
+});
+
+test('log() refuses an unknown level name or a number out of 0-7 with a TypeError naming the valid levels, even when filtered', () => {
+  const bus = createBus();
+  const records: LogRecord[] = [];
+  bus.on('log', ({ record }) => records.push(record));
+  const logger = new Logger({ bus, channel: 'app', level: 'error' });
+  for (const level of ['nonsense', 'information', 'fatal', 'trace', 'constructor', '', -1, 8, 99, 2.5, Number.NaN, null, undefined, {}]) {
+    assert.throws(
+      () => logger.log(level as never, 'refused'),
+      (error: unknown) => error instanceof TypeError && /takes a level of 0-7 or emergency, alert, critical, error, warning, notice, info, debug \(or emerg, crit, err, warn\), not /.test(error.message),
+      `level ${String(level)}`,
+    );
+  }
+  assert.throws(() => logger.log('loud' as never, 'x'), /not the string "loud"/);
+  assert.throws(() => logger.log(9, 'x'), /not number 9/);
+  assert.equal(records, []);
 });
 
 test('a sink that throws does not make the log call throw; later sinks of that record are skipped, and it is said once', () => {
