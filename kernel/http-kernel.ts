@@ -21,7 +21,7 @@ import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttp
 import { Request } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
-import { Response, destroyBody } from './response.js';
+import { Response, destroyBody, withoutHeadBody } from './response.js';
 
 /** An error a kernel.exception listener threw -> the error it was handling (see HttpKernel.handledErrorOf). */
 const handledWhenThrown = new WeakMap<object, unknown>();
@@ -234,6 +234,8 @@ export class HttpKernel implements KernelLike {
     // The listeners put another response in place: those they replaced are never sent, their stream bodies would stay open.
     const replaced = event.replacedResponses();
     if (event.response !== response || replaced.length > 0) dropBodies(event.response, response, ...replaced);
+    // After every kernel.response listener (the toolbar changes the length): a HEAD's answer is the GET's head alone.
+    if (request.method === 'HEAD' && type === RequestType.MAIN) withoutHeadBody(event.response);
     const pending = this.#finishRequest(request, type);
     return pending === undefined ? keepRequestContext(event.response, this.requestStack) : pending.then(() => keepRequestContext(event.response, this.requestStack));
   }
@@ -297,6 +299,7 @@ export class HttpKernel implements KernelLike {
       // The unfiltered page goes out; the streams listeners put in its place before failing are closed.
       dropBodies(response, ...responseEvent.replacedResponses(), responseEvent.response);
     }
+    if (request.method === 'HEAD' && type === RequestType.MAIN) withoutHeadBody(filtered);
     try {
       const finishing = this.#finishRequest(request, type);
       if (finishing !== undefined) await finishing;

@@ -44,7 +44,8 @@ const DISCARDED = new WeakMap<Response, Readable>();
 
 /**
  * The stream body `prepare()` dropped, destroyed, from a response that carries none (204, 304, 205),
- * or undefined: a server waits for its close before `kernel.terminate`, so that what its clean-up logs is in the profile.
+ * or the kernel from a HEAD's answer, or undefined: a server waits for its close before
+ * `kernel.terminate`, so that what its clean-up logs is in the profile.
  */
 export function discardedBody(response: Response): Readable | undefined {
   return DISCARDED.get(response);
@@ -211,8 +212,8 @@ export class Response {
    * Makes the response fit the request before it is sent (Symfony's `prepare()`):
    * no body nor framing headers for 1xx/204/304, an empty body for 205, a Content-Type with charset for text,
    * Content-Length for text and bytes unless Transfer-Encoding is set (then none), `Secure` on the
-   * cookies setCookie() left to the request's scheme when it is https. A HEAD request keeps the
-   * headers and is sent without body by the adapter.
+   * cookies setCookie() left to the request's scheme when it is https. A HEAD's answer loses its
+   * body in the kernel, once every kernel.response listener has run (see withoutHeadBody()).
    */
   prepare(request: Request, charset = 'UTF-8'): this {
     const headers = this.headers;
@@ -328,6 +329,27 @@ function asciiLocation(url: string): string {
 }
 
 const ABSOLUTE_URL = /^[a-z][a-z0-9+.-]*:/i;
+
+/**
+ * Empties the answer to a main HEAD request as Symfony's `prepare()` does, keeping its headers: the
+ * Content-Length a GET would have had stays (given, or the length of a text or bytes body; none for a
+ * stream of unknown length), and a stream body is destroyed and kept for discardedBody().
+ */
+export function withoutHeadBody(response: Response): void {
+  const body = response.body;
+  if (body === null) return;
+  const headers = response.headers;
+  if (typeof body === 'string' || body instanceof Uint8Array) {
+    // Without a ResponseListener nothing has measured it yet.
+    if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) {
+      headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+    }
+  } else {
+    DISCARDED.set(response, body);
+    destroyBody(body);
+  }
+  response.body = null;
+}
 
 /** Destroys a stream body that will not be sent (its file or socket would stay open); other bodies need nothing. */
 export function destroyBody(body: ResponseBody): void {

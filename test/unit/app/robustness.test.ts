@@ -158,6 +158,12 @@ function checkAnswer(request: Request, response: Response): void {
     }
   }
   const length = response.headers['content-length'];
+  // A HEAD's answer is the GET's head alone (the same request as a GET checks its body).
+  if (request.method === 'HEAD') {
+    assert.is(response.body, null, `${target}: a HEAD's answer has no body`);
+    assert.ok(length === undefined || /^\d+$/.test(String(length)), `${target}: a HEAD's Content-Length`);
+    return;
+  }
   if (length !== undefined && (typeof response.body === 'string' || response.body instanceof Uint8Array)) {
     assert.is(Number(length), Buffer.byteLength(body), `${target}: Content-Length`);
   }

@@ -19,6 +19,7 @@ import {
   RequestType,
   Response,
   SuspiciousOperationError,
+  discardedBody,
   type TerminateEvent,
   type ControllerArgumentsEvent,
   type ControllerEvent,
@@ -831,6 +832,63 @@ test('the caller\'s signal aborting a request in flight stops its controller\'s 
   assert.is((error as Error).name, 'AbortError');
   assert.is((error as Error).cause, reason);
   assert.is(request.signal.reason, reason);
+});
+
+test('handle() of a HEAD gives the head a GET gets, after every kernel.response listener, without its body; handleMaybeAsync() too', async () => {
+  const { dispatcher, kernel } = kernelWith(() => new Response('hello', 200, { 'content-type': 'text/plain' }));
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => void event.response.prepare(event.request));
+  // As the toolbar does, after prepare(): the body grows and its length with it.
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+    event.response.body = `${String(event.response.body)} world`;
+    event.response.headers['content-length'] = '11';
+  }, -128);
+  const get = await kernel.handle(Request.create('/'));
+  assert.is(get.body, 'hello world');
+  const head = await kernel.handle(Request.create('/', 'HEAD'));
+  assert.is(head.body, null);
+  assert.equal(head.headers, get.headers);
+  const sync = kernel.handleMaybeAsync(Request.create('/', 'HEAD')) as Response;
+  assert.instance(sync, Response);
+  assert.is(sync.body, null);
+  assert.is(sync.headers['content-length'], '11');
+});
+
+test('a HEAD answered without a ResponseListener keeps the length of its text or bytes, and a Transfer-Encoding instead of one', async () => {
+  for (const [body, headers, length] of [
+    ['héllo', {}, '6'],
+    [new Uint8Array(3), {}, '3'],
+    ['abc', { 'transfer-encoding': 'chunked' }, undefined],
+    ['', { 'content-length': '42' }, '42'],
+  ] as const) {
+    const { kernel } = kernelWith(() => new Response(body, 200, headers));
+    const head = await kernel.handle(Request.create('/', 'HEAD'));
+    assert.is(head.body, null);
+    assert.is(head.headers['content-length'], length);
+  }
+});
+
+test("a HEAD's stream body is destroyed in handle() and kept for discardedBody(), its declared length kept", async () => {
+  const stream = Readable.from(['never', 'read']);
+  const { kernel } = kernelWith(() => new Response(stream, 200, { 'content-length': '9' }));
+  const head = await kernel.handle(Request.create('/', 'HEAD'));
+  assert.is(head.body, null);
+  assert.is(head.headers['content-length'], '9');
+  assert.ok(stream.destroyed);
+  assert.is(discardedBody(head), stream);
+});
+
+test("a HEAD's error page has no body either, and a sub-request made with HEAD keeps its body for the request that made it", async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new NotFoundHttpError('nope');
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('error page')));
+  const page = await kernel.handle(Request.create('/', 'HEAD'));
+  assert.is(page.status, 404);
+  assert.is(page.body, null);
+  assert.is(page.headers['content-length'], '10');
+  const sub = kernelWith(() => new Response('fragment')).kernel;
+  const fragment = await sub.handle(Request.create('/', 'HEAD'), RequestType.SUB);
+  assert.is(fragment.body, 'fragment');
 });
 
 test.run();
