@@ -1,3 +1,4 @@
+import { describeValue } from '../../kernel/describe-value.js';
 import { InvalidRouteError, MalformedPathError, MethodNotAllowedError, ResourceNotFoundError } from './errors.js';
 import { cannotMatch } from './pattern.js';
 import { compiledRoute, type Route } from './route.js';
@@ -7,7 +8,10 @@ import { RouteTree, type Candidate, type Group } from './route-tree.js';
 
 export { normalizePercentEncoding } from './pattern.js';
 
-/** The request facts matching depends on. `host` is the hostname (a `:port` suffix is ignored). */
+/**
+ * The request facts matching depends on (Symfony's RequestContext), required: a guessed method or
+ * host would answer with another route. `host` is the hostname (a `:port` suffix is ignored; `''` for none).
+ */
 export interface MatchContext {
   readonly method: string;
   readonly host: string;
@@ -213,8 +217,10 @@ export class UrlMatcher {
   /**
    * Matches `path` (raw, still percent-encoded, without the query string) and returns the match
    * or a redirect; throws ResourceNotFoundError, MethodNotAllowedError or MalformedPathError.
+   * A path that is no string or a context without its method, host and scheme is a TypeError.
    */
   match(path: string, context: MatchContext): MatchResult {
+    checkMatchArguments('match', path, context);
     const result = this.lookup(path, context);
     switch (result.kind) {
       case 'match':
@@ -229,7 +235,10 @@ export class UrlMatcher {
     }
   }
 
-  /** Like `match()`, but answers a miss with an outcome instead of throwing: a 404 or 405 without the cost of an exception. */
+  /**
+   * Like `match()`, but answers a miss with an outcome instead of throwing: a 404 or 405 without the
+   * cost of an exception. Its arguments are not checked: RouterListener calls it for every request.
+   */
   lookup(path: string, context: MatchContext): LookupResult {
     const method = context.method;
     const slot = this.#slotOf(method);
@@ -382,6 +391,7 @@ export class UrlMatcher {
    * (slow: for a profiler panel or a debug command, never on the request path).
    */
   explain(path: string, context: MatchContext): RouteTrace[] {
+    checkMatchArguments('explain', path, context);
     const traces: RouteTrace[] = [];
     const host = hostWithoutPort(context.host);
     const trimmed = trimTrailingSlashes(path);
@@ -450,4 +460,16 @@ function precomputedAllow(group: Group): MethodNotAllowedOutcome | null {
 function deepFreeze<T extends object>(outcome: T): T {
   if ('params' in outcome) Object.freeze(outcome.params);
   return Object.freeze(outcome);
+}
+
+/** Refuses what match() and explain() would misread deep inside: a path that is no string, a context missing or incomplete. */
+function checkMatchArguments(call: string, path: unknown, context: unknown): void {
+  if (typeof path !== 'string') throw new TypeError(`UrlMatcher.${call}() takes a path ('/books/1'), not ${describeValue(path)}.`);
+  if (typeof context !== 'object' || context === null) {
+    throw new TypeError(`UrlMatcher.${call}() takes the request's context as its second argument, { method: 'GET', host: 'example.com', scheme: 'https' }, not ${describeValue(context)}: there is no default, as a guessed method or host would match another route.`);
+  }
+  const { method, host, scheme } = context as Partial<Record<keyof MatchContext, unknown>>;
+  if (typeof method !== 'string') throw new TypeError(`UrlMatcher.${call}()'s context has a method ('GET'), not ${describeValue(method)}.`);
+  if (typeof host !== 'string') throw new TypeError(`UrlMatcher.${call}()'s context has a host ('example.com', or '' for none), not ${describeValue(host)}.`);
+  if (scheme !== 'http' && scheme !== 'https') throw new TypeError(`UrlMatcher.${call}()'s context has a scheme, 'http' or 'https', not ${describeValue(scheme)}.`);
 }

@@ -487,4 +487,17 @@ test('a host requirement in capitals matches the host, which is compared lower-c
   assert.is(generator.generate('tenant', { t: 'acme' }, true), 'http://acme.example.com/y');
 });
 
+test('match() and explain() without a context, or with one lacking its method, host or scheme, are a TypeError at the call saying what to give', () => {
+  const m = matcher(['health', '/health', { methods: ['GET'] }]);
+  const noContext = thrown(() => m.match('/health' as string, undefined as never));
+  assert.instance(noContext, TypeError);
+  assert.match(String((noContext as Error).message), "UrlMatcher.match() takes the request's context as its second argument, { method: 'GET', host: 'example.com', scheme: 'https' }, not undefined: there is no default");
+  assert.throws(() => m.explain('/health', undefined as never), /UrlMatcher\.explain\(\) takes the request's context/);
+  assert.throws(() => m.match('/health', { host: '', scheme: 'http' } as never), /context has a method \('GET'\), not undefined/);
+  assert.throws(() => m.match('/health', { method: 'GET', scheme: 'http' } as never), /context has a host \('example\.com', or '' for none\), not undefined/);
+  assert.throws(() => m.match('/health', { method: 'GET', host: '' } as never), /context has a scheme, 'http' or 'https', not undefined/);
+  assert.throws(() => m.match(undefined as never, context()), /UrlMatcher\.match\(\) takes a path \('\/books\/1'\), not undefined/);
+  assert.is(m.match('/health', { method: 'GET', host: '', scheme: 'http' }).name, 'health');
+});
+
 test.run();
