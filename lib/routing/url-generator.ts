@@ -312,22 +312,30 @@ function queryString(params: Record<string, unknown>, defaults: Readonly<Record<
     if (variables.has(key) || key === '_fragment' || value === undefined || value === null) continue;
     if (Object.hasOwn(defaults, key) && sameValue(value, defaults[key])) continue;
     const encode = (text: string): string => percentEncode(text, encodeURIComponent, routeName, key);
-    appendPairs(pairs, encode(key), value, encode);
+    const encodedKey = encode(key);
+    if (!Array.isArray(value)) {
+      pairs.push(`${encodedKey}=${encode(queryValue(value, key, routeName))}`);
+      continue;
+    }
+    // A list is the key repeated, which request.query.getAll() reads back.
+    for (const item of value) {
+      if (item !== undefined && item !== null) pairs.push(`${encodedKey}=${encode(queryValue(item, key, routeName))}`);
+    }
   }
   return pairs.join('&');
 }
 
-function appendPairs(pairs: string[], key: string, value: unknown, encode: (text: string) => string): void {
-  if (value === undefined || value === null) return;
-  if (Array.isArray(value)) {
-    for (const item of value) appendPairs(pairs, key, item, encode);
-    return;
-  }
-  if (typeof value === 'object') {
-    for (const [sub, item] of Object.entries(value)) appendPairs(pairs, `${key}%5B${encode(sub)}%5D`, item, encode);
-    return;
-  }
-  pairs.push(`${key}=${encode(String(value))}`);
+/**
+ * A query value as text; a TypeError for an object (or a list in a list), which request.query
+ * (URLSearchParams, no PHP-style brackets) would not read back as it was given, and for what has no text (a function, a symbol).
+ */
+function queryValue(value: unknown, key: string, routeName: string): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  throw new TypeError(
+    `The query parameter "${key}" of route "${routeName}" is a string, a number, a boolean or a list of them, not ${describeValue(value)}: ` +
+      `request.query reads no nested keys (${key}[a]=1 is the key "${key}[a]"), so give each value its own parameter, or text (a date's toISOString(), JSON).`,
+  );
 }
 
 /**
