@@ -75,12 +75,16 @@ const CREATE_INIT: ReadonlySet<string> = new Set(['headers', 'body', 'scheme', '
  * such option for (`query`) left out, a `Headers` (whichever its class), a Map or a list of pairs read as no
  * headers or as headers named `0`, `1`.
  */
-function checkCreateInit(init: unknown): void {
+function checkCreateInit(init: unknown, method: string): void {
   if (init === null || typeof init !== 'object' || Array.isArray(init)) throw new TypeError(`Request.create() takes an object of options as its third argument, not ${describeValue(init)}.`);
   for (const key of Object.keys(init)) {
-    if (!CREATE_INIT.has(key)) throw new TypeError(`Request.create() has no option "${key}"${key === 'method' ? ' (the method is its second argument)' : ''}; its options are ${[...CREATE_INIT].join(', ')}.`);
+    if (!CREATE_INIT.has(key) && key !== 'method') throw new TypeError(`Request.create() has no option "${key}"; its options are ${[...CREATE_INIT].join(', ')}.`);
   }
-  const { headers } = init as RequestInit;
+  const { headers, method: given } = init as RequestInit;
+  // A RequestInit made for the constructor may carry its method: the same one (in any case) is no conflict.
+  if (given !== undefined && (typeof given !== 'string' || given.toUpperCase() !== method.toUpperCase())) {
+    throw new TypeError(`Request.create() got the method ${method} as its second argument and ${describeValue(given)} as its option "method": the method is its second argument (leave the option out).`);
+  }
   if (headers !== undefined && !isNameValueObject(headers)) {
     throw new TypeError(`The headers given to Request.create() are an object of names and values ({ accept: 'text/html' }), not ${describeValue(headers)}.`);
   }
@@ -244,10 +248,10 @@ export class Request {
    * Makes a request from an absolute URL or a path, for tests and for embedders that
    * run the kernel without a socket (`await kernel.handle(Request.create('/health'))`).
    */
-  static create(uri: string, method = 'GET', init: Omit<RequestInit, 'method'> = {}): Request {
+  static create(uri: string, method = 'GET', init: RequestInit = {}): Request {
     // Checked here, not in the constructor, which every request from a socket goes through: node has checked its method.
-    checkCreateInit(init);
     checkMethod(method);
+    checkCreateInit(init, method);
     checkBodySource(init.body ?? null);
     const headers: Record<string, string | string[] | undefined> = { ...(init.headers ?? {}) };
     for (const name of Object.keys(headers)) {

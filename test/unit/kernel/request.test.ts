@@ -6,7 +6,7 @@ import { runInNewContext } from 'node:vm';
 import { Headers as UndiciHeaders } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ClientClosedError, PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, abortRequest, SuspiciousOperationError, UnsupportedMediaTypeHttpError, compileTrustedHosts } from '../../../kernel/index.js';
+import { ClientClosedError, PayloadTooLargeHttpError, MalformedRequestError, Request, RequestSlot, abortRequest, SuspiciousOperationError, UnsupportedMediaTypeHttpError, compileTrustedHosts, type RequestInit } from '../../../kernel/index.js';
 import { thrown } from '../helpers.js';
 import { DebugAccess } from '../../../lib/profiler/index.js';
 
@@ -559,7 +559,6 @@ test('Request.create() refuses an option it does not know (a typo: header) and h
   const typo = thrown(() => Request.create('/', 'GET', { header: { accept: 'text/html' } } as never));
   assert.instance(typo, TypeError);
   assert.match(typo.message, /^Request\.create\(\) has no option "header"; its options are headers, body, scheme, /);
-  assert.match(thrown(() => Request.create('/', 'POST', { method: 'PUT' } as never)).message, /no option "method" \(the method is its second argument\)/);
   for (const headers of [new Headers({ accept: 'text/html' }), [['accept', 'text/html']], 'accept: text/html', null]) {
     const error = thrown(() => Request.create('/', 'GET', { headers: headers as never }));
     assert.instance(error, TypeError, String(headers));
@@ -567,6 +566,21 @@ test('Request.create() refuses an option it does not know (a typo: header) and h
   }
   assert.is(thrown(() => Request.create('/', 'GET', null as never)).message, 'Request.create() takes an object of options as its third argument, not null.');
   assert.is(Request.create('/', 'GET', { headers: { Accept: 'text/html' }, scheme: 'https', remoteAddress: '10.0.0.1' }).headers.accept, 'text/html');
+});
+
+test('Request.create() takes an init whose method is undefined or the method argument (in any case), and refuses another saying the method is its second argument', () => {
+  assert.is(Request.create('/', 'POST', { method: undefined }).method, 'POST');
+  assert.is(Request.create('/', 'POST', { method: 'POST', body: 'x' }).method, 'POST');
+  assert.is(Request.create('/', 'post', { method: 'POST' }).method, 'POST');
+  assert.is(Request.create('/', 'PATCH', { method: 'patch' }).method, 'PATCH');
+  const init: RequestInit = { method: 'DELETE', headers: { accept: 'application/json' } };
+  assert.is(Request.create('/items/1', 'DELETE', init).headers.accept, 'application/json');
+  const conflict = thrown(() => Request.create('/', 'POST', { method: 'PUT' }));
+  assert.instance(conflict, TypeError);
+  assert.is(conflict.message, 'Request.create() got the method POST as its second argument and the string "PUT" as its option "method": the method is its second argument (leave the option out).');
+  assert.match(thrown(() => Request.create('/', undefined, { method: 'POST' })).message, /got the method GET as its second argument and the string "POST"/);
+  assert.match(thrown(() => Request.create('/', 'GET', { method: 5 as never })).message, /and number 5 as its option "method"/);
+  assert.match(thrown(() => Request.create('/', 'GET', { method: null as never })).message, /and null as its option "method"/);
 });
 
 test('Request.create() refuses any Headers (undici\'s package) or other iterable (another realm\'s Map), read as no headers, and takes a plain object of another realm', () => {
