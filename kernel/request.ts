@@ -6,7 +6,7 @@ import { describeDuration } from './describe-duration.js';
 import { describeValue } from './describe-value.js';
 import { isValidHost } from './host-syntax.js';
 import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, ResponseTimeoutError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
-import { isNameValueObject } from './name-value-object.js';
+import { isNameValueObject, isPlainObject } from './name-value-object.js';
 import { requestInternals } from './request-internals.js';
 import { followSignal, unfollowSignal } from './signal-followers.js';
 
@@ -76,7 +76,7 @@ const CREATE_INIT: ReadonlySet<string> = new Set(['headers', 'body', 'scheme', '
  * headers or as headers named `0`, `1`.
  */
 function checkCreateInit(init: unknown, method: string): void {
-  if (init === null || typeof init !== 'object' || Array.isArray(init)) throw new TypeError(`Request.create() takes an object of options as its third argument, not ${describeValue(init)}.`);
+  if (!isPlainObject(init)) throw new TypeError(`Request.create() takes a plain object of options as its third argument ({ headers, body }), not ${describeValue(init)}.`);
   for (const key of Object.keys(init)) {
     if (!CREATE_INIT.has(key) && key !== 'method') throw new TypeError(`Request.create() has no option "${key}"; its options are ${[...CREATE_INIT].join(', ')}.`);
   }
@@ -95,7 +95,7 @@ function checkCreateInit(init: unknown, method: string): void {
  * (a typo: `attribute`) is routed to the controller that made it, which makes another, without end.
  */
 function checkDuplicateOverrides(overrides: unknown): void {
-  if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides)) throw new TypeError(`duplicate() takes an object ({ attributes, method }), not ${describeValue(overrides)}.`);
+  if (!isPlainObject(overrides)) throw new TypeError(`duplicate() takes a plain object ({ attributes, method }), not ${describeValue(overrides)}.`);
   for (const key of Object.keys(overrides)) {
     if (key !== 'attributes' && key !== 'method') throw new TypeError(`duplicate() has no option "${key}"; its options are attributes, method.`);
   }

@@ -45,6 +45,7 @@ import {
 } from '../profiler/index.js';
 import { checkTrustedProxies, createRequestListener, type KernelRequestListener } from '../server/node-adapter.js';
 import { describeValue } from '../../kernel/describe-value.js';
+import { isPlainObject } from '../../kernel/name-value-object.js';
 import { createRequestDescriber } from './describe-request.js';
 import { isProductionEnvironment } from './environment.js';
 import { OwnArgumentResolver } from './own-argument-resolver.js';
@@ -396,7 +397,7 @@ const KNOWN_OPTIONS: Readonly<Record<keyof KernelOptions, true>> = {
 
 /** Refuses options of the wrong shape, which would fail later with a message naming none of them, or silently do nothing. */
 function checkOptions(options: KernelOptions): void {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`createKernel takes an object of options, not ${describeValue(options)}.`);
+  if (!isPlainObject(options)) throw new TypeError(`createKernel takes a plain object of options, not ${describeValue(options)}.`);
   for (const name of Object.keys(options)) {
     if (!Object.hasOwn(KNOWN_OPTIONS, name)) throw new TypeError(`createKernel has no option "${name}"; its options are ${Object.keys(KNOWN_OPTIONS).join(', ')}.`);
   }
@@ -416,7 +417,7 @@ function checkOptions(options: KernelOptions): void {
   }
   for (const name of ['controllers', 'schemePorts'] as const) {
     const value: unknown = options[name];
-    if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) throw new TypeError(`${name} is an object, not ${describeValue(value)}.`);
+    if (value !== undefined && !isPlainObject(value)) throw new TypeError(`${name} is a plain object, not ${describeValue(value)}.`);
   }
   for (const [name, port] of Object.entries(options.schemePorts ?? {})) {
     if (name !== 'http' && name !== 'https') throw new TypeError(`schemePorts has the ports of http and https only, not of "${name}".`);
@@ -456,8 +457,8 @@ const KNOWN_PROFILER_OPTIONS: Readonly<Record<keyof ProfilerKernelOptions, true>
 /** The profiler option: false, or an object of known options (`true` would read as the defaults, and a typo would be lost). */
 function checkProfilerOptions(profiler: unknown): void {
   if (profiler === undefined || profiler === false) return;
-  if (typeof profiler !== 'object' || profiler === null || Array.isArray(profiler)) {
-    throw new TypeError(`profiler is false or an object of profiler options ({} for the defaults), not ${describeValue(profiler)}.`);
+  if (!isPlainObject(profiler)) {
+    throw new TypeError(`profiler is false or a plain object of profiler options ({} for the defaults), not ${describeValue(profiler)}.`);
   }
   for (const name of Object.keys(profiler)) {
     if (!Object.hasOwn(KNOWN_PROFILER_OPTIONS, name)) throw new TypeError(`The profiler has no option "${name}"; its options are ${Object.keys(KNOWN_PROFILER_OPTIONS).join(', ')}.`);

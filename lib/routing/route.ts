@@ -1,5 +1,5 @@
 import { describeValue } from '../../kernel/describe-value.js';
-import { isNameValueObject } from '../../kernel/name-value-object.js';
+import { isNameValueObject, isPlainObject } from '../../kernel/name-value-object.js';
 import { InvalidRouteError } from './errors.js';
 import { compilePattern, sanitizeRequirement, variantSource, type CompiledPattern, type Part } from './pattern.js';
 import { TailMatcher } from './tail-matcher.js';
@@ -60,8 +60,8 @@ const OPTIONS: ReadonlySet<string> = new Set(['defaults', 'requirements', 'metho
  * (`method`) would otherwise leave a route that answers every method, and a string a route with none.
  */
 function checkOptions(path: string, options: unknown): RouteOptions {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InvalidRouteError(`The options of route "${path}" are an object ({ methods: ['GET'] }), not ${describeValue(options)}.`);
+  if (!isPlainObject(options)) {
+    throw new InvalidRouteError(`The options of route "${path}" are a plain object ({ methods: ['GET'] }), not ${describeValue(options)}.`);
   }
   for (const key of Object.keys(options)) {
     if (!OPTIONS.has(key)) throw new InvalidRouteError(`Route "${path}" has no option "${key}"; its options are ${[...OPTIONS].join(', ')}.`);

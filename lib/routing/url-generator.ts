@@ -1,6 +1,6 @@
 import type { Token } from 'path-to-regexp';
 import { describeValue } from '../../kernel/describe-value.js';
-import { isNameValueObject } from '../../kernel/name-value-object.js';
+import { isNameValueObject, isPlainObject } from '../../kernel/name-value-object.js';
 import { isValidHost } from '../../kernel/host-syntax.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
 import { decode } from './params-builder.js';
@@ -117,7 +117,7 @@ export class UrlGenerator {
 
 /** Refuses a context that would make malformed URLs (`http://localhostshop/x` from a baseUrl without its slash). */
 function checkContext(context: GeneratorContext): void {
-  if (!isNameValueObject(context)) throw new TypeError(`The generator's context is an object ({ host: 'example.com' }), not ${describeValue(context)}.`);
+  if (!isPlainObject(context as unknown)) throw new TypeError(`The generator's context is a plain object ({ host: 'example.com' }), not ${describeValue(context)}.`);
   // A typo (`baseURL`) would otherwise leave every URL without what it was meant to set.
   for (const key of Object.keys(context)) {
     if (!CONTEXT_OPTIONS.includes(key)) throw new TypeError(`The generator has no context option "${key}"; its options are ${CONTEXT_OPTIONS.join(', ')}.`);

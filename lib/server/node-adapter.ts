@@ -2,6 +2,7 @@ import { validateHeaderName, validateHeaderValue, type IncomingMessage, type Ser
 import { pipeline, type Readable } from 'node:stream';
 import { ClientClosedError, HttpKernel, discardedBody, isHttpError, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
+import { isPlainObject } from '../../kernel/name-value-object.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
 import { statusText } from '../errors/index.js';
@@ -55,7 +56,7 @@ const LISTENER_OPTIONS: readonly string[] = ['trustedProxies', 'trustedHosts', '
 /** Refuses a kernel or options createRequestListener() would fail on later, or misread: a typo (`bodylimit`) would leave the default limit on. */
 function checkListenerArguments(kernel: unknown, options: unknown): void {
   if (!(kernel instanceof HttpKernel)) throw new TypeError(`createRequestListener() serves an HttpKernel (new HttpKernel(dispatcher, resolver), or createKernel()'s app.kernel), not ${describeValue(kernel)}.`);
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new TypeError(`createRequestListener() takes an object of options, not ${describeValue(options)}.`);
+  if (!isPlainObject(options)) throw new TypeError(`createRequestListener() takes a plain object of options ({ trustedProxies, bodyLimit }), not ${describeValue(options)}.`);
   for (const key of Object.keys(options)) {
     if (!LISTENER_OPTIONS.includes(key)) throw new TypeError(`createRequestListener() has no option "${key}"; its options are ${LISTENER_OPTIONS.join(', ')}.`);
   }

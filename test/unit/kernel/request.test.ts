@@ -564,7 +564,7 @@ test('Request.create() refuses an option it does not know (a typo: header) and h
     assert.instance(error, TypeError, String(headers));
     assert.match(error.message, /^The headers given to Request\.create\(\) are an object of names and values \(\{ accept: 'text\/html' \}\), not /);
   }
-  assert.is(thrown(() => Request.create('/', 'GET', null as never)).message, 'Request.create() takes an object of options as its third argument, not null.');
+  assert.is(thrown(() => Request.create('/', 'GET', null as never)).message, 'Request.create() takes a plain object of options as its third argument ({ headers, body }), not null.');
   assert.is(Request.create('/', 'GET', { headers: { Accept: 'text/html' }, scheme: 'https', remoteAddress: '10.0.0.1' }).headers.accept, 'text/html');
 });
 
@@ -599,7 +599,7 @@ test('duplicate() refuses an option it does not know (a typo: attribute) and att
   assert.instance(typo, TypeError);
   assert.is(typo.message, 'duplicate() has no option "attribute"; its options are attributes, method.');
   assert.is(thrown(() => request.duplicate({ attributes: new Map([['_controller', 1]]) } as never)).message, 'The attributes of duplicate() are an object of names and values ({ _controller: ... }), not an object of type Map.');
-  assert.is(thrown(() => request.duplicate(null as never)).message, 'duplicate() takes an object ({ attributes, method }), not null.');
+  assert.is(thrown(() => request.duplicate(null as never)).message, 'duplicate() takes a plain object ({ attributes, method }), not null.');
   assert.is(thrown(() => request.duplicate({ method: 'GE T' })).message, 'A request method is a token such as GET or POST, not the string "GE T".');
   assert.is(request.duplicate({ attributes: { a: 1 }, method: 'post' }).attributes.get('a'), 1);
   assert.is(request.duplicate({ attributes: undefined }).method, 'GET');
@@ -669,6 +669,23 @@ test('abortRequest() before the signal is read: the signal read later is aborted
   assert.is(request.signal.aborted, true);
   assert.is(request.signal.reason, first);
   assert.is(request.duplicate().signal.reason, first);
+});
+
+test('Request.create() and duplicate() refuse options given as a Map, a list or a class instance, asking for a plain object, rather than read them as none; one of another realm is taken', () => {
+  class Init {
+    headers = { accept: 'text/html' };
+  }
+  for (const [init, kind] of [[new Map([['headers', { accept: 'text/html' }]]), 'Map'], [[], 'Array'], [new Init(), 'Init']] as const) {
+    const created = thrown(() => Request.create('/', 'GET', init as never));
+    assert.instance(created, TypeError, kind);
+    assert.is(created.message, `Request.create() takes a plain object of options as its third argument ({ headers, body }), not an object of type ${kind}.`);
+    const duplicated = thrown(() => Request.create('/').duplicate(init as never));
+    assert.instance(duplicated, TypeError, kind);
+    assert.is(duplicated.message, `duplicate() takes a plain object ({ attributes, method }), not an object of type ${kind}.`);
+  }
+  assert.is(Request.create('/', 'GET', runInNewContext("({ headers: { accept: 'text/html' } })") as never).headers.accept, 'text/html');
+  assert.is(Request.create('/').duplicate(runInNewContext("({ method: 'POST' })") as never).method, 'POST');
+  assert.is(Request.create('/').duplicate(Object.assign(Object.create(null) as object, { method: 'PUT' })).method, 'PUT');
 });
 
 test.run();

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FrozenCollectionError, InvalidRouteError, Route, RouteCollection } from '../../../lib/routing/index.js';
@@ -119,7 +120,7 @@ test('options that are no object, an option it does not know (a typo: method) or
   const typo = thrown(() => new Route('/admin', { method: ['GET'] } as never));
   assert.instance(typo, InvalidRouteError);
   assert.is(typo.message, 'Route "/admin" has no option "method"; its options are defaults, requirements, methods, schemes, host.');
-  assert.is(thrown(() => new Route('/a', 'GET' as never)).message, 'The options of route "/a" are an object ({ methods: [\'GET\'] }), not the string "GET".');
+  assert.is(thrown(() => new Route('/a', 'GET' as never)).message, 'The options of route "/a" are a plain object ({ methods: [\'GET\'] }), not the string "GET".');
   assert.instance(thrown(() => new Route('/a', null as never)), InvalidRouteError);
   assert.is(thrown(() => new Route('/a', { host: 5 } as never)).message, 'The host of route "/a" is a string (\':tenant.example.com\'), not number 5.');
   assert.is(thrown(() => new Route('/a/:x', { requirements: ['a'] } as never)).message, 'The requirements of route "/a/:x" are an object, not an object of type Array.');
@@ -130,6 +131,19 @@ test('options that are no object, an option it does not know (a typo: method) or
 test('defaults or requirements given as a Map are an InvalidRouteError, not a route without them', () => {
   assert.is(thrown(() => new Route('/a/:x', { requirements: new Map([['x', '\\d+']]) } as never)).message, 'The requirements of route "/a/:x" are an object, not an object of type Map.');
   assert.is(thrown(() => new Route('/a', { defaults: new Map([['_controller', 'x']]) } as never)).message, 'The defaults of route "/a" are an object, not an object of type Map.');
+});
+
+test('options given as a Map, a list or a class instance are an InvalidRouteError asking for a plain object, not a route without them; one of another realm or without prototype is taken', () => {
+  class RouteOptions {
+    methods = ['POST'];
+  }
+  for (const [options, kind] of [[new Map([['methods', ['POST']]]), 'Map'], [[['methods', ['POST']]], 'Array'], [new RouteOptions(), 'RouteOptions']] as const) {
+    const error = thrown(() => new Route('/a', options as never));
+    assert.instance(error, InvalidRouteError, kind);
+    assert.is(error.message, `The options of route "/a" are a plain object ({ methods: ['GET'] }), not an object of type ${kind}.`);
+  }
+  assert.equal(new Route('/a', runInNewContext("({ methods: ['POST'] })") as never).methods, ['POST']);
+  assert.equal(new Route('/a', Object.assign(Object.create(null) as object, { methods: ['POST'] })).methods, ['POST']);
 });
 
 test.run();

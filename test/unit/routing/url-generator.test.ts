@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { thrown } from '../helpers.js';
@@ -286,7 +287,7 @@ test('a context option the generator does not know (a typo: baseURL) or a contex
   assert.instance(typo, TypeError);
   assert.is(typo.message, 'The generator has no context option "baseURL"; its options are scheme, host, port, baseUrl.');
   assert.match(thrown(() => new UrlGenerator(routes(), { httpPort: 8080 } as never)).message, /no context option "httpPort"/);
-  assert.is(thrown(() => new UrlGenerator(routes(), null as never)).message, "The generator's context is an object ({ host: 'example.com' }), not null.");
+  assert.is(thrown(() => new UrlGenerator(routes(), null as never)).message, "The generator's context is a plain object ({ host: 'example.com' }), not null.");
   assert.is(new UrlGenerator(routes(), { host: undefined }).generate('home', {}, true), 'http://localhost/');
 });
 
@@ -302,7 +303,7 @@ test('parameters that are no object by name (null, a list of values) are a TypeE
 
 test('parameters or a context given as a Map are a TypeError, not a URL without them', () => {
   assert.is(thrown(() => new UrlGenerator(routes()).generate('home', new Map([['page', 2]]) as never)).message, 'The parameters of route "home" are an object by name ({ id: 42 }), not an object of type Map.');
-  assert.is(thrown(() => new UrlGenerator(routes(), new Map([['host', 'example.com']]) as never)).message, "The generator's context is an object ({ host: 'example.com' }), not an object of type Map.");
+  assert.is(thrown(() => new UrlGenerator(routes(), new Map([['host', 'example.com']]) as never)).message, "The generator's context is a plain object ({ host: 'example.com' }), not an object of type Map.");
 });
 
 test('query parameters are written as request.query reads them back: a list as its key repeated; an object, a list in a list, a function or a symbol is a TypeError', () => {
@@ -323,6 +324,19 @@ test('query parameters are written as request.query reads them back: a list as i
   assert.throws(() => g.generate('book', { id: 1, when: new Date(0) }), /not an object of type Date/);
   assert.throws(() => g.generate('book', { id: 1, f: () => 1 }), /not a function/);
   assert.throws(() => g.generate('book', { id: 1, s: Symbol('s') }), /not symbol Symbol\(s\)/);
+});
+
+test('a context given as a list or a class instance is a TypeError asking for a plain object, not URLs without it; one of another realm or without prototype is taken', () => {
+  class Context {
+    host = 'example.com';
+  }
+  for (const [context, kind] of [[[['host', 'example.com']], 'Array'], [new Context(), 'Context']] as const) {
+    const error = thrown(() => new UrlGenerator(routes(), context as never));
+    assert.instance(error, TypeError, kind);
+    assert.is(error.message, `The generator's context is a plain object ({ host: 'example.com' }), not an object of type ${kind}.`);
+  }
+  assert.is(new UrlGenerator(routes(), runInNewContext("({ host: 'example.com' })") as never).generate('home', {}, true), 'http://example.com/');
+  assert.is(new UrlGenerator(routes(), Object.assign(Object.create(null) as object, { host: 'example.com' })).generate('home', {}, true), 'http://example.com/');
 });
 
 test.run();

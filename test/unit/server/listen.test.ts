@@ -860,10 +860,17 @@ test('createRequestListener() refuses an option it does not know (a typo: bodyli
   })();
   assert.instance(typo, TypeError);
   assert.is(typo!.message, 'createRequestListener() has no option "bodylimit"; its options are trustedProxies, trustedHosts, bodyLimit, logger, unhandled, bodyCloseWaitMs.');
-  assert.throws(() => createRequestListener(kernel, null as never), /^createRequestListener\(\) takes an object of options, not null\.$/);
+  assert.throws(() => createRequestListener(kernel, null as never), /^createRequestListener\(\) takes a plain object of options \(\{ trustedProxies, bodyLimit \}\), not null\.$/);
   assert.throws(() => createRequestListener(null as never), /createRequestListener\(\) serves an HttpKernel \(new HttpKernel\(dispatcher, resolver\), or createKernel\(\)'s app\.kernel\), not null\./);
   assert.throws(() => createRequestListener({ handle: () => null } as never), /not an object of type Object\./);
   assert.type(createRequestListener(kernel, { bodyLimit: 1024, bodyCloseWaitMs: 0 }), 'function');
+  class Options {
+    bodyLimit = 1024;
+  }
+  for (const [options, kind] of [[new Map([['bodyLimit', 1024]]), 'Map'], [[], 'Array'], [new Options(), 'Options']] as const) {
+    assert.throws(() => createRequestListener(kernel, options as never), new RegExp(`^createRequestListener\\(\\) takes a plain object of options \\(\\{ trustedProxies, bodyLimit \\}\\), not an object of type ${kind}\\.$`), kind);
+  }
+  assert.type(createRequestListener(kernel, Object.assign(Object.create(null) as object, { bodyLimit: 1024 })), 'function');
 });
 
 test.run();
