@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { RequestTimeoutHttpError } from '../../kernel/index.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
+import { describeValue } from '../../kernel/describe-value.js';
 import { headOverflow } from './head-overflow.js';
 import { refusesHeadRequest } from './refused-method.js';
 import type { TlsCredentials } from './tls-certificate.js';
@@ -125,8 +126,8 @@ const KEEP_ALIVE_MARGIN_MS = 1_000;
 
 /** Starts an http listener and, unless httpsPort is null, an https one, both serving `listener`; resolves once both listen. */
 export async function startServers(listener: RequestListener, options: ListenOptions): Promise<RunningServers> {
+  checkListenOptions(options);
   const limits = withDefaults(options.limits);
-  checkResponseTimeout(limits);
   const sockets = new Set<Socket>();
   const tlsSockets = new Set<Duplex>();
 
@@ -198,11 +199,39 @@ function withDefaults(given: Partial<Limits> = {}): Limits {
   return limits;
 }
 
-/** Throws a RangeError for a responseTimeout that is no whole number of milliseconds. */
-function checkResponseTimeout({ responseTimeout }: Limits): void {
-  // setTimeout would read NaN, a negative or a huge delay as 1 ms.
-  if (!Number.isInteger(responseTimeout) || responseTimeout < 0 || responseTimeout > MAX_TIMER_MS) {
-    throw new RangeError(`limits.responseTimeout is a whole number of milliseconds from 0 (off) to ${MAX_TIMER_MS}, not ${String(responseTimeout)}.`);
+const LISTEN_OPTIONS: readonly string[] = ['host', 'port', 'httpsPort', 'tls', 'limits', 'onError'];
+
+/** What each limit counts, and what 0 means where it turns the limit off, for checkListenOptions' messages. */
+const LIMIT_RANGES: Readonly<Record<keyof Limits, { min: number; max: number; range: string }>> = {
+  maxHeaderSize: { min: 1, max: Number.MAX_SAFE_INTEGER, range: 'a whole number of bytes from 1' },
+  headersTimeout: { min: 0, max: MAX_TIMER_MS, range: `a whole number of milliseconds from 0 (off) to ${MAX_TIMER_MS}` },
+  requestTimeout: { min: 0, max: MAX_TIMER_MS, range: `a whole number of milliseconds from 0 (off) to ${MAX_TIMER_MS}` },
+  responseTimeout: { min: 0, max: MAX_TIMER_MS, range: `a whole number of milliseconds from 0 (off) to ${MAX_TIMER_MS}` },
+  keepAliveTimeout: { min: 0, max: MAX_TIMER_MS, range: `a whole number of milliseconds from 0 to ${MAX_TIMER_MS}` },
+  idleTimeout: { min: 0, max: MAX_TIMER_MS, range: `a whole number of milliseconds from 0 (off) to ${MAX_TIMER_MS}` },
+  maxRequestsPerSocket: { min: 0, max: Number.MAX_SAFE_INTEGER, range: 'a whole number of requests from 0 (unlimited)' },
+  shutdownTimeout: { min: 0, max: MAX_TIMER_MS, range: `a whole number of milliseconds from 0 to ${MAX_TIMER_MS}` },
+};
+
+/**
+ * Refuses an option or limit startServers does not know (a typo: `responsetimeout` would leave the
+ * default on) and a limit that is no whole number in its range: `'60s' > 0` and `NaN > 0` are false,
+ * so such an idle or keep-alive timeout would turn the idle sweep off, and setTimeout reads NaN, a
+ * negative or a huge delay as 1 ms.
+ */
+function checkListenOptions(options: ListenOptions): void {
+  for (const name of Object.keys(options)) {
+    if (!LISTEN_OPTIONS.includes(name)) throw new TypeError(`startServers has no option "${name}"; its options are ${LISTEN_OPTIONS.join(', ')}.`);
+  }
+  const given: unknown = options.limits;
+  if (given === undefined) return;
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) throw new TypeError(`startServers' limits are an object of limits by name ({ idleTimeout: 60_000 }), not ${describeValue(given)}.`);
+  for (const [name, value] of Object.entries(given)) {
+    const range = Object.hasOwn(LIMIT_RANGES, name) ? LIMIT_RANGES[name as keyof Limits] : undefined;
+    if (range === undefined) throw new TypeError(`startServers has no limit "${name}"; its limits are ${Object.keys(LIMIT_RANGES).join(', ')}.`);
+    if (value !== undefined && (!Number.isInteger(value) || (value as number) < range.min || (value as number) > range.max)) {
+      throw new RangeError(`limits.${name} is ${range.range}, not ${String(value)}.`);
+    }
   }
 }
 

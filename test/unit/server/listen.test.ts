@@ -186,6 +186,44 @@ test('a responseTimeout that is no whole number of milliseconds from 0 to 2^31-1
   }
 });
 
+/** What startServers refused with, or null once it started (its servers are closed again). */
+async function refusal(options: Partial<ListenOptions> & Record<string, unknown>): Promise<unknown> {
+  return startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: null, ...options } as ListenOptions).then(async (running) => {
+    await running.close();
+    return null;
+  }, (refused: unknown) => refused);
+}
+
+test('a limit that is no whole number (a string, NaN) is a RangeError naming it, rather than a check silently turned off', async () => {
+  // `'60s' > 0` and `NaN > 0` are false: the idle sweep was never started and connections stayed open for good.
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ idleTimeout: '60s' }, 'limits.idleTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not 60s.'],
+    [{ keepAliveTimeout: NaN }, 'limits.keepAliveTimeout is a whole number of milliseconds from 0 to 2147483647, not NaN.'],
+    [{ shutdownTimeout: 1.5 }, 'limits.shutdownTimeout is a whole number of milliseconds from 0 to 2147483647, not 1.5.'],
+    [{ requestTimeout: -1 }, 'limits.requestTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not -1.'],
+    [{ maxHeaderSize: '16kb' }, 'limits.maxHeaderSize is a whole number of bytes from 1, not 16kb.'],
+    [{ maxRequestsPerSocket: Infinity }, 'limits.maxRequestsPerSocket is a whole number of requests from 0 (unlimited), not Infinity.'],
+  ];
+  for (const [limits, message] of cases) {
+    const error = await refusal({ limits: limits as ListenOptions['limits'] });
+    assert.instance(error, RangeError, JSON.stringify(limits));
+    assert.is((error as Error).message, message);
+  }
+});
+
+test('a limit or an option startServers does not know (a typo) is a TypeError naming it, rather than ignored', async () => {
+  const typo = await refusal({ limits: { responsetimeout: 5_000 } as ListenOptions['limits'] });
+  assert.instance(typo, TypeError);
+  assert.is((typo as Error).message, 'startServers has no limit "responsetimeout"; its limits are maxHeaderSize, headersTimeout, requestTimeout, responseTimeout, keepAliveTimeout, idleTimeout, maxRequestsPerSocket, shutdownTimeout.');
+  const option = await refusal({ limit: { idleTimeout: 1_000 } });
+  assert.instance(option, TypeError);
+  assert.is((option as Error).message, 'startServers has no option "limit"; its options are host, port, httpsPort, tls, limits, onError.');
+  const notObject = await refusal({ limits: [] as unknown as ListenOptions['limits'] });
+  assert.instance(notObject, TypeError);
+  // Every limit given as undefined keeps its default, as before.
+  assert.is(await refusal({ limits: { idleTimeout: undefined } }), null);
+});
+
 test('a garbage request line is answered 400 and the server keeps serving', async () => {
   await withServers(hello, { httpsPort: null }, async ({ urls }) => {
     const answer = await rawExchange(portOf(urls[0]!), 'THIS IS NOT HTTP\r\n\r\n');
