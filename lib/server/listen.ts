@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import { RequestTimeoutHttpError } from '../../kernel/index.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
+import { isPlainObject } from '../../kernel/name-value-object.js';
 import { headOverflow } from './head-overflow.js';
 import { refusesHeadRequest } from './refused-method.js';
 import type { TlsCredentials } from './tls-certificate.js';
@@ -220,12 +221,13 @@ const LIMIT_RANGES: Readonly<Record<keyof Limits, { min: number; max: number; ra
  * negative or a huge delay as 1 ms.
  */
 function checkListenOptions(options: ListenOptions): void {
+  if (!isPlainObject(options)) throw new TypeError(`startServers takes a plain object of options ({ host, port, httpsPort, tls, limits }), not ${describeValue(options)}.`);
   for (const name of Object.keys(options)) {
     if (!LISTEN_OPTIONS.includes(name)) throw new TypeError(`startServers has no option "${name}"; its options are ${LISTEN_OPTIONS.join(', ')}.`);
   }
   const given: unknown = options.limits;
   if (given === undefined) return;
-  if (given === null || typeof given !== 'object' || Array.isArray(given)) throw new TypeError(`startServers' limits are an object of limits by name ({ idleTimeout: 60_000 }), not ${describeValue(given)}.`);
+  if (!isPlainObject(given)) throw new TypeError(`startServers' limits are a plain object of limits by name ({ idleTimeout: 60_000 }), not ${describeValue(given)}.`);
   for (const [name, value] of Object.entries(given)) {
     const range = Object.hasOwn(LIMIT_RANGES, name) ? LIMIT_RANGES[name as keyof Limits] : undefined;
     if (range === undefined) throw new TypeError(`startServers has no limit "${name}"; its limits are ${Object.keys(LIMIT_RANGES).join(', ')}.`);

@@ -220,6 +220,13 @@ test('a limit or an option startServers does not know (a typo) is a TypeError na
   assert.is((option as Error).message, 'startServers has no option "limit"; its options are host, port, httpsPort, tls, limits, onError.');
   const notObject = await refusal({ limits: [] as unknown as ListenOptions['limits'] });
   assert.instance(notObject, TypeError);
+  // A Map has no own keys: read as an object it would be "no limits", every default kept unsaid.
+  const map = await refusal({ limits: new Map([['idleTimeout', 1_000]]) as unknown as ListenOptions['limits'] });
+  assert.instance(map, TypeError);
+  assert.match((map as Error).message, /^startServers' limits are a plain object of limits by name .*, not an object of type Map\.$/);
+  const options = await startServers(hello, new Map([['port', 0]]) as unknown as ListenOptions).then(async (running) => running.close(), (refused: unknown) => refused);
+  assert.instance(options, TypeError);
+  assert.match((options as Error).message, /^startServers takes a plain object of options/);
   // Every limit given as undefined keeps its default, as before.
   assert.is(await refusal({ limits: { idleTimeout: undefined } }), null);
 });
