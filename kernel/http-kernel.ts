@@ -377,7 +377,8 @@ function headersOf(error: HttpError): unknown {
 function noResponseMessage(controller: Controller, result: unknown): string {
   const name = controller.name || 'anonymous';
   const hint = result === undefined || result === null ? ' Did you forget to add a return statement somewhere in your controller?' : '';
-  return `The controller "${name}" must return a Response object but it returned ${describeResult(result)}.${hint}`;
+  // Symfony's wording (its varToString()), with the controller's name: a JavaScript error carries no file and line of it.
+  return `The controller "${name}" must return a "Response" object but it returned ${describeResult(result)}.${hint}`;
 }
 
 /** What a controller returned, as the no-Response error names it. */
@@ -385,6 +386,7 @@ function describeResult(result: unknown): string {
   if (result === undefined || result === null) return String(result);
   if (typeof result === 'string') return `a string ("${result.slice(0, 255)}${result.length > 255 ? '...' : ''}")`;
   if (typeof result === 'function') return `a function (${result.name || 'anonymous'})`;
+  if (typeof result === 'boolean') return `a boolean value (${result})`;
   if (typeof result !== 'object') return `a ${typeof result} (${String(result)})`;
   if (Array.isArray(result)) return `an array (${result.length} ${result.length === 1 ? 'item' : 'items'})`;
   // Node has a global Response (the Fetch API's): a controller file that forgot the import makes one of those.

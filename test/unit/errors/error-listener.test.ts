@@ -164,7 +164,7 @@ test('an error controller that answers no Response gets the same fallback, and t
   const critical = pageFailures(records);
   assert.is(critical.length, 1);
   assert.is(critical[0]!.levelName, 'CRITICAL');
-  assert.match(critical[0]!.message, /^The error page failed \(ControllerDoesNotReturnResponseError: "The controller "anonymous" must return a Response object but it returned an object of type Object\."\)/);
+  assert.match(critical[0]!.message, /^The error page failed \(ControllerDoesNotReturnResponseError: "The controller "anonymous" must return a "Response" object but it returned an object of type Object\."\)/);
 });
 
 test('a JSON client gets problem+json from the fallback: a 4xx keeps its message, a 5xx says nothing of the failure', async () => {

@@ -172,7 +172,7 @@ test('a result no view listener handles is an error naming what was returned', a
     assert.unreachable();
   } catch (error) {
     assert.instance(error, ControllerDoesNotReturnResponseError);
-    assert.match((error as Error).message, /"show" must return a Response object but it returned undefined\. Did you forget/);
+    assert.match((error as Error).message, /"show" must return a "Response" object but it returned undefined\. Did you forget/);
   }
 });
 
@@ -240,7 +240,7 @@ test('an async view listener that sets no response is the error naming what the 
     assert.unreachable();
   } catch (error) {
     assert.instance(error, ControllerDoesNotReturnResponseError);
-    assert.match((error as Error).message, /"answer" must return a Response object but it returned a number \(42\)/);
+    assert.match((error as Error).message, /"answer" must return a "Response" object but it returned a number \(42\)/);
   }
 });
 
@@ -635,13 +635,13 @@ test('the no-Response error says what came back: a quoted string cut with an ell
       (error: Error) => error.message,
     );
   };
-  assert.is(await messageFor(''), 'The controller "show" must return a Response object but it returned a string ("").');
-  assert.is(await messageFor('x'.repeat(300)), `The controller "show" must return a Response object but it returned a string ("${'x'.repeat(255)}...").`);
-  assert.is(await messageFor(['a', 'b']), 'The controller "show" must return a Response object but it returned an array (2 items).');
-  assert.is(await messageFor(false), 'The controller "show" must return a Response object but it returned a boolean (false).');
+  assert.is(await messageFor(''), 'The controller "show" must return a "Response" object but it returned a string ("").');
+  assert.is(await messageFor('x'.repeat(300)), `The controller "show" must return a "Response" object but it returned a string ("${'x'.repeat(255)}...").`);
+  assert.is(await messageFor(['a', 'b']), 'The controller "show" must return a "Response" object but it returned an array (2 items).');
+  assert.is(await messageFor(false), 'The controller "show" must return a "Response" object but it returned a boolean value (false).');
   assert.is(
     await messageFor(new globalThis.Response('hello')),
-    'The controller "show" must return a Response object but it returned a Fetch API Response (the global Response, not this kernel\'s: import { Response } from \'http-kernel\').',
+    'The controller "show" must return a "Response" object but it returned a Fetch API Response (the global Response, not this kernel\'s: import { Response } from \'http-kernel\').',
   );
 });
 

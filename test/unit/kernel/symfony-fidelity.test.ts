@@ -1,0 +1,868 @@
+// Symfony's own tests of its HttpKernel and EventDispatcher (HttpKernelTest, EventDispatcherTest,
+// TraceableEventDispatcherTest), ported to this kernel's API: each test is named after the Symfony
+// case it ports. Where the README documents a deliberate difference, the test asserts our behaviour
+// and its title says so.
+import { Readable } from 'node:stream';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  AccessDeniedHttpError,
+  BadRequestHttpError,
+  ControllerDoesNotReturnResponseError,
+  ControllerResolver,
+  Event,
+  EventDispatcher,
+  HttpError,
+  HttpKernel,
+  KernelEvents,
+  MethodNotAllowedHttpError,
+  NotFoundHttpError,
+  Request,
+  RequestStack,
+  RequestType,
+  Response,
+  SuspiciousOperationError,
+  TraceableEventDispatcher,
+  type Controller,
+  type ControllerArgumentsEvent,
+  type ExceptionEvent,
+  type KernelEvent,
+  type RequestEvent,
+  type ResponseEvent,
+  type TerminateEvent,
+  type ViewEvent,
+} from '../../../kernel/index.js';
+
+const kernelSuite = suite('Symfony HttpKernelTest, ported');
+const dispatcherSuite = suite('Symfony EventDispatcherTest, ported');
+const traceableSuite = suite('Symfony TraceableEventDispatcherTest, ported');
+
+/** Symfony's getHttpKernel(): a controller resolver and an argument resolver that answer what they are given. */
+function httpKernel(dispatcher: EventDispatcher, controller: Controller | null = () => new Response('Hello'), requestStack?: RequestStack, args: unknown[] = []): HttpKernel {
+  return new HttpKernel(dispatcher, { getController: () => controller }, requestStack ?? new RequestStack(), { getArguments: () => args });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => assert.unreachable('expected a rejection'),
+    (error: unknown) => error,
+  );
+}
+
+const fail = (error: unknown) => () => {
+  throw error;
+};
+
+// HttpKernelTest
+
+kernelSuite('testHandleWhenControllerThrowsAnExceptionAndCatchIsTrue: with no kernel.exception listener, the error itself is rethrown', async () => {
+  const error = new Error('runtime');
+  const kernel = httpKernel(new EventDispatcher(), fail(error));
+  assert.is(await rejection(kernel.handle(Request.create('/'), RequestType.MAIN, true)), error);
+});
+
+kernelSuite('testRequestStackIsNotBrokenWhenControllerThrowsAnException (catch true and false, Error and TypeError): no request is current afterwards', async () => {
+  for (const [catchErrors, error] of [[true, new Error('runtime')], [false, new Error('runtime')], [true, new TypeError('throwable')]] as const) {
+    const requestStack = new RequestStack();
+    let during: Request | undefined;
+    const kernel = httpKernel(new EventDispatcher(), () => {
+      during = requestStack.getCurrentRequest();
+      throw error;
+    }, requestStack);
+    const request = Request.create('/');
+    await rejection(kernel.handle(request, RequestType.MAIN, catchErrors));
+    assert.is(during, request);
+    assert.is(requestStack.getCurrentRequest(), undefined);
+    assert.equal(requestStack.all(), []);
+  }
+});
+
+kernelSuite('testHandleWhenControllerThrowsAnExceptionAndCatchIsFalseAndNoListenerIsRegistered', async () => {
+  const error = new Error('runtime');
+  assert.is(await rejection(httpKernel(new EventDispatcher(), fail(error)).handle(Request.create('/'), RequestType.MAIN, false)), error);
+});
+
+kernelSuite('testHandleWhenControllerThrowsAnExceptionAndCatchIsTrueWithAHandlingListener: the response gets status 500', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response((event.error as Error).message)));
+  const response = await httpKernel(dispatcher, fail(new Error('foo'))).handle(Request.create('/'), RequestType.MAIN, true);
+  assert.is(response.status, 500);
+  assert.is(response.body, 'foo');
+});
+
+kernelSuite('testHandleWhenControllerThrowsAThrowableAndCatchIsTrueWithAHandlingListener: a TypeError is handled as any error (Symfony\'s handleAllThrowables: PHP\'s Error/Exception split has no JavaScript counterpart)', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response((event.error as Error).message)));
+  const response = await httpKernel(dispatcher, fail(new TypeError('foo'))).handle(Request.create('/'));
+  assert.is(response.status, 500);
+  assert.is(response.body, 'foo');
+});
+
+kernelSuite('testHandleWhenControllerThrowsAThrowableAndCatchIsFalseWithAHandlingListener: the TypeError is rethrown and no kernel.exception listener runs', async () => {
+  const dispatcher = new EventDispatcher();
+  let called = false;
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    called = true;
+    event.setResponse(new Response('handled'));
+  });
+  const error = new TypeError('foo');
+  assert.is(await rejection(httpKernel(dispatcher, fail(error)).handle(Request.create('/'), RequestType.MAIN, false)), error);
+  assert.is(called, false);
+});
+
+kernelSuite('testHandleWhenControllerThrowsAnExceptionAndCatchIsTrueWithANonHandlingListener: the same error object is rethrown', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.EXCEPTION, () => {
+    // should set a response, but does not
+  });
+  const error = new Error('runtime');
+  assert.is(await rejection(httpKernel(dispatcher, fail(error)).handle(Request.create('/'))), error);
+});
+
+kernelSuite('testHandleExceptionWithARedirectionResponse: a redirect set for an AccessDenied error keeps its 301 and Location', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(Response.redirect('/login', 301)));
+  const response = await httpKernel(dispatcher, fail(new AccessDeniedHttpError())).handle(Request.create('/'));
+  assert.is(response.status, 301);
+  assert.is(response.getHeader('location'), '/login');
+});
+
+kernelSuite('testHandleHttpException: a 200 set for a MethodNotAllowed error gets its 405 and Allow header', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response((event.error as Error).message)));
+  const response = await httpKernel(dispatcher, fail(new MethodNotAllowedHttpError(['POST']))).handle(Request.create('/'));
+  assert.is(response.status, 405);
+  assert.is(response.getHeader('allow'), 'POST');
+});
+
+kernelSuite('testHandleWhenAnExceptionIsHandledWithASpecificStatusCode (200, 302, 403): allowCustomResponseCode() keeps the status set', async () => {
+  for (const status of [200, 302, 403]) {
+    const dispatcher = new EventDispatcher();
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+      event.allowCustomResponseCode();
+      event.setResponse(new Response('', status));
+    });
+    assert.is((await httpKernel(dispatcher, fail(new Error('runtime'))).handle(Request.create('/'))).status, status);
+  }
+});
+
+kernelSuite('without allowCustomResponseCode(), a 200 or 304 becomes the error\'s status, while a redirect (isRedirect()) and an error status are kept', async () => {
+  for (const [set, error, expected] of [
+    [200, new Error('runtime'), 500],
+    [304, new Error('runtime'), 500],
+    [200, new NotFoundHttpError(), 404],
+    [302, new Error('runtime'), 302],
+    [403, new Error('runtime'), 403],
+    [503, new NotFoundHttpError(), 503],
+  ] as const) {
+    const dispatcher = new EventDispatcher();
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(set === 302 ? Response.redirect('/x', 302) : new Response('', set)));
+    assert.is((await httpKernel(dispatcher, fail(error)).handle(Request.create('/'))).status, expected, `${set} for ${error.name}`);
+  }
+});
+
+kernelSuite('the error\'s own headers are added to a response set with a non-error status, and not to one set with an error status', async () => {
+  for (const [set, expected] of [[200, 'Bearer'], [401, undefined]] as const) {
+    const dispatcher = new EventDispatcher();
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('', set)));
+    const error = new HttpError(401, 'who?', { headers: { 'www-authenticate': 'Bearer' } });
+    const response = await httpKernel(dispatcher, fail(error)).handle(Request.create('/'));
+    assert.is(response.status, 401);
+    assert.is(response.getHeader('www-authenticate'), expected);
+  }
+});
+
+kernelSuite('testHandleWhenAListenerReturnsAResponse: a kernel.request listener\'s response skips the controller and the listeners after it', async () => {
+  const dispatcher = new EventDispatcher();
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => event.setResponse(new Response('hello')), 10);
+  dispatcher.addListener(KernelEvents.REQUEST, () => void seen.push('later request listener'));
+  dispatcher.addListener(KernelEvents.CONTROLLER, () => void seen.push('controller'));
+  dispatcher.addListener(KernelEvents.RESPONSE, () => void seen.push('response'));
+  dispatcher.addListener(KernelEvents.FINISH_REQUEST, () => void seen.push('finish_request'));
+  const response = await httpKernel(dispatcher, () => seen.push('called')).handle(Request.create('/'));
+  assert.is(response.body, 'hello');
+  assert.equal(seen, ['response', 'finish_request']);
+});
+
+kernelSuite('testHandleWhenNoControllerIsFound: a NotFound error naming the path', async () => {
+  const error = await rejection(httpKernel(new EventDispatcher(), null).handle(Request.create('/x')));
+  assert.instance(error, NotFoundHttpError);
+  assert.is((error as Error).message, 'Unable to find the controller for path "/x". The route is wrongly configured.');
+});
+
+kernelSuite('testHandleWhenTheControllerIsAClosure: the very Response it returns', async () => {
+  const response = new Response('foo');
+  assert.is(await httpKernel(new EventDispatcher(), () => response).handle(Request.create('/')), response);
+});
+
+kernelSuite('testHandleWhenTheControllerIsAnArray / AFunction: [object, method] and a controller registered by name (the ControllerResolver)', async () => {
+  class TestController {
+    readonly word = 'foo';
+    controller(): Response {
+      return new Response(this.word);
+    }
+  }
+  const resolver = new ControllerResolver({ controller_func: () => new Response('foo') });
+  const kernel = new HttpKernel(new EventDispatcher(), resolver);
+  for (const spec of [[new TestController(), 'controller'], 'controller_func']) {
+    const request = Request.create('/');
+    request.attributes.set('_controller', spec);
+    assert.is((await kernel.handle(request)).body, 'foo');
+  }
+});
+
+kernelSuite('testHandleWhenTheControllerIsNotACallable: an InvalidControllerError (Symfony: a LogicException), a 404 through kernel.exception', async () => {
+  const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver());
+  const request = Request.create('/');
+  request.attributes.set('_controller', 'foobar');
+  const error = await rejection(kernel.handle(request));
+  assert.is((error as Error).name, 'InvalidControllerError');
+  assert.match((error as Error).message, 'The controller for URI "/" is not callable');
+});
+
+kernelSuite('testHandleWhenTheControllerDoesNotReturnAResponse: ControllerDoesNotReturnResponseError, with Symfony\'s wording (and the controller\'s name, which a JavaScript error does not carry as a file and line)', async () => {
+  const dispatcher = new EventDispatcher();
+  const messageFor = async (result: unknown): Promise<string> => {
+    const error = await rejection(httpKernel(dispatcher, function show() {
+      return result;
+    }).handle(Request.create('/')));
+    assert.instance(error, ControllerDoesNotReturnResponseError);
+    return (error as Error).message;
+  };
+  assert.is(await messageFor(null), 'The controller "show" must return a "Response" object but it returned null. Did you forget to add a return statement somewhere in your controller?');
+  assert.is(await messageFor('foo'), 'The controller "show" must return a "Response" object but it returned a string ("foo").');
+  assert.is(await messageFor(true), 'The controller "show" must return a "Response" object but it returned a boolean value (true).');
+  assert.is(await messageFor(42), 'The controller "show" must return a "Response" object but it returned a number (42).');
+  assert.is(await messageFor(new (class Book {})()), 'The controller "show" must return a "Response" object but it returned an object of type Book.');
+});
+
+kernelSuite('testHandleWhenTheControllerDoesNotReturnAResponseButAViewIsRegistered', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.VIEW, (event: ViewEvent) => event.setResponse(new Response(event.controllerResult as string)));
+  assert.is((await httpKernel(dispatcher, () => 'foo').handle(Request.create('/'))).body, 'foo');
+});
+
+kernelSuite('a kernel.view listener that sets a response stops the others, and kernel.view is not dispatched for a Response', async () => {
+  const dispatcher = new EventDispatcher();
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.VIEW, (event: ViewEvent) => event.setResponse(new Response('first')), 10);
+  dispatcher.addListener(KernelEvents.VIEW, () => void seen.push('second'));
+  assert.is((await httpKernel(dispatcher, () => ({ id: 1 })).handle(Request.create('/'))).body, 'first');
+  assert.equal(seen, []);
+  const viewed: unknown[] = [];
+  dispatcher.addListener(KernelEvents.VIEW, (event: ViewEvent) => void viewed.push(event.controllerResult), 100);
+  await httpKernel(dispatcher, () => new Response('x')).handle(Request.create('/'));
+  assert.equal(viewed, []);
+});
+
+kernelSuite('testHandleWithAResponseListener: a kernel.response listener replaces the response', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => event.setResponse(new Response('foo')));
+  assert.is((await httpKernel(dispatcher).handle(Request.create('/'))).body, 'foo');
+});
+
+kernelSuite('testHandleAllowChangingControllerArguments', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.CONTROLLER_ARGUMENTS, (event: ControllerArgumentsEvent) => event.setArguments(['foo']));
+  assert.is((await httpKernel(dispatcher, (content: string) => new Response(content)).handle(Request.create('/'))).body, 'foo');
+});
+
+kernelSuite('testHandleAllowChangingControllerAndArguments', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.CONTROLLER_ARGUMENTS, (event: ControllerArgumentsEvent) => {
+    const oldController = event.controller;
+    const oldArguments = event.arguments;
+    event.setController((id: string) => (oldController(...oldArguments) as Response).setHeader('x-id', id));
+    event.setArguments(['bar']);
+  });
+  const response = await httpKernel(dispatcher, (content: string) => new Response(content), undefined, ['foo']).handle(Request.create('/'));
+  assert.is(response.body, 'foo');
+  assert.is(response.getHeader('x-id'), 'bar');
+});
+
+kernelSuite('a kernel.controller listener replaces the controller before the arguments are resolved for it', async () => {
+  const dispatcher = new EventDispatcher();
+  const resolvedFor: Controller[] = [];
+  const replacement = () => new Response('replaced');
+  dispatcher.addListener(KernelEvents.CONTROLLER, (event: { setController(c: Controller): void }) => event.setController(replacement));
+  const kernel = new HttpKernel(dispatcher, { getController: () => () => new Response('original') }, new RequestStack(), {
+    getArguments: (_request, controller) => {
+      resolvedFor.push(controller);
+      return [];
+    },
+  });
+  assert.is((await kernel.handle(Request.create('/'))).body, 'replaced');
+  assert.equal(resolvedFor, [replacement]);
+});
+
+kernelSuite('testTerminate: kernel.terminate gets the kernel, the request and the response', async () => {
+  const dispatcher = new EventDispatcher();
+  const kernel = httpKernel(dispatcher);
+  let captured: TerminateEvent | undefined;
+  dispatcher.addListener(KernelEvents.TERMINATE, (event: TerminateEvent) => {
+    captured = event;
+  });
+  const request = Request.create('/');
+  const response = new Response();
+  await kernel.terminate(request, response);
+  assert.is(captured?.kernel, kernel);
+  assert.is(captured?.request, request);
+  assert.is(captured?.response, response);
+});
+
+kernelSuite('testTerminateWithException: handleException() runs kernel.exception with the request current, and leaves none current (the caller sends and terminates, README)', async () => {
+  const dispatcher = new EventDispatcher();
+  const requestStack = new RequestStack();
+  const kernel = httpKernel(dispatcher, undefined, requestStack);
+  let captured: Request | undefined;
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    captured = requestStack.getCurrentRequest();
+    event.setResponse(new Response());
+  });
+  const request = Request.create('/');
+  const response = await kernel.handleException(new Error('boo'), request);
+  assert.is(captured, request);
+  assert.is(response.status, 500);
+  assert.is(requestStack.getCurrentRequest(), undefined);
+});
+
+kernelSuite('testVerifyRequestStackPushPopDuringHandle: the request is current while handled and not after (the stack follows the async context: no push or pop to call)', async () => {
+  const requestStack = new RequestStack();
+  const dispatcher = new EventDispatcher();
+  const current: Array<Request | undefined> = [];
+  for (const name of [KernelEvents.REQUEST, KernelEvents.RESPONSE, KernelEvents.FINISH_REQUEST]) dispatcher.addListener(name, () => void current.push(requestStack.getCurrentRequest()));
+  const request = Request.create('/');
+  await httpKernel(dispatcher, () => {
+    current.push(requestStack.getCurrentRequest());
+    return new Response('ok');
+  }, requestStack).handle(request);
+  assert.equal(current, [request, request, request, request]);
+  assert.is(requestStack.getCurrentRequest(), undefined);
+});
+
+kernelSuite('testVerifyRequestStackPushPopWithStreamedResponse: a stream body read after handle() sees its request as the main one', async () => {
+  const requestStack = new RequestStack();
+  const request = Request.create('/');
+  const kernel = httpKernel(new EventDispatcher(), () => new Response(new Readable({
+    read() {
+      this.push(requestStack.getMainRequest() === request ? 'main' : 'none');
+      this.push(null);
+    },
+  })), requestStack);
+  const response = await kernel.handle(request);
+  assert.is(requestStack.getMainRequest(), undefined);
+  let text = '';
+  for await (const chunk of response.body as Readable) text += String(chunk);
+  assert.is(text, 'main');
+  assert.is(requestStack.getMainRequest(), undefined);
+});
+
+// The lifecycle around errors, as Symfony's HttpKernel::handle() and handleThrowable() run it.
+
+function recordingKernel(controller: Controller) {
+  const dispatcher = new EventDispatcher();
+  const seen: string[] = [];
+  for (const name of Object.values(KernelEvents)) dispatcher.addListener(name, (event: KernelEvent, eventName: string) => void seen.push(`${eventName}${event.isMainRequest() ? '' : ' (sub)'}`), 1000);
+  return { dispatcher, seen, kernel: httpKernel(dispatcher, controller) };
+}
+
+kernelSuite('finish_request follows the response of an error, as of any response', async () => {
+  const { dispatcher, seen, kernel } = recordingKernel(fail(new Error('x')));
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('page')));
+  await kernel.handle(Request.create('/'));
+  assert.equal(seen, ['kernel.request', 'kernel.controller', 'kernel.controller_arguments', 'kernel.exception', 'kernel.response', 'kernel.finish_request']);
+});
+
+kernelSuite('finish_request runs before the error escapes: with catchErrors false, and when no kernel.exception listener answers', async () => {
+  for (const catchErrors of [false, true]) {
+    const { seen, kernel } = recordingKernel(fail(new Error('x')));
+    await rejection(kernel.handle(Request.create('/'), RequestType.MAIN, catchErrors));
+    assert.equal(seen.slice(-2), catchErrors ? ['kernel.exception', 'kernel.finish_request'] : ['kernel.controller_arguments', 'kernel.finish_request']);
+  }
+});
+
+kernelSuite('an error thrown by a kernel.exception listener escapes handle(), after finish_request (README: Symfony skips finish_request there)', async () => {
+  const { dispatcher, seen, kernel } = recordingKernel(fail(new Error('first')));
+  const second = new Error('second');
+  dispatcher.addListener(KernelEvents.EXCEPTION, fail(second));
+  assert.is(await rejection(kernel.handle(Request.create('/'))), second);
+  assert.equal(seen.slice(-2), ['kernel.exception', 'kernel.finish_request']);
+  assert.is(seen.filter((name) => name === 'kernel.exception').length, 1);
+});
+
+kernelSuite('an error from a kernel.response listener goes through kernel.exception once; when kernel.response fails again the error page goes out unfiltered', async () => {
+  const dispatcher = new EventDispatcher();
+  let exceptions = 0;
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    exceptions++;
+    event.setResponse(new Response(`page for ${(event.error as Error).message}`));
+  });
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+    if (event.response.body === 'Hello') throw new Error('filter failed');
+    event.response.setHeader('x-filtered', 'yes');
+  });
+  const once = await httpKernel(dispatcher).handle(Request.create('/'));
+  assert.is(once.body, 'page for filter failed');
+  assert.is(once.status, 500);
+  assert.is(once.getHeader('x-filtered'), 'yes');
+  dispatcher.addListener(KernelEvents.RESPONSE, fail(new Error('always')), 10);
+  const unfiltered = await httpKernel(dispatcher).handle(Request.create('/'));
+  assert.is(unfiltered.body, 'page for always');
+  assert.is(unfiltered.getHeader('x-filtered'), undefined);
+  assert.is(exceptions, 2);
+});
+
+kernelSuite('a request error (RequestExceptionInterface, here a RequestError) reaches kernel.exception as a BadRequest error with the same message and the original as its cause', async () => {
+  const dispatcher = new EventDispatcher();
+  let handled: unknown;
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    handled = event.error;
+    event.setResponse(new Response('bad'));
+  });
+  const original = new SuspiciousOperationError('Invalid Host "###".');
+  const response = await httpKernel(dispatcher, fail(original)).handle(Request.create('/'));
+  assert.instance(handled, BadRequestHttpError);
+  assert.is((handled as Error).message, 'Invalid Host "###".');
+  assert.is((handled as Error).cause, original);
+  assert.is(response.status, 400);
+});
+
+kernelSuite('ExceptionEvent: setResponse() stops propagation, and an error a listener put in place (setThrowable) gives the status and is what is rethrown', async () => {
+  const replaced = new NotFoundHttpError('replaced');
+  const dispatcher = new EventDispatcher();
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setError(replaced), 10);
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response((event.error as Error).message)));
+  dispatcher.addListener(KernelEvents.EXCEPTION, () => void seen.push('after the response'), -10);
+  const response = await httpKernel(dispatcher, fail(new Error('original'))).handle(Request.create('/'));
+  assert.is(response.status, 404);
+  assert.is(response.body, 'replaced');
+  assert.equal(seen, []);
+  const unanswered = new EventDispatcher();
+  unanswered.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setError(replaced));
+  assert.is(await rejection(httpKernel(unanswered, fail(new Error('original'))).handle(Request.create('/'))), replaced);
+});
+
+kernelSuite('a sub-request made by a controller: its events say SUB, its finish_request comes before the main response, and the main request is current again afterwards', async () => {
+  const requestStack = new RequestStack();
+  const dispatcher = new EventDispatcher();
+  const seen: string[] = [];
+  for (const name of [KernelEvents.REQUEST, KernelEvents.RESPONSE, KernelEvents.FINISH_REQUEST]) {
+    dispatcher.addListener(name, (event: KernelEvent, eventName: string) => void seen.push(`${eventName}${event.isMainRequest() ? '' : ' (sub)'}`));
+  }
+  const main = Request.create('/');
+  let stackInSub: readonly Request[] = [];
+  let parentInSub: Request | undefined;
+  let currentAfter: Request | undefined;
+  const kernel: HttpKernel = new HttpKernel(dispatcher, {
+    getController: (request) =>
+      request === main
+        ? async () => {
+            const sub = main.duplicate({ attributes: { fragment: true } });
+            const fragment = await kernel.handle(sub, RequestType.SUB);
+            currentAfter = requestStack.getCurrentRequest();
+            return new Response(`main + ${fragment.body as string}`);
+          }
+        : () => {
+            stackInSub = requestStack.all();
+            parentInSub = requestStack.getParentRequest();
+            return new Response('fragment');
+          },
+  }, requestStack, { getArguments: () => [] });
+  const response = await kernel.handle(main);
+  assert.is(response.body, 'main + fragment');
+  assert.is(stackInSub.length, 2);
+  assert.is(stackInSub[0], main);
+  assert.is(parentInSub, main);
+  assert.is(currentAfter, main);
+  assert.equal(seen, ['kernel.request', 'kernel.request (sub)', 'kernel.response (sub)', 'kernel.finish_request (sub)', 'kernel.response', 'kernel.finish_request']);
+});
+
+// EventDispatcherTest
+
+class TestEventListener {
+  preFooInvoked = false;
+  postFooInvoked = false;
+  constructor(readonly name = '') {}
+  preFoo = (): void => {
+    this.preFooInvoked = true;
+  };
+  postFoo = (event: Event): void => {
+    this.postFooInvoked = true;
+    if (!this.preFooInvoked) event.stopPropagation();
+  };
+}
+
+dispatcherSuite('testInitialState', () => {
+  const dispatcher = new EventDispatcher();
+  assert.equal(dispatcher.getListeners(), {});
+  assert.is(dispatcher.hasListeners('pre.foo'), false);
+  assert.is(dispatcher.hasListeners('post.foo'), false);
+});
+
+dispatcherSuite('testAddListener', () => {
+  const dispatcher = new EventDispatcher();
+  const listener = new TestEventListener();
+  dispatcher.addListener('pre.foo', listener.preFoo);
+  dispatcher.addListener('post.foo', listener.postFoo);
+  assert.ok(dispatcher.hasListeners());
+  assert.ok(dispatcher.hasListeners('pre.foo'));
+  assert.ok(dispatcher.hasListeners('post.foo'));
+  assert.is(dispatcher.getListeners('pre.foo').length, 1);
+  assert.is(dispatcher.getListeners('post.foo').length, 1);
+  assert.is(Object.keys(dispatcher.getListeners()).length, 2);
+});
+
+dispatcherSuite('testGetListenersSortsByPriority', () => {
+  const dispatcher = new EventDispatcher();
+  const [l1, l2, l3, l4] = ['1', '2', '3', '4'].map((name) => new TestEventListener(name));
+  dispatcher.addListener('pre.foo', l1!.preFoo, -10);
+  dispatcher.addListener('pre.foo', l2!.preFoo, 10);
+  dispatcher.addListener('pre.foo', l3!.preFoo);
+  dispatcher.addListener('pre.foo', l4!.preFoo, 20);
+  assert.equal(dispatcher.getListeners('pre.foo'), [l4!.preFoo, l2!.preFoo, l3!.preFoo, l1!.preFoo]);
+});
+
+dispatcherSuite('testGetAllListenersSortsByPriority', () => {
+  const dispatcher = new EventDispatcher();
+  const [l1, l2, l3, l4, l5, l6] = Array.from({ length: 6 }, () => () => {});
+  dispatcher.addListener('pre.foo', l1!, -10);
+  dispatcher.addListener('pre.foo', l2!);
+  dispatcher.addListener('pre.foo', l3!, 10);
+  dispatcher.addListener('post.foo', l4!, -10);
+  dispatcher.addListener('post.foo', l5!);
+  dispatcher.addListener('post.foo', l6!, 10);
+  assert.equal(dispatcher.getListeners(), { 'pre.foo': [l3, l2, l1], 'post.foo': [l6, l5, l4] });
+});
+
+dispatcherSuite('testGetListenerPriority', () => {
+  const dispatcher = new EventDispatcher();
+  const l1 = () => {};
+  const l2 = () => {};
+  dispatcher.addListener('pre.foo', l1, -10);
+  dispatcher.addListener('pre.foo', l2);
+  assert.is(dispatcher.getListenerPriority('pre.foo', l1), -10);
+  assert.is(dispatcher.getListenerPriority('pre.foo', l2), 0);
+  assert.is(dispatcher.getListenerPriority('pre.bar', l2), null);
+  assert.is(dispatcher.getListenerPriority('pre.foo', () => {}), null);
+});
+
+dispatcherSuite('testDispatch: returns the event it was given, also for an event nobody listens to', () => {
+  const dispatcher = new EventDispatcher();
+  const listener = new TestEventListener();
+  dispatcher.addListener('pre.foo', listener.preFoo);
+  dispatcher.addListener('post.foo', listener.postFoo);
+  dispatcher.dispatch(new Event(), 'pre.foo');
+  assert.ok(listener.preFooInvoked);
+  assert.is(listener.postFooInvoked, false);
+  const event = new Event();
+  assert.is(dispatcher.dispatch(event, 'noevent'), event);
+  assert.is(dispatcher.dispatch(event, 'pre.foo'), event);
+});
+
+dispatcherSuite('testDispatchForClosure: one closure on two events is called once per dispatch', () => {
+  const dispatcher = new EventDispatcher();
+  let invoked = 0;
+  const listener = () => void invoked++;
+  dispatcher.addListener('pre.foo', listener);
+  dispatcher.addListener('post.foo', listener);
+  dispatcher.dispatch(new Event(), 'pre.foo');
+  assert.is(invoked, 1);
+});
+
+dispatcherSuite('testStopEventPropagation', () => {
+  const dispatcher = new EventDispatcher();
+  const listener = new TestEventListener();
+  const other = new TestEventListener();
+  dispatcher.addListener('post.foo', listener.postFoo, 10);
+  dispatcher.addListener('post.foo', other.postFoo);
+  dispatcher.dispatch(new Event(), 'post.foo');
+  assert.ok(listener.postFooInvoked);
+  assert.is(other.postFooInvoked, false);
+});
+
+dispatcherSuite('testDispatchByPriority', () => {
+  const dispatcher = new EventDispatcher();
+  const invoked: string[] = [];
+  dispatcher.addListener('pre.foo', () => void invoked.push('1'), -10);
+  dispatcher.addListener('pre.foo', () => void invoked.push('2'));
+  dispatcher.addListener('pre.foo', () => void invoked.push('3'), 10);
+  dispatcher.dispatch(new Event(), 'pre.foo');
+  assert.equal(invoked, ['3', '2', '1']);
+});
+
+dispatcherSuite('testRemoveListener: and removing from an event that has none does nothing', () => {
+  const dispatcher = new EventDispatcher();
+  const listener = () => {};
+  dispatcher.addListener('pre.bar', listener);
+  assert.ok(dispatcher.hasListeners('pre.bar'));
+  dispatcher.removeListener('pre.bar', listener);
+  assert.is(dispatcher.hasListeners('pre.bar'), false);
+  dispatcher.removeListener('notExists', listener);
+});
+
+class TestEventSubscriber {
+  getSubscribedEvents() {
+    return { 'pre.foo': 'preFoo', 'post.foo': 'postFoo' };
+  }
+  preFoo(): void {}
+  postFoo(): void {}
+}
+
+class TestEventSubscriberWithPriorities {
+  getSubscribedEvents() {
+    return { 'pre.foo': ['preFoo', 10] as const, 'post.foo': ['postFoo'] as const };
+  }
+  preFoo(): void {}
+  postFoo(): void {}
+}
+
+class TestEventSubscriberWithMultipleListeners {
+  getSubscribedEvents() {
+    return { 'pre.foo': [['preFoo1'], ['preFoo2', 10]] as const };
+  }
+  preFoo1(): void {}
+  preFoo2(): void {}
+}
+
+dispatcherSuite('testAddSubscriber', () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addSubscriber(new TestEventSubscriber());
+  assert.ok(dispatcher.hasListeners('pre.foo'));
+  assert.ok(dispatcher.hasListeners('post.foo'));
+});
+
+dispatcherSuite('testAddSubscriberWithPriorities: the subscriber at 10 comes first', () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addSubscriber(new TestEventSubscriber());
+  dispatcher.addSubscriber(new TestEventSubscriberWithPriorities());
+  const entries = dispatcher.getListenerEntries('pre.foo');
+  assert.is(entries.length, 2);
+  assert.instance(entries[0]!.subscriber, TestEventSubscriberWithPriorities);
+  assert.is(entries[0]!.priority, 10);
+});
+
+dispatcherSuite('testAddSubscriberWithMultipleListeners: [[method], [method, priority]]', () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addSubscriber(new TestEventSubscriberWithMultipleListeners());
+  const entries = dispatcher.getListenerEntries('pre.foo');
+  assert.is(entries.length, 2);
+  assert.is(entries[0]!.name, 'TestEventSubscriberWithMultipleListeners::preFoo2');
+});
+
+dispatcherSuite('testRemoveSubscriber, WithPriorities, WithMultipleListeners', () => {
+  for (const subscriber of [new TestEventSubscriber(), new TestEventSubscriberWithPriorities(), new TestEventSubscriberWithMultipleListeners()]) {
+    const dispatcher = new EventDispatcher();
+    dispatcher.addSubscriber(subscriber);
+    assert.ok(dispatcher.hasListeners('pre.foo'));
+    dispatcher.removeSubscriber(subscriber);
+    assert.is(dispatcher.hasListeners('pre.foo'), false);
+    assert.is(dispatcher.hasListeners('post.foo'), false);
+    assert.is(dispatcher.hasListeners(), false);
+  }
+});
+
+dispatcherSuite('testEventReceivesTheDispatcherInstanceAsArgument: (event, eventName, dispatcher)', () => {
+  const dispatcher = new EventDispatcher();
+  let received: unknown[] = [];
+  dispatcher.addListener('test', (...args: unknown[]) => {
+    received = args;
+  });
+  const event = new Event();
+  dispatcher.dispatch(event, 'test');
+  assert.equal(received.length, 3);
+  assert.is(received[0], event);
+  assert.is(received[1], 'test');
+  assert.is(received[2], dispatcher);
+});
+
+dispatcherSuite('testWorkaroundForPhpBug62976: removing another closure leaves the registered one', () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener('bug.62976', () => {});
+  dispatcher.removeListener('bug.62976', () => {});
+  assert.ok(dispatcher.hasListeners('bug.62976'));
+});
+
+dispatcherSuite('testHasListenersWhenAddedCallbackListenerIsRemoved / testGetListenersWhenAddedCallbackListenerIsRemoved', () => {
+  const dispatcher = new EventDispatcher();
+  const listener = () => {};
+  dispatcher.addListener('foo', listener);
+  dispatcher.removeListener('foo', listener);
+  assert.is(dispatcher.hasListeners(), false);
+  assert.equal(dispatcher.getListeners(), {});
+});
+
+dispatcherSuite('testHasListenersWithoutEventsReturnsFalseAfterHasListenersWithEventHasBeenCalled (and after a dispatch of it)', () => {
+  const dispatcher = new EventDispatcher();
+  assert.is(dispatcher.hasListeners('foo'), false);
+  dispatcher.dispatch(new Event(), 'foo');
+  assert.equal(dispatcher.getListeners('foo'), []);
+  assert.is(dispatcher.hasListeners(), false);
+  assert.equal(dispatcher.getListeners(), {});
+});
+
+dispatcherSuite('testNamedClosures: one function added twice has the priority it was first added with, and removeListener() removes both', () => {
+  const dispatcher = new EventDispatcher();
+  const callback = () => {};
+  const other = () => {};
+  dispatcher.addListener('foo', callback, 3);
+  dispatcher.addListener('foo', callback, 2);
+  dispatcher.addListener('foo', other, 1);
+  assert.is(dispatcher.getListenerPriority('foo', callback), 3);
+  dispatcher.removeListener('foo', callback);
+  assert.equal(dispatcher.getListeners(), { foo: [other] });
+});
+
+dispatcherSuite('testDispatchLazyListener and the other lazy cases: a listener is a function, so Symfony\'s [factory, \'method\'] (a DI container\'s lazy service) is a TypeError at addListener()', () => {
+  const dispatcher = new EventDispatcher();
+  const factory = () => new TestEventListener();
+  assert.throws(() => dispatcher.addListener('foo', [factory, 'preFoo'] as never), (error: Error) => error instanceof TypeError && error.message.startsWith('A listener of "foo" is a function, not '));
+  assert.is(dispatcher.hasListeners('foo'), false);
+});
+
+// TraceableEventDispatcherTest (ours traces per request: every method takes the request)
+
+function traced() {
+  const requestStack = new RequestStack();
+  const dispatcher = new TraceableEventDispatcher(requestStack);
+  const request = Request.create('/');
+  const inRequest = <T>(fn: () => T): T => requestStack.run(request, fn);
+  return { dispatcher, request, inRequest };
+}
+
+traceableSuite('testAddRemoveListener / testGetListeners / testHasListeners / testAddRemoveSubscriber: the registry is the dispatcher\'s own', () => {
+  const { dispatcher } = traced();
+  assert.is(dispatcher.hasListeners('foo'), false);
+  const listener = () => {};
+  dispatcher.addListener('foo', listener);
+  assert.equal(dispatcher.getListeners('foo'), [listener]);
+  assert.ok(dispatcher.hasListeners('foo'));
+  dispatcher.removeListener('foo', listener);
+  assert.equal(dispatcher.getListeners('foo'), []);
+  const subscriber = new TestEventSubscriber();
+  dispatcher.addSubscriber(subscriber);
+  assert.is(dispatcher.getListeners('pre.foo').length, 1);
+  dispatcher.removeSubscriber(subscriber);
+  assert.is(dispatcher.getListeners('pre.foo').length, 0);
+});
+
+traceableSuite('testGetListenerPriority and testGetListenerPriorityWhileDispatching', () => {
+  const { dispatcher, inRequest } = traced();
+  let whileDispatching: number | null = null;
+  const listener = () => {
+    whileDispatching = dispatcher.getListenerPriority('foo', listener);
+  };
+  dispatcher.addListener('foo', listener, 123);
+  assert.is(dispatcher.getListenerPriority('foo', listener), 123);
+  inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
+  assert.is(whileDispatching, 123);
+  assert.is(dispatcher.getListenerPriority('foo', listener), 123);
+});
+
+traceableSuite('testGetCalledListeners: not called before the dispatch, called after, with its priority and name', () => {
+  const { dispatcher, request, inRequest } = traced();
+  dispatcher.addListener('foo', () => {}, 5);
+  assert.equal(dispatcher.getCalledListeners(request), []);
+  assert.equal(dispatcher.getNotCalledListeners(request), [{ event: 'foo', listener: 'closure', priority: 5 }]);
+  inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
+  const called = dispatcher.getCalledListeners(request);
+  assert.equal(called.map(({ event, listener, priority }) => ({ event, listener, priority })), [{ event: 'foo', listener: 'closure', priority: 5 }]);
+  assert.equal(dispatcher.getNotCalledListeners(request), []);
+});
+
+traceableSuite('testGetCalledListenersNested: a listener gets the traceable dispatcher, and a nested dispatch is traced too', () => {
+  const { dispatcher, request, inRequest } = traced();
+  let given: unknown;
+  dispatcher.addListener('foo', (_event: Event, _name: string, d: EventDispatcher) => {
+    given = d;
+    d.dispatch(new Event(), 'bar');
+  });
+  dispatcher.addListener('bar', () => {});
+  inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
+  assert.is(given, dispatcher);
+  assert.is(dispatcher.getCalledListeners(request).length, 2);
+});
+
+traceableSuite('testItReturnsNoOrphanedEventsWhenCreated / AfterDispatch / testItDoesNotReturnHandledEvents', () => {
+  const { dispatcher, request, inRequest } = traced();
+  assert.equal(dispatcher.getOrphanedEvents(request), []);
+  inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
+  assert.equal(dispatcher.getOrphanedEvents(request), ['foo']);
+  const other = traced();
+  other.dispatcher.addListener('foo', () => {});
+  other.inRequest(() => other.dispatcher.dispatch(new Event(), 'foo'));
+  assert.equal(other.dispatcher.getOrphanedEvents(other.request), []);
+});
+
+traceableSuite('testDispatchCallListeners: by priority', () => {
+  const { dispatcher, inRequest } = traced();
+  const called: string[] = [];
+  dispatcher.addListener('foo', () => void called.push('foo1'), 10);
+  dispatcher.addListener('foo', () => void called.push('foo2'), 20);
+  inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
+  assert.equal(called, ['foo2', 'foo1']);
+});
+
+traceableSuite('testDispatchNested: a listener dispatching its own event again', () => {
+  const { dispatcher, inRequest } = traced();
+  let loop = 1;
+  let dispatched = 0;
+  dispatcher.addListener('foo', () => {
+    loop++;
+    if (loop === 2) dispatcher.dispatch(new Event(), 'foo');
+  });
+  dispatcher.addListener('foo', () => void dispatched++);
+  inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
+  assert.is(dispatched, 2);
+});
+
+traceableSuite('testListenerCanRemoveItselfWhenExecuted', () => {
+  const { dispatcher, inRequest } = traced();
+  const listener1 = (_event: Event, _name: string, d: EventDispatcher) => d.removeListener('foo', listener1);
+  dispatcher.addListener('foo', listener1);
+  dispatcher.addListener('foo', () => {});
+  inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
+  assert.is(dispatcher.getListeners('foo').length, 1);
+});
+
+traceableSuite('testCallStackIsNotLeakingWithStoppedPropagation: the stopping listener is called, the one after it not', () => {
+  const { dispatcher, request, inRequest } = traced();
+  dispatcher.addListener('foo', (event: Event) => event.stopPropagation(), 10);
+  dispatcher.addListener('foo', () => {}, 5);
+  inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
+  const called = dispatcher.getCalledListeners(request);
+  assert.is(called.length, 1);
+  assert.is(called[0]!.stoppedPropagation, true);
+  assert.equal(dispatcher.getNotCalledListeners(request), [{ event: 'foo', listener: 'closure', priority: 5 }]);
+});
+
+traceableSuite('testCallStackIsNotLeakingOnRepeatedDispatch: each call is recorded with its time, for the timeline (Symfony lists a listener once)', () => {
+  const { dispatcher, request, inRequest } = traced();
+  dispatcher.addListener('foo', () => {}, 5);
+  for (let i = 0; i < 5; i++) inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
+  assert.is(dispatcher.getCalledListeners(request).length, 5);
+  assert.equal(dispatcher.getNotCalledListeners(request), []);
+});
+
+traceableSuite('testPreviouslyCalledListenerStaysCalledAfterLaterStopPropagation', () => {
+  const { dispatcher, request, inRequest } = traced();
+  dispatcher.addListener('foo', () => {}, 5);
+  inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
+  dispatcher.addListener('foo', (event: Event) => event.stopPropagation(), 10);
+  inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
+  assert.equal(dispatcher.getNotCalledListeners(request), []);
+});
+
+traceableSuite('a dispatch outside any request is not traced, and calls its listeners all the same', () => {
+  const { dispatcher, request } = traced();
+  let called = 0;
+  dispatcher.addListener('foo', () => void called++);
+  dispatcher.dispatch(new Event(), 'foo');
+  assert.is(called, 1);
+  assert.equal(dispatcher.getCalledListeners(request), []);
+});
+
+kernelSuite.run();
+dispatcherSuite.run();
+traceableSuite.run();
