@@ -479,6 +479,50 @@ kernelSuite('a sub-request made by a controller: its events say SUB, its finish_
   assert.equal(seen, ['kernel.request', 'kernel.request (sub)', 'kernel.response (sub)', 'kernel.finish_request (sub)', 'kernel.response', 'kernel.finish_request']);
 });
 
+kernelSuite('a request error with catchErrors false is rethrown as the BadRequest error (Symfony converts it before the catch check)', async () => {
+  const original = new SuspiciousOperationError('Invalid Host "###".');
+  const error = await rejection(httpKernel(new EventDispatcher(), fail(original)).handle(Request.create('/'), RequestType.MAIN, false));
+  assert.instance(error, BadRequestHttpError);
+  assert.is((error as Error).cause, original);
+});
+
+kernelSuite('a 201 set by a kernel.exception listener is kept, as Symfony\'s isRedirect() names it one', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('', 201)));
+  assert.is((await httpKernel(dispatcher, fail(new Error('runtime'))).handle(Request.create('/'))).status, 201);
+});
+
+kernelSuite('an HttpError whose status is no error status (a 302 thrown) makes a 200 set for it a 500, not its own status (Symfony: the error\'s status, whatever it is)', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('')));
+  const response = await httpKernel(dispatcher, fail(new HttpError(302, 'moved', { headers: { location: '/elsewhere' } }))).handle(Request.create('/'));
+  assert.is(response.status, 500);
+});
+
+kernelSuite('a kernel.terminate listener\'s error escapes terminate()', async () => {
+  const dispatcher = new EventDispatcher();
+  const error = new Error('terminate failed');
+  dispatcher.addListener(KernelEvents.TERMINATE, fail(error));
+  assert.is(await rejection(httpKernel(dispatcher).terminate(Request.create('/'), new Response())), error);
+});
+
+kernelSuite('a sub-request whose controller throws is answered through kernel.exception as a sub-request, and the main request goes on', async () => {
+  const dispatcher = new EventDispatcher();
+  const types: boolean[] = [];
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    types.push(event.isMainRequest());
+    event.setResponse(new Response('fragment failed'));
+  });
+  const main = Request.create('/');
+  const kernel: HttpKernel = new HttpKernel(dispatcher, {
+    getController: (request) => (request === main ? async () => new Response(`main + ${(await kernel.handle(main.duplicate({ attributes: { fragment: true } }), RequestType.SUB)).body as string}`) : fail(new Error('x'))),
+  }, new RequestStack(), { getArguments: () => [] });
+  const response = await kernel.handle(main);
+  assert.is(response.body, 'main + fragment failed');
+  assert.is(response.status, 200);
+  assert.equal(types, [false]);
+});
+
 // EventDispatcherTest
 
 class TestEventListener {
@@ -721,6 +765,43 @@ dispatcherSuite('testDispatchLazyListener and the other lazy cases: a listener i
   assert.is(dispatcher.hasListeners('foo'), false);
 });
 
+dispatcherSuite('an event stopped before it is dispatched reaches no listener (callListeners checks before each call)', () => {
+  const dispatcher = new EventDispatcher();
+  let called = 0;
+  dispatcher.addListener('foo', () => void called++);
+  const event = new Event();
+  event.stopPropagation();
+  assert.is(dispatcher.dispatch(event, 'foo'), event);
+  assert.is(called, 0);
+});
+
+dispatcherSuite('one listener added twice is called twice, and a listener added during a dispatch waits for the next one', () => {
+  const dispatcher = new EventDispatcher();
+  const calls: string[] = [];
+  const listener = () => void calls.push('twice');
+  dispatcher.addListener('foo', listener);
+  dispatcher.addListener('foo', listener);
+  dispatcher.addListener('foo', () => {
+    if (calls.length === 2) dispatcher.addListener('foo', () => void calls.push('late'), 100);
+  });
+  dispatcher.dispatch(new Event(), 'foo');
+  assert.equal(calls, ['twice', 'twice']);
+  dispatcher.dispatch(new Event(), 'foo');
+  assert.equal(calls, ['twice', 'twice', 'late', 'twice', 'twice']);
+});
+
+dispatcherSuite('a listener\'s return value is ignored (a promise aside, which is awaited: README)', () => {
+  const dispatcher = new EventDispatcher();
+  let second = false;
+  dispatcher.addListener('foo', () => false, 10);
+  dispatcher.addListener('foo', () => {
+    second = true;
+  });
+  const event = new Event();
+  assert.is(dispatcher.dispatch(event, 'foo'), event);
+  assert.ok(second);
+});
+
 // TraceableEventDispatcherTest (ours traces per request: every method takes the request)
 
 function traced() {
@@ -852,6 +933,20 @@ traceableSuite('testPreviouslyCalledListenerStaysCalledAfterLaterStopPropagation
   dispatcher.addListener('foo', (event: Event) => event.stopPropagation(), 10);
   inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
   assert.equal(dispatcher.getNotCalledListeners(request), []);
+});
+
+traceableSuite('testDispatchReusedEventNested: an event object dispatched again under another name from its own listener', () => {
+  const { dispatcher, request, inRequest } = traced();
+  let nested = false;
+  dispatcher.addListener('foo', (event: Event) => {
+    dispatcher.dispatch(event, 'bar');
+  });
+  dispatcher.addListener('bar', () => {
+    nested = true;
+  });
+  inRequest(() => dispatcher.dispatch(new Event(), 'foo'));
+  assert.ok(nested);
+  assert.equal(dispatcher.getCalledListeners(request).map((call) => call.event), ['bar', 'foo']);
 });
 
 traceableSuite('a dispatch outside any request is not traced, and calls its listeners all the same', () => {
