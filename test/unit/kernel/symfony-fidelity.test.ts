@@ -7,6 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   AccessDeniedHttpError,
+  ArgumentResolver,
   BadRequestHttpError,
   ControllerDoesNotReturnResponseError,
   ControllerResolver,
@@ -212,7 +213,17 @@ kernelSuite('testHandleWhenTheControllerIsAnArray / AFunction: [object, method] 
   }
 });
 
-kernelSuite('testHandleWhenTheControllerIsNotACallable: an InvalidControllerError (Symfony: a LogicException), a 404 through kernel.exception', async () => {
+kernelSuite('testHandleWhenTheControllerIsNotACallable: an InvalidControllerError (Symfony\'s resolver: an InvalidArgumentException), a 500 for a kernel.exception listener\'s 200', async () => {
+  const dispatcher = new EventDispatcher();
+  let status: number | undefined;
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('')));
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+    status = event.response.status;
+  });
+  const handled = Request.create('/');
+  handled.attributes.set('_controller', 'foobar');
+  await new HttpKernel(dispatcher, new ControllerResolver()).handle(handled);
+  assert.is(status, 500);
   const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver());
   const request = Request.create('/');
   request.attributes.set('_controller', 'foobar');
@@ -356,6 +367,33 @@ kernelSuite('testVerifyRequestStackPushPopWithStreamedResponse: a stream body re
   for await (const chunk of response.body as Readable) text += String(chunk);
   assert.is(text, 'main');
   assert.is(requestStack.getMainRequest(), undefined);
+});
+
+kernelSuite('ArgumentResolverTest (testDefaultState): by default a controller gets the request and its route parameters, an empty object without any', () => {
+  const resolver = new ArgumentResolver();
+  const routed = Request.create('/books/42');
+  routed.attributes.set('_route_params', { id: '42' });
+  const [request, params] = resolver.getArguments(routed, () => null);
+  assert.is(request, routed);
+  assert.equal(params, { id: '42' });
+  assert.equal(resolver.getArguments(Request.create('/'), () => null)[1], {});
+});
+
+kernelSuite('ArgumentResolverTest (value resolvers in order): the first resolver that answers gives the arguments; one answering undefined passes on (our resolvers give the whole list, not one argument each, README)', () => {
+  const asked: string[] = [];
+  const resolver = new ArgumentResolver([
+    () => void asked.push('first'),
+    (request) => {
+      asked.push('second');
+      return [request.path];
+    },
+    () => {
+      asked.push('third');
+      return ['never'];
+    },
+  ]);
+  assert.equal(resolver.getArguments(Request.create('/x'), () => null), ['/x']);
+  assert.equal(asked, ['first', 'second']);
 });
 
 // The lifecycle around errors, as Symfony's HttpKernel::handle() and handleThrowable() run it.
@@ -788,6 +826,16 @@ dispatcherSuite('one listener added twice is called twice, and a listener added 
   assert.equal(calls, ['twice', 'twice']);
   dispatcher.dispatch(new Event(), 'foo');
   assert.equal(calls, ['twice', 'twice', 'late', 'twice', 'twice']);
+});
+
+dispatcherSuite('a kernel.response listener that stops propagation stops the other response listeners, and finish_request still runs', async () => {
+  const dispatcher = new EventDispatcher();
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => event.stopPropagation(), 10);
+  dispatcher.addListener(KernelEvents.RESPONSE, () => void seen.push('response'));
+  dispatcher.addListener(KernelEvents.FINISH_REQUEST, () => void seen.push('finish_request'));
+  await httpKernel(dispatcher).handle(Request.create('/'));
+  assert.equal(seen, ['finish_request']);
 });
 
 dispatcherSuite('a listener\'s return value is ignored (a promise aside, which is awaited: README)', () => {
