@@ -1,5 +1,6 @@
+import { describeValue } from './describe-value.js';
 import type { Request } from './request.js';
-import type { Response } from './response.js';
+import { Response } from './response.js';
 
 /** The kernel's lifecycle events, in the order they fire. */
 export const KernelEvents = {
@@ -99,6 +100,7 @@ export class RequestEvent extends KernelEvent {
   }
 
   setResponse(response: Response): void {
+    checkResponse(this, response);
     this.response = response;
     this.stopPropagation();
   }
@@ -106,6 +108,24 @@ export class RequestEvent extends KernelEvent {
   hasResponse(): boolean {
     return this.response !== null;
   }
+}
+
+/**
+ * Refuses what is no Response at setResponse() (Symfony's type hint), naming the listener's event:
+ * handle() would otherwise answer with it, and the failure come where it is sent.
+ */
+function checkResponse(event: Event, response: unknown): void {
+  if (response instanceof Response) return;
+  const what =
+    typeof globalThis.Response === 'function' && response instanceof globalThis.Response
+      ? "the Fetch API's Response (the global one): import { Response } from 'http-kernel'"
+      : describeValue(response);
+  throw new TypeError(`${event.constructor.name}.setResponse() takes a Response, not ${what}.`);
+}
+
+/** Refuses a controller that is no function at setController(), rather than when it is called. */
+function checkController(event: Event, controller: unknown): void {
+  if (typeof controller !== 'function') throw new TypeError(`${event.constructor.name}.setController() takes a function, not ${describeValue(controller)}.`);
 }
 
 /** A controller: receives the resolved arguments (by default the request and the route parameters). */
@@ -128,6 +148,7 @@ export class ControllerEvent extends KernelEvent {
   }
 
   setController(controller: Controller): void {
+    checkController(this, controller);
     this.controller = controller;
   }
 }
@@ -157,10 +178,13 @@ export class ControllerArgumentsEvent extends KernelEvent {
   }
 
   setArguments(args: unknown[]): void {
+    // A string would be spread into its characters, an object into nothing.
+    if (!Array.isArray(args)) throw new TypeError(`ControllerArgumentsEvent.setArguments() takes an array of arguments, not ${describeValue(args)}.`);
     this.#arguments = args;
   }
 
   setController(controller: Controller): void {
+    checkController(this, controller);
     this.controller = controller;
   }
 }
@@ -226,6 +250,7 @@ export class ResponseEvent extends KernelEvent {
    * response replaced on the way (a listener that then fails brings the replaced one back, body and all).
    */
   setResponse(response: Response): void {
+    checkResponse(this, response);
     if (response !== this.response) ((this as Replacing)[REPLACED] ??= []).push(this.response);
     this.response = response;
   }

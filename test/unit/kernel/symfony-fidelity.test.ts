@@ -30,6 +30,8 @@ import {
   type KernelEvent,
   type RequestEvent,
   type ResponseEvent,
+  RequestEvent as RequestEventClass,
+  ResponseEvent as ResponseEventClass,
   type TerminateEvent,
   type ViewEvent,
 } from '../../../kernel/index.js';
@@ -394,6 +396,52 @@ kernelSuite('ArgumentResolverTest (value resolvers in order): the first resolver
   ]);
   assert.equal(resolver.getArguments(Request.create('/x'), () => null), ['/x']);
   assert.equal(asked, ['first', 'second']);
+});
+
+kernelSuite('setResponse() of kernel.request, kernel.view, kernel.exception and kernel.response refuses what is no Response at the call (Symfony\'s Response type hint), rather than handle() answering with it', async () => {
+  for (const [eventName, priority] of [[KernelEvents.REQUEST, 0], [KernelEvents.VIEW, 0], [KernelEvents.EXCEPTION, 0], [KernelEvents.RESPONSE, 0]] as const) {
+    const dispatcher = new EventDispatcher();
+    let refused: unknown;
+    dispatcher.addListener(eventName, (event: { setResponse(response: unknown): void }) => {
+      try {
+        event.setResponse('hello');
+      } catch (error) {
+        refused = error;
+      }
+    }, priority);
+    const controller = eventName === KernelEvents.VIEW ? () => 'result' : eventName === KernelEvents.EXCEPTION ? fail(new Error('x')) : () => new Response('ok');
+    await httpKernel(dispatcher, controller).handle(Request.create('/')).catch(() => null);
+    assert.instance(refused, TypeError, eventName);
+    assert.match((refused as Error).message, /^(Request|View|Exception|Response)Event\.setResponse\(\) takes a Response, not the string "hello"\.$/);
+  }
+  const fetchResponse = new globalThis.Response('x');
+  const event = new ResponseEventClass(httpKernel(new EventDispatcher()), Request.create('/'), RequestType.MAIN, new Response());
+  assert.throws(() => event.setResponse(fetchResponse as never), /^ResponseEvent\.setResponse\(\) takes a Response, not the Fetch API's Response \(the global one\): import \{ Response \} from 'http-kernel'\.$/);
+  assert.throws(() => new RequestEventClass(httpKernel(new EventDispatcher()), Request.create('/'), RequestType.MAIN).setResponse({ status: 200, body: 'x' } as never), /takes a Response, not an object of type Object/);
+});
+
+kernelSuite('setController() refuses what is no function, and setArguments() what is no array, at the call (Symfony\'s callable and array type hints), rather than a string spread into its characters', async () => {
+  const dispatcher = new EventDispatcher();
+  const refused: string[] = [];
+  const attempt = (fn: () => void): void => {
+    try {
+      fn();
+    } catch (error) {
+      refused.push((error as Error).message);
+    }
+  };
+  dispatcher.addListener(KernelEvents.CONTROLLER, (event: { setController(c: unknown): void }) => attempt(() => event.setController('home')));
+  dispatcher.addListener(KernelEvents.CONTROLLER_ARGUMENTS, (event: ControllerArgumentsEvent) => {
+    attempt(() => event.setController(['home', 'index'] as never));
+    attempt(() => event.setArguments('abc' as never));
+  });
+  const response = await httpKernel(dispatcher, (...args: unknown[]) => new Response(JSON.stringify(args)), undefined, ['kept']).handle(Request.create('/'));
+  assert.is(response.body, '["kept"]');
+  assert.equal(refused, [
+    'ControllerEvent.setController() takes a function, not the string "home".',
+    'ControllerArgumentsEvent.setController() takes a function, not an object of type Array.',
+    'ControllerArgumentsEvent.setArguments() takes an array of arguments, not the string "abc".',
+  ]);
 });
 
 // The lifecycle around errors, as Symfony's HttpKernel::handle() and handleThrowable() run it.
