@@ -176,6 +176,9 @@ export class HttpKernel implements KernelLike {
     if (controller === null) {
       throw new NotFoundHttpError(`Unable to find the controller for path "${request.path}". The route is wrongly configured.`);
     }
+    // Named here, not as "controller is not a function" once kernel.controller has run (Symfony's ControllerEvent takes a callable).
+    // Not by the resolver's class: createKernel's wraps the embedder's.
+    if (typeof controller !== 'function') throw new TypeError(`The controller resolver answered ${describeValue(controller)} for "${request.path}": a controller is a function, or null when there is none.`);
     const event = new ControllerEvent(this, controller, request, type);
     const pending = this.dispatcher.dispatch(event, KernelEvents.CONTROLLER);
     if (pending !== event) return (pending as Promise<unknown>).then(() => this.#resolveArguments(event, request, type));

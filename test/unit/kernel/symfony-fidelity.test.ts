@@ -444,6 +444,21 @@ kernelSuite('setController() refuses what is no function, and setArguments() wha
   ]);
 });
 
+kernelSuite('a controller resolver that answers what is no function (nor null) is a TypeError naming it before kernel.controller (Symfony\'s ControllerEvent takes a callable)', async () => {
+  const dispatcher = new EventDispatcher();
+  let controllerEvents = 0;
+  dispatcher.addListener(KernelEvents.CONTROLLER, () => void controllerEvents++);
+  class BookResolver {
+    getController(): Controller | null {
+      return 'BookController::show' as never;
+    }
+  }
+  const error = await rejection(new HttpKernel(dispatcher, new BookResolver()).handle(Request.create('/books/1')));
+  assert.instance(error, TypeError);
+  assert.is((error as Error).message, 'The controller resolver answered the string "BookController::show" for "/books/1": a controller is a function, or null when there is none.');
+  assert.is(controllerEvents, 0);
+});
+
 // The lifecycle around errors, as Symfony's HttpKernel::handle() and handleThrowable() run it.
 
 function recordingKernel(controller: Controller) {
