@@ -187,7 +187,10 @@ export class HttpKernel implements KernelLike {
 
   #resolveArguments(controllerEvent: ControllerEvent, request: Request, type: RequestType): Response | Promise<Response> {
     const resolved = controllerEvent.controller;
-    const event = new ControllerArgumentsEvent(this, resolved, this.argumentResolver.getArguments(request, resolved), request, type);
+    const args = this.argumentResolver.getArguments(request, resolved);
+    // A string would be spread into its characters, null fail as "not iterable" in the call.
+    if (!Array.isArray(args)) throw new TypeError(`The argument resolver answered ${describeValue(args)} for the controller "${resolved.name || 'anonymous'}": the arguments are an array.`);
+    const event = new ControllerArgumentsEvent(this, resolved, args, request, type);
     const pending = this.dispatcher.dispatch(event, KernelEvents.CONTROLLER_ARGUMENTS);
     if (pending !== event) return (pending as Promise<unknown>).then(() => this.#runController(event, request, type));
     return this.#runController(event, request, type);

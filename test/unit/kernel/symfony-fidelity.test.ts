@@ -459,6 +459,21 @@ kernelSuite('a controller resolver that answers what is no function (nor null) i
   assert.is(controllerEvents, 0);
 });
 
+kernelSuite('an argument resolver that answers what is no array is a TypeError naming the controller, before kernel.controller_arguments (Symfony\'s getArguments() returns an array)', async () => {
+  for (const [answer, described] of [['abc', 'the string "abc"'], [null, 'null']] as const) {
+    const dispatcher = new EventDispatcher();
+    let argumentEvents = 0;
+    dispatcher.addListener(KernelEvents.CONTROLLER_ARGUMENTS, () => void argumentEvents++);
+    const kernel = new HttpKernel(dispatcher, { getController: () => function show() {
+      return new Response('ok');
+    } }, new RequestStack(), new ArgumentResolver([() => answer as never]));
+    const error = await rejection(kernel.handle(Request.create('/')));
+    assert.instance(error, TypeError);
+    assert.is((error as Error).message, `The argument resolver answered ${described} for the controller "show": the arguments are an array.`);
+    assert.is(argumentEvents, 0);
+  }
+});
+
 // The lifecycle around errors, as Symfony's HttpKernel::handle() and handleThrowable() run it.
 
 function recordingKernel(controller: Controller) {
