@@ -39,6 +39,7 @@ export class EventDispatcher {
   /** Registers a listener; `name` is what the profiler shows (defaults to the function name). */
   addListener(eventName: string, listener: Listener, priority = 0, name?: string): void {
     // Refused here rather than at every dispatch, where it would make each request a 500.
+    if (typeof eventName !== 'string') throw new TypeError(`An event name is a string, not ${describeValue(eventName)}.`);
     if (typeof listener !== 'function') throw new TypeError(`A listener of "${eventName}" is a function, not ${describeValue(listener)}.`);
     const entry = { listener, priority, name: name ?? (listener.name || 'closure') };
     checkPriority(eventName, priority, entry.name);
@@ -105,6 +106,8 @@ export class EventDispatcher {
     if (sorted === undefined) {
       const entries = this.#entries.get(eventName);
       if (entries === undefined) {
+        // Checked on this first look only: dispatch(event) with no name (Symfony's would use the event's class) would reach no listener, silently.
+        if (typeof eventName !== 'string') throw new TypeError(`An event name is a string, not ${describeValue(eventName)}: dispatch(event, 'order.placed') takes it second.`);
         // An event nobody listens to is remembered as such (the kernel dispatches some on every request),
         // up to a bound: names made per entity or per request would otherwise pile up.
         if (this.#sorted.size < MAX_SORTED) this.#sorted.set(eventName, NO_ENTRIES);

@@ -928,6 +928,20 @@ dispatcherSuite('a listener\'s return value is ignored (a promise aside, which i
   assert.ok(second);
 });
 
+dispatcherSuite('dispatch() without an event name is a TypeError (Symfony dispatches under the event\'s class name: a JavaScript class name is neither unique nor kept by minifiers), as is addListener() with a name that is no string', () => {
+  class OrderPlaced extends Event {}
+  const dispatcher = new EventDispatcher();
+  let called = 0;
+  dispatcher.addListener('OrderPlaced', () => void called++);
+  for (let i = 0; i < 2; i++) {
+    assert.throws(() => (dispatcher.dispatch as (event: Event) => unknown)(new OrderPlaced()), (error: Error) => error instanceof TypeError && error.message === 'An event name is a string, not undefined: dispatch(event, \'order.placed\') takes it second.');
+  }
+  assert.throws(() => dispatcher.addListener(OrderPlaced as never, () => {}), (error: Error) => error instanceof TypeError && error.message === 'An event name is a string, not a function (OrderPlaced).');
+  assert.is(called, 0);
+  const traced = new TraceableEventDispatcher(new RequestStack());
+  assert.throws(() => (traced.dispatch as (event: Event) => unknown)(new OrderPlaced()), TypeError);
+});
+
 // TraceableEventDispatcherTest (ours traces per request: every method takes the request)
 
 function traced() {
