@@ -1,0 +1,604 @@
+// Cases of Symfony's Routing test suites (UrlMatcherTest, RedirectableUrlMatcherTest, UrlGeneratorTest),
+// ported to our API: each test names the Symfony test it follows. Patterns are written in
+// path-to-regexp syntax (`/foo/:bar`, an optional parameter as an optional group `{/:bar}`); a test
+// whose title starts with "difference:" asserts our behaviour where the README documents that it
+// departs from Symfony's.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { thrown } from '../helpers.js';
+import { EventDispatcher, ControllerResolver, HttpKernel, Request, RequestEvent, RequestType } from '../../../kernel/index.js';
+import {
+  InvalidParameterError,
+  InvalidRouteError,
+  MethodNotAllowedError,
+  MissingMandatoryParametersError,
+  ResourceNotFoundError,
+  Route,
+  RouteCollection,
+  RouteNotFoundError,
+  RouterListener,
+  UrlGenerator,
+  UrlMatcher,
+  type GeneratorContext,
+  type LookupResult,
+  type RouteOptions,
+} from '../../../lib/routing/index.js';
+
+type Def = [name: string, path: string, options?: RouteOptions];
+
+function collection(...routes: Def[]): RouteCollection {
+  const routesByName = new RouteCollection();
+  for (const [name, path, options] of routes) routesByName.add(name, new Route(path, options));
+  return routesByName;
+}
+
+/** The lookup of `path` without the route object: kind, name, params, redirect, allowedMethods or path. */
+function look(routes: Def[], path: string, method = 'GET', host = 'localhost', scheme: 'http' | 'https' = 'http'): Record<string, unknown> {
+  const { route: _route, ...rest } = new UrlMatcher(collection(...routes)).lookup(path, { method, host, scheme }) as LookupResult & { route?: unknown };
+  return rest;
+}
+
+function matched(name: string, params: Record<string, unknown> = {}): Record<string, unknown> {
+  return { kind: 'match', name, params };
+}
+
+function redirected(name: string, path: string, params: Record<string, unknown> = {}, scheme?: string): Record<string, unknown> {
+  return { kind: 'redirect', name, params, redirect: scheme === undefined ? { path } : { path, scheme } };
+}
+
+/** Symfony's generator tests run with the base URL `/app.php`. */
+function generate(routes: Def[], name: string, params: Record<string, unknown> = {}, absolute = false, context: GeneratorContext = {}): string {
+  return new UrlGenerator(collection(...routes), { baseUrl: '/app.php', ...context }).generate(name, params, absolute);
+}
+
+// ---------------------------------------------------------------------------------------------
+// UrlMatcherTest: methods
+
+test('UrlMatcherTest::testNoMethodSoAllowed: a route without methods takes any', () => {
+  assert.equal(look([['foo', '/foo']], '/foo', 'PATCH'), matched('foo'));
+});
+
+test('UrlMatcherTest::testMethodNotAllowed: a path served for POST only is a 405 listing POST (methods given in lower case)', () => {
+  assert.equal(look([['foo', '/foo', { methods: ['post'] }]], '/foo'), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
+});
+
+test('UrlMatcherTest::testHeadAllowedWhenRequirementContainsGet: HEAD matches a GET route', () => {
+  assert.equal(look([['foo', '/foo', { methods: ['get'] }]], '/foo', 'HEAD'), matched('foo'));
+});
+
+test('UrlMatcherTest::testMethodNotAllowedAggregatesAllowedMethods: the 405 lists every route\'s methods in route order', () => {
+  const routes: Def[] = [['foo1', '/foo', { methods: ['post'] }], ['foo2', '/foo', { methods: ['put', 'delete'] }]];
+  assert.equal(look(routes, '/foo'), { kind: 'method-not-allowed', allowedMethods: ['POST', 'PUT', 'DELETE'] });
+  const error = thrown(() => new UrlMatcher(collection(...routes)).match('/foo', { method: 'GET', host: 'localhost', scheme: 'http' }));
+  assert.instance(error, MethodNotAllowedError);
+  assert.equal((error as MethodNotAllowedError).allowedMethods, ['POST', 'PUT', 'DELETE']);
+});
+
+test('difference: UrlMatcherTest::testMethodNotAllowedOnRoot: a GET route\'s 405 lists GET and HEAD (Symfony lists GET)', () => {
+  assert.equal(look([['foo', '/', { methods: ['GET'] }]], '/', 'POST'), { kind: 'method-not-allowed', allowedMethods: ['GET', 'HEAD'] });
+});
+
+test('UrlMatcherTest::testMethodIsIgnoredIfNoMethodGiven: a GET|HEAD route answers GET and HEAD, and POST is a 405', () => {
+  const routes: Def[] = [['foo', '/foo', { methods: ['get', 'head'] }]];
+  assert.equal(look(routes, '/foo'), matched('foo'));
+  assert.equal(look(routes, '/foo', 'HEAD'), matched('foo'));
+  assert.equal(look(routes, '/foo', 'POST'), { kind: 'method-not-allowed', allowedMethods: ['GET', 'HEAD'] });
+});
+
+// ---------------------------------------------------------------------------------------------
+// UrlMatcherTest: parameters, defaults, requirements
+
+test('UrlMatcherTest::testZero: the path "0" matches no route', () => {
+  assert.is(look([['index', '/']], '0').kind, 'not-found');
+});
+
+test('UrlMatcherTest::testPatternMatchAndParameterReturn and testDefaultsAreMerged', () => {
+  assert.is(look([['foo', '/foo/:bar']], '/no-match').kind, 'not-found');
+  assert.equal(look([['foo', '/foo/:bar']], '/foo/baz'), matched('foo', { bar: 'baz' }));
+  assert.equal(look([['foo', '/foo/:bar', { defaults: { def: 'test' } }]], '/foo/baz'), matched('foo', { def: 'test', bar: 'baz' }));
+});
+
+test('UrlMatcherTest::testMatchSpecialRouteName: any text is a route name', () => {
+  assert.equal(look([['$péß^a|', '/bar']], '/bar'), matched('$péß^a|'));
+});
+
+test('UrlMatcherTest::testTrailingEncodedNewlineIsNotOverlooked', () => {
+  assert.is(look([['foo', '/foo']], '/foo%0a').kind, 'not-found');
+  assert.is(look([['foo', '/foo']], '/foo%0A').kind, 'not-found');
+});
+
+test('UrlMatcherTest::testMatchNonAlpha: a parameter holding every printable ASCII character, percent-encoded or not, comes back decoded', () => {
+  const chars = '!"$%éà &\'()*+,./:;<=>@ABCDEFGHIJKLMNOPQRSTUVWXYZ\\[]^_`abcdefghijklmnopqrstuvwxyz{|}~-';
+  const routes: Def[] = [['foo', '/:foo/bar', { requirements: { foo: '.+' } }]];
+  assert.equal(look(routes, `/${encodeURIComponent(chars)}/bar`), matched('foo', { foo: chars }));
+  // Those a client may send as they are, with % written %25.
+  const raw = "!$%&'()*+,.:;=@AZaz_~-";
+  assert.equal(look(routes, `/${raw.replace('%', '%25')}/bar`), matched('foo', { foo: raw }));
+});
+
+test('UrlMatcherTest::testMatchWithDotMetacharacterInRequirements: `.` in a requirement matches an encoded line feed', () => {
+  assert.equal(look([['foo', '/:foo/bar', { requirements: { foo: '.+' } }]], '/%0A/bar'), matched('foo', { foo: '\n' }));
+});
+
+test('UrlMatcherTest::testMatchOverriddenRoute: a name added again replaces the route', () => {
+  const routes = new RouteCollection().add('foo', new Route('/foo')).add('foo', new Route('/foo1'));
+  const m = new UrlMatcher(routes);
+  assert.is(m.lookup('/foo1', { method: 'GET', host: 'localhost', scheme: 'http' }).kind, 'match');
+  assert.is(m.lookup('/foo', { method: 'GET', host: 'localhost', scheme: 'http' }).kind, 'not-found');
+});
+
+test('UrlMatcherTest::testMatchRegression: a longer static prefix is not shadowed, and /:bar does not match /', () => {
+  assert.equal(look([['foo', '/foo/:foo'], ['bar', '/foo/bar/:foo']], '/foo/bar/bar'), matched('bar', { foo: 'bar' }));
+  assert.is(look([['foo', '/:bar']], '/').kind, 'not-found');
+});
+
+test('UrlMatcherTest::testMultipleParams: the route whose pattern matches wins, whatever its place in the tree', () => {
+  const routes: Def[] = [['foo1', '/foo/:a/:b'], ['foo2', '/foo/:a/test/test/:b'], ['foo3', '/foo/:a/:b/:c/:d']];
+  assert.equal(look(routes, '/foo/test/test/test/bar'), matched('foo2', { a: 'test', b: 'bar' }));
+});
+
+test('UrlMatcherTest::testDefaultRequirementForOptionalVariables and testDefaultRequirementOfVariable', () => {
+  assert.equal(look([['test', '/:page.:_format', { defaults: { page: 'index', _format: 'html' } }]], '/my-page.xml'), matched('test', { page: 'my-page', _format: 'xml' }));
+  assert.equal(look([['test', '/:page.:_format']], '/index.mobile.html'), matched('test', { page: 'index', _format: 'mobile.html' }));
+});
+
+test('UrlMatcherTest::testDefaultRequirementOfVariableDisallowsSlash and ...DisallowsNextSeparator', () => {
+  assert.is(look([['test', '/:page.:_format']], '/index.sl/ash').kind, 'not-found');
+  assert.is(look([['test', '/:page.:_format', { requirements: { _format: 'html|xml' } }]], '/do.t.html').kind, 'not-found');
+});
+
+test('UrlMatcherTest::testMatchingIsEager: a requirement is greedy', () => {
+  const routes: Def[] = [['test', '/:foo-:bar-', { requirements: { foo: '.+', bar: '.+' } }]];
+  assert.equal(look(routes, '/text1-text2-text3-text4-'), matched('test', { foo: 'text1-text2-text3', bar: 'text4' }));
+});
+
+test('UrlMatcherTest::testOptionalVariableWithNoRealSeparator', () => {
+  const routes: Def[] = [['test', '/get{:what}', { defaults: { what: 'All' } }]];
+  assert.equal(look(routes, '/get'), matched('test', { what: 'All' }));
+  assert.equal(look(routes, '/getSites'), matched('test', { what: 'Sites' }));
+  assert.is(look(routes, '/ge').kind, 'not-found');
+});
+
+test('difference: UrlMatcherTest::testAdjacentVariables and testSiblingRoutes: two parameters with no text between them are an InvalidRouteError', () => {
+  const error = thrown(() => new Route('/:w:x.:_format'));
+  assert.instance(error, InvalidRouteError);
+  assert.match(error.message, 'parameter "x" must be separated from the previous one by some text');
+});
+
+test('UrlMatcherTest::testDecodeOnce: a parameter is decoded once', () => {
+  assert.equal(look([['foo', '/foo/:foo']], '/foo/bar%2523'), matched('foo', { foo: 'bar%23' }));
+});
+
+test('decoding of path parameters: %2F, +, %25 and UTF-8', () => {
+  const routes: Def[] = [['a', '/a/:a']];
+  assert.equal(look(routes, '/a/x%2Fy'), matched('a', { a: 'x/y' }), '%2F is a slash in the value, not a separator');
+  assert.equal(look(routes, '/a/x+y'), matched('a', { a: 'x+y' }), '+ is no space in a path (rawurldecode)');
+  assert.equal(look(routes, '/a/100%25'), matched('a', { a: '100%' }));
+  assert.equal(look(routes, '/a/caf%C3%A9'), matched('a', { a: 'café' }));
+});
+
+test('UrlMatcherTest::testPathIsCaseSensitive', () => {
+  assert.is(look([['foo', '/locale']], '/LOCALE').kind, 'not-found');
+  assert.is(look([['foo', '/:locale', { requirements: { locale: 'EN|FR|DE' } }]], '/en').kind, 'not-found');
+});
+
+test('UrlMatcherTest::testRequirementWithCapturingGroup: a group in a requirement does not shift the parameters', () => {
+  assert.equal(look([['a', '/:a/:b', { requirements: { a: '(a|b)' } }]], '/a/b'), matched('a', { a: 'a', b: 'b' }));
+});
+
+test('UrlMatcherTest::testDotAllWithCatchAll: the first route wins even when a later one would take the whole path', () => {
+  const routes: Def[] = [['a', '/:id.html', { requirements: { id: '.+' } }], ['b', '/:all', { requirements: { all: '.+' } }]];
+  assert.equal(look(routes, '/foo/bar.html'), matched('a', { id: 'foo/bar' }));
+});
+
+test('UrlMatcherTest::testUtf8Prefix and testUnicodeRoute: UTF-8 text in a pattern matches its percent-encoding', () => {
+  assert.equal(look([['a', '/é:foo'], ['b', '/è:bar']], '/%C3%A9o'), matched('a', { foo: 'o' }));
+  assert.equal(look([['b', '/:a', { requirements: { a: 'é' } }]], '/%C3%A9'), matched('b', { a: 'é' }));
+});
+
+test('UrlMatcherTest::testUtf8AndMethodMatching: a GET route after routes for other methods still answers GET', () => {
+  const routes: Def[] = [
+    ['a', '/admin/api/list/:shortClassName/:id.:_format', { methods: ['PUT'] }],
+    ['b', '/admin/api/package.:_format', { methods: ['POST'] }],
+    ['c', '/admin/api/package.:_format', { defaults: { _format: 'json' }, methods: ['GET'] }],
+  ];
+  assert.equal(look(routes, '/admin/api/package.json'), matched('c', { _format: 'json' }));
+});
+
+test('UrlMatcherTest::testSlashVariant: a requirement matching the empty string takes the trailing slash', () => {
+  assert.equal(look([['a', '/foo/:bar', { requirements: { bar: '.*' } }]], '/foo/'), matched('a', { bar: '' }));
+});
+
+test('UrlMatcherTest::testGreedyTrailingRequirement: `.+` takes the trailing slash, no redirect', () => {
+  const routes: Def[] = [['a', '/:a', { requirements: { a: '.+' } }]];
+  assert.equal(look(routes, '/foo'), matched('a', { a: 'foo' }));
+  assert.equal(look(routes, '/foo/'), matched('a', { a: 'foo/' }));
+});
+
+test('UrlMatcherTest::testTrailingRequirementWithDefault: an optional trailing parameter falls back to its default', () => {
+  const routes: Def[] = [
+    ['a', '/fr-fr{/:a}', { defaults: { a: 'aaa' }, requirements: { a: '.+' } }],
+    ['b', '/en-en{/:b}', { defaults: { b: 'bbb' }, requirements: { b: '.*' } }],
+  ];
+  assert.equal(look(routes, '/fr-fr'), matched('a', { a: 'aaa' }));
+  assert.equal(look(routes, '/fr-fr/AAA'), matched('a', { a: 'AAA' }));
+  assert.equal(look(routes, '/en-en'), matched('b', { b: 'bbb' }));
+  assert.equal(look(routes, '/en-en/BBB'), matched('b', { b: 'BBB' }));
+  // testTrailingRequirementWithDefaultB: `.*` takes the empty value after the slash.
+  assert.equal(look(routes, '/en-en/'), matched('b', { b: '' }));
+  // RedirectableUrlMatcherTest::testTrailingRequirementWithDefault_A: `.+` cannot, and a GET is redirected.
+  assert.equal(look(routes, '/fr-fr/'), redirected('a', '/fr-fr', { a: 'aaa' }));
+  assert.is(look(routes, '/fr-fr/', 'POST').kind, 'not-found');
+});
+
+test('UrlMatcherTest::testRestrictiveTrailingRequirementWithStaticRouteAfter', () => {
+  assert.equal(look([['a', '/hello:_', { requirements: { _: '/(?!/)' } }], ['b', '/hello']], '/hello/'), matched('a', { _: '/' }));
+});
+
+test('UrlMatcherTest::testParameterWithRequirementWithDefault', () => {
+  const routes: Def[] = [['test', '/test{/:foo}', { defaults: { foo: 'foo-' }, requirements: { foo: '\\w+' } }]];
+  assert.equal(look(routes, '/test/foo'), matched('test', { foo: 'foo' }));
+  assert.is(look(routes, '/test/foo-').kind, 'not-found');
+  assert.equal(look(routes, '/test'), matched('test', { foo: 'foo-' }));
+});
+
+// ---------------------------------------------------------------------------------------------
+// UrlMatcherTest: schemes and hosts
+
+test('UrlMatcherTest::testSchemeRequirementForNonSafeMethod: a POST over another scheme is a 404, never redirected', () => {
+  assert.equal(look([['foo', '/foo', { schemes: ['https'] }]], '/foo', 'POST'), { kind: 'not-found', path: '/foo' });
+});
+
+test('UrlMatcherTest::testSamePathWithDifferentScheme: the route of the request\'s scheme answers', () => {
+  assert.equal(look([['https_route', '/', { schemes: ['https'] }], ['http_route', '/', { schemes: ['http'] }]], '/'), matched('http_route'));
+});
+
+test('UrlMatcherTest::testSchemeAndMethodMismatch: the message names the path', () => {
+  const m = new UrlMatcher(collection(['foo', '/', { schemes: ['https'], methods: ['POST'] }]));
+  const error = thrown(() => m.match('/', { method: 'GET', host: 'localhost', scheme: 'http' }));
+  assert.instance(error, ResourceNotFoundError);
+  assert.is(error.message, 'No routes found for "/".');
+});
+
+test('UrlMatcherTest::testWithHost, testHostPattern and testWithOutHostHostDoesNotMatch', () => {
+  assert.equal(look([['foo', '/foo/:foo', { host: ':locale.example.com' }]], '/foo/bar', 'GET', 'en.example.com'), matched('foo', { foo: 'bar', locale: 'en' }));
+  assert.is(look([['foo', '/foo/:foo', { host: ':locale.example.com' }]], '/foo/bar', 'GET', 'example.com').kind, 'not-found');
+  assert.equal(look([['a', '/:app/:action/:unused', { host: ':host' }]], '/an_app/an_action/unused', 'GET', 'foo'), matched('a', { app: 'an_app', action: 'an_action', unused: 'unused', host: 'foo' }));
+});
+
+test('UrlMatcherTest::testHostIsCaseInsensitive', () => {
+  assert.equal(look([['foo', '/', { host: ':locale.example.com', requirements: { locale: 'EN|FR|DE' } }]], '/', 'GET', 'en.example.com'), matched('foo', { locale: 'en' }));
+});
+
+test('UrlMatcherTest::testHostWithDot: a dot in a path parameter is not a host matter', () => {
+  assert.equal(look([['a', '/foo', { host: 'foo.example.com' }], ['b', '/bar/:baz']], '/bar/abc.123'), matched('b', { baz: 'abc.123' }));
+});
+
+// ---------------------------------------------------------------------------------------------
+// UrlMatcherTest and RedirectableUrlMatcherTest: trailing slashes
+
+test('RedirectableUrlMatcherTest::testMissingTrailingSlash and testExtraTrailingSlash: a GET or HEAD is redirected', () => {
+  assert.equal(look([['foo', '/foo/']], '/foo'), redirected('foo', '/foo/'));
+  assert.equal(look([['foo', '/foo']], '/foo/'), redirected('foo', '/foo'));
+  assert.equal(look([['foo', '/foo/']], '/foo', 'HEAD'), redirected('foo', '/foo/'));
+});
+
+test('UrlMatcherTest::testMissingTrailingSlashForNonSafeMethod and testExtraTrailingSlashForNonSafeMethod: other methods get the 404', () => {
+  assert.equal(look([['foo', '/foo/']], '/foo', 'POST'), { kind: 'not-found', path: '/foo' });
+  assert.equal(look([['foo', '/foo']], '/foo/', 'POST'), { kind: 'not-found', path: '/foo/' });
+  assert.equal(look([['foo', '/foo']], '/foo/', 'PUT'), { kind: 'not-found', path: '/foo/' });
+});
+
+test('RedirectableUrlMatcherTest::testSlashRedirectWithParams and testNonGreedyTrailingRequirement: dynamic routes are redirected too', () => {
+  assert.equal(look([['foo', '/foo/:bar/']], '/foo/baz'), redirected('foo', '/foo/baz/', { bar: 'baz' }));
+  assert.equal(look([['a', '/:a', { requirements: { a: '\\d+' } }]], '/123/'), redirected('a', '/123', { a: '123' }));
+});
+
+test('RedirectableUrlMatcherTest::testRedirectPreservesUrlEncoding: the redirect keeps the path\'s encoding', () => {
+  assert.equal(look([['foo', '/caf%C3%A9/']], '/caf%C3%A9'), redirected('foo', '/caf%C3%A9/'));
+});
+
+test('difference: RedirectableUrlMatcherTest::testRedirectPreservesUrlEncoding: an encoded reserved character (%3A) is not the character (:) in a route\'s text', () => {
+  assert.is(look([['foo', '/foo\\:bar/']], '/foo%3Abar').kind, 'not-found');
+  assert.equal(look([['foo', '/foo\\:bar/']], '/foo:bar'), redirected('foo', '/foo:bar/'));
+});
+
+test('UrlMatcherTest::testVariationInTrailingSlashWithHosts (and in reverse): each host\'s route answers its own spelling', () => {
+  for (const routes of [
+    [['foo', '/foo/', { host: 'foo.example.com' }], ['bar', '/foo', { host: 'bar.example.com' }]],
+    [['bar', '/foo', { host: 'bar.example.com' }], ['foo', '/foo/', { host: 'foo.example.com' }]],
+  ] as Def[][]) {
+    assert.equal(look(routes, '/foo/', 'GET', 'foo.example.com'), matched('foo'));
+    assert.equal(look(routes, '/foo', 'GET', 'bar.example.com'), matched('bar'));
+  }
+  for (const routes of [
+    [['foo', '/:foo/', { host: 'foo.example.com' }], ['bar', '/:foo', { host: 'bar.example.com' }]],
+    [['bar', '/:foo', { host: 'bar.example.com' }], ['foo', '/:foo/', { host: 'foo.example.com' }]],
+  ] as Def[][]) {
+    assert.equal(look(routes, '/bar/', 'GET', 'foo.example.com'), matched('foo', { foo: 'bar' }));
+    assert.equal(look(routes, '/bar', 'GET', 'bar.example.com'), matched('bar', { foo: 'bar' }));
+  }
+});
+
+test('UrlMatcherTest::testVariationInTrailingSlashWithMethods (static, dynamic, mixed, in reverse): each method\'s route answers its own spelling', () => {
+  for (const routes of [
+    [['foo', '/foo/', { methods: ['POST'] }], ['bar', '/foo', { methods: ['GET'] }]],
+    [['bar', '/foo', { methods: ['GET'] }], ['foo', '/foo/', { methods: ['POST'] }]],
+  ] as Def[][]) {
+    assert.equal(look(routes, '/foo/', 'POST'), matched('foo'));
+    assert.equal(look(routes, '/foo', 'GET'), matched('bar'));
+  }
+  for (const routes of [
+    [['foo', '/:foo/', { methods: ['POST'] }], ['bar', '/:foo', { methods: ['GET'] }]],
+    [['bar', '/:foo', { methods: ['GET'] }], ['foo', '/:foo/', { methods: ['POST'] }]],
+  ] as Def[][]) {
+    assert.equal(look(routes, '/bar/', 'POST'), matched('foo', { foo: 'bar' }));
+    assert.equal(look(routes, '/bar', 'GET'), matched('bar', { foo: 'bar' }));
+  }
+  const mixed: Def[] = [['foo', '/foo/', { methods: ['POST'] }], ['bar', '/:foo', { methods: ['GET'] }]];
+  assert.equal(look(mixed, '/foo/', 'POST'), matched('foo'));
+  assert.equal(look(mixed, '/bar'), matched('bar', { foo: 'bar' }));
+  assert.equal(look(mixed, '/foo'), matched('bar', { foo: 'foo' }));
+});
+
+test('UrlMatcherTest::testSlashWithVerb: a route for other methods does not hide a GET route', () => {
+  assert.equal(look([['a', '/:foo', { methods: ['put', 'delete'] }], ['b', '/bar/']], '/bar/'), matched('b'));
+});
+
+test('difference: UrlMatcherTest::testSlashWithVerb: a wildcard is a list of segments (Symfony: the text `files/bar/`)', () => {
+  assert.equal(look([['a', '/dav/*foo', { methods: ['GET', 'OPTIONS'] }]], '/dav/files/bar/', 'OPTIONS'), matched('a', { foo: ['files', 'bar', ''] }));
+});
+
+test('UrlMatcherTest::testSlashAndVerbPrecedence: the route serving the method and the exact path wins', () => {
+  assert.equal(
+    look([['a', '/api/customers/:customerId/contactpersons/', { methods: ['post'] }], ['b', '/api/customers/:customerId/contactpersons', { methods: ['get'] }]], '/api/customers/123/contactpersons'),
+    matched('b', { customerId: '123' }),
+  );
+  assert.equal(
+    look([['a', '/api/customers/:customerId/contactpersons/', { methods: ['get'] }], ['b', '/api/customers/:customerId/contactpersons', { methods: ['post'] }]], '/api/customers/123/contactpersons', 'POST'),
+    matched('b', { customerId: '123' }),
+  );
+});
+
+test('RedirectableUrlMatcherTest::testSlashAndVerbPrecedenceWithRedirection: the GET route\'s redirect wins over the POST route\'s 405', () => {
+  const routes: Def[] = [['a', '/api/customers/:customerId/contactpersons', { methods: ['post'] }], ['b', '/api/customers/:customerId/contactpersons/', { methods: ['get'] }]];
+  assert.equal(look(routes, '/api/customers/123/contactpersons/'), matched('b', { customerId: '123' }));
+  assert.equal(look(routes, '/api/customers/123/contactpersons'), redirected('b', '/api/customers/123/contactpersons/', { customerId: '123' }));
+});
+
+test('both /foo and /foo/: each answers its own path, and a method neither serves is a 405 of the path\'s route', () => {
+  const routes: Def[] = [['a', '/foo', { methods: ['GET'] }], ['b', '/foo/', { methods: ['POST'] }]];
+  assert.equal(look(routes, '/foo'), matched('a'));
+  assert.equal(look(routes, '/foo/', 'POST'), matched('b'));
+  assert.equal(look(routes, '/foo', 'PUT'), { kind: 'method-not-allowed', allowedMethods: ['GET', 'HEAD'] });
+  assert.equal(look(routes, '/foo/', 'PUT'), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
+  assert.equal(look(routes, '/foo/'), redirected('a', '/foo'));
+});
+
+test('difference: RedirectableUrlMatcherTest::testFallbackPage: a later route matching the path as it is wins over an earlier one matching it with the trailing slash toggled', () => {
+  assert.equal(look([['foo', '/foo/'], ['bar', '/:name']], '/foo'), matched('bar', { name: 'foo' }));
+  assert.equal(look([['foo', '/foo'], ['bar', '/:name/']], '/foo/'), matched('bar', { name: 'foo' }));
+});
+
+// ---------------------------------------------------------------------------------------------
+// RedirectableUrlMatcherTest: schemes
+
+test('RedirectableUrlMatcherTest::testSchemeRedirectRedirectsToFirstScheme, testSchemeRedirectWithParams, testSchemeRedirectForRoot', () => {
+  assert.equal(look([['foo', '/foo', { schemes: ['HTTPS'] }]], '/foo'), redirected('foo', '/foo', {}, 'https'));
+  assert.equal(look([['foo', '/foo/:bar', { schemes: ['https'] }]], '/foo/baz'), redirected('foo', '/foo/baz', { bar: 'baz' }, 'https'));
+  assert.equal(look([['foo', '/', { schemes: ['https'] }]], '/'), redirected('foo', '/', {}, 'https'));
+});
+
+test('RedirectableUrlMatcherTest::testNoSchemaRedirectIfOneOfMultipleSchemesMatches', () => {
+  assert.equal(look([['foo', '/foo', { schemes: ['https', 'http'] }]], '/foo'), matched('foo'));
+});
+
+test('RedirectableUrlMatcherTest::testMissingTrailingSlashAndScheme: one redirect fixes both', () => {
+  assert.equal(look([['foo', '/foo/', { schemes: ['https'] }]], '/foo'), redirected('foo', '/foo/', {}, 'https'));
+});
+
+test('difference: a route\'s scheme other than http or https (Symfony\'s FTP) is an InvalidRouteError', () => {
+  assert.instance(thrown(() => new Route('/foo', { schemes: ['FTP', 'HTTPS'] })), InvalidRouteError);
+});
+
+// ---------------------------------------------------------------------------------------------
+// RouterListener: the messages of Symfony's RouterListener
+
+const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver());
+
+function routeRequest(routes: Def[], target: string, init: { method?: string; headers?: Record<string, string> } = {}): RequestEvent {
+  const event = new RequestEvent(kernel, new Request(target, { method: init.method ?? 'GET', headers: { host: 'a.test', ...init.headers } }), RequestType.MAIN);
+  new RouterListener(new UrlMatcher(collection(...routes))).onKernelRequest(event);
+  return event;
+}
+
+test('RouterListener: the 404 and 405 messages are Symfony\'s, the 405 with Allow', () => {
+  const routes: Def[] = [['health', '/health', { methods: ['GET'] }]];
+  const notFound = thrown(() => routeRequest(routes, '/robots.txt', { headers: { referer: 'http://a.test/' } })) as Error & { status: number };
+  assert.is(notFound.status, 404);
+  assert.is(notFound.message, 'No route found for "GET http://a.test/robots.txt" (from "http://a.test/")');
+  const notAllowed = thrown(() => routeRequest(routes, '/health', { method: 'POST' })) as Error & { status: number; headers: Record<string, string> };
+  assert.is(notAllowed.status, 405);
+  assert.is(notAllowed.message, 'No route found for "POST http://a.test/health": Method Not Allowed (Allow: GET, HEAD)');
+  assert.is(notAllowed.headers.allow ?? notAllowed.headers.Allow, 'GET, HEAD');
+});
+
+test('RouterListener: a trailing-slash redirect is a 301 keeping the query string', () => {
+  const event = routeRequest([['foo', '/foo/:bar/']], '/foo/baz?a=1&b=2');
+  assert.is(event.response?.status, 301);
+  assert.is(event.response?.getHeader('location'), 'http://a.test/foo/baz/?a=1&b=2');
+});
+
+// ---------------------------------------------------------------------------------------------
+// UrlGeneratorTest
+
+test('UrlGeneratorTest::testAbsoluteUrlWithPort80, testAbsoluteSecureUrlWithPort443 and the non-standard ports', () => {
+  const routes: Def[] = [['test', '/testing']];
+  assert.is(generate(routes, 'test', {}, true), 'http://localhost/app.php/testing');
+  assert.is(generate(routes, 'test', {}, true, { scheme: 'https' }), 'https://localhost/app.php/testing');
+  assert.is(generate(routes, 'test', {}, true, { port: 8080 }), 'http://localhost:8080/app.php/testing');
+  assert.is(generate(routes, 'test', {}, true, { scheme: 'https', port: 8080 }), 'https://localhost:8080/app.php/testing');
+});
+
+test('UrlGeneratorTest::testRelativeUrlWithoutParameters, testRelativeUrlWithParameter, testRelativeUrlWithOptionalZeroParameter', () => {
+  assert.is(generate([['test', '/testing']], 'test'), '/app.php/testing');
+  assert.is(generate([['test', '/testing/:foo']], 'test', { foo: 'bar' }), '/app.php/testing/bar');
+  assert.is(generate([['test', '/testing/:page']], 'test', { page: 0 }), '/app.php/testing/0');
+});
+
+test('UrlGeneratorTest::testRelativeUrlWithNullParameter: an optional parameter whose default is null is left out', () => {
+  assert.is(generate([['test', '/testing{.:format}', { defaults: { format: null } }]], 'test'), '/app.php/testing');
+});
+
+test('UrlGeneratorTest::testRelativeUrlWithNullParameterButNotOptional: a required parameter with a null default is missing', () => {
+  assert.instance(thrown(() => generate([['test', '/testing/:foo/bar', { defaults: { foo: null } }]], 'test')), MissingMandatoryParametersError);
+});
+
+test('UrlGeneratorTest::testNoTrailingSlashForMultipleOptionalParameters and testNullForOptionalParameterIsIgnored', () => {
+  assert.is(generate([['test', '/category/:slug1{/:slug2{/:slug3}}', { defaults: { slug2: null, slug3: null } }]], 'test', { slug1: 'foo' }), '/app.php/category/foo');
+  assert.is(generate([['test', '/test{/:default}', { defaults: { default: 0 } }]], 'test', { default: null }), '/app.php/test');
+});
+
+test('UrlGeneratorTest::testRelativeUrlWithExtraParameters: other parameters go to the query string', () => {
+  const routes: Def[] = [['test', '/testing']];
+  assert.is(generate(routes, 'test', { foo: null }), '/app.php/testing');
+  assert.is(generate(routes, 'test', { foo: 'bar' }), '/app.php/testing?foo=bar');
+  assert.is(generate(routes, 'test', { foo: { baz: 'bar' } }), '/app.php/testing?foo%5Bbaz%5D=bar');
+  assert.is(generate(routes, 'test', { foo: { nested: { baz: 'bar' } } }), '/app.php/testing?foo%5Bnested%5D%5Bbaz%5D=bar');
+  assert.is(generate(routes, 'test', { 123: 'foo' }), '/app.php/testing?123=foo');
+  assert.is(generate(routes, 'test', { foo: 'bar' }, true), 'http://localhost/app.php/testing?foo=bar');
+});
+
+test('difference: UrlGeneratorTest::testRelativeUrlWithExtraParameters: a boolean is written true or false (PHP writes 1 or 0), a list as repeated keys (PHP: key[0], key[1])', () => {
+  const routes: Def[] = [['test', '/testing']];
+  assert.is(generate(routes, 'test', { foo: true }), '/app.php/testing?foo=true');
+  assert.is(generate(routes, 'test', { foo: false }), '/app.php/testing?foo=false');
+  assert.is(generate(routes, 'test', { foo: ['a', 'b'] }), '/app.php/testing?foo=a&foo=b');
+});
+
+test('UrlGeneratorTest::testGenerateWithoutRoutes: an unknown name is a RouteNotFoundError', () => {
+  const error = thrown(() => generate([['foo', '/testing/:foo']], 'test', {}, true));
+  assert.instance(error, RouteNotFoundError);
+  assert.is(error.message, 'Unable to generate a URL for the named route "test" as such route does not exist.');
+});
+
+test('UrlGeneratorTest::testGenerateForRouteWithoutMandatoryParameter: the message is Symfony\'s', () => {
+  const error = thrown(() => generate([['test', '/testing/:foo']], 'test', {}, true));
+  assert.instance(error, MissingMandatoryParametersError);
+  assert.is(error.message, 'Some mandatory parameters are missing ("foo") to generate a URL for route "test".');
+});
+
+test('UrlGeneratorTest::testGenerateForRouteWithInvalid(Optional|Mandatory)Parameter and the alternation one: an InvalidParameterError', () => {
+  const invalid = thrown(() => generate([['test', '/testing/:foo', { requirements: { foo: 'd+' } }]], 'test', { foo: 'bar' }, true));
+  assert.instance(invalid, InvalidParameterError);
+  assert.is(invalid.message, 'Parameter "foo" for route "test" must match "d+" ("bar" given) to generate a corresponding URL.');
+  assert.instance(thrown(() => generate([['test', '/testing{/:foo}', { defaults: { foo: '1' }, requirements: { foo: 'd+' } }]], 'test', { foo: 'bar' })), InvalidParameterError);
+  assert.instance(thrown(() => generate([['test', '/testing/:foo', { requirements: { foo: '1|2' } }]], 'test', { foo: '0' })), InvalidParameterError);
+  // testGenerateForRouteWithAlternationRequirementRejectsSubstringMatch: the requirement is anchored as a whole.
+  assert.instance(thrown(() => generate([['test', '/:_locale/blog', { requirements: { _locale: 'en|fr|vi|de' } }]], 'test', { _locale: '/evil.com' })), InvalidParameterError);
+});
+
+test('UrlGeneratorTest::testRequiredParamAndEmptyPassed', () => {
+  assert.instance(thrown(() => generate([['test', '/:slug', { requirements: { slug: '.+' } }]], 'test', { slug: '' })), InvalidParameterError);
+});
+
+test('UrlGeneratorTest::testSchemeRequirementDoesNothingIfSameCurrentScheme and testSchemeRequirementForcesAbsoluteUrl', () => {
+  assert.is(generate([['test', '/', { schemes: ['http'] }]], 'test'), '/app.php/');
+  assert.is(generate([['test', '/', { schemes: ['https'] }]], 'test', {}, false, { scheme: 'https' }), '/app.php/');
+  assert.is(generate([['test', '/', { schemes: ['https'] }]], 'test'), 'https://localhost/app.php/');
+  assert.is(generate([['test', '/', { schemes: ['http'] }]], 'test', {}, false, { scheme: 'https' }), 'http://localhost/app.php/');
+});
+
+test('UrlGeneratorTest::testQueryParamSameAsDefault: a default given as it is stays out of the query', () => {
+  const routes: Def[] = [['test', '/test', { defaults: { page: 1 } }]];
+  assert.is(generate(routes, 'test', { page: 2 }), '/app.php/test?page=2');
+  assert.is(generate(routes, 'test', { page: 1 }), '/app.php/test');
+  assert.is(generate(routes, 'test', { page: '1' }), '/app.php/test');
+  assert.is(generate(routes, 'test'), '/app.php/test');
+});
+
+test('UrlGeneratorTest::testGenerateWithSpecialRouteName', () => {
+  assert.is(generate([['$péß^a|', '/bar']], '$péß^a|'), '/app.php/bar');
+});
+
+test('UrlGeneratorTest::testUrlEncoding: characters a path segment may hold are written as they are, others encoded', () => {
+  const routes: Def[] = [['test', '/t/:a', { requirements: { a: '.+' } }]];
+  assert.is(generate(routes, 'test', { a: '@:;,=+!*' }), '/app.php/t/@:;,=+!*');
+  assert.is(generate(routes, 'test', { a: '?#%"[]<>{}\\^` ' }), '/app.php/t/%3F%23%25%22%5B%5D%3C%3E%7B%7D%5C%5E%60%20');
+  assert.is(generate(routes, 'test', { a: '-._~' }), '/app.php/t/-._~');
+  assert.is(generate(routes, 'test', { a: 'café' }), '/app.php/t/caf%C3%A9');
+});
+
+test('difference: UrlGeneratorTest::testUrlEncoding and testEncodingOfSlashInPath: / in a value is %2F and | is encoded (Symfony writes both as they are)', () => {
+  const routes: Def[] = [['test', '/dir/:path/dir2', { requirements: { path: '.+' } }]];
+  assert.is(generate(routes, 'test', { path: 'foo/bar' }), '/app.php/dir/foo%2Fbar/dir2');
+  assert.is(generate(routes, 'test', { path: 'a|b' }), '/app.php/dir/a%7Cb/dir2');
+  // It reads back as the one value it was.
+  const m = new UrlMatcher(collection(...routes));
+  assert.equal(m.match('/dir/foo%2Fbar/dir2', { method: 'GET', host: 'localhost', scheme: 'http' }).params, { path: 'foo/bar' });
+});
+
+test('difference: UrlGeneratorTest::testEncodingOfSlashInQueryParameters: the query is encoded as encodeURIComponent does (/ is %2F)', () => {
+  assert.is(generate([['test', '/get']], 'test', { query: 'foo/bar' }), '/app.php/get?query=foo%2Fbar');
+  assert.is(generate([['test', '/get']], 'test', { query: 'a+b c&d=e' }), '/app.php/get?query=a%2Bb%20c%26d%3De');
+});
+
+test('UrlGeneratorTest::testEncodingOfRelativePathSegments: dot segments are encoded, other dots not', () => {
+  assert.is(generate([['test', '/dir/../dir/..']], 'test'), '/app.php/dir/%2E%2E/dir/%2E%2E');
+  assert.is(generate([['test', '/dir/./dir/.']], 'test'), '/app.php/dir/%2E/dir/%2E');
+  assert.is(generate([['test', '/a./.a/a../..a/...']], 'test'), '/app.php/a./.a/a../..a/...');
+  assert.is(generate([['test', '/dir/:a']], 'test', { a: '..' }), '/app.php/dir/%2E%2E');
+  assert.is(generate([['test', '/dir/:a/x']], 'test', { a: '.' }), '/app.php/dir/%2E/x');
+});
+
+test('UrlGeneratorTest::testOptionalVariableWithNoRealSeparator and testDefaultRequirementOfVariable', () => {
+  assert.is(generate([['test', '/get{:what}', { defaults: { what: 'All' } }]], 'test'), '/app.php/get');
+  assert.is(generate([['test', '/get{:what}', { defaults: { what: 'All' } }]], 'test', { what: 'Sites' }), '/app.php/getSites');
+  assert.is(generate([['test', '/:page.:_format']], 'test', { page: 'index', _format: 'mobile.html' }), '/app.php/index.mobile.html');
+});
+
+test('UrlGeneratorTest::testDefaultRequirementOfVariableDisallowsNextSeparator', () => {
+  assert.instance(thrown(() => generate([['test', '/:page.:_format']], 'test', { page: 'do.t', _format: 'html' })), InvalidParameterError);
+});
+
+test('UrlGeneratorTest::testWithHostSameAsContext and testWithHostSameAsContextAndAbsolute', () => {
+  const routes: Def[] = [['test', '/:name', { host: ':locale.example.com' }]];
+  assert.is(generate(routes, 'test', { name: 'Fabien', locale: 'fr' }, false, { host: 'fr.example.com' }), '/app.php/Fabien');
+  assert.is(generate(routes, 'test', { name: 'Fabien', locale: 'fr' }, true, { host: 'fr.example.com' }), 'http://fr.example.com/app.php/Fabien');
+});
+
+test('difference: UrlGeneratorTest::testWithHostDifferentFromContext and testHostIsCaseInsensitive: another host gives an absolute URL in the context\'s scheme, lower-cased (Symfony: a network path //host/...)', () => {
+  const routes: Def[] = [['test', '/:name', { host: ':locale.example.com' }]];
+  assert.is(generate(routes, 'test', { name: 'Fabien', locale: 'fr' }), 'http://fr.example.com/app.php/Fabien');
+  assert.is(generate([['test', '/', { host: ':locale.FooBar.com', requirements: { locale: 'en|de|fr' } }]], 'test', { locale: 'EN' }), 'http://en.foobar.com/app.php/');
+});
+
+test('UrlGeneratorTest::testUrlWithInvalidParameterInHost (with a default, and equal to the default)', () => {
+  assert.instance(thrown(() => generate([['test', '/', { host: ':foo.example.com', requirements: { foo: 'bar' } }]], 'test', { foo: 'baz' })), InvalidParameterError);
+  assert.instance(thrown(() => generate([['test', '/', { host: ':foo.example.com', defaults: { foo: 'bar' }, requirements: { foo: 'bar' } }]], 'test', { foo: 'baz' })), InvalidParameterError);
+  assert.instance(thrown(() => generate([['test', '/', { host: ':foo.example.com', defaults: { foo: 'baz' }, requirements: { foo: 'bar' } }]], 'test', { foo: 'baz' })), InvalidParameterError);
+});
+
+test('UrlGeneratorTest::testFragmentsCanBeAppendedToUrls and testFragmentsDoNotEscapeValidCharacters', () => {
+  assert.is(generate([['test', '/testing']], 'test', { _fragment: 'frag ment' }), '/app.php/testing#frag%20ment');
+  assert.is(generate([['test', '/testing']], 'test', { _fragment: '0' }), '/app.php/testing#0');
+  assert.is(generate([['test', '/testing']], 'test', { _fragment: '?/' }), '/app.php/testing#?/');
+});
+
+test('generated URLs match back to their route and parameters (UrlGeneratorTest and UrlMatcherTest together)', () => {
+  const routes = collection(['page', '/pages/:slug'], ['file', '/files/*path'], ['book', '/books/:id{.:format}', { requirements: { id: '\\d+' } }]);
+  const g = new UrlGenerator(routes);
+  const m = new UrlMatcher(routes);
+  for (const [name, params] of [
+    ['page', { slug: '/ ? # % @ : ; , = + ! * | "' }],
+    ['page', { slug: '..' }],
+    ['file', { path: ['a b', 'c%d', 'é'] }],
+    ['book', { id: '12', format: 'json' }],
+  ] as const) {
+    const result = m.match(g.generate(name, params), { method: 'GET', host: 'localhost', scheme: 'http' });
+    assert.is(result.name, name);
+    assert.equal(result.params, params);
+  }
+});
+
+test.run();
