@@ -35,7 +35,14 @@ export function compilePattern(source: string, delimiter: '/' | '.', requirement
   const variants: Part[][] = [];
   expand(data.tokens, 0, [], (flat) => {
     if (variants.length === MAX_VARIANTS) throw new InvalidRouteError(`Invalid ${label} "${source}": more than ${MAX_VARIANTS} combinations of optional groups.`);
-    variants.push(toParts(flat, delimiter, requirements, source, label));
+    const parts = toParts(flat, delimiter, requirements, source, label);
+    if (delimiter === '/') {
+      // A path that opens with an optional group (`{/:page}`) is `/` without it.
+      if (parts.length === 0) parts.push({ type: 'text', value: '/' });
+      const first = parts[0]!;
+      if (first.type !== 'text' || !first.value.startsWith('/')) throw new InvalidRouteError(`Invalid ${label} "${source}": it must start with "/" whichever optional groups are left out.`);
+    }
+    variants.push(parts);
   });
   return { tokens: data.tokens, variants, names };
 }

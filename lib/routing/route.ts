@@ -92,7 +92,9 @@ export class Route {
 
   constructor(path: string, options: RouteOptions = {}) {
     if (typeof path !== 'string') throw new InvalidRouteError('A route path must be a string.');
-    this.path = path.startsWith('/') ? path : `/${path}`;
+    // One leading slash, as Symfony's Route::setPath makes it: a URL generated from `//x` would be a
+    // network path (a link to the host `x`). A pattern opening with an optional group (`{/:locale}/home`) keeps it.
+    this.path = path.startsWith('{/') ? path : `/${path.replace(/^\/+/, '')}`;
     options = checkOptions(this.path, options);
     this.defaults = Object.freeze({ ...options.defaults });
     const requirements: Record<string, string> = {};

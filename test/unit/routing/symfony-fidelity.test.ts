@@ -98,6 +98,30 @@ test('UrlMatcherTest::testPatternMatchAndParameterReturn and testDefaultsAreMerg
   assert.equal(look([['foo', '/foo/:bar', { defaults: { def: 'test' } }]], '/foo/baz'), matched('foo', { def: 'test', bar: 'baz' }));
 });
 
+test('UrlMatcherTest::testRouteWithOptionalVariableAsFirstSegment: a pattern may open with an optional group', () => {
+  const routes: Def[] = [['bar', '{/:bar}/foo', { defaults: { bar: 'bar' }, requirements: { bar: 'foo|bar' } }]];
+  assert.equal(look(routes, '/bar/foo'), matched('bar', { bar: 'bar' }));
+  assert.equal(look(routes, '/foo/foo'), matched('bar', { bar: 'foo' }));
+  assert.equal(look(routes, '/foo'), matched('bar', { bar: 'bar' }));
+  const alone: Def[] = [['bar', '{/:bar}', { defaults: { bar: 'bar' }, requirements: { bar: 'foo|bar' } }]];
+  assert.equal(look(alone, '/foo'), matched('bar', { bar: 'foo' }));
+  assert.equal(look(alone, '/'), matched('bar', { bar: 'bar' }));
+});
+
+test('UrlMatcherTest::testRouteWithOnlyOptionalVariables', () => {
+  const routes: Def[] = [['bar', '{/:foo{/:bar}}', { defaults: { foo: 'foo', bar: 'bar' } }]];
+  assert.equal(look(routes, '/'), matched('bar', { foo: 'foo', bar: 'bar' }));
+  assert.equal(look(routes, '/a'), matched('bar', { foo: 'a', bar: 'bar' }));
+  assert.equal(look(routes, '/a/b'), matched('bar', { foo: 'a', bar: 'b' }));
+});
+
+test('Route: several leading slashes are one, as Symfony\'s Route::setPath makes them', () => {
+  assert.is(new Route('//path-and-not-domain').path, '/path-and-not-domain');
+  assert.equal(look([['test', '//path-and-not-domain']], '/path-and-not-domain'), matched('test'));
+  // An optional group may open a pattern only when the path starts with "/" without it.
+  assert.match(thrown(() => new Route('{/:a}x')).message, 'it must start with "/" whichever optional groups are left out');
+});
+
 test('UrlMatcherTest::testMatchSpecialRouteName: any text is a route name', () => {
   assert.equal(look([['$péß^a|', '/bar']], '/bar'), matched('$péß^a|'));
 });
@@ -457,6 +481,17 @@ test('UrlGeneratorTest::testRelativeUrlWithNullParameterButNotOptional: a requir
 test('UrlGeneratorTest::testNoTrailingSlashForMultipleOptionalParameters and testNullForOptionalParameterIsIgnored', () => {
   assert.is(generate([['test', '/category/:slug1{/:slug2{/:slug3}}', { defaults: { slug2: null, slug3: null } }]], 'test', { slug1: 'foo' }), '/app.php/category/foo');
   assert.is(generate([['test', '/test{/:default}', { defaults: { default: 0 } }]], 'test', { default: null }), '/app.php/test');
+});
+
+test('UrlGeneratorTest::testNotPassedOptionalParameterInBetween and testWithAnIntegerAsADefaultValue: a pattern opening with an optional group', () => {
+  const routes: Def[] = [['test', '{/:slug{/:page}}', { defaults: { slug: 'index', page: 0 } }]];
+  assert.is(generate(routes, 'test', { page: 1 }), '/app.php/index/1');
+  assert.is(generate(routes, 'test'), '/app.php/');
+  assert.is(generate([['test', '{/:default}', { defaults: { default: 0 } }]], 'test', { default: 'foo' }), '/app.php/foo');
+});
+
+test('UrlGeneratorTest::testPathWithTwoStartingSlashes: never a network path', () => {
+  assert.is(generate([['test', '//path-and-not-domain']], 'test', {}, false, { baseUrl: '' }), '/path-and-not-domain');
 });
 
 test('UrlGeneratorTest::testRelativeUrlWithExtraParameters: other parameters go to the query string', () => {
