@@ -64,7 +64,7 @@ export class UrlGenerator {
 
   /**
    * The URL of route `name`: path parameters filled (percent-encoded) from `params` then the
-   * route's defaults, other parameters in the query string (`_fragment` as the fragment).
+   * route's defaults, other parameters in the query string (`_fragment`, given or the route's default, as the fragment).
    * Relative to the host unless `absolute`, or unless the route requires another scheme or host.
    */
   generate(name: string, params: Record<string, unknown> = {}, absolute = false): string {
@@ -107,7 +107,8 @@ export class UrlGenerator {
     let url = this.#baseUrl + (path === '' ? '/' : path);
     const query = queryString(params, route.defaults, plan.variables, name);
     if (query !== '') url += `?${query}`;
-    const fragment = params._fragment;
+    // A route may give its fragment as a default, as in Symfony; a value given replaces it (an empty one: none).
+    const fragment = own(params, '_fragment') ?? own(route.defaults, '_fragment');
     if (fragment !== undefined && fragment !== null && fragment !== '') url += `#${percentEncode(String(fragment), encodeURI, name, '_fragment').replace(/#/g, '%23')}`;
     if (!needsHost) return url;
     const port = scheme === this.#scheme && this.#port !== undefined && this.#port !== DEFAULT_PORTS[scheme] ? `:${this.#port}` : '';

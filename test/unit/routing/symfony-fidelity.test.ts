@@ -620,6 +620,13 @@ test('UrlGeneratorTest::testFragmentsCanBeAppendedToUrls and testFragmentsDoNotE
   assert.is(generate([['test', '/testing']], 'test', { _fragment: '?/' }), '/app.php/testing#?/');
 });
 
+test('UrlGeneratorTest::testFragmentsCanBeDefinedAsDefaults: a route\'s default _fragment is the fragment, unless one is given', () => {
+  const routes: Def[] = [['test', '/testing', { defaults: { _fragment: 'fragment' } }]];
+  assert.is(generate(routes, 'test'), '/app.php/testing#fragment');
+  assert.is(generate(routes, 'test', { _fragment: 'other' }), '/app.php/testing#other');
+  assert.is(generate(routes, 'test', { page: 2 }), '/app.php/testing?page=2#fragment');
+});
+
 test('generated URLs match back to their route and parameters (UrlGeneratorTest and UrlMatcherTest together)', () => {
   const routes = collection(['page', '/pages/:slug'], ['file', '/files/*path'], ['book', '/books/:id{.:format}', { requirements: { id: '\\d+' } }]);
   const g = new UrlGenerator(routes);
