@@ -95,6 +95,15 @@ export class UrlGenerator {
       }
     }
 
+    // A path starting with `//` is a network path: a browser reads `//evil.example/x` as the host
+    // evil.example. Only a value can start one (an empty first segment), as a route's leading slashes are one.
+    if (path.startsWith('//')) {
+      const [first = ''] = written.keys();
+      throw new InvalidParameterError(name, first, own(route.requirements, first) ?? '', own(params, first) ?? own(route.defaults, first), {
+        expected: `not start the path with "//" (${JSON.stringify(path)} would be a network path, to the host after the slashes)`,
+      });
+    }
+
     let scheme = this.#scheme;
     let needsHost = absolute;
     if (route.schemes.length > 0 && !route.schemes.includes(scheme)) {

@@ -494,6 +494,21 @@ test('UrlGeneratorTest::testPathWithTwoStartingSlashes: never a network path', (
   assert.is(generate([['test', '//path-and-not-domain']], 'test', {}, false, { baseUrl: '' }), '/path-and-not-domain');
 });
 
+test('UrlGeneratorTest::testPathWithTwoStartingSlashes: a value that would start the path with // is an InvalidParameterError', () => {
+  for (const [routes, params] of [
+    [[['test', '/*path']], { path: ['', 'evil.example', 'x'] }],
+    [[['test', '/*path']], { path: '/evil.example' }],
+    [[['test', '/:a/x', { requirements: { a: '.*' } }]], { a: '' }],
+  ] as [Def[], Record<string, unknown>][]) {
+    for (const baseUrl of ['', '/shop']) {
+      const error = thrown(() => generate(routes, 'test', params, false, { baseUrl }));
+      assert.instance(error, InvalidParameterError);
+      assert.match(error.message, 'a network path');
+    }
+  }
+  assert.is(generate([['test', '/*path']], 'test', { path: ['a', '', 'b'] }, false, { baseUrl: '' }), '/a//b');
+});
+
 test('UrlGeneratorTest::testRelativeUrlWithExtraParameters: other parameters go to the query string', () => {
   const routes: Def[] = [['test', '/testing']];
   assert.is(generate(routes, 'test', { foo: null }), '/app.php/testing');
