@@ -1,14 +1,21 @@
 // Internal: turns a path-to-regexp pattern into what the matcher and the generator need.
 // Optional groups are expanded into variants (in the order a regex would try them: with the
 // group first), and every parameter gets the pattern it matches: its requirement, or the
-// default (`[^/]+`, or `[^/.]+` when `.` follows it inside the segment, as Symfony does).
+// default (`[^/]+`, or `[^/.]+` when a separator such as `.` follows it inside the segment, as Symfony does).
 import { parse, type Token } from 'path-to-regexp';
 import { InvalidRouteError } from './errors.js';
 
-/** One piece of an expanded pattern. `pattern` is a regex source without capturing groups. */
+/**
+ * One piece of an expanded pattern. `pattern` is a regex source without capturing groups;
+ * `required`: it must be matched as a regex (a requirement, or a default that gives characters back
+ * to the text after it), rather than read up to the delimiter or the separator that ends it.
+ */
 export type Part =
   | { readonly type: 'text'; readonly value: string }
   | { readonly type: 'param' | 'wildcard'; readonly name: string; readonly pattern: string; readonly required: boolean };
+
+/** What ends a parameter without a requirement when it comes right after it: Symfony's RouteCompiler::SEPARATORS. */
+export const SEPARATORS = '/,;.:-_~+*=@|';
 
 /** A pattern parsed, checked and expanded. */
 export interface CompiledPattern {
@@ -92,14 +99,18 @@ function toParts(flat: FlatToken[], delimiter: string, requirements: Readonly<Re
     // Own properties only: a parameter named `constructor` or `toString` has no requirement unless given one.
     const requirement = Object.hasOwn(requirements, token.name) ? requirements[token.name] : undefined;
     let pattern: string;
+    let required = requirement !== undefined;
     if (requirement !== undefined) pattern = requirement;
     else if (token.type === 'wildcard') pattern = '[^]+';
     else {
-      const next = flat[i + 1];
-      const stop = next?.type === 'text' && next.value[0] !== delimiter ? next.value[0]! : '';
+      // As Symfony's RouteCompiler: a separator after the parameter ends it; other text (`/get:"what"Suffix`)
+      // does not, the parameter giving characters back to it, which takes its regex.
+      const follower = flat[i + 1]?.type === 'text' ? (flat[i + 1] as { value: string }).value[0]! : delimiter;
+      const stop = follower !== delimiter && SEPARATORS.includes(follower) ? follower : '';
       pattern = `[^${escapeClass(delimiter + stop)}]+`;
+      required = follower !== delimiter && stop === '';
     }
-    parts.push({ type: token.type, name: token.name, pattern, required: requirement !== undefined });
+    parts.push({ type: token.type, name: token.name, pattern, required });
   }
   return parts;
 }

@@ -4,7 +4,7 @@ import { isNameValueObject, isPlainObject } from '../../kernel/name-value-object
 import { isValidHost } from '../../kernel/host-syntax.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
 import { decode } from './params-builder.js';
-import { variantSource, type Part } from './pattern.js';
+import { SEPARATORS, variantSource, type Part } from './pattern.js';
 import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
 
@@ -173,7 +173,7 @@ function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Rea
       return { group: piecesOf(token.tokens, delimiter, requirements, following), names };
     }
     // The matcher's default pattern: nor the delimiter, nor the first character of a text that may follow it in any variant.
-    const stops = [...new Set(following)].filter((char) => char !== delimiter).join('').replace(/[\]\\^-]/g, '\\$&');
+    const stops = [...new Set(following)].filter((char) => char !== delimiter && SEPARATORS.includes(char)).join('').replace(/[\]\\^-]/g, '\\$&');
     const pattern = own(requirements, token.name) ?? (token.type === 'wildcard' ? '[^]+' : `[^${delimiter === '.' ? '.' : '/'}${stops}]+`);
     // A host's requirement is matched without regard to case, as the matcher matches it (hosts are lower-cased).
     return { name: token.name, wildcard: token.type === 'wildcard', host: delimiter === '.', pattern, check: new RegExp(`^(?:${pattern})$`, delimiter === '.' ? 'i' : '') };

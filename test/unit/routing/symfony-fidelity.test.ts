@@ -183,6 +183,17 @@ test('UrlMatcherTest::testOptionalVariableWithNoRealSeparator', () => {
   assert.is(look(routes, '/ge').kind, 'not-found');
 });
 
+test('UrlMatcherTest::testRequiredVariableWithNoRealSeparator: a parameter\'s default pattern stops only at a separator', () => {
+  const routes: Def[] = [['test', '/get:"what"Suffix']];
+  assert.equal(look(routes, '/getSitesSuffix'), matched('test', { what: 'Sites' }));
+  assert.equal(look(routes, '/getSuffixSuffix'), matched('test', { what: 'Suffix' }));
+  assert.is(look(routes, '/getSuffix').kind, 'not-found');
+  assert.is(look(routes, '/getSi/tesSuffix').kind, 'not-found');
+  // A separator (Symfony's `/,;.:-_~+*=@|`) after the parameter still ends it.
+  assert.equal(look([['test', '/:a-:b']], '/x-y-z'), matched('test', { a: 'x', b: 'y-z' }));
+  assert.equal(look([['test', '/:"a"x']], '/axbx'), matched('test', { a: 'axb' }));
+});
+
 test('difference: UrlMatcherTest::testAdjacentVariables and testSiblingRoutes: two parameters with no text between them are an InvalidRouteError', () => {
   const error = thrown(() => new Route('/:w:x.:_format'));
   assert.instance(error, InvalidRouteError);
@@ -605,6 +616,12 @@ test('UrlGeneratorTest::testOptionalVariableWithNoRealSeparator and testDefaultR
   assert.is(generate([['test', '/get{:what}', { defaults: { what: 'All' } }]], 'test'), '/app.php/get');
   assert.is(generate([['test', '/get{:what}', { defaults: { what: 'All' } }]], 'test', { what: 'Sites' }), '/app.php/getSites');
   assert.is(generate([['test', '/:page.:_format']], 'test', { page: 'index', _format: 'mobile.html' }), '/app.php/index.mobile.html');
+});
+
+test('UrlGeneratorTest::testRequiredVariableWithNoRealSeparator', () => {
+  assert.is(generate([['test', '/get:"what"Suffix']], 'test', { what: 'Sites' }), '/app.php/getSitesSuffix');
+  assert.is(generate([['test', '/:"a"x']], 'test', { a: 'axb' }), '/app.php/axbx');
+  assert.instance(thrown(() => generate([['test', '/:a-:b']], 'test', { a: 'x-y', b: 'z' })), InvalidParameterError);
 });
 
 test('UrlGeneratorTest::testDefaultRequirementOfVariableDisallowsNextSeparator', () => {
