@@ -77,7 +77,7 @@ export interface RouteTrace {
   readonly name: string;
   /** The route's path pattern. */
   readonly path: string;
-  /** `match`: this route answers; `almost`: only the method, scheme or trailing slash differ; `mismatch`: path or host differ. */
+  /** `match`: this route answers; `almost`: the path matches but not the host, method or scheme, or only with the trailing slash toggled (as Symfony's TraceableUrlMatcher says); `mismatch`: the path differs. */
   readonly verdict: 'match' | 'almost' | 'mismatch';
   /** One sentence on the first check that failed, or why the route matches. */
   readonly reason: string;
@@ -414,7 +414,7 @@ export class UrlMatcher {
         continue;
       }
       if (hostMatches === false) {
-        traces.push(trace('mismatch', `Host "${host}" does not match "${route.host}".`));
+        traces.push(trace('almost', `Host "${host}" does not match "${route.host}".`));
         continue;
       }
       if (methodMatches === false) {

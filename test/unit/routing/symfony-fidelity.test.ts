@@ -437,6 +437,19 @@ test('difference: a route\'s scheme other than http or https (Symfony\'s FTP) is
 });
 
 // ---------------------------------------------------------------------------------------------
+// TraceableUrlMatcherTest: explain(), what the profiler's router panel shows
+
+function levels(m: UrlMatcher, path: string, method = 'GET', host = 'baz'): number[] {
+  return m.explain(path, { method, host, scheme: 'http' }).map((trace) => ({ mismatch: 0, almost: 1, match: 2 })[trace.verdict]);
+}
+
+test('TraceableUrlMatcherTest::testMatchRouteOnMultipleHosts: a route for another host almost matches', () => {
+  const m = new UrlMatcher(collection(['first', '/mypath/', { host: 'some.example.com' }], ['second', '/mypath/', { host: 'another.example.com' }]));
+  assert.equal(levels(m, '/mypath/'), [1, 1]);
+  assert.is(m.explain('/mypath/', { method: 'GET', host: 'baz', scheme: 'http' })[0]!.reason, 'Host "baz" does not match "some.example.com".');
+});
+
+// ---------------------------------------------------------------------------------------------
 // RouterListener: the messages of Symfony's RouterListener
 
 const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver());
