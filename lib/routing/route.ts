@@ -42,6 +42,11 @@ export interface CompiledRoute {
    * reads it: explain() runs on paths clients wrote, and the variant's regex would backtrack.
    */
   readonly testPath: (path: string) => boolean;
+  /**
+   * When `path` fails `testPath` but matches the pattern without requirements, the name of the
+   * requirement that refuses it (explain: an almost match, as Symfony's TraceableUrlMatcher says); else null.
+   */
+  readonly failedRequirement: (path: string) => string | null;
   /** `methods` with HEAD right after GET: what a 405 lists for this route. */
   readonly allowedMethods: readonly string[];
 }
@@ -143,6 +148,7 @@ export class Route {
       hostVariants,
       staticHost,
       testPath: pathTester(pathPattern.variants),
+      failedRequirement: requirementFinder(this.path, pathPattern.names.filter((name) => Object.hasOwn(this.requirements, name)), this.requirements),
       allowedMethods: Object.freeze(allowedMethods),
     });
   }
@@ -155,6 +161,20 @@ function pathTester(variants: readonly (readonly Part[])[]): (path: string) => b
     tests ??= variants.map(variantTest);
     for (const test of tests) if (test(path)) return true;
     return false;
+  };
+}
+
+/** The failedRequirement of a path pattern, its testers compiled on its first call (slow path: explain). */
+function requirementFinder(path: string, names: readonly string[], requirements: Readonly<Record<string, string>>): (request: string) => string | null {
+  if (names.length === 0) return () => null;
+  let loose: ((request: string) => boolean) | null = null;
+  let each: (readonly [string, (request: string) => boolean])[] | null = null;
+  return (request) => {
+    loose ??= pathTester(compilePattern(path, '/', {}, 'route path').variants);
+    if (!loose(request)) return null;
+    each ??= names.map((name) => [name, pathTester(compilePattern(path, '/', { [name]: requirements[name]! }, 'route path').variants)] as const);
+    // Each requirement alone; when only their combination refuses the path, the first is named.
+    return each.find(([, test]) => !test(request))?.[0] ?? names[0]!;
   };
 }
 

@@ -77,7 +77,11 @@ export interface RouteTrace {
   readonly name: string;
   /** The route's path pattern. */
   readonly path: string;
-  /** `match`: this route answers; `almost`: the path matches but not the host, method or scheme, or only with the trailing slash toggled (as Symfony's TraceableUrlMatcher says); `mismatch`: the path differs. */
+  /**
+   * `match`: this route answers; `almost`: the path matches but not the host, method or scheme, or
+   * only with the trailing slash toggled, or only without the requirements (as Symfony's
+   * TraceableUrlMatcher says); `mismatch`: the path differs.
+   */
   readonly verdict: 'match' | 'almost' | 'mismatch';
   /** One sentence on the first check that failed, or why the route matches. */
   readonly reason: string;
@@ -408,8 +412,11 @@ export class UrlMatcher {
       const trace = (verdict: RouteTrace['verdict'], reason: string): RouteTrace => ({ name, path: route.path, verdict, reason, checks });
       if (!pathMatches) {
         const canonical = toggled !== null && compiled.testPath(toggled) ? toggled : oneSlash !== null && compiled.testPath(oneSlash) ? oneSlash : null;
+        const requirement = canonical === null ? compiled.failedRequirement(path) : null;
         if (canonical !== null) {
           traces.push(trace('almost', `Path "${path}" matches only as "${canonical}"${canRedirect ? ', a GET or HEAD is redirected there if no route matches' : ''}.`));
+        } else if (requirement !== null) {
+          traces.push(trace('almost', `Requirement for "${requirement}" does not match (${route.requirements[requirement]}).`));
         } else traces.push(trace('mismatch', `Path "${path}" does not match "${route.path}".`));
         continue;
       }

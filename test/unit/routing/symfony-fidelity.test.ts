@@ -443,6 +443,31 @@ function levels(m: UrlMatcher, path: string, method = 'GET', host = 'baz'): numb
   return m.explain(path, { method, host, scheme: 'http' }).map((trace) => ({ mismatch: 0, almost: 1, match: 2 })[trace.verdict]);
 }
 
+test('TraceableUrlMatcherTest::test: the levels of each route, a requirement that refuses the value being an almost match', () => {
+  const m = new UrlMatcher(collection(
+    ['foo', '/foo', { methods: ['POST'] }],
+    ['bar', '/bar/:id', { requirements: { id: '\\d+' } }],
+    ['bar1', '/bar/:name', { methods: ['POST'] }],
+    ['bar2', '/foo', { host: 'baz' }],
+    ['bar3', '/foo1', { host: 'baz' }],
+  ));
+  assert.equal(levels(m, '/babar'), [0, 0, 0, 0, 0]);
+  assert.equal(levels(m, '/foo'), [1, 0, 0, 2]);
+  assert.equal(levels(m, '/bar/12'), [0, 2]);
+  assert.equal(levels(m, '/bar/dd'), [0, 1, 1, 0, 0]);
+  assert.equal(levels(m, '/foo1'), [0, 0, 0, 0, 2]);
+  assert.equal(levels(m, '/foo', 'POST'), [2]);
+  assert.equal(levels(m, '/bar/dd', 'POST'), [0, 1, 2]);
+  const trace = m.explain('/bar/dd', { method: 'GET', host: 'baz', scheme: 'http' })[1]!;
+  assert.is(trace.reason, 'Requirement for "id" does not match (\\d+).');
+  assert.equal(trace.checks, { path: false, host: null, method: null, scheme: null });
+  // Of several requirements, the one that refuses is named.
+  const two = new UrlMatcher(collection(['r', '/:a/:b', { requirements: { a: '[a-z]+', b: '\\d+' } }]));
+  assert.is(two.explain('/x/y', { method: 'GET', host: 'baz', scheme: 'http' })[0]!.reason, 'Requirement for "b" does not match (\\d+).');
+  assert.is(two.explain('/1/2', { method: 'GET', host: 'baz', scheme: 'http' })[0]!.reason, 'Requirement for "a" does not match ([a-z]+).');
+  assert.is(two.explain('/x', { method: 'GET', host: 'baz', scheme: 'http' })[0]!.verdict, 'mismatch');
+});
+
 test('TraceableUrlMatcherTest::testMatchRouteOnMultipleHosts: a route for another host almost matches', () => {
   const m = new UrlMatcher(collection(['first', '/mypath/', { host: 'some.example.com' }], ['second', '/mypath/', { host: 'another.example.com' }]));
   assert.equal(levels(m, '/mypath/'), [1, 1]);
