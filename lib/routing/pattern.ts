@@ -170,8 +170,11 @@ export function sanitizeRequirement(name: string, requirement: string | RegExp):
   } else if (typeof requirement === 'string') source = requirement;
   else throw new InvalidRouteError(`The requirement for parameter "${name}" must be a string or a RegExp.`);
 
+  // Anchors are the matcher's: `^` and `$`, or PCRE's `\A` and `\z` (which JavaScript would read as the letters A and z), as Symfony strips them.
   if (source.startsWith('^')) source = source.slice(1);
+  else if (source.startsWith('\\A')) source = source.slice(2);
   if (source.endsWith('$') && !source.endsWith('\\$')) source = source.slice(0, -1);
+  else if (source.endsWith('\\z') && !source.endsWith('\\\\z')) source = source.slice(0, -2);
   if (source === '') throw new InvalidRouteError(`The requirement for parameter "${name}" cannot be empty.`);
 
   let out = '';

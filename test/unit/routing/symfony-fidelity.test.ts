@@ -194,6 +194,27 @@ test('UrlMatcherTest::testRequiredVariableWithNoRealSeparator: a parameter\'s de
   assert.equal(look([['test', '/:"a"x']], '/axbx'), matched('test', { a: 'axb' }));
 });
 
+test('RouteTest::testConstructor, testPath, testRequirements: what a Route keeps of its options', () => {
+  const route = new Route('/', { schemes: ['Https'], methods: ['POST', 'put'] });
+  assert.equal(route.schemes, ['https']);
+  assert.equal(route.methods, ['POST', 'PUT']);
+  assert.is(new Route('').path, '/');
+  assert.is(new Route('bar').path, '/bar');
+  assert.is(new Route('/:foo', { requirements: { foo: '^\\d+$' } }).requirements.foo, '\\d+');
+});
+
+test('RouteTest::testRequirementAlternativeStartAndEndRegexSyntax and testSetInvalidRequirement: \\A and \\z anchor as ^ and $ do', () => {
+  const route = new Route('/:foo', { requirements: { foo: '\\A\\d+\\z' } });
+  assert.is(route.requirements.foo, '\\d+');
+  assert.equal(look([['r', '/:foo', { requirements: { foo: '\\A\\d+\\z' } }]], '/42'), matched('r', { foo: '42' }));
+  assert.is(look([['r', '/:foo', { requirements: { foo: '\\A\\d+\\z' } }]], '/A42z').kind, 'not-found');
+  for (const requirement of ['', '^$', '^', '$', '\\A\\z', '\\A', '\\z']) {
+    assert.instance(thrown(() => new Route('/:foo', { requirements: { foo: requirement } })), InvalidRouteError, requirement);
+  }
+  // An escaped backslash before the z is no anchor (a backslash stands for its encoding, %5C).
+  assert.is(new Route('/:foo', { requirements: { foo: 'a\\\\z' } }).requirements.foo, 'a(?:%5C)z');
+});
+
 test('difference: UrlMatcherTest::testAdjacentVariables and testSiblingRoutes: two parameters with no text between them are an InvalidRouteError', () => {
   const error = thrown(() => new Route('/:w:x.:_format'));
   assert.instance(error, InvalidRouteError);
