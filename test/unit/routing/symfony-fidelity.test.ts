@@ -85,6 +85,25 @@ test('UrlMatcherTest::testMethodIsIgnoredIfNoMethodGiven: a GET|HEAD route answe
   assert.equal(look(routes, '/foo', 'POST'), { kind: 'method-not-allowed', allowedMethods: ['GET', 'HEAD'] });
 });
 
+test('405s: HEAD on a POST route lists POST; a dynamic path lists every matching route\'s methods; a 405 wins over a scheme redirect', () => {
+  assert.equal(look([['a', '/foo', { methods: ['POST'] }]], '/foo', 'HEAD'), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
+  assert.equal(look([['a', '/foo/:id', { methods: ['GET'] }], ['b', '/foo/:id', { methods: ['PUT'] }]], '/foo/1', 'POST'), { kind: 'method-not-allowed', allowedMethods: ['GET', 'HEAD', 'PUT'] });
+  assert.equal(look([['a', '/foo', { methods: ['GET'] }], ['b', '/foo', { methods: ['GET', 'POST'] }]], '/foo', 'DELETE'), { kind: 'method-not-allowed', allowedMethods: ['GET', 'HEAD', 'POST'] });
+  // CompiledUrlMatcherTrait::match throws the 405 before it tries another scheme.
+  assert.equal(look([['a', '/foo', { methods: ['POST'] }], ['b', '/foo', { schemes: ['https'] }]], '/foo'), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
+  // A route matching only with the slash toggled adds nothing to a POST's 405: it is a 404.
+  assert.equal(look([['foo', '/foo/', { methods: ['GET'] }]], '/foo', 'POST'), { kind: 'not-found', path: '/foo' });
+});
+
+test('RouteCollectionTest::testOverriddenRoute and testIterator: a name added again replaces the route and moves it last', () => {
+  const routes = new RouteCollection().add('foo', new Route('/foo')).add('bar', new Route('/bar')).add('foo', new Route('/foo1'));
+  assert.equal([...routes].map(([name, route]) => [name, route.path]), [['bar', '/bar'], ['foo', '/foo1']]);
+  assert.is(routes.get('foo')?.path, '/foo1');
+  assert.is(routes.count, 2);
+  assert.ok(routes.remove('foo'));
+  assert.is(routes.get('foo'), undefined);
+});
+
 // ---------------------------------------------------------------------------------------------
 // UrlMatcherTest: parameters, defaults, requirements
 
@@ -532,6 +551,11 @@ test('UrlGeneratorTest::testAbsoluteUrlWithPort80, testAbsoluteSecureUrlWithPort
   assert.is(generate(routes, 'test', {}, true, { scheme: 'https' }), 'https://localhost/app.php/testing');
   assert.is(generate(routes, 'test', {}, true, { port: 8080 }), 'http://localhost:8080/app.php/testing');
   assert.is(generate(routes, 'test', {}, true, { scheme: 'https', port: 8080 }), 'https://localhost:8080/app.php/testing');
+});
+
+test('UrlGeneratorTest: a route forcing the other scheme gets that scheme\'s default port, not the context\'s (Symfony\'s httpsPort is 443 unless set)', () => {
+  assert.is(generate([['test', '/', { schemes: ['https'] }]], 'test', {}, false, { port: 8080 }), 'https://localhost/app.php/');
+  assert.is(generate([['test', '/', { schemes: ['https'] }]], 'test', {}, true, { scheme: 'https', port: 8443 }), 'https://localhost:8443/app.php/');
 });
 
 test('UrlGeneratorTest::testRelativeUrlWithoutParameters, testRelativeUrlWithParameter, testRelativeUrlWithOptionalZeroParameter', () => {
