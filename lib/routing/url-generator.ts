@@ -64,7 +64,8 @@ export class UrlGenerator {
 
   /**
    * The URL of route `name`: path parameters filled (percent-encoded) from `params` then the
-   * route's defaults, other parameters in the query string (`_fragment`, given or the route's default, as the fragment).
+   * route's defaults, other parameters in the query string, with those of `_query` (an object by name,
+   * whose names may be the route's own), and `_fragment`, given or the route's default, as the fragment.
    * Relative to the host unless `absolute`, or unless the route requires another scheme or host.
    */
   generate(name: string, params: Record<string, unknown> = {}, absolute = false): string {
@@ -317,10 +318,21 @@ function encodeSegment(value: string, slot: Slot, routeName: string): string {
 }
 
 function queryString(params: Record<string, unknown>, defaults: Readonly<Record<string, unknown>>, variables: ReadonlySet<string>, routeName: string): string {
-  const pairs: string[] = [];
+  const entries = new Map<string, unknown>();
   for (const [key, value] of Object.entries(params)) {
-    if (variables.has(key) || key === '_fragment' || value === undefined || value === null) continue;
+    if (variables.has(key) || key === '_fragment' || key === '_query') continue;
     if (Object.hasOwn(defaults, key) && sameValue(value, defaults[key])) continue;
+    entries.set(key, value);
+  }
+  // Symfony's `_query`: query parameters by name, a route parameter's name included; one also given
+  // among the other parameters takes its place.
+  const query = own(params, '_query');
+  if (query !== undefined && query !== null) {
+    if (!isNameValueObject(query)) throw new TypeError(`The _query parameter of route "${routeName}" is an object by name ({ page: 2 }), not ${describeValue(query)}.`);
+    for (const [key, value] of Object.entries(query)) entries.set(key, value);
+  }
+  const pairs: string[] = [];
+  for (const [key, value] of entries) {
     const encode = (text: string): string => percentEncode(text, encodeURIComponent, routeName, key);
     const encodedKey = encode(key);
     if (!Array.isArray(value)) {

@@ -620,6 +620,20 @@ test('difference: UrlGeneratorTest::testRelativeUrlWithExtraParameters: a boolea
   assert.is(generate(routes, 'test', { foo: ['a', 'b'] }), '/app.php/testing?foo=a&foo=b');
 });
 
+test('UrlGeneratorTest::testQueryParameters and ...WithSameName: _query gives query parameters by name, a route parameter\'s name included', () => {
+  const user: Def[] = [['user', '/user/:username']];
+  assert.is(generate(user, 'user', { username: 'john', a: 'foo', b: 'bar', c: 'baz', _query: { a: '123', d: '789' } }), '/app.php/user/john?a=123&b=bar&c=baz&d=789');
+  assert.is(generate([['user', '/user/:id']], 'user', { id: '123', _query: { id: '456' } }), '/app.php/user/123?id=456');
+  const stats: Def[] = [['admin_stats', '/admin/stats', { host: ':siteCode.example.com' }]];
+  assert.is(generate(stats, 'admin_stats', { siteCode: 'fr', _query: { siteCode: 'us' } }), 'http://fr.example.com/app.php/admin/stats?siteCode=us');
+  // testQueryParameterCannotSubstituteRouteParameter
+  const error = thrown(() => generate([['user', '/user/:id']], 'user', { _query: { id: '456' } }));
+  assert.instance(error, MissingMandatoryParametersError);
+  assert.is(error.message, 'Some mandatory parameters are missing ("id") to generate a URL for route "user".');
+  assert.instance(thrown(() => generate(user, 'user', { username: 'john', _query: 'a=1' })), TypeError);
+  assert.is(generate(user, 'user', { username: 'john', a: 'foo', _query: { a: null } }), '/app.php/user/john');
+});
+
 test('UrlGeneratorTest::testGenerateWithoutRoutes: an unknown name is a RouteNotFoundError', () => {
   const error = thrown(() => generate([['foo', '/testing/:foo']], 'test', {}, true));
   assert.instance(error, RouteNotFoundError);
