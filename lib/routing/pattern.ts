@@ -176,6 +176,18 @@ export function sanitizeRequirement(name: string, requirement: string | RegExp):
   if (source.endsWith('$') && !source.endsWith('\\$')) source = source.slice(0, -1);
   else if (source.endsWith('\\z') && !source.endsWith('\\\\z')) source = source.slice(0, -2);
   if (source === '') throw new InvalidRouteError(`The requirement for parameter "${name}" cannot be empty.`);
+  for (let i = 0; i < source.length; i++) {
+    if (source[i] !== '\\') continue;
+    // Symfony's `\pL` (PCRE, with its utf8 option): JavaScript reads it as the letter p without the u flag, and a class of
+    // characters has no reading against the encoded path anyway (`é` is `%C3%A9`).
+    if (source[i + 1] === 'p' || source[i + 1] === 'P') {
+      throw new InvalidRouteError(
+        `The requirement for parameter "${name}" uses \\${source[i + 1]}, but Unicode property escapes have no reading against a percent-encoded path: `
+        + `write the characters as alternatives of their encodings (\`(?:[a-z]|%C3%A9)+\`): ${source}`,
+      );
+    }
+    i++;
+  }
 
   let out = '';
   for (let i = 0; i < source.length; i++) {

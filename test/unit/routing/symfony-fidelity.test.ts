@@ -234,6 +234,15 @@ test('RouteTest::testRequirementAlternativeStartAndEndRegexSyntax and testSetInv
   assert.is(new Route('/:foo', { requirements: { foo: 'a\\\\z' } }).requirements.foo, 'a(?:%5C)z');
 });
 
+test('difference: UrlGeneratorTest::testGenerateForRouteWithInvalidUtf8Parameter: a Unicode property escape (\\pL) in a requirement is an InvalidRouteError, not the letters pL', () => {
+  for (const requirement of ['\\pL+', '\\p{L}+', '[\\PL]+']) {
+    const error = thrown(() => new Route('/testing/:foo', { requirements: { foo: requirement } }));
+    assert.instance(error, InvalidRouteError, requirement);
+    assert.match(error.message, 'Unicode property escapes');
+  }
+  assert.is(new Route('/:foo', { requirements: { foo: 'a\\\\p' } }).requirements.foo, 'a(?:%5C)p', 'an escaped backslash before p is no escape');
+});
+
 test('difference: UrlMatcherTest::testAdjacentVariables and testSiblingRoutes: two parameters with no text between them are an InvalidRouteError', () => {
   const error = thrown(() => new Route('/:w:x.:_format'));
   assert.instance(error, InvalidRouteError);
