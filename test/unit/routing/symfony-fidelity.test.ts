@@ -145,6 +145,12 @@ test('UrlMatcherTest::testMatchSpecialRouteName: any text is a route name', () =
   assert.equal(look([['$péß^a|', '/bar']], '/bar'), matched('$péß^a|'));
 });
 
+test('UrlMatcherTest::testMatchImportantVariable and testShortPathDoesNotMatchImportantVariable: a required parameter with a default', () => {
+  const routes: Def[] = [['index', '/index.:_format', { defaults: { _format: 'xml' } }]];
+  assert.equal(look(routes, '/index.xml'), matched('index', { _format: 'xml' }));
+  assert.is(look(routes, '/index').kind, 'not-found');
+});
+
 test('UrlMatcherTest::testTrailingEncodedNewlineIsNotOverlooked', () => {
   assert.is(look([['foo', '/foo']], '/foo%0a').kind, 'not-found');
   assert.is(look([['foo', '/foo']], '/foo%0A').kind, 'not-found');
@@ -728,6 +734,19 @@ test('UrlGeneratorTest::testRequiredVariableWithNoRealSeparator', () => {
   assert.is(generate([['test', '/get:"what"Suffix']], 'test', { what: 'Sites' }), '/app.php/getSitesSuffix');
   assert.is(generate([['test', '/:"a"x']], 'test', { a: 'axb' }), '/app.php/axbx');
   assert.instance(thrown(() => generate([['test', '/:a-:b']], 'test', { a: 'x-y', b: 'z' })), InvalidParameterError);
+});
+
+test('UrlGeneratorTest::testImportantVariable and testImportantVariableWithNoDefault: a required parameter is written, its default if not given', () => {
+  const routes: Def[] = [['test', '/:page.:_format', { defaults: { _format: 'mobile.html' } }]];
+  assert.is(generate(routes, 'test', { page: 'index', _format: 'xml' }), '/app.php/index.xml');
+  assert.is(generate(routes, 'test', { page: 'index', _format: 'mobile.html' }), '/app.php/index.mobile.html');
+  assert.is(generate(routes, 'test', { page: 'index' }), '/app.php/index.mobile.html');
+  const error = thrown(() => generate([['test', '/:page.:_format']], 'test', { page: 'index' }));
+  assert.is(error.message, 'Some mandatory parameters are missing ("_format") to generate a URL for route "test".');
+});
+
+test('difference: UrlGeneratorTest::testDefaultRequirementOfVariableDisallowsSlash: / in a value is written %2F rather than refused', () => {
+  assert.is(generate([['test', '/:page.:_format']], 'test', { page: 'index', _format: 'sl/ash' }), '/app.php/index.sl%2Fash');
 });
 
 test('UrlGeneratorTest::testDefaultRequirementOfVariableDisallowsNextSeparator', () => {
