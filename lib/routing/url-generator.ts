@@ -333,6 +333,7 @@ function queryString(params: Record<string, unknown>, defaults: Readonly<Record<
   }
   const pairs: string[] = [];
   for (const [key, value] of entries) {
+    if (value === undefined || value === null) continue;
     const encode = (text: string): string => percentEncode(text, encodeURIComponent, routeName, key);
     const encodedKey = encode(key);
     if (!Array.isArray(value)) {
