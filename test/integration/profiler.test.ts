@@ -171,6 +171,17 @@ for (const scheme of SCHEMES) {
     assert.is(header(html.headers['content-type']), 'text/html; charset=UTF-8');
   });
 
+  test('a page or error asked for as application/json with another parameter (a version) is JSON', async () => {
+    const accept = 'application/json; v=2, text/html;q=0.9';
+    const page = await fetchFrom(server, scheme, '/_profiler/search?limit=1', { headers: { accept } });
+    assert.is(header(page.headers['content-type']), 'application/json');
+    assert.is(JSON.parse(page.body).count, 1);
+    const error = await fetchFrom(server, scheme, '/_profiler/search?limit=abc', { headers: { accept } });
+    assert.is(error.status, 400);
+    assert.is(header(error.headers['content-type']), 'application/problem+json');
+    assert.match(JSON.parse(error.body).detail, /"limit" filter/);
+  });
+
   test('an unknown token asked for as JSON is named with <, > and & escaped, as problem+json has them', async () => {
     const response = await fetchFrom(server, scheme, '/_profiler/%3Cscript%3E%26', { headers: { accept: 'application/json' } });
     assert.is(response.status, 404);
