@@ -225,16 +225,23 @@ const PRIVATE = {
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 } as const;
 
+/**
+ * Headers of an answer that is HTML or JSON by Accept (see wantsJson): `no-store` keeps it out of
+ * caches that honour it, but a browser's back-forward cache, or a cache that ignores no-store,
+ * must still not hand the one format to a client that asked for the other.
+ */
+const NEGOTIATED = { ...PRIVATE, vary: 'Accept' } as const;
+
 /** An HTML page of the profiler, with the policy that lets only its own nonce'd script and style run. */
 function htmlPage(page: string, status: number, nonce: string): Response {
-  return new Response(page, status, { 'content-type': HTML, ...PRIVATE, 'content-security-policy': profilerPagePolicy(nonce) });
+  return new Response(page, status, { 'content-type': HTML, ...NEGOTIATED, 'content-security-policy': profilerPagePolicy(nonce) });
 }
 
 /**
- * A JSON answer with `<`, `>` and `&` escaped: profiles hold URLs, headers and bodies as clients
+ * A JSON answer (for a client that asked for it: see wantsJson) with `<`, `>` and `&` escaped: profiles hold URLs, headers and bodies as clients
  * sent them, and the token of a miss is the client's own text. Inert in a browser either way
  * (application/json, nosniff), and still so if a tool pastes it into a page.
  */
 function json(value: unknown, status: number): Response {
-  return new Response(htmlSafeJson(value), status, { 'content-type': 'application/json', ...PRIVATE });
+  return new Response(htmlSafeJson(value), status, { 'content-type': 'application/json', ...NEGOTIATED });
 }

@@ -182,6 +182,20 @@ for (const scheme of SCHEMES) {
     assert.match(JSON.parse(error.body).detail, /"limit" filter/);
   });
 
+  test('every page that is HTML or JSON by Accept says Vary: Accept, found or not, as do its errors; the redirect and the toolbar do not', async () => {
+    const home = await fetchFrom(server, scheme, '/');
+    const token = header(home.headers['x-debug-token']);
+    await savedProfile(server, token);
+    for (const path of ['/_profiler/', '/_profiler/search?limit=1', `/_profiler/${token}`, `/_profiler/${token}?panel=logger`, '/_profiler/ffffff', '/_profiler/search?limit=abc']) {
+      for (const accept of ['text/html', 'application/json']) {
+        const response = await fetchFrom(server, scheme, path, { headers: { accept } });
+        assert.is(header(response.headers.vary), 'Accept', `${path} as ${accept}`);
+      }
+    }
+    assert.is((await fetchFrom(server, scheme, '/_profiler/latest')).headers.vary, undefined);
+    assert.is((await fetchFrom(server, scheme, `/_wdt/${token}`)).headers.vary, undefined);
+  });
+
   test('an unknown token asked for as JSON is named with <, > and & escaped, as problem+json has them', async () => {
     const response = await fetchFrom(server, scheme, '/_profiler/%3Cscript%3E%26', { headers: { accept: 'application/json' } });
     assert.is(response.status, 404);
