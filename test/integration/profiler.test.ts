@@ -122,6 +122,11 @@ for (const scheme of SCHEMES) {
     const crossed = await fetchFrom(server, scheme, '/_profiler/search?start=2026-11-22&end=2026-11-21', { headers: { accept: 'application/json' } });
     assert.is(crossed.status, 400);
     assert.match(JSON.parse(crossed.body).detail, /The "start" filter is after the "end" filter/);
+    for (const name of ['start', 'end']) {
+      const past = await fetchFrom(server, scheme, `/_profiler/search?${name}=99999999999999999999`, { headers: { accept: 'application/json' } });
+      assert.is(past.status, 400, name);
+      assert.match(JSON.parse(past.body).detail, `The "${name}" filter must be epoch milliseconds from 0 to 8640000000000000`);
+    }
   });
 
   test('/_profiler/ lists the latest, /_profiler/latest redirects to the newest, and profiler pages are not recorded', async () => {

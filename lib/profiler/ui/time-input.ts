@@ -24,12 +24,16 @@ const SHOWN_FORM = new RegExp(String.raw`^(\d{1,2})-([A-Za-z]{3})-(\d{4})(?: +${
 const MONTH_NUMBERS = new Map(MONTHS.map((name, index) => [name.toLowerCase(), index + 1]));
 const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
+/** The last instant a Date holds (ECMA-262 time values: 100,000,000 days either side of 1970). */
+const MAX_EPOCH_MS = 8.64e15;
 const NOT_A_TIME = 'must be a date (2026-11-21, 2026-11-21 21:40, 2026-11-21T21:40:54.250Z, 21-Nov-2026 21:40:54) or epoch milliseconds';
 
 /** Reads epoch milliseconds (a span of one millisecond) or a date, alone or with a time, in one of the forms above. */
 export function readTimeSpan(text: string): TimeSpanResult {
   if (/^\d+$/.test(text)) {
     const epochMs = Number(text);
+    // Past it no Date holds the time (nor can any profile have it): a client's mistake, not a search that finds nothing.
+    if (epochMs > MAX_EPOCH_MS) return refused(`must be epoch milliseconds from 0 to ${MAX_EPOCH_MS} (the last time a date can hold, in the year 275760)`);
     return { ok: true, span: { first: epochMs, last: epochMs } };
   }
   const iso = ISO_FORM.exec(text);

@@ -41,6 +41,24 @@ test('epoch milliseconds and times with milliseconds are taken exactly', () => {
   assert.is(criteria('end=2026-11-21T21:40:54.250Z').end, Date.UTC(2026, 10, 21, 21, 40, 54, 250));
 });
 
+test('epoch milliseconds past the last time a Date holds are a 400 naming the filter, as a bad limit is; the last one is taken', () => {
+  for (const query of ['start=99999999999999999999', 'end=99999999999999999999', 'end=8640000000000001', `start=${'9'.repeat(400)}`]) {
+    const name = query.slice(0, query.indexOf('='));
+    try {
+      criteria(query);
+      assert.unreachable(query);
+    } catch (error) {
+      assert.instance(error, BadRequestHttpError, query);
+      assert.is((error as BadRequestHttpError).status, 400, query);
+      assert.match((error as Error).message, `The "${name}" filter must be epoch milliseconds from 0 to 8640000000000000`, query);
+      assert.match((error as Error).message, `got "${query.slice(name.length + 1, name.length + 21)}`, query);
+    }
+  }
+  assert.is(criteria('end=8640000000000000').end, 8.64e15);
+  assert.is(new Date(criteria('end=8640000000000000').end!).getTime(), 8.64e15);
+  assert.is(criteria('start=0').start, 0);
+});
+
 test('a date that is none is a 400 naming the filter', () => {
   assert.throws(() => criteria('end=2026-13-45'), /"end" filter/);
   assert.throws(() => criteria('start=garbage'), /"start" filter/);
