@@ -64,3 +64,12 @@ function methodList(target: unknown): string {
   const sorted = [...names].sort();
   return `"${sorted.slice(0, 20).join('", "')}"${sorted.length > 20 ? ` and ${sorted.length - 20} more` : ''}`;
 }
+
+/** A controller as messages and the profiler name it: a function's name, a registered name, `Class::method`; null for none. */
+export function describeController(controller: unknown): string | null {
+  if (controller === undefined || controller === null) return null;
+  if (typeof controller === 'function') return controller.name || 'anonymous function';
+  if (typeof controller === 'string') return controller;
+  if (Array.isArray(controller) && controller.length === 2) return `${(controller[0] as object)?.constructor?.name ?? 'object'}::${String(controller[1])}`;
+  return typeof controller;
+}

@@ -136,11 +136,31 @@ export class ServiceUnavailableHttpError extends HttpError {
 export class ResponseTimeoutError extends HttpError {
   /** The limit that elapsed, in milliseconds. */
   readonly timeoutMs: number;
+  /** The request's `_route` when the limit passed; null before routing, or for none. */
+  readonly route: string | null;
+  /** Its `_controller` by name (describeController); null when none had been chosen yet. */
+  readonly controller: string | null;
 
-  constructor(timeoutMs: number, options: ErrorOptions = {}) {
-    super(503, `The response was not ready within ${describeDuration(timeoutMs)}.`, { code: 'HK_RESPONSE_TIMEOUT', ...options });
+  /**
+   * The message names the route and the controller the request was in (`route` and `controller`
+   * in `options`; a `controller` of null says none had been chosen yet), so that the developer can
+   * find the slow code: the error is raised by the server's timer, and its stack shows only that.
+   */
+  constructor(timeoutMs: number, options: ErrorOptions & { route?: string | null; controller?: string | null } = {}) {
+    const { route = null, controller, ...rest } = options;
+    super(503, `The response was not ready within ${describeDuration(timeoutMs)}${runningIn(route, controller)}.`, { code: 'HK_RESPONSE_TIMEOUT', ...rest });
     this.timeoutMs = timeoutMs;
+    this.route = route;
+    this.controller = controller ?? null;
   }
+}
+
+/** Where a request was when its response timeout passed, as the ResponseTimeoutError's message says it; nothing when not told. */
+function runningIn(route: string | null, controller: string | null | undefined): string {
+  const parts = route === null ? [] : [`route "${route}"`];
+  if (controller === null) parts.push('no controller chosen yet');
+  else if (controller !== undefined) parts.push(`controller "${controller}"`);
+  return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
 }
 
 /**

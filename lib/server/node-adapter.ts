@@ -1,6 +1,6 @@
 import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
-import { ClientClosedError, HttpKernel, discardedBody, isHttpError, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { ClientClosedError, HttpKernel, discardedBody, isHttpError, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { compileAddressList } from '../http/address-list.js';
@@ -271,7 +271,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       awaitingHandle.delete(giveUp);
       late = true;
       const error =
-        res.destroyed || req.socket.destroyed ? new ClientClosedError() : closing ? new ServiceUnavailableHttpError(undefined, 'The server closed before the response was ready.') : new ResponseTimeoutError(ms);
+        res.destroyed || req.socket.destroyed ? new ClientClosedError() : closing ? new ServiceUnavailableHttpError(undefined, 'The server closed before the response was ready.') : responseTimeoutOf(request, ms);
       // What the controller waits on with request.signal stops: nothing else could stop it.
       abortRequest(request, error);
       // Counted with the stream bodies: settled() (app.close()) waits for its kernel.terminate.
@@ -305,7 +305,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         if (body !== null && typeof body === 'object' && !(body instanceof Uint8Array)) {
           const headWait = setTimeout(() => {
             if (res.headersSent || res.destroyed || body.destroyed) return;
-            const timeout = new ResponseTimeoutError(ms);
+            const timeout = responseTimeoutOf(request, ms);
             // The body first: one wired to the signal (addAbortSignal, pipeline's `signal`) would fail with its AbortError, a 500 logged at INFO.
             body.destroy(timeout);
             abortRequest(request, timeout);
@@ -358,6 +358,15 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     return new Promise<void>((resolve) => void waiting.push(resolve));
   };
   return Object.assign(listener, { settled });
+}
+
+/**
+ * The response timeout's error for `request`, naming its route and controller when the limit passed
+ * (null: none chosen yet): raised by a timer, its stack would point only here.
+ */
+function responseTimeoutOf(request: Request, ms: number): ResponseTimeoutError {
+  const route = request.attributes.get('_route');
+  return new ResponseTimeoutError(ms, { route: typeof route === 'string' ? route : null, controller: describeController(request.attributes.get('_controller')) });
 }
 
 /** Whether the request's server times out the whole request (node's `requestTimeout`): a body that stalls is then its 408. */

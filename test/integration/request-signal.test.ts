@@ -191,7 +191,7 @@ for (const scheme of SCHEMES) {
     const outcome = waits.get(id)!.outcome as Error & { cause?: unknown };
     assert.is(outcome.name, 'AbortError');
     assert.instance(outcome.cause, ResponseTimeoutError);
-    assert.is((outcome.cause as Error).message, 'The response was not ready within 0.2 seconds.');
+    assert.is((outcome.cause as Error).message, 'The response was not ready within 0.2 seconds (route "wait", controller "/wait").');
     await until(() => records.some((record) => /AbortError/.test(record.message)), 5_000, 'the late AbortError to be logged');
     const critical = records.filter((record) => record.level === LogLevel.CRITICAL);
     assert.is(critical.length, 1, JSON.stringify(critical.map((record) => record.message)));

@@ -6,10 +6,10 @@
 import { PassThrough, Readable, addAbortSignal } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Response, type Controller, type ExceptionEvent, type FinishRequestEvent, type Request, type ResponseEvent, type TerminateEvent } from '../../kernel/index.js';
+import { KernelEvents, Response, type Controller, type ExceptionEvent, type FinishRequestEvent, type Request, type RequestEvent, type ResponseEvent, type TerminateEvent } from '../../kernel/index.js';
 import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
 import type { RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, fetchFrom, header, rawStatus, savedProfile, sendRaw, routesOf, startTestServer, until, type TestServer } from './harness.js';
+import { SCHEMES, decodeEntities, fetchFrom, header, rawStatus, savedProfile, sendRaw, routesOf, startTestServer, until, type TestServer } from './harness.js';
 
 /** The response timeout of the timed-out server, in milliseconds. */
 const TIMEOUT_MS = 200;
@@ -96,6 +96,12 @@ const slowPageFinish = {
   onFinish: (event: FinishRequestEvent): Promise<void> | void => (event.isMainRequest() && event.request.path === '/late-during-page' ? sleep(TIMEOUT_MS) : undefined),
 };
 
+/** Holds `/hang-request` in a kernel.request listener that runs before the router's: no route, no controller chosen, at the limit. */
+const requestHanger = {
+  getSubscribedEvents: () => ({ [KernelEvents.REQUEST]: ['onRequest', 256] as const }),
+  onRequest: (event: RequestEvent): Promise<void> | void => (event.isMainRequest() && event.request.path === '/hang-request' ? new Promise<void>(() => {}) : undefined),
+};
+
 /** Hangs the error page of its paths: a kernel.exception listener, or a kernel.response one, that never settles. */
 const pageHanger = {
   getSubscribedEvents: () => ({ [KernelEvents.EXCEPTION]: ['onException', 256] as const, [KernelEvents.RESPONSE]: ['onResponse', 256] as const }),
@@ -120,7 +126,7 @@ for (const scheme of SCHEMES) {
   };
 
   test.before(async () => {
-    timed = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [terminateRecorder, pageHanger, slowPageFinish] }, limits: { responseTimeout: TIMEOUT_MS } });
+    timed = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [terminateRecorder, pageHanger, slowPageFinish, requestHanger] }, limits: { responseTimeout: TIMEOUT_MS } });
     // Twice as long as the slow controller takes, and ten times the other server's limit.
     roomy = await startTestServer({ kernel: { debug: true, routes: routes() }, limits: { responseTimeout: TIMEOUT_MS * 10 } });
     // An idle timeout shorter than the response timeout: the wait for the head is not idleness.
@@ -150,13 +156,28 @@ for (const scheme of SCHEMES) {
     assert.is(response.status, 503);
     assert.match(header(response.headers['content-type']), /^text\/html/);
     assert.ok(response.body.includes('ResponseTimeoutError'), 'the class is on the page');
-    assert.ok(response.body.includes('The response was not ready within 0.2 seconds.'), 'the message names the limit');
-    assert.is(decodeURIComponent(header(response.headers['x-debug-exception'])), 'The response was not ready within 0.2 seconds.');
+    assert.ok(decodeEntities(response.body).includes('The response was not ready within 0.2 seconds (route "never", controller "/never").'), 'the message names the limit, the route and the controller');
+    assert.is(decodeURIComponent(header(response.headers['x-debug-exception'])), 'The response was not ready within 0.2 seconds (route "never", controller "/never").');
     const critical = records.filter((record) => record.level === LogLevel.CRITICAL);
     assert.is(critical.length, 1, JSON.stringify(critical.map((record) => record.message)));
-    assert.match(critical[0]!.message, /^Uncaught error: ResponseTimeoutError: "The response was not ready within 0\.2 seconds\."/);
+    assert.ok(critical[0]!.message.startsWith('Uncaught error: ResponseTimeoutError: "The response was not ready within 0.2 seconds (route "never", controller "/never")."'), critical[0]!.message);
     await until(() => terminated.some((one) => one.path === '/never'), 2_000, 'kernel.terminate');
     assert.equal(terminated.filter((one) => one.path === '/never'), [{ path: '/never', status: 503 }]);
+  });
+
+  test('the 503 names the route and the controller the request was in, on the debug page and in the log; before routing it says no controller was chosen yet; the plain page names neither', async () => {
+    records.length = 0;
+    const stream = await fetchFrom(timed, scheme, '/silent-stream?id=named', { headers: { accept: 'application/json' } });
+    assert.is(JSON.parse(stream.body).detail, 'The response was not ready within 0.2 seconds (route "silent-stream", controller "/silent-stream").');
+    const early = await fetchFrom(timed, scheme, '/hang-request');
+    assert.is(early.status, 503);
+    assert.is(decodeURIComponent(header(early.headers['x-debug-exception'])), 'The response was not ready within 0.2 seconds (no controller chosen yet).');
+    await until(() => records.filter((record) => record.level === LogLevel.CRITICAL).length === 2, 2_000, 'both CRITICAL lines');
+    assert.match(records.filter((record) => record.level === LogLevel.CRITICAL).map((record) => record.message).join('\n'), /controller "\/silent-stream"[^]*no controller chosen yet/);
+    const plain = await fetchFrom(shortIdle, scheme, '/never');
+    assert.is(plain.status, 503);
+    assert.not.ok(/never|controller|route/i.test(plain.body), plain.body);
+    assert.is(plain.headers['x-debug-exception'], undefined);
   });
 
   test('a JSON client gets problem+json with the 503 and the message', async () => {
@@ -165,7 +186,7 @@ for (const scheme of SCHEMES) {
     assert.is(header(response.headers['content-type']), 'application/problem+json');
     const problem = JSON.parse(response.body);
     assert.is(problem.status, 503);
-    assert.is(problem.detail, 'The response was not ready within 0.2 seconds.');
+    assert.is(problem.detail, 'The response was not ready within 0.2 seconds (route "never", controller "/never").');
   });
 
   test('the profile records the 503, the ResponseTimeoutError and the error page\'s sub-request', async () => {
@@ -336,7 +357,7 @@ for (const scheme of SCHEMES) {
       const id = `${scheme}-${path}`;
       const response = await fetchFrom(timed, scheme, `${path}?id=${id}`, { headers: { accept: 'application/json' } });
       assert.is(response.status, 503, path);
-      assert.is(JSON.parse(response.body).detail, 'The response was not ready within 0.2 seconds.');
+      assert.is(JSON.parse(response.body).detail, `The response was not ready within 0.2 seconds (route "${path.slice(1)}", controller "${path}").`);
       assert.ok(silentBodies.get(id)?.destroyed, `${path}: the stream is destroyed`);
       await until(() => terminated.some((one) => one.path === path), 5_000, 'kernel.terminate');
       assert.equal(terminated.filter((one) => one.path === path), [{ path, status: 503 }]);

@@ -1,9 +1,12 @@
 import { STATUS_CODES } from 'node:http';
-import type { Request } from '../../../kernel/index.js';
+import { describeController, type Request } from '../../../kernel/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { jsonString, jsonStringOrNull, jsonValue, setOwn } from '../json.js';
 import { RawJson, type Profile, type RequestData } from '../profile.js';
 import { LastHeaders, REDACTED_JSON, type Redactor } from '../redactor.js';
+
+/** A controller's name as the panel shows it (the kernel's, as error messages name it). */
+export { describeController };
 
 /** Largest request body kept, in bytes. */
 export const DEFAULT_BODY_CAP = 64 * 1024;
@@ -85,15 +88,6 @@ export function presentRequest(data: unknown, profile: Profile): RequestData {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-/** A controller's name as the panel shows it. */
-export function describeController(controller: unknown): string | null {
-  if (controller === undefined || controller === null) return null;
-  if (typeof controller === 'function') return controller.name || 'anonymous function';
-  if (typeof controller === 'string') return controller;
-  if (Array.isArray(controller) && controller.length === 2) return `${(controller[0] as object)?.constructor?.name ?? 'object'}::${String(controller[1])}`;
-  return typeof controller;
 }
 
 /** The error page's `exception` attribute as text; any value was thrown, a Proxy whose traps throw too (that would cost the profile). */

@@ -14,6 +14,7 @@ import {
   PayloadTooLargeHttpError,
   ResponseTimeoutError,
   ClientClosedError,
+  describeController,
   ServiceUnavailableHttpError,
   TooManyRequestsHttpError,
   UnauthorizedHttpError,
@@ -80,6 +81,28 @@ test('a ResponseTimeoutError is a 503 whose message names the limit in seconds',
   assert.is(new ResponseTimeoutError(1_000).message, 'The response was not ready within 1 second.');
   assert.is(new ResponseTimeoutError(200).message, 'The response was not ready within 0.2 seconds.');
   assert.is(new ResponseTimeoutError(1_500).message, 'The response was not ready within 1.5 seconds.');
+});
+
+test('a ResponseTimeoutError told the route and controller names them, or says no controller was chosen yet', () => {
+  const named = new ResponseTimeoutError(200, { route: 'book', controller: 'BookController::show' });
+  assert.is(named.message, 'The response was not ready within 0.2 seconds (route "book", controller "BookController::show").');
+  assert.is(named.route, 'book');
+  assert.is(named.controller, 'BookController::show');
+  assert.is(new ResponseTimeoutError(200, { route: null, controller: 'show' }).message, 'The response was not ready within 0.2 seconds (controller "show").');
+  const early = new ResponseTimeoutError(200, { route: null, controller: null });
+  assert.is(early.message, 'The response was not ready within 0.2 seconds (no controller chosen yet).');
+  assert.is(early.controller, null);
+  assert.is(new ResponseTimeoutError(200, { route: 'book' }).message, 'The response was not ready within 0.2 seconds (route "book").');
+  assert.equal(new ResponseTimeoutError(200, { route: 'book', controller: 'show', headers: { 'retry-after': '5' } }).headers, { 'retry-after': '5' });
+});
+
+test('describeController names a function, a registered name, an [object, method] pair, or none', () => {
+  class BookController {}
+  assert.is(describeController(function show() {}), 'show');
+  assert.is(describeController(() => undefined), 'anonymous function');
+  assert.is(describeController('books.show'), 'books.show');
+  assert.is(describeController([new BookController(), 'show']), 'BookController::show');
+  assert.is(describeController(undefined), null);
 });
 
 test('a ClientClosedError is a 499 (nginx\'s Client Closed Request) that says the client left', () => {
