@@ -173,7 +173,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         then?.();
       },
       (unanswered: unknown) => {
-        if (!inTime()) return;
+        if (!inTime()) return failedLate(request, error, unanswered);
         fail(res, unanswered, logger);
         terminate(request, response ?? bareAnswer());
         then?.();
@@ -207,6 +207,16 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     };
   };
 
+  /**
+   * The page of `error` failed with `failure` after pageWithin gave up on it: the bare answer went, and
+   * the grace's CRITICAL line said the page was not ready, not why. Logged once, at ERROR, as the
+   * request's; not when the failure is `error` itself (no listener answered it), named by that line already.
+   */
+  const failedLate = (request: Request, error: unknown, failure: unknown): void => {
+    if (failure === error) return;
+    kernel.requestStack.run(request, () => logger?.error('The error page, given up on after {ms} ms, failed later: {message} (the page was for {for})', { ms: ERROR_PAGE_GRACE_MS, message: messageOf(failure), for: messageOf(error), error: failure }));
+  };
+
   const unhandled = options.unhandled;
   /** An error that escaped kernel.handle(): logged, then answered with `unhandled`'s page (within the grace, see pageWithin), or the bare 500. */
   const escaped = (req: IncomingMessage, res: ServerResponse, request: Request, error: unknown): void => {
@@ -236,8 +246,8 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         sendPage(req, res, request, answer);
         bodyTerminated();
       },
-      () => {
-        if (!inTime()) return;
+      (failure: unknown) => {
+        if (!inTime()) return failedLate(request, error, failure);
         bare();
         bodyTerminated();
       },

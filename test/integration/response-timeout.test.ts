@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { KernelEvents, Response, type Controller, type ExceptionEvent, type FinishRequestEvent, type Request, type RequestEvent, type ResponseEvent, type TerminateEvent } from '../../kernel/index.js';
 import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
 import type { RouteCollection } from '../../lib/routing/index.js';
+import { ERROR_PAGE_GRACE_MS } from '../../lib/server/listen.js';
 import { SCHEMES, decodeEntities, fetchFrom, header, rawStatus, savedProfile, sendRaw, routesOf, startTestServer, until, type TestServer } from './harness.js';
 
 /** The response timeout of the timed-out server, in milliseconds. */
@@ -85,7 +86,7 @@ const controllers: Record<string, Controller> = {
   },
 };
 
-const routes = (): RouteCollection => routesOf({ ...controllers, '/hang-exception': controllers['/never']!, '/hang-response': controllers['/never']! });
+const routes = (): RouteCollection => routesOf({ ...controllers, '/hang-exception': controllers['/never']!, '/hang-response': controllers['/never']!, '/fail-late': controllers['/never']! });
 
 /**
  * Holds the main request's kernel.finish_request of `/late-during-page` for the limit: the 503 page has
@@ -102,10 +103,18 @@ const requestHanger = {
   onRequest: (event: RequestEvent): Promise<void> | void => (event.isMainRequest() && event.request.path === '/hang-request' ? new Promise<void>(() => {}) : undefined),
 };
 
-/** Hangs the error page of its paths: a kernel.exception listener, or a kernel.response one, that never settles. */
+/** Hangs the error page of its paths: a kernel.exception listener, or a kernel.response one, that never settles (or fails late). */
 const pageHanger = {
   getSubscribedEvents: () => ({ [KernelEvents.EXCEPTION]: ['onException', 256] as const, [KernelEvents.RESPONSE]: ['onResponse', 256] as const }),
-  onException: (event: ExceptionEvent): Promise<void> | void => (event.request.path === '/hang-exception' ? new Promise<void>(() => {}) : undefined),
+  onException: (event: ExceptionEvent): Promise<void> | void => {
+    if (event.request.path === '/hang-exception') return new Promise<void>(() => {});
+    // Fails twice the grace on: the bare 503 has gone by then, whatever the load.
+    if (event.request.path === '/fail-late' && event.isMainRequest()) {
+      return sleep(ERROR_PAGE_GRACE_MS * 2).then(() => {
+        throw new Error('the page failed late');
+      });
+    }
+  },
   onResponse: (event: ResponseEvent): Promise<void> | void => (event.request.path === '/hang-response' ? new Promise<void>(() => {}) : undefined),
 };
 
@@ -395,6 +404,30 @@ for (const scheme of SCHEMES) {
         JSON.stringify(records.map((record) => record.message)),
       );
     }
+  });
+
+  test('a page that fails after the grace is logged once at ERROR, as the request\'s, after the bare 503 and its CRITICAL line', async () => {
+    records.length = 0;
+    const entries: LogEntry[] = [];
+    const onEntry = (entry: LogEntry): void => void entries.push(entry);
+    timed.app.bus.on('log', onEntry);
+    try {
+      const response = await fetchFrom(timed, scheme, '/fail-late');
+      assert.is(response.status, 503);
+      assert.is(response.body, 'Service Unavailable\n');
+      await until(() => records.some((record) => record.level === LogLevel.ERROR), 5_000, 'the late failure to be logged');
+      // The page's promise has settled: anything else it would log is logged by now.
+      await sleep(50);
+    } finally {
+      timed.app.bus.off('log', onEntry);
+    }
+    const late = entries.filter(({ record }) => /failed later/.test(record.message));
+    assert.equal(
+      late.map(({ record }) => [record.levelName, record.message]),
+      [['ERROR', 'The error page, given up on after 500 ms, failed later: Error: the page failed late (the page was for ResponseTimeoutError: The response was not ready within 0.2 seconds (route "fail-late", controller "/never").)']],
+    );
+    assert.is((late[0]!.request as Request).path, '/fail-late');
+    assert.ok(records.some((record) => record.level === LogLevel.CRITICAL && record.message.startsWith('The error page was not ready within 500 ms, so a bare 503 was sent')));
   });
 
   test('a page that hangs for a client gone before the limit: past the grace the request is terminated with the 499, and the log line says nothing was sent', async () => {

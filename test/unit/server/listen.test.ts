@@ -7,7 +7,7 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { Agent, request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DEFAULT_LIMITS, startServers, type ListenOptions, type RunningServers } from '../../../lib/server/listen.js';
+import { DEFAULT_LIMITS, ERROR_PAGE_GRACE_MS, startServers, type ListenOptions, type RunningServers } from '../../../lib/server/listen.js';
 import { createRequestListener } from '../../../lib/server/node-adapter.js';
 import { ControllerResolver, EventDispatcher, HttpKernel, KernelEvents, Response, type ExceptionEvent, type RequestEvent, type TerminateEvent } from '../../../kernel/index.js';
 import { Logger, createBus } from '../../../lib/log/index.js';
@@ -787,6 +787,48 @@ test('createRequestListener\'s unhandled page that never settles holds neither t
     records.filter((record) => record.levelName === 'CRITICAL').map((record) => record.message),
     ['Unhandled error: Error: failed', 'The error page was not ready within 500 ms, so a bare 500 was sent for Error: failed'],
   );
+});
+
+test('an unhandled page that fails after the grace is logged once at ERROR as the request\'s, after the bare 500 went; one that fails with the error it was for is not logged again', async () => {
+  for (const sameError of [false, true]) {
+    const dispatcher = new EventDispatcher();
+    dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => {
+      event.request.attributes.set('_controller', () => {
+        throw new Error('failed');
+      });
+    });
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+      throw event.error;
+    });
+    const bus = createBus();
+    const entries: Array<{ levelName: string; message: string; path: unknown }> = [];
+    bus.on('log', ({ record, request }) => void entries.push({ levelName: record.levelName, message: record.message, path: (request as { path?: unknown } | undefined)?.path }));
+    let late: Promise<unknown> = Promise.resolve();
+    const kernel = new HttpKernel(dispatcher, new ControllerResolver());
+    const listener = createRequestListener(kernel, {
+      logger: new Logger({ bus, currentRequest: () => kernel.requestStack.getCurrentRequest() ?? undefined }),
+      // Twice the grace: the bare 500 has gone by then, whatever the load.
+      unhandled: (error) => {
+        const page = new Promise<Response>((_, reject) => setTimeout(() => reject(sameError ? error : new Error('page broke')), ERROR_PAGE_GRACE_MS * 2));
+        late = page.catch(() => undefined);
+        return page;
+      },
+    });
+    await withServers(listener, { httpsPort: null }, async ({ urls }) => {
+      const response = await within(request(`${urls[0]!}/late-page`), 5_000, 'the answer');
+      assert.is(response.statusCode, 500);
+      assert.is(await response.body.text(), 'Internal Server Error\n');
+      await within(late, 5_000, 'the late page');
+      await new Promise((resolve) => setImmediate(resolve));
+    });
+    assert.equal(
+      entries.filter((entry) => entry.levelName === 'CRITICAL').map((entry) => entry.message),
+      ['Unhandled error: Error: failed', 'The error page was not ready within 500 ms, so a bare 500 was sent for Error: failed'],
+    );
+    const errors = entries.filter((entry) => entry.levelName === 'ERROR');
+    if (sameError) assert.equal(errors, [], 'the error was named already');
+    else assert.equal(errors, [{ levelName: 'ERROR', message: 'The error page, given up on after 500 ms, failed later: Error: page broke (the page was for Error: failed)', path: '/late-page' }]);
+  }
 });
 
 test('close() drops within a second a connection that has not sent a request yet, over http and https (a browser preconnect)', async () => {
