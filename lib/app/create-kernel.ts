@@ -18,7 +18,7 @@ import {
 } from '../../kernel/index.js';
 import { ErrorListener, createErrorController, createFileLinker, fallbackErrorResponse } from '../errors/index.js';
 import { DisallowRobotsIndexingListener, ResponseListener, ValidateHostListener } from '../http/index.js';
-import { DebugLogBuffer, LogLevel, Logger, attachStderrSink, createBus, type LogLevelName, type ObservationBus, type RequestDescriber } from '../log/index.js';
+import { DebugLogBuffer, LogLevel, Logger, attachStderrSink, createBus, LEVEL_NAMES_TEXT, isLevelName, type LogLevelInput, type ObservationBus, type RequestDescriber } from '../log/index.js';
 import { RouteCollection, RouterListener, UrlMatcher, type SchemePorts } from '../routing/index.js';
 import {
   DEFAULT_PROFILER_ALLOW,
@@ -117,14 +117,14 @@ export interface KernelOptions {
   /** More listeners (objects with `getSubscribedEvents()`), added after the default chain. */
   subscribers?: EventSubscriber[];
   /** Least severe level written to stderr, or false for none. Default `warning`. */
-  stderrLogLevel?: LogLevelName | Lowercase<LogLevelName> | false;
+  stderrLogLevel?: LogLevelInput | false;
   /**
    * Least severe level the logger keeps: records at it and above are published on `bus` (where a
    * sink of your own listens, `bus.on('log', ...)`), those below cost nothing. Independent of
    * stderrLogLevel, which only filters what stderr gets. Default: `debug` in debug mode, else
    * stderrLogLevel (`error` when that is false), so that without debug nothing is built for no one.
    */
-  logLevel?: LogLevelName | Lowercase<LogLevelName>;
+  logLevel?: LogLevelInput;
   /** Proxies allowed to set X-Forwarded-* (CIDR list). Default none. */
   trustedProxies?: readonly string[];
   /**
@@ -436,8 +436,8 @@ function checkOptions(options: KernelOptions): void {
   for (const name of ['stderrLogLevel', 'logLevel'] as const) {
     const value: unknown = options[name];
     if (value === undefined || (name === 'stderrLogLevel' && value === false)) continue;
-    if (typeof value !== 'string' || !Object.hasOwn(LogLevel, value.toUpperCase())) {
-      throw new TypeError(`${name} is a level name (${Object.keys(LogLevel).join(', ')}, in any case)${name === 'stderrLogLevel' ? ' or false' : ''}, not ${describeValue(value)}.`);
+    if (!isLevelName(value)) {
+      throw new TypeError(`${name} is a level name (${LEVEL_NAMES_TEXT}, in any case)${name === 'stderrLogLevel' ? ' or false' : ''}, not ${describeValue(value)}.`);
     }
   }
 }

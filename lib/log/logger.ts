@@ -245,9 +245,17 @@ function classOf(value: object, fallback: string): string {
   }
 }
 
+/** Whether `name` is a level's name or short name, in any case (what `toLevel()` takes). */
+export function isLevelName(name: unknown): name is LogLevelInput {
+  return typeof name === 'string' && namedLevel(name) !== undefined;
+}
+
+/** The names a level may be given by, for messages: `emergency, alert, ... (or emerg, crit, err, warn)`. */
+export const LEVEL_NAMES_TEXT = `${LEVEL_NAMES.join(', ').toLowerCase()} (or ${Object.keys(LEVEL_ALIASES).join(', ').toLowerCase()})`;
+
 /** Turns a level name or short name into its syslog number. */
 export function toLevel(level: LogLevelInput): number {
   const value = typeof level === 'string' ? namedLevel(level) : undefined;
-  if (value === undefined) throw new RangeError(`Unknown log level "${String(level)}"; use one of ${LEVEL_NAMES.join(', ').toLowerCase()} (or ${Object.keys(LEVEL_ALIASES).join(', ').toLowerCase()}).`);
+  if (value === undefined) throw new RangeError(`Unknown log level "${String(level)}"; use one of ${LEVEL_NAMES_TEXT}.`);
   return value;
 }

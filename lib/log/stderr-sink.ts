@@ -1,7 +1,7 @@
 import { writeSync } from 'node:fs';
 import type { ObservationBus, LogEntry } from './bus.js';
-import { messageWithSecretsHidden, toLevel } from './logger.js';
-import { LogLevel, type LogLevelName, type LogRecord } from './log-record.js';
+import { messageWithSecretsHidden, toLevel, type LogLevelInput } from './logger.js';
+import { LogLevel, type LogRecord } from './log-record.js';
 import type { RequestDescriber, RequestDescription } from './request-description.js';
 
 /** What the sink writes to: process.stderr, or any stream with a `write`. */
@@ -36,7 +36,7 @@ const REDACTED = '[redacted]';
 /** Where and how the stderr sink writes. */
 export interface StderrSinkOptions {
   /** The least severe level written (default WARNING). */
-  level?: LogLevelName | Lowercase<LogLevelName>;
+  level?: LogLevelInput;
   /** JSON lines (default when stderr is not a TTY) or Monolog-style text lines. */
   json?: boolean;
   /** Where to write (default process.stderr). */

@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type ServeOptions } from './serve-options.js';
 import { startServers, type RequestListener, type RunningServers } from './listen.js';
 import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, type CertificateValidityProblem, type TlsCredentials } from './tls-certificate.js';
-import type { LogLevelName } from '../log/log-record.js';
+import type { LogLevelInput } from '../log/logger.js';
 import type { Logger } from '../log/logger.js';
 
 export { parseServeOptions, UsageError, type ServeOptions } from './serve-options.js';
@@ -90,7 +90,7 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
       trustedProxies: options.trustedProxies,
       trustedHosts: options.trustedHosts ?? undefined,
       ide: options.ide ?? undefined,
-      stderrLogLevel: options.logLevel === 'off' ? false : (options.logLevel as Lowercase<LogLevelName>),
+      stderrLogLevel: options.logLevel === 'off' ? false : (options.logLevel as LogLevelInput),
       profiler: options.profiler ? { dir: options.profilerDir, bounds: { maxProfiles: options.profilerMaxProfiles } } : false,
     });
     app = created;

@@ -4,7 +4,7 @@ import { compileTrustedHosts } from '../../kernel/index.js';
 import { PRODUCTION_ENVIRONMENTS, isProductionEnvironment } from '../app/environment.js';
 import { createFileLinker } from '../errors/file-link.js';
 import { compileAddressList } from '../http/address-list.js';
-import { LogLevel } from '../log/log-record.js';
+import { LEVEL_NAMES_TEXT, isLevelName } from '../log/logger.js';
 import { DEFAULT_LIMITS, MAX_TIMER_MS } from './listen.js';
 
 /** What `bin/serve` was asked to do, after flags, environment variables and defaults are merged. */
@@ -82,7 +82,7 @@ const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: s
   { flag: 'trusted-hosts', envVar: 'TRUSTED_HOSTS', value: '<host,...>', default: 'any', help: 'hosts answered for (example.com; .example.com: it and its subdomains;\n*.example.com: subdomains only; IP addresses); others get a 400' },
   { flag: 'ide', envVar: 'HTTP_KERNEL_IDE', value: '<editor|format>', default: 'none', help: 'debug pages link stack frames to this editor (vscode, cursor, webstorm,\nidea, zed, sublime, ...) or URL format (%f file, %l line: vscode://file/%f:%l)' },
   { flag: 'response-timeout', envVar: 'RESPONSE_TIMEOUT', value: '<seconds|off>', default: String(SERVE_DEFAULTS.responseTimeout / 1000), help: 'time the application has to start a response (0.5 is half a second);\nthen it answers 503, logged, through its error page; 0 or off: no limit' },
-  { flag: 'log-level', envVar: 'LOG_LEVEL', value: '<level|off>', default: SERVE_DEFAULTS.logLevel, help: 'least severe level written to stderr (emergency, alert, critical, error,\nwarning, notice, info, debug), or off; 4xx errors are error (a client that\nleft, 499: info), 5xx critical' },
+  { flag: 'log-level', envVar: 'LOG_LEVEL', value: '<level|off>', default: SERVE_DEFAULTS.logLevel, help: 'least severe level written to stderr (emergency, alert, critical, error,\nwarning, notice, info, debug; or emerg, crit, err, warn), or off; 4xx errors are error (a client that\nleft, 499: info), 5xx critical' },
 ];
 
 /** Flags that take no value. */
@@ -233,17 +233,14 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
 
   const logLevelSetting = pick('log-level');
   const logLevel = logLevelSetting?.value.trim().toLowerCase() ?? SERVE_DEFAULTS.logLevel;
-  if (logLevel !== 'off' && !LOG_LEVELS.includes(logLevel)) {
-    throw new UsageError(`${logLevelSetting!.source} must be a level (${LOG_LEVELS.join(', ')}) or off (got "${logLevelSetting!.value}")`);
+  if (logLevel !== 'off' && !isLevelName(logLevel)) {
+    throw new UsageError(`${logLevelSetting!.source} must be a level (${LEVEL_NAMES_TEXT}) or off (got "${logLevelSetting!.value}")`);
   }
 
   const responseTimeout = parseSeconds(pick('response-timeout')) ?? SERVE_DEFAULTS.responseTimeout;
 
   return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, trustedHosts, ide, logLevel, responseTimeout, help };
 }
-
-/** The syslog levels, most severe first, as `--log-level` takes them. */
-const LOG_LEVELS: readonly string[] = Object.keys(LogLevel).map((name) => name.toLowerCase());
 
 /** A host name as listen() resolves it: letters, digits, `-` and dots (`localhost`, `my-host.internal`). */
 const HOST_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$/;

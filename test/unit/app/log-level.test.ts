@@ -45,6 +45,13 @@ test('without logLevel the logger keeps what stderr writes (warning and above by
   assert.equal((await observe({ stderrLogLevel: false, debug: true, profiler: false }, logEveryLevel)).levels, ['ERROR', 'WARNING', 'INFO', 'DEBUG']);
 });
 
+test('stderrLogLevel and logLevel take the short names the logger takes (warn, err, crit, emerg), so --log-level warn is warning', async () => {
+  const { levels, stderr } = await observe({ stderrLogLevel: 'err', logLevel: 'warn' }, logEveryLevel);
+  assert.equal(levels, ['ERROR', 'WARNING']);
+  assert.is(stderr.length, 1);
+  assert.match(stderr[0]!, /"level":"error"/);
+});
+
 test('an unknown logLevel is refused at construction, by a TypeError naming the option', () => {
   assert.throws(() => createKernel({ stderrLogLevel: false, logLevel: 'verbose' as 'info' }), (error: Error) => error instanceof TypeError && /^logLevel is a level name .* not the string "verbose"\.$/.test(error.message));
 });

@@ -75,11 +75,13 @@ test('environment variables fill in options not given as flags', () => {
   });
 });
 
-test('--log-level takes a level in any case, or off; anything else is a usage error naming the levels', () => {
+test('--log-level takes a level in any case, or its short name (warn, err, crit, emerg) as the logger does, or off; anything else is a usage error naming the levels', () => {
   assert.is(parseServeOptions(['--log-level', 'Critical'], {}).logLevel, 'critical');
+  assert.is(parseServeOptions(['--log-level', 'warn'], {}).logLevel, 'warn');
+  assert.is(parseServeOptions([], { LOG_LEVEL: 'ERR' }).logLevel, 'err');
   assert.is(parseServeOptions(['--log-level=off'], {}).logLevel, 'off');
   assert.is(parseServeOptions([], { LOG_LEVEL: 'debug' }).logLevel, 'debug');
-  assert.throws(() => parseServeOptions(['--log-level', 'verbose'], {}), (error: Error) => error instanceof UsageError && /^--log-level must be a level \(emergency, alert, critical, error, warning, notice, info, debug\) or off \(got "verbose"\)$/.test(error.message));
+  assert.throws(() => parseServeOptions(['--log-level', 'verbose'], {}), (error: Error) => error instanceof UsageError && /^--log-level must be a level \(emergency, alert, critical, error, warning, notice, info, debug \(or emerg, crit, err, warn\)\) or off \(got "verbose"\)$/.test(error.message));
 });
 
 test('--response-timeout takes seconds (up to three decimals) or off; 0 is off too', () => {
