@@ -82,7 +82,7 @@ const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: s
   { flag: 'trusted-hosts', envVar: 'TRUSTED_HOSTS', value: '<host,...>', default: 'any', help: 'hosts answered for (example.com; .example.com: it and its subdomains;\n*.example.com: subdomains only; IP addresses); others get a 400' },
   { flag: 'ide', envVar: 'HTTP_KERNEL_IDE', value: '<editor|format>', default: 'none', help: 'debug pages link stack frames to this editor (vscode, cursor, webstorm,\nidea, zed, sublime, ...) or URL format (%f file, %l line: vscode://file/%f:%l)' },
   { flag: 'response-timeout', envVar: 'RESPONSE_TIMEOUT', value: '<seconds|off>', default: String(SERVE_DEFAULTS.responseTimeout / 1000), help: 'time the application has to start a response (0.5 is half a second);\nthen it answers 503, logged, through its error page; 0 or off: no limit' },
-  { flag: 'log-level', envVar: 'LOG_LEVEL', value: '<level|off>', default: SERVE_DEFAULTS.logLevel, help: 'least severe level written to stderr (emergency, alert, critical, error,\nwarning, notice, info, debug; or emerg, crit, err, warn), or off; 4xx errors are error (a client that\nleft, 499: info), 5xx critical' },
+  { flag: 'log-level', envVar: 'LOG_LEVEL', value: '<level|off>', default: SERVE_DEFAULTS.logLevel, help: 'least severe level written to stderr (emergency, alert, critical, error,\nwarning, notice, info, debug; or emerg, crit, err, warn), or off; 4xx\nerrors are error (a client that left, 499: info), 5xx critical' },
 ];
 
 /** Flags that take no value. */
