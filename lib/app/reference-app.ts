@@ -40,5 +40,9 @@ export function referenceRoutes(): RouteCollection {
 
 /** The reference service that `bin/serve` runs. */
 export function createApp(options: AppOptions = {}): KernelApp {
+  // Its routes are the reference service's: routes of your own would be dropped without a word.
+  if (options !== null && typeof options === 'object' && Object.hasOwn(options, 'routes')) {
+    throw new TypeError('createApp() serves the reference routes (/ and /health); for routes of your own, call createKernel({ routes }).');
+  }
   return createKernel({ env: 'staging', debug: true, ...options, routes: referenceRoutes() });
 }

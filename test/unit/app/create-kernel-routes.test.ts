@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, Response } from '../../../kernel/index.js';
-import { createKernel } from '../../../lib/app/index.js';
+import { createApp, createKernel } from '../../../lib/app/index.js';
 import { MemoryStorage } from '../../../lib/profiler/index.js';
 import { Route, RouteCollection, UrlGenerator } from '../../../lib/routing/index.js';
 
@@ -32,6 +32,12 @@ test('a collection refused by createKernel (an invalid trusted host) can still b
   assert.throws(() => createKernel({ routes, trustedHosts: [], stderrLogLevel: false }));
   routes.add('home', new Route('/'));
   assert.is(routes.count, 1);
+});
+
+test('createApp() with routes of its caller is a TypeError pointing to createKernel(), rather than serving the reference routes in their place', () => {
+  const routes = new RouteCollection();
+  routes.add('mine', new Route('/mine', { defaults: { _controller: ok } }));
+  assert.throws(() => createApp({ routes, stderrLogLevel: false } as Parameters<typeof createApp>[0]), (error: unknown) => error instanceof TypeError && /createKernel\(\{ routes \}\)/.test(error.message));
 });
 
 test.run();
