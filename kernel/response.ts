@@ -244,14 +244,22 @@ export class Response {
       if (type === undefined) headers['content-type'] = `text/html; charset=${charset}`;
       // Parameter names are case-insensitive (RFC 9110 5.6.6): `Charset=` is a charset too; the regex runs only where one is about to be added.
       else if (typeof type === 'string' && type.startsWith('text/') && !type.includes('charset') && !/charset/i.test(type)) headers['content-type'] = `${type}; charset=${charset}`;
-      if (headers['transfer-encoding'] === undefined) headers['content-length'] = String(Buffer.byteLength(body));
+      if (headers['transfer-encoding'] === undefined && !keepsHeadLength(body.length, headers, request)) headers['content-length'] = String(Buffer.byteLength(body));
     } else if (body instanceof Uint8Array) {
-      if (headers['transfer-encoding'] === undefined) headers['content-length'] = String(body.byteLength);
+      if (headers['transfer-encoding'] === undefined && !keepsHeadLength(body.byteLength, headers, request)) headers['content-length'] = String(body.byteLength);
     } else if (body === null && headers['content-length'] === undefined) {
       headers['content-length'] = '0';
     }
     return this;
   }
+}
+
+/**
+ * Whether an empty body keeps the Content-Length given with it: a HEAD's answer made without its
+ * body says the length the GET's would have (as Symfony's prepare() keeps it), not 0.
+ */
+function keepsHeadLength(length: number, headers: Record<string, string | string[]>, request: Request): boolean {
+  return length === 0 && headers['content-length'] !== undefined && request.method === 'HEAD';
 }
 
 /**

@@ -867,6 +867,18 @@ test('a HEAD answered without a ResponseListener keeps the length of its text or
   }
 });
 
+test("a HEAD answered with an empty body and a Content-Length of its own keeps that length through prepare(), as Symfony's does; a GET's is corrected", async () => {
+  for (const body of ['', new Uint8Array(0)]) {
+    const { dispatcher, kernel } = kernelWith(() => new Response(body, 200, { 'content-length': '1234' }));
+    dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => void event.response.prepare(event.request));
+    const head = await kernel.handle(Request.create('/', 'HEAD'));
+    assert.is(head.headers['content-length'], '1234');
+    // A GET sends the body it has: a length that is not its own would break the connection's framing.
+    const get = await kernel.handle(Request.create('/'));
+    assert.is(get.headers['content-length'], '0');
+  }
+});
+
 test("a HEAD's stream body is destroyed in handle() and kept for discardedBody(), its declared length kept", async () => {
   const stream = Readable.from(['never', 'read']);
   const { kernel } = kernelWith(() => new Response(stream, 200, { 'content-length': '9' }));
