@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import { stringifySetCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
-import { isNameValueObject } from './name-value-object.js';
+import { isNameValueObject, isPlainObject } from './name-value-object.js';
 import type { Request } from './request.js';
 
 /** The statuses Symfony's `Response::isRedirect()` names: the client is sent to the Location. */
@@ -134,6 +134,7 @@ export class Response {
    * `HttpOnly`, `SameSite=Lax`, and `Secure` when the request came over https (see CookieOptions).
    */
   setCookie(name: string, value: string, options: CookieOptions = {}): this {
+    checkCookieOptions(name, options);
     // `None` as the header writes it is `none` too (the cookie package reads it so): it must bring Secure, without which browsers drop the cookie.
     const sameSite = typeof options.sameSite === 'string' ? (options.sameSite.toLowerCase() as CookieOptions['sameSite']) : options.sameSite;
     const secure = options.secure ?? (sameSite === 'none' || options.partitioned === true ? true : undefined);
@@ -251,6 +252,20 @@ export class Response {
       headers['content-length'] = '0';
     }
     return this;
+  }
+}
+
+const COOKIE_OPTIONS: readonly string[] = ['maxAge', 'expires', 'path', 'domain', 'secure', 'httpOnly', 'sameSite', 'partitioned', 'priority'];
+
+/**
+ * Refuses cookie options that are no plain object (a Map would be read as none) or hold a key
+ * setCookie() does not know: a typo (`httponly: false`, `maxage`) would be dropped without a word,
+ * leaving the default on or making a session cookie of one meant to last.
+ */
+function checkCookieOptions(name: unknown, options: unknown): void {
+  if (!isPlainObject(options)) throw new TypeError(`The options of cookie "${String(name)}" are a plain object ({ maxAge: 3600 }), not ${describeValue(options)}.`);
+  for (const key of Object.keys(options)) {
+    if (!COOKIE_OPTIONS.includes(key)) throw new TypeError(`Cookie "${String(name)}" has no option "${key}"; its options are ${COOKIE_OPTIONS.join(', ')}.`);
   }
 }
 

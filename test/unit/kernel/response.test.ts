@@ -119,6 +119,14 @@ test('setCookie: Path=/, HttpOnly and SameSite=Lax by default, the value percent
   assert.equal(response.headers['set-cookie'], ['session=a%20b%3Bc; Path=/; HttpOnly; SameSite=Lax', 'theme=dark; Max-Age=3600; Domain=example.com; Path=/app; SameSite=Strict']);
 });
 
+test('setCookie: options that are no plain object, or hold a key it does not know (a typo), are a TypeError naming it, rather than dropped', () => {
+  const response = new Response('');
+  assert.throws(() => response.setCookie('s', '1', { httponly: false } as never), (error: unknown) => error instanceof TypeError && /^Cookie "s" has no option "httponly"; its options are maxAge, /.test(error.message));
+  assert.throws(() => response.setCookie('s', '1', new Map([['maxAge', 60]]) as never), (error: unknown) => error instanceof TypeError && /^The options of cookie "s" are a plain object/.test(error.message));
+  assert.throws(() => response.clearCookie('s', { domian: 'example.com' } as never), /has no option "domian"/);
+  assert.is(response.headers['set-cookie'], undefined);
+});
+
 test('setCookie: Secure follows the request\'s scheme at prepare(), unless given; SameSite=None and Partitioned always have it', () => {
   const cookies = (request: Request) =>
     new Response('')
