@@ -355,17 +355,23 @@ const ABSOLUTE_URL = /^[a-z][a-z0-9+.-]*:/i;
 
 /**
  * Empties the answer to a main HEAD request as Symfony's `prepare()` does, keeping its headers: the
- * Content-Length a GET would have had stays (given, or the length of a text or bytes body; none for a
- * stream of unknown length), and a stream body is destroyed and kept for discardedBody().
+ * Content-Length a GET would have had stays (the length of a text or bytes body, or one given with an
+ * empty body; a stream's given, or none), and a stream body is destroyed and kept for discardedBody().
  */
 export function withoutHeadBody(response: Response): void {
   const body = response.body;
   if (body === null) return;
   const headers = response.headers;
   if (typeof body === 'string' || body instanceof Uint8Array) {
-    // Without a ResponseListener nothing has measured it yet.
-    if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) {
-      headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+    const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    // A GET's text or bytes go with their own length, whatever Content-Length says (the server frames
+    // them so), and so does the HEAD's: one lower-case header, for a `Content-Length` set by hand on the
+    // record beside it would go out as a list of two, which no server sends. An empty body may carry the
+    // GET's length (a HEAD controller's), as it does through the server.
+    const given = Object.keys(headers).filter((name) => name.toLowerCase() === 'content-length');
+    if (headers['transfer-encoding'] === undefined && (length > 0 || given.length === 0)) {
+      for (const name of given) delete headers[name];
+      headers['content-length'] = String(length);
     }
   } else {
     DISCARDED.set(response, body);

@@ -33,6 +33,7 @@ function routes(): RouteCollection {
   get('/switching', () => new Response('', 101));
   // `headers` is a plain record: a controller may write a name in another case than the lower case Response keeps.
   get('/stream-length-mixed-case', () => Object.assign(new Response(pieces('a', 'bb'), 200, { 'content-type': 'text/plain' }), { headers: { 'Content-Length': '1' } }));
+  get('/text-length-mixed-case', () => Object.assign(new Response('hello', 200, { 'content-type': 'text/plain' }), { headers: { 'Content-Length': '5' } }), ['GET']);
   get('/keep-alive', () => new Response('kept', 200, { connection: 'keep-alive', 'keep-alive': 'timeout=600' }));
   get('/close', () => new Response('closing', 200, { connection: 'close' }));
   get('/upload', (request) => new Response(`${request.headers['content-length'] ?? 'chunked'}`, 200), ['POST']);
@@ -234,6 +235,18 @@ test('framing headers written in another case (Content-Length, Connection, Keep-
     assert.equal(kept[0]!.headers.connection, ['close'], scheme);
     assert.is(kept[0]!.headers['keep-alive'], undefined, scheme);
     assert.is(after, '', scheme);
+  }
+});
+
+test('a HEAD of a text body whose Content-Length was set by hand in another case gets the GET\'s head, not a 500 for a Content-Length of two values', async () => {
+  for (const scheme of SCHEMES) {
+    const answer = await sendRaw(server, scheme, `GET /text-length-mixed-case HTTP/1.1\r\nHost: localhost\r\n\r\nHEAD /text-length-mixed-case HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+    const { responses, rest } = readResponses(answer, ['GET', 'HEAD']);
+    assert.equal(responses.map((response) => response.status), [200, 200], `${scheme}: ${JSON.stringify(answer.replace(/<[^]*>/, '...'))}`);
+    assert.is(responses[0]!.body, 'hello', scheme);
+    assert.equal(responses[1]!.headers['content-length'], ['5'], scheme);
+    assert.is(responses[1]!.body, '', scheme);
+    assert.is(rest, '', scheme);
   }
 });
 

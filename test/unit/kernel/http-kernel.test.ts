@@ -879,6 +879,19 @@ test("a HEAD answered with an empty body and a Content-Length of its own keeps t
   }
 });
 
+test('a HEAD of text or bytes gets the length the GET sends, in one lower-case Content-Length, whatever was set by hand', async () => {
+  for (const [body, headers, length] of [
+    ['hello', { 'Content-Length': '5' }, '5'],
+    ['abc', { 'content-length': '42' }, '3'],
+    [new Uint8Array(4), { 'CONTENT-LENGTH': '1' }, '4'],
+  ] as const) {
+    const { kernel } = kernelWith(() => Object.assign(new Response(body, 200), { headers: { ...headers } }));
+    const head = await kernel.handle(Request.create('/', 'HEAD'));
+    assert.is(head.body, null);
+    assert.equal(head.headers, { 'content-length': length });
+  }
+});
+
 test("a HEAD's stream body is destroyed in handle() and kept for discardedBody(), its declared length kept", async () => {
   const stream = Readable.from(['never', 'read']);
   const { kernel } = kernelWith(() => new Response(stream, 200, { 'content-length': '9' }));
