@@ -32,7 +32,7 @@ export function preferredMediaType(accept: string, types: readonly string[]): st
 /**
  * `accept` with each range's parameters other than q and charset left out. A range no offer
  * could match either way (a type that is no token, a charset that is none) is left out whole.
- * `q` is written back as negotiator reads it (parseFloat), so ranking and `q=0` are unchanged.
+ * `q` is written back as negotiator reads it (parseFloat; an empty one is none), so ranking and `q=0` are unchanged.
  */
 function withOnlyQualityAndCharset(accept: string): string {
   const ranges: string[] = [];
@@ -41,7 +41,8 @@ function withOnlyQualityAndCharset(accept: string): string {
     index = range.index + 1;
     const { q, charset } = range.parameters;
     if (!MEDIA_RANGE.test(range.type) || (charset !== undefined && !TOKEN.test(charset))) continue;
-    ranges.push(`${range.type}${q === undefined ? '' : `;q=${Number.parseFloat(q)}`}${charset === undefined ? '' : `;charset=${charset}`}`);
+    // An empty q (`q=`, `q=""`) is none to negotiator: the range keeps q=1.
+    ranges.push(`${range.type}${q ? `;q=${Number.parseFloat(q)}` : ''}${charset === undefined ? '' : `;charset=${charset}`}`);
   }
   return ranges.join(', ');
 }

@@ -21,6 +21,13 @@ test('a parameter does not lift a range\'s q=0 nor its rank', () => {
   assert.ok(wants('text/html;level=1;q=0.5, application/json;v=2'));
 });
 
+test('an empty q (q= or q="") is q=1, as negotiator reads a range as the client sent it, not a range refused', () => {
+  assert.is(preferredMediaType('application/json;q=', FORMATS), 'application/json');
+  assert.ok(wants('application/json;q=, text/html;q=0.5'));
+  assert.ok(wants('text/html;q=0.5, application/json;q=""'));
+  assert.ok(wants('text/html;q=0.5, application/json;v=2;q='));
+});
+
 test('charset keeps its meaning: utf-8 is the more specific match, another charset matches no offer', () => {
   assert.ok(wants('application/json; charset=utf-8'));
   assert.ok(wants('application/json;charset=UTF-8, */*;q=0.1'));
