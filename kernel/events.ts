@@ -1,4 +1,4 @@
-import { describeValue } from './describe-value.js';
+import { describeOtherCopy, describeValue } from './describe-value.js';
 import type { Request } from './request.js';
 import { Response } from './response.js';
 
@@ -119,7 +119,7 @@ function checkResponse(event: Event, response: unknown): void {
   const what =
     typeof globalThis.Response === 'function' && response instanceof globalThis.Response
       ? "the Fetch API's Response (the global one): import { Response } from 'http-kernel'"
-      : describeValue(response);
+      : (describeOtherCopy(response, 'Response') ?? describeValue(response));
   throw new TypeError(`${event.constructor.name}.setResponse() takes a Response, not ${what}.`);
 }
 

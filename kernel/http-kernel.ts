@@ -1,6 +1,6 @@
 import { ArgumentResolver, type ArgumentResolverInterface } from './argument-resolver.js';
 import type { ControllerResolverInterface } from './controller-resolver.js';
-import { describeValue } from './describe-value.js';
+import { describeOtherCopy, describeValue } from './describe-value.js';
 import { boundErrorHeaders } from './error-headers.js';
 import { type EventDispatcher, isPromiseLike } from './event-dispatcher.js';
 import {
@@ -29,8 +29,7 @@ const handledWhenThrown = new WeakMap<object, unknown>();
 /** What handle() got instead of a Request, named so that another kind of Request is not "an object of type Request". */
 function describeNonRequest(value: unknown): string {
   if (typeof globalThis.Request === 'function' && value instanceof globalThis.Request) return "the Fetch API's Request (the global one): import Request from http-kernel";
-  const name = (value as { constructor?: { name?: unknown } } | null | undefined)?.constructor?.name;
-  return name === 'Request' ? 'a Request of another copy of http-kernel (is it installed twice?)' : describeValue(value);
+  return describeOtherCopy(value, 'Request') ?? describeValue(value);
 }
 
 /**
@@ -399,5 +398,5 @@ function describeResult(result: unknown): string {
   if (typeof globalThis.Response === 'function' && result instanceof globalThis.Response) {
     return "a Fetch API Response (the global Response, not this kernel's: import { Response } from 'http-kernel')";
   }
-  return `an object of type ${(result as { constructor?: { name?: string } }).constructor?.name || 'Object'}`;
+  return describeOtherCopy(result, 'Response') ?? `an object of type ${(result as { constructor?: { name?: string } }).constructor?.name || 'Object'}`;
 }

@@ -27,7 +27,7 @@ import {
   type FinishRequestEvent,
   type KernelEvent,
   type RequestEvent,
-  type ResponseEvent,
+  ResponseEvent,
   type ViewEvent,
 } from '../../../kernel/index.js';
 import { thrown } from '../helpers.js';
@@ -643,6 +643,21 @@ test('the no-Response error says what came back: a quoted string cut with an ell
     await messageFor(new globalThis.Response('hello')),
     'The controller "show" must return a "Response" object but it returned a Fetch API Response (the global Response, not this kernel\'s: import { Response } from \'http-kernel\').',
   );
+});
+
+test('a Response of another copy of http-kernel (installed twice) is named so, by setResponse() and in the no-Response error, not "an object of type Response"', async () => {
+  const CopyResponse = class Response {
+    status = 200;
+    headers = {};
+    body = 'from the other copy';
+  };
+  const { kernel } = kernelWith(function show() {
+    return new CopyResponse();
+  });
+  const error = await kernel.handle(Request.create('/')).then(() => null, (rejected: unknown) => rejected as Error);
+  assert.is(error!.message, 'The controller "show" must return a "Response" object but it returned a Response of another copy of http-kernel (is it installed twice?).');
+  const event = new ResponseEvent(kernel, Request.create('/'), RequestType.MAIN, new Response());
+  assert.throws(() => event.setResponse(new CopyResponse() as never), /^ResponseEvent\.setResponse\(\) takes a Response, not a Response of another copy of http-kernel \(is it installed twice\?\)\.$/);
 });
 
 test('handleException answers an error raised after handle() through kernel.exception, kernel.response and finish_request, with the request current', async () => {
