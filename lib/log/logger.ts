@@ -53,9 +53,9 @@ export class Logger {
     return new Logger({ bus: this.#bus, channel, level: LEVEL_NAMES[this.#threshold]!, currentRequest: this.#currentRequest });
   }
 
-  /** Whether records of this level would be kept. */
-  isEnabled(level: LogLevelInput): boolean {
-    return toLevel(level) <= this.#threshold;
+  /** Whether records of this level would be kept: a level as log() takes it (`LogLevel.INFO`, `'info'`, `'warn'`). */
+  isEnabled(level: number | LogLevelInput): boolean {
+    return (typeof level === 'number' && level >= 0 && level <= 7 && Number.isInteger(level) ? level : levelOf(level)) <= this.#threshold;
   }
 
   emergency(message: string, context?: LogContext): void {

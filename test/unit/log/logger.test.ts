@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, RequestStack } from '../../../kernel/index.js';
-import { DebugLogBuffer, Logger, attachStderrSink, createBus, formatJson, formatLine, interpolate, type LogEntry, type LogRecord } from '../../../lib/log/index.js';
+import { DebugLogBuffer, LogLevel, Logger, attachStderrSink, createBus, formatJson, formatLine, interpolate, type LogEntry, type LogRecord } from '../../../lib/log/index.js';
 
 const test = suite('Logger');
 
@@ -192,6 +192,10 @@ test('a level given by name or syslog short name (any case) is that level, and a
   ]);
   assert.ok(new Logger({ bus, level: 'warn' }).isEnabled('warning'), 'a short name is a threshold too');
   assert.not.ok(new Logger({ bus, level: 'warn' }).isEnabled('notice'));
+  // A level as log() takes it, a number too (LogLevel.ERROR); one log() refuses is refused here as well.
+  assert.ok(new Logger({ bus, level: 'warn' }).isEnabled(LogLevel.ERROR));
+  assert.not.ok(new Logger({ bus, level: 'warn' }).isEnabled(LogLevel.INFO));
+  assert.throws(() => new Logger({ bus }).isEnabled(9 as never), TypeError);
 });
 
 test('log() refuses an unknown level name or a number out of 0-7 with a TypeError naming the valid levels, even when filtered', () => {
