@@ -8,7 +8,7 @@ import { LogLevel, type LogRecord } from '../log/log-record.js';
 import { nonceAttribute } from './csp-nonce.js';
 import type { FileLinker } from './file-link.js';
 import type { FlatError } from './flatten-error.js';
-import { html, unsafeRaw, type SafeHtml } from './html.js';
+import { html, renderElided, unsafeRaw, type SafeHtml } from './html.js';
 import { EXCERPT_LINES, excerptReader, renderSourceExcerpt } from './source-excerpt.js';
 import type { StackFrame } from './stack-frames.js';
 import { statusText } from './status-text.js';
@@ -55,6 +55,14 @@ const MAX_CONTEXT_LENGTH = 5000;
 /** Characters of log messages and contexts shown in all; the records past it are counted, not shown. */
 const LOGS_BUDGET = 1_000_000;
 
+/**
+ * Most characters of the message and of the URL in the page's header: a client can send a URL of
+ * thousands, which a 404's message repeats, and printed whole they push the stack out of view.
+ * The first error's card shows the message whole, and each is whole in its span's title.
+ */
+const SHOWN_MESSAGE_LENGTH = 300;
+const SHOWN_URI_LENGTH = 120;
+
 /** Renders the complete debug error page as an HTML5 document. */
 export function renderDebugPage(input: DebugPageInput): string {
   const errors = input.errors.length > 0 ? input.errors : [placeholderError(input.status)];
@@ -85,8 +93,8 @@ export function renderDebugPage(input: DebugPageInput): string {
 <div class="container">
 <p class="chain">${errors.map((error, i) => html`${i > 0 ? html` <span class="arrow" aria-label="caused by">←</span> ` : ''}<a href="#error-${i + 1}">${error.class}</a>`)}</p>
 <p class="http">HTTP ${status} <small>${reason}</small></p>
-<h1 class="message">${message}</h1>
-<p class="request"><span class="method">${input.request.method}</span> <span class="uri">${input.request.uri}</span></p>
+<h1 class="message">${renderElided(message, SHOWN_MESSAGE_LENGTH)}</h1>
+<p class="request"><span class="method">${input.request.method}</span> <span class="uri">${renderElided(input.request.uri, SHOWN_URI_LENGTH)}</span></p>
 ${profilerUrl !== null ? html`<p class="links"><a href="${profilerUrl}">View in profiler</a></p>` : ''}
 </div>
 </header>

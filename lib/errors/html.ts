@@ -56,3 +56,18 @@ export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Saf
 export function unsafeRaw(markup: string): SafeHtml {
   return new SafeHtml(trusted, markup);
 }
+
+/** The text cut in its middle to at most `max` characters (code points), an ellipsis where the cut is: both ends of a URL or a message tell most. */
+export function elideMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  const tail = Math.floor((max - 1) / 3);
+  return `${chars.slice(0, max - 1 - tail).join('')}…${chars.slice(chars.length - tail).join('')}`;
+}
+
+/** Text of a few lines at most: a long one cut in its middle, whole in the title of its span (`elided`). */
+export function renderElided(text: string, max: number): SafeHtml {
+  const shown = elideMiddle(text, max);
+  return shown === text ? html`${text}` : html`<span class="elided" title="${text}">${shown}</span>`;
+}

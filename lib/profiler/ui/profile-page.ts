@@ -1,5 +1,5 @@
 /** The page of one profile: a summary of the request, the panel menu, the search form and the selected panel. */
-import { html, statusText, type FileLinker, type SafeHtml } from '../../errors/index.js';
+import { html, renderElided, statusText, type FileLinker, type SafeHtml } from '../../errors/index.js';
 import type { Profile, ProfileSummary } from '../profile.js';
 import { formatProfileTime, statusClass } from './format.js';
 import { renderDocument, renderSearchForm, renderTopBar } from './layout.js';
@@ -12,7 +12,7 @@ import { renderRequestPanel, requestBadge } from './panels/request-panel.js';
 import { renderRouterPanel, routerBadge } from './panels/router-panel.js';
 import { renderTimePanel, timeBadge, timelineStyles } from './panels/time-panel.js';
 import type { ProfilerUrls } from './urls.js';
-import { elideMiddle, isSafeLink, prettyJson, recordOf, renderShortUrl, SHOWN_URL_LENGTH, stringOf } from './values.js';
+import { elideMiddle, isSafeLink, prettyJson, recordOf, renderShortUrl, SHOWN_MESSAGE_LENGTH, SHOWN_URL_LENGTH, stringOf } from './values.js';
 
 /** What `renderProfilePage` shows. */
 export interface ProfilePageInput {
@@ -128,7 +128,7 @@ function renderSummary(input: ProfilePageInput, context: PanelContext): SafeHtml
 <div><dt>Token</dt><dd class="mono">${profile.token}</dd></div>
 </dl>
 ${outermost !== undefined
-  ? html`<p class="relations"><a class="exception-link" href="${urls.panel(profile.token, 'exception')}">${stringOf(outermost['class']) ?? 'Error'}</a> <span class="text">${stringOf(outermost['message']) ?? ''}</span></p>`
+  ? html`<p class="relations"><a class="exception-link" href="${urls.panel(profile.token, 'exception')}">${stringOf(outermost['class']) ?? 'Error'}</a> <span class="text">${renderElided(stringOf(outermost['message']) ?? '', SHOWN_MESSAGE_LENGTH)}</span></p>`
   : ''}
 ${profile.parent !== null || childTokens.length > 0
   ? html`<div class="relations">${profile.parent !== null

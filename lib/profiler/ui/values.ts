@@ -3,7 +3,9 @@
  * collectors, so every reader here tolerates a missing or oddly shaped field instead of throwing.
  */
 import { inspect } from 'node:util';
-import { html, type SafeHtml } from '../../errors/index.js';
+import { elideMiddle, html, renderElided, type SafeHtml } from '../../errors/index.js';
+
+export { elideMiddle };
 
 /** Longest JSON shown inline before it is cut: a page must stay bounded. */
 const MAX_JSON_LENGTH = 20_000;
@@ -91,17 +93,10 @@ export function isSafeLink(url: string): boolean {
  */
 export const SHOWN_URL_LENGTH = 120;
 
-/** The text cut in its middle to at most `max` characters (code points), an ellipsis where the cut is: both ends of a URL tell most. */
-export function elideMiddle(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const chars = Array.from(text);
-  if (chars.length <= max) return text;
-  const tail = Math.floor((max - 1) / 3);
-  return `${chars.slice(0, max - 1 - tail).join('')}…${chars.slice(chars.length - tail).join('')}`;
-}
+/** Most characters of an error message shown in a profile's summary: the exception panel shows it whole. */
+export const SHOWN_MESSAGE_LENGTH = 300;
 
 /** A URL as text of a few lines at most: a long one cut in its middle, whole in the title of its span. */
 export function renderShortUrl(url: string): SafeHtml {
-  const shown = elideMiddle(url, SHOWN_URL_LENGTH);
-  return shown === url ? html`${url}` : html`<span class="elided" title="${url}">${shown}</span>`;
+  return renderElided(url, SHOWN_URL_LENGTH);
 }

@@ -65,6 +65,21 @@ test('shows the class chain, the HTTP status and the message in the header', () 
   assert.match(document, /<h1 class="message">No route found for &quot;GET http:\/\/127\.0\.0\.1:8000\/robots\.txt&quot;<\/h1>/);
 });
 
+test('a long URL and the 404 message that repeats it are cut in the header, whole in their titles and in the error card', () => {
+  const uri = `http://127.0.0.1:8000/search/${'A'.repeat(2000)}?q=<b>`;
+  const message = `No route found for "GET ${uri}"`;
+  const document = page({ errors: notFound(message), request: { method: 'GET', uri } });
+  const escaped = (text: string): string => text.replaceAll('"', '&quot;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+  const header = /<header[\s\S]*?<\/header>/.exec(document)![0];
+  const shown = header.replace(/<[^>]*>/g, '');
+  assert.ok(shown.length < 600, `${shown.length} characters of text in the header`);
+  assert.match(header, `<h1 class="message"><span class="elided" title="${escaped(message)}">No route found for &quot;GET http://127.0.0.1:8000/search/AAA`);
+  assert.match(header, `<span class="uri"><span class="elided" title="${escaped(uri)}">http://127.0.0.1:8000/search/AAA`);
+  assert.match(header, '…');
+  assert.match(header, 'AAA?q=&lt;b&gt;</span></span>', 'the end of the URL is kept');
+  assert.match(document, `<p class="message">${escaped(message)}</p>`, 'the first error card shows the message whole');
+});
+
 test('has one section per error numbered "Exceptions N/M"', () => {
   const document = page();
   assert.ok(document.includes('Exceptions 1/2'));

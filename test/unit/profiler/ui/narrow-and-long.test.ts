@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Profile } from '../../../../lib/profiler/profile.js';
 import { renderProfilePage, renderSearchPage } from '../../../../lib/profiler/ui/index.js';
-import { elideMiddle, SHOWN_URL_LENGTH } from '../../../../lib/profiler/ui/values.js';
+import { elideMiddle, SHOWN_MESSAGE_LENGTH, SHOWN_URL_LENGTH } from '../../../../lib/profiler/ui/values.js';
 import { declarationsFor } from '../../../css-rules.js';
 import { inlineElements } from '../../../csp-check.js';
 import { childSummary, mainProfile, summaryOf, urls, XSS } from './fixtures.js';
@@ -126,6 +126,21 @@ test('a long URL shows once, cut, on a profile page, so the panel menu stays nea
   assert.match(router, `No route matched <span class="mono">GET <span class="elided" title="${LONG_URL}">`);
   // The request panel is where the URL is shown whole.
   assert.match(/<main class="panel"[\s\S]*<\/main>/.exec(html)![0], `<span class="text">${LONG_URL}</span>`);
+});
+
+test('a 404 message repeating a long URL is cut in the summary too, whole in its title and on the exception panel', () => {
+  const base = mainProfile();
+  const message = `No route found for "GET ${LONG_URL}"`;
+  const exception = { exceptions: [{ class: 'NotFoundHttpError', message, status: 404, frames: [] }] };
+  const profile: Profile = { ...base, url: LONG_URL, status: 404, collectors: { ...base.collectors, exception } };
+  const html = profilePage(profile, [], 'logger');
+  const summary = /<section class="summary"[\s\S]*?<\/section>/.exec(html)?.[0] ?? '';
+  assert.ok(longestRun(summary, 'A') < SHOWN_MESSAGE_LENGTH, 'the summary does not print the whole message');
+  assert.match(summary, `<span class="text"><span class="elided" title="No route found for &quot;GET ${LONG_URL}&quot;">No route found`);
+  const beforeMenu = html.slice(html.indexOf('<body>'), html.indexOf('<ul class="menu">')).replace(/<[^>]*>/g, '');
+  assert.ok(beforeMenu.length < 1000, `${beforeMenu.length} characters before the menu`);
+  const panel = profilePage(profile, [], 'exception');
+  assert.match(/<main class="panel"[\s\S]*<\/main>/.exec(panel)![0], `<p class="message">No route found for &quot;GET ${LONG_URL}&quot;</p>`);
 });
 
 test('a long hostile URL is escaped in its cut text and in its title', () => {
