@@ -292,7 +292,7 @@ function placeholderError(status: number): FlatError {
 
 // Our own constant CSS, the text of the page's `<style>`.
 const STYLE = `
-:root { color-scheme: light dark; --bg: #f5f6f8; --fg: #1d2330; --muted: #667085; --card: #fff; --border: #d8dde5;
+:root { color-scheme: light dark; --bg: #f5f6f8; --fg: #1d2330; --muted: #5d6679; --card: #fff; --border: #d8dde5;
   --link: #0b5cad; --code-bg: #f2f4f7; --highlight: #fff1b8; --error: #b42318; --warning: #a15c07;
   --head-4xx: #7a4b00; --head-5xx: #8f1d16; --head-fg: #fff; }
 @media (prefers-color-scheme: dark) {

@@ -6,9 +6,9 @@ import { html, nonceAttribute, unsafeRaw, type SafeHtml } from '../../errors/ind
 
 const PAGE_CSS = `
 :root { color-scheme: light dark;
-  --bg: #f3f4f6; --fg: #1f2430; --muted: #5f6b7a; --card: #ffffff; --border: #d9dde3; --head: #1f2937; --head-fg: #f9fafb;
+  --bg: #f3f4f6; --fg: #1f2430; --muted: #56616f; --card: #ffffff; --border: #d9dde3; --head: #1f2937; --head-fg: #f9fafb;
   --link: #0b5cad; --code-bg: #f1f3f5; --row-hover: #f7f9fb; --selected: #e8f0fb; --highlight: #fff3c4;
-  --ok: #1a7f37; --redirect: #6f42c1; --warn: #9a5b00; --error: #c0262d; --info: #0b5cad; --debug: #6b7280;
+  --ok: #177033; --redirect: #6f42c1; --warn: #9a5b00; --error: #c0262d; --info: #0b5cad; --debug: #6b7280;
   --ok-bg: #dcf5e3; --redirect-bg: #ece3fb; --warn-bg: #fff0d1; --error-bg: #fde2e1; --none-bg: #e5e7eb;
   --cat-event: #5b5bd6; --cat-listener: #0e8bbd; --cat-controller: #1a7f37; --cat-section: #8b95a3; --track: #eef0f3; }
 @media (prefers-color-scheme: dark) {

@@ -4,6 +4,8 @@ import { renderDebugPage, type DebugPageInput } from '../../../lib/errors/debug-
 import { createFileLinker } from '../../../lib/errors/file-link.js';
 import { flattenError, type FlatError } from '../../../lib/errors/flatten-error.js';
 import type { LogRecord } from '../../../lib/log/log-record.js';
+import { colorsOf, contrastRatio, DARK } from '../../contrast.js';
+import { inlineElements } from '../../csp-check.js';
 
 const robots = 'No route found for "GET http://127.0.0.1:8000/robots.txt"';
 
@@ -267,5 +269,22 @@ test('on a narrow screen the logs are no table of four squeezed columns: time, l
   assert.match(narrow, /\.logs tr \{ display: grid; grid-template-columns: auto auto 1fr;/);
   assert.match(narrow, /\.logs td\.log-message, \.logs td\.empty \{ grid-column: 1 \/ -1;/);
 });
+
+for (const [scheme, media] of [['light', ''], ['dark', DARK]] as const) {
+  test(`every text colour has a contrast of at least 4.5:1 on its background (${scheme})`, () => {
+    const css = inlineElements(page()).find((element) => element.tag === 'style')!.text;
+    const colors = colorsOf(css, ':root', media);
+    const pairs = [
+      ['muted', 'highlight'], // an excerpt's line number on its highlighted line
+      ['muted', 'code-bg'], ['muted', 'card'], ['muted', 'bg'],
+      ['fg', 'code-bg'], ['fg', 'highlight'], ['fg', 'card'], ['fg', 'bg'],
+      ['link', 'card'], ['link', 'bg'], ['error', 'card'], ['warning', 'card'],
+      ['head-fg', 'head-4xx'], ['head-fg', 'head-5xx'],
+    ];
+    const low = pairs.filter(([fg, bg]) => contrastRatio(colors.get(fg!)!, colors.get(bg!)!) < 4.5)
+      .map(([fg, bg]) => `--${fg} ${colors.get(fg!)} on --${bg} ${colors.get(bg!)}: ${contrastRatio(colors.get(fg!)!, colors.get(bg!)!).toFixed(2)}`);
+    assert.equal(low, []);
+  });
+}
 
 test.run();
