@@ -2,8 +2,10 @@
  * The exception panel: each error of the cause chain with its frames, internal frames folded away,
  * and the source lines around its first application frames, as the debug error page shows them.
  */
-import { excerptReader, html, renderSourceExcerpt, type FileLinker, type SafeHtml, type SourceExcerpt } from '../../../errors/index.js';
-import { arrayOf, isRecord, numberOf, recordOf, renderNoData, stringOf } from '../values.js';
+import { excerptReader, html, renderElided, renderSourceExcerpt, type FileLinker, type SafeHtml, type SourceExcerpt } from '../../../errors/index.js';
+import type { Profile } from '../../profile.js';
+import type { ProfilerUrls } from '../urls.js';
+import { arrayOf, isRecord, numberOf, recordOf, renderNoData, SHOWN_MESSAGE_LENGTH, stringOf } from '../values.js';
 import type { PanelContext } from './panel-context.js';
 
 /** The errors of `collectors.exception`, or null when the collector recorded nothing. */
@@ -26,11 +28,11 @@ interface FrameView {
 }
 
 /** Renders `collectors.exception`. */
-export function renderExceptionPanel({ profile, fileLink }: PanelContext): SafeHtml {
+export function renderExceptionPanel({ profile, urls, fileLink }: PanelContext): SafeHtml {
   const view: FrameView = { fileLink, recordedAt: profile.time };
   const errors = exceptionsOf(profile.collectors);
   if (errors === null) return html`<h2>Exceptions</h2>${renderNoData('exception')}`;
-  if (errors.length === 0) return html`<h2>Exceptions</h2><p class="empty">No exception was thrown while handling this request</p>`;
+  if (errors.length === 0) return html`<h2>Exceptions</h2><p class="empty">No exception was thrown while handling this request</p>${renderErrorPageNote(profile, urls)}`;
   const handled = handledExceptionsOf(profile.collectors);
   return html`<h2>Exceptions <span class="badge error">${errors.length}</span></h2>
 ${errors.length > 1 ? html`<p class="muted">Outermost first; each one was caused by the next.</p>` : ''}
@@ -40,6 +42,18 @@ ${handled.length === 0
   : html`<h2 id="handled">Thrown while handling <span class="badge error">${handled.length}</span></h2>
 <p class="muted">A <code>kernel.exception</code> listener threw the error above while it handled this one: the error page does not show it, and the listeners after that one never saw it.</p>
 ${handled.map((error, i) => renderError(error, i, handled.length, view, 'handled'))}`}`;
+}
+
+/**
+ * For the error page's sub-request (one with an `exception` attribute, as the error controller's
+ * has): its status is the error's, yet it threw nothing itself. Says so, and links to the parent's
+ * exception panel, where the error and its stack are.
+ */
+function renderErrorPageNote(profile: Profile, urls: ProfilerUrls): SafeHtml {
+  const attributes = recordOf(recordOf(profile.collectors['request'])['attributes']);
+  if (profile.parent === null || !Object.hasOwn(attributes, 'exception')) return html``;
+  const error = stringOf(attributes['exception']);
+  return html`<p class="notice error-page-note">This sub-request rendered the error page for an error of its parent request${error !== null ? html`, <span class="text">${renderElided(error, SHOWN_MESSAGE_LENGTH)}</span>` : ''}: <a href="${urls.panel(profile.parent, 'exception')}">see it on the parent's Exception panel</a>.</p>`;
 }
 
 function renderError(error: Record<string, unknown>, index: number, count: number, view: FrameView, idPrefix: string): SafeHtml {

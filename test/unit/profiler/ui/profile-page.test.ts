@@ -158,6 +158,22 @@ test('the exception panel says so when there was no exception', () => {
   assert.not.match(html, 'error-card');
 });
 
+test('the exception panel of the error page\'s sub-request links to its parent\'s exception panel, where the error is', () => {
+  const profile = okProfile();
+  const request = profile.collectors['request'] as Record<string, unknown>;
+  profile.parent = 'a1b2c3';
+  profile.status = 500;
+  profile.collectors = { ...profile.collectors, request: { ...request, attributes: { _controller: 'errorController', exception: 'DatabaseError: <b>down</b>' } } };
+  const html = panelOf(page({ profile, panel: 'exception', parent: summaryOf(mainProfile()) }));
+  assert.match(html, 'No exception was thrown while handling this request');
+  assert.match(html, 'This sub-request rendered the error page for an error of its parent request, <span class="text">DatabaseError: &lt;b&gt;down&lt;/b&gt;</span>');
+  assert.match(html, '<a href="/_profiler/a1b2c3?panel=exception">');
+  // A main request, or a sub-request that was handed no error, gets no such note.
+  assert.not.match(panelOf(page({ profile: okProfile(), panel: 'exception' })), 'error page');
+  const plainSub = { ...okProfile(), parent: 'a1b2c3' };
+  assert.not.match(panelOf(page({ profile: plainSub, panel: 'exception' })), 'error page');
+});
+
 test('the logger panel lists time, level, channel and message, with context in a details element', () => {
   const html = panelOf(page({ panel: 'logger' }));
   assert.match(html, /<tr class="level-error">\s*<td class="nowrap mono"><time datetime="2026-11-21T21:40:54.127Z">21:40:54.127<\/time><\/td>\s*<td class="level">ERROR<\/td>\s*<td class="nowrap">request<\/td>/);
