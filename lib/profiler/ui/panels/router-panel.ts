@@ -5,6 +5,12 @@ import type { PanelContext } from './panel-context.js';
 
 const VERDICTS = ['match', 'almost', 'mismatch'] as const;
 const VERDICT_LABELS: Record<(typeof VERDICTS)[number], string> = { match: 'Match', almost: 'Almost', mismatch: 'Mismatch' };
+/** The heading's count of each verdict, singular and plural: "1 match, 2 almost matches, 5 mismatches". */
+const VERDICT_COUNTS: Record<(typeof VERDICTS)[number], [string, string]> = {
+  match: ['match', 'matches'],
+  almost: ['almost match', 'almost matches'],
+  mismatch: ['mismatch', 'mismatches'],
+};
 
 /** Renders `collectors.router`. */
 export function renderRouterPanel({ profile }: PanelContext): SafeHtml {
@@ -28,7 +34,7 @@ ${route === null && redirect === null ? html`<p class="empty">No route matched <
 <h3>Route parameters</h3>
 ${renderKeyValueTable(data['params'], 'No route parameters')}
 
-<h3>Route matching <span class="muted">${VERDICTS.filter((verdict) => counts.has(verdict)).map((verdict, i) => html`${i > 0 ? ', ' : ''}${counts.get(verdict)} ${verdict}`)}</span></h3>
+<h3>Route matching <span class="muted">${VERDICTS.filter((verdict) => counts.has(verdict)).map((verdict, i) => html`${i > 0 ? ', ' : ''}${counts.get(verdict)} ${VERDICT_COUNTS[verdict][counts.get(verdict) === 1 ? 0 : 1]}`)}</span></h3>
 ${traces.length === 0
   ? html`<p class="empty">No route was tried (a sub-request with its own controller is never routed)</p>`
   : html`<table class="traces">

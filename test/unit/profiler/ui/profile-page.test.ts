@@ -252,6 +252,7 @@ test('the router panel shows each route verdict and reason', () => {
   assert.match(html, 'No route matched <span class="mono">GET http://127.0.0.1:8000/robots.txt?page=2</span>');
   assert.match(html, /<tr class="trace-almost">[\s\S]*?robots_dir[\s\S]*?\/robots.txt\/[\s\S]*?<span class="verdict verdict-almost">Almost<\/span>[\s\S]*?Path almost matches, but with a trailing slash/);
   assert.is((html.match(/verdict-mismatch">Mismatch/g) ?? []).length, 2);
+  assert.match(html, '<h3>Route matching <span class="muted">1 almost match, 2 mismatches</span></h3>', 'the counts are in words, plural when not one');
 });
 
 test('the router panel shows the matched route and its parameters', () => {
