@@ -9,9 +9,12 @@
 // remembers what failed: whether the rest of the pattern matches after a part ends at a position
 // depends on nothing else (parts are character classes and texts: no backreference, no
 // lookaround), so nothing is tried twice, and two facts make that memory one slot per part:
-// - A parameter's class excludes the first character of the text after it (`/`, or the character
+// - A parameter's class excludes the first character of the text after it (`/`, or the separator
 //   its default pattern stops at), so it can only end where its run of characters ends: from every
-//   start inside one run, it succeeds or fails alike.
+//   start inside one run, it succeeds or fails alike. A parameter followed by text that is no
+//   separator (`:"a"Suffix`, as Symfony reads it) gives characters back to that text: it may end
+//   anywhere in its run where the text follows, the longest first; a start failed there means every
+//   end above it failed, so a lower start in the run only tries the ends from there down.
 // - The search tries the ends of a part in decreasing order, and never comes back above an end that
 //   failed; so the next part's starts only decrease, and it remembers the lowest failed start (a
 //   wildcard: every end above it failed; a parameter: its run failed).
@@ -22,8 +25,9 @@
 // `x-y/z-w` inside a segment), so segment-wise matching would change answers; matching the text
 // after the last wildcard from the end is linear only for one wildcard, and the 15,000 dots sit
 // in one segment anyway; V8's linear engine (the `l` flag) needs a startup flag.
-// Only tails of parts without requirements qualify: a requirement is a regex of its own, whose
-// cost is its author's, and the tree keeps the tail's regex for them.
+// Only tails of parts without requirements qualify (a requirement written as the default pattern is
+// one): a requirement is a regex of its own, whose cost is its author's, and the tree keeps the
+// tail's regex for them.
 import { escapeClass, type Part } from './pattern.js';
 
 const SLASH = 47;
@@ -40,6 +44,8 @@ export function tailMatcherSteps(): number {
 export class TailMatcher {
   /** Per part: whether it is a wildcard (reads any character) rather than a parameter. */
   private readonly wildcards: Uint8Array;
+  /** Per parameter: whether it gives characters back to the text after it (whose first character it reads). */
+  private readonly giving: Uint8Array;
   /** Per parameter: the char code it stops at besides `/` (-1: none). */
   private readonly stops: Int32Array;
   /** Per part: the text that follows it ('' for the last part when nothing does). */
@@ -60,8 +66,9 @@ export class TailMatcher {
   private length = 0;
   private search = 0;
 
-  private constructor(wildcards: number[], stops: number[], texts: string[]) {
+  private constructor(wildcards: number[], giving: number[], stops: number[], texts: string[]) {
     this.wildcards = Uint8Array.from(wildcards);
+    this.giving = Uint8Array.from(giving);
     this.stops = Int32Array.from(stops);
     this.texts = texts;
     this.count = texts.length;
@@ -77,28 +84,36 @@ export class TailMatcher {
    */
   static of(parts: readonly Part[]): TailMatcher | null {
     const wildcards: number[] = [];
+    const giving: number[] = [];
     const stops: number[] = [];
     const texts: string[] = [];
     for (let i = 0; i < parts.length; i += 2) {
       const part = parts[i]!;
       const next = parts[i + 1];
-      if (part.type === 'text' || part.required || (next !== undefined && next.type !== 'text')) return null;
+      if (part.type === 'text' || (next !== undefined && next.type !== 'text')) return null;
       const text = next?.value ?? '';
       if (text === '' && i + 1 < parts.length) return null;
       if (part.type === 'wildcard') {
-        if (part.pattern !== '[^]+') return null;
+        if (part.required || part.pattern !== '[^]+') return null;
         wildcards.push(1);
+        giving.push(0);
         stops.push(-1);
       } else {
-        // The class pattern.ts gives a parameter without requirement: not `/`, nor the first character of a text in its segment.
+        // The classes pattern.ts gives a parameter without requirement: not `/`, nor the separator
+        // that starts the text after it in its segment; or not `/` only, giving back to other text.
         const stop = text !== '' && text[0] !== '/' ? text[0]! : '';
-        if (part.pattern !== `[^${escapeClass(`/${stop}`)}]+`) return null;
+        if (part.pattern === `[^${escapeClass(`/${stop}`)}]+`) {
+          giving.push(0);
+          stops.push(stop === '' ? -1 : stop.charCodeAt(0));
+        } else if (stop !== '' && part.pattern === '[^/]+') {
+          giving.push(1);
+          stops.push(-1);
+        } else return null;
         wildcards.push(0);
-        stops.push(stop === '' ? -1 : stop.charCodeAt(0));
       }
       texts.push(text);
     }
-    return texts.length === 0 ? null : new TailMatcher(wildcards, stops, texts);
+    return texts.length === 0 ? null : new TailMatcher(wildcards, giving, stops, texts);
   }
 
   /** Matches `path` from `pos` to its end: `[tail, ...captures]` as the sticky regex's exec, or null. */
@@ -123,7 +138,8 @@ export class TailMatcher {
   // Whether part `j`, from `start`, and the parts after it match the path to its end.
   private part(j: number, start: number): boolean {
     if (start >= this.length) return false;
-    return this.wildcards[j] === 1 ? this.wildcard(j, start) : this.parameter(j, start);
+    if (this.wildcards[j] === 1) return this.wildcard(j, start);
+    return this.giving[j] === 1 ? this.givingParameter(j, start) : this.parameter(j, start);
   }
 
   private wildcard(j: number, start: number): boolean {
@@ -185,6 +201,52 @@ export class TailMatcher {
     this.failedIn[j] = this.search;
     this.failedFrom[j] = start;
     this.failedTo[j] = end;
+    return false;
+  }
+
+  /**
+   * A parameter whose text starts with a character it reads (`:"a"Suffix`): the regex reads its run
+   * to the next `/`, then gives back one character at a time until the text and the rest follow.
+   */
+  private givingParameter(j: number, start: number): boolean {
+    const path = this.path;
+    const length = this.length;
+    if (path.charCodeAt(start) === SLASH) return false;
+    const known = this.failedIn[j] === this.search;
+    const from = this.failedFrom[j]!;
+    if (known && start >= from && start < this.failedTo[j]!) return false;
+    // The run's end, and the highest end not yet tried: a start that failed in the same run tried those above it.
+    let end = start + 1;
+    let top = -1;
+    while (end < length) {
+      if (known && end === from) {
+        top = from;
+        end = this.failedTo[j]!;
+        break;
+      }
+      if (path.charCodeAt(end) === SLASH) break;
+      end++;
+    }
+    steps += (top === -1 ? end : top) - start;
+    const runEnd = end;
+    if (top === -1) top = runEnd;
+    const text = this.texts[j]!;
+    if (j === this.count - 1) {
+      // The regex's `$`: the text ends the path.
+      const at = length - text.length;
+      steps += text.length;
+      if (at > start && at <= top && path.startsWith(text, at)) return this.found(j, start, at);
+    } else {
+      const first = text.charCodeAt(0);
+      for (let at = top; at > start; at--) {
+        steps++;
+        if (path.charCodeAt(at) !== first) continue;
+        if (this.after(j, at)) return this.found(j, start, at);
+      }
+    }
+    this.failedIn[j] = this.search;
+    this.failedFrom[j] = start;
+    this.failedTo[j] = runEnd;
     return false;
   }
 

@@ -155,6 +155,10 @@ const hostile: [string, (size: number) => string][] = [
   ['/*a.:b.:c', (size) => `/${'.a'.repeat(size / 2)}/`],
   ['/*a-:b.:c', (size) => `/${'-a.'.repeat(Math.floor(size / 3))}/`],
   ['/*a{.:b}{-:c}/x', (size) => `/${'.a-b'.repeat(size / 4)}/`],
+  // A parameter followed by text that is no separator gives characters back to it (as in Symfony): the regex took cubic time.
+  ['/:"a"x:"b"x:"c"y', (size) => `/${'x'.repeat(size)}`],
+  ['/get:"a"Suffix:"b"Suffix', (size) => `/get${'Suffix'.repeat(Math.floor(size / 6))}`],
+  ['/*a/:"b"x:"c"y', (size) => `/${'x/'.repeat(size / 4)}${'x'.repeat(size / 2)}`],
 ];
 
 for (const [path, make] of hostile) {
