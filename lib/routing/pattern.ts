@@ -48,6 +48,11 @@ export function compilePattern(source: string, delimiter: '/' | '.', requirement
       if (parts.length === 0) parts.push({ type: 'text', value: '/' });
       const first = parts[0]!;
       if (first.type !== 'text' || !first.value.startsWith('/')) throw new InvalidRouteError(`Invalid ${label} "${source}": it must start with "/" whichever optional groups are left out.`);
+      // Several leading slashes are one (Route makes them one), but a group can put two back (`/{:a}/b` without `a`):
+      // a variant served under `//b` only, and generated as a network path (a link to the host `b`).
+      if (first.value.startsWith('//')) {
+        throw new InvalidRouteError(`Invalid ${label} "${source}": it must start with one "/" whichever optional groups are left out or written, not "${first.value}" (an optional group opening the path holds its slash: \`{/:locale}/home\`).`);
+      }
     }
     variants.push(parts);
   });

@@ -139,6 +139,13 @@ test('Route: several leading slashes are one, as Symfony\'s Route::setPath makes
   assert.equal(look([['test', '//path-and-not-domain']], '/path-and-not-domain'), matched('test'));
   // An optional group may open a pattern only when the path starts with "/" without it.
   assert.match(thrown(() => new Route('{/:a}x')).message, 'it must start with "/" whichever optional groups are left out');
+  // Nor with two, which no value written or left out could make one: served under `//b`, generated as a network path.
+  for (const path of ['/{:a}/b', '{:a}/b', '{//:a}/b', '{/}/b']) {
+    const error = thrown(() => new Route(path));
+    assert.instance(error, InvalidRouteError, path);
+    assert.match(error.message, 'it must start with one "/" whichever optional groups are left out or written', path);
+  }
+  assert.is(new Route('/{:a}').path, '/{:a}');
 });
 
 test('UrlMatcherTest::testMatchSpecialRouteName: any text is a route name', () => {
