@@ -23,26 +23,29 @@ function pick<T>(next: () => number, list: readonly T[]): T {
 }
 
 const words = ['a', 'b', 'ab', 'books', 'new', 'x.y'];
-const values = ['a', 'b', 'ab', 'books', 'new', '12', '7', 'x.y', 'a.b', 'q%20r', 'bad%zz', 'x.y%41'];
+const values = ['a', 'b', 'ab', 'books', 'new', '12', '7', 'x.y', 'a.b', 'q%20r', 'bad%zz', 'x.y%41', 'a-b', 'x-y.z', 'ahtml', 'a.html'];
 const methodSets = [['GET'], ['POST'], ['GET', 'POST'], ['PUT'], []];
 const requestMethods = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'];
 
 // Patterns the generated search handles: text, parameters (some with requirements that cannot
-// match `/`), two parameters in one segment, optional groups, and a wildcard at the end.
+// match `/`), two parameters in one segment (split at a separator, `.` or `-`), text after a
+// parameter (a separator ends it; other text takes back what it needs, a tail the walk keeps),
+// optional groups (one may open the pattern), and a wildcard at the end.
 function randomRoute(next: () => number, index: number): Route {
-  let path = '';
+  let path = next() < 0.1 ? `{/:p${index}_o}` : '';
   const requirements: Record<string, string> = {};
   const count = 1 + Math.floor(next() * 3);
   for (let i = 0; i < count; i++) {
     const kind = next();
     const name = `p${index}_${i}`;
-    if (kind < 0.4) path += `/${pick(next, words)}`;
-    else if (kind < 0.6) path += `/:${name}`;
-    else if (kind < 0.7) {
+    if (kind < 0.35) path += `/${pick(next, words)}`;
+    else if (kind < 0.5) path += `/:${name}`;
+    else if (kind < 0.6) {
       path += `/:${name}`;
       requirements[name] = pick(next, ['\\d+', '[a-z]+', 'a|ab']);
-    } else if (kind < 0.8) path += `{/:${name}}`;
-    else if (kind < 0.9) path += `/:${name}.:${name}e`;
+    } else if (kind < 0.7) path += `{/:${name}}`;
+    else if (kind < 0.8) path += `/:${name}${pick(next, ['.', '-'])}:${name}e`;
+    else if (kind < 0.9) path += `/:"${name}"${pick(next, ['.html', '-x', 'html', 'b'])}`;
     else {
       path += `/*${name}`;
       break;
@@ -64,7 +67,7 @@ function randomPath(next: () => number): string {
 function nearPath(next: () => number, route: Route): string {
   let path = route.path
     .replace(/\{([^}]*)\}/g, (_, group: string) => (next() < 0.5 ? group : ''))
-    .replace(/[:*]\w+/g, (token) => (token[0] === '*' ? 'a/b' : pick(next, values)));
+    .replace(/[:*](?:"\w+"|\w+)/g, (token) => (token[0] === '*' ? 'a/b' : pick(next, values)));
   const cut = next();
   if (cut < 0.4) path = path.slice(0, 1 + Math.floor(next() * path.length));
   else if (cut < 0.7) path = path.endsWith('/') ? path.slice(0, -1) || '/' : `${path}/`;
@@ -116,7 +119,7 @@ if (process.env.HK_MATCHER_OUTCOMES !== undefined) {
   });
 
   test('a tree is compiled when every candidate is unconditional and it has no tails', () => {
-    const tree = treeOf(['/books/:id', '/books/:id/*rest', '/a{/:b}', '/:x.:y']);
+    const tree = treeOf(['/books/:id', '/books/:id/*rest', '/a{/:b}', '/:x.:y', '/:x-:y', '{/:locale}/home', '/:page.html']);
     assert.ok(tree.compiled);
   });
 
@@ -124,6 +127,8 @@ if (process.env.HK_MATCHER_OUTCOMES !== undefined) {
     assert.not.ok(treeOf(['/books/:id'], { conditional: true }).compiled);
     // A requirement that may match `/` is matched by a regex for the rest of the path.
     assert.not.ok(treeOf(['/files/:path'], { requirements: { path: '.+' } }).compiled);
+    // So is a parameter followed by text that is no separator, which it gives characters back to.
+    assert.not.ok(treeOf(['/get:"what"Suffix']).compiled);
   });
 
   test('a matcher on a compiled tree still answers every kind of outcome', () => {

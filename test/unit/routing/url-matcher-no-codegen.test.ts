@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-for (const file of ['url-matcher.test.js', 'url-matcher-priority.test.js']) {
+for (const file of ['url-matcher.test.js', 'url-matcher-priority.test.js', 'symfony-fidelity.test.js']) {
   test(`${file} passes without code generation`, () => {
     const run = spawnSync(process.execPath, ['--disallow-code-generation-from-strings', fileURLToPath(new URL(file, import.meta.url))], {
       encoding: 'utf8',
