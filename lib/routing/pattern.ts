@@ -185,11 +185,16 @@ export function sanitizeRequirement(name: string, requirement: string | RegExp):
     if (source[i] !== '\\') continue;
     // Symfony's `\pL` (PCRE, with its utf8 option): JavaScript reads it as the letter p without the u flag, and a class of
     // characters has no reading against the encoded path anyway (`é` is `%C3%A9`).
-    if (source[i + 1] === 'p' || source[i + 1] === 'P') {
+    const next = source[i + 1] ?? '';
+    if (next === 'p' || next === 'P') {
       throw new InvalidRouteError(
-        `The requirement for parameter "${name}" uses \\${source[i + 1]}, but Unicode property escapes have no reading against a percent-encoded path: `
+        `The requirement for parameter "${name}" uses \\${next}, but Unicode property escapes have no reading against a percent-encoded path: `
         + `write the characters as alternatives of their encodings (\`(?:[a-z]|%C3%A9)+\`): ${source}`,
       );
+    }
+    // Other PCRE escapes JavaScript has not (`\Z`, `\h`, `\R`, `\A` and `\z` inside the pattern) are read as their letter.
+    if (/[A-Za-z]/.test(next) && !JS_LETTER_ESCAPES.includes(next)) {
+      throw new InvalidRouteError(`The requirement for parameter "${name}" uses \\${next}, which JavaScript reads as the letter ${next} (it is no escape of its regular expressions): ${source}`);
     }
     i++;
   }
@@ -250,6 +255,9 @@ export function sanitizeRequirement(name: string, requirement: string | RegExp):
   }
   return out;
 }
+
+/** The letters that make an escape in a JavaScript regular expression without the u flag (`\\k` is a backreference, refused apart). */
+const JS_LETTER_ESCAPES = 'dDwWsSbBfnrtvcxuk';
 
 /** Characters a route's path text keeps as they are (see encodePathText); any other is matched in its percent-encoding. */
 const PATH_TEXT_CHAR = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/%]$/;

@@ -256,6 +256,16 @@ test('difference: UrlGeneratorTest::testGenerateForRouteWithInvalidUtf8Parameter
   assert.is(new Route('/:foo', { requirements: { foo: 'a\\\\p' } }).requirements.foo, 'a(?:%5C)p', 'an escaped backslash before p is no escape');
 });
 
+test('difference: a PCRE escape JavaScript has not (\\Z, \\h, \\R, \\A or \\z inside the pattern) in a requirement is an InvalidRouteError, not the letter', () => {
+  for (const requirement of ['\\d+\\Z', '\\h+', '[\\h-]+', 'a\\R', 'a|\\Ab', 'a\\z|b', '\\Qa.b\\E', '\\d++\\K']) {
+    const error = thrown(() => new Route('/:foo', { requirements: { foo: requirement } }));
+    assert.instance(error, InvalidRouteError, requirement);
+    assert.match(error.message, 'which JavaScript reads as the letter', requirement);
+  }
+  // JavaScript's own escapes are kept.
+  assert.is(new Route('/:foo', { requirements: { foo: '\\d\\D\\w\\W\\s\\S\\b\\B\\x41\\u0042' } }).requirements.foo, '\\d\\D\\w\\W\\s\\S\\b\\B\\x41\\u0042');
+});
+
 test('difference: UrlMatcherTest::testAdjacentVariables and testSiblingRoutes: two parameters with no text between them are an InvalidRouteError', () => {
   const error = thrown(() => new Route('/:w:x.:_format'));
   assert.instance(error, InvalidRouteError);
