@@ -14,7 +14,10 @@ export type Part =
   | { readonly type: 'text'; readonly value: string }
   | { readonly type: 'param' | 'wildcard'; readonly name: string; readonly pattern: string; readonly required: boolean };
 
-/** What ends a parameter without a requirement when it comes right after it: Symfony's RouteCompiler::SEPARATORS. */
+/**
+ * What ends a parameter without a requirement when it comes right after it: Symfony's RouteCompiler::SEPARATORS
+ * (but for `|`, which route text holds encoded, `%7C`: the parameter takes back what that text needs).
+ */
 export const SEPARATORS = '/,;.:-_~+*=@|';
 
 /** A pattern parsed, checked and expanded. */

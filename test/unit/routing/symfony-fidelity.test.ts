@@ -221,9 +221,16 @@ test('UrlMatcherTest::testRequiredVariableWithNoRealSeparator: a parameter\'s de
   assert.equal(look(routes, '/getSuffixSuffix'), matched('test', { what: 'Suffix' }));
   assert.is(look(routes, '/getSuffix').kind, 'not-found');
   assert.is(look(routes, '/getSi/tesSuffix').kind, 'not-found');
-  // A separator (Symfony's `/,;.:-_~+*=@|`) after the parameter still ends it.
+  // A separator (Symfony's `/,;.:-_~+*=@|`, `|` aside: see below) after the parameter still ends it.
   assert.equal(look([['test', '/:a-:b']], '/x-y-z'), matched('test', { a: 'x', b: 'y-z' }));
   assert.equal(look([['test', '/:"a"x']], '/axbx'), matched('test', { a: 'axb' }));
+});
+
+test('difference: UrlMatcherTest::testRequiredVariableWithNoRealSeparator: `|` after a parameter is matched as its encoding %7C, so it takes back what it needs (Symfony: a separator)', () => {
+  assert.equal(look([['test', '/:a|:b']], '/x%7Cy%7Cz'), matched('test', { a: 'x|y', b: 'z' }));
+  // The generator writes what reads back so.
+  assert.is(generate([['test', '/:a|:b']], 'test', { a: 'x|y', b: 'z' }), '/app.php/x%7Cy%7Cz');
+  assert.instance(thrown(() => generate([['test', '/:a|:b']], 'test', { a: 'x', b: 'y|z' })), InvalidParameterError);
 });
 
 test('RouteTest::testConstructor, testPath, testRequirements: what a Route keeps of its options', () => {
