@@ -756,6 +756,10 @@ test('UrlGeneratorTest::testOptionalVariableWithNoRealSeparator and testDefaultR
 
 test('UrlGeneratorTest::testRequiredVariableWithNoRealSeparator', () => {
   assert.is(generate([['test', '/get:"what"Suffix']], 'test', { what: 'Sites' }), '/app.php/getSitesSuffix');
+  // The text after the parameter may be in its value, unless the URL would read back otherwise.
+  assert.is(generate([['test', '/get:"what"Suffix']], 'test', { what: 'aSuffixb' }), '/app.php/getaSuffixbSuffix');
+  assert.is(generate([['test', '/:"a"x:"b"']], 'test', { a: '1x2', b: '3' }), '/app.php/1x2x3');
+  assert.match(thrown(() => generate([['test', '/:"a"x:"b"']], 'test', { a: '1', b: '2x3' })).message, '"/1x2x3" would give "1x2"');
   assert.is(generate([['test', '/:"a"x']], 'test', { a: 'axb' }), '/app.php/axbx');
   assert.instance(thrown(() => generate([['test', '/:a-:b']], 'test', { a: 'x-y', b: 'z' })), InvalidParameterError);
 });
