@@ -22,10 +22,16 @@ export interface RouteOptions {
   host?: string;
 }
 
-/** Host variant: anchored regex and the names of its capturing groups. */
+/** Host variant: its anchored matcher and the names of its captures. */
 export interface HostVariant {
-  readonly regex: RegExp;
+  readonly regex: HostMatcher;
   readonly names: readonly string[];
+}
+
+/** What the matcher asks of a host variant, on the lower-cased host: a RegExp's test, and its exec's captures. */
+export interface HostMatcher {
+  test(host: string): boolean;
+  exec(host: string): readonly (string | undefined)[] | null;
 }
 
 /** What the matcher and generator need, computed once when the route is built. */
@@ -131,8 +137,7 @@ export class Route {
       if (only !== null && only.length === 1 && only[0]!.type === 'text') staticHost = only[0]!.value;
       else {
         hostVariants = hostPattern.variants.map((parts) => ({
-          // Hosts are matched lower-cased: a requirement in capitals (`[A-Z]+`) matches them too, as Symfony compiles host patterns case-insensitive.
-          regex: new RegExp(`^${variantSource(parts)}$`, 'i'),
+          regex: hostMatcher(parts, this.requirements),
           names: parts.flatMap((part) => (part.type === 'text' ? [] : [part.name])),
         }));
       }
@@ -178,12 +183,30 @@ function requirementFinder(path: string, names: readonly string[], requirements:
   };
 }
 
+/**
+ * A host variant's matcher: its regex (hosts are matched lower-cased: a requirement in capitals, `[A-Z]+`,
+ * matches them too, as Symfony compiles host patterns case-insensitive); or, when a parameter without
+ * requirement gives characters back to the text after it (`:"a"x:"b"y.example.com`), a TailMatcher,
+ * as in paths: the regex would take cubic time on a long Host header, which any client may send.
+ */
+function hostMatcher(parts: readonly Part[], requirements: Readonly<Record<string, string>>): HostMatcher {
+  const regex = new RegExp(`^${variantSource(parts)}$`, 'i');
+  if (!parts.some((part) => part.type === 'param' && part.required && !Object.hasOwn(requirements, part.name))) return regex;
+  const head = parts[0]?.type === 'text' ? parts[0].value : '';
+  const tail = TailMatcher.of(head === '' ? parts : parts.slice(1), '.');
+  if (tail === null) return regex;
+  return {
+    test: (host) => host.startsWith(head) && tail.test(host, head.length),
+    exec: (host) => (host.startsWith(head) ? tail.exec(host, head.length) : null),
+  };
+}
+
 function variantTest(parts: readonly Part[]): (path: string) => boolean {
   const head = parts[0]?.type === 'text' ? parts[0].value : '';
   const rest = head === '' ? parts : parts.slice(1);
   if (rest.length === 0) return (path) => path === head;
   const tail = TailMatcher.of(rest);
-  if (tail !== null) return (path) => path.startsWith(head) && tail.exec(path, head.length) !== null;
+  if (tail !== null) return (path) => path.startsWith(head) && tail.test(path, head.length);
   // A requirement is a regex of its own (its cost is its author's), as in the tree.
   const regex = new RegExp(`^${variantSource(parts)}$`);
   return (path) => regex.test(path);

@@ -30,8 +30,6 @@
 // tail's regex for them.
 import { escapeClass, type Part } from './pattern.js';
 
-const SLASH = 47;
-
 /** Characters read and texts compared by every search so far, for the tests' linearity checks. */
 let steps = 0;
 
@@ -51,6 +49,8 @@ export class TailMatcher {
   /** Per part: the text that follows it ('' for the last part when nothing does). */
   private readonly texts: readonly string[];
   private readonly count: number;
+  /** The char code no parameter reads: `/` in a path, `.` in a host. */
+  private readonly delimiter: number;
   /**
    * Per part, what failed in the search whose number is in `failedIn`: a wildcard's ends from
    * `failedFrom` on; a parameter's starts from `failedFrom` to `failedTo` (one run of its class).
@@ -66,7 +66,8 @@ export class TailMatcher {
   private length = 0;
   private search = 0;
 
-  private constructor(wildcards: number[], giving: number[], stops: number[], texts: string[]) {
+  private constructor(delimiter: string, wildcards: number[], giving: number[], stops: number[], texts: string[]) {
+    this.delimiter = delimiter.charCodeAt(0);
     this.wildcards = Uint8Array.from(wildcards);
     this.giving = Uint8Array.from(giving);
     this.stops = Int32Array.from(stops);
@@ -81,8 +82,9 @@ export class TailMatcher {
   /**
    * The matcher of a tail (`parts` from its first parameter or wildcard to the end), or null when
    * it does not qualify: a part with a requirement, or a shape pattern.ts would not make.
+   * `delimiter`: what parameters do not read, `/` in a path (a host's parts, read lower-cased, have `.`).
    */
-  static of(parts: readonly Part[]): TailMatcher | null {
+  static of(parts: readonly Part[], delimiter: '/' | '.' = '/'): TailMatcher | null {
     const wildcards: number[] = [];
     const giving: number[] = [];
     const stops: number[] = [];
@@ -101,11 +103,11 @@ export class TailMatcher {
       } else {
         // The classes pattern.ts gives a parameter without requirement: not `/`, nor the separator
         // that starts the text after it in its segment; or not `/` only, giving back to other text.
-        const stop = text !== '' && text[0] !== '/' ? text[0]! : '';
-        if (part.pattern === `[^${escapeClass(`/${stop}`)}]+`) {
+        const stop = text !== '' && text[0] !== delimiter ? text[0]! : '';
+        if (part.pattern === `[^${escapeClass(delimiter + stop)}]+`) {
           giving.push(0);
           stops.push(stop === '' ? -1 : stop.charCodeAt(0));
-        } else if (stop !== '' && part.pattern === '[^/]+') {
+        } else if (stop !== '' && part.pattern === `[^${escapeClass(delimiter)}]+`) {
           giving.push(1);
           stops.push(-1);
         } else return null;
@@ -113,11 +115,12 @@ export class TailMatcher {
       }
       texts.push(text);
     }
-    return texts.length === 0 ? null : new TailMatcher(wildcards, giving, stops, texts);
+    return texts.length === 0 ? null : new TailMatcher(delimiter, wildcards, giving, stops, texts);
   }
 
   /** Matches `path` from `pos` to its end: `[tail, ...captures]` as the sticky regex's exec, or null. */
-  exec(path: string, pos: number): string[] | null {
+  /** Whether `path` from `pos` to its end matches, as the sticky regex's test (nothing allocated). */
+  test(path: string, pos: number): boolean {
     if (++this.search === 0x7fffffff) {
       this.failedIn.fill(0);
       this.search = 1;
@@ -126,7 +129,11 @@ export class TailMatcher {
     this.length = path.length;
     const found = this.part(0, pos);
     this.path = '';
-    if (!found) return null;
+    return found;
+  }
+
+  exec(path: string, pos: number): string[] | null {
+    if (!this.test(path, pos)) return null;
     const bounds = this.bounds;
     const count = this.count;
     const match = new Array<string>(count + 1);
@@ -178,8 +185,9 @@ export class TailMatcher {
     const path = this.path;
     const length = this.length;
     const stop = this.stops[j]!;
+    const delimiter = this.delimiter;
     let c = path.charCodeAt(start);
-    if (c === SLASH || c === stop) return false;
+    if (c === delimiter || c === stop) return false;
     const known = this.failedIn[j] === this.search;
     const from = this.failedFrom[j]!;
     if (known && start >= from && start < this.failedTo[j]!) return false;
@@ -193,7 +201,7 @@ export class TailMatcher {
         return false;
       }
       c = path.charCodeAt(end);
-      if (c === SLASH || c === stop) break;
+      if (c === delimiter || c === stop) break;
       end++;
     }
     steps += end - start;
@@ -211,7 +219,8 @@ export class TailMatcher {
   private givingParameter(j: number, start: number): boolean {
     const path = this.path;
     const length = this.length;
-    if (path.charCodeAt(start) === SLASH) return false;
+    const delimiter = this.delimiter;
+    if (path.charCodeAt(start) === delimiter) return false;
     const known = this.failedIn[j] === this.search;
     const from = this.failedFrom[j]!;
     if (known && start >= from && start < this.failedTo[j]!) return false;
@@ -224,7 +233,7 @@ export class TailMatcher {
         end = this.failedTo[j]!;
         break;
       }
-      if (path.charCodeAt(end) === SLASH) break;
+      if (path.charCodeAt(end) === delimiter) break;
       end++;
     }
     steps += (top === -1 ? end : top) - start;
