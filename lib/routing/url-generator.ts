@@ -328,7 +328,7 @@ function queryString(params: Record<string, unknown>, defaults: Readonly<Record<
   // among the other parameters takes its place.
   const query = own(params, '_query');
   if (query !== undefined && query !== null) {
-    if (!isNameValueObject(query)) throw new TypeError(`The _query parameter of route "${routeName}" is an object by name ({ page: 2 }), not ${describeValue(query)}.`);
+    if (!isPlainObject(query)) throw new TypeError(`The _query parameter of route "${routeName}" is a plain object by name ({ page: 2 }), not ${describeValue(query)}.`);
     for (const [key, value] of Object.entries(query)) entries.set(key, value);
   }
   const pairs: string[] = [];

@@ -670,6 +670,10 @@ test('UrlGeneratorTest::testQueryParameters and ...WithSameName: _query gives qu
   assert.instance(error, MissingMandatoryParametersError);
   assert.is(error.message, 'Some mandatory parameters are missing ("id") to generate a URL for route "user".');
   assert.instance(thrown(() => generate(user, 'user', { username: 'john', _query: 'a=1' })), TypeError);
+  // A Date or a Map has no own keys: read as an object by name it would be an empty query, said nowhere.
+  for (const query of [new Date(0), new Map([['a', '1']])]) {
+    assert.match(String(thrown(() => generate(user, 'user', { username: 'john', _query: query }))), /^TypeError: The _query parameter of route "user" is a plain object by name/);
+  }
   assert.is(generate(user, 'user', { username: 'john', a: 'foo', _query: { a: null } }), '/app.php/user/john');
 });
 
