@@ -702,18 +702,25 @@ test('a client that stops reading a large response is dropped once the writes st
   });
 });
 
-
-test('createRequestListener\'s unhandled page: a promised Response is sent; one that throws, rejects or is no Response gets the bare 500; kernel.terminate follows each', async () => {
+/**
+ * A dispatcher whose controller throws `Error(message(path))` and whose kernel.exception listener
+ * rethrows the error it was given, as it is: the error escapes handle() with no "thrown while handling".
+ */
+function escapingDispatcher(message: (path: string) => string = () => 'failed'): EventDispatcher {
   const dispatcher = new EventDispatcher();
   dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => {
     event.request.attributes.set('_controller', () => {
-      throw new Error(`failed at ${event.request.path}`);
+      throw new Error(message(event.request.path));
     });
   });
-  // Rethrows the error it was given, as it is: no "thrown while handling" to report.
   dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
     throw event.error;
   });
+  return dispatcher;
+}
+
+test('createRequestListener\'s unhandled page: a promised Response is sent; one that throws, rejects or is no Response gets the bare 500; kernel.terminate follows each', async () => {
+  const dispatcher = escapingDispatcher((path) => `failed at ${path}`);
   const terminated: Array<[string, number]> = [];
   dispatcher.addListener(KernelEvents.TERMINATE, (event: TerminateEvent) => void terminated.push([event.request.path, event.response.status]));
   const bus = createBus();
@@ -754,15 +761,7 @@ test('createRequestListener\'s unhandled page: a promised Response is sent; one 
 });
 
 test('createRequestListener\'s unhandled page that never settles holds neither the answer nor settled(): past the grace a bare 500 goes out, logged, and kernel.terminate follows before settled() resolves', async () => {
-  const dispatcher = new EventDispatcher();
-  dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => {
-    event.request.attributes.set('_controller', () => {
-      throw new Error('failed');
-    });
-  });
-  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
-    throw event.error;
-  });
+  const dispatcher = escapingDispatcher();
   const terminated: Array<[string, number]> = [];
   dispatcher.addListener(KernelEvents.TERMINATE, (event: TerminateEvent) => void terminated.push([event.request.path, event.response.status]));
   const bus = createBus();
@@ -791,15 +790,7 @@ test('createRequestListener\'s unhandled page that never settles holds neither t
 
 test('an unhandled page that fails after the grace is logged once at ERROR as the request\'s, after the bare 500 went; one that fails with the error it was for is not logged again', async () => {
   for (const sameError of [false, true]) {
-    const dispatcher = new EventDispatcher();
-    dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => {
-      event.request.attributes.set('_controller', () => {
-        throw new Error('failed');
-      });
-    });
-    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
-      throw event.error;
-    });
+    const dispatcher = escapingDispatcher();
     const bus = createBus();
     const entries: Array<{ levelName: string; message: string; path: unknown }> = [];
     bus.on('log', ({ record, request }) => void entries.push({ levelName: record.levelName, message: record.message, path: (request as { path?: unknown } | undefined)?.path }));
