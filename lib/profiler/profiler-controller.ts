@@ -51,8 +51,13 @@ export class ProfilerController {
     return this.#results(request, { limit: 10 }, {});
   }
 
-  /** `/_profiler/search?ip=&method=&status=&url=&start=&end=&limit=` */
+  /**
+   * `/_profiler/search?ip=&method=&status=&url=&start=&end=&limit=`; with a `token`, a redirect
+   * to that profile (a token not found there is that page's 404), as Symfony's search does.
+   */
   async search(request: Request): Promise<Response> {
+    const token = request.query.get('token')?.trim();
+    if (token) return Response.redirect(profilerUrls.panel(token), 302, PRIVATE);
     const { criteria, raw } = parseCriteria(request.query);
     return this.#results(request, criteria, raw);
   }

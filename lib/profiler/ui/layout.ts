@@ -59,6 +59,7 @@ export function renderSearchForm(urls: ProfilerUrls, criteria: Record<string, st
 <label for="search-method">Method</label>
 <select id="search-method" name="method"><option value="">Any</option>${methods.map((m) => html`<option${m === method ? html` selected` : ''}>${m}</option>`)}</select>
 <label for="search-url">URL contains</label><input id="search-url" name="url" type="text" placeholder="/books" value="${value('url')}">
+<label for="search-token">Token</label><input id="search-token" name="token" type="text" autocomplete="off" spellcheck="false" placeholder="a1b2c3" value="${value('token')}">
 <label for="search-start">From</label><input id="search-start" name="start" type="text" placeholder="2026-11-21 21:40" value="${value('start')}">
 <label for="search-end">Until</label><input id="search-end" name="end" type="text" placeholder="2026-11-21 22:00" value="${value('end')}">
 <label for="search-limit">Results</label>

@@ -515,6 +515,33 @@ test('testSearchActionWithoutToken: an empty token with the other filters lists 
   assert.ok(bodyText(search).includes(`href="/_profiler/${token}">${token}</a>`));
 });
 
+test('testSearchActionWithToken: /_profiler/search?token=<token> redirects to that profile', async () => {
+  const routes = new RouteCollection().add('homepage', new Route('/', { defaults: { _controller: () => new Response('home') } }));
+  const { app } = debugKernel(routes);
+  const home = await send(app, '/');
+  const token = home.getHeader('x-debug-token')!;
+  const search = await send(app, `/_profiler/search?token=${token}&ip=10.0.0.1`);
+  const json = await send(app, `/_profiler/search?token=${token}`, 'GET', { headers: { accept: 'application/json' } });
+  // The client's text stays one path segment of the profiler's: never a link to another origin.
+  const odd = await send(app, '/_profiler/search?token=%2F%2Fevil.example%2F');
+  const unknown = await send(app, '/_profiler/search?token=abcdef');
+  const unknownPage = await send(app, unknown.getHeader('location')!);
+  await app.close();
+  assert.is(search.status, 302);
+  assert.is(search.getHeader('location'), `/_profiler/${token}`);
+  assert.is(search.getHeader('cache-control'), 'no-store');
+  assert.is(json.getHeader('location'), `/_profiler/${token}`);
+  assert.is(odd.getHeader('location'), '/_profiler/%2F%2Fevil.example%2F');
+  assert.is(unknownPage.status, 404);
+});
+
+test('testSearchBarActionDefaultPage: the search form has empty ip, status, url, token, start and end fields', async () => {
+  const { app } = debugKernel();
+  const page = bodyText(await send(app, '/_profiler/search'));
+  await app.close();
+  for (const name of ['ip', 'status', 'url', 'token', 'start', 'end']) assert.match(page, new RegExp(`name="${name}"[^>]*value=""`), name);
+});
+
 test('testSearchResultsAction: the search honours its limit and filters (JSON view)', async () => {
   const { app, storage } = debugKernel();
   await storage.write(profile('aa1111', { url: 'http://example.com/', status: 200 }));
