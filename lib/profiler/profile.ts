@@ -273,7 +273,7 @@ export interface RouteTraceData {
 export interface RouterData {
   route: string | null;
   params: Record<string, unknown>;
-  /** Set when the router answered a redirect (trailing slash or scheme). */
+  /** The Location of a redirect answer: the router's (trailing slash or scheme; `route` is null then) or one of a route's controller. */
   redirect: string | null;
   /** What was routed (null for a sub-request made with its own controller, never routed). */
   routed: { method: string; path: string; host: string; scheme: string } | null;

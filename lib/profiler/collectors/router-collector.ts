@@ -55,7 +55,9 @@ function derivedRouterData(profile: Profile): RouterData {
     const url = parseUrl(request.url);
     if (url !== null) routed = { method: request.method, path: request.path, host: url.hostname, scheme: url.protocol.slice(0, -1) };
   }
-  return { route: request.route, params: request.routeParams, redirect: profile.status === 301 && typeof location === 'string' ? location : null, routed };
+  // Any redirect, as Symfony's RouterDataCollector records a RedirectResponse: the router's own (no route then) or a controller's.
+  const redirect = profile.status >= 300 && profile.status < 400 && typeof location === 'string' ? location : null;
+  return { route: request.route, params: request.routeParams, redirect, routed };
 }
 
 function parseUrl(url: string): URL | null {

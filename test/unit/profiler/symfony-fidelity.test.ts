@@ -627,6 +627,20 @@ test('difference: RequestDataCollectorTest::testGetPrettyJsonValidity: a JSON re
   await app.close();
 });
 
+test('RouterDataCollectorTest::testRouteRedirectResponse: a redirect answer is recorded with its target', async () => {
+  const routes = new RouteCollection().add('foo', new Route('/foo', { defaults: { _controller: () => Response.redirect('http://test.com/redirect') } }));
+  const { app } = debugKernel(routes);
+  const response = await send(app, '/foo?bar=baz');
+  const data = (await profileOf(app, response)).collectors.router as RouterData;
+  const panel = bodyText(await send(app, `/_profiler/${response.getHeader('x-debug-token')}?panel=router`));
+  await app.close();
+  assert.is(data.redirect, 'http://test.com/redirect');
+  assert.is(data.route, 'foo');
+  // The route's controller answered it, not the router.
+  assert.match(panel, /The response redirects to <a href="http:\/\/test.com\/redirect"/);
+  assert.not.match(panel, /The router answered/);
+});
+
 test('RouterDataCollectorTest::testRouteNotRedirectResponse: no redirect, no target', async () => {
   const routes = new RouteCollection().add('foo', new Route('/foo', { defaults: { _controller: () => new Response('test') } }));
   const { app } = debugKernel(routes);
@@ -636,14 +650,26 @@ test('RouterDataCollectorTest::testRouteNotRedirectResponse: no redirect, no tar
   assert.is(data.route, 'foo');
 });
 
-test('the router\'s own redirect (trailing slash) is recorded with its target', async () => {
-  const routes = new RouteCollection().add('books', new Route('/books/', { defaults: { _controller: () => new Response('books') } }));
+test('the router\'s own redirect (trailing slash) is recorded with its target, as the router\'s; a controller\'s 301 as the response\'s', async () => {
+  const routes = new RouteCollection()
+    .add('books', new Route('/books/', { defaults: { _controller: () => new Response('books') } }))
+    .add('moved', new Route('/moved', { defaults: { _controller: () => Response.redirect('/books/', 301) } }));
   const { app } = debugKernel(routes);
   const response = await send(app, '/books?page=2');
   const data = (await profileOf(app, response)).collectors.router as RouterData;
+  const panel = bodyText(await send(app, `/_profiler/${response.getHeader('x-debug-token')}?panel=router`));
+  const moved = await send(app, '/moved');
+  const movedData = (await profileOf(app, moved)).collectors.router as RouterData;
+  const movedPanel = bodyText(await send(app, `/_profiler/${moved.getHeader('x-debug-token')}?panel=router`));
   await app.close();
   assert.is(response.status, 301);
   assert.is(data.redirect, 'http://127.0.0.1:8000/books/?page=2');
+  assert.is(data.route, null);
+  assert.match(panel, /The router answered with a redirect to/);
+  assert.is(movedData.redirect, '/books/');
+  assert.is(movedData.route, 'moved');
+  assert.match(movedPanel, /The response redirects to/);
+  assert.not.match(movedPanel, /The router answered/);
 });
 
 test('ExceptionDataCollectorTest::testCollect: the error\'s message, class and status are recorded', async () => {

@@ -28,7 +28,7 @@ export function renderRouterPanel({ profile }: PanelContext): SafeHtml {
 <div class="metric"><span class="value">${profile.method}</span><span class="label">Method</span></div>
 <div class="metric"><span class="value">${traces.length}</span><span class="label">Routes checked</span></div>
 </div>
-${redirect !== null ? html`<p class="notice">The router answered with a redirect to ${isSafeLink(redirect) ? html`<a href="${redirect}" rel="noreferrer">${redirect}</a>` : html`<span class="mono">${redirect}</span>`}</p>` : ''}
+${redirect !== null ? html`<p class="notice">${route === null ? 'The router answered with a redirect to' : 'The response redirects to'} ${isSafeLink(redirect) ? html`<a href="${redirect}" rel="noreferrer">${redirect}</a>` : html`<span class="mono">${redirect}</span>`}</p>` : ''}
 ${route === null && redirect === null ? html`<p class="empty">No route matched <span class="mono">${profile.method} ${renderShortUrl(profile.url)}</span></p>` : ''}
 
 <h3>Route parameters</h3>
