@@ -149,6 +149,18 @@ test('testRetrieveByIp: the IP matches exactly; `%` and `_` are no wildcards', a
   });
 });
 
+test('difference: ip, method and status filter exactly (Symfony\'s file storage matches a part: `127.0` any 127.0.x.x, `40` a 404); url is a part, as in Symfony', async () => {
+  await eachStorage(async (storage, name) => {
+    await storage.write(profile('d10001', { ip: '127.0.0.1', method: 'GET', status: 404, url: 'http://foo.bar/books/42' }));
+    assert.is((await storage.find({ ip: '127.0' })).length, 0, name);
+    assert.is((await storage.find({ method: 'GE' })).length, 0, name);
+    assert.is((await storage.find({ status: 40 })).length, 0, name);
+    assert.is((await storage.find({ method: 'get' })).length, 1, `${name}: the method in any case`);
+    assert.is((await storage.find({ url: '/books/' })).length, 1, name);
+    assert.is((await storage.find({ url: '/BOOKS/' })).length, 0, `${name}: the url in its case`);
+  });
+});
+
 test('testRetrieveByStatusCode: a profile is found by its status code', async () => {
   await eachStorage(async (storage, name) => {
     await storage.write(profile('e00200', { status: 200 }));
@@ -681,6 +693,18 @@ test('ExceptionDataCollectorTest::testCollect: the error\'s message, class and s
   assert.is(response.status, 500);
   assert.is(data.exceptions[0]!.message, 'foo');
   assert.is(data.exceptions[0]!.class, 'Error');
+  assert.is(data.exceptions[0]!.status, 500, 'an error that is no HTTP error is a 500, as FlattenException has it');
+});
+
+test('the debug error page of a main request gets the toolbar, as Symfony\'s exception page does; its sub-request\'s token is X-Previous-Debug-Token', async () => {
+  const routes = new RouteCollection().add('boom', new Route('/boom', { defaults: { _controller: () => { throw new Error('foo'); } } }));
+  const { app } = debugKernel(routes);
+  const response = await send(app, '/boom', 'GET', { headers: { accept: 'text/html' } });
+  await app.close();
+  assert.is(response.status, 500);
+  assert.ok(bodyText(response).includes(`/_wdt/${response.getHeader('x-debug-token')}`));
+  assert.ok(response.getHeader('x-previous-debug-token'));
+  assert.is.not(response.getHeader('x-previous-debug-token'), response.getHeader('x-debug-token'));
 });
 
 test('ExceptionDataCollectorTest: an HTTP error\'s status code is recorded (404)', async () => {
