@@ -3,7 +3,7 @@
 // whose title starts with `difference:` asserts where we deliberately differ (see the README).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -242,6 +242,30 @@ test('testStatusCode: each found summary carries its status code', async () => {
   });
 });
 
+test('testMultiRowIndexFile: the file storage\'s index has one line per profile, however often it was written', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hk-sf-fidelity-'));
+  const storage = new FileStorage({ dir });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const p = profile(tok(i, 0x20), { ip: `127.0.0.${i}`, url: `http://foo.bar/${i}` });
+      for (let n = 0; n < 3; n++) await storage.write(p).catch(() => {});
+    }
+    // A compaction may head the index with a line of its own, which names no profile.
+    const lines = readFileSync(join(dir, 'index.ndjson'), 'utf8').split('\n').filter((line) => line.startsWith('{"t":'));
+    assert.is(lines.length, 3);
+    for (let i = 0; i < 3; i++) assert.ok(lines.some((line) => line.includes(tok(i, 0x20)) && line.includes(`127.0.0.${i}`) && line.includes(`http://foo.bar/${i}`)));
+  } finally {
+    await storage.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a token that is no token (a path, Symfony\'s `token_1`) reads as no profile, in each storage', async () => {
+  await eachStorage(async (storage, name) => {
+    for (const token of ['../../etc/passwd', 'token_1', '', 'ABCDEF']) assert.is(await storage.read(token), null, `${name} ${token}`);
+  });
+});
+
 // --- ProfilerTest ------------------------------------------------------------------------------
 
 test('ProfilerTest::testCollect: a 204 answer to GET with ?foo=bar is recorded with its status, method and query', async () => {
@@ -436,6 +460,16 @@ test('the toolbar is injected in a page served through the whole kernel, and not
   assert.not.ok(bodyText(data).includes('/_wdt/'));
 });
 
+test('a HEAD of a page announces the Content-Length its GET sends, toolbar included', async () => {
+  const routes = new RouteCollection().add('page', new Route('/page', { defaults: { _controller: () => new Response(HTML, 200, { 'content-type': 'text/html; charset=UTF-8' }) } }));
+  const { app } = debugKernel(routes);
+  const get = await send(app, '/page');
+  const head = await send(app, '/page', 'HEAD');
+  await app.close();
+  assert.is(get.getHeader('content-length'), String(Buffer.byteLength(bodyText(get))));
+  assert.is(head.getHeader('content-length'), get.getHeader('content-length'));
+});
+
 // --- ProfilerControllerTest --------------------------------------------------------------------
 
 test('difference: testHomeActionRedirect: /_profiler/ shows the latest 10 profiles itself, not a redirect to the search results', async () => {
@@ -444,6 +478,18 @@ test('difference: testHomeActionRedirect: /_profiler/ shows the latest 10 profil
   await app.close();
   assert.is(response.status, 200);
   assert.match(bodyText(response), /No results found/);
+});
+
+test('testHomeActionRedirect: /_profiler/ lists the latest 10 profiles, newest first (Symfony\'s `limit=10`)', async () => {
+  const { app, storage } = debugKernel();
+  const base = Date.now() - 60_000;
+  for (let i = 0; i < 12; i++) await storage.write(profile(tok(i, 0x30), { time: base + i }));
+  const response = await send(app, '/_profiler/', 'GET', { headers: { accept: 'application/json' } });
+  await app.close();
+  const json = JSON.parse(bodyText(response)) as { count: number; results: Array<{ token: string }> };
+  assert.is(json.count, 10);
+  assert.is(json.results[0]!.token, tok(11, 0x30));
+  assert.is(json.results[9]!.token, tok(2, 0x30));
 });
 
 test('testPanelActionWithLatestTokenWhenNoTokensExist: /_profiler/latest with nothing recorded says no profile was found', async () => {
@@ -599,6 +645,34 @@ test('RequestDataCollectorTest::testCollect: route, route params, status text, s
   assert.is(data.requestType, 'main');
 });
 
+test('RequestDataCollectorTest::testCollect: request attributes set by the application are collected', async () => {
+  const routes = new RouteCollection().add('foobar', new Route('/foo', { defaults: { _controller: (request: Request) => {
+    request.attributes.set('foo', 'bar');
+    request.attributes.set('object', { type: 'stdClass' });
+    return new Response('ok');
+  } } }));
+  const { app } = debugKernel(routes);
+  const data = (await profileOf(app, await send(app, '/foo'))).collectors.request as RequestData;
+  await app.close();
+  assert.is(data.attributes.foo, 'bar');
+  assert.equal(data.attributes.object, { type: 'stdClass' });
+  assert.is(data.attributes._route, 'foobar');
+});
+
+test('difference: RequestDataCollectorTest::testCollect (response cookies): Set-Cookie is stored redacted, and so are the request\'s secret cookies', async () => {
+  const routes = new RouteCollection().add('cookies', new Route('/cookies', { defaults: { _controller: () => {
+    const response = new Response('ok');
+    response.headers['set-cookie'] = ['foo=bar; Path=/foo; Secure; HttpOnly', 'bar=foo; Path=/'];
+    return response;
+  } } }));
+  const { app } = debugKernel(routes);
+  const data = (await profileOf(app, await send(app, '/cookies', 'GET', { headers: { cookie: 'theme=dark; PHPSESSID=s3cr3t' } }))).collectors.request as RequestData;
+  await app.close();
+  assert.is(data.responseHeaders['set-cookie'], '[redacted]');
+  assert.equal(data.cookies, { theme: 'dark', PHPSESSID: '[redacted]' });
+  assert.is(data.requestHeaders.cookie, '[redacted]');
+});
+
 test('RequestDataCollectorTest::testCollectWithoutRouteParams: a route without parameters has {} as its params', async () => {
   const routes = new RouteCollection().add('plain', new Route('/plain', { defaults: { _controller: () => new Response('ok') } }));
   const { app } = debugKernel(routes);
@@ -747,6 +821,18 @@ test('LoggerDataCollectorTest::testCollect: the request\'s records with their co
   assert.is(data.counts.ERROR, 1);
   assert.is(data.counts.CRITICAL, 1);
   assert.ok(data.counts.DEBUG! >= 1);
+});
+
+test('LoggerDataCollectorTest (a log with an exception in its context): the error is kept as its class and message', async () => {
+  const routes = new RouteCollection().add('log', new Route('/log', { defaults: { _controller: () => {
+    app.logger.warning('foo3', { exception: new RangeError('warning') });
+    return new Response('ok');
+  } } }));
+  const { app } = debugKernel(routes);
+  const data = (await profileOf(app, await send(app, '/log'))).collectors.logger as LoggerData;
+  await app.close();
+  const record = data.logs.find((r) => r.message === 'foo3');
+  assert.equal(record!.context, { exception: { class: 'RangeError', message: 'warning' } });
 });
 
 test('LoggerDataCollector: another request\'s records are not in this one\'s profile (Symfony\'s DebugLogger is per request by reset)', async () => {
