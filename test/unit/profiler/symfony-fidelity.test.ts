@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Request, RequestType, Response, ResponseEvent, type KernelLike } from '../../../kernel/index.js';
 import { createKernel, type KernelApp } from '../../../lib/app/index.js';
-import { NotFoundHttpError } from '../../../kernel/index.js';
+import { Event, NotFoundHttpError } from '../../../kernel/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import {
   FileStorage,
@@ -872,6 +872,23 @@ test('EventDataCollectorTest::testCollect: called listeners and listeners not ca
   assert.ok(data.called.some((call) => call.event === 'kernel.request' && call.listener.includes('RouterListener')));
   // No error: the kernel.exception listeners were not called.
   assert.ok(data.notCalled.some((listener) => listener.event === 'kernel.exception'));
+});
+
+test('EventDataCollector: an event dispatched with no listener is listed as orphaned; a listener that stopped propagation is marked', async () => {
+  const routes = new RouteCollection().add('ok', new Route('/ok', { defaults: { _controller: async () => {
+    await app.dispatcher.dispatch(new Event(), 'app.nobody_listens');
+    await app.dispatcher.dispatch(new Event(), 'app.stopped');
+    return new Response('ok');
+  } } }));
+  const { app } = debugKernel(routes);
+  app.dispatcher.addListener('app.stopped', function stopper(event: Event) { event.stopPropagation(); }, 10);
+  app.dispatcher.addListener('app.stopped', function never() {}, 0);
+  const data = (await profileOf(app, await send(app, '/ok'))).collectors.events as EventsData;
+  await app.close();
+  assert.ok(data.orphaned.includes('app.nobody_listens'));
+  const stopper = data.called.find((call) => call.event === 'app.stopped' && call.listener.includes('stopper'));
+  assert.is(stopper?.stoppedPropagation, true);
+  assert.ok(data.notCalled.some((listener) => listener.event === 'app.stopped' && listener.listener.includes('never')));
 });
 
 test('MemoryDataCollectorTest::testCollect: memory is whole bytes, the collector is named memory', async () => {
