@@ -2,17 +2,20 @@
 // Optional groups are expanded into variants (in the order a regex would try them: with the
 // group first), and every parameter gets the pattern it matches: its requirement, or the
 // default (`[^/]+`, or `[^/.]+` when a separator such as `.` follows it inside the segment, as Symfony does).
+// The default is the parameter's in every variant: a separator that follows it in one (`.` opening
+// the group of `/:name{.:format}`) ends it in the others too, as Symfony's one regex reads it.
 import { parse, type Token } from 'path-to-regexp';
 import { InvalidRouteError } from './errors.js';
 
 /**
  * One piece of an expanded pattern. `pattern` is a regex source without capturing groups;
  * `required`: it must be matched as a regex (a requirement, or a default that gives characters back
- * to the text after it), rather than read up to the delimiter or the separator that ends it.
+ * to the text after it, or stops at more than one separator), rather than read up to the delimiter
+ * or `stop`, the one separator that ends it besides (`''`: none, or `required`).
  */
 export type Part =
   | { readonly type: 'text'; readonly value: string }
-  | { readonly type: 'param' | 'wildcard'; readonly name: string; readonly pattern: string; readonly required: boolean };
+  | { readonly type: 'param' | 'wildcard'; readonly name: string; readonly pattern: string; readonly required: boolean; readonly stop: string };
 
 /**
  * What ends a parameter without a requirement when it comes right after it: Symfony's RouteCompiler::SEPARATORS
@@ -42,10 +45,12 @@ export function compilePattern(source: string, delimiter: '/' | '.', requirement
   }
   const names: string[] = [];
   collectNames(data.tokens, names, source, label);
+  const stops = new Map<string, string>();
+  collectStops(data.tokens, delimiter, '', stops);
   const variants: Part[][] = [];
   expand(data.tokens, 0, [], (flat) => {
     if (variants.length === MAX_VARIANTS) throw new InvalidRouteError(`Invalid ${label} "${source}": more than ${MAX_VARIANTS} combinations of optional groups.`);
-    const parts = toParts(flat, delimiter, requirements, source, label);
+    const parts = toParts(flat, delimiter, requirements, stops, source, label);
     if (delimiter === '/') {
       // A path that opens with an optional group (`{/:page}`) is `/` without it.
       if (parts.length === 0) parts.push({ type: 'text', value: '/' });
@@ -72,6 +77,37 @@ function collectNames(tokens: readonly Token[], names: string[], source: string,
   }
 }
 
+/**
+ * The first character of each text that may come right after tokens[from]: an optional group may be
+ * there or not, so its first character counts and so does what follows it. `after`: those of the
+ * texts after these tokens (in an enclosing pattern).
+ */
+export function followers(tokens: readonly Token[], from: number, after: string): string {
+  let chars = '';
+  for (let i = from; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.type === 'text') return token.value === '' ? chars : chars + token.value[0];
+    if (token.type !== 'group') return chars;
+    chars += followers(token.tokens, 0, '');
+  }
+  return chars + after;
+}
+
+/** The separators (besides the delimiter) among `following`, that a parameter without requirement stops at. */
+export function stopsAmong(following: string, delimiter: string): string {
+  return [...new Set(following)].filter((char) => char !== delimiter && SEPARATORS.includes(char)).join('');
+}
+
+// Each parameter's stops: the separators that may follow it in any variant.
+function collectStops(tokens: readonly Token[], delimiter: string, after: string, stops: Map<string, string>): void {
+  tokens.forEach((token, index) => {
+    if (token.type === 'text') return;
+    const following = followers(tokens, index + 1, after);
+    if (token.type === 'group') collectStops(token.tokens, delimiter, following, stops);
+    else stops.set(token.name, stopsAmong(following, delimiter));
+  });
+}
+
 type FlatToken = Exclude<Token, { type: 'group' }>;
 
 // Calls `emit` with each combination of optional groups, the group's contents first.
@@ -91,7 +127,7 @@ function expand(tokens: readonly Token[], index: number, prefix: FlatToken[], em
   emit(prefix.slice());
 }
 
-function toParts(flat: FlatToken[], delimiter: string, requirements: Readonly<Record<string, string>>, source: string, label: string): Part[] {
+function toParts(flat: FlatToken[], delimiter: string, requirements: Readonly<Record<string, string>>, stops: ReadonlyMap<string, string>, source: string, label: string): Part[] {
   const parts: Part[] = [];
   for (let i = 0; i < flat.length; i++) {
     const token = flat[i]!;
@@ -108,17 +144,20 @@ function toParts(flat: FlatToken[], delimiter: string, requirements: Readonly<Re
     const requirement = Object.hasOwn(requirements, token.name) ? requirements[token.name] : undefined;
     let pattern: string;
     let required = requirement !== undefined;
+    let stop = '';
     if (requirement !== undefined) pattern = requirement;
     else if (token.type === 'wildcard') pattern = '[^]+';
     else {
-      // As Symfony's RouteCompiler: a separator after the parameter ends it; other text (`/get:"what"Suffix`)
-      // does not, the parameter giving characters back to it, which takes its regex.
+      // As Symfony's RouteCompiler: a separator after the parameter ends it (in whichever variant it
+      // follows it); other text (`/get:"what"Suffix`) does not, the parameter giving characters back to
+      // it, which takes its regex, as do two separators (the tree reads up to one).
       const follower = flat[i + 1]?.type === 'text' ? (flat[i + 1] as { value: string }).value[0]! : delimiter;
-      const stop = follower !== delimiter && SEPARATORS.includes(follower) ? follower : '';
-      pattern = `[^${escapeClass(delimiter + stop)}]+`;
-      required = follower !== delimiter && stop === '';
+      const own = stops.get(token.name)!;
+      pattern = `[^${escapeClass(delimiter + own)}]+`;
+      required = own.length > 1 || (follower !== delimiter && !own.includes(follower));
+      if (!required) stop = own;
     }
-    parts.push({ type: token.type, name: token.name, pattern, required });
+    parts.push({ type: token.type, name: token.name, pattern, required, stop });
   }
   return parts;
 }

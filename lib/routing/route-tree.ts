@@ -1,7 +1,7 @@
 // Internal: every route variant in one radix tree, searched for the highest-priority match.
 //
 // Static text is a radix tree keyed by character; a parameter is an edge that reads up to the
-// next `/` (or up to the character that follows it in its segment); a trailing wildcard reads
+// next `/` (or up to the separator that may follow it in its segment); a trailing wildcard reads
 // the rest. What the tree cannot decide by reading forward (a requirement that may match `/`,
 // a wildcard followed by more text) is left to a matcher of the rest of the path, a "tail": a
 // TailMatcher (tail-matcher.ts, linear in the path) when its parts have no requirement, else a
@@ -261,10 +261,11 @@ export class RouteTree implements SearchResult {
       }
       const next = parts[i + 1];
       if (part.type === 'param') {
-        const stop = next?.type === 'text' && next.value[0] !== '/' ? next.value.charCodeAt(0) : -1;
+        // The separator that ends it besides `/` (that of the text after it, or of a variant's).
+        const stop = part.stop === '' ? -1 : part.stop.charCodeAt(0);
         let test: RegExp | null = null;
         if (part.required) {
-          if (stop !== -1 || !cannotMatch(part.pattern, '/') || matchesEmpty(part.pattern)) {
+          if ((next?.type === 'text' && next.value[0] !== '/') || !cannotMatch(part.pattern, '/') || matchesEmpty(part.pattern)) {
             this.#addTail(node, parts.slice(i), make(), names, wildcards);
             return;
           }

@@ -103,10 +103,12 @@ export class TailMatcher {
       } else {
         // The classes pattern.ts gives a parameter without requirement: not `/`, nor the separator
         // that starts the text after it in its segment; or not `/` only, giving back to other text.
+        // A parameter followed by the delimiter or nothing may also stop at a separator of another variant (`/:a{.:b}` without it).
         const stop = text !== '' && text[0] !== delimiter ? text[0]! : '';
-        if (part.pattern === `[^${escapeClass(delimiter + stop)}]+`) {
+        const own = stop === '' && !part.required ? part.stop : stop;
+        if (part.pattern === `[^${escapeClass(delimiter + own)}]+`) {
           giving.push(0);
-          stops.push(stop === '' ? -1 : stop.charCodeAt(0));
+          stops.push(own === '' ? -1 : own.charCodeAt(0));
         } else if (stop !== '' && part.pattern === `[^${escapeClass(delimiter)}]+`) {
           giving.push(1);
           stops.push(-1);

@@ -4,7 +4,7 @@ import { isNameValueObject, isPlainObject } from '../../kernel/name-value-object
 import { isValidHost } from '../../kernel/host-syntax.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
 import { decode } from './params-builder.js';
-import { SEPARATORS, variantSource, type Part } from './pattern.js';
+import { escapeClass, followers, stopsAmong, variantSource, type Part } from './pattern.js';
 import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
 
@@ -174,24 +174,10 @@ function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Rea
       return { group: piecesOf(token.tokens, delimiter, requirements, following), names };
     }
     // The matcher's default pattern: nor the delimiter, nor the first character of a text that may follow it in any variant.
-    const stops = [...new Set(following)].filter((char) => char !== delimiter && SEPARATORS.includes(char)).join('').replace(/[\]\\^-]/g, '\\$&');
-    const pattern = own(requirements, token.name) ?? (token.type === 'wildcard' ? '[^]+' : `[^${delimiter === '.' ? '.' : '/'}${stops}]+`);
+    const pattern = own(requirements, token.name) ?? (token.type === 'wildcard' ? '[^]+' : `[^${escapeClass(delimiter + stopsAmong(following, delimiter))}]+`);
     // A host's requirement is matched without regard to case, as the matcher matches it (hosts are lower-cased).
     return { name: token.name, wildcard: token.type === 'wildcard', host: delimiter === '.', pattern, check: new RegExp(`^(?:${pattern})$`, delimiter === '.' ? 'i' : '') };
   });
-}
-
-// The first character of each text that may come right after tokens[from]: an optional group may be
-// there or not, so its first character counts and so does what follows it.
-function followers(tokens: readonly Token[], from: number, after: string): string {
-  let chars = '';
-  for (let i = from; i < tokens.length; i++) {
-    const token = tokens[i]!;
-    if (token.type === 'text') return token.value === '' ? chars : chars + token.value[0];
-    if (token.type !== 'group') return chars;
-    chars += followers(token.tokens, 0, '');
-  }
-  return chars + after;
 }
 
 /**

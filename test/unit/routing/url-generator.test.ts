@@ -149,6 +149,14 @@ test('missing mandatory parameters are all named', () => {
   assert.is((error as MissingMandatoryParametersError).code, 'HK_ROUTING_MISSING_PARAMETERS');
 });
 
+test('a value holding the separator that opens the optional group after it is refused, group written or not: the matcher would not read it back', () => {
+  const g = new UrlGenerator(new RouteCollection().add('file', new Route('/:name{.:ext}')));
+  assert.instance(thrown(() => g.generate('file', { name: 'x.' })), InvalidParameterError);
+  assert.instance(thrown(() => g.generate('file', { name: 'x.y', ext: 'z' })), InvalidParameterError);
+  assert.is(g.generate('file', { name: 'x' }), '/x');
+  assert.is(g.generate('file', { name: 'x', ext: 'y.z' }), '/x.y.z');
+});
+
 test('a value that fails its requirement is an InvalidParameterError', () => {
   const error = thrown(() => generator().generate('book', { id: 'abc' }));
   assert.instance(error, InvalidParameterError);

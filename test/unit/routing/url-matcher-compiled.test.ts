@@ -23,14 +23,15 @@ function pick<T>(next: () => number, list: readonly T[]): T {
 }
 
 const words = ['a', 'b', 'ab', 'books', 'new', 'x.y'];
-const values = ['a', 'b', 'ab', 'books', 'new', '12', '7', 'x.y', 'a.b', 'q%20r', 'bad%zz', 'x.y%41', 'a-b', 'x-y.z', 'ahtml', 'a.html'];
+const values = ['a', 'b', 'ab', 'books', 'new', '12', '7', 'x.y', 'a.b', 'q%20r', 'bad%zz', 'x.y%41', 'a-b', 'x-y.z', 'ahtml', 'a.html', 'x.', 'a-'];
 const methodSets = [['GET'], ['POST'], ['GET', 'POST'], ['PUT'], []];
 const requestMethods = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'];
 
 // Patterns the generated search handles: text, parameters (some with requirements that cannot
 // match `/`), two parameters in one segment (split at a separator, `.` or `-`), text after a
 // parameter (a separator ends it; other text takes back what it needs, a tail the walk keeps),
-// optional groups (one may open the pattern), and a wildcard at the end.
+// optional groups (one may open the pattern; one opening with a separator ends the parameter
+// before it, the group written or not), and a wildcard at the end.
 function randomRoute(next: () => number, index: number): Route {
   let path = next() < 0.1 ? `{/:p${index}_o}` : '';
   const requirements: Record<string, string> = {};
@@ -44,7 +45,8 @@ function randomRoute(next: () => number, index: number): Route {
       path += `/:${name}`;
       requirements[name] = pick(next, ['\\d+', '[a-z]+', 'a|ab']);
     } else if (kind < 0.7) path += `{/:${name}}`;
-    else if (kind < 0.8) path += `/:${name}${pick(next, ['.', '-'])}:${name}e`;
+    else if (kind < 0.75) path += `/:${name}${pick(next, ['.', '-'])}:${name}e`;
+    else if (kind < 0.8) path += `/:${name}{${pick(next, ['.', '-'])}:${name}e}`;
     else if (kind < 0.9) path += `/:"${name}"${pick(next, ['.html', '-x', 'html', 'b'])}`;
     else {
       path += `/*${name}`;

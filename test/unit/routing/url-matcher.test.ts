@@ -271,6 +271,20 @@ test('an optional group with text in the segment prefers the longer form, as a r
   assert.equal(look(m, '/report').params, { name: 'report' });
 });
 
+test('a parameter stops at the separator opening the optional group after it, with the group left out too (as Symfony)', () => {
+  const m = matcher(['file', '/:name{.:ext}'], ['tail', '/t/*dir/:name{.:ext}'], ['json', '/j/:name{/:page}.json']);
+  assert.equal(look(m, '/x.'), { kind: 'not-found', path: '/x./' });
+  assert.equal(look(m, '/x'), { kind: 'match', name: 'file', params: { name: 'x' } });
+  assert.equal(look(m, '/x.y.z').params, { name: 'x', ext: 'y.z' });
+  // A wildcard's tail, and a separator after the group rather than in it.
+  assert.equal(look(m, '/t/a/x.'), { kind: 'not-found', path: '/t/a/x./' });
+  assert.equal(look(m, '/t/a/b/x.y').params, { dir: ['a', 'b'], name: 'x', ext: 'y' });
+  assert.is(look(m, '/j/x.y/2.json').kind, 'not-found');
+  assert.equal(look(m, '/j/x/2.json').params, { name: 'x', page: '2' });
+  // explain() reads each route's own regex: it agrees.
+  assert.ok(m.explain('/x.', context()).every((trace) => trace.verdict !== 'match'));
+});
+
 test('a parameter followed by text in its segment stops at that text', () => {
   const m = matcher(['file', '/files/:name.:ext']);
   assert.equal(look(m, '/files/archive.tar.gz').params, { name: 'archive', ext: 'tar.gz' });
