@@ -50,9 +50,12 @@ export interface CompiledRoute {
   readonly testPath: (path: string) => boolean;
   /**
    * When `path` fails `testPath` but matches the pattern without requirements, the name of the
-   * requirement that refuses it (explain: an almost match, as Symfony's TraceableUrlMatcher says); else null.
+   * requirement that refuses it, or of every requirement when only their combination does (explain:
+   * an almost match, as Symfony's TraceableUrlMatcher says); else null.
    */
-  readonly failedRequirement: (path: string) => string | null;
+  readonly failedRequirement: (path: string) => readonly string[] | null;
+  /** Each requirement as its author wrote it (a RegExp as `/source/flags`), for messages: `requirements` holds it sanitized. */
+  readonly writtenRequirements: Readonly<Record<string, string>>;
   /** `methods` with HEAD right after GET: what a 405 lists for this route. */
   readonly allowedMethods: readonly string[];
 }
@@ -109,7 +112,11 @@ export class Route {
     options = checkOptions(this.path, options);
     this.defaults = Object.freeze({ ...options.defaults });
     const requirements: Record<string, string> = {};
-    for (const [name, requirement] of Object.entries(options.requirements ?? {})) requirements[name] = sanitizeRequirement(name, requirement);
+    const writtenRequirements: Record<string, string> = {};
+    for (const [name, requirement] of Object.entries(options.requirements ?? {})) {
+      requirements[name] = sanitizeRequirement(name, requirement);
+      writtenRequirements[name] = String(requirement);
+    }
     this.requirements = Object.freeze(requirements);
     if (options.methods !== undefined && !Array.isArray(options.methods)) throw new InvalidRouteError(`The methods of route "${this.path}" are an array (['GET']), not ${JSON.stringify(options.methods) ?? String(options.methods)}.`);
     if (options.schemes !== undefined && !Array.isArray(options.schemes)) throw new InvalidRouteError(`The schemes of route "${this.path}" are an array (['https']), not ${JSON.stringify(options.schemes) ?? String(options.schemes)}.`);
@@ -154,6 +161,7 @@ export class Route {
       staticHost,
       testPath: pathTester(pathPattern.variants),
       failedRequirement: requirementFinder(this.path, pathPattern.names.filter((name) => Object.hasOwn(this.requirements, name)), this.requirements),
+      writtenRequirements: Object.freeze(writtenRequirements),
       allowedMethods: Object.freeze(allowedMethods),
     });
   }
@@ -170,7 +178,7 @@ function pathTester(variants: readonly (readonly Part[])[]): (path: string) => b
 }
 
 /** The failedRequirement of a path pattern, its testers compiled on its first call (slow path: explain). */
-function requirementFinder(path: string, names: readonly string[], requirements: Readonly<Record<string, string>>): (request: string) => string | null {
+function requirementFinder(path: string, names: readonly string[], requirements: Readonly<Record<string, string>>): (request: string) => readonly string[] | null {
   if (names.length === 0) return () => null;
   let loose: ((request: string) => boolean) | null = null;
   let each: (readonly [string, (request: string) => boolean])[] | null = null;
@@ -178,8 +186,9 @@ function requirementFinder(path: string, names: readonly string[], requirements:
     loose ??= pathTester(compilePattern(path, '/', {}, 'route path').variants);
     if (!loose(request)) return null;
     each ??= names.map((name) => [name, pathTester(compilePattern(path, '/', { [name]: requirements[name]! }, 'route path').variants)] as const);
-    // Each requirement alone; when only their combination refuses the path, the first is named.
-    return each.find(([, test]) => !test(request))?.[0] ?? names[0]!;
+    // Each requirement alone; when only their combination refuses the path, all of them.
+    const alone = each.find(([, test]) => !test(request));
+    return alone === undefined ? names : [alone[0]];
   };
 }
 

@@ -412,11 +412,15 @@ export class UrlMatcher {
       const trace = (verdict: RouteTrace['verdict'], reason: string): RouteTrace => ({ name, path: route.path, verdict, reason, checks });
       if (!pathMatches) {
         const canonical = toggled !== null && compiled.testPath(toggled) ? toggled : oneSlash !== null && compiled.testPath(oneSlash) ? oneSlash : null;
-        const requirement = canonical === null ? compiled.failedRequirement(path) : null;
+        const failed = canonical === null ? compiled.failedRequirement(path) : null;
         if (canonical !== null) {
           traces.push(trace('almost', `Path "${path}" matches only as "${canonical}"${canRedirect ? ', a GET or HEAD is redirected there if no route matches' : ''}.`));
-        } else if (requirement !== null) {
-          traces.push(trace('almost', `Requirement for "${requirement}" does not match (${route.requirements[requirement]}).`));
+        } else if (failed !== null) {
+          // The requirements as their author wrote them, not as the matcher reads them (percent-encoded, groups non-capturing).
+          const written = (name: string): string => compiled.writtenRequirements[name]!;
+          traces.push(trace('almost', failed.length === 1
+            ? `Requirement for "${failed[0]}" does not match (${written(failed[0]!)}).`
+            : `Requirements for ${failed.map((name) => `"${name}" (${written(name)})`).join(', ')} do not match together (each alone does).`));
         } else traces.push(trace('mismatch', `Path "${path}" does not match "${route.path}".`));
         continue;
       }

@@ -411,6 +411,21 @@ test('explain gives each route\'s verdict up to the one that answers', () => {
   assert.match(m.explain('/health', context())[1]!.reason, /matches only as "\/health\/"/);
 });
 
+test('explain() names a refusing requirement as its author wrote it, not as the matcher reads it (percent-encoded)', () => {
+  const m = matcher(['lt', '/lt/:v', { requirements: { v: '<b' } }], ['id', '/id/:v', { requirements: { v: /^\d+$/ } }]);
+  assert.is(m.explain('/lt/x', context())[0]!.reason, 'Requirement for "v" does not match (<b).');
+  assert.is(m.explain('/id/x', context())[1]!.reason, 'Requirement for "v" does not match (/^\\d+$/).');
+  // The matcher still reads the sanitized one.
+  assert.is(look(m, '/lt/%3Cb').kind, 'match');
+});
+
+test('explain() says when requirements refuse a path only together, each alone accepting it', () => {
+  const m = matcher(['r', '/:a.:b', { requirements: { a: 'p\\.q', b: 'q\\.r' } }]);
+  const [trace] = m.explain('/p.q.r', context());
+  assert.is(trace!.verdict, 'almost');
+  assert.is(trace!.reason, 'Requirements for "a" (p\\.q), "b" (q\\.r) do not match together (each alone does).');
+});
+
 test('normalizePercentEncoding upper-cases hex digits and decodes unreserved characters only', () => {
   assert.is(normalizePercentEncoding('/caf%c3%a9'), '/caf%C3%A9');
   assert.is(normalizePercentEncoding('/%69p/%7E%2d%2E%5f'), '/ip/~-._');
