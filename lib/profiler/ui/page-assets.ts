@@ -160,7 +160,7 @@ tr.level-warning { background: color-mix(in srgb, var(--warn-bg) 55%, transparen
 .cat-controller { --swatch: var(--cat-controller); }
 .cat-section { --swatch: var(--cat-section); }
 .waterfall { border-top: 1px solid var(--border); }
-.wf-axis, .wf-row { display: grid; grid-template-columns: minmax(180px, 32%) minmax(0, 1fr) 80px; gap: 10px; align-items: center; }
+.wf-axis, .wf-row, .wf-marker { display: grid; grid-template-columns: minmax(180px, 32%) minmax(0, 1fr) 80px; gap: 10px; align-items: center; }
 .wf-axis { font-size: 11px; color: var(--muted); padding: 4px 0; border-bottom: 1px solid var(--border); }
 .wf-axis .ticks { position: relative; height: 16px; }
 .wf-axis .tick { position: absolute; top: 0; transform: translateX(-50%); white-space: nowrap; }
@@ -177,6 +177,13 @@ tr.level-warning { background: color-mix(in srgb, var(--warn-bg) 55%, transparen
 .wf-track { position: relative; height: 14px; background: var(--track); border-radius: 2px; }
 .wf-bar { position: absolute; top: 2px; bottom: 2px; min-width: 2px; border-radius: 2px; background: var(--swatch); }
 .wf-axis .wf-duration { font-size: inherit; }
+/* The response-ready marker: a line at --ready (set with the bars' positions) through every track, labelled under the axis. */
+.wf-marker { font-size: 11px; padding: 2px 0; border-bottom: 1px solid var(--border); }
+.wf-marker .when { position: relative; height: 16px; }
+.wf-ready { position: absolute; top: 0; left: var(--ready); padding-left: 4px; border-left: 2px solid var(--warn); white-space: nowrap; }
+.wf-ready.late { transform: translateX(-100%); padding: 0 4px 0 0; border-left: 0; border-right: 2px solid var(--warn); }
+.wf-track::after { content: ""; position: absolute; top: -3px; bottom: -3px; left: var(--ready); border-left: 2px dashed var(--warn); }
+.legend li.ready-key::before { width: 0; border-radius: 0; border-left: 2px dashed var(--warn); background: none; }
 .wf-duration { text-align: right; font-size: 12px; font-variant-numeric: tabular-nums; white-space: nowrap; }
 
 .verdict { font-weight: 600; font-size: 12px; padding: 1px 8px; border-radius: 4px; white-space: nowrap; }
@@ -196,7 +203,7 @@ tr.trace-match { background: color-mix(in srgb, var(--ok-bg) 50%, transparent); 
   .sidebar { display: contents; }
   .sidebar .search { order: 2; }
   .wf-axis .tick:not(:first-child):not(:last-child) { display: none; }
-  .wf-axis, .wf-row { grid-template-columns: minmax(110px, 38%) minmax(0, 1fr) 64px; }
+  .wf-axis, .wf-row, .wf-marker { grid-template-columns: minmax(110px, 38%) minmax(0, 1fr) 64px; }
 }
 @media (max-width: 640px) {
   .topbar .inner, .summary .inner { padding-left: 12px; padding-right: 12px; }

@@ -1,4 +1,7 @@
-/** The time panel: the request's timeline as a waterfall, bars scaled to the total duration. */
+/**
+ * The time panel: the request's timeline as a waterfall, bars scaled to its longest period. The total
+ * duration runs until the response was ready; kernel.terminate comes after it, so a marker shows where.
+ */
 import { html, type SafeHtml } from '../../../errors/index.js';
 import { formatBytes, formatClockTime, formatDuration, formatProfileTime } from '../format.js';
 import { arrayOf, isRecord, numberOf, renderNoData, stringOf } from '../values.js';
@@ -55,8 +58,10 @@ function timelineOf(data: unknown): Timeline | null {
 export function timelineStyles({ profile }: PanelContext): string {
   const timeline = timelineOf(profile.collectors['time']);
   if (timeline === null) return '';
-  const { periods, scale } = timeline;
-  return periods.map((period, i) => `\n#wf-bar-${i} { left: ${percent((period.start / scale) * 100)}; width: ${percent((period.duration / scale) * 100)}; }`).join('');
+  const { periods, duration, scale } = timeline;
+  // Where the response was ready, for the marker line through the tracks (see .wf-track::after).
+  const ready = `\n.waterfall { --ready: ${percent((duration / scale) * 100)}; }`;
+  return ready + periods.map((period, i) => `\n#wf-bar-${i} { left: ${percent((period.start / scale) * 100)}; width: ${percent((period.duration / scale) * 100)}; }`).join('');
 }
 
 /** Renders `collectors.time` (and the memory figures of `collectors.memory` when present). */
@@ -79,11 +84,12 @@ ${renderMemoryMetrics(profile.collectors['memory'])}
 <h3>Timeline</h3>
 ${periods.length === 0
   ? html`<p class="empty">No timeline periods were recorded</p>`
-  : html`<ul class="legend">${present.map((category) => html`<li class="cat-${category}">${CATEGORY_LABELS[category]}</li>`)}</ul>
+  : html`<ul class="legend">${present.map((category) => html`<li class="cat-${category}">${CATEGORY_LABELS[category]}</li>`)}<li class="ready-key">Response ready: the total duration ends there; what follows (kernel.terminate) runs after the response</li></ul>
 <div class="waterfall" role="table" aria-label="Timeline">
 <div class="wf-axis" role="row"><span role="columnheader">Period</span><div class="ticks" aria-hidden="true">${ticks.map(
       (tick) => html`<span class="tick">${formatDuration(scale * tick)}</span>`,
     )}</div><span role="columnheader" class="wf-duration">Duration</span></div>
+<div class="wf-marker" aria-hidden="true"><span></span><div class="when"><span class="wf-ready${duration / scale > 0.5 ? ' late' : ''}">response ready, ${formatDuration(duration)}</span></div><span></span></div>
 ${periods.map((period, i) => {
   const label = `${period.name} (${period.category ?? 'unknown'}): starts at ${formatDuration(period.start)}, lasts ${formatDuration(period.duration)}`;
   return html`<div class="wf-row ${categoryClass(period.category)}" role="row" title="${label}">

@@ -241,6 +241,20 @@ test('the time panel draws each period as a bar scaled to the total duration', (
   assert.match(html, '12.5 MiB');
 });
 
+test('the time panel marks where the response was ready on the axis, and its legend says the total ends there', () => {
+  const profile = mainProfile();
+  profile.collectors['time'] = { startTime: profile.time, duration: 5, periods: [{ name: 'kernel.terminate', category: 'event', start: 6, duration: 4 }] };
+  const full = page({ profile, panel: 'time' });
+  const html = panelOf(full);
+  assert.match(html, '<div class="wf-marker" aria-hidden="true"><span></span><div class="when"><span class="wf-ready">response ready, 5 ms</span></div><span></span></div>');
+  assert.match(html, '<li class="ready-key">Response ready: the total duration ends there; what follows (kernel.terminate) runs after the response</li>');
+  // Placed by the page's stylesheet, as the bars are: no style= attribute.
+  assert.match(full, '.waterfall { --ready: 50.000%; }');
+  assert.not.match(html, 'style=');
+  // Past the middle, the label sits left of its line.
+  assert.match(panelOf(page({ panel: 'time' })), '<span class="wf-ready late">response ready, 6.5 ms</span>');
+});
+
 test('the time panel scales to a period that ends after the total duration', () => {
   const profile = mainProfile();
   profile.collectors['time'] = { startTime: profile.time, duration: 5, periods: [{ name: 'late', category: 'section', start: 5, duration: 5 }] };
