@@ -32,6 +32,9 @@ h3 { font-size: 15px; margin: 18px 0 8px; }
 .empty { font-style: italic; overflow-wrap: anywhere; }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; }
 
+/* Hidden until a keyboard focuses it (the clip keeps it readable to screen readers). */
+.skip-link { position: absolute; left: 12px; top: 8px; z-index: 10; padding: 6px 12px; border-radius: 4px; background: var(--card); color: var(--link); font-weight: 600; box-shadow: 0 0 0 2px var(--link); }
+.skip-link:not(:focus) { width: 1px; height: 1px; padding: 0; overflow: hidden; clip-path: inset(50%); white-space: nowrap; box-shadow: none; }
 .topbar { background: var(--head); color: var(--head-fg); }
 .topbar .inner { display: flex; align-items: center; gap: 18px; max-width: 1400px; margin: 0 auto; padding: 10px 20px; }
 .topbar .brand { font-weight: 700; letter-spacing: .02em; color: inherit; text-decoration: none; }

@@ -80,7 +80,9 @@ export function renderProfilePage(input: ProfilePageInput): string {
   const content = safely(context, selected, () => (definition !== undefined ? definition.render(context) : renderGenericPanel(context, selected)));
   const css = stylesOf(definition, context);
 
-  const body = html`${renderTopBar(urls)}
+  // The first thing a keyboard reaches: past the top bar, the menu and the search form to the panel.
+  const body = html`<a class="skip-link" href="#panel-${encodeURIComponent(selected)}">Skip to panel</a>
+${renderTopBar(urls)}
 ${renderSummary(input, context)}
 <div class="layout">
 <aside class="sidebar">

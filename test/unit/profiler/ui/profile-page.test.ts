@@ -33,6 +33,19 @@ test('the header summarises method, URL, status, IP, time and token', () => {
   assert.match(html, '<dd class="mono">a1b2c3</dd>');
 });
 
+test('a "Skip to panel" link, hidden until focused, is the first thing a keyboard reaches, and leads to the panel', () => {
+  for (const panel of ['request', 'time', 'custom collector']) {
+    const html = page({ panel, profile: { ...mainProfile(), collectors: { ...mainProfile().collectors, 'custom collector': { a: 1 } } } });
+    const body = html.slice(html.indexOf('<body>'));
+    const first = /<(?:a|button|input|select|textarea)\b[^>]*>/.exec(body)![0];
+    assert.is(first, `<a class="skip-link" href="#panel-${encodeURIComponent(panel)}">`);
+    assert.match(html, `<main class="panel" id="panel-${panel}">`);
+  }
+  const css = page();
+  assert.is(declarationsFor(css, '.skip-link:not(:focus)').get('clip-path'), 'inset(50%)');
+  assert.is(declarationsFor(css, '.skip-link').get('position'), 'absolute');
+});
+
 test('the header names the outermost exception and links to the exception panel', () => {
   assert.match(page(), /<a class="exception-link" href="\/_profiler\/a1b2c3\?panel=exception">NotFoundHttpError<\/a>/);
 });
