@@ -8,7 +8,7 @@ import { LogLevel, type LogRecord } from '../log/log-record.js';
 import { nonceAttribute } from './csp-nonce.js';
 import type { FileLinker } from './file-link.js';
 import type { FlatError } from './flatten-error.js';
-import { html, renderElided, unsafeRaw, type SafeHtml } from './html.js';
+import { elideMiddle, html, renderElided, unsafeRaw, type SafeHtml } from './html.js';
 import { EXCERPT_LINES, excerptReader, renderSourceExcerpt } from './source-excerpt.js';
 import type { StackFrame } from './stack-frames.js';
 import { statusText } from './status-text.js';
@@ -62,6 +62,8 @@ const LOGS_BUDGET = 1_000_000;
  */
 const SHOWN_MESSAGE_LENGTH = 300;
 const SHOWN_URI_LENGTH = 120;
+/** Most characters of the message in the page's `<title>` and its HTML comments: a tab or a history entry shows little more. */
+const TITLE_MESSAGE_LENGTH = 150;
 
 /** Renders the complete debug error page as an HTML5 document. */
 export function renderDebugPage(input: DebugPageInput): string {
@@ -70,7 +72,7 @@ export function renderDebugPage(input: DebugPageInput): string {
   const status = input.status;
   const reason = statusText(status);
   const message = outermost.message !== '' ? outermost.message : reason;
-  const summary = `${message} (${status} ${reason})`;
+  const summary = `${elideMiddle(message, TITLE_MESSAGE_LENGTH)} (${status} ${reason})`;
   const around = input.excerptLines ?? EXCERPT_LINES;
   const cwd = process.cwd();
   const profilerUrl = isSafeLink(input.profilerUrl) ? input.profilerUrl : null;

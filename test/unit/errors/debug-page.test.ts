@@ -67,6 +67,18 @@ test('shows the class chain, the HTTP status and the message in the header', () 
   assert.match(document, /<h1 class="message">No route found for &quot;GET http:\/\/127\.0\.0\.1:8000\/robots\.txt&quot;<\/h1>/);
 });
 
+test('a long message is cut in its middle in the page title and the HTML comments, keeping "<message> (<status> <status text>)"', () => {
+  const message = `No route found for "GET http://127.0.0.1:8000/search/${'A'.repeat(2000)}?q=end"`;
+  const document = page({ errors: notFound(message) });
+  const title = titleOf(document);
+  assert.ok(title.length < 200, `${title.length} characters of title`);
+  assert.ok(title.startsWith('No route found for &quot;GET http://127.0.0.1:8000/search/AAA'), title);
+  assert.match(title, /A…A+\?q=end&quot; \(404 Not Found\)$/);
+  const comments = document.match(/<!--[\s\S]*?-->/g)!;
+  assert.is(comments.length, 2);
+  for (const comment of comments) assert.is(comment, `<!-- ${title} -->`);
+});
+
 test('a long URL and the 404 message that repeats it are cut in the header, whole in their titles and in the error card', () => {
   const uri = `http://127.0.0.1:8000/search/${'A'.repeat(2000)}?q=<b>`;
   const message = `No route found for "GET ${uri}"`;
