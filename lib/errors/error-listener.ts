@@ -3,11 +3,24 @@ import type { Logger } from '../log/index.js';
 import { fallbackErrorResponse } from './fallback-error-response.js';
 import { flattenError } from './flatten-error.js';
 
+/** Errors some ErrorListener logged, each with the request it logged it for: see ErrorListener.hasLogged. */
+const loggedByAny = new WeakMap<object, Request>();
+
 /**
  * Handles errors that escape the kernel (Symfony's ErrorListener): logs them, then
  * renders the error page through a sub-request to the error controller.
  */
 export class ErrorListener {
+  /**
+   * Whether an ErrorListener logged `error` for `request` (or one of its family): a server that gets
+   * it back from handleException() unanswered (no listener set a response) has it on the request's log already.
+   */
+  static hasLogged(error: unknown, request: Request): boolean {
+    if (error === null || (typeof error !== 'object' && typeof error !== 'function')) return false;
+    const logged = loggedByAny.get(error);
+    return logged !== undefined && (logged === request || logged.signal === request.signal);
+  }
+
   constructor(
     readonly controller: Controller,
     readonly logger: Logger | null = null,
@@ -60,6 +73,7 @@ export class ErrorListener {
     if (isClientClosed(error) || abortReasonBehind(error, event.request) !== undefined || this.#loggedBefore(error, event.request)) this.logger.info(message, context);
     else if (status >= 400 && status < 500) this.logger.error(message, context);
     else this.logger.critical(message, context);
+    if (typeof error === 'object' && error !== null) loggedByAny.set(error, event.request);
     // Only an HttpError's headers are ever used (see flattenError): another error's are not reported.
     const { dropped, droppedCount } = boundErrorHeaders(isHttpError(error) ? headersOf(error) : undefined);
     if (droppedCount > 0) {

@@ -5,7 +5,7 @@ import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
-import { statusText } from '../errors/index.js';
+import { ErrorListener, statusText } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, answersExpectContinue, answersResponseTimeout } from './listen.js';
 import { ContentLengthGuard, frameResponse } from './response-framing.js';
 
@@ -174,7 +174,9 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       },
       (unanswered: unknown) => {
         if (!inTime()) return failedLate(request, error, unanswered);
-        fail(res, unanswered, logger);
+        // The error itself, no listener having answered it: the error listener's record names it already.
+        if (unanswered === error && ErrorListener.hasLogged(error, request)) sendBare500(res);
+        else fail(res, unanswered, logger);
         terminate(request, response ?? bareAnswer());
         then?.();
       },

@@ -4,7 +4,7 @@
 // the failure is logged once, and the profile records the 500 that went out, not the refused answer.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Response, type Controller, type Request } from '../../kernel/index.js';
+import { KernelEvents, Response, type Controller, type ExceptionEvent, type Request } from '../../kernel/index.js';
 import { LogLevel, type LogEntry, type LogRecord } from '../../lib/log/index.js';
 import type { RouteCollection } from '../../lib/routing/index.js';
 import { SCHEMES, fetchFrom, header, rawStatus, readResponses, savedProfile, sendRaw, routesOf, startTestServer, type TestServer } from './harness.js';
@@ -26,8 +26,11 @@ for (const scheme of SCHEMES) {
   let debug: TestServer;
   let plain: TestServer;
   let brokenPage: TestServer;
+  let unanswered: TestServer;
   const records: LogRecord[] = [];
   const onLog = ({ record }: LogEntry): void => void records.push(record);
+  const entries: LogEntry[] = [];
+  const onEntry = (entry: LogEntry): void => void entries.push(entry);
 
   test.before(async () => {
     debug = await startTestServer({ kernel: { debug: true, routes: routes() } });
@@ -35,9 +38,15 @@ for (const scheme of SCHEMES) {
     // An error page of the application's that cannot be sent either.
     brokenPage = await startTestServer({ kernel: { debug: true, routes: routes(), errorController: () => new Response('oops', 500, { 'x-broken': 'a\nb' }) } });
     debug.app.bus.on('log', onLog);
+    // After the error listener has logged the error (priority 0), none answers it (its page comes at -128).
+    const silencer = { getSubscribedEvents: () => ({ [KernelEvents.EXCEPTION]: ['silence', -64] as const }), silence: (event: ExceptionEvent) => event.stopPropagation() };
+    unanswered = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [silencer] } });
+    unanswered.app.bus.on('log', onEntry);
   });
   test.after(async () => {
     debug.app.bus.off('log', onLog);
+    unanswered.app.bus.off('log', onEntry);
+    await unanswered.close();
     await debug.close();
     await plain.close();
     await brokenPage.close();
@@ -57,6 +66,17 @@ for (const scheme of SCHEMES) {
     const critical = records.filter((record) => record.level === LogLevel.CRITICAL);
     assert.is(critical.length, 1, JSON.stringify(critical.map((record) => record.message)));
     assert.match(critical[0]!.message, /^Uncaught error: ResponseNotSendableError: /);
+  });
+
+  test('a refusal no kernel.exception listener answers is a bare 500, logged once on its request: the error listener\'s record, not also as unhandled', async () => {
+    entries.length = 0;
+    const response = await fetchFrom(unanswered, scheme, '/go?to=%0d%0a');
+    assert.is(response.status, 500);
+    assert.is(response.body, 'Internal Server Error\n');
+    const severe = entries.filter(({ record }) => record.level === LogLevel.CRITICAL || record.level === LogLevel.ERROR);
+    assert.is(severe.length, 1, JSON.stringify(severe.map(({ record }) => record.message)));
+    assert.match(severe[0]!.record.message, /^Uncaught error: ResponseNotSendableError: /);
+    assert.ok(severe[0]!.request !== undefined, 'attributed to the request');
   });
 
   test('the profile records the 500 that went out, its exception chain and its error sub-request', async () => {
