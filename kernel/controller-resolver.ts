@@ -65,11 +65,25 @@ function methodList(target: unknown): string {
   return `"${sorted.slice(0, 20).join('", "')}"${sorted.length > 20 ? ` and ${sorted.length - 20} more` : ''}`;
 }
 
-/** A controller as messages and the profiler name it: a function's name, a registered name, `Class::method`; null for none. */
+/**
+ * A controller as messages and the profiler name it: a function's name, a registered name, `Class::method`; null for none.
+ * Never throws: it names whatever a request's `_controller` attribute holds, from a timer too (the response timeout),
+ * where a Proxy whose traps throw, or a name that is no string, would crash the process; such a value is `unnamed`.
+ */
 export function describeController(controller: unknown): string | null {
   if (controller === undefined || controller === null) return null;
-  if (typeof controller === 'function') return controller.name || 'anonymous function';
-  if (typeof controller === 'string') return controller;
-  if (Array.isArray(controller) && controller.length === 2) return `${(controller[0] as object)?.constructor?.name ?? 'object'}::${String(controller[1])}`;
-  return typeof controller;
+  try {
+    if (typeof controller === 'function') {
+      const name: unknown = controller.name;
+      return typeof name === 'string' && name !== '' ? name : 'anonymous function';
+    }
+    if (typeof controller === 'string') return controller;
+    if (Array.isArray(controller) && controller.length === 2) {
+      const owner: unknown = (controller[0] as object | null | undefined)?.constructor?.name;
+      return `${typeof owner === 'string' ? owner : 'object'}::${String(controller[1])}`;
+    }
+    return typeof controller;
+  } catch {
+    return 'unnamed';
+  }
 }

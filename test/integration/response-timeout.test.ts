@@ -59,6 +59,11 @@ const controllers: Record<string, Controller> = {
   // Answers after the timeout, while the 503 page is still on its way (see slowPageFinish).
   '/late-during-page': () => sleep(TIMEOUT_MS * 1.5).then(() => new Response('too late', 200, { 'content-type': 'text/plain' })),
   '/slow': () => sleep(TIMEOUT_MS * 2).then(() => new Response('in time', 200, { 'content-type': 'text/plain' })),
+  // Names itself with a value whose every property read throws, then never settles: the 503 is made in a timer.
+  '/hostile-controller': (request) => {
+    request.attributes.set('_controller', [new Proxy({}, { get() { throw new Error('trap'); }, getPrototypeOf() { throw new Error('trap'); } }), 'show']);
+    return new Promise<Response>(() => {});
+  },
   // Its head goes at once, its body takes three times the limit.
   // A stream whose first chunk never comes: its head never goes out.
   '/silent-stream': async (request) => {
@@ -187,6 +192,13 @@ for (const scheme of SCHEMES) {
     assert.is(plain.status, 503);
     assert.not.ok(/never|controller|route/i.test(plain.body), plain.body);
     assert.is(plain.headers['x-debug-exception'], undefined);
+  });
+
+  test('a _controller that throws when named (a Proxy\'s traps) gets the 503 all the same, the controller "unnamed", and the server lives on', async () => {
+    const response = await fetchFrom(timed, scheme, '/hostile-controller', { headers: { accept: 'application/json' } });
+    assert.is(response.status, 503);
+    assert.is(JSON.parse(response.body).detail, 'The response was not ready within 0.2 seconds (route "hostile-controller", controller "unnamed").');
+    assert.is((await fetchFrom(timed, scheme, '/slow')).status, 503);
   });
 
   test('a JSON client gets problem+json with the 503 and the message', async () => {

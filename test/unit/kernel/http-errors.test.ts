@@ -105,6 +105,19 @@ test('describeController names a function, a registered name, an [object, method
   assert.is(describeController(undefined), null);
 });
 
+test('describeController never throws: a Proxy whose traps throw, a revoked one, a name that is no string are "unnamed" or their kind', () => {
+  const hostile = new Proxy({}, { get() { throw new Error('trap'); }, getPrototypeOf() { throw new Error('trap'); } });
+  const { proxy: revoked, revoke } = Proxy.revocable([], {});
+  revoke();
+  const throwingName = new Proxy(function show() {}, { get() { throw new Error('trap'); } });
+  assert.is(describeController([hostile, 'show']), 'unnamed');
+  assert.is(describeController(['x', { toString() { throw new Error('no'); } }]), 'unnamed');
+  assert.is(describeController(revoked), 'unnamed');
+  assert.is(describeController(throwingName), 'unnamed');
+  assert.is(describeController([Object.create(null), Symbol('show')]), 'object::Symbol(show)');
+  assert.is(describeController(Object.defineProperty(function show() {}, 'name', { value: 42 })), 'anonymous function');
+});
+
 test('a ClientClosedError is a 499 (nginx\'s Client Closed Request) that says the client left', () => {
   const error = new ClientClosedError({ cause: new Error('aborted') });
   assert.instance(error, HttpError);
