@@ -225,11 +225,15 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     // In the request's context: the record is the request's (its stderr line, its error page's logs).
     // The error the failing listener was handling reached neither the listeners after it nor the page: the record names it.
     const handled = HttpKernel.handledErrorOf(error);
-    kernel.requestStack.run(request, () =>
-      handled === undefined
-        ? logger?.critical('Unhandled error: {message}', { message: messageOf(error), error })
-        : logger?.critical('Unhandled error: {message} (thrown by a kernel.exception listener while handling {handled})', { message: messageOf(error), error, handled: messageOf(handled), handledError: handled }),
-    );
+    // The error itself, no listener having answered it (one stopped the others): the error listener's record names it already.
+    const logged = handled === undefined && ErrorListener.hasLogged(error, request);
+    if (!logged) {
+      kernel.requestStack.run(request, () =>
+        handled === undefined
+          ? logger?.critical('Unhandled error: {message}', { message: messageOf(error), error })
+          : logger?.critical('Unhandled error: {message} (thrown by a kernel.exception listener while handling {handled})', { message: messageOf(error), error, handled: messageOf(handled), handledError: handled }),
+      );
+    }
     const bare = (): void => sendPage(req, res, request, bareAnswer());
     if (unhandled === undefined) return bare();
     let page: Response | Promise<Response>;

@@ -17,6 +17,10 @@ const controllers: Record<string, Controller> = {
   '/bad-name': () => new Response('named', 200, { 'bad name': 'x' }),
   '/interim': () => new Response('', 103),
   '/number-body': () => Object.assign(new Response(''), { body: 42 }),
+  // An error of handle() itself, which escapes it when no kernel.exception listener answers.
+  '/throw': () => {
+    throw new Error('the order service is down');
+  },
 };
 
 const routes = (): RouteCollection => routesOf(controllers);
@@ -76,6 +80,16 @@ for (const scheme of SCHEMES) {
     const severe = entries.filter(({ record }) => record.level === LogLevel.CRITICAL || record.level === LogLevel.ERROR);
     assert.is(severe.length, 1, JSON.stringify(severe.map(({ record }) => record.message)));
     assert.match(severe[0]!.record.message, /^Uncaught error: ResponseNotSendableError: /);
+    assert.ok(severe[0]!.request !== undefined, 'attributed to the request');
+  });
+
+  test('an error of handle() no kernel.exception listener answers escapes it and is logged once on its request: the error listener\'s record, not also as unhandled', async () => {
+    entries.length = 0;
+    const response = await fetchFrom(unanswered, scheme, '/throw');
+    assert.is(response.status, 500);
+    const severe = entries.filter(({ record }) => record.level === LogLevel.CRITICAL || record.level === LogLevel.ERROR);
+    assert.is(severe.length, 1, JSON.stringify(severe.map(({ record }) => record.message)));
+    assert.match(severe[0]!.record.message, /^Uncaught error: Error: "the order service is down" at /);
     assert.ok(severe[0]!.request !== undefined, 'attributed to the request');
   });
 
