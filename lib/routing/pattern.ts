@@ -11,7 +11,8 @@ import { InvalidRouteError } from './errors.js';
  * One piece of an expanded pattern. `pattern` is a regex source without capturing groups;
  * `required`: it must be matched as a regex (a requirement, or a default that gives characters back
  * to the text after it, or stops at more than one separator), rather than read up to the delimiter
- * or `stop`, the one separator that ends it besides (`''`: none, or `required`).
+ * or `stop`; `stop`: the separators that end a parameter without requirement besides the delimiter
+ * (one at most when it is not `required`; `''` for none, and for a requirement).
  */
 export type Part =
   | { readonly type: 'text'; readonly value: string }
@@ -155,7 +156,7 @@ function toParts(flat: FlatToken[], delimiter: string, requirements: Readonly<Re
       const own = stops.get(token.name)!;
       pattern = `[^${escapeClass(delimiter + own)}]+`;
       required = own.length > 1 || (follower !== delimiter && !own.includes(follower));
-      if (!required) stop = own;
+      stop = own;
     }
     parts.push({ type: token.type, name: token.name, pattern, required, stop });
   }

@@ -262,7 +262,7 @@ export class RouteTree implements SearchResult {
       const next = parts[i + 1];
       if (part.type === 'param') {
         // The separator that ends it besides `/` (that of the text after it, or of a variant's).
-        const stop = part.stop === '' ? -1 : part.stop.charCodeAt(0);
+        const stop = part.required || part.stop === '' ? -1 : part.stop.charCodeAt(0);
         let test: RegExp | null = null;
         if (part.required) {
           if ((next?.type === 'text' && next.value[0] !== '/') || !cannotMatch(part.pattern, '/') || matchesEmpty(part.pattern)) {

@@ -44,13 +44,14 @@ export class TailMatcher {
   private readonly wildcards: Uint8Array;
   /** Per parameter: whether it gives characters back to the text after it (whose first character it reads). */
   private readonly giving: Uint8Array;
-  /** Per parameter: the char code it stops at besides `/` (-1: none). */
-  private readonly stops: Int32Array;
+  /**
+   * Per part, four words of bits over the ASCII codes: what a parameter does not read (the delimiter,
+   * and the separators it stops at: one, or several when groups opening with either may follow it).
+   */
+  private readonly unread: Uint32Array;
   /** Per part: the text that follows it ('' for the last part when nothing does). */
   private readonly texts: readonly string[];
   private readonly count: number;
-  /** The char code no parameter reads: `/` in a path, `.` in a host. */
-  private readonly delimiter: number;
   /**
    * Per part, what failed in the search whose number is in `failedIn`: a wildcard's ends from
    * `failedFrom` on; a parameter's starts from `failedFrom` to `failedTo` (one run of its class).
@@ -66,11 +67,10 @@ export class TailMatcher {
   private length = 0;
   private search = 0;
 
-  private constructor(delimiter: string, wildcards: number[], giving: number[], stops: number[], texts: string[]) {
-    this.delimiter = delimiter.charCodeAt(0);
+  private constructor(wildcards: number[], giving: number[], unread: number[], texts: string[]) {
     this.wildcards = Uint8Array.from(wildcards);
     this.giving = Uint8Array.from(giving);
-    this.stops = Int32Array.from(stops);
+    this.unread = Uint32Array.from(unread);
     this.texts = texts;
     this.count = texts.length;
     this.failedIn = new Int32Array(texts.length);
@@ -87,7 +87,7 @@ export class TailMatcher {
   static of(parts: readonly Part[], delimiter: '/' | '.' = '/'): TailMatcher | null {
     const wildcards: number[] = [];
     const giving: number[] = [];
-    const stops: number[] = [];
+    const unread: number[] = [];
     const texts: string[] = [];
     for (let i = 0; i < parts.length; i += 2) {
       const part = parts[i]!;
@@ -99,25 +99,29 @@ export class TailMatcher {
         if (part.required || part.pattern !== '[^]+') return null;
         wildcards.push(1);
         giving.push(0);
-        stops.push(-1);
+        unread.push(0, 0, 0, 0);
       } else {
-        // The classes pattern.ts gives a parameter without requirement: not `/`, nor the separator
-        // that starts the text after it in its segment; or not `/` only, giving back to other text.
-        // A parameter followed by the delimiter or nothing may also stop at a separator of another variant (`/:a{.:b}` without it).
-        const stop = text !== '' && text[0] !== delimiter ? text[0]! : '';
-        const own = stop === '' && !part.required ? part.stop : stop;
-        if (part.pattern === `[^${escapeClass(delimiter + own)}]+`) {
-          giving.push(0);
-          stops.push(own === '' ? -1 : own.charCodeAt(0));
-        } else if (stop !== '' && part.pattern === `[^${escapeClass(delimiter)}]+`) {
-          giving.push(1);
-          stops.push(-1);
-        } else return null;
+        // The classes pattern.ts gives a parameter without requirement: not `/`, nor the separators it
+        // stops at (that starting the text after it in its segment, those opening groups after it); or a
+        // requirement written as one. One that reads the first character of the text after it gives back to it.
+        const after = text !== '' && text[0] !== delimiter ? text[0]! : '';
+        const stops = part.pattern === `[^${escapeClass(delimiter + part.stop)}]+` ? part.stop
+          : after !== '' && part.pattern === `[^${escapeClass(delimiter + after)}]+` ? after
+          : null;
+        if (stops === null) return null;
+        const bits = [0, 0, 0, 0];
+        for (const char of delimiter + stops) {
+          const code = char.charCodeAt(0);
+          if (code >= 128) return null;
+          bits[code >>> 5] = bits[code >>> 5]! | (1 << (code & 31));
+        }
+        giving.push(after !== '' && !stops.includes(after) ? 1 : 0);
+        unread.push(...bits);
         wildcards.push(0);
       }
       texts.push(text);
     }
-    return texts.length === 0 ? null : new TailMatcher(delimiter, wildcards, giving, stops, texts);
+    return texts.length === 0 ? null : new TailMatcher(wildcards, giving, unread, texts);
   }
 
   /** Matches `path` from `pos` to its end: `[tail, ...captures]` as the sticky regex's exec, or null. */
@@ -186,10 +190,10 @@ export class TailMatcher {
   private parameter(j: number, start: number): boolean {
     const path = this.path;
     const length = this.length;
-    const stop = this.stops[j]!;
-    const delimiter = this.delimiter;
+    const unread = this.unread;
+    const base = j * 4;
     let c = path.charCodeAt(start);
-    if (c === delimiter || c === stop) return false;
+    if (c < 128 && (unread[base + (c >>> 5)]! & (1 << (c & 31))) !== 0) return false;
     const known = this.failedIn[j] === this.search;
     const from = this.failedFrom[j]!;
     if (known && start >= from && start < this.failedTo[j]!) return false;
@@ -203,7 +207,7 @@ export class TailMatcher {
         return false;
       }
       c = path.charCodeAt(end);
-      if (c === delimiter || c === stop) break;
+      if (c < 128 && (unread[base + (c >>> 5)]! & (1 << (c & 31))) !== 0) break;
       end++;
     }
     steps += end - start;
@@ -221,8 +225,10 @@ export class TailMatcher {
   private givingParameter(j: number, start: number): boolean {
     const path = this.path;
     const length = this.length;
-    const delimiter = this.delimiter;
-    if (path.charCodeAt(start) === delimiter) return false;
+    const unread = this.unread;
+    const base = j * 4;
+    let c = path.charCodeAt(start);
+    if (c < 128 && (unread[base + (c >>> 5)]! & (1 << (c & 31))) !== 0) return false;
     const known = this.failedIn[j] === this.search;
     const from = this.failedFrom[j]!;
     if (known && start >= from && start < this.failedTo[j]!) return false;
@@ -235,7 +241,8 @@ export class TailMatcher {
         end = this.failedTo[j]!;
         break;
       }
-      if (path.charCodeAt(end) === delimiter) break;
+      c = path.charCodeAt(end);
+      if (c < 128 && (unread[base + (c >>> 5)]! & (1 << (c & 31))) !== 0) break;
       end++;
     }
     steps += (top === -1 ? end : top) - start;
