@@ -19,14 +19,22 @@ import {
 } from './ui/index.js';
 
 /** The profiler's URLs, relative to the host. */
+/**
+ * A token as one path segment: percent-encoded, and `.` or `..` as `%2E` (as Symfony's UrlGenerator writes
+ * them), which a browser would otherwise resolve (`/_profiler/..` is `/`): search?token= takes any text.
+ */
+function tokenSegment(token: string): string {
+  return token === '.' || token === '..' ? token.replaceAll('.', '%2E') : encodeURIComponent(token);
+}
+
 export const profilerUrls: ProfilerUrls = {
-  panel: (token, panel) => `/_profiler/${encodeURIComponent(token)}${panel ? `?panel=${encodeURIComponent(panel)}` : ''}`,
+  panel: (token, panel) => `/_profiler/${tokenSegment(token)}${panel ? `?panel=${encodeURIComponent(panel)}` : ''}`,
   search: (criteria) => {
     const query = new URLSearchParams(criteria ?? {}).toString();
     return `/_profiler/search${query ? `?${query}` : ''}`;
   },
   latest: () => '/_profiler/latest',
-  toolbar: (token) => `/_wdt/${encodeURIComponent(token)}`,
+  toolbar: (token) => `/_wdt/${tokenSegment(token)}`,
 };
 
 const HTML = 'text/html; charset=UTF-8';

@@ -593,6 +593,17 @@ test('testSearchActionWithToken: /_profiler/search?token=<token> redirects to th
   assert.is(unknownPage.status, 404);
 });
 
+test('search?token= with a dot segment (`.`, `..`) redirects to that token\'s 404, not out of the profiler: the browser would resolve `/_profiler/..` to `/`', async () => {
+  const { app } = debugKernel();
+  const up = await send(app, '/_profiler/search?token=..');
+  const here = await send(app, '/_profiler/search?token=.');
+  const upPage = await send(app, up.getHeader('location')!);
+  await app.close();
+  assert.is(up.getHeader('location'), '/_profiler/%2E%2E');
+  assert.is(here.getHeader('location'), '/_profiler/%2E');
+  assert.is(upPage.status, 404);
+});
+
 test('testSearchBarActionDefaultPage: the search form has empty ip, status, url, token, start and end fields', async () => {
   const { app } = debugKernel();
   const page = bodyText(await send(app, '/_profiler/search'));
