@@ -73,7 +73,7 @@ export class ErrorListener {
     if (isClientClosed(error) || abortReasonBehind(error, event.request) !== undefined || this.#loggedBefore(error, event.request)) this.logger.info(message, context);
     else if (status >= 400 && status < 500) this.logger.error(message, context);
     else this.logger.critical(message, context);
-    if (typeof error === 'object' && error !== null) loggedByAny.set(error, event.request);
+    if (error !== null && (typeof error === 'object' || typeof error === 'function')) loggedByAny.set(error, event.request);
     // Only an HttpError's headers are ever used (see flattenError): another error's are not reported.
     const { dropped, droppedCount } = boundErrorHeaders(isHttpError(error) ? headersOf(error) : undefined);
     if (droppedCount > 0) {

@@ -21,6 +21,10 @@ const controllers: Record<string, Controller> = {
   '/throw': () => {
     throw new Error('the order service is down');
   },
+  // A function thrown: a value the error listener keeps as it does an object.
+  '/throw-function': () => {
+    throw function orderServiceDown() {};
+  },
 };
 
 const routes = (): RouteCollection => routesOf(controllers);
@@ -91,6 +95,14 @@ for (const scheme of SCHEMES) {
     assert.is(severe.length, 1, JSON.stringify(severe.map(({ record }) => record.message)));
     assert.match(severe[0]!.record.message, /^Uncaught error: Error: "the order service is down" at /);
     assert.ok(severe[0]!.request !== undefined, 'attributed to the request');
+  });
+
+  test('a function thrown by handle() that no kernel.exception listener answers is logged once on its request too', async () => {
+    entries.length = 0;
+    const response = await fetchFrom(unanswered, scheme, '/throw-function');
+    assert.is(response.status, 500);
+    const severe = entries.filter(({ record }) => record.level === LogLevel.CRITICAL || record.level === LogLevel.ERROR);
+    assert.is(severe.length, 1, JSON.stringify(severe.map(({ record }) => record.message)));
   });
 
   test('the profile records the 500 that went out, its exception chain and its error sub-request', async () => {
