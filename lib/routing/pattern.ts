@@ -2,8 +2,10 @@
 // Optional groups are expanded into variants (in the order a regex would try them: with the
 // group first), and every parameter gets the pattern it matches: its requirement, or the
 // default (`[^/]+`, or `[^/.]+` when a separator such as `.` follows it inside the segment, as Symfony does).
-// The default is the parameter's in every variant: a separator that follows it in one (`.` opening
-// the group of `/:name{.:format}`) ends it in the others too, as Symfony's one regex reads it.
+// The default is the variant's: a parameter stops at the separator that starts the text after it
+// there, and at those opening the optional groups right after it, written or left out (`/:name{.:format}`
+// does not match `/x.`, as Symfony's one regex reads it); a group written after another is not right
+// after it (`version` of `/docs/:version{/:page}.html` holds a `.` in `/docs/1.2/intro.html`).
 import { parse, type Token } from 'path-to-regexp';
 import { InvalidRouteError } from './errors.js';
 
@@ -11,8 +13,8 @@ import { InvalidRouteError } from './errors.js';
  * One piece of an expanded pattern. `pattern` is a regex source without capturing groups;
  * `required`: it must be matched as a regex (a requirement, or a default that gives characters back
  * to the text after it, or stops at more than one separator), rather than read up to the delimiter
- * or `stop`; `stop`: the separators that end a parameter without requirement besides the delimiter
- * (one at most when it is not `required`; `''` for none, and for a requirement).
+ * or `stop`; `stop`: the separators that end a parameter without requirement besides the delimiter, in
+ * its variant (one at most when it is not `required`; `''` for none, and for a requirement).
  */
 export type Part =
   | { readonly type: 'text'; readonly value: string }
@@ -32,6 +34,10 @@ export interface CompiledPattern {
   readonly variants: readonly (readonly Part[])[];
   /** Every parameter name, in order of appearance. */
   readonly names: readonly string[];
+  /** The optional groups of `tokens` (at any depth, in order of appearance) by their place in a key of `variantOf`. */
+  readonly groups: ReadonlyMap<Token, number>;
+  /** The variant of each combination of groups, by a key of one character per group: `1` written, `0` left out. */
+  readonly variantOf: ReadonlyMap<string, readonly Part[]>;
 }
 
 const MAX_VARIANTS = 256;
@@ -46,12 +52,13 @@ export function compilePattern(source: string, delimiter: '/' | '.', requirement
   }
   const names: string[] = [];
   collectNames(data.tokens, names, source, label);
-  const stops = new Map<string, string>();
-  collectStops(data.tokens, delimiter, '', stops);
+  const groups = new Map<Token, number>();
+  collectGroups(data.tokens, groups);
   const variants: Part[][] = [];
-  expand(data.tokens, 0, [], (flat) => {
+  const variantOf = new Map<string, Part[]>();
+  expand(data.tokens, 0, [], groups, (flat) => {
     if (variants.length === MAX_VARIANTS) throw new InvalidRouteError(`Invalid ${label} "${source}": more than ${MAX_VARIANTS} combinations of optional groups.`);
-    const parts = toParts(flat, delimiter, requirements, stops, source, label);
+    const parts = toParts(flat, delimiter, requirements, source, label);
     if (delimiter === '/') {
       // A path that opens with an optional group (`{/:page}`) is `/` without it.
       if (parts.length === 0) parts.push({ type: 'text', value: '/' });
@@ -64,8 +71,11 @@ export function compilePattern(source: string, delimiter: '/' | '.', requirement
       }
     }
     variants.push(parts);
+    const key = Array<string>(groups.size).fill('0');
+    for (const token of flat) if (token.type === 'group' && token.written) key[token.index] = '1';
+    variantOf.set(key.join(''), parts);
   });
-  return { tokens: data.tokens, variants, names };
+  return { tokens: data.tokens, variants, names, groups, variantOf };
 }
 
 function collectNames(tokens: readonly Token[], names: string[], source: string, label: string): void {
@@ -78,49 +88,52 @@ function collectNames(tokens: readonly Token[], names: string[], source: string,
   }
 }
 
-/**
- * The first character of each text that may come right after tokens[from]: an optional group may be
- * there or not, so its first character counts and so does what follows it. `after`: those of the
- * texts after these tokens (in an enclosing pattern).
- */
-export function followers(tokens: readonly Token[], from: number, after: string): string {
+// Numbers the optional groups in order of appearance, an enclosing one before those it holds.
+function collectGroups(tokens: readonly Token[], groups: Map<Token, number>): void {
+  for (const token of tokens) {
+    if (token.type !== 'group') continue;
+    groups.set(token, groups.size);
+    collectGroups(token.tokens, groups);
+  }
+}
+
+// The first character of each text an optional group may start with (a group in it may be there or not).
+function openers(tokens: readonly Token[]): string {
   let chars = '';
-  for (let i = from; i < tokens.length; i++) {
-    const token = tokens[i]!;
+  for (const token of tokens) {
     if (token.type === 'text') return token.value === '' ? chars : chars + token.value[0];
     if (token.type !== 'group') return chars;
-    chars += followers(token.tokens, 0, '');
+    chars += openers(token.tokens);
   }
-  return chars + after;
+  return chars;
 }
 
-/** The separators (besides the delimiter) among `following`, that a parameter without requirement stops at. */
-export function stopsAmong(following: string, delimiter: string): string {
-  return [...new Set(following)].filter((char) => char !== delimiter && SEPARATORS.includes(char)).join('');
+/**
+ * Where an optional group stood in a variant: `written` (its contents follow), or left out,
+ * `opens` then the first characters it would have put there.
+ */
+interface GroupMark {
+  readonly type: 'group';
+  readonly index: number;
+  readonly written: boolean;
+  readonly opens: string;
 }
 
-// Each parameter's stops: the separators that may follow it in any variant.
-function collectStops(tokens: readonly Token[], delimiter: string, after: string, stops: Map<string, string>): void {
-  tokens.forEach((token, index) => {
-    if (token.type === 'text') return;
-    const following = followers(tokens, index + 1, after);
-    if (token.type === 'group') collectStops(token.tokens, delimiter, following, stops);
-    else stops.set(token.name, stopsAmong(following, delimiter));
-  });
-}
-
-type FlatToken = Exclude<Token, { type: 'group' }>;
+type FlatToken = Exclude<Token, { type: 'group' }> | GroupMark;
 
 // Calls `emit` with each combination of optional groups, the group's contents first.
-function expand(tokens: readonly Token[], index: number, prefix: FlatToken[], emit: (flat: FlatToken[]) => void): void {
+function expand(tokens: readonly Token[], index: number, prefix: FlatToken[], groups: ReadonlyMap<Token, number>, emit: (flat: FlatToken[]) => void): void {
   while (index < tokens.length) {
     const token = tokens[index++]!;
     if (token.type === 'group') {
       const rest = index;
       const length = prefix.length;
-      expand(token.tokens, 0, prefix, (withGroup) => expand(tokens, rest, withGroup, emit));
+      const group = groups.get(token)!;
+      prefix.push({ type: 'group', index: group, written: true, opens: '' });
+      expand(token.tokens, 0, prefix, groups, (withGroup) => expand(tokens, rest, withGroup, groups, emit));
       prefix.length = length;
-      expand(tokens, rest, prefix, emit);
+      prefix.push({ type: 'group', index: group, written: false, opens: openers(token.tokens) });
+      expand(tokens, rest, prefix, groups, emit);
       return;
     }
     prefix.push(token);
@@ -128,10 +141,33 @@ function expand(tokens: readonly Token[], index: number, prefix: FlatToken[], em
   emit(prefix.slice());
 }
 
-function toParts(flat: FlatToken[], delimiter: string, requirements: Readonly<Record<string, string>>, stops: ReadonlyMap<string, string>, source: string, label: string): Part[] {
+/**
+ * What ends a parameter without requirement at flat[from] on: `follower`, the first character of
+ * the text after it (the delimiter when none); `stops`, the separators besides the delimiter that
+ * end it: the follower's, and those opening the groups left out between (the groups right after it).
+ */
+function stopsAfter(flat: readonly FlatToken[], from: number, delimiter: string): { follower: string; stops: string } {
+  let follower = delimiter;
+  let following = '';
+  for (let j = from; j < flat.length; j++) {
+    const token = flat[j]!;
+    if (token.type === 'group') following += token.opens;
+    else if (token.type !== 'text') break;
+    else if (token.value !== '') {
+      follower = token.value[0]!;
+      following += follower;
+      break;
+    }
+  }
+  const stops = [...new Set(following)].filter((char) => char !== delimiter && SEPARATORS.includes(char)).join('');
+  return { follower, stops };
+}
+
+function toParts(flat: readonly FlatToken[], delimiter: string, requirements: Readonly<Record<string, string>>, source: string, label: string): Part[] {
   const parts: Part[] = [];
   for (let i = 0; i < flat.length; i++) {
     const token = flat[i]!;
+    if (token.type === 'group') continue;
     if (token.type === 'text') {
       const last = parts[parts.length - 1];
       if (last?.type === 'text') parts[parts.length - 1] = { type: 'text', value: last.value + token.value };
@@ -149,14 +185,13 @@ function toParts(flat: FlatToken[], delimiter: string, requirements: Readonly<Re
     if (requirement !== undefined) pattern = requirement;
     else if (token.type === 'wildcard') pattern = '[^]+';
     else {
-      // As Symfony's RouteCompiler: a separator after the parameter ends it (in whichever variant it
-      // follows it); other text (`/get:"what"Suffix`) does not, the parameter giving characters back to
-      // it, which takes its regex, as do two separators (the tree reads up to one).
-      const follower = flat[i + 1]?.type === 'text' ? (flat[i + 1] as { value: string }).value[0]! : delimiter;
-      const own = stops.get(token.name)!;
-      pattern = `[^${escapeClass(delimiter + own)}]+`;
-      required = own.length > 1 || (follower !== delimiter && !own.includes(follower));
-      stop = own;
+      // As Symfony's RouteCompiler: a separator after the parameter ends it (or opening a group after
+      // it); other text (`/get:"what"Suffix`) does not, the parameter giving characters back to it,
+      // which takes its regex, as do two separators (the tree reads up to one).
+      const { follower, stops } = stopsAfter(flat, i + 1, delimiter);
+      pattern = `[^${escapeClass(delimiter + stops)}]+`;
+      required = stops.length > 1 || (follower !== delimiter && !stops.includes(follower));
+      stop = stops;
     }
     parts.push({ type: token.type, name: token.name, pattern, required, stop });
   }

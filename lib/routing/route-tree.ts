@@ -261,7 +261,7 @@ export class RouteTree implements SearchResult {
       }
       const next = parts[i + 1];
       if (part.type === 'param') {
-        // The separator that ends it besides `/` (that of the text after it, or of a variant's).
+        // The separator that ends it besides `/` in this variant (of the text after it, or opening a group left out right after it).
         const stop = part.required || part.stop === '' ? -1 : part.stop.charCodeAt(0);
         let test: RegExp | null = null;
         if (part.required) {

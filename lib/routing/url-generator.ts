@@ -4,7 +4,7 @@ import { isNameValueObject, isPlainObject } from '../../kernel/name-value-object
 import { isValidHost } from '../../kernel/host-syntax.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
 import { decode } from './params-builder.js';
-import { escapeClass, followers, stopsAmong, variantSource, type Part } from './pattern.js';
+import { escapeClass, variantSource, type CompiledPattern, type Part } from './pattern.js';
 import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
 
@@ -20,22 +20,30 @@ export interface GeneratorContext {
   readonly baseUrl?: string;
 }
 
-// One parameter slot of a pattern, with the check its value must pass.
+// One parameter slot of a pattern; the pattern its value must match is that of the variant written (see check).
 interface Slot {
   readonly name: string;
   readonly wildcard: boolean;
   /** A parameter of the route's host: its value is written as it is, never percent-encoded. */
   readonly host: boolean;
-  /** The requirement or default pattern, for messages. */
+  /** The requirement, or the default pattern without separators, for messages on a value that has no text. */
   readonly pattern: string;
-  readonly check: RegExp;
 }
 
-type Piece = string | Slot | { readonly group: readonly Piece[]; readonly names: readonly string[] };
+/** An optional group: `index`, its place in the keys of its pattern's `variantOf`. */
+type Piece = string | Slot | { readonly group: readonly Piece[]; readonly index: number; readonly names: readonly string[] };
+
+/** A pattern's pieces, and the compiled pattern whose variant a combination of groups written is. */
+interface Template {
+  readonly pieces: readonly Piece[];
+  readonly compiled: CompiledPattern;
+  /** The route's host pattern, matched without regard to case. */
+  readonly host: boolean;
+}
 
 interface Plan {
-  readonly path: readonly Piece[];
-  readonly host: readonly Piece[] | null;
+  readonly path: Template;
+  readonly host: Template | null;
   /** Names used by path and host. */
   readonly variables: ReadonlySet<string>;
 }
@@ -78,15 +86,15 @@ export class UrlGenerator {
     const plan = planOf(route);
     const missing: string[] = [];
     let written = new Map<string, string>();
-    let path = encodeDotSegments(render(plan.path, name, route, params, missing, written, false));
-    let host = plan.host === null ? null : render(plan.host, name, route, params, missing, new Map(), false).toLowerCase();
+    let path = encodeDotSegments(write(plan.path, name, route, params, missing, written, false));
+    let host = plan.host === null ? null : write(plan.host, name, route, params, missing, new Map(), false).toLowerCase();
     if (missing.length > 0) throw new MissingMandatoryParametersError(name, missing);
     if (readBack(route, path, written) !== null) {
       // Optional groups side by side (`{/:year}{/:month}`): one written after one left out reads back
       // as the earlier one (`/archive/05` is a year). Every group before a written one is written
       // too, as Symfony writes every optional parameter before the last one given.
       written = new Map();
-      path = encodeDotSegments(render(plan.path, name, route, params, missing, written, true));
+      path = encodeDotSegments(write(plan.path, name, route, params, missing, written, true));
       if (missing.length > 0) throw new MissingMandatoryParametersError(name, missing);
       const misread = readBack(route, path, written);
       if (misread !== null) {
@@ -154,8 +162,8 @@ function planOf(route: Route): Plan {
     const compiled = compiledRoute(route);
     const variables = new Set([...compiled.path.names, ...(compiled.host?.names ?? [])]);
     plan = {
-      path: piecesOf(compiled.path.tokens, '/', route.requirements),
-      host: compiled.host === null ? null : piecesOf(compiled.host.tokens, '.', route.requirements),
+      path: { pieces: piecesOf(compiled.path.tokens, '/', route.requirements, compiled.path.groups), compiled: compiled.path, host: false },
+      host: compiled.host === null ? null : { pieces: piecesOf(compiled.host.tokens, '.', route.requirements, compiled.host.groups), compiled: compiled.host, host: true },
       variables,
     };
     plans.set(route, plan);
@@ -163,28 +171,55 @@ function planOf(route: Route): Plan {
   return plan;
 }
 
-// `after`: the first characters of the texts that may follow these tokens (those of an enclosing pattern).
-function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Readonly<Record<string, string>>, after = ''): Piece[] {
-  return tokens.map((token, index): Piece => {
+// `groups`: the index of each optional group among its pattern's.
+function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Readonly<Record<string, string>>, groups: ReadonlyMap<Token, number>): Piece[] {
+  return tokens.map((token): Piece => {
     if (token.type === 'text') return token.value;
-    const following = followers(tokens, index + 1, after);
     if (token.type === 'group') {
       // Only the group's own parameters decide whether it is written; nested groups decide for themselves.
       const names = token.tokens.flatMap((inner) => (inner.type === 'param' || inner.type === 'wildcard' ? [inner.name] : []));
-      return { group: piecesOf(token.tokens, delimiter, requirements, following), names };
+      return { group: piecesOf(token.tokens, delimiter, requirements, groups), index: groups.get(token)!, names };
     }
-    // The matcher's default pattern: nor the delimiter, nor the first character of a text that may follow it in any variant.
-    const pattern = own(requirements, token.name) ?? (token.type === 'wildcard' ? '[^]+' : `[^${escapeClass(delimiter + stopsAmong(following, delimiter))}]+`);
-    // A host's requirement is matched without regard to case, as the matcher matches it (hosts are lower-cased).
-    return { name: token.name, wildcard: token.type === 'wildcard', host: delimiter === '.', pattern, check: new RegExp(`^(?:${pattern})$`, delimiter === '.' ? 'i' : '') };
+    const pattern = own(requirements, token.name) ?? (token.type === 'wildcard' ? '[^]+' : `[^${escapeClass(delimiter)}]+`);
+    return { name: token.name, wildcard: token.type === 'wildcard', host: delimiter === '.', pattern };
   });
 }
 
 /**
- * The pieces written out, each parameter's encoded value recorded in `written`. `everyGroupBefore`:
- * an optional group is also written when one after it in the same sequence is.
+ * The template written out, each parameter's encoded value recorded in `written` and checked against
+ * the matcher's pattern for it in the variant written: a parameter without requirement stops at the
+ * separators after it there (`version` of `/docs/:version{/:page}.html` may hold a `.` with `page` only).
  */
-function render(pieces: readonly Piece[], routeName: string, route: Route, params: Record<string, unknown>, missing: string[], written: Map<string, string>, everyGroupBefore: boolean): string {
+function write(template: Template, routeName: string, route: Route, params: Record<string, unknown>, missing: string[], written: Map<string, string>, everyGroupBefore: boolean): string {
+  const { pieces, compiled } = template;
+  const opened = Array<string>(compiled.groups.size).fill('0');
+  const out = render(pieces, routeName, route, params, missing, written, everyGroupBefore, opened);
+  for (const part of compiled.variantOf.get(opened.join(''))!) {
+    if (part.type === 'text') continue;
+    const encoded = written.get(part.name);
+    if (encoded !== undefined && !check(part, template.host).test(encoded)) {
+      throw new InvalidParameterError(routeName, part.name, part.pattern, own(params, part.name) ?? own(route.defaults, part.name));
+    }
+  }
+  return out;
+}
+
+/** Each variant part's whole-value check, made once. */
+const checks = new WeakMap<Part, RegExp>();
+
+// A host's requirement is matched without regard to case, as the matcher matches it (hosts are lower-cased).
+function check(part: Extract<Part, { name: string }>, host: boolean): RegExp {
+  let regex = checks.get(part);
+  if (regex === undefined) checks.set(part, (regex = new RegExp(`^(?:${part.pattern})$`, host ? 'i' : '')));
+  return regex;
+}
+
+/**
+ * The pieces written out, each parameter's encoded value recorded in `written`, and `1` put in
+ * `opened` at each group written. `everyGroupBefore`: an optional group is also written when one
+ * after it in the same sequence is.
+ */
+function render(pieces: readonly Piece[], routeName: string, route: Route, params: Record<string, unknown>, missing: string[], written: Map<string, string>, everyGroupBefore: boolean, opened: string[]): string {
   const writes = pieces.map((piece) => typeof piece !== 'string' && 'group' in piece && groupWritten(piece, route, params));
   if (everyGroupBefore) {
     let later = false;
@@ -201,7 +236,10 @@ function render(pieces: readonly Piece[], routeName: string, route: Route, param
       continue;
     }
     if ('group' in piece) {
-      if (writes[i]) out += render(piece.group, routeName, route, params, missing, written, everyGroupBefore);
+      if (writes[i]) {
+        opened[piece.index] = '1';
+        out += render(piece.group, routeName, route, params, missing, written, everyGroupBefore, opened);
+      }
       continue;
     }
     const value = own(params, piece.name) ?? own(route.defaults, piece.name);
@@ -210,7 +248,6 @@ function render(pieces: readonly Piece[], routeName: string, route: Route, param
       continue;
     }
     const encoded = encodeValue(piece, value, routeName);
-    if (!piece.check.test(encoded)) throw new InvalidParameterError(routeName, piece.name, piece.pattern, value);
     // A request's host holds nothing else (kernel/request.ts), so anything else never matches; `@` or `:` would even move the host.
     if (piece.host && !HOST_TEXT.test(encoded)) throw new InvalidParameterError(routeName, piece.name, piece.pattern, value, { expected: 'be a host name label (letters, digits, "-" and "_")' });
     written.set(piece.name, encoded);

@@ -1,7 +1,9 @@
 import { runInNewContext } from 'node:vm';
+import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { thrown } from '../helpers.js';
+import { propertyParameters } from '../../arbitraries.js';
 import { Request } from '../../../kernel/index.js';
 import {
   InvalidParameterError,
@@ -155,6 +157,74 @@ test('a value holding the separator that opens the optional group after it is re
   assert.instance(thrown(() => g.generate('file', { name: 'x.y', ext: 'z' })), InvalidParameterError);
   assert.is(g.generate('file', { name: 'x' }), '/x');
   assert.is(g.generate('file', { name: 'x', ext: 'y.z' }), '/x.y.z');
+});
+
+test('a value is checked against the stops of the combination of groups written: the text after it there, and the groups right after it', () => {
+  const g = new UrlGenerator(new RouteCollection()
+    .add('docs', new Route('/docs/:version{/:page}.html'))
+    .add('two', new Route('/t/:a{.:b}{-:c}')));
+  // With the page, `/` follows the version: its dot reads back (as in Symfony).
+  assert.is(g.generate('docs', { version: '1.2', page: 'intro' }), '/docs/1.2/intro.html');
+  // Without it, `.html` does: `/docs/1.2.html` would not match.
+  assert.is(g.generate('docs', { version: '1' }), '/docs/1.html');
+  assert.instance(thrown(() => g.generate('docs', { version: '1.2' })), InvalidParameterError);
+  // `a` before `.b-c` may hold a `-`, not before `-c` alone, nor with both groups left out (`/t/x-y` is `-c`'s).
+  assert.is(g.generate('two', { a: 'x-y', b: 'z', c: 'w' }), '/t/x-y.z-w');
+  assert.instance(thrown(() => g.generate('two', { a: 'x-y', c: 'w' })), InvalidParameterError);
+  assert.instance(thrown(() => g.generate('two', { a: 'x-y' })), InvalidParameterError);
+  assert.instance(thrown(() => g.generate('two', { a: 'x', b: 'y-' })), InvalidParameterError);
+  const m = new UrlMatcher(new RouteCollection().add('docs', new Route('/docs/:version{/:page}.html')).add('two', new Route('/t/:a{.:b}{-:c}')));
+  for (const [name, params] of [['docs', { version: '1.2', page: 'intro' }], ['docs', { version: '1' }], ['two', { a: 'x-y', b: 'z', c: 'w' }], ['two', { a: 'x', c: 'y' }]] as const) {
+    const found = m.lookup(g.generate(name, params), { method: 'GET', host: 'localhost', scheme: 'http' });
+    assert.equal(found.kind === 'match' ? [found.name, found.params] : found.kind, [name, params]);
+  }
+});
+
+test('a URL generated from optional groups after parameters matches back to the values given, and a value refused would not', () => {
+  // Segments whose parameters stop at the text after them or at the groups after them (`@`: a fresh name).
+  const segment = fc.constantFrom('/w', '/:@', '{/:@}', '/:@.:@', '/:@{.:@}', '/:@{/:@}.html', '/:@{/:@}-x', '/:@{.:@}{-:@}', '/:@{-:@}.:@');
+  const value = fc.constantFrom('a', '1.2', 'x-y', 'a.b-c', 'b.', '-z', 'x.html', 'p-x');
+  const context = { method: 'GET', host: 'localhost', scheme: 'http' } as const;
+  let matched = 0;
+  let refused = 0;
+  fc.assert(
+    fc.property(fc.array(segment, { minLength: 1, maxLength: 3 }), fc.array(fc.option(value, { freq: 3 }), { minLength: 9, maxLength: 9 }), (segments, values) => {
+      let n = 0;
+      const path = segments.join('').replace(/@/g, () => `p${n++}`);
+      const route = new Route(path);
+      const given: Record<string, string> = {};
+      // A parameter outside a group always has a value; one in a group may have none (the group left out).
+      path.replace(/\{[^}]*\}|:(\w+)/g, (token: string, name: string | undefined) => {
+        for (const [, inner] of token.matchAll(/:(\w+)/g)) {
+          const chosen = values[Number(inner!.slice(1))] ?? (name === undefined ? null : 'a');
+          if (chosen !== null) given[inner!] = chosen;
+        }
+        return token;
+      });
+      const generator = new UrlGenerator(new RouteCollection().add('r', route));
+      const matcher = new UrlMatcher(new RouteCollection().add('r', route));
+      const readBack = (url: string) => {
+        const found = matcher.lookup(url, context);
+        return found.kind === 'match' ? found.params : found.kind;
+      };
+      let url: string;
+      try {
+        url = generator.generate('r', given);
+      } catch (error) {
+        assert.ok(error instanceof InvalidParameterError || error instanceof MissingMandatoryParametersError, String(error));
+        refused++;
+        // Written as asked (a group with every value of its own), the path would not match back to them.
+        const written = path.replace(/\{([^}]*)\}/g, (_, group: string) => ([...group.matchAll(/:(\w+)/g)].every(([, inner]) => given[inner!] !== undefined) ? group : ''));
+        const naive = written.replace(/:(\w+)/g, (_, name: string) => given[name]!);
+        assert.not.equal(readBack(naive), given, `${path} ${JSON.stringify(given)}: ${naive} is refused but reads back`);
+        return;
+      }
+      matched++;
+      assert.equal(readBack(url), given, `${path} ${JSON.stringify(given)}: ${url}`);
+    }),
+    propertyParameters(1500),
+  );
+  assert.ok(matched > 300 && refused > 300, `${matched} generated, ${refused} refused`);
 });
 
 test('a value that fails its requirement is an InvalidParameterError', () => {

@@ -23,7 +23,7 @@ function pick<T>(next: () => number, list: readonly T[]): T {
 }
 
 const words = ['a', 'b', 'ab', 'books', 'new', 'x.y'];
-const values = ['a', 'b', 'ab', 'books', 'new', '12', '7', 'x.y', 'a.b', 'q%20r', 'bad%zz', 'x.y%41', 'a-b', 'x-y.z', 'ahtml', 'a.html', 'x.', 'a-'];
+const values = ['a', 'b', 'ab', 'books', 'new', '12', '7', 'x.y', 'a.b', 'q%20r', 'bad%zz', 'x.y%41', 'a-b', 'x-y.z', 'ahtml', 'a.html', 'x.', 'a-', '1.2', 'x.html', 'a-x', 'x-y.z-w'];
 const methodSets = [['GET'], ['POST'], ['GET', 'POST'], ['PUT'], []];
 const requestMethods = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'];
 
@@ -31,7 +31,8 @@ const requestMethods = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'];
 // match `/`), two parameters in one segment (split at a separator, `.` or `-`), text after a
 // parameter (a separator ends it; other text takes back what it needs, a tail the walk keeps),
 // optional groups (one may open the pattern; one opening with a separator ends the parameter
-// before it, the group written or not), and a wildcard at the end.
+// before it, the group written or not; a parameter before `{/:g}.html` stops at the `.` only
+// without the group), and a wildcard at the end.
 function randomRoute(next: () => number, index: number): Route {
   let path = next() < 0.1 ? `{/:p${index}_o}` : '';
   const requirements: Record<string, string> = {};
@@ -40,13 +41,15 @@ function randomRoute(next: () => number, index: number): Route {
     const kind = next();
     const name = `p${index}_${i}`;
     if (kind < 0.35) path += `/${pick(next, words)}`;
-    else if (kind < 0.5) path += `/:${name}`;
-    else if (kind < 0.6) {
+    else if (kind < 0.45) path += `/:${name}`;
+    else if (kind < 0.55) {
       path += `/:${name}`;
       requirements[name] = pick(next, ['\\d+', '[a-z]+', 'a|ab']);
-    } else if (kind < 0.7) path += `{/:${name}}`;
-    else if (kind < 0.75) path += `/:${name}${pick(next, ['.', '-'])}:${name}e`;
-    else if (kind < 0.8) path += `/:${name}{${pick(next, ['.', '-'])}:${name}e}`;
+    } else if (kind < 0.63) path += `{/:${name}}`;
+    else if (kind < 0.68) path += `/:${name}${pick(next, ['.', '-'])}:${name}e`;
+    else if (kind < 0.73) path += `/:${name}{${pick(next, ['.', '-'])}:${name}e}`;
+    else if (kind < 0.78) path += `/:${name}{/:${name}g}${pick(next, ['.html', '-x'])}`;
+    else if (kind < 0.8) path += `/:${name}{.:${name}e}{-:${name}f}`;
     else if (kind < 0.9) path += `/:"${name}"${pick(next, ['.html', '-x', 'html', 'b'])}`;
     else {
       path += `/*${name}`;
@@ -121,7 +124,7 @@ if (process.env.HK_MATCHER_OUTCOMES !== undefined) {
   });
 
   test('a tree is compiled when every candidate is unconditional and it has no tails', () => {
-    const tree = treeOf(['/books/:id', '/books/:id/*rest', '/a{/:b}', '/:x.:y', '/:x-:y', '{/:locale}/home', '/:page.html']);
+    const tree = treeOf(['/books/:id', '/books/:id/*rest', '/a{/:b}', '/:x.:y', '/:x-:y', '{/:locale}/home', '/:page.html', '/docs/:version{/:page}.html']);
     assert.ok(tree.compiled);
   });
 

@@ -14,7 +14,7 @@ function random(seed: number): () => number {
 }
 
 const words = ['a', 'b', 'ab', 'books', 'new', 'x.y'];
-const values = ['a', 'b', 'ab', 'books', 'new', '12', '7', 'x.y', 'a.b', 'q%20r', 'x.'];
+const values = ['a', 'b', 'ab', 'books', 'new', '12', '7', 'x.y', 'a.b', 'q%20r', 'x.', '1.2', 'x.html', 'a-b.c-d'];
 
 function pick<T>(next: () => number, list: readonly T[]): T {
   return list[Math.floor(next() * list.length)]!;
@@ -35,8 +35,10 @@ function randomRoute(next: () => number, index: number, slashes = false): Route 
       segments.push(`/:${name}`);
       requirements[name] = pick(next, ['\\d+', '[a-z]+', '.+', 'a|ab']);
     } else if (kind < 0.8) segments.push(`{/:${name}}`);
-    else if (kind < 0.85) segments.push(`/:${name}.:${name}e`);
-    else if (kind < 0.9) segments.push(`/:${name}{.:${name}e}`);
+    else if (kind < 0.83) segments.push(`/:${name}.:${name}e`);
+    else if (kind < 0.86) segments.push(`/:${name}{.:${name}e}`);
+    else if (kind < 0.88) segments.push(`/:${name}{/:${name}g}.html`);
+    else if (kind < 0.9) segments.push(`/:${name}{.:${name}e}{-:${name}f}`);
     else segments.push(`/*${name}`);
   }
   return new Route(segments.join('') + (slashes && next() < 0.2 ? '/' : ''), { requirements });

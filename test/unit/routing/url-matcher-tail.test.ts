@@ -71,7 +71,8 @@ function regexesOf(path: string): [Part[], RegExp][] {
 }
 
 // Route patterns: every parameter or wildcard is followed by text (inside or after its optional
-// group), so that path-to-regexp and pattern.ts accept them; names are filled in afterwards.
+// group, or opening a group right after it), so that path-to-regexp and pattern.ts accept them;
+// names are filled in afterwards.
 const text = fc.constantFrom('/', '.', '-', 'a', '/a', '.b', '-a.', '/x/', 'ab', '/end', 'a/b', '.-', '/.');
 const token = fc.constantFrom('*', ':');
 const unit = fc.oneof(
@@ -80,6 +81,8 @@ const unit = fc.oneof(
   fc.tuple(text, token, text).map(([before, t, after]) => `{${before}${t}@${after}}`),
   text.map((t) => `{${t}}`),
   text,
+  // A parameter right before a group: it stops at the text after it in each combination, and at the group's opening.
+  fc.tuple(text, token, text, token, text).map(([before, t, open, inner, after]) => `${before}${t}@{${open}${inner}@}${after}`),
 );
 const ending = fc.constantFrom('', '*@', ':@', '{.:@}', '{/*@}');
 const pattern = fc

@@ -279,10 +279,28 @@ test('a parameter stops at the separator opening the optional group after it, wi
   // A wildcard's tail, and a separator after the group rather than in it.
   assert.equal(look(m, '/t/a/x.'), { kind: 'not-found', path: '/t/a/x./' });
   assert.equal(look(m, '/t/a/b/x.y').params, { dir: ['a', 'b'], name: 'x', ext: 'y' });
-  assert.is(look(m, '/j/x.y/2.json').kind, 'not-found');
   assert.equal(look(m, '/j/x/2.json').params, { name: 'x', page: '2' });
   // explain() reads each route's own regex: it agrees.
   assert.ok(m.explain('/x.', context()).every((trace) => trace.verdict !== 'match'));
+});
+
+test('a parameter\'s stops are those of each combination of optional groups: the text after it there, and the groups right after it', () => {
+  const m = matcher(['docs', '/docs/:version{/:page}.html'], ['json', '/j/:name{/:page}.json'], ['two', '/t/:a{.:b}{-:c}']);
+  // With the group, `/` follows `version`: it holds a `.` (as Symfony's `/docs/{version}/{page}.html`).
+  assert.equal(look(m, '/docs/1.2/intro.html'), { kind: 'match', name: 'docs', params: { version: '1.2', page: 'intro' } });
+  assert.equal(look(m, '/j/x.y/2.json').params, { name: 'x.y', page: '2' });
+  // Without it, `.html` follows it: it stops at that `.`.
+  assert.equal(look(m, '/docs/1.html').params, { version: '1' });
+  assert.is(look(m, '/docs/1.2.html').kind, 'not-found');
+  // A group written after another is not right after the parameter: `a` holds a `-` before `.b-c`, not before `-c` alone.
+  assert.equal(look(m, '/t/x-y.z-w').params, { a: 'x-y', b: 'z', c: 'w' });
+  assert.equal(look(m, '/t/x-y').params, { a: 'x', c: 'y' });
+  assert.is(look(m, '/t/x-').kind, 'not-found');
+  assert.is(look(m, '/t/x.y-').kind, 'not-found');
+  for (const path of ['/docs/1.2/intro.html', '/docs/1.2.html', '/t/x-y.z-w', '/t/x-']) {
+    const trace = m.explain(path, context()).find((each) => each.verdict === 'match');
+    assert.is(trace?.name, look(m, path).kind === 'match' ? look(m, path).name : undefined, path);
+  }
 });
 
 test('a parameter followed by text in its segment stops at that text', () => {
