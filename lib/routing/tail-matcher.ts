@@ -193,7 +193,7 @@ export class TailMatcher {
     const unread = this.unread;
     const base = j * 4;
     let c = path.charCodeAt(start);
-    if (c < 128 && (unread[base + (c >>> 5)]! & (1 << (c & 31))) !== 0) return false;
+    if (unreadable(unread, base, c)) return false;
     const known = this.failedIn[j] === this.search;
     const from = this.failedFrom[j]!;
     if (known && start >= from && start < this.failedTo[j]!) return false;
@@ -207,7 +207,7 @@ export class TailMatcher {
         return false;
       }
       c = path.charCodeAt(end);
-      if (c < 128 && (unread[base + (c >>> 5)]! & (1 << (c & 31))) !== 0) break;
+      if (unreadable(unread, base, c)) break;
       end++;
     }
     steps += end - start;
@@ -228,7 +228,7 @@ export class TailMatcher {
     const unread = this.unread;
     const base = j * 4;
     let c = path.charCodeAt(start);
-    if (c < 128 && (unread[base + (c >>> 5)]! & (1 << (c & 31))) !== 0) return false;
+    if (unreadable(unread, base, c)) return false;
     const known = this.failedIn[j] === this.search;
     const from = this.failedFrom[j]!;
     if (known && start >= from && start < this.failedTo[j]!) return false;
@@ -242,7 +242,7 @@ export class TailMatcher {
         break;
       }
       c = path.charCodeAt(end);
-      if (c < 128 && (unread[base + (c >>> 5)]! & (1 << (c & 31))) !== 0) break;
+      if (unreadable(unread, base, c)) break;
       end++;
     }
     steps += (top === -1 ? end : top) - start;
@@ -286,4 +286,9 @@ export class TailMatcher {
     this.bounds[j * 2 + 1] = end;
     return true;
   }
+}
+
+/** Whether parameter `base / 4`'s table says it does not read the character `c` (its delimiter, or one of its stops: all ASCII). */
+function unreadable(unread: Uint32Array, base: number, c: number): boolean {
+  return c < 128 && (unread[base + (c >>> 5)]! & (1 << (c & 31))) !== 0;
 }
