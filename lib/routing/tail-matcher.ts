@@ -187,16 +187,24 @@ export class TailMatcher {
     return false;
   }
 
+  /**
+   * Whether parameter `j` cannot start at `start`: it does not read the character there, or a start
+   * before it in the same run failed already (the run it would read is the one that failed).
+   */
+  private refusesStart(j: number, start: number): boolean {
+    if (unreadable(this.unread, j * 4, this.path.charCodeAt(start))) return true;
+    return this.failedIn[j] === this.search && start >= this.failedFrom[j]! && start < this.failedTo[j]!;
+  }
+
   private parameter(j: number, start: number): boolean {
+    if (this.refusesStart(j, start)) return false;
     const path = this.path;
     const length = this.length;
     const unread = this.unread;
     const base = j * 4;
-    let c = path.charCodeAt(start);
-    if (unreadable(unread, base, c)) return false;
+    let c: number;
     const known = this.failedIn[j] === this.search;
     const from = this.failedFrom[j]!;
-    if (known && start >= from && start < this.failedTo[j]!) return false;
     // Read the run: the parameter can only end where it ends (the text after it starts with a character it cannot read).
     let end = start + 1;
     while (end < length) {
@@ -223,15 +231,14 @@ export class TailMatcher {
    * to the next `/`, then gives back one character at a time until the text and the rest follow.
    */
   private givingParameter(j: number, start: number): boolean {
+    if (this.refusesStart(j, start)) return false;
     const path = this.path;
     const length = this.length;
     const unread = this.unread;
     const base = j * 4;
-    let c = path.charCodeAt(start);
-    if (unreadable(unread, base, c)) return false;
+    let c: number;
     const known = this.failedIn[j] === this.search;
     const from = this.failedFrom[j]!;
-    if (known && start >= from && start < this.failedTo[j]!) return false;
     // The run's end, and the highest end not yet tried: a start that failed in the same run tried those above it.
     let end = start + 1;
     let top = -1;
