@@ -51,6 +51,17 @@ for (const scheme of SCHEMES) {
     unanswered = await startTestServer({ kernel: { debug: true, routes: routes(), subscribers: [silencer] } });
     unanswered.app.bus.on('log', onEntry);
   });
+  /** Asks the server whose errors no listener answers for `path`: a 500, and one ERROR or CRITICAL record, attributed to its request. */
+  const loggedOnce = async (path: string): Promise<{ body: string; severe: LogEntry }> => {
+    entries.length = 0;
+    const response = await fetchFrom(unanswered, scheme, path);
+    assert.is(response.status, 500);
+    const severe = entries.filter(({ record }) => record.level === LogLevel.CRITICAL || record.level === LogLevel.ERROR);
+    assert.is(severe.length, 1, JSON.stringify(severe.map(({ record }) => record.message)));
+    assert.ok(severe[0]!.request !== undefined, 'attributed to the request');
+    return { body: response.body, severe: severe[0]! };
+  };
+
   test.after(async () => {
     debug.app.bus.off('log', onLog);
     unanswered.app.bus.off('log', onEntry);
@@ -77,32 +88,19 @@ for (const scheme of SCHEMES) {
   });
 
   test('a refusal no kernel.exception listener answers is a bare 500, logged once on its request: the error listener\'s record, not also as unhandled', async () => {
-    entries.length = 0;
-    const response = await fetchFrom(unanswered, scheme, '/go?to=%0d%0a');
-    assert.is(response.status, 500);
-    assert.is(response.body, 'Internal Server Error\n');
-    const severe = entries.filter(({ record }) => record.level === LogLevel.CRITICAL || record.level === LogLevel.ERROR);
-    assert.is(severe.length, 1, JSON.stringify(severe.map(({ record }) => record.message)));
-    assert.match(severe[0]!.record.message, /^Uncaught error: ResponseNotSendableError: /);
-    assert.ok(severe[0]!.request !== undefined, 'attributed to the request');
+    const { body, severe } = await loggedOnce('/go?to=%0d%0a');
+    assert.is(body, 'Internal Server Error\n');
+    assert.match(severe.record.message, /^Uncaught error: ResponseNotSendableError: /);
   });
 
   test('an error of handle() no kernel.exception listener answers escapes it and is logged once on its request: the error listener\'s record, not also as unhandled', async () => {
-    entries.length = 0;
-    const response = await fetchFrom(unanswered, scheme, '/throw');
-    assert.is(response.status, 500);
-    const severe = entries.filter(({ record }) => record.level === LogLevel.CRITICAL || record.level === LogLevel.ERROR);
-    assert.is(severe.length, 1, JSON.stringify(severe.map(({ record }) => record.message)));
-    assert.match(severe[0]!.record.message, /^Uncaught error: Error: "the order service is down" at /);
-    assert.ok(severe[0]!.request !== undefined, 'attributed to the request');
+    const { severe } = await loggedOnce('/throw');
+    assert.match(severe.record.message, /^Uncaught error: Error: "the order service is down" at /);
   });
 
   test('a function thrown by handle() that no kernel.exception listener answers is logged once on its request too', async () => {
-    entries.length = 0;
-    const response = await fetchFrom(unanswered, scheme, '/throw-function');
-    assert.is(response.status, 500);
-    const severe = entries.filter(({ record }) => record.level === LogLevel.CRITICAL || record.level === LogLevel.ERROR);
-    assert.is(severe.length, 1, JSON.stringify(severe.map(({ record }) => record.message)));
+    const { severe } = await loggedOnce('/throw-function');
+    assert.match(severe.record.message, /^Uncaught error: /);
   });
 
   test('the profile records the 500 that went out, its exception chain and its error sub-request', async () => {
