@@ -1,4 +1,4 @@
-import { BadRequestHttpError, Response, type Request } from '../../kernel/index.js';
+import { BadRequestHttpError, NotFoundHttpError, Response, type Request } from '../../kernel/index.js';
 import { createCspNonce, htmlSafeJson, preferredMediaType, type FileLinker } from '../errors/index.js';
 import type { ExceptionData, LoggerData, MemoryData, Profile, ProfileSummary, RequestData, TimeData } from './profile.js';
 import type { Profiler } from './profiler.js';
@@ -73,8 +73,8 @@ export class ProfilerController {
   /**
    * `/_profiler/latest`: a redirect to the newest request's profile, or the empty search. A
    * sub-request starts after its parent, so the newest profile is often one (the error page's):
-   * its main request is the one to show, as Symfony's profiler does. A `panel` it would show is
-   * kept (`?panel=logger`), as Symfony keeps the query; another is dropped, not echoed.
+   * its main request is the one to show, as Symfony's profiler does. A `panel` is kept
+   * (`?panel=logger`), as Symfony keeps the query; one that profile does not have is a 404, as on its page.
    */
   async latest(request: Request): Promise<Response> {
     const [newest] = await this.profiler.storage.find({ limit: 1 });
@@ -85,20 +85,21 @@ export class ProfilerController {
       if (parent === null) break;
       shown = parent;
     }
-    const requested = request.query.get('panel');
-    const panel = requested !== null && (await this.#hasPanel(shown.token, requested)) ? requested : undefined;
+    const panel = request.query.get('panel') ?? undefined;
+    if (panel !== undefined && !(await this.#hasPanel(shown.token, panel))) throw panelNotFound(panel, shown.token);
     return Response.redirect(profilerUrls.panel(shown.token, panel), 302, PRIVATE);
   }
 
-  /** `/_profiler/<token>?panel=...`: one profile. */
+  /** `/_profiler/<token>?panel=...`: one profile; a panel it does not have is a 404, as in Symfony's panelAction. */
   async panel(request: Request, params: { token: string }): Promise<Response> {
     const token = String(params.token);
     const stored = isValidToken(token) ? await this.profiler.loadProfile(token) : null;
     if (stored === null) return this.#tokenNotFound(request, token);
+    const requested = request.query.get('panel');
+    if (requested !== null && !isPanelOf(stored, requested)) throw panelNotFound(requested, token);
     const profile = this.profiler.present(stored);
     if (wantsJson(request)) return json(profile, 200);
-    const requested = request.query.get('panel');
-    const panel = requested !== null && isPanelOf(profile, requested) ? requested : defaultPanel(profile);
+    const panel = requested ?? defaultPanel(profile);
     const [parent, children] = await Promise.all([
       profile.parent === null ? null : this.#summary(profile.parent),
       Promise.all(profile.children.map((child) => this.#summary(child))),
@@ -165,6 +166,14 @@ export class ProfilerController {
 /** Whether a profile page shows the panel `name`: a built-in one, or one per collector an embedder added. */
 function isPanelOf(profile: Profile, name: string): boolean {
   return PROFILER_PANELS.includes(name) || extraPanels(profile).includes(name);
+}
+
+/**
+ * Symfony's 404 for a panel the profile does not have, with the headers of every profiler answer.
+ * The name is the client's text: the error pages escape it, as they escape every message.
+ */
+function panelNotFound(panel: string, token: string): NotFoundHttpError {
+  return new NotFoundHttpError(`Panel "${panel}" is not available for token "${token}".`, { headers: { ...PRIVATE } });
 }
 
 /** Reads and checks the search criteria; a bad value is a 400 saying what to fix. */

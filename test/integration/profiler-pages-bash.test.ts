@@ -33,7 +33,7 @@ for (const scheme of SCHEMES) {
     assert.is(latest.headers.location, `/_profiler/${token}`);
   });
 
-  test('/_profiler/latest?panel= keeps a known panel on the redirect and drops an unknown one', async () => {
+  test('/_profiler/latest?panel= keeps a known panel on the redirect, and an unknown one is a 404 naming it, escaped', async () => {
     const answered = await fetchFrom(server, scheme, '/health');
     const token = String(answered.headers['x-debug-token']);
     await savedProfile(server, token);
@@ -41,8 +41,12 @@ for (const scheme of SCHEMES) {
     assert.is(logger.status, 302);
     assert.is(logger.headers.location, `/_profiler/${token}?panel=logger`);
     for (const panel of ['nope', '<script>', '']) {
-      const unknown = await fetchFrom(server, scheme, `/_profiler/latest?panel=${encodeURIComponent(panel)}`);
-      assert.is(unknown.headers.location, `/_profiler/${token}`, panel);
+      const unknown = await fetchFrom(server, scheme, `/_profiler/latest?panel=${encodeURIComponent(panel)}`, { headers: { accept: 'text/html' } });
+      assert.is(unknown.status, 404, panel);
+      assert.is(unknown.headers.location, undefined, panel);
+      assert.is(unknown.headers['cache-control'], 'no-store', panel);
+      assert.ok(unknown.body.includes(`Panel &quot;${panel.replace('<', '&lt;').replace('>', '&gt;')}&quot; is not available for token &quot;${token}&quot;.`), panel);
+      assert.not.match(unknown.body, /<script>"/, panel);
     }
   });
 

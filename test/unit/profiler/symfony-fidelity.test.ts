@@ -525,17 +525,64 @@ test('testPanelActionWithoutValidToken: an unknown token is a 404 naming it', as
   assert.match(bodyText(malformed), /this-token-does-not-exist/);
 });
 
-test('difference: testPanelActionWithWrongPanel: a panel the profile does not have shows its default panel (200), not a 404; /_profiler/latest drops it', async () => {
+test('testPanelActionWithWrongPanel: a panel the profile does not have is a 404 naming it and the token, on its page and from /_profiler/latest, as HTML and JSON', async () => {
   const routes = new RouteCollection().add('homepage', new Route('/', { defaults: { _controller: () => new Response('home') } }));
   const { app } = debugKernel(routes);
   const home = await send(app, '/');
   const token = home.getHeader('x-debug-token')!;
-  const latest = await send(app, '/_profiler/latest?panel=this-panel-does-not-exist');
-  const page = await send(app, `/_profiler/${token}?panel=this-panel-does-not-exist`);
+  const message = `Panel "this-panel-does-not-exist" is not available for token "${token}".`;
+  for (const path of ['/_profiler/latest?panel=this-panel-does-not-exist', `/_profiler/${token}?panel=this-panel-does-not-exist`]) {
+    const page = await send(app, path, 'GET', { headers: { accept: 'text/html' } });
+    assert.is(page.status, 404, path);
+    assert.ok(bodyText(page).includes(message.replaceAll('"', '&quot;')), `${path}: the page names the panel and the token`);
+    assert.is(page.getHeader('cache-control'), 'no-store', `${path}: with the headers of every profiler answer`);
+    const answer = await send(app, path, 'GET', { headers: { accept: 'application/json' } });
+    assert.is(answer.status, 404, `${path} as JSON`);
+    assert.is(JSON.parse(bodyText(answer)).detail, message, `${path} as JSON`);
+  }
+  const empty = await send(app, `/_profiler/${token}?panel=`);
   await app.close();
-  assert.is(latest.getHeader('location'), `/_profiler/${token}`);
+  assert.is(empty.status, 404, 'an empty panel name is no panel either (Symfony reads it as given)');
+});
+
+test('a panel name in the 404 is escaped, in the HTML page and in the JSON', async () => {
+  const { app } = debugKernel();
+  const token = (await send(app, '/')).getHeader('x-debug-token')!;
+  const path = `/_profiler/${token}?panel=${encodeURIComponent('<script>alert(1)</script>')}`;
+  const page = bodyText(await send(app, path, 'GET', { headers: { accept: 'text/html' } }));
+  const answer = bodyText(await send(app, path, 'GET', { headers: { accept: 'application/json' } }));
+  await app.close();
+  assert.not.match(page, /<script>alert/);
+  assert.match(page, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+  assert.not.match(answer, /<script>/);
+  assert.match(JSON.parse(answer).detail, 'Panel "<script>alert(1)</script>" is not available');
+});
+
+test('a collector of the embedder\'s own is a panel: its page and /_profiler/latest keep it', async () => {
+  const storage = new MemoryStorage();
+  const cache = { name: 'cache', lateCollect: () => ({ hits: 3 }) };
+  const app = createKernel({ env: 'dev', debug: true, stderrLogLevel: false, profiler: { storage, saveDelayMs: 0, collectors: [cache] } });
+  const token = (await send(app, '/')).getHeader('x-debug-token')!;
+  const page = await send(app, `/_profiler/${token}?panel=cache`);
+  const latest = await send(app, '/_profiler/latest?panel=cache');
+  await app.close();
   assert.is(page.status, 200);
-  assert.not.match(bodyText(page), /this-panel-does-not-exist/);
+  assert.match(bodyText(page), /aria-current="page"><span>cache/i);
+  assert.is(latest.getHeader('location'), `/_profiler/${token}?panel=cache`);
+});
+
+test('every ?panel= link of a profile\'s pages and of its toolbar leads to a panel it has (200, not the 404)', async () => {
+  const routes = new RouteCollection().add('fail', new Route('/fail', { defaults: { _controller: () => { throw new NotFoundHttpError('gone'); } } }));
+  const storage = new MemoryStorage();
+  const app = createKernel({ env: 'dev', debug: true, stderrLogLevel: false, routes, profiler: { storage, saveDelayMs: 0, collectors: [{ name: 'cache', lateCollect: () => ({ hits: 3 }) }] } });
+  const token = (await send(app, '/fail')).getHeader('x-debug-token')!;
+  const pages = [`/_wdt/${token}`, `/_profiler/${token}`];
+  const links = new Set<string>();
+  for (const page of pages) for (const [, href] of bodyText(await send(app, page)).matchAll(/href="([^"]*\?panel=[^"]*)"/g)) links.add(href!.replaceAll('&amp;', '&'));
+  const answers = await Promise.all([...links].map(async (link) => [link, (await send(app, link)).status] as const));
+  await app.close();
+  assert.ok(links.has(`/_profiler/${token}?panel=cache`) && links.has(`/_profiler/${token}?panel=router`), [...links].join(' '));
+  for (const [link, status] of answers) assert.is(status, 200, link);
 });
 
 test('testPanelActionWithValidPanelAndToken: /_profiler/latest?panel=router leads to the router panel, which names the matched route', async () => {
