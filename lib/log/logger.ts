@@ -225,10 +225,31 @@ function stringify(value: unknown): string {
   // Reading a Proxy may throw anywhere (instanceof calls its getPrototypeOf trap).
   try {
     if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
-    if (value instanceof Error) return `[object ${classOf(value, 'Error')}]`;
+    if (value instanceof Error) return errorText(value);
     return JSON.stringify(value, bigintAsText) ?? `[object ${classOf(value as object, 'Object')}]`;
   } catch {
     return `[object ${classOf(value as object, 'Object')}]`;
+  }
+}
+
+/**
+ * An Error as its name and message (`TypeError: x`), as Symfony's Logger and Monolog write an
+ * exception, by its string form; never its stack, which would put a trace in the message. A name or
+ * message that is no string, or whose getter throws, is left out (the name falls back to the class).
+ */
+function errorText(error: Error): string {
+  const name = stringOf(() => error.name) || classOf(error, 'Error');
+  const message = stringOf(() => error.message);
+  return message === '' ? name : `${name}: ${message}`;
+}
+
+/** A property's value when it is a string; '' when it is not or its getter throws. */
+function stringOf(read: () => unknown): string {
+  try {
+    const value = read();
+    return typeof value === 'string' ? value : '';
+  } catch {
+    return '';
   }
 }
 

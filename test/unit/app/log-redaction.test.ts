@@ -1,10 +1,11 @@
 // What stderr gets hides the secrets the profiler hides: a log is no safer a place for a password than a profile.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Request } from '../../../kernel/index.js';
+import { Request, Response } from '../../../kernel/index.js';
 import { createKernel, type KernelOptions } from '../../../lib/app/index.js';
 import { formatLine, type LogRecord } from '../../../lib/log/index.js';
-import { Redactor } from '../../../lib/profiler/index.js';
+import { MemoryStorage, Redactor, type LoggerData } from '../../../lib/profiler/index.js';
+import { Route, RouteCollection } from '../../../lib/routing/index.js';
 
 /** The stderr lines written while `fn` runs against a kernel made with `options`. */
 async function stderrOf(options: KernelOptions, fn: (app: ReturnType<typeof createKernel>) => Promise<void> | void): Promise<string> {
@@ -45,6 +46,31 @@ test('profiler.redaction sets the rules for stderr too, also with the profiler o
     app.logger.warning('Codes', { pin: '1234', password: 'shown' });
   });
   assert.equal(JSON.parse(written).context, { pin: '[redacted]', password: 'shown' });
+});
+
+test('an Error in a placeholder is written by its name and message, its secret pairs hidden, alike on stderr and on the profiler\'s logger panel', async () => {
+  let logged: string[] = [];
+  const routes = new RouteCollection().add('login', new Route('/login', {
+    defaults: {
+      _controller: () => {
+        app.logger.error('Failed: {error}', { error: new TypeError('login with password=hunter2 refused') });
+        return new Response('no');
+      },
+    },
+  }));
+  let app!: ReturnType<typeof createKernel>;
+  const written = await stderrOf({ env: 'dev', debug: true, routes, profiler: { storage: new MemoryStorage(), saveDelayMs: 0 } }, async (made) => {
+    app = made;
+    const request = Request.create('http://127.0.0.1:8000/login');
+    const response = await app.kernel.handle(request);
+    await app.kernel.terminate(request, response);
+    const profile = app.profiler!.present((await app.profiler!.loadProfile(response.getHeader('x-debug-token')!))!);
+    logged = (profile.collectors.logger as LoggerData).logs.filter((record) => record.level === 3).map((record) => record.message);
+  });
+  const expected = 'Failed: TypeError: login with password=[redacted] refused';
+  assert.not.ok(written.includes('hunter2'), written);
+  assert.is(JSON.parse(written.trim().split('\n')[0]!).message, expected);
+  assert.equal(logged, [expected]);
 });
 
 test('a text line (a terminal) hides the same', () => {

@@ -95,13 +95,44 @@ test('a placeholder of any value is interpolated without throwing: invalid dates
   assert.is(interpolate('at {d}', { d: new Date(0) }), 'at 1970-01-01T00:00:00.000Z');
   const bare = new Error('x');
   Object.defineProperty(bare, 'constructor', { value: undefined });
-  assert.is(interpolate('{e}', { e: bare }), '[object Error]');
-  assert.is(interpolate('{e}', { e: new TypeError('x') }), '[object TypeError]');
+  assert.is(interpolate('{e}', { e: bare }), 'Error: x');
   assert.is(interpolate('{f} {s}', { f: () => 1, s: Symbol('q') }), '[object Function] Symbol(q)');
   const throwing = { toJSON() { throw new Error('no'); } };
   assert.is(interpolate('{t}', { t: throwing }), '[object Object]');
   const logger = new Logger({ bus: createBus() });
   logger.warning('Expires {at}', { at: new Date('not a date') });
+});
+
+test('an Error in a placeholder is written by its name and message, as Symfony\'s Logger writes an exception by its string form, never with its stack', () => {
+  assert.is(interpolate('Failed: {error}', { error: new TypeError('x') }), 'Failed: TypeError: x');
+  assert.is(interpolate('{e}', { e: new RangeError('') }), 'RangeError', 'no message: the name alone');
+  class QuotaError extends Error {
+    override name = 'QuotaError';
+  }
+  assert.is(interpolate('{e}', { e: new QuotaError('over by 3') }), 'QuotaError: over by 3');
+  const multiline = new Error('first\nsecond');
+  assert.is(interpolate('{e}', { e: multiline }), 'Error: first\nsecond');
+  assert.not.match(interpolate('{e}', { e: new Error('x') }), /\n\s+at /);
+  assert.is(interpolate('{d}', { d: { id: 1 } }), '{"id":1}', 'other objects as before');
+});
+
+test('an Error whose name, message or toString throw or are no strings is still written, without throwing', () => {
+  const thrower = (): never => {
+    throw new Error('getter');
+  };
+  const hostile = new Error('hidden');
+  Object.defineProperties(hostile, { name: { get: thrower }, message: { get: thrower }, toString: { get: thrower } });
+  assert.is(interpolate('{e}', { e: hostile }), 'Error');
+  const odd = new TypeError('x');
+  Object.defineProperties(odd, { name: { value: 42 }, message: { value: { toString: thrower } }, toString: { value: thrower } });
+  assert.is(interpolate('{e}', { e: odd }), 'TypeError');
+  const renamed = new Error('kept');
+  Object.defineProperty(renamed, 'name', { value: '' });
+  Object.defineProperty(renamed, 'constructor', { get: thrower });
+  assert.is(interpolate('{e}', { e: renamed }), 'Error: kept');
+  const { bus, entries } = collect();
+  new Logger({ bus }).error('Failed: {error}', { error: hostile });
+  assert.equal(entries.map((e) => e.record.message), ['Failed: Error']);
 });
 
 test('a log call with a Proxy whose traps throw, as a value or as the whole context, does not throw', () => {
