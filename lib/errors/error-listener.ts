@@ -3,8 +3,12 @@ import type { Logger } from '../log/index.js';
 import { fallbackErrorResponse } from './fallback-error-response.js';
 import { flattenError } from './flatten-error.js';
 
-/** Errors some ErrorListener logged, each with the request it logged it for: see ErrorListener.hasLogged. */
-const loggedByAny = new WeakMap<object, Request>();
+/**
+ * Errors some ErrorListener logged, each with the request it logged it for: see ErrorListener.hasLogged.
+ * The request is held weakly: an error kept for ever (a constant thrown on every request, a rejected
+ * promise cached) must not keep the last request it was logged for, and all that request holds, alive.
+ */
+const loggedByAny = new WeakMap<object, WeakRef<Request>>();
 
 /**
  * Handles errors that escape the kernel (Symfony's ErrorListener): logs them, then
@@ -17,8 +21,7 @@ export class ErrorListener {
    */
   static hasLogged(error: unknown, request: Request): boolean {
     if (error === null || (typeof error !== 'object' && typeof error !== 'function')) return false;
-    const logged = loggedByAny.get(error);
-    return logged !== undefined && (logged === request || logged.signal === request.signal);
+    return sameFamily(loggedByAny.get(error), request);
   }
 
   constructor(
@@ -30,8 +33,9 @@ export class ErrorListener {
    * Errors logged already, each with the request it was last logged for: one that comes back for that
    * request or its sub-requests (the response timeout, rethrown by a late `fetch` given the request's
    * signal) is INFO the second time; one thrown again for another request (a rejected promise kept) is logged at its level.
+   * The request is held weakly, as in loggedByAny.
    */
-  readonly #loggedFor = new WeakMap<object, Request>();
+  readonly #loggedFor = new WeakMap<object, WeakRef<Request>>();
 
   getSubscribedEvents() {
     return {
@@ -73,7 +77,7 @@ export class ErrorListener {
     if (isClientClosed(error) || abortReasonBehind(error, event.request) !== undefined || this.#loggedBefore(error, event.request)) this.logger.info(message, context);
     else if (status >= 400 && status < 500) this.logger.error(message, context);
     else this.logger.critical(message, context);
-    if (error !== null && (typeof error === 'object' || typeof error === 'function')) loggedByAny.set(error, event.request);
+    if (error !== null && (typeof error === 'object' || typeof error === 'function')) loggedByAny.set(error, new WeakRef(event.request));
     // Only an HttpError's headers are ever used (see flattenError): another error's are not reported.
     const { dropped, droppedCount } = boundErrorHeaders(isHttpError(error) ? headersOf(error) : undefined);
     if (droppedCount > 0) {
@@ -89,10 +93,8 @@ export class ErrorListener {
   /** Whether the error was logged before for this request or one of its family (and remembers it now); false for a value that is no object. */
   #loggedBefore(error: unknown, request: Request): boolean {
     if (error === null || (typeof error !== 'object' && typeof error !== 'function')) return false;
-    const before = this.#loggedFor.get(error);
-    // A sub-request shares its main request's signal; read only for an error seen before, so that no other request makes one.
-    if (before !== undefined && (before === request || before.signal === request.signal)) return true;
-    this.#loggedFor.set(error, request);
+    if (sameFamily(this.#loggedFor.get(error), request)) return true;
+    this.#loggedFor.set(error, new WeakRef(request));
     return false;
   }
 
@@ -127,6 +129,18 @@ export class ErrorListener {
       original_exception: original,
     });
   }
+}
+
+/**
+ * Whether `logged` (the request an error was logged for, held weakly) is `request` or of its family: a
+ * sub-request shares its main request's signal, read only for an error seen before, so that no other
+ * request makes one. A request collected since matches none: only a sub-request can be collected before
+ * its family (it holds its main request, not the reverse), and an error that escapes the main request
+ * is logged for that one by its own kernel.exception.
+ */
+function sameFamily(logged: WeakRef<Request> | undefined, request: Request): boolean {
+  const before = logged?.deref();
+  return before !== undefined && (before === request || before.signal === request.signal);
 }
 
 /** The error's `headers`, or undefined when it has none or reading them throws. */

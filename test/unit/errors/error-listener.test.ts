@@ -1,5 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import {
   ClientClosedError,
   ControllerResolver,
@@ -53,6 +55,54 @@ test('one error object thrown for request after request (a rejected promise kept
   const error = new Error('the database is down');
   for (let i = 0; i < 3; i++) listener.logKernelException(new ExceptionEvent(kernel, new Request('/x'), RequestType.MAIN, error));
   assert.equal(records.map((record) => record.levelName), ['CRITICAL', 'CRITICAL', 'CRITICAL']);
+});
+
+test('hasLogged(error, request) is true for the request it was last logged for and its sub-requests, false for another, an error never logged or a value that is no object', () => {
+  const { listener } = loggingListener();
+  const error = new Error('down');
+  const first = new Request('/x');
+  const second = new Request('/y');
+  assert.not.ok(ErrorListener.hasLogged(error, first), 'never logged');
+  listener.logKernelException(new ExceptionEvent(kernel, first, RequestType.MAIN, error));
+  assert.ok(ErrorListener.hasLogged(error, first));
+  assert.ok(ErrorListener.hasLogged(error, first.duplicate()), 'a sub-request of it');
+  assert.not.ok(ErrorListener.hasLogged(error, second), 'another request');
+  listener.logKernelException(new ExceptionEvent(kernel, second, RequestType.MAIN, error));
+  assert.ok(ErrorListener.hasLogged(error, second));
+  assert.not.ok(ErrorListener.hasLogged(error, first), 'only the request it was last logged for');
+  const sub = second.duplicate();
+  const subError = new Error('in a sub-request');
+  listener.logKernelException(new ExceptionEvent(kernel, sub, RequestType.SUB, subError));
+  assert.ok(ErrorListener.hasLogged(subError, second), 'logged for a sub-request: its main request has it');
+  listener.logKernelException(new ExceptionEvent(kernel, first, RequestType.MAIN, 'a string'));
+  assert.not.ok(ErrorListener.hasLogged('a string', first));
+  assert.not.ok(ErrorListener.hasLogged(null, first));
+});
+
+/** Node's gc(), without starting node with --expose-gc. */
+function collectGarbage(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+test('an error kept for ever (a constant thrown on every request) keeps no request it was logged for alive', async () => {
+  const gc = collectGarbage();
+  const { listener } = loggingListener();
+  const forever = new Error('the database is down');
+  const logOnce = (): WeakRef<Request> => {
+    const request = new Request('/x', { headers: { 'x-big': 'y'.repeat(1024) } });
+    listener.logKernelException(new ExceptionEvent(kernel, request, RequestType.MAIN, forever));
+    assert.ok(ErrorListener.hasLogged(forever, request));
+    return new WeakRef(request);
+  };
+  const requests = [logOnce(), logOnce()];
+  // A WeakRef keeps its target until the current job ends: collect after it, a few times for a lazy collector.
+  for (let i = 0; i < 10 && requests.some((ref) => ref.deref() !== undefined); i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+  }
+  assert.equal(requests.map((ref) => ref.deref() === undefined), [true, true], 'both requests were collected while the error lives');
+  assert.ok(forever.message, 'the error is still alive here');
 });
 
 test('an error is logged at the level of the status its page is sent with: ERROR for 4xx, CRITICAL otherwise', () => {
