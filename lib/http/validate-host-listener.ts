@@ -3,8 +3,9 @@ import { KernelEvents, type RequestEvent } from '../../kernel/index.js';
 /**
  * Checks every main request on `kernel.request` at 256 (Symfony's ValidateRequestListener): a refused
  * target (`PATCH *`, `GET ftp://a.test/x`: Request.targetError) and an invalid or untrusted host are a
- * 400 before the listeners that follow (CORS at 250, an application's own) answer without ever
- * reading them. The Request keeps the host it read: the router's read costs nothing.
+ * 400 before the listeners that follow (the router at 32, an application's own; in the design's chain
+ * also a CORS listener at 250, when one is registered) answer without ever reading them. The Request
+ * keeps the host it read: the router's read costs nothing.
  */
 export class ValidateHostListener {
   getSubscribedEvents() {
