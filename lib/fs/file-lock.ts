@@ -34,7 +34,18 @@ export interface FileLockOptions {
    * work that outlasts staleMs keeps it: only a crashed holder's (or a blocked event loop's) goes stale.
    */
   refreshWhileHeld?: boolean;
+  /**
+   * @internal For tests: awaited between the file system steps of a takeover (never on a free lock's
+   * path), so a test can interleave lockers as no run would by chance.
+   */
+  onStep?: (step: FileLockStep, path: string) => Promise<void> | void;
 }
+
+/**
+ * @internal Where a takeover calls `onStep`: `took-over` once `<lock>.takeover` is made (`path`), `giving-up-takeover`
+ * before it is removed, `judged-abandoned` once a takeover file left by a crash (`path`) was found old enough to remove.
+ */
+export type FileLockStep = 'took-over' | 'giving-up-takeover' | 'judged-abandoned';
 
 /**
  * A cross-process lock: a file created with `open(path, 'wx')`, so exactly one process creates it.
@@ -50,6 +61,7 @@ export class FileLock {
   readonly #owner: string | undefined;
   readonly #deadOwners: ReadonlySet<string>;
   readonly #refreshWhileHeld: boolean;
+  readonly #onStep: FileLockOptions['onStep'];
   /** The refreshWhileHeld timer, while the lock is held. */
   #refresher: NodeJS.Timeout | undefined;
   /** What the file holds while we hold it: the id, or (holderInfo) JSON of pid, hostname, time and id. */
@@ -70,6 +82,7 @@ export class FileLock {
     this.#owner = options.owner;
     this.#deadOwners = options.deadOwners ?? new Set();
     this.#refreshWhileHeld = options.refreshWhileHeld ?? false;
+    this.#onStep = options.onStep;
     this.#content = this.#id;
   }
 
@@ -210,6 +223,7 @@ export class FileLock {
       return this.#removeAbandonedTakeover(takeover);
     }
     try {
+      await this.#onStep?.('took-over', takeover);
       const judged = await this.#judge(this.path);
       if (judged === null) return true;
       if (!judged.stale) return false;
@@ -219,6 +233,7 @@ export class FileLock {
       if (current === null || (current.ino === judged.ino && current.dev === judged.dev && current.mtimeMs === judged.mtimeMs)) await unlink(this.path).catch(() => {});
       return true;
     } finally {
+      await this.#onStep?.('giving-up-takeover', takeover);
       await unlink(takeover).catch(() => {});
     }
   }
@@ -227,6 +242,7 @@ export class FileLock {
   async #removeAbandonedTakeover(takeover: string): Promise<boolean> {
     try {
       if (Math.abs(Date.now() - (await stat(takeover)).mtimeMs) < this.staleMs) return false;
+      await this.#onStep?.('judged-abandoned', takeover);
       await unlink(takeover);
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
