@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readlinkSync, utimesSync } from 'node:fs';
-import { open, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCode } from './error-code.js';
 
@@ -43,9 +44,10 @@ export interface FileLockOptions {
 
 /**
  * @internal Where a takeover calls `onStep`: `took-over` once `<lock>.takeover` is made (`path`), `giving-up-takeover`
- * before it is removed, `judged-abandoned` once a takeover file left by a crash (`path`) was found old enough to remove.
+ * before it is removed, `judged-abandoned` once a file left by a crash in a takeover (`path`) was found old enough to remove,
+ * `breaking` once its breaker file is made.
  */
-export type FileLockStep = 'took-over' | 'giving-up-takeover' | 'judged-abandoned';
+export type FileLockStep = 'took-over' | 'giving-up-takeover' | 'judged-abandoned' | 'breaking';
 
 /**
  * A cross-process lock: a file created with `open(path, 'wx')`, so exactly one process creates it.
@@ -206,7 +208,8 @@ export class FileLock {
    * a time, under a second file made with O_EXCL (`<path>.takeover`, held for a few system calls), and
    * judge it again under that: no other taker can have replaced it meanwhile, so the file removed is
    * the stale one. (Moving the lock aside and putting it back when it proved live left it missing
-   * for a moment: a third locker made its own then, and two held the lock.)
+   * for a moment: a third locker made its own then, and two held the lock.) A takeover file left by
+   * a crash goes once staleMs old (#removeAbandoned); under it, breaker files left by crashes are swept.
    */
   async #removeIfStale(): Promise<boolean> {
     const seen = await this.#judge(this.path);
@@ -220,7 +223,7 @@ export class FileLock {
         await unlink(takeover).catch(() => {}); // made but not written (a full disk): ours, as in tryAcquire
         throw error;
       }
-      return this.#removeAbandonedTakeover(takeover);
+      return this.#removeAbandoned(takeover);
     }
     try {
       await this.#onStep?.('took-over', takeover);
@@ -231,6 +234,7 @@ export class FileLock {
       // A file made right after an unlink often gets the same inode back: its time tells it apart.
       const current = await stat(this.path).catch(() => null);
       if (current === null || (current.ino === judged.ino && current.dev === judged.dev && current.mtimeMs === judged.mtimeMs)) await unlink(this.path).catch(() => {});
+      await this.#sweepBreakers(takeover);
       return true;
     } finally {
       await this.#onStep?.('giving-up-takeover', takeover);
@@ -238,16 +242,61 @@ export class FileLock {
     }
   }
 
-  /** A takeover file left by a taker that died during its few system calls goes once staleMs old; true when it is gone. */
-  async #removeAbandonedTakeover(takeover: string): Promise<boolean> {
+  /**
+   * Removes a file left by a crash in a takeover (`<path>.takeover`, or a breaker file below) once it
+   * is staleMs old; true when it is gone. Two lockers may judge the same file old: the first to remove
+   * it makes its own in its place, which the second, going by the age it saw, must not remove. So a
+   * file is removed only under a breaker file named after its identity (device, inode and mtime),
+   * made with O_EXCL, and only while it still has that identity: whoever made a new one meanwhile
+   * keeps it. A breaker left by a crash is broken in turn, under one named after its own identity.
+   */
+  async #removeAbandoned(file: string): Promise<boolean> {
+    const seen = await identify(file);
+    if (seen === null) return true;
+    if (Math.abs(Date.now() - seen.mtimeMs) < this.staleMs) return false;
+    await this.#onStep?.('judged-abandoned', file);
+    const breaker = `${this.path}${BREAKER_INFIX}${seen.id}`;
     try {
-      if (Math.abs(Date.now() - (await stat(takeover)).mtimeMs) < this.staleMs) return false;
-      await this.#onStep?.('judged-abandoned', takeover);
-      await unlink(takeover);
+      await (await open(breaker, 'wx')).close();
     } catch (error) {
-      if (errorCode(error) !== 'ENOENT') throw error;
+      if (errorCode(error) !== 'EEXIST') throw error;
+      return this.#removeAbandoned(breaker);
     }
-    return true;
+    try {
+      await this.#onStep?.('breaking', file);
+      // Only its maker, waking after staleMs, could have removed it since (and another made one): then it stays.
+      if ((await identify(file))?.id === seen.id) await unlink(file).catch(throwUnlessMissing);
+      return true;
+    } finally {
+      await unlink(breaker).catch(() => {});
+    }
+  }
+
+  /**
+   * Removes breaker files whose file is gone: left by a breaker that crashed after removing the file
+   * it broke, and met by no one after it. A gone identity never comes back (a new file gets a new
+   * mtime), so such a breaker guards nothing: whoever makes its name again finds no file with that
+   * identity and removes nothing, and removing the name under them is harmless. Housekeeping: on an
+   * error it gives up, leaving them.
+   */
+  async #sweepBreakers(takeover: string): Promise<void> {
+    const dir = dirname(this.path);
+    const prefix = `${basename(this.path)}${BREAKER_INFIX}`;
+    const breakersIn = async (): Promise<string[]> => (await readdir(dir)).filter((name) => name.startsWith(prefix) && IDENTITY.test(name.slice(prefix.length)));
+    try {
+      const breakers = await breakersIn();
+      if (breakers.length === 0) return;
+      // Listed again: a breaker's file was made before it, so before this listing began, and a file
+      // there all through a listing is in it (one made during a listing may be left out).
+      const present = new Set<string>();
+      for (const file of [takeover, ...(await breakersIn()).map((name) => join(dir, name))]) {
+        const seen = await identify(file);
+        if (seen !== null) present.add(seen.id);
+      }
+      for (const name of breakers) if (!present.has(name.slice(prefix.length))) await unlink(join(dir, name)).catch(() => {});
+    } catch {
+      // Left for the next takeover's sweep.
+    }
   }
 
   /** Whether someone else holds the lock now: the file is there, and neither stale nor left by a dead holder. */
@@ -292,6 +341,26 @@ export class FileLock {
     if (holder.pid === process.pid && typeof holder.owner === 'string' && this.#deadOwners.has(holder.owner)) return true;
     return typeof holder.pid === 'number' && !isAlive(holder.pid);
   }
+}
+
+/** Between a lock's path and a breaker file's identity: `<path>.takeover.<dev>-<ino>-<mtimeNs>`. */
+const BREAKER_INFIX = '.takeover.';
+const IDENTITY = /^\d+-\d+-\d+$/;
+
+/** Which file is at `path` (its device, inode and mtime, as one string) and its mtime; null when there is none. */
+async function identify(path: string): Promise<{ id: string; mtimeMs: number } | null> {
+  try {
+    const { dev, ino, mtimeNs, mtimeMs } = await stat(path, { bigint: true });
+    return { id: `${dev}-${ino}-${mtimeNs}`, mtimeMs: Number(mtimeMs) };
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/** For `unlink(...).catch`: a file already gone is what was wanted. */
+function throwUnlessMissing(error: unknown): void {
+  if (errorCode(error) !== 'ENOENT') throw error;
 }
 
 /** This process's pid namespace (Linux: `pid:[4026531836]`), null where there is none to read. */

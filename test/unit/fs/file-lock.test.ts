@@ -6,7 +6,7 @@ import { hostname, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FileLock, FileLockTimeoutError } from '../../../lib/fs/file-lock.js';
+import { FileLock, FileLockTimeoutError, type FileLockStep } from '../../../lib/fs/file-lock.js';
 
 const test = suite('FileLock');
 
@@ -40,6 +40,34 @@ const PID_NAMESPACE = (() => {
 })();
 
 const lockPath = () => join(dir, `lock-${++counter}`);
+
+/** A point one locker waits at until the test lets it on; `reached` resolves when it got there. */
+function gate(): { reached: Promise<void>; arrive: () => void; opened: Promise<void>; open: () => void } {
+  let arrive = () => {};
+  let open = () => {};
+  const reached = new Promise<void>((resolve) => (arrive = resolve));
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { reached, arrive, opened, open };
+}
+
+/** Counts the lockers under takeover (between `took-over` and `giving-up-takeover`), keeping the most seen at once. */
+function takeoverCounter(): { count: (step: FileLockStep) => void; most: () => number } {
+  let now = 0;
+  let most = 0;
+  return {
+    count: (step) => {
+      if (step === 'took-over') most = Math.max(most, ++now);
+      if (step === 'giving-up-takeover') now--;
+    },
+    most: () => most,
+  };
+}
+
+/** Gives `path` an mtime `ms` in the past. */
+async function age(path: string, ms: number): Promise<void> {
+  const old = new Date(Date.now() - ms);
+  await utimes(path, old, old);
+}
 
 test('only one of two lockers on a path holds it until it is released', async () => {
   const path = lockPath();
@@ -149,6 +177,114 @@ test('a takeover file left by a locker that died during its takeover goes once s
   await utimes(`${path}.takeover`, old, old);
   assert.is(await lock.tryAcquire(), true);
   assert.not.ok(existsSync(`${path}.takeover`));
+  await lock.release();
+});
+
+test('two lockers that found the same takeover file abandoned are not under takeover at once: the later one leaves the first one\'s new takeover file alone', async () => {
+  // Both judged the crashed taker's file old; B removed it and made its own; C, going by the age
+  // of the file it had judged, removed B's and made its own too.
+  const path = lockPath();
+  await writeFile(path, 'crashed holder');
+  await age(path, 5_000);
+  await writeFile(`${path}.takeover`, 'crashed taker');
+  await age(`${path}.takeover`, 5_000);
+  const counter = takeoverCounter();
+  const cJudged = gate();
+  const bTookOver = gate();
+  const c = new FileLock(path, 1_000, {
+    onStep: async (step) => {
+      counter.count(step);
+      if (step !== 'judged-abandoned') return;
+      cJudged.arrive();
+      await cJudged.opened;
+    },
+  });
+  const b = new FileLock(path, 1_000, {
+    onStep: async (step) => {
+      counter.count(step);
+      if (step !== 'took-over') return;
+      bTookOver.arrive();
+      await bTookOver.opened;
+    },
+  });
+  const cTaking = c.tryAcquire();
+  await cJudged.reached;
+  const bTaking = b.tryAcquire();
+  await bTookOver.reached;
+  cJudged.open();
+  const cTook = await cTaking;
+  bTookOver.open();
+  const bTook = await bTaking;
+  assert.is(counter.most(), 1, 'both were under takeover at once');
+  assert.equal({ b: bTook, c: cTook }, { b: true, c: false });
+  assert.ok(await b.stillHeld());
+  await b.release();
+  assert.equal(readdirSync(dir).filter((name) => name.startsWith(basename(path))), [], 'no lock or takeover file left');
+});
+
+/** The breaker file of the file at `path`, as FileLock names it: after the file's device, inode and mtime. */
+async function breakerOf(lock: string, path: string): Promise<string> {
+  const { dev, ino, mtimeNs } = await stat(path, { bigint: true });
+  return `${lock}.takeover.${dev}-${ino}-${mtimeNs}`;
+}
+
+test('while one locker breaks an abandoned takeover file, another that judged it abandoned too waits rather than break it as well', async () => {
+  const path = lockPath();
+  await writeFile(path, 'crashed holder');
+  await age(path, 5_000);
+  await writeFile(`${path}.takeover`, 'crashed taker');
+  await age(`${path}.takeover`, 5_000);
+  const cBreaking = gate();
+  const c = new FileLock(path, 1_000, {
+    onStep: async (step) => {
+      if (step !== 'breaking') return;
+      cBreaking.arrive();
+      await cBreaking.opened;
+    },
+  });
+  const cTaking = c.acquire(2_000);
+  await Promise.race([cBreaking.reached, cTaking.then(() => Promise.reject(new Error('took the lock without breaking the takeover file under a breaker file')))]);
+  const b = new FileLock(path, 1_000);
+  assert.is(await b.tryAcquire(), false, 'its breaker file is young: a break is under way');
+  assert.ok(existsSync(`${path}.takeover`), 'the abandoned takeover file is left to the one breaking it');
+  cBreaking.open();
+  await cTaking;
+  assert.ok(await c.stillHeld());
+  await c.release();
+});
+
+test('a takeover file whose breaker crashed while breaking it is waited for until the breaker file is staleMs old, then both go', async () => {
+  const path = lockPath();
+  await writeFile(path, 'crashed holder');
+  await age(path, 5_000);
+  await writeFile(`${path}.takeover`, 'crashed taker');
+  await age(`${path}.takeover`, 5_000);
+  const breaker = await breakerOf(path, `${path}.takeover`);
+  await writeFile(breaker, '');
+  const lock = new FileLock(path, 1_000);
+  assert.is(await lock.tryAcquire(), false, 'a breaker at work (its file is young) is waited for');
+  assert.ok(existsSync(`${path}.takeover`));
+  await age(breaker, 5_000);
+  await lock.acquire(2_000);
+  assert.ok(await lock.stillHeld());
+  assert.equal(readdirSync(dir).filter((name) => name.startsWith(basename(path))), [basename(path)], 'no takeover or breaker file left');
+  await lock.release();
+});
+
+test('a breaker file whose file is gone (its breaker crashed after removing it) is swept by the next takeover of a stale lock; one whose file is there, and other files, stay', async () => {
+  const path = lockPath();
+  await writeFile(path, 'crashed holder');
+  await age(path, 5_000);
+  const orphan = `${path}.takeover.1-2-3`;
+  await writeFile(orphan, '');
+  const breakingOrphan = await breakerOf(path, orphan);
+  await writeFile(breakingOrphan, '');
+  await writeFile(`${path}.takeover.notes`, 'not ours');
+  const lock = new FileLock(path, 1_000);
+  assert.is(await lock.tryAcquire(), true);
+  assert.not.ok(existsSync(orphan), 'no file has its identity: it guards nothing');
+  assert.ok(existsSync(breakingOrphan), 'its file was there when looked at');
+  assert.ok(existsSync(`${path}.takeover.notes`));
   await lock.release();
 });
 
