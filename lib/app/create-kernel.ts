@@ -70,7 +70,7 @@ export interface ProfilerKernelOptions {
   /** Token length in hex characters; default 6. */
   tokenLength?: number;
   /** More collectors, after the built-in ones. */
-  collectors?: DataCollector[];
+  collectors?: readonly DataCollector[];
   /** What counts as secret (headers always hidden, key pattern). */
   redaction?: RedactionOptions;
   /** Most profiles waiting to be saved; beyond it new ones are dropped (default 2,000). */
@@ -115,7 +115,7 @@ export interface KernelOptions {
    */
   ide?: string;
   /** More listeners (objects with `getSubscribedEvents()`), added after the default chain. */
-  subscribers?: EventSubscriber[];
+  subscribers?: readonly EventSubscriber[];
   /** Least severe level written to stderr, or false for none. Default `warning`. */
   stderrLogLevel?: LogLevelInput | false;
   /**

@@ -27,7 +27,7 @@ import { DEFAULT_TOKEN_LENGTH, TokenPool } from './token.js';
 export interface ProfilerOptions {
   storage: ProfilerStorage;
   /** Collectors to start with; more with addCollector(). */
-  collectors?: DataCollector[];
+  collectors?: readonly DataCollector[];
   requestStack: RequestStack;
   redactor: Redactor;
   logger?: Logger | null;

@@ -15,9 +15,9 @@ export interface RouteOptions {
    */
   requirements?: Record<string, string | RegExp>;
   /** Accepted methods (none: any). GET implies HEAD. */
-  methods?: string[];
+  methods?: readonly string[];
   /** Accepted schemes (none: any); a GET/HEAD over another scheme is answered with a redirect. */
-  schemes?: string[];
+  schemes?: readonly string[];
   /** Host pattern, same syntax as paths with `.` as the delimiter: `:tenant.example.com`. */
   host?: string;
 }
