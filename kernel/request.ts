@@ -12,6 +12,8 @@ import { followSignal, unfollowSignal } from './signal-followers.js';
 
 /** The Content-Type of an HTML form's body. */
 const FORM_TYPE = 'application/x-www-form-urlencoded';
+// application/json and the structured-syntax suffix of RFC 6839 (application/problem+json, application/vnd.api+json).
+const JSON_TYPE = /^application\/(?:[^\s/]+\+)?json$/;
 /** Fields a form body may have unless form() is told otherwise. */
 const DEFAULT_MAX_FORM_FIELDS = 1000;
 
@@ -530,8 +532,18 @@ export class Request {
     return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   }
 
-  /** The body parsed as JSON; invalid JSON is a 400 naming the problem. */
+  /**
+   * The body parsed as JSON; invalid JSON is a 400 naming the problem. A body of another declared type
+   * (`text/plain`, a form) is a 415 saying which, unread: those are what a page of another site may
+   * send without a CORS preflight, so a JSON API that read them would take cross-site requests.
+   * `application/json`, a `+json` type (`application/merge-patch+json`) or no Content-Type is read.
+   */
   async json<T = unknown>(): Promise<T> {
+    const type = this.contentType;
+    if (type !== '' && !JSON_TYPE.test(type)) {
+      const hint = type === FORM_TYPE ? ' Read a form with form().' : '';
+      throw new UnsupportedMediaTypeHttpError(`The request body is ${type}, not JSON (application/json).${hint}`);
+    }
     const text = await this.text();
     try {
       return JSON.parse(text) as T;

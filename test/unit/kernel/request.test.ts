@@ -243,6 +243,27 @@ test('form() reads a urlencoded body as the query is read, and refuses other typ
   );
 });
 
+test('json() reads application/json, a +json type or no Content-Type, and refuses other types (text/plain, a form: sent cross-site without a preflight) with a 415 that says which, unread', async () => {
+  for (const type of ['application/json', 'Application/JSON; charset=utf-8', 'application/merge-patch+json', 'application/vnd.api+json']) {
+    assert.equal(await Request.create('/', 'POST', { headers: { 'content-type': type }, body: '{"a":1}' }).json(), { a: 1 }, type);
+  }
+  assert.equal(await Request.create('/', 'POST', { body: '{"a":1}' }).json(), { a: 1 }, 'no Content-Type: read as JSON');
+  for (const [type, message] of [
+    ['text/plain;charset=UTF-8', 'The request body is text/plain, not JSON (application/json).'],
+    ['application/x-www-form-urlencoded', 'The request body is application/x-www-form-urlencoded, not JSON (application/json). Read a form with form().'],
+    ['multipart/form-data; boundary=x', 'The request body is multipart/form-data, not JSON (application/json).'],
+    ['application/jsonp', 'The request body is application/jsonp, not JSON (application/json).'],
+    ['text/json', 'The request body is text/json, not JSON (application/json).'],
+  ] as const) {
+    const request = Request.create('/', 'POST', { headers: { 'content-type': type }, body: '{"a":1}' });
+    const error = await request.json().then(() => assert.unreachable(type), (reason: unknown) => reason);
+    assert.instance(error, UnsupportedMediaTypeHttpError, type);
+    assert.is((error as UnsupportedMediaTypeHttpError).status, 415);
+    assert.is((error as Error).message, message);
+    assert.is(request.peekBody(), undefined, 'the body is left unread');
+  }
+});
+
 test('peekBody() shows the body only once something has read it', async () => {
   const request = Request.create('/', 'POST', { body: 'hello' });
   assert.is(request.peekBody(), undefined);
