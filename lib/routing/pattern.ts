@@ -48,8 +48,11 @@ export function compilePattern(source: string, delimiter: '/' | '.', requirement
   try {
     data = parse(source, { encodePath: delimiter === '/' ? encodePathText : (text) => text.toLowerCase() });
   } catch (error) {
-    throw new InvalidRouteError(`Invalid ${label} "${source}": ${(error as Error).message}`, { cause: error });
+    const message = (error as Error).message;
+    const hint = syntaxHint(source, message);
+    throw new InvalidRouteError(`Invalid ${label} "${source}": ${hint === '' ? message : message.replace(/(; visit |$)/, `${hint}$1`)}`, { cause: error });
   }
+  refuseBracedNames(data.tokens, delimiter, source, label);
   const names: string[] = [];
   collectNames(data.tokens, names, source, label);
   const groups = new Map<Token, number>();
@@ -76,6 +79,46 @@ export function compilePattern(source: string, delimiter: '/' | '.', requirement
     variantOf.set(key.join(''), parts);
   });
   return { tokens: data.tokens, variants, names, groups, variantOf };
+}
+
+// What to write instead of the syntax other routers use, which path-to-regexp 8 dropped or never had
+// (Express 4's `:id?`, `:id+`, `:id(\\d+)`, a bare `*`): its parser says only which character it did not expect.
+function syntaxHint(source: string, message: string): string {
+  const at = /^(Unexpected (.) at|Missing parameter name at) index (\d+)/.exec(message);
+  if (at === null) return '';
+  const chars = [...source];
+  const index = Number(at[3]);
+  if (at[2] === undefined) {
+    return chars[index - 1] === '*' ? ' (a wildcard has a name: `/*path`, its value a list of segments)' : ' (a ":" that is text is escaped: `\\:`)';
+  }
+  if (at[2] === '?') {
+    const param = /(.)([:*]\w+)$/.exec(chars.slice(0, index).join(''));
+    const example = param === null ? '`/books{/:page}`, not Express 4\'s `/books/:page?`' : `\`{${param[1]}${param[2]}}\`, not Express 4's \`${param[1]}${param[2]}?\``;
+    return ` (an optional part is written in braces with its separator: ${example})`;
+  }
+  if (at[2] === '+') return ' (a parameter of one or more segments is a wildcard: `/files/*path`)';
+  if (at[2] === '(') return ' (a parameter\'s pattern goes in the route\'s requirements, `{ requirements: { id: \'\\\\d+\' } }`, not in the path)';
+  return ` (a "${at[2]}" that is text is escaped: \`\\${at[2]}\`)`;
+}
+
+// A group of a name alone between separators is Symfony's placeholder (`/books/{id}`, `/{id}.{_format}`),
+// which path-to-regexp reads as optional text: a route that would match `/books/id` and `/books/` only.
+// Optional text within a segment (`/api/{v}1`, `/book{s}`) is path-to-regexp's own and stays.
+function refuseBracedNames(tokens: readonly Token[], delimiter: '/' | '.', source: string, label: string, opening = true): void {
+  tokens.forEach((token, at) => {
+    if (token.type !== 'group') return;
+    refuseBracedNames(token.tokens, delimiter, source, label, false);
+    const [only] = token.tokens;
+    if (token.tokens.length !== 1 || only!.type !== 'text' || !/^[A-Za-z_]\w*$/.test(only!.value)) return;
+    const previous = tokens[at - 1];
+    const next = tokens[at + 1];
+    const before = previous === undefined ? (opening ? delimiter : '') : previous.type === 'text' ? previous.value.slice(-1) : '';
+    const after = next === undefined ? '' : next.type === 'text' ? next.value[0]! : 'x';
+    if (before === '' || !SEPARATORS.includes(before) || (after !== '' && !SEPARATORS.includes(after))) return;
+    const name = only!.value;
+    const optional = delimiter === '/' ? `, an optional one in braces with its separator, "{${before}:${name}}"` : '';
+    throw new InvalidRouteError(`Invalid ${label} "${source}": "{${name}}" is the optional text "${name}", not a parameter: a parameter is written ":${name}" (Symfony's "{${name}}")${optional}.`);
+  });
 }
 
 function collectNames(tokens: readonly Token[], names: string[], source: string, label: string): void {

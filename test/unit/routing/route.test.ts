@@ -45,6 +45,29 @@ test('an invalid pattern is an InvalidRouteError with the parser error as cause'
   }
 });
 
+test('Symfony\'s placeholder, a name alone in braces between separators, is refused saying how a parameter is written, not read as optional text', () => {
+  assert.throws(() => new Route('/books/{id}'), (error: Error) => error instanceof InvalidRouteError
+    && error.message === 'Invalid route path "/books/{id}": "{id}" is the optional text "id", not a parameter: a parameter is written ":id" (Symfony\'s "{id}"), an optional one in braces with its separator, "{/:id}".');
+  assert.throws(() => new Route('/books/:id.{_format}'), /"\{_format\}" is the optional text "_format", not a parameter: a parameter is written ":_format" .*"\{\.:_format\}"/);
+  assert.throws(() => new Route('/x', { host: '{tenant}.example.com' }), /^Invalid route host "\{tenant\}\.example\.com": "\{tenant\}" is the optional text "tenant", not a parameter: a parameter is written ":tenant" \(Symfony's "\{tenant\}"\)\.$/);
+  // Optional text within a segment is path-to-regexp's own.
+  assert.is(new Route('/book{s}').path, '/book{s}');
+  assert.is(new Route('/api/{v}1').path, '/api/{v}1');
+  assert.is(new Route('/docs{/intro}').path, '/docs{/intro}');
+});
+
+test('Express 4\'s pattern syntax is refused with the parser\'s message and what to write instead', () => {
+  const messageOf = (path: string) => (thrown(() => new Route(path)) as Error).message;
+  assert.is(messageOf('/books/:id?'), 'Invalid route path "/books/:id?": Unexpected ? at index 10: /books/:id? (an optional part is written in braces with its separator: `{/:id}`, not Express 4\'s `/:id?`); visit https://git.new/pathToRegexpError for info');
+  assert.match(messageOf('/files/:name.:ext?'), '(an optional part is written in braces with its separator: `{.:ext}`, not Express 4\'s `.:ext?`)');
+  assert.match(messageOf('/files/:path+'), '(a parameter of one or more segments is a wildcard: `/files/*path`)');
+  assert.match(messageOf('/books/:id(\\d+)'), '(a parameter\'s pattern goes in the route\'s requirements, `{ requirements: { id: \'\\\\d+\' } }`, not in the path)');
+  assert.match(messageOf('/files/*'), '(a wildcard has a name: `/*path`, its value a list of segments)');
+  assert.match(messageOf('/a:'), '(a ":" that is text is escaped: `\\:`)');
+  assert.match(messageOf('/a]'), '(a "]" that is text is escaped: `\\]`)');
+  assert.instance(thrown(() => new Route('/books/:id?')), InvalidRouteError);
+});
+
 test('two parameters with nothing between them are refused', () => {
   assert.throws(() => new Route('/:a:b'), /must be separated/);
 });

@@ -79,7 +79,8 @@ const unit = fc.oneof(
   fc.tuple(token, text).map(([t, after]) => `${t}@${after}`),
   fc.tuple(text, token, text).map(([before, t, after]) => `{${before}${t}@}${after}`),
   fc.tuple(text, token, text).map(([before, t, after]) => `{${before}${t}@${after}}`),
-  text.map((t) => `{${t}}`),
+  // An optional name alone between separators is refused as Symfony's placeholder (`/x/{ab}`): it goes after a letter.
+  text.map((t) => (/^\w+$/.test(t) ? `x{${t}}` : `{${t}}`)),
   text,
   // A parameter right before a group: it stops at the text after it in each combination, and at the group's opening.
   fc.tuple(text, token, text, token, text).map(([before, t, open, inner, after]) => `${before}${t}@{${open}${inner}@}${after}`),
