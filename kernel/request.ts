@@ -314,7 +314,7 @@ export class Request {
 
   /**
    * A copy for a sub-request: same URL, headers (a copy of them), client and scheme, fresh
-   * attributes (those given), optionally another method. The body is the same, as in Symfony's
+   * attributes (those given, and the `_format` one unless given), optionally another method. The body is the same, as in Symfony's
    * `duplicate()`: read once, whichever of the two reads it first, and the other gets the same bytes.
    * So is the signal: work for a sub-request stops with its main request's.
    */
@@ -334,6 +334,9 @@ export class Request {
     copy.#socket = this.#socket;
     copy.#rawHeaders = this.#rawHeaders;
     copy.#original = this;
+    // The request format goes with it unless given, as Symfony's duplicate() keeps `_format`: an error page's sub-request answers in it.
+    const format = this.attributes.get('_format');
+    if (format !== undefined) copy.attributes.set('_format', format);
     if (overrides.attributes) for (const [name, value] of Object.entries(overrides.attributes)) copy.attributes.set(name, value);
     return copy;
   }

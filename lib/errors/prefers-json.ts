@@ -8,8 +8,15 @@ const FORMATS = ['text/html', 'application/json', PROBLEM_CONTENT_TYPE];
 const MEDIA_RANGE = /^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/i;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
 
-/** Whether the client would rather have problem+json than an HTML error page (its Accept ranks JSON first). */
+/**
+ * Whether the client gets problem+json rather than an HTML error page: the request's `_format`
+ * attribute when it is `json` or `html` (a route's default, a listener's for an API's paths), as
+ * Symfony's `getPreferredFormat()` puts the request format first; else whether its Accept ranks JSON first.
+ */
 export function prefersJson(request: Request): boolean {
+  const format = request.attributes.get('_format');
+  if (format === 'json') return true;
+  if (format === 'html') return false;
   const accept = request.headers.accept;
   if (!accept) return false;
   const preferred = preferredMediaType(accept, FORMATS);

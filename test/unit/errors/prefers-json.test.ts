@@ -1,7 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Request } from '../../../kernel/index.js';
+import { KernelEvents, NotFoundHttpError, Request, type RequestEvent } from '../../../kernel/index.js';
+import { createKernel } from '../../../lib/app/index.js';
 import { preferredMediaType, prefersJson } from '../../../lib/errors/index.js';
+import { Route, RouteCollection } from '../../../lib/routing/index.js';
 
 const FORMATS = ['text/html', 'application/json'];
 const wants = (accept: string) => prefersJson(new Request('/', { headers: { accept } }));
@@ -46,6 +48,40 @@ test('*/* and no Accept are HTML; problem+json alone is JSON; a malformed header
     assert.not.throws(() => wants(accept), accept);
   }
   assert.ok(wants('a/b/c, application/json;v=2'));
+});
+
+test('the request\'s _format attribute, json or html, wins over Accept, as Symfony\'s getPreferredFormat() puts the request format first', () => {
+  const withFormat = (format: unknown, accept?: string) => {
+    const request = new Request('/', { headers: accept === undefined ? {} : { accept } });
+    request.attributes.set('_format', format);
+    return prefersJson(request);
+  };
+  assert.ok(withFormat('json'));
+  assert.ok(withFormat('json', 'text/html'));
+  assert.not.ok(withFormat('html', 'application/json'));
+  assert.ok(withFormat('xml', 'application/json'), 'another format leaves it to Accept');
+  assert.not.ok(withFormat(undefined, '*/*'));
+});
+
+test('a JSON API\'s errors are problem+json for every client, */* and no Accept included: a route\'s _format default, a listener\'s for its paths', async () => {
+  const routes = new RouteCollection()
+    .add('book', new Route('/api/books/:id', { defaults: { _format: 'json', _controller: () => { throw new NotFoundHttpError('No book 7.'); } } }))
+    .add('page', new Route('/page', { defaults: { _format: 'html', _controller: () => { throw new NotFoundHttpError('No page.'); } } }));
+  const app = createKernel({ routes, stderrLogLevel: false });
+  // Above the router (32), so that its 404 and 405 have the format too.
+  app.dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => {
+    if (event.request.path.startsWith('/api/')) event.request.attributes.set('_format', 'json');
+  }, 64);
+  for (const [path, accept] of [['/api/books/7', '*/*'], ['/api/books/7', undefined], ['/api/nope', '*/*'], ['/api/nope', 'text/html']] as const) {
+    const response = await app.kernel.handle(Request.create(path, 'GET', accept === undefined ? {} : { headers: { accept } }));
+    assert.is(response.status, 404, path);
+    assert.is(response.headers['content-type'], 'application/problem+json', `${path} ${accept}`);
+  }
+  const book = await app.kernel.handle(Request.create('/api/books/7'));
+  assert.is(JSON.parse(String(book.body)).detail, 'No book 7.');
+  const page = await app.kernel.handle(Request.create('/page', 'GET', { headers: { accept: 'application/json' } }));
+  assert.match(String(page.headers['content-type']), /^text\/html/);
+  assert.is((await app.kernel.handle(Request.create('/nope'))).headers['content-type'], 'text/html; charset=UTF-8', 'elsewhere: Accept decides');
 });
 
 test.run();

@@ -354,6 +354,17 @@ test('duplicate() keeps URL and headers, takes new attributes and method', () =>
   assert.is(request.headers.referer, 'r');
 });
 
+test('duplicate() keeps the _format attribute unless given, as Symfony\'s does, and no other', () => {
+  const request = Request.create('/');
+  request.attributes.set('_format', 'json');
+  request.attributes.set('_route', 'home');
+  const copy = request.duplicate({ attributes: { exception: 1 } });
+  assert.is(copy.attributes.get('_format'), 'json');
+  assert.not.ok(copy.attributes.has('_route'));
+  assert.is(request.duplicate({ attributes: { _format: 'html' } }).attributes.get('_format'), 'html');
+  assert.not.ok(Request.create('/').duplicate().attributes.has('_format'));
+});
+
 test('a RequestSlot holds one value per request, apart from other slots, and a duplicate starts empty', () => {
   const trace = new RequestSlot<string[]>();
   const count = new RequestSlot<number>();
