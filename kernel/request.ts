@@ -548,6 +548,8 @@ export class Request {
       throw new UnsupportedMediaTypeHttpError(`The request body is ${type}, not JSON (application/json).${hint}`);
     }
     const text = await this.text();
+    // JSON.parse would say "Unexpected end of JSON input", which reads as a body cut short, not as none sent.
+    if (text.trim() === '') throw new MalformedRequestError('The request body is empty; JSON was expected.');
     try {
       return JSON.parse(text) as T;
     } catch (error) {

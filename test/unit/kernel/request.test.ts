@@ -264,6 +264,14 @@ test('json() reads application/json, a +json type or no Content-Type, and refuse
   }
 });
 
+test('json() of an empty body is a 400 saying it is empty, not "Unexpected end of JSON input"', async () => {
+  for (const body of [null, '', ' \r\n']) {
+    const error = await Request.create('/', 'POST', { headers: { 'content-type': 'application/json' }, body }).json().then(() => assert.unreachable(), (reason: unknown) => reason);
+    assert.instance(error, MalformedRequestError);
+    assert.is((error as Error).message, 'The request body is empty; JSON was expected.');
+  }
+});
+
 test('peekBody() shows the body only once something has read it', async () => {
   const request = Request.create('/', 'POST', { body: 'hello' });
   assert.is(request.peekBody(), undefined);
