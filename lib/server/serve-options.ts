@@ -116,7 +116,7 @@ export function formatServeHelp(): string {
     'Usage: node bin/serve [options]   (installed as a dependency: npx http-kernel-serve [options])',
     '',
     'Serves the reference application over http and https, and shuts down gracefully on SIGTERM/SIGINT.',
-    'Flags beat environment variables.',
+    'Flags beat environment variables; an empty or blank variable (spaces only) counts as unset,\nan empty or blank flag value is a usage error.',
     '',
     'Options:',
     ...lines,
@@ -142,8 +142,8 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
       else profilerFlag = token.name === 'profiler';
     } else if (VALUE_OPTIONS.some(({ flag }) => flag === token.name)) {
       // Non-strict parsing takes the next word whatever it is: `--port --debug` means the value was forgotten.
-      // An empty one (`--host "$UNSET"`) too: `--host ''` would listen on every interface.
-      if (token.value === undefined || token.value === '' || (!token.inlineValue && token.value.startsWith('-') && !/^-\d/.test(token.value))) {
+      // A blank one (`--host "$UNSET"`, `--ide ' '`) too: `--host ''` would listen on every interface.
+      if (token.value === undefined || isBlank(token.value) || (!token.inlineValue && token.value.startsWith('-') && !/^-\d/.test(token.value))) {
         throw new UsageError(`option ${token.rawName} needs a value (see --help)`);
       }
       flags.set(token.name as ValueOption, token.value);
@@ -172,8 +172,8 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
     const fromFlag = flags.get(flag);
     if (fromFlag !== undefined) return { value: fromFlag, source: `--${flag}` };
     const envVar = VALUE_OPTIONS.find((option) => option.flag === flag)!.envVar;
-    const fromEnv = env[envVar];
-    return fromEnv === undefined || fromEnv === '' ? undefined : { value: fromEnv, source: envVar };
+    const fromEnv = readEnv(env, envVar);
+    return fromEnv === undefined ? undefined : { value: fromEnv, source: envVar };
   };
 
   const hostSetting = pick('host');
@@ -193,8 +193,8 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   }
 
   const appEnv = pick('env')?.value ?? SERVE_DEFAULTS.env;
-  const debug = debugFlag ?? parseSwitchEnv('APP_DEBUG', env.APP_DEBUG) ?? !isProductionEnvironment(appEnv);
-  const profiler = debug && (profilerFlag ?? parseSwitchEnv('PROFILER', env.PROFILER) ?? true);
+  const debug = debugFlag ?? parseSwitchEnv('APP_DEBUG', readEnv(env, 'APP_DEBUG')) ?? !isProductionEnvironment(appEnv);
+  const profiler = debug && (profilerFlag ?? parseSwitchEnv('PROFILER', readEnv(env, 'PROFILER')) ?? true);
 
   const tlsCertSetting = pick('tls-cert');
   const tlsKeySetting = pick('tls-key');
@@ -222,7 +222,7 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const trustedHosts = parseHostList(pick('trusted-hosts')) ?? SERVE_DEFAULTS.trustedHosts;
   const profilerDir = pick('profiler-dir')?.value ?? SERVE_DEFAULTS.profilerDir;
   const ideSetting = pick('ide');
-  const ide = ideSetting === undefined || ideSetting.value.trim() === '' ? null : ideSetting.value;
+  const ide = ideSetting?.value ?? null;
   if (ide !== null) {
     try {
       createFileLinker(ide);
@@ -298,9 +298,24 @@ function parseHostList(setting: { value: string; source: string } | undefined): 
   return items;
 }
 
-/** An on/off environment variable (APP_DEBUG, PROFILER). */
+/**
+ * An environment variable's value, or `undefined` when it is unset, empty or blank (spaces only): the
+ * one rule for every variable serve reads. `LOG_LEVEL= ` left in an env file, or `PORT="$UNSET "` in
+ * a script, means "not set" as `LOG_LEVEL=` does (dotenv, Symfony and 12-factor tools read empty as unset).
+ */
+function readEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || isBlank(value) ? undefined : value;
+}
+
+/** Whether a flag's or variable's value is empty or whitespace only. */
+function isBlank(value: string): boolean {
+  return value.trim() === '';
+}
+
+/** An on/off environment variable (APP_DEBUG, PROFILER), already read by readEnv. */
 function parseSwitchEnv(name: string, value: string | undefined): boolean | undefined {
-  if (value === undefined || value === '') return undefined;
+  if (value === undefined) return undefined;
   const normalized = value.toLowerCase();
   if (['1', 'true', 'on', 'yes'].includes(normalized)) return true;
   if (['0', 'false', 'off', 'no'].includes(normalized)) return false;

@@ -39,6 +39,24 @@ test('a bad port in the environment exits 2 naming the variable', () => {
   assert.not.match(stderr, '    at ');
 });
 
+test('blank environment variables count as unset over the CLI, each of them (LOG_LEVEL=" " and HTTP_KERNEL_IDE=" " alike)', () => {
+  const help = run(['--help']).stdout;
+  const names = [...help.matchAll(/\[env ([A-Z_]+)/g)].map((match) => match[1]!);
+  assert.ok(names.includes('LOG_LEVEL') && names.includes('HTTP_KERNEL_IDE') && names.includes('APP_DEBUG'), names.join(', '));
+  const blank = Object.fromEntries(names.map((name) => [name, ' ']));
+  // The response timeout is checked last: its usage error, alone, shows that none of the blank variables was one.
+  const { code, stdout, stderr } = run(['--response-timeout', 'soon'], blank);
+  assert.is(code, 2);
+  assert.is(stdout, '');
+  assert.match(stderr, /^serve: --response-timeout must be a number of seconds from 0 to \d+, with at most three decimals \(30, 0\.5\), or off \(got "soon"\)\n$/);
+});
+
+test('a blank flag value exits 2 as an empty one does', () => {
+  const { code, stderr } = run(['--ide', ' ']);
+  assert.is(code, 2);
+  assert.is(stderr, 'serve: option --ide needs a value (see --help)\n');
+});
+
 test('an unreadable certificate exits 1 with one line naming the file', () => {
   const { code, stdout, stderr } = run(['--port', '0', '--https-port', '0', '--tls-cert', 'no-such-cert.pem', '--tls-key', 'no-such-key.pem']);
   assert.is(code, 1);

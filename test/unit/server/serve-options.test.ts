@@ -122,8 +122,30 @@ test('a flag beats its environment variable', () => {
   assert.is(options.debug, true);
 });
 
+/** Every environment variable serve reads, as its --help lists them. */
+const ENV_VARS = [...formatServeHelp().matchAll(/\[env ([A-Z_]+)/g)].map((match) => match[1]!);
+
 test('empty environment variables count as unset', () => {
   assert.is(parseServeOptions([], { PORT: '', APP_DEBUG: '' }).port, 8000);
+});
+
+test('every environment variable that is empty or blank (whitespace only) counts as unset: the defaults apply', () => {
+  assert.ok(ENV_VARS.length >= 16, ENV_VARS.join(', '));
+  for (const blank of ['', ' ', '  \t ', '\n']) {
+    const env = Object.fromEntries(ENV_VARS.map((name) => [name, blank]));
+    assert.equal(parseServeOptions([], env), parseServeOptions([], {}), JSON.stringify(blank));
+  }
+  // Blank beside a value set elsewhere: the flag or the other variable decides.
+  assert.is(parseServeOptions(['--log-level', 'debug'], { LOG_LEVEL: ' ' }).logLevel, 'debug');
+  assert.is(parseServeOptions([], { APP_ENV: 'prod', APP_DEBUG: ' ' }).debug, false);
+  assert.is(parseServeOptions([], { HTTP_KERNEL_IDE: ' ', LOG_LEVEL: ' ' }).ide, null);
+});
+
+test('a blank flag value is a usage error, as an empty one is, for every value flag', () => {
+  for (const flag of ['--host', '--port', '--env', '--ide', '--log-level', '--trusted-hosts', '--response-timeout']) {
+    assert.match(usageError([flag, ' ']).message, `${flag} needs a value`);
+    assert.match(usageError([`${flag}=\t`]).message, `${flag} needs a value`);
+  }
 });
 
 test('--https-port off turns https off, from the flag or HTTPS_PORT', () => {
