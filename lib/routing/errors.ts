@@ -85,14 +85,21 @@ export class RouteNotFoundError extends RoutingError {
   }
 }
 
-/** The generator lacks values for parameters the route's path (or host) cannot do without. */
+/** Options of MissingMandatoryParametersError. */
+export interface MissingMandatoryParametersErrorOptions extends RoutingErrorOptions {
+  /** Why parameters of optional groups are needed (the group that cannot be left out), when some are. */
+  reason?: string;
+}
+
+/** The generator lacks values for parameters the route's path (or host) cannot do without, in the URL asked for. */
 export class MissingMandatoryParametersError extends RoutingError {
   readonly routeName: string;
   readonly missingParameters: readonly string[];
 
-  constructor(routeName: string, missingParameters: readonly string[], options?: RoutingErrorOptions) {
+  constructor(routeName: string, missingParameters: readonly string[], options: MissingMandatoryParametersErrorOptions = {}) {
     const names = missingParameters.map((name) => `"${name}"`).join(', ');
-    super(`Some mandatory parameters are missing (${names}) to generate a URL for route "${routeName}".`, 'HK_ROUTING_MISSING_PARAMETERS', 500, {}, options);
+    const reason = options.reason === undefined ? '' : `: ${options.reason}`;
+    super(`Some mandatory parameters are missing (${names}) to generate a URL for route "${routeName}"${reason}.`, 'HK_ROUTING_MISSING_PARAMETERS', 500, {}, options);
     this.routeName = routeName;
     this.missingParameters = missingParameters;
   }

@@ -1,4 +1,4 @@
-import type { Token } from 'path-to-regexp';
+import { stringify, type Token } from 'path-to-regexp';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isNameValueObject, isPlainObject } from '../../kernel/name-value-object.js';
 import { isValidHost } from '../../kernel/host-syntax.js';
@@ -30,8 +30,31 @@ interface Slot {
   readonly pattern: string;
 }
 
-/** An optional group: `index`, its place in the keys of its pattern's `variantOf`. */
-type Piece = string | Slot | { readonly group: readonly Piece[]; readonly index: number; readonly names: readonly string[] };
+/** An optional group: `index`, its place in the keys of its pattern's `variantOf`; `source`, as written in the pattern, for messages. */
+interface Group {
+  readonly group: readonly Piece[];
+  readonly index: number;
+  readonly names: readonly string[];
+  readonly source: string;
+}
+
+type Piece = string | Slot | Group;
+
+/** What one writing of a pattern gathers besides its text. */
+interface Writing {
+  /** Each parameter's encoded value. */
+  readonly written: Map<string, string>;
+  /** Parameters the text needed and had no value for. */
+  readonly missing: string[];
+  /** Why parameters of optional groups among `missing` were needed. */
+  readonly reasons: string[];
+  /** Groups left out, for want of values, before a group written (when every group before one written is asked for). */
+  readonly leftOut: Array<{ readonly group: Group; readonly before: string }>;
+}
+
+function newWriting(): Writing {
+  return { written: new Map(), missing: [], reasons: [], leftOut: [] };
+}
 
 /** A pattern's pieces, and the compiled pattern whose variant a combination of groups written is. */
 interface Template {
@@ -84,25 +107,42 @@ export class UrlGenerator {
     const route = this.#routes.get(name);
     if (route === undefined) throw new RouteNotFoundError(name);
     const plan = planOf(route);
-    const missing: string[] = [];
-    let written = new Map<string, string>();
-    let path = encodeDotSegments(write(plan.path, name, route, params, missing, written, false));
-    let host = plan.host === null ? null : write(plan.host, name, route, params, missing, new Map(), false).toLowerCase();
-    if (missing.length > 0) throw new MissingMandatoryParametersError(name, missing);
-    if (readBack(route, path, written) !== null) {
+    let writing = newWriting();
+    let path = encodeDotSegments(write(plan.path, name, route, params, writing, false));
+    const hostWriting = newWriting();
+    let host = plan.host === null ? null : write(plan.host, name, route, params, hostWriting, false).toLowerCase();
+    refuseMissing(name, [writing, hostWriting]);
+    if (readBack(route, path, writing.written) !== null) {
       // Optional groups side by side (`{/:year}{/:month}`): one written after one left out reads back
-      // as the earlier one (`/archive/05` is a year). Every group before a written one is written
-      // too, as Symfony writes every optional parameter before the last one given.
-      written = new Map();
-      path = encodeDotSegments(write(plan.path, name, route, params, missing, written, true));
-      if (missing.length > 0) throw new MissingMandatoryParametersError(name, missing);
-      const misread = readBack(route, path, written);
+      // as the earlier one (`/archive/05` is a year). Every group before a written one that has its
+      // values (given or defaults) is written too, as Symfony writes every optional parameter before
+      // the last one given; one without them stays out, and if the URL still does not read back, it
+      // is the group that cannot be left out.
+      writing = newWriting();
+      path = encodeDotSegments(write(plan.path, name, route, params, writing, true));
+      refuseMissing(name, [writing]);
+      const misread = readBack(route, path, writing.written);
       if (misread !== null) {
+        const shown = JSON.stringify(path === '' ? '/' : path);
+        if (writing.leftOut.length > 0) {
+          // From the first group whose parameters took values written after it (`/t/x/y` of `{/:b}{/:c}`
+          // read as b), every one left out after it, in the pattern's order: earlier ones were not in the way.
+          const leftOut = [...writing.leftOut].sort((one, other) => one.group.index - other.group.index);
+          const first = leftOut.findIndex(({ group }) => misread.read !== null && group.names.some((inner) => Object.hasOwn(misread.read!, inner)));
+          const blamed = leftOut.slice(Math.max(first, 0));
+          const needed = blamed.flatMap(({ group }) => group.names.filter((inner) => !hasValue(inner, route, params)));
+          const byLater = new Map<string, string[]>();
+          for (const { group, before } of blamed) byLater.set(before, [...(byLater.get(before) ?? []), `"${group.source}"`]);
+          const groups = [...byLater].map(([before, sources]) => `the optional group${sources.length > 1 ? 's' : ''} ${sources.join(', ')} cannot be left out before "${before}"`);
+          throw new MissingMandatoryParametersError(name, needed, { reason: `${groups.join('; ')} (${shown} would ${describeRead(misread.read)})` });
+        }
+        const value = misread.read === null ? undefined : own(misread.read, misread.name);
         throw new InvalidParameterError(name, misread.name, misread.pattern, params[misread.name] ?? route.defaults[misread.name], {
-          expected: `give a URL that matches back to it (${JSON.stringify(path === '' ? '/' : path)} would give ${misread.read === undefined ? 'no value' : JSON.stringify(decode(misread.read) ?? misread.read)})`,
+          expected: `give a URL that matches back to it (${shown} would give ${value === undefined ? 'no value' : JSON.stringify(value)})`,
         });
       }
     }
+    const written = writing.written;
 
     // A path starting with `//` is a network path: a browser reads `//evil.example/x` as the host
     // evil.example. Only a value can start one (an empty first segment), as a route's leading slashes are one.
@@ -178,7 +218,7 @@ function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Rea
     if (token.type === 'group') {
       // Only the group's own parameters decide whether it is written; nested groups decide for themselves.
       const names = token.tokens.flatMap((inner) => (inner.type === 'param' || inner.type === 'wildcard' ? [inner.name] : []));
-      return { group: piecesOf(token.tokens, delimiter, requirements, groups), index: groups.get(token)!, names };
+      return { group: piecesOf(token.tokens, delimiter, requirements, groups), index: groups.get(token)!, names, source: stringify({ tokens: [token] }) };
     }
     const pattern = own(requirements, token.name) ?? (token.type === 'wildcard' ? '[^]+' : `[^${escapeClass(delimiter)}]+`);
     return { name: token.name, wildcard: token.type === 'wildcard', host: delimiter === '.', pattern };
@@ -190,13 +230,13 @@ function piecesOf(tokens: readonly Token[], delimiter: string, requirements: Rea
  * the matcher's pattern for it in the variant written: a parameter without requirement stops at the
  * separators after it there (`version` of `/docs/:version{/:page}.html` may hold a `.` with `page` only).
  */
-function write(template: Template, routeName: string, route: Route, params: Record<string, unknown>, missing: string[], written: Map<string, string>, everyGroupBefore: boolean): string {
+function write(template: Template, routeName: string, route: Route, params: Record<string, unknown>, writing: Writing, everyGroupBefore: boolean): string {
   const { pieces, compiled } = template;
   const opened = Array<string>(compiled.groups.size).fill('0');
-  const out = render(pieces, routeName, route, params, missing, written, everyGroupBefore, opened);
+  const out = render(pieces, routeName, route, params, writing, everyGroupBefore, opened);
   for (const part of compiled.variantOf.get(opened.join(''))!) {
     if (part.type === 'text') continue;
-    const encoded = written.get(part.name);
+    const encoded = writing.written.get(part.name);
     if (encoded !== undefined && !check(part, template.host).test(encoded)) {
       throw new InvalidParameterError(routeName, part.name, part.pattern, own(params, part.name) ?? own(route.defaults, part.name));
     }
@@ -215,17 +255,22 @@ function check(part: Extract<Part, { name: string }>, host: boolean): RegExp {
 }
 
 /**
- * The pieces written out, each parameter's encoded value recorded in `written`, and `1` put in
- * `opened` at each group written. `everyGroupBefore`: an optional group is also written when one
- * after it in the same sequence is.
+ * The pieces written out, each parameter's encoded value recorded in `writing`, and `1` put in
+ * `opened` at each group written. `everyGroupBefore`: an optional group that has its values is also
+ * written when one after it in the same sequence is; one that has not is recorded as left out.
+ * `holder`: the group these pieces are the inside of, written for a group nested in it.
  */
-function render(pieces: readonly Piece[], routeName: string, route: Route, params: Record<string, unknown>, missing: string[], written: Map<string, string>, everyGroupBefore: boolean, opened: string[]): string {
-  const writes = pieces.map((piece) => typeof piece !== 'string' && 'group' in piece && groupWritten(piece, route, params));
+function render(pieces: readonly Piece[], routeName: string, route: Route, params: Record<string, unknown>, writing: Writing, everyGroupBefore: boolean, opened: string[], holder?: { outer: Group; inner: Group }): string {
+  const writes = pieces.map((piece) => isGroup(piece) && groupWritten(piece, route, params));
   if (everyGroupBefore) {
-    let later = false;
+    // The nearest group after, written for its own values.
+    let later: string | undefined;
     for (let i = pieces.length - 1; i >= 0; i--) {
-      if (writes[i]) later = true;
-      else if (later && typeof pieces[i] !== 'string' && 'group' in (pieces[i] as object)) writes[i] = true;
+      const piece = pieces[i]!;
+      if (!isGroup(piece)) continue;
+      if (writes[i]) later = piece.source;
+      else if (later !== undefined && piece.names.every((name) => hasValue(name, route, params))) writes[i] = true;
+      else if (later !== undefined) writing.leftOut.push({ group: piece, before: later });
     }
   }
   let out = '';
@@ -235,25 +280,40 @@ function render(pieces: readonly Piece[], routeName: string, route: Route, param
       out += piece;
       continue;
     }
-    if ('group' in piece) {
+    if (isGroup(piece)) {
       if (writes[i]) {
         opened[piece.index] = '1';
-        out += render(piece.group, routeName, route, params, missing, written, everyGroupBefore, opened);
+        // Written for a group inside it rather than for values of its own: what it lacks, it lacks for that group.
+        const inner = includeGroup(piece.names, route, params) ? undefined : piece.group.find((nested) => isGroup(nested) && groupWritten(nested, route, params));
+        out += render(piece.group, routeName, route, params, writing, everyGroupBefore, opened, inner === undefined ? undefined : { outer: piece, inner: inner as Group });
       }
       continue;
     }
     const value = own(params, piece.name) ?? own(route.defaults, piece.name);
     if (value === undefined || value === null) {
-      missing.push(piece.name);
+      writing.missing.push(piece.name);
+      if (holder !== undefined) writing.reasons.push(`the optional group "${holder.inner.source}" is inside "${holder.outer.source}", which cannot be written without "${piece.name}"`);
       continue;
     }
     const encoded = encodeValue(piece, value, routeName);
     // A request's host holds nothing else (kernel/request.ts), so anything else never matches; `@` or `:` would even move the host.
     if (piece.host && !HOST_TEXT.test(encoded)) throw new InvalidParameterError(routeName, piece.name, piece.pattern, value, { expected: 'be a host name label (letters, digits, "-" and "_")' });
-    written.set(piece.name, encoded);
+    writing.written.set(piece.name, encoded);
     out += encoded;
   }
   return out;
+}
+
+function isGroup(piece: Piece): piece is Group {
+  return typeof piece !== 'string' && 'group' in piece;
+}
+
+/** A MissingMandatoryParametersError for what the writings lacked, with why, if they lacked anything. */
+function refuseMissing(routeName: string, writings: readonly Writing[]): void {
+  const missing = writings.flatMap((writing) => writing.missing);
+  if (missing.length === 0) return;
+  const reasons = writings.flatMap((writing) => writing.reasons);
+  throw new MissingMandatoryParametersError(routeName, missing, reasons.length === 0 ? {} : { reason: reasons.join('; ') });
 }
 
 // An optional group is written when its own parameters say so, or when a group nested in it is written (it holds that one).
@@ -266,10 +326,11 @@ const variantRegexes = new WeakMap<readonly Part[], RegExp>();
 
 /**
  * What the matcher would read wrong in `path`: the first parameter whose value it would read back
- * otherwise than it was written (`read` undefined: not at all), or null when every one comes back
- * as written. The matcher takes the first variant of the route's pattern that matches, as here.
+ * otherwise than it was written, with every parameter it would read (decoded; `read` null: the path
+ * would not match at all), or null when every one comes back as written. The matcher takes the
+ * first variant of the route's pattern that matches, as here.
  */
-function readBack(route: Route, path: string, written: ReadonlyMap<string, string>): { name: string; pattern: string; read: string | undefined } | null {
+function readBack(route: Route, path: string, written: ReadonlyMap<string, string>): { name: string; pattern: string; read: Record<string, string> | null } | null {
   const target = path === '' ? '/' : path;
   for (const parts of compiledRoute(route).path.variants) {
     let regex = variantRegexes.get(parts);
@@ -277,16 +338,24 @@ function readBack(route: Route, path: string, written: ReadonlyMap<string, strin
     const found = regex.exec(target);
     if (found === null) continue;
     const slots = parts.filter((part): part is Extract<Part, { name: string }> => part.type !== 'text');
+    // Decoded, as the matcher decodes parameters (an encoded dot segment comes back as the dots).
+    const readAt = (at: number): string => decode(found[at + 1]!) ?? found[at + 1]!;
     for (const [name, value] of written) {
       const at = slots.findIndex((slot) => slot.name === name);
-      const read = at === -1 ? undefined : found[at + 1];
-      // Compared decoded, as the matcher decodes parameters (an encoded dot segment comes back as the dots).
-      if (read === undefined || decode(read) !== decode(value)) return { name, pattern: slots[at]?.pattern ?? '', read };
+      if (at !== -1 && readAt(at) === (decode(value) ?? value)) continue;
+      return { name, pattern: slots[at]?.pattern ?? '', read: Object.fromEntries(slots.map((slot, i) => [slot.name, readAt(i)])) };
     }
     return null;
   }
   const [first] = written.keys();
-  return first === undefined ? null : { name: first, pattern: '', read: undefined };
+  return first === undefined ? null : { name: first, pattern: '', read: null };
+}
+
+/** What a path reads back as, for messages: `read back as a "x", b "y"`. */
+function describeRead(read: Readonly<Record<string, string>> | null): string {
+  if (read === null) return 'not match the route';
+  const entries = Object.entries(read);
+  return entries.length === 0 ? 'read back without parameters' : `read back as ${entries.map(([name, value]) => `${name} ${JSON.stringify(value)}`).join(', ')}`;
 }
 
 /**
@@ -309,6 +378,12 @@ function includeGroup(names: readonly string[], route: Route, params: Record<str
     if (value !== undefined && value !== null && !sameValue(value, fallback)) given = true;
   }
   return given;
+}
+
+/** Whether the parameter has a value to write, given or its default. */
+function hasValue(name: string, route: Route, params: Record<string, unknown>): boolean {
+  const value = own(params, name) ?? own(route.defaults, name);
+  return value !== undefined && value !== null;
 }
 
 // A parameter's value, never one inherited from Object.prototype (a parameter named `constructor`).

@@ -119,6 +119,55 @@ test('optional groups side by side or nested are written so that the URL matches
   assert.is(g.generate('files', { name: 'a..b' }), '/files/a..b');
 });
 
+test('an optional group left out before a written one: the URL if it matches back to the same parameters (/t/:a{.:b}{-:c} with a and c is /t/x-y), else an error naming the group that cannot be left out', () => {
+  const routes = new RouteCollection()
+    .add('dot-dash', new Route('/t/:a{.:b}{-:c}'))
+    .add('slashes', new Route('/s/:a{/:b}{/:c}'))
+    .add('dots', new Route('/d/:a{.:b}{.:c}'))
+    .add('three', new Route('/3/:a{/:b}{/:c}{/:d}'))
+    .add('format', new Route('/f{.:format}{/:b}{/:c}'));
+  const g = new UrlGenerator(routes);
+  const m = new UrlMatcher(routes);
+  const back = (url: string): unknown => {
+    const found = m.lookup(url, { method: 'GET', host: 'localhost', scheme: 'http' });
+    return found.kind === 'match' ? [found.name, found.params] : found.kind;
+  };
+  // `a` stops at `-` with `-c` alone, so `-y` reads back as c: b's group may be left out.
+  assert.is(g.generate('dot-dash', { a: 'x', c: 'y' }), '/t/x-y');
+  assert.equal(back('/t/x-y'), ['dot-dash', { a: 'x', c: 'y' }]);
+  // Where the group left out would take the value after it, it is named, with what the URL would read back as.
+  for (const [name, params, message] of [
+    ['slashes', { a: 'x', c: 'y' }, 'Some mandatory parameters are missing ("b") to generate a URL for route "slashes": the optional group "{/:b}" cannot be left out before "{/:c}" ("/s/x/y" would read back as a "x", b "y").'],
+    ['dots', { a: 'x', c: 'y' }, 'Some mandatory parameters are missing ("b") to generate a URL for route "dots": the optional group "{.:b}" cannot be left out before "{.:c}" ("/d/x.y" would read back as a "x", b "y").'],
+    ['three', { a: 'x', d: 'y' }, 'Some mandatory parameters are missing ("b", "c") to generate a URL for route "three": the optional groups "{/:b}", "{/:c}" cannot be left out before "{/:d}" ("/3/x/y" would read back as a "x", b "y").'],
+    // The format's group is not in the way (`.q` cannot be read as b): only b's is named.
+    ['format', { c: 'y' }, 'Some mandatory parameters are missing ("b") to generate a URL for route "format": the optional group "{/:b}" cannot be left out before "{/:c}" ("/f/y" would read back as b "y").'],
+  ] as const) {
+    const error = thrown(() => g.generate(name, params));
+    assert.instance(error, MissingMandatoryParametersError, name);
+    assert.is(error.message, message);
+  }
+  assert.equal((thrown(() => g.generate('three', { a: 'x', d: 'y' })) as MissingMandatoryParametersError).missingParameters, ['b', 'c']);
+  // Given what they need, they are written, and read back.
+  for (const [name, params] of [['slashes', { a: 'x', b: 'z', c: 'y' }], ['dots', { a: 'x', b: 'z', c: 'y' }], ['three', { a: 'x', b: '1', c: '2', d: 'y' }], ['format', { b: 'z', c: 'y' }]] as const) {
+    assert.equal(back(g.generate(name, params)), [name, params], name);
+  }
+});
+
+test('a group without values before a written one stays out when the URL matches back without it', () => {
+  const g = new UrlGenerator(new RouteCollection().add('format', new Route('/f{.:format}{/:b}{/:c}', { defaults: { b: 'all' } })));
+  // b's default is written so that c reads back; the format has none, and is not needed.
+  assert.is(g.generate('format', { c: 'y' }), '/f/all/y');
+});
+
+test('a value for a group nested in another names the outer group that cannot be written without its parameter', () => {
+  const g = new UrlGenerator(new RouteCollection().add('nested', new Route('/t/:a{.:b{-:c}}')));
+  const error = thrown(() => g.generate('nested', { a: 'x', c: 'y' }));
+  assert.instance(error, MissingMandatoryParametersError);
+  assert.is(error.message, 'Some mandatory parameters are missing ("b") to generate a URL for route "nested": the optional group "{-:c}" is inside "{.:b{-:c}}", which cannot be written without "b".');
+  assert.is(g.generate('nested', { a: 'x', b: 'z', c: 'y' }), '/t/x.z-y');
+});
+
 test('a mandatory parameter may come from the defaults', () => {
   assert.is(generator().generate('review', { id: 3 }), '/books/3/reviews/latest');
 });
