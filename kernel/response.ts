@@ -51,6 +51,18 @@ export function discardedBody(response: Response): Readable | undefined {
   return DISCARDED.get(response);
 }
 
+/** The byte lengths of the text or bytes bodies withoutHeadBody() took from HEADs' answers, by response (see headBodyLength()). */
+const HEAD_BODY_LENGTHS = new WeakMap<Response, number>();
+
+/**
+ * The byte length of the text or bytes body the kernel took from a main HEAD's answer, or undefined (none, or empty):
+ * what its GET's Content-Length is where Transfer-Encoding kept the header off (HTTP/1.1 chunks the
+ * GET), for a server that cannot chunk it, which sends that length, as for the GET (HTTP/1.0, RFC 9112 6.1).
+ */
+export function headBodyLength(response: Response): number | undefined {
+  return HEAD_BODY_LENGTHS.get(response);
+}
+
 /** An HTTP response. Header names are kept lower-case. */
 export class Response {
   #status: number;
@@ -356,7 +368,8 @@ const ABSOLUTE_URL = /^[a-z][a-z0-9+.-]*:/i;
 /**
  * Empties the answer to a main HEAD request as Symfony's `prepare()` does, keeping its headers: the
  * Content-Length a GET would have had stays (the length of a text or bytes body, or one given with an
- * empty body; a stream's given, or none), and a stream body is destroyed and kept for discardedBody().
+ * empty body; a stream's given, or none), a text or bytes body's length is kept for headBodyLength()
+ * (where Transfer-Encoding keeps it out of the headers), and a stream body is destroyed and kept for discardedBody().
  */
 export function withoutHeadBody(response: Response): void {
   const body = response.body;
@@ -364,6 +377,8 @@ export function withoutHeadBody(response: Response): void {
   const headers = response.headers;
   if (typeof body === 'string' || body instanceof Uint8Array) {
     const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    // An empty one may be a HEAD controller's, whose GET's length nobody knows: RFC 9110 8.6 allows none, never a wrong one.
+    if (length > 0) HEAD_BODY_LENGTHS.set(response, length);
     // A GET's text or bytes go with their own length, whatever Content-Length says (the server frames
     // them so), and so does the HEAD's: one lower-case header, for a `Content-Length` set by hand on the
     // record beside it would go out as a list of two, which no server sends. An empty body may carry the

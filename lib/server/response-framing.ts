@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
-import type { Response } from '../../kernel/index.js';
+import { headBodyLength, type Response } from '../../kernel/index.js';
 
 /** A Transfer-Encoding whose last coding is chunked (RFC 9112 6.1: the only one that delimits a body). */
 const ENDS_CHUNKED = /(?:^|,)[ \t]*chunked[ \t]*$/i;
@@ -17,7 +17,8 @@ const DIGITS = /^\d+$/;
  *   the server does not keep.
  * - No Transfer-Encoding nor Content-Length on 204 and 304 (and HEAD keeps what GET would send).
  * - Transfer-Encoding must end with chunked (another coding leaves the body undelimited; compressed
- *   content is Content-Encoding), is never sent with Content-Length, nor to an HTTP/1.0 client.
+ *   content is Content-Encoding), is never sent with Content-Length, nor to an HTTP/1.0 client
+ *   (which gets a text body's length instead, for HEAD too: headBodyLength()).
  * - A string or bytes body goes with its own length, whatever Content-Length says.
  * Returns the Content-Length a stream body is held to, or -1 when it has none.
  * Throws a TypeError (the adapter's 500) for what no framing can send.
@@ -45,6 +46,9 @@ export function frameResponse(req: IncomingMessage, res: ServerResponse, respons
       return -1;
     }
     delete headers['transfer-encoding'];
+    // Unchunked, a GET's text goes with its length (below): a HEAD's, whose text the kernel took, with the same (RFC 9110 9.3.2).
+    const length = req.method === 'HEAD' && response.body === null ? headBodyLength(response) : undefined;
+    if (length !== undefined) headers['content-length'] = String(length);
   }
   const body = response.body;
   const isHead = req.method === 'HEAD';

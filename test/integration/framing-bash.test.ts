@@ -25,6 +25,8 @@ function routes(): RouteCollection {
   get('/stream-chunked-and-length', () => new Response(pieces('a', 'bb'), 200, { 'transfer-encoding': 'chunked', 'content-length': '3' }));
   get('/bytes-chunked-and-length', () => new Response(Buffer.from('abc'), 200, { 'transfer-encoding': 'chunked', 'content-length': '2' }));
   get('/stream-chunked', () => new Response(pieces('a', 'bb'), 200, { 'transfer-encoding': 'chunked' }));
+  get('/text-chunked', () => new Response('hello world', 200, { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' }));
+  get('/bytes-chunked', () => new Response(Buffer.from('abc'), 200, { 'transfer-encoding': 'chunked' }));
   get('/stream-gzip-coded', () => new Response(pieces('a', 'bb'), 200, { 'transfer-encoding': 'gzip' }));
   get('/stream-length-not-a-number', () => new Response(pieces('a', 'bb'), 200, { 'content-length': '3 bytes' }));
   get('/no-content-chunked', () => new Response('', 204, { 'transfer-encoding': 'chunked' }));
@@ -170,6 +172,30 @@ test('an HTTP/1.0 client never gets Transfer-Encoding (RFC 9112 6.1): the body e
     assert.is(responses[0]?.headers['transfer-encoding'], undefined, `${scheme}: ${JSON.stringify(answer)}`);
     assert.is(responses[0]!.body, 'abb', `${scheme}: ${JSON.stringify(answer)}`);
     assert.equal(responses[0]!.headers.connection, ['close'], scheme);
+  }
+});
+
+test('a HEAD of a text or bytes body with Transfer-Encoding gets its GET\'s framing headers: Content-Length for HTTP/1.0 (RFC 9112 6.1: never chunked), chunked for HTTP/1.1 (RFC 9110 9.3.2)', async () => {
+  const framing = (response: { headers: Record<string, string[]> } | undefined) => [response?.headers['content-length'], response?.headers['transfer-encoding']];
+  for (const scheme of SCHEMES) {
+    for (const [path, length] of [['/text-chunked', '11'], ['/bytes-chunked', '3']] as const) {
+      const heads: Record<string, unknown> = {};
+      for (const version of ['1.0', '1.1']) {
+        for (const method of ['GET', 'HEAD']) {
+          const answer = await sendRaw(server, scheme, `${method} ${path} HTTP/${version}\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+          const { responses, rest } = readResponses(answer, [method]);
+          assert.is(responses[0]?.status, 200, `${scheme} ${method} ${path} HTTP/${version}: ${JSON.stringify(answer)}`);
+          assert.is(rest, '', `${scheme} ${method} ${path} HTTP/${version}: ${JSON.stringify(answer)}`);
+          heads[`${method} ${version}`] = framing(responses[0]);
+        }
+      }
+      assert.equal(heads, {
+        'GET 1.0': [[length], undefined],
+        'HEAD 1.0': [[length], undefined],
+        'GET 1.1': [undefined, ['chunked']],
+        'HEAD 1.1': [undefined, ['chunked']],
+      }, `${scheme} ${path}`);
+    }
   }
 });
 

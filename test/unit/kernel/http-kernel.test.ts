@@ -20,6 +20,7 @@ import {
   Response,
   SuspiciousOperationError,
   discardedBody,
+  headBodyLength,
   type TerminateEvent,
   type ControllerArgumentsEvent,
   type ControllerEvent,
@@ -879,6 +880,21 @@ test('a HEAD answered without a ResponseListener keeps the length of its text or
     const head = await kernel.handle(Request.create('/', 'HEAD'));
     assert.is(head.body, null);
     assert.is(head.headers['content-length'], length);
+  }
+});
+
+test('headBodyLength() gives the byte length of the text or bytes a HEAD\'s answer lost, for a server that cannot chunk it (HTTP/1.0); none for an empty body or a stream', async () => {
+  for (const [body, length] of [
+    ['héllo', 6],
+    [new Uint8Array(3), 3],
+    ['', undefined],
+    [Readable.from(['abc']), undefined],
+  ] as const) {
+    const { kernel } = kernelWith(() => new Response(body, 200, { 'transfer-encoding': 'chunked' }));
+    const head = await kernel.handle(Request.create('/', 'HEAD'));
+    assert.is(head.headers['content-length'], undefined);
+    assert.is(headBodyLength(head), length, String(body));
+    assert.is(headBodyLength(await kernel.handle(Request.create('/'))), undefined, 'a GET keeps its body');
   }
 });
 
