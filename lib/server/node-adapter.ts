@@ -1,6 +1,9 @@
-import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { EventEmitter } from 'node:events';
+import { STATUS_CODES, validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
-import { ClientClosedError, HttpKernel, discardedBody, isHttpError, KernelEvents, Request, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { ClientClosedError, HttpKernel, discardedBody, isHttpError, KernelEvents, Request, RequestTimeoutHttpError, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, checkResponseBody, compileTrustedHosts, destroyBody, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { compileAddressList } from '../http/address-list.js';
@@ -341,6 +344,8 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   };
 
   const listener: NodeRequestListener & { [answersExpectContinue]?: true; [answersResponseTimeout]?: true } = (req, res, responseTimeout = 0) => {
+    // A server of the embedder's may time its sockets out (startServers's never do).
+    if ((req.socket as Socket).timeout! > 0) watchSocketTimeout(req, res);
     let request: Request;
     try {
       // Expect: 100-continue (startServers leaves the answer to us, see answersExpectContinue): invite the body only once it is read.
@@ -398,6 +403,34 @@ function hasRequestTimeout(req: IncomingMessage): boolean {
  */
 function bodyIsRead(req: IncomingMessage): boolean {
   return req.readableFlowing !== null;
+}
+
+/**
+ * Under node's socket timeout (`server.timeout`, set by a server of the embedder's: startServers turns
+ * it off), node destroys a socket quiet for that long without a reason, and the body's reader would
+ * take a body cut so for the client leaving. A body being read is then the server's timeout: a
+ * bare 408 goes out when no byte of the response has (as node answers its own request timeout), and
+ * the socket is destroyed with the RequestTimeoutHttpError, which the reader reports (logged, the
+ * request's 408). Anything else is cut as node cuts it; a request, response or server with a
+ * `timeout` listener of its own decides for itself, as node leaves it to them.
+ */
+function watchSocketTimeout(req: IncomingMessage, res: ServerResponse): void {
+  // node emits it on a request whose body has not all come, before it would destroy the socket.
+  req.once('timeout', (socket: Socket) => {
+    const server = (socket as Socket & { server?: EventEmitter }).server;
+    if (req.listenerCount('timeout') > 0 || res.listenerCount('timeout') > 0 || (server?.listenerCount('timeout') ?? 0) > 0) return;
+    if (!bodyIsRead(req)) return void socket.destroy();
+    const error = new RequestTimeoutHttpError(`The request body did not arrive: nothing came within the server's socket timeout (server.timeout, ${describeDuration(socket.timeout ?? 0)}).`);
+    // Not when its response is queued behind another's (pipelined: no socket yet), nor begun.
+    if (!res.headersSent && res.socket === socket) {
+      const body = `${STATUS_CODES[408]}: The request body did not arrive in time.\n`;
+      res.writeHead(408, { 'content-type': 'text/plain; charset=UTF-8', 'content-length': String(Buffer.byteLength(body)), connection: 'close' });
+      res.end(body);
+    }
+    socket.destroy(error);
+    // node ends no request whose response has finished (the 408's): its reader is told here.
+    failBodyOnClose(req, error);
+  });
 }
 
 /**

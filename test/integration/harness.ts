@@ -29,7 +29,8 @@ export const SCHEMES = ['http', 'https'] as const;
 let certificate: Promise<{ key: string; cert: string }> | undefined;
 let certDir: string | undefined;
 
-function devCertificate(): Promise<{ key: string; cert: string }> {
+/** The development certificate of the test run, made once (and removed at exit). */
+export function devCertificate(): Promise<{ key: string; cert: string }> {
   if (certificate === undefined) {
     certDir = mkdtempSync(join(tmpdir(), 'http-kernel-test-tls-'));
     certificate = loadOrCreateDevCertificate(certDir);
