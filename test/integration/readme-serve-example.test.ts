@@ -1,0 +1,87 @@
+// The README's startServers example is what an embedder copies to serve as bin/serve does: it is
+// compiled against the built package and run as written, in a child process, and must serve http
+// and https on the ports it picked and exit 0 once SIGTERM has let it close.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Agent, request } from 'undici';
+import { loadOrCreateDevCertificate } from '../../lib/server/tls-certificate.js';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The README's standalone ```ts example that calls startServers, or null. */
+function serveExample(): string | null {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  for (const [, code] of readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)) {
+    if (code!.startsWith('import ') && code!.includes('startServers(')) return code!;
+  }
+  return null;
+}
+
+/** Resolves with the `listening on` URLs once there are two, or rejects when the child exits first or 20 s pass. */
+function listeningUrls(child: ChildProcess, output: { stderr: string }): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => reject(new Error(`the example did not listen within 20 s: ${stdout} ${output.stderr}`)), 20_000);
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+      const urls = [...stdout.matchAll(/^listening on (\S+)$/gm)].map((found) => found[1]!);
+      if (urls.length === 2) {
+        clearTimeout(timer);
+        resolve(urls);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the example exited early with ${code}: ${output.stderr}`));
+    });
+  });
+}
+
+test('the README startServers example serves http and https on free ports and exits 0 on SIGTERM', async () => {
+  const code = serveExample();
+  assert.ok(code !== null, 'the README has no example that calls startServers');
+  // Inside the package (under var/, ignored by git), so that `http-kernel` resolves to itself.
+  const dir = join(root, 'var', 'readme-serve-example');
+  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-readme-serve-'));
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  let child: ChildProcess | undefined;
+  const agent = new Agent({ connect: { ca: (await loadOrCreateDevCertificate(join(cwd, 'var', 'tls'))).cert } });
+  try {
+    writeFileSync(join(dir, 'example.ts'), `${code}\nexport {};\n`);
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2023'], types: ['node'], skipLibCheck: true },
+      files: ['example.ts'],
+    }));
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json')], { encoding: 'utf8', stdio: 'pipe' });
+    // Run where the certificate made above is: the example finds it in its var/tls/ and serves it.
+    child = spawn(process.execPath, [join(dir, 'example.js')], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = { stderr: '' };
+    child.stderr!.on('data', (chunk) => (output.stderr += chunk));
+    const urls = await listeningUrls(child, output);
+    assert.match(urls[0]!, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(urls[1]!, /^https:\/\/127\.0\.0\.1:\d+$/);
+    for (const url of urls) {
+      const response = await request(`${url}/nope`, { dispatcher: agent, headersTimeout: 10_000, bodyTimeout: 10_000 });
+      await response.body.text();
+      assert.is(response.statusCode, 404, url);
+    }
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', resolve));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child!.kill('SIGKILL'), 15_000);
+    assert.is(await exited, 0, `exit code after SIGTERM: ${output.stderr}`);
+    clearTimeout(timer);
+  } finally {
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await agent.close();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+test.run();
