@@ -2,6 +2,7 @@ import { stringify, type Token } from 'path-to-regexp';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isNameValueObject, isPlainObject } from '../../kernel/name-value-object.js';
 import { isValidHost } from '../../kernel/host-syntax.js';
+import type { Request } from '../../kernel/request.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
 import { decode } from './params-builder.js';
 import { escapeClass, variantSource, type CompiledPattern, type Part } from './pattern.js';
@@ -83,6 +84,16 @@ export class UrlGenerator {
   readonly #host: string;
   readonly #port: number | undefined;
   readonly #baseUrl: string;
+
+  /**
+   * The context of a request's own links (Symfony's `RequestContext::fromRequest()`): its scheme, host
+   * and port as `request.scheme`, `host` and `port` read them, so X-Forwarded-* count from a trusted
+   * proxy alone, and a host `trustedHosts` refuses throws its 400 rather than go into a URL. No
+   * `baseUrl`: a request does not know where the app is mounted; add your own.
+   */
+  static contextFrom(request: Request): GeneratorContext {
+    return { scheme: request.scheme, host: request.host, port: request.port };
+  }
 
   constructor(routes: RouteCollection, context: GeneratorContext = {}) {
     checkContext(context);

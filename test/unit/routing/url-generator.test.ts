@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { thrown } from '../helpers.js';
 import { propertyParameters } from '../../arbitraries.js';
-import { Request } from '../../../kernel/index.js';
+import { Request, UntrustedHostError } from '../../../kernel/index.js';
 import {
   InvalidParameterError,
   MissingMandatoryParametersError,
@@ -349,6 +349,44 @@ test('a value that cannot be turned into text is refused with an InvalidParamete
 test('absolute URLs carry scheme, host and a non-default port', () => {
   assert.is(generator({ host: 'example.com', port: 8080 }).generate('book', { id: 1 }, true), 'http://example.com:8080/books/1');
   assert.is(generator({ scheme: 'https', host: 'example.com', port: 443 }).generate('book', { id: 1 }, true), 'https://example.com/books/1');
+});
+
+test('contextFrom takes the scheme, host and port of the request, its host lower-cased and IPv6 in brackets', () => {
+  assert.equal(UrlGenerator.contextFrom(Request.create('https://Books.Example:8443/x')), { scheme: 'https', host: 'books.example', port: 8443 });
+  assert.is(generator(UrlGenerator.contextFrom(Request.create('https://Books.Example:8443/x'))).generate('book', { id: 1 }, true), 'https://books.example:8443/books/1');
+  assert.is(generator(UrlGenerator.contextFrom(Request.create('http://[::1]:8000/'))).generate('book', { id: 1 }, true), 'http://[::1]:8000/books/1');
+  assert.is(generator(UrlGenerator.contextFrom(Request.create('https://books.example/'))).generate('book', { id: 1 }, true), 'https://books.example/books/1');
+  // A route forcing https from an http request gets the https default port, not the request's.
+  assert.is(generator(UrlGenerator.contextFrom(Request.create('http://books.example:8000/'))).generate('login'), 'https://books.example/login');
+  const shop = new UrlGenerator(routes(), { ...UrlGenerator.contextFrom(Request.create('https://books.example/')), baseUrl: '/shop' });
+  assert.is(shop.generate('book', { id: 1 }, true), 'https://books.example/shop/books/1');
+});
+
+test('contextFrom believes X-Forwarded-Proto, -Host and -Port from a trusted proxy alone', () => {
+  const forwarded = { host: 'app.internal:8080', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example', 'x-forwarded-port': '8443' };
+  const trustProxy = (address: string) => address === '10.0.0.1';
+  const behindProxy = Request.create('/books', 'GET', { headers: forwarded, remoteAddress: '10.0.0.1', trustProxy });
+  assert.equal(UrlGenerator.contextFrom(behindProxy), { scheme: 'https', host: 'shop.example', port: 8443 });
+  assert.is(generator(UrlGenerator.contextFrom(behindProxy)).generate('book', { id: 1 }, true), 'https://shop.example:8443/books/1');
+  const { 'x-forwarded-port': _port, ...withoutPort } = forwarded;
+  const defaultPort = Request.create('/books', 'GET', { headers: withoutPort, remoteAddress: '10.0.0.1', trustProxy });
+  assert.is(generator(UrlGenerator.contextFrom(defaultPort)).generate('book', { id: 1 }, true), 'https://shop.example/books/1');
+  // The same headers from a client that is no trusted proxy are its own words: the connection and Host count.
+  const untrusted = Request.create('/books', 'GET', { headers: forwarded, remoteAddress: '203.0.113.9', trustProxy });
+  assert.equal(UrlGenerator.contextFrom(untrusted), { scheme: 'http', host: 'app.internal', port: 8080 });
+  assert.is(generator(UrlGenerator.contextFrom(untrusted)).generate('book', { id: 1 }, true), 'http://app.internal:8080/books/1');
+  const noProxies = Request.create('/books', 'GET', { headers: forwarded, remoteAddress: '10.0.0.1' });
+  assert.is(generator(UrlGenerator.contextFrom(noProxies)).generate('book', { id: 1 }, true), 'http://app.internal:8080/books/1');
+});
+
+test('contextFrom refuses a host the trusted hosts do not list, forwarded or not, with the 400 that reading it throws', () => {
+  const trustHost = (host: string) => host === 'shop.example';
+  const evil = Request.create('/books', 'GET', { headers: { host: 'evil.example' }, trustHost });
+  const error = thrown(() => UrlGenerator.contextFrom(evil));
+  assert.instance(error, UntrustedHostError);
+  assert.is(error.message, 'Untrusted Host "evil.example".');
+  const forwarded = Request.create('/books', 'GET', { headers: { host: 'shop.example', 'x-forwarded-host': 'evil.example' }, remoteAddress: '10.0.0.1', trustProxy: () => true, trustHost });
+  assert.instance(thrown(() => UrlGenerator.contextFrom(forwarded)), UntrustedHostError);
 });
 
 test('a route that requires another scheme is generated absolute, without the context port', () => {
