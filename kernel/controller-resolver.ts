@@ -1,3 +1,4 @@
+import { closestName } from './closest-name.js';
 import type { Controller } from './events.js';
 import { InvalidControllerError } from './http-errors.js';
 import type { Request } from './request.js';
@@ -7,6 +8,9 @@ export interface ControllerResolverInterface {
   /** The controller for the request, or null when it names none. */
   getController(request: Request): Controller | null;
 }
+
+/** How many registered names the error for an unknown one lists. */
+const LISTED_NAMES = 10;
 
 /**
  * Reads `request.attributes._controller`: a function, the name of a registered
@@ -32,7 +36,7 @@ export class ControllerResolver implements ControllerResolverInterface {
     if (typeof spec === 'string') {
       const controller = this.#named.get(spec);
       if (controller === undefined) {
-        throw new InvalidControllerError(`The controller for URI "${request.path}" is not callable: no controller is registered as "${spec}".`);
+        throw new InvalidControllerError(`The controller for URI "${request.path}" is not callable: ${this.#unknownName(spec)}`);
       }
       return controller;
     }
@@ -43,6 +47,16 @@ export class ControllerResolver implements ControllerResolverInterface {
       throw new InvalidControllerError(`The controller for URI "${request.path}" is not callable: expected method "${method}" on class "${classOf(target)}", which has ${methodList(target)}.`);
     }
     throw new InvalidControllerError(`The controller for URI "${request.path}" is not callable.`);
+  }
+
+  /** Says which names are registered, and the one `name` was likely meant to be, as Symfony's "Did you mean" messages do. */
+  #unknownName(name: string): string {
+    const said = `no controller is registered as "${name}"`;
+    if (this.#named.size === 0) return `${said}, nor under any other name.`;
+    const names = [...this.#named.keys()].sort();
+    const closest = closestName(name, names);
+    const listed = `"${names.slice(0, LISTED_NAMES).join('", "')}"${names.length > LISTED_NAMES ? ` and ${names.length - LISTED_NAMES} more` : ''}`;
+    return `${said}.${closest === undefined ? '' : ` Did you mean "${closest}"?`} The registered controllers are ${listed}.`;
   }
 }
 

@@ -740,11 +740,37 @@ test('an [object, method] controller runs with the object as `this`; an unregist
   named.attributes.set('_controller', 'hom');
   const unknown = thrown(() => resolver.getController(named));
   assert.instance(unknown, InvalidControllerError);
-  assert.is(unknown.message, 'The controller for URI "/" is not callable: no controller is registered as "hom".');
+  assert.is(unknown.message, 'The controller for URI "/" is not callable: no controller is registered as "hom". Did you mean "home"? The registered controllers are "home".');
   named.attributes.set('_controller', 42);
   assert.is(thrown(() => resolver.getController(named)).message, 'The controller for URI "/" is not callable.');
   named.attributes.set('_controller', [new BookController(), 'show', 'extra']);
   assert.instance(thrown(() => resolver.getController(named)), InvalidControllerError);
+});
+
+test('an unregistered controller name is refused with the registered names, at most 10, and the closest one when it is a near miss', () => {
+  const unused = () => new Response('unused');
+  const messageFor = (resolver: ControllerResolver, name: string): string => {
+    const request = Request.create('/books/1');
+    request.attributes.set('_controller', name);
+    return thrown(() => resolver.getController(request)).message;
+  };
+  const few = new ControllerResolver({ 'book.show': unused, 'book.list': unused, home: unused });
+  const prefix = 'The controller for URI "/books/1" is not callable: no controller is registered as';
+  const registered = 'The registered controllers are "book.list", "book.show", "home".';
+  assert.is(messageFor(few, 'book.shwo'), `${prefix} "book.shwo". Did you mean "book.show"? ${registered}`);
+  assert.is(messageFor(few, 'Book.Show'), `${prefix} "Book.Show". Did you mean "book.show"? ${registered}`);
+  assert.is(messageFor(few, 'book.lists'), `${prefix} "book.lists". Did you mean "book.list"? ${registered}`);
+  assert.is(messageFor(few, 'hmoe'), `${prefix} "hmoe". Did you mean "home"? ${registered}`);
+  // No near miss: a third of the name's length in edits at most.
+  assert.is(messageFor(few, 'about'), `${prefix} "about". ${registered}`);
+  assert.is(messageFor(few, 'x'.repeat(10_000)), `${prefix} "${'x'.repeat(10_000)}". ${registered}`);
+
+  const many = new ControllerResolver(Object.fromEntries(Array.from({ length: 13 }, (_, i) => [`page${String(i).padStart(2, '0')}`, unused])));
+  assert.is(
+    messageFor(many, 'page12x'),
+    `${prefix} "page12x". Did you mean "page12"? The registered controllers are "page00", "page01", "page02", "page03", "page04", "page05", "page06", "page07", "page08", "page09" and 3 more.`,
+  );
+  assert.is(messageFor(new ControllerResolver(), 'home'), `${prefix} "home", nor under any other name.`);
 });
 
 test('a stream response replaced in kernel.response, by setResponse() or by assignment, has its body destroyed; one kept is not', async () => {
