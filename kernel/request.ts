@@ -55,6 +55,16 @@ export interface RequestInit {
   signal?: AbortSignal | null;
 }
 
+/** How Request.create() makes a request: a RequestInit, or one whose body is `json`. */
+export interface RequestCreateInit extends RequestInit {
+  /**
+   * A body written with JSON.stringify, sent as `application/json` unless `headers` give a Content-Type;
+   * instead of `body`. A value JSON writes as nothing (undefined, a function, a symbol) or cannot write
+   * (a BigInt, a cycle) is a TypeError at the call.
+   */
+  json?: unknown;
+}
+
 const METHOD_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** `method` when it is a method name (an RFC 9110 token); else a TypeError, rather than one from deep inside or a method no route can list. */
@@ -70,7 +80,7 @@ function checkBodySource(body: unknown): RequestBodySource {
   throw new TypeError(`A request body is a string, bytes, an async iterable of them (a readable stream) or null, not ${describeValue(body)}.`);
 }
 
-const CREATE_INIT: ReadonlySet<string> = new Set(['headers', 'body', 'scheme', 'remoteAddress', 'localAddress', 'localPort', 'trustProxy', 'trustHost', 'bodyLimit', 'signal']);
+const CREATE_INIT: ReadonlySet<string> = new Set(['headers', 'body', 'json', 'scheme', 'remoteAddress', 'localAddress', 'localPort', 'trustProxy', 'trustHost', 'bodyLimit', 'signal']);
 
 /**
  * Refuses an init Request.create() would misread, silently: a typo (`header`) or a field it has no
@@ -90,6 +100,19 @@ function checkCreateInit(init: unknown, method: string): void {
   if (headers !== undefined && !isNameValueObject(headers)) {
     throw new TypeError(`The headers given to Request.create() are an object of names and values ({ accept: 'text/html' }), not ${describeValue(headers)}.`);
   }
+}
+
+/** The body of Request.create()'s `json` option; a TypeError now for a value JSON cannot write, rather than a request without the body meant. */
+function jsonBody(json: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(json);
+  } catch (error) {
+    // A BigInt, a cycle, a toJSON() that throws.
+    throw new TypeError(`Request.create() cannot write its json option as JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (text === undefined) throw new TypeError(`Request.create() got ${typeof json === 'symbol' ? 'a symbol' : describeValue(json)} as its json option, which JSON writes as nothing (a toJSON() may give undefined); pass null for a JSON null.`);
+  return text;
 }
 
 /**
@@ -248,13 +271,15 @@ export class Request {
 
   /**
    * Makes a request from an absolute URL or a path, for tests and for embedders that
-   * run the kernel without a socket (`await kernel.handle(Request.create('/health'))`).
+   * run the kernel without a socket (`await kernel.handle(Request.create('/health'))`);
+   * `init.json` gives a JSON body (`Request.create('/books', 'POST', { json: { title: 'Dune' } })`).
    */
-  static create(uri: string, method = 'GET', init: RequestInit = {}): Request {
+  static create(uri: string, method = 'GET', init: RequestCreateInit = {}): Request {
     // Checked here, not in the constructor, which every request from a socket goes through: node has checked its method.
     checkMethod(method);
     checkCreateInit(init, method);
-    checkBodySource(init.body ?? null);
+    const { json, ...requestInit } = init;
+    let body = checkBodySource(init.body ?? null);
     const headers: Record<string, string | string[] | undefined> = { ...(init.headers ?? {}) };
     for (const name of Object.keys(headers)) {
       const lower = name.toLowerCase();
@@ -262,6 +287,11 @@ export class Request {
         headers[lower] = headers[name];
         delete headers[name];
       }
+    }
+    if (Object.hasOwn(init, 'json')) {
+      if (init.body !== undefined) throw new TypeError('Request.create() takes a body or a json option, not both: json is the body, written as JSON.');
+      body = jsonBody(json);
+      headers['content-type'] ??= 'application/json';
     }
     let target = uri;
     let scheme = init.scheme;
@@ -275,10 +305,10 @@ export class Request {
       target = originForm(uri);
     }
     headers.host ??= 'localhost';
-    if (init.body != null && headers['content-length'] === undefined && (typeof init.body === 'string' || init.body instanceof Uint8Array)) {
-      headers['content-length'] = String(typeof init.body === 'string' ? Buffer.byteLength(init.body) : init.body.byteLength);
+    if (body !== null && headers['content-length'] === undefined && (typeof body === 'string' || body instanceof Uint8Array)) {
+      headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
     }
-    return new Request(target, { ...init, method, headers, scheme: scheme ?? 'http' });
+    return new Request(target, { ...requestInit, method, headers, body, scheme: scheme ?? 'http' });
   }
 
   /**

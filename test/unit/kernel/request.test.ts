@@ -598,7 +598,7 @@ test('Request.create() refuses a body it cannot read and a method that is no tok
 test('Request.create() refuses an option it does not know (a typo: header) and headers it would misread (Headers, a list of pairs)', () => {
   const typo = thrown(() => Request.create('/', 'GET', { header: { accept: 'text/html' } } as never));
   assert.instance(typo, TypeError);
-  assert.match(typo.message, /^Request\.create\(\) has no option "header"; its options are headers, body, scheme, /);
+  assert.match(typo.message, /^Request\.create\(\) has no option "header"; its options are headers, body, json, scheme, /);
   for (const headers of [new Headers({ accept: 'text/html' }), [['accept', 'text/html']], 'accept: text/html', null]) {
     const error = thrown(() => Request.create('/', 'GET', { headers: headers as never }));
     assert.instance(error, TypeError, String(headers));
@@ -606,6 +606,49 @@ test('Request.create() refuses an option it does not know (a typo: header) and h
   }
   assert.is(thrown(() => Request.create('/', 'GET', null as never)).message, 'Request.create() takes a plain object of options as its third argument ({ headers, body }), not null.');
   assert.is(Request.create('/', 'GET', { headers: { Accept: 'text/html' }, scheme: 'https', remoteAddress: '10.0.0.1' }).headers.accept, 'text/html');
+});
+
+test('Request.create() with json sends the value written as JSON, as application/json unless the headers give a Content-Type', async () => {
+  const request = Request.create('/books', 'POST', { json: { title: 'Dune', year: 1965, tags: ['sf'], price: 9.5, note: null } });
+  assert.is(request.headers['content-type'], 'application/json');
+  assert.is(request.headers['content-length'], '66');
+  assert.equal(await request.json(), { title: 'Dune', year: 1965, tags: ['sf'], price: 9.5, note: null });
+  const text = Request.create('/', 'POST', { json: 'caf\u00e9' });
+  assert.is(text.headers['content-length'], '7');
+  assert.is(await text.text(), '"caf\u00e9"');
+  for (const json of [null, 0, false, []]) assert.equal(await Request.create('/', 'POST', { json }).json(), json);
+  // A Content-Type of the caller's, in any case, is kept: a +json type or a charset.
+  const typed = Request.create('/', 'PATCH', { json: [{ op: 'remove', path: '/a' }], headers: { 'Content-Type': 'application/json-patch+json' } });
+  assert.is(typed.headers['content-type'], 'application/json-patch+json');
+  assert.equal(await typed.json(), [{ op: 'remove', path: '/a' }]);
+  // As JSON.stringify writes it: a toJSON() is called, an undefined or function property left out.
+  assert.is(await Request.create('/', 'POST', { json: { at: new Date(0), skip: undefined, fn: () => 1 } }).text(), '{"at":"1970-01-01T00:00:00.000Z"}');
+});
+
+test('Request.create() refuses json with a body, and a json value that JSON writes as nothing or cannot write, with a TypeError at the call', () => {
+  const both = thrown(() => Request.create('/', 'POST', { json: { a: 1 }, body: '{"a":1}' }));
+  assert.instance(both, TypeError);
+  assert.is(both.message, 'Request.create() takes a body or a json option, not both: json is the body, written as JSON.');
+  assert.instance(thrown(() => Request.create('/', 'POST', { json: null, body: null })), TypeError);
+  assert.is(Request.create('/', 'POST', { json: 1, body: undefined }).headers['content-length'], '1');
+
+  assert.is(thrown(() => Request.create('/', 'POST', { json: undefined })).message, 'Request.create() got undefined as its json option, which JSON writes as nothing (a toJSON() may give undefined); pass null for a JSON null.');
+  assert.is(thrown(() => Request.create('/', 'POST', { json: Symbol('s') })).message, 'Request.create() got a symbol as its json option, which JSON writes as nothing (a toJSON() may give undefined); pass null for a JSON null.');
+  const fn = thrown(() => Request.create('/', 'POST', { json: () => 1 }));
+  assert.instance(fn, TypeError);
+  assert.match(fn.message, /^Request\.create\(\) got .*function.* as its json option, which JSON writes as nothing/);
+  const big = thrown(() => Request.create('/', 'POST', { json: { id: 10n } }));
+  assert.instance(big, TypeError);
+  assert.match(big.message, /^Request\.create\(\) cannot write its json option as JSON: .*BigInt/);
+  const cycle: Record<string, unknown> = { name: 'loop' };
+  cycle.self = cycle;
+  const circular = thrown(() => Request.create('/', 'POST', { json: cycle }));
+  assert.instance(circular, TypeError);
+  assert.match(circular.message, /^Request\.create\(\) cannot write its json option as JSON: Converting circular structure to JSON/);
+  const failing = new Error('no JSON for you');
+  const toJson = thrown(() => Request.create('/', 'POST', { json: { toJSON: () => { throw failing; } } }));
+  assert.instance(toJson, TypeError);
+  assert.is((toJson as Error & { cause?: unknown }).cause, failing);
 });
 
 test('Request.create() takes an init whose method is undefined or the method argument (in any case), and refuses another saying the method is its second argument', () => {
