@@ -268,17 +268,22 @@ function check(part: Extract<Part, { name: string }>, host: boolean): RegExp {
 /**
  * The pieces written out, each parameter's encoded value recorded in `writing`, and `1` put in
  * `opened` at each group written. `everyGroupBefore`: an optional group that has its values is also
- * written when one after it in the same sequence is; one that has not is recorded as left out.
- * `holder`: the group these pieces are the inside of, written for a group nested in it.
+ * written when one after it is (in the same sequence, or after the group holding it); one that has
+ * not is recorded as left out.
+ * `holder`: the group these pieces are the inside of, written for a group nested in it. `after`: the
+ * nearest group written after that one, for its own values: the groups at the end of the inside
+ * (`{/:b}` of `{/:a{/:b}}{/:c}`) are before it too.
  */
-function render(pieces: readonly Piece[], routeName: string, route: Route, params: Record<string, unknown>, writing: Writing, everyGroupBefore: boolean, opened: string[], holder?: { outer: Group; inner: Group }): string {
+function render(pieces: readonly Piece[], routeName: string, route: Route, params: Record<string, unknown>, writing: Writing, everyGroupBefore: boolean, opened: string[], holder?: { outer: Group; inner: Group }, after?: string): string {
   const writes = pieces.map((piece) => isGroup(piece) && groupWritten(piece, route, params));
+  // Each group's nearest group after, written for its own values, here or after these pieces.
+  const laterOf: Array<string | undefined> = [];
   if (everyGroupBefore) {
-    // The nearest group after, written for its own values.
-    let later: string | undefined;
+    let later = after;
     for (let i = pieces.length - 1; i >= 0; i--) {
       const piece = pieces[i]!;
       if (!isGroup(piece)) continue;
+      laterOf[i] = later;
       if (writes[i]) later = piece.source;
       else if (later !== undefined && piece.names.every((name) => hasValue(name, route, params))) writes[i] = true;
       else if (later !== undefined) writing.leftOut.push({ group: piece, before: later });
@@ -296,7 +301,7 @@ function render(pieces: readonly Piece[], routeName: string, route: Route, param
         opened[piece.index] = '1';
         // Written for a group inside it rather than for values of its own: what it lacks, it lacks for that group.
         const inner = includeGroup(piece.names, route, params) ? undefined : piece.group.find((nested) => isGroup(nested) && groupWritten(nested, route, params));
-        out += render(piece.group, routeName, route, params, writing, everyGroupBefore, opened, inner === undefined ? undefined : { outer: piece, inner: inner as Group });
+        out += render(piece.group, routeName, route, params, writing, everyGroupBefore, opened, inner === undefined ? undefined : { outer: piece, inner: inner as Group }, laterOf[i]);
       }
       continue;
     }

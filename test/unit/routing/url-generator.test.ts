@@ -168,6 +168,27 @@ test('a value for a group nested in another names the outer group that cannot be
   assert.is(g.generate('nested', { a: 'x', b: 'z', c: 'y' }), '/t/x.z-y');
 });
 
+test('a group at the end of an earlier one is before a group written after that one: written with its default, or named as the one that cannot be left out', () => {
+  const routes = new RouteCollection()
+    .add('defaults', new Route('/x{/:a{/:b}}{/:c}', { defaults: { b: 'all' } }))
+    .add('bare', new Route('/x{/:a{/:b}}{/:c}'))
+    .add('dash', new Route('/x{/:a{-:b}}{-:c}', { defaults: { b: 'all' } }));
+  const g = new UrlGenerator(routes);
+  const m = new UrlMatcher(routes);
+  const back = (url: string): unknown => {
+    const found = m.lookup(url, { method: 'GET', host: 'localhost', scheme: 'http' });
+    return found.kind === 'match' ? found.params : found.kind;
+  };
+  // `/x/x/y` would read back as b "y": b's default is written, as Symfony writes every optional parameter before the last one given.
+  assert.is(g.generate('defaults', { a: 'x', c: 'y' }), '/x/x/all/y');
+  assert.equal(back('/x/x/all/y'), { a: 'x', b: 'all', c: 'y' });
+  assert.is(g.generate('dash', { a: 'x', c: 'y' }), '/x/x-all-y');
+  const error = thrown(() => g.generate('bare', { a: 'x', c: 'y' }));
+  assert.instance(error, MissingMandatoryParametersError);
+  assert.is(error.message, 'Some mandatory parameters are missing ("b") to generate a URL for route "bare": the optional group "{/:b}" cannot be left out before "{/:c}" ("/x/x/y" would read back as a "x", b "y").');
+  assert.equal(back(g.generate('bare', { a: 'x', b: 'z', c: 'y' })), { a: 'x', b: 'z', c: 'y' });
+});
+
 test('a mandatory parameter may come from the defaults', () => {
   assert.is(generator().generate('review', { id: 3 }), '/books/3/reviews/latest');
 });
