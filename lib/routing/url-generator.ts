@@ -147,8 +147,10 @@ export class UrlGenerator {
           const groups = [...byLater].map(([before, sources]) => `the optional group${sources.length > 1 ? 's' : ''} ${sources.join(', ')} cannot be left out before "${before}"`);
           throw new MissingMandatoryParametersError(name, needed, { reason: `${groups.join('; ')} (${shown} would ${describeRead(misread.read)})` });
         }
+        // A parameter read from the pattern's text needs a value of its own.
+        if (!writing.written.has(misread.name)) throw new MissingMandatoryParametersError(name, [misread.name], { reason: `${shown} would ${describeRead(misread.read)}` });
         const value = misread.read === null ? undefined : own(misread.read, misread.name);
-        throw new InvalidParameterError(name, misread.name, misread.pattern, params[misread.name] ?? route.defaults[misread.name], {
+        throw new InvalidParameterError(name, misread.name, misread.pattern, own(params, misread.name) ?? own(route.defaults, misread.name), {
           expected: `give a URL that matches back to it (${shown} would give ${value === undefined ? 'no value' : JSON.stringify(value)})`,
         });
       }
@@ -342,7 +344,7 @@ const variantRegexes = new WeakMap<readonly Part[], RegExp>();
 
 /**
  * What the matcher would read wrong in `path`: the first parameter whose value it would read back
- * otherwise than it was written, with every parameter it would read (decoded; `read` null: the path
+ * otherwise than it was written, or read though it was not written, with every parameter it would read (decoded; `read` null: the path
  * would not match at all), or null when every one comes back as written. The matcher takes the
  * first variant of the route's pattern that matches, as here.
  */
@@ -356,12 +358,15 @@ function readBack(route: Route, path: string, written: ReadonlyMap<string, strin
     const slots = parts.filter((part): part is Extract<Part, { name: string }> => part.type !== 'text');
     // Decoded, as the matcher decodes parameters (an encoded dot segment comes back as the dots).
     const readAt = (at: number): string => decode(found[at + 1]!) ?? found[at + 1]!;
+    const misread = (name: string, at: number) => ({ name, pattern: slots[at]?.pattern ?? '', read: Object.fromEntries(slots.map((slot, i) => [slot.name, readAt(i)])) });
     for (const [name, value] of written) {
       const at = slots.findIndex((slot) => slot.name === name);
-      if (at !== -1 && readAt(at) === (decode(value) ?? value)) continue;
-      return { name, pattern: slots[at]?.pattern ?? '', read: Object.fromEntries(slots.map((slot, i) => [slot.name, readAt(i)])) };
+      if (at === -1 || readAt(at) !== (decode(value) ?? value)) return misread(name, at);
     }
-    return null;
+    // A parameter not written is read from the pattern's text (`page` of `/posts{/:page}{/feed}` in
+    // `/posts/feed`), unless what it reads is its default, which the matcher would give it anyway.
+    const extra = slots.findIndex((slot, at) => !written.has(slot.name) && readAt(at) !== fallback(route, slot.name));
+    return extra === -1 ? null : misread(slots[extra]!.name, extra);
   }
   const [first] = written.keys();
   return first === undefined ? null : { name: first, pattern: '', read: null };
@@ -394,6 +399,12 @@ function includeGroup(names: readonly string[], route: Route, params: Record<str
     if (value !== undefined && value !== null && !sameValue(value, fallback)) given = true;
   }
   return given;
+}
+
+/** The parameter's default as the matcher gives it back, as text (undefined when it has none). */
+function fallback(route: Route, name: string): string | undefined {
+  const value = own(route.defaults, name);
+  return value === undefined || value === null ? undefined : String(value);
 }
 
 /** Whether the parameter has a value to write, given or its default. */

@@ -189,6 +189,22 @@ test('a group at the end of an earlier one is before a group written after that 
   assert.equal(back(g.generate('bare', { a: 'x', b: 'z', c: 'y' })), { a: 'x', b: 'z', c: 'y' });
 });
 
+test('a parameter that would be read from optional text written after it is no URL returned: /posts{/:page}{/feed} is never /posts/feed, page "feed"', () => {
+  const routes = new RouteCollection()
+    .add('feed', new Route('/posts{/:page}{/feed}'))
+    .add('paged', new Route('/posts{/:page}{/feed}', { defaults: { page: '1' } }))
+    .add('same', new Route('/x{/:a}{/all}', { defaults: { a: 'all' } }));
+  const g = new UrlGenerator(routes);
+  const error = thrown(() => g.generate('feed'));
+  assert.instance(error, MissingMandatoryParametersError);
+  assert.is(error.message, 'Some mandatory parameters are missing ("page") to generate a URL for route "feed": the optional group "{/:page}" cannot be left out before "{/feed}" ("/posts/feed" would read back as page "feed").');
+  assert.is(g.generate('feed', { page: '2' }), '/posts/2/feed');
+  // The default is written, as before a group given.
+  assert.is(g.generate('paged'), '/posts/1/feed');
+  // What it reads there is its default: the matcher gives it that anyway.
+  assert.is(g.generate('same'), '/x/all');
+});
+
 test('a mandatory parameter may come from the defaults', () => {
   assert.is(generator().generate('review', { id: 3 }), '/books/3/reviews/latest');
 });
