@@ -52,7 +52,8 @@ export function compilePattern(source: string, delimiter: '/' | '.', requirement
     const hint = syntaxHint(source, message);
     throw new InvalidRouteError(`Invalid ${label} "${source}": ${hint === '' ? message : message.replace(/(; visit |$)/, `${hint}$1`)}`, { cause: error });
   }
-  refuseBracedNames(data.tokens, delimiter, source, label);
+  // On the text as written: the tokens' is percent-encoded (`{identité}`) or lower-cased (a host's `{Tenant}`).
+  refuseBracedNames(parse(source).tokens, delimiter, source, label);
   const names: string[] = [];
   collectNames(data.tokens, names, source, label);
   const groups = new Map<Token, number>();
@@ -101,6 +102,9 @@ function syntaxHint(source: string, message: string): string {
   return ` (a "${at[2]}" that is text is escaped: \`\\${at[2]}\`)`;
 }
 
+/** A name Symfony's placeholder may hold (letters of any script, digits, `_`) that path-to-regexp takes after `:`. */
+const PARAMETER_NAME = /^[_\p{ID_Start}][\p{ID_Continue}]*$/u;
+
 // A group of a name alone between separators is Symfony's placeholder (`/books/{id}`, `/{id}.{_format}`),
 // which path-to-regexp reads as optional text: a route that would match `/books/id` and `/books/` only.
 // Optional text within a segment (`/api/{v}1`, `/book{s}`) is path-to-regexp's own and stays.
@@ -109,7 +113,7 @@ function refuseBracedNames(tokens: readonly Token[], delimiter: '/' | '.', sourc
     if (token.type !== 'group') return;
     refuseBracedNames(token.tokens, delimiter, source, label, false);
     const [only] = token.tokens;
-    if (token.tokens.length !== 1 || only!.type !== 'text' || !/^[A-Za-z_]\w*$/.test(only!.value)) return;
+    if (token.tokens.length !== 1 || only!.type !== 'text' || !PARAMETER_NAME.test(only!.value)) return;
     const previous = tokens[at - 1];
     const next = tokens[at + 1];
     const before = previous === undefined ? (opening ? delimiter : '') : previous.type === 'text' ? previous.value.slice(-1) : '';

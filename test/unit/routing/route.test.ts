@@ -56,6 +56,16 @@ test('Symfony\'s placeholder, a name alone in braces between separators, is refu
   assert.is(new Route('/docs{/intro}').path, '/docs{/intro}');
 });
 
+test('Symfony\'s placeholder is refused by the name as written: letters of any script, a host\'s capitals', () => {
+  assert.throws(() => new Route('/books/{identité}'), (error: Error) => error instanceof InvalidRouteError
+    && error.message === 'Invalid route path "/books/{identité}": "{identité}" is the optional text "identité", not a parameter: a parameter is written ":identité" (Symfony\'s "{identité}"), an optional one in braces with its separator, "{/:identité}".');
+  assert.throws(() => new Route('/x', { host: '{Tenant}.example.com' }), (error: Error) => error instanceof InvalidRouteError
+    && error.message === 'Invalid route host "{Tenant}.example.com": "{Tenant}" is the optional text "Tenant", not a parameter: a parameter is written ":Tenant" (Symfony\'s "{Tenant}").');
+  // What it says to write is a route.
+  assert.is(new Route('/books/:identité').path, '/books/:identité');
+  assert.is(new Route('/caf{é}').path, '/caf{é}');
+});
+
 test('Express 4\'s pattern syntax is refused with the parser\'s message and what to write instead', () => {
   const messageOf = (path: string) => (thrown(() => new Route(path)) as Error).message;
   assert.is(messageOf('/books/:id?'), 'Invalid route path "/books/:id?": Unexpected ? at index 10: /books/:id? (an optional part is written in braces with its separator: `{/:id}`, not Express 4\'s `/:id?`); visit https://git.new/pathToRegexpError for info');
