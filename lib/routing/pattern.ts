@@ -49,7 +49,7 @@ export function compilePattern(source: string, delimiter: '/' | '.', requirement
     data = parse(source, { encodePath: delimiter === '/' ? encodePathText : (text) => text.toLowerCase() });
   } catch (error) {
     const message = (error as Error).message;
-    const hint = syntaxHint(source, message);
+    const hint = syntaxHint(source, message, delimiter);
     throw new InvalidRouteError(`Invalid ${label} "${source}": ${hint === '' ? message : message.replace(/(; visit |$)/, `${hint}$1`)}`, { cause: error });
   }
   // On the text as written: the tokens' is percent-encoded (`{identité}`) or lower-cased (a host's `{Tenant}`).
@@ -84,7 +84,7 @@ export function compilePattern(source: string, delimiter: '/' | '.', requirement
 
 // What to write instead of the syntax other routers use, which path-to-regexp 8 dropped or never had
 // (Express 4's `:id?`, `:id+`, `:id(\\d+)`, a bare `*`): its parser says only which character it did not expect.
-function syntaxHint(source: string, message: string): string {
+function syntaxHint(source: string, message: string, delimiter: '/' | '.'): string {
   const at = /^(Unexpected (.) at|Missing parameter name at) index (\d+)/.exec(message);
   if (at === null) return '';
   const chars = [...source];
@@ -93,9 +93,16 @@ function syntaxHint(source: string, message: string): string {
     return chars[index - 1] === '*' ? ' (a wildcard has a name: `/*path`, its value a list of segments)' : ' (a ":" that is text is escaped: `\\:`)';
   }
   if (at[2] === '?') {
-    const param = /(.)([:*]\w+)$/.exec(chars.slice(0, index).join(''));
-    const example = param === null ? '`/books{/:page}`, not Express 4\'s `/books/:page?`' : `\`{${param[1]}${param[2]}}\`, not Express 4's \`${param[1]}${param[2]}?\``;
-    return ` (an optional part is written in braces with its separator: ${example})`;
+    // A name as path-to-regexp reads one (`:identité`, `:$id`).
+    const param = /(.?)([:*][$_\p{ID_Start}][$\u200c\u200d\p{ID_Continue}]*)$/u.exec(chars.slice(0, index).join(''));
+    if (param === null) {
+      // Not after a parameter: in a path, a query string (`/search?q`), which is no part of what a route matches.
+      return delimiter === '/' ? ' (a route matches the path, without its query string, which request.query reads; a "?" that is text is escaped: `\\?`)' : '';
+    }
+    // The separator goes in the braces: the one before, or the one after a parameter opening the pattern (a host's `{:sub.}`).
+    const [, before, name] = param;
+    const after = before === '' && SEPARATORS.includes(chars[index + 1] ?? '') ? chars[index + 1]! : '';
+    return ` (an optional part is written in braces with its separator: \`{${before}${name}${after}}\`, not Express 4's \`${before}${name}?${after}\`)`;
   }
   if (at[2] === '+') return ' (a parameter of one or more segments is a wildcard: `/files/*path`)';
   if (at[2] === '(') return ' (a parameter\'s pattern goes in the route\'s requirements, `{ requirements: { id: \'\\\\d+\' } }`, not in the path)';

@@ -78,6 +78,14 @@ test('Express 4\'s pattern syntax is refused with the parser\'s message and what
   assert.instance(thrown(() => new Route('/books/:id?')), InvalidRouteError);
 });
 
+test('the hint for a "?" names the parameter before it whatever its letters, and one after no parameter is a query string', () => {
+  const messageOf = (path: string) => (thrown(() => new Route(path)) as Error).message;
+  assert.match(messageOf('/books/:café?'), '(an optional part is written in braces with its separator: `{/:café}`, not Express 4\'s `/:café?`)');
+  assert.match(messageOf('/😀/:id?'), '`{/:id}`, not Express 4\'s `/:id?`');
+  assert.match((thrown(() => new Route('/x', { host: ':sub?.example.com' })) as Error).message, '`{:sub.}`, not Express 4\'s `:sub?.`');
+  assert.is(messageOf('/search?q'), 'Invalid route path "/search?q": Unexpected ? at index 7: /search?q (a route matches the path, without its query string, which request.query reads; a "?" that is text is escaped: `\\?`); visit https://git.new/pathToRegexpError for info');
+});
+
 test('two parameters with nothing between them are refused', () => {
   assert.throws(() => new Route('/:a:b'), /must be separated/);
 });
