@@ -39,7 +39,7 @@ export interface FileStorageOptions {
   dir?: string;
   /** Bounds; bytes are counted as the size of the profiles' JSON records. */
   bounds?: Partial<StorageBounds>;
-  /** A segment file is rolled over once it holds this many bytes; default 4 MiB. */
+  /** A segment file is rolled over once it holds this many bytes; default 4 MiB (less under small bounds, see SEGMENT_SHARE). */
   segmentBytes?: number;
   /** The clock profile ages are measured with (epoch ms); tests inject one. File staleness uses real mtimes. */
   now?: () => number;
@@ -79,6 +79,12 @@ const DEFAULT_DIR = 'var/profiler';
 const INDEX_FILE = 'index.ndjson';
 const LOCK_FILE = 'index.lock';
 const DEFAULT_SEGMENT_BYTES = 4 * 1024 * 1024;
+/**
+ * A segment is also rolled over once it holds this share of the count or byte bound: it is
+ * deleted only once all its profiles are dropped, and under a small bound (50 profiles) a 4 MiB
+ * segment kept the records of thousands of dropped ones, enough to fill a small disk for good.
+ */
+const SEGMENT_SHARE = 0.25;
 const PROFILE_SUFFIX = '.json.gz';
 const PROFILE_FILE = /^([0-9a-f]{6,32})\.json\.gz$/;
 const SHARD_DIR = /^[0-9a-f]{2}$/;
@@ -116,8 +122,8 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
  * Layout of `dir`:
  *   segments/<time>-<pid>-<hex>.ndjson   profiles, one JSON record a line, appended in batches by
  *                                        one writer (a FileStorage instance) only; rolled over at
- *                                        `segmentBytes` (4 MiB), 10 minutes of age or 1 of idleness
- *                                        (SegmentFiles)
+ *                                        `segmentBytes` (4 MiB) or a quarter of the count or byte
+ *                                        bound, 10 minutes of age or 1 of idleness (SegmentFiles)
  *   index.ndjson                    one JSON line per profile: summary, segment, byte offset and
  *                                   length of its record; a compacted index starts with a header line
  *   index.lock                      present while one process compacts the index
@@ -187,7 +193,8 @@ export class FileStorage implements ProfilerStorage {
     this.bounds = Object.freeze(resolveBounds(options.bounds));
     const segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
     if (!(segmentBytes > 0)) throw new RangeError(`FileStorage segmentBytes must be a positive number, got ${String(segmentBytes)}.`);
-    this.#segments = new SegmentFiles(this.dir, segmentBytes);
+    const { maxProfiles, maxBytes } = this.bounds;
+    this.#segments = new SegmentFiles(this.dir, Math.min(segmentBytes, maxBytes * SEGMENT_SHARE), Math.max(1, Math.floor(maxProfiles * SEGMENT_SHARE)));
     this.#now = options.now ?? Date.now;
     this.#onError = options.onError;
     this.#indexPath = join(this.dir, INDEX_FILE);
@@ -519,7 +526,7 @@ export class FileStorage implements ProfilerStorage {
     }
     const { records, lines } = recordLines(entries);
     // Synchronous, as the index append below and the index refresh (see SegmentFiles.write).
-    this.#segments.write(segment, parts, size);
+    this.#segments.write(segment, parts, size, batch.length);
     await this.#appendRecords(records, Buffer.from(lines), segment);
   }
 

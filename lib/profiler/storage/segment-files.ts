@@ -26,6 +26,8 @@ export interface Segment {
   readonly fd: number;
   /** Bytes written: the offset of the next record. */
   size: number;
+  /** Records written. */
+  records: number;
   readonly openedAt: number;
   writtenAt: number;
 }
@@ -35,7 +37,7 @@ export type RefersTo = (name: string) => boolean;
 
 /**
  * The segment files of one writer (a FileStorage instance) in `<dir>/segments/`: the one it
- * appends to, rolled over at `maxBytes`, 10 minutes of age or 1 of idleness, and those it rolled
+ * appends to, rolled over at `maxBytes` or `maxRecords`, 10 minutes of age or 1 of idleness, and those it rolled
  * over, deleted once no index line refers to them. Files of other writers are only read, and
  * deleted when unreferenced and stale (their writer is gone). What counts as referred to is the
  * caller's index; when deleting is safe (under the index lock) is the caller's to know.
@@ -43,13 +45,15 @@ export type RefersTo = (name: string) => boolean;
 export class SegmentFiles {
   readonly #dir: string;
   readonly #maxBytes: number;
+  readonly #maxRecords: number;
   #current: Segment | null = null;
   /** This writer's rolled-over segments not deleted yet. */
   readonly #retired = new Set<string>();
 
-  constructor(dir: string, maxBytes: number) {
+  constructor(dir: string, maxBytes: number, maxRecords = Infinity) {
     this.#dir = join(dir, SEGMENT_DIR);
     this.#maxBytes = maxBytes;
+    this.#maxRecords = maxRecords;
   }
 
   /** The name of the segment being written, or null. */
@@ -57,12 +61,12 @@ export class SegmentFiles {
     return this.#current?.name ?? null;
   }
 
-  /** The current segment, or a new one when there is none, it is full, old or idle, or a purge deleted it. */
+  /** The current segment, or a new one when there is none, it is full (bytes or records), old or idle, or a purge deleted it. */
   writable(): Segment {
     const now = Date.now();
     const current = this.#current;
     if (current !== null) {
-      const done = current.size >= this.#maxBytes || now - current.openedAt >= SEGMENT_MAX_AGE_MS || now - current.writtenAt >= SEGMENT_IDLE_MS;
+      const done = current.size >= this.#maxBytes || current.records >= this.#maxRecords || now - current.openedAt >= SEGMENT_MAX_AGE_MS || now - current.writtenAt >= SEGMENT_IDLE_MS;
       if (!done && isLinked(current.fd)) return current;
       this.retire(current);
     }
@@ -76,18 +80,18 @@ export class SegmentFiles {
       makeDirectorySync(this.#dir, PRIVATE_DIRECTORY);
       fd = openSync(path, 'wx');
     }
-    this.#current = { name, fd, size: 0, openedAt: now, writtenAt: now };
+    this.#current = { name, fd, size: 0, records: 0, openedAt: now, writtenAt: now };
     return this.#current;
   }
 
   /**
-   * Writes `size` bytes of `parts` at the segment's end with one positional write. Synchronous:
+   * Writes `size` bytes of `parts`, `records` records, at the segment's end with one positional write. Synchronous:
    * one write of a batch into the page cache (about a millisecond for 1,000 profiles) instead of
    * a loop turn per step, which under load made a batch take ~0.5 s and the queue overflow. A
    * short write (libuv retries partial ones itself) means the disk is full. On failure the
    * segment is retired: where its end is now is unknown, so the next batch starts a new one.
    */
-  write(segment: Segment, parts: readonly Uint8Array[], size: number): void {
+  write(segment: Segment, parts: readonly Uint8Array[], size: number, records: number): void {
     try {
       const written = writevSync(segment.fd, parts as Uint8Array[], segment.size);
       if (written !== size) throw new Error(`Short write to segment ${segment.name} (${written} of ${size} bytes): is the disk full?`);
@@ -96,6 +100,7 @@ export class SegmentFiles {
       throw error;
     }
     segment.size += size;
+    segment.records += records;
     segment.writtenAt = Date.now();
   }
 

@@ -326,6 +326,17 @@ test('maxProfiles is applied automatically while writing', async () => {
   assert.ok(segments.length <= 30, `${segments.length} segments`);
 });
 
+test('under a small count bound the segments hold about the kept profiles, not every record written since (a small disk would fill with dropped ones)', async () => {
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 20 } });
+  for (let i = 0; i < 200; i++) await storage.writeMany([makeProfile(tokenFor(2 * i), { time: BASE_TIME + 2 * i }), makeProfile(tokenFor(2 * i + 1), { time: BASE_TIME + 2 * i + 1 })]);
+  await storage.compact();
+  const kept = await foundTokens(storage);
+  assert.ok(kept.length <= 20 && kept.includes(tokenFor(399)), `${kept.length} kept`);
+  let records = 0;
+  for (const name of await segmentFiles(storage.dir)) records += statSync(join(storage.dir, 'segments', name)).size / JSON.stringify(makeProfile(tokenFor(0))).length;
+  assert.ok(records <= 2 * 20, `about ${Math.round(records)} records on disk for ${kept.length} profiles kept`);
+});
+
 test('maxProfiles is applied within about a second of a burst of writes that then goes quiet, not at the idle timer', async () => {
   const storage = storageIn(undefined, { bounds: { maxProfiles: 8 } });
   // The first write checks the bounds at once; the next ones, fewer than 32 and within a second, wait for a check.

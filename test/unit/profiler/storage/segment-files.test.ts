@@ -21,10 +21,10 @@ const bytes = (text: string): Uint8Array => Buffer.from(text);
 test('writes go one after the other into one segment, and read back by offset and length', async () => {
   const segments = new SegmentFiles(dir, 1_000);
   const segment = segments.writable();
-  segments.write(segment, [bytes('{"a":1}'), bytes('\n')], 8);
+  segments.write(segment, [bytes('{"a":1}'), bytes('\n')], 8, 1);
   assert.is(segment.size, 8);
   assert.is(segments.writable(), segment, 'not full: the same segment');
-  segments.write(segment, [bytes('{"b":22}\n')], 9);
+  segments.write(segment, [bytes('{"b":22}\n')], 9, 1);
   assert.is(segment.size, 17);
   assert.is((await segments.read(segment.name, 8, 8))?.toString(), '{"b":22}');
   assert.equal(await segments.list(), [segment.name]);
@@ -34,15 +34,24 @@ test('writes go one after the other into one segment, and read back by offset an
 test('a read past the end of a segment (torn) or of a segment that is gone is undefined', async () => {
   const segments = new SegmentFiles(dir, 1_000);
   const segment = segments.writable();
-  segments.write(segment, [bytes('0123456789')], 10);
+  segments.write(segment, [bytes('0123456789')], 10, 1);
   assert.is(await segments.read(segment.name, 5, 10), undefined);
   assert.is(await segments.read('lz0abc-1-0123abcd.ndjson', 0, 1), undefined);
+});
+
+test('a segment is rolled over once it holds maxRecords records, however few bytes', () => {
+  const segments = new SegmentFiles(dir, 1_000_000, 3);
+  const first = segments.writable();
+  segments.write(first, [bytes('a\n'), bytes('b\n')], 4, 2);
+  assert.is(segments.writable().name, first.name, 'two of three');
+  segments.write(first, [bytes('c\n')], 2, 1);
+  assert.is.not(segments.writable().name, first.name, 'three of three');
 });
 
 test('a full segment is rolled over; the rolled-over one is deleted only once no index line refers to it', async () => {
   const segments = new SegmentFiles(dir, 10);
   const first = segments.writable();
-  segments.write(first, [bytes('0123456789')], 10);
+  segments.write(first, [bytes('0123456789')], 10, 1);
   const second = segments.writable();
   assert.is.not(second.name, first.name);
   const referred = new Set([first.name]);
@@ -65,7 +74,7 @@ test('a segment retired empty is deleted at once; retireCurrent closes the one b
   assert.not.ok(existsSync(segments.path(empty.name)));
   assert.is(segments.currentName, null);
   const written = segments.writable();
-  segments.write(written, [bytes('x')], 1);
+  segments.write(written, [bytes('x')], 1, 1);
   segments.retireCurrent();
   assert.ok(existsSync(segments.path(written.name)), 'with a record: kept until unreferenced');
   assert.is(await segments.deleteRetired(() => false), 1);
@@ -74,7 +83,7 @@ test('a segment retired empty is deleted at once; retireCurrent closes the one b
 test('a segment deleted behind the writer (a purge) is noticed, and the next write goes to a new one', async () => {
   const segments = new SegmentFiles(dir, 1_000);
   const segment = segments.writable();
-  segments.write(segment, [bytes('abc')], 3);
+  segments.write(segment, [bytes('abc')], 3, 1);
   await rm(segments.path(segment.name));
   assert.not.ok(segments.isLinked(segment));
   const next = segments.writable();
@@ -86,7 +95,7 @@ test('a failed write retires the segment: the next batch starts a new one', asyn
   const segments = new SegmentFiles(dir, 1_000);
   const segment = segments.writable();
   // 3 bytes written where 4 were meant: the short count a full disk gives.
-  assert.throws(() => segments.write(segment, [bytes('abc')], 4), /Short write to segment .*is the disk full\?/);
+  assert.throws(() => segments.write(segment, [bytes('abc')], 4, 1), /Short write to segment .*is the disk full\?/);
   assert.is(segments.currentName, null);
   assert.is.not(segments.writable().name, segment.name);
 });
@@ -94,7 +103,7 @@ test('a failed write retires the segment: the next batch starts a new one', asyn
 test('unreferenced segments of other writers are deleted only when stale; referenced and current ones never', async () => {
   const segments = new SegmentFiles(dir, 1_000);
   const own = segments.writable();
-  segments.write(own, [bytes('own')], 3);
+  segments.write(own, [bytes('own')], 3, 1);
   const stale = 'lz0aaa-1-0000aaaa.ndjson';
   const fresh = 'lz0bbb-2-0000bbbb.ndjson';
   const referred = 'lz0ccc-3-0000cccc.ndjson';
@@ -110,9 +119,9 @@ test('unreferenced segments of other writers are deleted only when stale; refere
 
 test('list() names only segment files; deleteAll() removes every one, of every writer', async () => {
   const segments = new SegmentFiles(dir, 1_000);
-  segments.write(segments.writable(), [bytes('a')], 1);
+  segments.write(segments.writable(), [bytes('a')], 1, 1);
   segments.retireCurrent();
-  segments.write(segments.writable(), [bytes('b')], 1);
+  segments.write(segments.writable(), [bytes('b')], 1, 1);
   await writeFile(segments.path('lz0ddd-4-0000dddd.ndjson'), 'c\n');
   await writeFile(segments.path('notes.txt'), 'not a segment');
   assert.is((await segments.list()).length, 3);
