@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
 import { ProfilerStorageError } from './errors.js';
@@ -201,9 +202,15 @@ export class TokenLeases {
       if (host.closed()) return;
     }
     if (usable()) return;
-    await makeDirectory(join(host.dir, LEASE_DIR), PRIVATE_DIRECTORY);
+    const leaseDir = join(host.dir, LEASE_DIR);
+    await makeDirectory(leaseDir, PRIVATE_DIRECTORY);
     const prefixes = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).filter((prefix) => !this.#leases.has(prefix));
     shuffle(prefixes);
+    // Prefixes without a lease file first: a lease left by a dead process (kill -9) is taken over
+    // only when none is free, as the tokens it drew and never wrote (shown to clients, their
+    // profiles lost with it) are known to nobody, and would be drawn again for other requests.
+    const leased = new Set(await readdir(leaseDir));
+    prefixes.sort((a, b) => Number(leased.has(`${a}${LEASE_SUFFIX}`)) - Number(leased.has(`${b}${LEASE_SUFFIX}`)));
     for (const prefix of prefixes) {
       const lock = this.#lock(prefix);
       if (!(await lock.tryAcquire())) continue;

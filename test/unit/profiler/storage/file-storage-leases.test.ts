@@ -243,6 +243,18 @@ test('a fresh lease of a dead process on this host is taken over at once; all ot
   assert.equal(blocked.leasedPrefixes, []);
 });
 
+test('a free prefix is leased before a dead process\'s lease is taken over: the tokens it drew and never wrote are not drawn again', async () => {
+  const dir = freshDir();
+  await mkdir(join(dir, 'leases'), { recursive: true });
+  const dead = spawnSync(process.execPath, ['-e', '']).pid;
+  const left = JSON.stringify({ pid: dead, hostname: hostname(), pidns: PIDNS, time: new Date().toISOString(), id: 'dead' });
+  // Every prefix but one leased by a process killed before it wrote its draws: the free one is taken.
+  await Promise.all(PREFIXES.filter((prefix) => prefix !== '3c').map((prefix) => writeFile(join(dir, 'leases', `${prefix}.lease`), left)));
+  const storage = storageIn(dir);
+  assert.match(await storage.drawToken(6), /^3c[0-9a-f]{4}$/);
+  assert.equal(storage.leasedPrefixes, ['3c']);
+});
+
 test('close() releases the leases; another storage can then lease the prefix', async () => {
   const first = storageIn();
   const token = await first.drawToken(6);
