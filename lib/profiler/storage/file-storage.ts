@@ -548,7 +548,7 @@ export class FileStorage implements ProfilerStorage {
       this.#index.addAll(pending);
       this.#index.appended(file, payload.length);
       // Held by this instance: its compaction does not replace the file during an append (see #compact).
-      if (!this.#lock.mayBeOurs) await waitWhileLocked(this.#lock.path, this.#lock.staleMs);
+      if (!this.#lock.mayBeOurs) await waitWhileLocked(this.#lock);
       if (isCurrentFile(this.#indexPath, file)) return;
       await this.#index.reload();
       const droppedThrough = this.#index.droppedThrough;

@@ -3,6 +3,7 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { FileLock } from '../../fs/file-lock.js';
 import { jsonString, jsonStringOrNull } from '../json.js';
 import type { ProfileSummary } from '../profile.js';
 import { isStorableToken } from './validation.js';
@@ -305,20 +306,23 @@ export function isCurrentFile(path: string, identity: FileIdentity): boolean {
 }
 
 /**
- * Waits until the lock file is gone or stale, at most LOCK_WAIT_MS. Only visibility depends on
- * this wait, not durability: a compaction still running copies appended lines from the old file
- * after its rename, and a dead holder never renames at all.
+ * Waits until the lock file is gone, stale or left by a holder that is gone, at most LOCK_WAIT_MS.
+ * Only visibility depends on this wait, not durability: a compaction still running copies
+ * appended lines from the old file after its rename, and a dead holder never renames at all, so
+ * its lock (kill -9 in the middle of a compaction) is not waited for: each batch waited the whole
+ * second for it, and a busy server dropped profiles until a compaction took it over.
  */
-export async function waitWhileLocked(lockPath: string, staleMs: number): Promise<void> {
+export async function waitWhileLocked(lock: FileLock): Promise<void> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
-    let lock;
+    let stats;
     try {
-      lock = statSync(lockPath);
+      stats = statSync(lock.path);
     } catch {
       return;
     }
-    if (Date.now() - lock.mtimeMs >= staleMs || Date.now() >= deadline) return;
+    if (Date.now() - stats.mtimeMs >= lock.staleMs || Date.now() >= deadline) return;
+    if (!(await lock.heldByAnother())) return;
     await sleep(LOCK_POLL_MS);
   }
 }

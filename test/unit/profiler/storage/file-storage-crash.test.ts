@@ -108,6 +108,23 @@ test('an index lock left by a process of this host that is gone, or stamped far 
   assert.not.ok(existsSync(lock));
 });
 
+test('a write does not wait for an index lock left by a process of this host that is gone (killed in a compaction)', async () => {
+  const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+  const pidns = (() => {
+    try {
+      return readlinkSync('/proc/self/ns/pid');
+    } catch {
+      return null;
+    }
+  })();
+  const dir = await dirWithProfiles(1);
+  // Fresh by its mtime: only the holder's pid says it is gone. A live holder's lock is waited for up to a second.
+  await writeFile(join(dir, 'index.lock'), JSON.stringify({ pid: dead, hostname: hostname(), pidns, time: new Date().toISOString(), id: 'killed' }));
+  const storage = storageIn(dir);
+  await within(storage.write(makeProfile(tokenFor(7), { time: BASE_TIME + 7 })), 600, 'a write beside a dead holder\'s lock');
+  assert.ok(await storage.read(tokenFor(7)));
+});
+
 test('compact waits for a live lock and gives up with a clear error', async () => {
   const dir = await dirWithProfiles(1);
   await writeFile(join(dir, 'index.lock'), '12345-deadbeef');
