@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readlinkSync, utimesSync } from 'node:fs';
+import { readFileSync, readlinkSync, utimesSync, type BigIntStats } from 'node:fs';
 import { open, readdir, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -45,7 +45,7 @@ export interface FileLockOptions {
 /**
  * @internal Where a takeover calls `onStep`: `took-over` once `<lock>.takeover` is made (`path`), `giving-up-takeover`
  * before it is removed, `judged-abandoned` once a file left by a crash in a takeover (`path`) was found old enough to remove,
- * `breaking` once its breaker file is made.
+ * `breaking` once a breaker file is made (for such a file, or for its own takeover file as it gives it up).
  */
 export type FileLockStep = 'took-over' | 'giving-up-takeover' | 'judged-abandoned' | 'breaking';
 
@@ -209,21 +209,31 @@ export class FileLock {
    * judge it again under that: no other taker can have replaced it meanwhile, so the file removed is
    * the stale one. (Moving the lock aside and putting it back when it proved live left it missing
    * for a moment: a third locker made its own then, and two held the lock.) A takeover file left by
-   * a crash goes once staleMs old (#removeAbandoned); under it, breaker files left by crashes are swept.
+   * a crash goes once staleMs old (#removeAbandoned), so the taker removes its own only while it is still
+   * its own (#removeIfStill); under it, breaker files left by crashes are swept.
    */
   async #removeIfStale(): Promise<boolean> {
     const seen = await this.#judge(this.path);
     if (seen === null) return true;
     if (!seen.stale) return false;
     const takeover = `${this.path}.takeover`;
+    let handle;
     try {
-      await writeFile(takeover, this.#id, { flag: 'wx' });
+      handle = await open(takeover, 'wx');
     } catch (error) {
-      if (errorCode(error) !== 'EEXIST') {
-        await unlink(takeover).catch(() => {}); // made but not written (a full disk): ours, as in tryAcquire
-        throw error;
-      }
+      if (errorCode(error) !== 'EEXIST') throw error;
       return this.#removeAbandoned(takeover);
+    }
+    // Its identity, to remove it only while it is still ours (see #removeIfStill).
+    let ours: string;
+    try {
+      await handle.writeFile(this.#id);
+      ours = identityOf(await handle.stat({ bigint: true }));
+    } catch (error) {
+      await unlink(takeover).catch(() => {}); // made but not written (a full disk): ours, as in tryAcquire
+      throw error;
+    } finally {
+      await handle.close();
     }
     try {
       await this.#onStep?.('took-over', takeover);
@@ -238,7 +248,9 @@ export class FileLock {
       return true;
     } finally {
       await this.#onStep?.('giving-up-takeover', takeover);
-      await unlink(takeover).catch(() => {});
+      // Frozen for staleMs, we may have had it broken as abandoned, and another taker's is there now: that one stays.
+      // Unmade, the breaker leaves ours to go once staleMs old, as a crashed taker's does.
+      await this.#removeIfStill(takeover, ours).catch(() => {});
     }
   }
 
@@ -255,17 +267,25 @@ export class FileLock {
     if (seen === null) return true;
     if (Math.abs(Date.now() - seen.mtimeMs) < this.staleMs) return false;
     await this.#onStep?.('judged-abandoned', file);
-    const breaker = `${this.path}${BREAKER_INFIX}${seen.id}`;
+    return (await this.#removeIfStill(file, seen.id)) || this.#removeAbandoned(`${this.path}${BREAKER_INFIX}${seen.id}`);
+  }
+
+  /**
+   * Removes `file` if it still has the identity `id`, under a breaker file named after it (O_EXCL): whoever
+   * removed it since (its maker, or a breaker of it) and made a new one in its place keeps that one. False,
+   * leaving it, when the breaker is there already: another is removing it, or crashed doing so.
+   */
+  async #removeIfStill(file: string, id: string): Promise<boolean> {
+    const breaker = `${this.path}${BREAKER_INFIX}${id}`;
     try {
       await (await open(breaker, 'wx')).close();
     } catch (error) {
       if (errorCode(error) !== 'EEXIST') throw error;
-      return this.#removeAbandoned(breaker);
+      return false;
     }
     try {
       await this.#onStep?.('breaking', file);
-      // Only its maker, waking after staleMs, could have removed it since (and another made one): then it stays.
-      if ((await identify(file))?.id === seen.id) await unlink(file).catch(throwUnlessMissing);
+      if ((await identify(file))?.id === id) await unlink(file).catch(throwUnlessMissing);
       return true;
     } finally {
       await unlink(breaker).catch(() => {});
@@ -350,12 +370,17 @@ const IDENTITY = /^\d+-\d+-\d+$/;
 /** Which file is at `path` (its device, inode and mtime, as one string) and its mtime; null when there is none. */
 async function identify(path: string): Promise<{ id: string; mtimeMs: number } | null> {
   try {
-    const { dev, ino, mtimeNs, mtimeMs } = await stat(path, { bigint: true });
-    return { id: `${dev}-${ino}-${mtimeNs}`, mtimeMs: Number(mtimeMs) };
+    const stats = await stat(path, { bigint: true });
+    return { id: identityOf(stats), mtimeMs: Number(stats.mtimeMs) };
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return null;
     throw error;
   }
+}
+
+/** A file's device, inode and mtime, as one string: see BREAKER_INFIX. */
+function identityOf({ dev, ino, mtimeNs }: BigIntStats): string {
+  return `${dev}-${ino}-${mtimeNs}`;
 }
 
 /** For `unlink(...).catch`: a file already gone is what was wanted. */

@@ -222,6 +222,45 @@ test('two lockers that found the same takeover file abandoned are not under take
   assert.equal(readdirSync(dir).filter((name) => name.startsWith(basename(path))), [], 'no lock or takeover file left');
 });
 
+test('a taker frozen past staleMs, whose takeover file was broken as abandoned meanwhile, leaves the new taker\'s file alone when it wakes', async () => {
+  // A woke and removed `<lock>.takeover` by its name: B's, made in place of A's, while B was under
+  // it; a third locker could then take over beside B.
+  const path = lockPath();
+  await writeFile(path, 'crashed holder');
+  await age(path, 5_000);
+  const aTookOver = gate();
+  const bTookOver = gate();
+  const a = new FileLock(path, 1_000, {
+    onStep: async (step) => {
+      if (step !== 'took-over') return;
+      aTookOver.arrive();
+      await aTookOver.opened;
+    },
+  });
+  const b = new FileLock(path, 1_000, {
+    onStep: async (step) => {
+      if (step !== 'took-over') return;
+      bTookOver.arrive();
+      await bTookOver.opened;
+    },
+  });
+  const aTaking = a.tryAcquire();
+  await aTookOver.reached;
+  await age(`${path}.takeover`, 5_000); // A froze for longer than staleMs
+  const bTaking = b.tryAcquire();
+  await bTookOver.reached;
+  const bs = await stat(`${path}.takeover`, { bigint: true });
+  aTookOver.open();
+  assert.is(await aTaking, true, 'A removed the stale lock and took it');
+  const left = await stat(`${path}.takeover`, { bigint: true }).catch(() => null);
+  assert.ok(left !== null && left.ino === bs.ino && left.mtimeNs === bs.mtimeNs, 'B\'s takeover file is still there while B is under it');
+  bTookOver.open();
+  assert.is(await bTaking, false, 'B finds A\'s live lock');
+  assert.ok(await a.stillHeld());
+  await a.release();
+  assert.equal(readdirSync(dir).filter((name) => name.startsWith(basename(path))), [], 'no lock, takeover or breaker file left');
+});
+
 /** The breaker file of the file at `path`, as FileLock names it: after the file's device, inode and mtime. */
 async function breakerOf(lock: string, path: string): Promise<string> {
   const { dev, ino, mtimeNs } = await stat(path, { bigint: true });
