@@ -567,9 +567,11 @@ export class Request {
 
   /**
    * The body parsed as JSON; invalid JSON is a 400 naming the problem. A body of another declared type
-   * (`text/plain`, a form) is a 415 saying which, unread: those are what a page of another site may
-   * send without a CORS preflight, so a JSON API that read them would take cross-site requests.
-   * `application/json`, a `+json` type (`application/merge-patch+json`) or no Content-Type is read.
+   * (`text/plain`, a form) is a 415 saying which, unread, and so is a body with no Content-Type (read, so
+   * that none at all is the empty body's 400): those are what a page of another site may send without a
+   * CORS preflight (a Blob or ArrayBuffer of no type goes without one), so a JSON API that read them
+   * would take cross-site requests.
+   * `application/json` or a `+json` type (`application/merge-patch+json`) is read.
    */
   async json<T = unknown>(): Promise<T> {
     const type = this.contentType;
@@ -580,6 +582,8 @@ export class Request {
     const text = await this.text();
     // JSON.parse would say "Unexpected end of JSON input", which reads as a body cut short, not as none sent.
     if (text.trim() === '') throw new MalformedRequestError('The request body is empty; JSON was expected.');
+    // Read first, so that no body at all is the 400 above: a request of an embedder's may have a stream of no declared length.
+    if (type === '') throw new UnsupportedMediaTypeHttpError('The request body has no Content-Type; send it as application/json.');
     try {
       return JSON.parse(text) as T;
     } catch (error) {
