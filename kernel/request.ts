@@ -14,6 +14,8 @@ import { followSignal, unfollowSignal } from './signal-followers.js';
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 // application/json and the structured-syntax suffix of RFC 6839 (application/problem+json, application/vnd.api+json).
 const JSON_TYPE = /^application\/(?:[^\s/]+\+)?json$/;
+/** A text of nothing but JSON's white space (RFC 8259 2), or none. */
+const JSON_WHITE_SPACE = /^[ \t\n\r]*$/;
 /** Fields a form body may have unless form() is told otherwise. */
 const DEFAULT_MAX_FORM_FIELDS = 1000;
 
@@ -581,7 +583,8 @@ export class Request {
     }
     const text = await this.text();
     // JSON.parse would say "Unexpected end of JSON input", which reads as a body cut short, not as none sent.
-    if (text.trim() === '') throw new MalformedRequestError('The request body is empty; JSON was expected.');
+    // JSON's white space only (RFC 8259 2): trim() takes a no-break space too, which is a malformed body, not an empty one.
+    if (JSON_WHITE_SPACE.test(text)) throw new MalformedRequestError('The request body is empty; JSON was expected.');
     // Read first, so that no body at all is the 400 above: a request of an embedder's may have a stream of no declared length.
     if (type === '') throw new UnsupportedMediaTypeHttpError('The request body has no Content-Type; send it as application/json.');
     try {

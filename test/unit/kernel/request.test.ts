@@ -282,6 +282,14 @@ test('json() of an empty body is a 400 saying it is empty, not "Unexpected end o
   }
 });
 
+test('json() of a body of other white space than JSON\'s (a no-break space, U+2028) is malformed JSON, not an empty body', async () => {
+  for (const body of ['\u00a0', '\u2028', ' \u3000 ']) {
+    const error = await Request.create('/', 'POST', { headers: { 'content-type': 'application/json' }, body }).json().then(() => assert.unreachable(), (reason: unknown) => reason);
+    assert.instance(error, MalformedRequestError);
+    assert.match((error as Error).message, /^Malformed JSON body: /, JSON.stringify(body));
+  }
+});
+
 test('peekBody() shows the body only once something has read it', async () => {
   const request = Request.create('/', 'POST', { body: 'hello' });
   assert.is(request.peekBody(), undefined);
