@@ -236,11 +236,22 @@ function stringify(value: unknown): string {
  * An Error as its name and message (`TypeError: x`), as Symfony's Logger and Monolog write an
  * exception, by its string form; never its stack, which would put a trace in the message. A name or
  * message that is no string, or whose getter throws, is left out (the name falls back to the class).
+ * A name the class inherits (`class QuotaError extends Error {}` is named "Error") gives way to the
+ * class, as Symfony writes the class and the error pages show it; one the class or error sets stays.
  */
 function errorText(error: Error): string {
-  const name = stringOf(() => error.name) || classOf(error, 'Error');
+  const name = (!namesItself(error) && classOf(error, '')) || stringOf(() => error.name) || classOf(error, 'Error');
   const message = stringOf(() => error.message);
   return message === '' ? name : `${name}: ${message}`;
+}
+
+/** Whether the error, or its class's prototype, sets its own `name` (false when reading it throws: a Proxy's trap). */
+function namesItself(error: Error): boolean {
+  try {
+    return Object.hasOwn(error, 'name') || Object.hasOwn((error.constructor as { prototype?: object } | undefined)?.prototype ?? error, 'name');
+  } catch {
+    return true;
+  }
 }
 
 /** A property's value when it is a string; '' when it is not or its getter throws. */

@@ -116,6 +116,16 @@ test('an Error in a placeholder is written by its name and message, as Symfony\'
   assert.is(interpolate('{d}', { d: { id: 1 } }), '{"id":1}', 'other objects as before');
 });
 
+test('an Error of a class that sets no name of its own is written by its class, as Symfony writes an exception and the error pages name it, not as a plain "Error"', () => {
+  class QuotaError extends Error {}
+  assert.is(interpolate('{e}', { e: new QuotaError('over by 3') }), 'QuotaError: over by 3');
+  class LookupError extends TypeError {}
+  assert.is(interpolate('{e}', { e: new LookupError('x') }), 'LookupError: x', 'the class, not the TypeError it extends');
+  assert.is(interpolate('{e}', { e: new TypeError('x') }), 'TypeError: x');
+  const aborted = new DOMException('gone', 'AbortError');
+  assert.is(interpolate('{e}', { e: aborted }), 'AbortError: gone', 'a name given is kept');
+});
+
 test('an Error whose name, message or toString throw or are no strings is still written, without throwing', () => {
   const thrower = (): never => {
     throw new Error('getter');
