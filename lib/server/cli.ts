@@ -114,7 +114,8 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     return 1;
   }
 
-  if (app.schemePorts !== undefined) setSchemePorts(app.schemePorts, running.urls);
+  // Redirects to the other scheme go to the listeners' ports (a scheme without a listener keeps its port).
+  if (app.schemePorts !== undefined) Object.assign(app.schemePorts, running.ports);
   for (const url of running.urls) process.stdout.write(`listening on ${url}\n`);
 
   const signal = await nextShutdownSignal();
@@ -126,15 +127,6 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     return 1;
   }
   return 0;
-}
-
-/** Points redirects to the other scheme at the listeners' ports (a scheme without a listener keeps its port). */
-export function setSchemePorts(ports: { http: number; https: number }, urls: readonly string[]): void {
-  for (const url of urls) {
-    const { protocol, port } = new URL(url);
-    const scheme = protocol === 'https:' ? 'https' : 'http';
-    ports[scheme] = port === '' ? (scheme === 'https' ? 443 : 80) : Number(port);
-  }
 }
 
 async function loadTls(options: ServeOptions): Promise<{ tls: TlsCredentials; validity?: CertificateValidityProblem }> {

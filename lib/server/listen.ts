@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, STATUS_CODES } from 'node:http';
 import { constants } from 'node:crypto';
 import https from 'node:https';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { RequestTimeoutHttpError } from '../../kernel/index.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
@@ -77,6 +77,8 @@ export interface ListenOptions {
 export interface RunningServers {
   urls: string[];
   servers: Array<http.Server | https.Server>;
+  /** The port each scheme listens on (no `https` without its listener): `Object.assign(app.schemePorts, running.ports)`. */
+  ports: { http: number; https?: number };
   /** Stops accepting, lets in-flight requests finish within shutdownTimeout, then cuts what is left. */
   close(): Promise<void>;
 }
@@ -180,15 +182,15 @@ export async function startServers(listener: RequestListener, options: ListenOpt
 
   for (const server of servers) server.on('error', options.onError ?? ignore);
 
-  const urls = servers.map((server, i) => {
-    const { port } = server.address() as { port: number };
-    return `${i === 0 ? 'http' : 'https'}://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
-  });
+  const listened = servers.map((server) => (server.address() as AddressInfo).port);
+  const urls = listened.map((port, i) => `${i === 0 ? 'http' : 'https'}://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`);
 
   let closed: Promise<void> | undefined;
   return {
     urls,
     servers,
+    // From the servers, not read back from the URLs: `new URL('http://h:80').port` is '', a default port left out.
+    ports: listened.length === 1 ? { http: listened[0]! } : { http: listened[0]!, https: listened[1]! },
     close: () => (closed ??= closeGracefully(servers, sockets, tlsSockets, limits.shutdownTimeout, idle).finally(() => idle?.stop())),
   };
 }

@@ -2,7 +2,6 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { setSchemePorts } from '../../../lib/server/cli.js';
 
 const serve = fileURLToPath(new URL('../../../../bin/serve', import.meta.url));
 
@@ -62,17 +61,6 @@ test('an unreadable certificate exits 1 with one line naming the file', () => {
   assert.is(code, 1);
   assert.is(stdout, '');
   assert.match(stderr, /^serve: cannot read TLS certificate no-such-cert\.pem: ENOENT[^\n]*\n$/);
-});
-
-test('redirects to the other scheme go to the ports the listeners got', () => {
-  const ports = { http: 80, https: 443 };
-  setSchemePorts(ports, ['http://127.0.0.1:41001', 'https://127.0.0.1:41002']);
-  assert.equal(ports, { http: 41001, https: 41002 });
-  const httpOnly = { http: 80, https: 443 };
-  setSchemePorts(httpOnly, ['http://[::1]:8000']);
-  assert.equal(httpOnly, { http: 8000, https: 443 });
-  setSchemePorts(httpOnly, ['https://localhost']);
-  assert.equal(httpOnly, { http: 8000, https: 443 });
 });
 
 test('bin/serve runs regular expressions that backtrack too much on V8\'s linear-time engine', () => {

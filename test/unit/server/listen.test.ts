@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -116,6 +116,23 @@ test('httpsPort null starts http only', async () => {
     assert.is(urls.length, 1);
     assert.is(servers.length, 1);
     assert.match(urls[0]!, /^http:/);
+  });
+});
+
+test('ports gives the port each scheme listens on, for schemePorts: none for https without its listener', async () => {
+  await withServers(hello, {}, async ({ ports, servers }) => {
+    const listened = servers.map((server) => (server.address() as AddressInfo).port);
+    assert.equal(ports, { http: listened[0], https: listened[1] });
+    // What an embedder copies from the README: redirects to the other scheme go to these ports.
+    const schemePorts = { http: 80, https: 443 };
+    Object.assign(schemePorts, ports);
+    assert.equal(schemePorts, { http: listened[0], https: listened[1] });
+  });
+  await withServers(hello, { httpsPort: null, tls: undefined }, async ({ ports, servers }) => {
+    assert.equal(ports, { http: (servers[0]!.address() as AddressInfo).port });
+    const schemePorts = { http: 80, https: 443 };
+    Object.assign(schemePorts, ports);
+    assert.is(schemePorts.https, 443);
   });
 });
 
