@@ -569,8 +569,8 @@ export class Request {
 
   /**
    * The body parsed as JSON; invalid JSON is a 400 naming the problem. A body of another declared type
-   * (`text/plain`, a form) is a 415 saying which, unread, and so is a body with no Content-Type (read, so
-   * that none at all is the empty body's 400): those are what a page of another site may send without a
+   * (`text/plain`, a form) is a 415 saying which, unread, and so is a body with no Content-Type (its bytes
+   * read, so that none at all is the empty body's 400): those are what a page of another site may send without a
    * CORS preflight (a Blob or ArrayBuffer of no type goes without one), so a JSON API that read them
    * would take cross-site requests.
    * `application/json` or a `+json` type (`application/merge-patch+json`) is read.
@@ -581,12 +581,15 @@ export class Request {
       const hint = type === FORM_TYPE ? ' Read a form with form().' : '';
       throw new UnsupportedMediaTypeHttpError(`The request body is ${type}, not JSON (application/json).${hint}`);
     }
+    if (type === '') {
+      // Its bytes read first, so that no body at all is the empty body's 400 below (an embedder's request may
+      // stream one of no declared length); not decoded, so that a body that is no UTF-8 text is this 415 too.
+      if ((await this.bytes()).length > 0) throw new UnsupportedMediaTypeHttpError('The request body has no Content-Type; send it as application/json.');
+    }
     const text = await this.text();
     // JSON.parse would say "Unexpected end of JSON input", which reads as a body cut short, not as none sent.
     // JSON's white space only (RFC 8259 2): trim() takes a no-break space too, which is a malformed body, not an empty one.
     if (JSON_WHITE_SPACE.test(text)) throw new MalformedRequestError('The request body is empty; JSON was expected.');
-    // Read first, so that no body at all is the 400 above: a request of an embedder's may have a stream of no declared length.
-    if (type === '') throw new UnsupportedMediaTypeHttpError('The request body has no Content-Type; send it as application/json.');
     try {
       return JSON.parse(text) as T;
     } catch (error) {

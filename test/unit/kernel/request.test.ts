@@ -274,6 +274,14 @@ test('json() refuses a body with no Content-Type (a Blob or ArrayBuffer of no ty
   assert.is((none as Error).message, 'The request body is empty; JSON was expected.', 'no body at all is the empty body\'s 400');
 });
 
+test('json() of a body with no Content-Type says to send application/json, whatever the body: not "not valid UTF-8" nor a Content-Encoding the server does not decode', async () => {
+  for (const [body, headers] of [[Buffer.from([0xff, 0xfe, 0x7b]), {}], [Buffer.from([0x1f, 0x8b, 0x08]), { 'content-encoding': 'gzip' }], [' \r\n', {}]] as const) {
+    const error = await Request.create('/', 'POST', { headers, body }).json().then(() => assert.unreachable(), (reason: unknown) => reason);
+    assert.instance(error, UnsupportedMediaTypeHttpError, String(body));
+    assert.is((error as Error).message, 'The request body has no Content-Type; send it as application/json.');
+  }
+});
+
 test('json() of an empty body is a 400 saying it is empty, not "Unexpected end of JSON input"', async () => {
   for (const body of [null, '', ' \r\n']) {
     const error = await Request.create('/', 'POST', { headers: { 'content-type': 'application/json' }, body }).json().then(() => assert.unreachable(), (reason: unknown) => reason);
