@@ -1,10 +1,12 @@
 // The README's startServers example is what an embedder copies to serve as bin/serve does: it is
 // compiled against the built package and run as written, in a child process, and must serve http
-// and https on the ports it picked and exit 0 once SIGTERM has let it close.
+// and https on the ports it picked, exit 0 once SIGTERM has let it close, and at once on a second signal.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -42,28 +44,59 @@ function listeningUrls(child: ChildProcess, output: { stderr: string }): Promise
   });
 }
 
-test('the README startServers example serves http and https on free ports and exits 0 on SIGTERM', async () => {
+let dir = '';
+let cwd = '';
+let agent: Agent;
+
+test.before(async () => {
   const code = serveExample();
   assert.ok(code !== null, 'the README has no example that calls startServers');
   // Inside the package (under var/, ignored by git), so that `http-kernel` resolves to itself.
-  const dir = join(root, 'var', 'readme-serve-example');
-  const cwd = mkdtempSync(join(tmpdir(), 'http-kernel-readme-serve-'));
+  dir = join(root, 'var', 'readme-serve-example');
+  cwd = mkdtempSync(join(tmpdir(), 'http-kernel-readme-serve-'));
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  let child: ChildProcess | undefined;
-  const agent = new Agent({ connect: { ca: (await loadOrCreateDevCertificate(join(cwd, 'var', 'tls'))).cert } });
+  // Run where the certificate made here is: the example finds it in its var/tls/ and serves it.
+  agent = new Agent({ connect: { ca: (await loadOrCreateDevCertificate(join(cwd, 'var', 'tls'))).cert } });
+  writeFileSync(join(dir, 'example.ts'), `${code}\nexport {};\n`);
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2023'], types: ['node'], skipLibCheck: true },
+    files: ['example.ts'],
+  }));
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json')], { encoding: 'utf8', stdio: 'pipe' });
+});
+
+test.after(async () => {
+  await agent.close();
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+/** Runs the compiled example, `body` once it listens; it is killed if still running after. */
+async function withExample(body: (child: ChildProcess, urls: string[], output: { stderr: string }) => Promise<void>): Promise<void> {
+  const child = spawn(process.execPath, [join(dir, 'example.js')], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   try {
-    writeFileSync(join(dir, 'example.ts'), `${code}\nexport {};\n`);
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2023'], types: ['node'], skipLibCheck: true },
-      files: ['example.ts'],
-    }));
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json')], { encoding: 'utf8', stdio: 'pipe' });
-    // Run where the certificate made above is: the example finds it in its var/tls/ and serves it.
-    child = spawn(process.execPath, [join(dir, 'example.js')], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     const output = { stderr: '' };
     child.stderr!.on('data', (chunk) => (output.stderr += chunk));
-    const urls = await listeningUrls(child, output);
+    await body(child, await listeningUrls(child, output), output);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
+/** The child's exit code; SIGKILLed (a null code) if it has not exited within 15 s. */
+function exitCode(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+test('the README startServers example serves http and https on free ports and exits 0 on SIGTERM', async () => {
+  await withExample(async (child, urls, output) => {
     assert.match(urls[0]!, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.match(urls[1]!, /^https:\/\/127\.0\.0\.1:\d+$/);
     for (const url of urls) {
@@ -71,17 +104,29 @@ test('the README startServers example serves http and https on free ports and ex
       await response.body.text();
       assert.is(response.statusCode, 404, url);
     }
-    const exited = new Promise<number | null>((resolve) => child!.once('exit', resolve));
+    const exited = exitCode(child);
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child!.kill('SIGKILL'), 15_000);
     assert.is(await exited, 0, `exit code after SIGTERM: ${output.stderr}`);
-    clearTimeout(timer);
-  } finally {
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await agent.close();
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(cwd, { recursive: true, force: true });
-  }
+  });
+});
+
+test('a second signal while the README example waits for a request in flight exits at once with 1, as bin/serve does', async () => {
+  await withExample(async (child, urls) => {
+    // A request whose head is still arriving holds the shutdown for up to 10 s (headersTimeout).
+    const socket = connect(Number(new URL(urls[0]!).port), '127.0.0.1');
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    try {
+      const exited = exitCode(child);
+      child.kill('SIGTERM');
+      await sleep(300);
+      child.kill('SIGINT');
+      assert.is(await exited, 1, 'Ctrl-C after SIGTERM exits without waiting');
+    } finally {
+      socket.destroy();
+    }
+  });
 });
 
 test.run();
