@@ -477,11 +477,17 @@ function defaultStorage(options: ProfilerKernelOptions, onError: (error: Error) 
   return (options.thread ?? availableParallelism() > 1) ? new ThreadedFileStorage(fileOptions) : new FileStorage(fileOptions);
 }
 
-/** Background storage errors repeat every upkeep while a disk stays full: each distinct one is logged once. */
+/**
+ * Background storage errors repeat every upkeep while a disk stays full: each distinct one is
+ * logged once. The storage lowering its bounds to what a full disk holds is a warning: it goes on working.
+ */
 function logOncePerMessage(logger: Logger): (error: Error) => void {
   return oncePerKey(
     (error: Error) => error.message,
-    (error) => logger.error('Profiler storage upkeep failed: {message}', { message: error.message }),
+    (error) => {
+      if ((error as { code?: unknown }).code === 'HK_PROFILER_STORAGE_DISK_FULL') logger.warning('{message}', { message: error.message });
+      else logger.error('Profiler storage upkeep failed: {message}', { message: error.message });
+    },
   );
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, openSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { open, readFile, readdir, rm, stat, utimes, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,7 +8,7 @@ import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
 import { FileLock, FileLockTimeoutError } from '../../fs/file-lock.js';
-import { errorCode, ignoreMissing, isMissing, removeFile } from './fs-errors.js';
+import { errorCode, ignoreMissing, isDiskFull, isMissing, removeFile } from './fs-errors.js';
 import {
   appendIndexLines,
   decodeIndexLine,
@@ -24,7 +24,7 @@ import {
   type IndexRecord,
 } from './index-file.js';
 import { ProfileIndex } from './profile-index.js';
-import { keptRange } from './retention.js';
+import { TRIM_TO, keptRange } from './retention.js';
 import { SegmentFiles, type Segment } from './segment-files.js';
 import { LEASE_PREFIX_LENGTH, TokenLeases } from './token-leases.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
@@ -88,7 +88,11 @@ const SEGMENT_SHARE = 0.25;
 const PROFILE_SUFFIX = '.json.gz';
 const PROFILE_FILE = /^([0-9a-f]{6,32})\.json\.gz$/;
 const SHARD_DIR = /^[0-9a-f]{2}$/;
-/** A bound check runs after this many profiles written by this instance, or when a second has passed since the last. */
+/**
+ * A bound check runs after this many profiles written by this instance, or when a second has
+ * passed since the last; after every batch once the disk was found full (the profiles written
+ * between two checks would fill it again).
+ */
 const CHECK_EVERY_WRITES = 32;
 const CHECK_EVERY_MS = 1_000;
 /** Idle upkeep: bound checks, claim keep-alive. */
@@ -152,10 +156,13 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
  * appenders do not take the lock (see #appendRecords for why no line is lost). It drops the
  * oldest profiles over the bounds, and lines whose segment is gone; a segment file is deleted
  * once no line refers to it and its writer is done with it (rolled over, closed, or not written
- * for 5 minutes: dead). A periodic sweep removes the other crash leftovers.
+ * for 5 minutes: dead). A periodic sweep removes the other crash leftovers. The one exception: on
+ * a full disk, where no compaction can write its lock and new index, whole segments of profiles
+ * being dropped are deleted first, without the lock (see #freeSpace).
  */
 export class FileStorage implements ProfilerStorage {
   readonly dir: string;
+  /** The bounds as configured (see effectiveBounds). */
   readonly bounds: Readonly<StorageBounds>;
   /** writeMany() copies each profile's bytes before it settles (see ProfilerStorage.copiesProfileBytes). */
   readonly copiesProfileBytes = true;
@@ -187,14 +194,22 @@ export class FileStorage implements ProfilerStorage {
   #pendingCheck: NodeJS.Timeout | null = null;
   #nextSweepAt = 0;
   #closed = false;
+  /** The bounds kept: the configured ones, lowered while the disk is full (see #freeSpace). */
+  #effective: StorageBounds;
+  readonly #segmentBytes: number;
+  /** A #freeSpace is scheduled or running. */
+  #freeing = false;
+  /** The disk was found full: the bounds kept may be lowered, and are checked after every batch. */
+  #diskFilled = false;
 
   constructor(options: FileStorageOptions = {}) {
     this.dir = resolve(options.dir ?? DEFAULT_DIR);
     this.bounds = Object.freeze(resolveBounds(options.bounds));
     const segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
     if (!(segmentBytes > 0)) throw new RangeError(`FileStorage segmentBytes must be a positive number, got ${String(segmentBytes)}.`);
-    const { maxProfiles, maxBytes } = this.bounds;
-    this.#segments = new SegmentFiles(this.dir, Math.min(segmentBytes, maxBytes * SEGMENT_SHARE), Math.max(1, Math.floor(maxProfiles * SEGMENT_SHARE)));
+    this.#effective = { ...this.bounds };
+    this.#segmentBytes = segmentBytes;
+    this.#segments = new SegmentFiles(this.dir, ...this.#segmentLimits());
     this.#now = options.now ?? Date.now;
     this.#onError = options.onError;
     this.#indexPath = join(this.dir, INDEX_FILE);
@@ -315,7 +330,7 @@ export class FileStorage implements ProfilerStorage {
     this.#writesSinceCheck += saved;
     if (saved > 0) {
       const since = Date.now() - this.#lastCheckAt;
-      if (this.#writesSinceCheck >= CHECK_EVERY_WRITES || since >= CHECK_EVERY_MS) this.#scheduleUpkeep();
+      if (this.#writesSinceCheck >= (this.#diskFilled ? 1 : CHECK_EVERY_WRITES) || since >= CHECK_EVERY_MS) this.#scheduleUpkeep();
       // Writes that wait for no check: once the second is up, one runs anyway, so a burst that then
       // goes quiet does not leave the storage over its bounds until the idle timer's five minutes.
       else this.#pendingCheck ??= setTimeout(() => {
@@ -589,6 +604,14 @@ export class FileStorage implements ProfilerStorage {
     });
   }
 
+  /**
+   * The bounds this instance keeps: the configured ones, or lower once the disk filled up (see
+   * #freeSpace), until the instance is made again (a restart).
+   */
+  get effectiveBounds(): Readonly<StorageBounds> {
+    return { ...this.#effective };
+  }
+
   /** The prefixes this instance leases now (for tests and tools). */
   get leasedPrefixes(): string[] {
     return this.#leases.prefixes;
@@ -700,7 +723,10 @@ export class FileStorage implements ProfilerStorage {
     this.#writesSinceCheck = 0;
     this.#lastCheckAt = Date.now();
     this.#upkeep = this.#checkBounds()
-      .catch((error: unknown) => this.#report(error))
+      .catch((error: unknown) => {
+        this.#report(error);
+        this.#whenDiskFull(error);
+      })
       .finally(() => {
         this.#upkeep = null;
         if (this.#upkeepAgain) {
@@ -720,7 +746,7 @@ export class FileStorage implements ProfilerStorage {
   }
 
   #overBounds(): boolean {
-    const { maxAge, maxProfiles, maxBytes } = this.bounds;
+    const { maxAge, maxProfiles, maxBytes } = this.#effective;
     const oldest = this.#index.oldest();
     return (
       this.#index.size > maxProfiles ||
@@ -762,7 +788,7 @@ export class FileStorage implements ProfilerStorage {
         live = await this.#sweep(live, report);
         this.#nextSweepAt = Date.now() + SWEEP_EVERY_MS;
       }
-      const [firstKept, endKept] = keptRange(live, this.bounds, this.#now());
+      const [firstKept, endKept] = keptRange(live, this.#effective, this.#now());
       const kept = live.slice(firstKept, endKept);
       const droppedThrough = firstKept > 0 ? (live[firstKept - 1] as IndexRecord).time : null;
       const removed = live.slice(0, firstKept);
@@ -872,6 +898,76 @@ export class FileStorage implements ProfilerStorage {
     return kept;
   }
 
+  /** Segment sizes for the bounds kept: a segment is deleted only once all its profiles are dropped (see SEGMENT_SHARE). */
+  #segmentLimits(): [maxBytes: number, maxRecords: number] {
+    const { maxProfiles, maxBytes } = this.#effective;
+    return [Math.min(this.#segmentBytes, maxBytes * SEGMENT_SHARE), Math.max(1, Math.floor(maxProfiles * SEGMENT_SHARE))];
+  }
+
+  /** Frees space in the background (#freeSpace) when `error` says the disk is full; once at a time. */
+  #whenDiskFull(error: unknown): void {
+    if (this.#freeing || this.#closed || !isDiskFull(error)) return;
+    this.#freeing = true;
+    this.#diskFilled = true;
+    void this.#runExclusive(async () => {
+      // Under #serialAppend: no batch of ours is being appended to a segment deleted here.
+      if ((await this.#serialAppend(() => this.#freeSpace())) > 0) await this.#compact(false, false);
+    })
+      .catch((failure: unknown) => this.#report(failure))
+      .finally(() => {
+        this.#freeing = false;
+      });
+  }
+
+  /**
+   * The disk is full: a save, a lease or a compaction failed with ENOSPC or EDQUOT. A compaction
+   * cannot free anything then (the lock file and the new index need room first), so this deletes
+   * whole segment files, which needs no write and no lock: those all of whose profiles the bounds
+   * drop, the bounds first lowered to TRIM_TO of what the storage holds (so the next burst does
+   * not fill the disk again; logged as a warning; kept until a restart, as the space the disk
+   * has is not known). Deletable are this writer's segments and other writers' that are stale
+   * (see SegmentFiles.deleteForSpace). When no segment holds only dropped profiles (one holds
+   * them all: bounds far above what the disk holds), the one whose newest profile is the oldest
+   * goes. The index lines of a deleted segment are dropped by the compaction that follows
+   * (reads of them find nothing meanwhile); a crash in between leaves them to the next one.
+   * Returns how many segments were deleted.
+   */
+  async #freeSpace(): Promise<number> {
+    // Judged on a copy of the index read while no compaction of another process was between its
+    // rename and the copy of the tail (that copy lacks the newest lines, and a segment holding
+    // them would look dropped): the lock free before, and the same file after.
+    if (await this.#lock.heldByAnother()) return 0;
+    const before = fileIdentity(this.#indexPath);
+    await this.#index.refresh();
+    const after = fileIdentity(this.#indexPath);
+    if (before === null || after === null || before.ino !== after.ino || before.dev !== after.dev) return 0;
+    const records = [...this.#index.oldestFirst()];
+    if (records.length === 0) return 0;
+    const maxProfiles = Math.max(1, Math.floor(records.length * TRIM_TO));
+    const maxBytes = Math.max(1, Math.floor(this.#index.bytes * TRIM_TO));
+    if (maxProfiles < this.#effective.maxProfiles || maxBytes < this.#effective.maxBytes) {
+      this.#effective.maxProfiles = Math.min(maxProfiles, this.#effective.maxProfiles);
+      this.#effective.maxBytes = Math.min(maxBytes, this.#effective.maxBytes);
+      this.#segments.limit(...this.#segmentLimits());
+      const { maxProfiles: kept, maxBytes: bytes } = this.#effective;
+      this.#report(new ProfilerStorageError(`The disk is full: the profiler keeps at most ${kept} profiles (${formatBytes(bytes)}) in ${this.dir} until restarted, dropping the oldest.`, 'HK_PROFILER_STORAGE_DISK_FULL'));
+    }
+    const [first, end] = keptRange(records, this.#effective, this.#now());
+    const kept = new Set<string | null>();
+    for (let i = first; i < end; i++) kept.add((records[i] as IndexRecord).segment);
+    // Each segment once, in the order of their newest profiles, oldest first (a segment is moved to the end at each of its records).
+    const newest = new Map<string, number>();
+    records.forEach((record, i) => {
+      if (record.segment === null) return;
+      newest.delete(record.segment);
+      newest.set(record.segment, i);
+    });
+    const byAge = [...newest.keys()];
+    const deleted = await this.#segments.deleteForSpace(byAge.filter((name) => !kept.has(name)));
+    if (deleted.length > 0) return deleted.length;
+    return (await this.#segments.deleteForSpace(byAge, 1)).length;
+  }
+
   #closedError(): ProfilerStorageError {
     return new ProfilerStorageError(`The profiler storage in ${this.dir} is closed.`, 'HK_PROFILER_STORAGE_CLOSED');
   }
@@ -887,6 +983,7 @@ export class FileStorage implements ProfilerStorage {
   }
 
   #failure(action: string, subject: string | null, error: unknown): ProfilerStorageError {
+    this.#whenDiskFull(error);
     if (error instanceof ProfilerStorageError) return error;
     const reason = error instanceof Error ? error.message : String(error);
     const what = subject === null ? '' : ` ${subject}`;
@@ -901,6 +998,21 @@ export class FileStorage implements ProfilerStorage {
       // A failing error handler must not turn background upkeep into an unhandled rejection.
     }
   }
+}
+
+/** The identity of the file at `path`, null when there is none. */
+function fileIdentity(path: string): { dev: number; ino: number } | null {
+  try {
+    const { dev, ino } = statSync(path);
+    return { dev, ino };
+  } catch {
+    return null;
+  }
+}
+
+/** Bytes as KiB or MiB, for a log message. */
+function formatBytes(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KiB` : `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
 /** The profile in a record (JSON) or old-layout file (gzip'd JSON), or null when corrupt or of another token. */

@@ -29,3 +29,22 @@ export async function removeFile(path: string): Promise<boolean> {
     throw error;
   }
 }
+
+/** Whether the error, or one of its causes, says the disk (or the user's quota) is full. */
+export function isDiskFull(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause !== undefined && cause !== null && depth < 8; depth++) {
+    const code = errorCode(cause);
+    if (code === 'ENOSPC' || code === 'EDQUOT') return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * The error of a short write to a regular file, coded ENOSPC: libuv retries partial writes
+ * until one fails, then returns the count written and drops the failure, which on a local
+ * disk is the disk (or a quota) running full.
+ */
+export function shortWriteError(message: string): Error {
+  return Object.assign(new Error(message), { code: 'ENOSPC' });
+}

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FileLock } from '../../fs/file-lock.js';
 import { jsonString, jsonStringOrNull } from '../json.js';
 import type { ProfileSummary } from '../profile.js';
+import { shortWriteError } from './fs-errors.js';
 import { isStorableToken } from './validation.js';
 
 /** One line of the index: a profile's summary and where its bytes are. */
@@ -266,7 +267,7 @@ export function writeIndexFile(fd: number, header: string, records: readonly Ind
   const flush = (): void => {
     for (let written = 0; written < used; ) {
       const bytesWritten = writeSync(fd, chunk, written, used - written, total + written);
-      if (bytesWritten === 0) throw new Error(`Short write of the profiler index (${total + written} bytes written): is the disk full?`);
+      if (bytesWritten === 0) throw shortWriteError(`Short write of the profiler index (${total + written} bytes written): is the disk full?`);
       written += bytesWritten;
     }
     total += used;
@@ -286,7 +287,7 @@ export function appendIndexLines(path: string, data: Buffer): FileIdentity & { s
   const fd = openSync(path, 'a');
   try {
     const bytesWritten = writeSync(fd, data, 0, data.length);
-    if (bytesWritten !== data.length) throw new Error(`Short write to ${path} (${bytesWritten} of ${data.length} bytes): is the disk full?`);
+    if (bytesWritten !== data.length) throw shortWriteError(`Short write to ${path} (${bytesWritten} of ${data.length} bytes): is the disk full?`);
     const { dev, ino, size } = fstatSync(fd);
     return { dev, ino, size };
   } finally {

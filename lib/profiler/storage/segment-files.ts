@@ -3,7 +3,7 @@ import { closeSync, fstatSync, openSync, rmSync, writevSync } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRIVATE_DIRECTORY, makeDirectorySync } from '../../fs/make-directory.js';
-import { errorCode, ignoreMissing, removeFile } from './fs-errors.js';
+import { errorCode, ignoreMissing, removeFile, shortWriteError } from './fs-errors.js';
 import { SEGMENT_NAME } from './index-file.js';
 
 /** The folder of the segment files, inside the storage's directory. */
@@ -44,14 +44,20 @@ export type RefersTo = (name: string) => boolean;
  */
 export class SegmentFiles {
   readonly #dir: string;
-  readonly #maxBytes: number;
-  readonly #maxRecords: number;
+  #maxBytes: number;
+  #maxRecords: number;
   #current: Segment | null = null;
   /** This writer's rolled-over segments not deleted yet. */
   readonly #retired = new Set<string>();
 
   constructor(dir: string, maxBytes: number, maxRecords = Infinity) {
     this.#dir = join(dir, SEGMENT_DIR);
+    this.#maxBytes = maxBytes;
+    this.#maxRecords = maxRecords;
+  }
+
+  /** Rolls segments over at these sizes from now on (the storage's bounds were lowered: a full disk). */
+  limit(maxBytes: number, maxRecords: number): void {
     this.#maxBytes = maxBytes;
     this.#maxRecords = maxRecords;
   }
@@ -94,7 +100,7 @@ export class SegmentFiles {
   write(segment: Segment, parts: readonly Uint8Array[], size: number, records: number): void {
     try {
       const written = writevSync(segment.fd, parts as Uint8Array[], segment.size);
-      if (written !== size) throw new Error(`Short write to segment ${segment.name} (${written} of ${size} bytes): is the disk full?`);
+      if (written !== size) throw shortWriteError(`Short write to segment ${segment.name} (${written} of ${size} bytes): is the disk full?`);
     } catch (error) {
       this.retire(segment);
       throw error;
@@ -156,6 +162,28 @@ export class SegmentFiles {
       const path = this.path(name);
       const stats = await ignoreMissing(stat(path));
       if (stats !== undefined && now - stats.mtimeMs >= SEGMENT_STALE_MS && (await removeFile(path))) deleted++;
+    }
+    return deleted;
+  }
+
+  /**
+   * Deletes the listed segments that may go although index lines still refer to them (a full
+   * disk, when every profile in them is being dropped): this writer's, the current one retired
+   * first, and other writers' not written for SEGMENT_STALE_MS (their writer is gone); at most
+   * `most`, in the order given. Needs no lock and writes nothing; returns the names deleted.
+   */
+  async deleteForSpace(names: Iterable<string>, most = Infinity): Promise<string[]> {
+    const deleted: string[] = [];
+    const now = Date.now();
+    for (const name of names) {
+      if (deleted.length >= most) break;
+      if (name === this.#current?.name) this.retire(this.#current);
+      else if (!this.#retired.has(name)) {
+        const stats = await ignoreMissing(stat(this.path(name)));
+        if (stats === undefined || now - stats.mtimeMs < SEGMENT_STALE_MS) continue;
+      }
+      this.#retired.delete(name);
+      if (await removeFile(this.path(name))) deleted.push(name);
     }
     return deleted;
   }

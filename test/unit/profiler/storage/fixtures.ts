@@ -1,5 +1,7 @@
 // Shared by the storage tests: profiles of realistic shape, temp dirs, bounded waits.
+import fs from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -171,4 +173,73 @@ export async function withCapturedIntervals<T>(ms: number, make: () => Promise<T
 /** Polls `done` every 10 ms, for at most a second: for what a fired timer does through the file system. */
 export async function until(done: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 100 && !(await done()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+/**
+ * A disk of `capacity` bytes under `dir` (null: no limit), for what a full disk does without a
+ * small filesystem to mount: node:fs's writes (writeSync, writevSync, promises.writeFile) to files
+ * under `dir` fail with ENOSPC when the sizes of its files and the write's bytes would pass it, as
+ * a full disk's do (writeFile makes its file first, then fails). `restore()` puts node:fs back.
+ */
+export function simulatedDisk(dir: string, capacity: number | null = null): { capacity: number | null; used(): number; restore(): void } {
+  const real = { writeSync: fs.writeSync, writevSync: fs.writevSync, writeFile: fs.promises.writeFile };
+  const disk = { capacity, used: () => usedBytes(dir), restore };
+  const full = (bytes: number): Error | null => {
+    if (disk.capacity === null || usedBytes(dir) + bytes <= disk.capacity) return null;
+    return Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+  };
+  const underDir = (fd: number): boolean => {
+    try {
+      return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith(`${dir}/`);
+    } catch {
+      return false;
+    }
+  };
+  const lengthOf = (data: unknown, rest: unknown[]): number => {
+    if (typeof data === 'string') return Buffer.byteLength(data);
+    const view = data as ArrayBufferView;
+    return typeof rest[1] === 'number' ? rest[1] : view.byteLength - (typeof rest[0] === 'number' ? rest[0] : 0);
+  };
+  fs.writeSync = ((fd: number, data: unknown, ...rest: unknown[]) => {
+    const error = underDir(fd) ? full(lengthOf(data, rest)) : null;
+    if (error !== null) throw error;
+    return (real.writeSync as (...args: unknown[]) => number)(fd, data, ...rest);
+  }) as typeof fs.writeSync;
+  fs.writevSync = ((fd: number, buffers: readonly NodeJS.ArrayBufferView[], position?: number) => {
+    const error = underDir(fd) ? full(buffers.reduce((sum, buffer) => sum + buffer.byteLength, 0)) : null;
+    if (error !== null) throw error;
+    return real.writevSync(fd, buffers, position);
+  }) as typeof fs.writevSync;
+  fs.promises.writeFile = (async (path: string, data: string | Uint8Array, options?: { flag?: string }) => {
+    if (typeof path === 'string' && path.startsWith(`${dir}/`)) {
+      const error = full(typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength);
+      if (error !== null) {
+        await (await fs.promises.open(path, options?.flag ?? 'w')).close();
+        throw error;
+      }
+    }
+    return real.writeFile(path, data, options as never);
+  }) as typeof fs.promises.writeFile;
+  syncBuiltinESMExports();
+  function restore(): void {
+    fs.writeSync = real.writeSync;
+    fs.writevSync = real.writevSync;
+    fs.promises.writeFile = real.writeFile;
+    syncBuiltinESMExports();
+  }
+  return disk;
+}
+
+/** Bytes of the files under `dir`. */
+function usedBytes(dir: string): number {
+  let bytes = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    try {
+      bytes += fs.statSync(join(entry.parentPath ?? entry.path, entry.name)).size;
+    } catch {
+      // Deleted meanwhile.
+    }
+  }
+  return bytes;
 }

@@ -117,6 +117,38 @@ test('unreferenced segments of other writers are deleted only when stale; refere
   assert.equal((await readdir(join(dir, 'segments'))).sort(), [fresh, referred, own.name].sort());
 });
 
+test('for space (a full disk), its own segments go, the current one retired first, and other writers\' only when stale', async () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const retired = segments.writable();
+  segments.write(retired, [bytes('old')], 3, 1);
+  segments.retireCurrent();
+  const current = segments.writable();
+  segments.write(current, [bytes('new')], 3, 1);
+  const stale = 'lz0aaa-1-0000aaaa.ndjson';
+  const fresh = 'lz0bbb-2-0000bbbb.ndjson';
+  for (const name of [stale, fresh]) await writeFile(segments.path(name), 'record\n');
+  const old = new Date(Date.now() - 10 * 60_000);
+  await utimes(segments.path(stale), old, old);
+  assert.equal(await segments.deleteForSpace([fresh, retired.name], 1), [retired.name], 'a fresh one of another writer stays; at most one');
+  assert.equal(await segments.deleteForSpace([fresh, stale, current.name]), [stale, current.name]);
+  assert.equal(await readdir(join(dir, 'segments')), [fresh]);
+  assert.is(segments.currentName, null, 'the next write goes to a new segment');
+  assert.is.not(segments.writable().name, current.name);
+});
+
+test('a short write (a full disk) fails with the code ENOSPC', () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const error = (() => {
+    try {
+      segments.write(segments.writable(), [bytes('abc')], 4, 1);
+    } catch (thrown) {
+      return thrown as Error & { code?: string };
+    }
+    return null;
+  })();
+  assert.is(error?.code, 'ENOSPC');
+});
+
 test('list() names only segment files; deleteAll() removes every one, of every writer', async () => {
   const segments = new SegmentFiles(dir, 1_000);
   segments.write(segments.writable(), [bytes('a')], 1, 1);

@@ -1,0 +1,125 @@
+// A disk that fills up (simulated: see simulatedDisk): the storage frees its own oldest profiles and works on.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { Request } from '../../../../kernel/index.js';
+import { createApp } from '../../../../lib/app/index.js';
+import type { LogRecord } from '../../../../lib/log/index.js';
+import { FileLock } from '../../../../lib/fs/file-lock.js';
+import type { FileStorage } from '../../../../lib/profiler/storage/index.js';
+import { BASE_TIME, foundTokens, makeProfile, fileStorageSuite, referencedSegments, segmentFiles, simulatedDisk, tokenFor } from './fixtures.js';
+
+const { test, freshDir, storageIn } = fileStorageSuite('FileStorage on a full disk', 'file-storage-disk-full');
+
+/** Writes one profile at a time from `next`, every 10 ms, until one is saved (true) or `attempts` failed. */
+async function saveAgain(storage: FileStorage, next: () => number, attempts = 300): Promise<boolean> {
+  for (let i = 0; i < attempts; i++) {
+    const n = next();
+    try {
+      await storage.write(makeProfile(tokenFor(n), { time: BASE_TIME + n }));
+      return true;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+  return false;
+}
+
+test('a disk that fills while the storage is over its count bound is freed of the oldest profiles, and saves work again', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  const disk = simulatedDisk(dir);
+  const errors: Error[] = [];
+  try {
+    const storage = storageIn(dir, { bounds: { maxProfiles: 20 }, onError: (error) => errors.push(error) });
+    // Another holder of the index lock keeps compactions off: 30 profiles, over the bound of 20,
+    // in 3 segments (rolled over at a quarter of the bound: 5 records).
+    const other = new FileLock(join(dir, 'index.lock'), undefined, { holderInfo: true });
+    assert.ok(await other.tryAcquire());
+    for (let batch = 0; batch < 3; batch++) {
+      await storage.writeMany(Array.from({ length: 10 }, (_, i) => makeProfile(tokenFor(10 * batch + i), { time: BASE_TIME + 10 * batch + i })));
+    }
+    assert.is((await foundTokens(storage)).length, 30);
+    // The disk is full now: the lock file and a new index, which a compaction writes, do not fit.
+    disk.capacity = disk.used();
+    await other.release();
+    let n = 30;
+    assert.ok(await saveAgain(storage, () => n++), `saves work again (${n - 30} tried; errors: ${errors.map((error) => error.message).join(' | ')})`);
+    await storage.compact();
+    const kept = await foundTokens(storage);
+    assert.ok(kept.length > 0 && kept.length <= 20, `${kept.length} profiles kept`);
+    assert.ok(kept.includes(tokenFor(n - 1)), 'the newest is kept');
+    assert.not.ok(kept.includes(tokenFor(0)), 'the oldest went');
+    for (const token of kept) assert.ok((await storage.read(token)) !== null, `${token} listed and readable`);
+    assert.equal(await segmentFiles(dir), await referencedSegments(dir), 'no segment left that no line refers to');
+    const warnings = errors.filter((error) => (error as { code?: string }).code === 'HK_PROFILER_STORAGE_DISK_FULL');
+    assert.is(warnings.length, 1, 'the lowered bound is reported once');
+    assert.match(warnings[0]!.message, /^The disk is full: the profiler keeps at most \d+ profiles \(\d+ KiB\) in .* until restarted, dropping the oldest\.$/);
+    // 30 held: the count bound stays at 20 (under 75% of 30), the byte bound goes down to 75% of what they take.
+    assert.ok(storage.effectiveBounds.maxBytes < storage.bounds.maxBytes && storage.effectiveBounds.maxProfiles === 20, 'the bounds kept are lowered, the configured ones are not');
+  } finally {
+    disk.restore();
+  }
+});
+
+test('a disk smaller than the bounds: once full, the storage keeps what fits, dropping its oldest profiles, and saves go on', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  // About 40 profiles of 2 KB, with their index lines: far below the default bounds (10,000 profiles, 512 MiB).
+  const disk = simulatedDisk(dir, 100_000);
+  const errors: Error[] = [];
+  try {
+    const storage = storageIn(dir, { onError: (error) => errors.push(error) });
+    let failed = 0;
+    let failedInSecondHalf = 0;
+    for (let i = 0; i < 200; i++) {
+      try {
+        await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+      } catch {
+        failed++;
+        if (i >= 100) failedInSecondHalf++;
+        // The storage frees space in the background.
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+    assert.ok(failed > 0, 'the disk did fill');
+    assert.ok(failedInSecondHalf <= 10, `${failedInSecondHalf} of the last 100 saves failed (${failed} in all)`);
+    await storage.compact();
+    const kept = await foundTokens(storage);
+    assert.ok(kept.length >= 10, `${kept.length} profiles kept`);
+    assert.ok(kept.includes(tokenFor(199)), 'the newest is kept');
+    for (const token of kept) assert.ok((await storage.read(token)) !== null, `${token} listed and readable`);
+    assert.ok(errors.some((error) => (error as { code?: string }).code === 'HK_PROFILER_STORAGE_DISK_FULL'), 'the lowered bound is reported');
+  } finally {
+    disk.restore();
+  }
+});
+
+test('the app logs the lowered bounds of a full disk once, as a warning, not as a failure', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  const disk = simulatedDisk(dir, 60_000);
+  const app = createApp({ profiler: { dir, thread: false }, stderrLogLevel: false });
+  const records: LogRecord[] = [];
+  app.bus.on('log', ({ record }) => records.push(record));
+  try {
+    for (let i = 0; i < 150; i++) {
+      const request = Request.create(`/?i=${i}`);
+      await app.kernel.terminate(request, await app.kernel.handle(request));
+      // Profiles are saved in batches, 20 ms after the first waits.
+      if (i % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    await app.close();
+    disk.restore();
+  }
+  const diskFull = records.filter((record) => record.message.includes('The disk is full'));
+  assert.ok(diskFull.length >= 1, `logged: ${records.map((record) => record.message).join(' | ')}`);
+  for (const record of diskFull) {
+    assert.is(record.levelName, 'WARNING');
+    assert.match(record.message, /^The disk is full: the profiler keeps at most \d+ profiles/);
+  }
+  assert.is(new Set(diskFull.map((record) => record.message)).size, diskFull.length, 'each once');
+});
+
+test.run();
