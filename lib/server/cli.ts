@@ -116,9 +116,11 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
 
   // Redirects to the other scheme go to the listeners' ports (a scheme without a listener keeps its port).
   if (app.schemePorts !== undefined) Object.assign(app.schemePorts, running.ports);
+  // Listened for before the lines go out: a supervisor may signal as soon as it reads them (a pipe's write is synchronous).
+  const shutdownSignal = nextShutdownSignal();
   for (const url of running.urls) process.stdout.write(`listening on ${url}\n`);
 
-  const signal = await nextShutdownSignal();
+  const signal = await shutdownSignal;
   try {
     await running.close();
     await app.close();
