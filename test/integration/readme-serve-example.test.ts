@@ -12,6 +12,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
 import { loadOrCreateDevCertificate } from '../../lib/server/tls-certificate.js';
+import { exitOf } from './serve-process.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -84,17 +85,6 @@ async function withExample(body: (child: ChildProcess, urls: string[], output: {
   }
 }
 
-/** The child's exit code; SIGKILLed (a null code) if it has not exited within 15 s. */
-function exitCode(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve(code);
-    });
-  });
-}
-
 test('the README startServers example serves http and https on free ports and exits 0 on SIGTERM', async () => {
   await withExample(async (child, urls, output) => {
     assert.match(urls[0]!, /^http:\/\/127\.0\.0\.1:\d+$/);
@@ -104,7 +94,7 @@ test('the README startServers example serves http and https on free ports and ex
       await response.body.text();
       assert.is(response.statusCode, 404, url);
     }
-    const exited = exitCode(child);
+    const exited = exitOf(child);
     child.kill('SIGTERM');
     assert.is(await exited, 0, `exit code after SIGTERM: ${output.stderr}`);
   });
@@ -118,7 +108,7 @@ test('a second signal while the README example waits for a request in flight exi
     await new Promise((resolve) => socket.once('connect', resolve));
     socket.write('GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     try {
-      const exited = exitCode(child);
+      const exited = exitOf(child);
       child.kill('SIGTERM');
       await sleep(300);
       child.kill('SIGINT');

@@ -6,7 +6,7 @@ import { generate } from 'selfsigned';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
-import { serveWorkDir, spawnServe, startServe, stopServes } from './serve-process.js';
+import { exitOf, serveWorkDir, spawnServe, startServe, stopServes } from './serve-process.js';
 
 const test = suite('node bin/serve');
 test.after.each(stopServes);
@@ -16,16 +16,6 @@ async function stopsCleanly(child: ChildProcess, signal: NodeJS.Signals = 'SIGTE
   const exited = exitOf(child);
   child.kill(signal);
   assert.is(await exited, 0, `exit code after ${signal}`);
-}
-
-function exitOf(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve(code);
-    });
-  });
 }
 
 test('serves http and https, prints one line per listener, exits 0 on SIGTERM', async () => {

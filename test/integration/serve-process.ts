@@ -74,3 +74,14 @@ export async function stopServes(): Promise<void> {
   for (const dir of workDirs) rmSync(dir, { recursive: true, force: true });
   workDirs.clear();
 }
+
+/** The child's exit code (null: ended by a signal); SIGKILLed if it has not exited within 15 s. */
+export function exitOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}

@@ -25,6 +25,19 @@ function indexLines(dir: string): Promise<string[]> {
   return readFile(join(dir, 'index.ndjson'), 'utf8').then((text) => text.split('\n').filter((line) => line !== ''));
 }
 
+
+/** Writes a fresh lock file (by its mtime) whose holder, a process of this host and pid namespace, is gone. */
+async function writeDeadHoldersLock(path: string): Promise<void> {
+  const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+  let pidns: string | null = null;
+  try {
+    pidns = readlinkSync('/proc/self/ns/pid');
+  } catch {
+    // No pid namespace to read (not Linux): the lock records none, as FileLock writes it.
+  }
+  await writeFile(path, JSON.stringify({ pid: dead, hostname: hostname(), pidns, time: new Date().toISOString(), id: 'killed' }));
+}
+
 test('a half-written last index line is skipped; the next appended line is still found', async () => {
   const dir = await dirWithProfiles(3);
   await appendFile(join(dir, 'index.ndjson'), '{"t":"abcdef","ts":17');
@@ -82,18 +95,10 @@ test('a stale lock (its holder was killed) is taken over; a live one makes backg
 });
 
 test('an index lock left by a process of this host that is gone, or stamped far ahead (a clock set back), is taken over at once', async () => {
-  const dead = spawnSync(process.execPath, ['-e', '']).pid!;
-  const pidns = (() => {
-    try {
-      return readlinkSync('/proc/self/ns/pid');
-    } catch {
-      return null;
-    }
-  })();
   const dir = await dirWithProfiles(2);
   const lock = join(dir, 'index.lock');
   // Fresh by its mtime: only the holder's pid says it is gone.
-  await writeFile(lock, JSON.stringify({ pid: dead, hostname: hostname(), pidns, time: new Date().toISOString(), id: 'killed' }));
+  await writeDeadHoldersLock(lock);
   const storage = storageIn(dir, { bounds: { maxProfiles: 1 } });
   const report = await within(storage.compact(), 2_000, 'compact with a dead holder\'s lock');
   assert.is(report?.profiles, 1);
@@ -109,17 +114,9 @@ test('an index lock left by a process of this host that is gone, or stamped far 
 });
 
 test('a write does not wait for an index lock left by a process of this host that is gone (killed in a compaction)', async () => {
-  const dead = spawnSync(process.execPath, ['-e', '']).pid!;
-  const pidns = (() => {
-    try {
-      return readlinkSync('/proc/self/ns/pid');
-    } catch {
-      return null;
-    }
-  })();
   const dir = await dirWithProfiles(1);
   // Fresh by its mtime: only the holder's pid says it is gone. A live holder's lock is waited for up to a second.
-  await writeFile(join(dir, 'index.lock'), JSON.stringify({ pid: dead, hostname: hostname(), pidns, time: new Date().toISOString(), id: 'killed' }));
+  await writeDeadHoldersLock(join(dir, 'index.lock'));
   const storage = storageIn(dir);
   await within(storage.write(makeProfile(tokenFor(7), { time: BASE_TIME + 7 })), 600, 'a write beside a dead holder\'s lock');
   assert.ok(await storage.read(tokenFor(7)));
