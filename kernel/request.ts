@@ -639,6 +639,7 @@ export class Request {
     let size = 0;
     // Destroying a node:http request cuts its socket before the 413 is written: leave it open, the server closes the connection after the answer.
     const fromSocket = source instanceof IncomingMessage;
+    if (fromSocket) cutBodyWhenConnectionEnds(source, this.#response);
     try {
       for await (const chunk of fromSocket ? source.iterator({ destroyOnReturn: false }) : source) {
         const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -656,6 +657,8 @@ export class Request {
         // The server cut a body that took too long (a 408, as node:http answers it), and said so on the connection.
         const timedOut = timeoutCutting(source, error);
         if (timedOut !== undefined) throw timedOut;
+        // Cut when its connection ended after the response (see cutBodyWhenConnectionEnds), by either side.
+        if (error instanceof MalformedRequestError) throw error;
         // A client that goes away mid-body made the mistake: a 400, not a server failure.
         throw new MalformedRequestError('The client closed the connection before the whole body was sent.', { cause: error });
       }
@@ -744,6 +747,30 @@ function abortWhenClientLeaves(response: ServerResponse, controller: AbortContro
   };
   response.once('close', closed);
   if (response.socket === null) socket.once('close', closed);
+}
+
+/**
+ * node:http ends a request whose connection closes (its body's reader fails) only until its response
+ * has finished: a body still being read after that (a controller that answered without awaiting
+ * the read), or first read then, would wait for ever once its connection is gone, cut by the client
+ * leaving or by the server (Connection: close after the answer, shutdown). From the response's end
+ * on, that close fails the read. Without the response, from now on: node's own listener comes first.
+ */
+function cutBodyWhenConnectionEnds(message: IncomingMessage, response: ServerResponse | undefined): void {
+  if (message.complete) return;
+  const watch = (): void => {
+    const socket = message.socket;
+    const cut = (): void => {
+      if (!message.complete && !message.destroyed) message.destroy(new MalformedRequestError('The connection closed before the whole body had come, after the response was sent: read the body before answering (await request.bytes(), text() or json()).'));
+    };
+    if (socket.destroyed) return cut();
+    socket.once('close', cut);
+    // The rest came after all: a kept connection does not gather one listener per such request.
+    message.once('end', () => socket.off('close', cut));
+  };
+  // Not before: what the server answered without the body (its response timeout, see the node adapter) gives its own reason for the cut.
+  if (response === undefined || response.writableFinished) watch();
+  else response.once('finish', watch);
 }
 
 /** A port as RFC 3986 writes it: digits only (at most five: a longer one is no port either). */
