@@ -702,7 +702,7 @@ export class Request {
     let named = true;
     if (!raw) {
       const { address = 'localhost', port: localPort } = this.#local();
-      raw = isIP(stripMapped(address)) === 6 ? `[${address}]` : stripMapped(address);
+      raw = ownHost(address);
       port ??= localPort;
       named = false;
     }
@@ -857,6 +857,19 @@ function hopAddress(hop: string): string {
   const colon = hop.indexOf(':');
   if (colon !== -1 && colon === hop.lastIndexOf(':') && isIP(hop.slice(0, colon)) === 4) return hop.slice(0, colon);
   return hop;
+}
+
+/**
+ * The host a request that names none (HTTP/1.0 without Host) is for: the address it arrived at, the
+ * server's own (RFC 9112 3.3), IPv6 in brackets. A link-local one's zone (`fe80::1%eth0`) is left
+ * out: it names an interface of this machine, nothing to anyone a URL is written for, and no host
+ * has one (RFC 6874's `%25eth0` is read by no browser, nor by WHATWG's URL).
+ */
+function ownHost(address: string): string {
+  const ip = stripMapped(address);
+  if (isIP(ip) !== 6) return ip;
+  const zone = ip.indexOf('%');
+  return `[${zone === -1 ? ip : ip.slice(0, zone)}]`;
 }
 
 function stripMapped(address: string): string {

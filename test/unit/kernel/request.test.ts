@@ -493,6 +493,15 @@ test('without a Host header the request is for the address it arrived at, which 
   assert.is(hostError(new Request('/', { headers: { host: '10.0.0.5:8000' }, localAddress: '10.0.0.5', localPort: 8000, trustHost })).message, 'Untrusted Host "10.0.0.5".');
 });
 
+test('without a Host header, a link-local IPv6 address it arrived at is its host without the zone, which names an interface of the server alone', () => {
+  const request = new Request('/', { localAddress: 'fe80::1%eth0', localPort: 8080, trustHost });
+  assert.is(request.host, '[fe80::1]');
+  assert.is(request.httpHost, '[fe80::1]:8080');
+  assert.is(request.uri, 'http://[fe80::1]:8080/');
+  assert.is(new URL(request.uri).host, '[fe80::1]:8080', 'a URL any client can read');
+  assert.is(new Request('/x', { localAddress: 'fe80::a:b%2', localPort: 443, scheme: 'https' }).uri, 'https://[fe80::a:b]/x');
+});
+
 test('a duplicate (the error page\'s sub-request) checks its host against the same list', () => {
   const request = Request.create('/', 'GET', { headers: { host: 'evil.test' }, trustHost });
   assert.is(hostError(request.duplicate({ method: 'GET' })).message, 'Untrusted Host "evil.test".');
