@@ -5,7 +5,7 @@ import { isValidHost } from '../../kernel/host-syntax.js';
 import type { Request } from '../../kernel/request.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
 import { decode } from './params-builder.js';
-import { escapeClass, variantSource, type CompiledPattern, type Part } from './pattern.js';
+import { escapeClass, escapeRegex, variantSource, type CompiledPattern, type Part } from './pattern.js';
 import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
 
@@ -122,38 +122,35 @@ export class UrlGenerator {
     let path = encodeDotSegments(write(plan.path, name, route, params, writing, false));
     const hostWriting = newWriting();
     let host = plan.host === null ? null : write(plan.host, name, route, params, hostWriting, false).toLowerCase();
-    refuseMissing(name, [writing, hostWriting]);
-    if (readBack(route, path, writing.written) !== null) {
+    // A parameter missing is written as its placeholder (`{a}`), which readBack takes as its value: the
+    // groups that could not be left out once it is given are named with it, not by the next call.
+    let misread = readBack(route, path, writing.written, writing.missing);
+    if (misread !== null) {
       // Optional groups side by side (`{/:year}{/:month}`): one written after one left out reads back
       // as the earlier one (`/archive/05` is a year). Every group before a written one that has its
       // values (given or defaults) is written too, as Symfony writes every optional parameter before
       // the last one given; one without them stays out, and if the URL still does not read back, it
       // is the group that cannot be left out.
+      const first = writing;
       writing = newWriting();
-      path = encodeDotSegments(write(plan.path, name, route, params, writing, true));
-      refuseMissing(name, [writing]);
-      const misread = readBack(route, path, writing.written);
-      if (misread !== null) {
-        const shown = JSON.stringify(path === '' ? '/' : path);
-        if (writing.leftOut.length > 0) {
-          // From the first group whose parameters took values written after it (`/t/x/y` of `{/:b}{/:c}`
-          // read as b), every one left out after it, in the pattern's order: earlier ones were not in the way.
-          const leftOut = [...writing.leftOut].sort((one, other) => one.group.index - other.group.index);
-          const first = leftOut.findIndex(({ group }) => misread.read !== null && group.names.some((inner) => Object.hasOwn(misread.read!, inner)));
-          const blamed = leftOut.slice(Math.max(first, 0));
-          const needed = blamed.flatMap(({ group }) => group.names.filter((inner) => !hasValue(inner, route, params)));
-          const byLater = new Map<string, string[]>();
-          for (const { group, before } of blamed) byLater.set(before, [...(byLater.get(before) ?? []), `"${group.source}"`]);
-          const groups = [...byLater].map(([before, sources]) => `the optional group${sources.length > 1 ? 's' : ''} ${sources.join(', ')} cannot be left out before "${before}"`);
-          throw new MissingMandatoryParametersError(name, needed, { reason: `${groups.join('; ')} (${shown} would ${describeRead(misread.read)})` });
-        }
-        // A parameter read from the pattern's text needs a value of its own.
-        if (!writing.written.has(misread.name)) throw new MissingMandatoryParametersError(name, [misread.name], { reason: `${shown} would ${describeRead(misread.read)}` });
-        const value = misread.read === null ? undefined : own(misread.read, misread.name);
-        throw new InvalidParameterError(name, misread.name, misread.pattern, own(params, misread.name) ?? own(route.defaults, misread.name), {
-          expected: `give a URL that matches back to it (${shown} would give ${value === undefined ? 'no value' : JSON.stringify(value)})`,
-        });
+      try {
+        path = encodeDotSegments(write(plan.path, name, route, params, writing, true));
+      } catch (error) {
+        // A default refused in a group written only for a later one: what is missing is told first, as the first writing found it.
+        if (first.missing.length > 0) refuseMissing(name, plan, [first, hostWriting], null);
+        throw error;
       }
+      misread = readBack(route, path, writing.written, writing.missing);
+    }
+    refuseMissing(name, plan, [writing, hostWriting], misread === null ? null : groupsInTheWay(writing, misread, route, params, path));
+    if (misread !== null) {
+      const shown = JSON.stringify(path === '' ? '/' : path);
+      // A parameter read from the pattern's text needs a value of its own.
+      if (!writing.written.has(misread.name)) throw new MissingMandatoryParametersError(name, [misread.name], { reason: `${shown} would ${describeRead(misread.read)}` });
+      const value = misread.read === null ? undefined : own(misread.read, misread.name);
+      throw new InvalidParameterError(name, misread.name, misread.pattern, own(params, misread.name) ?? own(route.defaults, misread.name), {
+        expected: `give a URL that matches back to it (${shown} would give ${value === undefined ? 'no value' : JSON.stringify(value)})`,
+      });
     }
     const written = writing.written;
 
@@ -311,6 +308,8 @@ function render(pieces: readonly Piece[], routeName: string, route: Route, param
     if (value === undefined || value === null) {
       writing.missing.push(piece.name);
       if (holder !== undefined) writing.reasons.push(`the optional group "${holder.inner.source}" is inside "${holder.outer.source}", which cannot be written without "${piece.name}"`);
+      // Never returned: the URL is refused for it. Read back, it shows which groups its value would need (see readBack).
+      out += placeholder(piece.name);
       continue;
     }
     const encoded = encodeValue(piece, value, routeName);
@@ -326,12 +325,37 @@ function isGroup(piece: Piece): piece is Group {
   return typeof piece !== 'string' && 'group' in piece;
 }
 
-/** A MissingMandatoryParametersError for what the writings lacked, with why, if they lacked anything. */
-function refuseMissing(routeName: string, writings: readonly Writing[]): void {
+/**
+ * A MissingMandatoryParametersError for what the writings lacked and the optional groups in the way
+ * (see groupsInTheWay), all named at once in the pattern's order, with why, if anything is missing.
+ */
+function refuseMissing(routeName: string, plan: Plan, writings: readonly Writing[], inTheWay: { needed: readonly string[]; reason: string } | null): void {
   const missing = writings.flatMap((writing) => writing.missing);
-  if (missing.length === 0) return;
+  if (missing.length === 0 && inTheWay === null) return;
   const reasons = writings.flatMap((writing) => writing.reasons);
-  throw new MissingMandatoryParametersError(routeName, missing, reasons.length === 0 ? {} : { reason: reasons.join('; ') });
+  if (inTheWay !== null) reasons.push(inTheWay.reason);
+  const order = [...plan.variables];
+  const names = [...new Set([...missing, ...(inTheWay?.needed ?? [])])].sort((one, other) => order.indexOf(one) - order.indexOf(other));
+  throw new MissingMandatoryParametersError(routeName, names, reasons.length === 0 ? {} : { reason: reasons.join('; ') });
+}
+
+/**
+ * The optional groups left out, for want of values, that `path` would read a value written after
+ * them into, and the parameters they need: from the first group whose parameters took such a value
+ * (`/t/x/y` of `{/:b}{/:c}` read as b), every one left out after it, in the pattern's order (earlier
+ * ones were not in the way); null when none was left out. Requirements decide what a group reads, so
+ * a value given later may put one more in the way (`{/:a}{/:b}{/:c}` with b `[a-z]+`: c given as `x`, not `1`).
+ */
+function groupsInTheWay(writing: Writing, misread: Misread, route: Route, params: Record<string, unknown>, path: string): { needed: string[]; reason: string } | null {
+  if (writing.leftOut.length === 0) return null;
+  const leftOut = [...writing.leftOut].sort((one, other) => one.group.index - other.group.index);
+  const first = leftOut.findIndex(({ group }) => misread.read !== null && group.names.some((inner) => Object.hasOwn(misread.read!, inner)));
+  const blamed = leftOut.slice(Math.max(first, 0));
+  const needed = blamed.flatMap(({ group }) => group.names.filter((inner) => !hasValue(inner, route, params)));
+  const byLater = new Map<string, string[]>();
+  for (const { group, before } of blamed) byLater.set(before, [...(byLater.get(before) ?? []), `"${group.source}"`]);
+  const groups = [...byLater].map(([before, sources]) => `the optional group${sources.length > 1 ? 's' : ''} ${sources.join(', ')} cannot be left out before "${before}"`);
+  return { needed, reason: `${groups.join('; ')} (${JSON.stringify(path === '' ? '/' : path)} would ${describeRead(misread.read)})` };
 }
 
 // An optional group is written when its own parameters say so, or when a group nested in it is written (it holds that one).
@@ -342,34 +366,57 @@ function groupWritten(piece: { readonly group: readonly Piece[]; readonly names:
 /** A variant's regex, anchored, one capturing group per parameter, made once. */
 const variantRegexes = new WeakMap<readonly Part[], RegExp>();
 
+/** What readBack finds wrong: the parameter, its pattern there, and what the path would read (null: no match). */
+interface Misread {
+  readonly name: string;
+  readonly pattern: string;
+  readonly read: Record<string, string> | null;
+}
+
+/** What stands in the path for a parameter that has no value: `{a}`. */
+function placeholder(name: string): string {
+  return `{${name}}`;
+}
+
 /**
  * What the matcher would read wrong in `path`: the first parameter whose value it would read back
  * otherwise than it was written, or read though it was not written, with every parameter it would read (decoded; `read` null: the path
  * would not match at all), or null when every one comes back as written. The matcher takes the
- * first variant of the route's pattern that matches, as here.
+ * first variant of the route's pattern that matches, as here. A `missing` parameter is written as
+ * its placeholder, which its slot reads whatever its requirement (a value it will be given), and any other slot may read too.
  */
-function readBack(route: Route, path: string, written: ReadonlyMap<string, string>): { name: string; pattern: string; read: Record<string, string> | null } | null {
+function readBack(route: Route, path: string, written: ReadonlyMap<string, string>, missing: readonly string[] = []): Misread | null {
   const target = path === '' ? '/' : path;
+  const expected = missing.length === 0 ? written : new Map([...written, ...missing.map((name): [string, string] => [name, placeholder(name)])]);
   for (const parts of compiledRoute(route).path.variants) {
-    let regex = variantRegexes.get(parts);
-    if (regex === undefined) variantRegexes.set(parts, (regex = new RegExp(`^${variantSource(parts)}$`)));
-    const found = regex.exec(target);
+    const found = variantRegex(parts, missing).exec(target);
     if (found === null) continue;
     const slots = parts.filter((part): part is Extract<Part, { name: string }> => part.type !== 'text');
     // Decoded, as the matcher decodes parameters (an encoded dot segment comes back as the dots).
     const readAt = (at: number): string => decode(found[at + 1]!) ?? found[at + 1]!;
     const misread = (name: string, at: number) => ({ name, pattern: slots[at]?.pattern ?? '', read: Object.fromEntries(slots.map((slot, i) => [slot.name, readAt(i)])) });
-    for (const [name, value] of written) {
+    for (const [name, value] of expected) {
       const at = slots.findIndex((slot) => slot.name === name);
       if (at === -1 || readAt(at) !== (decode(value) ?? value)) return misread(name, at);
     }
     // A parameter not written is read from the pattern's text (`page` of `/posts{/:page}{/feed}` in
     // `/posts/feed`), unless what it reads is its default, which the matcher would give it anyway.
-    const extra = slots.findIndex((slot, at) => !written.has(slot.name) && readAt(at) !== fallback(route, slot.name));
+    const extra = slots.findIndex((slot, at) => !expected.has(slot.name) && readAt(at) !== fallback(route, slot.name));
     return extra === -1 ? null : misread(slots[extra]!.name, extra);
   }
-  const [first] = written.keys();
+  const [first] = expected.keys();
   return first === undefined ? null : { name: first, pattern: '', read: null };
+}
+
+/** The regex of a variant, its `missing` parameters' slots taking their placeholders too; only the matcher's own is kept. */
+function variantRegex(parts: readonly Part[], missing: readonly string[]): RegExp {
+  if (missing.length > 0 && parts.some((part) => part.type !== 'text' && missing.includes(part.name))) {
+    const withPlaceholders = parts.map((part) => (part.type !== 'text' && missing.includes(part.name) ? { ...part, pattern: `(?:${part.pattern})|${escapeRegex(placeholder(part.name))}` } : part));
+    return new RegExp(`^${variantSource(withPlaceholders)}$`);
+  }
+  let regex = variantRegexes.get(parts);
+  if (regex === undefined) variantRegexes.set(parts, (regex = new RegExp(`^${variantSource(parts)}$`)));
+  return regex;
 }
 
 /** What a path reads back as, for messages: `read back as a "x", b "y"`. */

@@ -205,6 +205,42 @@ test('a parameter that would be read from optional text written after it is no U
   assert.is(g.generate('same'), '/x/all');
 });
 
+test('one call names every parameter missing: the mandatory ones and the optional groups that could not be left out once they are given', () => {
+  const routes = new RouteCollection()
+    .add('slashes', new Route('/s/:a{/:b}{/:c}'))
+    .add('between', new Route('/t{/:a}/:m{/:b}/:n{/:c}'))
+    .add('texts', new Route('/s/:a{/page/:p}{/sort/:s}'));
+  const g = new UrlGenerator(routes);
+  const m = new UrlMatcher(routes);
+  const back = (url: string): unknown => {
+    const found = m.lookup(url, { method: 'GET', host: 'localhost', scheme: 'http' });
+    return found.kind === 'match' ? found.params : found.kind;
+  };
+  // Not "a", then "b" once a is given: the value of a in its place, c's would still read back as b.
+  const error = thrown(() => g.generate('slashes', { c: 'z' }));
+  assert.instance(error, MissingMandatoryParametersError);
+  assert.is(error.message, 'Some mandatory parameters are missing ("a", "b") to generate a URL for route "slashes": the optional group "{/:b}" cannot be left out before "{/:c}" ("/s/{a}/z" would read back as a "{a}", b "z").');
+  assert.equal((error as MissingMandatoryParametersError).missingParameters, ['a', 'b']);
+  assert.equal(back(g.generate('slashes', { a: 'x', b: 'y', c: 'z' })), { a: 'x', b: 'y', c: 'z' });
+  // In the pattern's order, however many mandatory ones stand between the groups.
+  assert.equal((thrown(() => g.generate('between', { c: 'z' })) as MissingMandatoryParametersError).missingParameters, ['a', 'm', 'b', 'n']);
+  assert.equal((thrown(() => g.generate('between', { m: 'w', c: 'z' })) as MissingMandatoryParametersError).missingParameters, ['a', 'b', 'n']);
+  assert.equal(back(g.generate('between', { a: 'v', m: 'w', b: 'x', n: 'y', c: 'z' })), { a: 'v', m: 'w', b: 'x', n: 'y', c: 'z' });
+  // A group whose text keeps a later value out of it is not named, nor is one with nothing written after it.
+  assert.equal((thrown(() => g.generate('texts', { s: 'new' })) as MissingMandatoryParametersError).missingParameters, ['a']);
+  assert.equal((thrown(() => g.generate('slashes', { b: 'y' })) as MissingMandatoryParametersError).missingParameters, ['a']);
+  assert.is(thrown(() => g.generate('slashes')).message, 'Some mandatory parameters are missing ("a") to generate a URL for route "slashes".');
+});
+
+test('a requirement decides which group a later value would be read into, so the value given may put one more group in the way', () => {
+  const g = new UrlGenerator(new RouteCollection().add('letters', new Route('{/:a}{/:b}{/:c}{/:d}', { requirements: { b: '[a-z]+' } })));
+  // `/1/2` reads back as a and c: b takes no digits, so c's group alone is in the way.
+  assert.equal((thrown(() => g.generate('letters', { a: '1', d: '2' })) as MissingMandatoryParametersError).missingParameters, ['c']);
+  assert.is(g.generate('letters', { a: '1', c: '3', d: '2' }), '/1/3/2');
+  // A c of letters would be b's: then b's group is in the way too.
+  assert.equal((thrown(() => g.generate('letters', { a: '1', c: 'x', d: '2' })) as MissingMandatoryParametersError).missingParameters, ['b']);
+});
+
 test('a mandatory parameter may come from the defaults', () => {
   assert.is(generator().generate('review', { id: 3 }), '/books/3/reviews/latest');
 });
