@@ -639,6 +639,11 @@ export class Request {
     let size = 0;
     // Destroying a node:http request cuts its socket before the 413 is written: leave it open, the server closes the connection after the answer.
     const fromSocket = source instanceof IncomingMessage;
+    // node:http drains a body nobody reads once the response has finished: read first after that, it
+    // would come back empty or cut short, silently. Only a body never declared (none, or of length 0) is read as what it is.
+    if (fromSocket && this.#response?.writableFinished === true && declaresBody(source)) {
+      throw new Error('The request body is read after the response was sent: node:http discards a body nobody reads once the answer is out; read it before answering (await request.bytes(), text() or json()).');
+    }
     if (fromSocket) cutBodyWhenConnectionEnds(source, this.#response);
     try {
       for await (const chunk of fromSocket ? source.iterator({ destroyOnReturn: false }) : source) {
@@ -747,6 +752,12 @@ function abortWhenClientLeaves(response: ServerResponse, controller: AbortContro
   };
   response.once('close', closed);
   if (response.socket === null) socket.once('close', closed);
+}
+
+/** Whether the request says it has a body: a Content-Length above 0, or a Transfer-Encoding. */
+function declaresBody(message: IncomingMessage): boolean {
+  const length = message.headers['content-length'];
+  return message.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /**

@@ -47,6 +47,11 @@ async function serverReadingInBackground(reads: Array<Promise<Outcome>>): Promis
       await new Promise((resolve) => setTimeout(resolve, 50));
       return new Response('ok\n');
     } } }));
+  // Its read begins once the answer is out: node:http has drained the body by then.
+  routes.add('after', new Route('/after', { methods: ['POST'], defaults: { _controller: (request: Request) => {
+    reads.push(new Promise((resolve) => setTimeout(() => resolve(outcomeOf(request.text())), 100)));
+    return new Response('ok\n');
+  } } }));
   return startTestServer({ kernel: { routes, env: 'prod', debug: false } });
 }
 
@@ -72,6 +77,14 @@ for (const scheme of SCHEMES) {
     const answer = await sendRaw(server, scheme, HALF_A_BODY('/json'), { waitMs: 300 });
     assert.is(rawStatus(answer), 200);
     assertCutAfterAnswer(await settlement(reads[0]));
+  });
+
+  test('a read begun after the answer, of a body that came whole, rejects saying it was read too late, not resolving empty', async () => {
+    const answer = await sendRaw(server, scheme, `POST /after HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: 10\r\nConnection: close\r\n\r\n0123456789`, { waitMs: 300 });
+    assert.is(rawStatus(answer), 200);
+    const outcome = await settlement(reads[0]);
+    assert.is(outcome.state, 'rejected', 'the late read does not pass for the body');
+    assert.match(outcome.error?.message ?? '', /^The request body is read after the response was sent: node:http discards a body nobody reads once the answer is out/);
   });
 
   test('a read begun before the answer rejects when the server closes the connection after it', async () => {
