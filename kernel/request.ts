@@ -770,6 +770,8 @@ function declaresBody(message: IncomingMessage): boolean {
 function cutBodyWhenConnectionEnds(message: IncomingMessage, response: ServerResponse | undefined): void {
   if (message.complete) return;
   const watch = (): void => {
+    // The rest came before the response finished (the usual case): nothing to cut, and no listener for its kept connection.
+    if (message.complete || message.destroyed) return;
     const socket = message.socket;
     const cut = (): void => {
       if (!message.complete && !message.destroyed) message.destroy(new MalformedRequestError('The connection closed before the whole body had come, after the response was sent: read the body before answering (await request.bytes(), text() or json()).'));

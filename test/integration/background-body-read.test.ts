@@ -1,5 +1,7 @@
 // A body a controller reads in the background, answering without awaiting the read, settles when its
 // connection ends after the response: node tells a request of that end only until its response has finished.
+import net from 'node:net';
+import tls from 'node:tls';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Response, type Request } from '../../kernel/index.js';
@@ -47,6 +49,8 @@ async function serverReadingInBackground(reads: Array<Promise<Outcome>>): Promis
       await new Promise((resolve) => setTimeout(resolve, 50));
       return new Response('ok\n');
     } } }));
+  // Awaits the whole body before it answers, as a controller should.
+  routes.add('awaited', new Route('/awaited', { methods: ['POST'], defaults: { _controller: async (request: Request) => new Response(`${(await request.text()).length}\n`) } }));
   // Its read begins once the answer is out: node:http has drained the body by then.
   routes.add('after', new Route('/after', { methods: ['POST'], defaults: { _controller: (request: Request) => {
     reads.push(new Promise((resolve) => setTimeout(() => resolve(outcomeOf(request.text())), 100)));
@@ -93,6 +97,32 @@ for (const scheme of SCHEMES) {
     assert.is(rawStatus(answer), 200);
     assert.match(answer, /\r\nConnection: close\r\n/i);
     assertCutAfterAnswer(await settlement(reads[0]));
+  });
+
+  test('a kept connection whose bodies come in two parts, read before each answer, gathers no listener per request', async () => {
+    const sockets: net.Socket[] = [];
+    for (const listening of server.running.servers) listening.on(scheme === 'https' ? 'secureConnection' : 'connection', (socket: net.Socket) => sockets.push(socket));
+    const port = Number(new URL(server.urls[scheme]).port);
+    const client = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
+    await new Promise((resolve) => client.once(scheme === 'https' ? 'secureConnect' : 'connect', resolve));
+    let received = '';
+    client.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    const closeListeners: number[] = [];
+    try {
+      for (let i = 1; i <= 12; i++) {
+        // The rest of the body comes after the read has begun: the request is not complete when it starts.
+        client.write('POST /awaited HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\n01234');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        client.write('56789');
+        for (let wait = 0; wait < 250 && (received.match(/HTTP\/1\.1 200/g) ?? []).length < i; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        closeListeners.push(sockets[0]?.listenerCount('close') ?? -1);
+      }
+    } finally {
+      client.destroy();
+    }
+    assert.is((received.match(/HTTP\/1\.1 200/g) ?? []).length, 12, 'every request answered on the one connection');
+    assert.is(closeListeners.at(-1), closeListeners[0], `the socket's close listeners stay as after the first request (${closeListeners.join(', ')})`);
   });
 
   test.run();
