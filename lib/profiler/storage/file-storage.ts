@@ -928,7 +928,8 @@ export class FileStorage implements ProfilerStorage {
    * has is not known). Deletable are this writer's segments and other writers' that are stale
    * (see SegmentFiles.deleteForSpace). When no segment holds only dropped profiles (one holds
    * them all: bounds far above what the disk holds), the one whose newest profile is the oldest
-   * goes. The index lines of a deleted segment are dropped by the compaction that follows
+   * goes, if it may: never a newer one in its place (its writer, live, frees its own when its
+   * saves fail). The index lines of a deleted segment are dropped by the compaction that follows
    * (reads of them find nothing meanwhile); a crash in between leaves them to the next one.
    * Returns how many segments were deleted.
    */
@@ -965,7 +966,13 @@ export class FileStorage implements ProfilerStorage {
     const byAge = [...newest.keys()];
     const deleted = await this.#segments.deleteForSpace(byAge.filter((name) => !kept.has(name)));
     if (deleted.length > 0) return deleted.length;
-    return (await this.#segments.deleteForSpace(byAge, 1)).length;
+    // The oldest segment still there (one deleted before may have lines left), and none past it when it may not go
+    // (another writer's, live): those further on hold profiles the bounds keep, the newest among them.
+    for (const name of byAge) {
+      if ((await ignoreMissing(stat(this.#segments.path(name)))) === undefined) continue;
+      return (await this.#segments.deleteForSpace([name])).length;
+    }
+    return 0;
   }
 
   #closedError(): ProfilerStorageError {

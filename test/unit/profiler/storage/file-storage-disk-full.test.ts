@@ -7,7 +7,7 @@ import { createApp } from '../../../../lib/app/index.js';
 import type { LogRecord } from '../../../../lib/log/index.js';
 import { FileLock } from '../../../../lib/fs/file-lock.js';
 import type { FileStorage } from '../../../../lib/profiler/storage/index.js';
-import { BASE_TIME, foundTokens, makeProfile, fileStorageSuite, referencedSegments, segmentFiles, simulatedDisk, tokenFor } from './fixtures.js';
+import { BASE_TIME, foundTokens, makeProfile, fileStorageSuite, referencedSegments, segmentFiles, simulatedDisk, tokenFor, until } from './fixtures.js';
 
 const { test, freshDir, storageIn } = fileStorageSuite('FileStorage on a full disk', 'file-storage-disk-full');
 
@@ -90,6 +90,38 @@ test('a disk smaller than the bounds: once full, the storage keeps what fits, dr
     assert.ok(kept.includes(tokenFor(199)), 'the newest is kept');
     for (const token of kept) assert.ok((await storage.read(token)) !== null, `${token} listed and readable`);
     assert.ok(errors.some((error) => (error as { code?: string }).code === 'HK_PROFILER_STORAGE_DISK_FULL'), 'the lowered bound is reported');
+  } finally {
+    disk.restore();
+  }
+});
+
+test("the newest profiles stay when those the bounds drop are another live writer's: a full disk deletes none of the kept ones", async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  const disk = simulatedDisk(dir);
+  const errors: Error[] = [];
+  try {
+    // Another holder of the index lock keeps compactions off while the two writers save.
+    const other = new FileLock(join(dir, 'index.lock'), undefined, { holderInfo: true });
+    assert.ok(await other.tryAcquire());
+    // The oldest 30 profiles in a live writer's segments (5 records each: a quarter of the bound)...
+    const older = storageIn(dir, { bounds: { maxProfiles: 20 } });
+    for (let batch = 0; batch < 3; batch++) {
+      await older.writeMany(Array.from({ length: 10 }, (_, i) => makeProfile(tokenFor(10 * batch + i), { time: BASE_TIME + 10 * batch + i })));
+    }
+    // ...the newest 5 in this writer's one segment: kept by any bound of 5 profiles or more.
+    const newer = storageIn(dir, { bounds: { maxProfiles: 20 }, onError: (error) => errors.push(error) });
+    const newest = Array.from({ length: 5 }, (_, i) => tokenFor(i, 2));
+    await newer.writeMany(newest.map((token, i) => makeProfile(token, { time: BASE_TIME + 100 + i })));
+    disk.capacity = disk.used();
+    await other.release();
+    // The save fails on the full disk; the writer frees space in the background.
+    await newer.write(makeProfile(tokenFor(5, 2), { time: BASE_TIME + 105 })).catch(() => {});
+    await until(async () => errors.some((error) => (error as { code?: string }).code === 'HK_PROFILER_STORAGE_DISK_FULL'));
+    assert.ok(errors.some((error) => (error as { code?: string }).code === 'HK_PROFILER_STORAGE_DISK_FULL'), 'the disk was found full');
+    // Whatever it deletes goes within a few file operations of that warning.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (const token of newest) assert.ok((await newer.read(token)) !== null, `${token}, among the newest, is still readable`);
   } finally {
     disk.restore();
   }
