@@ -94,6 +94,8 @@ const SHARD_DIR = /^[0-9a-f]{2}$/;
  * between two checks would fill it again).
  */
 const CHECK_EVERY_WRITES = 32;
+/** The fewest profiles a full disk lowers the count bound to (see #freeSpace), unless it is lower. */
+const FULL_DISK_MIN_PROFILES = 10;
 const CHECK_EVERY_MS = 1_000;
 /** Idle upkeep: bound checks, claim keep-alive. */
 const TIMER_MS = 5 * 60_000;
@@ -923,7 +925,8 @@ export class FileStorage implements ProfilerStorage {
    * The disk is full: a save, a lease or a compaction failed with ENOSPC or EDQUOT. A compaction
    * cannot free anything then (the lock file and the new index need room first), so this deletes
    * whole segment files, which needs no write and no lock: those all of whose profiles the bounds
-   * drop, the bounds first lowered to TRIM_TO of what the storage holds (so the next burst does
+   * drop, the bounds first lowered to TRIM_TO of what the storage holds, never below room for
+   * FULL_DISK_MIN_PROFILES of their size (so the next burst does
    * not fill the disk again; logged as a warning; kept until a restart, as the space the disk
    * has is not known). Deletable are this writer's segments and other writers' that are stale
    * (see SegmentFiles.deleteForSpace). When no segment holds only dropped profiles (one holds
@@ -944,8 +947,12 @@ export class FileStorage implements ProfilerStorage {
     if (before === null || after === null || before.ino !== after.ino || before.dev !== after.dev) return 0;
     const records = [...this.#index.oldestFirst()];
     if (records.length === 0) return 0;
-    const maxProfiles = Math.max(1, Math.floor(records.length * TRIM_TO));
-    const maxBytes = Math.max(1, Math.floor(this.#index.bytes * TRIM_TO));
+    // Never below room for FULL_DISK_MIN_PROFILES of the size held: a storage holding a handful (just
+    // started) would otherwise keep one profile until restarted after one moment of a disk filled by
+    // another program. A disk that holds fewer still gets its room: the oldest segment goes (below).
+    const floor = Math.min(FULL_DISK_MIN_PROFILES, this.bounds.maxProfiles);
+    const maxProfiles = Math.max(floor, Math.floor(records.length * TRIM_TO));
+    const maxBytes = Math.max(Math.ceil(this.#index.bytes / records.length) * floor, Math.floor(this.#index.bytes * TRIM_TO));
     if (maxProfiles < this.#effective.maxProfiles || maxBytes < this.#effective.maxBytes) {
       this.#effective.maxProfiles = Math.min(maxProfiles, this.#effective.maxProfiles);
       this.#effective.maxBytes = Math.min(maxBytes, this.#effective.maxBytes);

@@ -127,6 +127,33 @@ test("the newest profiles stay when those the bounds drop are another live write
   }
 });
 
+test('a disk full for a moment while the storage holds a handful lowers its bounds to no fewer than 10 profiles, not to one', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  const disk = simulatedDisk(dir);
+  const errors: Error[] = [];
+  try {
+    const storage = storageIn(dir, { onError: (error) => errors.push(error) });
+    await storage.writeMany([0, 1].map((i) => makeProfile(tokenFor(i), { time: BASE_TIME + i })));
+    // Another program fills the disk for a moment: one save fails.
+    disk.capacity = disk.used();
+    await storage.write(makeProfile(tokenFor(2), { time: BASE_TIME + 2 })).catch(() => {});
+    await until(async () => errors.some((error) => (error as { code?: string }).code === 'HK_PROFILER_STORAGE_DISK_FULL'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    disk.capacity = null;
+    const bounds = storage.effectiveBounds;
+    assert.ok(bounds.maxProfiles >= 10, `a count bound of ${bounds.maxProfiles}`);
+    for (let i = 3; i < 40; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+    await storage.compact();
+    const kept = await foundTokens(storage);
+    // A bound of 10, once exceeded, is trimmed to 75% of itself.
+    assert.ok(kept.length >= 7, `${kept.length} profiles kept`);
+    assert.ok(kept.includes(tokenFor(39)), 'the newest is kept');
+  } finally {
+    disk.restore();
+  }
+});
+
 test('the app logs the lowered bounds of a full disk once, as a warning, not as a failure', async () => {
   const dir = freshDir();
   await mkdir(dir, { recursive: true });
