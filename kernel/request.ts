@@ -757,7 +757,7 @@ function abortWhenClientLeaves(response: ServerResponse, controller: AbortContro
 /** Whether the request says it has a body: a Content-Length above 0, or a Transfer-Encoding. */
 function declaresBody(message: IncomingMessage): boolean {
   const length = message.headers['content-length'];
-  return message.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  return message.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) > 0);
 }
 
 /**

@@ -91,6 +91,12 @@ for (const scheme of SCHEMES) {
     assert.match(outcome.error?.message ?? '', /^The request body is read after the response was sent: node:http discards a body nobody reads once the answer is out/);
   });
 
+  test('a read begun after the answer of a request that declares no body (Content-Length: 00) resolves empty', async () => {
+    const answer = await sendRaw(server, scheme, `POST /after HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: 00\r\nConnection: close\r\n\r\n`, { waitMs: 300 });
+    assert.is(rawStatus(answer), 200);
+    assert.is((await settlement(reads[0])).state, 'resolved', 'no body was declared: there is nothing it could have lost');
+  });
+
   test('a read begun before the answer rejects when the server closes the connection after it', async () => {
     // The client stays (up to 5 s): the server closes the connection, Connection: close, its body half read.
     const answer = await sendRaw(server, scheme, HALF_A_BODY('/later'), { waitMs: SETTLE_WAIT_MS });
