@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type ServeOptions } from './serve-options.js';
 import { startServers, type RequestListener, type RunningServers } from './listen.js';
+import { DEBUG_YOUNG_GENERATION_BYTES, capYoungGeneration, nodeFlagGiven } from './young-generation.js';
 import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, type CertificateValidityProblem, type TlsCredentials } from './tls-certificate.js';
 import type { LogLevelInput } from '../log/logger.js';
 import type { Logger } from '../log/logger.js';
@@ -61,6 +62,7 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
   }
 
   setFlagsFromString(REGEXP_FALLBACK);
+  let stopCapping = () => {};
 
   if (options.debug) {
     // Debug pages show the whole stack; V8 keeps only 10 frames by default.
@@ -74,7 +76,9 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     // throughput; 20% cost a full collection every few thousand requests, about a quarter of a
     // debug request's CPU in process. A V8 heuristic only (read at each full collection); this
     // process is ours.
-    if (!process.execArgv.some((flag) => flag.startsWith('--heap-growing-percent'))) setFlagsFromString(DEBUG_HEAP_GROWING);
+    if (!nodeFlagGiven('--heap-growing-percent')) setFlagsFromString(DEBUG_HEAP_GROWING);
+    // And new space at 8 MB rather than 32: the same throughput, 20 MB less resident (see young-generation.ts).
+    stopCapping = capYoungGeneration(DEBUG_YOUNG_GENERATION_BYTES);
   }
 
   let app: App | undefined;
@@ -111,6 +115,7 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
       process.stderr.write(`${error.stack}\n`);
     }
     await app?.close().catch(() => {});
+    stopCapping();
     return 1;
   }
 
@@ -121,6 +126,7 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
   for (const url of running.urls) process.stdout.write(`listening on ${url}\n`);
 
   const signal = await shutdownSignal;
+  stopCapping();
   try {
     await running.close();
     await app.close();

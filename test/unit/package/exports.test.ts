@@ -22,6 +22,7 @@ test('the root entry exposes the kernel by the package name', async () => {
 test('subpaths expose routing, server, errors, log and app', async () => {
   assert.type((await import('http-kernel/routing')).RouteCollection, 'function');
   assert.type((await import('http-kernel/server')).startServers, 'function');
+  assert.type((await import('http-kernel/server')).capYoungGeneration, 'function');
   assert.type((await import('http-kernel/errors')).renderDebugPage, 'function');
   assert.type((await import('http-kernel/log')).Logger, 'function');
   assert.type((await import('http-kernel/app')).createKernel, 'function');
