@@ -11,8 +11,8 @@
  * `--max-semi-space-size` is read once, when the heap is made, so only node's command line sets
  * it. The growth factor (`--semi-space-growth-factor`, 2) is read at each growth: set to 1 once
  * new space has reached the cap, new space grows no further. V8 puts the factor back to 2 whenever
- * it makes a heap (each new Worker), so the cap is checked again once each Worker is up and after
- * every collection.
+ * it makes a heap (each new Worker): after each collection while a Worker is starting, and once it
+ * is up, the cap is set again.
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
@@ -48,17 +48,45 @@ export function nodeFlagGiven(flag: string, execArgv: readonly string[] = proces
 export function capYoungGeneration(maxBytes: number): () => void {
   if (!(maxBytes > 0)) throw new RangeError(`capYoungGeneration: maxBytes must be above 0, got ${maxBytes}`);
   if (YOUNG_GENERATION_FLAGS.some((flag) => nodeFlagGiven(flag))) return () => {};
-  const check = () => {
-    if (youngGenerationBytes() >= maxBytes) setFlagsFromString('--semi-space-growth-factor=1');
+  let stopped = false;
+  /** Workers started and not up yet: their heaps may be made at any moment. */
+  let starting = 0;
+  let observing = false;
+  const observer = new PerformanceObserver(() => check());
+  const observe = () => {
+    if (observing) return;
+    observer.observe({ entryTypes: ['gc'] });
+    observing = true;
   };
+  const check = () => {
+    if (stopped || youngGenerationBytes() < maxBytes) return;
+    setFlagsFromString('--semi-space-growth-factor=1');
+    // Capped: collections need no watching (nor their cost) until a Worker may set the factor back.
+    if (starting === 0 && observing) {
+      observer.disconnect();
+      observing = false;
+    }
+  };
+  const onWorker = (worker: Worker) => {
+    starting++;
+    observe();
+    let up = false;
+    const onUp = () => {
+      if (up) return;
+      up = true;
+      starting--;
+      check();
+    };
+    worker.once('online', onUp);
+    worker.once('exit', onUp);
+  };
+  observe();
   check();
-  const observer = new PerformanceObserver(check);
-  observer.observe({ entryTypes: ['gc'] });
-  // A Worker's heap is made on its own thread: set back to 1 as soon as it is up, not at the next collection.
-  const onWorker = (worker: Worker) => worker.once('online', check);
   process.on('worker', onWorker);
   return () => {
+    stopped = true;
     observer.disconnect();
+    observing = false;
     process.off('worker', onWorker);
   };
 }
