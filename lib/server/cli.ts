@@ -61,6 +61,9 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     return 0;
   }
 
+  // Listened for from here on: a supervisor that stops the server while it starts (a certificate
+  // being made, the storage being opened) sees it exit 0, not die of the signal.
+  const shutdown = listenForShutdown();
   setFlagsFromString(REGEXP_FALLBACK);
   let stopCapping = () => {};
 
@@ -83,8 +86,16 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
 
   let app: App | undefined;
   let running: RunningServers;
+  /** For a signal that came while starting: what was started is closed, and the exit is a clean one. */
+  const stopStarting = async (): Promise<number> => {
+    process.stderr.write(`serve: ${shutdown.received} while starting, stopping\n`);
+    stopCapping();
+    await app?.close();
+    return 0;
+  };
   try {
     const { tls, validity } = options.httpsPort === null ? {} : await loadTls(options);
+    if (shutdown.received !== undefined) return await stopStarting();
     // Loaded only now, so --help and usage errors neither wait for nor depend on the app.
     const { createApp } = await import('../app/index.js');
     const created: App = await createApp({
@@ -100,7 +111,8 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     app = created;
     if (validity !== undefined) warnOfValidity(created.logger, options.tlsCert!, validity);
     // The first request then finds a profile token waiting: it runs as every later one does.
-    await readyOrLate(created);
+    await readyOrLate(created, shutdown.signal);
+    if (shutdown.received !== undefined) return await stopStarting();
     running = await startServers(created.listener, {
       host: options.host,
       port: options.port,
@@ -116,16 +128,17 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     }
     await app?.close().catch(() => {});
     stopCapping();
+    shutdown.stopListening();
     return 1;
   }
 
   // Redirects to the other scheme go to the listeners' ports (a scheme without a listener keeps its port).
   if (app.schemePorts !== undefined) Object.assign(app.schemePorts, running.ports);
-  // Listened for before the lines go out: a supervisor may signal as soon as it reads them (a pipe's write is synchronous).
-  const shutdownSignal = nextShutdownSignal();
-  for (const url of running.urls) process.stdout.write(`listening on ${url}\n`);
+  // A signal that came while the listeners started: they close again, and no line says they listen.
+  if (shutdown.received === undefined) for (const url of running.urls) process.stdout.write(`listening on ${url}\n`);
+  else process.stderr.write(`serve: ${shutdown.received} while starting, stopping\n`);
 
-  const signal = await shutdownSignal;
+  const signal = await shutdown.signal;
   stopCapping();
   try {
     await running.close();
@@ -160,21 +173,38 @@ function warnOfValidity(logger: Logger, certPath: string, { problem, date }: Cer
   logger.withChannel('tls').warning(`The TLS certificate {file} is ${problem} ({field} {date}): https clients will refuse it`, { file: certPath, field, date: date.toISOString() });
 }
 
-/** Resolves with the first SIGTERM or SIGINT; a second one ends the process at once with exit code 1. */
-function nextShutdownSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    let received: NodeJS.Signals | undefined;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (received !== undefined) {
-        process.stderr.write(`serve: ${signal} again, exiting without waiting\n`);
-        process.exit(1);
-      }
-      received = signal;
-      resolve(signal);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
+interface Shutdown {
+  /** Resolves with the first SIGTERM or SIGINT. */
+  readonly signal: Promise<NodeJS.Signals>;
+  /** That signal, once it came. */
+  readonly received: NodeJS.Signals | undefined;
+  /** Removes the handlers (the process then dies of a signal again, as node's default). */
+  stopListening(): void;
+}
+
+/** Handles SIGTERM and SIGINT from now on: the first is `signal`; a second ends the process at once with exit code 1. */
+function listenForShutdown(): Shutdown {
+  let resolve!: (signal: NodeJS.Signals) => void;
+  const signal = new Promise<NodeJS.Signals>((done) => (resolve = done));
+  const shutdown = {
+    signal,
+    received: undefined as NodeJS.Signals | undefined,
+    stopListening() {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    },
+  };
+  const onSignal = (received: NodeJS.Signals) => {
+    if (shutdown.received !== undefined) {
+      process.stderr.write(`serve: ${received} again, exiting without waiting\n`);
+      process.exit(1);
+    }
+    shutdown.received = received;
+    resolve(received);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return shutdown;
 }
 
 function isOperationalError(error: unknown): boolean {
@@ -192,14 +222,14 @@ function describeStartupError(error: unknown, options: ServeOptions): string {
   return String(error);
 }
 
-/** Waits for the app to be ready, at most READY_WAIT_MS. */
-async function readyOrLate(app: App): Promise<void> {
+/** Waits for the app to be ready, at most READY_WAIT_MS, and no longer than until `stop` resolves. */
+async function readyOrLate(app: App, stop: Promise<unknown>): Promise<void> {
   if (app.ready === undefined) return;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, READY_WAIT_MS);
     timer.unref();
   });
-  await Promise.race([app.ready(), late]);
+  await Promise.race([app.ready(), late, stop]);
   clearTimeout(timer);
 }

@@ -114,6 +114,27 @@ test('a second SIGTERM during a graceful shutdown exits at once with 1', async (
   socket.destroy();
 });
 
+test('SIGTERM while starting (the certificate just made, the app not yet up) exits 0 without listening, as a supervisor stopping it expects', async () => {
+  const cwd = serveWorkDir();
+  const child = spawnServe(['--port', '0', '--https-port', '0'], cwd);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  const exited = exitOf(child);
+  // The line goes out once the certificate is made, before the app (the profiler's storage) is opened.
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      if (stderr.includes('created a self-signed development certificate')) resolve();
+    });
+    child.once('exit', () => reject(new Error(`bin/serve exited before making its certificate: ${stderr}`)));
+  });
+  child.kill('SIGTERM');
+  assert.is(await exited, 0, stderr);
+  assert.match(stderr, 'serve: SIGTERM while starting, stopping\n');
+  assert.is(stdout, '');
+});
+
 /** Whether a TCP connection to the port is accepted (and closes it at once). */
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
