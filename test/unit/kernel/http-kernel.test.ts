@@ -773,6 +773,25 @@ test('an unregistered controller name is refused with the registered names, at m
   assert.is(messageFor(new ControllerResolver(), 'home'), `${prefix} "home", nor under any other name.`);
 });
 
+test('the message for an unknown controller name is worked out once (a misconfigured route fails on every request) and again after a register()', () => {
+  const unused = () => new Response('unused');
+  const resolver = new ControllerResolver({ 'book.show': unused });
+  const messageAt = (path: string, name: string): string => {
+    const request = Request.create(path);
+    request.attributes.set('_controller', name);
+    return thrown(() => resolver.getController(request)).message;
+  };
+  const prefix = 'is not callable: no controller is registered as "book.shwo".';
+  assert.is(messageAt('/a', 'book.shwo'), `The controller for URI "/a" ${prefix} Did you mean "book.show"? The registered controllers are "book.show".`);
+  // The same name again, from another path: the path is the request's, the rest is kept.
+  assert.is(messageAt('/b', 'book.shwo'), `The controller for URI "/b" ${prefix} Did you mean "book.show"? The registered controllers are "book.show".`);
+  resolver.register('book.shew', unused);
+  assert.is(messageAt('/c', 'book.shwo'), `The controller for URI "/c" ${prefix} Did you mean "book.show"? The registered controllers are "book.shew", "book.show".`);
+  // More unknown names than are kept: each still gets its own message.
+  for (let i = 0; i < 70; i++) assert.match(messageAt('/d', `missing${i}`), `registered as "missing${i}".`);
+  assert.is(messageAt('/e', 'book.shwo'), `The controller for URI "/e" ${prefix} Did you mean "book.show"? The registered controllers are "book.shew", "book.show".`);
+});
+
 test('a stream response replaced in kernel.response, by setResponse() or by assignment, has its body destroyed; one kept is not', async () => {
   for (const how of ['setResponse', 'assign', 'keep'] as const) {
     const body = Readable.from(['never', 'read']);
