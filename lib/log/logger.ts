@@ -226,7 +226,7 @@ function stringify(value: unknown): string {
   try {
     if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
     if (value instanceof Error) return errorText(value);
-    return JSON.stringify(value, bigintAsText) ?? `[object ${classOf(value as object, 'Object')}]`;
+    return JSON.stringify(value, placeholderJson) ?? `[object ${classOf(value as object, 'Object')}]`;
   } catch {
     return `[object ${classOf(value as object, 'Object')}]`;
   }
@@ -264,8 +264,10 @@ function stringOf(read: () => unknown): string {
   }
 }
 
-function bigintAsText(_key: string, value: unknown): unknown {
-  return typeof value === 'bigint' ? value.toString() : value;
+/** JSON.stringify's replacer for an object in a placeholder: a bigint as its digits, an Error inside as the text an Error placeholder gets (JSON has `{}` for it). */
+function placeholderJson(_key: string, value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  return value instanceof Error ? errorText(value) : value;
 }
 
 function classOf(value: object, fallback: string): string {

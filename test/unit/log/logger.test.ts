@@ -116,6 +116,14 @@ test('an Error in a placeholder is written by its name and message, as Symfony\'
   assert.is(interpolate('{d}', { d: { id: 1 } }), '{"id":1}', 'other objects as before');
 });
 
+test('an Error inside an object or array in a placeholder is written as an Error placeholder is, not as the {} JSON has for it', () => {
+  class QuotaError extends Error {}
+  assert.is(interpolate('{ctx}', { ctx: { id: 7, error: new TypeError('x') } }), '{"id":7,"error":"TypeError: x"}');
+  assert.is(interpolate('{list}', { list: [new QuotaError('over'), 1] }), '["QuotaError: over",1]');
+  assert.is(interpolate('{deep}', { deep: { a: { b: new RangeError('') } } }), '{"a":{"b":"RangeError"}}');
+  assert.not.match(interpolate('{ctx}', { ctx: { error: new Error('x') } }), /\bat /, 'never its stack');
+});
+
 test('an Error of a class that sets no name of its own is written by its class, as Symfony writes an exception and the error pages name it, not as a plain "Error"', () => {
   class QuotaError extends Error {}
   assert.is(interpolate('{e}', { e: new QuotaError('over by 3') }), 'QuotaError: over by 3');
