@@ -11,8 +11,9 @@
  * `--max-semi-space-size` is read once, when the heap is made, so only node's command line sets
  * it. The growth factor (`--semi-space-growth-factor`, 2) is read at each growth: set to 1 once
  * new space has reached the cap, new space grows no further. V8 puts the factor back to 2 whenever
- * it makes a heap (each new Worker): after each collection while a Worker is starting, and once it
- * is up, the cap is set again.
+ * it makes a heap (each new Worker), and shrinks new space when it reduces memory (its memory
+ * reducer, once a server goes idle): the factor is set again after each collection and once each
+ * Worker is up, 1 at the cap and 2 below it.
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
@@ -39,54 +40,51 @@ export function nodeFlagGiven(flag: string, execArgv: readonly string[] = proces
   return names.includes(wanted);
 }
 
+/** The caps set and not stopped, in this thread: the smallest holds (the growth factor is one for the process). */
+const caps: number[] = [];
+/** Watches collections while a cap is set, for the process's life (see check). */
+let observer: PerformanceObserver | undefined;
+
+/**
+ * Sets the growth factor for new space as it is now: 1 at the cap or above, else 2 (V8's own). Set
+ * at each collection, not once: V8 shrinks new space (a collection reducing memory, as its memory
+ * reducer runs on a server gone idle, or a heap snapshot), which at 1 could never grow back; and a
+ * Worker's heap puts the factor back to 2 behind our back.
+ */
+function check(): void {
+  if (caps.length > 0) setFlagsFromString(`--semi-space-growth-factor=${youngGenerationBytes() < Math.min(...caps) ? 2 : 1}`);
+}
+
+/** A Worker's heap is made on its own thread: the cap is set again as soon as it is up, not at the next collection. */
+function onWorker(worker: Worker): void {
+  worker.once('online', check);
+}
+
 /**
  * Stops this thread's new space from growing once it is `maxBytes` or more. V8 doubles it (2, 4,
  * 8, 16, 32 MB), so it stops at the first of those at or above `maxBytes`; new space already larger
- * stays as it is. Does nothing when node was given one of the young generation's own flags. Returns a
- * function that stops checking. A process-wide V8 setting: for a process that is yours.
+ * stays as it is, and new space V8 shrinks grows back to the cap. Does nothing when node was given
+ * one of the young generation's own flags. Returns a function that stops checking. A process-wide V8
+ * setting (a Worker's new space stops growing too): for a process that is yours.
  */
 export function capYoungGeneration(maxBytes: number): () => void {
   if (!(maxBytes > 0)) throw new RangeError(`capYoungGeneration: maxBytes must be above 0, got ${maxBytes}`);
   if (YOUNG_GENERATION_FLAGS.some((flag) => nodeFlagGiven(flag))) return () => {};
-  let stopped = false;
-  /** Workers started and not up yet: their heaps may be made at any moment. */
-  let starting = 0;
-  let observing = false;
-  const observer = new PerformanceObserver(() => check());
-  const observe = () => {
-    if (observing) return;
+  caps.push(maxBytes);
+  if (observer === undefined) {
+    observer = new PerformanceObserver(check);
     observer.observe({ entryTypes: ['gc'] });
-    observing = true;
-  };
-  const check = () => {
-    if (stopped || youngGenerationBytes() < maxBytes) return;
-    setFlagsFromString('--semi-space-growth-factor=1');
-    // Capped: collections need no watching (nor their cost) until a Worker may set the factor back.
-    if (starting === 0 && observing) {
-      observer.disconnect();
-      observing = false;
-    }
-  };
-  const onWorker = (worker: Worker) => {
-    starting++;
-    observe();
-    let up = false;
-    const onUp = () => {
-      if (up) return;
-      up = true;
-      starting--;
-      check();
-    };
-    worker.once('online', onUp);
-    worker.once('exit', onUp);
-  };
-  observe();
+    process.on('worker', onWorker);
+  }
   check();
-  process.on('worker', onWorker);
+  let lifted = false;
   return () => {
-    stopped = true;
-    observer.disconnect();
-    observing = false;
+    if (lifted) return;
+    lifted = true;
+    caps.splice(caps.indexOf(maxBytes), 1);
+    if (caps.length > 0) return check();
+    observer!.disconnect();
+    observer = undefined;
     process.off('worker', onWorker);
   };
 }

@@ -11,19 +11,31 @@ const moduleUrl = new URL('../../../lib/server/young-generation.js', import.meta
  * objects alive so that enough survives each collection for V8 to grow new space, and yielding
  * after every 5,000 (the cap is checked after collections, from the event loop, as a server's
  * requests let it be). Prints the largest
- * new space seen, in bytes. `cap` caps it first; `worker` starts a Worker halfway through.
+ * new space seen, in bytes. `cap` caps it first; halfway through, `worker` starts a Worker,
+ * `shrink` has V8 shrink new space (a heap snapshot reduces memory, as its memory reducer does on
+ * an idle server) and `lift` lifts the cap; the largest is then of the second half only.
  */
-function largestNewSpace({ cap, worker = false, nodeArgs = [] }: { cap?: number; worker?: boolean; nodeArgs?: string[] }): number {
+function largestNewSpace({ cap, worker = false, shrink = false, lift = false, nodeArgs = [] }: { cap?: number; worker?: boolean; shrink?: boolean; lift?: boolean; nodeArgs?: string[] }): number {
   const script = `
     import { Worker } from 'node:worker_threads';
+    import { getHeapSnapshot } from 'node:v8';
     const { capYoungGeneration, youngGenerationBytes } = await import(${JSON.stringify(moduleUrl)});
-    ${cap === undefined ? '' : `capYoungGeneration(${cap});`}
+    const lift = ${cap === undefined ? '() => {}' : `capYoungGeneration(${cap})`};
     let kept = [];
     let largest = youngGenerationBytes();
     for (let chunk = 0; chunk < 1200; chunk++) {
       if (${worker} && chunk === 600) {
         const thread = new Worker('setTimeout(() => {}, 10)', { eval: true, resourceLimits: { maxYoungGenerationSizeMb: 6 } });
         await new Promise((resolve) => thread.once('online', resolve));
+      }
+      if (${shrink} && chunk === 600) {
+        for await (const _ of getHeapSnapshot());
+        if (youngGenerationBytes() > 2 * 1024 * 1024) throw new Error('the heap snapshot left new space as it was');
+        largest = 0;
+      }
+      if (${lift} && chunk === 600) {
+        lift();
+        largest = 0;
       }
       for (let i = 0; i < 5000; i++) {
         kept.push({ i, text: 'x' + i });
@@ -57,6 +69,12 @@ test('capYoungGeneration(8 MB): new space stops growing at 8 MB', () => {
 
 test('capYoungGeneration: a Worker started after the cap (V8 resets the growth factor for its heap) does not lift it', () => {
   const largest = largestNewSpace({ cap: 8 * MB, worker: true });
+  assert.ok(largest <= 8 * MB, `new space reached ${largest / MB} MB`);
+});
+
+test('capYoungGeneration: new space that V8 shrinks (reducing memory, as on an idle server) grows back to the cap, not frozen small', () => {
+  const largest = largestNewSpace({ cap: 8 * MB, shrink: true });
+  assert.ok(largest >= 4 * MB, `new space stayed at ${largest / MB} MB`);
   assert.ok(largest <= 8 * MB, `new space reached ${largest / MB} MB`);
 });
 
