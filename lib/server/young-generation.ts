@@ -64,7 +64,7 @@ function onWorker(worker: Worker): void {
  * Stops this thread's new space from growing once it is `maxBytes` or more. V8 doubles it (2, 4,
  * 8, 16, 32 MB), so it stops at the first of those at or above `maxBytes`; new space already larger
  * stays as it is, and new space V8 shrinks grows back to the cap. Does nothing when node was given
- * one of the young generation's own flags. Returns a function that stops checking. A process-wide V8
+ * one of the young generation's own flags. Returns a function that lifts the cap. A process-wide V8
  * setting (a Worker's new space stops growing too): for a process that is yours.
  */
 export function capYoungGeneration(maxBytes: number): () => void {
@@ -86,5 +86,6 @@ export function capYoungGeneration(maxBytes: number): () => void {
     observer!.disconnect();
     observer = undefined;
     process.off('worker', onWorker);
+    setFlagsFromString('--semi-space-growth-factor=2');
   };
 }

@@ -78,6 +78,10 @@ test('capYoungGeneration: new space that V8 shrinks (reducing memory, as on an i
   assert.ok(largest <= 8 * MB, `new space reached ${largest / MB} MB`);
 });
 
+test('capYoungGeneration: the function it returns lifts the cap, and new space grows past it again (main() in a process of its caller stops it)', () => {
+  assert.ok(largestNewSpace({ cap: 8 * MB, lift: true }) >= 16 * MB);
+});
+
 test('capYoungGeneration does nothing when node was started with a young generation flag of its own', () => {
   assert.ok(largestNewSpace({ cap: 8 * MB, nodeArgs: ['--max-semi-space-size=16'] }) >= 16 * MB);
 });
