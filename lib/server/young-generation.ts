@@ -36,8 +36,18 @@ export function youngGenerationBytes(): number {
 /** Whether node was started with `flag` (`--name` or `--name=value`, underscores or dashes), on its command line or in NODE_OPTIONS. */
 export function nodeFlagGiven(flag: string, execArgv: readonly string[] = process.execArgv, nodeOptions = process.env['NODE_OPTIONS'] ?? ''): boolean {
   const wanted = flag.replaceAll('_', '-');
-  const names = [...execArgv, ...nodeOptions.split(/\s+/)].map((arg) => arg.split('=', 1)[0]!.replaceAll('_', '-'));
+  const names = [...execArgv, ...nodeOptionsArgs(nodeOptions)].map((arg) => arg.split('=', 1)[0]!.replaceAll('_', '-'));
   return names.includes(wanted);
+}
+
+/**
+ * NODE_OPTIONS as node splits it: at spaces outside double quotes, which are dropped (a backslash
+ * in them escapes the next character). `"--max-semi-space-size=16"` is that flag, and a quoted
+ * value holding a flag's name (`--title="a --max-semi-space-size"`) is not.
+ */
+function nodeOptionsArgs(nodeOptions: string): string[] {
+  const args = nodeOptions.match(/(?:[^ "]|"(?:\\[^]|[^"\\])*"?)+/g) ?? [];
+  return args.map((arg) => arg.replace(/"((?:\\[^]|[^"\\])*)"?/g, (_quoted, inside: string) => inside.replace(/\\([^])/g, '$1')));
 }
 
 /** The caps set and not stopped, in this thread: the smallest holds (the growth factor is one for the process). */

@@ -100,4 +100,12 @@ test('nodeFlagGiven finds a flag on the command line or in NODE_OPTIONS, with or
   assert.not.ok(nodeFlagGiven('--heap-growing-percent', [], ''));
 });
 
+test('nodeFlagGiven reads NODE_OPTIONS as node does: a double-quoted flag is that flag, a flag\'s name inside a quoted value is none', () => {
+  assert.ok(nodeFlagGiven('--max-semi-space-size', [], '"--max-semi-space-size=16"'));
+  assert.ok(nodeFlagGiven('--max-semi-space-size', [], '--title "a b" "--max-semi-space-size"=16'));
+  assert.ok(nodeFlagGiven('--max-semi-space-size', [], '--require "dir\\"with quote.js" --max-semi-space-size=4'));
+  assert.not.ok(nodeFlagGiven('--max-semi-space-size', [], '--title="a --max-semi-space-size=4"'));
+  assert.not.ok(nodeFlagGiven('--max-semi-space-size', [], '--title="a \\" --max-semi-space-size=4"'));
+});
+
 test.run();
