@@ -62,8 +62,18 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
   }
 
   // Listened for from here on: a supervisor that stops the server while it starts (a certificate
-  // being made, the storage being opened) sees it exit 0, not die of the signal.
+  // being made, the storage being opened) sees it exit 0, not die of the signal. Until main()
+  // returns only: a caller that goes on has its signals back.
   const shutdown = listenForShutdown();
+  try {
+    return await serve(options, shutdown);
+  } finally {
+    shutdown.stopListening();
+  }
+}
+
+/** Starts the app and its servers, and closes them on the first signal; resolves to the exit code. */
+async function serve(options: ServeOptions, shutdown: Shutdown): Promise<number> {
   setFlagsFromString(REGEXP_FALLBACK);
   let stopCapping = () => {};
 
@@ -128,7 +138,6 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     }
     await app?.close().catch(() => {});
     stopCapping();
-    shutdown.stopListening();
     return 1;
   }
 

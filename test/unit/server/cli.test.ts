@@ -75,4 +75,44 @@ test('bin/serve runs regular expressions that backtrack too much on V8\'s linear
   assert.is(result.stdout, 'false', result.stderr);
 });
 
+test('main() called in a process of its own caller takes its SIGTERM and SIGINT handlers away when it returns, stopped while starting or after serving', async () => {
+  const { main } = await import('../../../lib/server/cli.js');
+  const args = ['--port', '0', '--https-port', 'off', '--no-debug', '--log-level', 'off'];
+  const handlers = () => ({ SIGTERM: process.listenerCount('SIGTERM'), SIGINT: process.listenerCount('SIGINT') });
+  const before = handlers();
+  const { stdout, stderr, restore } = captureOutput();
+  try {
+    // Handlers are in place once main() has been called: the signal comes while it starts.
+    const starting = main(args, {});
+    process.emit('SIGTERM', 'SIGTERM');
+    assert.is(await starting, 0);
+    assert.equal(handlers(), before, 'stopped while starting');
+    assert.equal(stderr, ['serve: SIGTERM while starting, stopping\n']);
+    assert.equal(stdout, []);
+
+    const serving = main(args, {});
+    while (stdout.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.match(stdout[0]!, /^listening on http:\/\/127\.0\.0\.1:\d+\n$/);
+    process.emit('SIGINT', 'SIGINT');
+    assert.is(await serving, 0);
+    assert.equal(handlers(), before, 'stopped after serving');
+  } finally {
+    restore();
+  }
+});
+
+/** What process.stdout and process.stderr are given from now until restore(), kept from the terminal. */
+function captureOutput() {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const writes = { stdout: process.stdout.write, stderr: process.stderr.write };
+  process.stdout.write = (chunk: string | Uint8Array) => stdout.push(String(chunk)) > 0;
+  process.stderr.write = (chunk: string | Uint8Array) => stderr.push(String(chunk)) > 0;
+  const restore = () => {
+    process.stdout.write = writes.stdout;
+    process.stderr.write = writes.stderr;
+  };
+  return { stdout, stderr, restore };
+}
+
 test.run();
