@@ -267,7 +267,16 @@ function stringOf(read: () => unknown): string {
 /** JSON.stringify's replacer for an object in a placeholder: a bigint as its digits, an Error inside as the text an Error placeholder gets (JSON has `{}` for it). */
 function placeholderJson(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
-  return value instanceof Error ? errorText(value) : value;
+  return isError(value) ? errorText(value) : value;
+}
+
+/** `instanceof Error`, false where asking throws (a Proxy's getPrototypeOf trap): the rest of the object is still written. */
+function isError(value: unknown): value is Error {
+  try {
+    return value instanceof Error;
+  } catch {
+    return false;
+  }
 }
 
 function classOf(value: object, fallback: string): string {

@@ -124,6 +124,12 @@ test('an Error inside an object or array in a placeholder is written as an Error
   assert.not.match(interpolate('{ctx}', { ctx: { error: new Error('x') } }), /\bat /, 'never its stack');
 });
 
+test('an object inside a placeholder that is a Proxy whose getPrototypeOf trap throws is written as JSON has it, not the whole value as [object Object]', () => {
+  const hostile = new Proxy({ a: 1 }, { getPrototypeOf: () => { throw new Error('trap'); } });
+  assert.is(interpolate('{ctx}', { ctx: { id: 2, hostile } }), '{"id":2,"hostile":{"a":1}}');
+  assert.is(interpolate('{list}', { list: [hostile, new TypeError('x')] }), '[{"a":1},"TypeError: x"]');
+});
+
 test('an Error of a class that sets no name of its own is written by its class, as Symfony writes an exception and the error pages name it, not as a plain "Error"', () => {
   class QuotaError extends Error {}
   assert.is(interpolate('{e}', { e: new QuotaError('over by 3') }), 'QuotaError: over by 3');
