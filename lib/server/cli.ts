@@ -90,7 +90,7 @@ async function serve(options: ServeOptions, shutdown: Shutdown): Promise<number>
     // debug request's CPU in process. A V8 heuristic only (read at each full collection); this
     // process is ours.
     if (!nodeFlagGiven('--heap-growing-percent')) setFlagsFromString(DEBUG_HEAP_GROWING);
-    // And new space at 8 MB rather than 32: the same throughput, 20 MB less resident (see young-generation.ts).
+    // And new space at 8 MB rather than 32: the same throughput, about 30 MB less resident (see young-generation.ts).
     stopCapping = capYoungGeneration(DEBUG_YOUNG_GENERATION_BYTES);
   }
 

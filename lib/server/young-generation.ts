@@ -6,7 +6,7 @@
  * allocates fast and keeps things briefly, as a debug server recording every request does,
  * reaches that maximum within a second, and all of it stays resident. Half of it, or a quarter,
  * serves as well: what survives a collection is the requests in flight, not the size of the space
- * (bench/README.md: 8 MB kept throughput as it was and the profiler bench's peak RSS 20 MB lower).
+ * (bench/README.md: 8 MB kept throughput as it was and the profiler bench's peak RSS about 30 MB lower).
  *
  * `--max-semi-space-size` is read once, when the heap is made, so only node's command line sets
  * it. The growth factor (`--semi-space-growth-factor`, 2) is read at each growth: set to 1 once

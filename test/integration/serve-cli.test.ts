@@ -131,6 +131,8 @@ test('SIGTERM while starting (the certificate just made, the app not yet up) exi
   });
   child.kill('SIGTERM');
   assert.is(await exited, 0, stderr);
+  // On a loaded machine the listeners may be up before the signal is handled: then it is the usual shutdown.
+  if (stdout.includes('listening on')) return;
   assert.match(stderr, 'serve: SIGTERM while starting, stopping\n');
   assert.is(stdout, '');
 });
