@@ -75,6 +75,13 @@ for (const scheme of SCHEMES) {
     assert.ok(text.includes(`Uncaught error: NotFoundHttpError: "${message}"`), 'the request\'s own log record is listed');
   });
 
+  test('the debug 404 names where it was thrown in X-Debug-Exception-File: the .ts source, URL-encoded, and its line', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt');
+    const file = String(response.headers['x-debug-exception-file']);
+    assert.match(file, /^[^/:\s]+:\d+$/, 'the path is percent-encoded, the line after a colon');
+    assert.match(decodeURIComponent(file), /^\/.*\/lib\/routing\/router-listener\.ts:[1-9]\d*$/);
+  });
+
   test('a Referer is quoted at the end of the 404 message', async () => {
     const response = await fetchFrom(server, scheme, '/robots.txt', { headers: { referer: 'http://example.test/page' } });
     assert.is(response.status, 404);
