@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
+import { Response, type Request } from '../../kernel/index.js';
 import type { LogEntry, LogRecord } from '../../lib/log/index.js';
+import { Route, RouteCollection } from '../../lib/routing/index.js';
 import { MemoryStorage } from '../../lib/profiler/storage/index.js';
 import { SCHEMES, agentFrom, decodeEntities, fetchFrom, header, savedProfile, startTestServer, type TestServer } from './harness.js';
 import { serveWorkDir, startServe, stopServes } from './serve-process.js';
@@ -60,6 +62,50 @@ for (const scheme of SCHEMES) {
     const logs = body.collectors.logger.logs;
     assert.ok(logs.some((record: any) => record.levelName === 'ERROR' && record.message.startsWith('Uncaught error: NotFoundHttpError')));
     for (const record of logs) for (const field of ['time', 'level', 'channel', 'message', 'context']) assert.ok(field in record, field);
+  });
+
+  test('a profile as JSON is {token, parent, children, ip, method, url, time, status, collectors}; each exception {class, message, status, frames}, each log record {time, level, channel, message, context}', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt');
+    const token = header(response.headers['x-debug-token']);
+    const previous = header(response.headers['x-previous-debug-token']);
+    await savedProfile(server, token);
+    const { status, body } = await json(server, scheme, `/_profiler/${token}`);
+    assert.is(status, 200);
+    assert.equal(Object.keys(body).sort(), ['children', 'collectors', 'ip', 'method', 'parent', 'status', 'time', 'token', 'url']);
+    assert.is(body.token, token);
+    assert.is(body.parent, null);
+    assert.equal(body.children, [previous]);
+    assert.is(body.ip, '127.0.0.1');
+    assert.is(body.method, 'GET');
+    assert.is(body.url, `${origin}/robots.txt`);
+    assert.ok(Number.isInteger(body.time) && Math.abs(Date.now() - body.time) < 60_000, `time is epoch milliseconds: ${body.time}`);
+    assert.is(body.status, 404);
+    const exceptions = body.collectors.exception.exceptions;
+    assert.equal(exceptions.map((e: any) => [e.class, e.message, e.status]), [
+      ['NotFoundHttpError', `No route found for "GET ${origin}/robots.txt"`, 404],
+      ['ResourceNotFoundError', 'No routes found for "/robots.txt/".', 404],
+    ]);
+    for (const exception of exceptions) {
+      assert.ok(Array.isArray(exception.frames) && exception.frames.length > 0, exception.class);
+      for (const frame of exception.frames) assert.ok('file' in frame && 'line' in frame, exception.class);
+    }
+    const logs = body.collectors.logger.logs;
+    assert.ok(logs.length > 0);
+    for (const record of logs) {
+      assert.type(record.time, 'number');
+      assert.type(record.level, 'number');
+      assert.type(record.channel, 'string');
+      assert.type(record.message, 'string');
+      assert.type(record.context, 'object');
+    }
+    assert.ok(logs.some((record: any) => record.channel === 'request' && record.message.startsWith('Uncaught error: NotFoundHttpError')));
+  });
+
+  test('the router logs Matched route "<name>". at INFO on the request channel, in the request\'s profile', async () => {
+    const response = await fetchFrom(server, scheme, '/health');
+    const profile = await savedProfile(server, header(response.headers['x-debug-token']));
+    const matched = profile.collectors.logger.logs.filter((record: any) => record.message.startsWith('Matched route'));
+    assert.equal(matched.map((record: any) => [record.message, record.level, record.channel]), [['Matched route "health".', 6, 'request']], 'INFO is syslog level 6');
   });
 
   test('the HTML panel shows exceptions, logs and stack traces with source lines; the default panel is the exception', async () => {
@@ -282,6 +328,87 @@ for (const scheme of SCHEMES) {
         assert.ok(paths.length > 0 && paths.every((path) => path === `/concurrent-${i}-end`), `profile ${i}: ${paths.join(' ')}`);
       }),
     );
+  });
+
+  test.run();
+}
+
+/** A MemoryStorage whose saves wait until `open()`: the profiles stay unsaved meanwhile. */
+class HeldStorage extends MemoryStorage {
+  #open: Promise<void>;
+  open!: () => void;
+  constructor() {
+    super();
+    this.#open = new Promise((resolve) => (this.open = resolve));
+  }
+  override async writeMany(profiles: Parameters<MemoryStorage['writeMany']>[0]): Promise<void> {
+    await this.#open;
+    return super.writeMany(profiles);
+  }
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`profiler before the save over ${scheme}`);
+  let server: TestServer;
+  let storage: HeldStorage;
+
+  test.before(async () => {
+    storage = new HeldStorage();
+    server = await startTestServer({ app: { profiler: { storage } } });
+  });
+  test.after(async () => {
+    storage.open();
+    await server.close();
+  });
+
+  test('the toolbar /_wdt/<token> and the panel of a profile not saved yet are served', async () => {
+    const home = await fetchFrom(server, scheme, '/');
+    const token = header(home.headers['x-debug-token']);
+    assert.ok(home.body.includes(`/_wdt/${token}`), 'the page has the loader');
+    // Past kernel.terminate: the profile waits in the queue for its save.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.is(await storage.read(token), null, 'not saved yet');
+    const bar = await fetchFrom(server, scheme, `/_wdt/${token}`);
+    assert.is(bar.status, 200);
+    assert.match(bar.body, 'id="hk-toolbar"');
+    assert.match(bar.body, `href="/_profiler/${token}?panel=request"`);
+    assert.match(bar.body, '>200<');
+    const panel = await fetchFrom(server, scheme, `/_profiler/${token}`, { headers: { accept: 'application/json' } });
+    assert.is(panel.status, 200);
+    assert.is(JSON.parse(panel.body).token, token);
+  });
+
+  test.run();
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`script in a request body over ${scheme}`);
+  let server: TestServer;
+
+  test.before(async () => {
+    const routes = new RouteCollection()
+      .add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json(await request.json()) } }))
+      .add('note', new Route('/note', { methods: ['POST'], defaults: { _controller: async (request: Request) => new Response(`${(await request.text()).length} characters`) } }));
+    server = await startTestServer({ kernel: { routes, env: 'dev', debug: true, profiler: { storage: new MemoryStorage() } } });
+  });
+  test.after(async () => server.close());
+
+  test('script tags in a JSON and a text body are escaped on the request panel, and intact in the JSON', async () => {
+    for (const [path, type, body] of [
+      ['/echo', 'application/json', '{"note":"<script>alert(5)</script>"}'],
+      ['/note', 'text/plain', '</pre><script>alert(6)</script>'],
+    ] as const) {
+      const response = await fetchFrom(server, scheme, path, { method: 'POST', headers: { 'content-type': type }, body });
+      assert.is(response.status, 200, path);
+      const token = header(response.headers['x-debug-token']);
+      await savedProfile(server, token);
+      const page = await fetchFrom(server, scheme, `/_profiler/${token}?panel=request`);
+      assert.is(page.status, 200, path);
+      assert.not.ok(/<script>alert/.test(page.body), `${path}: no script injected`);
+      assert.ok(decodeEntities(page.body).includes('<script>alert('), `${path}: the body is shown, escaped`);
+      const profile = await fetchFrom(server, scheme, `/_profiler/${token}`, { headers: { accept: 'application/json' } });
+      assert.ok(JSON.stringify(JSON.parse(profile.body).collectors.request).includes('<script>alert('), `${path}: the value itself is intact`);
+    }
   });
 
   test.run();

@@ -551,6 +551,41 @@ test('the timeline starts with the request\'s first dispatch: no listener starts
   assert.ok(time.periods.every((period) => period.start >= 0));
 });
 
+test('a record written outside any request, while requests are in flight, goes to no profile', async () => {
+  const storage = new MemoryStorage();
+  let arrived!: () => void;
+  let proceed!: () => void;
+  const inController = new Promise<void>((resolve) => (arrived = resolve));
+  const gate = new Promise<void>((resolve) => (proceed = resolve));
+  let app: ReturnType<typeof createKernel>;
+  const routes = new RouteCollection().add('slow', new Route('/slow', { defaults: { _controller: async () => {
+    app.logger.info('Inside the request');
+    arrived();
+    await gate;
+    return new Response('ok');
+  } } }));
+  app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage, saveDelayMs: 0 } });
+  try {
+    const pending = Promise.all([run(app, '/slow'), run(app, '/slow')]);
+    await inController;
+    // Test code, a timer and a microtask started here run outside any request.
+    app.logger.warning('Written by the process');
+    await new Promise<void>((resolve) => setTimeout(() => (app.logger.warning('Written by a timer'), resolve()), 5));
+    await Promise.resolve().then(() => app.logger.warning('Written by a microtask'));
+    proceed();
+    const responses = await pending;
+    await app.close();
+    for (const response of responses) {
+      const profile = await storage.read(response.getHeader('x-debug-token')!);
+      const messages = (profile!.collectors.logger as { logs: Array<{ message: string }> }).logs.map((record) => record.message);
+      assert.equal(messages, ['Matched route "slow".', 'Inside the request']);
+    }
+  } finally {
+    proceed();
+    await app!.close();
+  }
+});
+
 test('what kernel.terminate listeners log is in their request\'s profile; what a failing save logs carries no request', async () => {
   const inner = new MemoryStorage();
   let failing = false;
