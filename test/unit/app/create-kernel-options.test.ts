@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -15,7 +18,7 @@ import {
 } from '../../../kernel/index.js';
 import { createKernel, type KernelOptions } from '../../../lib/app/index.js';
 import type { LogRecord } from '../../../lib/log/index.js';
-import { MemoryStorage } from '../../../lib/profiler/index.js';
+import { FileStorage, MemoryStorage, ThreadedFileStorage } from '../../../lib/profiler/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import { thrown } from '../helpers.js';
 
@@ -251,6 +254,30 @@ test('the body limit given to createKernel holds on the wire: a larger body is a
       await new Promise((resolve) => server.close(resolve));
     }
   });
+});
+
+/** The file storage the profiler of `app` made for itself. */
+function fileStorageOf(app: ReturnType<typeof createKernel>): FileStorage | ThreadedFileStorage {
+  const storage = app.profiler!.storage;
+  assert.ok(storage instanceof FileStorage || storage instanceof ThreadedFileStorage, 'a file storage');
+  return storage;
+}
+
+test('the profiler\'s own file storage keeps 2 days, 10,000 profiles and 512 MiB by default; a bound given replaces that one alone', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'http-kernel-bounds-'));
+  try {
+    for (const thread of [false, true]) {
+      await withKernel({ debug: true, profiler: { dir, thread } }, async (app) => {
+        assert.equal({ ...fileStorageOf(app).bounds }, { maxAge: 2 * 24 * 60 * 60 * 1000, maxProfiles: 10_000, maxBytes: 512 * 1024 * 1024 }, `thread ${thread}`);
+      });
+      await withKernel({ debug: true, profiler: { dir, thread, bounds: { maxProfiles: 50 } } }, async (app) => {
+        assert.equal({ ...fileStorageOf(app).bounds }, { maxAge: 2 * 24 * 60 * 60 * 1000, maxProfiles: 50, maxBytes: 512 * 1024 * 1024 }, `thread ${thread}`);
+      });
+    }
+    assert.equal({ ...new MemoryStorage().bounds }, { maxAge: 2 * 24 * 60 * 60 * 1000, maxProfiles: 10_000, maxBytes: 512 * 1024 * 1024 }, 'the memory storage too');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();
