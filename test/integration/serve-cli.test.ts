@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
@@ -35,6 +36,28 @@ test('serves http and https, prints one line per listener, exits 0 on SIGTERM', 
   }
   await agent.close();
   await stopsCleanly(child);
+});
+
+test('without --tls-cert, a self-signed certificate for localhost and 127.0.0.1 is made under var/tls/ and served over https; the next start serves it again', async () => {
+  const cwd = serveWorkDir();
+  const certFile = join(cwd, 'var', 'tls', 'dev-cert.pem');
+  const fingerprints: string[] = [];
+  for (const run of ['first', 'second']) {
+    const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', '0'], cwd);
+    assert.ok(existsSync(certFile), `${run} start: the certificate is cached in var/tls/`);
+    const cached = readFileSync(certFile, 'utf8');
+    assert.match(new X509Certificate(cached).subjectAltName ?? '', /DNS:localhost.*IP Address:127\.0\.0\.1/);
+    // A client that trusts the cached certificate alone checks it against 127.0.0.1 and gets its answer.
+    const agent = new Agent({ connect: { ca: cached } });
+    const response = await request(`${urls[1]}/health`, { dispatcher: agent });
+    assert.is(response.statusCode, 200);
+    await response.body.dump();
+    await agent.close();
+    fingerprints.push(new X509Certificate(cached).fingerprint256);
+    assert.is(stderr().includes('created a self-signed development certificate'), run === 'first', `${run} start: made only once`);
+    await stopsCleanly(child);
+  }
+  assert.is(fingerprints[0], fingerprints[1], 'the same certificate both times');
 });
 
 test('source maps are on before any module loads: the stack traces of the ERROR lines on stderr name the .ts sources', async () => {
@@ -158,6 +181,24 @@ test('--no-debug serves plain error pages', async () => {
   assert.not.ok(body.includes('Stack Trace'));
   assert.not.ok(body.includes('No route found'));
   await stopsCleanly(child, 'SIGINT');
+});
+
+test('--env prod without --debug has no profiler at all: no token, no profiler pages, the plain error page, no profile directory', async () => {
+  const cwd = serveWorkDir();
+  const { child, urls } = await startServe(['--port', '0', '--https-port', 'off', '--env', 'prod'], cwd);
+  const response = await request(`${urls[0]}/robots.txt`);
+  assert.is(response.statusCode, 404);
+  assert.is(response.headers['x-debug-token'], undefined);
+  assert.is(response.headers['x-debug-exception'], undefined);
+  const body = await response.body.text();
+  assert.not.ok(body.includes('Stack Trace') || body.includes('No route found'), 'the plain page');
+  for (const path of ['/_profiler/', '/_profiler/latest', '/_wdt/abcdef']) {
+    const page = await request(`${urls[0]}${path}`);
+    assert.is(page.statusCode, 404, path);
+    await page.body.dump();
+  }
+  await stopsCleanly(child);
+  assert.not.ok(existsSync(join(cwd, 'var', 'profiler')), 'no profile directory made');
 });
 
 test('--no-profiler keeps the debug error pages and records nothing', async () => {
