@@ -130,6 +130,20 @@ for (const scheme of SCHEMES) {
     assert.ok(logger.includes('Uncaught error: NotFoundHttpError'));
   });
 
+  test('the default panel is the exception one when there is one, else the request one; a main profile and its sub-request link to each other', async () => {
+    const selected = (html: string): string => /<main class="panel" id="panel-([^"]+)">/.exec(html)?.[1] ?? '';
+    const failed = await fetchFrom(server, scheme, '/robots.txt');
+    const token = header(failed.headers['x-debug-token']);
+    const previous = header(failed.headers['x-previous-debug-token']);
+    const ok = header((await fetchFrom(server, scheme, '/health')).headers['x-debug-token']);
+    for (const saved of [token, previous, ok]) await savedProfile(server, saved);
+    const main = (await fetchFrom(server, scheme, `/_profiler/${token}`)).body;
+    assert.is(selected(main), 'exception');
+    assert.is(selected((await fetchFrom(server, scheme, `/_profiler/${ok}`)).body), 'request');
+    assert.match(main, `href="/_profiler/${previous}"`, 'the main profile links to its sub-request');
+    assert.match((await fetchFrom(server, scheme, `/_profiler/${previous}`)).body, `href="/_profiler/${token}"`, 'the sub-request links to its parent');
+  });
+
   test('the debug error page links to the panel of its request', async () => {
     const response = await fetchFrom(server, scheme, '/robots.txt');
     const token = header(response.headers['x-debug-token']);
@@ -150,6 +164,20 @@ for (const scheme of SCHEMES) {
     assert.ok(body.results.some((r: any) => r.parent !== null), 'sub-request profiles are listed');
     const none = await fetchFrom(server, scheme, '/_profiler/search?url=no-such-thing-anywhere');
     assert.match(none.body, /No results found/);
+  });
+
+  test('the search count reads exactly "N results found", "1 result found" or "No results found", above a row per result whose token links to its panel', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt');
+    const token = header(response.headers['x-debug-token']);
+    const previous = header(response.headers['x-previous-debug-token']);
+    for (const saved of [token, previous]) await savedProfile(server, saved);
+    const two = await fetchFrom(server, scheme, '/_profiler/search?status=404&limit=2');
+    assert.match(two.body, '<h2 class="result-count">2 results found</h2>');
+    assert.ok(two.body.indexOf('2 results found') < two.body.indexOf('<table'), 'the count above the table');
+    assert.match(two.body, `<a class="mono" href="/_profiler/${token}">${token}</a>`);
+    assert.match(two.body, `<a class="mono" href="/_profiler/${previous}">${previous}</a>`, 'the sub-request is listed too');
+    assert.match((await fetchFrom(server, scheme, '/_profiler/search?status=404&limit=1')).body, '<h2 class="result-count">1 result found</h2>');
+    assert.match((await fetchFrom(server, scheme, '/_profiler/search?status=599')).body, '<h2 class="result-count">No results found</h2>');
   });
 
   test('bad search input is a 400 naming the filter, with the headers of every profiler answer, as HTML and as JSON', async () => {
