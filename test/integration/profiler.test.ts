@@ -489,6 +489,28 @@ access('a client outside --profiler-allow gets 404 for profiler pages, the plain
   }
 });
 
+access('behind a proxy in --trusted-proxies, the client it forwards is the one judged: an outside client gets 404 and the plain page, a loopback one the profiler', async () => {
+  const server = await startTestServer({ app: { trustedProxies: ['127.0.0.1'], debugAllow: ['127.0.0.1/32'], profiler: { storage: new MemoryStorage() } } });
+  try {
+    for (const scheme of SCHEMES) {
+      const outside = { 'x-forwarded-for': '203.0.113.7' };
+      const page = await fetchFrom(server, scheme, '/_profiler/', { headers: outside });
+      assert.is(page.status, 404, scheme);
+      assert.not.ok(page.body.includes('results found'), scheme);
+      const error = await fetchFrom(server, scheme, '/robots.txt', { headers: outside });
+      assert.is(error.status, 404);
+      assert.not.ok(error.body.includes('Stack Trace') || error.body.includes('No route found'), `${scheme}: the plain page`);
+      assert.is(error.headers['x-debug-token'], undefined, scheme);
+      assert.is(error.headers['x-debug-exception'], undefined, scheme);
+      const local = await fetchFrom(server, scheme, '/_profiler/', { headers: { 'x-forwarded-for': '127.0.0.1' } });
+      assert.is(local.status, 200, scheme);
+      assert.match(local.body, /results? found/);
+    }
+  } finally {
+    await server.close();
+  }
+});
+
 access('a loopback client naming a host another site could own (DNS rebinding, a tunnel) gets 404 for profiler pages and the plain error page; IP addresses, localhost names and trusted hosts get them; a hidden host is logged once; a refused one gets its 400 alone', async () => {
   const server = await startTestServer({ app: { profiler: { storage: new MemoryStorage() } } });
   const trusting = await startTestServer({ app: { trustedHosts: ['myapp.test', '127.0.0.1'], profiler: { storage: new MemoryStorage() } } });
