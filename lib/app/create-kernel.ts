@@ -43,6 +43,7 @@ import {
   type RedactionOptions,
   type StorageBounds,
 } from '../profiler/index.js';
+import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH, isTokenLength } from '../profiler/token.js';
 import { checkTrustedProxies, createRequestListener, type KernelRequestListener } from '../server/node-adapter.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
@@ -463,12 +464,15 @@ function checkProfilerOptions(profiler: unknown): void {
   for (const name of Object.keys(profiler)) {
     if (!Object.hasOwn(KNOWN_PROFILER_OPTIONS, name)) throw new TypeError(`The profiler has no option "${name}"; its options are ${Object.keys(KNOWN_PROFILER_OPTIONS).join(', ')}.`);
   }
-  const { collectors, thread, dir } = profiler as ProfilerKernelOptions;
+  const { collectors, thread, dir, tokenLength } = profiler as ProfilerKernelOptions;
   if (collectors !== undefined && (!Array.isArray(collectors) || collectors.some((collector: unknown) => typeof (collector as { name?: unknown } | null)?.name !== 'string'))) {
     throw new TypeError(`profiler.collectors is an array of data collectors (objects with a name), not ${describeValue(collectors)}.`);
   }
   if (thread !== undefined && typeof thread !== 'boolean') throw new TypeError(`profiler.thread is true or false, not ${describeValue(thread)}.`);
   if (dir !== undefined && (typeof dir !== 'string' || dir === '')) throw new TypeError(`profiler.dir is a directory path, not ${describeValue(dir)}.`);
+  if (tokenLength !== undefined && !isTokenLength(tokenLength)) {
+    throw new TypeError(`profiler.tokenLength is a whole number of hex characters from ${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH}, not ${describeValue(tokenLength)}.`);
+  }
 }
 
 /** The file storage the profiler options describe (see ProfilerKernelOptions.thread). */

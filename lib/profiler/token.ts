@@ -7,7 +7,16 @@ const REFILL_CONCURRENCY = 8;
 /** Default token length: 6 lowercase hex characters, as in Symfony. */
 export const DEFAULT_TOKEN_LENGTH = 6;
 
-const TOKEN_PATTERN = /^[0-9a-f]{6,32}$/;
+/** The token lengths the storages keep and the profiler's pages open. */
+export const MIN_TOKEN_LENGTH = 6;
+export const MAX_TOKEN_LENGTH = 32;
+
+const TOKEN_PATTERN = new RegExp(`^[0-9a-f]{${MIN_TOKEN_LENGTH},${MAX_TOKEN_LENGTH}}$`);
+
+/** Whether `length` is a token length the storages keep and the pages open: a whole number from 6 to 32. */
+export function isTokenLength(length: unknown): length is number {
+  return Number.isInteger(length) && (length as number) >= MIN_TOKEN_LENGTH && (length as number) <= MAX_TOKEN_LENGTH;
+}
 
 /** Whether a string has the shape of a profile token (checked before any storage look-up). */
 export function isValidToken(token: string): boolean {
@@ -69,8 +78,11 @@ export class TokenPool {
   readonly #first: Promise<void>;
 
   constructor(storage: ProfilerStorage, options: { length?: number; size?: number } = {}) {
+    const length = options.length ?? DEFAULT_TOKEN_LENGTH;
+    // Tokens of another length would be recorded in no storage and opened by no page (a 404 behind every X-Debug-Token-Link).
+    if (!isTokenLength(length)) throw new TypeError(`A token length is a whole number of hex characters from ${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH}, not ${length}.`);
     this.#storage = storage;
-    this.#length = options.length ?? DEFAULT_TOKEN_LENGTH;
+    this.#length = length;
     this.#size = options.size ?? 256;
     this.#first = this.#refill();
   }

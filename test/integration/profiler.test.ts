@@ -361,6 +361,30 @@ for (const scheme of SCHEMES) {
   test.run();
 }
 
+for (const scheme of SCHEMES) {
+  const test = suite(`profiler with longer tokens over ${scheme}`);
+  let server: TestServer;
+
+  test.before(async () => {
+    server = await startTestServer({ app: { profiler: { storage: new MemoryStorage(), tokenLength: 12 } } });
+  });
+  test.after(async () => server.close());
+
+  test('tokenLength 12: both tokens have 12 hex characters, and X-Debug-Token-Link, the panel and the toolbar open them', async () => {
+    const response = await fetchFrom(server, scheme, '/robots.txt');
+    const token = header(response.headers['x-debug-token']);
+    assert.match(token, /^[0-9a-f]{12}$/);
+    assert.match(header(response.headers['x-previous-debug-token']), /^[0-9a-f]{12}$/);
+    await savedProfile(server, token);
+    const link = header(response.headers['x-debug-token-link']);
+    assert.is(link, `${server.urls[scheme]}/_profiler/${token}`);
+    assert.is((await fetchFrom(server, scheme, `/_profiler/${token}`)).status, 200);
+    assert.is((await fetchFrom(server, scheme, `/_wdt/${token}`)).status, 200);
+  });
+
+  test.run();
+}
+
 /** A MemoryStorage whose saves wait until `open()`: the profiles stay unsaved meanwhile. */
 class HeldStorage extends MemoryStorage {
   #open: Promise<void>;

@@ -231,6 +231,10 @@ test('options of the wrong shape are refused by name before anything is started,
     [{ profiler: { nope: 1 } }, /^The profiler has no option "nope"; its options are storage, dir, /],
     [{ profiler: { collectors: [{}] } }, /^profiler\.collectors is an array of data collectors/],
     [{ profiler: { thread: 'yes' } }, /^profiler\.thread is true or false/],
+    [{ profiler: { tokenLength: 4 } }, /^profiler\.tokenLength is a whole number of hex characters from 6 to 32, not number 4\.$/],
+    [{ profiler: { tokenLength: 33 } }, /^profiler\.tokenLength is a whole number of hex characters from 6 to 32, not number 33\.$/],
+    [{ profiler: { tokenLength: 7.5 } }, /^profiler\.tokenLength is a whole number of hex characters from 6 to 32, not number 7\.5\.$/],
+    [{ profiler: { tokenLength: '8' } }, /^profiler\.tokenLength is a whole number of hex characters from 6 to 32, not the string "8"\.$/],
   ];
   for (const [options, message] of cases) {
     const error = thrown(() => createKernel(options as KernelOptions));

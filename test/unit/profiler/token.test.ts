@@ -23,6 +23,13 @@ function claimingStorage(taken: Set<string>): ProfilerStorage {
   };
 }
 
+test('a pool is refused a token length no storage can keep or page can open (not a whole number from 6 to 32), with the range named', async () => {
+  for (const length of [0, 5, 33, 6.5, Number.NaN]) {
+    assert.throws(() => new TokenPool(claimingStorage(new Set()), { length }), (error: unknown) => error instanceof TypeError && /from 6 to 32/.test(error.message), String(length));
+  }
+  for (const length of [6, 32]) await new TokenPool(claimingStorage(new Set()), { length }).close();
+});
+
 test('tokens are 6 lowercase hex characters by default, configurable', () => {
   for (let i = 0; i < 200; i++) assert.match(generateToken(), /^[0-9a-f]{6}$/);
   assert.match(generateToken(12), /^[0-9a-f]{12}$/);
