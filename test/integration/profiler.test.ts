@@ -600,18 +600,26 @@ access.run();
 const files = suite('profiler file storage');
 files.after.each(stopServes);
 
-files('profiles survive a restart', async () => {
+files('profiles survive a restart, recorded and read over http and https', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'http-kernel-profiles-'));
   try {
     const first = await startTestServer({ app: { profiler: { dir } } });
-    const response = await fetchFrom(first, 'http', '/robots.txt');
-    const token = header(response.headers['x-debug-token']);
-    await savedProfile(first, token);
+    const tokens: string[] = [];
+    for (const scheme of SCHEMES) {
+      const response = await fetchFrom(first, scheme, '/robots.txt');
+      tokens.push(header(response.headers['x-debug-token']));
+      await savedProfile(first, tokens.at(-1)!);
+    }
     await first.close();
     const second = await startTestServer({ app: { profiler: { dir } } });
-    const { status, body } = await json(second, 'http', `/_profiler/${token}`);
-    assert.is(status, 200);
-    assert.is(body.token, token);
+    for (const scheme of SCHEMES) {
+      for (const token of tokens) {
+        const { status, body } = await json(second, scheme, `/_profiler/${token}`);
+        assert.is(status, 200, `${token} over ${scheme}`);
+        assert.is(body.token, token);
+      }
+      assert.is((await fetchFrom(second, scheme, `/_wdt/${tokens[0]}`)).status, 200, `the toolbar over ${scheme}`);
+    }
     await second.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -624,22 +632,31 @@ async function serve(args: string[], cwd: string): Promise<{ child: ChildProcess
   return { child, url: urls[0]! };
 }
 
-files('two server processes share one profiler directory', async () => {
+files('two server processes share one profiler directory: a profile written by one over http or https is read from the other over the other scheme', async () => {
   const dir = serveWorkDir('http-kernel-shared-');
-  const a = await serve(['--profiler-dir', join(dir, 'profiles')], dir);
-  const b = await serve(['--profiler-dir', join(dir, 'profiles')], dir);
-  const response = await request(`${a.url}/robots.txt`);
-  await response.body.text();
-  const token = header(response.headers['x-debug-token'] as string);
-  let found = 0;
-  for (let i = 0; i < 100 && found !== 200; i++) {
-    const fromB = await request(`${b.url}/_profiler/${token}`, { headers: { accept: 'application/json' } });
-    found = fromB.statusCode;
-    if (found === 200) assert.is(((await fromB.body.json()) as { token: string }).token, token);
-    else await fromB.body.text();
-    if (found !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
+  const args = ['--port', '0', '--https-port', '0', '--profiler-dir', join(dir, 'profiles')];
+  const a = await startServe(args, dir);
+  const b = await startServe(args, dir);
+  // Both serve the development certificate of their shared working directory.
+  const agent = new Agent({ connect: { rejectUnauthorized: false } });
+  try {
+    for (const [from, to] of [[0, 1], [1, 0]] as const) {
+      const response = await request(`${a.urls[from]}/robots.txt`, { dispatcher: agent });
+      await response.body.text();
+      const token = header(response.headers['x-debug-token'] as string);
+      let found = 0;
+      for (let i = 0; i < 100 && found !== 200; i++) {
+        const fromB = await request(`${b.urls[to]}/_profiler/${token}`, { headers: { accept: 'application/json' }, dispatcher: agent });
+        found = fromB.statusCode;
+        if (found === 200) assert.is(((await fromB.body.json()) as { token: string }).token, token);
+        else await fromB.body.text();
+        if (found !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.is(found, 200, `a profile written by one process over ${a.urls[from]!.split(':')[0]} is read by the other`);
+    }
+  } finally {
+    await agent.close();
   }
-  assert.is(found, 200, 'a profile written by one process is read by the other');
 });
 
 /** GET as JSON; the status and the parsed body (or null). */
