@@ -1,0 +1,45 @@
+// test/run.mjs, the README's test command that .ci/run ends with: its last line is the one CI reads.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
+const uvu = pathToFileURL(join(root, 'node_modules', 'uvu', 'dist', 'index.mjs')).href;
+
+const test = suite('test runner');
+
+/** Runs test/run.mjs on a directory holding `files` (name to test body); its exit code and last line. */
+function runOn(files: Record<string, string>): { status: number | null; last: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'http-kernel-runner-'));
+  try {
+    for (const [name, body] of Object.entries(files)) writeFileSync(join(dir, name), `import { test } from ${JSON.stringify(uvu)};\n${body}\ntest.run();\n`);
+    const run = spawnSync(process.execPath, [join(root, 'test', 'run.mjs'), dir], { cwd: root, encoding: 'utf8', timeout: 30_000 });
+    return { status: run.status, last: run.stdout.trimEnd().split('\n').at(-1) ?? '' };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('the last line says "N passed, M failed", and the exit code is 0 only when nothing failed', () => {
+  const pass = "test('one', () => {});\ntest('two', () => {});";
+  const fail = "test('three', () => { throw new Error('no'); });";
+  assert.equal(runOn({ 'a.test.js': pass }), { status: 0, last: '2 passed, 0 failed' });
+  assert.equal(runOn({ 'a.test.js': pass, 'b.test.js': fail }), { status: 1, last: '2 passed, 1 failed' });
+});
+
+test('a test file that crashes before uvu sums up counts as a failure, never as green', () => {
+  assert.equal(runOn({ 'a.test.js': "test('one', () => {});\nprocess.exit(3);" }), { status: 1, last: '0 passed, 1 failed' });
+});
+
+test('.ci/run installs clean, then runs the README\'s test command', () => {
+  const script = readFileSync(join(root, '.ci', 'run'), 'utf8');
+  assert.match(script, /^npm ci\b/m);
+  assert.match(script, /^npm test$/m);
+  assert.match(readFileSync(join(root, 'README.md'), 'utf8'), 'npm test');
+});
+
+test.run();
