@@ -31,6 +31,10 @@ test('the last line says "N passed, M failed", and the exit code is 0 only when 
   assert.equal(runOn({ 'a.test.js': pass, 'b.test.js': fail }), { status: 1, last: '2 passed, 1 failed' });
 });
 
+test('skipped tests are said on the line before: the last line stays exactly "N passed, M failed"', () => {
+  assert.equal(runOn({ 'a.test.js': "test('one', () => {});\ntest.skip('later', () => {});" }), { status: 0, last: '1 passed, 0 failed' });
+});
+
 test('a test file that crashes before uvu sums up counts as a failure, never as green', () => {
   assert.equal(runOn({ 'a.test.js': "test('one', () => {});\nprocess.exit(3);" }), { status: 1, last: '0 passed, 1 failed' });
 });
