@@ -318,20 +318,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         if (late) return destroyBody(response.body);
         clearTimeout(timer);
         awaitingHandle.delete(giveUp);
-        const body = response.body;
-        // A stream's head goes with its first chunk: one that has not come when the limit passes fails
-        // with the ResponseTimeoutError, and, nothing sent yet, the kernel answers it (see sendWith).
-        if (body !== null && typeof body === 'object' && !(body instanceof Uint8Array)) {
-          const headWait = setTimeout(() => {
-            if (res.headersSent || res.destroyed || body.destroyed) return;
-            const timeout = responseTimeoutOf(request, ms);
-            // The body first: one wired to the signal (addAbortSignal, pipeline's `signal`) would fail with its AbortError, a 500 logged at INFO.
-            body.destroy(timeout);
-            abortRequest(request, timeout);
-          }, Math.max(0, ms - (Date.now() - started)));
-          headWait.unref();
-          res.once('close', () => clearTimeout(headWait));
-        }
+        awaitFirstChunkWithin(res, request, response, ms, ms - (Date.now() - started));
         respond(req, res, request, response);
       },
       (error: unknown) => {
@@ -363,7 +350,11 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       return;
     }
     // The synchronous path (every listener and the controller synchronous) makes no closure, and no timer.
-    if (!isPromiseLike(result)) respond(req, res, request, result);
+    if (!isPromiseLike(result)) {
+      // A stream given at once has the whole limit for its first chunk, as one given later has what is left of it.
+      if (responseTimeout > 0) awaitFirstChunkWithin(res, request, result, responseTimeout, responseTimeout);
+      respond(req, res, request, result);
+    }
     else if (responseTimeout > 0) respondWithin(req, res, request, result, responseTimeout);
     else result.then((response) => respond(req, res, request, response), (error: unknown) => escaped(req, res, request, error));
   };
@@ -385,6 +376,25 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
  * The response timeout's error for `request`, naming its route and controller when the limit passed
  * (null: none chosen yet): raised by a timer, its stack would point only here.
  */
+/**
+ * A stream's head goes with its first chunk: one that has not come within `left`, what is left of the
+ * response timeout (`ms`), fails with the ResponseTimeoutError, and, nothing sent yet, the kernel answers it
+ * (see sendWith). Nothing for a body that is no stream: no timer, no closure.
+ */
+function awaitFirstChunkWithin(res: ServerResponse, request: Request, response: Response, ms: number, left: number): void {
+  const body = response.body;
+  if (body === null || typeof body !== 'object' || body instanceof Uint8Array) return;
+  const headWait = setTimeout(() => {
+    if (res.headersSent || res.destroyed || body.destroyed) return;
+    const timeout = responseTimeoutOf(request, ms);
+    // The body first: one wired to the signal (addAbortSignal, pipeline's `signal`) would fail with its AbortError, a 500 logged at INFO.
+    body.destroy(timeout);
+    abortRequest(request, timeout);
+  }, Math.max(0, left));
+  headWait.unref();
+  res.once('close', () => clearTimeout(headWait));
+}
+
 function responseTimeoutOf(request: Request, ms: number): ResponseTimeoutError {
   const route = request.attributes.get('_route');
   return new ResponseTimeoutError(ms, { route: typeof route === 'string' ? route : null, controller: describeController(request.attributes.get('_controller')) });

@@ -72,6 +72,12 @@ const controllers: Record<string, Controller> = {
     silentBodies.set(request.query.get('id') ?? '', body);
     return new Response(body, 200, { 'content-type': 'text/plain' });
   },
+  // The same, given at once by a synchronous controller: the kernel answers without a promise.
+  '/sync-silent-stream': (request) => {
+    const body = new Readable({ read() {} });
+    silentBodies.set(request.query.get('id') ?? '', body);
+    return new Response(body, 200, { 'content-type': 'text/plain' });
+  },
   // The same, its stream wired to request.signal (`addAbortSignal`, as `pipeline(..., { signal })` does).
   '/wired-stream': async (request) => {
     await sleep(1);
@@ -371,8 +377,8 @@ for (const scheme of SCHEMES) {
     assert.equal(recorded, [{ path: '/never', status: 499 }]);
   });
 
-  test('a stream given in time whose first chunk has not come at the limit is the 503 logged CRITICAL once, also one wired to request.signal (not its AbortError\'s 500): nothing was sent, the stream is destroyed, the request terminated', async () => {
-    for (const path of ['/silent-stream', '/wired-stream']) {
+  test('a stream given in time whose first chunk has not come at the limit is the 503 logged CRITICAL once, also one wired to request.signal (not its AbortError\'s 500) and one a synchronous controller gives: nothing was sent, the stream is destroyed, the request terminated', async () => {
+    for (const path of ['/silent-stream', '/wired-stream', '/sync-silent-stream']) {
       records.length = 0;
       terminated.length = 0;
       const id = `${scheme}-${path}`;
