@@ -373,10 +373,6 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
 }
 
 /**
- * The response timeout's error for `request`, naming its route and controller when the limit passed
- * (null: none chosen yet): raised by a timer, its stack would point only here.
- */
-/**
  * A stream's head goes with its first chunk: one that has not come within `left`, what is left of the
  * response timeout (`ms`), fails with the ResponseTimeoutError, and, nothing sent yet, the kernel answers it
  * (see sendWith). Nothing for a body that is no stream: no timer, no closure.
@@ -395,6 +391,10 @@ function awaitFirstChunkWithin(res: ServerResponse, request: Request, response: 
   res.once('close', () => clearTimeout(headWait));
 }
 
+/**
+ * The response timeout's error for `request`, naming its route and controller when the limit passed
+ * (null: none chosen yet): raised by a timer, its stack would point only here.
+ */
 function responseTimeoutOf(request: Request, ms: number): ResponseTimeoutError {
   const route = request.attributes.get('_route');
   return new ResponseTimeoutError(ms, { route: typeof route === 'string' ? route : null, controller: describeController(request.attributes.get('_controller')) });
