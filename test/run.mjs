@@ -25,12 +25,14 @@ child.stdout.on('data', (chunk) => {
 
 child.on('close', (code) => {
   const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
-  const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
-  const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);
-  const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0);
-  // uvu's total leaves skipped tests out. A crash before uvu's summary counts as one failure, so a broken suite never reads as green.
-  const failed = total - passed + (code !== 0 && total === passed ? 1 : 0);
+  // uvu sums up last: the last summary found, so a test's own output that reads like one is not taken for it.
+  const summary = [...plain.matchAll(/^ {2}Total: +(\d+)\n {2}Passed: +(\d+)\n {2}Skipped: +(\d+)$/gm)].at(-1);
+  const [total, passed, skipped] = summary === undefined ? [0, 0, 0] : summary.slice(1).map(Number);
+  // uvu's total leaves skipped tests out. A crash or an exit before uvu's summary, or a run in which no
+  // test ran, counts as one failure: never green, and the last line says what the exit code does.
+  const failed = total - passed + ((code !== 0 || total === 0) && total === passed ? 1 : 0);
+  const why = summary === undefined ? 'The tests ended before uvu summed them up (a crash or an early exit).\n' : total === 0 ? 'No test ran.\n' : '';
   // The last line is exactly "N passed, M failed" (CI reads it); skipped tests are said on the line before.
-  process.stdout.write(`\n${skipped ? `${skipped} skipped\n` : ''}${passed} passed, ${failed} failed\n`);
-  process.exitCode = code === 0 && failed === 0 && total > 0 ? 0 : 1;
+  process.stdout.write(`\n${why}${skipped ? `${skipped} skipped\n` : ''}${passed} passed, ${failed} failed\n`);
+  process.exitCode = failed === 0 ? 0 : 1;
 });

@@ -39,6 +39,17 @@ test('a test file that crashes before uvu sums up counts as a failure, never as 
   assert.equal(runOn({ 'a.test.js': "test('one', () => {});\nprocess.exit(3);" }), { status: 1, last: '0 passed, 1 failed' });
 });
 
+test('a run in which no test ran reads as one failure, as its exit code says: a file exiting early with code 0, only skipped tests, no test file', () => {
+  assert.equal(runOn({ 'a.test.js': "test('one', () => {});\nprocess.exit(0);" }), { status: 1, last: '0 passed, 1 failed' });
+  assert.equal(runOn({ 'a.test.js': "test.skip('later', () => {});" }), { status: 1, last: '0 passed, 1 failed' });
+  assert.equal(runOn({}), { status: 1, last: '0 passed, 1 failed' });
+});
+
+test('a test\'s own output that reads like uvu\'s summary is not taken for it', () => {
+  const echo = "test('one', () => { process.stdout.write('\\n  Total:     9\\n  Passed:    0\\n  Skipped:   0\\n'); });";
+  assert.equal(runOn({ 'a.test.js': echo }), { status: 0, last: '1 passed, 0 failed' });
+});
+
 test('.ci/run installs clean, then runs the README\'s test command', () => {
   const script = readFileSync(join(root, '.ci', 'run'), 'utf8');
   assert.match(script, /^npm ci\b/m);
