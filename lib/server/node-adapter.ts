@@ -581,6 +581,9 @@ function sendWith(
     if (ended) return;
     ended = true;
     queued?.delete(abandon);
+    // Nothing listens to the body any more (see afterFirstChunk): an error it emits later must not end the
+    // process. A destroy may finish late: a generator's stream, destroyed by the response timeout while it awaits, emits its error once that await settles.
+    body.on('error', ignoreLateError);
     body.destroy();
     if (error instanceof ClientClosedError) {
       // The client left before the head (or before a queued response had the connection): nothing was sent, and the request ends as its leaving (createRequestListener: a
@@ -597,6 +600,9 @@ function sendWith(
   afterFirstChunk(body, res, start, failed);
   return true;
 }
+
+/** A failed body's later errors: the failure was answered or logged already. */
+function ignoreLateError(): void {}
 
 /**
  * Calls `ready` once a stream body has its first chunk, has ended or has closed, `failed` when it fails

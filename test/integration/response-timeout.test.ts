@@ -37,6 +37,12 @@ async function readBody(request: Request): Promise<Response> {
   return new Response('read', 200, { 'content-type': 'text/plain' });
 }
 
+/** Reads the request's body (see readBody), then gives what the read gave as its one chunk. */
+async function* bodyThenEcho(request: Request): AsyncGenerator<string> {
+  await readBody(request);
+  yield bodyReads.get(request.query.get('id') ?? '') ?? '';
+}
+
 const controllers: Record<string, Controller> = {
   '/never': () => new Promise<Response>(() => {}),
   // Answers after the timeout, with a stream that would never end by itself.
@@ -77,6 +83,14 @@ const controllers: Record<string, Controller> = {
     const body = new Readable({ read() {} });
     silentBodies.set(request.query.get('id') ?? '', body);
     return new Response(body, 200, { 'content-type': 'text/plain' });
+  },
+  // A stream whose first chunk is the request's body, read whole (an upload answered as a stream), given by a
+  // synchronous controller: destroyed by the response timeout while its generator awaits the body, it emits its error only once the read settles.
+  '/sync-stream-of-body': (request) => new Response(Readable.from(bodyThenEcho(request)), 200, { 'content-type': 'text/plain' }),
+  // The same, given by an asynchronous controller.
+  '/stream-of-body': async (request) => {
+    await sleep(1);
+    return new Response(Readable.from(bodyThenEcho(request)), 200, { 'content-type': 'text/plain' });
   },
   // The same, its stream wired to request.signal (`addAbortSignal`, as `pipeline(..., { signal })` does).
   '/wired-stream': async (request) => {
@@ -294,6 +308,20 @@ for (const scheme of SCHEMES) {
       assert.not.ok(records.some((record) => record.level <= LogLevel.CRITICAL), JSON.stringify(records.map((record) => record.message)));
     } finally {
       bodyTimed.app.bus.off('log', onLog);
+    }
+  });
+
+  test('a stream whose first chunk waits on a body that stalls, destroyed by the response timeout, does not end the process with the error it emits late: the request timeout\'s 408 goes out, the request is terminated, the server serves on', async () => {
+    for (const path of ['/sync-stream-of-body', '/stream-of-body']) {
+      const id = `${scheme}-stream-stalled-${path}-${Math.random()}`;
+      terminated.length = 0;
+      const answer = await sendRaw(bodyTimed, scheme, `POST ${path}?id=${encodeURIComponent(id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nhel`, { waitMs: 5_000 });
+      assert.is(rawStatus(answer), 408, path);
+      await until(() => bodyReads.has(id), 5_000, 'the body read to settle');
+      assert.is(bodyReads.get(id), 'threw RequestTimeoutHttpError', path);
+      await until(() => terminated.some((one) => one.path === path), 5_000, 'kernel.terminate');
+      // Its generator has thrown by now, the stream's late error with it: the process is still here to answer (/slow's 503, twice the limit).
+      assert.is((await fetchFrom(bodyTimed, scheme, '/slow')).status, 503, path);
     }
   });
 
