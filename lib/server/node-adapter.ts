@@ -318,7 +318,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         if (late) return destroyBody(response.body);
         clearTimeout(timer);
         awaitingHandle.delete(giveUp);
-        awaitFirstChunkWithin(res, request, response, ms, ms - (Date.now() - started));
+        awaitFirstChunkWithin(req, res, request, response, ms, ms - (Date.now() - started));
         respond(req, res, request, response);
       },
       (error: unknown) => {
@@ -352,7 +352,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     // The synchronous path (every listener and the controller synchronous) makes no closure, and no timer.
     if (!isPromiseLike(result)) {
       // A stream given at once has the whole limit for its first chunk, as one given later has what is left of it.
-      if (responseTimeout > 0) awaitFirstChunkWithin(res, request, result, responseTimeout, responseTimeout);
+      if (responseTimeout > 0) awaitFirstChunkWithin(req, res, request, result, responseTimeout, responseTimeout);
       respond(req, res, request, result);
     }
     else if (responseTimeout > 0) respondWithin(req, res, request, result, responseTimeout);
@@ -377,16 +377,26 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
  * response timeout (`ms`), fails with the ResponseTimeoutError, and, nothing sent yet, the kernel answers it
  * (see sendWith). Nothing for a body that is no stream: no timer, no closure.
  */
-function awaitFirstChunkWithin(res: ServerResponse, request: Request, response: Response, ms: number, left: number): void {
+function awaitFirstChunkWithin(req: IncomingMessage, res: ServerResponse, request: Request, response: Response, ms: number, left: number): void {
   const body = response.body;
   if (body === null || typeof body !== 'object' || body instanceof Uint8Array) return;
-  const headWait = setTimeout(() => {
+  let headWait: NodeJS.Timeout;
+  const check = (): void => {
     if (res.headersSent || res.destroyed || body.destroyed) return;
+    // A stream that waits on a body still arriving while it is read, under a request timeout, is that timeout's to answer (see respondWithin's check).
+    if (!req.complete && !req.destroyed && bodyIsRead(req) && hasRequestTimeout(req)) {
+      headWait = setTimeout(check, BODY_ARRIVAL_CHECK_MS);
+      headWait.unref();
+      return;
+    }
     const timeout = responseTimeoutOf(request, ms);
     // The body first: one wired to the signal (addAbortSignal, pipeline's `signal`) would fail with its AbortError, a 500 logged at INFO.
     body.destroy(timeout);
     abortRequest(request, timeout);
-  }, Math.max(0, left));
+    // A destroy may finish late, and its error come only then (a generator's stream awaiting what never settles): the response fails now.
+    awaitingFirstChunk.get(res)?.(timeout);
+  };
+  headWait = setTimeout(check, Math.max(0, left));
   headWait.unref();
   res.once('close', () => clearTimeout(headWait));
 }
@@ -601,6 +611,9 @@ function sendWith(
   return true;
 }
 
+/** How each stream response still waiting for its first chunk fails (see afterFirstChunk), for the response timeout's head wait. */
+const awaitingFirstChunk = new WeakMap<ServerResponse, (error: unknown) => void>();
+
 /** A failed body's later errors: the failure was answered or logged already. */
 function ignoreLateError(): void {}
 
@@ -617,6 +630,7 @@ function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void,
     body.off('close', onReadable);
     body.off('error', onError);
     res.off('close', onGone);
+    awaitingFirstChunk.delete(res);
   };
   const onReadable = (): void => {
     settle();
@@ -635,6 +649,7 @@ function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void,
   body.once('close', onReadable);
   body.once('error', onError);
   res.once('close', onGone);
+  awaitingFirstChunk.set(res, onError);
 }
 
 /** Refuses, as writeHead() would, a header name or value node:http cannot write (CR, LF, a character beyond Latin-1). */

@@ -84,6 +84,15 @@ const controllers: Record<string, Controller> = {
     silentBodies.set(request.query.get('id') ?? '', body);
     return new Response(body, 200, { 'content-type': 'text/plain' });
   },
+  // The same, a generator's that awaits what never settles: destroyed, its stream emits no error until that await does.
+  '/hung-generator-stream': (request) => {
+    const body = Readable.from((async function* () {
+      await new Promise<never>(() => {});
+      yield 'never';
+    })());
+    silentBodies.set(request.query.get('id') ?? '', body);
+    return new Response(body, 200, { 'content-type': 'text/plain' });
+  },
   // A stream whose first chunk is the request's body, read whole (an upload answered as a stream), given by a
   // synchronous controller: destroyed by the response timeout while its generator awaits the body, it emits its error only once the read settles.
   '/sync-stream-of-body': (request) => new Response(Readable.from(bodyThenEcho(request)), 200, { 'content-type': 'text/plain' }),
@@ -311,7 +320,7 @@ for (const scheme of SCHEMES) {
     }
   });
 
-  test('a stream whose first chunk waits on a body that stalls, destroyed by the response timeout, does not end the process with the error it emits late: the request timeout\'s 408 goes out, the request is terminated, the server serves on', async () => {
+  test('a stream whose first chunk waits on a body that stalls under a request timeout is that timeout\'s 408, as a controller reading it is, not the 503 of a first chunk late; the request is terminated', async () => {
     for (const path of ['/sync-stream-of-body', '/stream-of-body']) {
       const id = `${scheme}-stream-stalled-${path}-${Math.random()}`;
       terminated.length = 0;
@@ -320,8 +329,18 @@ for (const scheme of SCHEMES) {
       await until(() => bodyReads.has(id), 5_000, 'the body read to settle');
       assert.is(bodyReads.get(id), 'threw RequestTimeoutHttpError', path);
       await until(() => terminated.some((one) => one.path === path), 5_000, 'kernel.terminate');
-      // Its generator has thrown by now, the stream's late error with it: the process is still here to answer (/slow's 503, twice the limit).
-      assert.is((await fetchFrom(bodyTimed, scheme, '/slow')).status, 503, path);
+    }
+  });
+
+  test('without a request timeout, such a stream is the 503 at the limit, and the error its destroy emits once the client leaves and the read fails does not end the process', async () => {
+    for (const path of ['/sync-stream-of-body', '/stream-of-body']) {
+      const id = `${scheme}-stream-unbounded-${path}-${Math.random()}`;
+      const answer = await sendRaw(noRequestTimeout, scheme, `POST ${path}?id=${encodeURIComponent(id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nhel`, { waitMs: 2_000 });
+      assert.is(rawStatus(answer), 503, path);
+      // The client gone, the read fails, the generator with it, and its stream's late error is emitted.
+      await until(() => bodyReads.has(id), 5_000, 'the body read to settle');
+      // The process is still here to answer (/slow's 503, twice the limit).
+      assert.is((await fetchFrom(noRequestTimeout, scheme, '/slow')).status, 503, path);
     }
   });
 
@@ -405,8 +424,8 @@ for (const scheme of SCHEMES) {
     assert.equal(recorded, [{ path: '/never', status: 499 }]);
   });
 
-  test('a stream given in time whose first chunk has not come at the limit is the 503 logged CRITICAL once, also one wired to request.signal (not its AbortError\'s 500) and one a synchronous controller gives: nothing was sent, the stream is destroyed, the request terminated', async () => {
-    for (const path of ['/silent-stream', '/wired-stream', '/sync-silent-stream']) {
+  test('a stream given in time whose first chunk has not come at the limit is the 503 logged CRITICAL once, also one wired to request.signal (not its AbortError\'s 500), one a synchronous controller gives, and a generator\'s whose destroy waits on an await that never settles: nothing was sent, the stream is destroyed, the request terminated', async () => {
+    for (const path of ['/silent-stream', '/wired-stream', '/sync-silent-stream', '/hung-generator-stream']) {
       records.length = 0;
       terminated.length = 0;
       const id = `${scheme}-${path}`;
