@@ -68,7 +68,7 @@ export interface ProfilerKernelOptions {
    * only adds the hand-over's cost.
    */
   thread?: boolean;
-  /** Token length in hex characters; default 6. */
+  /** Token length in hex characters, a whole number from 6 to 32 (another is a TypeError); default 6. */
   tokenLength?: number;
   /** More collectors, after the built-in ones. */
   collectors?: readonly DataCollector[];

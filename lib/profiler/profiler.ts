@@ -31,7 +31,7 @@ export interface ProfilerOptions {
   requestStack: RequestStack;
   redactor: Redactor;
   logger?: Logger | null;
-  /** Token length in hex characters (default 6). */
+  /** Token length in hex characters, a whole number from 6 to 32 (another is a TypeError); default 6. */
   tokenLength?: number;
   /** Requests never recorded: the profiler's own pages. */
   excluded?: (request: Request) => boolean;

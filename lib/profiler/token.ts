@@ -1,5 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 import type { ProfilerStorage } from './storage/profiler-storage.js';
+import { describeValue } from '../../kernel/describe-value.js';
 
 /** Claims made at the same time while refilling the pool. */
 const REFILL_CONCURRENCY = 8;
@@ -80,7 +81,7 @@ export class TokenPool {
   constructor(storage: ProfilerStorage, options: { length?: number; size?: number } = {}) {
     const length = options.length ?? DEFAULT_TOKEN_LENGTH;
     // Tokens of another length would be recorded in no storage and opened by no page (a 404 behind every X-Debug-Token-Link).
-    if (!isTokenLength(length)) throw new TypeError(`A token length is a whole number of hex characters from ${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH}, not ${length}.`);
+    if (!isTokenLength(length)) throw new TypeError(`A token length is a whole number of hex characters from ${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH}, not ${describeValue(length)}.`);
     this.#storage = storage;
     this.#length = length;
     this.#size = options.size ?? 256;

@@ -28,6 +28,8 @@ test('a pool is refused a token length no storage can keep or page can open (not
     assert.throws(() => new TokenPool(claimingStorage(new Set()), { length }), (error: unknown) => error instanceof TypeError && /from 6 to 32/.test(error.message), String(length));
   }
   for (const length of [6, 32]) await new TokenPool(claimingStorage(new Set()), { length }).close();
+  // What was given is described, a string as one: "not 8" would read as a number refused.
+  assert.throws(() => new TokenPool(claimingStorage(new Set()), { length: '8' as unknown as number }), (error: unknown) => error instanceof TypeError && error.message.endsWith('from 6 to 32, not the string "8".'));
 });
 
 test('tokens are 6 lowercase hex characters by default, configurable', () => {
