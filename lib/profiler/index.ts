@@ -10,6 +10,6 @@ export * from './profiler-controller.js';
 export * from './redactor.js';
 export * from './routes.js';
 export * from './storage/index.js';
-export { DEFAULT_TOKEN_LENGTH, TokenPool, generateToken, isValidToken } from './token.js';
+export { DEFAULT_TOKEN_LENGTH, MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH, TokenPool, generateToken, isTokenLength, isValidToken } from './token.js';
 export * from './toolbar-listener.js';
 export * from './ui/index.js';

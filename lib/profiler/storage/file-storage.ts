@@ -29,6 +29,7 @@ import { SegmentFiles, type Segment } from './segment-files.js';
 import { LEASE_PREFIX_LENGTH, TokenLeases } from './token-leases.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
 import { isStorableToken, resolveBounds, storableJson } from './validation.js';
+import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from '../token.js';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
 
 const gunzip = promisify(gunzipCallback);
@@ -86,7 +87,7 @@ const DEFAULT_SEGMENT_BYTES = 4 * 1024 * 1024;
  */
 const SEGMENT_SHARE = 0.25;
 const PROFILE_SUFFIX = '.json.gz';
-const PROFILE_FILE = /^([0-9a-f]{6,32})\.json\.gz$/;
+const PROFILE_FILE = new RegExp(`^([0-9a-f]{${MIN_TOKEN_LENGTH},${MAX_TOKEN_LENGTH}})\\.json\\.gz$`);
 const SHARD_DIR = /^[0-9a-f]{2}$/;
 /**
  * A bound check runs after this many profiles written by this instance, or when a second has

@@ -1,8 +1,9 @@
 import { profileJson, type StorableProfile } from '../profile.js';
 import { DEFAULT_STORAGE_BOUNDS, type StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfilerStorageError } from './errors.js';
+import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from '../token.js';
 
-const TOKEN_PATTERN = /^[0-9a-f]{6,32}$/;
+const TOKEN_PATTERN = new RegExp(`^[0-9a-f]{${MIN_TOKEN_LENGTH},${MAX_TOKEN_LENGTH}}$`);
 
 /**
  * A profile dated this far ahead of the clock was written before the clock was set back: over a

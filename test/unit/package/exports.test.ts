@@ -23,6 +23,8 @@ test('subpaths expose routing, server, errors, log and app', async () => {
   assert.type((await import('http-kernel/routing')).RouteCollection, 'function');
   assert.type((await import('http-kernel/server')).startServers, 'function');
   assert.type((await import('http-kernel/server')).capYoungGeneration, 'function');
+  const profiler = await import('http-kernel/profiler');
+  assert.equal([profiler.MIN_TOKEN_LENGTH, profiler.MAX_TOKEN_LENGTH, profiler.isTokenLength(8), profiler.isTokenLength(5)], [6, 32, true, false]);
   assert.type((await import('http-kernel/errors')).renderDebugPage, 'function');
   assert.type((await import('http-kernel/log')).Logger, 'function');
   assert.type((await import('http-kernel/app')).createKernel, 'function');
