@@ -94,13 +94,18 @@ function checkCreateInit(init: unknown, method: string): void {
   for (const key of Object.keys(init)) {
     if (!CREATE_INIT.has(key) && key !== 'method') throw new TypeError(`Request.create() has no option "${key}"; its options are ${[...CREATE_INIT].join(', ')}.`);
   }
-  const { headers, method: given } = init as RequestInit;
+  const { headers, method: given, scheme, localPort } = init as RequestInit;
   // A RequestInit made for the constructor may carry its method: the same one (in any case) is no conflict.
   if (given !== undefined && (typeof given !== 'string' || given.toUpperCase() !== method.toUpperCase())) {
     throw new TypeError(`Request.create() got the method ${method} as its second argument and ${describeValue(given)} as its option "method": the method is its second argument (leave the option out).`);
   }
   if (headers !== undefined && !isNameValueObject(headers)) {
     throw new TypeError(`The headers given to Request.create() are an object of names and values ({ accept: 'text/html' }), not ${describeValue(headers)}.`);
+  }
+  // Taken as given, another scheme (`HTTPS`, `ftp`) would be the request's, in its URLs and never secure; a port that is no port, written into them (`localhost:NaN`).
+  if (scheme !== undefined && scheme !== 'http' && scheme !== 'https') throw new TypeError(`Request.create()'s scheme is 'http' or 'https', not ${describeValue(scheme)}.`);
+  if (localPort !== undefined && (!Number.isInteger(localPort) || localPort < 1 || localPort > 65_535)) {
+    throw new TypeError(`Request.create()'s localPort is a port from 1 to 65535, not ${describeValue(localPort)}.`);
   }
 }
 

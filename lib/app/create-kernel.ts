@@ -43,6 +43,7 @@ import {
   type RedactionOptions,
   type StorageBounds,
 } from '../profiler/index.js';
+import { checkSaveOptions } from '../profiler/save-options.js';
 import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH, isTokenLength } from '../profiler/token.js';
 import { checkTrustedProxies, createRequestListener, type KernelRequestListener } from '../server/node-adapter.js';
 import { describeValue } from '../../kernel/describe-value.js';
@@ -74,9 +75,9 @@ export interface ProfilerKernelOptions {
   collectors?: readonly DataCollector[];
   /** What counts as secret (headers always hidden, key pattern). */
   redaction?: RedactionOptions;
-  /** Most profiles waiting to be saved; beyond it new ones are dropped (default 2,000). */
+  /** Most profiles waiting to be saved, a whole number from 1 (another is a TypeError); beyond it new ones are dropped (default 2,000). */
   maxQueuedProfiles?: number;
-  /** Milliseconds profiles gather before a save starts (default 20); 0 starts it at once. */
+  /** Milliseconds profiles gather before a save starts, a whole number from 0 to 2147483647 (another is a TypeError; default 20); 0 starts it at once. */
   saveDelayMs?: number;
 }
 
@@ -473,6 +474,7 @@ function checkProfilerOptions(profiler: unknown): void {
   if (tokenLength !== undefined && !isTokenLength(tokenLength)) {
     throw new TypeError(`profiler.tokenLength is a whole number of hex characters from ${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH}, not ${describeValue(tokenLength)}.`);
   }
+  checkSaveOptions(profiler, 'profiler.');
 }
 
 /** The file storage the profiler options describe (see ProfilerKernelOptions.thread). */

@@ -1,4 +1,5 @@
 import { writeSync } from 'node:fs';
+import { describeValue } from '../../kernel/describe-value.js';
 import type { ObservationBus, LogEntry } from './bus.js';
 import { messageWithSecretsHidden, toLevel, type LogLevelInput } from './logger.js';
 import { LogLevel, type LogRecord } from './log-record.js';
@@ -41,7 +42,7 @@ export interface StderrSinkOptions {
   json?: boolean;
   /** Where to write (default process.stderr). */
   stream?: SinkStream;
-  /** Most characters left waiting for a slow reader before records are dropped (default 1 MiB). */
+  /** Most characters left waiting for a slow reader before records are dropped, a whole number from 0 (another is a TypeError; default 1 MiB). */
   maxBuffered?: number;
   /**
    * Says which request a record was written for (createKernel gives its app's `describeRequest`):
@@ -72,6 +73,8 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
   const threshold = toLevel(options.level ?? 'WARNING');
   const format = (options.json ?? !stream.isTTY) ? formatJson : formatLine;
   const maxBuffered = options.maxBuffered ?? DEFAULT_MAX_BUFFERED;
+  // Compared with the backlog: NaN (or '1mb') never is, so nothing would ever be dropped; a negative one drops every record.
+  if (!Number.isSafeInteger(maxBuffered) || maxBuffered < 0) throw new TypeError(`maxBuffered is a whole number of characters, 0 or more, not ${describeValue(maxBuffered)}.`);
   const describe = options.describeRequest;
   const redaction = options.redaction;
   let closed = false;

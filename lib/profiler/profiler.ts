@@ -21,6 +21,7 @@ import type { CollectContext, DataCollector } from './data-collector.js';
 import { decodeProfile, encodeProfile, encodeProfileParts, type EncodedProfile, type Profile } from './profile.js';
 import type { Redactor } from './redactor.js';
 import type { ProfilerStorage } from './storage/profiler-storage.js';
+import { checkSaveOptions } from './save-options.js';
 import { DEFAULT_TOKEN_LENGTH, TokenPool } from './token.js';
 
 /** How the profiler is made. */
@@ -39,9 +40,9 @@ export interface ProfilerOptions {
   showDebug?: (request: Request) => boolean;
   /** The panel's path for a token (for `X-Debug-Token-Link`). */
   panelPath?: (token: string) => string;
-  /** Most profiles waiting to be saved; beyond it new ones are dropped (default 2,000). */
+  /** Most profiles waiting to be saved, a whole number from 1 (another is a TypeError); beyond it new ones are dropped (default 2,000). */
   maxQueuedProfiles?: number;
-  /** Milliseconds profiles gather before a save starts (default SAVE_DELAY_MS); 0 starts it at once. */
+  /** Milliseconds profiles gather before a save starts, a whole number from 0 to 2147483647 (another is a TypeError; default SAVE_DELAY_MS); 0 starts it at once. */
   saveDelayMs?: number;
 }
 
@@ -145,6 +146,7 @@ export class Profiler {
   #lastDropReport = 0;
 
   constructor(options: ProfilerOptions) {
+    checkSaveOptions(options, 'new Profiler()\'s ');
     this.storage = options.storage;
     for (const collector of options.collectors ?? []) this.addCollector(collector);
     this.#requestStack = options.requestStack;

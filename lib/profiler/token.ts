@@ -57,6 +57,13 @@ export function randomUint16(): number {
   return (entropy[at]! << 8) | entropy[at + 1]!;
 }
 
+/**
+ * Most tokens a TokenPool keeps ahead: a whole lease's worth at the default length (16^4 under one
+ * two-character prefix). Each is claimed from the storage, out of every other process's reach, until
+ * used or given back; an unbounded size (Infinity) would refill without end and block the thread.
+ */
+export const MAX_POOL_SIZE = 65_536;
+
 /** How long after a failed refill take() starts no other. */
 const REFILL_RETRY_MS = 5_000;
 
@@ -82,9 +89,13 @@ export class TokenPool {
     const length = options.length ?? DEFAULT_TOKEN_LENGTH;
     // Tokens of another length would be recorded in no storage and opened by no page (a 404 behind every X-Debug-Token-Link).
     if (!isTokenLength(length)) throw new TypeError(`A token length is a whole number of hex characters from ${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH}, not ${describeValue(length)}.`);
+    const size = options.size ?? 256;
+    if (!Number.isInteger(size) || size < 0 || size > MAX_POOL_SIZE) {
+      throw new TypeError(`A token pool's size is a whole number of tokens from 0 (none kept ahead) to ${MAX_POOL_SIZE}, not ${describeValue(size)}.`);
+    }
     this.#storage = storage;
     this.#length = length;
-    this.#size = options.size ?? 256;
+    this.#size = size;
     this.#first = this.#refill();
   }
 

@@ -243,6 +243,34 @@ test('options of the wrong shape are refused by name before anything is started,
   }
 });
 
+test('profiler.maxQueuedProfiles and profiler.saveDelayMs outside their ranges are TypeErrors naming them, not a queue never bounded or a save timer firing at once', async () => {
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ maxQueuedProfiles: Number.NaN }, /^profiler\.maxQueuedProfiles is a whole number of profiles, 1 or more \(profiler: false records none\), not number NaN\.$/],
+    [{ maxQueuedProfiles: 0 }, /^profiler\.maxQueuedProfiles is a whole number of profiles, 1 or more .* not number 0\.$/],
+    [{ maxQueuedProfiles: -1 }, /^profiler\.maxQueuedProfiles .* not number -1\.$/],
+    [{ maxQueuedProfiles: 1.5 }, /^profiler\.maxQueuedProfiles .* not number 1\.5\.$/],
+    [{ maxQueuedProfiles: Infinity }, /^profiler\.maxQueuedProfiles .* not number Infinity\.$/],
+    [{ maxQueuedProfiles: '10' }, /^profiler\.maxQueuedProfiles .* not the string "10"\.$/],
+    [{ saveDelayMs: Number.NaN }, /^profiler\.saveDelayMs is a whole number of milliseconds from 0 to 2147483647, not number NaN\.$/],
+    [{ saveDelayMs: -1 }, /^profiler\.saveDelayMs .* not number -1\.$/],
+    [{ saveDelayMs: 1.5 }, /^profiler\.saveDelayMs .* not number 1\.5\.$/],
+    [{ saveDelayMs: 2 ** 31 }, /^profiler\.saveDelayMs .* not number 2147483648\.$/],
+    [{ saveDelayMs: Infinity }, /^profiler\.saveDelayMs .* not number Infinity\.$/],
+    [{ saveDelayMs: '10' }, /^profiler\.saveDelayMs .* not the string "10"\.$/],
+  ];
+  for (const [profiler, message] of cases) {
+    const error = thrown(() => createKernel({ ...quiet, debug: true, profiler: { storage: new MemoryStorage(), ...profiler } }));
+    assert.instance(error, TypeError, JSON.stringify(profiler));
+    assert.match(error.message, message);
+  }
+  // The ends of the ranges are taken.
+  for (const profiler of [{ maxQueuedProfiles: 1, saveDelayMs: 0 }, { maxQueuedProfiles: Number.MAX_SAFE_INTEGER, saveDelayMs: 2 ** 31 - 1 }]) {
+    await withKernel({ debug: true, profiler: { storage: new MemoryStorage(), ...profiler } }, async (app) => {
+      assert.ok(app.profiler !== null, JSON.stringify(profiler));
+    });
+  }
+});
+
 test('the body limit given to createKernel holds on the wire: a larger body is a 413', async () => {
   const routes = new RouteCollection().add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => new Response(String((await request.bytes()).length)) } }));
   await withKernel({ routes, bodyLimit: 10 }, async (app) => {

@@ -24,6 +24,23 @@ test('create() splits an absolute URL into scheme, host, port, path and query', 
   assert.is(request.uriForPath('/z'), 'https://example.test:8443/z');
 });
 
+test('create() refuses a scheme other than http and https, and a localPort that is no port, rather than writing them into the request\'s URLs', () => {
+  for (const [init, message] of [
+    [{ scheme: 'HTTPS' }, "Request.create()'s scheme is 'http' or 'https', not the string \"HTTPS\"."],
+    [{ scheme: 'ftp' }, "Request.create()'s scheme is 'http' or 'https', not the string \"ftp\"."],
+    [{ localPort: Number.NaN }, "Request.create()'s localPort is a port from 1 to 65535, not number NaN."],
+    [{ localPort: -1 }, "Request.create()'s localPort is a port from 1 to 65535, not number -1."],
+    [{ localPort: 65_536 }, "Request.create()'s localPort is a port from 1 to 65535, not number 65536."],
+    [{ localPort: '8080' }, "Request.create()'s localPort is a port from 1 to 65535, not the string \"8080\"."],
+  ] as const) {
+    const error = thrown(() => Request.create('/x', 'GET', { headers: { host: '' }, ...(init as RequestInit) }));
+    assert.instance(error, TypeError, JSON.stringify(init));
+    assert.is(error.message, message);
+  }
+  const request = Request.create('/x', 'GET', { headers: { host: '' }, scheme: 'https', localPort: 8443 });
+  assert.is(request.uri, 'https://localhost:8443/x');
+});
+
 test('default ports are left out of httpHost', () => {
   assert.is(Request.create('http://example.test:80/').httpHost, 'example.test');
   assert.is(Request.create('https://example.test/').httpHost, 'example.test');

@@ -73,6 +73,19 @@ test('a stalled stderr holds a bounded backlog: later records are dropped and co
   assert.is(JSON.parse(written.at(-1)!).message, 'after');
 });
 
+test('a maxBuffered that is no whole number of characters, 0 or more, is a TypeError naming it, not a backlog never bounded (NaN) or every record dropped (-1)', () => {
+  for (const maxBuffered of [Number.NaN, -1, 1.5, Infinity, '1mb']) {
+    const { stream } = stalledStream();
+    assert.throws(
+      () => attachStderrSink(createBus(), { stream, maxBuffered: maxBuffered as number }),
+      (error: unknown) => error instanceof TypeError && error.message === `maxBuffered is a whole number of characters, 0 or more, not ${typeof maxBuffered === 'string' ? `the string "${maxBuffered}"` : `number ${maxBuffered}`}.`,
+      String(maxBuffered),
+    );
+  }
+  const { stream } = stalledStream();
+  attachStderrSink(createBus(), { stream, maxBuffered: 0 })();
+});
+
 function record(context: Record<string, unknown>, message = 'm'): LogRecord {
   return { time: 0, level: 3, levelName: 'ERROR', channel: 'app', message, context };
 }

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Request, RequestType, type TerminateEvent } from '../../../kernel/index.js';
+import { KernelEvents, Request, RequestStack, RequestType, type TerminateEvent } from '../../../kernel/index.js';
 import type { LogEntry } from '../../../lib/log/index.js';
 import { createApp, createKernel } from '../../../lib/app/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
@@ -10,7 +10,9 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { RawJson, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type EncodedProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
+import { Profiler, RawJson, Redactor, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type EncodedProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
+
+import { thrown } from '../helpers.js';
 
 const test = suite('Profiler');
 
@@ -122,6 +124,22 @@ function gatedStorage() {
   });
   return { storage, batches, release: () => release(), inner };
 }
+
+test('new Profiler() refuses a maxQueuedProfiles or saveDelayMs outside its range, naming it, before it claims a token', async () => {
+  const storage = new MemoryStorage();
+  const make = (options: Record<string, unknown>) => new Profiler({ storage, requestStack: new RequestStack(), redactor: new Redactor(), ...options });
+  for (const [options, message] of [
+    [{ maxQueuedProfiles: Number.NaN }, "new Profiler()'s maxQueuedProfiles is a whole number of profiles, 1 or more (profiler: false records none), not number NaN."],
+    [{ maxQueuedProfiles: 0 }, "new Profiler()'s maxQueuedProfiles is a whole number of profiles, 1 or more (profiler: false records none), not number 0."],
+    [{ saveDelayMs: -1 }, "new Profiler()'s saveDelayMs is a whole number of milliseconds from 0 to 2147483647, not number -1."],
+    [{ saveDelayMs: Infinity }, "new Profiler()'s saveDelayMs is a whole number of milliseconds from 0 to 2147483647, not number Infinity."],
+  ] as const) {
+    const error = thrown(() => make(options));
+    assert.instance(error, TypeError, JSON.stringify(options));
+    assert.is(error.message, message);
+  }
+  await make({ maxQueuedProfiles: 1, saveDelayMs: 0 }).close();
+});
 
 test('a storage slower than the traffic costs dropped profiles, not a growing queue', async () => {
   const { storage, batches, release, inner } = gatedStorage();

@@ -32,6 +32,18 @@ test('a pool is refused a token length no storage can keep or page can open (not
   assert.throws(() => new TokenPool(claimingStorage(new Set()), { length: '8' as unknown as number }), (error: unknown) => error instanceof TypeError && error.message.endsWith('from 6 to 32, not the string "8".'));
 });
 
+test('a pool is refused a size that is no whole number from 0 to 65,536 (Infinity refilled without end and blocked the thread), with the range named', async () => {
+  for (const size of [Number.NaN, -1, 1.5, Infinity, 65_537, '8']) {
+    assert.throws(
+      () => new TokenPool(claimingStorage(new Set()), { size: size as number }),
+      (error: unknown) => error instanceof TypeError && /^A token pool's size is a whole number of tokens from 0 \(none kept ahead\) to 65536, not /.test(error.message),
+      String(size),
+    );
+  }
+  assert.throws(() => new TokenPool(claimingStorage(new Set()), { size: Infinity }), (error: unknown) => error instanceof Error && error.message.endsWith(', not number Infinity.'));
+  for (const size of [0, 1, 65_536]) await new TokenPool(claimingStorage(new Set()), { size }).close();
+});
+
 test('tokens are 6 lowercase hex characters by default, configurable', () => {
   for (let i = 0; i < 200; i++) assert.match(generateToken(), /^[0-9a-f]{6}$/);
   assert.match(generateToken(12), /^[0-9a-f]{12}$/);
