@@ -3,6 +3,7 @@ import { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type Se
 import { startServers, type RequestListener, type RunningServers } from './listen.js';
 import { DEBUG_YOUNG_GENERATION_BYTES, capYoungGeneration, nodeFlagGiven } from './young-generation.js';
 import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, type CertificateValidityProblem, type TlsCredentials } from './tls-certificate.js';
+import type { AppOptions } from '../app/reference-app.js';
 import type { LogLevelInput } from '../log/logger.js';
 import type { Logger } from '../log/logger.js';
 
@@ -19,6 +20,12 @@ interface App {
   ready?(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Makes the app main serves: `createApp` by default; a test gives one whose close() fails. */
+type AppFactory = (options: AppOptions) => App | Promise<App>;
+
+/** createApp, loaded only when called, so --help and usage errors neither wait for nor depend on the app. */
+const createReferenceApp: AppFactory = async (options) => (await import('../app/index.js')).createApp(options);
 
 /** Longest wait for the app to be ready before listening anyway (a storage that hangs must not stop the server). */
 const READY_WAIT_MS = 5_000;
@@ -45,7 +52,7 @@ const LISTEN_ERRORS: Readonly<Record<string, string>> = {
 };
 
 /** The `bin/serve` program: parses options, starts the app on http and https, serves until SIGTERM/SIGINT; resolves to the exit code. */
-export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env, makeApp: AppFactory = createReferenceApp): Promise<number> {
   process.setSourceMapsEnabled(true);
 
   let options: ServeOptions;
@@ -66,14 +73,14 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
   // returns only: a caller that goes on has its signals back.
   const shutdown = listenForShutdown();
   try {
-    return await serve(options, shutdown);
+    return await serve(options, shutdown, makeApp);
   } finally {
     shutdown.stopListening();
   }
 }
 
 /** Starts the app and its servers, and closes them on the first signal; resolves to the exit code. */
-async function serve(options: ServeOptions, shutdown: Shutdown): Promise<number> {
+async function serve(options: ServeOptions, shutdown: Shutdown, makeApp: AppFactory): Promise<number> {
   setFlagsFromString(REGEXP_FALLBACK);
   let stopCapping = () => {};
 
@@ -96,19 +103,31 @@ async function serve(options: ServeOptions, shutdown: Shutdown): Promise<number>
 
   let app: App | undefined;
   let running: RunningServers;
-  /** For a signal that came while starting: what was started is closed, and the exit is a clean one. */
+  let closing: Promise<void> | undefined;
+  /**
+   * Closes the app once, whichever path asks (a close that failed is not tried again); a failure is
+   * the shutdown's, on a line of its own: exit 1. `after` is what it follows (the signal).
+   */
+  const closeApp = async (after: string): Promise<number> => {
+    try {
+      // As a promise even when close() throws at once: what failed is not called again.
+      await (closing ??= (async () => app?.close())());
+      return 0;
+    } catch (error) {
+      process.stderr.write(`serve: shutdown after ${after} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 1;
+    }
+  };
+  /** For a signal that came while starting: what was started is closed, and the exit is a clean one unless that close fails. */
   const stopStarting = async (): Promise<number> => {
     process.stderr.write(`serve: ${shutdown.received} while starting, stopping\n`);
     stopCapping();
-    await app?.close();
-    return 0;
+    return await closeApp(shutdown.received!);
   };
   try {
     const { tls, validity } = options.httpsPort === null ? {} : await loadTls(options);
     if (shutdown.received !== undefined) return await stopStarting();
-    // Loaded only now, so --help and usage errors neither wait for nor depend on the app.
-    const { createApp } = await import('../app/index.js');
-    const created: App = await createApp({
+    const created: App = await makeApp({
       env: options.env,
       debug: options.debug,
       debugAllow: options.profilerAllow,
@@ -136,7 +155,7 @@ async function serve(options: ServeOptions, shutdown: Shutdown): Promise<number>
     if (options.debug && !isOperationalError(error) && error instanceof Error && error.stack) {
       process.stderr.write(`${error.stack}\n`);
     }
-    await app?.close().catch(() => {});
+    await closeApp('the start-up error');
     stopCapping();
     return 1;
   }
@@ -151,12 +170,13 @@ async function serve(options: ServeOptions, shutdown: Shutdown): Promise<number>
   stopCapping();
   try {
     await running.close();
-    await app.close();
   } catch (error) {
     process.stderr.write(`serve: shutdown after ${signal} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    // The app is closed all the same: its profiles are saved, its storage's files let go.
+    await closeApp(signal);
     return 1;
   }
-  return 0;
+  return await closeApp(signal);
 }
 
 async function loadTls(options: ServeOptions): Promise<{ tls: TlsCredentials; validity?: CertificateValidityProblem }> {

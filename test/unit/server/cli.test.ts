@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -99,6 +100,72 @@ test('main() called in a process of its own caller takes its SIGTERM and SIGINT 
   } finally {
     restore();
   }
+});
+
+/** An app for main() whose close() fails, counting its calls. */
+function appFailingToClose() {
+  const app = {
+    closes: 0,
+    listener: () => {},
+    logger: undefined as never,
+    async close() {
+      app.closes++;
+      throw new Error('the profiler storage would not close');
+    },
+  };
+  return app;
+}
+
+const failedClose = (after: string) => `serve: shutdown after ${after} failed: the profiler storage would not close\n`;
+
+test('a close that fails after a signal while starting runs once and is said as a failed shutdown, exit 1, not as a start-up error', async () => {
+  const { main } = await import('../../../lib/server/cli.js');
+  const app = appFailingToClose();
+  const { stdout, stderr, restore } = captureOutput();
+  try {
+    const starting = main(['--port', '0', '--https-port', 'off', '--no-debug', '--log-level', 'off'], {}, () => app);
+    process.emit('SIGTERM', 'SIGTERM');
+    assert.is(await starting, 1);
+  } finally {
+    restore();
+  }
+  assert.is(app.closes, 1);
+  assert.equal(stderr, ['serve: SIGTERM while starting, stopping\n', failedClose('SIGTERM')]);
+  assert.equal(stdout, []);
+});
+
+test('a close that fails after a start-up error (the port taken) runs once and has its own line after the error\'s, exit 1', async () => {
+  const { main } = await import('../../../lib/server/cli.js');
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const { port } = taken.address() as AddressInfo;
+  const app = appFailingToClose();
+  const { stderr, restore } = captureOutput();
+  try {
+    assert.is(await main(['--host', '127.0.0.1', '--port', String(port), '--https-port', 'off', '--no-debug', '--log-level', 'off'], {}, () => app), 1);
+  } finally {
+    restore();
+    await new Promise((resolve) => taken.close(resolve));
+  }
+  assert.is(app.closes, 1);
+  assert.equal(stderr, [`serve: cannot listen on 127.0.0.1:${port}: address already in use (EADDRINUSE)\n`, failedClose('the start-up error')]);
+});
+
+test('a close that fails after serving, on SIGINT, runs once and is said as a failed shutdown, exit 1', async () => {
+  const { main } = await import('../../../lib/server/cli.js');
+  const app = appFailingToClose();
+  const { stdout, stderr, restore } = captureOutput();
+  try {
+    const serving = main(['--host', '127.0.0.1', '--port', '0', '--https-port', 'off', '--no-debug', '--log-level', 'off'], {}, () => app);
+    for (let waited = 0; stdout.length === 0 && waited < 10_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.match(stdout[0] ?? '', /^listening on http:\/\/127\.0\.0\.1:\d+\n$/);
+    process.emit('SIGINT', 'SIGINT');
+    assert.is(await serving, 1);
+  } finally {
+    restore();
+  }
+  assert.is(app.closes, 1);
+  assert.equal(stderr, [failedClose('SIGINT')]);
 });
 
 /** What process.stdout and process.stderr are given from now until restore(), kept from the terminal. */
