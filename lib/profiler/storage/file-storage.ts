@@ -28,7 +28,7 @@ import { TRIM_TO, keptRange } from './retention.js';
 import { SegmentFiles, type Segment } from './segment-files.js';
 import { LEASE_PREFIX_LENGTH, TokenLeases } from './token-leases.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
-import { isStorableToken, resolveBounds, storableJson } from './validation.js';
+import { checkSegmentBytes, isStorableToken, resolveBounds, storableJson } from './validation.js';
 import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from '../token.js';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
 
@@ -208,8 +208,7 @@ export class FileStorage implements ProfilerStorage {
   constructor(options: FileStorageOptions = {}) {
     this.dir = resolve(options.dir ?? DEFAULT_DIR);
     this.bounds = Object.freeze(resolveBounds(options.bounds));
-    const segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
-    if (!(segmentBytes > 0)) throw new RangeError(`FileStorage segmentBytes must be a positive number, got ${String(segmentBytes)}.`);
+    const segmentBytes = checkSegmentBytes(options.segmentBytes) ?? DEFAULT_SEGMENT_BYTES;
     this.#effective = { ...this.bounds };
     this.#segmentBytes = segmentBytes;
     this.#segments = new SegmentFiles(this.dir, ...this.#segmentLimits());

@@ -6,7 +6,7 @@ import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
 import type { CompactionReport, FileStorageOptions } from './file-storage.js';
 import { encodeBatch, rebuildError, type StorageCall, type StorageOp, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
-import { resolveBounds, storableJson } from './validation.js';
+import { checkSegmentBytes, resolveBounds, storableJson } from './validation.js';
 
 /** Options of a ThreadedFileStorage: FileStorage's, except the clock (a function cannot cross threads). */
 export interface ThreadedFileStorageOptions extends Omit<FileStorageOptions, 'now'> {
@@ -66,8 +66,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
     // Checked here, as FileStorage's constructor does, so a bad option fails where it is given.
     this.dir = resolve(options.dir ?? 'var/profiler');
     this.bounds = Object.freeze(resolveBounds(options.bounds));
-    const segmentBytes = options.segmentBytes;
-    if (segmentBytes !== undefined && !(segmentBytes > 0)) throw new RangeError(`FileStorage segmentBytes must be a positive number, got ${String(segmentBytes)}.`);
+    const segmentBytes = checkSegmentBytes(options.segmentBytes);
     this.#data = { dir: this.dir, bounds: { ...this.bounds }, segmentBytes };
     this.#onError = options.onError;
     this.#resourceLimits = { ...DEFAULT_RESOURCE_LIMITS, ...options.resourceLimits };

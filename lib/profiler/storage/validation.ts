@@ -31,6 +31,17 @@ export function resolveBounds(bounds: Partial<StorageBounds> = {}): StorageBound
   return resolved;
 }
 
+/**
+ * The size at which a FileStorage starts a new segment file, refused unless a number above 0: a
+ * string or `true` compares above 0 and would be read as a size (`true`, one byte: a file a record).
+ */
+export function checkSegmentBytes(segmentBytes: unknown): number | undefined {
+  if (segmentBytes !== undefined && (typeof segmentBytes !== 'number' || !(segmentBytes > 0))) {
+    throw new RangeError(`FileStorage segmentBytes must be a positive number, got ${typeof segmentBytes === 'string' ? `the string "${segmentBytes}"` : String(segmentBytes)}.`);
+  }
+  return segmentBytes;
+}
+
 /** Throws InvalidProfileError unless the profile has a valid token and summary fields. */
 export function assertStorableProfile(profile: StorableProfile): void {
   if (profile === null || typeof profile !== 'object') throw new InvalidProfileError('A profile must be an object.');

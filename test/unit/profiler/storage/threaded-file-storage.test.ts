@@ -152,6 +152,14 @@ test('bad options fail in the constructor, as with FileStorage', () => {
   assert.throws(() => new ThreadedFileStorage({ dir: freshDir(), segmentBytes: -1 }), /segmentBytes must be a positive number/);
 });
 
+test('a segmentBytes that is no number (a string, true) is refused by both storages, not read as a size (true: one byte, a file a record)', () => {
+  for (const segmentBytes of ['10', true, '4mb']) {
+    for (const make of [() => new FileStorage({ dir: freshDir(), segmentBytes: segmentBytes as never }), () => new ThreadedFileStorage({ dir: freshDir(), segmentBytes: segmentBytes as never })]) {
+      assert.throws(make, (error: unknown) => error instanceof RangeError && /segmentBytes must be a positive number, got (the string "10"|true|the string "4mb")\./.test(error.message));
+    }
+  }
+});
+
 test('close saves what is in flight, is idempotent, and every later call rejects as closed', async () => {
   const storage = threadedIn();
   const tokens = await storage.drawTokens(6, 50);
