@@ -237,11 +237,13 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   let allRoutes = routes;
   const profilerPages: Controller[] = [];
   if (profilerOptions !== null) {
+    // The storage's own errors (its upkeep's, reported to onError) go on the channel of its saves' errors.
+    const profilerLogger = logger.withChannel('profiler');
     profiler = new Profiler({
-      storage: profilerOptions.storage ?? defaultStorage(profilerOptions, logOncePerMessage(logger)),
+      storage: profilerOptions.storage ?? defaultStorage(profilerOptions, logOncePerMessage(profilerLogger)),
       requestStack,
       redactor,
-      logger: logger.withChannel('profiler'),
+      logger: profilerLogger,
       tokenLength: profilerOptions.tokenLength,
       maxQueuedProfiles: profilerOptions.maxQueuedProfiles,
       saveDelayMs: profilerOptions.saveDelayMs,

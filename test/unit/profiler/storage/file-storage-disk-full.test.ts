@@ -154,7 +154,7 @@ test('a disk full for a moment while the storage holds a handful lowers its boun
   }
 });
 
-test('the app logs the lowered bounds of a full disk once, as a warning, not as a failure', async () => {
+test('the app logs the lowered bounds of a full disk once, as a warning of the profiler channel, not as a failure', async () => {
   const dir = freshDir();
   await mkdir(dir, { recursive: true });
   const disk = simulatedDisk(dir, 60_000);
@@ -176,6 +176,7 @@ test('the app logs the lowered bounds of a full disk once, as a warning, not as 
   assert.ok(diskFull.length >= 1, `logged: ${records.map((record) => record.message).join(' | ')}`);
   for (const record of diskFull) {
     assert.is(record.levelName, 'WARNING');
+    assert.is(record.channel, 'profiler');
     assert.match(record.message, /^The disk is full: the profiler keeps at most \d+ profiles/);
   }
   assert.is(new Set(diskFull.map((record) => record.message)).size, diskFull.length, 'each once');
