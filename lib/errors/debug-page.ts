@@ -4,6 +4,7 @@
  */
 import { isAbsolute, relative, sep } from 'node:path';
 import { inspect } from 'node:util';
+import { isError } from '../../kernel/is-error.js';
 import { LogLevel, type LogRecord } from '../log/log-record.js';
 import { nonceAttribute } from './csp-nonce.js';
 import type { FileLinker } from './file-link.js';
@@ -272,7 +273,7 @@ function formatContext(context: Record<string, unknown> | undefined): string | n
 
 function contextReplacer(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return `${value}n`;
-  if (value instanceof Error) return `${value.name}: ${value.message}`;
+  if (isError(value)) return `${value.name}: ${value.message}`;
   if (typeof value === 'function') return `[Function ${value.name || 'anonymous'}]`;
   if (typeof value === 'symbol') return value.toString();
   return value;

@@ -1,5 +1,6 @@
 import type { ObservationBus } from './bus.js';
 import { describeValue } from '../../kernel/describe-value.js';
+import { isError } from '../../kernel/is-error.js';
 import { LogLevel, type LogLevelName, type LogRecord } from './log-record.js';
 
 const LEVEL_NAMES = Object.keys(LogLevel) as LogLevelName[];
@@ -142,7 +143,7 @@ let sinkFailureReported = false;
 function sinkFailed(error: unknown): void {
   if (sinkFailureReported) return;
   sinkFailureReported = true;
-  process.emitWarning(`A log sink threw, so records may be missing from it: ${error instanceof Error ? error.message : textOf(error)}`, { code: 'HK_LOG_SINK_FAILED' });
+  process.emitWarning(`A log sink threw, so records may be missing from it: ${isError(error) ? stringOf(() => error.message) : textOf(error)}`, { code: 'HK_LOG_SINK_FAILED' });
 }
 
 /**
@@ -225,7 +226,7 @@ function stringify(value: unknown): string {
   // Reading a Proxy may throw anywhere (instanceof calls its getPrototypeOf trap).
   try {
     if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
-    if (value instanceof Error) return errorText(value);
+    if (isError(value)) return errorText(value);
     return JSON.stringify(value, placeholderJson) ?? `[object ${classOf(value as object, 'Object')}]`;
   } catch {
     return `[object ${classOf(value as object, 'Object')}]`;
@@ -268,15 +269,6 @@ function stringOf(read: () => unknown): string {
 function placeholderJson(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
   return isError(value) ? errorText(value) : value;
-}
-
-/** `instanceof Error`, false where asking throws (a Proxy's getPrototypeOf trap): the rest of the object is still written. */
-function isError(value: unknown): value is Error {
-  try {
-    return value instanceof Error;
-  } catch {
-    return false;
-  }
 }
 
 function classOf(value: object, fallback: string): string {

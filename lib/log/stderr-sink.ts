@@ -1,5 +1,6 @@
 import { writeSync } from 'node:fs';
 import { describeValue } from '../../kernel/describe-value.js';
+import { isError } from '../../kernel/is-error.js';
 import type { ObservationBus, LogEntry } from './bus.js';
 import { messageWithSecretsHidden, toLevel, type LogLevelInput } from './logger.js';
 import { LogLevel, type LogRecord } from './log-record.js';
@@ -324,7 +325,7 @@ function cut(text: string, max = MAX_STRING): string {
 function unwritable(error: unknown): string {
   let reason: string;
   try {
-    reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    reason = isError(error) ? `${error.name}: ${error.message}` : String(error);
   } catch {
     reason = 'unknown error';
   }
@@ -402,7 +403,7 @@ function boundedJson(value: unknown, max: number, redaction?: LogRedaction): str
         add(']');
         return true;
       }
-      const written: Record<string, unknown> = object instanceof Error ? errorJson(object) : (object as Record<string, unknown>);
+      const written: Record<string, unknown> = isError(object) ? errorJson(object) : (object as Record<string, unknown>);
       add('{');
       let first = true;
       for (const name of Object.keys(written)) {
@@ -443,6 +444,8 @@ function errorJson(error: Error): Record<string, unknown> {
   if (typeof code === 'string' || typeof code === 'number') json.code = code;
   if (typeof stack === 'string') json.stack = stack;
   if (cause !== undefined) json.cause = cause;
-  if (error instanceof AggregateError && Array.isArray(error.errors)) json.errors = error.errors;
+  // An AggregateError's own `errors` (of another realm too, which instanceof misses).
+  const errors = Object.getOwnPropertyDescriptor(error, 'errors')?.value;
+  if (Array.isArray(errors)) json.errors = errors;
   return json;
 }

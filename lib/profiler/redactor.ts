@@ -1,3 +1,4 @@
+import { isError } from '../../kernel/is-error.js';
 import { flat, jsonNumber, jsonString, jsonValue, setOwn } from './json.js';
 
 /** What counts as secret. */
@@ -327,7 +328,7 @@ export class Redactor {
   #objectJson(object: object, depth: number, path: object[], limits: CopyLimits): string {
     const value: unknown = object;
     // Rare shapes (and Map keys, which may collide once made strings): through the copy.
-    if (value instanceof Error || value instanceof Date || value instanceof Map) return jsonValue(this.#copy(value, depth, path, limits));
+    if (isError(value) || value instanceof Date || value instanceof Map) return jsonValue(this.#copy(value, depth, path, limits));
     path.push(object);
     try {
       let json = '';
@@ -381,7 +382,7 @@ export class Redactor {
   /** #copy of an object (any Proxy trap or getter here may throw). */
   #objectCopy(object: object, depth: number, path: object[], limits: CopyLimits): unknown {
     const value: unknown = object;
-    if (value instanceof Error) return { class: value.constructor.name, message: this.text(value.message) };
+    if (isError(value)) return { class: value.constructor.name, message: this.text(value.message) };
     if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
     path.push(object);
     try {

@@ -3,6 +3,7 @@
  * collectors, so every reader here tolerates a missing or oddly shaped field instead of throwing.
  */
 import { inspect } from 'node:util';
+import { isError } from '../../../kernel/is-error.js';
 import { elideMiddle, html, renderElided, type SafeHtml } from '../../errors/index.js';
 
 export { elideMiddle };
@@ -48,7 +49,7 @@ export function prettyJson(value: unknown): string {
 
 function jsonReplacer(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return `${value}n`;
-  if (value instanceof Error) return `${value.name}: ${value.message}`;
+  if (isError(value)) return `${value.name}: ${value.message}`;
   if (typeof value === 'function') return `[Function ${value.name || 'anonymous'}]`;
   if (typeof value === 'symbol') return value.toString();
   return value;

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { renderDebugPage, type DebugPageInput } from '../../../lib/errors/debug-page.js';
@@ -184,6 +185,11 @@ test('renders context that JSON cannot take', () => {
   assert.ok(document.includes('&quot;10n&quot;'));
   assert.ok(document.includes('Error: boom'));
   assert.ok(document.includes('[Circular'));
+});
+
+test('shows an error of another realm (a vm context\'s) in a log context as one of this realm, not as {}', () => {
+  const document = page({ logs: [record({ context: { error: runInNewContext('new TypeError("boom")') } })] });
+  assert.match(document, /&quot;error&quot;: &quot;TypeError: boom&quot;/);
 });
 
 test('stays bounded for a request that logged 1,000 huge records: messages are cut and the records past 1 MB are counted', () => {

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, RequestStack } from '../../../kernel/index.js';
@@ -128,6 +129,13 @@ test('an object inside a placeholder that is a Proxy whose getPrototypeOf trap t
   const hostile = new Proxy({ a: 1 }, { getPrototypeOf: () => { throw new Error('trap'); } });
   assert.is(interpolate('{ctx}', { ctx: { id: 2, hostile } }), '{"id":2,"hostile":{"a":1}}');
   assert.is(interpolate('{list}', { list: [hostile, new TypeError('x')] }), '[{"a":1},"TypeError: x"]');
+});
+
+test('an Error of another realm (a vm context\'s, which instanceof Error misses) is written as one of this realm is, not as {}', () => {
+  const foreign = runInNewContext('new TypeError("x")') as Error;
+  assert.is(interpolate('Failed: {error}', { error: foreign }), 'Failed: TypeError: x');
+  assert.is(interpolate('{ctx}', { ctx: { id: 7, error: foreign } }), '{"id":7,"error":"TypeError: x"}');
+  assert.is(interpolate('{list}', { list: [runInNewContext('class QuotaError extends Error {}; new QuotaError("over")'), 1] }), '["QuotaError: over",1]');
 });
 
 test('an Error of a class that sets no name of its own is written by its class, as Symfony writes an exception and the error pages name it, not as a plain "Error"', () => {

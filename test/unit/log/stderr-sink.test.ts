@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { createRequire } from 'node:module';
+import { runInNewContext } from 'node:vm';
 
 const require = createRequire(import.meta.url);
 import { suite } from 'uvu';
@@ -113,6 +114,19 @@ test('an error in a JSON line keeps its class, message, code, stack and cause ch
   assert.is(exception.cause.cause, '[circular]');
   assert.is(many.errors[0].message, 'one');
   assert.match(formatLine(record({ exception: error })), /"stack":"TypeError: boom\\n    at /);
+});
+
+test('an error of another realm (a vm context\'s) in a JSON line keeps its class, message, stack and causes, as one of this realm does, not {}', () => {
+  const foreign = runInNewContext('const e = new TypeError("x", { cause: new RangeError("root") }); e.code = "E_X"; e') as Error;
+  const many = runInNewContext('new AggregateError([new Error("one")], "all")') as Error;
+  const { exception, all } = JSON.parse(formatJson(record({ exception: foreign, all: many }))).context;
+  assert.is(exception.class, 'TypeError');
+  assert.is(exception.message, 'x');
+  assert.is(exception.code, 'E_X');
+  assert.is(exception.stack, foreign.stack);
+  assert.is(exception.cause.class, 'RangeError');
+  assert.is(all.errors[0].message, 'one');
+  assert.match(formatLine(record({ exception: foreign })), /"class":"TypeError","message":"x"/);
 });
 
 test('a line stays bounded: strings are cut at 16,384 characters, and a context longer than 256 kB is left out with a note', () => {

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LastHeaders, REDACTED, Redactor } from '../../../lib/profiler/redactor.js';
@@ -165,6 +166,13 @@ test('value() makes a JSON-safe copy in the same pass: functions, errors, Maps, 
   assert.is((copy.many as unknown[]).length, 100);
   assert.is(copy.missing, null);
   assert.not.throws(() => JSON.stringify(copy));
+});
+
+test('an error of another realm (a vm context\'s) is copied by class and message, as one of this realm is, not as {}', () => {
+  const foreign = runInNewContext('new TypeError("bad ?token=abc")') as Error;
+  const expected = { class: 'TypeError', message: `bad ?token=${REDACTED}` };
+  assert.equal((redactor.value({ error: foreign }) as Record<string, unknown>).error, expected);
+  assert.equal(JSON.parse(redactor.valueJson({ error: foreign, list: [foreign] })), { error: expected, list: [expected] });
 });
 
 test('a JSON body is redacted whole, not cut at 100 items', () => {

@@ -1,6 +1,8 @@
+import { runInNewContext } from 'node:vm';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { formatBytes, formatClockTime, formatDuration, formatProfileTime } from '../../../../lib/profiler/ui/index.js';
+import { prettyJson } from '../../../../lib/profiler/ui/values.js';
 
 const instant = Date.UTC(2026, 10, 21, 21, 40, 54, 123);
 
@@ -46,6 +48,10 @@ test('formatBytes uses binary units', () => {
   assert.is(formatBytes(512), '512 B');
   assert.is(formatBytes(1536), '1.5 KiB');
   assert.is(formatBytes(12.5 * 1024 * 1024), '12.5 MiB');
+});
+
+test('prettyJson shows an Error of another realm (a vm context\'s) by name and message, as one of this realm, not as {}', () => {
+  assert.equal(JSON.parse(prettyJson({ error: runInNewContext('new TypeError("x")') })), { error: 'TypeError: x' });
 });
 
 test.run();
