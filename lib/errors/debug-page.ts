@@ -4,6 +4,7 @@
  */
 import { isAbsolute, relative, sep } from 'node:path';
 import { inspect } from 'node:util';
+import { errorFields } from '../../kernel/error-fields.js';
 import { isError } from '../../kernel/is-error.js';
 import { LogLevel, type LogRecord } from '../log/log-record.js';
 import { nonceAttribute } from './csp-nonce.js';
@@ -259,7 +260,7 @@ function formatContext(context: Record<string, unknown> | undefined): string | n
     if (context === null || typeof context !== 'object' || Object.keys(context).length === 0) return null;
     let text: string;
     try {
-      text = JSON.stringify(context, contextReplacer, 2) ?? '';
+      text = JSON.stringify(context, contextReplacer(), 2) ?? '';
     } catch {
       // Cycles and other values JSON cannot take: inspect handles them all.
       text = inspect(context, { depth: 4, breakLength: 100 });
@@ -271,12 +272,33 @@ function formatContext(context: Record<string, unknown> | undefined): string | n
   }
 }
 
-function contextReplacer(_key: string, value: unknown): unknown {
-  if (typeof value === 'bigint') return `${value}n`;
-  if (isError(value)) return `${value.name}: ${value.message}`;
-  if (typeof value === 'function') return `[Function ${value.name || 'anonymous'}]`;
-  if (typeof value === 'symbol') return value.toString();
-  return value;
+/**
+ * JSON.stringify's replacer for one context: an error as the profiler's logger panel shows it (class,
+ * message, code, own fields), then, met again (its own field, a cycle), as `Class: message`.
+ */
+function contextReplacer(): (key: string, value: unknown) => unknown {
+  const shown = new Set<Error>();
+  return (_key, value) => {
+    if (typeof value === 'bigint') return `${value}n`;
+    if (isError(value)) {
+      if (shown.has(value)) return `${value.name}: ${value.message}`;
+      shown.add(value);
+      return errorObject(value);
+    }
+    if (typeof value === 'function') return `[Function ${value.name || 'anonymous'}]`;
+    if (typeof value === 'symbol') return value.toString();
+    return value;
+  };
+}
+
+function errorObject(error: Error): Record<string, unknown> {
+  const className = error.constructor?.name ?? 'Error';
+  // No prototype: a field named `__proto__` is shown as one.
+  const shown: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, { class: className, message: error.message });
+  const code: unknown = (error as { code?: unknown }).code;
+  if (typeof code === 'string' || typeof code === 'number') shown.code = code;
+  for (const [key, value] of errorFields(error, className)) if (!Object.hasOwn(shown, key)) shown[key] = value;
+  return shown;
 }
 
 /** A path relative to the working directory when inside it: shorter, and what the developer's editor shows. */

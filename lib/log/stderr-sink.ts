@@ -1,5 +1,6 @@
 import { writeSync } from 'node:fs';
 import { describeValue } from '../../kernel/describe-value.js';
+import { errorFields } from '../../kernel/error-fields.js';
 import { isError } from '../../kernel/is-error.js';
 import type { ObservationBus, LogEntry } from './bus.js';
 import { messageWithSecretsHidden, toLevel, type LogLevelInput } from './logger.js';
@@ -197,7 +198,7 @@ const MAX_STRING = 16_384;
 const MAX_CONTEXT = 256 * 1024;
 
 /**
- * One JSON line per record; an error in the context keeps its class, message, code, stack and causes.
+ * One JSON line per record; an error in the context keeps its class, message, code, own fields, stack and causes.
  * With a request, `"request":{"method","path","ip","token"}` (and `"sub"`, `"mainToken"` for a sub-request) comes before the context.
  */
 export function formatJson(record: LogRecord, request?: RequestDescription, redaction?: LogRedaction): string {
@@ -340,7 +341,7 @@ class ContextTooLong extends Error {
 }
 
 /**
- * JSON.stringify's JSON with long strings cut, errors as their class, message, code, stack and
+ * JSON.stringify's JSON with long strings cut, errors as their class, message, code, own fields, stack and
  * causes, bigints as text, and a cycle (an object inside itself, an error its own cause) as
  * "[circular]"; an object met twice elsewhere is written both times. Written piece by piece, it
  * throws ContextTooLong once past `max` characters, so a huge value (a 10 MiB Buffer, an array of
@@ -438,10 +439,17 @@ function boundedJson(value: unknown, max: number, redaction?: LogRedaction): str
   return write('', value) ? json : undefined;
 }
 
+/**
+ * An error as a line writes it: its class, message and code, its own fields (a system error's
+ * errno, syscall and path, a library's statusCode: see errorFields), then its stack and causes.
+ */
 function errorJson(error: Error): Record<string, unknown> {
-  const json: Record<string, unknown> = { class: error.constructor?.name ?? 'Error', message: error.message };
+  const className = error.constructor?.name ?? 'Error';
+  // No prototype: a field named `__proto__` is written as one, as JSON.parse would read it back.
+  const json: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, { class: className, message: error.message });
   const { code, stack, cause } = error as Error & { code?: unknown };
   if (typeof code === 'string' || typeof code === 'number') json.code = code;
+  for (const [key, value] of errorFields(error, className)) if (!Object.hasOwn(json, key)) json[key] = value;
   if (typeof stack === 'string') json.stack = stack;
   if (cause !== undefined) json.cause = cause;
   // An AggregateError's own `errors` (of another realm too, which instanceof misses).

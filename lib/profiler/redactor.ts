@@ -1,3 +1,4 @@
+import { errorFields } from '../../kernel/error-fields.js';
 import { isError } from '../../kernel/is-error.js';
 import { flat, jsonNumber, jsonString, jsonValue, setOwn } from './json.js';
 
@@ -281,8 +282,8 @@ export class Redactor {
 
   /**
    * A JSON-safe copy of any value with secrets hidden, in one pass: values under secret-looking
-   * keys replaced, `key=value` pairs in strings redacted; functions by name, errors by class and
-   * message, Maps as objects, cycles cut, size bounded (100 items per level, 8 levels, 10,000
+   * keys replaced, `key=value` pairs in strings redacted; functions by name, errors by class,
+   * message, code and own fields, Maps as objects, cycles cut, size bounded (100 items per level, 8 levels, 10,000
    * characters per string).
    */
   value(value: unknown): unknown {
@@ -382,10 +383,10 @@ export class Redactor {
   /** #copy of an object (any Proxy trap or getter here may throw). */
   #objectCopy(object: object, depth: number, path: object[], limits: CopyLimits): unknown {
     const value: unknown = object;
-    if (isError(value)) return { class: value.constructor.name, message: this.text(value.message) };
     if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
     path.push(object);
     try {
+      if (isError(value)) return this.#errorCopy(value, depth, path, limits);
       if (Array.isArray(value)) {
         const out: unknown[] = [];
         for (let i = 0; i < value.length && i < limits.items; i++) out.push(this.#copy(value[i], depth + 1, path, limits));
@@ -414,6 +415,21 @@ export class Redactor {
     } finally {
       path.pop();
     }
+  }
+
+  /** An error by class and message, then its code and own fields (see errorFields), redacted as an object's are. */
+  #errorCopy(error: Error, depth: number, path: object[], limits: CopyLimits): Record<string, unknown> {
+    const className = error.constructor.name;
+    const out: Record<string, unknown> = { class: className, message: this.text(error.message) };
+    const code: unknown = (error as { code?: unknown }).code;
+    if (typeof code === 'string' || typeof code === 'number') out.code = this.isSecretKey('code') ? REDACTED : this.#copy(code, depth + 1, path, limits);
+    let count = 0;
+    for (const [key, inner] of errorFields(error, className)) {
+      if (Object.hasOwn(out, key)) continue;
+      if (count++ >= limits.items) break;
+      setOwn(out, key, this.isSecretKey(key) ? REDACTED : this.#copy(inner, depth + 1, path, limits));
+    }
+    return out;
   }
 
   /** Free text (a log message, an error message, a URL in a log context) with `secret=value` pairs hidden. */

@@ -183,13 +183,21 @@ test('renders context that JSON cannot take', () => {
   cyclic.self = cyclic;
   const document = page({ logs: [record({ context }), record({ context: { cyclic } })] });
   assert.ok(document.includes('&quot;10n&quot;'));
-  assert.ok(document.includes('Error: boom'));
+  assert.match(document, /&quot;class&quot;: &quot;Error&quot;,\s*&quot;message&quot;: &quot;boom&quot;/);
   assert.ok(document.includes('[Circular'));
+});
+
+test('shows an error in a log context with its code and own fields, as the profiler\'s logger panel does; one met again (a cycle) by class and message', () => {
+  const error = Object.assign(new Error("ENOENT: no such file or directory, open '/x'"), { code: 'ENOENT', errno: -2, syscall: 'open', path: '/x', again: null as unknown });
+  error.again = error;
+  const document = page({ logs: [record({ context: { error } })] });
+  const shown = /<pre class="context">([\s\S]*?)<\/pre>/.exec(document)![1]!.replaceAll('&quot;', '"').replaceAll('&#39;', "'");
+  assert.equal(JSON.parse(shown), { error: { class: 'Error', message: "ENOENT: no such file or directory, open '/x'", code: 'ENOENT', errno: -2, syscall: 'open', path: '/x', again: "Error: ENOENT: no such file or directory, open '/x'" } });
 });
 
 test('shows an error of another realm (a vm context\'s) in a log context as one of this realm, not as {}', () => {
   const document = page({ logs: [record({ context: { error: runInNewContext('new TypeError("boom")') } })] });
-  assert.match(document, /&quot;error&quot;: &quot;TypeError: boom&quot;/);
+  assert.match(document, /&quot;error&quot;: \{\s*&quot;class&quot;: &quot;TypeError&quot;,\s*&quot;message&quot;: &quot;boom&quot;\s*\}/);
 });
 
 test('stays bounded for a request that logged 1,000 huge records: messages are cut and the records past 1 MB are counted', () => {

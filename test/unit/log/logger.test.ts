@@ -131,6 +131,12 @@ test('an object inside a placeholder that is a Proxy whose getPrototypeOf trap t
   assert.is(interpolate('{list}', { list: [hostile, new TypeError('x')] }), '[{"a":1},"TypeError: x"]');
 });
 
+test('an Error placeholder stays its name and message: its own fields (a system error\'s errno, syscall, path) are for the context, not the message', () => {
+  const error = Object.assign(new Error("ENOENT: no such file or directory, open '/x'"), { code: 'ENOENT', errno: -2, syscall: 'open', path: '/x' });
+  assert.is(interpolate('Failed: {error}', { error }), "Failed: Error: ENOENT: no such file or directory, open '/x'");
+  assert.is(interpolate('{ctx}', { ctx: { error } }), `{"error":"Error: ENOENT: no such file or directory, open '/x'"}`);
+});
+
 test('an Error of another realm (a vm context\'s, which instanceof Error misses) is written as one of this realm is, not as {}', () => {
   const foreign = runInNewContext('new TypeError("x")') as Error;
   assert.is(interpolate('Failed: {error}', { error: foreign }), 'Failed: TypeError: x');

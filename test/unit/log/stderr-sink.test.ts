@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { runInNewContext } from 'node:vm';
 
@@ -7,6 +8,7 @@ const require = createRequire(import.meta.url);
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Logger, attachStderrSink, createBus, formatJson, formatLine, type LogRecord, type RequestDescription } from '../../../lib/log/index.js';
+import { Redactor } from '../../../lib/profiler/redactor.js';
 
 const test = suite('stderr sink');
 
@@ -114,6 +116,48 @@ test('an error in a JSON line keeps its class, message, code, stack and cause ch
   assert.is(exception.cause.cause, '[circular]');
   assert.is(many.errors[0].message, 'one');
   assert.match(formatLine(record({ exception: error })), /"stack":"TypeError: boom\\n    at /);
+});
+
+/** The error reading a file that is not there throws: a system error, with its own code, errno, syscall and path. */
+function missingFileError(): Error {
+  try {
+    readFileSync('/nonexistent/http-kernel-test');
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('the file exists');
+}
+
+test('an error in a JSON line keeps its own fields next to its class and message: a system error\'s errno, syscall and path, a library\'s statusCode, secret ones redacted', () => {
+  class QuotaError extends Error {
+    constructor(message: string, readonly limit: number) {
+      super(message);
+      this.name = 'QuotaError';
+    }
+  }
+  const library = Object.assign(new Error('Not Found'), { statusCode: 404, name: 'HTTPError', password: 'hunter2', detail: { retry: false } });
+  const line = formatJson(record({ error: missingFileError(), library, quota: new QuotaError('over', 3) }), undefined, new Redactor());
+  const { error, quota, library: written } = JSON.parse(line).context;
+  assert.equal({ ...error, stack: undefined }, { class: 'Error', message: "ENOENT: no such file or directory, open '/nonexistent/http-kernel-test'", code: 'ENOENT', errno: -2, syscall: 'open', path: '/nonexistent/http-kernel-test', stack: undefined });
+  assert.equal({ ...written, stack: undefined }, { class: 'Error', message: 'Not Found', statusCode: 404, name: 'HTTPError', password: '[redacted]', detail: { retry: false }, stack: undefined });
+  assert.equal(Object.keys(quota), ['class', 'message', 'limit', 'stack'], 'a name that repeats the class is not written twice');
+  assert.match(formatLine(record({ error: missingFileError() })), /"code":"ENOENT","errno":-2,"syscall":"open","path":"\/nonexistent\/http-kernel-test","stack":/);
+});
+
+test('an error\'s own fields stay bounded and never fail the line: a cycle, a getter that throws, a Proxy whose ownKeys trap throws, a huge field', () => {
+  const looped = Object.assign(new Error('looped'), { info: {} as Record<string, unknown> });
+  looped.info.error = looped;
+  const throwing = new Error('throwing');
+  Object.defineProperty(throwing, 'broken', { enumerable: true, get: () => { throw new Error('getter'); } });
+  Object.assign(throwing, { kept: 1 });
+  const hidden = new Proxy(new TypeError('hidden'), { ownKeys: () => { throw new Error('trap'); } });
+  const { context } = JSON.parse(formatJson(record({ looped, throwing, hidden })));
+  assert.equal(context.looped.info, { error: '[circular]' });
+  assert.is(context.throwing.kept, 1);
+  assert.not.ok('broken' in context.throwing);
+  assert.is(context.hidden.message, 'hidden');
+  const huge = formatJson(record({ error: Object.assign(new Error('huge'), { body: 'b'.repeat(1_000_000), ids: Array.from({ length: 100_000 }, (_, i) => i) }) }));
+  assert.ok(huge.length < 1000, `line ${huge.length}`);
 });
 
 test('an error of another realm (a vm context\'s) in a JSON line keeps its class, message, stack and causes, as one of this realm does, not {}', () => {

@@ -168,6 +168,40 @@ test('value() makes a JSON-safe copy in the same pass: functions, errors, Maps, 
   assert.not.throws(() => JSON.stringify(copy));
 });
 
+test('an error is copied with its code and own fields next to its class and message, redacted as an object is: secret keys, secret pairs in strings', () => {
+  const system = Object.assign(new Error("ENOENT: no such file or directory, open '/x'"), { code: 'ENOENT', errno: -2, syscall: 'open', path: '/x?token=abc' });
+  const library = Object.assign(new Error('Not Found'), { statusCode: 404, name: 'HTTPError', password: 'hunter2', response: { headers: { authorization: 'Bearer x' } } });
+  class QuotaError extends Error {
+    constructor(readonly limit: number) {
+      super('over');
+      this.name = 'QuotaError';
+    }
+  }
+  const expected = {
+    system: { class: 'Error', message: "ENOENT: no such file or directory, open '/x'", code: 'ENOENT', errno: -2, syscall: 'open', path: `/x?token=${REDACTED}` },
+    library: { class: 'Error', message: 'Not Found', statusCode: 404, name: 'HTTPError', password: REDACTED, response: { headers: { authorization: REDACTED } } },
+    quota: { class: 'QuotaError', message: 'over', limit: 3 },
+  };
+  const context = { system, library, quota: new QuotaError(3) };
+  assert.equal(redactor.value(context), expected);
+  assert.equal(JSON.parse(redactor.valueJson(context)), expected);
+});
+
+test('an error\'s own fields are copied within the bounds, without throwing: a cycle, a getter that throws, a Proxy whose ownKeys trap throws, 100 fields a level', () => {
+  const looped = Object.assign(new Error('looped'), { info: {} as Record<string, unknown> });
+  looped.info.error = looped;
+  const throwing = Object.assign(new Error('throwing'), { kept: 1 });
+  Object.defineProperty(throwing, 'broken', { enumerable: true, get: () => { throw new Error('getter'); } });
+  const hidden = new Proxy(new TypeError('hidden'), { ownKeys: () => { throw new Error('trap'); } });
+  const wide = Object.assign(new Error('wide'), Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`f${i}`, i])));
+  for (const copy of [redactor.value({ looped, throwing, hidden, wide }), JSON.parse(redactor.valueJson({ looped, throwing, hidden, wide }))] as Array<Record<string, Record<string, unknown>>>) {
+    assert.equal(copy.looped!.info, { error: '[circular]' });
+    assert.equal(copy.throwing, { class: 'Error', message: 'throwing', kept: 1 });
+    assert.equal(copy.hidden, { class: 'TypeError', message: 'hidden' });
+    assert.is(Object.keys(copy.wide!).length, 102);
+  }
+});
+
 test('an error of another realm (a vm context\'s) is copied by class and message, as one of this realm is, not as {}', () => {
   const foreign = runInNewContext('new TypeError("bad ?token=abc")') as Error;
   const expected = { class: 'TypeError', message: `bad ?token=${REDACTED}` };

@@ -1,0 +1,30 @@
+/** What an error's writers write apart, never among its fields. */
+const WRITTEN_APART = new Set(['class', 'message', 'stack', 'cause']);
+
+/**
+ * An error's own enumerable fields, for a log context's JSON: a system error's `code`, `errno`,
+ * `syscall` and `path`, a library's `statusCode`, any an application adds; not what is written
+ * apart (class, message, stack, cause), nor a `name` that only repeats `className`. A field whose
+ * getter throws is left out, and there are none when they cannot be listed (a Proxy's ownKeys trap).
+ */
+export function errorFields(error: Error, className: string): Array<[key: string, value: unknown]> {
+  let keys: string[];
+  try {
+    keys = Object.keys(error);
+  } catch {
+    return [];
+  }
+  const fields: Array<[string, unknown]> = [];
+  for (const key of keys) {
+    if (WRITTEN_APART.has(key)) continue;
+    let value: unknown;
+    try {
+      value = (error as unknown as Record<string, unknown>)[key];
+    } catch {
+      continue;
+    }
+    if (key === 'name' && value === className) continue;
+    fields.push([key, value]);
+  }
+  return fields;
+}
