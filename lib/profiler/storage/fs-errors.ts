@@ -1,4 +1,4 @@
-import { unlink } from 'node:fs/promises';
+import { lstat, unlink } from 'node:fs/promises';
 import { errorCode } from '../../fs/error-code.js';
 
 export { errorCode };
@@ -19,13 +19,21 @@ export async function ignoreMissing<T>(promise: Promise<T>): Promise<T | undefin
   }
 }
 
-/** Deletes a file; false when it was not there. */
+/**
+ * Deletes a file; false when it was not there, or is a directory. The storage makes no directory
+ * under a file's name: one found there (`left.tmp`, a segment's name) is someone else's, left as
+ * it is; failing on it would fail the clean-up that found it, and with it every compaction, so the
+ * bounds would never be applied again.
+ */
 export async function removeFile(path: string): Promise<boolean> {
   try {
     await unlink(path);
     return true;
   } catch (error) {
     if (isMissing(error)) return false;
+    // Linux answers EISDIR for a directory, macOS EPERM.
+    const code = errorCode(error);
+    if (code === 'EISDIR' || (code === 'EPERM' && (await lstat(path).catch(() => null))?.isDirectory() === true)) return false;
     throw error;
   }
 }

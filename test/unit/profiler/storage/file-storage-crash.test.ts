@@ -60,6 +60,23 @@ test('a compaction rewrites the index without torn or garbage lines', async () =
   assert.equal((await storage.find()).length, 3);
 });
 
+test('a directory under the name of a temp file or a segment is left alone, and the compactions that meet it still apply the bounds', async () => {
+  const dir = await dirWithProfiles(6);
+  const strays = [join(dir, 'left.tmp'), join(dir, 'index.ndjson.99999-abcd.tmp'), join(dir, tokenFor(0).slice(0, 2), 'x.json.gz.1-1.tmp'), join(dir, 'segments', '0-1-0000abcd.ndjson')];
+  for (const stray of strays) {
+    await mkdir(stray, { recursive: true });
+    await writeFile(join(stray, 'file'), '');
+    await utimes(stray, HOUR_AGO, HOUR_AGO);
+  }
+  const storage = storageIn(dir, { bounds: { maxProfiles: 3 } });
+  const report = await storage.compact();
+  assert.ok(report, 'the compaction ran to its end');
+  const kept = await foundTokens(storage);
+  assert.ok(kept.length <= 3 && kept.includes(tokenFor(5)) && !kept.includes(tokenFor(0)), `the bounds applied, the oldest gone: ${kept.join(', ')}`);
+  for (const stray of strays) assert.ok(existsSync(join(stray, 'file')), `${stray} left as it was`);
+  await storage.close();
+});
+
 test('temp files left by a crashed writer are ignored by reads and removed by the next compaction', async () => {
   const dir = await dirWithProfiles(2);
   const profileTemp = join(dir, tokenFor(0).slice(0, 2), `${tokenFor(7)}.json.gz.99999-1.tmp`);
