@@ -2,12 +2,12 @@ import { isUtf8 } from 'node:buffer';
 import { IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
-import { describeDuration } from './describe-duration.js';
 import { describeValue } from './describe-value.js';
 import { isValidHost } from './host-syntax.js';
 import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, ResponseTimeoutError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
 import { isNameValueObject, isPlainObject } from './name-value-object.js';
 import { requestInternals } from './request-internals.js';
+import { requestTimeoutCut } from './request-timeout-cut.js';
 import { followSignal, unfollowSignal } from './signal-followers.js';
 
 /** The Content-Type of an HTML form's body. */
@@ -382,7 +382,8 @@ export class Request {
    * Aborted when the work for this request should stop: hand it to what a controller waits on
    * (`fetch(url, { signal: request.signal })`, node:timers/promises' `setTimeout(ms, value, { signal })`,
    * a database driver, `pipeline(..., { signal })`). A request from the socket's is aborted with a
-   * ClientClosedError when its client leaves before the response is finished, and by the server with
+   * ClientClosedError when its client leaves before the response is finished (with the RequestTimeoutHttpError
+   * of the 408 the server sent when its request timeout cut a body that stalled), and by the server with
    * its ResponseTimeoutError when the response timeout passes; never once the response is finished.
    * A sub-request's is its main request's. Request.create()'s is aborted by abortRequest(), and
    * follows the `signal` given until the request is done (kernel.terminate has run), else is never
@@ -665,7 +666,7 @@ export class Request {
       if (error instanceof ResponseTimeoutError) throw error;
       if (fromSocket && !source.complete && !(error instanceof PayloadTooLargeHttpError)) {
         // The server cut a body that took too long (a 408, as node:http answers it), and said so on the connection.
-        const timedOut = timeoutCutting(source, error);
+        const timedOut = requestTimeoutCut(source, error);
         if (timedOut !== undefined) throw timedOut;
         // Cut when its connection ended after the response (see cutBodyWhenConnectionEnds), by either side.
         if (error instanceof MalformedRequestError) throw error;
@@ -742,21 +743,26 @@ export function abortRequest(request: Request, reason: unknown): void {
 }
 
 /**
- * Aborts `controller` with a ClientClosedError once the connection of `response` closes before the
+ * Aborts `controller` with a ClientClosedError (see closedBeforeAnswer) once the connection of `response` closes before the
  * response is finished (at once when it has already), never after. A response queued behind others
  * on its connection (pipelined) is not told of that close: the connection's own is listened to as well.
  */
 function abortWhenClientLeaves(response: ServerResponse, controller: AbortController): void {
   if (response.writableFinished) return;
   const socket = response.req.socket;
-  if (response.destroyed || socket.destroyed) return controller.abort(new ClientClosedError());
+  if (response.destroyed || socket.destroyed) return controller.abort(closedBeforeAnswer(response));
   const closed = (): void => {
     response.off('close', closed);
     socket.off('close', closed);
-    if (!response.writableFinished) controller.abort(new ClientClosedError());
+    if (!response.writableFinished) controller.abort(closedBeforeAnswer(response));
   };
   response.once('close', closed);
   if (response.socket === null) socket.once('close', closed);
+}
+
+/** The client leaving, or the server's request timeout when it cut a body that stalled and answered its 408 itself. */
+function closedBeforeAnswer(response: ServerResponse): ClientClosedError | RequestTimeoutHttpError {
+  return requestTimeoutCut(response.req) ?? new ClientClosedError();
 }
 
 /** Whether the request says it has a body: a Content-Length above 0, or a Transfer-Encoding. */
@@ -838,21 +844,6 @@ function severalHosts(first: string, second: string): SuspiciousOperationError {
 
 /** A Transfer-Encoding of chunked alone (RFC 9112 7: the coding names are case-insensitive). */
 const ONLY_CHUNKED = /^[ \t]*chunked[ \t]*$/i;
-
-/**
- * The 408 for a body the server cut for taking too long, or undefined when the server did not say so
- * on the connection: node destroys it with an ERR_HTTP_REQUEST_TIMEOUT error at its request timeout
- * (and so does startServers once it has answered the 408), a server of its own with the
- * RequestTimeoutHttpError it means (startServers's idle timeout). `cause`: what the read failed with.
- */
-function timeoutCutting(message: IncomingMessage, cause: unknown): RequestTimeoutHttpError | undefined {
-  const socket = message.socket as (Socket & { errored?: { code?: unknown } | null; server?: { requestTimeout?: unknown } }) | null;
-  const errored = socket?.errored;
-  if (errored instanceof RequestTimeoutHttpError) return new RequestTimeoutHttpError(errored.message, { cause });
-  if (errored?.code !== 'ERR_HTTP_REQUEST_TIMEOUT') return undefined;
-  const timeout = socket!.server?.requestTimeout;
-  return new RequestTimeoutHttpError(`The request body did not arrive within the request timeout${typeof timeout === 'number' && timeout > 0 ? ` (${describeDuration(timeout)})` : ''}.`, { cause });
-}
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;

@@ -1,4 +1,4 @@
-import { ClientClosedError, KernelEvents, RequestType, boundErrorHeaders, isHttpError, type Controller, type ExceptionEvent, type Request } from '../../kernel/index.js';
+import { ClientClosedError, KernelEvents, RequestTimeoutHttpError, RequestType, boundErrorHeaders, isHttpError, type Controller, type ExceptionEvent, type Request } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { fallbackErrorResponse } from './fallback-error-response.js';
 import { flattenError } from './flatten-error.js';
@@ -51,11 +51,15 @@ export class ErrorListener {
    * Makes an error that follows from the client leaving (the AbortError of a wait on `request.signal`,
    * aborted with a ClientClosedError) a ClientClosedError, the original its cause: a 499, the client's
    * doing, for the listeners after it (those of your own at 0 too), the log, the profile and kernel.terminate.
+   * One that follows from the server's request timeout cutting a stalled body (the signal aborted with
+   * the RequestTimeoutHttpError whose 408 the server sent) becomes that 408 in the same way.
    */
   onClientClosed(event: ExceptionEvent): void {
     const error = event.error;
-    if (isClientClosed(error) || !isClientClosed(abortReasonBehind(error, event.request))) return;
-    event.setError(new ClientClosedError({ cause: error }));
+    if (isClientClosed(error)) return;
+    const reason = abortReasonBehind(error, event.request);
+    if (isClientClosed(reason)) event.setError(new ClientClosedError({ cause: error }));
+    else if (reason instanceof RequestTimeoutHttpError && error !== reason) event.setError(new RequestTimeoutHttpError(reason.message, { cause: error }));
   }
 
   /**

@@ -6,6 +6,7 @@ import { ClientClosedError, HttpKernel, discardedBody, isHttpError, KernelEvents
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
+import { requestTimeoutCut } from '../../kernel/request-timeout-cut.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
 import { ErrorListener, statusText } from '../errors/index.js';
@@ -141,11 +142,15 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
     // A client gone before its answer was ready (pipelined: its connection closed behind another) got
     // nothing: the request ends as its leaving, a 499 at INFO, as at the response timeout, not as the
-    // success it never got. An error answer is kept: it says what went wrong already (a body cut
-    // short, a 408, or a wait on request.signal aborted, a 499).
-    if (response.status < 400 && (res.destroyed || (res.socket === null && req.socket.destroyed)) && !res.headersSent) {
-      destroyBody(response.body);
-      return answerError(req, res, request, response, new ClientClosedError());
+    // success it never got; one whose body stalled got the request timeout's 408, and ends as that. An
+    // error answer is kept: it says what went wrong already (a body cut short, a 408, or a wait on request.signal aborted, a 499).
+    if (response.status < 400 && (res.destroyed || (res.socket === null && req.socket.destroyed))) {
+      // The 408 at server.timeout goes through `res` (see watchSocketTimeout): its head is sent, not this answer's.
+      const timedOut = requestTimeoutCut(req);
+      if (timedOut !== undefined || !res.headersSent) {
+        destroyBody(response.body);
+        return answerError(req, res, request, response, timedOut ?? new ClientClosedError());
+      }
     }
     const refusal = sendAndTerminate(req, res, request, response);
     if (refusal === SENT) return;
@@ -278,7 +283,8 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
    * Sends what handle() gives when it comes within `ms`; otherwise `request.signal` is aborted with a
    * ResponseTimeoutError, which the kernel answers (logged, an error page, kernel.terminate), and what
    * handle() gives later is dropped: a stream body destroyed, an error that escaped it logged once, never sent.
-   * A client gone by then gets no 503: the request ends as its leaving (a ClientClosedError, 499, logged at INFO).
+   * A client gone by then gets no 503: the request ends as its leaving (a ClientClosedError, 499, logged at
+   * INFO), or as the 408 the request timeout answered when its body stalled (see connectionClosedError).
    */
   const respondWithin = (req: IncomingMessage, res: ServerResponse, request: Request, result: Promise<Response>, ms: number): void => {
     const started = Date.now();
@@ -289,14 +295,14 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       clearTimeout(timer);
       awaitingHandle.delete(giveUp);
       late = true;
-      const error =
-        res.destroyed || req.socket.destroyed ? new ClientClosedError() : closing ? new ServiceUnavailableHttpError(undefined, 'The server closed before the response was ready.') : responseTimeoutOf(request, ms);
+      const gone = res.destroyed || req.socket.destroyed;
+      const error = gone ? connectionClosedError(req) : closing ? new ServiceUnavailableHttpError(undefined, 'The server closed before the response was ready.') : responseTimeoutOf(request, ms);
       // What the controller waits on with request.signal stops: nothing else could stop it.
       abortRequest(request, error);
       // Counted with the stream bodies: settled() (app.close()) waits for its kernel.terminate.
       openBodies++;
       answerError(req, res, request, null, error, bodyTerminated);
-      if (!(error instanceof ClientClosedError)) failBodyOnClose(req, error);
+      if (!gone) failBodyOnClose(req, error);
     };
     const check = (): void => {
       // A body still arriving while it is read, under a request timeout, is that timeout's to answer (a
@@ -408,6 +414,15 @@ function awaitFirstChunkWithin(req: IncomingMessage, res: ServerResponse, reques
 function responseTimeoutOf(request: Request, ms: number): ResponseTimeoutError {
   const route = request.attributes.get('_route');
   return new ResponseTimeoutError(ms, { route: typeof route === 'string' ? route : null, controller: describeController(request.attributes.get('_controller')) });
+}
+
+/**
+ * Why a request's connection closed before its answer went out: the server's request timeout when it
+ * cut a body that stalled and answered the 408 itself (startServers at `requestTimeout`, watchSocketTimeout
+ * at `server.timeout`), which the request then ends as; otherwise the client leaving (a 499).
+ */
+function connectionClosedError(req: IncomingMessage): RequestTimeoutHttpError | ClientClosedError {
+  return requestTimeoutCut(req) ?? new ClientClosedError();
 }
 
 /** Whether the request's server times out the whole request (node's `requestTimeout`): a body that stalls is then its 408. */
@@ -565,7 +580,7 @@ function sendWith(
   const abandon = (): void => {
     // Marked gone, as node marks an answered response whose client left: nothing more is written into it.
     res.destroy();
-    failed(new ClientClosedError());
+    failed(connectionClosedError(req), true);
   };
   const queued = res.socket === null ? queueOnSocket(req.socket, abandon) : undefined;
   const done = (error: Error | null): void => {
@@ -587,7 +602,8 @@ function sendWith(
     if (declaredLength === -1) pipeline(body, res, done);
     else pipeline(body, new ContentLengthGuard(declaredLength), res, done);
   };
-  const failed = (error: unknown): void => {
+  // `gone`: the connection closed before the head (see connectionClosedError), not the body failing.
+  const failed = (error: unknown, gone = error instanceof ClientClosedError): void => {
     if (ended) return;
     ended = true;
     queued?.delete(abandon);
@@ -595,9 +611,10 @@ function sendWith(
     // process. A destroy may finish late: a generator's stream, destroyed by the response timeout while it awaits, emits its error once that await settles.
     body.on('error', ignoreLateError);
     body.destroy();
-    if (error instanceof ClientClosedError) {
+    if (gone) {
       // The client left before the head (or before a queued response had the connection): nothing was sent, and the request ends as its leaving (createRequestListener: a
       // 499, logged at INFO, as a client gone before any response), not as the status it never got; after the body's clean-up, as when sent.
+      // So does one whose body stalled, with the 408 the request timeout answered (see connectionClosedError).
       const then = onFailedBeforeHead === undefined ? onBodyEnd : () => onFailedBeforeHead(error);
       if (then !== undefined) closeWaits.afterClose(body, then);
       return;
@@ -619,9 +636,9 @@ function ignoreLateError(): void {}
 
 /**
  * Calls `ready` once a stream body has its first chunk, has ended or has closed, `failed` when it fails
- * first, or with a ClientClosedError when the client leaves first. A body that is no node Readable is ready at once.
+ * first, or with connectionClosedError's (and `gone`) when the connection closes first. A body that is no node Readable is ready at once.
  */
-function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void, failed: (error: unknown) => void): void {
+function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void, failed: (error: unknown, gone?: boolean) => void): void {
   if (typeof body.once !== 'function' || typeof body.readableLength !== 'number') return ready();
   if (body.errored) return failed(body.errored);
   if (body.readableLength > 0 || body.readableEnded || body.destroyed) return ready();
@@ -643,7 +660,7 @@ function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void,
   };
   const onGone = (): void => {
     settle();
-    failed(new ClientClosedError());
+    failed(connectionClosedError(res.req), true);
   };
   body.on('readable', onReadable);
   body.once('close', onReadable);

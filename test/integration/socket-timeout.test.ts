@@ -5,15 +5,21 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Response, type Request } from '../../kernel/index.js';
+import { Readable } from 'node:stream';
+import { KernelEvents, Response, type Request, type TerminateEvent } from '../../kernel/index.js';
 import { createKernel, type KernelApp } from '../../lib/app/index.js';
 import type { LogEntry, LogRecord } from '../../lib/log/index.js';
 import { MemoryStorage } from '../../lib/profiler/storage/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, devCertificate, rawStatus, sendRaw, type TestServer } from './harness.js';
+import { SCHEMES, devCertificate, rawStatus, sendRaw, until, type TestServer } from './harness.js';
 
 const SOCKET_TIMEOUT_MS = 400;
 const HALF_A_BODY = 'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"a":';
+
+/** A stream body whose first chunk waits for the request's whole body. */
+async function* echoOnceRead(request: Request): AsyncGenerator<string> {
+  yield await request.text();
+}
 
 for (const scheme of SCHEMES) {
   const test = suite(`a request body cut by server.timeout over ${scheme}`);
@@ -21,12 +27,16 @@ for (const scheme of SCHEMES) {
   let server: http.Server;
   let target: TestServer;
   const records: LogRecord[] = [];
+  const terminated: number[] = [];
   const onLog = ({ record }: LogEntry): void => void records.push(record);
 
   test.before(async () => {
-    const routes = new RouteCollection().add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json(await request.json()) } }));
+    const routes = new RouteCollection()
+      .add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json(await request.json()) } }))
+      .add('stream', new Route('/stream', { methods: ['POST'], defaults: { _controller: (request: Request) => new Response(Readable.from(echoOnceRead(request))) } }));
     app = createKernel({ routes, env: 'prod', debug: false, stderrLogLevel: false, profiler: { storage: new MemoryStorage() } });
     app.bus.on('log', onLog);
+    app.dispatcher.addListener(KernelEvents.TERMINATE, (event: TerminateEvent) => void terminated.push(event.response.status));
     // As the README's embedding section shows it, with the socket timeout it advises.
     server = scheme === 'http' ? http.createServer(app.listener) : https.createServer(await devCertificate(), app.listener);
     server.timeout = SOCKET_TIMEOUT_MS;
@@ -42,7 +52,10 @@ for (const scheme of SCHEMES) {
     await app.close();
   });
 
-  test.before.each(() => void (records.length = 0));
+  test.before.each(() => {
+    records.length = 0;
+    terminated.length = 0;
+  });
 
   /** The request's ERROR record, waited for up to 5 s (the reader fails once the socket has closed). */
   async function uncaught(): Promise<LogRecord | undefined> {
@@ -62,6 +75,16 @@ for (const scheme of SCHEMES) {
     const exception = record!.context.exception as { status?: number; code?: string };
     assert.is(exception.status, 408);
     assert.is(exception.code, 'HK_REQUEST_TIMEOUT');
+  });
+
+  test('a stream response waiting on a body that stalls past server.timeout is terminated and logged as the 408 sent, not as a 499', async () => {
+    const answer = await sendRaw(target, scheme, HALF_A_BODY.replace('/echo', '/stream'), { waitMs: 5_000 });
+    assert.is(rawStatus(answer), 408, `the client is answered 408 Request Timeout: ${JSON.stringify(answer)}`);
+    await until(() => terminated.length > 0, 5_000, 'kernel.terminate');
+    assert.equal(terminated, [408], 'kernel.terminate names the 408');
+    const record = await uncaught();
+    assert.is(record?.levelName, 'ERROR', `logged as a 4xx: ${JSON.stringify(records.map((r) => r.message))}`);
+    assert.is(record!.context.class, 'RequestTimeoutHttpError');
   });
 
   test('a client that leaves mid-body is still the client closing the connection', async () => {

@@ -12,6 +12,7 @@ import {
   KernelEvents,
   NotFoundHttpError,
   Request,
+  RequestTimeoutHttpError,
   RequestType,
   Response,
   type Controller,
@@ -149,6 +150,19 @@ test('the AbortError of a wait on request.signal, aborted because the client lef
   const bare = await answerTo(request, new DOMException('This operation was aborted', 'AbortError'));
   assert.is(bare.status, 499);
   assert.equal(bare.levels, ['INFO']);
+});
+
+test('the AbortError of a wait on request.signal, aborted because the request timeout answered a stalled body with its 408, becomes that 408 (the AbortError its cause), at ERROR', async () => {
+  const request = Request.create('/');
+  abortRequest(request, new RequestTimeoutHttpError('The request body did not arrive within the request timeout (1 second).'));
+  const wait = new DOMException('The operation was aborted', 'AbortError');
+  Object.defineProperty(wait, 'cause', { value: request.signal.reason });
+  const answer = await answerTo(request, wait);
+  assert.is(answer.status, 408);
+  assert.instance(answer.pageError, RequestTimeoutHttpError);
+  assert.is((answer.pageError as Error).message, 'The request body did not arrive within the request timeout (1 second).');
+  assert.is((answer.pageError as Error).cause, wait);
+  assert.equal(answer.levels, ['ERROR']);
 });
 
 test('the AbortError of a wait on a signal the response timeout aborted is INFO (the timeout was logged); one of the controller\'s own abort stays CRITICAL', async () => {
