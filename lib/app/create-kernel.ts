@@ -493,7 +493,9 @@ function logOncePerMessage(logger: Logger): (error: Error) => void {
   return oncePerKey(
     (error: Error) => error.message,
     (error) => {
-      if ((error as { code?: unknown }).code === 'HK_PROFILER_STORAGE_DISK_FULL') logger.warning('{message}', { message: error.message });
+      const code = (error as { code?: unknown }).code;
+      // What the storage did about a condition, not a failure: the disk full, an index that had lost lines.
+      if (code === 'HK_PROFILER_STORAGE_DISK_FULL' || code === 'HK_PROFILER_STORAGE_RECOVERED') logger.warning('{message}', { message: error.message });
       else logger.error('Profiler storage upkeep failed: {message}', { message: error.message });
     },
   );

@@ -28,7 +28,7 @@ import { TRIM_TO, keptRange } from './retention.js';
 import { SegmentFiles, type Segment } from './segment-files.js';
 import { LEASE_PREFIX_LENGTH, TokenLeases } from './token-leases.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
-import { checkSegmentBytes, isStorableToken, resolveBounds, storableJson } from './validation.js';
+import { assertStorableProfile, checkSegmentBytes, isStorableToken, resolveBounds, storableJson } from './validation.js';
 import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from '../token.js';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
 
@@ -74,6 +74,8 @@ export interface CompactionReport {
   cleaned: number;
   /** Segment files deleted: no index line referred to them any more, and their writer was done with them. */
   segmentsDeleted: number;
+  /** Profiles put back into an index that had lost their lines (deleted, cut to nothing, overwritten), from their records in the segments. */
+  recovered: number;
 }
 
 const DEFAULT_DIR = 'var/profiler';
@@ -394,8 +396,10 @@ export class FileStorage implements ProfilerStorage {
       }
       try {
         await this.#serialAppend(() => this.#index.hold(async () => {
-          const { file, bytes } = this.#replaceIndex(encodeIndexHeader(PURGED_THROUGH), []);
-          this.#index.emptied(bytes, file, PURGED_THROUGH);
+          // Everything written before now is gone, with its segment: nothing of it to read back.
+          const purgedAt = Date.now();
+          const { file, bytes } = this.#replaceIndex(encodeIndexHeader(PURGED_THROUGH, purgedAt), []);
+          this.#index.emptied(bytes, file, PURGED_THROUGH, purgedAt);
         }));
         for (const name of (await ignoreMissing(readdir(this.dir))) ?? []) {
           if (SHARD_DIR.test(name)) await rm(join(this.dir, name), { recursive: true, force: true });
@@ -779,38 +783,59 @@ export class FileStorage implements ProfilerStorage {
     try {
       old = await ignoreMissing(open(this.#indexPath, 'r'));
       const { records, segments: referred, end } = old === undefined ? { records: [], segments: [], end: 0 } : await this.#index.catchUp(old);
-      const report: CompactionReport = { profiles: 0, removed: 0, cleaned: 0, segmentsDeleted: 0 };
+      const report: CompactionReport = { profiles: 0, removed: 0, cleaned: 0, segmentsDeleted: 0, recovered: 0 };
       // Listed after the catch-up: a segment is made before any line refers to it.
       const segments = await this.#segments.list();
       const present = new Set(segments);
       // Usually every segment referred to is there: then no pass over the records.
       let live = referred.every((segment) => present.has(segment)) ? records : records.filter((record) => record.segment === null || present.has(record.segment));
       report.cleaned += records.length - live.length;
+      // No index file at all (deleted while this process ran) has lost its lines: nothing of it was dropped.
+      const droppedEver = old === undefined ? null : this.#index.droppedEver;
+      let recovered: IndexRecord[] = [];
       if (sweep) {
         live = await this.#sweep(live, report);
+        // Not knowing what was dropped (a header of an earlier version), nothing is read back.
+        if (droppedEver !== undefined) {
+          recovered = await this.#unlistedRecords(segments, referred, live, droppedEver);
+          // In time order, as the bounds read them; the lost ones go through the bounds as any other.
+          if (recovered.length > 0) live = [...live, ...recovered].sort((a, b) => a.time - b.time);
+        }
         this.#nextSweepAt = Date.now() + SWEEP_EVERY_MS;
       }
       const [firstKept, endKept] = keptRange(live, this.#effective, this.#now());
       const kept = live.slice(firstKept, endKept);
       const droppedThrough = firstKept > 0 ? (live[firstKept - 1] as IndexRecord).time : null;
+      // Carried from header to header: the newest dropped, by the bounds (dated ahead, too) or with its segment gone.
+      let newestDropped = droppedEver === undefined ? (old === undefined ? null : this.#index.droppedThrough) : droppedEver;
       const removed = live.slice(0, firstKept);
       if (endKept < live.length) removed.push(...live.slice(endKept));
       if (live.length !== records.length) {
         const liveTokens = new Set(live.map((record) => record.token));
         for (const record of records) if (!liveTokens.has(record.token)) removed.push(record);
       }
+      for (const record of removed) if (newestDropped === null || record.time > newestDropped) newestDropped = record.time;
       // This instance's own batches wait meanwhile: none is appended to the old file after its tail
       // was copied. Its reads of the index wait too (hold): one between the rename and compacted()
       // would take the new file, tail not copied yet, for the whole index, and searches and reads
       // would miss the profiles appended during the compaction until the next refresh.
       await this.#serialAppend(() => this.#index.hold(async () => {
-        const { file, bytes } = this.#replaceIndex(encodeIndexHeader(droppedThrough), kept);
+        const { file, bytes } = this.#replaceIndex(encodeIndexHeader(droppedThrough, newestDropped), kept);
         const tail = old === undefined ? [] : this.#tailToCopy(readIndexLines(old, end).lines, removed);
         if (tail.length > 0) appendIndexLines(this.#indexPath, Buffer.from(`${tail.join('\n')}\n`));
-        this.#index.compacted(removed, bytes, file, droppedThrough);
+        // Known from now on, as the lines read: those the bounds dropped go again with `removed`.
+        if (recovered.length > 0) this.#index.addAll(recovered);
+        this.#index.compacted(removed, bytes, file, droppedThrough, newestDropped);
       }));
       report.profiles = kept.length;
       report.removed = firstKept + live.length - endKept;
+      if (recovered.length > 0) {
+        const keptTokens = new Set(kept.map((record) => record.token));
+        report.recovered = recovered.filter((record) => keptTokens.has(record.token)).length;
+        if (report.recovered > 0) {
+          this.#report(new ProfilerStorageError(`The profiler index in ${this.dir} had lost the lines of ${report.recovered === 1 ? 'one profile' : `${report.recovered} profiles`} (a writer killed before it appended them, or the file deleted, cut or overwritten); they were put back from the segment files.`, 'HK_PROFILER_STORAGE_RECOVERED'));
+        }
+      }
       for (let i = 0; i < removed.length; i++) {
         const record = removed[i] as IndexRecord;
         if (record.segment !== null) continue;
@@ -898,6 +923,35 @@ export class FileStorage implements ProfilerStorage {
     const kept = records.filter((record) => (record.segment === null ? present.has(record.token) : record.offset + record.bytes <= (sizes.get(record.segment) as number)));
     report.cleaned += records.length - kept.length;
     return kept;
+  }
+
+  /**
+   * The records in segments no index line refers to that no compaction dropped (newer than
+   * `droppedEver`, see ProfileIndex.droppedEver), as index records: their lines were lost (the
+   * index deleted, cut to nothing or overwritten), and the compaction would otherwise delete their
+   * segments as no longer referred to. Only segments no writer has written for SEGMENT_STALE_MS
+   * are read: a live writer's records may be waiting for their lines. A record cut short (the last,
+   * by a crash) or no profile is skipped, and so is a token the index lists. A record's time is
+   * read first (the first `"time":` of a profile's JSON is its own): a dropped one is not parsed.
+   */
+  async #unlistedRecords(present: readonly string[], referred: readonly string[], live: readonly IndexRecord[], droppedEver: number | null): Promise<IndexRecord[]> {
+    const listed = new Set(referred);
+    const entries: IndexEntry[] = [];
+    const tokens = new Set(live.map((record) => record.token));
+    for (const name of present) {
+      if (listed.has(name) || !(await this.#segments.isAbandoned(name))) continue;
+      await this.#lock.refresh();
+      const data = await ignoreMissing(readFile(this.#segments.path(name)));
+      if (data === undefined) continue;
+      for (let offset = 0, end = data.indexOf(NEWLINE); end !== -1; offset = end + 1, end = data.indexOf(NEWLINE, offset)) {
+        if (droppedEver !== null && !(recordTime(data, offset, end) > droppedEver)) continue;
+        const summary = recordSummary(data, offset, end);
+        if (summary === null || tokens.has(summary.token) || (droppedEver !== null && summary.time <= droppedEver)) continue;
+        tokens.add(summary.token);
+        entries.push(indexEntryOf(summary, end - offset, name, offset));
+      }
+    }
+    return recordLines(entries).records;
   }
 
   /** Segment sizes for the bounds kept: a segment is deleted only once all its profiles are dropped (see SEGMENT_SHARE). */
@@ -1037,4 +1091,32 @@ async function decodeProfile(data: Buffer, token: string, gzipped: boolean): Pro
   } catch {
     return null;
   }
+}
+
+const NEWLINE = 0x0a;
+const TIME_KEY = Buffer.from('"time":');
+/** How far into a record its time is looked for (token, parent, children, ip, method and URL come first). */
+const TIME_KEY_WITHIN = 16 * 1024;
+
+/** The time a segment's record gives, NaN when not found where a profile has it. */
+function recordTime(data: Buffer, start: number, end: number): number {
+  const at = data.subarray(start, Math.min(end, start + TIME_KEY_WITHIN)).indexOf(TIME_KEY);
+  if (at === -1) return Number.NaN;
+  const from = start + at + TIME_KEY.length;
+  let to = from;
+  while (to < end && ((data[to] as number) === 0x2d || ((data[to] as number) >= 0x30 && (data[to] as number) <= 0x39) || (data[to] as number) === 0x2e)) to++;
+  return to === from ? Number.NaN : Number(data.toString('latin1', from, to));
+}
+
+/** The summary of a segment's record (the profile's JSON from `start` to `end`), or null when it is none (torn, garbage). */
+function recordSummary(data: Buffer, start: number, end: number): ProfileSummary | null {
+  let profile: unknown;
+  try {
+    profile = JSON.parse(data.toString('utf8', start, end));
+    assertStorableProfile(profile as StorableProfile);
+  } catch {
+    return null;
+  }
+  const { token, parent, ip, method, url, time, status } = profile as ProfileSummary;
+  return { token, parent, ip, method, url, time, status };
 }

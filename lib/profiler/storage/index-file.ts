@@ -153,17 +153,28 @@ export function recordLines(entries: readonly IndexEntry[]): { records: IndexRec
   return { records, lines: text };
 }
 
-/** The header line a compaction starts the index with: entries up to `droppedThrough` (epoch ms) were dropped by it. */
-export function encodeIndexHeader(droppedThrough: number | null): string {
-  return `${HEADER_START}1,"d":${droppedThrough === null ? 'null' : droppedThrough}}\n`;
+/**
+ * The header line a compaction starts the index with: entries up to `droppedThrough` (epoch ms)
+ * were dropped by it, and none newer than `droppedEver` was ever dropped from this index (null:
+ * none). A record no line refers to, newer than that, lost its line (see FileStorage's recovery).
+ */
+export function encodeIndexHeader(droppedThrough: number | null, droppedEver: number | null): string {
+  return `${HEADER_START}1,"d":${droppedThrough === null ? 'null' : droppedThrough},"k":${droppedEver === null ? 'null' : droppedEver}}\n`;
 }
 
-/** The header's dropped-through time (null: nothing dropped), or undefined when the line is no header. */
-export function decodeIndexHeader(line: string): number | null | undefined {
+/** What a header line says (see encodeIndexHeader); `droppedEver` undefined for a header written before it was recorded. */
+export interface IndexHeader {
+  droppedThrough: number | null;
+  droppedEver: number | null | undefined;
+}
+
+/** The header a line is, or undefined for any other line. */
+export function decodeIndexHeader(line: string): IndexHeader | undefined {
   if (!line.startsWith(HEADER_START)) return undefined;
   try {
-    const { d } = JSON.parse(line) as { d?: unknown };
-    return typeof d === 'number' && Number.isFinite(d) ? d : null;
+    const { d, k } = JSON.parse(line) as { d?: unknown; k?: unknown };
+    const time = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+    return { droppedThrough: time(d), droppedEver: k === undefined ? undefined : time(k) };
   } catch {
     return undefined;
   }

@@ -20,6 +20,8 @@ export class ProfileIndex {
   #bytes = 0;
   #skipped = 0;
   #droppedThrough: number | null = null;
+  #headed = false;
+  #droppedEver: number | null | undefined = null;
   #file: FileIdentity | null = null;
   #offset = 0;
   /** Bumped by replace(): a read that started before it must not apply its lines after it. */
@@ -50,6 +52,17 @@ export class ProfileIndex {
   /** From the header of the file as last compacted: its entries up to this time were dropped (null: none). */
   get droppedThrough(): number | null {
     return this.#droppedThrough;
+  }
+
+  /**
+   * The newest time of a profile any compaction of this index dropped, from its header: null when
+   * none was, or when the file has no header (never compacted; or deleted, cut to nothing or
+   * overwritten since, its lines lost); undefined when the header was written before this was
+   * recorded. A segment's record no line refers to, newer than this, was never dropped: its line
+   * was lost (see FileStorage's recovery).
+   */
+  get droppedEver(): number | null | undefined {
+    return this.#headed ? this.#droppedEver : null;
   }
 
   get(token: string): IndexRecord | undefined {
@@ -158,7 +171,7 @@ export class ProfileIndex {
    * records but `removed`, and what it dropped went up to `droppedThrough`. Records this copy
    * holds beyond the compacted ones are in the file's tail, read by the next refresh.
    */
-  compacted(removed: Iterable<IndexRecord>, end: number, file: FileIdentity, droppedThrough: number | null): void {
+  compacted(removed: Iterable<IndexRecord>, end: number, file: FileIdentity, droppedThrough: number | null, droppedEver: number | null): void {
     this.#generation++;
     const deleted: IndexRecord[] = [];
     // The removed records come in runs of one segment: its count is updated once per run.
@@ -189,15 +202,19 @@ export class ProfileIndex {
     this.#file = { dev: file.dev, ino: file.ino };
     this.#offset = end;
     this.#droppedThrough = droppedThrough;
+    this.#droppedEver = droppedEver;
+    this.#headed = true;
   }
 
   /** Takes an emptied file (a purge): `end` bytes of header, no record. */
-  emptied(end: number, file: FileIdentity, droppedThrough: number | null): void {
+  emptied(end: number, file: FileIdentity, droppedThrough: number | null, droppedEver: number | null): void {
     this.#generation++;
     this.#clear();
     this.#file = { dev: file.dev, ino: file.ino };
     this.#offset = end;
     this.#droppedThrough = droppedThrough;
+    this.#droppedEver = droppedEver;
+    this.#headed = true;
   }
 
   // Synchronous, like every file operation on the save path (see FileStorage.writeMany): a stat
@@ -269,7 +286,11 @@ export class ProfileIndex {
       }
       const header = decodeIndexHeader(line);
       if (header === undefined) this.#skipped++;
-      else this.#droppedThrough = header;
+      else {
+        this.#droppedThrough = header.droppedThrough;
+        this.#droppedEver = header.droppedEver;
+        this.#headed = true;
+      }
     }
   }
 
@@ -301,6 +322,8 @@ export class ProfileIndex {
     this.#bytes = 0;
     this.#skipped = 0;
     this.#droppedThrough = null;
+    this.#headed = false;
+    this.#droppedEver = null;
     this.#file = null;
     this.#offset = 0;
   }

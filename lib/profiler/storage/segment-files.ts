@@ -188,6 +188,14 @@ export class SegmentFiles {
     return deleted;
   }
 
+  /** Whether `name` is a file, none of this writer's, that no writer has written for SEGMENT_STALE_MS: its writer is gone. */
+  async isAbandoned(name: string): Promise<boolean> {
+    if (name === this.#current?.name || this.#retired.has(name)) return false;
+    const stats = await ignoreMissing(stat(this.path(name)));
+    // A directory under a segment's name is someone else's (see removeFile).
+    return stats !== undefined && stats.isFile() && Date.now() - stats.mtimeMs >= SEGMENT_STALE_MS;
+  }
+
   /** Deletes every segment file, of every writer (a purge, under the index lock). */
   async deleteAll(): Promise<void> {
     for (const name of await this.list()) await removeFile(this.path(name));

@@ -2,14 +2,14 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { appendFile, mkdir, open, readFile, stat, truncate, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
 import { ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
 import { BASE_TIME, foundTokens, indexLines as entryLines, listFiles, makeProfile, fileStorageSuite, referencedSegments, rejection, segmentFiles, tokenFor, until, withCapturedIntervals, within } from './fixtures.js';
 
-const { test, env, storageIn } = fileStorageSuite('FileStorage after crashes', 'file-storage-crash');
+const { test, env, freshDir, storageIn } = fileStorageSuite('FileStorage after crashes', 'file-storage-crash');
 
 const HOUR_AGO = new Date(Date.now() - 2 * 60 * 60 * 1000);
 
@@ -58,6 +58,63 @@ test('a compaction rewrites the index without torn or garbage lines', async () =
   assert.match(lines[0] ?? '', /^\{"h":/, 'a header first');
   for (const line of lines) assert.ok(JSON.parse(line), line);
   assert.equal((await storage.find()).length, 3);
+});
+
+/** Dates every segment of `dir` an hour back: their writer is gone (a segment written in the last 5 minutes may be a live writer's). */
+async function abandonSegments(dir: string): Promise<void> {
+  for (const name of await segmentFiles(dir)) await utimes(join(dir, 'segments', name), HOUR_AGO, HOUR_AGO);
+}
+
+test('an index deleted, cut to nothing or overwritten gets its profiles back from the segments at the next sweep, once their writer is gone', async () => {
+  const damages: Record<string, (path: string) => Promise<void>> = {
+    deleted: (path) => rm(path),
+    'cut to nothing': (path) => truncate(path, 0),
+    overwritten: (path) => writeFile(path, 'not an index\n\u0000garbage\n'),
+  };
+  for (const [damage, damageIndex] of Object.entries(damages)) {
+    const dir = await dirWithProfiles(5);
+    const tokens = [0, 1, 2, 3, 4].map((i) => tokenFor(i)).sort();
+    // A compaction first, so the index has its header as a running storage's does.
+    const first = storageIn(dir);
+    await first.compact();
+    await first.close();
+    await damageIndex(join(dir, 'index.ndjson'));
+    const reported: Error[] = [];
+    const storage = storageIn(dir, { onError: (error) => void reported.push(error) });
+    assert.equal(await foundTokens(storage), [], `${damage}: nothing listed`);
+    const early = await storage.compact();
+    assert.is(early?.recovered, 0, `${damage}: a segment written in the last minutes may be a live writer's, waiting for its lines`);
+    assert.ok((await segmentFiles(dir)).length > 0, `${damage}: and is not deleted`);
+    await abandonSegments(dir);
+    const report = await storage.compact();
+    assert.is(report?.recovered, 5, `${damage}: ${JSON.stringify(report)}`);
+    assert.equal(await foundTokens(storage), tokens, `${damage}: listed again`);
+    assert.is((await storage.read(tokenFor(3)))?.url, makeProfile(tokenFor(3)).url, `${damage}: and read`);
+    assert.equal(await foundTokens(storageIn(dir)), tokens, `${damage}: the index rewritten, for every process`);
+    assert.equal(reported.map((error) => (error as Error & { code?: string }).code), ['HK_PROFILER_STORAGE_RECOVERED'], `${damage}: said once`);
+    assert.match(reported[0]?.message ?? '', /had lost the lines of 5 profiles \(.*\); they were put back from the segment files\./);
+    assert.is((await storage.compact())?.recovered, 0, `${damage}: once`);
+  }
+});
+
+test('the profiles the bounds dropped are not put back: a segment no line of a compacted index refers to is deleted, unread', async () => {
+  const dir = freshDir();
+  const writer = storageIn(dir, { segmentBytes: 1_000 });
+  for (let i = 0; i < 6; i++) await writer.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+  await writer.close();
+  const storage = storageIn(dir, { bounds: { maxProfiles: 3 } });
+  await storage.compact();
+  const kept = await foundTokens(storage);
+  assert.ok(kept.length <= 3 && !kept.includes(tokenFor(0)), kept.join(', '));
+  assert.ok((await segmentFiles(dir)).length > (await referencedSegments(dir)).length, 'segments of dropped profiles are still there, their writer not gone yet');
+  await storage.close();
+  await abandonSegments(dir);
+  // Restarted with the default bounds, which would keep all six.
+  const restarted = storageIn(dir);
+  const report = await restarted.compact();
+  assert.is(report?.recovered, 0, JSON.stringify(report));
+  assert.equal(await foundTokens(restarted), kept);
+  assert.equal(await segmentFiles(dir), await referencedSegments(dir), 'deleted');
 });
 
 test('a directory under the name of a temp file or a segment is left alone, and the compactions that meet it still apply the bounds', async () => {
@@ -157,7 +214,7 @@ test('compact waits for a live lock and gives up with a clear error', async () =
   }
 });
 
-test('a batch whose index lines were lost (killed between the segment write and the append) stays invisible; its segment goes once stale', async () => {
+test('a batch whose index lines were lost (killed between the segment write and the append) is listed once its segment is stale; a record cut short is not', async () => {
   const dir = await dirWithProfiles(2);
   const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
   await writeFile(orphan, `${JSON.stringify(makeProfile(tokenFor(8)))}\n${JSON.stringify(makeProfile(tokenFor(9))).slice(0, 500)}`);
@@ -166,11 +223,14 @@ test('a batch whose index lines were lost (killed between the segment write and 
   assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(1)]);
   await storage.compact();
   assert.ok(existsSync(orphan), 'not before it is stale: its writer may be about to append the lines');
+  assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(1)], 'nor read back');
   await utimes(orphan, HOUR_AGO, HOUR_AGO);
   const report = await storage.compact();
-  assert.is(report?.segmentsDeleted, 1);
-  assert.not.ok(existsSync(orphan));
-  assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(1)]);
+  assert.is(report?.recovered, 1, JSON.stringify(report));
+  assert.is(report?.segmentsDeleted, 0);
+  assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(1), tokenFor(8)]);
+  assert.is((await storage.read(tokenFor(8)))?.token, tokenFor(8));
+  assert.is(await storage.read(tokenFor(9)), null, 'the record cut short');
 });
 
 test('a torn segment tail (a killed writer) hurts neither the profiles before it nor later writes', async () => {

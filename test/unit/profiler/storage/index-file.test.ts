@@ -87,10 +87,11 @@ test('a torn line is not an entry, but a whole line glued after it is recovered'
   assert.is(decodeIndexLine('{"t":"../etc","ts":1,"s":200,"m":"GET","i":"","p":null,"b":1,"u":""}'), null, 'tokens are validated');
 });
 
-test('the header line says up to which time a compaction dropped profiles, and is never an entry', () => {
-  assert.is(decodeIndexHeader(encodeIndexHeader(1234).slice(0, -1)), 1234);
-  assert.is(decodeIndexHeader(encodeIndexHeader(null).slice(0, -1)), null);
-  assert.is(decodeIndexLine(encodeIndexHeader(1234).slice(0, -1)), null);
+test('the header line says up to which time a compaction dropped profiles and the newest time ever dropped, and is never an entry', () => {
+  assert.equal(decodeIndexHeader(encodeIndexHeader(1234, 5678).slice(0, -1)), { droppedThrough: 1234, droppedEver: 5678 });
+  assert.equal(decodeIndexHeader(encodeIndexHeader(null, null).slice(0, -1)), { droppedThrough: null, droppedEver: null });
+  assert.equal(decodeIndexHeader('{"h":1,"d":1234}'), { droppedThrough: 1234, droppedEver: undefined }, 'a header of an earlier version: not known');
+  assert.is(decodeIndexLine(encodeIndexHeader(1234, 1234).slice(0, -1)), null);
   assert.is(decodeIndexHeader(encodeIndexLine(entry('abcdef')).slice(0, -1)), undefined);
 });
 
@@ -169,12 +170,12 @@ test('writeIndexFile writes the header and every line in chunks, and returns the
   const fd = openSync(path, 'w');
   let bytes: number;
   try {
-    bytes = writeIndexFile(fd, encodeIndexHeader(42), records);
+    bytes = writeIndexFile(fd, encodeIndexHeader(42, 42), records);
   } finally {
     closeSync(fd);
   }
   const content = await readFile(path, 'utf8');
-  assert.is(content, encodeIndexHeader(42) + records.map((record) => `${record.line}\n`).join(''));
+  assert.is(content, encodeIndexHeader(42, 42) + records.map((record) => `${record.line}\n`).join(''));
   assert.is(bytes, Buffer.byteLength(content));
   assert.ok(bytes > 128 * 1024, `${bytes} bytes: more than one chunk`);
 });

@@ -34,17 +34,17 @@ test('compacted drops the removed records (oldest or not, in any order) and forg
   const mixed = records(4, 4, 'a2-1-00000000.ndjson');
   const young = records(8, 4, 'a3-1-00000000.ndjson');
   index.addAll([...old, ...mixed, ...young]);
-  index.compacted([...old], 0, FILE, BASE_TIME + 3);
+  index.compacted([...old], 0, FILE, BASE_TIME + 3, BASE_TIME + 3);
   assert.is(index.size, 8);
   assert.not.ok(index.refersTo('a1-1-00000000.ndjson'));
   assert.is(index.oldest(), mixed[0]);
   // Out of time order, and a record the index does not hold (another copy of a held token): only held ones go.
   const stranger = records(9, 1, 'a3-1-00000000.ndjson')[0]!;
-  index.compacted([young[2]!, mixed[1]!, stranger, mixed[3]!], 0, FILE, null);
+  index.compacted([young[2]!, mixed[1]!, stranger, mixed[3]!], 0, FILE, null, BASE_TIME + 3);
   assert.equal([...index.oldestFirst()].map((record) => record.token), [mixed[0]!, mixed[2]!, young[0]!, young[1]!, young[3]!].map((record) => record.token));
   assert.is(index.bytes, 50);
   assert.ok(index.refersTo('a2-1-00000000.ndjson') && index.refersTo('a3-1-00000000.ndjson'));
-  index.compacted([mixed[0]!, mixed[2]!], 0, FILE, null);
+  index.compacted([mixed[0]!, mixed[2]!], 0, FILE, null, BASE_TIME + 3);
   assert.not.ok(index.refersTo('a2-1-00000000.ndjson'));
   assert.ok(index.get(stranger.token) !== undefined, 'the held record of that token stays');
 });
