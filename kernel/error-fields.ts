@@ -1,3 +1,16 @@
+/**
+ * An error's class as its writers name it: its constructor's name, or `Error` when it has none (a
+ * null prototype, an own `constructor` of undefined, an anonymous class) or reading it throws.
+ */
+export function errorClassName(error: Error): string {
+  try {
+    const name: unknown = (error.constructor as { name?: unknown } | undefined)?.name;
+    return typeof name === 'string' && name !== '' ? name : 'Error';
+  } catch {
+    return 'Error';
+  }
+}
+
 /** What an error's writers write apart, never among its fields. */
 const WRITTEN_APART = new Set(['class', 'message', 'stack', 'cause']);
 

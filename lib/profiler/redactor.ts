@@ -1,4 +1,4 @@
-import { errorFields } from '../../kernel/error-fields.js';
+import { errorClassName, errorFields } from '../../kernel/error-fields.js';
 import { isError } from '../../kernel/is-error.js';
 import { flat, jsonNumber, jsonString, jsonValue, setOwn } from './json.js';
 
@@ -417,10 +417,14 @@ export class Redactor {
     }
   }
 
-  /** An error by class and message, then its code and own fields (see errorFields), redacted as an object's are. */
+  /**
+   * An error by class and message, then its code and own fields (see errorFields), redacted as an
+   * object's are; an odd one (no constructor, a message that is no string) is still written as an error.
+   */
   #errorCopy(error: Error, depth: number, path: object[], limits: CopyLimits): Record<string, unknown> {
-    const className = error.constructor.name;
-    const out: Record<string, unknown> = { class: className, message: this.text(error.message) };
+    const className = errorClassName(error);
+    const message: unknown = error.message;
+    const out: Record<string, unknown> = { class: className, message: typeof message === 'string' ? this.text(message) : this.#copy(message, depth + 1, path, limits) };
     const code: unknown = (error as { code?: unknown }).code;
     if (typeof code === 'string' || typeof code === 'number') out.code = this.isSecretKey('code') ? REDACTED : this.#copy(code, depth + 1, path, limits);
     let count = 0;

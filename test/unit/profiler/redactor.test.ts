@@ -354,4 +354,19 @@ test('in free text, a secret value in quotes, or an authorization scheme with it
   assert.is(redactor.text('password="abc next'), `password=${REDACTED} next`);
 });
 
+test('an error without a constructor (a null prototype, an own constructor of undefined, an anonymous class) or with a message that is no string is still an error, class Error, its fields redacted, not "[unreadable value]"', () => {
+  const orphan = Object.setPrototypeOf(Object.assign(new Error('orphan'), { token: 't0k' }), null) as Error;
+  const unset = Object.assign(new Error('unset'), { constructor: undefined });
+  const anonymous = new (class extends Error {})('anonymous');
+  const numbered = Object.defineProperty(new Error(), 'message', { value: 42 });
+  const expected: unknown[] = [
+    { class: 'Error', message: 'orphan', token: REDACTED },
+    { class: 'Error', message: 'unset', constructor: null },
+    { class: 'Error', message: 'anonymous' },
+    { class: 'Error', message: 42 },
+  ];
+  assert.equal(redactor.value([orphan, unset, anonymous, numbered]), expected);
+  assert.equal(JSON.parse(redactor.valueJson([orphan, unset, anonymous, numbered])), expected);
+});
+
 test.run();
