@@ -196,6 +196,11 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
 const MAX_STRING = 16_384;
 /** A context written longer than this is left out of the line, with a note saying how long it was. */
 const MAX_CONTEXT = 256 * 1024;
+/**
+ * Most characters an error's own fields take together (a client library's error may carry its
+ * request, response and body): those past it are written as a note, so they never cost the line its error.
+ */
+const MAX_ERROR_FIELDS = 64 * 1024;
 
 /**
  * One JSON line per record; an error in the context keeps its class, message, code, own fields, stack and causes.
@@ -351,11 +356,30 @@ class ContextTooLong extends Error {
  */
 function boundedJson(value: unknown, max: number, redaction?: LogRedaction): string | undefined {
   let json = '';
+  // Where the JSON must end: `max`, or sooner while an error's own fields are written.
+  let limit = max;
   // The objects being written, as they were logged: a cycle is one of them met again.
   const ancestors: unknown[] = [];
   const add = (text: string): void => {
-    if (json.length + text.length > max) throw new ContextTooLong(json.length + text.length);
+    if (json.length + text.length > limit) throw new ContextTooLong(json.length + text.length);
     json += text;
+  };
+  // Writes an error's own field within what is left of its fields' share (ending at `end`), or a note in its place.
+  const writeField = (key: string, v: unknown, end: number): boolean => {
+    const outer = limit;
+    const start = json.length;
+    limit = Math.min(outer, end);
+    try {
+      return write(key, v);
+    } catch (error) {
+      if (!(error instanceof ContextTooLong) || limit === outer) throw error;
+      json = json.slice(0, start);
+      limit = outer;
+      add(`"[left out: the error's fields pass ${MAX_ERROR_FIELDS} characters]"`);
+      return true;
+    } finally {
+      limit = outer;
+    }
   };
   // Writes the value held under `key` (JSON.stringify's rules); false when it writes nothing (undefined, a function, a symbol).
   const write = (key: string, v: unknown): boolean => {
@@ -404,9 +428,12 @@ function boundedJson(value: unknown, max: number, redaction?: LogRedaction): str
         add(']');
         return true;
       }
-      const written: Record<string, unknown> = isError(object) ? errorJson(object) : (object as Record<string, unknown>);
+      // An error's own fields, by name (none for any other object).
+      const fields = isError(object) ? new Set<string>() : undefined;
+      const written: Record<string, unknown> = fields !== undefined ? errorJson(object as Error, fields) : (object as Record<string, unknown>);
       add('{');
       let first = true;
+      let fieldsEnd = -1;
       for (const name of Object.keys(written)) {
         const mark = json.length;
         // A key longer than what is left is not escaped first.
@@ -415,6 +442,10 @@ function boundedJson(value: unknown, max: number, redaction?: LogRedaction): str
         if (redaction?.isSecretKey(name) === true && written[name] !== undefined) {
           add(`"${REDACTED}"`);
           first = false;
+        } else if (fields?.has(name) === true) {
+          if (fieldsEnd === -1) fieldsEnd = mark + MAX_ERROR_FIELDS;
+          if (writeField(name, written[name], fieldsEnd)) first = false;
+          else json = json.slice(0, mark);
         } else if (write(name, written[name])) first = false;
         else json = json.slice(0, mark);
       }
@@ -441,15 +472,19 @@ function boundedJson(value: unknown, max: number, redaction?: LogRedaction): str
 
 /**
  * An error as a line writes it: its class, message and code, its own fields (a system error's
- * errno, syscall and path, a library's statusCode: see errorFields), then its stack and causes.
+ * errno, syscall and path, a library's statusCode: see errorFields; their names put in `fields`), then its stack and causes.
  */
-function errorJson(error: Error): Record<string, unknown> {
+function errorJson(error: Error, fields: Set<string>): Record<string, unknown> {
   const className = error.constructor?.name ?? 'Error';
   // No prototype: a field named `__proto__` is written as one, as JSON.parse would read it back.
   const json: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, { class: className, message: error.message });
   const { code, stack, cause } = error as Error & { code?: unknown };
   if (typeof code === 'string' || typeof code === 'number') json.code = code;
-  for (const [key, value] of errorFields(error, className)) if (!Object.hasOwn(json, key)) json[key] = value;
+  for (const [key, value] of errorFields(error, className)) {
+    if (Object.hasOwn(json, key)) continue;
+    json[key] = value;
+    fields.add(key);
+  }
   if (typeof stack === 'string') json.stack = stack;
   if (cause !== undefined) json.cause = cause;
   // An AggregateError's own `errors` (of another realm too, which instanceof misses).

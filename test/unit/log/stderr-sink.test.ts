@@ -157,7 +157,21 @@ test('an error\'s own fields stay bounded and never fail the line: a cycle, a ge
   assert.not.ok('broken' in context.throwing);
   assert.is(context.hidden.message, 'hidden');
   const huge = formatJson(record({ error: Object.assign(new Error('huge'), { body: 'b'.repeat(1_000_000), ids: Array.from({ length: 100_000 }, (_, i) => i) }) }));
-  assert.ok(huge.length < 1000, `line ${huge.length}`);
+  assert.ok(huge.length < 100_000, `line ${huge.length}`);
+});
+
+test('an error whose own fields are huge (a client library\'s response, a list of 40,000 items) keeps its class, message and stack and the rest of the context in its line: the fields past 64 KiB are a note', () => {
+  const upstream = Object.assign(new Error('upstream failed'), { status: 502, items: Array.from({ length: 40_000 }, (_, id) => ({ id, name: `item ${id}` })), after: 'kept?' });
+  const { context } = JSON.parse(formatJson(record({ error: upstream, route: 'home' })));
+  assert.is(context.route, 'home');
+  assert.is(context.error.class, 'Error');
+  assert.is(context.error.message, 'upstream failed');
+  assert.is(context.error.status, 502);
+  assert.is(context.error.items, "[left out: the error's fields pass 65536 characters]");
+  assert.is(context.error.after, 'kept?', 'a small field after the huge one still fits');
+  assert.is(context.error.stack, upstream.stack);
+  const fields = { ...context.error, stack: undefined };
+  assert.ok(JSON.stringify(fields).length < 70_000);
 });
 
 test('an error of another realm (a vm context\'s) in a JSON line keeps its class, message, stack and causes, as one of this realm does, not {}', () => {
