@@ -158,24 +158,28 @@ function headersOf(error: unknown): unknown {
 
 /**
  * The reason `request.signal` was aborted with, when `error` is what a wait on it rejected with: an
- * AbortError while the signal is aborted, or an error whose cause is a ClientClosedError
- * (node:timers/promises and streams name the reason as the cause). Undefined otherwise, and for
- * whatever cannot be read (a throwing getter, a Proxy).
+ * AbortError while the signal is aborted, or an error whose cause is a ClientClosedError or the
+ * signal's RequestTimeoutHttpError itself (node:timers/promises and streams name the reason as the
+ * cause, and so does an error of yours wrapping it). Undefined otherwise, and for whatever cannot
+ * be read (a throwing getter, a Proxy).
  */
 function abortReasonBehind(error: unknown, request: Request): unknown {
   let name: unknown;
+  let cause: unknown;
   try {
     if (error === null || typeof error !== 'object') return undefined;
-    const cause = (error as { cause?: unknown }).cause;
+    cause = (error as { cause?: unknown }).cause;
     if (cause instanceof ClientClosedError) return cause;
     name = (error as { name?: unknown }).name;
   } catch {
     return undefined;
   }
-  if (name !== 'AbortError') return undefined;
+  // An application's own 408 as a cause is not the server's: only the very reason the signal was aborted with.
+  if (name !== 'AbortError' && !(cause instanceof RequestTimeoutHttpError)) return undefined;
   // Read only now: the signal of a request that never read it is made here.
   const signal = request.signal;
-  return signal.aborted ? signal.reason : undefined;
+  if (!signal.aborted) return undefined;
+  return name === 'AbortError' || signal.reason === cause ? signal.reason : undefined;
 }
 
 /** Whether `error` is a ClientClosedError; false for what cannot be asked (a Proxy whose traps throw). */

@@ -165,6 +165,21 @@ test('the AbortError of a wait on request.signal, aborted because the request ti
   assert.equal(answer.levels, ['ERROR']);
 });
 
+test('an error whose cause is the RequestTimeoutHttpError request.signal was aborted with (a library or the application wrapping the wait\'s failure) becomes that 408 too, at ERROR; one whose cause is another 408 stays as it is', async () => {
+  const request = Request.create('/');
+  abortRequest(request, new RequestTimeoutHttpError('The request body did not arrive within the request timeout (1 second).'));
+  const wrapped = new Error('The query was cancelled', { cause: request.signal.reason });
+  const answer = await answerTo(request, wrapped);
+  assert.is(answer.status, 408);
+  assert.instance(answer.pageError, RequestTimeoutHttpError);
+  assert.is((answer.pageError as Error).cause, wrapped);
+  assert.equal(answer.levels, ['ERROR']);
+  const other = Request.create('/');
+  abortRequest(other, new RequestTimeoutHttpError('The request body did not arrive within the request timeout (1 second).'));
+  const upstream = new Error('The upstream timed out', { cause: new RequestTimeoutHttpError('upstream') });
+  assert.is((await answerTo(other, upstream)).pageError, upstream);
+});
+
 test('the AbortError of a wait on a signal the response timeout aborted is INFO (the timeout was logged); one of the controller\'s own abort stays CRITICAL', async () => {
   const timedOut = Request.create('/');
   abortRequest(timedOut, new HttpError(503, 'The response was not ready within 0.2 seconds.'));
