@@ -4,7 +4,7 @@
  */
 import { isAbsolute, relative, sep } from 'node:path';
 import { inspect } from 'node:util';
-import { errorFields } from '../../kernel/error-fields.js';
+import { errorClassName, errorFields } from '../../kernel/error-fields.js';
 import { isError } from '../../kernel/is-error.js';
 import { LogLevel, type LogRecord } from '../log/log-record.js';
 import { nonceAttribute } from './csp-nonce.js';
@@ -292,7 +292,7 @@ function contextReplacer(): (key: string, value: unknown) => unknown {
 }
 
 function errorObject(error: Error): Record<string, unknown> {
-  const className = error.constructor?.name ?? 'Error';
+  const className = errorClassName(error);
   // No prototype: a field named `__proto__` is shown as one.
   const shown: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, { class: className, message: error.message });
   const code: unknown = (error as { code?: unknown }).code;

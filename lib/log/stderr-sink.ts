@@ -1,6 +1,6 @@
 import { writeSync } from 'node:fs';
 import { describeValue } from '../../kernel/describe-value.js';
-import { errorFields } from '../../kernel/error-fields.js';
+import { errorClassName, errorFields } from '../../kernel/error-fields.js';
 import { isError } from '../../kernel/is-error.js';
 import type { ObservationBus, LogEntry } from './bus.js';
 import { messageWithSecretsHidden, toLevel, type LogLevelInput } from './logger.js';
@@ -475,7 +475,7 @@ function boundedJson(value: unknown, max: number, redaction?: LogRedaction): str
  * errno, syscall and path, a library's statusCode: see errorFields; their names put in `fields`), then its stack and causes.
  */
 function errorJson(error: Error, fields: Set<string>): Record<string, unknown> {
-  const className = error.constructor?.name ?? 'Error';
+  const className = errorClassName(error);
   // No prototype: a field named `__proto__` is written as one, as JSON.parse would read it back.
   const json: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, { class: className, message: error.message });
   const { code, stack, cause } = error as Error & { code?: unknown };

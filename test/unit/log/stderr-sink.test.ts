@@ -174,6 +174,15 @@ test('an error whose own fields are huge (a client library\'s response, a list o
   assert.ok(JSON.stringify(fields).length < 70_000);
 });
 
+test('an error whose constructor cannot be read (a throwing getter), is undefined or is an anonymous class is written as class Error, as in profiles, and the rest of the context with it', () => {
+  const throwing = Object.defineProperty(new Error('throwing'), 'constructor', { get: () => { throw new Error('no constructor'); } });
+  const anonymous = new (class extends Error {})('anonymous');
+  const { context } = JSON.parse(formatJson(record({ throwing, anonymous, route: 'home' })));
+  assert.is(context.route, 'home');
+  assert.equal([context.throwing.class, context.throwing.message], ['Error', 'throwing']);
+  assert.equal([context.anonymous.class, context.anonymous.message], ['Error', 'anonymous']);
+});
+
 test('an error of another realm (a vm context\'s) in a JSON line keeps its class, message, stack and causes, as one of this realm does, not {}', () => {
   const foreign = runInNewContext('const e = new TypeError("x", { cause: new RangeError("root") }); e.code = "E_X"; e') as Error;
   const many = runInNewContext('new AggregateError([new Error("one")], "all")') as Error;
