@@ -807,7 +807,10 @@ export class FileStorage implements ProfilerStorage {
       const kept = live.slice(firstKept, endKept);
       const droppedThrough = firstKept > 0 ? (live[firstKept - 1] as IndexRecord).time : null;
       // Carried from header to header: the newest dropped, by the bounds (dated ahead, too) or with its segment gone.
-      let newestDropped = droppedEver === undefined ? (old === undefined ? null : this.#index.droppedThrough) : droppedEver;
+      // After a header of an earlier version, what its compactions dropped is unknown (its "d" is the
+      // last one's alone, null when that one dropped nothing): any profile up to now, or up to the
+      // newest listed, may have been, so none of them is read back later.
+      let newestDropped = droppedEver === undefined ? Math.max(this.#index.droppedThrough ?? -Infinity, this.#now(), live.length > 0 ? (live[live.length - 1] as IndexRecord).time : -Infinity) : droppedEver;
       const removed = live.slice(0, firstKept);
       if (endKept < live.length) removed.push(...live.slice(endKept));
       if (live.length !== records.length) {

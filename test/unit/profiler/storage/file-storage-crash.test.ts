@@ -368,4 +368,30 @@ test('after a compaction, every indexed profile reads back and every segment is 
   assert.equal(await segmentFiles(dir), await referencedSegments(dir));
 });
 
+test('after a header of the earlier version (no "k"), the profiles its compactions dropped are not put back by a later sweep', async () => {
+  const dir = freshDir();
+  const writer = storageIn(dir, { segmentBytes: 1_000 });
+  for (let i = 0; i < 6; i++) await writer.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+  await writer.close();
+  const trimmer = storageIn(dir, { bounds: { maxProfiles: 3 } });
+  await trimmer.compact();
+  await trimmer.close();
+  const kept = await foundTokens(storageIn(dir));
+  assert.ok(kept.length <= 3 && !kept.includes(tokenFor(0)), kept.join(', '));
+  // A process of the earlier version compacts next: nothing over its bounds, so its header says
+  // it dropped nothing (`"d":null`), and it knows nothing of "k".
+  const path = join(dir, 'index.ndjson');
+  const lines = (await readFile(path, 'utf8')).split('\n');
+  assert.match(lines[0] ?? '', /^\{"h":1,/);
+  await writeFile(path, ['{"h":1,"d":null}', ...lines.slice(1)].join('\n'));
+  // This version's first sweep: the dropped profiles' segments not stale yet (their writer may be live).
+  const storage = storageIn(dir);
+  assert.is((await storage.compact())?.recovered, 0);
+  // Their writer gone, the next sweep.
+  await abandonSegments(dir);
+  const report = await storage.compact();
+  assert.is(report?.recovered, 0, JSON.stringify(report));
+  assert.equal(await foundTokens(storage), kept);
+});
+
 test.run();
