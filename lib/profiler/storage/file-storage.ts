@@ -822,19 +822,29 @@ export class FileStorage implements ProfilerStorage {
       // was copied. Its reads of the index wait too (hold): one between the rename and compacted()
       // would take the new file, tail not copied yet, for the whole index, and searches and reads
       // would miss the profiles appended during the compaction until the next refresh.
+      const recoveredSet = new Set(recovered);
+      let relisted: IndexRecord[] = [];
       await this.#serialAppend(() => this.#index.hold(async () => {
-        const { file, bytes } = this.#replaceIndex(encodeIndexHeader(droppedThrough, newestDropped), kept);
+        const listed = recovered.length === 0 ? kept : kept.filter((record) => !recoveredSet.has(record));
+        const { file, bytes } = this.#replaceIndex(encodeIndexHeader(droppedThrough, newestDropped), listed);
         const tail = old === undefined ? [] : this.#tailToCopy(readIndexLines(old, end).lines, removed);
-        if (tail.length > 0) appendIndexLines(this.#indexPath, Buffer.from(`${tail.join('\n')}\n`));
-        // Known from now on, as the lines read: those the bounds dropped go again with `removed`.
-        if (recovered.length > 0) this.#index.addAll(recovered);
+        // The records read back go after the tail, unless a line of it holds their token: their
+        // token was free once their line was lost, and a profile written under it meanwhile (its
+        // line appended during this compaction) is the one to list, readers keeping the first line.
+        if (recovered.length > 0) {
+          const tailTokens = new Set(tail.map((record) => record.token));
+          relisted = kept.filter((record) => recoveredSet.has(record) && !tailTokens.has(record.token));
+        }
+        const lines = [...tail, ...relisted].map((record) => record.line);
+        if (lines.length > 0) appendIndexLines(this.#indexPath, Buffer.from(`${lines.join('\n')}\n`));
+        // The copied and read-back lines are read by the next refresh, as any appended by another process.
         this.#index.compacted(removed, bytes, file, droppedThrough, newestDropped);
       }));
-      report.profiles = kept.length;
+      // A record read back whose token a newer line holds is not listed.
+      report.profiles = kept.length - (recovered.length === 0 ? 0 : kept.filter((record) => recoveredSet.has(record)).length - relisted.length);
       report.removed = firstKept + live.length - endKept;
       if (recovered.length > 0) {
-        const keptTokens = new Set(kept.map((record) => record.token));
-        report.recovered = recovered.filter((record) => keptTokens.has(record.token)).length;
+        report.recovered = relisted.length;
         if (report.recovered > 0) {
           this.#report(new ProfilerStorageError(`The profiler index in ${this.dir} had lost the lines of ${report.recovered === 1 ? 'one profile' : `${report.recovered} profiles`} (a writer killed before it appended them, or the file deleted, cut or overwritten); they were put back from the segment files.`, 'HK_PROFILER_STORAGE_RECOVERED'));
         }
@@ -862,16 +872,16 @@ export class FileStorage implements ProfilerStorage {
    * entries not of a removed profile. Lines this process knows (its own appends, mostly) are
    * recognised without parsing, as a refresh does.
    */
-  #tailToCopy(lines: string[], removed: readonly IndexRecord[]): string[] {
+  #tailToCopy(lines: string[], removed: readonly IndexRecord[]): IndexRecord[] {
     let removedTokens: Set<string> | undefined;
-    const copied: string[] = [];
+    const copied: IndexRecord[] = [];
     for (const line of lines) {
       const token = leadingToken(line);
       const known = token === undefined ? undefined : this.#index.get(token);
       const record = known !== undefined && known.line === line ? known : decodeIndexLine(line);
       if (record === null) continue;
       removedTokens ??= new Set(removed.map((entry) => entry.token));
-      if (!removedTokens.has(record.token)) copied.push(record.line);
+      if (!removedTokens.has(record.token)) copied.push(record);
     }
     return copied;
   }

@@ -1,6 +1,8 @@
 // What a crash or kill -9 can leave behind, made by hand, and how the storage copes with it.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readlinkSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import fsPromises from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { appendFile, mkdir, open, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -392,6 +394,40 @@ test('after a header of the earlier version (no "k"), the profiles its compactio
   const report = await storage.compact();
   assert.is(report?.recovered, 0, JSON.stringify(report));
   assert.equal(await foundTokens(storage), kept);
+});
+
+test('a profile written under a lost token while the sweep reads the lost record back is the one listed, not the record read back', async () => {
+  const dir = await dirWithProfiles(2);
+  const lost = tokenFor(8);
+  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
+  await writeFile(orphan, `${JSON.stringify(makeProfile(lost, { url: '/lost' }))}\n`);
+  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const compactor = storageIn(dir);
+  const writer = storageIn(dir);
+  // The token is free again (no line holds it): another process writes a new profile under it
+  // while the sweep reads the old record, its line appended to the index being compacted.
+  let written: Promise<void> | undefined;
+  const realReadFile = fsPromises.readFile;
+  fsPromises.readFile = (async (...args: Parameters<typeof realReadFile>) => {
+    if (written === undefined && String(args[0]) === orphan) {
+      written = writer.write(makeProfile(lost, { time: BASE_TIME + 1_000, url: '/newer' }));
+      await until(async () => (await readFile(join(dir, 'index.ndjson'), 'utf8')).includes(lost));
+    }
+    return realReadFile(...args);
+  }) as typeof realReadFile;
+  syncBuiltinESMExports();
+  try {
+    await compactor.compact();
+  } finally {
+    fsPromises.readFile = realReadFile;
+    syncBuiltinESMExports();
+  }
+  assert.ok(written !== undefined, 'the sweep read the segment');
+  await written;
+  for (const [who, storage] of [['the compactor', compactor], ['the writer', writer], ['another process', storageIn(dir)]] as const) {
+    assert.is((await storage.read(lost))?.url, '/newer', who);
+    assert.is((await storage.find()).filter((summary) => summary.token === lost).length, 1, who);
+  }
 });
 
 test.run();
