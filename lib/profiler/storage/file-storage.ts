@@ -790,8 +790,12 @@ export class FileStorage implements ProfilerStorage {
       // Usually every segment referred to is there: then no pass over the records.
       let live = referred.every((segment) => present.has(segment)) ? records : records.filter((record) => record.segment === null || present.has(record.segment));
       report.cleaned += records.length - live.length;
-      // No index file at all (deleted while this process ran) has lost its lines: nothing of it was dropped.
-      const droppedEver = old === undefined ? null : this.#index.droppedEver;
+      // No index file at all (deleted while this process ran) has lost its lines: what was dropped
+      // from it is known only to the processes that read its header, this one among them maybe
+      // (so is it when the file was cut or overwritten).
+      const header = old === undefined ? null : this.#index.droppedEver;
+      const seen = this.#index.droppedEverSeen;
+      const droppedEver = header === undefined ? undefined : header === null ? seen : seen === null ? header : Math.max(header, seen);
       let recovered: IndexRecord[] = [];
       if (sweep) {
         live = await this.#sweep(live, report);

@@ -22,6 +22,8 @@ export class ProfileIndex {
   #droppedThrough: number | null = null;
   #headed = false;
   #droppedEver: number | null | undefined = null;
+  /** The newest droppedEver this copy has read or written, kept when the file loses its header. */
+  #droppedEverSeen: number | null = null;
   #file: FileIdentity | null = null;
   #offset = 0;
   /** Bumped by replace(): a read that started before it must not apply its lines after it. */
@@ -63,6 +65,19 @@ export class ProfileIndex {
    */
   get droppedEver(): number | null | undefined {
     return this.#headed ? this.#droppedEver : null;
+  }
+
+  /**
+   * The newest droppedEver of any header this copy read or was given, null when none: kept when
+   * the file is deleted, cut or overwritten (its header lost with it), so a compaction of this
+   * process still knows what was dropped before.
+   */
+  get droppedEverSeen(): number | null {
+    return this.#droppedEverSeen;
+  }
+
+  #sawDroppedEver(droppedEver: number | null | undefined): void {
+    if (typeof droppedEver === 'number' && (this.#droppedEverSeen === null || droppedEver > this.#droppedEverSeen)) this.#droppedEverSeen = droppedEver;
   }
 
   get(token: string): IndexRecord | undefined {
@@ -203,6 +218,7 @@ export class ProfileIndex {
     this.#offset = end;
     this.#droppedThrough = droppedThrough;
     this.#droppedEver = droppedEver;
+    this.#sawDroppedEver(droppedEver);
     this.#headed = true;
   }
 
@@ -214,6 +230,7 @@ export class ProfileIndex {
     this.#offset = end;
     this.#droppedThrough = droppedThrough;
     this.#droppedEver = droppedEver;
+    this.#sawDroppedEver(droppedEver);
     this.#headed = true;
   }
 
@@ -289,6 +306,7 @@ export class ProfileIndex {
       else {
         this.#droppedThrough = header.droppedThrough;
         this.#droppedEver = header.droppedEver;
+        this.#sawDroppedEver(header.droppedEver);
         this.#headed = true;
       }
     }

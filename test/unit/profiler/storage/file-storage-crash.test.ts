@@ -430,4 +430,30 @@ test('a profile written under a lost token while the sweep reads the lost record
   }
 });
 
+test('an index deleted, cut or overwritten under a running storage: the profiles its compactions dropped stay dropped', async () => {
+  const damages: Record<string, (path: string) => Promise<void>> = {
+    deleted: (path) => rm(path),
+    'cut to nothing': (path) => truncate(path, 0),
+    overwritten: (path) => writeFile(path, 'not an index\n'),
+  };
+  for (const [damage, damageIndex] of Object.entries(damages)) {
+    const dir = freshDir();
+    // Segments of 2 profiles (a quarter of the count bound): the oldest kept one holds a dropped profile too.
+    const writer = storageIn(dir, { bounds: { maxProfiles: 8 } });
+    for (let i = 0; i < 9; i++) await writer.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+    await writer.close();
+    await abandonSegments(dir);
+    const storage = storageIn(dir, { bounds: { maxProfiles: 8 } });
+    await storage.compact();
+    assert.equal((await segmentFiles(dir)).length, 4, 'the segment of dropped profiles alone deleted');
+    const kept = await foundTokens(storage);
+    assert.equal(kept, [3, 4, 5, 6, 7, 8].map((i) => tokenFor(i)));
+    await damageIndex(join(dir, 'index.ndjson'));
+    await abandonSegments(dir);
+    const report = await storage.compact();
+    assert.is(report?.recovered, kept.length, `${damage}: ${JSON.stringify(report)}`);
+    assert.equal(await foundTokens(storage), kept, damage);
+  }
+});
+
 test.run();
