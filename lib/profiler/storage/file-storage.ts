@@ -955,6 +955,7 @@ export class FileStorage implements ProfilerStorage {
     const listed = new Set(referred);
     const entries: IndexEntry[] = [];
     const tokens = new Set(live.map((record) => record.token));
+    const leasedByAnother = new Map<string, boolean>();
     for (const name of present) {
       if (listed.has(name) || !(await this.#segments.isAbandoned(name))) continue;
       await this.#lock.refresh();
@@ -965,10 +966,32 @@ export class FileStorage implements ProfilerStorage {
         const summary = recordSummary(data, offset, end);
         if (summary === null || tokens.has(summary.token) || (droppedEver !== null && summary.time <= droppedEver)) continue;
         tokens.add(summary.token);
+        if (!(await this.#mayReadBack(summary.token, leasedByAnother))) continue;
+        this.#leases.stored(summary.token);
         entries.push(indexEntryOf(summary, end - offset, name, offset));
       }
     }
     return recordLines(entries).records;
+  }
+
+  /**
+   * Whether a lost token may be listed again: not while someone may be writing a new profile
+   * under it, free since its line was lost. A prefix another live process leases is its own to
+   * draw from, unseen (its draws avoid what the index held when it scanned the prefix); a token
+   * drawn or claimed here, or claimed by a placeholder elsewhere, is about to be written.
+   */
+  async #mayReadBack(token: string, leasedByAnother: Map<string, boolean>): Promise<boolean> {
+    const prefix = token.slice(0, LEASE_PREFIX_LENGTH);
+    if (!this.#leases.holds(prefix)) {
+      let leased = leasedByAnother.get(prefix);
+      if (leased === undefined) {
+        leased = await this.#leases.leasedByAnother(prefix);
+        leasedByAnother.set(prefix, leased);
+      }
+      if (leased) return false;
+    }
+    if (this.#claims.has(token) || this.#writing.has(token) || this.#leases.isDrawn(token)) return false;
+    return (await ignoreMissing(stat(this.#profilePath(token)))) === undefined;
   }
 
   /** Segment sizes for the bounds kept: a segment is deleted only once all its profiles are dropped (see SEGMENT_SHARE). */

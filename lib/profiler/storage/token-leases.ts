@@ -167,6 +167,16 @@ export class TokenLeases {
     return true;
   }
 
+  /** Whether this instance leases the prefix now. */
+  holds(prefix: string): boolean {
+    return this.#leases.has(prefix);
+  }
+
+  /** A token stored by other means than a draw (a profile read back into the index): not drawn while its prefix is held. */
+  stored(token: string): void {
+    this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH))?.taken.add(token);
+  }
+
   /** A live lease of another holder on the prefix: fresh, and not left by a process of this host that is gone. */
   leasedByAnother(prefix: string): Promise<boolean> {
     return this.#lock(prefix).heldByAnother();

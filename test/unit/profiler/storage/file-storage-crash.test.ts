@@ -456,4 +456,32 @@ test('an index deleted, cut or overwritten under a running storage: the profiles
   }
 });
 
+test('a token read back is not drawn again, nor read back inside a prefix another live process leases (its draws do not see it)', async () => {
+  const dir = freshDir();
+  const storage = storageIn(dir);
+  const other = storageIn(dir);
+  const ours = (await storage.drawToken()).slice(0, 2);
+  const theirs = (await other.drawToken()).slice(0, 2);
+  assert.is.not(ours, theirs);
+  // Lost records in both prefixes, their lines gone (their writer killed before its append).
+  const lost = (prefix: string): string[] => Array.from({ length: 64 }, (_, i) => `${prefix}f${i.toString(16).padStart(3, '0')}`);
+  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
+  // And one claimed by a placeholder (outside any lease), its claimer about to write it.
+  const claimed = `${['ab', 'cd', 'ef'].find((prefix) => prefix !== ours && prefix !== theirs) as string}f000`;
+  assert.ok(await other.claim(claimed));
+  await mkdir(join(dir, 'segments'), { recursive: true });
+  await writeFile(orphan, [...lost(ours), ...lost(theirs), claimed].map((token, i) => `${JSON.stringify(makeProfile(token, { time: BASE_TIME + i }, 100))}\n`).join(''));
+  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const report = await storage.compact();
+  assert.is(report?.recovered, 64, JSON.stringify(report));
+  const listed = new Set(await foundTokens(storage));
+  assert.ok(lost(ours).every((token) => listed.has(token)), 'ours read back');
+  assert.ok(lost(theirs).every((token) => !listed.has(token)), 'not theirs');
+  assert.not.ok(listed.has(claimed), 'nor a claimed one');
+  // Half the prefix drawn: none of the tokens read back comes again.
+  const drawn = await storage.drawTokens(6, 40_000);
+  assert.ok(drawn.length > 30_000, String(drawn.length));
+  assert.equal(drawn.filter((token) => listed.has(token)), []);
+});
+
 test.run();
