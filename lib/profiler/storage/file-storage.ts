@@ -957,9 +957,19 @@ export class FileStorage implements ProfilerStorage {
     const tokens = new Set(live.map((record) => record.token));
     const leasedByAnother = new Map<string, boolean>();
     for (const name of present) {
-      if (listed.has(name) || !(await this.#segments.isAbandoned(name))) continue;
-      await this.#lock.refresh();
-      const data = await ignoreMissing(readFile(this.#segments.path(name)));
+      if (listed.has(name)) continue;
+      let data: Buffer | undefined;
+      try {
+        if (!(await this.#segments.isAbandoned(name))) continue;
+        await this.#lock.refresh();
+        data = await ignoreMissing(readFile(this.#segments.path(name)));
+      } catch (error) {
+        if (error instanceof ProfilerStorageError) throw error;
+        // One segment that cannot be read (no permission, a symlink loop, over 2 GiB) is not read
+        // back; failing the compaction would fail every sweep after it, and the bounds with it.
+        this.#report(this.#failure('read back the profiles of segment', name, error));
+        continue;
+      }
       if (data === undefined) continue;
       for (let offset = 0, end = data.indexOf(NEWLINE); end !== -1; offset = end + 1, end = data.indexOf(NEWLINE, offset)) {
         if (droppedEver !== null && !(recordTime(data, offset, end) > droppedEver)) continue;

@@ -484,4 +484,34 @@ test('a token read back is not drawn again, nor read back inside a prefix anothe
   assert.equal(drawn.filter((token) => listed.has(token)), []);
 });
 
+test('a segment that cannot be read back (no read permission) fails no sweep: the bounds are applied, the others read back', async () => {
+  const dir = await dirWithProfiles(2);
+  await mkdir(join(dir, 'segments'), { recursive: true });
+  const unreadable = join(dir, 'segments', 'm0000a-99998-0000beef.ndjson');
+  const orphan = join(dir, 'segments', 'm0000b-99999-0000dead.ndjson');
+  await writeFile(unreadable, `${JSON.stringify(makeProfile(tokenFor(7)))}\n`);
+  await writeFile(orphan, `${JSON.stringify(makeProfile(tokenFor(8)))}\n`);
+  await utimes(unreadable, HOUR_AGO, HOUR_AGO);
+  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const reported: Error[] = [];
+  const storage = storageIn(dir, { onError: (error) => void reported.push(error) });
+  // Tests may run as root, whom no mode keeps from reading: the read fails as it would for others.
+  const realReadFile = fsPromises.readFile;
+  fsPromises.readFile = (async (...args: Parameters<typeof realReadFile>) => {
+    if (String(args[0]) === unreadable) throw Object.assign(new Error(`EACCES: permission denied, open '${unreadable}'`), { code: 'EACCES' });
+    return realReadFile(...args);
+  }) as typeof realReadFile;
+  syncBuiltinESMExports();
+  let report;
+  try {
+    report = await storage.compact();
+  } finally {
+    fsPromises.readFile = realReadFile;
+    syncBuiltinESMExports();
+  }
+  assert.is(report?.recovered, 1, JSON.stringify(report));
+  assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(1), tokenFor(8)]);
+  assert.ok(reported.some((error) => /EACCES/.test(error.message)), reported.map((error) => error.message).join('; '));
+});
+
 test.run();
