@@ -813,8 +813,10 @@ export class FileStorage implements ProfilerStorage {
       // Carried from header to header: the newest dropped, by the bounds (dated ahead, too) or with its segment gone.
       // After a header of an earlier version, what its compactions dropped is unknown (its "d" is the
       // last one's alone, null when that one dropped nothing): any profile up to now, or up to the
-      // newest listed, may have been, so none of them is read back later.
-      let newestDropped = droppedEver === undefined ? Math.max(this.#index.droppedThrough ?? -Infinity, this.#now(), live.length > 0 ? (live[live.length - 1] as IndexRecord).time : -Infinity) : droppedEver;
+      // newest listed, may have been, so none of them is read back later. A purge's "d" (PURGED_THROUGH,
+      // all time) dropped nothing after it, which was before now: kept, it would stop every read-back for good.
+      const earlierDropped = this.#index.droppedThrough;
+      let newestDropped = droppedEver === undefined ? Math.max(earlierDropped === null || earlierDropped >= PURGED_THROUGH ? -Infinity : earlierDropped, this.#now(), live.length > 0 ? (live[live.length - 1] as IndexRecord).time : -Infinity) : droppedEver;
       const removed = live.slice(0, firstKept);
       if (endKept < live.length) removed.push(...live.slice(endKept));
       if (live.length !== records.length) {

@@ -514,4 +514,20 @@ test('a segment that cannot be read back (no read permission) fails no sweep: th
   assert.ok(reported.some((error) => /EACCES/.test(error.message)), reported.map((error) => error.message).join('; '));
 });
 
+test('after a purge by the earlier version (its header says everything up to the year 275760 was dropped), lost lines are read back again', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'index.ndjson'), '{"h":1,"d":8640000000000000}\n');
+  const storage = storageIn(dir);
+  await storage.compact();
+  await storage.write(makeProfile(tokenFor(0), { time: Date.now() + 1_000 }));
+  // A writer killed before its index append, after the purge and this version's first compaction.
+  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
+  await writeFile(orphan, `${JSON.stringify(makeProfile(tokenFor(8), { time: Date.now() + 2_000 }))}\n`);
+  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const report = await storage.compact();
+  assert.is(report?.recovered, 1, JSON.stringify(report));
+  assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(8)]);
+});
+
 test.run();
