@@ -230,7 +230,8 @@ export class ProfileIndex {
     this.#offset = end;
     this.#droppedThrough = droppedThrough;
     this.#droppedEver = droppedEver;
-    this.#sawDroppedEver(droppedEver);
+    // Nothing written before a purge is left to read back: what was dropped before it no longer matters.
+    this.#droppedEverSeen = droppedEver;
     this.#headed = true;
   }
 

@@ -530,4 +530,19 @@ test('after a purge by the earlier version (its header says everything up to the
   assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(8)]);
 });
 
+test('a purge starts the read-back afresh, whatever the storage dropped before it (a profile dated a day ahead)', async () => {
+  const dir = freshDir();
+  const storage = storageIn(dir, { bounds: { maxProfiles: 4 } });
+  for (let i = 0; i < 5; i++) await storage.write(makeProfile(tokenFor(i), { time: i === 0 ? Date.now() + 86_400_000 : BASE_TIME + i }));
+  await storage.compact();
+  assert.not.ok((await foundTokens(storage)).includes(tokenFor(0)), 'the one dated ahead went first');
+  await storage.purge();
+  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
+  await mkdir(join(dir, 'segments'), { recursive: true });
+  await writeFile(orphan, `${JSON.stringify(makeProfile(tokenFor(8), { time: Date.now() + 1_000 }))}\n`);
+  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const report = await storage.compact();
+  assert.is(report?.recovered, 1, JSON.stringify(report));
+});
+
 test.run();
