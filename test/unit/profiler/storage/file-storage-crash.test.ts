@@ -62,18 +62,20 @@ test('a compaction rewrites the index without torn or garbage lines', async () =
   assert.equal((await storage.find()).length, 3);
 });
 
+/** The ways an index loses its lines, each done to the index file at a path. */
+const INDEX_DAMAGES: Record<string, (path: string) => Promise<void>> = {
+  deleted: (path) => rm(path),
+  'cut to nothing': (path) => truncate(path, 0),
+  overwritten: (path) => writeFile(path, 'not an index\n\u0000garbage\n'),
+};
+
 /** Dates every segment of `dir` an hour back: their writer is gone (a segment written in the last 5 minutes may be a live writer's). */
 async function abandonSegments(dir: string): Promise<void> {
   for (const name of await segmentFiles(dir)) await utimes(join(dir, 'segments', name), HOUR_AGO, HOUR_AGO);
 }
 
 test('an index deleted, cut to nothing or overwritten gets its profiles back from the segments at the next sweep, once their writer is gone', async () => {
-  const damages: Record<string, (path: string) => Promise<void>> = {
-    deleted: (path) => rm(path),
-    'cut to nothing': (path) => truncate(path, 0),
-    overwritten: (path) => writeFile(path, 'not an index\n\u0000garbage\n'),
-  };
-  for (const [damage, damageIndex] of Object.entries(damages)) {
+  for (const [damage, damageIndex] of Object.entries(INDEX_DAMAGES)) {
     const dir = await dirWithProfiles(5);
     const tokens = [0, 1, 2, 3, 4].map((i) => tokenFor(i)).sort();
     // A compaction first, so the index has its header as a running storage's does.
@@ -431,12 +433,7 @@ test('a profile written under a lost token while the sweep reads the lost record
 });
 
 test('an index deleted, cut or overwritten under a running storage: the profiles its compactions dropped stay dropped', async () => {
-  const damages: Record<string, (path: string) => Promise<void>> = {
-    deleted: (path) => rm(path),
-    'cut to nothing': (path) => truncate(path, 0),
-    overwritten: (path) => writeFile(path, 'not an index\n'),
-  };
-  for (const [damage, damageIndex] of Object.entries(damages)) {
+  for (const [damage, damageIndex] of Object.entries(INDEX_DAMAGES)) {
     const dir = freshDir();
     // Segments of 2 profiles (a quarter of the count bound): the oldest kept one holds a dropped profile too.
     const writer = storageIn(dir, { bounds: { maxProfiles: 8 } });
