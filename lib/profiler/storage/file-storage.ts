@@ -833,7 +833,10 @@ export class FileStorage implements ProfilerStorage {
       await this.#serialAppend(() => this.#index.hold(async () => {
         const listed = recovered.length === 0 ? kept : kept.filter((record) => !recoveredSet.has(record));
         const { file, bytes } = this.#replaceIndex(encodeIndexHeader(droppedThrough, newestDropped), listed);
-        const tail = old === undefined ? [] : this.#tailToCopy(readIndexLines(old, end).lines, removed);
+        // A record read back and dropped by the bounds never had a line here: a tail line of its
+        // token is a profile written under it since, and is copied.
+        const removedListed = recovered.length === 0 ? removed : removed.filter((record) => !recoveredSet.has(record));
+        const tail = old === undefined ? [] : this.#tailToCopy(readIndexLines(old, end).lines, removedListed);
         // The records read back go after the tail, unless a line of it holds their token: their
         // token was free once their line was lost, and a profile written under it meanwhile (its
         // line appended during this compaction) is the one to list, readers keeping the first line.

@@ -432,6 +432,42 @@ test('a profile written under a lost token while the sweep reads the lost record
   }
 });
 
+test('a profile written under a lost token during the sweep is listed for every process, also when the bounds drop the record read back', async () => {
+  const dir = await dirWithProfiles(3);
+  const lost = tokenFor(8);
+  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
+  // The lost record is three days old: the age bound drops it.
+  await writeFile(orphan, `${JSON.stringify(makeProfile(lost, { time: Date.now() - 3 * 86_400_000, url: '/lost' }))}\n`);
+  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const storage = storageIn(dir);
+  // The token is free again (no line holds it): this process writes a new profile under it while
+  // its own sweep reads the old record, the new line appended to the index being compacted.
+  let written: Promise<void> | undefined;
+  const realReadFile = fsPromises.readFile;
+  fsPromises.readFile = (async (...args: Parameters<typeof realReadFile>) => {
+    if (written === undefined && String(args[0]) === orphan) {
+      written = storage.write(makeProfile(lost, { time: BASE_TIME + 1_000, url: '/newer' }));
+      await written;
+    }
+    return realReadFile(...args);
+  }) as typeof realReadFile;
+  syncBuiltinESMExports();
+  let report;
+  try {
+    report = await storage.compact();
+  } finally {
+    fsPromises.readFile = realReadFile;
+    syncBuiltinESMExports();
+  }
+  assert.ok(written !== undefined, 'the sweep read the segment');
+  assert.is(report?.recovered, 0, JSON.stringify(report));
+  assert.is(report?.removed, 1, 'the record read back went by the bounds');
+  for (const [who, reader] of [['the compactor', storage], ['another process', storageIn(dir)]] as const) {
+    assert.is((await reader.read(lost))?.url, '/newer', who);
+    assert.equal(await foundTokens(reader), [0, 1, 2, 8].map((i) => tokenFor(i)).sort(), who);
+  }
+});
+
 test('an index deleted, cut or overwritten under a running storage: the profiles its compactions dropped stay dropped', async () => {
   for (const [damage, damageIndex] of Object.entries(INDEX_DAMAGES)) {
     const dir = freshDir();
