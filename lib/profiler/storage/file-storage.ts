@@ -866,7 +866,10 @@ export class FileStorage implements ProfilerStorage {
       }
       // Read back the tail just copied and the lines appended since, before judging which segments are referred to.
       await this.#index.refresh();
-      report.segmentsDeleted = await this.#segments.deleteUnreferenced(segments, this.#refersTo);
+      // A segment no line referred to before this compaction either may hold lost lines: only a
+      // sweep, which read back what it could first, deletes it. One that does not sweep (over the
+      // bounds, between sweeps) deletes those whose lines it dropped, and this writer's own.
+      report.segmentsDeleted = await this.#segments.deleteUnreferenced(sweep ? segments : referred, this.#refersTo);
       return report;
     } catch (error) {
       throw error instanceof ProfilerStorageError ? error : this.#failure('compact', null, error);

@@ -468,6 +468,30 @@ test('a profile written under a lost token during the sweep is listed for every 
   }
 });
 
+test('a compaction that does not sweep (over the bounds, between sweeps) leaves a segment no line refers to for the sweep to read back', async () => {
+  const dir = await dirWithProfiles(1);
+  const storage = storageIn(dir, { bounds: { maxProfiles: 8 } });
+  // Its first sweep: the next is 10 minutes away.
+  assert.is((await storage.compact())?.recovered, 0);
+  assert.not.ok((await foundTokens(storage)).includes(tokenFor(40)));
+  // A writer killed before its index append, gone since: a segment no line refers to.
+  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
+  await mkdir(join(dir, 'segments'), { recursive: true });
+  await writeFile(orphan, `${JSON.stringify(makeProfile(tokenFor(40), { time: Date.now() }))}\n`);
+  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  // Over the bounds: the background check compacts, without sweeping.
+  for (let i = 1; i < 12; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+  const trimmed = async (): Promise<boolean> => (await foundTokens(storageIn(dir))).length <= 8;
+  assert.not.ok(await trimmed());
+  await until(trimmed);
+  await until(trimmed);
+  assert.ok(await trimmed(), 'the bounds were applied');
+  assert.ok(existsSync(orphan), 'the segment of the lost line is left to the sweep');
+  const report = await storage.compact();
+  assert.is(report?.recovered, 1, JSON.stringify(report));
+  assert.ok((await foundTokens(storage)).includes(tokenFor(40)));
+});
+
 test('an index deleted, cut or overwritten under a running storage: the profiles its compactions dropped stay dropped', async () => {
   for (const [damage, damageIndex] of Object.entries(INDEX_DAMAGES)) {
     const dir = freshDir();
