@@ -797,11 +797,13 @@ export class FileStorage implements ProfilerStorage {
       const seen = this.#index.droppedEverSeen;
       const droppedEver = header === undefined ? undefined : header === null ? seen : seen === null ? header : Math.max(header, seen);
       let recovered: IndexRecord[] = [];
+      /** Segments holding lost records not put back yet (their token may be written now): kept for a later sweep. */
+      let deferred: ReadonlySet<string> = new Set();
       if (sweep) {
         live = await this.#sweep(live, report);
         // Not knowing what was dropped (a header of an earlier version), nothing is read back.
         if (droppedEver !== undefined) {
-          recovered = await this.#unlistedRecords(segments, referred, live, droppedEver);
+          ({ records: recovered, deferred } = await this.#unlistedRecords(segments, referred, live, droppedEver));
           // In time order, as the bounds read them; the lost ones go through the bounds as any other.
           if (recovered.length > 0) live = [...live, ...recovered].sort((a, b) => a.time - b.time);
         }
@@ -869,7 +871,7 @@ export class FileStorage implements ProfilerStorage {
       // A segment no line referred to before this compaction either may hold lost lines: only a
       // sweep, which read back what it could first, deletes it. One that does not sweep (over the
       // bounds, between sweeps) deletes those whose lines it dropped, and this writer's own.
-      report.segmentsDeleted = await this.#segments.deleteUnreferenced(sweep ? segments : referred, this.#refersTo);
+      report.segmentsDeleted = await this.#segments.deleteUnreferenced(sweep ? segments.filter((name) => !deferred.has(name)) : referred, this.#refersTo);
       return report;
     } catch (error) {
       throw error instanceof ProfilerStorageError ? error : this.#failure('compact', null, error);
@@ -958,10 +960,13 @@ export class FileStorage implements ProfilerStorage {
    * are read: a live writer's records may be waiting for their lines. A record cut short (the last,
    * by a crash) or no profile is skipped, and so is a token the index lists. A record's time is
    * read first (the first `"time":` of a profile's JSON is its own): a dropped one is not parsed.
+   * `deferred`: the segments of records not put back because their token may be written now
+   * (see #mayReadBack), which a later sweep reads again rather than this one deleting them.
    */
-  async #unlistedRecords(present: readonly string[], referred: readonly string[], live: readonly IndexRecord[], droppedEver: number | null): Promise<IndexRecord[]> {
+  async #unlistedRecords(present: readonly string[], referred: readonly string[], live: readonly IndexRecord[], droppedEver: number | null): Promise<{ records: IndexRecord[]; deferred: Set<string> }> {
     const listed = new Set(referred);
     const entries: IndexEntry[] = [];
+    const deferred = new Set<string>();
     const tokens = new Set(live.map((record) => record.token));
     const leasedByAnother = new Map<string, boolean>();
     for (const name of present) {
@@ -984,12 +989,16 @@ export class FileStorage implements ProfilerStorage {
         const summary = recordSummary(data, offset, end);
         if (summary === null || tokens.has(summary.token) || (droppedEver !== null && summary.time <= droppedEver)) continue;
         tokens.add(summary.token);
-        if (!(await this.#mayReadBack(summary.token, leasedByAnother))) continue;
+        if (!(await this.#mayReadBack(summary.token, leasedByAnother))) {
+          // One the age bound would drop anyway is not worth keeping its segment for.
+          if (summary.time >= this.#now() - this.#effective.maxAge) deferred.add(name);
+          continue;
+        }
         this.#leases.stored(summary.token);
         entries.push(indexEntryOf(summary, end - offset, name, offset));
       }
     }
-    return recordLines(entries).records;
+    return { records: recordLines(entries).records, deferred };
   }
 
   /**

@@ -541,6 +541,26 @@ test('a token read back is not drawn again, nor read back inside a prefix anothe
   assert.equal(drawn.filter((token) => listed.has(token)), []);
 });
 
+test('a segment whose lost records are in a prefix another live process leases is kept, and read back once that process is gone', async () => {
+  const dir = freshDir();
+  const storage = storageIn(dir);
+  const other = storageIn(dir);
+  await storage.drawToken();
+  const theirs = (await other.drawToken()).slice(0, 2);
+  const lost = [0, 1, 2, 3].map((i) => `${theirs}f00${i}`);
+  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
+  await mkdir(join(dir, 'segments'), { recursive: true });
+  await writeFile(orphan, lost.map((token, i) => `${JSON.stringify(makeProfile(token, { time: BASE_TIME + i }))}\n`).join(''));
+  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const early = await storage.compact();
+  assert.is(early?.recovered, 0, JSON.stringify(early));
+  assert.ok(existsSync(orphan), 'not read back while that process may draw those tokens, nor deleted');
+  await other.close();
+  const report = await storage.compact();
+  assert.is(report?.recovered, 4, JSON.stringify(report));
+  assert.equal(await foundTokens(storageIn(dir)), lost);
+});
+
 test('a segment that cannot be read back (no read permission) fails no sweep: the bounds are applied, the others read back', async () => {
   const dir = await dirWithProfiles(2);
   await mkdir(join(dir, 'segments'), { recursive: true });
