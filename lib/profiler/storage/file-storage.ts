@@ -16,6 +16,7 @@ import {
   indexEntryOf,
   isCurrentFile,
   leadingToken,
+  PURGED_THROUGH,
   readIndexLines,
   recordLines,
   waitWhileLocked,
@@ -116,8 +117,6 @@ const AGE_SLACK = 0.05;
 const MAX_SKIPPED_LINES = 100;
 /** Appends retried this many times when compactions keep replacing the index under us. */
 const APPEND_ATTEMPTS = 5;
-/** The index header of a purge: every profile written before it was dropped. */
-const PURGED_THROUGH = 8.64e15;
 const PURGE_LOCK_TIMEOUT_MS = 5_000;
 const COMPACT_LOCK_TIMEOUT_MS = 15_000;
 /** The lock's mtime is refreshed after this many file operations of a long compaction. */

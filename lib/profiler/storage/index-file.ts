@@ -153,6 +153,9 @@ export function recordLines(entries: readonly IndexEntry[]): { records: IndexRec
   return { records, lines: text };
 }
 
+/** The `droppedThrough` of a purge's header: every profile written before it was dropped. */
+export const PURGED_THROUGH = 8.64e15;
+
 /**
  * The header line a compaction starts the index with: entries up to `droppedThrough` (epoch ms)
  * were dropped by it, and none newer than `droppedEver` was ever dropped from this index (null:

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, statSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { decodeIndexHeader, decodeIndexLine, leadingToken, readIndexLines, type FileIdentity, type IndexRecord } from './index-file.js';
+import { PURGED_THROUGH, decodeIndexHeader, decodeIndexLine, leadingToken, readIndexLines, type FileIdentity, type IndexRecord } from './index-file.js';
 import { isMissing } from './fs-errors.js';
 import { TimeOrderedList } from './time-ordered-list.js';
 
@@ -307,7 +307,10 @@ export class ProfileIndex {
       else {
         this.#droppedThrough = header.droppedThrough;
         this.#droppedEver = header.droppedEver;
-        this.#sawDroppedEver(header.droppedEver);
+        // A purge's header (another process's, as emptied() is this one's): what was dropped before
+        // it no longer matters, and kept, it would go back into the next header written here.
+        if (header.droppedThrough !== null && header.droppedThrough >= PURGED_THROUGH) this.#droppedEverSeen = header.droppedEver ?? null;
+        else this.#sawDroppedEver(header.droppedEver);
         this.#headed = true;
       }
     }

@@ -622,4 +622,23 @@ test('a purge starts the read-back afresh, whatever the storage dropped before i
   assert.is(report?.recovered, 1, JSON.stringify(report));
 });
 
+test('a purge by another process starts the read-back afresh here too, and no compaction here writes back the newest dropped time from before it', async () => {
+  const dir = freshDir();
+  const storage = storageIn(dir, { bounds: { maxProfiles: 4 } });
+  for (let i = 0; i < 5; i++) await storage.write(makeProfile(tokenFor(i), { time: i === 0 ? Date.now() + 86_400_000 : BASE_TIME + i }));
+  await storage.compact();
+  assert.not.ok((await foundTokens(storage)).includes(tokenFor(0)), 'the one dated ahead went first');
+  await storageIn(dir).purge();
+  // This process reads the purge's header, then a writer is killed before its index append.
+  assert.equal(await foundTokens(storage), []);
+  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
+  await mkdir(join(dir, 'segments'), { recursive: true });
+  await writeFile(orphan, `${JSON.stringify(makeProfile(tokenFor(8), { time: Date.now() + 1_000 }))}\n`);
+  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const report = await storage.compact();
+  assert.is(report?.recovered, 1, JSON.stringify(report));
+  const header = (await indexLines(dir))[0] ?? '';
+  assert.ok((JSON.parse(header) as { k: number }).k < Date.now() + 60_000, header);
+});
+
 test.run();
