@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
 import { ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
+import type { CompactionReport } from '../../../../lib/profiler/storage/file-storage.js';
 import { BASE_TIME, foundTokens, indexLines as entryLines, listFiles, makeProfile, fileStorageSuite, referencedSegments, rejection, segmentFiles, tokenFor, until, withCapturedIntervals, within } from './fixtures.js';
 
 const { test, env, freshDir, storageIn } = fileStorageSuite('FileStorage after crashes', 'file-storage-crash');
@@ -62,6 +63,34 @@ test('a compaction rewrites the index without torn or garbage lines', async () =
   assert.equal((await storage.find()).length, 3);
 });
 
+/**
+ * Runs a compaction of `storage` with `before(path)` called ahead of each file the storage reads
+ * whole (the sweep reading a segment back), node:fs/promises' readFile patched for its duration.
+ */
+async function compactWhileReading(storage: { compact(): Promise<CompactionReport | null> }, before: (path: string) => Promise<void> | void): Promise<CompactionReport | null> {
+  const realReadFile = fsPromises.readFile;
+  fsPromises.readFile = (async (...args: Parameters<typeof realReadFile>) => {
+    await before(String(args[0]));
+    return realReadFile(...args);
+  }) as typeof realReadFile;
+  syncBuiltinESMExports();
+  try {
+    return await storage.compact();
+  } finally {
+    fsPromises.readFile = realReadFile;
+    syncBuiltinESMExports();
+  }
+}
+
+/** A directory holding six profiles, a millisecond apart, in small segments (a closed writer's). */
+async function dirOfSix(): Promise<string> {
+  const dir = freshDir();
+  const writer = storageIn(dir, { segmentBytes: 1_000 });
+  for (let i = 0; i < 6; i++) await writer.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+  await writer.close();
+  return dir;
+}
+
 /** The ways an index loses its lines, each done to the index file at a path. */
 const INDEX_DAMAGES: Record<string, (path: string) => Promise<void>> = {
   deleted: (path) => rm(path),
@@ -102,10 +131,7 @@ test('an index deleted, cut to nothing or overwritten gets its profiles back fro
 });
 
 test('the profiles the bounds dropped are not put back: a segment no line of a compacted index refers to is deleted, unread', async () => {
-  const dir = freshDir();
-  const writer = storageIn(dir, { segmentBytes: 1_000 });
-  for (let i = 0; i < 6; i++) await writer.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
-  await writer.close();
+  const dir = await dirOfSix();
   const storage = storageIn(dir, { bounds: { maxProfiles: 3 } });
   await storage.compact();
   const kept = await foundTokens(storage);
@@ -373,10 +399,7 @@ test('after a compaction, every indexed profile reads back and every segment is 
 });
 
 test('after a header of the earlier version (no "k"), the profiles its compactions dropped are not put back by a later sweep', async () => {
-  const dir = freshDir();
-  const writer = storageIn(dir, { segmentBytes: 1_000 });
-  for (let i = 0; i < 6; i++) await writer.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
-  await writer.close();
+  const dir = await dirOfSix();
   const trimmer = storageIn(dir, { bounds: { maxProfiles: 3 } });
   await trimmer.compact();
   await trimmer.close();
@@ -409,21 +432,11 @@ test('a profile written under a lost token while the sweep reads the lost record
   // The token is free again (no line holds it): another process writes a new profile under it
   // while the sweep reads the old record, its line appended to the index being compacted.
   let written: Promise<void> | undefined;
-  const realReadFile = fsPromises.readFile;
-  fsPromises.readFile = (async (...args: Parameters<typeof realReadFile>) => {
-    if (written === undefined && String(args[0]) === orphan) {
-      written = writer.write(makeProfile(lost, { time: BASE_TIME + 1_000, url: '/newer' }));
-      await until(async () => (await readFile(join(dir, 'index.ndjson'), 'utf8')).includes(lost));
-    }
-    return realReadFile(...args);
-  }) as typeof realReadFile;
-  syncBuiltinESMExports();
-  try {
-    await compactor.compact();
-  } finally {
-    fsPromises.readFile = realReadFile;
-    syncBuiltinESMExports();
-  }
+  await compactWhileReading(compactor, async (path) => {
+    if (written !== undefined || path !== orphan) return;
+    written = writer.write(makeProfile(lost, { time: BASE_TIME + 1_000, url: '/newer' }));
+    await until(async () => (await readFile(join(dir, 'index.ndjson'), 'utf8')).includes(lost));
+  });
   assert.ok(written !== undefined, 'the sweep read the segment');
   await written;
   for (const [who, storage] of [['the compactor', compactor], ['the writer', writer], ['another process', storageIn(dir)]] as const) {
@@ -443,22 +456,11 @@ test('a profile written under a lost token during the sweep is listed for every 
   // The token is free again (no line holds it): this process writes a new profile under it while
   // its own sweep reads the old record, the new line appended to the index being compacted.
   let written: Promise<void> | undefined;
-  const realReadFile = fsPromises.readFile;
-  fsPromises.readFile = (async (...args: Parameters<typeof realReadFile>) => {
-    if (written === undefined && String(args[0]) === orphan) {
-      written = storage.write(makeProfile(lost, { time: BASE_TIME + 1_000, url: '/newer' }));
-      await written;
-    }
-    return realReadFile(...args);
-  }) as typeof realReadFile;
-  syncBuiltinESMExports();
-  let report;
-  try {
-    report = await storage.compact();
-  } finally {
-    fsPromises.readFile = realReadFile;
-    syncBuiltinESMExports();
-  }
+  const report = await compactWhileReading(storage, async (path) => {
+    if (written !== undefined || path !== orphan) return;
+    written = storage.write(makeProfile(lost, { time: BASE_TIME + 1_000, url: '/newer' }));
+    await written;
+  });
   assert.ok(written !== undefined, 'the sweep read the segment');
   assert.is(report?.recovered, 0, JSON.stringify(report));
   assert.is(report?.removed, 1, 'the record read back went by the bounds');
@@ -573,19 +575,9 @@ test('a segment that cannot be read back (no read permission) fails no sweep: th
   const reported: Error[] = [];
   const storage = storageIn(dir, { onError: (error) => void reported.push(error) });
   // Tests may run as root, whom no mode keeps from reading: the read fails as it would for others.
-  const realReadFile = fsPromises.readFile;
-  fsPromises.readFile = (async (...args: Parameters<typeof realReadFile>) => {
-    if (String(args[0]) === unreadable) throw Object.assign(new Error(`EACCES: permission denied, open '${unreadable}'`), { code: 'EACCES' });
-    return realReadFile(...args);
-  }) as typeof realReadFile;
-  syncBuiltinESMExports();
-  let report;
-  try {
-    report = await storage.compact();
-  } finally {
-    fsPromises.readFile = realReadFile;
-    syncBuiltinESMExports();
-  }
+  const report = await compactWhileReading(storage, (path) => {
+    if (path === unreadable) throw Object.assign(new Error(`EACCES: permission denied, open '${unreadable}'`), { code: 'EACCES' });
+  });
   assert.is(report?.recovered, 1, JSON.stringify(report));
   assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(1), tokenFor(8)]);
   assert.ok(reported.some((error) => /EACCES/.test(error.message)), reported.map((error) => error.message).join('; '));
