@@ -1,3 +1,4 @@
+import { describeValue } from '../../../kernel/describe-value.js';
 import { profileJson, type StorableProfile } from '../profile.js';
 import { DEFAULT_STORAGE_BOUNDS, type StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfilerStorageError } from './errors.js';
@@ -37,7 +38,7 @@ export function resolveBounds(bounds: Partial<StorageBounds> = {}): StorageBound
  */
 export function checkSegmentBytes(segmentBytes: unknown): number | undefined {
   if (segmentBytes !== undefined && (typeof segmentBytes !== 'number' || !(segmentBytes > 0))) {
-    throw new RangeError(`FileStorage segmentBytes must be a positive number, got ${typeof segmentBytes === 'string' ? `the string "${segmentBytes}"` : String(segmentBytes)}.`);
+    throw new RangeError(`FileStorage segmentBytes must be a positive number, got ${describeValue(segmentBytes)}.`);
   }
   return segmentBytes;
 }

@@ -153,9 +153,10 @@ test('bad options fail in the constructor, as with FileStorage', () => {
 });
 
 test('a segmentBytes that is no number (a string, true) is refused by both storages, not read as a size (true: one byte, a file a record)', () => {
-  for (const segmentBytes of ['10', true, '4mb']) {
+  // An object whose toString throws is described, not turned into a string.
+  for (const segmentBytes of ['10', true, '4mb', { toString: () => { throw new Error('no'); } }]) {
     for (const make of [() => new FileStorage({ dir: freshDir(), segmentBytes: segmentBytes as never }), () => new ThreadedFileStorage({ dir: freshDir(), segmentBytes: segmentBytes as never })]) {
-      assert.throws(make, (error: unknown) => error instanceof RangeError && /segmentBytes must be a positive number, got (the string "10"|true|the string "4mb")\./.test(error.message));
+      assert.throws(make, (error: unknown) => error instanceof RangeError && /segmentBytes must be a positive number, got (the string "10"|boolean true|the string "4mb"|an object of type Object)\./.test(error.message));
     }
   }
 });
