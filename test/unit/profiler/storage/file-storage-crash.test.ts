@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
 import { ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
-import type { CompactionReport } from '../../../../lib/profiler/storage/file-storage.js';
+import type { CompactionReport, FileStorage } from '../../../../lib/profiler/storage/file-storage.js';
+import type { Profile } from '../../../../lib/profiler/profile.js';
 import { BASE_TIME, foundTokens, indexLines as entryLines, listFiles, makeProfile, fileStorageSuite, referencedSegments, rejection, segmentFiles, tokenFor, until, withCapturedIntervals, within } from './fixtures.js';
 
 const { test, env, freshDir, storageIn } = fileStorageSuite('FileStorage after crashes', 'file-storage-crash');
@@ -89,6 +90,24 @@ async function dirOfSix(): Promise<string> {
   for (let i = 0; i < 6; i++) await writer.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
   await writer.close();
   return dir;
+}
+
+/** The segment of a writer killed before its index append, gone an hour since: the profiles' records, no index line referring to them. Returns its path. */
+async function killedWritersSegment(dir: string, profiles: Profile[], name = 'm0000a-99999-0000dead.ndjson'): Promise<string> {
+  const path = join(dir, 'segments', name);
+  await mkdir(join(dir, 'segments'), { recursive: true });
+  await writeFile(path, profiles.map((profile) => `${JSON.stringify(profile)}\n`).join(''));
+  await utimes(path, HOUR_AGO, HOUR_AGO);
+  return path;
+}
+
+/** A storage bound to 4 profiles that has dropped one dated a day ahead: the newest time it ever dropped is in the future. */
+async function storageThatDroppedOneAhead(dir: string): Promise<FileStorage> {
+  const storage = storageIn(dir, { bounds: { maxProfiles: 4 } });
+  for (let i = 0; i < 5; i++) await storage.write(makeProfile(tokenFor(i), { time: i === 0 ? Date.now() + 86_400_000 : BASE_TIME + i }));
+  await storage.compact();
+  assert.not.ok((await foundTokens(storage)).includes(tokenFor(0)), 'the one dated ahead went first');
+  return storage;
 }
 
 /** The ways an index loses its lines, each done to the index file at a path. */
@@ -424,9 +443,7 @@ test('after a header of the earlier version (no "k"), the profiles its compactio
 test('a profile written under a lost token while the sweep reads the lost record back is the one listed, not the record read back', async () => {
   const dir = await dirWithProfiles(2);
   const lost = tokenFor(8);
-  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
-  await writeFile(orphan, `${JSON.stringify(makeProfile(lost, { url: '/lost' }))}\n`);
-  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const orphan = await killedWritersSegment(dir, [makeProfile(lost, { url: '/lost' })]);
   const compactor = storageIn(dir);
   const writer = storageIn(dir);
   // The token is free again (no line holds it): another process writes a new profile under it
@@ -448,10 +465,8 @@ test('a profile written under a lost token while the sweep reads the lost record
 test('a profile written under a lost token during the sweep is listed for every process, also when the bounds drop the record read back', async () => {
   const dir = await dirWithProfiles(3);
   const lost = tokenFor(8);
-  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
   // The lost record is three days old: the age bound drops it.
-  await writeFile(orphan, `${JSON.stringify(makeProfile(lost, { time: Date.now() - 3 * 86_400_000, url: '/lost' }))}\n`);
-  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const orphan = await killedWritersSegment(dir, [makeProfile(lost, { time: Date.now() - 3 * 86_400_000, url: '/lost' })]);
   const storage = storageIn(dir);
   // The token is free again (no line holds it): this process writes a new profile under it while
   // its own sweep reads the old record, the new line appended to the index being compacted.
@@ -477,10 +492,7 @@ test('a compaction that does not sweep (over the bounds, between sweeps) leaves 
   assert.is((await storage.compact())?.recovered, 0);
   assert.not.ok((await foundTokens(storage)).includes(tokenFor(40)));
   // A writer killed before its index append, gone since: a segment no line refers to.
-  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
-  await mkdir(join(dir, 'segments'), { recursive: true });
-  await writeFile(orphan, `${JSON.stringify(makeProfile(tokenFor(40), { time: Date.now() }))}\n`);
-  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const orphan = await killedWritersSegment(dir, [makeProfile(tokenFor(40), { time: Date.now() })]);
   // Over the bounds: the background check compacts, without sweeping.
   for (let i = 1; i < 12; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
   const trimmed = async (): Promise<boolean> => (await foundTokens(storageIn(dir))).length <= 8;
@@ -524,13 +536,10 @@ test('a token read back is not drawn again, nor read back inside a prefix anothe
   assert.is.not(ours, theirs);
   // Lost records in both prefixes, their lines gone (their writer killed before its append).
   const lost = (prefix: string): string[] => Array.from({ length: 64 }, (_, i) => `${prefix}f${i.toString(16).padStart(3, '0')}`);
-  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
   // And one claimed by a placeholder (outside any lease), its claimer about to write it.
   const claimed = `${['ab', 'cd', 'ef'].find((prefix) => prefix !== ours && prefix !== theirs) as string}f000`;
   assert.ok(await other.claim(claimed));
-  await mkdir(join(dir, 'segments'), { recursive: true });
-  await writeFile(orphan, [...lost(ours), ...lost(theirs), claimed].map((token, i) => `${JSON.stringify(makeProfile(token, { time: BASE_TIME + i }, 100))}\n`).join(''));
-  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  await killedWritersSegment(dir, [...lost(ours), ...lost(theirs), claimed].map((token, i) => makeProfile(token, { time: BASE_TIME + i }, 100)));
   const report = await storage.compact();
   assert.is(report?.recovered, 64, JSON.stringify(report));
   const listed = new Set(await foundTokens(storage));
@@ -550,10 +559,7 @@ test('a segment whose lost records are in a prefix another live process leases i
   await storage.drawToken();
   const theirs = (await other.drawToken()).slice(0, 2);
   const lost = [0, 1, 2, 3].map((i) => `${theirs}f00${i}`);
-  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
-  await mkdir(join(dir, 'segments'), { recursive: true });
-  await writeFile(orphan, lost.map((token, i) => `${JSON.stringify(makeProfile(token, { time: BASE_TIME + i }))}\n`).join(''));
-  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const orphan = await killedWritersSegment(dir, lost.map((token, i) => makeProfile(token, { time: BASE_TIME + i })));
   const early = await storage.compact();
   assert.is(early?.recovered, 0, JSON.stringify(early));
   assert.ok(existsSync(orphan), 'not read back while that process may draw those tokens, nor deleted');
@@ -565,13 +571,8 @@ test('a segment whose lost records are in a prefix another live process leases i
 
 test('a segment that cannot be read back (no read permission) fails no sweep: the bounds are applied, the others read back', async () => {
   const dir = await dirWithProfiles(2);
-  await mkdir(join(dir, 'segments'), { recursive: true });
-  const unreadable = join(dir, 'segments', 'm0000a-99998-0000beef.ndjson');
-  const orphan = join(dir, 'segments', 'm0000b-99999-0000dead.ndjson');
-  await writeFile(unreadable, `${JSON.stringify(makeProfile(tokenFor(7)))}\n`);
-  await writeFile(orphan, `${JSON.stringify(makeProfile(tokenFor(8)))}\n`);
-  await utimes(unreadable, HOUR_AGO, HOUR_AGO);
-  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  const unreadable = await killedWritersSegment(dir, [makeProfile(tokenFor(7))], 'm0000a-99998-0000beef.ndjson');
+  await killedWritersSegment(dir, [makeProfile(tokenFor(8))], 'm0000b-99999-0000dead.ndjson');
   const reported: Error[] = [];
   const storage = storageIn(dir, { onError: (error) => void reported.push(error) });
   // Tests may run as root, whom no mode keeps from reading: the read fails as it would for others.
@@ -591,9 +592,7 @@ test('after a purge by the earlier version (its header says everything up to the
   await storage.compact();
   await storage.write(makeProfile(tokenFor(0), { time: Date.now() + 1_000 }));
   // A writer killed before its index append, after the purge and this version's first compaction.
-  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
-  await writeFile(orphan, `${JSON.stringify(makeProfile(tokenFor(8), { time: Date.now() + 2_000 }))}\n`);
-  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  await killedWritersSegment(dir, [makeProfile(tokenFor(8), { time: Date.now() + 2_000 })]);
   const report = await storage.compact();
   assert.is(report?.recovered, 1, JSON.stringify(report));
   assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(8)]);
@@ -601,32 +600,20 @@ test('after a purge by the earlier version (its header says everything up to the
 
 test('a purge starts the read-back afresh, whatever the storage dropped before it (a profile dated a day ahead)', async () => {
   const dir = freshDir();
-  const storage = storageIn(dir, { bounds: { maxProfiles: 4 } });
-  for (let i = 0; i < 5; i++) await storage.write(makeProfile(tokenFor(i), { time: i === 0 ? Date.now() + 86_400_000 : BASE_TIME + i }));
-  await storage.compact();
-  assert.not.ok((await foundTokens(storage)).includes(tokenFor(0)), 'the one dated ahead went first');
+  const storage = await storageThatDroppedOneAhead(dir);
   await storage.purge();
-  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
-  await mkdir(join(dir, 'segments'), { recursive: true });
-  await writeFile(orphan, `${JSON.stringify(makeProfile(tokenFor(8), { time: Date.now() + 1_000 }))}\n`);
-  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  await killedWritersSegment(dir, [makeProfile(tokenFor(8), { time: Date.now() + 1_000 })]);
   const report = await storage.compact();
   assert.is(report?.recovered, 1, JSON.stringify(report));
 });
 
 test('a purge by another process starts the read-back afresh here too, and no compaction here writes back the newest dropped time from before it', async () => {
   const dir = freshDir();
-  const storage = storageIn(dir, { bounds: { maxProfiles: 4 } });
-  for (let i = 0; i < 5; i++) await storage.write(makeProfile(tokenFor(i), { time: i === 0 ? Date.now() + 86_400_000 : BASE_TIME + i }));
-  await storage.compact();
-  assert.not.ok((await foundTokens(storage)).includes(tokenFor(0)), 'the one dated ahead went first');
+  const storage = await storageThatDroppedOneAhead(dir);
   await storageIn(dir).purge();
   // This process reads the purge's header, then a writer is killed before its index append.
   assert.equal(await foundTokens(storage), []);
-  const orphan = join(dir, 'segments', 'm0000a-99999-0000dead.ndjson');
-  await mkdir(join(dir, 'segments'), { recursive: true });
-  await writeFile(orphan, `${JSON.stringify(makeProfile(tokenFor(8), { time: Date.now() + 1_000 }))}\n`);
-  await utimes(orphan, HOUR_AGO, HOUR_AGO);
+  await killedWritersSegment(dir, [makeProfile(tokenFor(8), { time: Date.now() + 1_000 })]);
   const report = await storage.compact();
   assert.is(report?.recovered, 1, JSON.stringify(report));
   const header = (await indexLines(dir))[0] ?? '';
