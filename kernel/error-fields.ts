@@ -41,3 +41,21 @@ export function errorFields(error: Error, className: string): Array<[key: string
   }
   return fields;
 }
+
+/**
+ * An error as a log context's JSON shows it: its class, message and code, then its own fields (see
+ * errorFields), whose names go in `fields` when given. Without prototype: a field named
+ * `__proto__` is one like any other, as JSON.parse would read it back.
+ */
+export function errorShape(error: Error, fields?: Set<string>): Record<string, unknown> {
+  const className = errorClassName(error);
+  const shape: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, { class: className, message: error.message });
+  const code: unknown = (error as { code?: unknown }).code;
+  if (typeof code === 'string' || typeof code === 'number') shape.code = code;
+  for (const [key, value] of errorFields(error, className)) {
+    if (Object.hasOwn(shape, key)) continue;
+    shape[key] = value;
+    fields?.add(key);
+  }
+  return shape;
+}

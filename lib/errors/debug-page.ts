@@ -4,7 +4,7 @@
  */
 import { isAbsolute, relative, sep } from 'node:path';
 import { inspect } from 'node:util';
-import { errorClassName, errorFields } from '../../kernel/error-fields.js';
+import { errorShape } from '../../kernel/error-fields.js';
 import { isError } from '../../kernel/is-error.js';
 import { LogLevel, type LogRecord } from '../log/log-record.js';
 import { nonceAttribute } from './csp-nonce.js';
@@ -283,22 +283,12 @@ function contextReplacer(): (key: string, value: unknown) => unknown {
     if (isError(value)) {
       if (shown.has(value)) return `${value.name}: ${value.message}`;
       shown.add(value);
-      return errorObject(value);
+      return errorShape(value);
     }
     if (typeof value === 'function') return `[Function ${value.name || 'anonymous'}]`;
     if (typeof value === 'symbol') return value.toString();
     return value;
   };
-}
-
-function errorObject(error: Error): Record<string, unknown> {
-  const className = errorClassName(error);
-  // No prototype: a field named `__proto__` is shown as one.
-  const shown: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, { class: className, message: error.message });
-  const code: unknown = (error as { code?: unknown }).code;
-  if (typeof code === 'string' || typeof code === 'number') shown.code = code;
-  for (const [key, value] of errorFields(error, className)) if (!Object.hasOwn(shown, key)) shown[key] = value;
-  return shown;
 }
 
 /** A path relative to the working directory when inside it: shorter, and what the developer's editor shows. */

@@ -1,6 +1,6 @@
 import { writeSync } from 'node:fs';
 import { describeValue } from '../../kernel/describe-value.js';
-import { errorClassName, errorFields } from '../../kernel/error-fields.js';
+import { errorShape } from '../../kernel/error-fields.js';
 import { isError } from '../../kernel/is-error.js';
 import type { ObservationBus, LogEntry } from './bus.js';
 import { messageWithSecretsHidden, toLevel, type LogLevelInput } from './logger.js';
@@ -475,16 +475,8 @@ function boundedJson(value: unknown, max: number, redaction?: LogRedaction): str
  * errno, syscall and path, a library's statusCode: see errorFields; their names put in `fields`), then its stack and causes.
  */
 function errorJson(error: Error, fields: Set<string>): Record<string, unknown> {
-  const className = errorClassName(error);
-  // No prototype: a field named `__proto__` is written as one, as JSON.parse would read it back.
-  const json: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, { class: className, message: error.message });
-  const { code, stack, cause } = error as Error & { code?: unknown };
-  if (typeof code === 'string' || typeof code === 'number') json.code = code;
-  for (const [key, value] of errorFields(error, className)) {
-    if (Object.hasOwn(json, key)) continue;
-    json[key] = value;
-    fields.add(key);
-  }
+  const json = errorShape(error, fields);
+  const { stack, cause } = error;
   if (typeof stack === 'string') json.stack = stack;
   if (cause !== undefined) json.cause = cause;
   // An AggregateError's own `errors` (of another realm too, which instanceof misses).
