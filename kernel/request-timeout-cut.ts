@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { describeDuration } from './describe-duration.js';
-import { RequestTimeoutHttpError } from './http-errors.js';
+import { ClientClosedError, RequestTimeoutHttpError } from './http-errors.js';
 
 /**
  * The 408 for a request whose connection the server cut for taking too long, or undefined when the
@@ -17,4 +17,13 @@ export function requestTimeoutCut(message: IncomingMessage, cause?: unknown): Re
   if (errored?.code !== 'ERR_HTTP_REQUEST_TIMEOUT') return undefined;
   const timeout = socket!.server?.requestTimeout;
   return new RequestTimeoutHttpError(`The request body did not arrive within the request timeout${typeof timeout === 'number' && timeout > 0 ? ` (${describeDuration(timeout)})` : ''}.`, { cause: cause ?? errored });
+}
+
+/**
+ * Why a request's connection closed before its answer went out: the server's request timeout when
+ * it cut a body that stalled and answered the 408 itself (see requestTimeoutCut), which the request
+ * then ends as; otherwise the client leaving (a 499).
+ */
+export function connectionClosedError(message: IncomingMessage): RequestTimeoutHttpError | ClientClosedError {
+  return requestTimeoutCut(message) ?? new ClientClosedError();
 }

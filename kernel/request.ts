@@ -7,7 +7,7 @@ import { isValidHost } from './host-syntax.js';
 import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, ResponseTimeoutError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
 import { isNameValueObject, isPlainObject } from './name-value-object.js';
 import { requestInternals } from './request-internals.js';
-import { requestTimeoutCut } from './request-timeout-cut.js';
+import { connectionClosedError, requestTimeoutCut } from './request-timeout-cut.js';
 import { followSignal, unfollowSignal } from './signal-followers.js';
 
 /** The Content-Type of an HTML form's body. */
@@ -743,26 +743,21 @@ export function abortRequest(request: Request, reason: unknown): void {
 }
 
 /**
- * Aborts `controller` with a ClientClosedError (see closedBeforeAnswer) once the connection of `response` closes before the
+ * Aborts `controller` with a ClientClosedError (see connectionClosedError) once the connection of `response` closes before the
  * response is finished (at once when it has already), never after. A response queued behind others
  * on its connection (pipelined) is not told of that close: the connection's own is listened to as well.
  */
 function abortWhenClientLeaves(response: ServerResponse, controller: AbortController): void {
   if (response.writableFinished) return;
   const socket = response.req.socket;
-  if (response.destroyed || socket.destroyed) return controller.abort(closedBeforeAnswer(response));
+  if (response.destroyed || socket.destroyed) return controller.abort(connectionClosedError(response.req));
   const closed = (): void => {
     response.off('close', closed);
     socket.off('close', closed);
-    if (!response.writableFinished) controller.abort(closedBeforeAnswer(response));
+    if (!response.writableFinished) controller.abort(connectionClosedError(response.req));
   };
   response.once('close', closed);
   if (response.socket === null) socket.once('close', closed);
-}
-
-/** The client leaving, or the server's request timeout when it cut a body that stalled and answered its 408 itself. */
-function closedBeforeAnswer(response: ServerResponse): ClientClosedError | RequestTimeoutHttpError {
-  return requestTimeoutCut(response.req) ?? new ClientClosedError();
 }
 
 /** Whether the request says it has a body: a Content-Length above 0, or a Transfer-Encoding. */

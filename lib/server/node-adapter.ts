@@ -6,7 +6,7 @@ import { ClientClosedError, HttpKernel, discardedBody, isHttpError, KernelEvents
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
-import { requestTimeoutCut } from '../../kernel/request-timeout-cut.js';
+import { connectionClosedError, requestTimeoutCut } from '../../kernel/request-timeout-cut.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
 import { ErrorListener, statusText } from '../errors/index.js';
@@ -414,15 +414,6 @@ function awaitFirstChunkWithin(req: IncomingMessage, res: ServerResponse, reques
 function responseTimeoutOf(request: Request, ms: number): ResponseTimeoutError {
   const route = request.attributes.get('_route');
   return new ResponseTimeoutError(ms, { route: typeof route === 'string' ? route : null, controller: describeController(request.attributes.get('_controller')) });
-}
-
-/**
- * Why a request's connection closed before its answer went out: the server's request timeout when it
- * cut a body that stalled and answered the 408 itself (startServers at `requestTimeout`, watchSocketTimeout
- * at `server.timeout`), which the request then ends as; otherwise the client leaving (a 499).
- */
-function connectionClosedError(req: IncomingMessage): RequestTimeoutHttpError | ClientClosedError {
-  return requestTimeoutCut(req) ?? new ClientClosedError();
 }
 
 /** Whether the request's server times out the whole request (node's `requestTimeout`): a body that stalls is then its 408. */
