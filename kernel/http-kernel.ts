@@ -78,6 +78,7 @@ export class HttpKernel implements KernelLike {
   handleMaybeAsync(request: Request, type: RequestType = RequestType.MAIN, catchErrors = true): Response | Promise<Response> {
     // Without async context tracking, run() would only call the function: no closure for it.
     if (!this.requestStack.tracksAsyncContext) return this.#handleCaught(request, type, catchErrors);
+    if (type === RequestType.MAIN) requestInternals.handledWith(request, this.requestStack);
     return this.requestStack.run(request, () => this.#handleCaught(request, type, catchErrors));
   }
 

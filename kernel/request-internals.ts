@@ -1,7 +1,10 @@
 import type { Request } from './request.js';
+import type { RequestStack } from './request-stack.js';
 
 /** Ways into a Request's private state for the kernel's own files (not in index.ts); Request's static block sets them. */
 export const requestInternals: {
   /** The request is done (kernel.terminate has run): its signal stops following the caller's. */
   endSignalFollowing: (request: Request) => void;
-} = { endSignalFollowing: () => {} };
+  /** The request is being handled as a main request with `stack`: its signal's abort listeners run with it current (see Request.signal). */
+  handledWith: (request: Request, stack: RequestStack) => void;
+} = { endSignalFollowing: () => {}, handledWith: () => {} };

@@ -7,6 +7,7 @@ import { isValidHost } from './host-syntax.js';
 import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, ResponseTimeoutError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
 import { isNameValueObject, isPlainObject } from './name-value-object.js';
 import { requestInternals } from './request-internals.js';
+import type { RequestStack } from './request-stack.js';
 import { connectionClosedError, requestTimeoutCut } from './request-timeout-cut.js';
 import { followSignal, unfollowSignal } from './signal-followers.js';
 
@@ -155,6 +156,8 @@ export function checkBodyLimit(limit: unknown, option = 'bodyLimit'): number {
 let slotsOf: (request: Request, create: boolean) => unknown[] | undefined;
 /** Aborts a request's signal; set once by Request's static block. */
 let abortOwnSignal: (request: Request, reason: unknown) => void;
+/** The stack of the kernel handling a main request (see requestInternals.handledWith); set once by Request's static block. */
+let requestStackOf: (request: Request) => RequestStack | undefined;
 let slotCount = 0;
 
 /**
@@ -225,6 +228,8 @@ export class Request {
   #callerSignal: AbortSignal | undefined;
   /** Made on the first read of `signal` (its signal) or abortRequest(). */
   #abort: AbortController | undefined;
+  /** The stack of the kernel handling it as a main request, when it tracks the current request: its signal aborts with it current. */
+  #requestStack: RequestStack | undefined;
   /** The node:http response of a request from the socket: `signal` is aborted when its client leaves before it is finished. */
   #response: ServerResponse | undefined;
   #path: string | undefined;
@@ -244,6 +249,10 @@ export class Request {
       main.#abort!.abort(reason);
       // Aborted for good: nothing left to follow.
       requestInternals.endSignalFollowing(main);
+    };
+    requestStackOf = (request) => request.#requestStack;
+    requestInternals.handledWith = (request, stack) => {
+      request.#requestStack ??= stack;
     };
     requestInternals.endSignalFollowing = (request) => {
       const callerSignal = request.#callerSignal;
@@ -272,6 +281,7 @@ export class Request {
     this.#original = undefined;
     this.#callerSignal = init.signal ?? undefined;
     this.#abort = undefined;
+    this.#requestStack = undefined;
     this.#response = undefined;
     this.#slots = undefined;
   }
@@ -387,12 +397,13 @@ export class Request {
    * its ResponseTimeoutError when the response timeout passes; never once the response is finished.
    * A sub-request's is its main request's. Request.create()'s is aborted by abortRequest(), and
    * follows the `signal` given until the request is done (kernel.terminate has run), else is never
-   * aborted. Made on first read: a request that never reads it costs no AbortController.
+   * aborted. Made on first read: a request that never reads it costs no AbortController. Its `abort`
+   * listeners run with the request current (when the kernel tracks it), whoever aborts it.
    */
   get signal(): AbortSignal {
     if (this.#original !== undefined) return this.#original.signal;
     if (this.#abort !== undefined) return this.#abort.signal;
-    const controller = (this.#abort = new AbortController());
+    const controller = (this.#abort = new RequestAbortController(this));
     if (this.#response !== undefined) abortWhenClientLeaves(this.#response, controller);
     if (this.#callerSignal !== undefined) followSignal(this.#callerSignal, controller);
     return controller.signal;
@@ -729,6 +740,30 @@ export class Request {
     const targetError = this.targetError;
     if (targetError !== null) throw targetError;
     return ABSOLUTE_FORM_AUTHORITY.exec(this.url)?.[1];
+  }
+}
+
+/**
+ * A request's AbortController, whose `abort` listeners run with the request current whoever aborts
+ * it: the client's connection closing or the response timeout (no request's context), or a signal
+ * of the caller's aborted while another request was handled, whose context those listeners would
+ * otherwise run in, and what they log be written for that other request. Aborted from within the
+ * request (a sub-request of it included), the context stays as it is.
+ */
+class RequestAbortController extends AbortController {
+  readonly #request: Request;
+
+  constructor(request: Request) {
+    super();
+    this.#request = request;
+  }
+
+  override abort(reason?: unknown): void {
+    const request = this.#request;
+    const stack = requestStackOf(request);
+    if (stack === undefined || stack.getMainRequest() === request) return super.abort(reason);
+    // Alone on the stack, as kernel.terminate runs it: the aborting context's requests are no part of it.
+    stack.exit(() => stack.run(request, () => super.abort(reason)));
   }
 }
 

@@ -895,6 +895,28 @@ test('the caller\'s signal aborting a request in flight stops its controller\'s 
   assert.is(request.signal.reason, reason);
 });
 
+test('a caller\'s signal aborted while another request is handled: each request\'s abort listeners run with their own request current', async () => {
+  const shared = new AbortController();
+  const seen: Array<[string, string | undefined]> = [];
+  let kernel!: HttpKernel;
+  ({ kernel } = kernelWith(async (request: Request) => {
+    const id = request.query.get('id')!;
+    if (id === 'admin') {
+      // Shutting the others down from a request of its own (an admin endpoint).
+      shared.abort(new Error('shutting down'));
+      return new Response('stopped');
+    }
+    request.signal.addEventListener('abort', () => void seen.push([id, kernel.requestStack.getCurrentRequest()?.query.get('id') ?? undefined]));
+    await wait(60_000, undefined, { signal: request.signal }).catch(() => {});
+    return new Response('stopped');
+  }));
+  const waiting = ['a', 'b'].map((id) => kernel.handle(Request.create(`/?id=${id}`, 'GET', { signal: shared.signal })));
+  await new Promise((resolve) => setImmediate(resolve));
+  await kernel.handle(Request.create('/?id=admin', 'GET', { signal: shared.signal }));
+  await Promise.all(waiting);
+  assert.equal(seen, [['a', 'a'], ['b', 'b']], 'not the admin request, which aborted the signal');
+});
+
 test('handle() of a HEAD gives the head a GET gets, after every kernel.response listener, without its body; handleMaybeAsync() too', async () => {
   const { dispatcher, kernel } = kernelWith(() => new Response('hello', 200, { 'content-type': 'text/plain' }));
   dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => void event.response.prepare(event.request));
