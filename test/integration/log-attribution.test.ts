@@ -190,5 +190,64 @@ for (const scheme of SCHEMES) {
     }
   });
 
+  test('a listener of an emitter shared by every request, bound with requestStack.bind() where it subscribes: in its subscriber\'s profile, not the publisher\'s', async () => {
+    const profiles = await concurrently('/pubsub');
+    profiles.forEach((messages, id) => {
+      assert.ok(messages.includes(`message delivered to ${id}`), `profile ${id}: ${messages.join(' | ')}`);
+      assert.equal(idsIn(messages), [String(id)], `profile ${id}: ${messages.join(' | ')}`);
+    });
+  });
+
+  test('a keep-alive socket made at start-up: its \'data\' callback logs for no request, the request awaiting the reply for itself', async () => {
+    entries.length = 0;
+    const profiles = await concurrently('/socket');
+    profiles.forEach((messages, id) => {
+      assert.equal(idsIn(messages), [String(id)], `profile ${id}: ${messages.join(' | ')}`);
+      assert.ok(messages.includes(`reply read for ${id}`));
+    });
+    const data = entries.filter(({ record }) => record.message.startsWith('socket data for'));
+    assert.is(data.length, CONCURRENT);
+    assert.ok(data.every(({ request }) => request === undefined));
+  });
+
+  test('a cache that coalesces concurrent misses: its one load logs in the profile of the request that started it, each use in its own', async () => {
+    const profiles = await concurrently('/cache');
+    const loads = profiles.filter((messages) => messages.some((message) => message.startsWith('cache loaded')));
+    assert.is(loads.length, 1, 'one load, in one profile');
+    profiles.forEach((messages, id) => assert.ok(messages.includes(`cache used for ${id}`), `profile ${id}`));
+    const loader = profiles.findIndex((messages) => messages.some((message) => message.startsWith('cache loaded')));
+    assert.ok(profiles[loader]!.includes(`cache loaded for ${loader}`), 'the load is the starting request\'s');
+  });
+
+  test('concurrent sub-requests: each one\'s records in its own profile, a child of the main one, the main request\'s in its own', async () => {
+    const responses = await Promise.all(Array.from({ length: CONCURRENT }, (_, id) => fetchFrom(server, scheme, `/subs?id=${id}`)));
+    for (const [id, response] of responses.entries()) {
+      const token = header(response.headers['x-debug-token']);
+      assert.equal(await profileMessages(token), ['Matched route "subs".', `main request ${id} after its sub-requests`]);
+      const children: string[] = JSON.parse((await fetchFrom(server, scheme, `/_profiler/${token}`, { headers: { accept: 'application/json' } })).body).children;
+      const subs = (await Promise.all(children.map(profileMessages))).map((messages) => messages.join(' | ')).sort();
+      assert.equal(subs, [1, 2, 3].map((n) => `sub-request ${n} of ${id}`));
+    }
+  });
+
+  test('kernel.terminate\'s records are in the profile; a timer firing once it is taken carries its request (the stderr line names its token) and is in no profile', async () => {
+    entries.length = 0;
+    const response = await fetchFrom(server, scheme, '/late?id=7');
+    const token = header(response.headers['x-debug-token']);
+    await until(() => entries.some(({ record }) => record.message === 'late timer of 7'), 5_000, 'the late timer');
+    assert.equal(await profileMessages(token), ['Matched route "late".', 'terminated 7']);
+    assert.is((entries.find(({ record }) => record.message === 'late timer of 7')!.request as Request | undefined)?.path, '/late');
+    await until(() => stderr.some((line) => line.includes('late timer of 7')), 5_000, 'the stderr line');
+    assert.match(stderr.find((line) => line.includes('late timer of 7'))!, `"token":"${token}"`);
+  });
+
+  test('a timer started at boot logs while requests are in flight: in no profile, on stderr without a request', async () => {
+    const profiles = await concurrently('/cache');
+    for (const messages of profiles) assert.not.ok(messages.includes('tick of the process'), messages.join(' | '));
+    const ticks = stderr.filter((line) => line.includes('tick of the process'));
+    assert.ok(ticks.length > 0);
+    assert.ok(ticks.every((line) => !line.includes('"request"')), ticks[0]);
+  });
+
   test.run();
 }
