@@ -421,12 +421,17 @@ export class Profiler {
       const now = Date.now();
       if (now - this.#lastDropReport >= DROP_REPORT_INTERVAL) {
         this.#lastDropReport = now;
-        this.#logger?.warning('The profiler storage cannot keep up with the traffic: profiles are being dropped ({dropped} so far).', { dropped: this.#dropped });
+        // Written while a request terminates, but about the process: no request's record.
+        this.#requestStack.exit(this.#reportDropping);
       }
       return false;
     }
     return true;
   }
+
+  readonly #reportDropping = (): void => {
+    this.#logger?.warning('The profiler storage cannot keep up with the traffic: profiles are being dropped ({dropped} so far).', { dropped: this.#dropped });
+  };
 
   #schedulePump(): void {
     if (this.#writing || this.#pumpTimer !== null || this.#queue.length === 0) return;

@@ -158,6 +158,20 @@ test('a storage slower than the traffic costs dropped profiles, not a growing qu
   assert.is((await inner.find({ limit: 100 })).length, 11);
 });
 
+test('the warning that profiles are being dropped is the process\'s, written for no request', async () => {
+  const { storage, release } = gatedStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, maxQueuedProfiles: 1, saveDelayMs: 0 } });
+  const entries: LogEntry[] = [];
+  app.bus.on('log', (entry) => void entries.push(entry));
+  for (let i = 0; i < 5; i++) await run(app, '/health');
+  const warnings = entries.filter(({ record }) => record.message.startsWith('The profiler storage cannot keep up'));
+  assert.is(warnings.length, 1);
+  // Written while a request terminated, but about the process: no request's profile or stderr line.
+  assert.is(warnings[0]!.request, undefined);
+  release();
+  await app.close();
+});
+
 test('the token of a dropped profile, sent to its client, is never handed out again', async () => {
   const { storage, release, inner } = gatedStorage();
   const app = createApp({ stderrLogLevel: false, profiler: { storage, maxQueuedProfiles: 1, saveDelayMs: 0 } });
