@@ -1,4 +1,5 @@
 import { describeValue } from './describe-value.js';
+import type { KernelEventMap } from './events.js';
 import { isNameValueObject } from './name-value-object.js';
 
 /** Anything dispatched: an object that may be stopped (see {@link Event}). */
@@ -8,6 +9,9 @@ export interface StoppableEvent {
 
 /** A listener: called with the event; may return a promise, which the dispatcher then awaits. */
 export type Listener<E = any> = (event: E, eventName: string, dispatcher: EventDispatcher) => unknown;
+
+/** What a listener of `eventName` is called with: the kernel's event class for a kernel event (see KernelEventMap), any event for another name. */
+export type EventOf<N extends string> = N extends keyof KernelEventMap ? KernelEventMap[N] : any;
 
 /** What a subscriber declares per event: a method name, `[method, priority]`, or a list of those. */
 export type Subscription = string | readonly [string, number?] | ReadonlyArray<readonly [string, number?]>;
@@ -36,8 +40,11 @@ export class EventDispatcher {
   readonly #entries = new Map<string, ListenerEntry[]>();
   readonly #sorted = new Map<string, readonly ListenerEntry[]>();
 
-  /** Registers a listener; `name` is what the profiler shows (defaults to the function name). */
-  addListener(eventName: string, listener: Listener, priority = 0, name?: string): void {
+  /**
+   * Registers a listener; `name` is what the profiler shows (defaults to the function name). A
+   * listener of a kernel event is typed with its event class (`KernelEvents.VIEW`: a ViewEvent).
+   */
+  addListener<N extends string>(eventName: N, listener: Listener<EventOf<N>>, priority = 0, name?: string): void {
     // Refused here rather than at every dispatch, where it would make each request a 500.
     if (typeof eventName !== 'string') throw new TypeError(`An event name is a string, not ${describeValue(eventName)}.`);
     if (typeof listener !== 'function') throw new TypeError(`A listener of "${eventName}" is a function, not ${describeValue(listener)}.`);

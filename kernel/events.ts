@@ -297,3 +297,18 @@ export class TerminateEvent extends KernelEvent {
     self.requestType = RequestType.MAIN;
   }
 }
+
+/**
+ * The event class each kernel event is dispatched with, by name: what `addListener()` gives a
+ * listener of `KernelEvents.VIEW` (a ViewEvent), and refuses a listener of another class for.
+ */
+export interface KernelEventMap {
+  'kernel.request': RequestEvent;
+  'kernel.controller': ControllerEvent;
+  'kernel.controller_arguments': ControllerArgumentsEvent;
+  'kernel.view': ViewEvent;
+  'kernel.response': ResponseEvent;
+  'kernel.finish_request': FinishRequestEvent;
+  'kernel.exception': ExceptionEvent;
+  'kernel.terminate': TerminateEvent;
+}

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { EventDispatcher, isPromiseLike, type EventSubscriber, type Listener, type ListenerEntry, type StoppableEvent } from './event-dispatcher.js';
+import { EventDispatcher, isPromiseLike, type EventOf, type EventSubscriber, type Listener, type ListenerEntry, type StoppableEvent } from './event-dispatcher.js';
 import { Request, RequestSlot } from './request.js';
 import type { RequestStack } from './request-stack.js';
 
@@ -251,7 +251,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
     return Object.freeze(list);
   }
 
-  override addListener(eventName: string, listener: Listener, priority?: number, name?: string): void {
+  override addListener<N extends string>(eventName: N, listener: Listener<EventOf<N>>, priority?: number, name?: string): void {
     this.#changed();
     super.addListener(eventName, listener, priority, name);
   }
