@@ -41,6 +41,9 @@ export interface DataCollector {
    * sent). Otherwise it runs once, at kernel.terminate, and such a view shows what `collect` gathered.
    */
   readonly provisional?: boolean;
-  /** The data as pages and tools see it; gets this collector's stored data and the whole profile. */
+  /**
+   * The data as pages and tools see it, as JSON (no BigInt, no cycle; synchronous); gets this collector's
+   * stored data and the whole profile. When it throws or answers what JSON cannot write, the stored data is shown.
+   */
   present?(data: unknown, profile: Profile): unknown;
 }

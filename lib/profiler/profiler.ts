@@ -205,13 +205,17 @@ export class Profiler {
   /**
    * The profile as pages and tools see it: each collector's `present` applied to its data (on a
    * copy); with `only`, just those collectors' (the toolbar needs two, not the router's verdicts).
+   * A collector whose `present` throws, or answers what JSON cannot write, is shown as stored.
    */
   present(profile: Profile, only?: readonly string[]): Profile {
     const collectors: Record<string, unknown> = { ...profile.collectors };
     for (const collector of this.#collectors) {
       if (collector.present === undefined || !(collector.name in collectors) || (only !== undefined && !only.includes(collector.name))) continue;
       try {
-        collectors[collector.name] = collector.present(profile.collectors[collector.name], profile);
+        const shown = collector.present(profile.collectors[collector.name], profile);
+        // The pages and the JSON endpoint write it as JSON: an answer JSON cannot write (a BigInt, a cycle)
+        // or writes as nothing (undefined, a promise's {}) would fail or blank the whole profile, so it goes as a throw does.
+        if (!isPromiseLike(shown) && JSON.stringify(shown) !== undefined) collectors[collector.name] = shown;
       } catch {
         // A stored shape the collector no longer understands: show the data as stored.
       }

@@ -543,6 +543,31 @@ test('collectors named like an array index or __proto__ are saved as JSON.string
   }
 });
 
+test('a collector whose present() answers what JSON cannot write (a BigInt, a cycle, a promise, undefined) is shown as stored, and the profile\'s JSON page still answers', async () => {
+  const cycle: Record<string, unknown> = {};
+  cycle.self = cycle;
+  const collectors = [
+    { name: 'big', lateCollect: () => ({ stored: 'big' }), present: () => ({ n: 1n }) },
+    { name: 'cycle', lateCollect: () => ({ stored: 'cycle' }), present: () => cycle },
+    { name: 'later', lateCollect: () => ({ stored: 'later' }), present: () => Promise.resolve({ n: 1 }) },
+    { name: 'nothing', lateCollect: () => ({ stored: 'nothing' }), present: () => undefined },
+    { name: 'fine', lateCollect: () => ({ stored: 'fine' }), present: (data: unknown) => ({ ...(data as object), shown: true }) },
+  ];
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes: new RouteCollection(), profiler: { storage: new MemoryStorage(), collectors, saveDelayMs: 0 } });
+  const token = (await run(app, '/anything')).getHeader('x-debug-token')!;
+  const request = Request.create(`http://127.0.0.1:8000/_profiler/${token}`, 'GET', { headers: { accept: 'application/json' } });
+  const page = await app.kernel.handle(request);
+  await app.kernel.terminate(request, page);
+  const html = await run(app, `/_profiler/${token}?panel=big`);
+  await app.close();
+  assert.is(page.status, 200, String(page.body).slice(0, 300));
+  const shown = (JSON.parse(String(page.body)) as { collectors: Record<string, unknown> }).collectors;
+  for (const name of ['big', 'cycle', 'later', 'nothing']) assert.equal(shown[name], { stored: name }, name);
+  assert.equal(shown.fine, { stored: 'fine', shown: true });
+  assert.is(html.status, 200);
+  assert.ok(String(html.body).includes('&quot;stored&quot;: &quot;big&quot;'));
+});
+
 test('the profiler\'s own kernel.terminate listener, running while the profile is taken, is not listed as not called', async () => {
   const storage = new MemoryStorage();
   const app = createApp({ stderrLogLevel: false, profiler: { storage } });
