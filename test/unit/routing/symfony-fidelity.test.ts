@@ -158,6 +158,18 @@ test('UrlMatcherTest::testMatchImportantVariable and testShortPathDoesNotMatchIm
   assert.is(look(routes, '/index').kind, 'not-found');
 });
 
+test('difference: a default does not make a parameter optional (Symfony\'s /ticks/{count} with a default matches /ticks); the group /ticks{/:count} does, and a default reaches the controller as given, a matched value as text', () => {
+  const mandatory: Def[] = [['ticks', '/ticks/:count', { defaults: { count: '3' } }]];
+  assert.equal(look(mandatory, '/ticks/5'), matched('ticks', { count: '5' }));
+  assert.is(look(mandatory, '/ticks').kind, 'not-found');
+  assert.is(generate(mandatory, 'ticks'), '/app.php/ticks/3');
+  const optional: Def[] = [['list', '/list{/:page}', { defaults: { page: 1 } }]];
+  assert.equal(look(optional, '/list'), matched('list', { page: 1 }));
+  assert.equal(look(optional, '/list/2'), matched('list', { page: '2' }));
+  assert.is(generate(optional, 'list'), '/app.php/list');
+  assert.is(generate(optional, 'list', { page: 1 }), '/app.php/list');
+});
+
 test('UrlMatcherTest::testTrailingEncodedNewlineIsNotOverlooked', () => {
   assert.is(look([['foo', '/foo']], '/foo%0a').kind, 'not-found');
   assert.is(look([['foo', '/foo']], '/foo%0A').kind, 'not-found');
