@@ -9,7 +9,7 @@ import { isPlainObject } from '../../kernel/name-value-object.js';
 import { connectionClosedError, requestTimeoutCut } from '../../kernel/request-timeout-cut.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
-import { ErrorListener, statusText } from '../errors/index.js';
+import { ErrorListener, flattenError, statusText } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, answersExpectContinue, answersResponseTimeout } from './listen.js';
 import { ContentLengthGuard, frameResponse } from './response-framing.js';
 
@@ -28,8 +28,9 @@ export interface RequestListenerOptions {
   logger?: Logger;
   /**
    * The page for an error that escaped `kernel.handle()` (a `kernel.exception` listener that threw,
-   * or none that answered), once it is logged CRITICAL. Default: a bare `Internal Server Error`
-   * text, which is also sent when this throws or gives no Response, and, logged, when its promise
+   * or none that answered), once it is logged CRITICAL. Default: a bare text of the error's status
+   * and reason phrase, with its own headers (`Not Found` for a 404, `Internal Server Error` for an
+   * error without a status); a bare 500 is sent when this throws or gives no Response, and, logged, when its promise
    * has not settled half a second on (ERROR_PAGE_GRACE_MS in listen.ts). createKernel gives its error
    * page, as Symfony's ErrorHandler renders what escapes its kernel. Either way `kernel.terminate`
    * follows, with the Response sent.
@@ -243,7 +244,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       );
     }
     const bare = (): void => sendPage(req, res, request, bareAnswer());
-    if (unhandled === undefined) return bare();
+    if (unhandled === undefined) return sendPage(req, res, request, bareAnswerOf(error));
     let page: Response | Promise<Response>;
     try {
       page = unhandled(error, request);
@@ -756,6 +757,21 @@ function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): 
  */
 function bareAnswer(status = 500): Response {
   return new Response(`${statusText(status)}\n`, status, { 'content-type': 'text/plain; charset=UTF-8' });
+}
+
+/**
+ * The bare answer of an error that escaped handle() with no `unhandled` page (a kernel of your own
+ * without an error listener): its own status and headers, as an error page would send them (a 404
+ * no listener answered stays a 404, a 405 keeps its Allow), else a 500; its reason phrase alone.
+ */
+function bareAnswerOf(error: unknown): Response {
+  try {
+    const flat = flattenError(error, { maxErrors: 1 })[0]!;
+    const status = flat.status ?? 500;
+    return new Response(`${statusText(status)}\n`, status, { ...flat.headers, 'content-type': 'text/plain; charset=UTF-8' });
+  } catch {
+    return bareAnswer();
+  }
 }
 
 /** The answer of last resort: a 500 with a one-line text, or a cut connection once a head went out. */

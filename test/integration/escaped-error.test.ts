@@ -4,7 +4,7 @@
 import { request as undiciRequest } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { EventDispatcher, HttpKernel, KernelEvents, Response, type ExceptionEvent, type TerminateEvent } from '../../kernel/index.js';
+import { EventDispatcher, HttpKernel, KernelEvents, MethodNotAllowedHttpError, Response, type ExceptionEvent, type TerminateEvent } from '../../kernel/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
 import { createRequestListener } from '../../lib/server/index.js';
 import { SCHEMES, decodeEntities, fetchFrom, header, savedProfile, serveListener, type ListenerServer, type TestServer, startTestServer } from './harness.js';
@@ -197,6 +197,45 @@ for (const scheme of SCHEMES) {
       assert.is(await response.body.text(), 'Internal Server Error\n');
       for (let k = 0; k < 100 && terminated.length === before; k++) await new Promise((resolve) => setTimeout(resolve, 20));
       assert.equal(terminated.slice(before), [500]);
+    });
+  }
+
+  test.run();
+}
+
+// An embedder's own kernel with no kernel.exception listener at all: the error escapes handle() as it
+// was thrown, and the bare text keeps its status and headers (a 404 is no 500).
+{
+  const test = suite('an HTTP error that escapes an embedder\'s kernel with no error listener');
+  const terminated: number[] = [];
+  let server: ListenerServer;
+
+  test.before(async () => {
+    const dispatcher = new EventDispatcher();
+    dispatcher.addListener(KernelEvents.REQUEST, (event) => {
+      if (event.request.path === '/orders') throw new MethodNotAllowedHttpError(['GET', 'HEAD']);
+    });
+    dispatcher.addListener(KernelEvents.TERMINATE, (event) => void terminated.push(event.response.status));
+    // No controller for any path: the kernel's own 404.
+    server = await serveListener(createRequestListener(new HttpKernel(dispatcher, { getController: () => null })));
+  });
+  test.after(async () => {
+    await server.close();
+  });
+
+  for (const scheme of SCHEMES) {
+    test(`over ${scheme}: a 404 is a bare 404 and a 405 keeps its Allow, then kernel.terminate with them`, async () => {
+      const before = terminated.length;
+      const missing = await undiciRequest(`${server.urls[scheme]}/nowhere`, { dispatcher: server.agent });
+      assert.is(missing.statusCode, 404);
+      assert.is(header(missing.headers['content-type']), 'text/plain; charset=UTF-8');
+      assert.is(await missing.body.text(), 'Not Found\n');
+      const refused = await undiciRequest(`${server.urls[scheme]}/orders`, { dispatcher: server.agent, method: 'POST', body: '' });
+      assert.is(refused.statusCode, 405);
+      assert.is(header(refused.headers.allow), 'GET, HEAD');
+      assert.is(await refused.body.text(), 'Method Not Allowed\n');
+      for (let k = 0; k < 100 && terminated.length < before + 2; k++) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(terminated.slice(before), [404, 405]);
     });
   }
 
