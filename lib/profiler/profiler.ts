@@ -14,6 +14,7 @@ import {
   type ResponseEvent,
   type TerminateEvent,
 } from '../../kernel/index.js';
+import { describeValue } from '../../kernel/describe-value.js';
 import { safeUri } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { ByteSlab } from './byte-slab.js';
@@ -170,8 +171,17 @@ export class Profiler {
     };
   }
 
-  /** Adds a collector; its data shows under `collectors[collector.name]`. */
+  /**
+   * Adds a collector; its data shows under `collectors[collector.name]`. One without a name (its panel is
+   * `?panel=<name>`, which an empty one cannot open) or with neither collect() nor lateCollect() (it would
+   * record nothing, and its panel never show) is a TypeError.
+   */
   addCollector(collector: DataCollector): void {
+    const name: unknown = collector?.name;
+    if (typeof name !== 'string' || name === '') throw new TypeError(`A collector's name is a non-empty string (its panel is ?panel=<name>), not ${describeValue(name)}.`);
+    if (typeof collector.collect !== 'function' && typeof collector.lateCollect !== 'function') {
+      throw new TypeError(`Collector "${name}" has neither collect() nor lateCollect(): it would record nothing, and its panel never show.`);
+    }
     if (this.#collectors.some((existing) => existing.name === collector.name)) throw new Error(`A collector named "${collector.name}" is already registered.`);
     if (collector.collect !== undefined) this.#early.push(this.#collectors.length);
     this.#collectors.push(collector);

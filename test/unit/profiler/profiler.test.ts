@@ -10,7 +10,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Profiler, RawJson, Redactor, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type EncodedProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
+import { Profiler, RawJson, Redactor, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type DataCollector, type EncodedProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
 
 import { thrown } from '../helpers.js';
 
@@ -93,6 +93,15 @@ test('profiler.collectors lists the built-in collectors in the order they run, t
   assert.equal(profiler.collectors.map((collector) => collector.name), ['request', 'exception', 'logger', 'events', 'time', 'router', 'memory', 'cart']);
   assert.throws(() => profiler.addCollector({ name: 'cart', lateCollect: () => null }), /A collector named "cart" is already registered/);
   assert.is(profiler.collectors.length, 8);
+  await app.close();
+});
+
+test('a collector without a name, or with neither collect() nor lateCollect(), is a TypeError at createKernel, not a panel that never opens', async () => {
+  const kernelWith = (collector: unknown) => () => createKernel({ debug: true, stderrLogLevel: false, profiler: { storage: new MemoryStorage(), collectors: [collector as DataCollector] } });
+  assert.throws(kernelWith({ name: '', lateCollect: () => 1 }), (error: unknown) => error instanceof TypeError && error.message === 'A collector\'s name is a non-empty string (its panel is ?panel=<name>), not the string "".');
+  assert.throws(kernelWith({ name: 'cache' }), (error: unknown) => error instanceof TypeError && error.message === 'Collector "cache" has neither collect() nor lateCollect(): it would record nothing, and its panel never show.');
+  const app = kernelWith({ name: 'cache', collect: () => 1 })();
+  assert.is(app.profiler!.collectors.at(-1)!.name, 'cache');
   await app.close();
 });
 
