@@ -424,7 +424,8 @@ export class Redactor {
   #errorCopy(error: Error, depth: number, path: object[], limits: CopyLimits): Record<string, unknown> {
     const className = errorClassName(error);
     const message: unknown = error.message;
-    const out: Record<string, unknown> = { class: className, message: typeof message === 'string' ? this.text(message) : this.#copy(message, depth + 1, path, limits) };
+    // Cut as any string of the value is: a 10 MB message logged with its error was stored whole, twice (the log record and the error page's).
+    const out: Record<string, unknown> = { class: className, message: this.#copy(message, depth + 1, path, limits) };
     const code: unknown = (error as { code?: unknown }).code;
     if (typeof code === 'string' || typeof code === 'number') out.code = this.isSecretKey('code') ? REDACTED : this.#copy(code, depth + 1, path, limits);
     let count = 0;

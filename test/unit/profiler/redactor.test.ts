@@ -369,4 +369,11 @@ test('an error without a constructor (a null prototype, an own constructor of un
   assert.equal(JSON.parse(redactor.valueJson([orphan, unset, anonymous, numbered])), expected);
 });
 
+test("an error's message in a value is cut at 10,000 characters, as the value's other strings are (a 10 MB one was stored whole)", () => {
+  const error = new Error(`password=hunter2 ${'x'.repeat(10 * 1024 * 1024)}`);
+  for (const copy of [redactor.value({ error }), JSON.parse(redactor.valueJson({ error }))] as Array<{ error: { message: string } }>) {
+    assert.is(copy.error.message, `password=${REDACTED} ${'x'.repeat(10_000 - 'password=hunter2 '.length)}…`);
+  }
+});
+
 test.run();
