@@ -99,13 +99,14 @@ function errorText(value: unknown): string {
   }
 }
 
-/** The request attributes as JSON: `_controller` by name, errors as `Class: message`, the rest (`__proto__` too) redacted and JSON-safe. */
+/** The request attributes as JSON: `_controller` by name, errors as `Class: message` (cut as strings are), the rest (`__proto__` too) redacted and JSON-safe. */
 function attributesJson(request: Request, redactor: Redactor): string {
   let json = '';
   for (const [name, value] of request.attributes) {
     let inner: string;
     if (name === '_controller') inner = jsonStringOrNull(describeController(value));
-    else if (name === 'exception') inner = jsonString(redactor.text(errorText(value)));
+    // Cut as any attribute's string is (valueJson): a 10 MB message was stored whole in the error page's profile.
+    else if (name === 'exception') inner = redactor.valueJson(errorText(value));
     // `__proto__` too, as any key: JSON.parse makes it an own property, never the prototype (as setOwn does for a query's).
     else if (name === '_session_data') continue;
     else inner = redactor.isSecretKey(name) ? REDACTED_JSON : redactor.valueJson(value);

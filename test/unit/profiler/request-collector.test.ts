@@ -24,6 +24,12 @@ test('an error page\'s `exception` attribute that cannot be read (a Proxy whose 
   assert.is(attributesOf(request).exception, 'TypeError: bad');
 });
 
+test("an error page's `exception` attribute is cut at 10,000 characters, as other attributes' strings are (a 10 MB message was stored whole)", () => {
+  const request = Request.create('/error');
+  request.attributes.set('exception', new Error(`api_key=s3cr3t ${'x'.repeat(10 * 1024 * 1024)}`));
+  assert.is(attributesOf(request).exception, `Error: api_key=[redacted] ${'x'.repeat(10_000 - 'Error: api_key=s3cr3t '.length)}…`);
+});
+
 test('the session a listener put in `_session_data` is collected with its secret keys redacted, and is not listed again among the attributes', () => {
   const collect = (request: Request) => {
     const context: CollectContext = { request, response: new Response('ok'), error: undefined, requestType: 'main', startTime: 0, startNow: 0, endNow: 0 };
