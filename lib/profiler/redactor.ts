@@ -171,12 +171,26 @@ interface CopyLimits {
   depth: number;
   items: number;
   chars: number;
+  /** Characters of JSON a whole value is written in (valueJson); past them a note takes its place. */
+  total: number;
 }
 
+/**
+ * Most characters of JSON of one value from code (a log record's context, an attribute, the
+ * session) in a profile, as a context in stderr's JSON lines: the limits per level alone let 100
+ * items of 100 items of 10,000 characters through, 100 MB for one log record.
+ */
+export const MAX_VALUE_JSON = 256 * 1024;
+
 /** Values from code (attributes, log context, session): bounded, they can be anything. */
-const BOUNDED: CopyLimits = { depth: 8, items: 100, chars: 10_000 };
+const BOUNDED: CopyLimits = { depth: 8, items: 100, chars: 10_000, total: MAX_VALUE_JSON };
 /** A JSON body, already capped in bytes: shown whole. */
-const WHOLE: CopyLimits = { depth: 64, items: Infinity, chars: Infinity };
+const WHOLE: CopyLimits = { depth: 64, items: Infinity, chars: Infinity, total: Infinity };
+
+/** Thrown from inside a value's JSON once it passes its `total`: valueJson writes a note in its place. */
+class ValueTooLong {
+  constructor(readonly length: number) {}
+}
 
 /** Distinct keys whose verdict is remembered; the cache starts over beyond it. */
 const VERDICT_CACHE_SIZE = 2048;
@@ -292,10 +306,17 @@ export class Redactor {
 
   /**
    * `JSON.stringify(value(x))`, written directly: no copy is built only to be serialised (the
-   * profiler's collectors, for every log record's context and every request's parameters).
+   * profiler's collectors, for every log record's context and every request's parameters). A value
+   * whose JSON passes MAX_VALUE_JSON characters is a note instead, `[value of at least N characters left out: …]`.
    */
   valueJson(value: unknown): string {
-    return this.#json(value, 0, [], BOUNDED);
+    try {
+      return this.#json(value, 0, [], BOUNDED);
+    } catch (error) {
+      if (!(error instanceof ValueTooLong)) throw error;
+      // Left as soon as it passes the bound: an array of millions costs what 256 KiB of it do.
+      return jsonString(`[value of at least ${error.length} characters left out: longer than ${BOUNDED.total}]`);
+    }
   }
 
   /** #copy, emitting JSON: the same rules, case for case. */
@@ -319,7 +340,8 @@ export class Redactor {
     if (path.includes(object)) return '"[circular]"';
     try {
       return this.#objectJson(object, depth, path, limits);
-    } catch {
+    } catch (error) {
+      if (error instanceof ValueTooLong) throw error;
       // A Proxy whose traps throw (thrown, then logged as a context's `exception`) or a getter that throws: that value is left out, not the record and its profile.
       return UNREADABLE_JSON;
     }
@@ -329,16 +351,16 @@ export class Redactor {
   #objectJson(object: object, depth: number, path: object[], limits: CopyLimits): string {
     const value: unknown = object;
     // Rare shapes (and Map keys, which may collide once made strings): through the copy.
-    if (isError(value) || value instanceof Date || value instanceof Map) return jsonValue(this.#copy(value, depth, path, limits));
+    if (isError(value) || value instanceof Date || value instanceof Map) return bounded(jsonValue(this.#copy(value, depth, path, limits)), limits);
     path.push(object);
     try {
       let json = '';
       if (Array.isArray(value)) {
-        for (let i = 0; i < value.length && i < limits.items; i++) json += `${i === 0 ? '' : ','}${this.#json(value[i], depth + 1, path, limits)}`;
+        for (let i = 0; i < value.length && i < limits.items; i++) json = bounded(`${json}${i === 0 ? '' : ','}${this.#json(value[i], depth + 1, path, limits)}`, limits);
         return `[${json}]`;
       }
       if (isTypedArray(value)) {
-        for (let i = 0; i < value.length && i < limits.items; i++) json += `${i === 0 ? '' : ','}"${i}":${this.#json(value[i], depth + 1, path, limits)}`;
+        for (let i = 0; i < value.length && i < limits.items; i++) json = bounded(`${json}${i === 0 ? '' : ','}"${i}":${this.#json(value[i], depth + 1, path, limits)}`, limits);
         return `{${json}}`;
       }
       let count = 0;
@@ -346,7 +368,7 @@ export class Redactor {
         if (!Object.hasOwn(object, key)) continue;
         if (count++ >= limits.items) break;
         const verdict = this.#keyVerdict(key);
-        json += `${json === '' ? '' : ','}${verdict.json}${verdict.secret ? REDACTED_JSON : this.#json((object as Record<string, unknown>)[key], depth + 1, path, limits)}`;
+        json = bounded(`${json}${json === '' ? '' : ','}${verdict.json}${verdict.secret ? REDACTED_JSON : this.#json((object as Record<string, unknown>)[key], depth + 1, path, limits)}`, limits);
       }
       return `{${json}}`;
     } finally {
@@ -540,6 +562,12 @@ export class Redactor {
  * A Buffer or another typed array: copied item by item up to the limit, as a `for...in` over it
  * would list them, but without listing the keys of all its items first (seconds for a 10 MiB Buffer).
  */
+/** `json`, or a ValueTooLong thrown once it passes the value's total: its writer stops there. */
+function bounded(json: string, limits: CopyLimits): string {
+  if (json.length > limits.total) throw new ValueTooLong(json.length);
+  return json;
+}
+
 function isTypedArray(value: unknown): value is ArrayLike<number | bigint> {
   return ArrayBuffer.isView(value) && !(value instanceof DataView);
 }

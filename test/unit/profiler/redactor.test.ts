@@ -1,7 +1,7 @@
 import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LastHeaders, REDACTED, Redactor } from '../../../lib/profiler/redactor.js';
+import { LastHeaders, MAX_VALUE_JSON, REDACTED, Redactor } from '../../../lib/profiler/redactor.js';
 
 const test = suite('Redactor');
 const redactor = new Redactor();
@@ -374,6 +374,18 @@ test("an error's message in a value is cut at 10,000 characters, as the value's 
   for (const copy of [redactor.value({ error }), JSON.parse(redactor.valueJson({ error }))] as Array<{ error: { message: string } }>) {
     assert.is(copy.error.message, `password=${REDACTED} ${'x'.repeat(10_000 - 'password=hunter2 '.length)}…`);
   }
+});
+
+test('a value whose JSON passes 256 KiB (100 items of 100 items of 10,000 characters: 100 MB) is a note of its length in its place; one under it is kept', () => {
+  const row = Array(100).fill('x'.repeat(20_000));
+  const json = redactor.valueJson({ wide: Array(100).fill(row) });
+  assert.ok(json.length < 200, `${json.length} characters`);
+  assert.match(JSON.parse(json), /^\[value of at least \d+ characters left out: longer than 262144\]$/);
+  assert.is(MAX_VALUE_JSON, 262_144);
+  const kept = { rows: Array(20).fill('y'.repeat(10_000)) };
+  assert.equal(JSON.parse(redactor.valueJson(kept)), kept);
+  // The note is the whole value's, not a part's: a deep one is no object cut short.
+  assert.type(JSON.parse(redactor.valueJson([[[row, row]]])), 'string');
 });
 
 test.run();

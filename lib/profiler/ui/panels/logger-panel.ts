@@ -82,7 +82,9 @@ function renderRecord(record: Record<string, unknown>, timeZone: string | undefi
 <td class="nowrap">${stringOf(record['channel']) ?? ''}</td>
 <td class="col-message"><div class="message">${stringOf(record['message']) ?? prettyJson(record['message'])}</div>${keys > 0
     ? html`<details><summary>Context (${keys === 1 ? '1 key' : `${keys} keys`})</summary><pre class="json">${prettyJson(context)}</pre></details>`
-    : ''}</td>
+    : typeof record['context'] === 'string'
+      ? html`<p class="muted">Context: ${record['context']}</p>`
+      : ''}</td>
 </tr>
 `;
 }

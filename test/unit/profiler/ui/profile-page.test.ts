@@ -196,6 +196,13 @@ test('the logger panel lists time, level, channel and message, with context in a
   assert.match(html, '<tr class="level-debug">');
 });
 
+test("the logger panel shows a context stored as a note (one over the profile's bound for a value)", () => {
+  const profile = mainProfile();
+  const note = '[value of at least 100040207 characters left out: longer than 262144]';
+  profile.collectors['logger'] = { logs: [{ time: 0, level: 6, levelName: 'INFO', channel: 'app', message: 'wide', context: note }] };
+  assert.match(panelOf(page({ profile, panel: 'logger' })), `<p class="muted">Context: ${note}</p>`);
+});
+
 test('the logger panel counts records by level, most severe first', () => {
   const html = panelOf(page({ panel: 'logger' }));
   const counts = /<ul class="counts"[^>]*>([\s\S]*?)<\/ul>/.exec(html)?.[1] ?? '';
