@@ -70,6 +70,13 @@ export function encodeProfile(profile: Profile, slab?: ByteSlab): EncodedProfile
 }
 
 /**
+ * Most characters of JSON a profile keeps of one collector's data; past them a note takes its
+ * place (a collector of an embedder's that returned 50 MB made a profile, and each of its pages' JSON, of 50 MB).
+ * The built-in collectors stay well within it.
+ */
+export const MAX_COLLECTOR_JSON = 2 * 1024 * 1024;
+
+/**
  * encodeProfile for a profile given in parts: its summary, its children, and its collectors'
  * names and data in the order JSON.stringify would meet them (the profiler has them so, and
  * building a collectors object only to walk it cost about a microsecond per profile).
@@ -85,8 +92,9 @@ export function encodeProfileParts(summary: ProfileSummary, children: readonly s
   let first = true;
   for (let i = 0; i < names.length; i++) {
     const value = data[i];
-    const encoded = value instanceof RawJson ? value.json : (JSON.stringify(value) as string | undefined);
-    if (encoded === undefined) continue;
+    const written = value instanceof RawJson ? value.json : (JSON.stringify(value) as string | undefined);
+    if (written === undefined) continue;
+    const encoded = written.length <= MAX_COLLECTOR_JSON ? written : jsonString(`[data of ${written.length} characters left out: longer than ${MAX_COLLECTOR_JSON}]`);
     json += first ? `${memberName(names[i]!)}${encoded}` : `,${memberName(names[i]!)}${encoded}`;
     first = false;
   }

@@ -10,7 +10,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Profiler, RawJson, Redactor, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type DataCollector, type EncodedProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
+import { MAX_COLLECTOR_JSON, Profiler, RawJson, Redactor, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type DataCollector, type EncodedProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
 
 import { thrown } from '../helpers.js';
 
@@ -484,6 +484,20 @@ test('a collector whose data cannot be serialised costs its profile only, logged
   assert.is(await storage.read(bad.getHeader('x-debug-token')!), null);
   assert.ok(await storage.read(good.getHeader('x-debug-token')!));
   assert.ok(errors.some((message) => message.includes('not JSON-serialisable')), errors.join('\n'));
+});
+
+test("a collector's data past 2 MiB of JSON is stored as a note of its size, the other collectors' as they are (50 MB made a profile of 50 MB)", async () => {
+  const storage = new MemoryStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, collectors: [{ name: 'huge', lateCollect: () => ({ blob: 'x'.repeat(50 * 1024 * 1024) }) }, { name: 'small', lateCollect: () => ({ blob: 'y'.repeat(1024 * 1024) }) }] } });
+  const response = await run(app, '/health');
+  await app.close();
+  assert.is(MAX_COLLECTOR_JSON, 2 * 1024 * 1024);
+  const stored = await storage.read(response.getHeader('x-debug-token')!);
+  const json = JSON.stringify(stored);
+  assert.ok(json.length < 1.5 * 1024 * 1024, `${json.length} characters`);
+  assert.is(stored!.collectors['huge'], `[data of ${50 * 1024 * 1024 + '{"blob":""}'.length} characters left out: longer than 2097152]`);
+  assert.is((stored!.collectors['small'] as { blob: string }).blob.length, 1024 * 1024);
+  assert.ok(Array.isArray((stored!.collectors['logger'] as { logs: unknown[] }).logs));
 });
 
 test('encodeProfile writes the JSON that JSON.stringify would, with RawJson data spliced in', () => {
