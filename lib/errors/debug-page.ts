@@ -26,6 +26,8 @@ export interface DebugPageInput {
   handled?: FlatError[];
   /** Log records of the failed request, oldest first. */
   logs: LogRecord[];
+  /** Records it wrote past the most a request keeps (DebugLogBuffer.droppedCount): counted in the note of those not shown. Default 0. */
+  droppedLogs?: number;
   request: { method: string; uri: string };
   /** Status of the response the page is sent with. */
   status: number;
@@ -114,7 +116,7 @@ ${handled.length === 0
 <p class="empty">A <code>kernel.exception</code> listener threw the error above while it handled this one, which no later listener saw.</p>
 ${handled.map((error, i) => renderError(error, i, handled.length, view, 'handled'))}
 </section>
-`}${renderLogs(input.logs)}
+`}${renderLogs(input.logs, input.droppedLogs ?? 0)}
 <section id="plain-trace">
 <h2>Stack Trace (Plain Text)</h2>
 ${errors.map((error, i) => html`<h3>[${i + 1}/${errors.length}] ${error.class}</h3>
@@ -190,7 +192,7 @@ ${excerpt}
 `;
 }
 
-function renderLogs(logs: LogRecord[]): SafeHtml {
+function renderLogs(logs: LogRecord[], dropped: number): SafeHtml {
   if (logs.length === 0) {
     return html`<section id="logs">
 <h2>Logs</h2>
@@ -213,13 +215,13 @@ function renderLogs(logs: LogRecord[]): SafeHtml {
 </tr>
 `);
   }
-  const hidden = logs.length - rows.length;
+  const hidden = logs.length - rows.length + dropped;
   return html`<section id="logs">
 <h2>Logs <span class="badge">${logs.length}</span> ${levelCounts(logs).map(([name, n]) => html`<span class="count level-${levelClass(LogLevel[name])}">${n} ${name}</span> `)}</h2>
 <table class="logs">
 <thead><tr><th>Time</th><th>Level</th><th>Channel</th><th>Message</th></tr></thead>
 <tbody>
-${rows}${hidden > 0 ? html`<tr class="more"><td colspan="4" class="empty">${hidden} more log records are not shown: the page holds the first ${LOGS_BUDGET / 1_000_000} MB of them.</td></tr>
+${rows}${hidden > 0 ? html`<tr class="more"><td colspan="4" class="empty">${hidden} more log records are not shown: the page holds a request's first 1,000 records, within ${LOGS_BUDGET / 1_000_000} MB of them.</td></tr>
 ` : ''}</tbody>
 </table>
 </section>

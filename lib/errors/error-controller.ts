@@ -56,13 +56,16 @@ export function createErrorController(options: ErrorControllerOptions): Controll
     if (!debug) {
       return new Response(renderPlainPage(status, charset, nonce), status, { ...headers, 'content-type': `text/html; charset=${charset}`, 'content-security-policy': plainPagePolicy(nonce) });
     }
-    const logs = options.logs ? options.logs.getLogsOf(requestStack.all().filter((r) => r !== request)) : [];
+    const failedRequests = requestStack.all().filter((r) => r !== request);
+    const logs = options.logs ? options.logs.getLogsOf(failedRequests) : [];
+    const droppedLogs = options.logs ? failedRequests.reduce((sum, r) => sum + options.logs!.droppedCount(r), 0) : 0;
     // An error a kernel.exception listener threw (it escaped the kernel): the one it was handling too.
     const handledError = HttpKernel.handledErrorOf(error);
     const page = renderDebugPage({
       errors,
       handled: handledError === undefined ? [] : flattenError(handledError, { sourceMaps: true }),
       logs,
+      droppedLogs,
       request: { method: failed.method, uri: safeUri(failed) },
       status,
       profilerUrl: options.profilerUrl?.(failed) ?? null,

@@ -8,12 +8,15 @@ import type { LogRecord } from './log-record.js';
  */
 export class DebugLogBuffer {
   readonly #records = new RequestSlot<LogRecord[]>();
+  /** Records of a request past maxPerRequest: counted, so that the pages can say so. */
+  readonly #dropped = new RequestSlot<number>();
   readonly #maxPerRequest: number;
   readonly #handler = ({ record, request }: LogEntry): void => {
     if (!(request instanceof Request)) return;
     const records = this.#records.get(request);
     if (records === undefined) this.#records.set(request, [record]);
     else if (records.length < this.#maxPerRequest) records.push(record);
+    else this.#dropped.set(request, (this.#dropped.get(request) ?? 0) + 1);
   };
 
   constructor(
@@ -27,6 +30,11 @@ export class DebugLogBuffer {
   /** The records written while handling this request (not its sub-requests). */
   getLogs(request: object): readonly LogRecord[] {
     return request instanceof Request ? (this.#records.get(request) ?? []) : [];
+  }
+
+  /** How many records this request wrote past the most a request keeps (`maxPerRequest`, 1,000 by default): counted, not kept. */
+  droppedCount(request: object): number {
+    return request instanceof Request ? (this.#dropped.get(request) ?? 0) : 0;
   }
 
   /** The records of several requests (a request and its sub-requests), in time order. */

@@ -25,9 +25,10 @@ export class LoggerCollector implements DataCollector {
     const records = this.logs.getLogs(request);
     let logs = '';
     let i = 0;
-    // Bounded as the debug page is: past LOGS_BUDGET characters of JSON the records are counted, not kept.
+    // Bounded as the debug page is: past LOGS_BUDGET characters of JSON the records are counted, not kept; so are those the buffer did not keep.
     for (; i < records.length && logs.length < LOGS_BUDGET; i++) logs += `${i === 0 ? '' : ','}${this.#recordJson(records[i]!)}`;
-    return new RawJson(i === records.length ? `{"logs":[${logs}]}` : `{"logs":[${logs}],"omitted":${records.length - i}}`);
+    const omitted = records.length - i + this.logs.droppedCount(request);
+    return new RawJson(omitted === 0 ? `{"logs":[${logs}]}` : `{"logs":[${logs}],"omitted":${omitted}}`);
   }
 
   /** LoggerData: the records with their level names, and the counts by level. */

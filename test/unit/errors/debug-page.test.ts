@@ -211,6 +211,12 @@ test('stays bounded for a request that logged 1,000 huge records: messages are c
   assert.ok(document.includes(`${1000 - shown} more log records are not shown`));
 });
 
+test('counts the records a request wrote past the 1,000 kept among those not shown', () => {
+  const document = page({ logs: [record({ message: 'kept' })], droppedLogs: 19_000 });
+  assert.match(document, /<span class="badge">1<\/span>/);
+  assert.ok(document.includes("19000 more log records are not shown: the page holds a request's first 1,000 records, within 1 MB of them."));
+});
+
 test('renders a context that is a Proxy whose traps throw, as a value or as the whole context', () => {
   const trap = (): never => {
     throw new Error('trap');

@@ -25,4 +25,17 @@ test('a profile keeps an error\'s code and own fields in its log context, next t
   });
 });
 
+test('the records a request wrote past the 1,000 the buffer keeps are counted as omitted, not dropped silently (20,000 logged showed as 1,000)', () => {
+  const bus = createBus();
+  const request = Request.create('/');
+  const buffer = new DebugLogBuffer(bus);
+  const collector = new LoggerCollector(buffer, new Redactor());
+  const logger = new Logger({ bus, currentRequest: () => request });
+  for (let i = 0; i < 20_000; i++) logger.info('record {i}', { i });
+  assert.is(buffer.droppedCount(request), 19_000);
+  const data = JSON.parse(collector.lateCollect({ request } as CollectContext).json) as { logs: unknown[]; omitted?: number };
+  assert.is(data.logs.length, 1000);
+  assert.is(data.omitted, 19_000);
+});
+
 test.run();

@@ -49,7 +49,9 @@ export function renderLoggerPanel({ profile, timeZone }: PanelContext): SafeHtml
   const data = profile.collectors['logger'];
   if (!isRecord(data)) return html`<h2>Logs</h2>${renderNoData('logger')}`;
   const logs = arrayOf(data['logs']).filter(isRecord);
-  if (logs.length === 0) return html`<h2>Logs</h2><p class="empty">No log messages</p>`;
+  const omitted = numberOf(data['omitted']) ?? 0;
+  const note = omitted > 0 ? html`<p class="empty">${omitted} more log records are not shown: a profile keeps a request's first 1,000 records, within 1 MB of them.</p>` : '';
+  if (logs.length === 0) return html`<h2>Logs</h2>${omitted > 0 ? note : html`<p class="empty">No log messages</p>`}`;
 
   const levelCounts = countsByLevel(data['counts'], logs);
   const groupCounts = new Map<Group, number>();
@@ -69,7 +71,8 @@ ${GROUPS.filter((group) => groupCounts.has(group.id)).map(
 <thead><tr><th scope="col">Time</th><th scope="col">Level</th><th scope="col">Channel</th><th scope="col">Message</th></tr></thead>
 <tbody>
 ${logs.map((record) => renderRecord(record, timeZone))}</tbody>
-</table>`;
+</table>
+${note}`;
 }
 
 function renderRecord(record: Record<string, unknown>, timeZone: string | undefined): SafeHtml {

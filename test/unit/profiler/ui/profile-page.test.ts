@@ -196,6 +196,13 @@ test('the logger panel lists time, level, channel and message, with context in a
   assert.match(html, '<tr class="level-debug">');
 });
 
+test('the logger panel says how many records the profile omitted (past its 1,000 records or 1 MB), after those it shows', () => {
+  const profile = mainProfile();
+  profile.collectors['logger'] = { logs: [{ time: 0, level: 6, levelName: 'INFO', channel: 'app', message: 'first' }], omitted: 19_999 };
+  const html = panelOf(page({ profile, panel: 'logger' }));
+  assert.match(html, /first[\s\S]*<\/table>\n<p class="empty">19999 more log records are not shown: a profile keeps a request's first 1,000 records, within 1 MB of them\.<\/p>/);
+});
+
 test("the logger panel shows a context stored as a note (one over the profile's bound for a value)", () => {
   const profile = mainProfile();
   const note = '[value of at least 100040207 characters left out: longer than 262144]';
