@@ -56,6 +56,8 @@ export function debugPagePolicy(nonce: string): string {
 
 /** Log messages and contexts longer than this are cut: the page must stay readable and bounded. */
 const MAX_CONTEXT_LENGTH = 5000;
+/** Items of an array in a log context walked; the rest are counted (the page shows MAX_CONTEXT_LENGTH characters of it). */
+const MAX_CONTEXT_ITEMS = 100;
 /** Characters of log messages and contexts shown in all; the records past it are counted, not shown. */
 const LOGS_BUDGET = 1_000_000;
 
@@ -265,7 +267,7 @@ function formatContext(context: Record<string, unknown> | undefined): string | n
       text = JSON.stringify(context, contextReplacer(), 2) ?? '';
     } catch {
       // Cycles and other values JSON cannot take: inspect handles them all.
-      text = inspect(context, { depth: 4, breakLength: 100 });
+      text = inspect(context, { depth: 4, breakLength: 100, maxArrayLength: MAX_CONTEXT_ITEMS, maxStringLength: MAX_CONTEXT_LENGTH });
     }
     return cutText(text);
   } catch {
@@ -278,9 +280,32 @@ function formatContext(context: Record<string, unknown> | undefined): string | n
  * JSON.stringify's replacer for one context: an error as the profiler's logger panel shows it (class,
  * message, code, own fields), then, met again (its own field, a cycle), as `Class: message`.
  */
-function contextReplacer(): (key: string, value: unknown) => unknown {
+function contextReplacer(): (this: unknown, key: string, value: unknown) => unknown {
   const shown = new Set<Error>();
-  return (_key, value) => {
+  // Characters met so far: past what the page shows, values are no longer walked (100 items of 100
+  // items of 20,000 characters were written whole, 200 MB, to show 5,000 characters of them).
+  let spent = 0;
+  // The objects being written, outermost first (JSON.stringify walks depth first, calling with the
+  // holder as `this`): a cycle is written `[Circular]` here rather than failing over to a walk of all of it.
+  const path: unknown[] = [];
+  return function (this: unknown, key, value) {
+    while (path.length > 0 && path[path.length - 1] !== this) path.pop();
+    spent += key.length + 4;
+    if (spent > MAX_CONTEXT_LENGTH) return '…';
+    const shownAs = replaced(value);
+    if (shownAs !== null && typeof shownAs === 'object') {
+      if (path.includes(value) || path.includes(shownAs)) return '[Circular]';
+      path.push(shownAs);
+    }
+    return shownAs;
+  };
+
+  function replaced(value: unknown): unknown {
+    if (typeof value === 'string') {
+      spent += value.length;
+      return value.length > MAX_CONTEXT_LENGTH ? `${value.slice(0, MAX_CONTEXT_LENGTH)}…` : value;
+    }
+    if (Array.isArray(value) && value.length > MAX_CONTEXT_ITEMS) return [...value.slice(0, MAX_CONTEXT_ITEMS), `… ${value.length - MAX_CONTEXT_ITEMS} more items`];
     if (typeof value === 'bigint') return `${value}n`;
     if (isError(value)) {
       if (shown.has(value)) return `${value.name}: ${value.message}`;
@@ -290,7 +315,7 @@ function contextReplacer(): (key: string, value: unknown) => unknown {
     if (typeof value === 'function') return `[Function ${value.name || 'anonymous'}]`;
     if (typeof value === 'symbol') return value.toString();
     return value;
-  };
+  }
 }
 
 /** A path relative to the working directory when inside it: shorter, and what the developer's editor shows. */

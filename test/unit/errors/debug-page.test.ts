@@ -217,6 +217,24 @@ test('counts the records a request wrote past the 1,000 kept among those not sho
   assert.ok(document.includes("19000 more log records are not shown: the page holds a request's first 1,000 records, within 1 MB of them."));
 });
 
+test('walks a log context only as far as the page shows it, however wide or cyclic (100 items of 100 items of 20,000 characters were written whole)', () => {
+  let reads = 0;
+  const item = {
+    get value() {
+      reads++;
+      return 'x'.repeat(20_000);
+    },
+  };
+  const wide = { rows: Array.from({ length: 100 }, () => Array(100).fill(item)), long: Array.from({ length: 1_000_000 }, (_, i) => i) };
+  const cyclic: Record<string, unknown> = { self: null, rows: wide.rows };
+  cyclic.self = cyclic;
+  const document = page({ logs: [record({ context: wide }), record({ context: cyclic }), record({ context: { long: wide.long } })] });
+  assert.ok(reads <= 2, `${reads} values read`);
+  assert.ok(document.length < 40_000, `page ${document.length}`);
+  assert.ok(document.includes('&quot;self&quot;: &quot;[Circular]&quot;'));
+  assert.ok(document.includes('&quot;… 999900 more items&quot;'));
+});
+
 test('renders a context that is a Proxy whose traps throw, as a value or as the whole context', () => {
   const trap = (): never => {
     throw new Error('trap');
