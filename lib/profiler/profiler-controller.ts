@@ -15,6 +15,7 @@ import {
   renderSearchPage,
   renderTokenNotFoundPage,
   renderToolbar,
+  SHOWN_CHILDREN,
   type ProfilerUrls,
 } from './ui/index.js';
 
@@ -102,7 +103,8 @@ export class ProfilerController {
     const panel = requested ?? defaultPanel(profile);
     const [parent, children] = await Promise.all([
       profile.parent === null ? null : this.#summary(profile.parent),
-      Promise.all(profile.children.map((child) => this.#summary(child))),
+      // Only those the page lists (SHOWN_CHILDREN): a profile may have thousands.
+      Promise.all(profile.children.slice(0, SHOWN_CHILDREN).map((child) => this.#summary(child))),
     ]);
     const nonce = createCspNonce();
     const page = renderProfilePage({ profile, panel, parent, children: children.filter((child): child is ProfileSummary => child !== null), urls: profilerUrls, nonce, fileLink: this.#fileLink });

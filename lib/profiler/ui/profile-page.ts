@@ -12,7 +12,7 @@ import { renderRequestPanel, requestBadge } from './panels/request-panel.js';
 import { renderRouterPanel, routerBadge } from './panels/router-panel.js';
 import { renderTimePanel, timeBadge, timelineStyles } from './panels/time-panel.js';
 import type { ProfilerUrls } from './urls.js';
-import { elideMiddle, isSafeLink, prettyJson, recordOf, renderShortUrl, SHOWN_MESSAGE_LENGTH, SHOWN_URL_LENGTH, stringOf } from './values.js';
+import { elideMiddle, isSafeLink, prettyJson, recordOf, renderShortUrl, SHOWN_CHILDREN, SHOWN_MESSAGE_LENGTH, SHOWN_URL_LENGTH, stringOf } from './values.js';
 
 /** What `renderProfilePage` shows. */
 export interface ProfilePageInput {
@@ -136,7 +136,9 @@ ${profile.parent !== null || childTokens.length > 0
   ? html`<div class="relations">${profile.parent !== null
       ? html`<span>Sub-request of ${renderProfileLink(urls, profile.parent, parent)}</span>`
       : ''}${childTokens.length > 0
-      ? html`<span>Sub-requests: <ul>${childTokens.map((token) => html`<li>${renderProfileLink(urls, token, known.get(token) ?? null)}</li>`)}</ul></span>`
+      ? html`<span>Sub-requests: <ul>${childTokens.slice(0, SHOWN_CHILDREN).map((token) => html`<li>${renderProfileLink(urls, token, known.get(token) ?? null)}</li>`)}${childTokens.length > SHOWN_CHILDREN
+          ? html`<li class="muted">… ${childTokens.length - SHOWN_CHILDREN} more sub-requests not shown</li>`
+          : ''}</ul></span>`
       : ''}</div>`
   : ''}
 </div></section>`;

@@ -94,6 +94,12 @@ export function isSafeLink(url: string): boolean {
  */
 export const SHOWN_URL_LENGTH = 120;
 
+/**
+ * Most sub-requests a profile's summary lists, the first ones: a controller that made 5,000 had
+ * each of its pages list them all (and read every one's summary); the rest are counted, and the JSON has them all.
+ */
+export const SHOWN_CHILDREN = 20;
+
 /** Most characters of an error message shown in a profile's summary: the exception panel shows it whole. */
 export const SHOWN_MESSAGE_LENGTH = 300;
 

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Profile } from '../../../../lib/profiler/profile.js';
-import { defaultPanel, extraPanels, renderProfilePage, type ProfilePageInput } from '../../../../lib/profiler/ui/index.js';
+import { defaultPanel, extraPanels, renderProfilePage, SHOWN_CHILDREN, type ProfilePageInput } from '../../../../lib/profiler/ui/index.js';
 import { createFileLinker } from '../../../../lib/errors/file-link.js';
 import { declarationsFor } from '../../../css-rules.js';
 import { inlineElements } from '../../../csp-check.js';
@@ -44,6 +44,15 @@ test('a "Skip to panel" link, hidden until focused, is the first thing a keyboar
   const css = page();
   assert.is(declarationsFor(css, '.skip-link:not(:focus)').get('clip-path'), 'inset(50%)');
   assert.is(declarationsFor(css, '.skip-link').get('position'), 'absolute');
+});
+
+test('the summary lists the first 20 sub-requests and counts the rest (5,000 were each listed on every panel)', () => {
+  const tokens = Array.from({ length: 5000 }, (_, i) => i.toString(16).padStart(6, '0'));
+  const html = page({ profile: { ...mainProfile(), children: tokens }, children: tokens.slice(0, SHOWN_CHILDREN).map((token) => ({ ...childSummary(), token })) });
+  assert.is(SHOWN_CHILDREN, 20);
+  assert.is(html.match(/<li><a class="mono" href="\/_profiler\/[0-9a-f]{6}">/g)!.length, 20);
+  assert.match(html, '<li class="muted">… 4980 more sub-requests not shown</li></ul>');
+  assert.ok(html.length < 100_000, `page ${html.length}`);
 });
 
 test('the header names the outermost exception and links to the exception panel', () => {
