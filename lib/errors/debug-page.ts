@@ -109,14 +109,14 @@ ${profilerUrl !== null ? html`<p class="links"><a href="${profilerUrl}">View in 
 <main class="container">
 <section id="errors">
 <h2>Exceptions <span class="badge">${errors.length}</span></h2>
-${errors.map((error, i) => renderError(error, i, errors.length, view, 'error'))}
+${errors.map((error, i) => renderError(error, i, errors.length, view, 'error'))}${renderOmittedErrors(errors)}
 </section>
 ${handled.length === 0
   ? ''
   : html`<section id="handled">
 <h2>Thrown while handling <span class="badge">${handled.length}</span></h2>
 <p class="empty">A <code>kernel.exception</code> listener threw the error above while it handled this one, which no later listener saw.</p>
-${handled.map((error, i) => renderError(error, i, handled.length, view, 'handled'))}
+${handled.map((error, i) => renderError(error, i, handled.length, view, 'handled'))}${renderOmittedErrors(handled)}
 </section>
 `}${renderLogs(input.logs, input.droppedLogs ?? 0)}
 <section id="plain-trace">
@@ -192,6 +192,13 @@ function renderFrame(frame: StackFrame, view: FrameView, excerpt: SafeHtml | nul
 ${excerpt}
 </li>
 `;
+}
+
+/** The note of a chain cut at the errors flattenError keeps (a cause chain 1,000 deep, an AggregateError of 5,000). */
+function renderOmittedErrors(errors: FlatError[]): SafeHtml | '' {
+  const omitted = errors.at(-1)?.omitted ?? 0;
+  return omitted > 0 ? html`<p class="empty">${omitted} more errors of the chain are not shown: a page shows its first ${errors.length}.</p>
+` : '';
 }
 
 function renderLogs(logs: LogRecord[], dropped: number): SafeHtml {

@@ -23,6 +23,11 @@ export interface FlatError {
   frames: StackFrame[];
   /** The raw `error.stack` text; empty when there is none. */
   stack: string;
+  /**
+   * On the last error of a chain cut at `maxErrors`: how many errors came after it and are not kept
+   * (causes counted up to 10,000, an AggregateError's `errors` by their number), for the pages to say so.
+   */
+  omitted?: number;
 }
 
 /** Options of `flattenError`. */
@@ -40,6 +45,8 @@ export interface FlattenErrorOptions {
 }
 
 const DEFAULT_MAX_ERRORS = 20;
+/** Errors past the kept ones counted, at most (reading each one's `cause` and `errors` is all it costs). */
+const MAX_COUNTED = 10_000;
 
 /**
  * What is kept of each error, so that its pages, problem+json and log line stay bounded whatever
@@ -65,6 +72,8 @@ export function flattenError(error: unknown, options: FlattenErrorOptions = {}):
   const seen = new Set<unknown>();
   // Taken from the end: what comes next is pushed last.
   const pending: unknown[] = [error];
+  // An AggregateError's `errors` past what a chain keeps: counted, never walked.
+  let leftOut = 0;
   while (chain.length < max && pending.length > 0) {
     const current = pending.pop();
     const outermost = chain.length === 0;
@@ -77,8 +86,11 @@ export function flattenError(error: unknown, options: FlattenErrorOptions = {}):
     const cause = hasOwnOrInherited(current, 'cause') ? read(current, 'cause') : undefined;
     if (cause !== undefined && !seen.has(cause)) pending.push(cause);
     const aggregated = aggregatedErrors(current);
-    for (let i = aggregated.length - 1; i >= 0; i--) if (!seen.has(aggregated[i])) pending.push(aggregated[i]);
+    leftOut += aggregated.count - aggregated.first.length;
+    for (let i = aggregated.first.length - 1; i >= 0; i--) if (!seen.has(aggregated.first[i])) pending.push(aggregated.first[i]);
   }
+  const omitted = leftOut + countRest(pending, seen);
+  if (omitted > 0) chain[chain.length - 1]!.omitted = omitted;
   if (options.status !== undefined && isHttpStatus(options.status)) {
     chain[0]!.status = options.status;
     chain[0]!.statusText = statusText(options.status);
@@ -131,16 +143,38 @@ function flattenThrownValue(value: unknown, outermost: boolean): FlatError {
   };
 }
 
-/** An AggregateError's `errors` (of this realm or another), at most as many as a chain keeps; none for any other error. */
-function aggregatedErrors(error: object): readonly unknown[] {
+/**
+ * How many errors `pending` holds with their causes and aggregated errors, not seen yet, counted up
+ * to MAX_COUNTED: a chain 1,000 deep cut at 20 is 980 more, however long (a getter may make causes without end).
+ */
+function countRest(pending: unknown[], seen: Set<unknown>): number {
+  let count = 0;
+  while (pending.length > 0 && count < MAX_COUNTED) {
+    const current = pending.pop();
+    if (seen.has(current)) continue;
+    count++;
+    if (!isErrorLike(current)) continue;
+    seen.add(current);
+    const cause = hasOwnOrInherited(current, 'cause') ? read(current, 'cause') : undefined;
+    if (cause !== undefined && !seen.has(cause)) pending.push(cause);
+    // Counted by their number, not walked: an array of millions costs nothing here.
+    count += aggregatedErrors(current).count;
+  }
+  return Math.min(count, MAX_COUNTED);
+}
+
+/** An AggregateError's `errors` (of this realm or another): the first as many as a chain keeps, and how many in all; none for any other error. */
+function aggregatedErrors(error: object): { first: readonly unknown[]; count: number } {
   try {
-    if (!(error instanceof AggregateError) && read(error, 'name') !== 'AggregateError') return [];
+    if (!(error instanceof AggregateError) && read(error, 'name') !== 'AggregateError') return NO_ERRORS;
     const errors = read(error, 'errors');
-    return Array.isArray(errors) ? errors.slice(0, DEFAULT_MAX_ERRORS) : [];
+    return Array.isArray(errors) ? { first: errors.slice(0, DEFAULT_MAX_ERRORS), count: errors.length } : NO_ERRORS;
   } catch {
-    return [];
+    return NO_ERRORS;
   }
 }
+
+const NO_ERRORS = { first: [], count: 0 };
 
 function isErrorLike(value: unknown): value is object {
   try {

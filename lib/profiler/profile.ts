@@ -194,6 +194,8 @@ export interface ExceptionItemData {
   frames: FrameData[];
   /** The raw stack text. */
   stack: string;
+  /** On the last error of a chain cut at 20: how many more there were (see FlatError). */
+  omitted?: number;
 }
 
 /** `collectors.exception`: the cause chain of the error that escaped, outermost first (empty: none). */

@@ -35,6 +35,7 @@ export class ExceptionCollector implements DataCollector {
       ...(item.code === undefined ? {} : { code: item.code }),
       frames: item.frames.map((frame) => ({ function: frame.function, file: frame.file, line: frame.line, column: frame.column, internal: frame.internal })),
       stack: this.redactor.text(item.stack),
+      ...(item.omitted === undefined ? {} : { omitted: item.omitted }),
     }));
   }
 }

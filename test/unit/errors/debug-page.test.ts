@@ -211,6 +211,13 @@ test('stays bounded for a request that logged 1,000 huge records: messages are c
   assert.ok(document.includes(`${1000 - shown} more log records are not shown`));
 });
 
+test('says how many errors of a chain cut at 20 are not shown', () => {
+  const errors = Array.from({ length: 20 }, (_, i) => ({ ...notFound()[0]!, message: `e${i}` }));
+  errors[19] = { ...errors[19]!, omitted: 4981 };
+  assert.ok(page({ errors }).includes('<p class="empty">4981 more errors of the chain are not shown: a page shows its first 20.</p>'));
+  assert.not.ok(page().includes('more errors of the chain'));
+});
+
 test('counts the records a request wrote past the 1,000 kept among those not shown', () => {
   const document = page({ logs: [record({ message: 'kept' })], droppedLogs: 19_000 });
   assert.match(document, /<span class="badge">1<\/span>/);

@@ -213,4 +213,21 @@ test('statusText gives the reason phrase, with a fallback for unknown codes; 499
   assert.is(statusText(99), 'Unknown Status');
 });
 
+test('a chain cut at 20 errors counts the rest on its last one: 981 of a cause chain 1,001 long, 4,981 of an AggregateError of 5,000, none when whole', () => {
+  let deep = new Error('root');
+  for (let i = 0; i < 1000; i++) deep = new Error(`level ${i}`, { cause: deep });
+  const chain = flattenError(deep);
+  assert.is(chain.length, 20);
+  assert.is(chain[19]!.omitted, 981);
+  assert.is(chain[0]!.omitted, undefined);
+  const aggregate = flattenError(new AggregateError(Array.from({ length: 5000 }, (_, i) => new Error(`e${i}`)), 'many'));
+  assert.is(aggregate.length, 20);
+  assert.is(aggregate[19]!.omitted, 4981);
+  assert.ok(flattenError(new Error('alone', { cause: new Error('cause') })).every((error) => error.omitted === undefined));
+  // Causes made without end by a getter are counted up to 10,000.
+  const endless = { get cause(): Error { return Object.defineProperty(new Error('next'), 'cause', { get: () => new Error('again', { cause: endless.cause }) }); } };
+  const made = Object.defineProperty(new Error('top'), 'cause', { get: () => endless.cause });
+  assert.is(flattenError(made).at(-1)!.omitted, 10_000);
+});
+
 test.run();

@@ -36,12 +36,18 @@ export function renderExceptionPanel({ profile, urls, fileLink }: PanelContext):
   const handled = handledExceptionsOf(profile.collectors);
   return html`<h2>Exceptions <span class="badge error">${errors.length}</span></h2>
 ${errors.length > 1 ? html`<p class="muted">Outermost first; each one was caused by the next.</p>` : ''}
-${errors.map((error, i) => renderError(error, i, errors.length, view, 'exception'))}
+${errors.map((error, i) => renderError(error, i, errors.length, view, 'exception'))}${renderOmittedErrors(errors)}
 ${handled.length === 0
   ? ''
   : html`<h2 id="handled">Thrown while handling <span class="badge error">${handled.length}</span></h2>
 <p class="muted">A <code>kernel.exception</code> listener threw the error above while it handled this one: the error page does not show it, and the listeners after that one never saw it.</p>
-${handled.map((error, i) => renderError(error, i, handled.length, view, 'handled'))}`}`;
+${handled.map((error, i) => renderError(error, i, handled.length, view, 'handled'))}${renderOmittedErrors(handled)}`}`;
+}
+
+/** The note of a chain the profile keeps cut (a cause chain 1,000 deep, an AggregateError of 5,000). */
+function renderOmittedErrors(errors: Record<string, unknown>[]): SafeHtml | '' {
+  const omitted = numberOf(errors.at(-1)?.['omitted']) ?? 0;
+  return omitted > 0 ? html`<p class="empty">${omitted} more errors of the chain are not shown: the profile keeps its first ${errors.length}.</p>` : '';
 }
 
 /**

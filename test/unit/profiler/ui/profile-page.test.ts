@@ -168,6 +168,13 @@ test('the exception panel shows each error of the chain with class, message, sta
   assert.match(html, '<span class="function">RouterListener.onKernelRequest</span> <span class="where">at <span class="mono">/app/lib/routing/router-listener.ts:41:13</span>');
 });
 
+test('the exception panel says how many errors of a chain cut at 20 the profile left out', () => {
+  const profile = mainProfile();
+  const one = { class: 'Error', message: 'e', status: 500, frames: [], stack: '' };
+  profile.collectors['exception'] = { exceptions: [...Array(19).fill(one), { ...one, omitted: 981 }] };
+  assert.match(panelOf(page({ profile, panel: 'exception' })), '<p class="empty">981 more errors of the chain are not shown: the profile keeps its first 20.</p>');
+});
+
 test('the exception panel folds consecutive internal frames into one collapsed group', () => {
   const html = panelOf(page({ panel: 'exception' }));
   assert.match(html, /<details><summary>2 internal frames<\/summary><ol><li class="frame internal"><span class="function">process.processTicksAndRejections<\/span>/);
