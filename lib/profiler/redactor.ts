@@ -558,16 +558,16 @@ export class Redactor {
   }
 }
 
-/**
- * A Buffer or another typed array: copied item by item up to the limit, as a `for...in` over it
- * would list them, but without listing the keys of all its items first (seconds for a 10 MiB Buffer).
- */
 /** `json`, or a ValueTooLong thrown once it passes the value's total: its writer stops there. */
 function bounded(json: string, limits: CopyLimits): string {
   if (json.length > limits.total) throw new ValueTooLong(json.length);
   return json;
 }
 
+/**
+ * A Buffer or another typed array: copied item by item up to the limit, as a `for...in` over it
+ * would list them, but without listing the keys of all its items first (seconds for a 10 MiB Buffer).
+ */
 function isTypedArray(value: unknown): value is ArrayLike<number | bigint> {
   return ArrayBuffer.isView(value) && !(value instanceof DataView);
 }
