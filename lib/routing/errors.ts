@@ -65,12 +65,20 @@ export class InvalidRouteError extends RoutingError {
   }
 }
 
-/** A route added to or removed from a collection after it was frozen (see RouteCollection.freeze). */
-export class FrozenCollectionError extends RoutingError {
-  readonly routeName: string;
+/** What a frozen collection refuses: a RouteCollection method that changes its routes. */
+export type CollectionChange = 'add' | 'remove' | 'addCollection' | 'addPrefix' | 'addNamePrefix' | 'addDefaults' | 'addRequirements' | 'setHost' | 'setSchemes' | 'setMethods';
 
-  constructor(change: 'add' | 'remove', routeName: string, reason: string, options?: RoutingErrorOptions) {
-    super(`Cannot ${change} route "${routeName}": ${reason}`, 'HK_ROUTING_COLLECTION_FROZEN', 500, {}, options);
+/** A collection changed after it was frozen (see RouteCollection.freeze): a route added or removed, or every route changed. */
+export class FrozenCollectionError extends RoutingError {
+  /** The method refused. */
+  readonly change: CollectionChange;
+  /** The route added or removed; null for a change to every route (addPrefix(), setHost(), ...). */
+  readonly routeName: string | null;
+
+  constructor(change: CollectionChange, routeName: string | null, reason: string, options?: RoutingErrorOptions) {
+    const what = routeName === null ? `call ${change}()` : `${change} route "${routeName}"`;
+    super(`Cannot ${what}: ${reason}`, 'HK_ROUTING_COLLECTION_FROZEN', 500, {}, options);
+    this.change = change;
     this.routeName = routeName;
   }
 }

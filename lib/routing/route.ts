@@ -22,6 +22,11 @@ export interface RouteOptions {
   host?: string;
 }
 
+/** What Route.with() changes: the path, or options, each given replacing the route's whole. */
+export interface RouteChanges extends RouteOptions {
+  path?: string;
+}
+
 /** Host variant: its anchored matcher and the names of its captures. */
 export interface HostVariant {
   readonly regex: HostMatcher;
@@ -58,6 +63,8 @@ export interface CompiledRoute {
   readonly writtenRequirements: Readonly<Record<string, string>>;
   /** `methods` with HEAD right after GET: what a 405 lists for this route. */
   readonly allowedMethods: readonly string[];
+  /** The options the route was built from, its requirements as given (a RegExp stays one): what Route.with() starts from. */
+  readonly options: Readonly<RouteOptions>;
 }
 
 const compiled = new WeakMap<Route, CompiledRoute>();
@@ -73,12 +80,12 @@ const OPTIONS: ReadonlySet<string> = new Set(['defaults', 'requirements', 'metho
  * `options` when it is a RouteOptions object; else an InvalidRouteError naming what is wrong. A typo
  * (`method`) would otherwise leave a route that answers every method, and a string a route with none.
  */
-function checkOptions(path: string, options: unknown): RouteOptions {
+function checkOptions(path: string, options: unknown, also: readonly string[] = []): RouteOptions {
   if (!isPlainObject(options)) {
     throw new InvalidRouteError(`The options of route "${path}" are a plain object ({ methods: ['GET'] }), not ${describeValue(options)}.`);
   }
   for (const key of Object.keys(options)) {
-    if (!OPTIONS.has(key)) throw new InvalidRouteError(`Route "${path}" has no option "${key}"; its options are ${[...OPTIONS].join(', ')}.`);
+    if (!OPTIONS.has(key) && !also.includes(key)) throw new InvalidRouteError(`Route "${path}" has no option "${key}"; its options are ${[...also, ...OPTIONS].join(', ')}.`);
   }
   const { defaults, requirements, host } = options as RouteOptions;
   for (const [name, value] of [['defaults', defaults], ['requirements', requirements]] as const) {
@@ -163,7 +170,17 @@ export class Route {
       failedRequirement: requirementFinder(this.path, pathPattern.names.filter((name) => Object.hasOwn(this.requirements, name)), this.requirements),
       writtenRequirements: Object.freeze(writtenRequirements),
       allowedMethods: Object.freeze(allowedMethods),
+      options: Object.freeze({ defaults: this.defaults, requirements: Object.freeze({ ...options.requirements }), methods: this.methods, schemes: this.schemes, host: this.host }),
     });
+  }
+
+  /**
+   * A new route: this one with `changes` in place of its path or options, each option given replacing
+   * the route's whole (`host: ''` removes the host). What RouteCollection's group methods build.
+   */
+  with(changes: RouteChanges): Route {
+    const { path = this.path, ...options } = checkOptions(this.path, changes, ['path']) as RouteChanges;
+    return new Route(path, { ...compiledRoute(this).options, ...options });
   }
 }
 

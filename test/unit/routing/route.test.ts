@@ -138,6 +138,18 @@ test('a frozen collection refuses add() and remove() with the reason it was give
   assert.is(routes.get('a')?.path, '/a');
 });
 
+test('with() makes a new route with the changes, each option replacing the route\'s whole, the rest as given', () => {
+  const id = /\d+/;
+  const route = new Route('/users/:id', { defaults: { a: 1 }, requirements: { id }, methods: ['get'], host: 'example.com' });
+  const moved = route.with({ path: '/api/users/:id', host: '' });
+  assert.is.not(moved, route);
+  assert.is(route.path, '/users/:id');
+  assert.equal([moved.path, moved.host, moved.methods, moved.defaults, moved.requirements], ['/api/users/:id', undefined, ['GET'], { a: 1 }, { id: '\\d+' }]);
+  assert.equal(route.with({ defaults: { b: 2 } }).defaults, { b: 2 });
+  assert.is(thrown(() => route.with({ paht: '/x' } as never)).message, 'Route "/users/:id" has no option "paht"; its options are path, defaults, requirements, methods, schemes, host.');
+  assert.is(thrown(() => route.with({ path: '/users/:id/:id' })).message, 'Invalid route path "/users/:id/:id": parameter "id" is used twice.');
+});
+
 test('an empty route name is refused', () => {
   assert.throws(() => new RouteCollection().add('', new Route('/a')), TypeError);
 });

@@ -1,4 +1,4 @@
-// Cases of Symfony's Routing test suites (UrlMatcherTest, RedirectableUrlMatcherTest, UrlGeneratorTest),
+// Cases of Symfony's Routing test suites (UrlMatcherTest, RedirectableUrlMatcherTest, UrlGeneratorTest, RouteCollectionTest),
 // ported to our API: each test names the Symfony test it follows. Patterns are written in
 // path-to-regexp syntax (`/foo/:bar`, an optional parameter as an optional group `{/:bar}`); a test
 // whose title starts with "difference:" asserts our behaviour where the README documents that it
@@ -102,6 +102,133 @@ test('RouteCollectionTest::testOverriddenRoute and testIterator: a name added ag
   assert.is(routes.count, 2);
   assert.ok(routes.remove('foo'));
   assert.is(routes.get('foo'), undefined);
+});
+
+// ---------------------------------------------------------------------------------------------
+// RouteCollectionTest: groups
+
+/** Each route of `routes` as [name, path], in priority order. */
+function paths(routes: RouteCollection): [string, string][] {
+  return [...routes].map(([name, route]) => [name, route.path]);
+}
+
+test('RouteCollectionTest::testDeepOverriddenRoute and testUniqueRouteWithGivenName: a route of an added collection replaces the one of its name', () => {
+  const routes = collection(['foo', '/foo']);
+  const child = collection(['foo', '/foo1']);
+  child.addCollection(collection(['foo', '/foo2']));
+  routes.addCollection(child);
+  assert.is(child.get('foo')?.path, '/foo2');
+  assert.is(routes.get('foo')?.path, '/foo2');
+  assert.is(routes.count, 1);
+});
+
+test('RouteCollectionTest::testAddCollection, testIterator and testCount: the added routes come last, in their order, a name taken moving last', () => {
+  const routes = collection(['foo', '/foo']);
+  const child = collection(['bar', '/bar'], ['foo', '/foo-new']);
+  const grandchild = collection(['grandchild', '/grandchild']);
+  const bar = child.get('bar');
+  child.addCollection(grandchild);
+  routes.addCollection(child).add('last', new Route('/last'));
+  assert.equal(paths(routes), [['bar', '/bar'], ['foo', '/foo-new'], ['grandchild', '/grandchild'], ['last', '/last']]);
+  assert.is(routes.get('bar'), bar);
+  assert.is(routes.count, 4);
+});
+
+test('RouteCollectionTest::testGet: a route of an added collection is got by its name, whatever the name; the parent\'s stay out of the child', () => {
+  const parent = collection(['a', '/a']);
+  const child = collection(['b', '/b']);
+  parent.addCollection(child).add('$péß^a|', new Route('/special'));
+  assert.is(parent.get('b'), child.get('b'));
+  assert.is(parent.get('$péß^a|')?.path, '/special');
+  assert.is(child.get('a'), undefined);
+  assert.is(parent.get('non-existent'), undefined);
+});
+
+test('RouteCollectionTest::testRemove: a route of an added collection is removed by its name', () => {
+  const routes = collection(['foo', '/foo']).addCollection(collection(['bar', '/bar'])).add('last', new Route('/last'));
+  routes.remove('foo');
+  assert.equal(paths(routes), [['bar', '/bar'], ['last', '/last']]);
+});
+
+test('RouteCollectionTest::testAddDefaultsAndRequirementsAndOptions: defaults and requirements are added to every route, replacing those of the same name', () => {
+  const routes = collection(['foo', '/:placeholder']);
+  routes.addCollection(collection(['bar', '/:placeholder', { defaults: { _controller: 'fixed', placeholder: 'default' }, requirements: { placeholder: '.+' } }]));
+  routes.addDefaults({ placeholder: 'new-default' });
+  assert.equal(routes.get('foo')?.defaults, { placeholder: 'new-default' });
+  assert.equal(routes.get('bar')?.defaults, { _controller: 'fixed', placeholder: 'new-default' });
+  routes.addRequirements({ placeholder: '\\d+' });
+  assert.equal(routes.get('foo')?.requirements, { placeholder: '\\d+' });
+  assert.equal(routes.get('bar')?.requirements, { placeholder: '\\d+' });
+});
+
+test('RouteCollectionTest::testAddPrefix: the prefix is trimmed of spaces and slashes, "/" alone changes nothing, and its defaults and requirements go to every route', () => {
+  const routes = collection(['foo', '/foo']).addCollection(collection(['bar', '/bar']));
+  routes.addPrefix(' / ');
+  assert.is(routes.get('foo')?.path, '/foo');
+  routes.addPrefix('/:admin', { admin: 'admin' }, { admin: '\\d+' });
+  assert.equal(paths(routes), [['foo', '/:admin/foo'], ['bar', '/:admin/bar']]);
+  for (const name of ['foo', 'bar']) {
+    assert.equal(routes.get(name)?.defaults, { admin: 'admin' });
+    assert.equal(routes.get(name)?.requirements, { admin: '\\d+' });
+  }
+  routes.addPrefix('0');
+  assert.is(routes.get('foo')?.path, '/0/:admin/foo');
+  routes.addPrefix('/ /');
+  assert.equal(paths(routes), [['foo', '/ /0/:admin/foo'], ['bar', '/ /0/:admin/bar']]);
+  assert.equal(look([['foo', routes.get('foo')!.path]], '/%20/0/1/foo'), matched('foo', { admin: '1' }));
+});
+
+test('RouteCollectionTest::testAddPrefixOverridesDefaultsAndRequirements', () => {
+  const routes = collection(['foo', '/foo.:_format'], ['bar', '/bar.:_format', { requirements: { _format: 'json' } }]);
+  routes.addPrefix('/admin', {}, { _format: 'html' });
+  assert.is(routes.get('foo')?.requirements._format, 'html');
+  assert.is(routes.get('bar')?.requirements._format, 'html');
+  assert.is(routes.get('bar')?.path, '/admin/bar.:_format');
+});
+
+test('RouteCollection::addPrefix: a route "/" under "/api" is "/api/", as Symfony\'s addPrefix() makes it, and GET /api is redirected to it', () => {
+  const routes = collection(['home', '/'], ['list', '/list']).addPrefix('/api');
+  assert.equal(paths(routes), [['home', '/api/'], ['list', '/api/list']]);
+  assert.equal(look([['home', routes.get('home')!.path]], '/api'), redirected('home', '/api/'));
+});
+
+test('RouteCollectionTest::testSetHost, testSetSchemes and testSetMethods: each replaces the option of every route', () => {
+  const routes = collection(['a', '/a', { schemes: ['http'], methods: ['GET', 'POST'] }], ['b', '/b', { host: ':locale.example.net' }]);
+  routes.setHost(':locale.example.com');
+  routes.setSchemes(['http', 'https']);
+  routes.setMethods(['PUT']);
+  for (const name of ['a', 'b']) {
+    assert.is(routes.get(name)?.host, ':locale.example.com');
+    assert.equal(routes.get(name)?.schemes, ['http', 'https']);
+    assert.equal(routes.get(name)?.methods, ['PUT']);
+  }
+});
+
+test('RouteCollectionTest::testAddNamePrefix: every name gets the prefix, the routes their order', () => {
+  const routes = collection(['foo', '/foo'], ['bar', '/bar'], ['api_foo', '/api/foo']);
+  const [foo, bar, apiFoo] = [routes.get('foo'), routes.get('bar'), routes.get('api_foo')];
+  routes.addNamePrefix('api_');
+  assert.equal([...routes.all().keys()], ['api_foo', 'api_bar', 'api_api_foo']);
+  assert.is(routes.get('api_foo'), foo);
+  assert.is(routes.get('api_bar'), bar);
+  assert.is(routes.get('api_api_foo'), apiFoo);
+  assert.is(routes.get('foo'), undefined);
+  assert.is(routes.get('bar'), undefined);
+});
+
+test('difference: RouteCollectionTest::testSetHost: a group method replaces the collection\'s routes with new ones (a Route is immutable), so a Route kept from before is unchanged (Symfony changes the Route itself)', () => {
+  const a = new Route('/a');
+  const routes = new RouteCollection().add('a', a).setHost(':locale.example.com');
+  assert.is(a.host, undefined);
+  assert.is.not(routes.get('a'), a);
+  assert.is(routes.get('a')?.host, ':locale.example.com');
+});
+
+test('difference: RouteCollectionTest::testAddPrefix: an empty prefix still adds its defaults and requirements (Symfony drops them)', () => {
+  const routes = collection(['foo', '/foo/:id']).addPrefix('/', { id: '1' }, { id: '\\d+' });
+  assert.is(routes.get('foo')?.path, '/foo/:id');
+  assert.equal(routes.get('foo')?.defaults, { id: '1' });
+  assert.equal(routes.get('foo')?.requirements, { id: '\\d+' });
 });
 
 // ---------------------------------------------------------------------------------------------
