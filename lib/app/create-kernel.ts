@@ -45,7 +45,8 @@ import {
 } from '../profiler/index.js';
 import { checkSaveOptions } from '../profiler/save-options.js';
 import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH, isTokenLength } from '../profiler/token.js';
-import { checkTrustedProxies, createRequestListener, type KernelRequestListener } from '../server/node-adapter.js';
+import { createInjector, type InjectInit, type InjectedResponse } from '../server/inject.js';
+import { checkTrustedProxies, createRequestListener, type KernelRequestListener, type RequestListenerOptions } from '../server/node-adapter.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { createRequestDescriber } from './describe-request.js';
@@ -183,6 +184,13 @@ export interface KernelApp {
   routes: RouteCollection;
   /** A node:http request listener serving this kernel. */
   listener: KernelRequestListener;
+  /**
+   * Runs a request through the kernel without a socket, as `listener` would serve it (Fastify's
+   * inject()): read with this app's trustedHosts, trustedProxies and bodyLimit, an escaped error
+   * answered with the same page, a stream body read whole, no body for HEAD, and `kernel.terminate`
+   * run (its profile queued) before it resolves. `init` is Request.create()'s, with `method` in it.
+   */
+  inject(target: string, init?: InjectInit): Promise<InjectedResponse>;
   env: string;
   debug: boolean;
   /**
@@ -326,7 +334,10 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
       return fallback();
     }
   };
-  const listener = createRequestListener(kernel, { trustedProxies: options.trustedProxies, trustedHosts: trustHost, bodyLimit: options.bodyLimit, logger, unhandled });
+  // One set of options for both: a request injected is read and answered as one from a socket.
+  const serving: RequestListenerOptions = { trustedProxies: options.trustedProxies, trustedHosts: trustHost, bodyLimit: options.bodyLimit, logger, unhandled };
+  const listener = createRequestListener(kernel, serving);
+  const inject = createInjector(kernel, serving);
 
   // The matcher was compiled from these routes: a route added later would never be matched (yet the generator would know it).
   const compiled = 'the kernel compiled its routes when it was made, and would never match a change: add routes before createKernel().';
@@ -345,6 +356,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     profiler,
     routes: allRoutes,
     listener,
+    inject,
     env,
     debug,
     schemePorts,

@@ -58,12 +58,57 @@ export interface KernelRequestListener extends NodeRequestListener {
 
 const LISTENER_OPTIONS: readonly string[] = ['trustedProxies', 'trustedHosts', 'bodyLimit', 'logger', 'unhandled', 'bodyCloseWaitMs'];
 
-/** Refuses a kernel or options createRequestListener() would fail on later, or misread: a typo (`bodylimit`) would leave the default limit on. */
-function checkListenerArguments(kernel: unknown, options: unknown): void {
-  if (!(kernel instanceof HttpKernel)) throw new TypeError(`createRequestListener() serves an HttpKernel (new HttpKernel(dispatcher, resolver), or createKernel()'s app.kernel), not ${describeValue(kernel)}.`);
-  if (!isPlainObject(options)) throw new TypeError(`createRequestListener() takes a plain object of options ({ trustedProxies, bodyLimit }), not ${describeValue(options)}.`);
+/** Refuses a kernel or options createRequestListener() (or `caller`) would fail on later, or misread: a typo (`bodylimit`) would leave the default limit on. */
+export function checkListenerArguments(kernel: unknown, options: unknown, caller = 'createRequestListener()'): void {
+  if (!(kernel instanceof HttpKernel)) throw new TypeError(`${caller} serves an HttpKernel (new HttpKernel(dispatcher, resolver), or createKernel()'s app.kernel), not ${describeValue(kernel)}.`);
+  if (!isPlainObject(options)) throw new TypeError(`${caller} takes a plain object of options ({ trustedProxies, bodyLimit }), not ${describeValue(options)}.`);
   for (const key of Object.keys(options)) {
-    if (!LISTENER_OPTIONS.includes(key)) throw new TypeError(`createRequestListener() has no option "${key}"; its options are ${LISTENER_OPTIONS.join(', ')}.`);
+    if (!LISTENER_OPTIONS.includes(key)) throw new TypeError(`${caller} has no option "${key}"; its options are ${LISTENER_OPTIONS.join(', ')}.`);
+  }
+}
+
+/** What a Request is read with (trusted proxies and hosts, body limit): one place, so that the server and inject() never read requests apart. */
+export interface RequestReadOptions {
+  trustProxy: TrustProxy | null;
+  trustHost: TrustHost | null;
+  bodyLimit: number | undefined;
+}
+
+/** The listener options' trustedProxies, trustedHosts and bodyLimit, compiled and checked once, as every request is read with them. */
+export function requestReadOptions(options: Pick<RequestListenerOptions, 'trustedProxies' | 'trustedHosts' | 'bodyLimit'>): RequestReadOptions {
+  const trustHost = options.trustedHosts === undefined || typeof options.trustedHosts === 'function' ? (options.trustedHosts ?? null) : compileTrustedHosts(options.trustedHosts);
+  return { trustProxy: compileTrust(options.trustedProxies), trustHost, bodyLimit: options.bodyLimit === undefined ? undefined : checkBodyLimit(options.bodyLimit) };
+}
+
+/** Logs a kernel.terminate that failed, in the request's context, as its listeners ran: the record is the request's (its stderr line). */
+export function logTerminateFailure(kernel: HttpKernel, logger: Logger | undefined, request: Request, error: unknown): void {
+  kernel.requestStack.run(request, () => logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error }));
+}
+
+/**
+ * Logs an error that escaped kernel.handle() (CRITICAL, in the request's context, unless the error
+ * listener's record names it already) and gives its page: `unhandled`'s (a Response, or anything
+ * else, which gets the bare 500, or a promise of either), the bare 500 when that throws, the error's
+ * bare answer without `unhandled`. The server's and inject()'s answer to such an error.
+ */
+export function escapedPage(kernel: HttpKernel, options: Pick<RequestListenerOptions, 'logger' | 'unhandled'>, request: Request, error: unknown): unknown {
+  const { logger, unhandled } = options;
+  // The error the failing listener was handling reached neither the listeners after it nor the page: the record names it.
+  const handled = HttpKernel.handledErrorOf(error);
+  // The error itself, no listener having answered it (one stopped the others): the error listener's record names it already.
+  const logged = handled === undefined && ErrorListener.hasLogged(error, request);
+  if (!logged) {
+    kernel.requestStack.run(request, () =>
+      handled === undefined
+        ? logger?.critical('Unhandled error: {message}', { message: messageOf(error), error })
+        : logger?.critical('Unhandled error: {message} (thrown by a kernel.exception listener while handling {handled})', { message: messageOf(error), error, handled: messageOf(handled), handledError: handled }),
+    );
+  }
+  if (unhandled === undefined) return bareAnswerOf(error);
+  try {
+    return unhandled(error, request);
+  } catch {
+    return bareAnswer();
   }
 }
 
@@ -73,10 +118,8 @@ function checkListenerArguments(kernel: unknown, options: unknown): void {
  */
 export function createRequestListener(kernel: HttpKernel, options: RequestListenerOptions = {}): KernelRequestListener {
   checkListenerArguments(kernel, options);
-  const trustProxy = compileTrust(options.trustedProxies);
-  const trustHost = options.trustedHosts === undefined || typeof options.trustedHosts === 'function' ? (options.trustedHosts ?? null) : compileTrustedHosts(options.trustedHosts);
   // Checked here, once, rather than by the first request's Request.
-  const readOptions = { trustProxy, trustHost, bodyLimit: options.bodyLimit === undefined ? undefined : checkBodyLimit(options.bodyLimit) };
+  const readOptions = requestReadOptions(options);
   const closeWaitMs = options.bodyCloseWaitMs ?? BODY_CLOSE_WAIT_MS;
   // setTimeout would read NaN, a negative or a huge delay as 1 ms.
   if (!Number.isInteger(closeWaitMs) || closeWaitMs < 0 || closeWaitMs > MAX_TIMER_MS) throw new RangeError(`bodyCloseWaitMs is a whole number of milliseconds from 0 to ${MAX_TIMER_MS}, not ${String(closeWaitMs)}.`);
@@ -84,9 +127,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const logger = options.logger;
   const dispatcher = kernel.dispatcher;
 
-  // In the request's context, as its listeners ran: the record is the request's (its stderr line).
-  const terminateFailed = (request: Request, error: unknown): void =>
-    kernel.requestStack.run(request, () => logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error }));
+  const terminateFailed = (request: Request, error: unknown): void => logTerminateFailure(kernel, logger, request, error);
 
   // After the response is handed to the socket: slow work (profile saving) is off the client's path.
   const terminate = (request: Request, response: Response): void => {
@@ -228,29 +269,9 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     kernel.requestStack.run(request, () => logger?.error('The error page, given up on after {ms} ms, failed later: {message} (the page was for {for})', { ms: ERROR_PAGE_GRACE_MS, message: messageOf(failure), for: messageOf(error), error: failure }));
   };
 
-  const unhandled = options.unhandled;
   /** An error that escaped kernel.handle(): logged, then answered with `unhandled`'s page (within the grace, see pageWithin), or the bare 500. */
   const escaped = (req: IncomingMessage, res: ServerResponse, request: Request, error: unknown): void => {
-    // In the request's context: the record is the request's (its stderr line, its error page's logs).
-    // The error the failing listener was handling reached neither the listeners after it nor the page: the record names it.
-    const handled = HttpKernel.handledErrorOf(error);
-    // The error itself, no listener having answered it (one stopped the others): the error listener's record names it already.
-    const logged = handled === undefined && ErrorListener.hasLogged(error, request);
-    if (!logged) {
-      kernel.requestStack.run(request, () =>
-        handled === undefined
-          ? logger?.critical('Unhandled error: {message}', { message: messageOf(error), error })
-          : logger?.critical('Unhandled error: {message} (thrown by a kernel.exception listener while handling {handled})', { message: messageOf(error), error, handled: messageOf(handled), handledError: handled }),
-      );
-    }
-    const bare = (): void => sendPage(req, res, request, bareAnswer());
-    if (unhandled === undefined) return sendPage(req, res, request, bareAnswerOf(error));
-    let page: Response | Promise<Response>;
-    try {
-      page = unhandled(error, request);
-    } catch {
-      return bare();
-    }
+    const page = escapedPage(kernel, options, request, error);
     if (!isPromiseLike(page)) return sendPage(req, res, request, page);
     // Counted with the stream bodies: settled() (app.close()) waits for its kernel.terminate, at most the grace.
     openBodies++;
@@ -263,7 +284,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       },
       (failure: unknown) => {
         if (!inTime()) return failedLate(request, error, failure);
-        bare();
+        sendPage(req, res, request, bareAnswer());
         bodyTerminated();
       },
     );
@@ -755,7 +776,7 @@ function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): 
  * A bare answer, its status and reason phrase alone (no internals), as a Response: what an escaped error gets when no
  * `unhandled` page can be had, or an error raised outside handle() when its page is not ready in time (it is terminated as any answer).
  */
-function bareAnswer(status = 500): Response {
+export function bareAnswer(status = 500): Response {
   return new Response(`${statusText(status)}\n`, status, { 'content-type': 'text/plain; charset=UTF-8' });
 }
 
@@ -803,7 +824,7 @@ function compileTrust(trusted: RequestListenerOptions['trustedProxies']): TrustP
 }
 
 /** The error as a log message names it; never throws, whatever was thrown (a null-prototype object, a Proxy, a throwing getter). */
-function messageOf(error: unknown): string {
+export function messageOf(error: unknown): string {
   try {
     return error instanceof Error ? `${error.constructor.name}: ${error.message}` : String(error);
   } catch {

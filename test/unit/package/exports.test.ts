@@ -88,4 +88,17 @@ test('an embedder can run a request through the kernel without a socket', async 
   await app.close();
 });
 
+test('an embedder can inject a request as the server would, and a kernel of its own has createInjector', async () => {
+  const { Response } = await import('http-kernel');
+  const { createKernel } = await import('http-kernel/app');
+  const { Route, RouteCollection } = await import('http-kernel/routing');
+  const routes = new RouteCollection();
+  routes.add('book', new Route('/books/:id', { defaults: { _controller: (_: unknown, params: { id: string }) => Response.json({ id: Number(params.id) }) } }));
+  const app = createKernel({ routes, stderrLogLevel: false, trustedHosts: ['books.example'] });
+  assert.equal((await app.inject('http://books.example/books/42')).json(), { id: 42 });
+  assert.is((await app.inject('/books/42')).status, 400);
+  await app.close();
+  assert.type((await import('http-kernel/server')).createInjector, 'function');
+});
+
 test.run();

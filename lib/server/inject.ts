@@ -1,0 +1,159 @@
+import type { Readable } from 'node:stream';
+import { HttpKernel, Request, Response, destroyBody, isHttpError, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
+import { describeValue } from '../../kernel/describe-value.js';
+import { isPlainObject } from '../../kernel/name-value-object.js';
+import { ErrorListener } from '../errors/index.js';
+import { ERROR_PAGE_GRACE_MS } from './listen.js';
+import { bareAnswer, checkListenerArguments, escapedPage, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
+
+/** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
+export interface InjectInit extends Omit<RequestCreateInit, 'trustProxy' | 'trustHost' | 'bodyLimit'> {
+  /** Default GET. */
+  method?: string;
+}
+
+/** What inject() answers: the kernel's Response as its server would have sent it, its body read whole. */
+export interface InjectedResponse extends Response {
+  /** Text or bytes as the application gave them, a stream's as bytes; null for HEAD and for statuses without a body (204, 304). */
+  body: string | Uint8Array | null;
+  /** The body as UTF-8 text ('' for none). */
+  text(): string;
+  /** The body parsed as JSON (a SyntaxError for a body that is no JSON). */
+  json(): unknown;
+}
+
+/** Runs a request through the kernel without a socket, as the server would; see createInjector. */
+export type Inject = (target: string, init?: InjectInit) => Promise<InjectedResponse>;
+
+const INIT_OPTIONS: ReadonlySet<string> = new Set(['method', 'headers', 'body', 'json', 'scheme', 'remoteAddress', 'localAddress', 'localPort', 'signal']);
+/** Request.create()'s options that inject() takes from the server's, by the server's name for them. */
+const SERVER_SETTINGS: Readonly<Record<string, string>> = { trustProxy: 'trustedProxies', trustHost: 'trustedHosts', bodyLimit: 'bodyLimit' };
+
+/** Errors of a stream body that mean its reader went away, not that the body failed (as the server tells them). */
+const READER_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
+
+/**
+ * An inject() for `kernel` (Fastify's inject(), Symfony's KernelBrowser): the request is read with the
+ * listener options' trusted proxies, trusted hosts and body limit, as createRequestListener reads one
+ * from a socket; an error that escapes handle() gets the same logged page as from the server; a stream
+ * body is read whole; HEAD and 204/304 get no body; then `kernel.terminate` runs, and is awaited, before
+ * the Response is answered. It rejects only for an init it cannot make a request of, a stream body that
+ * fails once begun (the server cuts that connection) or `init.signal` aborting while the body is read.
+ */
+export function createInjector(kernel: HttpKernel, options: RequestListenerOptions = {}): Inject {
+  checkListenerArguments(kernel, options, 'createInjector()');
+  const readOptions = requestReadOptions(options);
+  const logger = options.logger;
+
+  const terminate = async (request: Request, response: Response): Promise<void> => {
+    try {
+      await kernel.terminateMaybeAsync(request, response);
+    } catch (error) {
+      logTerminateFailure(kernel, logger, request, error);
+    }
+  };
+
+  /** The page of `error`, or the bare `status` once ERROR_PAGE_GRACE_MS has passed without it, logged as the server logs it. */
+  const pageWithin = async (page: PromiseLike<unknown>, request: Request, error: unknown, status: number): Promise<Response> => {
+    let grace: NodeJS.Timeout | undefined;
+    const late = new Promise<Response>((resolve) => {
+      grace = setTimeout(() => {
+        const bare = bareAnswer(status);
+        kernel.requestStack.run(request, () => logger?.critical(`The error page was not ready within {ms} ms, so a bare ${bare.status} was sent for {message}`, { ms: ERROR_PAGE_GRACE_MS, status: bare.status, message: messageOf(error), error }));
+        resolve(bare);
+      }, ERROR_PAGE_GRACE_MS);
+    });
+    try {
+      return await Promise.race([Promise.resolve(page).then((answer) => (answer instanceof Response ? answer : bareAnswer()), () => bareAnswer()), late]);
+    } finally {
+      clearTimeout(grace);
+    }
+  };
+
+  /** The answer to a stream body that failed before its first chunk: the kernel's error page, as the server answers it. */
+  const pageOfFailedBody = (request: Request, error: unknown): Promise<Response> => {
+    const page = kernel.handleException(error, request).then(undefined, (unanswered: unknown) => {
+      if (unanswered !== error || !ErrorListener.hasLogged(error, request)) {
+        kernel.requestStack.run(request, () => logger?.critical('Unhandled error: {message}', { message: messageOf(unanswered), error: unanswered }));
+      }
+      return bareAnswer();
+    });
+    return pageWithin(page, request, error, isHttpError(error) && error.status >= 400 && error.status <= 599 ? error.status : 500);
+  };
+
+  /** The body the client would get, read whole; the response terminated once it is. */
+  const deliver = async (request: Request, first: Response, signal: AbortSignal | undefined): Promise<InjectedResponse> => {
+    let response = first;
+    let body: string | Uint8Array | null = null;
+    for (let attempt = 1; ; attempt++) {
+      const given = response.body;
+      if (request.method === 'HEAD' || response.isEmpty() || given === null) {
+        destroyBody(given);
+        break;
+      }
+      if (typeof given === 'string' || given instanceof Uint8Array) {
+        body = given;
+        break;
+      }
+      const read = await readWhole(given, signal);
+      if (read.bytes !== undefined) {
+        body = read.bytes;
+        break;
+      }
+      // Nothing came before the failure: the error page goes out instead (once; the bare 500 if its own body fails so too).
+      if (!read.begun && signal?.aborted !== true) {
+        response = attempt === 1 ? await pageOfFailedBody(request, read.error) : bareAnswer();
+        continue;
+      }
+      if (signal?.aborted !== true && !READER_GONE.has((read.error as NodeJS.ErrnoException | null)?.code ?? '')) {
+        kernel.requestStack.run(request, () => logger?.critical('The response body stream failed: {message}', { message: messageOf(read.error), error: read.error }));
+      }
+      await terminate(request, response);
+      throw read.error;
+    }
+    await terminate(request, response);
+    response.body = body;
+    const text = (): string => (body === null ? '' : typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+    return Object.assign(response, { body, text, json: (): unknown => JSON.parse(text()) });
+  };
+
+  return async (target, init = {}) => {
+    checkInit(init);
+    const { method = 'GET', ...createInit } = init;
+    const request = Request.create(target, method, { ...createInit, ...readOptions });
+    let response: Response;
+    try {
+      response = await kernel.handleMaybeAsync(request);
+    } catch (error) {
+      const page = escapedPage(kernel, options, request, error);
+      response = isPromiseLike(page) ? await pageWithin(page, request, error, 500) : page instanceof Response ? page : bareAnswer();
+    }
+    return deliver(request, response, init.signal ?? undefined);
+  };
+}
+
+/** Refuses an init that inject() would misread, and the server's settings, which it does not take per request. */
+function checkInit(init: unknown): void {
+  if (!isPlainObject(init)) throw new TypeError(`inject() takes a plain object of options ({ method, headers, body }) as its second argument, not ${describeValue(init)}.`);
+  for (const key of Object.keys(init)) {
+    const setting = SERVER_SETTINGS[key];
+    if (setting !== undefined) throw new TypeError(`inject() reads its request as the server does, with the server's ${setting}: give that to createKernel() (or createInjector()), not "${key}" to inject().`);
+    if (!INIT_OPTIONS.has(key)) throw new TypeError(`inject() has no option "${key}"; its options are ${[...INIT_OPTIONS].join(', ')}.`);
+  }
+}
+
+/** A stream body read whole, or the error it failed with and whether any chunk came first; `signal` aborting destroys it. */
+async function readWhole(body: Readable, signal: AbortSignal | undefined): Promise<{ bytes: Buffer; begun?: undefined; error?: undefined } | { bytes?: undefined; begun: boolean; error: unknown }> {
+  const chunks: Buffer[] = [];
+  const stop = (): void => void body.destroy(signal!.reason as Error);
+  if (signal?.aborted === true) stop();
+  else signal?.addEventListener('abort', stop, { once: true });
+  try {
+    for await (const chunk of body) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
+    return { bytes: Buffer.concat(chunks) };
+  } catch (error) {
+    return { begun: chunks.length > 0, error };
+  } finally {
+    signal?.removeEventListener('abort', stop);
+  }
+}

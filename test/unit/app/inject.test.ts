@@ -1,0 +1,254 @@
+// app.inject() runs a request as the app's server would, without a socket: the app's trusted hosts,
+// proxies and body limit, the server's answer to an error that escapes the kernel, a stream body
+// read whole, HEAD without a body, and kernel.terminate (the profile) before it resolves. Where the
+// server's answer is the point, it is compared with a real server's on 127.0.0.1.
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request as undiciRequest } from 'undici';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { KernelEvents, Response, type Controller, type EventSubscriber, type ExceptionEvent, type Request, type TerminateEvent } from '../../../kernel/index.js';
+import { createKernel, type KernelApp, type KernelOptions } from '../../../lib/app/index.js';
+import { MemoryStorage } from '../../../lib/profiler/storage/index.js';
+import { Route, RouteCollection } from '../../../lib/routing/index.js';
+
+function routesOf(controllers: Record<string, Controller>): RouteCollection {
+  const routes = new RouteCollection();
+  for (const [path, controller] of Object.entries(controllers)) routes.add(path.slice(1) || 'home', new Route(path, { defaults: { _controller: controller } }));
+  return routes;
+}
+
+function appOf(options: KernelOptions = {}): KernelApp {
+  return createKernel({ stderrLogLevel: false, ...options });
+}
+
+/** The status, content type and body a real server on 127.0.0.1 answers for `path` sent with `headers`. */
+async function served(app: KernelApp, path: string, init: { method?: 'GET' | 'HEAD'; headers?: Record<string, string> } = {}): Promise<{ status: number; type: unknown; body: string }> {
+  const server = http.createServer(app.listener).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  try {
+    const { port } = server.address() as AddressInfo;
+    const response = await undiciRequest(`http://127.0.0.1:${port}${path}`, { method: init.method ?? 'GET', headers: init.headers });
+    return { status: response.statusCode, type: response.headers['content-type'], body: await response.body.text() };
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
+/** Counts kernel.terminate, with what the body of each response was by then. */
+function terminateWatcher(): { ended: Array<number>; getSubscribedEvents(): Record<string, readonly [string, number]>; onTerminate(event: TerminateEvent): void } {
+  return {
+    ended: [],
+    getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: ['onTerminate', 0] as const }),
+    onTerminate(event: TerminateEvent): void {
+      this.ended.push(event.response.status);
+    },
+  };
+}
+
+/** A kernel.exception listener with a bug: the error escapes handle(). */
+const buggyFormatter = {
+  getSubscribedEvents: () => ({ [KernelEvents.EXCEPTION]: ['onException', 10] as const }),
+  onException(event: ExceptionEvent): void {
+    const details = (event.error as { details?: { reason: string } }).details;
+    event.setResponse(new Response(`failed: ${details!.reason}`, 500));
+  },
+};
+
+test('inject refuses a host the app does not trust with the 400 and the message of its server', async () => {
+  const app = appOf({ trustedHosts: ['example.com'], routes: routesOf({ '/': () => new Response('home') }) });
+  const injected = await app.inject('http://evil.test/', { headers: { accept: 'application/json' } });
+  const fromServer = await served(app, '/', { headers: { host: 'evil.test', accept: 'application/json' } });
+  assert.equal((injected.json() as { status: number; detail: string }), { type: 'about:blank', title: 'Bad Request', status: 400, detail: 'Untrusted Host "evil.test".', instance: '/' });
+  assert.equal([injected.status, injected.headers['content-type'], injected.text()], [fromServer.status, fromServer.type, fromServer.body]);
+  assert.is((await app.inject('http://example.com/')).text(), 'home');
+  await app.close();
+});
+
+test("inject honours a trusted proxy's X-Forwarded-For and ignores an untrusted peer's", async () => {
+  const app = appOf({ trustedProxies: ['10.0.0.0/8'], routes: routesOf({ '/ip': (request: Request) => new Response(String(request.clientIp)) }) });
+  const headers = { 'x-forwarded-for': '203.0.113.7' };
+  assert.is((await app.inject('/ip', { remoteAddress: '10.1.2.3', headers })).text(), '203.0.113.7');
+  assert.is((await app.inject('/ip', { remoteAddress: '192.0.2.9', headers })).text(), '192.0.2.9');
+  // Request.create()'s default client.
+  assert.is((await app.inject('/ip', { headers })).text(), '127.0.0.1');
+  await app.close();
+});
+
+test("a body over the app's bodyLimit is a 413, one within it is read", async () => {
+  const app = appOf({ bodyLimit: 16, routes: routesOf({ '/upload': async (request: Request) => new Response(`${(await request.bytes()).length} bytes`) }) });
+  assert.is((await app.inject('/upload', { method: 'POST', body: 'x'.repeat(17) })).status, 413);
+  const streamed = await app.inject('/upload', { method: 'POST', body: Readable.from(['x'.repeat(10), 'x'.repeat(10)]) });
+  assert.is(streamed.status, 413);
+  const within = await app.inject('/upload', { method: 'POST', json: { a: 1 } });
+  assert.is(within.status, 200);
+  assert.is(within.text(), '7 bytes');
+  await app.close();
+});
+
+test('a stream body is read whole, and kernel.terminate runs once, after its end', async () => {
+  const watcher = terminateWatcher();
+  const events: string[] = [];
+  async function* chunks(): AsyncGenerator<string> {
+    for (const part of ['{"a":', '[1,2,', '3]}']) {
+      await sleep(5);
+      yield part;
+    }
+    events.push('body ended');
+  }
+  const app = appOf({
+    subscribers: [watcher, { getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }), onTerminate: () => void events.push('terminated') } as EventSubscriber],
+    routes: routesOf({ '/data': () => new Response(Readable.from(chunks()), 200, { 'content-type': 'application/json' }) }),
+  });
+  const response = await app.inject('/data');
+  assert.is(response.status, 200);
+  assert.instance(response.body, Uint8Array);
+  assert.is(response.text(), '{"a":[1,2,3]}');
+  assert.equal(response.json(), { a: [1, 2, 3] });
+  assert.equal(events, ['body ended', 'terminated']);
+  assert.equal(watcher.ended, [200]);
+  // Text and bytes bodies read the same.
+  const bytes = appOf({ routes: routesOf({ '/b': () => new Response(new TextEncoder().encode('{"b":true}')), '/t': () => Response.json({ t: 'é' }) }) });
+  assert.equal((await bytes.inject('/b')).json(), { b: true });
+  assert.equal((await bytes.inject('/t')).json(), { t: 'é' });
+  await Promise.all([app.close(), bytes.close()]);
+});
+
+test('HEAD gets no body, as from the server, an escaped error page included', async () => {
+  let destroyed = false;
+  const stream = (): Response =>
+    new Response(
+      new Readable({
+        read() {
+          this.push('never read');
+        },
+        destroy(error, callback) {
+          destroyed = true;
+          callback(error);
+        },
+      }),
+    );
+  const app = appOf({ subscribers: [buggyFormatter], routes: routesOf({ '/text': () => new Response('hello'), '/stream': stream, '/fail': () => { throw new Error('down'); } }) });
+  for (const path of ['/text', '/stream', '/fail']) {
+    const response = await app.inject(path, { method: 'HEAD' });
+    const fromServer = await served(app, path, { method: 'HEAD' });
+    assert.is(response.status, fromServer.status, path);
+    assert.is(response.body, null, path);
+    assert.is(response.text(), '', path);
+  }
+  assert.ok(destroyed, 'the stream nobody reads is destroyed');
+  await app.close();
+});
+
+test('the profile is recorded under X-Debug-Token when inject resolves, and saved by close()', async () => {
+  const storage = new MemoryStorage();
+  const app = appOf({ debug: true, profiler: { storage }, routes: routesOf({ '/hello': () => new Response('hi') }) });
+  const response = await app.inject('/hello');
+  const token = response.headers['x-debug-token'];
+  assert.type(token, 'string');
+  // kernel.terminate has run: the profile is complete, from memory until its save.
+  const profile = await app.profiler!.loadProfile(token as string);
+  assert.is(profile?.status, 200);
+  await app.close();
+  assert.is((await storage.read(token as string))?.url, 'http://localhost/hello');
+});
+
+test('an error that escapes the kernel gets the answer of the server, and is terminated with it', async () => {
+  const watcher = terminateWatcher();
+  const app = appOf({ subscribers: [buggyFormatter, watcher], routes: routesOf({ '/order': () => { throw new Error('the order service is down'); } }) });
+  const injected = await app.inject('/order', { headers: { accept: 'application/json' } });
+  const fromServer = await served(app, '/order', { headers: { accept: 'application/json' } });
+  assert.is(injected.status, 500);
+  assert.equal([injected.status, injected.headers['content-type'], injected.text()], [fromServer.status, fromServer.type, fromServer.body]);
+  assert.equal(watcher.ended, [500, 500]);
+  // An error page that never settles: the bare 500, as the server sends it after its grace.
+  const hung = appOf({ subscribers: [buggyFormatter], errorController: () => new Promise<Response>(() => {}), routes: routesOf({ '/order': () => { throw new Error('down'); } }) });
+  const bare = await hung.inject('/order');
+  assert.equal([bare.status, bare.text()], [500, 'Internal Server Error\n']);
+  await Promise.all([app.close(), hung.close()]);
+});
+
+test('a stream body that fails before its first chunk gets the error page; one that fails later rejects, terminated', async () => {
+  const watcher = terminateWatcher();
+  async function* later(): AsyncGenerator<string> {
+    yield 'part';
+    await sleep(1);
+    throw new Error('the feed broke');
+  }
+  const app = appOf({
+    subscribers: [watcher],
+    routes: routesOf({
+      '/missing': () => new Response(Readable.from((async function* () { throw new Error('no such file'); })())),
+      '/broken': () => new Response(Readable.from(later())),
+    }),
+  });
+  const page = await app.inject('/missing', { headers: { accept: 'application/json' } });
+  assert.is(page.status, 500);
+  assert.equal((page.json() as { status: number }).status, 500);
+  let failure: unknown;
+  await app.inject('/broken').catch((error: unknown) => (failure = error));
+  assert.is((failure as Error).message, 'the feed broke');
+  assert.equal(watcher.ended, [500, 200]);
+  await app.close();
+});
+
+test('a signal of the caller stops reading a body that never ends', async () => {
+  const watcher = terminateWatcher();
+  const app = appOf({ subscribers: [watcher], routes: routesOf({ '/feed': () => new Response(new Readable({ read() { setTimeout(() => this.push('tick\n'), 5); } })) }) });
+  const controller = new AbortController();
+  const done = app.inject('/feed', { signal: controller.signal }).then(() => 'resolved', (error: unknown) => error);
+  await sleep(30);
+  controller.abort(new Error('enough'));
+  assert.is(((await done) as Error).message, 'enough');
+  assert.equal(watcher.ended, [200]);
+  await app.close();
+});
+
+test('concurrent injects keep their logs apart', async () => {
+  const app = appOf({
+    debug: true,
+    profiler: { storage: new MemoryStorage() },
+    routes: routesOf({
+      '/work': async (request: Request) => {
+        const id = request.query.get('id');
+        app.logger.info('start {id}', { id });
+        await sleep(Number(id) % 3 * 5);
+        app.logger.info('end {id}', { id });
+        return new Response(`done ${id}`);
+      },
+    }),
+  });
+  const ids = ['1', '2', '3', '4', '5', '6'];
+  const responses = await Promise.all(ids.map((id) => app.inject(`/work?id=${id}`)));
+  for (const [i, response] of responses.entries()) {
+    assert.is(response.text(), `done ${ids[i]}`);
+    const profile = await app.profiler!.loadProfile(response.headers['x-debug-token'] as string);
+    const messages = (profile!.collectors.logger as { logs: Array<{ message: string }> }).logs.map((record) => record.message).filter((message) => /^(start|end) /.test(message));
+    assert.equal(messages, [`start ${ids[i]}`, `end ${ids[i]}`]);
+  }
+  await app.close();
+});
+
+test("inject refuses the server's settings and options it does not know, as TypeErrors at the call", async () => {
+  const app = appOf();
+  const refused = async (init: unknown): Promise<Error> => {
+    try {
+      await app.inject('/', init as object);
+    } catch (error) {
+      return error as Error;
+    }
+    throw new Error('expected a rejection');
+  };
+  const setting = await refused({ trustHost: () => true });
+  assert.instance(setting, TypeError);
+  assert.match(setting.message, 'with the server\'s trustedHosts: give that to createKernel()');
+  assert.match((await refused({ bodylimit: 10 })).message, 'inject() has no option "bodylimit"');
+  assert.instance(await refused(new Map()), TypeError);
+  await app.close();
+});
+
+test.run();
