@@ -135,12 +135,12 @@ test('HEAD gets no body, as from the server, an escaped error page included', as
   const app = appOf({ subscribers: [buggyFormatter], routes: routesOf({ '/text': () => new Response('hello'), '/stream': stream, '/fail': () => { throw new Error('down'); } }) });
   for (const path of ['/text', '/stream', '/fail']) {
     const response = await app.inject(path, { method: 'HEAD' });
+    if (path === '/stream') assert.ok(destroyed, 'the stream nobody reads is destroyed');
     const fromServer = await served(app, path, { method: 'HEAD' });
     assert.is(response.status, fromServer.status, path);
     assert.is(response.body, null, path);
     assert.is(response.text(), '', path);
   }
-  assert.ok(destroyed, 'the stream nobody reads is destroyed');
   await app.close();
 });
 
