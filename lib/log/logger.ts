@@ -43,7 +43,10 @@ export class Logger {
   readonly #currentRequest: () => object | undefined;
 
   constructor(options: LoggerOptions) {
-    this.channel = options.channel ?? 'app';
+    const channel: unknown = options.channel === undefined ? 'app' : options.channel;
+    // An empty channel would write records under none, which no sink or panel can tell apart.
+    if (typeof channel !== 'string' || channel === '') throw new TypeError(`A logger's channel is a non-empty string ('app', 'request'), not ${describeValue(channel)}.`);
+    this.channel = channel;
     this.#bus = options.bus;
     this.#threshold = toLevel(options.level ?? 'DEBUG');
     this.#currentRequest = options.currentRequest ?? (() => undefined);

@@ -54,6 +54,15 @@ test('withChannel writes under another channel with the same bus', () => {
   assert.is(entries[0]!.record.channel, 'request');
 });
 
+test('a channel that is empty or no string is a TypeError, from new Logger() and withChannel(), not records under no channel', () => {
+  const { bus } = collect();
+  const logger = new Logger({ bus });
+  for (const channel of ['', 42, null]) {
+    assert.throws(() => logger.withChannel(channel as string), (error: unknown) => error instanceof TypeError && /channel is a non-empty string/.test((error as Error).message), String(channel));
+    assert.throws(() => new Logger({ bus, channel: channel as string }), TypeError);
+  }
+});
+
 test('records are attributed to the current request, also across awaits and concurrency', async () => {
   const { bus } = collect();
   const stack = new RequestStack();
