@@ -350,10 +350,13 @@ export class Redactor {
   /** #json of an object (any Proxy trap or getter here may throw). */
   #objectJson(object: object, depth: number, path: object[], limits: CopyLimits): string {
     const value: unknown = object;
-    // Rare shapes (and Map keys, which may collide once made strings): through the copy.
-    if (isError(value) || value instanceof Date || value instanceof Map) return bounded(jsonValue(this.#copy(value, depth, path, limits)), limits);
+    if (value instanceof Date) return jsonValue(this.#copy(value, depth, path, limits));
     path.push(object);
     try {
+      // Member by member too, left as soon as they pass the total: through the copy, an error's fields or a
+      // Map of 100 items of 100 items of 10,000 characters were built whole, 100 MB, to be written as a note.
+      if (isError(value)) return this.#errorJson(value, depth, path, limits);
+      if (value instanceof Map) return this.#mapJson(value, depth, path, limits);
       let json = '';
       if (Array.isArray(value)) {
         for (let i = 0; i < value.length && i < limits.items; i++) json = bounded(`${json}${i === 0 ? '' : ','}${this.#json(value[i], depth + 1, path, limits)}`, limits);
@@ -374,6 +377,46 @@ export class Redactor {
     } finally {
       path.pop();
     }
+  }
+
+  /** #json of a Map, as #copy writes it: an object of its keys as text, a later key of the same text replacing the earlier. */
+  #mapJson(map: Map<unknown, unknown>, depth: number, path: object[], limits: CopyLimits): string {
+    const members: Record<string, string> = {};
+    let length = 0;
+    let count = 0;
+    for (const [key, inner] of map) {
+      if (count++ >= limits.items) break;
+      const name = String(key);
+      const json = this.isSecretKey(name) ? REDACTED_JSON : this.#json(inner, depth + 1, path, limits);
+      length = boundedLength(length + name.length + json.length + 4 - (Object.hasOwn(members, name) ? members[name]!.length : 0), limits);
+      setOwn(members, name, json);
+    }
+    return this.#membersJson(members);
+  }
+
+  /** #json of an error, as #errorCopy writes it: its class and message, then its code and own fields. */
+  #errorJson(error: Error, depth: number, path: object[], limits: CopyLimits): string {
+    const className = errorClassName(error);
+    const members: Record<string, string> = { class: jsonString(className), message: this.#json(error.message, depth + 1, path, limits) };
+    const code: unknown = (error as { code?: unknown }).code;
+    if (typeof code === 'string' || typeof code === 'number') members.code = this.isSecretKey('code') ? REDACTED_JSON : this.#json(code, depth + 1, path, limits);
+    let length = boundedLength(members.class!.length + members.message!.length + (members.code?.length ?? 0), limits);
+    let count = 0;
+    for (const [key, inner] of errorFields(error, className)) {
+      if (Object.hasOwn(members, key)) continue;
+      if (count++ >= limits.items) break;
+      const json = this.isSecretKey(key) ? REDACTED_JSON : this.#json(inner, depth + 1, path, limits);
+      length = boundedLength(length + key.length + json.length + 4, limits);
+      setOwn(members, key, json);
+    }
+    return this.#membersJson(members);
+  }
+
+  /** Members' JSON by name as an object's JSON, in the order JSON.stringify lists an object's keys (index-like ones first). */
+  #membersJson(members: Record<string, string>): string {
+    let json = '';
+    for (const key in members) if (Object.hasOwn(members, key)) json += `${json === '' ? '' : ','}${this.keyJson(key)}${members[key]}`;
+    return `{${json}}`;
   }
 
   /** `path`: the objects being copied above this one, to cut cycles (a shared object met twice is copied twice). */
@@ -560,8 +603,14 @@ export class Redactor {
 
 /** `json`, or a ValueTooLong thrown once it passes the value's total: its writer stops there. */
 function bounded(json: string, limits: CopyLimits): string {
-  if (json.length > limits.total) throw new ValueTooLong(json.length);
+  boundedLength(json.length, limits);
   return json;
+}
+
+/** `length`, or a ValueTooLong thrown once it passes the value's total (see bounded). */
+function boundedLength(length: number, limits: CopyLimits): number {
+  if (length > limits.total) throw new ValueTooLong(length);
+  return length;
 }
 
 /**

@@ -388,4 +388,24 @@ test('a value whose JSON passes 256 KiB (100 items of 100 items of 10,000 charac
   assert.type(JSON.parse(redactor.valueJson([[[row, row]]])), 'string');
 });
 
+test("a Map or an error's fields in a value are left as soon as they pass 256 KiB, as an object's are: not 100 MB built first to be written as a note", () => {
+  let reads = 0;
+  const wide = (): Record<string, string> => {
+    const item: Record<string, string> = {};
+    for (let i = 0; i < 100; i++) Object.defineProperty(item, `k${i}`, { enumerable: true, get: () => (reads++, 'x'.repeat(10_000)) });
+    return item;
+  };
+  const error = Object.assign(new Error('the upstream failed'), { response: Array.from({ length: 100 }, wide) });
+  for (const value of [new Map(Array.from({ length: 100 }, (_, i) => [i, wide()])), error]) {
+    reads = 0;
+    assert.match(JSON.parse(redactor.valueJson({ value })), /^\[value of at least \d+ characters left out: longer than 262144\]$/);
+    // 27 strings of 10,000 characters pass 256 KiB: the other 9,973 are never read.
+    assert.ok(reads < 100, `${reads} strings read`);
+  }
+  // Under the bound, both are written as before: a Map's keys as text, an error by class, message, code and fields.
+  const kept = { map: new Map<unknown, unknown>([[1, 'a'], ['1', 'b'], ['token', 's3cret']]), error: Object.assign(new Error('x'), { code: 'E_X', status: 502 }) };
+  assert.equal(JSON.parse(redactor.valueJson(kept)), redactor.value(kept));
+  assert.equal(JSON.parse(redactor.valueJson(kept)), { map: { 1: 'b', token: REDACTED }, error: { class: 'Error', message: 'x', code: 'E_X', status: 502 } });
+});
+
 test.run();
