@@ -162,6 +162,8 @@ export interface RequestData {
   bodyTruncated: boolean;
   /** Request attributes, made JSON-safe (`_controller` shown by name). */
   attributes: Record<string, unknown>;
+  /** How many attributes are not kept, past MAX_ATTRIBUTES_JSON of them; absent when none. */
+  attributesOmitted?: number;
   route: string | null;
   routeParams: Record<string, unknown>;
   controller: string | null;

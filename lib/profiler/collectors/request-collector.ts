@@ -11,6 +11,17 @@ export { describeController };
 /** Largest request body kept, in bytes. */
 export const DEFAULT_BODY_CAP = 64 * 1024;
 
+/**
+ * Most characters of JSON of a request's attributes in its profile; past them the attributes are
+ * counted (`attributesOmitted`), not kept. Each is bounded (MAX_VALUE_JSON), but not their number:
+ * nine of 256 KiB passed MAX_COLLECTOR_JSON, and the whole request panel, its headers, route and
+ * response, was a note in the profile.
+ */
+export const MAX_ATTRIBUTES_JSON = 1024 * 1024;
+
+/** The attributes the panel's summary is made of: kept however many came before them. */
+const SUMMARY_ATTRIBUTES: ReadonlySet<string> = new Set(['_controller', '_route', '_route_params']);
+
 /** The request and response: headers, query, cookies, body within a cap, attributes, route; secrets redacted. */
 export class RequestCollector implements DataCollector {
   readonly name = 'request';
@@ -41,7 +52,7 @@ export class RequestCollector implements DataCollector {
       `{"path":${jsonString(redactor.url(request.path))},"requestHeaders":${redactor.headersJson(request.headers, this.#lastRequestHeaders)}` +
         `,"query":${request.queryString === '' ? '{}' : jsonValue(redactor.searchParams(request.query))},"cookies":${request.headers.cookie === undefined ? '{}' : jsonValue(cookies)}` +
         `,"body":${jsonStringOrNull(text === null ? null : redactor.body(text, request.contentType))},"bodyTruncated":${truncated}` +
-        `,"attributes":${attributesJson(request, redactor)},"requestType":${jsonString(requestType)}` +
+        `,${attributesJson(request, redactor)},"requestType":${jsonString(requestType)}` +
         `,"responseHeaders":${redactor.headersJson(response.headers)}` +
         `,"session":${session !== undefined && session !== null && typeof session === 'object' ? redactor.valueJson(session) : 'null'}}`,
     );
@@ -99,18 +110,26 @@ function errorText(value: unknown): string {
   }
 }
 
-/** The request attributes as JSON: `_controller` by name, errors as `Class: message` (cut as strings are), the rest (`__proto__` too) redacted and JSON-safe. */
+/**
+ * The request attributes as JSON members (`"attributes":{...}`, and `"attributesOmitted":N` past MAX_ATTRIBUTES_JSON):
+ * `_controller` by name, errors as `Class: message` (cut as strings are), the rest (`__proto__` too) redacted and JSON-safe.
+ */
 function attributesJson(request: Request, redactor: Redactor): string {
   let json = '';
+  let omitted = 0;
   for (const [name, value] of request.attributes) {
+    // `__proto__` too, as any key: JSON.parse makes it an own property, never the prototype (as setOwn does for a query's).
+    if (name === '_session_data') continue;
+    if (json.length >= MAX_ATTRIBUTES_JSON && !SUMMARY_ATTRIBUTES.has(name)) {
+      omitted++;
+      continue;
+    }
     let inner: string;
     if (name === '_controller') inner = jsonStringOrNull(describeController(value));
     // Cut as any attribute's string is (valueJson): a 10 MB message was stored whole in the error page's profile.
     else if (name === 'exception') inner = redactor.valueJson(errorText(value));
-    // `__proto__` too, as any key: JSON.parse makes it an own property, never the prototype (as setOwn does for a query's).
-    else if (name === '_session_data') continue;
     else inner = redactor.isSecretKey(name) ? REDACTED_JSON : redactor.valueJson(value);
     json += `${json === '' ? '' : ','}${redactor.keyJson(name)}${inner}`;
   }
-  return `{${json}}`;
+  return omitted === 0 ? `"attributes":{${json}}` : `"attributes":{${json}},"attributesOmitted":${omitted}`;
 }

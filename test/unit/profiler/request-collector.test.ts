@@ -1,7 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, Response } from '../../../kernel/index.js';
-import { RequestCollector } from '../../../lib/profiler/collectors/index.js';
+import { MAX_ATTRIBUTES_JSON, RequestCollector } from '../../../lib/profiler/collectors/index.js';
+import { MAX_COLLECTOR_JSON, type Profile } from '../../../lib/profiler/profile.js';
+import { renderRequestPanel } from '../../../lib/profiler/ui/panels/request-panel.js';
+import type { PanelContext } from '../../../lib/profiler/ui/panels/panel-context.js';
 import type { CollectContext } from '../../../lib/profiler/data-collector.js';
 import { Redactor } from '../../../lib/profiler/redactor.js';
 
@@ -78,6 +81,26 @@ test('a JSON body field named __proto__ is kept in the collected body', async ()
   assert.ok(Object.hasOwn(body, '__proto__'), 'JSON body');
   assert.equal(Object.entries(body), [['__proto__', { polluted: true }], ['a', 1]]);
   assert.is(({} as Record<string, unknown>).polluted, undefined);
+});
+
+
+test("a request's attributes past 1 MiB of JSON are counted, not kept, and the panel says so: twelve of 250 KB made the whole request data, headers, route and response, a note of its size", () => {
+  const request = Request.create('/upload', 'GET', { headers: { 'x-trace': 'abc' } });
+  request.attributes.set('_route', 'upload');
+  for (let i = 0; i < 12; i++) request.attributes.set(`batch${i}`, Array(25).fill('x'.repeat(10_000)));
+  // The panel's summary is kept however many attributes came before it.
+  request.attributes.set('_controller', function upload() {});
+  const context: CollectContext = { request, response: new Response('ok', 201), error: undefined, requestType: 'main', startTime: 0, startNow: 0, endNow: 0 };
+  const json = new RequestCollector(new Redactor()).lateCollect(context).json;
+  assert.ok(json.length < MAX_COLLECTOR_JSON, `${json.length} characters`);
+  const data = JSON.parse(json);
+  assert.is(data.requestHeaders['x-trace'], 'abc');
+  // 25 strings of 10,000 characters are 250,075 of JSON: the fifth passes 1 MiB, and the seven after it are counted.
+  assert.equal(Object.keys(data.attributes), ['_route', 'batch0', 'batch1', 'batch2', 'batch3', 'batch4', '_controller']);
+  assert.is(data.attributesOmitted, 7);
+  assert.is(MAX_ATTRIBUTES_JSON, 1024 * 1024);
+  const profile = { token: 'abc123', parent: null, children: [], ip: '127.0.0.1', method: 'GET', url: 'http://localhost/upload', time: 0, status: 201, collectors: { request: data } } as unknown as Profile;
+  assert.match(String(renderRequestPanel({ profile } as PanelContext)), "7 more attributes are not shown: a profile keeps 1 MiB of a request's attributes.");
 });
 
 test.run();

@@ -15,6 +15,7 @@ export function renderRequestPanel({ profile }: PanelContext): SafeHtml {
   const controller = stringOf(data['controller']);
   const route = stringOf(data['route']);
   const requestType = stringOf(data['requestType']);
+  const attributesOmitted = numberOf(data['attributesOmitted']) ?? 0;
 
   return html`<h2>Request</h2>
 <div class="metrics">
@@ -51,7 +52,7 @@ ${renderKeyValueTable(data['cookies'], 'No cookies')}
 ${renderKeyValueTable(data['requestHeaders'], 'No headers', { keyLabel: 'Header' })}
 
 <h3>Request attributes</h3>
-${renderKeyValueTable(data['attributes'], 'No attributes')}
+${renderKeyValueTable(data['attributes'], 'No attributes')}${attributesOmitted > 0 ? html`<p class="empty">${attributesOmitted} more attributes are not shown: a profile keeps 1 MiB of a request's attributes.</p>` : ''}
 
 <h3>Session</h3>
 ${session === null || session === undefined ? html`<p class="empty">No session was used</p>` : renderKeyValueTable(recordOf(session), 'The session is empty')}
