@@ -156,8 +156,8 @@ export function checkBodyLimit(limit: unknown, option = 'bodyLimit'): number {
 let slotsOf: (request: Request, create: boolean) => unknown[] | undefined;
 /** Aborts a request's signal; set once by Request's static block. */
 let abortOwnSignal: (request: Request, reason: unknown) => void;
-/** The stack of the kernel handling a main request (see requestInternals.handledWith); set once by Request's static block. */
-let requestStackOf: (request: Request) => RequestStack | undefined;
+/** The stacks of the kernels handling a main request (see requestInternals.handledWith); set once by Request's static block. */
+let requestStacksOf: (request: Request) => RequestStack | readonly RequestStack[] | undefined;
 let slotCount = 0;
 
 /**
@@ -228,8 +228,11 @@ export class Request {
   #callerSignal: AbortSignal | undefined;
   /** Made on the first read of `signal` (its signal) or abortRequest(). */
   #abort: AbortController | undefined;
-  /** The stack of the kernel handling it as a main request, when it tracks the current request: its signal aborts with it current. */
-  #requestStack: RequestStack | undefined;
+  /**
+   * The stack of each kernel handling it as a main request, when it tracks the current request (one,
+   * or several: an embedder's kernel handing it to an app's): its signal aborts with it current in each.
+   */
+  #requestStacks: RequestStack | readonly RequestStack[] | undefined;
   /** The node:http response of a request from the socket: `signal` is aborted when its client leaves before it is finished. */
   #response: ServerResponse | undefined;
   #path: string | undefined;
@@ -250,9 +253,13 @@ export class Request {
       // Aborted for good: nothing left to follow.
       requestInternals.endSignalFollowing(main);
     };
-    requestStackOf = (request) => request.#requestStack;
+    requestStacksOf = (request) => request.#requestStacks;
     requestInternals.handledWith = (request, stack) => {
-      request.#requestStack ??= stack;
+      const known = request.#requestStacks;
+      if (known === undefined) request.#requestStacks = stack;
+      else if (Array.isArray(known)) {
+        if (!known.includes(stack)) request.#requestStacks = [...known, stack];
+      } else if (known !== stack) request.#requestStacks = [known as RequestStack, stack];
     };
     requestInternals.endSignalFollowing = (request) => {
       const callerSignal = request.#callerSignal;
@@ -281,7 +288,7 @@ export class Request {
     this.#original = undefined;
     this.#callerSignal = init.signal ?? undefined;
     this.#abort = undefined;
-    this.#requestStack = undefined;
+    this.#requestStacks = undefined;
     this.#response = undefined;
     this.#slots = undefined;
   }
@@ -760,10 +767,18 @@ class RequestAbortController extends AbortController {
 
   override abort(reason?: unknown): void {
     const request = this.#request;
-    const stack = requestStackOf(request);
-    if (stack === undefined || stack.getMainRequest() === request) return super.abort(reason);
-    // Alone on the stack, as kernel.terminate runs it: the aborting context's requests are no part of it.
-    stack.exit(() => stack.run(request, () => super.abort(reason)));
+    const known = requestStacksOf(request);
+    if (known === undefined) return super.abort(reason);
+    const stacks: readonly RequestStack[] = Array.isArray(known) ? known : [known as RequestStack];
+    // Current in every kernel's stack, not only the first's: an app's logger reads its own.
+    const abortFrom = (i: number): void => {
+      if (i === stacks.length) return super.abort(reason);
+      const stack = stacks[i]!;
+      if (stack.getMainRequest() === request) return abortFrom(i + 1);
+      // Alone on the stack, as kernel.terminate runs it: the aborting context's requests are no part of it.
+      stack.exit(() => stack.run(request, () => abortFrom(i + 1)));
+    };
+    abortFrom(0);
   }
 }
 

@@ -917,6 +917,32 @@ test('a caller\'s signal aborted while another request is handled: each request\
   assert.equal(seen, [['a', 'a'], ['b', 'b']], 'not the admin request, which aborted the signal');
 });
 
+test("a caller's signal aborted while another request is handled by two kernels (an embedder's handing it to an app's): its abort listeners run with their own request current in both", async () => {
+  const shared = new AbortController();
+  const seen: Array<[string, string | undefined, string | undefined]> = [];
+  let app!: HttpKernel;
+  ({ kernel: app } = kernelWith(async (request: Request) => {
+    const id = request.query.get('id')!;
+    if (id === 'admin') {
+      shared.abort(new Error('shutting down'));
+      return new Response('stopped');
+    }
+    request.signal.addEventListener('abort', () => void seen.push([id, app.requestStack.getCurrentRequest()?.query.get('id') ?? undefined, outer.requestStack.getCurrentRequest()?.query.get('id') ?? undefined]));
+    await wait(60_000, undefined, { signal: request.signal }).catch(() => {});
+    return new Response('stopped');
+  }));
+  // The embedder's kernel, with a stack of its own, hands every request to the app's as a main request.
+  const { kernel: outer } = kernelWith((request: Request) => {
+    request.attributes.delete('_controller');
+    return app.handle(request);
+  });
+  const waiting = ['a', 'b'].map((id) => outer.handle(Request.create(`/?id=${id}`, 'GET', { signal: shared.signal })));
+  await new Promise((resolve) => setImmediate(resolve));
+  await outer.handle(Request.create('/?id=admin', 'GET', { signal: shared.signal }));
+  await Promise.all(waiting);
+  assert.equal(seen, [['a', 'a', 'a'], ['b', 'b', 'b']], "the app's stack as the embedder's: not the admin request, which aborted the signal");
+});
+
 test('handle() of a HEAD gives the head a GET gets, after every kernel.response listener, without its body; handleMaybeAsync() too', async () => {
   const { dispatcher, kernel } = kernelWith(() => new Response('hello', 200, { 'content-type': 'text/plain' }));
   dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => void event.response.prepare(event.request));
