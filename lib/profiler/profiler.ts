@@ -173,13 +173,19 @@ export class Profiler {
 
   /**
    * Adds a collector; its data shows under `collectors[collector.name]`. One without a name (its panel is
-   * `?panel=<name>`, which an empty one cannot open) or with neither collect() nor lateCollect() (it would
-   * record nothing, and its panel never show) is a TypeError.
+   * `?panel=<name>`, which an empty one cannot open), with neither collect() nor lateCollect() (it would
+   * record nothing, and its panel never show), or with one of them or present() neither a function nor
+   * left out (`collect: null`) is a TypeError.
    */
   addCollector(collector: DataCollector): void {
     const name: unknown = collector?.name;
     if (typeof name !== 'string' || name === '') throw new TypeError(`A collector's name is a non-empty string (its panel is ?panel=<name>), not ${describeValue(name)}.`);
-    if (typeof collector.collect !== 'function' && typeof collector.lateCollect !== 'function') {
+    // Called whenever they are not undefined: a `collect: null` would fail, and drop, every profile.
+    for (const method of ['collect', 'lateCollect', 'present'] as const) {
+      const value: unknown = collector[method];
+      if (value !== undefined && typeof value !== 'function') throw new TypeError(`The ${method} of collector "${name}" is a function or left out, not ${describeValue(value)}.`);
+    }
+    if (collector.collect === undefined && collector.lateCollect === undefined) {
       throw new TypeError(`Collector "${name}" has neither collect() nor lateCollect(): it would record nothing, and its panel never show.`);
     }
     if (this.#collectors.some((existing) => existing.name === collector.name)) throw new Error(`A collector named "${collector.name}" is already registered.`);

@@ -105,6 +105,16 @@ test('a collector without a name, or with neither collect() nor lateCollect(), i
   await app.close();
 });
 
+test('a collector whose collect(), lateCollect() or present() is neither a function nor left out (null) is a TypeError at createKernel, not every profile dropped', async () => {
+  const kernelWith = (collector: unknown) => () => createKernel({ debug: true, stderrLogLevel: false, profiler: { storage: new MemoryStorage(), collectors: [collector as DataCollector] } });
+  assert.throws(kernelWith({ name: 'cache', collect: null, lateCollect: () => 1 }), (error: unknown) => error instanceof TypeError && error.message === 'The collect of collector "cache" is a function or left out, not null.');
+  assert.throws(kernelWith({ name: 'cache', collect: () => 1, lateCollect: 'later' }), (error: unknown) => error instanceof TypeError && /^The lateCollect of collector "cache" is a function or left out, not the string "later"\.$/.test(error.message));
+  assert.throws(kernelWith({ name: 'cache', lateCollect: () => 1, present: {} }), (error: unknown) => error instanceof TypeError && error.message.startsWith('The present of collector "cache" is a function or left out, not '));
+  const app = kernelWith({ name: 'cache', collect: undefined, lateCollect: () => 1 })();
+  assert.is(app.profiler!.collectors.at(-1)!.name, 'cache');
+  await app.close();
+});
+
 /** A storage that is `inner` but for its writes, which go (one at a time as well) to `writeMany`. */
 function writingThrough(inner: MemoryStorage, writeMany: ProfilerStorage['writeMany']): ProfilerStorage {
   return {
