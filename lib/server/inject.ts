@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
-import { HttpKernel, Request, Response, destroyBody, isHttpError, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
+import { HttpKernel, Request, Response, ResponseNotSendableError, destroyBody, isHttpError, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS } from './listen.js';
-import { bareAnswer, checkListenerArguments, escapedPage, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
+import { bareAnswer, checkListenerArguments, checkSendable, escapedPage, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
 export interface InjectInit extends Omit<RequestCreateInit, 'trustProxy' | 'trustHost' | 'bodyLimit'> {
@@ -81,11 +81,24 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     return pageWithin(page, request, error, isHttpError(error) && error.status >= 400 && error.status <= 599 ? error.status : 500);
   };
 
-  /** The body the client would get, read whole; the response terminated once it is. */
-  const deliver = async (request: Request, first: Response, signal: AbortSignal | undefined): Promise<InjectedResponse> => {
+  /**
+   * The body the client would get, read whole; the response terminated once it is. `isPage`: `first`
+   * is the page of an escaped error, which the server replaces with the bare 500 when it cannot send it.
+   */
+  const deliver = async (request: Request, first: Response, signal: AbortSignal | undefined, isPage: boolean): Promise<InjectedResponse> => {
     let response = first;
     let body: string | Uint8Array | null = null;
+    let paged = isPage;
     for (let attempt = 1; ; attempt++) {
+      const refusal = refusalOf(response);
+      if (refusal !== undefined) {
+        // Refused before any byte: the server answers the refusal as an error of the request (its page, logged), a page it refuses with the bare 500.
+        destroyBody(response.body);
+        if (paged) kernel.requestStack.run(request, () => logger?.critical('Unhandled error: {message}', { message: messageOf(refusal), error: refusal }));
+        response = paged ? bareAnswer() : await pageOfFailedBody(request, new ResponseNotSendableError(refusal));
+        paged = true;
+        continue;
+      }
       const given = response.body;
       if (request.method === 'HEAD' || response.isEmpty() || given === null) {
         destroyBody(given);
@@ -122,13 +135,15 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     const { method = 'GET', ...createInit } = init;
     const request = Request.create(target, method, { ...createInit, ...readOptions });
     let response: Response;
+    let isPage = false;
     try {
       response = await kernel.handleMaybeAsync(request);
     } catch (error) {
       const page = escapedPage(kernel, options, request, error);
       response = isPromiseLike(page) ? await pageWithin(page, request, error, 500) : page instanceof Response ? page : bareAnswer();
+      isPage = true;
     }
-    return deliver(request, response, init.signal ?? undefined);
+    return deliver(request, response, init.signal ?? undefined, isPage);
   };
 }
 
@@ -139,6 +154,16 @@ function checkInit(init: unknown): void {
     const setting = SERVER_SETTINGS[key];
     if (setting !== undefined) throw new TypeError(`inject() reads its request as the server does, with the server's ${setting}: give that to createKernel() (or createInjector()), not "${key}" to inject().`);
     if (!INIT_OPTIONS.has(key)) throw new TypeError(`inject() has no option "${key}"; its options are ${[...INIT_OPTIONS].join(', ')}.`);
+  }
+}
+
+/** What the server would refuse to send of `response` (see checkSendable), or undefined. */
+function refusalOf(response: Response): unknown {
+  try {
+    checkSendable(response);
+    return undefined;
+  } catch (error) {
+    return error;
   }
 }
 

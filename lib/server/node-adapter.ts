@@ -550,8 +550,7 @@ function sendWith(
   const body = response.body;
   // Checked before the head goes (the body may have been set after the constructor): a head sent with no body to follow is a cut answer.
   checkResponseBody(body);
-  // An interim status is no answer: the client would wait on for the final one.
-  if (response.status < 200) throw new RangeError(`A response sent to the client has a final status (200 or more), not ${response.status}.`);
+  checkFinalStatus(response.status);
   // The rest of a body refused (413), left half read, or never invited (Expect: 100-continue without
   // 100 Continue: the client may or may not send it) is not drained: the connection closes after the answer.
   if (!req.complete && (response.status === 413 || req.readableDidRead || (req.headers.expect !== undefined && awaitsContinue(req, res)))) res.shouldKeepAlive = false;
@@ -680,6 +679,21 @@ function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void,
   body.once('error', onError);
   res.once('close', onGone);
   awaitingFirstChunk.set(res, onError);
+}
+
+/** An interim status is no answer: the client would wait on for the final one. */
+function checkFinalStatus(status: number): void {
+  if (status < 200) throw new RangeError(`A response sent to the client has a final status (200 or more), not ${status}.`);
+}
+
+/**
+ * Throws what send() throws before any byte is written for a Response no server can send (a body of
+ * another type, a 1xx status, a header node:http refuses): inject() answers it as the server does.
+ */
+export function checkSendable(response: Response): void {
+  checkResponseBody(response.body);
+  checkFinalStatus(response.status);
+  checkHeaders(response.headers);
 }
 
 /** Refuses, as writeHead() would, a header name or value node:http cannot write (CR, LF, a character beyond Latin-1). */

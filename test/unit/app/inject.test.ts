@@ -172,6 +172,22 @@ test('an error that escapes the kernel gets the answer of the server, and is ter
   await Promise.all([app.close(), hung.close()]);
 });
 
+test('a response the server would refuse to send gets its error page, as from the server, and is terminated with it', async () => {
+  const watcher = terminateWatcher();
+  const app = appOf({
+    subscribers: [watcher],
+    routes: routesOf({ '/latin': () => new Response('hi', 200, { 'x-name': 'Łukasz' }), '/interim': () => new Response('', 103) }),
+  });
+  for (const path of ['/latin', '/interim']) {
+    const injected = await app.inject(path, { headers: { accept: 'application/json' } });
+    const fromServer = await served(app, path, { headers: { accept: 'application/json' } });
+    assert.equal([injected.status, injected.headers['content-type'], injected.text()], [fromServer.status, fromServer.type, fromServer.body], path);
+    assert.is(injected.status, 500, path);
+  }
+  assert.equal(watcher.ended, [500, 500, 500, 500]);
+  await app.close();
+});
+
 test('a stream body that fails before its first chunk gets the error page; one that fails later rejects, terminated', async () => {
   const watcher = terminateWatcher();
   async function* later(): AsyncGenerator<string> {
