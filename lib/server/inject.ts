@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
-import { HttpKernel, Request, Response, ResponseNotSendableError, destroyBody, isHttpError, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
+import { HttpKernel, Request, Response, ResponseNotSendableError, destroyBody, discardedBody, isHttpError, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS } from './listen.js';
-import { bareAnswer, checkListenerArguments, checkSendable, escapedPage, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
+import { bareAnswer, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
 export interface InjectInit extends Omit<RequestCreateInit, 'trustProxy' | 'trustHost' | 'bodyLimit'> {
@@ -44,6 +44,9 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
   checkListenerArguments(kernel, options, 'createInjector()');
   const readOptions = requestReadOptions(options);
   const logger = options.logger;
+  // Awaited by the caller: the waits keep the process alive, as the server's do while it closes.
+  const closeWaits = bodyCloseWaits(options);
+  closeWaits.keepAlive(true);
 
   const terminate = async (request: Request, response: Response): Promise<void> => {
     try {
@@ -101,7 +104,13 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
       }
       const given = response.body;
       if (request.method === 'HEAD' || response.isEmpty() || given === null) {
-        destroyBody(given);
+        // A stream never read (a HEAD's, or the one prepare() took from a 204 or 304): destroyed, and kernel.terminate
+        // waits for its clean-up, as the server's does, so that what it logs is in the request's profile.
+        const unsent = given ?? discardedBody(response);
+        if (unsent !== undefined && unsent !== null && typeof unsent === 'object' && !(unsent instanceof Uint8Array)) {
+          unsent.destroy();
+          await new Promise<void>((resolve) => closeWaits.afterClose(unsent, resolve));
+        }
         break;
       }
       if (typeof given === 'string' || given instanceof Uint8Array) {

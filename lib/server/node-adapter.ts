@@ -120,10 +120,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   checkListenerArguments(kernel, options);
   // Checked here, once, rather than by the first request's Request.
   const readOptions = requestReadOptions(options);
-  const closeWaitMs = options.bodyCloseWaitMs ?? BODY_CLOSE_WAIT_MS;
-  // setTimeout would read NaN, a negative or a huge delay as 1 ms.
-  if (!Number.isInteger(closeWaitMs) || closeWaitMs < 0 || closeWaitMs > MAX_TIMER_MS) throw new RangeError(`bodyCloseWaitMs is a whole number of milliseconds from 0 to ${MAX_TIMER_MS}, not ${String(closeWaitMs)}.`);
-  const closeWaits = new BodyCloseWaits(closeWaitMs);
+  const closeWaits = bodyCloseWaits(options);
   const logger = options.logger;
   const dispatcher = kernel.dispatcher;
 
@@ -738,7 +735,7 @@ const BODY_ARRIVAL_CHECK_MS = 250;
  * stream); a clean-up that hangs is waited for at most `ms`. The waits do not keep the process
  * alive (a hung clean-up must not hold it) until keepAlive() says someone is waiting for them.
  */
-class BodyCloseWaits {
+export class BodyCloseWaits {
   readonly #timers = new Set<NodeJS.Timeout>();
   #keepAlive = false;
 
@@ -780,6 +777,14 @@ class BodyCloseWaits {
 }
 
 const DEFAULT_CLOSE_WAITS = new BodyCloseWaits(BODY_CLOSE_WAIT_MS);
+
+/** The waits for stream bodies' clean-up of the listener options' bodyCloseWaitMs, checked. */
+export function bodyCloseWaits(options: Pick<RequestListenerOptions, 'bodyCloseWaitMs'>): BodyCloseWaits {
+  const closeWaitMs = options.bodyCloseWaitMs ?? BODY_CLOSE_WAIT_MS;
+  // setTimeout would read NaN, a negative or a huge delay as 1 ms.
+  if (!Number.isInteger(closeWaitMs) || closeWaitMs < 0 || closeWaitMs > MAX_TIMER_MS) throw new RangeError(`bodyCloseWaitMs is a whole number of milliseconds from 0 to ${MAX_TIMER_MS}, not ${String(closeWaitMs)}.`);
+  return new BodyCloseWaits(closeWaitMs);
+}
 
 function fail(res: ServerResponse, error: unknown, logger: Logger | undefined): void {
   logger?.critical('Unhandled error: {message}', { message: messageOf(error), error });

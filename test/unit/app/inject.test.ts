@@ -144,6 +144,37 @@ test('HEAD gets no body, as from the server, an escaped error page included', as
   await app.close();
 });
 
+test('kernel.terminate waits for the clean-up of a stream body never sent (HEAD, 204), as from the server', async () => {
+  const events: string[] = [];
+  const slowClose = (name: string): Readable =>
+    new Readable({
+      read() {
+        this.push('unsent');
+        this.push(null);
+      },
+      destroy(error, callback) {
+        setTimeout(() => {
+          events.push(`${name} closed`);
+          callback(error);
+        }, 20);
+      },
+    });
+  const app = appOf({
+    subscribers: [{ getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }), onTerminate: (event: TerminateEvent) => void events.push(`${event.request.path} terminated`) } as EventSubscriber],
+    routes: routesOf({ '/head': () => new Response(slowClose('/head')), '/none': () => new Response(slowClose('/none'), 204) }),
+  });
+  for (const [path, method] of [['/head', 'HEAD'], ['/none', 'GET']] as const) {
+    await app.inject(path, { method });
+    const injected = events.splice(0);
+    await served(app, path, { method });
+    // The server terminates after its answer went out.
+    for (let i = 0; i < 200 && events.length < 2; i++) await sleep(10);
+    assert.equal(injected, [`${path} closed`, `${path} terminated`], path);
+    assert.equal(events.splice(0), injected, path);
+  }
+  await app.close();
+});
+
 test('the profile is recorded under X-Debug-Token when inject resolves, and saved by close()', async () => {
   const storage = new MemoryStorage();
   const app = appOf({ debug: true, profiler: { storage }, routes: routesOf({ '/hello': () => new Response('hi') }) });
