@@ -204,7 +204,7 @@ export interface KernelApp {
    * comes before waits for its token.
    */
   ready(): Promise<void>;
-  /** Detaches sinks and collectors. */
+  /** Detaches sinks and collectors, once the injects in flight have terminated (their profiles saved). */
   close(): Promise<void>;
 }
 
@@ -362,8 +362,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     schemePorts,
     ready: () => profiler?.ready() ?? Promise.resolve(),
     async close() {
-      // A stream body cut by the server's shutdown terminates once it has closed: its profile is queued then.
-      await listener.settled();
+      // A stream body cut by the server's shutdown terminates once it has closed, an inject in flight once it is answered: its profile is queued then.
+      await Promise.all([listener.settled(), inject.settled()]);
       await profiler?.close();
       await profiler?.storage.close();
       detachSink();

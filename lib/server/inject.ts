@@ -23,7 +23,14 @@ export interface InjectedResponse extends Response {
 }
 
 /** Runs a request through the kernel without a socket, as the server would; see createInjector. */
-export type Inject = (target: string, init?: InjectInit) => Promise<InjectedResponse>;
+export interface Inject {
+  (target: string, init?: InjectInit): Promise<InjectedResponse>;
+  /**
+   * Resolves once every inject() begun has terminated, answered or rejected: await it before the
+   * profiler's storage is closed (app.close() does), as a server's requests are awaited.
+   */
+  settled(): Promise<void>;
+}
 
 const INIT_OPTIONS: ReadonlySet<string> = new Set(['method', 'headers', 'body', 'json', 'scheme', 'remoteAddress', 'localAddress', 'localPort', 'signal']);
 /** Request.create()'s options that inject() takes from the server's, by the server's name for them. */
@@ -139,7 +146,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     return Object.assign(response, { body, text, json: (): unknown => JSON.parse(text()) });
   };
 
-  return async (target, init = {}) => {
+  const run = async (target: string, init: InjectInit = {}): Promise<InjectedResponse> => {
     checkInit(init);
     const { method = 'GET', ...createInit } = init;
     const request = Request.create(target, method, { ...createInit, ...readOptions });
@@ -154,6 +161,23 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     }
     return deliver(request, response, init.signal ?? undefined, isPage);
   };
+
+  // Injects in flight, each settling once it has terminated: settled() waits for them.
+  const inFlight = new Set<Promise<unknown>>();
+  const inject = (target: string, init?: InjectInit): Promise<InjectedResponse> => {
+    const answer = run(target, init);
+    const done: Promise<unknown> = answer.then(
+      () => inFlight.delete(done),
+      () => inFlight.delete(done),
+    );
+    inFlight.add(done);
+    return answer;
+  };
+  const settled = async (): Promise<void> => {
+    // One begun meanwhile (by a terminate listener) is waited for too.
+    while (inFlight.size > 0) await Promise.all(inFlight);
+  };
+  return Object.assign(inject, { settled });
 }
 
 /** Refuses an init that inject() would misread, and the server's settings, which it does not take per request. */

@@ -3,8 +3,11 @@
 // read whole, HEAD without a body, and kernel.terminate (the profile) before it resolves. Where the
 // server's answer is the point, it is compared with a real server's on 127.0.0.1.
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest } from 'undici';
@@ -186,6 +189,21 @@ test('the profile is recorded under X-Debug-Token when inject resolves, and save
   assert.is(profile?.status, 200);
   await app.close();
   assert.is((await storage.read(token as string))?.url, 'http://localhost/hello');
+});
+
+test('close() waits for the injects in flight: their profiles are saved', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'http-kernel-inject-'));
+  try {
+    const app = appOf({ debug: true, profiler: { dir, thread: false }, routes: routesOf({ '/slow': async () => new Response(await sleep(30, 'late')) }) });
+    const pending = app.inject('/slow');
+    await sleep(5);
+    await app.close();
+    const response = await pending;
+    assert.is(response.text(), 'late');
+    assert.is((await app.profiler!.storage.read(response.headers['x-debug-token'] as string))?.url, 'http://localhost/slow');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('an error that escapes the kernel gets the answer of the server, and is terminated with it', async () => {
