@@ -4,6 +4,7 @@ import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS } from './listen.js';
+import { contentLengthError } from './response-framing.js';
 import { bareAnswer, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
@@ -45,7 +46,8 @@ const READER_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
  * from a socket; an error that escapes handle() gets the same logged page as from the server; a stream
  * body is read whole; HEAD and 204/304 get no body; then `kernel.terminate` runs, and is awaited, before
  * the Response is answered. It rejects only for an init it cannot make a request of, a stream body that
- * fails once begun (the server cuts that connection) or `init.signal` aborting while the body is read.
+ * fails once begun or breaks its Content-Length (the server cuts that connection) or `init.signal`
+ * aborting while the body is read.
  */
 export function createInjector(kernel: HttpKernel, options: RequestListenerOptions = {}): Inject {
   checkListenerArguments(kernel, options, 'createInjector()');
@@ -124,7 +126,10 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
         body = given;
         break;
       }
-      const read = await readWhole(given, signal);
+      let read = await readWhole(given, signal);
+      // The server holds a stream to its Content-Length, and cuts the connection at a byte beyond it or an end short of it.
+      const declared = declaredLength(response);
+      if (read.bytes !== undefined && declared !== undefined && read.bytes.byteLength !== declared) read = { begun: true, error: contentLengthError(declared, read.bytes.byteLength) };
       if (read.bytes !== undefined) {
         body = read.bytes;
         break;
@@ -198,6 +203,12 @@ function refusalOf(response: Response): unknown {
   } catch (error) {
     return error;
   }
+}
+
+/** The Content-Length the server holds a stream body to (see frameResponse), or undefined. */
+function declaredLength(response: Response): number | undefined {
+  const declared = response.headers['content-length'];
+  return response.headers['transfer-encoding'] === undefined && typeof declared === 'string' && /^\d+$/.test(declared) ? Number(declared) : undefined;
 }
 
 /** A stream body read whole, or the error it failed with and whether any chunk came first; `signal` aborting destroys it. */

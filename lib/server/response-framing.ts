@@ -112,7 +112,7 @@ export class ContentLengthGuard extends Transform {
   override _transform(chunk: Buffer | string, encoding: BufferEncoding, callback: TransformCallback): void {
     const size = typeof chunk === 'string' ? Buffer.byteLength(chunk, encoding) : chunk.byteLength;
     if (size > this.#left) {
-      callback(new RangeError(`The response body stream gave more bytes than its Content-Length (${this.declared}).`));
+      callback(contentLengthError(this.declared, this.declared - this.#left + size));
       return;
     }
     this.#left -= size;
@@ -120,7 +120,14 @@ export class ContentLengthGuard extends Transform {
   }
 
   override _flush(callback: TransformCallback): void {
-    if (this.#left > 0) callback(new RangeError(`The response body stream ended ${this.#left} bytes short of its Content-Length (${this.declared}).`));
+    if (this.#left > 0) callback(contentLengthError(this.declared, this.declared - this.#left));
     else callback();
   }
+}
+
+/** Why a stream body that gave `size` bytes breaks its declared Content-Length: what the guard fails with (inject() too). */
+export function contentLengthError(declared: number, size: number): RangeError {
+  return size > declared
+    ? new RangeError(`The response body stream gave more bytes than its Content-Length (${declared}).`)
+    : new RangeError(`The response body stream ended ${declared - size} bytes short of its Content-Length (${declared}).`);
 }

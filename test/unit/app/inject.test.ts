@@ -261,6 +261,31 @@ test('a stream body that fails before its first chunk gets the error page; one t
   await app.close();
 });
 
+test('a stream body that breaks its Content-Length rejects, logged and terminated, as the server cuts its connection', async () => {
+  const tokens: string[] = [];
+  const app = appOf({
+    debug: true,
+    profiler: { storage: new MemoryStorage() },
+    subscribers: [{ getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }), onTerminate: (event: TerminateEvent) => void tokens.push(event.response.headers['x-debug-token'] as string) } as EventSubscriber],
+    routes: routesOf({
+      '/long': () => new Response(Readable.from(['hello world']), 200, { 'content-length': '5' }),
+      '/short': () => new Response(Readable.from(['hi']), 200, { 'content-length': '5' }),
+    }),
+  });
+  for (const [path, message] of [['/long', 'gave more bytes than its Content-Length (5)'], ['/short', 'ended 3 bytes short of its Content-Length (5)']] as const) {
+    assert.is(await served(app, path).then(() => 'answered', () => 'cut'), 'cut', path);
+    tokens.length = 0;
+    const failure = await app.inject(path).then(() => undefined, (error: unknown) => error as Error);
+    assert.instance(failure, RangeError, path);
+    assert.match(failure!.message, message, path);
+    assert.is(tokens.length, 1, path);
+    const profile = await app.profiler!.loadProfile(tokens[0]!);
+    const logs = (profile!.collectors.logger as { logs: Array<{ message: string }> }).logs.map((record) => record.message);
+    assert.ok(logs.includes(`The response body stream failed: RangeError: ${failure!.message}`), path);
+  }
+  await app.close();
+});
+
 test('a signal of the caller stops reading a body that never ends', async () => {
   const watcher = terminateWatcher();
   const app = appOf({ subscribers: [watcher], routes: routesOf({ '/feed': () => new Response(new Readable({ read() { setTimeout(() => this.push('tick\n'), 5); } })) }) });
