@@ -4,7 +4,7 @@ import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS } from './listen.js';
-import { contentLengthError } from './response-framing.js';
+import { chunkTypeError, contentLengthError } from './response-framing.js';
 import { bareAnswer, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
@@ -218,7 +218,12 @@ async function readWhole(body: Readable, signal: AbortSignal | undefined): Promi
   if (signal?.aborted === true) stop();
   else signal?.addEventListener('abort', stop, { once: true });
   try {
-    for await (const chunk of body) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
+    for await (const chunk of body) {
+      // An object-mode stream's chunk that is no text nor bytes: the server cuts the connection at it, its head not sent.
+      const refused = chunkTypeError(chunk);
+      if (refused !== undefined) return { begun: true, error: refused };
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
+    }
     return { bytes: Buffer.concat(chunks) };
   } catch (error) {
     return { begun: chunks.length > 0, error };

@@ -11,7 +11,7 @@ import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
 import { ErrorListener, flattenError, statusText } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, answersExpectContinue, answersResponseTimeout } from './listen.js';
-import { ContentLengthGuard, frameResponse } from './response-framing.js';
+import { ChunkTypeGuard, ContentLengthGuard, frameResponse } from './response-framing.js';
 
 /** How requests are read from node:http. */
 export interface RequestListenerOptions {
@@ -608,8 +608,8 @@ function sendWith(
     // pipeline() calls back once the body has closed too: a clean-up that never ends would hold the
     // request unterminated for ever. The response written whole is the end; afterClose bounds the wait.
     res.once('finish', end);
-    if (declaredLength === -1) pipeline(body, res, done);
-    else pipeline(body, new ContentLengthGuard(declaredLength), res, done);
+    const guards = [...(body.readableObjectMode === true ? [new ChunkTypeGuard()] : []), ...(declaredLength === -1 ? [] : [new ContentLengthGuard(declaredLength)])];
+    pipeline([body, ...guards, res], done);
   };
   // `gone`: the connection closed before the head (see connectionClosedError), not the body failing.
   const failed = (error: unknown, gone = error instanceof ClientClosedError): void => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import { headBodyLength, type Response } from '../../kernel/index.js';
+import { describeValue } from '../../kernel/describe-value.js';
 
 /** A Transfer-Encoding whose last coding is chunked (RFC 9112 6.1: the only one that delimits a body). */
 const ENDS_CHUNKED = /(?:^|,)[ \t]*chunked[ \t]*$/i;
@@ -130,4 +131,27 @@ export function contentLengthError(declared: number, size: number): RangeError {
   return size > declared
     ? new RangeError(`The response body stream gave more bytes than its Content-Length (${declared}).`)
     : new RangeError(`The response body stream ended ${declared - size} bytes short of its Content-Length (${declared}).`);
+}
+
+/**
+ * Passes on an object-mode stream body's chunks that are text or bytes, and fails (the adapter then
+ * cuts the connection) at the first that is not: node:http's write() would throw it out of the pipe,
+ * where nothing catches it, and the process would end.
+ */
+export class ChunkTypeGuard extends Transform {
+  constructor() {
+    super({ writableObjectMode: true });
+  }
+
+  override _transform(chunk: unknown, encoding: BufferEncoding, callback: TransformCallback): void {
+    const error = chunkTypeError(chunk);
+    if (error === undefined) callback(null, chunk);
+    else callback(error);
+  }
+}
+
+/** Why a stream body's chunk cannot be sent (it is no text nor bytes), or undefined: what the guard fails with (inject() too). */
+export function chunkTypeError(chunk: unknown): TypeError | undefined {
+  if (typeof chunk === 'string' || chunk instanceof Uint8Array) return undefined;
+  return new TypeError(`A response body stream gives text or bytes, not ${describeValue(chunk)} (an object-mode stream's chunks are sent as they are).`);
 }

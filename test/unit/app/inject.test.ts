@@ -286,6 +286,23 @@ test('a stream body that breaks its Content-Length rejects, logged and terminate
   await app.close();
 });
 
+test('an object-mode stream body that gives no text nor bytes: the server cuts its connection and serves on, inject rejects as it does', async () => {
+  const watcher = terminateWatcher();
+  const app = appOf({
+    subscribers: [watcher],
+    routes: routesOf({ '/rows': () => new Response(Readable.from([{ id: 1 }])), '/mixed': () => new Response(Readable.from(['a', new Uint8Array([0x61, 0x62, 0x63]).subarray(1), Buffer.from('d')])) }),
+  });
+  // node:http's write() threw out of the pipe, where nothing caught it: the process ended.
+  assert.is(await served(app, '/rows').then(() => 'answered', () => 'cut'), 'cut');
+  assert.is((await served(app, '/mixed')).body, 'abcd');
+  const failure = await app.inject('/rows').then(() => undefined, (error: unknown) => error as Error);
+  assert.instance(failure, TypeError);
+  assert.match(failure!.message, 'A response body stream gives text or bytes, not');
+  assert.is((await app.inject('/mixed')).text(), 'abcd');
+  assert.equal(watcher.ended, [200, 200, 200, 200]);
+  await app.close();
+});
+
 test('a signal of the caller stops reading a body that never ends', async () => {
   const watcher = terminateWatcher();
   const app = appOf({ subscribers: [watcher], routes: routesOf({ '/feed': () => new Response(new Readable({ read() { setTimeout(() => this.push('tick\n'), 5); } })) }) });
