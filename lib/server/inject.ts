@@ -4,7 +4,7 @@ import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS } from './listen.js';
-import { chunkTypeError, contentLengthError } from './response-framing.js';
+import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
 import { bareAnswer, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
@@ -198,6 +198,7 @@ function checkInit(init: unknown): void {
 /** What the server would refuse to send of `response` (see checkSendable), or undefined. */
 function refusalOf(response: Response): unknown {
   try {
+    checkFraming(response);
     checkSendable(response);
     return undefined;
   } catch (error) {

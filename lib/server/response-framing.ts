@@ -39,9 +39,7 @@ export function frameResponse(req: IncomingMessage, res: ServerResponse, respons
   }
   const codings = headers['transfer-encoding'];
   if (codings !== undefined) {
-    if (Array.isArray(codings) || !ENDS_CHUNKED.test(codings)) {
-      throw new TypeError(`A response's Transfer-Encoding ends with chunked (node:http adds it to a stream body itself), not "${String(codings)}": a compressed body is sent with Content-Encoding.`);
-    }
+    checkTransferEncoding(codings);
     if (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
       delete headers['content-length'];
       return -1;
@@ -65,14 +63,39 @@ export function frameResponse(req: IncomingMessage, res: ServerResponse, respons
     if (body === null && !isHead) headers['content-length'] = '0';
     return -1;
   }
-  if (typeof declared !== 'string' || !DIGITS.test(declared)) {
-    throw new TypeError(`A response's Content-Length is a number of bytes, not ${JSON.stringify(declared)}.`);
-  }
+  checkDeclaredLength(declared);
   if (body === null && !isHead) {
     headers['content-length'] = '0';
     return -1;
   }
   return isHead ? -1 : Number(declared);
+}
+
+/**
+ * Throws what frameResponse throws for a response no framing can send (a Transfer-Encoding that
+ * does not end with chunked, a stream's Content-Length that is no number), its framing headers'
+ * names folded to lower case as frameResponse folds them: inject() answers it as the server does.
+ */
+export function checkFraming(response: Response): void {
+  const headers = response.headers;
+  foldFramingNames(headers);
+  if (response.isEmpty()) return;
+  const codings = headers['transfer-encoding'];
+  if (codings !== undefined) return checkTransferEncoding(codings);
+  const body = response.body;
+  if (typeof body !== 'string' && !(body instanceof Uint8Array) && headers['content-length'] !== undefined) checkDeclaredLength(headers['content-length']);
+}
+
+function checkTransferEncoding(codings: string | string[]): void {
+  if (Array.isArray(codings) || !ENDS_CHUNKED.test(codings)) {
+    throw new TypeError(`A response's Transfer-Encoding ends with chunked (node:http adds it to a stream body itself), not "${String(codings)}": a compressed body is sent with Content-Encoding.`);
+  }
+}
+
+function checkDeclaredLength(declared: string | string[]): void {
+  if (typeof declared !== 'string' || !DIGITS.test(declared)) {
+    throw new TypeError(`A response's Content-Length is a number of bytes, not ${JSON.stringify(declared)}.`);
+  }
 }
 
 /** The headers frameResponse decides, by their lower-case names. */

@@ -225,15 +225,24 @@ test('a response the server would refuse to send gets its error page, as from th
   const watcher = terminateWatcher();
   const app = appOf({
     subscribers: [watcher],
-    routes: routesOf({ '/latin': () => new Response('hi', 200, { 'x-name': 'Łukasz' }), '/interim': () => new Response('', 103) }),
+    routes: routesOf({
+      '/latin': () => new Response('hi', 200, { 'x-name': 'Łukasz' }),
+      '/interim': () => new Response('', 103),
+      '/gzip': () => new Response('hi', 200, { 'transfer-encoding': 'gzip' }),
+      '/length': () => {
+        const response = new Response(Readable.from(['hi']));
+        response.headers['Content-Length'] = 'two';
+        return response;
+      },
+    }),
   });
-  for (const path of ['/latin', '/interim']) {
+  for (const path of ['/latin', '/interim', '/gzip', '/length']) {
     const injected = await app.inject(path, { headers: { accept: 'application/json' } });
     const fromServer = await served(app, path, { headers: { accept: 'application/json' } });
     assert.equal([injected.status, injected.headers['content-type'], injected.text()], [fromServer.status, fromServer.type, fromServer.body], path);
     assert.is(injected.status, 500, path);
   }
-  assert.equal(watcher.ended, [500, 500, 500, 500]);
+  assert.equal(watcher.ended, Array(8).fill(500));
   await app.close();
 });
 
