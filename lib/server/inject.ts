@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { pipeline, Writable, type Readable } from 'node:stream';
 import { HttpKernel, Request, Response, ResponseNotSendableError, destroyBody, discardedBody, isHttpError, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
@@ -127,6 +127,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
         break;
       }
       let read = await readWhole(given, signal);
+      // kernel.terminate waits for the body's clean-up, at most bodyCloseWaitMs, as the server's does: what it logs is in the profile.
+      await new Promise<void>((resolve) => closeWaits.afterClose(given, resolve));
       // The server holds a stream to its Content-Length, and cuts the connection at a byte beyond it or an end short of it.
       const declared = declaredLength(response);
       if (read.bytes !== undefined && declared !== undefined && read.bytes.byteLength !== declared) read = { begun: true, error: contentLengthError(declared, read.bytes.byteLength) };
@@ -212,23 +214,46 @@ function declaredLength(response: Response): number | undefined {
   return response.headers['transfer-encoding'] === undefined && typeof declared === 'string' && /^\d+$/.test(declared) ? Number(declared) : undefined;
 }
 
-/** A stream body read whole, or the error it failed with and whether any chunk came first; `signal` aborting destroys it. */
-async function readWhole(body: Readable, signal: AbortSignal | undefined): Promise<{ bytes: Buffer; begun?: undefined; error?: undefined } | { bytes?: undefined; begun: boolean; error: unknown }> {
-  const chunks: Buffer[] = [];
-  const stop = (): void => void body.destroy(signal!.reason as Error);
-  if (signal?.aborted === true) stop();
-  else signal?.addEventListener('abort', stop, { once: true });
-  try {
-    for await (const chunk of body) {
-      // An object-mode stream's chunk that is no text nor bytes: the server cuts the connection at it, its head not sent.
-      const refused = chunkTypeError(chunk);
-      if (refused !== undefined) return { begun: true, error: refused };
-      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
-    }
-    return { bytes: Buffer.concat(chunks) };
-  } catch (error) {
-    return { begun: chunks.length > 0, error };
-  } finally {
-    signal?.removeEventListener('abort', stop);
-  }
+/** What readWhole() read: the bytes, or the error the body failed with and whether it had begun (given a chunk) first. */
+type WholeBody = { bytes: Buffer; begun?: undefined; error?: undefined } | { bytes?: undefined; begun: boolean; error: unknown };
+
+/**
+ * A stream body read whole, piped as the server pipes it; `signal` aborting destroys it. It is read
+ * once the last chunk is taken, not once the body has closed: a clean-up that never ends must not
+ * hold it (the caller waits for that close, bounded, as the server does).
+ */
+function readWhole(body: Readable, signal: AbortSignal | undefined): Promise<WholeBody> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let done = false;
+    const settle = (read: WholeBody): void => {
+      if (done) return;
+      done = true;
+      signal?.removeEventListener('abort', stop);
+      resolve(read);
+    };
+    const stop = (): void => {
+      settle({ begun: chunks.length > 0, error: signal!.reason });
+      body.destroy(signal!.reason as Error);
+    };
+    const sink = new Writable({
+      objectMode: true,
+      write(chunk: unknown, encoding, callback): void {
+        // An object-mode stream's chunk that is no text nor bytes: the server cuts the connection at it, its head not sent.
+        const refused = chunkTypeError(chunk);
+        if (refused !== undefined) {
+          settle({ begun: true, error: refused });
+          return callback(refused);
+        }
+        chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
+        callback();
+      },
+    });
+    sink.once('finish', () => settle({ bytes: Buffer.concat(chunks) }));
+    pipeline(body, sink, (error) => {
+      if (error) settle({ begun: chunks.length > 0, error });
+    });
+    if (signal?.aborted === true) stop();
+    else signal?.addEventListener('abort', stop, { once: true });
+  });
 }

@@ -17,6 +17,7 @@ import { KernelEvents, Response, type Controller, type EventSubscriber, type Exc
 import { createKernel, type KernelApp, type KernelOptions } from '../../../lib/app/index.js';
 import { MemoryStorage } from '../../../lib/profiler/storage/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
+import { createInjector } from '../../../lib/server/index.js';
 
 function routesOf(controllers: Record<string, Controller>): RouteCollection {
   const routes = new RouteCollection();
@@ -309,6 +310,33 @@ test('an object-mode stream body that gives no text nor bytes: the server cuts i
   assert.match(failure!.message, 'A response body stream gives text or bytes, not');
   assert.is((await app.inject('/mixed')).text(), 'abcd');
   assert.equal(watcher.ended, [200, 200, 200, 200]);
+  await app.close();
+});
+
+test("a stream body whose clean-up never ends is answered once bodyCloseWaitMs has passed, as the server terminates it", async () => {
+  const watcher = terminateWatcher();
+  const app = appOf({
+    subscribers: [watcher],
+    routes: routesOf({
+      '/hung': () =>
+        new Response(
+          new Readable({
+            read() {
+              this.push('data');
+              this.push(null);
+            },
+            destroy() {
+              // Its callback never called: the stream never closes.
+            },
+          }),
+        ),
+    }),
+  });
+  const inject = createInjector(app.kernel, { bodyCloseWaitMs: 50 });
+  const answer = await Promise.race([inject('/hung').then((response) => response.text()), sleep(3_000, 'still waiting')]);
+  assert.is(answer, 'data');
+  assert.equal(watcher.ended, [200]);
+  await inject.settled();
   await app.close();
 });
 
