@@ -5,7 +5,7 @@ import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS } from './listen.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
-import { bareAnswer, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
+import { bareAnswer, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logLatePageFailure, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
 export interface InjectInit extends Omit<RequestCreateInit, 'trustProxy' | 'trustHost' | 'bodyLimit'> {
@@ -65,33 +65,47 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     }
   };
 
-  /** The page of `error`, or the bare `status` once ERROR_PAGE_GRACE_MS has passed without it, logged as the server logs it. */
-  const pageWithin = async (page: PromiseLike<unknown>, request: Request, error: unknown, status: number): Promise<Response> => {
+  /**
+   * The page of `error`, or the bare `status` once ERROR_PAGE_GRACE_MS has passed without it, logged as the server logs it;
+   * `failed` answers the page's failure. A page that comes later is dropped as the server drops it: its stream destroyed, its failure logged.
+   */
+  const pageWithin = async (page: PromiseLike<unknown>, request: Request, error: unknown, status: number, failed: (failure: unknown) => Response): Promise<Response> => {
     let grace: NodeJS.Timeout | undefined;
+    let gaveUp = false;
     const late = new Promise<Response>((resolve) => {
       grace = setTimeout(() => {
+        gaveUp = true;
         const bare = bareAnswer(status);
         kernel.requestStack.run(request, () => logger?.critical(`The error page was not ready within {ms} ms, so a bare ${bare.status} was sent for {message}`, { ms: ERROR_PAGE_GRACE_MS, status: bare.status, message: messageOf(error), error }));
         resolve(bare);
       }, ERROR_PAGE_GRACE_MS);
     });
+    const answer = Promise.resolve(page).then(
+      (given) => {
+        if (gaveUp) destroyBody(given instanceof Response ? given.body : null);
+        return given instanceof Response ? given : bareAnswer();
+      },
+      (failure: unknown) => {
+        if (!gaveUp) return failed(failure);
+        logLatePageFailure(kernel, logger, request, error, failure);
+        return bareAnswer();
+      },
+    );
     try {
-      return await Promise.race([Promise.resolve(page).then((answer) => (answer instanceof Response ? answer : bareAnswer()), () => bareAnswer()), late]);
+      return await Promise.race([answer, late]);
     } finally {
       clearTimeout(grace);
     }
   };
 
   /** The answer to a stream body that failed before its first chunk: the kernel's error page, as the server answers it. */
-  const pageOfFailedBody = (request: Request, error: unknown): Promise<Response> => {
-    const page = kernel.handleException(error, request).then(undefined, (unanswered: unknown) => {
+  const pageOfFailedBody = (request: Request, error: unknown): Promise<Response> =>
+    pageWithin(kernel.handleException(error, request), request, error, isHttpError(error) && error.status >= 400 && error.status <= 599 ? error.status : 500, (unanswered) => {
       if (unanswered !== error || !ErrorListener.hasLogged(error, request)) {
         kernel.requestStack.run(request, () => logger?.critical('Unhandled error: {message}', { message: messageOf(unanswered), error: unanswered }));
       }
       return bareAnswer();
     });
-    return pageWithin(page, request, error, isHttpError(error) && error.status >= 400 && error.status <= 599 ? error.status : 500);
-  };
 
   /**
    * The body the client would get, read whole; the response terminated once it is. `isPage`: `first`
@@ -163,7 +177,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
       response = await kernel.handleMaybeAsync(request);
     } catch (error) {
       const page = escapedPage(kernel, options, request, error);
-      response = isPromiseLike(page) ? await pageWithin(page, request, error, 500) : page instanceof Response ? page : bareAnswer();
+      response = isPromiseLike(page) ? await pageWithin(page, request, error, 500, () => bareAnswer()) : page instanceof Response ? page : bareAnswer();
       isPage = true;
     }
     return deliver(request, response, init.signal ?? undefined, isPage);

@@ -86,6 +86,16 @@ export function logTerminateFailure(kernel: HttpKernel, logger: Logger | undefin
 }
 
 /**
+ * Logs the failure of the page of `error` that came after ERROR_PAGE_GRACE_MS, the bare answer
+ * given instead: the grace's CRITICAL line said the page was not ready, not why. At ERROR, as the
+ * request's; not when the failure is `error` itself (no listener answered it), named by that line already.
+ */
+export function logLatePageFailure(kernel: HttpKernel, logger: Logger | undefined, request: Request, error: unknown, failure: unknown): void {
+  if (failure === error) return;
+  kernel.requestStack.run(request, () => logger?.error('The error page, given up on after {ms} ms, failed later: {message} (the page was for {for})', { ms: ERROR_PAGE_GRACE_MS, message: messageOf(failure), for: messageOf(error), error: failure }));
+}
+
+/**
  * Logs an error that escaped kernel.handle() (CRITICAL, in the request's context, unless the error
  * listener's record names it already) and gives its page: `unhandled`'s (a Response, or anything
  * else, which gets the bare 500, or a promise of either), the bare 500 when that throws, the error's
@@ -256,15 +266,8 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     };
   };
 
-  /**
-   * The page of `error` failed with `failure` after pageWithin gave up on it: the bare answer went, and
-   * the grace's CRITICAL line said the page was not ready, not why. Logged once, at ERROR, as the
-   * request's; not when the failure is `error` itself (no listener answered it), named by that line already.
-   */
-  const failedLate = (request: Request, error: unknown, failure: unknown): void => {
-    if (failure === error) return;
-    kernel.requestStack.run(request, () => logger?.error('The error page, given up on after {ms} ms, failed later: {message} (the page was for {for})', { ms: ERROR_PAGE_GRACE_MS, message: messageOf(failure), for: messageOf(error), error: failure }));
-  };
+  /** The page of `error` failed with `failure` after pageWithin gave up on it (see logLatePageFailure). */
+  const failedLate = (request: Request, error: unknown, failure: unknown): void => logLatePageFailure(kernel, logger, request, error, failure);
 
   /** An error that escaped kernel.handle(): logged, then answered with `unhandled`'s page (within the grace, see pageWithin), or the bare 500. */
   const escaped = (req: IncomingMessage, res: ServerResponse, request: Request, error: unknown): void => {

@@ -15,6 +15,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KernelEvents, Response, type Controller, type EventSubscriber, type ExceptionEvent, type Request, type TerminateEvent } from '../../../kernel/index.js';
 import { createKernel, type KernelApp, type KernelOptions } from '../../../lib/app/index.js';
+import type { Logger } from '../../../lib/log/index.js';
 import { MemoryStorage } from '../../../lib/profiler/storage/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import { createInjector } from '../../../lib/server/index.js';
@@ -244,6 +245,38 @@ test('a response the server would refuse to send gets its error page, as from th
     assert.is(injected.status, 500, path);
   }
   assert.equal(watcher.ended, Array(8).fill(500));
+  await app.close();
+});
+
+test('an error page that comes after the grace is dropped as the server drops it: its stream destroyed, its failure logged', async () => {
+  const logged: string[] = [];
+  const logger = { critical: (message: string) => void logged.push(message), error: (message: string) => void logged.push(message) } as unknown as Logger;
+  let lateBody: Readable | undefined;
+  const app = appOf({ subscribers: [buggyFormatter], routes: routesOf({ '/order': () => { throw new Error('down'); } }) });
+  const latePage = createInjector(app.kernel, {
+    logger,
+    unhandled: async () => {
+      await sleep(800);
+      lateBody = new Readable({ read() {} });
+      return new Response(lateBody);
+    },
+  });
+  assert.is((await latePage('/order')).status, 500);
+  for (let i = 0; i < 300 && lateBody === undefined; i++) await sleep(10);
+  await sleep(10);
+  assert.ok(lateBody?.destroyed, 'the late page\'s stream is destroyed');
+  const lateFailure = createInjector(app.kernel, {
+    logger,
+    unhandled: async () => {
+      await sleep(800);
+      throw new Error('the page template is missing');
+    },
+  });
+  logged.length = 0;
+  const lateLine = 'The error page, given up on after {ms} ms, failed later: {message} (the page was for {for})';
+  assert.is((await lateFailure('/order')).status, 500);
+  for (let i = 0; i < 300 && !logged.includes(lateLine); i++) await sleep(10);
+  assert.ok(logged.includes(lateLine), logged.join('\n'));
   await app.close();
 });
 
