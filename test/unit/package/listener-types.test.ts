@@ -1,37 +1,9 @@
 // A listener of a kernel event is typed with the event's class, as a consumer writes it: an
 // unannotated listener is no `any`, and one declared for another event's class is refused.
 // Type-checked under strict settings against the built package, imported by its name.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-
-const root = fileURLToPath(new URL('../../../../', import.meta.url));
-
-/** What tsc says of `code` as a consumer's module ('' when it compiles). */
-function typeErrorsOf(code: string): string {
-  // Inside the package (under var/, ignored by git), so that `http-kernel` resolves to itself.
-  const dir = join(root, 'var', 'listener-types');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  try {
-    writeFileSync(join(dir, 'consumer.ts'), `${code}\nexport {};\n`);
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2023'], types: ['node'], noEmit: true },
-      files: ['consumer.ts'],
-    }));
-    try {
-      execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json')], { encoding: 'utf8', stdio: 'pipe' });
-      return '';
-    } catch (error) {
-      return String((error as { stdout?: string }).stdout ?? error);
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+import { typeErrorsOf } from './consumer-types.js';
 
 test('a listener of a kernel event gets its event class, and one of an event of its own any event', () => {
   const output = typeErrorsOf(`
@@ -48,7 +20,7 @@ app.dispatcher.addListener('kernel.response', (event: KernelEvent) => event.isMa
 app.dispatcher.addListener('order.placed', (event: OrderPlaced) => event.id);
 const name: string = KernelEvents.REQUEST;
 app.dispatcher.addListener(name, (event: OrderPlaced) => event.id);
-`);
+`, 'listener-types');
   assert.is(output, '', `listeners that are right do not compile:\n${output}`);
 });
 
@@ -60,7 +32,7 @@ import { createKernel } from 'http-kernel/app';
 const app = createKernel();
 app.dispatcher.addListener(KernelEvents.VIEW, (event: ResponseEvent) => event.response.status);
 app.dispatcher.addListener(KernelEvents.REQUEST, (event) => { const n: number = event; return n; });
-`);
+`, 'listener-types');
   const lines = output.split('\n').filter((line) => line.includes('error TS'));
   assert.is(lines.length, 2, `expected two type errors:\n${output}`);
   assert.match(lines[0]!, /consumer\.ts\(6,/);
