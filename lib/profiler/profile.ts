@@ -76,6 +76,22 @@ export function encodeProfile(profile: Profile, slab?: ByteSlab): EncodedProfile
  */
 export const MAX_COLLECTOR_JSON = 2 * 1024 * 1024;
 
+/** The note stored in place of a collector's data of `length` characters of JSON, past MAX_COLLECTOR_JSON. */
+function leftOutNote(length: number): string {
+  return `[data of ${length} characters left out: longer than ${MAX_COLLECTOR_JSON}]`;
+}
+
+/**
+ * Whether a collector's stored data is the note that took its place past MAX_COLLECTOR_JSON
+ * (`[data of 52428811 characters left out: longer than 2097152]`): its panel shows the note, and
+ * present() is not asked to make sense of it.
+ */
+export function isLeftOutData(data: unknown): data is string {
+  return typeof data === 'string' && LEFT_OUT_NOTE.test(data);
+}
+
+const LEFT_OUT_NOTE = /^\[data of \d+ characters left out: longer than \d+\]$/;
+
 /**
  * encodeProfile for a profile given in parts: its summary, its children, and its collectors'
  * names and data in the order JSON.stringify would meet them (the profiler has them so, and
@@ -94,7 +110,7 @@ export function encodeProfileParts(summary: ProfileSummary, children: readonly s
     const value = data[i];
     const written = value instanceof RawJson ? value.json : (JSON.stringify(value) as string | undefined);
     if (written === undefined) continue;
-    const encoded = written.length <= MAX_COLLECTOR_JSON ? written : jsonString(`[data of ${written.length} characters left out: longer than ${MAX_COLLECTOR_JSON}]`);
+    const encoded = written.length <= MAX_COLLECTOR_JSON ? written : jsonString(leftOutNote(written.length));
     json += first ? `${memberName(names[i]!)}${encoded}` : `,${memberName(names[i]!)}${encoded}`;
     first = false;
   }

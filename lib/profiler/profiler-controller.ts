@@ -118,20 +118,19 @@ export class ProfilerController {
     if (stored === null) return new Response('', 404, { 'content-type': HTML, ...PRIVATE, 'content-security-policy': TOOLBAR_POLICY });
     const profile = this.profiler.present(stored, ['request', 'logger']);
     const data = profile.collectors;
-    const requestData = data.request as RequestData | undefined;
-    const logger = data.logger as LoggerData | undefined;
-    const exception = data.exception as ExceptionData | undefined;
+    const requestData = dataOf<RequestData>(data.request);
+    const logger = dataOf<LoggerData>(data.logger);
     const bar = renderToolbar({
       token,
       status: profile.status,
-      route: requestData?.route ?? null,
+      route: requestData.route ?? null,
       method: profile.method,
-      durationMs: (data.time as TimeData | undefined)?.duration ?? 0,
-      memoryBytes: (data.memory as MemoryData | null | undefined)?.heapUsed ?? process.memoryUsage().heapUsed,
-      logCount: logger === undefined ? 0 : Object.values(logger.counts).reduce((sum, n) => sum + n, 0),
-      errorCount: logger?.errorCount ?? 0,
-      warningCount: logger?.warningCount ?? 0,
-      exceptionClass: exception?.exceptions[0]?.class ?? null,
+      durationMs: dataOf<TimeData>(data.time).duration ?? 0,
+      memoryBytes: dataOf<MemoryData>(data.memory).heapUsed ?? process.memoryUsage().heapUsed,
+      logCount: Object.values(logger.counts ?? {}).reduce((sum, n) => sum + n, 0),
+      errorCount: logger.errorCount ?? 0,
+      warningCount: logger.warningCount ?? 0,
+      exceptionClass: dataOf<ExceptionData>(data.exception).exceptions?.[0]?.class ?? null,
       urls: profilerUrls,
     });
     return new Response(bar, 200, { 'content-type': HTML, ...PRIVATE, 'content-security-policy': TOOLBAR_POLICY });
@@ -268,4 +267,9 @@ function htmlPage(page: string, status: number, nonce: string): Response {
  */
 function json(value: unknown, status: number): Response {
   return new Response(htmlSafeJson(value), status, { 'content-type': 'application/json', ...NEGOTIATED });
+}
+
+/** A collector's data as an object, or none: the note of data left out as too large (see isLeftOutData) is a string. */
+function dataOf<T>(data: unknown): Partial<T> {
+  return data !== null && typeof data === 'object' ? (data as Partial<T>) : {};
 }

@@ -19,7 +19,7 @@ import { safeUri } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { ByteSlab } from './byte-slab.js';
 import type { CollectContext, DataCollector } from './data-collector.js';
-import { decodeProfile, encodeProfile, encodeProfileParts, type EncodedProfile, type Profile } from './profile.js';
+import { decodeProfile, encodeProfile, encodeProfileParts, isLeftOutData, type EncodedProfile, type Profile } from './profile.js';
 import type { Redactor } from './redactor.js';
 import type { ProfilerStorage } from './storage/profiler-storage.js';
 import { checkSaveOptions } from './save-options.js';
@@ -221,12 +221,14 @@ export class Profiler {
   /**
    * The profile as pages and tools see it: each collector's `present` applied to its data (on a
    * copy); with `only`, just those collectors' (the toolbar needs two, not the router's verdicts).
-   * A collector whose `present` throws, or answers what JSON cannot write, is shown as stored.
+   * A collector whose `present` throws, or answers what JSON cannot write, is shown as stored, as is
+   * data left out as too large (its note, see isLeftOutData), which `present` would take for none.
    */
   present(profile: Profile, only?: readonly string[]): Profile {
     const collectors: Record<string, unknown> = { ...profile.collectors };
     for (const collector of this.#collectors) {
       if (collector.present === undefined || !(collector.name in collectors) || (only !== undefined && !only.includes(collector.name))) continue;
+      if (isLeftOutData(collectors[collector.name])) continue;
       try {
         const shown = collector.present(profile.collectors[collector.name], profile);
         // The pages and the JSON endpoint write it as JSON: an answer JSON cannot write (a BigInt, a cycle)

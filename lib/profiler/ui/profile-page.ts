@@ -1,6 +1,6 @@
 /** The page of one profile: a summary of the request, the panel menu, the search form and the selected panel. */
 import { html, renderElided, statusText, type FileLinker, type SafeHtml } from '../../errors/index.js';
-import type { Profile, ProfileSummary } from '../profile.js';
+import { isLeftOutData, type Profile, type ProfileSummary } from '../profile.js';
 import { formatProfileTime, statusClass } from './format.js';
 import { renderDocument, renderSearchForm, renderTopBar } from './layout.js';
 import { exceptionBadge, exceptionsOf, renderExceptionPanel } from './panels/exception-panel.js';
@@ -56,10 +56,11 @@ export const PROFILER_PANELS: readonly string[] = PANELS.map((panel) => panel.na
 /** Collectors shown by a built-in panel (memory appears in the time panel); any other gets a generic panel. */
 const BUILT_IN_COLLECTORS = new Set([...PROFILER_PANELS, 'memory']);
 
-/** The panel to show when none is asked for: exception when the request had one, else request. */
+/** The panel to show when none is asked for: exception when the request had one (or its data was too large to keep), else request. */
 export function defaultPanel(profile: Profile): string {
-  const errors = exceptionsOf(recordOf(profile.collectors));
-  return errors !== null && errors.length > 0 ? 'exception' : 'request';
+  const collectors = recordOf(profile.collectors);
+  const errors = exceptionsOf(collectors);
+  return (errors !== null && errors.length > 0) || isLeftOutData(collectors['exception']) ? 'exception' : 'request';
 }
 
 /** Names of the collectors in a profile that have no built-in panel (embedders' collectors), sorted. */

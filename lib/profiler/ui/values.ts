@@ -5,6 +5,7 @@
 import { inspect } from 'node:util';
 import { isError } from '../../../kernel/is-error.js';
 import { elideMiddle, html, renderElided, type SafeHtml } from '../../errors/index.js';
+import { isLeftOutData, MAX_COLLECTOR_JSON } from '../profile.js';
 
 export { elideMiddle };
 
@@ -78,8 +79,14 @@ ${entries.map(([key, item]) => html`<tr><th scope="row">${key}</th><td>${renderV
 </table>`;
 }
 
-/** The "No data" notice of a panel whose collector recorded nothing for this profile. */
-export function renderNoData(collector: string): SafeHtml {
+/**
+ * The notice of a panel whose collector's data is not there: "No data" when it recorded nothing for
+ * this profile, or the note that took the place of its data (`data`, see isLeftOutData).
+ */
+export function renderNoData(collector: string, data?: unknown): SafeHtml {
+  if (isLeftOutData(data)) {
+    return html`<div class="no-data"><p class="empty">${data}</p><p class="muted">The <code>${collector}</code> collector's data was too large to keep: a profile keeps at most ${MAX_COLLECTOR_JSON} characters of JSON of one collector's data.</p></div>`;
+  }
   return html`<div class="no-data"><p class="empty">No data</p><p class="muted">The <code>${collector}</code> collector recorded nothing for this request.</p></div>`;
 }
 

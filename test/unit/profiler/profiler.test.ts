@@ -10,7 +10,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { MAX_COLLECTOR_JSON, Profiler, RawJson, Redactor, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type DataCollector, type EncodedProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
+import { MAX_COLLECTOR_JSON, Profiler, isLeftOutData, RawJson, Redactor, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type DataCollector, type EncodedProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
 
 import { thrown } from '../helpers.js';
 
@@ -508,6 +508,43 @@ test("a collector's data past 2 MiB of JSON is stored as a note of its size, the
   assert.is(stored!.collectors['huge'], `[data of ${50 * 1024 * 1024 + '{"blob":""}'.length} characters left out: longer than 2097152]`);
   assert.is((stored!.collectors['small'] as { blob: string }).blob.length, 1024 * 1024);
   assert.ok(Array.isArray((stored!.collectors['logger'] as { logs: unknown[] }).logs));
+});
+
+test("isLeftOutData() tells the note that takes a collector's data's place from any other value", () => {
+  const encoded = decodeProfile(encodeProfile({ token: 'abc123', parent: null, children: [], ip: '127.0.0.1', method: 'GET', url: 'http://127.0.0.1/', time: 0, status: 200, collectors: { huge: 'x'.repeat(MAX_COLLECTOR_JSON) } }));
+  assert.ok(isLeftOutData(encoded.collectors['huge']), String(encoded.collectors['huge']));
+  for (const other of ['[data of many characters left out: longer than 2097152]', ' [data of 3 characters left out: longer than 2]', '[value of at least 262145 characters left out: longer than 262144]', { note: encoded.collectors['huge'] }, null]) {
+    assert.not.ok(isLeftOutData(other), JSON.stringify(other));
+  }
+});
+
+test("data left out as too large is presented as its note, not as the empty data a collector's present() takes it for", async () => {
+  const app = createApp({ stderrLogLevel: false, profiler: { storage: new MemoryStorage(), collectors: [{ name: 'cache', lateCollect: () => ({}), present: () => ({ hits: 0 }) }] } });
+  const response = await run(app, '/health');
+  const profile = (await app.profiler!.loadProfile(response.getHeader('x-debug-token')!))!;
+  await app.close();
+  const note = '[data of 2097153 characters left out: longer than 2097152]';
+  const names = ['request', 'exception', 'logger', 'events', 'time', 'router', 'memory', 'cache'];
+  const shown = app.profiler!.present({ ...profile, collectors: Object.fromEntries(names.map((name) => [name, note])) }).collectors;
+  for (const name of names) assert.is(shown[name], note, name);
+});
+
+test("a profile whose collectors' data was left out as too large still has its toolbar, and its JSON page keeps the notes", async () => {
+  const storage = new MemoryStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, saveDelayMs: 0 } });
+  const profile = (await storage.read((await run(app, '/health')).getHeader('x-debug-token')!))!;
+  const note = '[data of 2097153 characters left out: longer than 2097152]';
+  const collectors = Object.fromEntries(Object.keys(profile.collectors).map((name) => [name, note]));
+  await storage.write({ ...profile, token: 'f00d00', collectors });
+  const toolbar = await run(app, '/_wdt/f00d00');
+  const request = Request.create('http://127.0.0.1:8000/_profiler/f00d00', 'GET', { headers: { accept: 'application/json' } });
+  const page = await app.kernel.handle(request);
+  await app.kernel.terminate(request, page);
+  await app.close();
+  assert.is(toolbar.status, 200, String(toolbar.body).slice(0, 300));
+  assert.match(String(toolbar.body), 'id="hk-toolbar"');
+  assert.is(page.status, 200);
+  assert.equal((JSON.parse(String(page.body)) as Profile).collectors, collectors);
 });
 
 test('encodeProfile writes the JSON that JSON.stringify would, with RawJson data spliced in', () => {

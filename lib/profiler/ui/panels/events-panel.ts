@@ -7,7 +7,7 @@ import type { PanelContext } from './panel-context.js';
 /** Renders `collectors.events`. */
 export function renderEventsPanel({ profile }: PanelContext): SafeHtml {
   const data = profile.collectors['events'];
-  if (!isRecord(data)) return html`<h2>Events</h2>${renderNoData('events')}`;
+  if (!isRecord(data)) return html`<h2>Events</h2>${renderNoData('events', data)}`;
   const called = arrayOf(data['called']).filter(isRecord);
   const notCalled = arrayOf(data['notCalled']).filter(isRecord);
   const orphaned = arrayOf(data['orphaned']).filter((event): event is string => typeof event === 'string');

@@ -31,7 +31,7 @@ interface FrameView {
 export function renderExceptionPanel({ profile, urls, fileLink }: PanelContext): SafeHtml {
   const view: FrameView = { fileLink, recordedAt: profile.time };
   const errors = exceptionsOf(profile.collectors);
-  if (errors === null) return html`<h2>Exceptions</h2>${renderNoData('exception')}`;
+  if (errors === null) return html`<h2>Exceptions</h2>${renderNoData('exception', profile.collectors['exception'])}`;
   if (errors.length === 0) return html`<h2>Exceptions</h2><p class="empty">No exception was thrown while handling this request</p>${renderErrorPageNote(profile, urls)}`;
   const handled = handledExceptionsOf(profile.collectors);
   return html`<h2>Exceptions <span class="badge error">${errors.length}</span></h2>

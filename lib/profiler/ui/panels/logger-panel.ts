@@ -47,7 +47,7 @@ export function logCountsOf(collectors: Record<string, unknown>): { total: numbe
 /** Renders `collectors.logger`. */
 export function renderLoggerPanel({ profile, timeZone }: PanelContext): SafeHtml {
   const data = profile.collectors['logger'];
-  if (!isRecord(data)) return html`<h2>Logs</h2>${renderNoData('logger')}`;
+  if (!isRecord(data)) return html`<h2>Logs</h2>${renderNoData('logger', data)}`;
   const logs = arrayOf(data['logs']).filter(isRecord);
   const omitted = numberOf(data['omitted']) ?? 0;
   const note = omitted > 0 ? html`<p class="empty">${omitted} more log records are not shown: a profile keeps a request's first 1,000 records, within 1 MB of them.</p>` : '';

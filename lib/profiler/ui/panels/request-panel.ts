@@ -7,7 +7,7 @@ import type { PanelContext } from './panel-context.js';
 /** Renders `collectors.request`. */
 export function renderRequestPanel({ profile }: PanelContext): SafeHtml {
   const data = profile.collectors['request'];
-  if (!isRecord(data)) return html`<h2>Request</h2>${renderNoData('request')}`;
+  if (!isRecord(data)) return html`<h2>Request</h2>${renderNoData('request', data)}`;
   const status = numberOf(data['statusCode']) ?? profile.status;
   const statusText = stringOf(data['statusText']) ?? '';
   const body = stringOf(data['body']);

@@ -15,7 +15,7 @@ const VERDICT_COUNTS: Record<(typeof VERDICTS)[number], [string, string]> = {
 /** Renders `collectors.router`. */
 export function renderRouterPanel({ profile }: PanelContext): SafeHtml {
   const data = profile.collectors['router'];
-  if (!isRecord(data)) return html`<h2>Routing</h2>${renderNoData('router')}`;
+  if (!isRecord(data)) return html`<h2>Routing</h2>${renderNoData('router', data)}`;
   const route = stringOf(data['route']);
   const redirect = stringOf(data['redirect']);
   const traces = arrayOf(data['traces']).filter(isRecord);

@@ -5,6 +5,7 @@
 import { html, type SafeHtml } from '../../../errors/index.js';
 import { formatBytes, formatClockTime, formatDuration, formatProfileTime } from '../format.js';
 import { arrayOf, isRecord, numberOf, renderNoData, stringOf } from '../values.js';
+import { isLeftOutData } from '../../profile.js';
 import type { PanelContext } from './panel-context.js';
 
 const CATEGORIES = ['event', 'listener', 'controller', 'section'] as const;
@@ -67,7 +68,7 @@ export function timelineStyles({ profile }: PanelContext): string {
 /** Renders `collectors.time` (and the memory figures of `collectors.memory` when present). */
 export function renderTimePanel({ profile, timeZone }: PanelContext): SafeHtml {
   const timeline = timelineOf(profile.collectors['time']);
-  if (timeline === null) return html`<h2>Performance</h2>${renderMemory(profile.collectors['memory'])}${renderNoData('time')}`;
+  if (timeline === null) return html`<h2>Performance</h2>${renderMemory(profile.collectors['memory'])}${renderNoData('time', profile.collectors['time'])}`;
   const { periods, duration, scale } = timeline;
   const startTime = timeline.startTime ?? profile.time;
   const present = CATEGORIES.filter((category) => periods.some((period) => categoryClass(period.category) === `cat-${category}`));
@@ -83,7 +84,7 @@ ${renderMemoryMetrics(profile.collectors['memory'])}
 </div>
 <h3>Timeline</h3>
 ${periods.length === 0
-  ? html`<p class="empty">No timeline periods were recorded</p>`
+  ? isLeftOutData(profile.collectors['events']) ? renderNoData('events', profile.collectors['events']) : html`<p class="empty">No timeline periods were recorded</p>`
   : html`<ul class="legend">${present.map((category) => html`<li class="cat-${category}">${CATEGORY_LABELS[category]}</li>`)}<li class="ready-key">Response ready: the total duration ends there; what follows (kernel.terminate) runs after the response</li></ul>
 <div class="waterfall" role="table" aria-label="Timeline">
 <div class="wf-axis" role="row"><span role="columnheader">Period</span><div class="ticks" aria-hidden="true">${ticks.map(

@@ -347,6 +347,24 @@ test('every built-in panel renders "No data" when its collector is missing', () 
   }
 });
 
+test("every panel shows the note that took the place of its collector's data past 2 MiB, and the default panel is exception when that one's was", () => {
+  const note = '[data of 52428811 characters left out: longer than 2097152]';
+  for (const panel of ['request', 'exception', 'logger', 'events', 'time', 'router', 'cache']) {
+    const profile: Profile = { ...okProfile(), collectors: { ...okProfile().collectors, [panel]: note } };
+    const html = panelOf(page({ profile, panel }));
+    assert.match(html, `<p class="empty">${note}</p>`, panel);
+    assert.match(html, `The <code>${panel}</code> collector's data was too large to keep: a profile keeps at most 2097152 characters of JSON of one collector's data.`, panel);
+    assert.not.match(html, '&quot;', panel);
+  }
+  assert.is(defaultPanel({ ...okProfile(), collectors: { ...okProfile().collectors, exception: note } }), 'exception');
+});
+
+test("the time panel shows the events collector's note in place of the timeline it would have drawn", () => {
+  const note = '[data of 2097153 characters left out: longer than 2097152]';
+  const profile: Profile = { ...okProfile(), collectors: { ...okProfile().collectors, time: { startTime: 0, duration: 3, periods: [] }, events: note } };
+  assert.match(panelOf(page({ profile, panel: 'time' })), `<h3>Timeline</h3>\n<div class="no-data"><p class="empty">${note}</p>`);
+});
+
 test('collector data of the wrong shape renders without throwing', () => {
   const profile: Profile = {
     ...mainProfile(),
