@@ -18,6 +18,7 @@ import { describeValue } from '../../kernel/describe-value.js';
 import { safeUri } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { ByteSlab } from './byte-slab.js';
+import { EventsCollector, LoggerCollector, RequestCollector, RouterCollector, TimeCollector } from './collectors/index.js';
 import type { CollectContext, DataCollector } from './data-collector.js';
 import { decodeProfile, encodeProfile, encodeProfileParts, isLeftOutData, type EncodedProfile, type Profile } from './profile.js';
 import type { Redactor } from './redactor.js';
@@ -98,6 +99,13 @@ const UNSAVED_CAP = 200;
 const CLAIM_RETRY_MS = 5_000;
 
 export const PROFILER_PATHS = /^\/(?:_profiler|_wdt)(?:\/|$)/;
+
+/**
+ * The built-in collectors' present(): each builds its answer from the profile's stored JSON, which JSON
+ * can always write again, so present() does not write it on every page view to check, as it does an
+ * embedder's. Known by the function, so a subclass's own present() is checked.
+ */
+const JSON_SAFE_PRESENTS: ReadonlySet<unknown> = new Set([RequestCollector, LoggerCollector, EventsCollector, TimeCollector, RouterCollector].map((collector) => collector.prototype.present));
 
 /**
  * Records every request and sub-request in debug mode (Symfony's Profiler and
@@ -233,7 +241,7 @@ export class Profiler {
         const shown = collector.present(profile.collectors[collector.name], profile);
         // The pages and the JSON endpoint write it as JSON: an answer JSON cannot write (a BigInt, a cycle)
         // or writes as nothing (undefined, a promise's {}) would fail or blank the whole profile, so it goes as a throw does.
-        if (!isPromiseLike(shown) && JSON.stringify(shown) !== undefined) collectors[collector.name] = shown;
+        if (JSON_SAFE_PRESENTS.has(collector.present) || (!isPromiseLike(shown) && JSON.stringify(shown) !== undefined)) collectors[collector.name] = shown;
       } catch {
         // A stored shape the collector no longer understands: show the data as stored.
       }

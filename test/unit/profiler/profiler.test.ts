@@ -10,7 +10,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { MAX_COLLECTOR_JSON, Profiler, isLeftOutData, RawJson, Redactor, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type DataCollector, type EncodedProfile, type Profile, type StorableProfile } from '../../../lib/profiler/index.js';
+import { MAX_COLLECTOR_JSON, Profiler, isLeftOutData, RawJson, Redactor, RequestCollector, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type DataCollector, type EncodedProfile, type Profile, type RequestData, type StorableProfile } from '../../../lib/profiler/index.js';
 
 import { thrown } from '../helpers.js';
 
@@ -636,6 +636,29 @@ test('a collector whose present() answers what JSON cannot write (a BigInt, a cy
   assert.equal(shown.fine, { stored: 'fine', shown: true });
   assert.is(html.status, 200);
   assert.ok(String(html.body).includes('&quot;stored&quot;: &quot;big&quot;'));
+});
+
+test("the built-in collectors' present() answers are not written as JSON to check them on every page view; an embedder's still are", async () => {
+  const storage = new MemoryStorage();
+  let checked = 0;
+  const toJSON = () => (checked++, {});
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, saveDelayMs: 0, collectors: [{ name: 'cache', lateCollect: () => ({}), present: () => ({ toJSON }) }] } });
+  const profile = (await storage.read((await run(app, '/health')).getHeader('x-debug-token')!))!;
+  await app.close();
+  // request, logger, router and time present what they were given along with what they work out: toJSON is in each answer.
+  const built = ['request', 'logger', 'router', 'time'];
+  const collectors = { ...profile.collectors, ...Object.fromEntries(built.map((name) => [name, { ...(profile.collectors[name] as object), toJSON }])) };
+  const shown = app.profiler!.present({ ...profile, collectors }).collectors;
+  for (const name of built) assert.is((shown[name] as { toJSON: unknown }).toJSON, toJSON, name);
+  assert.is(checked, 1, "only the cache collector's answer was written");
+  class LateRequests extends RequestCollector {
+    override present(): RequestData {
+      return { toJSON } as unknown as RequestData;
+    }
+  }
+  const profiler = new Profiler({ storage, requestStack: new RequestStack(), redactor: new Redactor(), collectors: [new LateRequests(new Redactor())] });
+  profiler.present(profile);
+  assert.is(checked, 2, "a subclass's own present() is checked");
 });
 
 test('the profiler\'s own kernel.terminate listener, running while the profile is taken, is not listed as not called', async () => {
