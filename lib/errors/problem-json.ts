@@ -18,7 +18,7 @@ export interface ProblemTraceFrame {
   function: string | null;
 }
 
-/** An RFC 9457 problem document; `class`, `trace` and `causes` are extension members present only in debug mode. */
+/** An RFC 9457 problem document; `class`, `trace`, `causes` and `omittedCauses` are extension members present only in debug mode. */
 export interface ProblemDetails {
   type: string;
   title: string;
@@ -28,6 +28,8 @@ export interface ProblemDetails {
   class?: string;
   trace?: ProblemTraceFrame[];
   causes?: Array<{ class: string; message: string }>;
+  /** How many errors of the chain come after those listed and are not (see FlatError.omitted); absent when none. */
+  omittedCauses?: number;
 }
 
 /** What `renderProblem` needs. */
@@ -59,6 +61,8 @@ export function renderProblem(input: ProblemInput): ProblemDetails {
     problem.class = outermost.class;
     problem.trace = outermost.frames.map((frame) => ({ file: frame.file, line: frame.line, function: frame.function }));
     problem.causes = input.errors.slice(1).map((error) => ({ class: error.class, message: error.message }));
+    const omitted = input.errors.at(-1)!.omitted ?? 0;
+    if (omitted > 0) problem.omittedCauses = omitted;
   }
   return problem;
 }

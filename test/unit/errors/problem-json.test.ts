@@ -35,6 +35,18 @@ test('debug adds the class, the trace frames and the causes', () => {
   assert.ok(problem.trace![0]!.file!.endsWith('problem-json.test.ts'));
 });
 
+test('debug says how many errors of a cut chain are not listed, as omittedCauses; a whole chain has none', () => {
+  let error = new Error('error 1000');
+  for (let i = 999; i >= 1; i--) error = new Error(`error ${i}`, { cause: error });
+  const problem = renderProblem({ errors: flattenError(error), status: 500, debug: true });
+  assert.is(problem.causes!.length, 19);
+  assert.is(problem.causes!.at(-1)!.message, 'error 20');
+  assert.is(problem.omittedCauses, 980);
+  assert.ok(serializeProblem(problem).endsWith('"omittedCauses":980}'));
+  assert.not.ok('omittedCauses' in renderProblem({ errors: crash, status: 500, debug: true }));
+  assert.not.ok('omittedCauses' in renderProblem({ errors: flattenError(error), status: 500, debug: false }));
+});
+
 test('includes instance and a specific type when given', () => {
   const problem = renderProblem({ errors: notFound, status: 404, debug: false, instance: '/robots.txt', type: 'https://example.com/probs/no-route' });
   assert.is(problem.instance, '/robots.txt');
