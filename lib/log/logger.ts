@@ -12,8 +12,11 @@ const LEVEL_NAMES = Object.keys(LogLevel) as LogLevelName[];
  */
 const LEVEL_ALIASES = { EMERG: LogLevel.EMERGENCY, CRIT: LogLevel.CRITICAL, ERR: LogLevel.ERROR, WARN: LogLevel.WARNING } as const;
 
-/** A level's name or short name (`'warning'`, `'warn'`), in any case. */
-export type LogLevelInput = LogLevelName | Lowercase<LogLevelName> | keyof typeof LEVEL_ALIASES | Lowercase<keyof typeof LEVEL_ALIASES>;
+/** A level's name or short name (`'warning'`, `'warn'`), in any case; typed all lower, all upper or capitalised (`'Warning'`). */
+export type LogLevelInput = CaseForms<LogLevelName | keyof typeof LEVEL_ALIASES>;
+
+/** `'WARNING'`, `'warning'` and `'Warning'`: the spellings of a name in common use. */
+type CaseForms<Name extends string> = Name | Lowercase<Name> | Capitalize<Lowercase<Name>>;
 
 const VALID_LEVELS = `0-7 or ${LEVEL_NAMES.join(', ').toLowerCase()} (or ${Object.keys(LEVEL_ALIASES).join(', ').toLowerCase()})`;
 

@@ -26,4 +26,19 @@ createKernel({ routes, subscribers, profiler: { collectors } });
   assert.is(output, '', `a consumer's readonly option lists do not compile:\n${output}`);
 });
 
+test("a log level's name capitalised ('Warning', 'Error', 'Warn') type-checks, as the runtime takes any case; another mix of cases is still a type error", () => {
+  const output = typeErrorsOf(`
+import { createKernel } from 'http-kernel/app';
+import { Logger, createBus, toLevel, type LogLevelInput } from 'http-kernel/log';
+
+const levels: LogLevelInput[] = ['Warning', 'Error', 'Emergency', 'Notice', 'Warn', 'Err', 'Crit', 'Emerg', 'warning', 'WARNING', 'warn', 'WARN'];
+new Logger({ bus: createBus(), level: 'Info' }).log('Error', 'failed');
+createKernel({ logLevel: 'Debug', stderrLogLevel: 'Warning' });
+toLevel('Critical');
+// @ts-expect-error: only all lower, all upper or capitalised
+const odd: LogLevelInput = 'wARNING';
+`);
+  assert.is(output, '', `capitalised level names do not compile:\n${output}`);
+});
+
 test.run();
