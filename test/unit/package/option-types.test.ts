@@ -37,7 +37,7 @@ createKernel({ logLevel: 'Debug', stderrLogLevel: 'Warning' });
 toLevel('Critical');
 // @ts-expect-error: only all lower, all upper or capitalised
 const odd: LogLevelInput = 'wARNING';
-`);
+`, 'option-types');
   assert.is(output, '', `capitalised level names do not compile:\n${output}`);
 });
 
