@@ -94,10 +94,10 @@ export const SAVE_DELAY_MS = 20;
 /** Profiles kept in memory between the response and their save, for the toolbar. */
 const UNSAVED_CAP = 200;
 
-/** Matches the profiler's own pages, which are never recorded. */
 /** How often a failing storage is asked for a token while requests go on unrecorded. */
 const CLAIM_RETRY_MS = 5_000;
 
+/** Matches the profiler's own pages, which are never recorded. */
 export const PROFILER_PATHS = /^\/(?:_profiler|_wdt)(?:\/|$)/;
 
 /**
