@@ -150,8 +150,9 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
         body = read.bytes;
         break;
       }
-      // Nothing came before the failure: the error page goes out instead (once; the bare 500 if its own body fails so too).
+      // Nothing came before the failure: the error page goes out instead (once; the bare 500, logged, if its own body fails so too).
       if (!read.begun && signal?.aborted !== true) {
+        if (attempt > 1) kernel.requestStack.run(request, () => logger?.critical('The response body stream failed: {message}', { message: messageOf(read.error), error: read.error }));
         response = attempt === 1 ? await pageOfFailedBody(request, read.error) : bareAnswer();
         continue;
       }

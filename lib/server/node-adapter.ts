@@ -159,8 +159,11 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     for (const wake of waiters) wake();
   };
 
-  /** Sends the response, then terminates; SENT, or what send() threw when it refused the response before any byte went out. */
-  const sendAndTerminate = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): unknown => {
+  /**
+   * Sends the response, then terminates; SENT, or what send() threw when it refused the response before any byte went out.
+   * `isPage`: `response` is an error page answerError gives, whose own stream failing before its first chunk gets the bare 500, logged, not a page again.
+   */
+  const sendAndTerminate = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response, isPage = false): unknown => {
     // A stream body is still being read when send() returns: kernel.terminate waits for its end, as
     // Symfony's follows send(), so that what the stream logs reaches the profile. Text and bytes make no closure.
     // A 204/304 whose stream prepare() dropped waits for that stream's clean-up too (see discardedBody).
@@ -173,7 +176,8 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         }
       : undefined;
     // A stream that fails before its first chunk (a file that cannot be opened) has sent nothing yet: its error gets the error page.
-    const onFailedBeforeHead = isStream ? (error: unknown) => answerError(req, res, request, response, error, bodyTerminated) : undefined;
+    // Once: a page whose stream fails so too would be answered by a page again, for ever.
+    const onFailedBeforeHead = isStream && !isPage ? (error: unknown) => answerError(req, res, request, response, error, bodyTerminated) : undefined;
     let streaming: boolean;
     try {
       streaming = sendWith(req, res, response, logger, onBodyEnd, closeWaits, onFailedBeforeHead);
@@ -222,7 +226,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       (page) => {
         // Too late: the bare answer went, and the request was terminated with it.
         if (!inTime()) return destroyBody(page.body);
-        const again = sendAndTerminate(req, res, request, page);
+        const again = sendAndTerminate(req, res, request, page, true);
         if (again !== SENT) {
           fail(res, again, logger);
           terminate(request, page);
