@@ -227,10 +227,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         // Too late: the bare answer went, and the request was terminated with it.
         if (!inTime()) return destroyBody(page.body);
         const again = sendAndTerminate(req, res, request, page, true);
-        if (again !== SENT) {
-          fail(res, again, logger);
-          terminate(request, page);
-        }
+        if (again !== SENT) refusedPage(res, request, again);
         then?.();
       },
       (unanswered: unknown) => {
@@ -297,9 +294,16 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   // terminateWithException() terminates too), so the profile is saved and terminate listeners run.
   const sendPage = (req: IncomingMessage, res: ServerResponse, request: Request, page: unknown): void => {
     const answer = page instanceof Response ? page : bareAnswer();
-    if (sendAndTerminate(req, res, request, answer) === SENT) return;
-    sendBare500(res);
-    terminate(request, answer);
+    const refusal = sendAndTerminate(req, res, request, answer);
+    if (refusal === SENT) return;
+    // A page node:http cannot send (a 1xx status, a header it refuses): the bare 500 goes, the log says why, and the request ends as that answer.
+    refusedPage(res, request, refusal);
+  };
+
+  /** The bare 500 for an error page the server refused (see sendAndTerminate), the refusal logged CRITICAL as the request's, then kernel.terminate with that 500. */
+  const refusedPage = (res: ServerResponse, request: Request, refusal: unknown): void => {
+    kernel.requestStack.run(request, () => fail(res, refusal, logger));
+    terminate(request, bareAnswer());
   };
 
   /** Requests waiting for handle() under the response timeout, each with what gives up on it: settled() does, at once. */

@@ -4,7 +4,8 @@
 import { request as undiciRequest } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { EventDispatcher, HttpKernel, KernelEvents, MethodNotAllowedHttpError, Response, type ExceptionEvent, type TerminateEvent } from '../../kernel/index.js';
+import { EventDispatcher, HttpKernel, KernelEvents, MethodNotAllowedHttpError, Response, ResponseNotSendableError, type ExceptionEvent, type Request, type TerminateEvent } from '../../kernel/index.js';
+import { Logger, createBus } from '../../lib/log/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
 import { createRequestListener } from '../../lib/server/index.js';
 import { SCHEMES, decodeEntities, fetchFrom, header, savedProfile, serveListener, type ListenerServer, type TestServer, startTestServer } from './harness.js';
@@ -236,6 +237,55 @@ for (const scheme of SCHEMES) {
       assert.is(await refused.body.text(), 'Method Not Allowed\n');
       for (let k = 0; k < 100 && terminated.length < before + 2; k++) await new Promise((resolve) => setTimeout(resolve, 20));
       assert.equal(terminated.slice(before), [404, 405]);
+    });
+  }
+
+  test.run();
+}
+
+// An error page node:http cannot send (a 1xx status): the bare 500 goes, and the log says why, in
+// the request's context, as inject() logs it; kernel.terminate records that 500, not the page.
+{
+  const test = suite('an error page the server cannot send');
+  const terminated: number[] = [];
+  const critical: Array<{ message: string; path: string | undefined }> = [];
+  let server: ListenerServer;
+  let kernel: HttpKernel;
+
+  test.before(async () => {
+    const dispatcher = new EventDispatcher();
+    // Answers only the refusal of a response, and with what cannot be sent either (a header beyond Latin-1); anything else escapes.
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+      if (event.error instanceof ResponseNotSendableError) event.setResponse(new Response('refused again', 500, { 'x-note': 'refus\u0101' }));
+    });
+    dispatcher.addListener(KernelEvents.TERMINATE, (event: TerminateEvent) => void terminated.push(event.response.status));
+    kernel = new HttpKernel(dispatcher, {
+      getController: (request) => (request.path === '/interim' ? () => new Response('early hints', 103) : () => {
+        throw new Error('the order service is down');
+      }),
+    });
+    const bus = createBus();
+    bus.on('log', ({ record, request }) => void (record.levelName === 'CRITICAL' && critical.push({ message: record.message, path: (request as Request | undefined)?.path })));
+    const logger = new Logger({ bus, currentRequest: () => kernel.requestStack.getCurrentRequest() });
+    server = await serveListener(createRequestListener(kernel, { logger, unhandled: () => new Response('a page', 103) }));
+  });
+  test.after(async () => {
+    await server.close();
+  });
+
+  for (const scheme of SCHEMES) {
+    test(`over ${scheme}: an escaped error's page and a refusal's page: the bare 500, the page's refusal logged CRITICAL as the request's, terminated with the 500`, async () => {
+      for (const path of ['/orders/7', '/interim']) {
+        terminated.length = 0;
+        critical.length = 0;
+        const response = await undiciRequest(`${server.urls[scheme]}${path}`, { dispatcher: server.agent });
+        assert.is(response.statusCode, 500);
+        assert.is(await response.body.text(), 'Internal Server Error\n');
+        for (let k = 0; k < 100 && terminated.length === 0; k++) await new Promise((resolve) => setTimeout(resolve, 20));
+        assert.equal(terminated, [500], path);
+        const refusal = path === '/interim' ? 'TypeError: Invalid character in header content ["x-note"]' : 'RangeError: A response sent to the client has a final status (200 or more), not 103.';
+        assert.equal(critical.at(-1), { message: `Unhandled error: ${refusal}`, path }, path);
+      }
     });
   }
 
