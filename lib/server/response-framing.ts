@@ -163,7 +163,9 @@ export function contentLengthError(declared: number, size: number): RangeError {
  */
 export class ChunkTypeGuard extends Transform {
   constructor() {
-    super({ writableObjectMode: true });
+    // One chunk taken at a time, whatever its size: an object-mode buffer counts chunks, not bytes,
+    // and the default 16 of a generator's 8 MiB pieces would be held for each client that reads slowly.
+    super({ writableObjectMode: true, writableHighWaterMark: 1 });
   }
 
   override _transform(chunk: unknown, encoding: BufferEncoding, callback: TransformCallback): void {

@@ -183,4 +183,32 @@ test('a client that leaves while the head waits for the first chunk: the body is
   assert.is(ended, 1);
 });
 
+
+test('an object-mode stream of large chunks, to a client that does not read: a few chunks are taken from it, not 16 more for the chunk check to hold', async () => {
+  const CHUNK = 4 * 1024 * 1024;
+  let produced = 0;
+  await serving((req, res) => {
+    async function* pieces() {
+      for (;;) {
+        produced++;
+        yield Buffer.alloc(CHUNK, 98);
+      }
+    }
+    send(req, res, new Response(Readable.from(pieces())));
+  }, async (base) => {
+    const socket = connect(Number(new URL(base).port), '127.0.0.1');
+    socket.on('error', () => {});
+    // Never read: once the socket's buffers are full, the source is read only as far as the pipe holds.
+    socket.pause();
+    socket.write('GET / HTTP/1.1\r\nHost: a\r\n\r\n');
+    let seen = -1;
+    for (let i = 0; i < 50 && (produced === 0 || produced !== seen); i++) {
+      seen = produced;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    socket.destroy();
+  });
+  assert.ok(produced <= 8, `${produced} chunks of 4 MiB taken from the source`);
+});
+
 test.run();
