@@ -160,11 +160,12 @@ function looksSecret(key: string): boolean {
 
 /**
  * A `key=value` pair in free text. The value is a quoted run (`password="a b"`, `'…'`, at most
- * 1,024 characters, so an unclosed quote costs no scan to the end; unclosed, the quote and the run
- * after it up to a separator), an authorization scheme and its credentials (`Authorization=Bearer
- * abc`), or a run up to a separator.
+ * 1,024 characters, so an unclosed quote costs no scan to the end; one the text ends in, as a string
+ * cut at 10,000 characters may, to its end: cut first, `password="a b` showed `b`; otherwise unclosed,
+ * the quote and the run after it up to a separator), an authorization scheme and its credentials
+ * (`Authorization=Bearer abc`), or a run up to a separator.
  */
-const TEXT_PAIR = /([?&;\s]|^)([^=&#?;\s"']+)=("[^"\n]{0,1024}"|'[^'\n]{0,1024}'|["'][^&#;\s]*|(?:bearer|basic|digest|token|negotiate)[ \t]+[^&#;\s"']*|[^&#;\s"']*)/gi;
+const TEXT_PAIR = /([?&;\s]|^)([^=&#?;\s"']+)=("[^"\n]{0,1024}(?:"|$)|'[^'\n]{0,1024}(?:'|$)|["'][^&#;\s]*|(?:bearer|basic|digest|token|negotiate)[ \t]+[^&#;\s"']*|[^&#;\s"']*)/gi;
 
 /** How much of a value a copy keeps. */
 interface CopyLimits {

@@ -350,8 +350,17 @@ test('in free text, a secret value in quotes, or an authorization scheme with it
   assert.is(redactor.text('Authorization=Bearer abc.def next'), `Authorization=${REDACTED} next`);
   assert.is(redactor.text('token=Basic Zm9v'), `token=${REDACTED}`);
   assert.is(redactor.text('user="ann" mode=fast'), 'user="ann" mode=fast', 'harmless pairs are left as written');
-  // An unclosed quote: the quote and what follows it up to a separator go.
-  assert.is(redactor.text('password="abc next'), `password=${REDACTED} next`);
+  // An unclosed quote: the quote and what follows it up to a separator go; to the end when the text ends in it.
+  assert.is(redactor.text('password="abc next\nline'), `password=${REDACTED} next\nline`);
+  assert.is(redactor.text('password="abc next'), `password=${REDACTED}`);
+});
+
+test('a secret value in quotes that the cut at 10,000 characters splits is hidden whole, in a string, an error message and a Map (cut first, its words past the first showed)', () => {
+  const text = `${'x'.repeat(9_970)} password="correct horse battery staple" done`;
+  const shown = `${'x'.repeat(9_970)} password=${REDACTED}`;
+  assert.is(redactor.value(text), shown);
+  assert.equal(JSON.parse(redactor.valueJson({ text, error: new Error(text), map: new Map([['note', text]]) })), { text: shown, error: { class: 'Error', message: shown }, map: { note: shown } });
+  assert.is(redactor.value(text.replaceAll('"', "'")), shown);
 });
 
 test('an error without a constructor (a null prototype, an own constructor of undefined, an anonymous class) or with a message that is no string is still an error, class Error, its fields redacted, not "[unreadable value]"', () => {

@@ -33,6 +33,12 @@ test("an error page's `exception` attribute is cut at 10,000 characters, as othe
   assert.is(attributesOf(request).exception, `Error: api_key=[redacted] ${'x'.repeat(10_000 - 'Error: api_key=s3cr3t '.length)}…`);
 });
 
+test("an error page's `exception` attribute whose cut at 10,000 characters splits a secret in quotes hides the secret whole", () => {
+  const request = Request.create('/error');
+  request.attributes.set('exception', new Error(`${'x'.repeat(9_960)} password="correct horse battery staple"`));
+  assert.is(attributesOf(request).exception, `Error: ${'x'.repeat(9_960)} password=[redacted]`);
+});
+
 test('the session a listener put in `_session_data` is collected with its secret keys redacted, and is not listed again among the attributes', () => {
   const collect = (request: Request) => {
     const context: CollectContext = { request, response: new Response('ok'), error: undefined, requestType: 'main', startTime: 0, startNow: 0, endNow: 0 };
