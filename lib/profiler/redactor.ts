@@ -188,6 +188,12 @@ const BOUNDED: CopyLimits = { depth: 8, items: 100, chars: 10_000, total: MAX_VA
 /** A JSON body, already capped in bytes: shown whole. */
 const WHOLE: CopyLimits = { depth: 64, items: Infinity, chars: Infinity, total: Infinity };
 
+/**
+ * Most characters of a JSON body pretty-printed; past them it is written compact. Indented, a 62 KB
+ * body 60 levels deep is 3.8 MB, and its request's whole data was a note in the profile (MAX_COLLECTOR_JSON).
+ */
+const MAX_PRETTY_BODY = 256 * 1024;
+
 /** Thrown from inside a value's JSON once it passes its `total`: valueJson writes a note in its place. */
 class ValueTooLong {
   constructor(readonly length: number) {}
@@ -583,7 +589,9 @@ export class Redactor {
   body(text: string, contentType: string): string {
     if (contentType === 'application/json' || contentType.endsWith('+json')) {
       try {
-        return JSON.stringify(this.#copy(JSON.parse(text), 0, [], WHOLE), null, 2);
+        const copy = this.#copy(JSON.parse(text), 0, [], WHOLE);
+        const pretty = JSON.stringify(copy, null, 2);
+        return pretty.length <= MAX_PRETTY_BODY ? pretty : JSON.stringify(copy);
       } catch {
         return text.replace(JSON_PAIR, (pair, key: string, colon: string, value: string | undefined) =>
           value !== undefined && this.isSecretKey(jsonKeyText(key)) ? `"${key}"${colon}${REDACTED_JSON}` : pair,

@@ -39,6 +39,22 @@ test("an error page's `exception` attribute whose cut at 10,000 characters split
   assert.is(attributesOf(request).exception, `Error: ${'x'.repeat(9_960)} password=[redacted]`);
 });
 
+test('a JSON body that pretty-printed would pass 256 KiB (60 levels deep) is kept compact, and the request data is kept, not left out as too large', async () => {
+  const body = `${'['.repeat(60)}${Array(31_000).fill('1').join(',')}${']'.repeat(60)}`;
+  const request = Request.create('/deep', 'POST', { headers: { 'content-type': 'application/json', 'x-trace': 'abc' }, body });
+  await request.json();
+  const context: CollectContext = { request, response: new Response('ok'), error: undefined, requestType: 'main', startTime: 0, startNow: 0, endNow: 0 };
+  const json = new RequestCollector(new Redactor()).lateCollect(context).json;
+  assert.ok(json.length < MAX_COLLECTOR_JSON, `${json.length} characters`);
+  const data = JSON.parse(json) as { body: string; requestHeaders: Record<string, string> };
+  assert.is(data.requestHeaders['x-trace'], 'abc');
+  assert.is(data.body, body);
+  // A body that stays within it is pretty-printed as before.
+  const small = Request.create('/deep', 'POST', { headers: { 'content-type': 'application/json' }, body: '{"a":[1]}' });
+  await small.json();
+  assert.is(JSON.parse(new RequestCollector(new Redactor()).lateCollect({ ...context, request: small }).json).body, '{\n  "a": [\n    1\n  ]\n}');
+});
+
 test('the session a listener put in `_session_data` is collected with its secret keys redacted, and is not listed again among the attributes', () => {
   const collect = (request: Request) => {
     const context: CollectContext = { request, response: new Response('ok'), error: undefined, requestType: 'main', startTime: 0, startNow: 0, endNow: 0 };
