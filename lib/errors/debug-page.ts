@@ -312,7 +312,8 @@ function contextReplacer(): (this: unknown, key: string, value: unknown) => unkn
       spent += value.length;
       return value.length > MAX_CONTEXT_LENGTH ? `${value.slice(0, MAX_CONTEXT_LENGTH)}…` : value;
     }
-    if (Array.isArray(value) && value.length > MAX_CONTEXT_ITEMS) return [...value.slice(0, MAX_CONTEXT_ITEMS), `… ${value.length - MAX_CONTEXT_ITEMS} more items`];
+    if (Array.isArray(value)) return value.length > MAX_CONTEXT_ITEMS ? [...value.slice(0, MAX_CONTEXT_ITEMS), `… ${value.length - MAX_CONTEXT_ITEMS} more items`] : value;
+    if (value !== null && typeof value === 'object' && !isError(value)) return firstMembers(value) ?? value;
     if (typeof value === 'bigint') return `${value}n`;
     if (isError(value)) {
       if (shown.has(value)) return `${value.name}: ${value.message}`;
@@ -323,6 +324,26 @@ function contextReplacer(): (this: unknown, key: string, value: unknown) => unkn
     if (typeof value === 'symbol') return value.toString();
     return value;
   }
+}
+
+/**
+ * An object of more than MAX_CONTEXT_ITEMS keys (a typed array of more items) as its first ones and a
+ * count of the rest, or null: JSON.stringify reads and writes them all (a context's object of 100,000
+ * keys was read whole to show 5,000 characters of it).
+ */
+function firstMembers(value: object): Record<string, unknown> | null {
+  const typed = ArrayBuffer.isView(value) && !(value instanceof DataView);
+  const keys = typed ? null : Object.keys(value);
+  const count = keys === null ? (value as unknown as ArrayLike<unknown>).length : keys.length;
+  if (count <= MAX_CONTEXT_ITEMS) return null;
+  const first: Record<string, unknown> = {};
+  for (let i = 0; i < MAX_CONTEXT_ITEMS; i++) {
+    const key = keys === null ? String(i) : keys[i]!;
+    // Defined, not assigned: a `__proto__` key is a member like any other.
+    Object.defineProperty(first, key, { value: (value as Record<string, unknown>)[key], enumerable: true, writable: true, configurable: true });
+  }
+  first['…'] = `${count - MAX_CONTEXT_ITEMS} more ${typed ? 'items' : 'keys'}`;
+  return first;
 }
 
 /** A path relative to the working directory when inside it: shorter, and what the developer's editor shows. */

@@ -242,6 +242,23 @@ test('walks a log context only as far as the page shows it, however wide or cycl
   assert.ok(document.includes('&quot;… 999900 more items&quot;'));
 });
 
+test('reads a wide object or typed array of a log context only as far as the page shows it, and counts the rest (an object of 100,000 keys was read whole)', () => {
+  let reads = 0;
+  const target: Record<string, string> = {};
+  for (let i = 0; i < 100_000; i++) target[`key${i}`] = 'v';
+  const wide = new Proxy(target, {
+    get(object, key, receiver) {
+      reads++;
+      return Reflect.get(object, key, receiver) as unknown;
+    },
+  });
+  const document = page({ logs: [record({ context: { wide } }), record({ context: { bytes: new Uint8Array(1_000_000) } }), record({ context: { few: { a: 1, b: 2 } } })] });
+  assert.ok(reads <= 200, `${reads} values read`);
+  assert.ok(document.includes('&quot;…&quot;: &quot;99900 more keys&quot;'));
+  assert.ok(document.includes('&quot;…&quot;: &quot;999900 more items&quot;'));
+  assert.ok(document.includes('&quot;few&quot;: {\n    &quot;a&quot;: 1,\n    &quot;b&quot;: 2\n  }'), 'an object of 100 keys or fewer is written as it is');
+});
+
 test('renders a context that is a Proxy whose traps throw, as a value or as the whole context', () => {
   const trap = (): never => {
     throw new Error('trap');
