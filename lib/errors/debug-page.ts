@@ -197,7 +197,7 @@ ${excerpt}
 /** The note of a chain cut at the errors flattenError keeps (a cause chain 1,000 deep, an AggregateError of 5,000). */
 function renderOmittedErrors(errors: FlatError[]): SafeHtml | '' {
   const omitted = errors.at(-1)?.omitted ?? 0;
-  return omitted > 0 ? html`<p class="empty">${omitted} more errors of the chain are not shown: a page shows its first ${errors.length}.</p>
+  return omitted > 0 ? html`<p class="empty">${omitted} more ${omitted === 1 ? 'error of the chain is' : 'errors of the chain are'} not shown: a page shows its first ${errors.length}.</p>
 ` : '';
 }
 
@@ -230,7 +230,7 @@ function renderLogs(logs: LogRecord[], dropped: number): SafeHtml {
 <table class="logs">
 <thead><tr><th>Time</th><th>Level</th><th>Channel</th><th>Message</th></tr></thead>
 <tbody>
-${rows}${hidden > 0 ? html`<tr class="more"><td colspan="4" class="empty">${hidden} more log records are not shown: the page holds a request's first 1,000 records, within ${LOGS_BUDGET / 1_000_000} MB of them.</td></tr>
+${rows}${hidden > 0 ? html`<tr class="more"><td colspan="4" class="empty">${hidden} more ${hidden === 1 ? 'log record is' : 'log records are'} not shown: the page holds a request's first 1,000 records, within ${LOGS_BUDGET / 1_000_000} MB of them.</td></tr>
 ` : ''}</tbody>
 </table>
 </section>
@@ -312,7 +312,7 @@ function contextReplacer(): (this: unknown, key: string, value: unknown) => unkn
       spent += value.length;
       return value.length > MAX_CONTEXT_LENGTH ? `${value.slice(0, MAX_CONTEXT_LENGTH)}…` : value;
     }
-    if (Array.isArray(value)) return value.length > MAX_CONTEXT_ITEMS ? [...value.slice(0, MAX_CONTEXT_ITEMS), `… ${value.length - MAX_CONTEXT_ITEMS} more items`] : value;
+    if (Array.isArray(value)) return value.length > MAX_CONTEXT_ITEMS ? [...value.slice(0, MAX_CONTEXT_ITEMS), `… ${value.length - MAX_CONTEXT_ITEMS} more ${value.length - MAX_CONTEXT_ITEMS === 1 ? 'item' : 'items'}`] : value;
     if (value !== null && typeof value === 'object' && !isError(value)) return firstMembers(value) ?? value;
     if (typeof value === 'bigint') return `${value}n`;
     if (isError(value)) {
@@ -342,7 +342,8 @@ function firstMembers(value: object): Record<string, unknown> | null {
     // Defined, not assigned: a `__proto__` key is a member like any other.
     Object.defineProperty(first, key, { value: (value as Record<string, unknown>)[key], enumerable: true, writable: true, configurable: true });
   }
-  first['…'] = `${count - MAX_CONTEXT_ITEMS} more ${typed ? 'items' : 'keys'}`;
+  const rest = count - MAX_CONTEXT_ITEMS;
+  first['…'] = `${rest} more ${typed ? 'item' : 'key'}${rest === 1 ? '' : 's'}`;
   return first;
 }
 

@@ -138,7 +138,7 @@ ${profile.parent !== null || childTokens.length > 0
       ? html`<span>Sub-request of ${renderProfileLink(urls, profile.parent, parent)}</span>`
       : ''}${childTokens.length > 0
       ? html`<span>Sub-requests: <ul>${childTokens.slice(0, SHOWN_CHILDREN).map((token) => html`<li>${renderProfileLink(urls, token, known.get(token) ?? null)}</li>`)}${childTokens.length > SHOWN_CHILDREN
-          ? html`<li class="muted">… ${childTokens.length - SHOWN_CHILDREN} more sub-requests not shown</li>`
+          ? html`<li class="muted">… ${childTokens.length - SHOWN_CHILDREN} more ${childTokens.length - SHOWN_CHILDREN === 1 ? 'sub-request' : 'sub-requests'} not shown</li>`
           : ''}</ul></span>`
       : ''}</div>`
   : ''}

@@ -218,6 +218,17 @@ test('says how many errors of a chain cut at 20 are not shown', () => {
   assert.not.ok(page().includes('more errors of the chain'));
 });
 
+test('the notes of one left out say so in the singular: one error of the chain, one log record, one item, one key', () => {
+  const errors = [notFound()[0]!, { ...notFound()[1]!, omitted: 1 }];
+  const wide: Record<string, number> = {};
+  for (let i = 0; i < 101; i++) wide[`k${i}`] = i;
+  const document = page({ errors, logs: [record({ context: { list: Array.from({ length: 101 }, (_, i) => i), wide } })], droppedLogs: 1 });
+  assert.ok(document.includes('<p class="empty">1 more error of the chain is not shown: a page shows its first 2.</p>'));
+  assert.ok(document.includes("1 more log record is not shown: the page holds a request's first 1,000 records"));
+  assert.ok(document.includes('&quot;… 1 more item&quot;'));
+  assert.ok(document.includes('&quot;…&quot;: &quot;1 more key&quot;'));
+});
+
 test('counts the records a request wrote past the 1,000 kept among those not shown', () => {
   const document = page({ logs: [record({ message: 'kept' })], droppedLogs: 19_000 });
   assert.match(document, /<span class="badge">1<\/span>/);

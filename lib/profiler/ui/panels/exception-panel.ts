@@ -47,7 +47,7 @@ ${handled.map((error, i) => renderError(error, i, handled.length, view, 'handled
 /** The note of a chain the profile keeps cut (a cause chain 1,000 deep, an AggregateError of 5,000). */
 function renderOmittedErrors(errors: Record<string, unknown>[]): SafeHtml | '' {
   const omitted = numberOf(errors.at(-1)?.['omitted']) ?? 0;
-  return omitted > 0 ? html`<p class="empty">${omitted} more errors of the chain are not shown: the profile keeps its first ${errors.length}.</p>` : '';
+  return omitted > 0 ? html`<p class="empty">${omitted} more ${omitted === 1 ? 'error of the chain is' : 'errors of the chain are'} not shown: the profile keeps its first ${errors.length}.</p>` : '';
 }
 
 /**

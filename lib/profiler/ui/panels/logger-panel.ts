@@ -50,7 +50,7 @@ export function renderLoggerPanel({ profile, timeZone }: PanelContext): SafeHtml
   if (!isRecord(data)) return html`<h2>Logs</h2>${renderNoData('logger', data)}`;
   const logs = arrayOf(data['logs']).filter(isRecord);
   const omitted = numberOf(data['omitted']) ?? 0;
-  const note = omitted > 0 ? html`<p class="empty">${omitted} more log records are not shown: a profile keeps a request's first 1,000 records, within 1 MB of them.</p>` : '';
+  const note = omitted > 0 ? html`<p class="empty">${omitted} more ${omitted === 1 ? 'log record is' : 'log records are'} not shown: a profile keeps a request's first 1,000 records, within 1 MB of them.</p>` : '';
   if (logs.length === 0) return html`<h2>Logs</h2>${omitted > 0 ? note : html`<p class="empty">No log messages</p>`}`;
 
   const levelCounts = countsByLevel(data['counts'], logs);

@@ -52,7 +52,7 @@ ${renderKeyValueTable(data['cookies'], 'No cookies')}
 ${renderKeyValueTable(data['requestHeaders'], 'No headers', { keyLabel: 'Header' })}
 
 <h3>Request attributes</h3>
-${renderKeyValueTable(data['attributes'], 'No attributes')}${attributesOmitted > 0 ? html`<p class="empty">${attributesOmitted} more attributes are not shown: a profile keeps 1 MiB of a request's attributes.</p>` : ''}
+${renderKeyValueTable(data['attributes'], 'No attributes')}${attributesOmitted > 0 ? html`<p class="empty">${attributesOmitted} more ${attributesOmitted === 1 ? 'attribute is' : 'attributes are'} not shown: a profile keeps 1 MiB of a request's attributes.</p>` : ''}
 
 <h3>Session</h3>
 ${session === null || session === undefined ? html`<p class="empty">No session was used</p>` : renderKeyValueTable(recordOf(session), 'The session is empty')}

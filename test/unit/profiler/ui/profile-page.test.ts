@@ -175,6 +175,21 @@ test('the exception panel says how many errors of a chain cut at 20 the profile 
   assert.match(panelOf(page({ profile, panel: 'exception' })), '<p class="empty">981 more errors of the chain are not shown: the profile keeps its first 20.</p>');
 });
 
+test('the notes of one left out say so in the singular: one error of the chain, one log record, one attribute, one sub-request', () => {
+  const profile = mainProfile();
+  const one = { class: 'Error', message: 'e', status: 500, frames: [], stack: '' };
+  profile.collectors['exception'] = { exceptions: [one, { ...one, omitted: 1 }] };
+  profile.collectors['logger'] = { logs: [{ time: 0, level: 6, levelName: 'INFO', channel: 'app', message: 'first' }], omitted: 1 };
+  profile.collectors['request'] = { ...(profile.collectors['request'] as object), attributesOmitted: 1 };
+  const tokens = Array.from({ length: SHOWN_CHILDREN + 1 }, (_, i) => i.toString(16).padStart(6, '0'));
+  profile.children = tokens;
+  assert.match(panelOf(page({ profile, panel: 'exception' })), '<p class="empty">1 more error of the chain is not shown: the profile keeps its first 2.</p>');
+  assert.match(panelOf(page({ profile, panel: 'logger' })), '<p class="empty">1 more log record is not shown:');
+  const request = page({ profile, panel: 'request', children: [] });
+  assert.match(panelOf(request), '<p class="empty">1 more attribute is not shown:');
+  assert.match(request, '<li class="muted">… 1 more sub-request not shown</li>');
+});
+
 test('the exception panel folds consecutive internal frames into one collapsed group', () => {
   const html = panelOf(page({ panel: 'exception' }));
   assert.match(html, /<details><summary>2 internal frames<\/summary><ol><li class="frame internal"><span class="function">process.processTicksAndRejections<\/span>/);
