@@ -394,8 +394,10 @@ export class Redactor {
     for (const [key, inner] of map) {
       if (count++ >= limits.items) break;
       const name = String(key);
-      const json = this.isSecretKey(name) ? REDACTED_JSON : this.#json(inner, depth + 1, path, limits);
-      length = boundedLength(length + name.length + json.length + 4 - (Object.hasOwn(members, name) ? members[name]!.length : 0), limits);
+      const verdict = this.#keyVerdict(name);
+      const json = verdict.secret ? REDACTED_JSON : this.#json(inner, depth + 1, path, limits);
+      // Counted as written (a key of control characters is 6 times longer in JSON); a later key of the same text replaces the earlier's value.
+      length = boundedLength(Object.hasOwn(members, name) ? length - members[name]!.length + json.length : length + verdict.json.length + json.length + 1, limits);
       setOwn(members, name, json);
     }
     return this.#membersJson(members);
@@ -412,8 +414,9 @@ export class Redactor {
     for (const [key, inner] of errorFields(error, className)) {
       if (Object.hasOwn(members, key)) continue;
       if (count++ >= limits.items) break;
-      const json = this.isSecretKey(key) ? REDACTED_JSON : this.#json(inner, depth + 1, path, limits);
-      length = boundedLength(length + key.length + json.length + 4, limits);
+      const verdict = this.#keyVerdict(key);
+      const json = verdict.secret ? REDACTED_JSON : this.#json(inner, depth + 1, path, limits);
+      length = boundedLength(length + verdict.json.length + json.length + 1, limits);
       setOwn(members, key, json);
     }
     return this.#membersJson(members);

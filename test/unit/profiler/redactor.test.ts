@@ -355,6 +355,16 @@ test('in free text, a secret value in quotes, or an authorization scheme with it
   assert.is(redactor.text('password="abc next'), `password=${REDACTED}`);
 });
 
+test('a Map or an error whose keys are longer in JSON than as text (control characters) is a note past 256 KiB of JSON, as an object with those keys is', () => {
+  const fields = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`${i}${'\u0001'.repeat(2_000)}`, 1]));
+  for (const value of [fields, new Map(Object.entries(fields)), Object.assign(new Error('x'), fields)]) {
+    assert.match(JSON.parse(redactor.valueJson(value)), /^\[value of at least \d+ characters left out: longer than 262144\]$/);
+  }
+  // Below the bound, written whole as before.
+  const few = Object.fromEntries(Object.entries(fields).slice(0, 10));
+  assert.is(redactor.valueJson(new Map(Object.entries(few))), JSON.stringify(redactor.value(new Map(Object.entries(few)))));
+});
+
 test('a secret value in quotes that the cut at 10,000 characters splits is hidden whole, in a string, an error message and a Map (cut first, its words past the first showed)', () => {
   const text = `${'x'.repeat(9_970)} password="correct horse battery staple" done`;
   const shown = `${'x'.repeat(9_970)} password=${REDACTED}`;
