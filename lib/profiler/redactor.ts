@@ -201,6 +201,11 @@ class ValueTooLong {
 
 /** Distinct keys whose verdict is remembered; the cache starts over beyond it. */
 const VERDICT_CACHE_SIZE = 2048;
+/**
+ * Longest key (or header name) whose verdict is remembered: those that come back are short, and a
+ * client's 64 KiB JSON body key per request filled the cache with 2,048 of them (over 120 MB held).
+ */
+const VERDICT_KEY_CHARS = 256;
 
 /** Hides secrets before a profile is stored: sensitive headers, and any key that looks secret. */
 export class Redactor {
@@ -231,6 +236,7 @@ export class Redactor {
     let verdict = this.#verdicts.get(key);
     if (verdict === undefined) {
       verdict = { secret: this.#looksSecret(key), json: `${jsonString(key)}:` };
+      if (key.length > VERDICT_KEY_CHARS) return verdict;
       if (this.#verdicts.size >= VERDICT_CACHE_SIZE) this.#verdicts.clear();
       this.#verdicts.set(key, verdict);
     }
@@ -295,6 +301,7 @@ export class Redactor {
       const json = jsonString(lower);
       const rewrite = ENCODED_MESSAGE_HEADERS.has(lower) ? 'encoded-text' : URL_HEADERS.has(lower) ? 'url' : null;
       verdict = { lower, json, hidden, rewrite, value: null, entry: hidden ? flat(`${json}:${REDACTED_JSON}`) : '', flat: hidden };
+      if (name.length > VERDICT_KEY_CHARS) return verdict;
       if (this.#headerVerdicts.size >= VERDICT_CACHE_SIZE) this.#headerVerdicts.clear();
       this.#headerVerdicts.set(name, verdict);
     }

@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -363,6 +364,28 @@ test('a Map or an error whose keys are longer in JSON than as text (control char
   // Below the bound, written whole as before.
   const few = Object.fromEntries(Object.entries(fields).slice(0, 10));
   assert.is(redactor.valueJson(new Map(Object.entries(few))), JSON.stringify(redactor.value(new Map(Object.entries(few)))));
+});
+
+test("a client's long keys (a 60 KB JSON body key per request, a long header name) are not remembered with their verdicts: 2,000 of them held over 120 MB", () => {
+  const redactor = new Redactor();
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const heap = () => {
+    gc();
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+  const before = heap();
+  for (let i = 0; i < 2_000; i++) {
+    const key = `${i}${'k'.repeat(60_000)}`;
+    redactor.body(JSON.stringify({ [key]: 1 }), 'application/json');
+    redactor.headersJson({ [key.slice(0, 16_000)]: 'v' });
+  }
+  const grown = heap() - before;
+  assert.ok(grown < 20_000_000, `heap grew by ${grown} bytes`);
+  // Short keys still are, and long ones still get their verdict.
+  assert.is(redactor.body('{"password":"x","a":1}', 'application/json'), `{\n  "password": "${REDACTED}",\n  "a": 1\n}`);
+  assert.ok(redactor.isSecretKey(`${'a'.repeat(300)}_password`));
 });
 
 test('a secret value in quotes that the cut at 10,000 characters splits is hidden whole, in a string, an error message and a Map (cut first, its words past the first showed)', () => {
