@@ -4,8 +4,9 @@ import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS } from './listen.js';
+import { bodySource } from './body-source.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
-import { bareAnswer, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logLatePageFailure, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
+import { bareAnswer, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logCleanupFailure, logLatePageFailure, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
 export interface InjectInit extends Omit<RequestCreateInit, 'trustProxy' | 'trustHost' | 'bodyLimit'> {
@@ -46,7 +47,7 @@ const READER_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
  * from a socket; an error that escapes handle() gets the same logged page as from the server; a stream
  * body is read whole; HEAD and 204/304 get no body; then `kernel.terminate` runs, and is awaited, before
  * the Response is answered. It rejects only for an init it cannot make a request of, a stream body that
- * fails once begun or breaks its Content-Length (the server cuts that connection) or `init.signal`
+ * fails once begun (before its last chunk: a clean-up failing after it is logged at ERROR, as by the server) or breaks its Content-Length (the server cuts that connection) or `init.signal`
  * aborting while the body is read.
  */
 export function createInjector(kernel: HttpKernel, options: RequestListenerOptions = {}): Inject {
@@ -140,7 +141,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
         body = given;
         break;
       }
-      let read = await readWhole(given, signal);
+      let read = await readWhole(given, signal, (error) => kernel.requestStack.run(request, () => logCleanupFailure(logger, error)));
       // kernel.terminate waits for the body's clean-up, at most bodyCloseWaitMs, as the server's does: what it logs is in the profile.
       await new Promise<void>((resolve) => closeWaits.afterClose(given, resolve));
       // The server holds a stream to its Content-Length, and cuts the connection at a byte beyond it or an end short of it.
@@ -235,9 +236,9 @@ type WholeBody = { bytes: Buffer; begun?: undefined; error?: undefined } | { byt
 /**
  * A stream body read whole, piped as the server pipes it; `signal` aborting destroys it. It is read
  * once the last chunk is taken, not once the body has closed: a clean-up that never ends must not
- * hold it (the caller waits for that close, bounded, as the server does).
+ * hold it (the caller waits for that close, bounded, as the server does), and one that fails goes to `cleanupFailed`.
  */
-function readWhole(body: Readable, signal: AbortSignal | undefined): Promise<WholeBody> {
+function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFailed: (error: Error) => void): Promise<WholeBody> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let done = false;
@@ -265,7 +266,7 @@ function readWhole(body: Readable, signal: AbortSignal | undefined): Promise<Who
       },
     });
     sink.once('finish', () => settle({ bytes: Buffer.concat(chunks) }));
-    pipeline(body, sink, (error) => {
+    pipeline(bodySource(body, cleanupFailed), sink, (error) => {
       if (error) settle({ begun: chunks.length > 0, error });
     });
     if (signal?.aborted === true) stop();

@@ -11,6 +11,7 @@ import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
 import { ErrorListener, flattenError, statusText } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, answersExpectContinue, answersResponseTimeout } from './listen.js';
+import { bodySource } from './body-source.js';
 import { ChunkTypeGuard, ContentLengthGuard, frameResponse } from './response-framing.js';
 
 /** How requests are read from node:http. */
@@ -78,6 +79,11 @@ export interface RequestReadOptions {
 export function requestReadOptions(options: Pick<RequestListenerOptions, 'trustedProxies' | 'trustedHosts' | 'bodyLimit'>): RequestReadOptions {
   const trustHost = options.trustedHosts === undefined || typeof options.trustedHosts === 'function' ? (options.trustedHosts ?? null) : compileTrustedHosts(options.trustedHosts);
   return { trustProxy: compileTrust(options.trustedProxies), trustHost, bodyLimit: options.bodyLimit === undefined ? undefined : checkBodyLimit(options.bodyLimit) };
+}
+
+/** Logs a stream body's clean-up that failed after its last chunk: at ERROR, as the client got its whole answer (the server's line and inject()'s). */
+export function logCleanupFailure(logger: Logger | undefined, error: unknown): void {
+  logger?.error('The response body stream failed in its clean-up, after its last chunk: {message}', { message: messageOf(error), error });
 }
 
 /** Logs a kernel.terminate that failed, in the request's context, as its listeners ran: the record is the request's (its stderr line). */
@@ -529,7 +535,7 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
 
 /**
  * Writes a Response to a node:http response (headers only for HEAD and empty statuses), framed by
- * frameResponse; a stream body that fails is logged. Returns true when a stream body is being piped:
+ * frameResponse; a stream body that fails is logged (one whose clean-up fails after its last chunk at ERROR, its answer sent whole). Returns true when a stream body is being piped:
  * `onBodyEnd` is then called once it has ended, failed or lost its client, and closed (see afterClose); anything else is written
  * when send() returns (false). Throws, before any byte is written, for what cannot be sent: a body of
  * another type, a 1xx status, a Transfer-Encoding that does not end with chunked, a header node:http refuses.
@@ -620,7 +626,8 @@ function sendWith(
     // request unterminated for ever. The response written whole is the end; afterClose bounds the wait.
     res.once('finish', end);
     const guards = [...(body.readableObjectMode === true ? [new ChunkTypeGuard()] : []), ...(declaredLength === -1 ? [] : [new ContentLengthGuard(declaredLength)])];
-    pipeline([body, ...guards, res], done);
+    // A clean-up failing once the body has given its last chunk is logged, and the answer goes on whole.
+    pipeline([bodySource(body, (error) => logCleanupFailure(logger, error)), ...guards, res], done);
   };
   // `gone`: the connection closed before the head (see connectionClosedError), not the body failing.
   const failed = (error: unknown, gone = error instanceof ClientClosedError): void => {

@@ -323,9 +323,42 @@ test('a stream body that breaks its Content-Length rejects, logged and terminate
     assert.match(failure!.message, message, path);
     assert.is(tokens.length, 1, path);
     const profile = await app.profiler!.loadProfile(tokens[0]!);
+    // Levels as RFC 5424 numbers them: 3 is ERROR, 2 CRITICAL.
     const logs = (profile!.collectors.logger as { logs: Array<{ message: string }> }).logs.map((record) => record.message);
     assert.ok(logs.includes(`The response body stream failed: RangeError: ${failure!.message}`), path);
   }
+  await app.close();
+});
+
+test('a stream body whose clean-up fails after its last chunk: inject gives the whole body, and logs the failure once at ERROR, as the server does', async () => {
+  const watcher = terminateWatcher();
+  const closeFails = (request: Request): Response => {
+    const failure = new Error('the file could not be closed');
+    return new Response(
+      new Readable({
+        read() {
+          this.push('all of it');
+          this.push(null);
+        },
+        destroy(_error, callback) {
+          // At once, or a turn later, as a file's close fails.
+          if (request.query.has('once')) callback(failure);
+          else setImmediate(() => callback(failure));
+        },
+      }),
+    );
+  };
+  const app = appOf({ debug: true, profiler: { storage: new MemoryStorage() }, subscribers: [watcher], routes: routesOf({ '/file': closeFails }) });
+  for (const path of ['/file?once', '/file']) {
+    const response = await app.inject(path);
+    assert.is(response.status, 200, path);
+    assert.is(response.text(), 'all of it', path);
+    const profile = await app.profiler!.loadProfile(response.headers['x-debug-token'] as string);
+    // Levels as RFC 5424 numbers them: 3 is ERROR, 2 CRITICAL.
+    const logs = (profile!.collectors.logger as { logs: Array<{ level: number; message: string }> }).logs.filter((record) => record.level <= 3);
+    assert.equal(logs.map((record) => `${record.level} ${record.message}`), ['3 The response body stream failed in its clean-up, after its last chunk: Error: the file could not be closed'], path);
+  }
+  assert.equal(watcher.ended, [200, 200]);
   await app.close();
 });
 

@@ -1,0 +1,26 @@
+import { PassThrough, finished, type Readable } from 'node:stream';
+
+/**
+ * A stream body as the source of the pipe to the client (the server's and inject()'s), ending with
+ * the body's last chunk. A failure before it fails the source, so the pipe cuts the answer; one
+ * after it, in the body's clean-up (a file whose close fails), goes to `cleanupFailed` alone: the
+ * answer is whole by then, and pipeline() would destroy every stream of the pipe with it, cutting
+ * the response to a client still reading. Destroying the source destroys the body, with its error, as pipeline() does.
+ */
+export function bodySource(body: Readable, cleanupFailed: (error: Error) => void): Readable {
+  const objectMode = body.readableObjectMode === true;
+  // One chunk held at a time in object mode, as ChunkTypeGuard holds: a generator's pieces may be megabytes each.
+  const source = new PassThrough(objectMode ? { objectMode, highWaterMark: 1 } : {});
+  finished(body, { writable: false }, (error) => {
+    if (error && body.readableEnded !== true) source.destroy(error);
+  });
+  body.on('error', (error) => {
+    if (body.readableEnded === true) cleanupFailed(error);
+  });
+  source.once('close', () => {
+    // A legacy stream (`pipe()` alone) may have no destroy().
+    if (body.readableEnded !== true && typeof body.destroy === 'function') body.destroy(source.errored ?? undefined);
+  });
+  body.pipe(source);
+  return source;
+}
