@@ -255,10 +255,10 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
     const sink = new Writable({
       objectMode: true,
       write(chunk: unknown, encoding, callback): void {
-        // An object-mode stream's chunk that is no text nor bytes: the server cuts the connection at it, its head not sent.
+        // An object-mode stream's chunk that is no text nor bytes: the server cuts the connection at it, or, the first, answers its error page.
         const refused = chunkTypeError(chunk);
         if (refused !== undefined) {
-          settle({ begun: true, error: refused });
+          settle({ begun: chunks.length > 0, error: refused });
           return callback(refused);
         }
         chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));

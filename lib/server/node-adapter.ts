@@ -12,7 +12,7 @@ import type { Logger } from '../log/index.js';
 import { ErrorListener, flattenError, statusText } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, answersExpectContinue, answersResponseTimeout } from './listen.js';
 import { bodySource } from './body-source.js';
-import { ChunkTypeGuard, ContentLengthGuard, frameResponse } from './response-framing.js';
+import { ChunkTypeGuard, ContentLengthGuard, chunkTypeError, frameResponse } from './response-framing.js';
 
 /** How requests are read from node:http. */
 export interface RequestListenerOptions {
@@ -540,7 +540,7 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
  * when send() returns (false). Throws, before any byte is written, for what cannot be sent: a body of
  * another type, a 1xx status, a Transfer-Encoding that does not end with chunked, a header node:http refuses.
  * A stream body's head is written with its first chunk (node:http holds a head until then anyway): a
- * body that fails before it is answered with a bare 500 (createRequestListener: the kernel's error page), not a cut connection.
+ * body that fails before it (or, object-mode, whose first chunk is no text nor bytes) is answered with a bare 500 (createRequestListener: the kernel's error page), not a cut connection.
  */
 export function send(req: IncomingMessage, res: ServerResponse, response: Response, logger?: Logger, onBodyEnd?: () => void): boolean {
   return sendWith(req, res, response, logger, onBodyEnd, DEFAULT_CLOSE_WAITS);
@@ -621,6 +621,10 @@ function sendWith(
   };
   const start = (): void => {
     if (ended) return;
+    // writeHead() would send nothing yet, but could not be taken back: an object-mode body's first
+    // chunk that cannot be sent fails the body before its head, as a body failing before its first chunk.
+    const refused = body.readableObjectMode === true ? firstChunkError(body) : undefined;
+    if (refused !== undefined) return failed(refused);
     res.writeHead(response.status, response.headers);
     // pipeline() calls back once the body has closed too: a clean-up that never ends would hold the
     // request unterminated for ever. The response written whole is the end; afterClose bounds the wait.
@@ -694,6 +698,14 @@ function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void,
   body.once('error', onError);
   res.once('close', onGone);
   awaitingFirstChunk.set(res, onError);
+}
+
+/** Why an object-mode body's first chunk, when it has one, cannot be sent (see chunkTypeError): read, then put back first. */
+function firstChunkError(body: Readable): TypeError | undefined {
+  if (body.readableLength === 0) return undefined;
+  const first: unknown = body.read();
+  body.unshift(first);
+  return chunkTypeError(first);
 }
 
 /** An interim status is no answer: the client would wait on for the final one. */

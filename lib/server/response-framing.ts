@@ -158,7 +158,7 @@ export function contentLengthError(declared: number, size: number): RangeError {
 
 /**
  * Passes on an object-mode stream body's chunks that are text or bytes, and fails (the adapter then
- * cuts the connection) at the first that is not: node:http's write() would throw it out of the pipe,
+ * cuts the connection; a first chunk is checked before the head, see sendWith) at the first that is not: node:http's write() would throw it out of the pipe,
  * where nothing catches it, and the process would end.
  */
 export class ChunkTypeGuard extends Transform {

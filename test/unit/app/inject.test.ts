@@ -362,20 +362,29 @@ test('a stream body whose clean-up fails after its last chunk: inject gives the 
   await app.close();
 });
 
-test('an object-mode stream body that gives no text nor bytes: the server cuts its connection and serves on, inject rejects as it does', async () => {
+test('an object-mode stream body that gives no text nor bytes: its first chunk gets the error page, a later one cuts the connection, and inject answers as the server does', async () => {
   const watcher = terminateWatcher();
   const app = appOf({
     subscribers: [watcher],
-    routes: routesOf({ '/rows': () => new Response(Readable.from([{ id: 1 }])), '/mixed': () => new Response(Readable.from(['a', new Uint8Array([0x61, 0x62, 0x63]).subarray(1), Buffer.from('d')])) }),
+    routes: routesOf({
+      '/rows': () => new Response(Readable.from([{ id: 1 }])),
+      '/late': () => new Response(Readable.from(['a', { id: 1 }])),
+      '/mixed': () => new Response(Readable.from(['a', new Uint8Array([0x61, 0x62, 0x63]).subarray(1), Buffer.from('d')])),
+    }),
   });
+  // Nothing was sent before the first chunk: the TypeError's page, where the client got a closed connection.
+  const fromServer = await served(app, '/rows', { headers: { accept: 'application/json' } });
+  assert.is(fromServer.status, 500);
+  const page = await app.inject('/rows', { headers: { accept: 'application/json' } });
+  assert.equal([page.status, page.headers['content-type'], page.text()], [fromServer.status, fromServer.type, fromServer.body]);
   // node:http's write() threw out of the pipe, where nothing caught it: the process ended.
-  assert.is(await served(app, '/rows').then(() => 'answered', () => 'cut'), 'cut');
+  assert.is(await served(app, '/late').then(() => 'answered', () => 'cut'), 'cut');
   assert.is((await served(app, '/mixed')).body, 'abcd');
-  const failure = await app.inject('/rows').then(() => undefined, (error: unknown) => error as Error);
+  const failure = await app.inject('/late').then(() => undefined, (error: unknown) => error as Error);
   assert.instance(failure, TypeError);
   assert.match(failure!.message, 'A response body stream gives text or bytes, not');
   assert.is((await app.inject('/mixed')).text(), 'abcd');
-  assert.equal(watcher.ended, [200, 200, 200, 200]);
+  assert.equal(watcher.ended, [500, 500, 200, 200, 200, 200]);
   await app.close();
 });
 

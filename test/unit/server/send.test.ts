@@ -137,6 +137,23 @@ test('a stream that fails before its first chunk: its head was never written, so
   assert.equal(logged, ['The response body stream failed: Error: no such export']);
 });
 
+test('an object-mode stream whose first chunk is no text nor bytes: its head was never written, so the client gets a bare 500, whole', async () => {
+  const ends: string[] = [];
+  const logged: string[] = [];
+  const logger = { critical: (message: string, context: { message: string }) => void logged.push(message.replace('{message}', context.message)) } as unknown as Logger;
+  await serving((req, res) => {
+    send(req, res, new Response(Readable.from([{ id: 1 }]), 200, { 'content-type': 'text/csv', 'x-export': 'yes' }), logger, () => ends.push(req.url!));
+  }, async (base) => {
+    const answer = await request(`${base}/rows`);
+    assert.is(answer.statusCode, 500);
+    assert.is(answer.headers['x-export'], undefined);
+    assert.is(await answer.body.text(), 'Internal Server Error\n');
+  });
+  assert.equal(ends, ['/rows']);
+  assert.equal(logged.length, 1);
+  assert.match(logged[0]!, 'The response body stream failed: TypeError: A response body stream gives text or bytes, not an object of type Object');
+});
+
 test('a stream body with a header node:http refuses: send() throws before anything is written, as for any other body', async () => {
   let destroyed = false;
   await serving((req, res) => {
