@@ -700,12 +700,23 @@ function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void,
   awaitingFirstChunk.set(res, onError);
 }
 
-/** Why an object-mode body's first chunk, when it has one, cannot be sent (see chunkTypeError): read, then put back first. */
+/**
+ * Why an object-mode body's first chunk, when it has one, cannot be sent (see chunkTypeError): looked
+ * at where it waits, not read: read() gives it to the body's 'data' listeners (a tap counting the
+ * chunks), which would see it twice once put back, and asks the body for more before its time. A
+ * buffer of another shape than node's (an array from `bufferIndex`, or before node 20.20 a list from
+ * `head`) is left to ChunkTypeGuard.
+ */
 function firstChunkError(body: Readable): TypeError | undefined {
   if (body.readableLength === 0) return undefined;
-  const first: unknown = body.read();
-  body.unshift(first);
-  return chunkTypeError(first);
+  const state = (body as { _readableState?: { buffer?: unknown; bufferIndex?: unknown } })._readableState;
+  const buffer = state?.buffer;
+  if (Array.isArray(buffer)) {
+    const index = typeof state?.bufferIndex === 'number' ? state.bufferIndex : 0;
+    return index < buffer.length ? chunkTypeError(buffer[index]) : undefined;
+  }
+  const head = (buffer as { head?: { data?: unknown } | null } | undefined)?.head;
+  return head === null || head === undefined || !('data' in head) ? undefined : chunkTypeError(head.data);
 }
 
 /** An interim status is no answer: the client would wait on for the final one. */

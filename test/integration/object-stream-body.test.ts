@@ -13,6 +13,7 @@ for (const scheme of SCHEMES) {
   const test = suite(`an object-mode stream body of objects, over ${scheme}`);
   let server: TestServer;
   const terminated: string[] = [];
+  const tapped: unknown[] = [];
 
   test.before(async () => {
     const recorder = {
@@ -23,6 +24,16 @@ for (const scheme of SCHEMES) {
       '/rows': () => new Response(Readable.from([{ id: 1 }]), 200, { 'content-type': 'text/csv' }),
       '/late': () => new Response(Readable.from(['id\n', { id: 1 }]), 200, { 'content-type': 'text/csv' }),
       '/text': () => new Response('served on'),
+      // A tap on the body (a 'data' listener, paused so that the response reads it): it sees each chunk as it goes.
+      '/tapped': () => {
+        const rows = new Readable({ objectMode: true, read() {} });
+        rows.on('data', (chunk: unknown) => void tapped.push(chunk));
+        rows.pause();
+        rows.push('id\n');
+        rows.push('1\n');
+        rows.push(null);
+        return new Response(rows, 200, { 'content-type': 'text/csv' });
+      },
     });
     server = await startTestServer({ kernel: { debug: true, routes, subscribers: [recorder] } });
   });
@@ -49,6 +60,14 @@ for (const scheme of SCHEMES) {
   test('a later chunk that is no text nor bytes still cuts the answer its head began', async () => {
     const cut = await fetchFrom(server, scheme, '/late').then(() => 'answered', () => 'cut');
     assert.is(cut, 'cut');
+  });
+
+  test("the first chunk is checked where it waits, not read: a 'data' listener of the body sees it once", async () => {
+    tapped.length = 0;
+    const response = await fetchFrom(server, scheme, '/tapped');
+    assert.is(response.status, 200);
+    assert.is(response.body, 'id\n1\n');
+    assert.equal(tapped, ['id\n', '1\n']);
   });
 
   test.run();
