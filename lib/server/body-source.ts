@@ -11,15 +11,21 @@ export function bodySource(body: Readable, cleanupFailed: (error: Error) => void
   const objectMode = body.readableObjectMode === true;
   // One chunk held at a time in object mode, as ChunkTypeGuard holds: a generator's pieces may be megabytes each.
   const source = new PassThrough(objectMode ? { objectMode, highWaterMark: 1 } : {});
+  // A legacy stream (`pipe()` alone) has no readableEnded: its 'end' says it, heard before the pipe hears it.
+  let endHeard = false;
+  body.once('end', () => {
+    endHeard = true;
+  });
+  const ended = (): boolean => endHeard || body.readableEnded === true;
   finished(body, { writable: false }, (error) => {
-    if (error && body.readableEnded !== true) source.destroy(error);
+    if (error && !ended()) source.destroy(error);
   });
   body.on('error', (error) => {
-    if (body.readableEnded === true) cleanupFailed(error);
+    if (ended()) cleanupFailed(error);
   });
   source.once('close', () => {
-    // A legacy stream (`pipe()` alone) may have no destroy().
-    if (body.readableEnded !== true && typeof body.destroy === 'function') body.destroy(source.errored ?? undefined);
+    // A legacy stream may have no destroy(); one that ended whole is not destroyed, as pipeline() leaves it.
+    if (!ended() && typeof body.destroy === 'function') body.destroy(source.errored ?? undefined);
   });
   body.pipe(source);
   return source;
