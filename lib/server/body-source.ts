@@ -1,4 +1,4 @@
-import { PassThrough, finished, type Readable } from 'node:stream';
+import { Transform, finished, type Readable } from 'node:stream';
 
 /**
  * A stream body as the source of the pipe to the client (the server's and inject()'s), ending with
@@ -10,7 +10,15 @@ import { PassThrough, finished, type Readable } from 'node:stream';
 export function bodySource(body: Readable, cleanupFailed: (error: Error) => void): Readable {
   const objectMode = body.readableObjectMode === true;
   // One chunk held at a time in object mode, as ChunkTypeGuard holds: a generator's pieces may be megabytes each.
-  const source = new PassThrough(objectMode ? { objectMode, highWaterMark: 1 } : {});
+  // Each chunk pushed as it is: a PassThrough drops an `undefined` one, which ChunkTypeGuard (and
+  // inject()'s reader) must see to refuse it, as node:http's write() would.
+  const source = new Transform({
+    ...(objectMode ? { objectMode, highWaterMark: 1 } : {}),
+    transform(chunk: unknown, _encoding, callback): void {
+      this.push(chunk);
+      callback();
+    },
+  });
   // A legacy stream (`pipe()` alone) has no readableEnded: its 'end' says it, heard before the pipe hears it.
   let endHeard = false;
   body.once('end', () => {

@@ -24,6 +24,15 @@ for (const scheme of SCHEMES) {
       '/rows': () => new Response(Readable.from([{ id: 1 }]), 200, { 'content-type': 'text/csv' }),
       '/late': () => new Response(Readable.from(['id\n', { id: 1 }]), 200, { 'content-type': 'text/csv' }),
       '/text': () => new Response('served on'),
+      // `undefined` chunks: no text nor bytes either, first or later.
+      '/undefined': (request) => {
+        const rows = new Readable({ objectMode: true, read() {} });
+        if (request.query.has('late')) rows.push('id\n');
+        rows.push(undefined);
+        rows.push('1\n');
+        rows.push(null);
+        return new Response(rows, 200, { 'content-type': 'text/csv' });
+      },
       // A tap on the body (a 'data' listener, paused so that the response reads it): it sees each chunk as it goes.
       '/tapped': () => {
         const rows = new Readable({ objectMode: true, read() {} });
@@ -60,6 +69,20 @@ for (const scheme of SCHEMES) {
   test('a later chunk that is no text nor bytes still cuts the answer its head began', async () => {
     const cut = await fetchFrom(server, scheme, '/late').then(() => 'answered', () => 'cut');
     assert.is(cut, 'cut');
+  });
+
+  test('an undefined chunk is no text nor bytes either: refused first by the server and inject(), and later it cuts the answer', async () => {
+    terminated.length = 0;
+    const first = await fetchFrom(server, scheme, '/undefined', { headers: { accept: 'application/json' } });
+    assert.is(first.status, 500);
+    assert.match(JSON.parse(first.body).detail, 'not undefined');
+    const injected = await server.app.inject('/undefined', { headers: { accept: 'application/json' } });
+    assert.is(injected.status, 500);
+    assert.match((injected.json() as { detail: string }).detail, 'not undefined');
+    const cut = await fetchFrom(server, scheme, '/undefined?late').then((response) => `answered ${JSON.stringify(response.body)}`, () => 'cut');
+    assert.is(cut, 'cut');
+    const rejected = await server.app.inject('/undefined?late').then(() => 'resolved', (error: Error) => error.message);
+    assert.match(rejected, 'not undefined');
   });
 
   test("the first chunk is checked where it waits, not read: a 'data' listener of the body sees it once", async () => {
