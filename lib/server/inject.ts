@@ -250,7 +250,8 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
     };
     const stop = (): void => {
       settle({ begun: chunks.length > 0, error: signal!.reason });
-      body.destroy(signal!.reason as Error);
+      // Through the source, which destroys the body with it when it can: a legacy stream (`pipe()` alone) has no destroy().
+      source.destroy(signal!.reason as Error);
     };
     const sink = new Writable({
       objectMode: true,
@@ -266,7 +267,8 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
       },
     });
     sink.once('finish', () => settle({ bytes: Buffer.concat(chunks) }));
-    pipeline(bodySource(body, cleanupFailed), sink, (error) => {
+    const source = bodySource(body, cleanupFailed);
+    pipeline(source, sink, (error) => {
       if (error) settle({ begun: chunks.length > 0, error });
     });
     if (signal?.aborted === true) stop();

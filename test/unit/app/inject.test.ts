@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Stream } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest } from 'undici';
 import { test } from 'uvu';
@@ -424,6 +424,34 @@ test('a signal of the caller stops reading a body that never ends', async () => 
   controller.abort(new Error('enough'));
   assert.is(((await done) as Error).message, 'enough');
   assert.equal(watcher.ended, [200]);
+  await app.close();
+});
+
+test('a signal of the caller stops reading a legacy stream body (pipe() alone, no destroy()) without an uncaught TypeError', async () => {
+  const watcher = terminateWatcher();
+  let timer: NodeJS.Timeout | undefined;
+  const legacy = (): Response => {
+    const stream = new Stream();
+    timer = setInterval(() => stream.emit('data', Buffer.from('tick\n')), 5);
+    return new Response(stream as never);
+  };
+  const app = appOf({ subscribers: [watcher], routes: routesOf({ '/legacy': legacy }) });
+  const uncaught: unknown[] = [];
+  const onUncaught = (error: unknown): void => void uncaught.push(error);
+  process.on('uncaughtException', onUncaught);
+  try {
+    const controller = new AbortController();
+    const done = app.inject('/legacy', { signal: controller.signal }).then(() => 'resolved', (error: unknown) => error);
+    await sleep(30);
+    controller.abort(new Error('enough'));
+    assert.is(((await done) as Error).message, 'enough');
+    await sleep(20);
+    assert.equal(uncaught, []);
+    assert.equal(watcher.ended, [200]);
+  } finally {
+    clearInterval(timer);
+    process.off('uncaughtException', onUncaught);
+  }
   await app.close();
 });
 
