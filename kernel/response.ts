@@ -395,7 +395,8 @@ export function withoutHeadBody(response: Response): void {
   response.body = null;
 }
 
-/** Destroys a stream body that will not be sent (its file or socket would stay open); other bodies need nothing. */
+/** Destroys a stream body that will not be sent (its file or socket would stay open); other bodies, and a legacy stream (`pipe()` alone) with no destroy(), need nothing. */
 export function destroyBody(body: ResponseBody): void {
-  if (body !== null && typeof body === 'object' && 'destroy' in body) body.destroy();
+  const destroy = body !== null && typeof body === 'object' ? (body as { destroy?: unknown }).destroy : undefined;
+  if (typeof destroy === 'function') (body as Readable).destroy();
 }

@@ -132,7 +132,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
         // waits for its clean-up, as the server's does, so that what it logs is in the request's profile.
         const unsent = given ?? discardedBody(response);
         if (unsent !== undefined && unsent !== null && typeof unsent === 'object' && !(unsent instanceof Uint8Array)) {
-          unsent.destroy();
+          // A legacy stream (`pipe()` alone) may have no destroy(): it is let go.
+          destroyBody(unsent);
           await new Promise<void>((resolve) => closeWaits.afterClose(unsent, resolve));
         }
         break;

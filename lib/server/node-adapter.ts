@@ -578,7 +578,8 @@ function sendWith(
     // kernel.terminate waits for its clean-up, as after one sent, so that what it logs is in the request's profile.
     const unsent = body ?? (onBodyEnd === undefined ? undefined : discardedBody(response));
     if (unsent === undefined || unsent === null || typeof unsent === 'string' || unsent instanceof Uint8Array) return false;
-    unsent.destroy();
+    // A legacy stream (`pipe()` alone) may have no destroy(): it is let go.
+    destroyBody(unsent);
     if (onBodyEnd === undefined) return false;
     // Never from within send() (see sendAndTerminate): a stream destroyed at once is closed already.
     process.nextTick(() => closeWaits.afterClose(unsent, onBodyEnd));
@@ -641,7 +642,7 @@ function sendWith(
     // Nothing listens to the body any more (see afterFirstChunk): an error it emits later must not end the
     // process. A destroy may finish late: a generator's stream, destroyed by the response timeout while it awaits, emits its error once that await settles.
     body.on('error', ignoreLateError);
-    body.destroy();
+    destroyBody(body);
     if (gone) {
       // The client left before the head (or before a queued response had the connection): nothing was sent, and the request ends as its leaving (createRequestListener: a
       // 499, logged at INFO, as a client gone before any response), not as the status it never got; after the body's clean-up, as when sent.

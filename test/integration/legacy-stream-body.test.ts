@@ -5,7 +5,7 @@ import { Stream } from 'node:stream';
 import net from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Response } from '../../kernel/index.js';
+import { KernelEvents, Response, type TerminateEvent } from '../../kernel/index.js';
 import { SCHEMES, fetchFrom, routesOf, startTestServer, until, type TestServer } from './harness.js';
 
 /** What each legacy body of a test saw: its destroy() called, by the id of its request. */
@@ -32,12 +32,31 @@ function legacy(id: string, forever: boolean): Stream {
 
 const test = suite('a legacy stream body');
 let server: TestServer;
+const terminated: string[] = [];
+const uncaught: unknown[] = [];
+const onUncaught = (error: unknown): void => void uncaught.push(error);
 
 test.before(async () => {
-  const routes = routesOf({ '/legacy': (request) => new Response(legacy(request.query.get('id') ?? '', request.query.has('forever')) as never, 200) });
-  server = await startTestServer({ kernel: { routes } });
+  const routes = routesOf({
+    '/legacy': (request) => new Response(legacy(request.query.get('id') ?? '', request.query.has('forever')) as never, 200),
+    // A bare legacy stream, no destroy() at all, never ending.
+    '/bare': (request) => new Response(new Stream() as never, Number(request.query.get('status') ?? 200)),
+    '/slow': async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return new Response('slow');
+    },
+  });
+  const recorder = {
+    getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+    onTerminate: (event: TerminateEvent): void => void terminated.push(`${event.request.method} ${event.request.path} ${event.response.status}`),
+  };
+  server = await startTestServer({ kernel: { routes, subscribers: [recorder] } });
+  process.on('uncaughtException', onUncaught);
 });
-test.after(async () => server.close());
+test.after(async () => {
+  process.off('uncaughtException', onUncaught);
+  await server.close();
+});
 
 test('one that ends is sent whole and not destroyed after its end, by the server and by inject()', async () => {
   destroyed.length = 0;
@@ -64,6 +83,32 @@ test('one whose client leaves before its end is destroyed', async () => {
   await until(() => destroyed.includes('left'), 5_000, 'the destroy of the legacy body left by its client');
   socket.destroy();
   assert.equal(destroyed, ['left']);
+});
+
+test('one with no destroy() that is not sent (HEAD, 204) is let go: the answer and its termination are whole, by the server and by inject()', async () => {
+  terminated.length = 0;
+  uncaught.length = 0;
+  for (const scheme of SCHEMES) {
+    assert.is((await fetchFrom(server, scheme, '/bare', { method: 'HEAD' })).status, 200);
+    assert.is((await fetchFrom(server, scheme, '/bare?status=204')).status, 204);
+  }
+  assert.is((await server.app.inject('/bare', { method: 'HEAD' })).status, 200);
+  assert.is((await server.app.inject('/bare?status=204')).status, 204);
+  await until(() => terminated.length === 6, 5_000, 'the six terminations');
+  assert.equal(terminated, ['HEAD /bare 200', 'GET /bare 204', 'HEAD /bare 200', 'GET /bare 204', 'HEAD /bare 200', 'GET /bare 204']);
+  assert.equal(uncaught, []);
+});
+
+test('one with no destroy() queued behind a pipelined answer whose client leaves ends as its leaving, with no uncaught TypeError', async () => {
+  terminated.length = 0;
+  uncaught.length = 0;
+  const socket = net.connect(Number(new URL(server.urls.http).port), '127.0.0.1');
+  socket.write('GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\nGET /bare HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  socket.destroy();
+  await until(() => terminated.length === 2, 5_000, 'the two terminations');
+  assert.equal([...terminated].sort(), ['GET /bare 499', 'GET /slow 499']);
+  assert.equal(uncaught, []);
 });
 
 test.run();
