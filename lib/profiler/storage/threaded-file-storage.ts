@@ -181,7 +181,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
   #start(): Worker {
     const leaseOwner = randomUUID();
     const workerData: StorageThreadData = { ...this.#data, leaseOwner, deadLeaseOwners: [...this.#deadLeaseOwners] };
-    const worker = new Worker(new URL('./file-storage-thread.js', import.meta.url), { workerData, name: 'http-kernel profiler storage', resourceLimits: this.#resourceLimits });
+    const worker = new Worker(new URL('./file-storage-thread.js', import.meta.url), { workerData, name: 'http-kernel profiler storage', resourceLimits: this.#resourceLimits, execArgv: workerExecArgv(process.execArgv) });
     worker.unref();
     let answered = false;
     worker.on('message', (reply: StorageReply) => {
@@ -247,4 +247,18 @@ export class ThreadedFileStorage implements ProfilerStorage {
       // A failing error handler must not become an unhandled rejection.
     }
   }
+}
+
+/**
+ * The process's node flags as the storage thread gets them (a Worker inherits them), less
+ * `--input-type`: given to `node --input-type=module -e ...`, it fails any Worker run from a file.
+ */
+function workerExecArgv(execArgv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const arg = execArgv[i]!;
+    if (arg === '--input-type') i++;
+    else if (!arg.startsWith('--input-type=')) kept.push(arg);
+  }
+  return kept;
 }

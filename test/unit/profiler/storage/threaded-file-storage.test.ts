@@ -206,6 +206,26 @@ test('an idle storage does not keep the process alive, a call in flight does', a
   assert.equal(await plain.read(tokenFor(7)), makeProfile(tokenFor(7)));
 });
 
+test('a process run with --input-type (node --input-type=module -e ...) still starts the storage thread, which inherits no flag a file cannot run with', async () => {
+  const dir = freshDir();
+  const moduleUrl = new URL('../../../../lib/profiler/storage/index.js', import.meta.url).href;
+  const source = `
+    const { ThreadedFileStorage } = await import(${JSON.stringify(moduleUrl)});
+    const storage = new ThreadedFileStorage({ dir: ${JSON.stringify(dir)} });
+    const [token] = await storage.drawTokens(6, 1);
+    process.stdout.write(token.length === 6 ? 'drawn' : 'odd');
+    await storage.close();
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', source], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  let errors = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk));
+  child.stderr.on('data', (chunk: Buffer) => (errors += chunk));
+  const code = await within(new Promise<number | null>((resolve) => child.on('exit', resolve)), 15_000, 'the child process');
+  assert.is(output, 'drawn', errors);
+  assert.is(code, 0);
+});
+
 test('a worker that cannot start fails the first call and every later one with the same error, reported once, without a thread per call', async () => {
   const reported: Error[] = [];
   // A 1 MB old generation: the worker runs out of memory while it loads.
