@@ -38,6 +38,17 @@ function freshDir(): string {
   return join(env.root, `case-${++counter}`);
 }
 
+/** Runs node with `args` in a process of its own, within 15 s: its exit code, stdout and stderr. */
+async function nodeRun(args: string[]): Promise<{ code: number | null; output: string; errors: string }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  let errors = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk));
+  child.stderr.on('data', (chunk: Buffer) => (errors += chunk));
+  const code = await within(new Promise<number | null>((resolve) => child.on('exit', resolve)), 15_000, 'the child process');
+  return { code, output, errors };
+}
+
 function threadedIn(dir = freshDir(), options: ThreadedFileStorageOptions = {}): ThreadedFileStorage {
   const storage = new ThreadedFileStorage({ dir, ...options });
   open.push(storage);
@@ -195,12 +206,9 @@ test('an idle storage does not keep the process alive, a call in flight does', a
   `;
   const script = join(env.root, `idle-${counter}.mjs`);
   await writeFile(script, source);
-  const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk));
-  const code = await within(new Promise<number | null>((resolve) => child.on('exit', resolve)), 15_000, 'the child process');
+  const { code, output, errors } = await nodeRun([script]);
+  assert.is(output, 'saved', errors);
   assert.is(code, 0);
-  assert.is(output, 'saved');
   const plain = new FileStorage({ dir });
   open.push(plain);
   assert.equal(await plain.read(tokenFor(7)), makeProfile(tokenFor(7)));
@@ -216,12 +224,7 @@ test('a process run with --input-type (node --input-type=module -e ...) still st
     process.stdout.write(token.length === 6 ? 'drawn' : 'odd');
     await storage.close();
   `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', source], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  let errors = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk));
-  child.stderr.on('data', (chunk: Buffer) => (errors += chunk));
-  const code = await within(new Promise<number | null>((resolve) => child.on('exit', resolve)), 15_000, 'the child process');
+  const { code, output, errors } = await nodeRun(['--input-type=module', '-e', source]);
   assert.is(output, 'drawn', errors);
   assert.is(code, 0);
 });
