@@ -1,12 +1,12 @@
 import { pipeline, Writable, type Readable } from 'node:stream';
-import { HttpKernel, Request, Response, ResponseNotSendableError, destroyBody, discardedBody, isHttpError, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
+import { HttpKernel, Request, Response, ResponseNotSendableError, destroyBody, discardedBody, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS } from './listen.js';
 import { bodySource } from './body-source.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
-import { bareAnswer, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logCleanupFailure, logLatePageFailure, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
+import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logCleanupFailure, logLatePageFailure, logPageNotReady, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
 export interface InjectInit extends Omit<RequestCreateInit, 'trustProxy' | 'trustHost' | 'bodyLimit'> {
@@ -77,7 +77,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
       grace = setTimeout(() => {
         gaveUp = true;
         const bare = bareAnswer(status);
-        kernel.requestStack.run(request, () => logger?.critical(`The error page was not ready within {ms} ms, so a bare ${bare.status} was sent for {message}`, { ms: ERROR_PAGE_GRACE_MS, status: bare.status, message: messageOf(error), error }));
+        logPageNotReady(kernel, logger, request, error, bare.status, `so a bare ${bare.status} was sent`);
         resolve(bare);
       }, ERROR_PAGE_GRACE_MS);
     });
@@ -101,7 +101,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
 
   /** The answer to a stream body that failed before its first chunk: the kernel's error page, as the server answers it. */
   const pageOfFailedBody = (request: Request, error: unknown): Promise<Response> =>
-    pageWithin(kernel.handleException(error, request), request, error, isHttpError(error) && error.status >= 400 && error.status <= 599 ? error.status : 500, (unanswered) => {
+    pageWithin(kernel.handleException(error, request), request, error, bareStatusOf(error), (unanswered) => {
       if (unanswered !== error || !ErrorListener.hasLogged(error, request)) {
         kernel.requestStack.run(request, () => logger?.critical('Unhandled error: {message}', { message: messageOf(unanswered), error: unanswered }));
       }

@@ -91,6 +91,16 @@ export function logTerminateFailure(kernel: HttpKernel, logger: Logger | undefin
   kernel.requestStack.run(request, () => logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error }));
 }
 
+/** The status of the bare answer sent in place of the page of `error` that is not ready in time: the error's own, when it is an HTTP error status, else 500. */
+export function bareStatusOf(error: unknown): number {
+  return isHttpError(error) && error.status >= 400 && error.status <= 599 ? error.status : 500;
+}
+
+/** Logs, CRITICAL and as the request's, that the page of `error` was not ready within ERROR_PAGE_GRACE_MS; `what` says what went instead. */
+export function logPageNotReady(kernel: HttpKernel, logger: Logger | undefined, request: Request, error: unknown, status: number, what: string): void {
+  kernel.requestStack.run(request, () => logger?.critical(`The error page was not ready within {ms} ms, ${what} for {message}`, { ms: ERROR_PAGE_GRACE_MS, status, message: messageOf(error), error }));
+}
+
 /**
  * Logs the failure of the page of `error` that came after ERROR_PAGE_GRACE_MS, the bare answer
  * given instead: the grace's CRITICAL line said the page was not ready, not why. At ERROR, as the
@@ -227,7 +237,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const answerError = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response | null, error: unknown, then?: () => void): void => {
     // writeHead() keeps the reason phrase of a status it refused (`500 Found`).
     res.statusMessage = '';
-    const inTime = pageWithin(req, res, request, error, isHttpError(error) && error.status >= 400 && error.status <= 599 ? error.status : 500, then);
+    const inTime = pageWithin(req, res, request, error, bareStatusOf(error), then);
     kernel.handleException(error, request).then(
       (page) => {
         // Too late: the bare answer went, and the request was terminated with it.
@@ -262,7 +272,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       const bare = bareAnswer(status);
       // A client gone meanwhile (or before: its 499) is sent nothing; the line says so rather than name an answer that never went.
       const what = res.destroyed || req.socket.destroyed ? 'and the client had left: nothing was sent' : `so a bare ${bare.status} was sent`;
-      kernel.requestStack.run(request, () => logger?.critical(`The error page was not ready within {ms} ms, ${what} for {message}`, { ms: ERROR_PAGE_GRACE_MS, status: bare.status, message: messageOf(error), error }));
+      logPageNotReady(kernel, logger, request, error, bare.status, what);
       if (sendAndTerminate(req, res, request, bare) !== SENT) terminate(request, bare);
       then?.();
     }, ERROR_PAGE_GRACE_MS);
