@@ -1,4 +1,4 @@
-import { describeValue } from './describe-value.js';
+import { describeMisdeclaredSubscriber, describeValue } from './describe-value.js';
 import type { KernelEventMap } from './events.js';
 import { isNameValueObject } from './name-value-object.js';
 
@@ -64,9 +64,12 @@ export class EventDispatcher {
   /** Registers each listener a subscriber declares. */
   addSubscriber(subscriber: EventSubscriber): void {
     if (typeof subscriber?.getSubscribedEvents !== 'function') {
-      throw new TypeError(`A subscriber is an object with a getSubscribedEvents() method, not ${describeValue(subscriber)}${typeof subscriber === 'object' && subscriber !== null ? ' without one' : ''}.`);
+      const described = describeMisdeclaredSubscriber(subscriber) ?? `${describeValue(subscriber)}${typeof subscriber === 'object' && subscriber !== null ? ' without one' : ''}`;
+      throw new TypeError(`A subscriber is an object with a getSubscribedEvents() method, not ${described}.`);
     }
-    const className = subscriber.constructor?.name && subscriber.constructor !== Object ? subscriber.constructor.name : 'subscriber';
+    // A class given rather than an instance (its getSubscribedEvents() static, as in Symfony) is named by its own name, not "Function".
+    const isClass = typeof subscriber === 'function';
+    const className = isClass ? (subscriber as Function).name || 'subscriber' : subscriber.constructor?.name && subscriber.constructor !== Object ? subscriber.constructor.name : 'subscriber';
     const events: unknown = subscriber.getSubscribedEvents();
     // A list would be read by its indexes, as subscriptions to events "0", "1"... naming its entries' methods; a Map as none.
     if (!isNameValueObject(events)) {
@@ -78,7 +81,8 @@ export class EventDispatcher {
       for (const [method, priority = 0] of normalizeSubscription(subscription, eventName, className)) {
         const fn = (subscriber as unknown as Record<string, unknown>)[method];
         if (typeof fn !== 'function') {
-          throw new TypeError(`${className} subscribes "${method}" to "${eventName}", but has no such method.`);
+          const onInstances = isClass && typeof (subscriber as unknown as { prototype?: Record<string, unknown> }).prototype?.[method] === 'function';
+          throw new TypeError(`${className} subscribes "${method}" to "${eventName}", but has no such method${onInstances ? `: its instances have, so pass one (new ${className}()) rather than the class` : ''}.`);
         }
         checkPriority(eventName, priority, `${className}::${method}`);
         added.push([eventName, { listener: fn.bind(subscriber) as Listener, priority, name: `${className}::${method}`, subscriber }]);

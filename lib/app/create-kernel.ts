@@ -47,7 +47,7 @@ import { checkSaveOptions } from '../profiler/save-options.js';
 import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH, isTokenLength } from '../profiler/token.js';
 import { createInjector, type InjectInit, type InjectedResponse } from '../server/inject.js';
 import { checkTrustedProxies, createRequestListener, type KernelRequestListener, type RequestListenerOptions } from '../server/node-adapter.js';
-import { describeValue } from '../../kernel/describe-value.js';
+import { describeMisdeclaredSubscriber, describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { createRequestDescriber } from './describe-request.js';
 import { isProductionEnvironment } from './environment.js';
@@ -423,7 +423,7 @@ function checkOptions(options: KernelOptions): void {
   if (options.subscribers !== undefined) {
     if (!Array.isArray(options.subscribers)) throw new TypeError(`subscribers is an array of event subscribers, not ${describeValue(options.subscribers)}.`);
     const bad = options.subscribers.findIndex((subscriber: unknown) => typeof (subscriber as { getSubscribedEvents?: unknown } | null)?.getSubscribedEvents !== 'function');
-    if (bad !== -1) throw new TypeError(`subscribers[${bad}] is an event subscriber (an object with getSubscribedEvents()), not ${describeValue(options.subscribers[bad])}.`);
+    if (bad !== -1) throw new TypeError(`subscribers[${bad}] is an event subscriber (an object with getSubscribedEvents()), not ${describeMisdeclaredSubscriber(options.subscribers[bad]) ?? describeValue(options.subscribers[bad])}.`);
   }
   for (const name of ['debug', 'requestContext'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'boolean') throw new TypeError(`${name} is true or false, not ${describeValue(options[name])}.`);

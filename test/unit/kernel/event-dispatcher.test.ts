@@ -262,4 +262,27 @@ test('a subscriber whose getSubscribedEvents() gives a Map is a TypeError, not a
   assert.is(thrown(() => dispatcher.addSubscriber(subscriber)).message, "subscriber's getSubscribedEvents() gives an object of event names ({ 'app.saved': 'onSaved' }), not an object of type Map.");
 });
 
+test("a subscriber declared as in Symfony (getSubscribedEvents() static) is refused saying so, and its class given for an instance says to pass one", () => {
+  class StaticSubscriber {
+    static getSubscribedEvents() {
+      return { 'app.saved': 'onSaved' };
+    }
+    onSaved(): void {}
+  }
+  class Subscriber {
+    getSubscribedEvents() {
+      return { 'app.saved': 'onSaved' };
+    }
+    onSaved(): void {}
+  }
+  const dispatcher = new EventDispatcher();
+  assert.is(
+    thrown(() => dispatcher.addSubscriber(new StaticSubscriber() as never)).message,
+    'A subscriber is an object with a getSubscribedEvents() method, not an object of type StaticSubscriber whose getSubscribedEvents() is static, as in Symfony: here it is an instance method (drop `static`).',
+  );
+  assert.is(thrown(() => dispatcher.addSubscriber(StaticSubscriber as never)).message, 'StaticSubscriber subscribes "onSaved" to "app.saved", but has no such method: its instances have, so pass one (new StaticSubscriber()) rather than the class.');
+  assert.is(thrown(() => dispatcher.addSubscriber(Subscriber as never)).message, 'A subscriber is an object with a getSubscribedEvents() method, not the class Subscriber: pass an instance (new Subscriber()).');
+  assert.is(dispatcher.hasListeners(), false);
+});
+
 test.run();
