@@ -86,8 +86,11 @@ export class KernelEvent extends Event {
 
 /** `kernel.request`: setting a response stops propagation and skips the controller. */
 export class RequestEvent extends KernelEvent {
-  /** The response a listener set, if any (use setResponse() to set it). */
-  response: Response | null;
+  /**
+   * The response a listener set, if any. Read-only: setResponse() sets it and stops propagation, as
+   * Symfony's does; an assignment would let the listeners after it (the router, a firewall) run all the same.
+   */
+  readonly response: Response | null;
 
   constructor(kernel: KernelLike, request: Request, requestType: RequestType) {
     super(kernel, request, requestType, OWN_FIELDS);
@@ -101,7 +104,7 @@ export class RequestEvent extends KernelEvent {
 
   setResponse(response: Response): void {
     checkResponse(this, response);
-    this.response = response;
+    (this as { response: Response | null }).response = response;
     this.stopPropagation();
   }
 

@@ -41,4 +41,24 @@ app.dispatcher.addListener(KernelEvents.REQUEST, (event) => { const n: number = 
   assert.match(lines[1]!, /RequestEvent/);
 });
 
+test("the response of a kernel.request, kernel.view or kernel.exception event is set with setResponse(), which stops propagation: an assignment, which would let the listeners after it run, is a type error (a ResponseEvent's is not)", () => {
+  const output = typeErrorsOf(`
+import { KernelEvents, Response } from 'http-kernel';
+import { createKernel } from 'http-kernel/app';
+
+const app = createKernel();
+app.dispatcher.addListener(KernelEvents.REQUEST, (event) => { event.response = new Response('early'); });
+app.dispatcher.addListener(KernelEvents.VIEW, (event) => { event.response = Response.json(event.controllerResult); });
+app.dispatcher.addListener(KernelEvents.EXCEPTION, (event) => { event.response = new Response('failed', 500); });
+app.dispatcher.addListener(KernelEvents.RESPONSE, (event) => { event.response = new Response('replaced'); });
+app.dispatcher.addListener(KernelEvents.REQUEST, (event) => event.setResponse(new Response('early')));
+`, 'listener-types');
+  const lines = output.split('\n').filter((line) => line.includes('error TS'));
+  assert.is(lines.length, 3, `expected three type errors:\n${output}`);
+  for (const [index, line] of lines.entries()) {
+    assert.match(line, new RegExp(`consumer\\.ts\\(${index + 6},`));
+    assert.match(line, /TS2540: Cannot assign to 'response' because it is a read-only property/);
+  }
+});
+
 test.run();
