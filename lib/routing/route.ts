@@ -176,11 +176,13 @@ export class Route {
 
   /**
    * A new route: this one with `changes` in place of its path or options, each option given replacing
-   * the route's whole (`host: ''` removes the host). What RouteCollection's group methods build.
+   * the route's whole (`host: ''` removes the host, `methods: []` allows any). One given as undefined
+   * is kept, as the path is. What RouteCollection's group methods build.
    */
   with(changes: RouteChanges): Route {
     const { path = this.path, ...options } = checkOptions(this.path, changes, ['path']) as RouteChanges;
-    return new Route(path, { ...compiledRoute(this).options, ...options });
+    const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+    return new Route(path, { ...compiledRoute(this).options, ...given });
   }
 }
 

@@ -150,6 +150,15 @@ test('with() makes a new route with the changes, each option replacing the route
   assert.is(thrown(() => route.with({ path: '/users/:id/:id' })).message, 'Invalid route path "/users/:id/:id": parameter "id" is used twice.');
 });
 
+test('with() keeps an option given as undefined, as it keeps the path, rather than dropping the route\'s host, methods or defaults', () => {
+  const route = new Route('/admin', { defaults: { a: 1 }, requirements: { a: '\\d+' }, methods: ['POST'], schemes: ['https'], host: 'admin.example.com' });
+  const host: string | undefined = undefined;
+  const same = route.with({ path: undefined, host, methods: undefined, schemes: undefined, defaults: undefined, requirements: undefined });
+  assert.equal([same.path, same.host, same.methods, same.schemes, same.defaults, same.requirements], ['/admin', 'admin.example.com', ['POST'], ['https'], { a: 1 }, { a: '\\d+' }]);
+  assert.is(route.with({ host: '' }).host, undefined);
+  assert.equal(route.with({ methods: [] }).methods, []);
+});
+
 test('an empty route name is refused', () => {
   assert.throws(() => new RouteCollection().add('', new Route('/a')), TypeError);
 });
