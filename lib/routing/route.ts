@@ -1,4 +1,5 @@
 import { describeValue } from '../../kernel/describe-value.js';
+import { isValidHost } from '../../kernel/host-syntax.js';
 import { isNameValueObject, isPlainObject } from '../../kernel/name-value-object.js';
 import { InvalidRouteError } from './errors.js';
 import { compilePattern, sanitizeRequirement, variantSource, type CompiledPattern, type Part } from './pattern.js';
@@ -141,6 +142,7 @@ export class Route {
 
     const pathPattern = compilePattern(this.path, '/', this.requirements, 'route path');
     const hostPattern = this.host === undefined ? null : compilePattern(this.host, '.', this.requirements, 'route host');
+    if (hostPattern !== null) refuseNonHostText(this.host!, hostPattern);
     for (const name of hostPattern?.names ?? []) {
       if (pathPattern.names.includes(name)) throw new InvalidRouteError(`Parameter "${name}" is used in both the host and the path of route "${this.path}".`);
     }
@@ -183,6 +185,32 @@ export class Route {
     const { path = this.path, ...options } = checkOptions(this.path, changes, ['path']) as RouteChanges;
     const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
     return new Route(path, { ...compiledRoute(this).options, ...given });
+  }
+}
+
+const HOST_TEXT = /^[a-z0-9_.-]*$/;
+const HOST_CHARACTERS = 'which holds letters, digits, "-", "_" and dots (or is a bracketed IPv6 address)';
+
+/**
+ * Refuses a host pattern whose text no request's host holds (kernel/host-syntax.ts): a route never
+ * matched, whose generated URLs would point elsewhere (`evil.example@shop.example` is the host
+ * `shop.example`, `example.com/admin` a path).
+ */
+function refuseNonHostText(source: string, pattern: CompiledPattern): void {
+  const only = pattern.variants.length === 1 ? pattern.variants[0]! : null;
+  if (only !== null && only.length === 1 && only[0]!.type === 'text') {
+    if (isValidHost(only[0]!.value)) return;
+  }
+  for (const variant of pattern.variants) {
+    for (const part of variant) {
+      if (part.type !== 'text' || HOST_TEXT.test(part.value)) continue;
+      const [character] = [...part.value].filter((char) => !HOST_TEXT.test(char));
+      const port = character === ':' ? ' (a host pattern has no port: the request\'s is not matched)' : '';
+      throw new InvalidRouteError(`Invalid route host "${source}": "${character}" is no part of a host name, ${HOST_CHARACTERS}, so no request would match it${port}.`);
+    }
+  }
+  if (only !== null && only.length === 1 && only[0]!.type === 'text') {
+    throw new InvalidRouteError(`Invalid route host "${source}": it is no host name (letters, digits, "-", "_" and dots, no label empty, or a bracketed IPv6 address), so no request would match it.`);
   }
 }
 

@@ -159,6 +159,18 @@ test('with() keeps an option given as undefined, as it keeps the path, rather th
   assert.equal(route.with({ methods: [] }).methods, []);
 });
 
+test('a host pattern whose text no Host header holds (a "@", "/", ":", a space) is an InvalidRouteError, not a route never matched whose URLs point at another host', () => {
+  const at = thrown(() => new Route('/a', { host: 'evil.example@shop.example' }));
+  assert.instance(at, InvalidRouteError);
+  assert.is(at.message, 'Invalid route host "evil.example@shop.example": "@" is no part of a host name, which holds letters, digits, "-", "_" and dots (or is a bracketed IPv6 address), so no request would match it.');
+  assert.is(thrown(() => new Route('/a', { host: 'example.com/admin' })).message, 'Invalid route host "example.com/admin": "/" is no part of a host name, which holds letters, digits, "-", "_" and dots (or is a bracketed IPv6 address), so no request would match it.');
+  assert.is(thrown(() => new Route('/a', { host: 'example.com\\:8080' })).message, 'Invalid route host "example.com\\:8080": ":" is no part of a host name, which holds letters, digits, "-", "_" and dots (or is a bracketed IPv6 address), so no request would match it (a host pattern has no port: the request\'s is not matched).');
+  assert.is(thrown(() => new Route('/a', { host: ':tenant.my shop.example' })).message, 'Invalid route host ":tenant.my shop.example": " " is no part of a host name, which holds letters, digits, "-", "_" and dots (or is a bracketed IPv6 address), so no request would match it.');
+  assert.is(thrown(() => new Route('/a', { host: 'shop..example' })).message, 'Invalid route host "shop..example": it is no host name (letters, digits, "-", "_" and dots, no label empty, or a bracketed IPv6 address), so no request would match it.');
+  assert.is(thrown(() => new RouteCollection().add('a', new Route('/a')).setHost('evil.example@shop.example')).message, 'setHost() makes route "a" ("/a") invalid: Invalid route host "evil.example@shop.example": "@" is no part of a host name, which holds letters, digits, "-", "_" and dots (or is a bracketed IPv6 address), so no request would match it.');
+  for (const host of ['Example.COM', 'example.com.', 'my_host-1.example', ':tenant.example.com', '{:sub.}example.com', 'api{-:v}.example.com', '*labels.example.com', '\\[\\:\\:1\\]', '127.0.0.1']) assert.ok(new Route('/a', { host }), host);
+});
+
 test('an empty route name is refused', () => {
   assert.throws(() => new RouteCollection().add('', new Route('/a')), TypeError);
 });
