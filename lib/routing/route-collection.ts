@@ -139,9 +139,13 @@ export class RouteCollection implements Iterable<[string, Route]> {
 
   /**
    * Refuses every later change (add(), remove(), addPrefix(), ...) with a FrozenCollectionError saying
-   * `reason`: for the owner of a matcher compiled from the collection, which would never see such changes.
+   * `reason` (default: the collection was frozen): for the owner of a matcher compiled from the
+   * collection, which would never see such changes. A second call keeps the first reason.
    */
-  freeze(reason: string): this {
+  freeze(reason = 'the collection was frozen.'): this {
+    if (typeof reason !== 'string' || reason === '') {
+      throw new TypeError(`freeze() takes the reason changes are refused, a non-empty string ('compiled already'), not ${describeValue(reason)}.`);
+    }
     this.#frozen ??= reason;
     return this;
   }

@@ -138,6 +138,18 @@ test('a frozen collection refuses add() and remove() with the reason it was give
   assert.is(routes.get('a')?.path, '/a');
 });
 
+test('freeze() without a reason freezes too, with a reason of its own; a reason that is no text is a TypeError, not a collection left open', () => {
+  const routes = new RouteCollection().add('a', new Route('/a'));
+  (routes.freeze as (reason?: string) => RouteCollection)();
+  assert.ok(routes.isFrozen);
+  assert.is(thrown(() => routes.add('b', new Route('/b'))).message, 'Cannot add route "b": the collection was frozen.');
+  for (const reason of [null, 42, '']) {
+    const error = thrown(() => new RouteCollection().freeze(reason as never));
+    assert.instance(error, TypeError);
+    assert.is(error.message, `freeze() takes the reason changes are refused, a non-empty string ('compiled already'), not ${reason === null ? 'null' : reason === 42 ? 'number 42' : 'the string ""'}.`);
+  }
+});
+
 test('with() makes a new route with the changes, each option replacing the route\'s whole, the rest as given', () => {
   const id = /\d+/;
   const route = new Route('/users/:id', { defaults: { a: 1 }, requirements: { id }, methods: ['get'], host: 'example.com' });
