@@ -154,6 +154,8 @@ export class UrlGenerator {
     }
     const written = writing.written;
 
+    refuseDotSegment(name, route, params, path, written);
+
     // A path starting with `//` is a network path: a browser reads `//evil.example/x` as the host
     // evil.example. Only a value can start one (an empty first segment), as a route's leading slashes are one.
     if (path.startsWith('//')) {
@@ -428,11 +430,35 @@ function describeRead(read: Readonly<Record<string, string>> | null): string {
 
 /**
  * Dot segments encoded (`/%2E%2E`): clients would resolve `/..` and `/.` away (RFC 3986 5.2.4), as
- * Symfony's generator says too. The matcher gives the parameter back decoded, unless its requirement
+ * Symfony's generator says too. Browsers and fetch() resolve them encoded too (the WHATWG URL
+ * standard reads `%2E%2E` as `..`): a route's own text keeps them so (Symfony's), a value's are
+ * refused (refuseDotSegment). The matcher gives a parameter back decoded, unless its requirement
  * refuses the encoding, which readBack finds.
  */
 function encodeDotSegments(path: string): string {
   return path.replace(/\/\.\.?(?=\/|$)/g, (dots) => (dots === '/..' ? '/%2E%2E' : '/%2E'));
+}
+
+const ENCODED_DOT_SEGMENT = /\/(%2E(?:%2E)?)(?=\/|$)/;
+const DOT_SEGMENT = /\/\.\.?(?=\/|$)/;
+
+/**
+ * Refuses a path in which a value makes a `.` or `..` segment: browsers and fetch() resolve it away,
+ * `%2E%2E` too, so the link would lead elsewhere (`/files/%2E%2E/download` is requested as
+ * `/download`). A route whose own text holds one is left as Symfony writes it (encoded).
+ */
+function refuseDotSegment(routeName: string, route: Route, params: Record<string, unknown>, path: string, written: ReadonlyMap<string, string>): void {
+  const found = ENCODED_DOT_SEGMENT.exec(path);
+  if (found === null) return;
+  const text = compiledRoute(route).path.variants.some((parts) => parts.some((part) => part.type === 'text' && DOT_SEGMENT.test(part.value)));
+  if (text) return;
+  const segment = found[1]!.length === 3 ? '.' : '..';
+  const names = [...written.keys()];
+  const name = names.find((key) => written.get(key)!.split('/').some((value) => value === '.' || value === '..')) ?? names[0] ?? '';
+  const resolved = new URL(path, 'http://localhost').pathname;
+  throw new InvalidParameterError(routeName, name, own(route.requirements, name) ?? '', own(params, name) ?? own(route.defaults, name), {
+    expected: `not make the path segment "${segment}" (browsers and fetch() resolve "." and ".." segments away, ${found[1]} too: ${JSON.stringify(path)} is requested as ${JSON.stringify(resolved)})`,
+  });
 }
 
 // An optional group is written when all its parameters have values and one was given with a value other than its default.

@@ -252,10 +252,19 @@ test('a wildcard takes an array of segments or a string, each segment encoded', 
   assert.instance(thrown(() => g.generate('static', { path: [] })), InvalidParameterError, 'no segment at all');
 });
 
-test('dot segments are encoded so that clients do not collapse them', () => {
-  const g = generator();
-  assert.is(g.generate('page', { slug: '..' }), '/pages/%2E%2E');
-  assert.is(g.generate('static', { path: ['a', '.', 'b'] }), '/static/a/%2E/b');
+test('a value that makes a "." or ".." segment is an InvalidParameterError, as browsers and fetch() resolve it away encoded too; dots within a segment are kept', () => {
+  const group = new RouteCollection().add('page', new Route('/pages/:slug')).add('static', new Route('/static/*path')).add('download', new Route('/files/:name/download'));
+  const g = new UrlGenerator(group.addPrefix('/:tenant'));
+  const error = thrown(() => g.generate('download', { tenant: 'acme', name: '..' }));
+  assert.instance(error, InvalidParameterError);
+  assert.is(error.message, 'Parameter "name" for route "download" must not make the path segment ".." (browsers and fetch() resolve "." and ".." segments away, %2E%2E too: "/acme/files/%2E%2E/download" is requested as "/acme/download") (".." given) to generate a corresponding URL.');
+  assert.is(new URL('/acme/files/%2E%2E/download', 'http://localhost').pathname, '/acme/download');
+  assert.is((error as InvalidParameterError).parameter, 'name');
+  assert.is(thrown(() => g.generate('page', { tenant: '.', slug: 'x' })).message, 'Parameter "tenant" for route "page" must not make the path segment "." (browsers and fetch() resolve "." and ".." segments away, %2E too: "/%2E/pages/x" is requested as "/pages/x") ("." given) to generate a corresponding URL.');
+  assert.is(thrown(() => g.generate('static', { tenant: 'acme', path: ['a', '.', 'b'] })).message, 'Parameter "path" for route "static" must not make the path segment "." (browsers and fetch() resolve "." and ".." segments away, %2E too: "/acme/static/a/%2E/b" is requested as "/acme/static/a/b") ("a,.,b" given) to generate a corresponding URL.');
+  assert.is(g.generate('page', { tenant: 'acme', slug: '...' }), '/acme/pages/...');
+  assert.is(g.generate('page', { tenant: 'acme', slug: '.well-known' }), '/acme/pages/.well-known');
+  assert.is(g.generate('static', { tenant: 'acme', path: ['..a', 'b..'] }), '/acme/static/..a/b..');
 });
 
 test('an unknown route name is a RouteNotFoundError', () => {
