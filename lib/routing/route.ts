@@ -142,7 +142,11 @@ export class Route {
 
     const pathPattern = compilePattern(this.path, '/', this.requirements, 'route path');
     const hostPattern = this.host === undefined ? null : compilePattern(this.host, '.', this.requirements, 'route host');
-    if (hostPattern !== null) refuseNonHostText(this.host!, hostPattern);
+    refuseGeneratorNames('path', this.path, pathPattern.names);
+    if (hostPattern !== null) {
+      refuseGeneratorNames('host', this.host!, hostPattern.names);
+      refuseNonHostText(this.host!, hostPattern);
+    }
     for (const name of hostPattern?.names ?? []) {
       if (pathPattern.names.includes(name)) throw new InvalidRouteError(`Parameter "${name}" is used in both the host and the path of route "${this.path}".`);
     }
@@ -186,6 +190,17 @@ export class Route {
     const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
     return new Route(path, { ...compiledRoute(this).options, ...given });
   }
+}
+
+/** What UrlGenerator reads these parameters as, never a path or host value. */
+const GENERATOR_NAMES: Readonly<Record<string, string>> = { _fragment: 'fragment', _query: 'query parameters' };
+
+/** Refuses a parameter named as the generator's `_fragment` or `_query`: its value would go there too, or nowhere. */
+function refuseGeneratorNames(where: 'path' | 'host', source: string, names: readonly string[]): void {
+  const name = names.find((candidate) => Object.hasOwn(GENERATOR_NAMES, candidate));
+  if (name === undefined) return;
+  const [other] = Object.keys(GENERATOR_NAMES).filter((candidate) => candidate !== name);
+  throw new InvalidRouteError(`Invalid route ${where} "${source}": "${name}" is no name for a parameter: UrlGenerator reads it as the URL's ${GENERATOR_NAMES[name]} ("${other}" as its ${GENERATOR_NAMES[other!]}).`);
 }
 
 const HOST_TEXT = /^[a-z0-9_.-]*$/;

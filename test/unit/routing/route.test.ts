@@ -183,6 +183,15 @@ test('a host pattern whose text no Host header holds (a "@", "/", ":", a space) 
   for (const host of ['Example.COM', 'example.com.', 'my_host-1.example', ':tenant.example.com', '{:sub.}example.com', 'api{-:v}.example.com', '*labels.example.com', '\\[\\:\\:1\\]', '127.0.0.1']) assert.ok(new Route('/a', { host }), host);
 });
 
+test('a parameter named _fragment or _query, which the generator reads as the URL\'s fragment and query, is an InvalidRouteError, in the path, the host or a prefix', () => {
+  const fragment = thrown(() => new Route('/:_fragment/x'));
+  assert.instance(fragment, InvalidRouteError);
+  assert.is(fragment.message, 'Invalid route path "/:_fragment/x": "_fragment" is no name for a parameter: UrlGenerator reads it as the URL\'s fragment ("_query" as its query parameters).');
+  assert.is(thrown(() => new Route('/x', { host: ':_query.example.com' })).message, 'Invalid route host ":_query.example.com": "_query" is no name for a parameter: UrlGenerator reads it as the URL\'s query parameters ("_fragment" as its fragment).');
+  assert.is(thrown(() => new RouteCollection().add('a', new Route('/x')).addPrefix('{/:_fragment}')).message, 'addPrefix() makes route "a" ("{/:_fragment}/x") invalid: Invalid route path "{/:_fragment}/x": "_fragment" is no name for a parameter: UrlGenerator reads it as the URL\'s fragment ("_query" as its query parameters).');
+  assert.equal(new Route('/:fragment', { defaults: { _fragment: 'top' } }).defaults, { _fragment: 'top' });
+});
+
 test('an empty route name is refused', () => {
   assert.throws(() => new RouteCollection().add('', new Route('/a')), TypeError);
 });
