@@ -224,6 +224,21 @@ export class ControllerDoesNotReturnResponseError extends Error {
 }
 
 /**
+ * A sub-request nested deeper than MAX_SUB_REQUEST_DEPTH: `handle()` refuses it before any listener
+ * runs. A controller that makes a sub-request to itself (directly, or through others) would
+ * otherwise never stop, and its chain of promises would hold the event loop, every client's
+ * requests and the response timeout with it, until the process ran out of memory.
+ */
+export class SubRequestTooDeepError extends Error {
+  readonly code = 'HK_SUB_REQUEST_TOO_DEEP';
+
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/**
  * A Response that could not be written to the client: a header node:http refuses (CR/LF or a
  * character beyond Latin-1 in a value, a name that is no token), an interim status, a body of
  * another type. The server raises it before any byte is sent, and the kernel answers it as it

@@ -17,11 +17,18 @@ import {
   type Controller,
   type KernelLike,
 } from './events.js';
-import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttpError, RequestError, isHttpError, type HttpError } from './http-errors.js';
+import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttpError, RequestError, SubRequestTooDeepError, isHttpError, type HttpError } from './http-errors.js';
 import { Request } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
 import { Response, destroyBody, withoutHeadBody } from './response.js';
+
+/**
+ * How deep sub-requests may be nested (a sub-request of the main request is 1 deep, one of it 2):
+ * handle() refuses a deeper one with a SubRequestTooDeepError. Fragments nest a few levels; a
+ * controller that makes a sub-request to itself reaches it in milliseconds.
+ */
+export const MAX_SUB_REQUEST_DEPTH = 64;
 
 /** An error a kernel.exception listener threw -> the error it was handling (see HttpKernel.handledErrorOf). */
 const handledWhenThrown = new WeakMap<object, unknown>();
@@ -76,6 +83,7 @@ export class HttpKernel implements KernelLike {
    * controller were synchronous: servers use it to spend no promise on such requests.
    */
   handleMaybeAsync(request: Request, type: RequestType = RequestType.MAIN, catchErrors = true): Response | Promise<Response> {
+    if (type === RequestType.SUB) checkSubRequestDepth(request, this.requestStack);
     // Without async context tracking, run() would only call the function: no closure for it.
     if (!this.requestStack.tracksAsyncContext) return this.#handleCaught(request, type, catchErrors);
     if (type === RequestType.MAIN) requestInternals.handledWith(request, this.requestStack);
@@ -353,6 +361,24 @@ function dropBodies(kept: Response | null, ...dropped: Response[]): void {
   for (const response of dropped) {
     if (response !== kept && response.body !== kept?.body) destroyBody(response.body);
   }
+}
+
+/**
+ * Refuses a sub-request nested past MAX_SUB_REQUEST_DEPTH, counted on the request stack, or by
+ * duplicate() steps when the stack does not track the current request (no debug, no requestContext).
+ */
+function checkSubRequestDepth(request: Request, stack: RequestStack): void {
+  const depth = Math.max(stack.all().length, requestInternals.duplicateDepth(request));
+  // The error page of the deepest sub-request (its `exception` attribute) goes one level past it: the
+  // client sees this error, not the plain page for the error page's failure. Bounded all the same.
+  const allowed = request.attributes.has('exception') ? MAX_SUB_REQUEST_DEPTH + 1 : MAX_SUB_REQUEST_DEPTH;
+  if (depth <= allowed) return;
+  const route = stack.getCurrentRequest()?.attributes.get('_route');
+  const maker = typeof route === 'string' ? ` made by route "${route}"` : '';
+  throw new SubRequestTooDeepError(
+    `The sub-request for "${request.path}"${maker} would be ${depth} deep, past MAX_SUB_REQUEST_DEPTH (${MAX_SUB_REQUEST_DEPTH}): ` +
+      'a controller that makes a sub-request to itself, directly or through others, never stops.',
+  );
 }
 
 /**

@@ -7,4 +7,6 @@ export const requestInternals: {
   endSignalFollowing: (request: Request) => void;
   /** The request is being handled as a main request with `stack`: its signal's abort listeners run with it current (see Request.signal). */
   handledWith: (request: Request, stack: RequestStack) => void;
-} = { endSignalFollowing: () => {}, handledWith: () => {} };
+  /** How many duplicate() steps the request is from the one the client sent: how deep a sub-request is when the stack does not track it. */
+  duplicateDepth: (request: Request) => number;
+} = { endSignalFollowing: () => {}, handledWith: () => {}, duplicateDepth: () => 0 };

@@ -224,6 +224,8 @@ export class Request {
   #bodyRead: Buffer | undefined;
   /** The request a duplicate() was made from: its body and signal are the sub-request's too (the body read once for both). */
   #original: Request | undefined;
+  /** How many duplicate() steps away from the request made by Request.create() or fromIncomingMessage() (0 for that one). */
+  #duplicateDepth = 0;
   /** The caller's signal (RequestInit.signal) that `signal` follows, until the request is done. */
   #callerSignal: AbortSignal | undefined;
   /** Made on the first read of `signal` (its signal) or abortRequest(). */
@@ -254,6 +256,7 @@ export class Request {
       requestInternals.endSignalFollowing(main);
     };
     requestStacksOf = (request) => request.#requestStacks;
+    requestInternals.duplicateDepth = (request) => request.#duplicateDepth;
     requestInternals.handledWith = (request, stack) => {
       const known = request.#requestStacks;
       if (known === undefined) request.#requestStacks = stack;
@@ -388,6 +391,7 @@ export class Request {
     copy.#socket = this.#socket;
     copy.#rawHeaders = this.#rawHeaders;
     copy.#original = this;
+    copy.#duplicateDepth = this.#duplicateDepth + 1;
     // The request format goes with it unless given, as Symfony's duplicate() keeps `_format`: an error page's sub-request answers in it.
     const format = this.attributes.get('_format');
     if (format !== undefined) copy.attributes.set('_format', format);
