@@ -369,8 +369,9 @@ export class Profiler {
     this.#recorded += done.length;
     if (done !== tree) for (const recording of tree) if (recording.response === null) void this.storage.release(recording.token).catch(() => {});
     // A full queue drops the tree before its collection: no CPU spent on what cannot be saved.
-    if (!this.#hasRoomFor(done)) return;
-    for (const recording of done) this.#enqueue(recording, done);
+    const kept = this.#fitting(done);
+    if (kept.length === 0) return;
+    for (const recording of kept) this.#enqueue(recording, kept);
     this.#schedulePump();
   }
 
@@ -443,20 +444,38 @@ export class Profiler {
     if (this.storage.discard !== undefined) void this.storage.discard(token).catch(() => {});
   }
 
-  /** True when the recordings' profiles fit in the save queue; otherwise drops them (counted, warned about). */
-  #hasRoomFor(recordings: Recording[]): boolean {
-    if (this.#queue.length + recordings.length > this.#maxQueued) {
-      this.#dropped += recordings.length;
-      for (const { token } of recordings) this.#discard(token);
-      const now = Date.now();
-      if (now - this.#lastDropReport >= DROP_REPORT_INTERVAL) {
-        this.#lastDropReport = now;
-        // Written while a request terminates, but about the process: no request's record.
-        this.#requestStack.exit(this.#reportDropping);
-      }
-      return false;
+  /**
+   * The recordings of a tree (main request first, then its sub-requests as they started) whose profiles
+   * go in the save queue: all of them when they fit; else none (dropped, counted, warned about), but for
+   * a tree larger than the whole queue (a controller that made thousands of sub-requests), which never
+   * fits: its first ones are kept, the main profile whose token the client got among them (and each kept
+   * sub-request's parent, which started before it), and the request's log says how many were dropped.
+   */
+  #fitting(recordings: Recording[]): Recording[] {
+    const room = this.#maxQueued - this.#queue.length;
+    if (recordings.length <= room) return recordings;
+    if (recordings.length > this.#maxQueued && room > 0) {
+      const dropped = recordings.slice(room);
+      this.#dropped += dropped.length;
+      for (const { token } of dropped) this.#discard(token);
+      // Written while its request terminates, before its profile is collected: its logger panel shows it.
+      const subRequests = recordings.length - 1;
+      this.#logger?.warning(`This request made {sub_requests} ${subRequests === 1 ? 'sub-request' : 'sub-requests'}, more profiles than the profiler queues for saving ({max_queued}, maxQueuedProfiles): ${dropped.length === 1 ? 'the last was' : 'the last {dropped} were'} dropped.`, {
+        sub_requests: subRequests,
+        max_queued: this.#maxQueued,
+        dropped: dropped.length,
+      });
+      return recordings.slice(0, room);
     }
-    return true;
+    this.#dropped += recordings.length;
+    for (const { token } of recordings) this.#discard(token);
+    const now = Date.now();
+    if (now - this.#lastDropReport >= DROP_REPORT_INTERVAL) {
+      this.#lastDropReport = now;
+      // Written while a request terminates, but about the process: no request's record.
+      this.#requestStack.exit(this.#reportDropping);
+    }
+    return [];
   }
 
   readonly #reportDropping = (): void => {

@@ -1,9 +1,12 @@
 // Sub-requests as applications make them, on a real server: a controller that forwards to itself
-// gets a clear error rather than holding the event loop, in debug mode and without it.
+// gets a clear error rather than holding the event loop, in debug mode and without it; one that fans
+// out more sub-requests than the profiler queues keeps the profile its client has the token of.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MAX_SUB_REQUEST_DEPTH, RequestType, Response, type Controller, type Request } from '../../kernel/index.js';
-import { SCHEMES, fetchFrom, routesOf, startTestServer, type TestServer } from './harness.js';
+import type { Profile } from '../../lib/profiler/index.js';
+import { MemoryStorage } from '../../lib/profiler/storage/index.js';
+import { SCHEMES, fetchFrom, routesOf, startTestServer, until, type TestServer } from './harness.js';
 
 /** Where a runaway controller stops by itself, so that a kernel without the bound answers rather than hangs. */
 const RUNAWAY_STOP = 4 * MAX_SUB_REQUEST_DEPTH;
@@ -68,4 +71,74 @@ for (const debug of [true, false]) {
 
     test.run();
   }
+}
+
+/** The save queue of the fan-out server: a small one, so that a few dozen sub-requests pass it. */
+const MAX_QUEUED = 20;
+
+for (const scheme of SCHEMES) {
+  const test = suite(`a fan-out of sub-requests past the profiler's save queue, over ${scheme}`);
+  let server: TestServer;
+  const storage = new MemoryStorage();
+
+  const controllers: Record<string, Controller> = {
+    // As many fragments as ?n= says, all at once, each logging.
+    '/fan-out': async (request: Request) => {
+      const count = Number(request.query.get('n'));
+      const fragment = (sub: Request): Response => {
+        server.app.logger.info('fragment {n}', { n: sub.attributes.get('n') });
+        return new Response('.');
+      };
+      const responses = await Promise.all(Array.from({ length: count }, (_, n) => server.app.kernel.handle(request.duplicate({ attributes: { _controller: fragment, n } }), RequestType.SUB)));
+      return new Response(responses.map((response) => String(response.body)).join(''));
+    },
+  };
+
+  test.before(async () => {
+    server = await startTestServer({ kernel: { routes: routesOf(controllers), debug: true, env: 'dev', profiler: { storage, maxQueuedProfiles: MAX_QUEUED } } });
+  });
+  test.after(() => server.close());
+
+  /** Resolves once the profile is in the storage: the queue has room again for the next test. */
+  const saved = async (token: string): Promise<void> => {
+    for (const end = Date.now() + 5_000; (await storage.read(token)) === null; ) {
+      if (Date.now() > end) throw new Error(`profile ${token} was not saved within 5 s`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+
+  const profileOf = async (token: string): Promise<Profile> => {
+    const response = await fetchFrom(server, scheme, `/_profiler/${token}`, { headers: { accept: 'application/json' } });
+    assert.is(response.status, 200, `the profile ${token} is found`);
+    return JSON.parse(response.body) as Profile;
+  };
+
+  test('the main profile and its first sub-requests are kept, the request\'s log saying how many were dropped', async () => {
+    const recorded = server.app.profiler!.recordedProfiles;
+    const response = await fetchFrom(server, scheme, `/fan-out?n=${3 * MAX_QUEUED}`);
+    assert.is(response.body, '.'.repeat(3 * MAX_QUEUED));
+    await until(() => server.app.profiler!.recordedProfiles === recorded + 3 * MAX_QUEUED + 1, 5_000, 'the request terminating');
+    const main = await profileOf(String(response.headers['x-debug-token']));
+    assert.is(main.status, 200);
+    assert.is(main.children.length, MAX_QUEUED - 1);
+    const logs = (main.collectors.logger as { logs: Array<{ message: string; levelName: string }> }).logs;
+    assert.ok(
+      logs.some((log) => log.levelName === 'WARNING' && log.message === `This request made ${3 * MAX_QUEUED} sub-requests, more profiles than the profiler queues for saving (${MAX_QUEUED}, maxQueuedProfiles): the last ${2 * MAX_QUEUED + 1} were dropped.`),
+      'the warning is in the main profile',
+    );
+    // Each sub-request listed is there, with its own log record.
+    const first = await profileOf(main.children[0]!);
+    assert.is(first.parent, main.token);
+    assert.equal((first.collectors.logger as { logs: Array<{ message: string }> }).logs.map((log) => log.message), ['fragment 0']);
+    await saved(main.token);
+  });
+
+  test('a fan-out within the queue keeps every profile', async () => {
+    const recorded = server.app.profiler!.recordedProfiles;
+    const response = await fetchFrom(server, scheme, `/fan-out?n=${MAX_QUEUED - 1}`);
+    await until(() => server.app.profiler!.recordedProfiles === recorded + MAX_QUEUED, 5_000, 'the request terminating');
+    assert.is((await profileOf(String(response.headers['x-debug-token']))).children.length, MAX_QUEUED - 1);
+  });
+
+  test.run();
 }
