@@ -239,6 +239,20 @@ export class SubRequestTooDeepError extends Error {
 }
 
 /**
+ * A sub-request past MAX_SUB_REQUESTS made for one main request: `handle()` refuses it before any
+ * listener runs. A fragment that renders itself in two places doubles at each level, and would
+ * otherwise hold the event loop long after the depth bound has stopped each branch.
+ */
+export class TooManySubRequestsError extends Error {
+  readonly code = 'HK_TOO_MANY_SUB_REQUESTS';
+
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/**
  * A Response that could not be written to the client: a header node:http refuses (CR/LF or a
  * character beyond Latin-1 in a value, a name that is no token), an interim status, a body of
  * another type. The server raises it before any byte is sent, and the kernel answers it as it

@@ -17,8 +17,8 @@ import {
   type Controller,
   type KernelLike,
 } from './events.js';
-import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttpError, RequestError, SubRequestTooDeepError, isHttpError, type HttpError } from './http-errors.js';
-import { Request } from './request.js';
+import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttpError, RequestError, SubRequestTooDeepError, TooManySubRequestsError, isHttpError, type HttpError } from './http-errors.js';
+import { Request, RequestSlot } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
 import { Response, destroyBody, withoutHeadBody } from './response.js';
@@ -29,6 +29,15 @@ import { Response, destroyBody, withoutHeadBody } from './response.js';
  * controller that makes a sub-request to itself reaches it in milliseconds.
  */
 export const MAX_SUB_REQUEST_DEPTH = 64;
+
+/**
+ * How many sub-requests one main request may make, all levels together: handle() refuses the next
+ * with a TooManySubRequestsError. Error pages are not counted (each is bounded by the failure it shows).
+ */
+export const MAX_SUB_REQUESTS = 10_000;
+
+/** Sub-requests made so far for a main request (see MAX_SUB_REQUESTS). */
+const subRequestCounts = new RequestSlot<number>();
 
 /** An error a kernel.exception listener threw -> the error it was handling (see HttpKernel.handledErrorOf). */
 const handledWhenThrown = new WeakMap<object, unknown>();
@@ -83,7 +92,7 @@ export class HttpKernel implements KernelLike {
    * controller were synchronous: servers use it to spend no promise on such requests.
    */
   handleMaybeAsync(request: Request, type: RequestType = RequestType.MAIN, catchErrors = true): Response | Promise<Response> {
-    if (type === RequestType.SUB) checkSubRequestDepth(request, this.requestStack);
+    if (type === RequestType.SUB) checkSubRequestBounds(request, this.requestStack);
     // Without async context tracking, run() would only call the function: no closure for it.
     if (!this.requestStack.tracksAsyncContext) return this.#handleCaught(request, type, catchErrors);
     if (type === RequestType.MAIN) requestInternals.handledWith(request, this.requestStack);
@@ -364,21 +373,37 @@ function dropBodies(kept: Response | null, ...dropped: Response[]): void {
 }
 
 /**
- * Refuses a sub-request nested past MAX_SUB_REQUEST_DEPTH, counted on the request stack, or by
- * duplicate() steps when the stack does not track the current request (no debug, no requestContext).
+ * Refuses a sub-request nested past MAX_SUB_REQUEST_DEPTH, or past MAX_SUB_REQUESTS made for its main
+ * request. Both are counted on the request stack, or, when it does not track the current request (no
+ * debug, no requestContext), along the duplicate() steps from the request the client sent.
  */
-function checkSubRequestDepth(request: Request, stack: RequestStack): void {
+function checkSubRequestBounds(request: Request, stack: RequestStack): void {
+  // An error page (its `exception` attribute) is let through both: the client sees this error, not the plain
+  // page for the error page's failure. It goes one level past the depth, and is made once per failure.
+  const errorPage = request.attributes.has('exception');
   const depth = Math.max(stack.all().length, requestInternals.duplicateDepth(request));
-  // The error page of the deepest sub-request (its `exception` attribute) goes one level past it: the
-  // client sees this error, not the plain page for the error page's failure. Bounded all the same.
-  const allowed = request.attributes.has('exception') ? MAX_SUB_REQUEST_DEPTH + 1 : MAX_SUB_REQUEST_DEPTH;
-  if (depth <= allowed) return;
+  if (depth > (errorPage ? MAX_SUB_REQUEST_DEPTH + 1 : MAX_SUB_REQUEST_DEPTH)) {
+    throw new SubRequestTooDeepError(
+      `The sub-request for "${request.path}"${madeBy(stack)} would be ${depth} deep, past MAX_SUB_REQUEST_DEPTH (${MAX_SUB_REQUEST_DEPTH}): ` +
+        'a controller that makes a sub-request to itself, directly or through others, never stops.',
+    );
+  }
+  if (errorPage) return;
+  const main = stack.getMainRequest() ?? requestInternals.duplicatedFrom(request);
+  const count = (subRequestCounts.get(main) ?? 0) + 1;
+  if (count > MAX_SUB_REQUESTS) {
+    throw new TooManySubRequestsError(
+      `The sub-request for "${request.path}"${madeBy(stack)} would be sub-request number ${count} of "${main.method} ${main.path}", past MAX_SUB_REQUESTS (${MAX_SUB_REQUESTS}): ` +
+        'a fragment that renders itself in more than one place doubles at each level.',
+    );
+  }
+  subRequestCounts.set(main, count);
+}
+
+/** ` made by route "<name>"` for the request making a sub-request, when the stack knows it and its route. */
+function madeBy(stack: RequestStack): string {
   const route = stack.getCurrentRequest()?.attributes.get('_route');
-  const maker = typeof route === 'string' ? ` made by route "${route}"` : '';
-  throw new SubRequestTooDeepError(
-    `The sub-request for "${request.path}"${maker} would be ${depth} deep, past MAX_SUB_REQUEST_DEPTH (${MAX_SUB_REQUEST_DEPTH}): ` +
-      'a controller that makes a sub-request to itself, directly or through others, never stops.',
-  );
+  return typeof route === 'string' ? ` made by route "${route}"` : '';
 }
 
 /**

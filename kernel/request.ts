@@ -257,6 +257,11 @@ export class Request {
     };
     requestStacksOf = (request) => request.#requestStacks;
     requestInternals.duplicateDepth = (request) => request.#duplicateDepth;
+    requestInternals.duplicatedFrom = (request) => {
+      let main = request;
+      while (main.#original !== undefined) main = main.#original;
+      return main;
+    };
     requestInternals.handledWith = (request, stack) => {
       const known = request.#requestStacks;
       if (known === undefined) request.#requestStacks = stack;

@@ -1,15 +1,18 @@
-// Sub-requests as applications make them, on a real server: a controller that forwards to itself
-// gets a clear error rather than holding the event loop, in debug mode and without it; one that fans
+// Sub-requests as applications make them, on a real server: a controller that forwards to itself, or
+// renders itself twice, gets a clear error rather than holding the event loop, in debug mode and
+// without it; one that fans
 // out more sub-requests than the profiler queues keeps the profile its client has the token of.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MAX_SUB_REQUEST_DEPTH, RequestType, Response, type Controller, type Request } from '../../kernel/index.js';
+import { MAX_SUB_REQUEST_DEPTH, MAX_SUB_REQUESTS, RequestType, Response, TooManySubRequestsError, type Controller, type Request } from '../../kernel/index.js';
 import type { Profile } from '../../lib/profiler/index.js';
 import { MemoryStorage } from '../../lib/profiler/storage/index.js';
 import { SCHEMES, fetchFrom, routesOf, startTestServer, until, type TestServer } from './harness.js';
 
 /** Where a runaway controller stops by itself, so that a kernel without the bound answers rather than hangs. */
 const RUNAWAY_STOP = 4 * MAX_SUB_REQUEST_DEPTH;
+/** The same for a controller that doubles at each level. */
+const DOUBLING_STOP = MAX_SUB_REQUESTS + 1000;
 
 for (const debug of [true, false]) {
   for (const scheme of SCHEMES) {
@@ -17,6 +20,8 @@ for (const debug of [true, false]) {
     let server: TestServer;
     /** Sub-requests the runaway controllers made, this request. */
     let made = 0;
+    /** The first TooManySubRequestsError handle() rejected with, this request. */
+    let refusal: unknown;
 
     const controllers: Record<string, Controller> = {
       // Forwards to itself: the sub-request is routed back here.
@@ -33,6 +38,18 @@ for (const debug of [true, false]) {
         };
         return fragment(request);
       },
+      // Renders itself in two places (fragments of fragments), answering the worst status of the two.
+      '/twice': async (request: Request) => {
+        if (++made > DOUBLING_STOP) return new Response('stopped by the test');
+        const fragment = (): Promise<Response> =>
+          server.app.kernel.handle(request.duplicate(), RequestType.SUB).catch((error: unknown) => {
+            // The depth bound stops the first branch before the count is reached: the count's refusal is the one looked for.
+            if (error instanceof TooManySubRequestsError) refusal ??= error;
+            throw error;
+          });
+        const [first, second] = await Promise.all([fragment(), fragment()]);
+        return new Response('', Math.max(first!.status, second!.status));
+      },
       '/ok': () => new Response('ok'),
     };
 
@@ -42,6 +59,7 @@ for (const debug of [true, false]) {
     test.after(() => server.close());
     test.before.each(() => {
       made = 0;
+      refusal = undefined;
     });
 
     test('a controller that forwards to itself gets a 500 past MAX_SUB_REQUEST_DEPTH, and the server answers the next request', async () => {
@@ -67,6 +85,18 @@ for (const debug of [true, false]) {
       // The debug page names the error; the plain page, rendered all the same, is not the failure of an error page's.
       if (debug) assert.ok(response.body.includes('SubRequestTooDeepError'), 'the debug page names the error');
       else assert.ok(response.body.includes('Internal Server Error'));
+    });
+
+    test('a fragment that renders itself twice stops at MAX_SUB_REQUESTS for the request, all levels together', async () => {
+      const response = await fetchFrom(server, scheme, '/twice');
+      assert.is(response.status, 500);
+      assert.is(made, MAX_SUB_REQUESTS + 1);
+      assert.instance(refusal, TooManySubRequestsError);
+      assert.is(
+        (refusal as Error).message,
+        `The sub-request for "/twice"${debug ? ' made by route "twice"' : ''} would be sub-request number ${MAX_SUB_REQUESTS + 1} of "GET /twice", past MAX_SUB_REQUESTS (${MAX_SUB_REQUESTS}): a fragment that renders itself in more than one place doubles at each level.`,
+      );
+      assert.is((await fetchFrom(server, scheme, '/ok')).body, 'ok');
     });
 
     test.run();
