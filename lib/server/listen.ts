@@ -101,6 +101,8 @@ const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = {
   HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
   ERR_HTTP_REQUEST_TIMEOUT: 408,
 };
+/** What a request of another HTTP version is told. */
+const SPOKEN_VERSIONS = 'This server speaks HTTP/1.0 and HTTP/1.1.';
 /** Most header fields a request may have: node:http's own count, past which it drops them silently. */
 const MAX_HEADER_FIELDS = 2000;
 /** Errors that mean the peer is gone: nothing can be written back. */
@@ -298,6 +300,8 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (
   const messages: Readonly<Record<string, string>> = {
     HPE_HEADER_OVERFLOW: `The request line and headers are larger than ${maxHeaderSize} bytes.`,
     ERR_HTTP_REQUEST_TIMEOUT: 'The request did not arrive in time.',
+    // HTTP/2's connection preface (`PRI * HTTP/2.0`, sent with prior knowledge: h2c, or over TLS without ALPN), which node names `Pause on PRI/Upgrade`.
+    HPE_PAUSED_H2_UPGRADE: SPOKEN_VERSIONS,
   };
   const targetTooLong = `The request target (URL) alone reaches the ${maxHeaderSize}-byte limit of the request line and headers.`;
   /** The answer to the request the error refuses; null when there is none to give. */
@@ -413,7 +417,7 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
     if (req.httpVersionMajor !== 1) {
       // HTTP/0.9 has no head to answer with, HTTP/2 and later never come as text on this connection.
       // A 400 rather than RFC 9110's 505: what a client sends is no server error (see the 400 for an unknown method).
-      refuse(res, 400, 'This server speaks HTTP/1.0 and HTTP/1.1.');
+      refuse(res, 400, SPOKEN_VERSIONS);
     } else if (req.rawHeaders.length > 2 * MAX_HEADER_FIELDS) {
       refuse(res, 431, `The request has more than ${MAX_HEADER_FIELDS} header fields.`);
     } else if (!req.headers.host && (req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {

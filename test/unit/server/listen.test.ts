@@ -684,6 +684,23 @@ test('a request line of another HTTP version is a 400 saying which versions are 
   });
 });
 
+test('the HTTP/2 connection preface (prior knowledge) is a 400 saying which versions are spoken, over http and https, also pipelined behind a request', async () => {
+  await withServers(hello, {}, async ({ urls }) => {
+    for (const url of urls) {
+      for (const before of ['', 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n']) {
+        const { socket, closed } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+        socket.write(`${before}PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`);
+        await within(closed, 5_000, `the connection over ${url} to close`);
+        const refusal = text.slice(text.lastIndexOf('HTTP/1.1 '));
+        assert.match(refusal, /^HTTP\/1\.1 400 Bad Request\r\n[^]*\r\n\r\nBad Request: This server speaks HTTP\/1\.0 and HTTP\/1\.1\.\n$/, `${url} ${JSON.stringify(text)}`);
+        if (before !== '') assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*hello over https?HTTP\/1\.1 400 /, `${url}: the request before is answered first`);
+      }
+    }
+  });
+});
+
 test('a request that takes longer than keepAliveTimeout to answer keeps its connection, over http and https', async () => {
   const late = (_req: IncomingMessage, res: ServerResponse): void => {
     setTimeout(() => res.end('late'), 1_800);
