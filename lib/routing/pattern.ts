@@ -294,6 +294,17 @@ export function normalizePercentEncoding(path: string): string {
 }
 
 /**
+ * The path with its dot segments encoded (`/%2E%2E`, `/%2E`), as Symfony's generator writes them:
+ * clients resolve `/..` and `/.` away (RFC 3986 5.2.4). Browsers and fetch() resolve them encoded too
+ * (the WHATWG URL standard reads `%2E%2E` as `..`), so a route's own text keeps them so, and a value's
+ * are refused (the generator's refuseDotSegment). The matcher gives a parameter back decoded, unless
+ * its requirement refuses the encoding, which the generator's readBack finds.
+ */
+export function encodeDotSegments(path: string): string {
+  return path.replace(/\/\.\.?(?=\/|$)/g, (dots) => (dots === '/..' ? '/%2E%2E' : '/%2E'));
+}
+
+/**
  * Normalises a requirement into a regex source that can be embedded in a larger one: anchors
  * dropped (as Symfony does), capturing groups made non-capturing, flags and backreferences refused.
  */

@@ -9,8 +9,8 @@ import {
 } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { MalformedPathError, MethodNotAllowedError, ResourceNotFoundError } from './errors.js';
-import { normalizePercentEncoding } from './pattern.js';
-import type { UrlMatcher } from './url-matcher.js';
+import { encodeDotSegments, normalizePercentEncoding } from './pattern.js';
+import type { MatchContext, UrlMatcher } from './url-matcher.js';
 
 /** The port of each scheme, for redirects to the other one (Symfony's RequestContext httpPort and httpsPort). */
 export interface SchemePorts {
@@ -98,9 +98,16 @@ export class RouterListener {
 
     if (result.redirect !== undefined) {
       const scheme = result.redirect.scheme ?? request.scheme;
+      // Dot segments written %2E, as the generator writes them: the client would resolve `/..` and `/.`
+      // of a Location away (`/files/%2e%2e/x` is no `/x`). A route that takes them only unencoded (its
+      // requirement) has no such URL for this path, and a redirect would come back here: the miss stands.
+      const target = encodeDotSegments(result.redirect.path);
+      if (target !== result.redirect.path && !this.#matchesAs(target, result.name, { ...context, scheme })) {
+        throw new NotFoundHttpError(noRouteFoundMessage(request, path), { cause: new ResourceNotFoundError(path) });
+      }
       const query = request.queryString;
       const base = scheme === request.scheme ? request.schemeAndHttpHost : `${scheme}://${request.host}${portSuffix(scheme, this.ports)}`;
-      event.setResponse(Response.redirect(`${base}${uriText(`${result.redirect.path}${query ? `?${query}` : ''}`)}`, 301));
+      event.setResponse(Response.redirect(`${base}${uriText(`${target}${query ? `?${query}` : ''}`)}`, 301));
       return;
     }
 
@@ -116,6 +123,12 @@ export class RouterListener {
     if (this.#logMatches) {
       this.logger!.info('Matched route "{route}".', { route: result.name, route_parameters: params, request_uri: request.uri, method: request.method });
     }
+  }
+
+  /** Whether `path` matches the route `name` as it is, with no redirect. */
+  #matchesAs(path: string, name: string, context: MatchContext): boolean {
+    const result = this.matcher.lookup(path, context);
+    return result.kind === 'match' && result.name === name;
   }
 }
 

@@ -5,7 +5,7 @@ import { isValidHost } from '../../kernel/host-syntax.js';
 import type { Request } from '../../kernel/request.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
 import { decode } from './params-builder.js';
-import { escapeClass, escapeRegex, variantSource, type CompiledPattern, type Part } from './pattern.js';
+import { encodeDotSegments, escapeClass, escapeRegex, variantSource, type CompiledPattern, type Part } from './pattern.js';
 import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
 
@@ -119,6 +119,7 @@ export class UrlGenerator {
     if (route === undefined) throw new RouteNotFoundError(name);
     const plan = planOf(route);
     let writing = newWriting();
+    // The matcher gives a dot segment's parameter back decoded, unless its requirement refuses the encoding, which readBack finds.
     let path = encodeDotSegments(write(plan.path, name, route, params, writing, false));
     const hostWriting = newWriting();
     let host = plan.host === null ? null : write(plan.host, name, route, params, hostWriting, false).toLowerCase();
@@ -428,16 +429,6 @@ function describeRead(read: Readonly<Record<string, string>> | null): string {
   return entries.length === 0 ? 'read back without parameters' : `read back as ${entries.map(([name, value]) => `${name} ${JSON.stringify(value)}`).join(', ')}`;
 }
 
-/**
- * Dot segments encoded (`/%2E%2E`): clients would resolve `/..` and `/.` away (RFC 3986 5.2.4), as
- * Symfony's generator says too. Browsers and fetch() resolve them encoded too (the WHATWG URL
- * standard reads `%2E%2E` as `..`): a route's own text keeps them so (Symfony's), a value's are
- * refused (refuseDotSegment). The matcher gives a parameter back decoded, unless its requirement
- * refuses the encoding, which readBack finds.
- */
-function encodeDotSegments(path: string): string {
-  return path.replace(/\/\.\.?(?=\/|$)/g, (dots) => (dots === '/..' ? '/%2E%2E' : '/%2E'));
-}
 
 const ENCODED_DOT_SEGMENT = /\/(%2E(?:%2E)?)(?=\/|$)/;
 const DOT_SEGMENT = /\/\.\.?(?=\/|$)/;
