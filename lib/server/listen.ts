@@ -8,6 +8,7 @@ import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { headOverflow } from './head-overflow.js';
+import { listenInTurn } from './pipelined-order.js';
 import { refusesHeadRequest } from './refused-method.js';
 import type { TlsCredentials } from './tls-certificate.js';
 
@@ -429,7 +430,8 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
       // answer be taken for its. The upgrade request is answered as any other, then the connection
       // closes, and its client sends again what it had pipelined (RFC 9112 9.3.2).
       if (req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
-      listener(req, res, responseTimeout);
+      // Pipelined behind an unsafe request, or unsafe itself behind others: handled once those are answered (RFC 9112 9.3.2).
+      listenInTurn(listener, req, res, responseTimeout);
     }
   };
 }

@@ -701,6 +701,41 @@ test('the HTTP/2 connection preface (prior knowledge) is a 400 saying which vers
   });
 });
 
+test('a pipelined request is handled once the ones before it are answered when it or one of them is unsafe; safe ones still run side by side, over http and https', async () => {
+  const events: string[] = [];
+  // `/slow` answers after 100 ms: without the order, what was pipelined behind it would run meanwhile.
+  const recording = (req: IncomingMessage, res: ServerResponse): void => {
+    const name = `${req.method} ${req.url}`;
+    events.push(`start ${name}`);
+    req.resume();
+    setTimeout(() => {
+      events.push(`end ${name}`);
+      res.end(name);
+    }, req.url === '/slow' ? 100 : 0);
+  };
+  await withServers(recording, {}, async ({ urls }) => {
+    for (const url of urls) {
+      for (const [burst, order] of [
+        [['PUT /slow', 'DELETE /a', 'GET /a'], ['start PUT /slow', 'end PUT /slow', 'start DELETE /a', 'end DELETE /a', 'start GET /a', 'end GET /a']],
+        [['GET /slow', 'POST /a', 'GET /b'], ['start GET /slow', 'end GET /slow', 'start POST /a', 'end POST /a', 'start GET /b', 'end GET /b']],
+        [['GET /slow', 'HEAD /a', 'OPTIONS /b'], ['start GET /slow', 'start HEAD /a', 'start OPTIONS /b', 'end HEAD /a', 'end OPTIONS /b', 'end GET /slow']],
+      ] as const) {
+        events.length = 0;
+        const { socket } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+        try {
+          const payload = burst.map((line) => `${line} HTTP/1.1\r\nHost: localhost\r\n${line.startsWith('P') ? 'Content-Length: 2\r\n\r\nok' : '\r\n'}`).join('');
+          const last = burst.at(-1)!;
+          const answer = await within(exchange(socket, payload, (text) => text.endsWith(last)), 5_000, `the answers over ${url}`);
+          assert.equal(events, [...order], `${url} ${burst.join(', ')}`);
+          assert.is(answer.match(/HTTP\/1\.1 200 /g)?.length, 3, `${url}: ${JSON.stringify(answer)}`);
+        } finally {
+          socket.destroy();
+        }
+      }
+    }
+  });
+});
+
 test('a request that takes longer than keepAliveTimeout to answer keeps its connection, over http and https', async () => {
   const late = (_req: IncomingMessage, res: ServerResponse): void => {
     setTimeout(() => res.end('late'), 1_800);
