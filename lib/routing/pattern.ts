@@ -293,6 +293,10 @@ export function normalizePercentEncoding(path: string): string {
   });
 }
 
+/** A `.` or `..` path segment, written as it is. */
+export const DOT_SEGMENT = /\/\.\.?(?=\/|$)/;
+const DOT_SEGMENTS = new RegExp(DOT_SEGMENT.source, 'g');
+
 /**
  * The path with its dot segments encoded (`/%2E%2E`, `/%2E`), as Symfony's generator writes them:
  * clients resolve `/..` and `/.` away (RFC 3986 5.2.4). Browsers and fetch() resolve them encoded too
@@ -301,7 +305,7 @@ export function normalizePercentEncoding(path: string): string {
  * its requirement refuses the encoding, which the generator's readBack finds.
  */
 export function encodeDotSegments(path: string): string {
-  return path.replace(/\/\.\.?(?=\/|$)/g, (dots) => (dots === '/..' ? '/%2E%2E' : '/%2E'));
+  return path.replace(DOT_SEGMENTS, (dots) => (dots === '/..' ? '/%2E%2E' : '/%2E'));
 }
 
 /**

@@ -9,8 +9,8 @@ import {
 } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { MalformedPathError, MethodNotAllowedError, ResourceNotFoundError } from './errors.js';
-import { encodeDotSegments, normalizePercentEncoding } from './pattern.js';
-import type { MatchContext, UrlMatcher } from './url-matcher.js';
+import { DOT_SEGMENT, normalizePercentEncoding } from './pattern.js';
+import type { UrlMatcher } from './url-matcher.js';
 
 /** The port of each scheme, for redirects to the other one (Symfony's RequestContext httpPort and httpsPort). */
 export interface SchemePorts {
@@ -98,16 +98,15 @@ export class RouterListener {
 
     if (result.redirect !== undefined) {
       const scheme = result.redirect.scheme ?? request.scheme;
-      // Dot segments written %2E, as the generator writes them: the client would resolve `/..` and `/.`
-      // of a Location away (`/files/%2e%2e/x` is no `/x`). A route that takes them only unencoded (its
-      // requirement) has no such URL for this path, and a redirect would come back here: the miss stands.
-      const target = encodeDotSegments(result.redirect.path);
-      if (target !== result.redirect.path && !this.#matchesAs(target, result.name, { ...context, scheme })) {
+      // No redirect to a path with a `.` or `..` segment: the client would resolve it away, and browsers and
+      // fetch() do so written `%2E%2E` too (the WHATWG URL standard), landing on another route (`/files/../x`
+      // is requested as `/x`). No URL such a client keeps leads to this route with it: the miss stands.
+      if (DOT_SEGMENT.test(result.redirect.path)) {
         throw new NotFoundHttpError(noRouteFoundMessage(request, path), { cause: new ResourceNotFoundError(path) });
       }
       const query = request.queryString;
       const base = scheme === request.scheme ? request.schemeAndHttpHost : `${scheme}://${request.host}${portSuffix(scheme, this.ports)}`;
-      event.setResponse(Response.redirect(`${base}${uriText(`${target}${query ? `?${query}` : ''}`)}`, 301));
+      event.setResponse(Response.redirect(`${base}${uriText(`${result.redirect.path}${query ? `?${query}` : ''}`)}`, 301));
       return;
     }
 
@@ -123,12 +122,6 @@ export class RouterListener {
     if (this.#logMatches) {
       this.logger!.info('Matched route "{route}".', { route: result.name, route_parameters: params, request_uri: request.uri, method: request.method });
     }
-  }
-
-  /** Whether `path` matches the route `name` as it is, with no redirect. */
-  #matchesAs(path: string, name: string, context: MatchContext): boolean {
-    const result = this.matcher.lookup(path, context);
-    return result.kind === 'match' && result.name === name;
   }
 }
 

@@ -5,7 +5,7 @@ import { isValidHost } from '../../kernel/host-syntax.js';
 import type { Request } from '../../kernel/request.js';
 import { InvalidParameterError, MissingMandatoryParametersError, RouteNotFoundError } from './errors.js';
 import { decode } from './params-builder.js';
-import { encodeDotSegments, escapeClass, escapeRegex, variantSource, type CompiledPattern, type Part } from './pattern.js';
+import { DOT_SEGMENT, encodeDotSegments, escapeClass, escapeRegex, variantSource, type CompiledPattern, type Part } from './pattern.js';
 import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
 
@@ -429,9 +429,7 @@ function describeRead(read: Readonly<Record<string, string>> | null): string {
   return entries.length === 0 ? 'read back without parameters' : `read back as ${entries.map(([name, value]) => `${name} ${JSON.stringify(value)}`).join(', ')}`;
 }
 
-
 const ENCODED_DOT_SEGMENT = /\/(%2E(?:%2E)?)(?=\/|$)/;
-const DOT_SEGMENT = /\/\.\.?(?=\/|$)/;
 
 /**
  * Refuses a path in which a value makes a `.` or `..` segment: browsers and fetch() resolve it away,
