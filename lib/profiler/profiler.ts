@@ -133,6 +133,21 @@ export class Profiler {
   readonly #recordings = new RequestSlot<Recording>();
   /** Main request -> every recording made while handling it (itself first). */
   readonly #trees = new RequestSlot<Recording[]>();
+  /** Main request -> the tokens of its tree, which its finalizer gives up (see #abandoned). */
+  readonly #treeTokens = new RequestSlot<string[]>();
+  /**
+   * The tokens of a main request the garbage collector took before kernel.terminate (a
+   * `kernel.handle()` never terminated): discarded, or each stayed claimed in the storage for
+   * ever, about 50 bytes per request, until a file storage had no token prefix left to lease.
+   */
+  readonly #abandoned = new FinalizationRegistry<string[]>((tokens) => {
+    // Run by the garbage collector: a storage that throws must not make it an uncaught exception.
+    for (const token of tokens) {
+      try {
+        this.#discard(token);
+      } catch {}
+    }
+  });
   /**
    * Profiles not saved yet, for the toolbar and panel meanwhile: the recording until the request
    * terminates (its profile is worked out if someone asks), then its encoded JSON (one flat
@@ -357,6 +372,7 @@ export class Profiler {
     const tree = this.#trees.get(event.request);
     if (tree === undefined) return;
     this.#trees.delete(event.request);
+    this.#abandoned.unregister(event.request);
     for (const recording of tree) recording.terminated = true;
     // The main request is recorded with the response that went out, which kernel.terminate names, its error and
     // logs kept: its kernel.response may have failed on its error page too (the kernel then sends the page
@@ -533,8 +549,15 @@ export class Profiler {
     };
     this.#recordings.set(request, recording);
     const tree = this.#trees.get(main);
-    if (tree === undefined) this.#trees.set(main, [recording]);
-    else tree.push(recording);
+    if (tree === undefined) {
+      const tokens = [token];
+      this.#trees.set(main, [recording]);
+      this.#treeTokens.set(main, tokens);
+      this.#abandoned.register(main, tokens, main);
+    } else {
+      tree.push(recording);
+      this.#treeTokens.get(main)?.push(token);
+    }
   }
 
   #context(recording: Recording): CollectContext {

@@ -10,6 +10,8 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { MAX_COLLECTOR_JSON, Profiler, isLeftOutData, RawJson, Redactor, RequestCollector, SAVE_BATCH_SIZE, decodeProfile, encodeProfile, encodeProfileParts, type DataCollector, type EncodedProfile, type Profile, type RequestData, type StorableProfile } from '../../../lib/profiler/index.js';
 
 import { thrown } from '../helpers.js';
@@ -859,6 +861,38 @@ test('the default file storage runs in a worker thread when the process may use 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+/** Node's gc(), without starting node with --expose-gc. */
+function collectGarbage(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+test('a request handled and never terminated gives its token up once it is collected: the storage does not keep it claimed for ever', async () => {
+  const gc = collectGarbage();
+  const discarded = new Set<string>();
+  const storage = new (class extends MemoryStorage {
+    override async discard(token: string): Promise<void> {
+      discarded.add(token);
+      return super.discard(token);
+    }
+  })();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage } });
+  // 400 requests: the profiler keeps the last 200 answered ones for the toolbar until they are saved.
+  const handleOnly = async (): Promise<string[]> => {
+    const tokens: string[] = [];
+    for (let i = 0; i < 400; i++) tokens.push((await app.kernel.handle(Request.create('http://127.0.0.1:8000/health'))).getHeader('x-debug-token')!);
+    return tokens;
+  };
+  const tokens = await handleOnly();
+  for (let i = 0; i < 10 && discarded.size < 200; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+  }
+  assert.ok(discarded.size >= 200, `${discarded.size} of 400 tokens of collected requests were given up`);
+  assert.ok([...discarded].every((token) => tokens.includes(token)));
+  await app.close();
 });
 
 test.run();
