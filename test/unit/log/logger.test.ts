@@ -2,7 +2,7 @@ import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, RequestStack } from '../../../kernel/index.js';
-import { DebugLogBuffer, LogLevel, Logger, attachStderrSink, createBus, formatJson, formatLine, interpolate, type LogEntry, type LogRecord } from '../../../lib/log/index.js';
+import { DebugLogBuffer, LogLevel, Logger, attachStderrSink, createBus, formatJson, formatLine, interpolate, templateCacheChars, type LogEntry, type LogRecord } from '../../../lib/log/index.js';
 
 const test = suite('Logger');
 
@@ -36,6 +36,15 @@ test('placeholders are interpolated from the context; unknown ones stay', () => 
   assert.is(interpolate('{a}', { a: 'first' }) + interpolate('{a}', { a: 'second' }), 'firstsecond', 'a cached template takes each call its own context');
   assert.is(interpolate('{constructor} {toString}', {}), '{constructor} {toString}', 'inherited properties are not context');
   assert.is(interpolate('a { b } {c-d}', { b: 1, 'c-d': 2 }), 'a { b } {c-d}', 'only {name} with name characters');
+});
+
+test('a long message built at run time (a request body written into it) is interpolated, and not kept in the template cache', () => {
+  const before = templateCacheChars();
+  for (let i = 0; i < 20; i++) {
+    const body = `{"n": ${i}, "text": "${'x'.repeat(100_000)}"}`;
+    assert.is(interpolate(`Invalid payload: ${body} from {ip}`, { ip: '192.0.2.1' }), `Invalid payload: ${body} from 192.0.2.1`);
+  }
+  assert.ok(templateCacheChars() - before < 20 * 1024, `the cache grew by ${templateCacheChars() - before} characters`);
 });
 
 test('records less severe than the level are dropped at the source', () => {
