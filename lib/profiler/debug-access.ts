@@ -7,6 +7,11 @@ export const DEFAULT_PROFILER_ALLOW: readonly string[] = Object.freeze(['loopbac
 
 /** Distinct client IPs (and hosts) whose verdict is remembered; the cache starts over beyond it. */
 const VERDICT_CACHE_SIZE = 4096;
+/**
+ * Longest client IP or host whose verdict is remembered: an address or a DNS name is shorter. A
+ * forwarded hop is the client's text (up to the 16 KiB head), and 4,096 of 15 KB held 61 MB.
+ */
+const VERDICT_KEY_CHARS = 256;
 
 export interface DebugAccessOptions {
   /**
@@ -47,6 +52,14 @@ export class DebugAccess {
     this.#onHiddenHost = options.onHiddenHost;
   }
 
+  /** Characters of the client IPs and hosts whose verdicts are remembered now; for tests of its bound. */
+  get cachedChars(): number {
+    let chars = 0;
+    for (const key of this.#verdicts.keys()) chars += key.length;
+    for (const key of this.#hostVerdicts.keys()) chars += key.length;
+    return chars;
+  }
+
   isAllowed(request: Request): boolean {
     return this.#clientAllowed(request.clientIp) && this.#hostAllowed(request);
   }
@@ -57,6 +70,7 @@ export class DebugAccess {
       // proxy-addr reads `2130706433`, `0x7f000001` and `0177.0.0.1` as 127.0.0.1: a forwarded hop
       // that is no address in the usual notation (as a proxy never writes one) is no allowed client.
       verdict = isIP(ip) !== 0 && this.#matches(ip, 0);
+      if (ip.length > VERDICT_KEY_CHARS) return verdict;
       if (this.#verdicts.size >= VERDICT_CACHE_SIZE) this.#verdicts.clear();
       this.#verdicts.set(ip, verdict);
     }
@@ -78,9 +92,10 @@ export class DebugAccess {
     let verdict = this.#hostVerdicts.get(host);
     if (verdict === undefined) {
       verdict = isLocalName(host) || (this.#trustHost !== null && this.#trustHost(host));
+      if (!verdict) this.#onHiddenHost?.(host);
+      if (host.length > VERDICT_KEY_CHARS) return verdict;
       if (this.#hostVerdicts.size >= VERDICT_CACHE_SIZE) this.#hostVerdicts.clear();
       this.#hostVerdicts.set(host, verdict);
-      if (!verdict) this.#onHiddenHost?.(host);
     }
     return verdict;
   }

@@ -77,4 +77,15 @@ test('onHiddenHost hears of each host hidden from an allowed client once, and ne
   assert.equal(heard, ['rebound.test', 'other.test']);
 });
 
+test('a long forwarded hop or host gets its verdict without being remembered: clients sending 15 KB ones hold no cache of them', () => {
+  const access = new DebugAccess();
+  const long = 'a'.repeat(15_000);
+  for (let i = 0; i < 50; i++) {
+    assert.is(access.isAllowed(viaProxy(`${long}${i}`)), false);
+    assert.is(access.isAllowed(onHost(`h${i}.${'a'.repeat(60)}.${long.slice(0, 200)}.example`)), false);
+  }
+  assert.is(access.isAllowed(viaProxy('127.0.0.1')), true);
+  assert.ok(access.cachedChars < 1024, `${access.cachedChars} characters remembered`);
+});
+
 test.run();
