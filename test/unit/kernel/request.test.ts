@@ -2,6 +2,7 @@ import { getEventListeners } from 'node:events';
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Headers as UndiciHeaders } from 'undici';
 import { suite } from 'uvu';
@@ -821,6 +822,36 @@ test('Request.create() and duplicate() refuse options given as a Map, a list or 
   assert.is(Request.create('/', 'GET', runInNewContext("({ headers: { accept: 'text/html' } })") as never).headers.accept, 'text/html');
   assert.is(Request.create('/').duplicate(runInNewContext("({ method: 'POST' })") as never).method, 'POST');
   assert.is(Request.create('/').duplicate(Object.assign(Object.create(null) as object, { method: 'PUT' })).method, 'PUT');
+});
+
+/** Node's gc(), without starting node with --expose-gc. */
+function collectGarbage(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+test('requests following a long-lived signal and never terminated are let go once collected, and one whose signal is still held still follows it', async () => {
+  const gc = collectGarbage();
+  const caller = new AbortController();
+  const followOnly = (): void => {
+    for (let i = 0; i < 100; i++) void Request.create('/', 'GET', { signal: caller.signal }).signal;
+  };
+  followOnly();
+  assert.is(getEventListeners(caller.signal, 'abort').length, 1);
+  // A WeakRef keeps its target until the current job ends, and the collected are let go after the collection: a few turns.
+  for (let i = 0; i < 20 && getEventListeners(caller.signal, 'abort').length > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    gc();
+  }
+  assert.is(getEventListeners(caller.signal, 'abort').length, 0, 'the caller\'s signal holds nothing for requests nobody holds');
+  const held = Request.create('/', 'GET', { signal: caller.signal }).signal;
+  for (let i = 0; i < 5; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    gc();
+  }
+  caller.abort(new Error('shutting down'));
+  assert.is(held.aborted, true, 'what waits on a request\'s signal still sees the caller\'s abort, its request gone');
+  assert.is((held.reason as Error).message, 'shutting down');
 });
 
 test.run();
