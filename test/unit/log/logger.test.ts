@@ -2,7 +2,8 @@ import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, RequestStack } from '../../../kernel/index.js';
-import { DebugLogBuffer, LogLevel, Logger, attachStderrSink, createBus, formatJson, formatLine, interpolate, templateCacheChars, type LogEntry, type LogRecord } from '../../../lib/log/index.js';
+import { DebugLogBuffer, LogLevel, Logger, attachStderrSink, createBus, formatJson, formatLine, interpolate, type LogEntry, type LogRecord } from '../../../lib/log/index.js';
+import { templateCacheChars } from '../../../lib/log/message-template.js';
 
 const test = suite('Logger');
 
