@@ -24,6 +24,14 @@ const DEFAULT_RESOURCE_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 6 };
 /** Dead workers whose leases a new worker takes over (leases are refreshed twice a minute: older ones are stale anyway). */
 const DEAD_LEASE_OWNERS_KEPT = 16;
 
+/**
+ * The storage thread's code: an import of its module, evaluated, so that the thread inherits the process's
+ * flags as they are. A Worker run from a file fails under `--input-type` (of `node --input-type=module -e ...`),
+ * and one given the flags as `execArgv` refuses V8's and the process's own (`--max-old-space-size`, `--expose-gc`),
+ * where an inherited flag is taken as it is. `import()` reads the same in a script and in a module.
+ */
+const THREAD_SOURCE = `import(${JSON.stringify(new URL('./file-storage-thread.js', import.meta.url).href)})`;
+
 interface PendingCall {
   resolve(value: unknown): void;
   reject(error: Error): void;
@@ -181,7 +189,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
   #start(): Worker {
     const leaseOwner = randomUUID();
     const workerData: StorageThreadData = { ...this.#data, leaseOwner, deadLeaseOwners: [...this.#deadLeaseOwners] };
-    const worker = new Worker(new URL('./file-storage-thread.js', import.meta.url), { workerData, name: 'http-kernel profiler storage', resourceLimits: this.#resourceLimits, execArgv: workerExecArgv(process.execArgv) });
+    const worker = new Worker(THREAD_SOURCE, { eval: true, workerData, name: 'http-kernel profiler storage', resourceLimits: this.#resourceLimits });
     worker.unref();
     let answered = false;
     worker.on('message', (reply: StorageReply) => {
@@ -247,18 +255,4 @@ export class ThreadedFileStorage implements ProfilerStorage {
       // A failing error handler must not become an unhandled rejection.
     }
   }
-}
-
-/**
- * The process's node flags as the storage thread gets them (a Worker inherits them), less
- * `--input-type`: given to `node --input-type=module -e ...`, it fails any Worker run from a file.
- */
-function workerExecArgv(execArgv: readonly string[]): string[] {
-  const kept: string[] = [];
-  for (let i = 0; i < execArgv.length; i++) {
-    const arg = execArgv[i]!;
-    if (arg === '--input-type') i++;
-    else if (!arg.startsWith('--input-type=')) kept.push(arg);
-  }
-  return kept;
 }

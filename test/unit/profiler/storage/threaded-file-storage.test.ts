@@ -214,19 +214,21 @@ test('an idle storage does not keep the process alive, a call in flight does', a
   assert.equal(await plain.read(tokenFor(7)), makeProfile(tokenFor(7)));
 });
 
-test('a process run with --input-type (node --input-type=module -e ...) still starts the storage thread, which inherits no flag a file cannot run with', async () => {
-  const dir = freshDir();
+test('a process run with --input-type (node --input-type=module -e ...) or with V8 flags (--max-old-space-size, --expose-gc) still starts the storage thread', async () => {
   const moduleUrl = new URL('../../../../lib/profiler/storage/index.js', import.meta.url).href;
   const source = `
     const { ThreadedFileStorage } = await import(${JSON.stringify(moduleUrl)});
-    const storage = new ThreadedFileStorage({ dir: ${JSON.stringify(dir)} });
+    const storage = new ThreadedFileStorage({ dir: process.argv[1] });
     const [token] = await storage.drawTokens(6, 1);
     process.stdout.write(token.length === 6 ? 'drawn' : 'odd');
     await storage.close();
   `;
-  const { code, output, errors } = await nodeRun(['--input-type=module', '-e', source]);
-  assert.is(output, 'drawn', errors);
-  assert.is(code, 0);
+  // A Worker given the process's flags refuses V8's and the process's own; one run from a file refuses --input-type.
+  for (const flags of [[], ['--max-old-space-size=512'], ['--expose-gc', '--stack-size=2000']]) {
+    const { code, output, errors } = await nodeRun([...flags, '--input-type=module', '-e', source, freshDir()]);
+    assert.is(output, 'drawn', `${flags.join(' ')}: ${errors}`);
+    assert.is(code, 0);
+  }
 });
 
 test('a worker that cannot start fails the first call and every later one with the same error, reported once, without a thread per call', async () => {
