@@ -439,8 +439,7 @@ const ENCODED_DOT_SEGMENT = /\/(%2E(?:%2E)?)(?=\/|$)/;
 function refuseDotSegment(routeName: string, route: Route, params: Record<string, unknown>, path: string, written: ReadonlyMap<string, string>): void {
   const found = ENCODED_DOT_SEGMENT.exec(path);
   if (found === null) return;
-  const text = compiledRoute(route).path.variants.some((parts) => parts.some((part) => part.type === 'text' && DOT_SEGMENT.test(part.value)));
-  if (text) return;
+  if (textHasDotSegment(route)) return;
   const segment = found[1]!.length === 3 ? '.' : '..';
   const names = [...written.keys()];
   const name = names.find((key) => written.get(key)!.split('/').some((value) => value === '.' || value === '..')) ?? names[0] ?? '';
@@ -448,6 +447,14 @@ function refuseDotSegment(routeName: string, route: Route, params: Record<string
   throw new InvalidParameterError(routeName, name, own(route.requirements, name) ?? '', own(params, name) ?? own(route.defaults, name), {
     expected: `not make the path segment "${segment}" (browsers and fetch() resolve "." and ".." segments away, ${found[1]} too: ${JSON.stringify(path)} is requested as ${JSON.stringify(resolved)})`,
   });
+}
+
+/**
+ * Whether the route's own text holds a `.` or `..` segment whatever values fill it: each parameter
+ * stands for a value (no dots), so the text of `/files/.:name` before its parameter is no segment.
+ */
+function textHasDotSegment(route: Route): boolean {
+  return compiledRoute(route).path.variants.some((parts) => DOT_SEGMENT.test(parts.map((part) => (part.type === 'text' ? part.value : 'v')).join('')));
 }
 
 // An optional group is written when all its parameters have values and one was given with a value other than its default.

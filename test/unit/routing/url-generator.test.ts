@@ -267,6 +267,17 @@ test('a value that makes a "." or ".." segment is an InvalidParameterError, as b
   assert.is(g.generate('static', { tenant: 'acme', path: ['..a', 'b..'] }), '/acme/static/..a/b..');
 });
 
+test('a route whose text has a "." or ".." just before a parameter (/d/.:name) still refuses a value that makes a dot segment', () => {
+  const g = new UrlGenerator(new RouteCollection().add('dotfile', new Route('/d/.:name/:rest')).add('hidden', new Route('/h/..:name{/*rest}')));
+  assert.is(g.generate('dotfile', { name: 'env', rest: 'x' }), '/d/.env/x');
+  assert.is(
+    thrown(() => g.generate('dotfile', { name: 'env', rest: '..' })).message,
+    'Parameter "rest" for route "dotfile" must not make the path segment ".." (browsers and fetch() resolve "." and ".." segments away, %2E%2E too: "/d/.env/%2E%2E" is requested as "/d/") (".." given) to generate a corresponding URL.',
+  );
+  assert.instance(thrown(() => g.generate('hidden', { name: 'x', rest: ['a', '.'] })), InvalidParameterError);
+  assert.is(g.generate('hidden', { name: 'x', rest: ['a', 'b'] }), '/h/..x/a/b');
+});
+
 test('an unknown route name is a RouteNotFoundError', () => {
   const error = thrown(() => generator().generate('nope'));
   assert.instance(error, RouteNotFoundError);
