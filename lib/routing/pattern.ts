@@ -296,6 +296,8 @@ export function normalizePercentEncoding(path: string): string {
 /** A `.` or `..` path segment, written as it is. */
 export const DOT_SEGMENT = /\/\.\.?(?=\/|$)/;
 const DOT_SEGMENTS = new RegExp(DOT_SEGMENT.source, 'g');
+/** A `.` or `..` path segment, each dot written as it is or percent-encoded (`%2E%2E`, `.%2e`): clients resolve either away. */
+export const SPELLED_DOT_SEGMENT = /\/(?:\.|%2e)(?:\.|%2e)?(?=\/|$)/i;
 
 /**
  * The path with its dot segments encoded (`/%2E%2E`, `/%2E`), as Symfony's generator writes them:

@@ -9,7 +9,7 @@ import {
 } from '../../kernel/index.js';
 import type { Logger } from '../log/index.js';
 import { MalformedPathError, MethodNotAllowedError, ResourceNotFoundError } from './errors.js';
-import { DOT_SEGMENT, normalizePercentEncoding } from './pattern.js';
+import { SPELLED_DOT_SEGMENT, normalizePercentEncoding } from './pattern.js';
 import type { UrlMatcher } from './url-matcher.js';
 
 /** The port of each scheme, for redirects to the other one (Symfony's RequestContext httpPort and httpsPort). */
@@ -100,8 +100,9 @@ export class RouterListener {
       const scheme = result.redirect.scheme ?? request.scheme;
       // No redirect to a path with a `.` or `..` segment: the client would resolve it away, and browsers and
       // fetch() do so written `%2E%2E` too (the WHATWG URL standard), landing on another route (`/files/../x`
-      // is requested as `/x`). No URL such a client keeps leads to this route with it: the miss stands.
-      if (DOT_SEGMENT.test(result.redirect.path)) {
+      // is requested as `/x`). No URL such a client keeps leads to this route with it: the miss stands. The
+      // path of a trailing-slash or scheme redirect is the request's own, its dots maybe encoded (`/items/%2E%2E/`).
+      if (SPELLED_DOT_SEGMENT.test(result.redirect.path)) {
         throw new NotFoundHttpError(noRouteFoundMessage(request, path), { cause: new ResourceNotFoundError(path) });
       }
       const query = request.queryString;

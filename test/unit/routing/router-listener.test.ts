@@ -130,6 +130,34 @@ test('no redirect leads to a path with a "." or ".." segment, which a client res
   assert.is(route('/%66iles/a..b'), '301 http://a.test/files/a..b');
 });
 
+test('no trailing-slash nor scheme redirect leads to a path whose dot segment the request wrote encoded (%2E%2E, .%2e): the client would resolve it away', () => {
+  const routes = new RouteCollection();
+  routes.add('item', new Route('/items/:id', { methods: ['GET'] }));
+  routes.add('secure', new Route('/secure/*path', { methods: ['GET'], schemes: ['https'] }));
+  const listener = new RouterListener(new UrlMatcher(routes));
+  const route = (target: string): unknown => {
+    const request = new Request(target, { headers: { host: 'a.test' } });
+    const event = new RequestEvent(kernel, request, RequestType.MAIN);
+    try {
+      listener.onKernelRequest(event);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return event.response == null ? `${request.attributes.get('_route')} ${JSON.stringify(request.attributes.get('_route_params'))}` : `${event.response.status} ${event.response.getHeader('location')}`;
+  };
+  // Followed as it would be: `/secure/%2E%2E/admin` over https is `/admin`.
+  assert.is(new URL('https://a.test/secure/%2E%2E/admin').pathname, '/admin');
+  assert.is(route('/items/%2E%2E/'), 'No route found for "GET http://a.test/items/%2E%2E/"');
+  assert.is(route('/items/.%2e/'), 'No route found for "GET http://a.test/items/.%2e/"');
+  assert.is(route('/items/%2e/'), 'No route found for "GET http://a.test/items/%2e/"');
+  assert.is(route('/secure/%2E%2E/admin'), 'No route found for "GET http://a.test/secure/%2E%2E/admin"');
+  // Dots within a segment, encoded or not, are no dot segment.
+  assert.is(route('/items/%2E%2Ex/'), '301 http://a.test/items/%2E%2Ex');
+  assert.is(route('/secure/a/%2E.b'), '301 https://a.test/secure/a/%2E.b');
+  // Asked as it is, the route answers.
+  assert.is(route('/items/%2E%2E'), 'item {"id":".."}');
+});
+
 /** The router's answer to `target` for `method` (a 200, a redirect), or the message of the error it throws. */
 function answer(routes: RouteCollection, target: string, method: string): { status: number; allow?: string; body: unknown } | string {
   const event = new RequestEvent(kernel, new Request(target, { method, headers: { host: 'a.test' } }), RequestType.MAIN);
