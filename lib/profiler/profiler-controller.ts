@@ -64,11 +64,11 @@ export class ProfilerController {
    * `/_profiler/search?ip=&method=&status=&url=&start=&end=&limit=`; with a `token`, a redirect
    * to that profile (a token not found there is that page's 404), as Symfony's search does. Text that
    * is no token gets that 404 here: a link to it could lead out of the profiler (a browser resolves
-   * `/_profiler/..` to `/`, written `%2E%2E` too).
+   * `/_profiler/..` to `/`, written `%2E%2E` too). `latest` goes to /_profiler/latest, as in Symfony.
    */
   async search(request: Request): Promise<Response> {
     const token = request.query.get('token')?.trim();
-    if (token && !isValidToken(token)) return this.#tokenNotFound(request, token);
+    if (token && token !== 'latest' && !isValidToken(token)) return this.#tokenNotFound(request, token);
     if (token) return Response.redirect(profilerUrls.panel(token), 302, PRIVATE);
     const { criteria, raw } = parseCriteria(request.query);
     return this.#results(request, criteria, raw);

@@ -652,6 +652,18 @@ test('search?token= with text that is no token (`..`, `.`, `//evil.example/`) is
   assert.equal(JSON.parse(bodyText(odd)), { error: 'Token not found', token: '//evil.example/' });
 });
 
+test('search?token=latest redirects to /_profiler/latest, as Symfony\'s panel reads the token "latest" as the newest profile', async () => {
+  const routes = new RouteCollection().add('homepage', new Route('/', { defaults: { _controller: () => new Response('home') } }));
+  const { app } = debugKernel(routes);
+  const token = (await send(app, '/')).getHeader('x-debug-token')!;
+  const search = await send(app, '/_profiler/search?token=latest');
+  const latest = await send(app, search.getHeader('location') ?? '/_profiler/search');
+  await app.close();
+  assert.is(search.status, 302);
+  assert.is(search.getHeader('location'), '/_profiler/latest');
+  assert.is(latest.getHeader('location'), `/_profiler/${token}`);
+});
+
 test('testSearchBarActionDefaultPage: the search form has empty ip, status, url, token, start and end fields', async () => {
   const { app } = debugKernel();
   const page = bodyText(await send(app, '/_profiler/search'));
