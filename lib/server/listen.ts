@@ -8,7 +8,7 @@ import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { headOverflow } from './head-overflow.js';
-import { listenInTurn } from './pipelined-order.js';
+import { listenInTurn, wasHeldBack } from './pipelined-order.js';
 import { refusesHeadRequest } from './refused-method.js';
 import type { TlsCredentials } from './tls-certificate.js';
 
@@ -146,7 +146,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
     requireHostHeader: false,
   };
   const responseTimeout = (listener as { [answersResponseTimeout]?: true })[answersResponseTimeout] === true ? limits.responseTimeout : 0;
-  const served = refuseMalformedHead(listener, limits.keepAliveTimeout, responseTimeout);
+  const served = refuseMalformedHead(listener, limits.keepAliveTimeout, responseTimeout, limits.requestTimeout);
   const servers: Array<http.Server | https.Server> = [http.createServer(serverOptions, served)];
   if (options.httpsPort !== null) {
     if (options.tls === undefined) throw new TypeError('startServers: options.tls is required when httpsPort is not null');
@@ -323,6 +323,12 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (
   const refusing = new WeakSet<Duplex>();
   return (error, socket) => {
     if (refusing.has(socket)) return;
+    // node times a body from its request's head on; one held back behind the answers before it had nothing
+    // read of it meanwhile (the server's doing, not the client's), and is timed from its hand-over instead.
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !(error instanceof HeldRequestTimeoutError)) {
+      const inBody = requestInBody(socket as ServedSocket);
+      if (inBody !== null && wasHeldBack(inBody)) return;
+    }
     if (!socket.writable || PEER_GONE.has(error.code ?? '')) {
       socket.destroy();
       return;
@@ -410,7 +416,8 @@ function answerAndClose(socket: Duplex, status: number, body: string): void {
  * HTTP/1.1 request must name its host (RFC 9112 3.2), and a head may not have more fields than
  * node keeps. Either is answered with a one-line text, and the connection closes.
  */
-function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number, responseTimeout: number): RequestListener {
+function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number, responseTimeout: number, requestTimeout: number): RequestListener {
+  const handedOver = requestTimeout > 0 ? (req: IncomingMessage): void => timeRestOfBody(req, requestTimeout) : undefined;
   return (req, res) => {
     // What node writes as `Keep-Alive: timeout=<s>` on a kept connection; the server's own
     // keepAliveTimeout stays 0, so node arms no timer per response (IdleSockets closes the connection).
@@ -431,9 +438,30 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
       // closes, and its client sends again what it had pipelined (RFC 9112 9.3.2).
       if (req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
       // Pipelined behind an unsafe request, or unsafe itself behind others: handled once those are answered (RFC 9112 9.3.2).
-      listenInTurn(listener, req, res, responseTimeout);
+      listenInTurn(listener, req, res, responseTimeout, handedOver);
     }
   };
+}
+
+/** The request timeout of a request held back (see clientErrorAnswerer), counted from its hand-over. */
+class HeldRequestTimeoutError extends Error {
+  readonly code = 'ERR_HTTP_REQUEST_TIMEOUT';
+}
+
+/**
+ * For a request handed over after being held back: its body, if not all come, gets `requestTimeout`
+ * from now, as node gives a request from its head; then it is refused as node's timeout refuses (a 408).
+ */
+function timeRestOfBody(req: IncomingMessage, requestTimeout: number): void {
+  if (req.complete) return;
+  const socket = req.socket as Socket & { server?: http.Server };
+  const timer = setTimeout(() => {
+    if (!req.complete && !socket.destroyed) socket.server?.emit('clientError', new HeldRequestTimeoutError('Request timeout'), socket);
+  }, requestTimeout);
+  timer.unref();
+  const stop = (): void => clearTimeout(timer);
+  req.once('end', stop);
+  req.once('close', stop);
 }
 
 /** A plain-text answer to a request the listener never sees; its body, if any, is left unread. */

@@ -13,11 +13,21 @@ const unsafePending = Symbol('unsafePending');
 
 type PipelinedSocket = { [unsafePending]?: ServerResponse | undefined };
 
+/** Requests that were held back: nothing read their body while they waited. */
+const heldBack = new WeakSet<IncomingMessage>();
+
 /**
  * Calls `listener` for the request now, or, when an earlier request on its connection is still
- * being answered and this one or one before it is unsafe, once the answers before it have been sent.
+ * being answered and this one or one before it is unsafe, once the answers before it have been sent;
+ * then `handedOver` first, if given.
  */
-export function listenInTurn<T>(listener: (req: IncomingMessage, res: ServerResponse, extra: T) => void, req: IncomingMessage, res: ServerResponse, extra: T): void {
+export function listenInTurn<T>(
+  listener: (req: IncomingMessage, res: ServerResponse, extra: T) => void,
+  req: IncomingMessage,
+  res: ServerResponse,
+  extra: T,
+  handedOver?: (req: IncomingMessage) => void,
+): void {
   const socket = req.socket as PipelinedSocket;
   if (!SAFE_METHODS.has(req.method!)) {
     socket[unsafePending] = res;
@@ -26,6 +36,16 @@ export function listenInTurn<T>(listener: (req: IncomingMessage, res: ServerResp
     });
   }
   // node gives a response the connection once the responses before it have finished: until then it has none.
-  if (res.socket === null && socket[unsafePending] !== undefined) res.once('socket', () => listener(req, res, extra));
-  else listener(req, res, extra);
+  if (res.socket === null && socket[unsafePending] !== undefined) {
+    heldBack.add(req);
+    res.once('socket', () => {
+      handedOver?.(req);
+      listener(req, res, extra);
+    });
+  } else listener(req, res, extra);
+}
+
+/** Whether the request was held back behind the answers before it (see listenInTurn). */
+export function wasHeldBack(req: IncomingMessage): boolean {
+  return heldBack.has(req);
 }

@@ -736,6 +736,42 @@ test('a pipelined request is handled once the ones before it are answered when i
   });
 });
 
+test('a pipelined request held back behind a slow answer has its body timed from when it is handed over, not from its head: no 408 for a client that sent it at once, over http and https', async () => {
+  // `/slow` answers after 2 s, past the 500 ms request timeout; the body behind it is larger than the socket buffers hold.
+  const counting = (req: IncomingMessage, res: ServerResponse): void => {
+    let bytes = 0;
+    req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    req.on('end', () => setTimeout(() => res.end(`${req.method} ${req.url} ${bytes}`), req.url === '/slow' ? 2_000 : 0));
+  };
+  const body = 'x'.repeat(2_000_000);
+  await withServers(counting, { limits: { requestTimeout: 500, headersTimeout: 500 } }, async ({ urls }) => {
+    for (const url of urls) {
+      const { socket } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+      try {
+        const payload = `POST /slow HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\nPOST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+        const answer = await within(exchange(socket, payload, (text) => /POST \/upload \d+$|Request Timeout/.test(text)), 8_000, `the answers over ${url}`);
+        assert.ok(answer.endsWith(`POST /upload ${body.length}`), `${url}: ${JSON.stringify(answer.slice(-200))}`);
+      } finally {
+        socket.destroy();
+      }
+    }
+  });
+  // Its body stalling once it is handed over still gets the 408, the request timeout after the hand-over.
+  const answering = (req: IncomingMessage, res: ServerResponse): void => {
+    req.resume();
+    req.on('end', () => setTimeout(() => res.end('slow'), req.url === '/slow' ? 600 : 0));
+  };
+  await withServers(answering, { limits: { requestTimeout: 500, headersTimeout: 500 } }, async ({ urls }) => {
+    for (const url of urls) {
+      const { socket, closed } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+      const payload = 'POST /slow HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\nPOST /stalls HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nab';
+      const answer = await within(exchange(socket, payload, (text) => text.includes('Request Timeout: ')), 8_000, `the 408 over ${url}`);
+      assert.match(answer, /^HTTP\/1\.1 200 [^]*slowHTTP\/1\.1 408 Request Timeout/);
+      await within(closed, 5_000, `the connection over ${url} to close`);
+    }
+  });
+});
+
 test('a request that takes longer than keepAliveTimeout to answer keeps its connection, over http and https', async () => {
   const late = (_req: IncomingMessage, res: ServerResponse): void => {
     setTimeout(() => res.end('late'), 1_800);
