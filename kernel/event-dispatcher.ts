@@ -81,8 +81,11 @@ export class EventDispatcher {
       for (const [method, priority = 0] of normalizeSubscription(subscription, eventName, className)) {
         const fn = (subscriber as unknown as Record<string, unknown>)[method];
         if (typeof fn !== 'function') {
-          const onInstances = isClass && typeof (subscriber as unknown as { prototype?: Record<string, unknown> }).prototype?.[method] === 'function';
-          throw new TypeError(`${className} subscribes "${method}" to "${eventName}", but has no such method${onInstances ? `: its instances have, so pass one (new ${className}()) rather than the class` : ''}.`);
+          const prototype = isClass ? (subscriber as unknown as { prototype?: Record<string, unknown> }).prototype : undefined;
+          const onInstances = typeof prototype?.[method] === 'function';
+          // Symfony's shape (getSubscribedEvents() static): an instance would be refused for lacking it, so both changes are named.
+          const staticToo = onInstances && typeof prototype?.getSubscribedEvents !== 'function' ? ', with getSubscribedEvents() an instance method (drop `static`)' : '';
+          throw new TypeError(`${className} subscribes "${method}" to "${eventName}", but has no such method${onInstances ? `: its instances have, so pass one (new ${className}()) rather than the class${staticToo}` : ''}.`);
         }
         checkPriority(eventName, priority, `${className}::${method}`);
         added.push([eventName, { listener: fn.bind(subscriber) as Listener, priority, name: `${className}::${method}`, subscriber }]);

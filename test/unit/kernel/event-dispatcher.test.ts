@@ -280,7 +280,21 @@ test("a subscriber declared as in Symfony (getSubscribedEvents() static) is refu
     thrown(() => dispatcher.addSubscriber(new StaticSubscriber() as never)).message,
     'A subscriber is an object with a getSubscribedEvents() method, not an object of type StaticSubscriber whose getSubscribedEvents() is static, as in Symfony: here it is an instance method (drop `static`).',
   );
-  assert.is(thrown(() => dispatcher.addSubscriber(StaticSubscriber as never)).message, 'StaticSubscriber subscribes "onSaved" to "app.saved", but has no such method: its instances have, so pass one (new StaticSubscriber()) rather than the class.');
+  // Its instance would be refused for its static getSubscribedEvents(): both changes are named at once.
+  assert.is(
+    thrown(() => dispatcher.addSubscriber(StaticSubscriber as never)).message,
+    'StaticSubscriber subscribes "onSaved" to "app.saved", but has no such method: its instances have, so pass one (new StaticSubscriber()) rather than the class, with getSubscribedEvents() an instance method (drop `static`).',
+  );
+  class BothSubscriber {
+    getSubscribedEvents() {
+      return { 'app.saved': 'onSaved' };
+    }
+    static getSubscribedEvents() {
+      return { 'app.saved': 'onSaved' };
+    }
+    onSaved(): void {}
+  }
+  assert.is(thrown(() => dispatcher.addSubscriber(BothSubscriber as never)).message, 'BothSubscriber subscribes "onSaved" to "app.saved", but has no such method: its instances have, so pass one (new BothSubscriber()) rather than the class.');
   assert.is(thrown(() => dispatcher.addSubscriber(Subscriber as never)).message, 'A subscriber is an object with a getSubscribedEvents() method, not the class Subscriber: pass an instance (new Subscriber()).');
   assert.is(dispatcher.hasListeners(), false);
 });
