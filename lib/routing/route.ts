@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isValidHost } from '../../kernel/host-syntax.js';
 import { isNameValueObject, isPlainObject } from '../../kernel/name-value-object.js';
@@ -221,12 +222,22 @@ function refuseNonHostText(source: string, pattern: CompiledPattern): void {
       if (part.type !== 'text' || HOST_TEXT.test(part.value)) continue;
       const [character] = [...part.value].filter((char) => !HOST_TEXT.test(char));
       const port = character === ':' ? ' (a host pattern has no port: the request\'s is not matched)' : '';
-      throw new InvalidRouteError(`Invalid route host "${source}": "${character}" is no part of a host name, ${HOST_CHARACTERS}, so no request would match it${port}.`);
+      // A Host header carries an international name in its ASCII form (punycode), as browsers send it.
+      const ascii = character!.charCodeAt(0) > 0x7f ? ` (an international name is written as it is sent: "${asciiLabels(source)}")` : '';
+      throw new InvalidRouteError(`Invalid route host "${source}": "${character}" is no part of a host name, ${HOST_CHARACTERS}, so no request would match it${port}${ascii}.`);
     }
   }
   if (only !== null && only.length === 1 && only[0]!.type === 'text') {
     throw new InvalidRouteError(`Invalid route host "${source}": it is no host name (letters, digits, "-", "_" and dots, no label empty, or a bracketed IPv6 address), so no request would match it.`);
   }
+}
+
+/** The host pattern with each label beyond ASCII in its ASCII form (`bücher` is `xn--bcher-kva`). */
+function asciiLabels(source: string): string {
+  return source
+    .split('.')
+    .map((label) => (/[^\x00-\x7f]/.test(label) ? domainToASCII(label) || label : label))
+    .join('.');
 }
 
 /** The whole-path test of `variants`, built on its first call (most routes are never explained). */
