@@ -31,12 +31,14 @@ import { Response, destroyBody, withoutHeadBody } from './response.js';
 export const MAX_SUB_REQUEST_DEPTH = 64;
 
 /**
- * How many sub-requests one main request may make, all levels together: handle() refuses the next
- * with a TooManySubRequestsError. Error pages are not counted (each is bounded by the failure it shows).
+ * How many sub-requests one sub-request of the main request may have under it, all levels together:
+ * handle() refuses the next with a TooManySubRequestsError. Error pages are not counted (each is
+ * bounded by the failure it shows). The main request's own sub-requests are not counted: a stream
+ * that renders a fragment per event for hours is a loop of the application's, not a runaway.
  */
 export const MAX_SUB_REQUESTS = 10_000;
 
-/** Sub-requests made so far for a main request (see MAX_SUB_REQUESTS). */
+/** Sub-requests made so far under a sub-request of the main request (see MAX_SUB_REQUESTS). */
 const subRequestCounts = new RequestSlot<number>();
 
 /** An error a kernel.exception listener threw -> the error it was handling (see HttpKernel.handledErrorOf). */
@@ -373,31 +375,34 @@ function dropBodies(kept: Response | null, ...dropped: Response[]): void {
 }
 
 /**
- * Refuses a sub-request nested past MAX_SUB_REQUEST_DEPTH, or past MAX_SUB_REQUESTS made for its main
- * request. Both are counted on the request stack, or, when it does not track the current request (no
- * debug, no requestContext), along the duplicate() steps from the request the client sent.
+ * Refuses a sub-request nested past MAX_SUB_REQUEST_DEPTH, or past MAX_SUB_REQUESTS under the
+ * sub-request of the main request it descends from. Both are counted on the request stack, or, when it
+ * does not track the current request (no debug, no requestContext), along the duplicate() steps from
+ * the request the client sent.
  */
 function checkSubRequestBounds(request: Request, stack: RequestStack): void {
   // An error page (its `exception` attribute) is let through both: the client sees this error, not the plain
   // page for the error page's failure. It goes one level past the depth, and is made once per failure.
   const errorPage = request.attributes.has('exception');
-  const depth = Math.max(stack.all().length, requestInternals.duplicateDepth(request));
+  const handling = stack.all();
+  const depth = Math.max(handling.length, requestInternals.duplicateDepth(request));
   if (depth > (errorPage ? MAX_SUB_REQUEST_DEPTH + 1 : MAX_SUB_REQUEST_DEPTH)) {
     throw new SubRequestTooDeepError(
       `The sub-request for "${request.path}"${madeBy(stack)} would be ${depth} deep, past MAX_SUB_REQUEST_DEPTH (${MAX_SUB_REQUEST_DEPTH}): ` +
         'a controller that makes a sub-request to itself, directly or through others, never stops.',
     );
   }
-  if (errorPage) return;
-  const main = stack.getMainRequest() ?? requestInternals.duplicatedFrom(request);
-  const count = (subRequestCounts.get(main) ?? 0) + 1;
+  if (errorPage || depth < 2) return;
+  // The main request's sub-request this one descends from: a runaway (a fragment rendering itself twice) grows under one.
+  const fragment = handling.length >= 2 ? handling[1]! : requestInternals.duplicatedAt(request, 1);
+  const count = (subRequestCounts.get(fragment) ?? 0) + 1;
   if (count > MAX_SUB_REQUESTS) {
     throw new TooManySubRequestsError(
-      `The sub-request for "${request.path}"${madeBy(stack)} would be sub-request number ${count} of "${main.method} ${main.path}", past MAX_SUB_REQUESTS (${MAX_SUB_REQUESTS}): ` +
+      `The sub-request for "${request.path}"${madeBy(stack)} would be number ${count} under the sub-request for "${fragment.path}", past MAX_SUB_REQUESTS (${MAX_SUB_REQUESTS}): ` +
         'a fragment that renders itself in more than one place doubles at each level.',
     );
   }
-  subRequestCounts.set(main, count);
+  subRequestCounts.set(fragment, count);
 }
 
 /** ` made by route "<name>"` for the request making a sub-request, when the stack knows it and its route. */

@@ -9,6 +9,6 @@ export const requestInternals: {
   handledWith: (request: Request, stack: RequestStack) => void;
   /** How many duplicate() steps the request is from the one the client sent: how deep a sub-request is when the stack does not track it. */
   duplicateDepth: (request: Request) => number;
-  /** The request a chain of duplicate() steps started from (the request itself when it is no duplicate). */
-  duplicatedFrom: (request: Request) => Request;
-} = { endSignalFollowing: () => {}, handledWith: () => {}, duplicateDepth: () => 0, duplicatedFrom: (request) => request };
+  /** The request `depth` duplicate() steps from the one the client sent, on the chain that made `request` (itself when no deeper). */
+  duplicatedAt: (request: Request, depth: number) => Request;
+} = { endSignalFollowing: () => {}, handledWith: () => {}, duplicateDepth: () => 0, duplicatedAt: (request) => request };

@@ -257,10 +257,10 @@ export class Request {
     };
     requestStacksOf = (request) => request.#requestStacks;
     requestInternals.duplicateDepth = (request) => request.#duplicateDepth;
-    requestInternals.duplicatedFrom = (request) => {
-      let main = request;
-      while (main.#original !== undefined) main = main.#original;
-      return main;
+    requestInternals.duplicatedAt = (request, depth) => {
+      let found = request;
+      while (found.#duplicateDepth > depth && found.#original !== undefined) found = found.#original;
+      return found;
     };
     requestInternals.handledWith = (request, stack) => {
       const known = request.#requestStacks;

@@ -11,6 +11,7 @@ import {
   HttpError,
   HttpKernel,
   InvalidControllerError,
+  MAX_SUB_REQUESTS,
   KernelEvents,
   MethodNotAllowedHttpError,
   NotFoundHttpError,
@@ -19,6 +20,7 @@ import {
   RequestType,
   Response,
   SuspiciousOperationError,
+  TooManySubRequestsError,
   discardedBody,
   headBodyLength,
   type TerminateEvent,
@@ -1039,5 +1041,50 @@ test("a HEAD's error page has no body either, and a sub-request made with HEAD k
   const fragment = await sub.handle(Request.create('/', 'HEAD'), RequestType.SUB);
   assert.is(fragment.body, 'fragment');
 });
+
+for (const asyncContext of [true, false]) {
+  test(`MAX_SUB_REQUESTS bounds what grows under one sub-request of the main request, not the main request's own sub-requests (a stream rendering a fragment per event), request stack ${asyncContext ? 'tracking' : 'not tracking'} the current request`, async () => {
+    const dispatcher = new EventDispatcher();
+    const kernel = new HttpKernel(dispatcher, new ControllerResolver(), new RequestStack({ asyncContext }));
+    let made = 0;
+    let refusal: unknown;
+    // Renders itself in two places, each fragment awaited: it doubles at each level, within the depth bound.
+    const twice = async (request: Request): Promise<Response> => {
+      // Where a kernel without the bound stops, so that the test fails rather than hangs.
+      if (++made > MAX_SUB_REQUESTS + 1000) return new Response('stopped by the test');
+      const fragment = (): Promise<Response> =>
+        kernel.handle(request.duplicate({ attributes: { _controller: twice } }), RequestType.SUB).catch((error: unknown) => {
+          // As an error page would: the depth bound stops the first branch before the count is reached.
+          if (error instanceof TooManySubRequestsError) refusal ??= error;
+          return new Response('', 500);
+        });
+      const [first, second] = await Promise.all([fragment(), fragment()]);
+      return new Response('', Math.max(first.status, second.status));
+    };
+    // The main request's own sub-requests, one after another, as a stream sends them: more than the bound.
+    const feed = async (request: Request): Promise<Response> => {
+      let answered = 0;
+      for (let i = 0; i <= MAX_SUB_REQUESTS; i++) {
+        const part = await kernel.handle(request.duplicate({ attributes: { _controller: () => new Response('.') } }), RequestType.SUB);
+        if (part.status === 200) answered++;
+      }
+      return new Response(String(answered));
+    };
+    const page = (request: Request): Promise<Response> => kernel.handle(request.duplicate({ attributes: { _controller: twice } }), RequestType.SUB);
+    const main = (path: string, controller: (request: Request) => Promise<Response>): Request => {
+      const request = Request.create(path);
+      request.attributes.set('_controller', controller);
+      return request;
+    };
+    const runaway = await kernel.handle(main('/page', page));
+    assert.is(runaway.status, 500);
+    // The page, then its fragment and MAX_SUB_REQUESTS under it.
+    assert.is(made, MAX_SUB_REQUESTS + 1);
+    assert.instance(refusal, TooManySubRequestsError);
+    assert.is((refusal as Error).message, `The sub-request for "/page" would be number ${MAX_SUB_REQUESTS + 1} under the sub-request for "/page", past MAX_SUB_REQUESTS (${MAX_SUB_REQUESTS}): a fragment that renders itself in more than one place doubles at each level.`);
+    const stream = await kernel.handle(main('/feed', feed));
+    assert.is(stream.body, String(MAX_SUB_REQUESTS + 1));
+  });
+}
 
 test.run();
