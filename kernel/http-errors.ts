@@ -239,7 +239,7 @@ export class SubRequestTooDeepError extends Error {
 }
 
 /**
- * A sub-request past MAX_SUB_REQUESTS made for one main request: `handle()` refuses it before any
+ * A sub-request past MAX_SUB_REQUESTS under one sub-request of the main request: `handle()` refuses it before any
  * listener runs. A fragment that renders itself in two places doubles at each level, and would
  * otherwise hold the event loop long after the depth bound has stopped each branch.
  */
