@@ -1,4 +1,4 @@
-import { getEventListeners } from 'node:events';
+import { addAbortListener, getEventListeners } from 'node:events';
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
@@ -830,28 +830,24 @@ function collectGarbage(): () => void {
   return runInNewContext('gc') as () => void;
 }
 
-test('requests following a long-lived signal and never terminated are let go once collected, and one whose signal is still held still follows it', async () => {
+test('a request following a long-lived signal passes its abort to listeners on its signal after the request and its signal are collected', async () => {
   const gc = collectGarbage();
   const caller = new AbortController();
-  const followOnly = (): void => {
-    for (let i = 0; i < 100; i++) void Request.create('/', 'GET', { signal: caller.signal }).signal;
+  const seen: string[] = [];
+  // Code that holds neither the request nor its signal, as a stream body's cleanup, a fetch() or a combined signal would.
+  const listenOnly = (): void => {
+    Request.create('/', 'GET', { signal: caller.signal }).signal.addEventListener('abort', () => seen.push('listener'));
+    addAbortListener(Request.create('/', 'GET', { signal: caller.signal }).signal, () => seen.push('addAbortListener'));
+    AbortSignal.any([Request.create('/', 'GET', { signal: caller.signal }).signal]).addEventListener('abort', () => seen.push('any'));
   };
-  followOnly();
-  assert.is(getEventListeners(caller.signal, 'abort').length, 1);
-  // A WeakRef keeps its target until the current job ends, and the collected are let go after the collection: a few turns.
-  for (let i = 0; i < 20 && getEventListeners(caller.signal, 'abort').length > 0; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    gc();
-  }
-  assert.is(getEventListeners(caller.signal, 'abort').length, 0, 'the caller\'s signal holds nothing for requests nobody holds');
-  const held = Request.create('/', 'GET', { signal: caller.signal }).signal;
+  listenOnly();
   for (let i = 0; i < 5; i++) {
     await new Promise((resolve) => setTimeout(resolve, 10));
     gc();
   }
   caller.abort(new Error('shutting down'));
-  assert.is(held.aborted, true, 'what waits on a request\'s signal still sees the caller\'s abort, its request gone');
-  assert.is((held.reason as Error).message, 'shutting down');
+  assert.equal(seen.sort(), ['addAbortListener', 'any', 'listener']);
+  assert.is(getEventListeners(caller.signal, 'abort').length, 0, 'its listener is gone once it aborted');
 });
 
 test.run();
