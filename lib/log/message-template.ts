@@ -1,6 +1,8 @@
 // The templates of log messages, split once: kept apart from logger.ts so that its probe for tests
 // (templateCacheChars) is no export of `http-kernel/log`.
 
+import { stringCopy } from '../../kernel/string-copy.js';
+
 /** Messages are constants: each is split once into [text, key, text, key, ..., text]. */
 const templates = new Map<string, readonly string[]>();
 const TEMPLATE_CACHE_SIZE = 1024;
@@ -15,6 +17,8 @@ const PLACEHOLDER = /\{([A-Za-z0-9_.]+)\}/g;
 export function templateOf(message: string): readonly string[] {
   let template = templates.get(message);
   if (template === undefined) {
+    // A message cut from a request body (`body.slice(0, 200)`) kept the whole body alive.
+    if (message.length <= TEMPLATE_MESSAGE_CHARS) message = stringCopy(message);
     const parts: string[] = [];
     let last = 0;
     for (const match of message.matchAll(PLACEHOLDER)) {

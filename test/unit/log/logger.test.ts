@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -46,6 +47,21 @@ test('a long message built at run time (a request body written into it) is inter
     assert.is(interpolate(`Invalid payload: ${body} from {ip}`, { ip: '192.0.2.1' }), `Invalid payload: ${body} from 192.0.2.1`);
   }
   assert.ok(templateCacheChars() - before < 20 * 1024, `the cache grew by ${templateCacheChars() - before} characters`);
+});
+
+test('a short message cut from a large string (a request body cut for the log) does not keep that string alive in the template cache', () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < 50; i++) {
+    const body = `{"n": ${i}, "text": "${'x'.repeat(1_000_000)}"}`;
+    assert.is(interpolate(body.slice(0, 200), {}), body.slice(0, 200));
+  }
+  gc();
+  const grown = process.memoryUsage().heapUsed - before;
+  // 50 MB of bodies were kept alive by their 200-character messages; a copy of each is 10 KB in all.
+  assert.ok(grown < 20_000_000, `the heap grew by ${grown} bytes`);
 });
 
 test('records less severe than the level are dropped at the source', () => {
