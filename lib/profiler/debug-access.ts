@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { UntrustedHostError, type Request, type TrustHost } from '../../kernel/index.js';
+import { stringCopy } from '../../kernel/string-copy.js';
 import { compileAddressList } from '../http/address-list.js';
 
 /** Who may see the profiler and debug details: loopback only, unless configured. */
@@ -72,7 +73,7 @@ export class DebugAccess {
       verdict = isIP(ip) !== 0 && this.#matches(ip, 0);
       if (ip.length > VERDICT_KEY_CHARS) return verdict;
       if (this.#verdicts.size >= VERDICT_CACHE_SIZE) this.#verdicts.clear();
-      this.#verdicts.set(ip, verdict);
+      this.#verdicts.set(stringCopy(ip), verdict);
     }
     return verdict;
   }
@@ -95,7 +96,7 @@ export class DebugAccess {
       if (!verdict) this.#onHiddenHost?.(host);
       if (host.length > VERDICT_KEY_CHARS) return verdict;
       if (this.#hostVerdicts.size >= VERDICT_CACHE_SIZE) this.#hostVerdicts.clear();
-      this.#hostVerdicts.set(host, verdict);
+      this.#hostVerdicts.set(stringCopy(host), verdict);
     }
     return verdict;
   }
