@@ -28,9 +28,11 @@ const DEAD_LEASE_OWNERS_KEPT = 16;
  * The storage thread's code: an import of its module, evaluated, so that the thread inherits the process's
  * flags as they are. A Worker run from a file fails under `--input-type` (of `node --input-type=module -e ...`),
  * and one given the flags as `execArgv` refuses V8's and the process's own (`--max-old-space-size`, `--expose-gc`),
- * where an inherited flag is taken as it is. `import()` reads the same in a script and in a module.
+ * where an inherited flag is taken as it is. `import()` reads the same in a script and in a module. A module
+ * that fails to load is thrown again, uncaught, so the thread fails with its error as a Worker run from the file
+ * does: a rejection the process's `--unhandled-rejections=warn` (or `none`) lets pass ended it with code 0 and no cause.
  */
-const THREAD_SOURCE = `import(${JSON.stringify(new URL('./file-storage-thread.js', import.meta.url).href)})`;
+const THREAD_SOURCE = `import(${JSON.stringify(new URL('./file-storage-thread.js', import.meta.url).href)}).catch((error) => process.nextTick(() => { throw error; }))`;
 
 interface PendingCall {
   resolve(value: unknown): void;

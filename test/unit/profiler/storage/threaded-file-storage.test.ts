@@ -231,6 +231,23 @@ test('a process run with --input-type (node --input-type=module -e ...) or with 
   }
 });
 
+test('a storage thread whose module fails to load fails with its error, whatever --unhandled-rejections the process runs with', async () => {
+  const moduleUrl = new URL('../../../../lib/profiler/storage/index.js', import.meta.url).href;
+  // A module hook, inherited by the thread as every flag is, fails the thread's module as a broken install would.
+  const hooks = `export async function resolve(specifier, context, next) { if (specifier.endsWith('/file-storage-thread.js')) throw new Error('the thread module is broken'); return next(specifier, context); }`;
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
+  const source = `
+    const { ThreadedFileStorage } = await import(${JSON.stringify(moduleUrl)});
+    const storage = new ThreadedFileStorage({ dir: process.argv[1] });
+    await storage.drawTokens(6, 1).then(() => process.stdout.write('drawn'), (error) => process.stdout.write(error.message));
+  `;
+  for (const flags of [[], ['--unhandled-rejections=warn'], ['--unhandled-rejections=none']]) {
+    const dir = freshDir();
+    const { output, errors } = await nodeRun([...flags, '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', source, dir]);
+    assert.is(output, `The profiler storage thread for ${dir} stopped (exit code 1): the thread module is broken.`, `${flags.join(' ')}: ${errors}`);
+  }
+});
+
 test('a worker that cannot start fails the first call and every later one with the same error, reported once, without a thread per call', async () => {
   const reported: Error[] = [];
   // A 1 MB old generation: the worker runs out of memory while it loads.
