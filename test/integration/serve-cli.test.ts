@@ -1,13 +1,13 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
-import { exitOf, serveWorkDir, spawnServe, startServe, stopServes } from './serve-process.js';
+import { exitOf, isRunning, serveBin, serveWorkDir, spawnServe, startServe, stopServes } from './serve-process.js';
 
 const test = suite('node bin/serve');
 test.after.each(stopServes);
@@ -318,6 +318,83 @@ test('SIGTERM ends the process within seconds while a stalled reader leaves stde
   assert.ok(Date.now() - started < 8_000, `exited ${Date.now() - started} ms after SIGTERM`);
   child.stderr!.destroy();
 });
+
+test('stdout whose reader has gone (`serve | head -1`) or that is a full disk does not end the server: it serves on, and exits 0 on SIGTERM', async () => {
+  for (const closed of ['a closed pipe', 'a full disk'] as const) {
+    if (closed === 'a full disk' && !existsSync('/dev/full')) continue;
+    const port = await freePort();
+    // Gone before the listening lines are written: each of them fails (EPIPE, ENOSPC).
+    const stdout = closed === 'a full disk' ? openSync('/dev/full', 'w') : 'pipe';
+    const child = spawn(process.execPath, [serveBin, '--port', String(port), '--https-port', 'off', '--no-profiler'], { cwd: serveWorkDir(), stdio: ['ignore', stdout, 'pipe'] });
+    if (typeof stdout === 'number') closeSync(stdout);
+    child.stdout?.destroy();
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const exited = exitOf(child);
+    assert.is(await answersHealth(child, port), 200, `${closed}: ${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.ok(isRunning(child), `${closed}: still running: ${stderr}`);
+    child.kill('SIGTERM');
+    assert.is(await exited, 0, `${closed}: ${stderr}`);
+  }
+});
+
+test('stderr whose reader has gone, or that is a full disk, from the start (the certificate line, the ERROR lines of 404s) does not end the server: it serves, and exits 0 on SIGTERM', async () => {
+  for (const closed of ['a closed pipe', 'a full disk'] as const) {
+    if (closed === 'a full disk' && !existsSync('/dev/full')) continue;
+    const stderr = closed === 'a full disk' ? openSync('/dev/full', 'w') : 'pipe';
+    // A fresh working directory: the development certificate is made, and said so on stderr, before the app starts.
+    const child = spawn(process.execPath, [serveBin, '--port', '0', '--https-port', '0'], { cwd: serveWorkDir(), stdio: ['ignore', 'pipe', stderr] });
+    if (typeof stderr === 'number') closeSync(stderr);
+    child.stderr?.destroy();
+    const exited = exitOf(child);
+    const urls = await new Promise<string[]>((resolve, reject) => {
+      let stdout = '';
+      child.stdout!.on('data', (chunk) => {
+        stdout += chunk;
+        const found = [...stdout.matchAll(/^listening on (\S+)$/gm)].map((m) => m[1]!);
+        if (found.length === 2) resolve(found);
+      });
+      child.once('exit', (code) => reject(new Error(`${closed}: bin/serve exited early with ${code}`)));
+    });
+    const agent = new Agent({ connect: { rejectUnauthorized: false } });
+    for (const url of urls) {
+      for (let i = 0; i < 5; i++) {
+        const missing = await request(`${url}/missing-${i}`, { dispatcher: agent });
+        assert.is(missing.statusCode, 404);
+        await missing.body.dump();
+      }
+    }
+    await agent.close();
+    assert.ok(isRunning(child), closed);
+    child.kill('SIGTERM');
+    assert.is(await exited, 0, closed);
+  }
+});
+
+/** A port nothing listens on (just released by a listener of our own). */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The status of GET /health once the server answers (tried every 100 ms for at most 20 s); null if the child exits first. */
+async function answersHealth(child: ChildProcess, port: number): Promise<number | null> {
+  for (let waited = 0; waited < 20_000 && isRunning(child); waited += 100) {
+    try {
+      const answer = await request(`http://127.0.0.1:${port}/health`);
+      await answer.body.dump();
+      return answer.statusCode;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  return null;
+}
 
 test('--log-level sets what stderr gets: at critical a 404 (an ERROR) writes nothing, at the default warning it writes its line', async () => {
   const cwd = serveWorkDir();
