@@ -51,7 +51,7 @@ const LISTEN_ERRORS: Readonly<Record<string, string>> = {
   EAI_AGAIN: 'host name lookup failed',
 };
 
-/** The `bin/serve` program: parses options, starts the app on http and https, serves until SIGTERM/SIGINT; resolves to the exit code. */
+/** The `bin/serve` program: parses options, starts the app on http and https, serves until SIGTERM, SIGINT, SIGHUP or SIGUSR2; resolves to the exit code. */
 export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env, makeApp: AppFactory = createReferenceApp): Promise<number> {
   process.setSourceMapsEnabled(true);
 
@@ -202,8 +202,15 @@ function warnOfValidity(logger: Logger, certPath: string, { problem, date }: Cer
   logger.withChannel('tls').warning(`The TLS certificate {file} is ${problem} ({field} {date}): https clients will refuse it`, { file: certPath, field, date: date.toISOString() });
 }
 
+/**
+ * The signals that shut the server down gracefully. SIGHUP (its terminal closed) and SIGUSR2 (nodemon's
+ * restart) too: node's default for them ended the process at once, cutting the requests in flight.
+ * No reload on SIGHUP: there is no configuration to read again but the command line.
+ */
+const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGUSR2'];
+
 interface Shutdown {
-  /** Resolves with the first SIGTERM or SIGINT. */
+  /** Resolves with the first of SHUTDOWN_SIGNALS. */
   readonly signal: Promise<NodeJS.Signals>;
   /** That signal, once it came. */
   readonly received: NodeJS.Signals | undefined;
@@ -211,7 +218,7 @@ interface Shutdown {
   stopListening(): void;
 }
 
-/** Handles SIGTERM and SIGINT from now on: the first is `signal`; a second ends the process at once with exit code 1. */
+/** Handles SHUTDOWN_SIGNALS from now on: the first is `signal`; a second ends the process at once with exit code 1. */
 function listenForShutdown(): Shutdown {
   let resolve!: (signal: NodeJS.Signals) => void;
   const signal = new Promise<NodeJS.Signals>((done) => (resolve = done));
@@ -219,8 +226,7 @@ function listenForShutdown(): Shutdown {
     signal,
     received: undefined as NodeJS.Signals | undefined,
     stopListening() {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
+      for (const name of SHUTDOWN_SIGNALS) process.off(name, onSignal);
     },
   };
   const onSignal = (received: NodeJS.Signals) => {
@@ -231,8 +237,7 @@ function listenForShutdown(): Shutdown {
     shutdown.received = received;
     resolve(received);
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  for (const name of SHUTDOWN_SIGNALS) process.on(name, onSignal);
   return shutdown;
 }
 

@@ -115,7 +115,7 @@ export function formatServeHelp(): string {
   return [
     'Usage: node bin/serve [options]   (installed as a dependency: npx http-kernel-serve [options])',
     '',
-    'Serves the reference application over http and https, and shuts down gracefully on SIGTERM/SIGINT.',
+    'Serves the reference application over http and https, and shuts down gracefully on SIGTERM, SIGINT, SIGHUP or SIGUSR2.',
     'Flags beat environment variables; an empty or blank variable (spaces only) counts as unset,\nan empty or blank flag value is a usage error.',
     '',
     'Options:',

@@ -137,6 +137,31 @@ test('a second SIGTERM during a graceful shutdown exits at once with 1', async (
   socket.destroy();
 });
 
+test('SIGHUP (a closed terminal) and SIGUSR2 (nodemon) shut down gracefully as SIGTERM does: the request in flight is answered, with Connection: close, and the exit is 0', async () => {
+  const cwd = serveWorkDir();
+  for (const signal of ['SIGHUP', 'SIGUSR2'] as const) {
+    const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
+    const port = Number(new URL(urls[0]!).port);
+    // A request whose head is half sent when the signal comes.
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('error', (error) => (answer += `[${error.message}]`));
+    const ended = new Promise((resolve) => socket.once('close', resolve));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /health HTTP/1.1\r\nHost: a.test\r\n');
+    const exited = exitOf(child);
+    child.kill(signal);
+    // The shutdown has begun once the listener refuses connections (without it, the process dies of the signal).
+    while (isRunning(child) && (await accepts(port))) { /* not yet */ }
+    socket.write('\r\n');
+    await ended;
+    assert.is(await exited, 0, `${signal}: ${stderr()}`);
+    assert.match(answer, /^HTTP\/1\.1 200 /, signal);
+    assert.match(answer, /\r\nconnection: close\r\n/i, signal);
+  }
+});
+
 test('SIGTERM while starting (the certificate just made, the app not yet up) exits 0 without listening, as a supervisor stopping it expects', async () => {
   const cwd = serveWorkDir();
   const child = spawnServe(['--port', '0', '--https-port', '0'], cwd);
