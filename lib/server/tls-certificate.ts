@@ -32,6 +32,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** A cached certificate closer than this to expiry is replaced, so a server never starts with one about to lapse. */
 const RENEW_BEFORE_MS = DAY_MS;
 const SERVER_AUTH_OID = '1.3.6.1.5.5.7.3.1';
+/** A passphrase-protected PEM key: PKCS#8's label (RFC 5958), or the traditional form's header (RFC 1421). */
+const ENCRYPTED_PEM_KEY = /^-----BEGIN ENCRYPTED PRIVATE KEY-----|^Proc-Type: 4,ENCRYPTED/m;
 
 /** A development certificate, and whether it was made now; `notCached` says why one made now is not kept (it serves this run only). */
 export interface DevCertificate extends TlsCredentials {
@@ -130,6 +132,10 @@ export async function loadCertificateFiles(certPath: string, keyPath: string, no
   try {
     privateKey = createPrivateKey(key);
   } catch (error) {
+    // OpenSSL says no more than `interrupted or cancelled` (PKCS#8) or `unsupported` (the traditional form).
+    if (ENCRYPTED_PEM_KEY.test(key)) {
+      throw new TlsCertificateError(`TLS key ${keyPath} is encrypted with a passphrase, which is not supported: write it unencrypted (openssl pkey -in ${keyPath} -out <file>), readable by the server alone`, { cause: error });
+    }
     throw new TlsCertificateError(`TLS key ${keyPath} is not an unencrypted PEM private key: ${reason(error)}`, { cause: error });
   }
   if (!certificate.checkPrivateKey(privateKey)) {

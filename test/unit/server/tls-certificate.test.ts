@@ -268,6 +268,28 @@ test('loadCertificateFiles rejects a file that is not a certificate', async () =
   }
 });
 
+test('loadCertificateFiles says a key is encrypted, and how to write it without its passphrase, rather than an OpenSSL code', async () => {
+  const dir = freshDir();
+  const { key } = await loadOrCreateDevCertificate(dir);
+  const plain = createPrivateKey(key);
+  // PKCS#8 (`BEGIN ENCRYPTED PRIVATE KEY`) and the traditional form (`Proc-Type: 4,ENCRYPTED`), as openssl writes them.
+  const encrypted = {
+    pkcs8: plain.export({ format: 'pem', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase: 'secret' }) as string,
+    sec1: plain.export({ format: 'pem', type: 'sec1', cipher: 'aes-256-cbc', passphrase: 'secret' }) as string,
+  };
+  for (const [form, pem] of Object.entries(encrypted)) {
+    const keyPath = join(dir, `${form}-encrypted-key.pem`);
+    await writeFile(keyPath, pem);
+    try {
+      await loadCertificateFiles(join(dir, 'dev-cert.pem'), keyPath);
+      assert.unreachable('expected a TlsCertificateError');
+    } catch (error) {
+      assert.instance(error, TlsCertificateError);
+      assert.is((error as Error).message, `TLS key ${keyPath} is encrypted with a passphrase, which is not supported: write it unencrypted (openssl pkey -in ${keyPath} -out <file>), readable by the server alone`, form);
+    }
+  }
+});
+
 test('the development certificate and key end with a newline, so a file appended to them still parses', async () => {
   const dir = freshDir();
   const { cert, key } = await loadOrCreateDevCertificate(dir);
