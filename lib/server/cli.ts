@@ -184,10 +184,14 @@ async function loadTls(options: ServeOptions): Promise<{ tls: TlsCredentials; va
     const { cert, key, validity } = await loadCertificateFiles(options.tlsCert, options.tlsKey);
     return { tls: { cert, key }, validity };
   }
-  const { created, notCached, ...credentials } = await loadOrCreateDevCertificate(SERVE_DEFAULTS.devCertificateDir);
+  const { created, replaced, notCached, ...credentials } = await loadOrCreateDevCertificate(SERVE_DEFAULTS.devCertificateDir);
+  // Why the cached one was not served, when there was one: a browser's exception for it no longer holds.
+  const why = replaced === undefined ? '' : `; the cached one cannot serve: ${replaced}`;
   if (notCached !== undefined) {
     // https still serves, with a certificate of this run alone: a browser's exception for it will not outlast a restart.
-    process.stderr.write(`serve: made a self-signed development certificate for this run only (${notCached.message})\n`);
+    process.stderr.write(`serve: made a self-signed development certificate for this run only (${notCached.message}${why})\n`);
+  } else if (replaced !== undefined) {
+    process.stderr.write(`serve: replaced the development certificate in ${SERVE_DEFAULTS.devCertificateDir}/ with a new self-signed one (localhost, 127.0.0.1, ::1): ${replaced}\n`);
   } else if (created) {
     process.stderr.write(
       `serve: created a self-signed development certificate in ${SERVE_DEFAULTS.devCertificateDir}/ (localhost, 127.0.0.1, ::1)\n`,

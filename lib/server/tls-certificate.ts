@@ -38,6 +38,8 @@ const ENCRYPTED_PEM_KEY = /^-----BEGIN ENCRYPTED PRIVATE KEY-----|^Proc-Type: 4,
 /** A development certificate, and whether it was made now; `notCached` says why one made now is not kept (it serves this run only). */
 export interface DevCertificate extends TlsCredentials {
   created: boolean;
+  /** Why the cached one was replaced by the one made now (`it has expired (notAfter <date>)`); unset when none was cached. */
+  replaced?: string;
   notCached?: TlsCertificateError;
 }
 
@@ -51,8 +53,11 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<DevCe
   const certPath = join(dir, CERT_FILE);
   const keyPath = join(dir, KEY_FILE);
 
-  const cached = await readUsablePair(certPath, keyPath);
-  if (cached !== null) return { ...cached, created: false };
+  const cached = await readCachedPair(certPath, keyPath);
+  const problem = cached === null ? undefined : devCertificateProblem(cached, Date.now());
+  if (cached !== null && problem === null) return { ...cached, created: false };
+  // Said when a certificate is made in its place: an operator learns why the browser's exception for it no longer holds.
+  const replaced = problem === null || problem === undefined ? {} : { replaced: problem };
 
   let release: () => Promise<void>;
   try {
@@ -62,11 +67,11 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<DevCe
     // cache could be left with the key of one beside the certificate of another.
     release = await lock(join(dir, LOCK_FILE));
   } catch (error) {
-    return { ...(await generateDevCertificate()), created: true, notCached: notCached(dir, error) };
+    return { ...(await generateDevCertificate()), created: true, ...replaced, notCached: notCached(dir, error) };
   }
   try {
-    const madeMeanwhile = await readUsablePair(certPath, keyPath);
-    if (madeMeanwhile !== null) return { ...madeMeanwhile, created: false };
+    const madeMeanwhile = await readCachedPair(certPath, keyPath);
+    if (madeMeanwhile !== null && devCertificateProblem(madeMeanwhile, Date.now()) === null) return { ...madeMeanwhile, created: false };
     const fresh = await generateDevCertificate();
     try {
       // Key first: a process reading between the two renames sees a key that does not match the old
@@ -74,9 +79,9 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<DevCe
       await writeFileAtomically(keyPath, fresh.key, 0o600);
       await writeFileAtomically(certPath, fresh.cert, 0o644);
     } catch (error) {
-      return { ...fresh, created: true, notCached: notCached(dir, error) };
+      return { ...fresh, created: true, ...replaced, notCached: notCached(dir, error) };
     }
-    return { ...fresh, created: true };
+    return { ...fresh, created: true, ...replaced };
   } finally {
     await release();
   }
@@ -84,11 +89,6 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<DevCe
 
 function notCached(dir: string, error: unknown): TlsCertificateError {
   return new TlsCertificateError(`cannot cache the development certificate in ${dir}: ${reason(error)}`, { cause: error });
-}
-
-async function readUsablePair(certPath: string, keyPath: string): Promise<TlsCredentials | null> {
-  const cached = await readCachedPair(certPath, keyPath);
-  return cached !== null && isUsableDevCertificate(cached, Date.now()) ? cached : null;
 }
 
 /**
@@ -179,20 +179,40 @@ async function readCachedPair(certPath: string, keyPath: string): Promise<TlsCre
   }
 }
 
-function isUsableDevCertificate({ cert, key }: TlsCredentials, now: number): boolean {
+/** Why a cached pair cannot serve as the development certificate (it is then made anew), or null when it can. */
+function devCertificateProblem({ cert, key }: TlsCredentials, now: number): string | null {
+  let certificate: X509Certificate;
   try {
-    const certificate = new X509Certificate(cert);
-    return (
-      Date.parse(certificate.validFrom) <= now &&
-      Date.parse(certificate.validTo) - now > RENEW_BEFORE_MS &&
-      DEV_CERTIFICATE_NAMES.dns.every((name) => certificate.checkHost(name, { wildcards: false }) === name) &&
-      DEV_CERTIFICATE_NAMES.ip.every((ip) => certificate.checkIP(ip) !== undefined) &&
-      (certificate.keyUsage ?? []).includes(SERVER_AUTH_OID) &&
-      certificate.checkPrivateKey(createPrivateKey(key))
-    );
+    certificate = new X509Certificate(cert);
   } catch {
-    return false;
+    return 'its certificate does not parse';
   }
+  const notBefore = Date.parse(certificate.validFrom);
+  const notAfter = Date.parse(certificate.validTo);
+  if (notBefore > now) return `it is not yet valid (notBefore ${new Date(notBefore).toISOString()})`;
+  if (notAfter < now) return `it has expired (notAfter ${new Date(notAfter).toISOString()})`;
+  if (notAfter - now <= RENEW_BEFORE_MS) return `it expires within a day (notAfter ${new Date(notAfter).toISOString()})`;
+  try {
+    const covered =
+      DEV_CERTIFICATE_NAMES.dns.every((name) => certificate.checkHost(name, { wildcards: false }) === name) &&
+      DEV_CERTIFICATE_NAMES.ip.every((ip) => certificate.checkIP(ip) !== undefined);
+    if (!covered) return `it does not cover ${[...DEV_CERTIFICATE_NAMES.dns, ...DEV_CERTIFICATE_NAMES.ip].join(', ').replace(/, ([^,]*)$/, ' and $1')}`;
+  } catch {
+    return 'its names cannot be read';
+  }
+  if (!(certificate.keyUsage ?? []).includes(SERVER_AUTH_OID)) return 'it is not for server authentication';
+  let privateKey;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch {
+    return 'its key does not parse';
+  }
+  try {
+    if (certificate.checkPrivateKey(privateKey)) return null;
+  } catch {
+    // A key of another type than the certificate's (RSA beside EC) is refused by OpenSSL: it does not belong either.
+  }
+  return 'its key does not belong to its certificate';
 }
 
 async function generateDevCertificate(): Promise<TlsCredentials> {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
@@ -278,6 +278,36 @@ test('an expired --tls-cert is served, with a WARNING on stderr naming the file 
   const agent = new Agent({ connect: { rejectUnauthorized: false } });
   const response = await request(`${urls[1]}/health`, { dispatcher: agent });
   assert.is(response.statusCode, 200, 'served anyway');
+  await response.body.dump();
+  await agent.close();
+  await stopsCleanly(child);
+});
+
+test('an expired development certificate cached in var/tls/ is replaced, never served, and a line on stderr says why', async () => {
+  const cwd = serveWorkDir();
+  const notAfter = new Date(Math.floor((Date.now() - 24 * 60 * 60 * 1000) / 1000) * 1000);
+  const expired = await generate([{ name: 'commonName', value: 'localhost' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    notBeforeDate: new Date(notAfter.getTime() - 365 * 24 * 60 * 60 * 1000),
+    notAfterDate: notAfter,
+    extensions: [
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
+    ],
+  });
+  mkdirSync(join(cwd, 'var', 'tls'), { recursive: true });
+  writeFileSync(join(cwd, 'var', 'tls', 'dev-cert.pem'), expired.cert);
+  writeFileSync(join(cwd, 'var', 'tls', 'dev-key.pem'), expired.private, { mode: 0o600 });
+  const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', '0', '--no-profiler'], cwd);
+  for (let waited = 0; !stderr().includes('var/tls/') && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.match(stderr(), `serve: replaced the development certificate in var/tls/ with a new self-signed one (localhost, 127.0.0.1, ::1): it has expired (notAfter ${notAfter.toISOString()})\n`);
+  const cached = readFileSync(join(cwd, 'var', 'tls', 'dev-cert.pem'), 'utf8');
+  assert.ok(Date.parse(new X509Certificate(cached).validTo) > Date.now(), 'the cache holds a valid one');
+  // A client that trusts the new certificate alone gets its answer: the expired one is not served.
+  const agent = new Agent({ connect: { ca: cached } });
+  const response = await request(`${urls[1]}/health`, { dispatcher: agent });
+  assert.is(response.statusCode, 200);
   await response.body.dump();
   await agent.close();
   await stopsCleanly(child);

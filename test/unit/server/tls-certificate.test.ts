@@ -90,6 +90,7 @@ test('regenerates when the cached certificate is garbage', async () => {
   await writeFile(join(dir, 'dev-cert.pem'), 'not a certificate');
   const second = await loadOrCreateDevCertificate(dir);
   assert.is(second.created, true);
+  assert.is(second.replaced, 'its certificate does not parse');
   assert.is.not(second.cert, first.cert);
   assertPairMatches(second.cert, second.key);
   assert.is(await readFile(join(dir, 'dev-cert.pem'), 'utf8'), second.cert);
@@ -103,6 +104,7 @@ test('regenerates when the cached key does not belong to the certificate', async
   await writeFile(join(dirB, 'dev-key.pem'), a.key);
   const again = await loadOrCreateDevCertificate(dirB);
   assert.is(again.created, true);
+  assert.is(again.replaced, 'its key does not belong to its certificate');
   assertPairMatches(again.cert, again.key);
 });
 
@@ -123,6 +125,7 @@ test('regenerates a cached certificate that expires within a day', async () => {
   await writeFile(join(dir, 'dev-key.pem'), expiring.private);
   const result = await loadOrCreateDevCertificate(dir);
   assert.is(result.created, true);
+  assert.is(result.replaced, `it expires within a day (notAfter ${new Date(new X509Certificate(expiring.cert).validTo).toISOString()})`);
   assert.ok(Date.parse(new X509Certificate(result.cert).validTo) > Date.now() + 300 * DAY_MS);
 });
 
@@ -134,6 +137,7 @@ test('regenerates a cached certificate that has expired, rather than serving it'
   await writeFile(join(dir, 'dev-key.pem'), expired.private);
   const result = await loadOrCreateDevCertificate(dir);
   assert.is(result.created, true);
+  assert.is(result.replaced, `it has expired (notAfter ${new Date(new X509Certificate(expired.cert).validTo).toISOString()})`);
   assert.ok(Date.parse(new X509Certificate(result.cert).validTo) > Date.now() + 300 * DAY_MS);
   assert.is(await readFile(join(dir, 'dev-cert.pem'), 'utf8'), result.cert, 'the cache holds the new one');
 });
@@ -151,7 +155,9 @@ test('regenerates a cached certificate that does not cover ::1', async () => {
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'dev-cert.pem'), narrow.cert);
   await writeFile(join(dir, 'dev-key.pem'), narrow.private);
-  assert.is((await loadOrCreateDevCertificate(dir)).created, true);
+  const result = await loadOrCreateDevCertificate(dir);
+  assert.is(result.created, true);
+  assert.is(result.replaced, 'it does not cover localhost, 127.0.0.1 and ::1');
 });
 
 test('concurrent first calls each get a matching pair and leave whole files behind', async () => {
