@@ -72,7 +72,7 @@ const VALUE_OPTIONS: ReadonlyArray<{ flag: ValueOption; envVar: string; value: s
   { flag: 'host', envVar: 'HOST', value: '<address>', default: SERVE_DEFAULTS.host, help: 'interface to listen on (0.0.0.0 or :: for all)' },
   { flag: 'port', envVar: 'PORT', value: '<port>', default: String(SERVE_DEFAULTS.port), help: 'http port, 0 picks a free one' },
   { flag: 'https-port', envVar: 'HTTPS_PORT', value: '<port|off>', default: String(SERVE_DEFAULTS.httpsPort), help: 'https port, 0 picks a free one, off turns https off' },
-  { flag: 'env', envVar: 'APP_ENV', value: '<name>', default: SERVE_DEFAULTS.env, help: 'application environment' },
+  { flag: 'env', envVar: 'APP_ENV', value: '<name>', default: SERVE_DEFAULTS.env, help: 'application environment (without APP_ENV: NODE_ENV, if set)' },
   { flag: 'tls-cert', envVar: 'TLS_CERT', value: '<file>', default: `self-signed, cached in ${SERVE_DEFAULTS.devCertificateDir}/`, help: 'PEM certificate (chain) for https; needs --tls-key' },
   { flag: 'tls-key', envVar: 'TLS_KEY', value: '<file>', default: `self-signed, cached in ${SERVE_DEFAULTS.devCertificateDir}/`, help: 'PEM private key for https; needs --tls-cert' },
   { flag: 'profiler-dir', envVar: 'PROFILER_DIR', value: '<dir>', default: SERVE_DEFAULTS.profilerDir, help: 'where the profiler keeps profiles (several servers may share one)' },
@@ -192,7 +192,8 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
     throw new UsageError(`http and https cannot share port ${port}; give --https-port another port, or off`);
   }
 
-  const appEnv = pick('env')?.value ?? SERVE_DEFAULTS.env;
+  // NODE_ENV after APP_ENV: a Node image's NODE_ENV=production, with no APP_ENV, must not serve stack traces and the profiler.
+  const appEnv = pick('env')?.value ?? readEnv(env, 'NODE_ENV') ?? SERVE_DEFAULTS.env;
   const debug = debugFlag ?? parseSwitchEnv('APP_DEBUG', readEnv(env, 'APP_DEBUG')) ?? !isProductionEnvironment(appEnv);
   const profiler = debug && (profilerFlag ?? parseSwitchEnv('PROFILER', readEnv(env, 'PROFILER')) ?? true);
 

@@ -164,6 +164,19 @@ test('the prod environment defaults debug off', () => {
   assert.is(parseServeOptions([], { APP_ENV: 'prod' }).debug, false);
 });
 
+test('NODE_ENV is the environment when APP_ENV is unset: NODE_ENV=production (as a Node image sets it) turns debug off; APP_ENV and --env beat it', () => {
+  const production = parseServeOptions([], { NODE_ENV: 'production' });
+  assert.is(production.env, 'production');
+  assert.is(production.debug, false);
+  assert.is(production.profiler, false);
+  assert.is(parseServeOptions([], { NODE_ENV: 'production', APP_ENV: ' ' }).debug, false, 'a blank APP_ENV is unset');
+  assert.is(parseServeOptions([], { NODE_ENV: 'development' }).env, 'development');
+  assert.is(parseServeOptions([], { NODE_ENV: 'production', APP_ENV: 'dev' }).env, 'dev');
+  assert.is(parseServeOptions(['--env', 'dev'], { NODE_ENV: 'production' }).env, 'dev');
+  assert.is(parseServeOptions([], { NODE_ENV: ' ' }).env, 'staging');
+  assert.is(parseServeOptions([], { NODE_ENV: 'production', APP_DEBUG: '1' }).debug, true, 'APP_DEBUG=1 still turns debug on');
+});
+
 test('--env prod --debug keeps debug on', () => {
   assert.is(parseServeOptions(['--env', 'prod', '--debug'], {}).debug, true);
   assert.is(parseServeOptions(['--env', 'prod'], { APP_DEBUG: '1' }).debug, true);
