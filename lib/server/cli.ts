@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
+import { compileAddressList } from '../http/address-list.js';
 import { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type ServeOptions } from './serve-options.js';
 import { startServers, type RequestListener, type RunningServers } from './listen.js';
 import { DEBUG_YOUNG_GENERATION_BYTES, capYoungGeneration, nodeFlagGiven } from './young-generation.js';
@@ -163,8 +164,11 @@ async function serve(options: ServeOptions, shutdown: Shutdown, makeApp: AppFact
   // Redirects to the other scheme go to the listeners' ports (a scheme without a listener keeps its port).
   if (app.schemePorts !== undefined) Object.assign(app.schemePorts, running.ports);
   // A signal that came while the listeners started: they close again, and no line says they listen.
-  if (shutdown.received === undefined) for (const url of running.urls) process.stdout.write(`listening on ${url}\n`);
-  else process.stderr.write(`serve: ${shutdown.received} while starting, stopping\n`);
+  if (shutdown.received === undefined) {
+    for (const url of running.urls) process.stdout.write(`listening on ${url}\n`);
+    const note = debugExposureNote(options);
+    if (note !== null) process.stderr.write(`serve: ${note}\n`);
+  } else process.stderr.write(`serve: ${shutdown.received} while starting, stopping\n`);
 
   const signal = await shutdown.signal;
   stopCapping();
@@ -244,6 +248,15 @@ function listenForShutdown(): Shutdown {
   for (const name of SHUTDOWN_SIGNALS) process.on(name, onSignal);
   return shutdown;
 }
+
+/** For a debug server listening beyond loopback, the note that says who sees its debug details; null otherwise. */
+export function debugExposureNote({ debug, host, profilerAllow }: ServeOptions): string | null {
+  if (!debug || host === 'localhost' || isLoopback(host, 0)) return null;
+  // Behind a container's port mapping or another machine's browser, the toolbar is missing for this reason: said once, at start.
+  return `debug mode listens on ${host}, beyond loopback: stack traces, logs and the profiler are shown to ${profilerAllow.join(', ')} clients only (--profiler-allow); a public server runs with --env prod or --no-debug`;
+}
+
+const isLoopback = compileAddressList(['loopback']);
 
 function isOperationalError(error: unknown): boolean {
   return error instanceof TlsCertificateError || (typeof (error as { syscall?: unknown })?.syscall === 'string');

@@ -3,6 +3,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { debugExposureNote } from '../../../lib/server/cli.js';
+import { parseServeOptions } from '../../../lib/server/serve-options.js';
 
 const serve = fileURLToPath(new URL('../../../../bin/serve', import.meta.url));
 
@@ -74,6 +76,19 @@ test('bin/serve runs regular expressions that backtrack too much on V8\'s linear
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
   assert.is(result.error, undefined, 'the match did not finish within 10 s');
   assert.is(result.stdout, 'false', result.stderr);
+});
+
+test('a debug server listening beyond loopback (0.0.0.0, ::, an interface\'s address) says on stderr who sees its debug details, and how to turn them off', () => {
+  for (const host of ['0.0.0.0', '::', '192.0.2.10', 'example.com']) {
+    assert.is(
+      debugExposureNote(parseServeOptions(['--host', host], {})),
+      `debug mode listens on ${host}, beyond loopback: stack traces, logs and the profiler are shown to loopback clients only (--profiler-allow); a public server runs with --env prod or --no-debug`,
+      host,
+    );
+  }
+  assert.match(debugExposureNote(parseServeOptions(['--host', '0.0.0.0', '--profiler-allow', '10.0.0.0/8,loopback'], {}))!, 'shown to 10.0.0.0/8, loopback clients only');
+  for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) assert.is(debugExposureNote(parseServeOptions(['--host', host], {})), null, host);
+  assert.is(debugExposureNote(parseServeOptions(['--host', '0.0.0.0', '--no-debug'], {})), null, 'no debug details to show');
 });
 
 test('main() called in a process of its own caller takes its SIGTERM and SIGINT handlers away when it returns, stopped while starting or after serving', async () => {
