@@ -7,7 +7,7 @@ import { generate } from 'selfsigned';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
-import { exitOf, isRunning, serveBin, serveWorkDir, spawnServe, startServe, stopServes } from './serve-process.js';
+import { exitOf, isRunning, serveBin, serveEnv, serveWorkDir, spawnServe, startServe, stopServes } from './serve-process.js';
 
 const test = suite('node bin/serve');
 test.after.each(stopServes);
@@ -226,6 +226,24 @@ test('--env prod without --debug has no profiler at all: no token, no profiler p
   assert.not.ok(existsSync(join(cwd, 'var', 'profiler')), 'no profile directory made');
 });
 
+test('bin/serve as the tests start it is the debug server their flags ask for, whatever NODE_ENV, APP_ENV, APP_DEBUG or PROFILER the test run was started with', async () => {
+  const saved = { NODE_ENV: process.env.NODE_ENV, APP_ENV: process.env.APP_ENV, APP_DEBUG: process.env.APP_DEBUG, PROFILER: process.env.PROFILER };
+  Object.assign(process.env, { NODE_ENV: 'production', APP_ENV: 'prod', APP_DEBUG: '0', PROFILER: '0' });
+  try {
+    const { child, urls } = await startServe(['--port', '0', '--https-port', 'off'], serveWorkDir());
+    const response = await request(`${urls[0]}/robots.txt`);
+    assert.is(response.statusCode, 404);
+    assert.match(await response.body.text(), /Stack Trace/);
+    assert.type(response.headers['x-debug-token'], 'string');
+    await stopsCleanly(child);
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+});
+
 test('--no-profiler keeps the debug error pages and records nothing', async () => {
   const cwd = serveWorkDir();
   const { child, urls } = await startServe(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
@@ -380,7 +398,7 @@ test('stdout whose reader has gone (`serve | head -1`) or that is a full disk do
     const port = await freePort();
     // Gone before the listening lines are written: each of them fails (EPIPE, ENOSPC).
     const stdout = closed === 'a full disk' ? openSync('/dev/full', 'w') : 'pipe';
-    const child = spawn(process.execPath, [serveBin, '--port', String(port), '--https-port', 'off', '--no-profiler'], { cwd: serveWorkDir(), stdio: ['ignore', stdout, 'pipe'] });
+    const child = spawn(process.execPath, [serveBin, '--port', String(port), '--https-port', 'off', '--no-profiler'], { cwd: serveWorkDir(), env: serveEnv(), stdio: ['ignore', stdout, 'pipe'] });
     if (typeof stdout === 'number') closeSync(stdout);
     child.stdout?.destroy();
     let stderr = '';
@@ -399,7 +417,7 @@ test('stderr whose reader has gone, or that is a full disk, from the start (the 
     if (closed === 'a full disk' && !existsSync('/dev/full')) continue;
     const stderr = closed === 'a full disk' ? openSync('/dev/full', 'w') : 'pipe';
     // A fresh working directory: the development certificate is made, and said so on stderr, before the app starts.
-    const child = spawn(process.execPath, [serveBin, '--port', '0', '--https-port', '0'], { cwd: serveWorkDir(), stdio: ['ignore', 'pipe', stderr] });
+    const child = spawn(process.execPath, [serveBin, '--port', '0', '--https-port', '0'], { cwd: serveWorkDir(), env: serveEnv(), stdio: ['ignore', 'pipe', stderr] });
     if (typeof stderr === 'number') closeSync(stderr);
     child.stderr?.destroy();
     const exited = exitOf(child);

@@ -13,9 +13,22 @@ export const serveBin = fileURLToPath(new URL('../../../bin/serve', import.meta.
 const running = new Set<ChildProcess>();
 const workDirs = new Set<string>();
 
+/** The variables bin/serve reads (lib/server/serve-options.ts): a test's flags say all it runs with. */
+const SERVE_VARIABLES = ['HOST', 'PORT', 'HTTPS_PORT', 'APP_ENV', 'NODE_ENV', 'APP_DEBUG', 'PROFILER', 'TLS_CERT', 'TLS_KEY', 'PROFILER_DIR', 'PROFILER_MAX_PROFILES', 'PROFILER_ALLOW', 'TRUSTED_PROXIES', 'TRUSTED_HOSTS', 'HTTP_KERNEL_IDE', 'RESPONSE_TIMEOUT', 'LOG_LEVEL'];
+
+/**
+ * The environment to spawn bin/serve with: the test run's, without the variables bin/serve reads, so a
+ * run started with NODE_ENV=production (a CI image's) or APP_DEBUG=0 still tests the debug server it asks for.
+ */
+export function serveEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of SERVE_VARIABLES) delete env[name];
+  return env;
+}
+
 /** Spawns `node bin/serve` with stdout and stderr piped; stopServes kills it if it is still running after its test. */
 export function spawnServe(args: readonly string[], cwd?: string): ChildProcessByStdio<null, Readable, Readable> {
-  const child = spawn(process.execPath, [serveBin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [serveBin, ...args], { cwd, env: serveEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   return child;
 }
