@@ -250,10 +250,20 @@ function listenForShutdown(): Shutdown {
 }
 
 /** For a debug server listening beyond loopback, the note that says who sees its debug details; null otherwise. */
-export function debugExposureNote({ debug, host, profilerAllow }: ServeOptions): string | null {
+export function debugExposureNote({ debug, host, profiler, profilerAllow }: ServeOptions): string | null {
   if (!debug || host === 'localhost' || isLoopback(host, 0)) return null;
+  const details = profiler ? 'stack traces, logs and the profiler' : 'stack traces and logs';
+  const advice = 'a public server runs with --env prod or --no-debug';
+  // `0.0.0.0/0` or `::/0` is every address of its family: "shown to 0.0.0.0/0 clients only" would read as a restriction.
+  if (profilerAllow.some(isEveryAddress)) return `debug mode listens on ${host}, beyond loopback, and shows ${details} to any client (--profiler-allow ${profilerAllow.join(',')}); ${advice}`;
   // Behind a container's port mapping or another machine's browser, the toolbar is missing for this reason: said once, at start.
-  return `debug mode listens on ${host}, beyond loopback: stack traces, logs and the profiler are shown to ${profilerAllow.join(', ')} clients only (--profiler-allow); a public server runs with --env prod or --no-debug`;
+  return `debug mode listens on ${host}, beyond loopback: ${details} are shown to ${profilerAllow.join(', ')} clients only (--profiler-allow); ${advice}`;
+}
+
+/** Whether an address list entry is a range of prefix length 0 (`0.0.0.0/0`, `::/0`), as compileAddressList reads one. */
+function isEveryAddress(entry: string): boolean {
+  const slash = entry.lastIndexOf('/');
+  return slash !== -1 && entry.slice(slash + 1).trim() === '0';
 }
 
 const isLoopback = compileAddressList(['loopback']);

@@ -91,6 +91,20 @@ test('a debug server listening beyond loopback (0.0.0.0, ::, an interface\'s add
   assert.is(debugExposureNote(parseServeOptions(['--host', '0.0.0.0', '--no-debug'], {})), null, 'no debug details to show');
 });
 
+test('the debug exposure note says "any client" when --profiler-allow takes every address (0.0.0.0/0, ::/0), and leaves the profiler out under --no-profiler', () => {
+  for (const allow of ['0.0.0.0/0', '::/0', 'loopback,0.0.0.0/0,::/0']) {
+    assert.is(
+      debugExposureNote(parseServeOptions(['--host', '0.0.0.0', '--profiler-allow', allow], {})),
+      `debug mode listens on 0.0.0.0, beyond loopback, and shows stack traces, logs and the profiler to any client (--profiler-allow ${allow}); a public server runs with --env prod or --no-debug`,
+      allow,
+    );
+  }
+  assert.is(
+    debugExposureNote(parseServeOptions(['--host', '::', '--no-profiler'], {})),
+    'debug mode listens on ::, beyond loopback: stack traces and logs are shown to loopback clients only (--profiler-allow); a public server runs with --env prod or --no-debug',
+  );
+});
+
 test('main() called in a process of its own caller takes its SIGTERM and SIGINT handlers away when it returns, stopped while starting or after serving', async () => {
   const { main } = await import('../../../lib/server/cli.js');
   const args = ['--port', '0', '--https-port', 'off', '--no-debug', '--log-level', 'off'];
