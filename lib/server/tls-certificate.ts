@@ -38,7 +38,7 @@ const ENCRYPTED_PEM_KEY = /^-----BEGIN ENCRYPTED PRIVATE KEY-----|^Proc-Type: 4,
 /** A development certificate, and whether it was made now; `notCached` says why one made now is not kept (it serves this run only). */
 export interface DevCertificate extends TlsCredentials {
   created: boolean;
-  /** Why the cached one was replaced by the one made now (`it has expired (notAfter <date>)`); unset when none was cached. */
+  /** Why the cached one was replaced by the one made now (`it has expired (notAfter <date>)`, `its key is missing`); unset when none was cached. */
   replaced?: string;
   notCached?: TlsCertificateError;
 }
@@ -54,8 +54,8 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<DevCe
   const keyPath = join(dir, KEY_FILE);
 
   const cached = await readCachedPair(certPath, keyPath);
-  const problem = cached === null ? undefined : devCertificateProblem(cached, Date.now());
-  if (cached !== null && problem === null) return { ...cached, created: false };
+  const problem = cached === null ? undefined : typeof cached === 'string' ? cached : devCertificateProblem(cached, Date.now());
+  if (cached !== null && typeof cached !== 'string' && problem === null) return { ...cached, created: false };
   // Said when a certificate is made in its place: an operator learns why the browser's exception for it no longer holds.
   const replaced = problem === null || problem === undefined ? {} : { replaced: problem };
 
@@ -71,7 +71,7 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<DevCe
   }
   try {
     const madeMeanwhile = await readCachedPair(certPath, keyPath);
-    if (madeMeanwhile !== null && devCertificateProblem(madeMeanwhile, Date.now()) === null) return { ...madeMeanwhile, created: false };
+    if (madeMeanwhile !== null && typeof madeMeanwhile !== 'string' && devCertificateProblem(madeMeanwhile, Date.now()) === null) return { ...madeMeanwhile, created: false };
     const fresh = await generateDevCertificate();
     try {
       // Key first: a process reading between the two renames sees a key that does not match the old
@@ -170,13 +170,17 @@ async function readTlsFile(path: string, what: string): Promise<string> {
   }
 }
 
-async function readCachedPair(certPath: string, keyPath: string): Promise<TlsCredentials | null> {
-  try {
-    const [cert, key] = await Promise.all([readFile(certPath, 'utf8'), readFile(keyPath, 'utf8')]);
-    return { cert, key };
-  } catch {
-    return null;
-  }
+/**
+ * The cached pair; null when neither file is there (none was cached); otherwise, when one is missing
+ * or cannot be read (a key left by `sudo`, mode 0600), why the pair cannot serve.
+ */
+async function readCachedPair(certPath: string, keyPath: string): Promise<TlsCredentials | string | null> {
+  const [cert, key] = await Promise.allSettled([readFile(certPath, 'utf8'), readFile(keyPath, 'utf8')]);
+  if (cert.status === 'fulfilled' && key.status === 'fulfilled') return { cert: cert.value, key: key.value };
+  const missing = (read: PromiseSettledResult<string>): boolean => read.status === 'rejected' && (read.reason as { code?: unknown } | null)?.code === 'ENOENT';
+  if (missing(cert) && missing(key)) return null;
+  const [what, failed] = cert.status === 'rejected' ? ['certificate', cert] : ['key', key as PromiseRejectedResult];
+  return missing(failed) ? `its ${what} is missing` : `its ${what} cannot be read (${reason(failed.reason)})`;
 }
 
 /** Why a cached pair cannot serve as the development certificate (it is then made anew), or null when it can. */

@@ -96,6 +96,22 @@ test('regenerates when the cached certificate is garbage', async () => {
   assert.is(await readFile(join(dir, 'dev-cert.pem'), 'utf8'), second.cert);
 });
 
+test('a cached certificate whose key is missing or cannot be read is replaced saying so, not as if none were cached', async () => {
+  const dir = freshDir();
+  const first = await loadOrCreateDevCertificate(dir);
+  await rm(join(dir, 'dev-key.pem'));
+  const again = await loadOrCreateDevCertificate(dir);
+  assert.is(again.created, true);
+  assert.is(again.replaced, 'its key is missing');
+  assert.is.not(again.cert, first.cert);
+  assertPairMatches(again.cert, again.key);
+  // A directory where the key was: EISDIR, as a key another user's process left unreadable (EACCES) would be, root excepted.
+  await rm(join(dir, 'dev-key.pem'));
+  await mkdir(join(dir, 'dev-key.pem'));
+  const unreadable = await loadOrCreateDevCertificate(dir);
+  assert.match(unreadable.replaced ?? '', /^its key cannot be read \(EISDIR: /);
+});
+
 test('regenerates when the cached key does not belong to the certificate', async () => {
   const dirA = freshDir();
   const dirB = freshDir();
