@@ -95,6 +95,8 @@ export class HttpKernel implements KernelLike {
    */
   handleMaybeAsync(request: Request, type: RequestType = RequestType.MAIN, catchErrors = true): Response | Promise<Response> {
     if (type === RequestType.SUB) checkSubRequestBounds(request, this.requestStack);
+    // A main request made with duplicate() (an embedder's retry): its own sub-requests are its first level, not its second.
+    else requestInternals.handledAsMain(request);
     // Without async context tracking, run() would only call the function: no closure for it.
     if (!this.requestStack.tracksAsyncContext) return this.#handleCaught(request, type, catchErrors);
     if (type === RequestType.MAIN) requestInternals.handledWith(request, this.requestStack);
@@ -378,7 +380,7 @@ function dropBodies(kept: Response | null, ...dropped: Response[]): void {
  * Refuses a sub-request nested past MAX_SUB_REQUEST_DEPTH, or past MAX_SUB_REQUESTS under the
  * sub-request of the main request it descends from. Both are counted on the request stack, or, when it
  * does not track the current request (no debug, no requestContext), along the duplicate() steps from
- * the request the client sent.
+ * the main request (the one the client sent, or a duplicate handled as a main request).
  */
 function checkSubRequestBounds(request: Request, stack: RequestStack): void {
   // An error page (its `exception` attribute) is let through both: the client sees this error, not the plain

@@ -7,8 +7,10 @@ export const requestInternals: {
   endSignalFollowing: (request: Request) => void;
   /** The request is being handled as a main request with `stack`: its signal's abort listeners run with it current (see Request.signal). */
   handledWith: (request: Request, stack: RequestStack) => void;
-  /** How many duplicate() steps the request is from the one the client sent: how deep a sub-request is when the stack does not track it. */
+  /** The request is being handled as a main request: its duplicates are counted from it (depth 0), whatever it was duplicated from. */
+  handledAsMain: (request: Request) => void;
+  /** How many duplicate() steps the request is from its main request: how deep a sub-request is when the stack does not track it. */
   duplicateDepth: (request: Request) => number;
-  /** The request `depth` duplicate() steps from the one the client sent, on the chain that made `request` (itself when no deeper). */
+  /** The request `depth` duplicate() steps from its main request, on the chain that made `request` (itself when no deeper). */
   duplicatedAt: (request: Request, depth: number) => Request;
-} = { endSignalFollowing: () => {}, handledWith: () => {}, duplicateDepth: () => 0, duplicatedAt: (request) => request };
+} = { endSignalFollowing: () => {}, handledWith: () => {}, handledAsMain: () => {}, duplicateDepth: () => 0, duplicatedAt: (request) => request };

@@ -224,7 +224,7 @@ export class Request {
   #bodyRead: Buffer | undefined;
   /** The request a duplicate() was made from: its body and signal are the sub-request's too (the body read once for both). */
   #original: Request | undefined;
-  /** How many duplicate() steps away from the request made by Request.create() or fromIncomingMessage() (0 for that one). */
+  /** How many duplicate() steps away from its main request: the one made by Request.create() or fromIncomingMessage(), or one handled as a main request (0 for those). */
   #duplicateDepth = 0;
   /** The caller's signal (RequestInit.signal) that `signal` follows, until the request is done. */
   #callerSignal: AbortSignal | undefined;
@@ -256,6 +256,9 @@ export class Request {
       requestInternals.endSignalFollowing(main);
     };
     requestStacksOf = (request) => request.#requestStacks;
+    requestInternals.handledAsMain = (request) => {
+      request.#duplicateDepth = 0;
+    };
     requestInternals.duplicateDepth = (request) => request.#duplicateDepth;
     requestInternals.duplicatedAt = (request, depth) => {
       let found = request;

@@ -1087,4 +1087,20 @@ for (const asyncContext of [true, false]) {
   });
 }
 
+for (const asyncContext of [true, false]) {
+  test(`a main request made with duplicate() (an embedder's retry) has its own sub-requests uncounted too, request stack ${asyncContext ? 'tracking' : 'not tracking'} the current request`, async () => {
+    const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver(), new RequestStack({ asyncContext }));
+    const feed = async (request: Request): Promise<Response> => {
+      let answered = 0;
+      for (let i = 0; i <= MAX_SUB_REQUESTS; i++) {
+        const part = await kernel.handle(request.duplicate({ attributes: { _controller: () => new Response('.') } }), RequestType.SUB).catch(() => new Response('', 500));
+        if (part.status === 200) answered++;
+      }
+      return new Response(String(answered));
+    };
+    const stream = await kernel.handle(Request.create('/feed').duplicate({ attributes: { _controller: feed } }));
+    assert.is(stream.body, String(MAX_SUB_REQUESTS + 1));
+  });
+}
+
 test.run();
