@@ -3,6 +3,7 @@ import { IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from '
 import { isIP, type Socket } from 'node:net';
 import { parse as parseCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
+import { hopAddress, stripMapped } from './forwarded-hop.js';
 import { isValidHost } from './host-syntax.js';
 import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, ResponseTimeoutError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
 import { isNameValueObject, isPlainObject } from './name-value-object.js';
@@ -914,17 +915,6 @@ function firstForwardedValue(value: string | string[] | undefined): string | und
   return firstHeaderValue(value)?.split(',')[0]!.trim() || undefined;
 }
 
-/** A forwarded hop without its port or brackets (`1.2.3.4:80`, `[::1]:80`, `[::1]`); the hop itself otherwise. */
-function hopAddress(hop: string): string {
-  if (hop.startsWith('[')) {
-    const end = hop.indexOf(']');
-    return end === -1 ? hop : hop.slice(1, end);
-  }
-  const colon = hop.indexOf(':');
-  if (colon !== -1 && colon === hop.lastIndexOf(':') && isIP(hop.slice(0, colon)) === 4) return hop.slice(0, colon);
-  return hop;
-}
-
 /**
  * The host a request that names none (HTTP/1.0 without Host) is for: the address it arrived at, the
  * server's own (RFC 9112 3.3), IPv6 in brackets. A link-local one's zone (`fe80::1%eth0`) is left
@@ -936,10 +926,6 @@ function ownHost(address: string): string {
   if (isIP(ip) !== 6) return ip;
   const zone = ip.indexOf('%');
   return `[${zone === -1 ? ip : ip.slice(0, zone)}]`;
-}
-
-function stripMapped(address: string): string {
-  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
 }
 
 /** The path of a target that does not start with `/`: `*` (asterisk-form) or a URL (absolute-form, as sent to proxies); why it is refused otherwise. */

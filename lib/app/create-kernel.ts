@@ -235,7 +235,10 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   const logs = debug ? new DebugLogBuffer(bus) : null;
 
   // Debug details (stack traces, logs, debug headers, the profiler) only for allowed clients, on hosts no other site can name.
-  const access = debug ? new DebugAccess(options.debugAllow ?? DEFAULT_PROFILER_ALLOW, { trustHost, onHiddenHost: warnOncePerHost(logger.withChannel('request')) }) : null;
+  const requestLogger = logger.withChannel('request');
+  const access = debug
+    ? new DebugAccess(options.debugAllow ?? DEFAULT_PROFILER_ALLOW, { trustHost, onHiddenHost: warnOncePerHost(requestLogger), onUntrustedProxy: warnOncePerProxy(requestLogger) })
+    : null;
   const showDebug = (request: Request): boolean => access !== null && access.isAllowed(request);
 
   const profilerOptions = debug && options.profiler !== false ? (options.profiler ?? {}) : null;
@@ -518,6 +521,14 @@ function warnOncePerHost(logger: Logger): (host: string) => void {
   return oncePerKey(
     (host: string) => host,
     (host) => logger.warning('Debug details and the profiler are hidden on host "{host}": they are shown on IP addresses, localhost and *.localhost, and on the trusted hosts (--trusted-hosts), so that a page of another site cannot read them by pointing its name at this server (DNS rebinding).', { host }),
+  );
+}
+
+/** Tells the developer, once per proxy address, why an allowed client sees no debug details through it. */
+function warnOncePerProxy(logger: Logger): (proxy: string) => void {
+  return oncePerKey(
+    (proxy: string) => proxy,
+    (proxy) => logger.warning('Debug details and the profiler are hidden from requests passed on by the proxy at {proxy}, which is not in the trusted proxies (--trusted-proxies): its forwarding headers (X-Forwarded-For, Forwarded, X-Real-IP, Via...) name a client outside --profiler-allow, no client, or a host outside localhost and the trusted hosts. List the proxy in --trusted-proxies to have the client it names judged; a server other machines can reach runs with --env prod or --no-debug.', { proxy }),
   );
 }
 

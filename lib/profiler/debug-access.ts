@@ -1,7 +1,9 @@
 import { isIP } from 'node:net';
 import { UntrustedHostError, type Request, type TrustHost } from '../../kernel/index.js';
+import { isValidHost } from '../../kernel/host-syntax.js';
 import { stringCopy } from '../../kernel/string-copy.js';
 import { compileAddressList } from '../http/address-list.js';
+import { forwardedForAllowed, hasForwardingHeaders } from './forwarding-headers.js';
 
 /** Who may see the profiler and debug details: loopback only, unless configured. */
 export const DEFAULT_PROFILER_ALLOW: readonly string[] = Object.freeze(['loopback']);
@@ -22,13 +24,22 @@ export interface DebugAccessOptions {
   trustHost?: TrustHost | null;
   /** Called the first time (per verdict cache) an allowed client is refused for its host alone: createKernel logs it. */
   onHiddenHost?: (host: string) => void;
+  /**
+   * Called the first time (per proxy address) an allowed client's request is refused because it was passed on
+   * by a proxy that is not trusted, for a client the list does not allow or an unknown one: createKernel logs it.
+   */
+  onUntrustedProxy?: (proxy: string) => void;
 }
 
 /**
  * Decides per request whether the client may see profiler pages, stack traces, logs
- * and debug headers. Two rules, both must hold:
+ * and debug headers. Three rules, all must hold:
  * - the client IP is allowed. It honours X-Forwarded-For only from trusted proxies, so it
  *   cannot be spoofed with a header;
+ * - a request that a proxy not trusted passed on (to all the peer can tell, one with forwarding
+ *   headers: `X-Forwarded-For`, `Forwarded`, `X-Real-IP`, `Via`...) names only allowed clients, at
+ *   least one, and only local or trusted hosts in `X-Forwarded-Host`. An nginx on this machine that
+ *   is not in the trusted proxies makes every internet client a loopback one on an IP host;
  * - the host the request names cannot be another site's: an IP address, `localhost` or
  *   `*.localhost` (which browsers resolve to loopback themselves), or a trusted host. A page
  *   of another site that re-points its own name at 127.0.0.1 (DNS rebinding) reaches us from
@@ -40,6 +51,12 @@ export class DebugAccess {
   readonly #matches: (address: string, index: number) => boolean;
   readonly #trustHost: TrustHost | null;
   readonly #onHiddenHost: ((host: string) => void) | undefined;
+  readonly #onUntrustedProxy: ((proxy: string) => void) | undefined;
+  readonly #forwardedClientAllowed = (ip: string): boolean => this.#clientAllowed(ip);
+  /** A forwarded host as the Request checks a Host header, then as #hostAllowed judges it; not cached, as a client may write any. */
+  readonly #forwardedHostAllowed = (host: string): boolean => isLocalName(host) || (this.#trustHost !== null && isValidHost(host) && this.#trustHost(host));
+  /** Proxies onUntrustedProxy has heard of. */
+  readonly #reportedProxies = new Set<string>();
   /** Verdicts by client IP: parsing the address is the dear part, and clients come back. */
   readonly #verdicts = new Map<string, boolean>();
   /** Verdicts by host name. */
@@ -51,18 +68,37 @@ export class DebugAccess {
     this.#matches = compileAddressList(allow);
     this.#trustHost = options.trustHost ?? null;
     this.#onHiddenHost = options.onHiddenHost;
+    this.#onUntrustedProxy = options.onUntrustedProxy;
   }
 
   /** Characters of the client IPs and hosts whose verdicts are remembered now; for tests of its bound. */
   get cachedChars(): number {
     let chars = 0;
+    for (const key of this.#reportedProxies) chars += key.length;
     for (const key of this.#verdicts.keys()) chars += key.length;
     for (const key of this.#hostVerdicts.keys()) chars += key.length;
     return chars;
   }
 
   isAllowed(request: Request): boolean {
-    return this.#clientAllowed(request.clientIp) && this.#hostAllowed(request);
+    return this.#clientAllowed(request.clientIp) && this.#passedOnAllowed(request) && this.#hostAllowed(request);
+  }
+
+  /**
+   * Whether a request from a peer that is no trusted proxy, but carries forwarding headers, was passed
+   * on for allowed clients only. Headers are per request: only their addresses' verdicts are cached.
+   */
+  #passedOnAllowed(request: Request): boolean {
+    const headers = request.headers;
+    if (!hasForwardingHeaders(headers) || request.isFromTrustedProxy()) return true;
+    if (forwardedForAllowed(headers, this.#forwardedClientAllowed, this.#forwardedHostAllowed)) return true;
+    const proxy = request.remoteAddress;
+    if (this.#onUntrustedProxy !== undefined && !this.#reportedProxies.has(proxy)) {
+      if (this.#reportedProxies.size >= VERDICT_CACHE_SIZE) this.#reportedProxies.clear();
+      this.#reportedProxies.add(proxy);
+      this.#onUntrustedProxy(proxy);
+    }
+    return false;
   }
 
   #clientAllowed(ip: string): boolean {

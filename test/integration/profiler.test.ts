@@ -535,6 +535,54 @@ access('behind a proxy in --trusted-proxies, the client it forwards is the one j
   }
 });
 
+access('behind a proxy on this machine that is not in --trusted-proxies (nginx sends Host: 127.0.0.1:8000), a request forwarded for an outside client gets 404 for profiler pages, the plain error page and no debug headers; one for a loopback client, or with no such header, keeps them; trusting the proxy lets the client it names decide; the proxy is warned of once', async () => {
+  const server = await startTestServer({ app: { profiler: { storage: new MemoryStorage() } } });
+  const trusting = await startTestServer({ app: { trustedProxies: ['loopback'], profiler: { storage: new MemoryStorage() } } });
+  const warnings: LogRecord[] = [];
+  const listen = ({ record }: LogEntry): void => void (record.message.includes('--trusted-proxies') && warnings.push(record));
+  server.app.bus.on('log', listen);
+  const outside = { 'x-forwarded-for': '203.0.113.7', 'x-real-ip': '203.0.113.7', 'x-forwarded-proto': 'https' };
+  try {
+    for (const scheme of SCHEMES) {
+      const as = (on: TestServer, path: string, headers: Record<string, string>) =>
+        fetchFrom(on, scheme, path, { headers: { host: `127.0.0.1:${new URL(on.urls[scheme]).port}`, ...headers } });
+      for (const [on, headers] of [[server, outside], [server, { 'x-forwarded-for': '203.0.113.7' }], [server, { via: '1.1 proxy' }], [trusting, outside]] as const) {
+        const what = `${scheme} ${on === trusting ? 'trusted ' : ''}${JSON.stringify(headers)}`;
+        const page = await as(on, '/_profiler/', headers);
+        assert.is(page.status, 404, what);
+        assert.not.ok(page.body.includes('results found'), what);
+        const error = await as(on, '/robots.txt', headers);
+        assert.is(error.status, 404, what);
+        assert.not.ok(error.body.includes('Stack Trace') || error.body.includes('No route found'), `${what}: the plain page`);
+        assert.is(error.headers['x-debug-token'], undefined, what);
+        assert.is(error.headers['x-debug-exception'], undefined, what);
+        const home = await as(on, '/', headers);
+        assert.is(home.status, 200, what);
+        assert.not.ok(home.body.includes('/_wdt/'), `${what}: no toolbar`);
+      }
+      for (const [on, headers] of [[server, {}], [server, { 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': scheme }], [trusting, { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '203.0.113.7' }], [trusting, {}]] as const) {
+        const what = `${scheme} ${on === trusting ? 'trusted ' : ''}${JSON.stringify(headers)}`;
+        const page = await as(on, '/_profiler/', headers);
+        assert.is(page.status, 200, what);
+        assert.match(page.body, /results? found/, what);
+        const error = await as(on, '/robots.txt', headers);
+        assert.match(header(error.headers['x-debug-token']), /^[0-9a-f]{6}$/, what);
+        assert.ok(error.body.includes('Stack Trace'), `${what}: debug error page`);
+        assert.ok((await as(on, '/', headers)).body.includes('/_wdt/'), `${what}: toolbar`);
+      }
+    }
+    // Once for the proxy at 127.0.0.1, over both schemes and all the requests above.
+    assert.is(warnings.length, 1);
+    assert.is(warnings[0]!.context.proxy, '127.0.0.1');
+    assert.is(warnings[0]!.levelName, 'WARNING');
+    assert.is(warnings[0]!.channel, 'request');
+  } finally {
+    server.app.bus.off('log', listen);
+    await server.close();
+    await trusting.close();
+  }
+});
+
 access('a loopback client naming a host another site could own (DNS rebinding, a tunnel) gets 404 for profiler pages and the plain error page; IP addresses, localhost names and trusted hosts get them; a hidden host is logged once; a refused one gets its 400 alone', async () => {
   const server = await startTestServer({ app: { profiler: { storage: new MemoryStorage() } } });
   const trusting = await startTestServer({ app: { trustedHosts: ['myapp.test', '127.0.0.1'], profiler: { storage: new MemoryStorage() } } });
