@@ -525,11 +525,15 @@ function warnOncePerHost(logger: Logger): (host: string) => void {
 }
 
 /** Tells the developer, once per proxy address, why an allowed client sees no debug details through it. */
-function warnOncePerProxy(logger: Logger): (proxy: string) => void {
-  return oncePerKey(
-    (proxy: string) => proxy,
-    (proxy) => logger.warning('Debug details and the profiler are hidden from requests passed on by the proxy at {proxy}, which is not in the trusted proxies (--trusted-proxies): its forwarding headers (X-Forwarded-For, Forwarded, X-Real-IP, Via...) name a client outside --profiler-allow, no client, or a host outside localhost and the trusted hosts. List the proxy in --trusted-proxies to have the client it names judged; a server other machines can reach runs with --env prod or --no-debug.', { proxy }),
+function warnOncePerProxy(logger: Logger): (proxy: string, trusted: boolean) => void {
+  const warn = oncePerKey(
+    ({ proxy }: { proxy: string; trusted: boolean }) => proxy,
+    ({ proxy, trusted }) =>
+      trusted
+        ? logger.warning('Debug details and the profiler are hidden from requests passed on by the trusted proxy at {proxy}: its X-Forwarded-For names no client, so the client is judged by its other forwarding headers (Forwarded, X-Real-IP, Via...), which name a client outside --profiler-allow, no client, or a host outside localhost and the trusted hosts. Have the proxy append its client to X-Forwarded-For; a server other machines can reach runs with --env prod or --no-debug.', { proxy })
+        : logger.warning('Debug details and the profiler are hidden from requests passed on by the proxy at {proxy}, which is not in the trusted proxies (--trusted-proxies): its forwarding headers (X-Forwarded-For, Forwarded, X-Real-IP, Via...) name a client outside --profiler-allow, no client, or a host outside localhost and the trusted hosts. List the proxy in --trusted-proxies to have the client its X-Forwarded-For names judged; a server other machines can reach runs with --env prod or --no-debug.', { proxy }),
   );
+  return (proxy, trusted) => warn({ proxy, trusted });
 }
 
 /** Runs `act` once per distinct key, for the first 100 keys: a condition that lasts is reported once, not per request or upkeep. */

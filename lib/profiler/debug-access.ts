@@ -3,7 +3,7 @@ import { UntrustedHostError, type Request, type TrustHost } from '../../kernel/i
 import { isValidHost } from '../../kernel/host-syntax.js';
 import { stringCopy } from '../../kernel/string-copy.js';
 import { compileAddressList } from '../http/address-list.js';
-import { forwardedForAllowed, hasForwardingHeaders } from './forwarding-headers.js';
+import { forwardedForAllowed, hasForwardingHeaders, namesForwardedFor } from './forwarding-headers.js';
 
 /** Who may see the profiler and debug details: loopback only, unless configured. */
 export const DEFAULT_PROFILER_ALLOW: readonly string[] = Object.freeze(['loopback']);
@@ -26,9 +26,10 @@ export interface DebugAccessOptions {
   onHiddenHost?: (host: string) => void;
   /**
    * Called the first time (per proxy address) an allowed client's request is refused because it was passed on
-   * by a proxy that is not trusted, for a client the list does not allow or an unknown one: createKernel logs it.
+   * by a proxy that is not trusted, or by a trusted one whose X-Forwarded-For names no client (`trusted`), for a
+   * client the list does not allow or an unknown one: createKernel logs it.
    */
-  onUntrustedProxy?: (proxy: string) => void;
+  onUntrustedProxy?: (proxy: string, trusted: boolean) => void;
 }
 
 /**
@@ -37,9 +38,10 @@ export interface DebugAccessOptions {
  * - the client IP is allowed. It honours X-Forwarded-For only from trusted proxies, so it
  *   cannot be spoofed with a header;
  * - a request that a proxy not trusted passed on (to all the peer can tell, one with forwarding
- *   headers: `X-Forwarded-For`, `Forwarded`, `X-Real-IP`, `Via`...) names only allowed clients, at
- *   least one, and only local or trusted hosts in `X-Forwarded-Host`. An nginx on this machine that
- *   is not in the trusted proxies makes every internet client a loopback one on an IP host;
+ *   headers: `X-Forwarded-For`, `Forwarded`, `X-Real-IP`, `Via`...), or a trusted one whose
+ *   X-Forwarded-For names no client, names only allowed clients, at least one, and only local or
+ *   trusted hosts in `X-Forwarded-Host`. An nginx on this machine that is not in the trusted proxies
+ *   (or is, but names its client in X-Real-IP alone) makes every internet client a loopback one on an IP host;
  * - the host the request names cannot be another site's: an IP address, `localhost` or
  *   `*.localhost` (which browsers resolve to loopback themselves), or a trusted host. A page
  *   of another site that re-points its own name at 127.0.0.1 (DNS rebinding) reaches us from
@@ -51,7 +53,7 @@ export class DebugAccess {
   readonly #matches: (address: string, index: number) => boolean;
   readonly #trustHost: TrustHost | null;
   readonly #onHiddenHost: ((host: string) => void) | undefined;
-  readonly #onUntrustedProxy: ((proxy: string) => void) | undefined;
+  readonly #onUntrustedProxy: ((proxy: string, trusted: boolean) => void) | undefined;
   readonly #forwardedClientAllowed = (ip: string): boolean => this.#clientAllowed(ip);
   /** A forwarded host as the Request checks a Host header, then as #hostAllowed judges it; not cached, as a client may write any. */
   readonly #forwardedHostAllowed = (host: string): boolean => isLocalName(host) || (this.#trustHost !== null && isValidHost(host) && this.#trustHost(host));
@@ -90,13 +92,18 @@ export class DebugAccess {
    */
   #passedOnAllowed(request: Request): boolean {
     const headers = request.headers;
-    if (!hasForwardingHeaders(headers) || request.isFromTrustedProxy()) return true;
+    if (!hasForwardingHeaders(headers)) return true;
+    // A trusted proxy's X-Forwarded-For names the client that clientIp judged. One that names none there
+    // (nginx writing X-Real-IP or X-Forwarded-Proto alone) made clientIp its own address, a loopback one
+    // for a proxy on this machine: its headers are judged as an untrusted proxy's, or trusting it would show more.
+    const trusted = request.isFromTrustedProxy();
+    if (trusted && namesForwardedFor(headers)) return true;
     if (forwardedForAllowed(headers, this.#forwardedClientAllowed, this.#forwardedHostAllowed)) return true;
     const proxy = request.remoteAddress;
     if (this.#onUntrustedProxy !== undefined && !this.#reportedProxies.has(proxy)) {
       if (this.#reportedProxies.size >= VERDICT_CACHE_SIZE) this.#reportedProxies.clear();
       this.#reportedProxies.add(proxy);
-      this.#onUntrustedProxy(proxy);
+      this.#onUntrustedProxy(proxy, trusted);
     }
     return false;
   }

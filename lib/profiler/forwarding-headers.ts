@@ -14,6 +14,12 @@ export function hasForwardingHeaders(headers: IncomingHttpHeaders): boolean {
   return false;
 }
 
+/** Whether X-Forwarded-For names a hop: from a trusted proxy, that hop (or one before it) is the client the Request's clientIp judges. */
+export function namesForwardedFor(headers: IncomingHttpHeaders): boolean {
+  const value = headers['x-forwarded-for'];
+  return value !== undefined && listItems(value, ',').some((hop) => hop.trim() !== '');
+}
+
 /**
  * Whether the forwarding headers of a request passed on by a proxy that is not trusted name at least one
  * client, and only clients `allowedClient` allows and hosts (X-Forwarded-Host) `allowedHost` allows. Every

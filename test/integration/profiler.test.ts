@@ -546,7 +546,7 @@ access('behind a proxy on this machine that is not in --trusted-proxies (nginx s
     for (const scheme of SCHEMES) {
       const as = (on: TestServer, path: string, headers: Record<string, string>) =>
         fetchFrom(on, scheme, path, { headers: { host: `127.0.0.1:${new URL(on.urls[scheme]).port}`, ...headers } });
-      for (const [on, headers] of [[server, outside], [server, { 'x-forwarded-for': '203.0.113.7' }], [server, { via: '1.1 proxy' }], [trusting, outside]] as const) {
+      for (const [on, headers] of [[server, outside], [server, { 'x-forwarded-for': '203.0.113.7' }], [server, { via: '1.1 proxy' }], [trusting, outside], [trusting, { 'x-real-ip': '203.0.113.7', 'x-forwarded-proto': 'https' }]] as const) {
         const what = `${scheme} ${on === trusting ? 'trusted ' : ''}${JSON.stringify(headers)}`;
         const page = await as(on, '/_profiler/', headers);
         assert.is(page.status, 404, what);

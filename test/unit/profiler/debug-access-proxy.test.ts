@@ -88,8 +88,27 @@ test('behind a trusted proxy, the client it forwards decides as before: its othe
   const loopback = compileAddressList(['loopback']);
   assert.is(access.isAllowed(passedOn({ 'x-forwarded-for': OUTSIDER }, '127.0.0.1', loopback)), false);
   assert.is(access.isAllowed(passedOn({ 'x-forwarded-for': '127.0.0.1', 'x-real-ip': OUTSIDER, via: '1.1 nginx' }, '127.0.0.1', loopback)), true);
-  assert.is(access.isAllowed(passedOn({ via: '1.1 nginx', 'x-forwarded-proto': 'https' }, '127.0.0.1', loopback)), true, 'the peer is the client it names');
   assert.is(access.isAllowed(passedOn({ 'x-forwarded-for': OUTSIDER }, '127.0.0.1', compileAddressList(['10.0.0.0/8']))), false, 'another proxy trusted: this peer is not');
+});
+
+test('a trusted proxy whose X-Forwarded-For names no client is judged by its other forwarding headers: listing an nginx that writes X-Real-IP alone shows the internet nothing', () => {
+  const heard: [string, boolean][] = [];
+  const access = new DebugAccess(undefined, { onUntrustedProxy: (proxy, trusted) => heard.push([proxy, trusted]) });
+  const loopback = compileAddressList(['loopback']);
+  for (const headers of [
+    { 'x-real-ip': OUTSIDER },
+    { 'x-real-ip': OUTSIDER, 'x-forwarded-proto': 'https' },
+    { forwarded: `for=${OUTSIDER};proto=https` },
+    { via: '1.1 nginx', 'x-forwarded-proto': 'https' },
+    { 'x-forwarded-for': '', 'x-real-ip': OUTSIDER },
+  ]) {
+    assert.is(access.isAllowed(passedOn(headers, '127.0.0.1', loopback)), false, JSON.stringify(headers));
+    assert.is(access.isAllowed(passedOn(headers, '::1', loopback)), false, `::1 ${JSON.stringify(headers)}`);
+  }
+  assert.equal(heard, [['127.0.0.1', true], ['::1', true]]);
+  for (const headers of [{}, { 'x-real-ip': '127.0.0.1' }, { forwarded: 'for="[::1]:4711";proto=http', 'x-forwarded-proto': 'http' }]) {
+    assert.is(access.isAllowed(passedOn(headers, '127.0.0.1', loopback)), true, JSON.stringify(headers));
+  }
 });
 
 test('without forwarding headers, an allowed peer keeps debug details and nothing is reported', () => {
@@ -102,7 +121,7 @@ test('without forwarding headers, an allowed peer keeps debug details and nothin
 
 test('onUntrustedProxy hears of each proxy once, and never of a peer refused anyway', () => {
   const heard: string[] = [];
-  const access = new DebugAccess(undefined, { onUntrustedProxy: (proxy) => heard.push(proxy) });
+  const access = new DebugAccess(undefined, { onUntrustedProxy: (proxy, trusted) => heard.push(`${proxy}${trusted ? ' trusted' : ''}`) });
   for (let i = 0; i < 3; i++) {
     access.isAllowed(passedOn({ 'x-forwarded-for': OUTSIDER }));
     access.isAllowed(passedOn({ via: '1.1 nginx' }));

@@ -45,7 +45,7 @@ test('an allowed client sees debug details on a local name or a trusted host onl
 
 test('behind a trusted proxy, the forwarded host is the one judged', () => {
   const access = new DebugAccess();
-  const proxied = (forwardedHost: string) => new Request('/_profiler/', { remoteAddress: '127.0.0.1', headers: { host: 'localhost', 'x-forwarded-host': forwardedHost }, trustProxy: () => true });
+  const proxied = (forwardedHost: string) => new Request('/_profiler/', { remoteAddress: '127.0.0.1', headers: { host: 'localhost', 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': forwardedHost }, trustProxy: () => true });
   assert.not.ok(access.isAllowed(proxied('rebound.test')));
   assert.ok(access.isAllowed(proxied('app.localhost')));
 });
