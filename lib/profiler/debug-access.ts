@@ -56,7 +56,7 @@ export class DebugAccess {
   readonly #onUntrustedProxy: ((proxy: string, trusted: boolean) => void) | undefined;
   readonly #forwardedClientAllowed = (ip: string): boolean => this.#clientAllowed(ip);
   /** A forwarded host as the Request checks a Host header, then as #hostAllowed judges it; not cached, as a client may write any. */
-  readonly #forwardedHostAllowed = (host: string): boolean => isLocalName(host) || (this.#trustHost !== null && isValidHost(host) && this.#trustHost(host));
+  readonly #forwardedHostAllowed = (host: string): boolean => isValidHost(host) && (isLocalName(host) || (this.#trustHost !== null && this.#trustHost(host)));
   /** Proxies onUntrustedProxy has heard of. */
   readonly #reportedProxies = new Set<string>();
   /** Verdicts by client IP: parsing the address is the dear part, and clients come back. */

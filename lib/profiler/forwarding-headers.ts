@@ -62,11 +62,11 @@ function unquoted(value: string): string {
   return value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
 }
 
-/** `host:port` without its port; a bracketed IPv6 address keeps its brackets, as isLocalName reads it. */
+/** `host:port` without its port; a bracketed IPv6 address keeps its brackets, as isLocalName reads it. Anything else after `]` is kept, for the host check to refuse. */
 function withoutPort(host: string): string {
   if (host.startsWith('[')) {
     const end = host.indexOf(']');
-    return end === -1 ? host : host.slice(0, end + 1);
+    return end !== -1 && (end === host.length - 1 || host.charCodeAt(end + 1) === 58) /* : */ ? host.slice(0, end + 1) : host;
   }
   const colon = host.indexOf(':');
   return colon !== -1 && colon === host.lastIndexOf(':') ? host.slice(0, colon) : host;

@@ -83,6 +83,15 @@ test('an X-Forwarded-Host from a proxy that is no trusted one is judged as a Hos
   assert.is(new DebugAccess(undefined, { trustHost: () => true }).isAllowed(forHost('a b')), false, 'no valid host is no trusted one, whatever a RegExp takes');
 });
 
+test('an X-Forwarded-Host that is no valid host is no local name either, whatever it ends with', () => {
+  const access = new DebugAccess();
+  const forHost = (host: string) => passedOn({ 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': host });
+  for (const host of ['evil.test/.localhost', 'evil.test?.localhost', 'evil.test#.localhost', 'evil.test .localhost', '[::1]evil.test', '[::1].evil.test:80']) {
+    assert.is(access.isAllowed(forHost(host)), false, host);
+  }
+  for (const host of ['app.localhost', '[::1]', '[::1]:3000', 'localhost:80']) assert.is(access.isAllowed(forHost(host)), true, host);
+});
+
 test('behind a trusted proxy, the client it forwards decides as before: its other headers are not read', () => {
   const access = new DebugAccess();
   const loopback = compileAddressList(['loopback']);
