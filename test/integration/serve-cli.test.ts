@@ -276,18 +276,11 @@ test('--tls-cert and --tls-key with --https-port off is a usage error with exit 
 
 test('an expired --tls-cert is served, with a WARNING on stderr naming the file and its notAfter date', async () => {
   const cwd = serveWorkDir();
-  const notAfter = new Date(Math.floor((Date.now() - 24 * 60 * 60 * 1000) / 1000) * 1000);
-  const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    notBeforeDate: new Date(notAfter.getTime() - 30 * 24 * 60 * 60 * 1000),
-    notAfterDate: notAfter,
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
-  });
+  const { notAfter, pems } = await expiredCertificate([{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }]);
   writeFileSync(join(cwd, 'expired-cert.pem'), pems.cert);
   writeFileSync(join(cwd, 'expired-key.pem'), pems.private);
   const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', '0', '--no-profiler', '--tls-cert', 'expired-cert.pem', '--tls-key', 'expired-key.pem'], cwd);
-  for (let waited = 0; !stderr().includes('expired-cert.pem') && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  await untilSaid(stderr, 'expired-cert.pem');
   const line = stderr().split('\n').find((text) => text.includes('expired-cert.pem'));
   assert.ok(line !== undefined, `a line names the file: ${stderr().slice(0, 500)}`);
   const record = JSON.parse(line!) as { level: string; channel: string; message: string };
@@ -303,22 +296,15 @@ test('an expired --tls-cert is served, with a WARNING on stderr naming the file 
 
 test('an expired development certificate cached in var/tls/ is replaced, never served, and a line on stderr says why', async () => {
   const cwd = serveWorkDir();
-  const notAfter = new Date(Math.floor((Date.now() - 24 * 60 * 60 * 1000) / 1000) * 1000);
-  const expired = await generate([{ name: 'commonName', value: 'localhost' }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    notBeforeDate: new Date(notAfter.getTime() - 365 * 24 * 60 * 60 * 1000),
-    notAfterDate: notAfter,
-    extensions: [
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
-    ],
-  });
+  const { notAfter, pems: expired } = await expiredCertificate([
+    { name: 'extKeyUsage', serverAuth: true },
+    { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
+  ]);
   mkdirSync(join(cwd, 'var', 'tls'), { recursive: true });
   writeFileSync(join(cwd, 'var', 'tls', 'dev-cert.pem'), expired.cert);
   writeFileSync(join(cwd, 'var', 'tls', 'dev-key.pem'), expired.private, { mode: 0o600 });
   const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', '0', '--no-profiler'], cwd);
-  for (let waited = 0; !stderr().includes('var/tls/') && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  await untilSaid(stderr, 'var/tls/');
   assert.match(stderr(), `serve: replaced the development certificate in var/tls/ with a new self-signed one (localhost, 127.0.0.1, ::1): it has expired (notAfter ${notAfter.toISOString()})\n`);
   const cached = readFileSync(join(cwd, 'var', 'tls', 'dev-cert.pem'), 'utf8');
   assert.ok(Date.parse(new X509Certificate(cached).validTo) > Date.now(), 'the cache holds a valid one');
@@ -483,3 +469,21 @@ test('--log-level sets what stderr gets: at critical a 404 (an ERROR) writes not
 });
 
 test.run();
+
+/** A certificate for localhost that expired a day ago (a whole second, as X.509 keeps it), with `extensions`. */
+async function expiredCertificate(extensions: NonNullable<Parameters<typeof generate>[1]>['extensions']): Promise<{ notAfter: Date; pems: { cert: string; private: string } }> {
+  const notAfter = new Date(Math.floor((Date.now() - 24 * 60 * 60 * 1000) / 1000) * 1000);
+  const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    notBeforeDate: new Date(notAfter.getTime() - 30 * 24 * 60 * 60 * 1000),
+    notAfterDate: notAfter,
+    extensions,
+  });
+  return { notAfter, pems };
+}
+
+/** Waits, up to 5 s, for `text` on the server's stderr (the assertions after it say what is missing). */
+async function untilSaid(stderr: () => string, text: string): Promise<void> {
+  for (let waited = 0; !stderr().includes(text) && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+}
