@@ -155,7 +155,7 @@ export interface KernelOptions {
   debugAllow?: readonly string[];
   /** The profiler, recording every request in debug mode; false turns it off. Default on in debug mode. */
   profiler?: ProfilerKernelOptions | false;
-  /** Ports a redirect to the other scheme goes to (a route with `schemes`). Default 80 and 443; see KernelApp.schemePorts. */
+  /** Ports a redirect to the other scheme goes to (a route with `schemes`), and links to it. Default 80 and 443; see KernelApp.schemePorts. */
   schemePorts?: Partial<SchemePorts>;
 }
 
@@ -194,8 +194,8 @@ export interface KernelApp {
   env: string;
   debug: boolean;
   /**
-   * Ports a redirect to the other scheme goes to; change them once the listeners are up (as
-   * `bin/serve` does: its https port is 8443, or one picked for port 0).
+   * Ports a redirect to the other scheme goes to, and links to it: `UrlGenerator.contextFrom(request, app.schemePorts)`.
+   * Change them once the listeners are up (as `bin/serve` does: its https port is 8443, or one picked for port 0).
    */
   schemePorts: SchemePorts;
   /**

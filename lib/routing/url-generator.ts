@@ -8,6 +8,7 @@ import { decode } from './params-builder.js';
 import { DOT_SEGMENT, encodeDotSegments, escapeClass, escapeRegex, variantSource, type CompiledPattern, type Part } from './pattern.js';
 import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
+import type { SchemePorts } from './router-listener.js';
 
 /** Where generated URLs point: scheme, host and port for absolute URLs, and the base path the app is mounted under. */
 export interface GeneratorContext {
@@ -15,8 +16,12 @@ export interface GeneratorContext {
   readonly scheme?: 'http' | 'https';
   /** Default `localhost`. */
   readonly host?: string;
-  /** Omitted from URLs when it is the scheme's default (80, 443), and when the route forces another scheme. */
+  /** The port of `scheme` (default its `httpPort` or `httpsPort`); omitted from URLs when it is the scheme's default (80, 443). */
   readonly port?: number;
+  /** The port of http, for links to a route that forces http from an https context (Symfony's `httpPort`). Default 80. */
+  readonly httpPort?: number;
+  /** The port of https, for links to a route that forces https from an http context (Symfony's `httpsPort`). Default 443. */
+  readonly httpsPort?: number;
   /** Prefix of every generated path, e.g. `/app` (default none). */
   readonly baseUrl?: string;
 }
@@ -82,17 +87,23 @@ export class UrlGenerator {
   readonly #routes: RouteCollection;
   readonly #scheme: 'http' | 'https';
   readonly #host: string;
-  readonly #port: number | undefined;
+  /** Each scheme's port, the context's scheme's being `port` (undefined: the scheme's default). */
+  readonly #ports: Readonly<Record<'http' | 'https', number | undefined>>;
   readonly #baseUrl: string;
 
   /**
    * The context of a request's own links (Symfony's `RequestContext::fromRequest()`): its scheme, host
    * and port as `request.scheme`, `host` and `port` read them, so X-Forwarded-* count from a trusted
    * proxy alone, and a host `trustedHosts` refuses throws its 400 rather than go into a URL. No
-   * `baseUrl`: a request does not know where the app is mounted; add your own.
+   * `baseUrl`: a request does not know where the app is mounted; add your own. `ports` (`app.schemePorts`)
+   * gives the other scheme's port, so a link to a route that forces it goes where the router's redirect goes.
    */
-  static contextFrom(request: Request): GeneratorContext {
-    return { scheme: request.scheme, host: request.host, port: request.port };
+  static contextFrom(request: Request, ports?: Readonly<Partial<SchemePorts>>): GeneratorContext {
+    const context = { scheme: request.scheme, host: request.host, port: request.port };
+    const other = request.scheme === 'http' ? 'https' : 'http';
+    const port = ports?.[other];
+    if (port === undefined) return context;
+    return other === 'https' ? { ...context, httpsPort: port } : { ...context, httpPort: port };
   }
 
   constructor(routes: RouteCollection, context: GeneratorContext = {}) {
@@ -100,7 +111,8 @@ export class UrlGenerator {
     this.#routes = routes;
     this.#scheme = context.scheme ?? 'http';
     this.#host = (context.host ?? 'localhost').toLowerCase();
-    this.#port = context.port;
+    const { httpPort, httpsPort } = context;
+    this.#ports = this.#scheme === 'http' ? { http: context.port ?? httpPort, https: httpsPort } : { http: httpPort, https: context.port ?? httpsPort };
     this.#baseUrl = (context.baseUrl ?? '').replace(/\/+$/, '');
   }
 
@@ -182,7 +194,7 @@ export class UrlGenerator {
     const fragment = own(params, '_fragment') ?? own(route.defaults, '_fragment');
     if (fragment !== undefined && fragment !== null && fragment !== '') url += `#${percentEncode(String(fragment), encodeURI, name, '_fragment').replace(/#/g, '%23')}`;
     if (!needsHost) return url;
-    const port = scheme === this.#scheme && this.#port !== undefined && this.#port !== DEFAULT_PORTS[scheme] ? `:${this.#port}` : '';
+    const port = this.#ports[scheme] !== undefined && this.#ports[scheme] !== DEFAULT_PORTS[scheme] ? `:${this.#ports[scheme]}` : '';
     return `${scheme}://${host}${port}${url}`;
   }
 }
@@ -194,18 +206,26 @@ function checkContext(context: GeneratorContext): void {
   for (const key of Object.keys(context)) {
     if (!CONTEXT_OPTIONS.includes(key)) throw new TypeError(`The generator has no context option "${key}"; its options are ${CONTEXT_OPTIONS.join(', ')}.`);
   }
-  const { scheme, host, port, baseUrl } = context;
+  const { scheme, host, port, httpPort, httpsPort, baseUrl } = context;
   const refuse = (what: string, value: unknown, expected: string): never => {
     throw new TypeError(`The generator's ${what} is ${expected}, not ${JSON.stringify(value) ?? String(value)}.`);
   };
   if (scheme !== undefined && scheme !== 'http' && scheme !== 'https') refuse('scheme', scheme, '"http" or "https"');
   if (host !== undefined && (typeof host !== 'string' || !isValidHost(host))) refuse('host', host, 'a host name or address without a port (`example.com`, `127.0.0.1`, `[::1]`)');
-  if (port !== undefined && (!Number.isInteger(port) || port < 1 || port > 65_535)) refuse('port', port, 'a port number from 1 to 65535');
+  for (const [name, value] of [['port', port], ['httpPort', httpPort], ['httpsPort', httpsPort]] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > 65_535)) refuse(name, value, 'a port number from 1 to 65535');
+  }
+  // `port` is the context's scheme's port: another one given for that scheme would leave its links ambiguous.
+  const current = scheme ?? 'http';
+  const schemePort = current === 'http' ? httpPort : httpsPort;
+  if (port !== undefined && schemePort !== undefined && schemePort !== port) {
+    throw new TypeError(`The generator's port ${port} and ${current}Port ${schemePort} are both the port of its scheme, ${current}: give one.`);
+  }
   // A base path is written into every URL as it is: it starts with a slash, and holds no query, fragment or character a URL must encode.
   if (baseUrl !== undefined && (typeof baseUrl !== 'string' || (baseUrl !== '' && !BASE_URL.test(baseUrl)))) refuse('baseUrl', baseUrl, "empty or a path starting with a slash (`/shop`), its characters percent-encoded where a URL needs it");
 }
 
-const CONTEXT_OPTIONS: readonly string[] = ['scheme', 'host', 'port', 'baseUrl'];
+const CONTEXT_OPTIONS: readonly string[] = ['scheme', 'host', 'port', 'httpPort', 'httpsPort', 'baseUrl'];
 
 const BASE_URL = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*$/;
 

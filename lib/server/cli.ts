@@ -161,7 +161,7 @@ async function serve(options: ServeOptions, shutdown: Shutdown, makeApp: AppFact
     return 1;
   }
 
-  // Redirects to the other scheme go to the listeners' ports (a scheme without a listener keeps its port).
+  // Redirects and links to the other scheme go to the listeners' ports (a scheme without a listener keeps its port).
   if (app.schemePorts !== undefined) Object.assign(app.schemePorts, running.ports);
   // A signal that came while the listeners started: they close again, and no line says they listen.
   if (shutdown.received === undefined) {

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Response, type Request } from '../../kernel/index.js';
-import { Route, RouteCollection, UrlGenerator } from '../../lib/routing/index.js';
+import { Route, RouteCollection, UrlGenerator, type SchemePorts } from '../../lib/routing/index.js';
 import { SCHEMES, fetchFrom, startTestServer, type TestServer } from './harness.js';
 
 /** A route whose controller answers its own absolute URL, made with the context of the request. */
@@ -52,3 +52,50 @@ for (const scheme of SCHEMES) {
 
   test.run();
 }
+
+/**
+ * Routes each limited to one scheme, and a controller answering the links to them, made with the
+ * context of the request and the app's schemePorts (`ports()`, read once the listeners are up).
+ */
+function schemeRoutes(ports: () => SchemePorts): RouteCollection {
+  const routes = new RouteCollection();
+  routes.add('secure', new Route('/secure', { schemes: ['https'], defaults: { _controller: () => new Response('secure') } }));
+  routes.add('plain', new Route('/plain', { schemes: ['http'], defaults: { _controller: () => new Response('plain') } }));
+  routes.add('links', new Route('/links', {
+    defaults: {
+      _controller: (request: Request) => {
+        const urls = new UrlGenerator(routes, UrlGenerator.contextFrom(request, ports()));
+        return Response.json({ secure: urls.generate('secure'), plain: urls.generate('plain') });
+      },
+    },
+  }));
+  return routes;
+}
+
+const links = suite('links to a route of the other scheme');
+let listening: TestServer;
+
+links.before(async () => {
+  listening = await startTestServer({ kernel: { routes: schemeRoutes(() => listening.app.schemePorts) } });
+  // As bin/serve does: the other scheme is at the port its listener was given (port 0: one picked).
+  Object.assign(listening.app.schemePorts, listening.running.ports);
+});
+links.after(async () => {
+  await listening.close();
+});
+
+links('name the port the other scheme listens on, the one the router redirects to', async () => {
+  for (const [scheme, other, name] of [['http', 'https', 'secure'], ['https', 'http', 'plain']] as const) {
+    const answer = await fetchFrom(listening, scheme, '/links');
+    assert.is(answer.status, 200, answer.body);
+    const link = (JSON.parse(answer.body) as Record<string, string>)[name];
+    assert.is(link, `${listening.urls[other]}/${name}`, `a link from ${scheme}`);
+    const redirect = await fetchFrom(listening, scheme, `/${name}`);
+    assert.is(redirect.status, 301);
+    assert.is(redirect.headers.location, link, `the redirect from ${scheme}`);
+    const followed = await fetchFrom(listening, other, `/${name}`);
+    assert.is(followed.body, name);
+  }
+});
+
+links.run();

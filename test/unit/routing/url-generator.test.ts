@@ -482,9 +482,29 @@ test('contextFrom refuses a host the trusted hosts do not list, forwarded or not
   assert.instance(thrown(() => UrlGenerator.contextFrom(forwarded)), UntrustedHostError);
 });
 
-test('a route that requires another scheme is generated absolute, without the context port', () => {
+test('a route that requires another scheme is generated absolute, at that scheme\'s port (httpsPort, default 443), never the context port', () => {
   assert.is(generator({ host: 'example.com', port: 8080 }).generate('login'), 'https://example.com/login');
   assert.is(generator({ scheme: 'https', host: 'example.com' }).generate('login'), '/login');
+  assert.is(generator({ host: 'example.com', port: 8000, httpsPort: 8443 }).generate('login'), 'https://example.com:8443/login');
+  assert.is(generator({ host: 'example.com', httpPort: 8000, httpsPort: 443 }).generate('login'), 'https://example.com/login');
+  // The context's own scheme keeps its port: `port`, or the scheme's port option when port is left out.
+  assert.is(generator({ host: 'example.com', port: 8000, httpsPort: 8443 }).generate('book', { id: 1 }, true), 'http://example.com:8000/books/1');
+  assert.is(generator({ host: 'example.com', httpPort: 8000, httpsPort: 8443 }).generate('book', { id: 1 }, true), 'http://example.com:8000/books/1');
+  const plain = new RouteCollection().add('plain', new Route('/plain', { schemes: ['http'] }));
+  assert.is(new UrlGenerator(plain, { scheme: 'https', host: 'example.com', port: 8443, httpPort: 8000 }).generate('plain'), 'http://example.com:8000/plain');
+  assert.is(new UrlGenerator(plain, { scheme: 'https', host: 'example.com', httpsPort: 8443 }).generate('plain'), 'http://example.com/plain');
+  assert.is(new UrlGenerator(plain, { scheme: 'https', host: 'example.com', httpsPort: 8443 }).generate('plain', {}, true), 'http://example.com/plain');
+});
+
+test('contextFrom takes the other scheme\'s port from the ports given (app.schemePorts), so links to it go where the router redirects', () => {
+  const ports = { http: 8000, https: 8443 };
+  assert.equal(UrlGenerator.contextFrom(Request.create('http://books.example:8000/'), ports), { scheme: 'http', host: 'books.example', port: 8000, httpsPort: 8443 });
+  assert.equal(UrlGenerator.contextFrom(Request.create('https://books.example:8443/'), ports), { scheme: 'https', host: 'books.example', port: 8443, httpPort: 8000 });
+  assert.is(generator(UrlGenerator.contextFrom(Request.create('http://books.example:8000/'), ports)).generate('login'), 'https://books.example:8443/login');
+  // The request's own port stands for its scheme (a proxy's, forwarded), whatever the listener's.
+  assert.is(generator(UrlGenerator.contextFrom(Request.create('http://books.example:9000/'), ports)).generate('book', { id: 1 }, true), 'http://books.example:9000/books/1');
+  assert.is(generator(UrlGenerator.contextFrom(Request.create('http://books.example:8000/'), { http: 8000, https: 443 })).generate('login'), 'https://books.example/login');
+  assert.is(generator(UrlGenerator.contextFrom(Request.create('http://books.example:8000/'), {})).generate('login'), 'https://books.example/login');
 });
 
 test('a route host is filled in, and makes the URL absolute when it differs from the context host', () => {
@@ -528,6 +548,11 @@ test('a context that would make malformed URLs is refused when the generator is 
     [{ host: 'example.com:8080' }, /host/],
     [{ port: 99_999 }, /^The generator's port is a port number from 1 to 65535, not 99999\./],
     [{ port: 0 }, /port/],
+    [{ httpPort: 0 }, /^The generator's httpPort is a port number from 1 to 65535, not 0\./],
+    [{ httpsPort: 8443.5 }, /^The generator's httpsPort is a port number from 1 to 65535, not 8443\.5\./],
+    [{ httpsPort: '8443' as unknown as number }, /^The generator's httpsPort is a port number from 1 to 65535, not "8443"\./],
+    [{ port: 8000, httpPort: 8080 }, /^The generator's port 8000 and httpPort 8080 are both the port of its scheme, http: give one\.$/],
+    [{ scheme: 'https', port: 8443, httpsPort: 443 }, /^The generator's port 8443 and httpsPort 443 are both the port of its scheme, https: give one\.$/],
     [{ scheme: 'ftp' as 'http' }, /^The generator's scheme is "http" or "https", not "ftp"\./],
   ];
   for (const [context, message] of cases) {
@@ -535,7 +560,7 @@ test('a context that would make malformed URLs is refused when the generator is 
     assert.instance(error, TypeError, JSON.stringify(context));
     assert.match(error.message, message);
   }
-  const fine = new UrlGenerator(routes(), { scheme: 'https', host: '[::1]', port: 8443, baseUrl: '/caf%C3%A9/' });
+  const fine = new UrlGenerator(routes(), { scheme: 'https', host: '[::1]', port: 8443, httpsPort: 8443, httpPort: 8000, baseUrl: '/caf%C3%A9/' });
   assert.is(fine.generate('book', { id: 1 }, true), 'https://[::1]:8443/caf%C3%A9/books/1');
   assert.is(new UrlGenerator(routes(), { baseUrl: '' }).generate('home'), '/');
 });
@@ -543,8 +568,8 @@ test('a context that would make malformed URLs is refused when the generator is 
 test('a context option the generator does not know (a typo: baseURL) or a context that is no object is a TypeError, not URLs without it', () => {
   const typo = thrown(() => new UrlGenerator(routes(), { baseURL: '/shop' } as never));
   assert.instance(typo, TypeError);
-  assert.is(typo.message, 'The generator has no context option "baseURL"; its options are scheme, host, port, baseUrl.');
-  assert.match(thrown(() => new UrlGenerator(routes(), { httpPort: 8080 } as never)).message, /no context option "httpPort"/);
+  assert.is(typo.message, 'The generator has no context option "baseURL"; its options are scheme, host, port, httpPort, httpsPort, baseUrl.');
+  assert.match(thrown(() => new UrlGenerator(routes(), { http_port: 8080 } as never)).message, /no context option "http_port"/);
   assert.is(thrown(() => new UrlGenerator(routes(), null as never)).message, "The generator's context is a plain object ({ host: 'example.com' }), not null.");
   assert.is(new UrlGenerator(routes(), { host: undefined }).generate('home', {}, true), 'http://localhost/');
 });
