@@ -73,6 +73,11 @@ export function compilePattern(source: string, delimiter: '/' | '.', requirement
       if (first.value.startsWith('//')) {
         throw new InvalidRouteError(`Invalid ${label} "${source}": it must start with one "/" whichever optional groups are left out or written, not "${first.value}" (an optional group opening the path holds its slash: \`{/:locale}/home\`).`);
       }
+      // Nor an empty segment further on (`/api/{/:v}` written is `/api//1`): a path served under `//` only,
+      // which proxies that merge slashes (nginx's default) turn into another; the route's own `//` stays.
+      if (groupMakesEmptySegment(flat)) {
+        throw new InvalidRouteError(`Invalid ${label} "${source}": an optional group, written or left out, puts "//" in it ("${describeVariant(parts)}"); the group holds the slash before its segment, the text before it does not: \`/api{/:version}\`, \`/files{/:dir}/list\`.`);
+      }
     }
     variants.push(parts);
     const key = Array<string>(groups.size).fill('0');
@@ -174,6 +179,27 @@ interface GroupMark {
 }
 
 type FlatToken = Exclude<Token, { type: 'group' }> | GroupMark;
+
+/** Whether text ending with `/` meets text starting with `/` where an optional group begins, ends or was left out. */
+function groupMakesEmptySegment(flat: readonly FlatToken[]): boolean {
+  let previous = '';
+  for (const token of flat) {
+    if (token.type !== 'text') {
+      // A parameter or wildcard holds at least one character: no empty segment across it.
+      if (token.type !== 'group') previous = '';
+      continue;
+    }
+    if (token.value === '') continue;
+    if (previous.endsWith('/') && token.value.startsWith('/')) return true;
+    previous = token.value;
+  }
+  return false;
+}
+
+/** A variant as it reads, each parameter as written in a pattern (`/api//:v`), for messages. */
+function describeVariant(parts: readonly Part[]): string {
+  return parts.map((part) => (part.type === 'text' ? part.value : `${part.type === 'wildcard' ? '*' : ':'}${part.name}`)).join('');
+}
 
 // Calls `emit` with each combination of optional groups, the group's contents first.
 function expand(tokens: readonly Token[], index: number, prefix: FlatToken[], groups: ReadonlyMap<Token, number>, emit: (flat: FlatToken[]) => void): void {

@@ -86,6 +86,21 @@ test('the hint for a "?" names the parameter before it whatever its letters, and
   assert.is(messageOf('/search?q'), 'Invalid route path "/search?q": Unexpected ? at index 7: /search?q (a route matches the path, without its query string, which request.query reads; a "?" that is text is escaped: `\\?`); visit https://git.new/pathToRegexpError for info');
 });
 
+test('an optional group that puts "//" in the path, written or left out, is an InvalidRouteError saying the group holds the slash; the route\'s own "//" stays', () => {
+  const api = thrown(() => new Route('/api/{/:v}'));
+  assert.instance(api, InvalidRouteError);
+  assert.is(api.message, 'Invalid route path "/api/{/:v}": an optional group, written or left out, puts "//" in it ("/api//:v"); the group holds the slash before its segment, the text before it does not: `/api{/:version}`, `/files{/:dir}/list`.');
+  for (const [path, variant] of [['/files/{:dir}/list', '/files//list'], ['/x/{*rest}/y', '/x//y'], ['/a{/:b}/{/:c}', '/a/:b//:c'], ['/x/{/y}', '/x//y'], ['/a/{:v}/', '/a//'], ['/a{/b/}/c', '/a/b//c'], ['/:a/{/:v}{.:f}', '/:a//:v.:f']]) {
+    const error = thrown(() => new Route(path));
+    assert.instance(error, InvalidRouteError, path);
+    assert.match(error.message, `Invalid route path "${path}": an optional group, written or left out, puts "//" in it ("${variant}")`, path);
+  }
+  // A prefix is checked as a path, and one ending with "/" is trimmed before a route opening with a group.
+  assert.match(thrown(() => new RouteCollection().add('a', new Route('/a')).addPrefix('/api/{/:v}')).message, 'Invalid route prefix "/api/{/:v}": an optional group');
+  assert.is(new RouteCollection().add('v', new Route('{/:v}/x')).addPrefix('/api/').get('v')!.path, '/api{/:v}/x');
+  for (const path of ['/api{/:v}', '/files{/:dir}/list', '/a//b', '/a//b{/:c}', '/a/{:v}', '/a{/:v}/', '/x{/*rest}']) assert.ok(new Route(path), path);
+});
+
 test('two parameters with nothing between them are refused', () => {
   assert.throws(() => new Route('/:a:b'), /must be separated/);
 });

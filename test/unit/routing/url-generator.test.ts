@@ -7,6 +7,7 @@ import { propertyParameters } from '../../arbitraries.js';
 import { Request, UntrustedHostError } from '../../../kernel/index.js';
 import {
   InvalidParameterError,
+  InvalidRouteError,
   MissingMandatoryParametersError,
   Route,
   RouteCollection,
@@ -239,6 +240,54 @@ test('a requirement decides which group a later value would be read into, so the
   assert.is(g.generate('letters', { a: '1', c: '3', d: '2' }), '/1/3/2');
   // A c of letters would be b's: then b's group is in the way too.
   assert.equal((thrown(() => g.generate('letters', { a: '1', c: 'x', d: '2' })) as MissingMandatoryParametersError).missingParameters, ['b']);
+});
+
+test('for tricky patterns (optional groups at the start, middle and end, prefixes, wildcards), a generated path matches back to its route and parameters, optional ones given or not', () => {
+  const context = { method: 'GET', host: 'localhost', scheme: 'http' } as const;
+  const patterns = [
+    '{/:v}', '{/:v}/x', '/x{/:v}', '/x{/:v}/', '/x/{:v}', '/x{/:v}/y', '/x{/:v}{/:w}', '/x{/:v{/:w}}', '/x{/:v}{.:f}', '/x/:a{/:v}',
+    '{/:v}/*rest', '/x{/:v}/*rest', '/x/*rest{.:f}', '/x{/*rest}', '/x{/*rest}/y', '/x/:a{-:v}/*rest', '/a//b{/:v}',
+    // A group after a slash that holds its own: refused when added, never a path with "//" in it.
+    '/x/{/:v}', '/x/{:v}/y', '/x/{/:v}/*rest',
+  ];
+  const values: Record<string, readonly unknown[]> = { v: ['1', 'a.b', undefined], w: ['2', undefined], f: ['json', undefined], a: ['q'], rest: [['r', 's'], 't', undefined], l: ['en', undefined] };
+  let checked = 0;
+  for (const prefix of ['', '/p/', '{/:l}/', '/:l/']) {
+    for (const path of patterns) {
+      let collection: RouteCollection;
+      try {
+        collection = new RouteCollection().add('other', new Route('/other')).add('r', new Route(path)).addPrefix(prefix);
+      } catch (error) {
+        assert.instance(error, InvalidRouteError, path);
+        continue;
+      }
+      const full = collection.get('r')!.path;
+      const names = Object.keys(values).filter((name) => new RegExp(`[:*]${name}\\b`).test(full));
+      const combinations = names.reduce<Array<Record<string, unknown>>>((all, name) => all.flatMap((params) => values[name]!.map((value) => (value === undefined ? params : { ...params, [name]: value }))), [{}]);
+      const [generator, matcher] = [new UrlGenerator(collection), new UrlMatcher(collection)];
+      for (const params of combinations) {
+        let url: string;
+        try {
+          url = generator.generate('r', params);
+        } catch (error) {
+          // A mandatory parameter left out, or a group that cannot be left out before a written one: refused, never a wrong URL.
+          assert.ok(error instanceof MissingMandatoryParametersError || error instanceof InvalidParameterError, `${full} ${JSON.stringify(params)}: ${String(error)}`);
+          continue;
+        }
+        // No group puts "//" in a path: only the route's own text does.
+        if (!full.includes('//')) assert.not.ok(url.includes('//'), `${full} ${JSON.stringify(params)} is ${url}`);
+        const result = matcher.lookup(url, context);
+        assert.is(result.kind, 'match', `${full} ${JSON.stringify(params)} is ${url}`);
+        const expected = Object.fromEntries(Object.entries(params).map(([name, value]) => [name, name === 'rest' && typeof value === 'string' ? value.split('/') : value]));
+        if (result.kind === 'match') {
+          assert.is(result.name, 'r', url);
+          assert.equal(result.params, expected, `${full} ${JSON.stringify(params)} is ${url}`);
+        }
+        checked++;
+      }
+    }
+  }
+  assert.ok(checked > 150, `only ${checked} URLs checked`);
 });
 
 test('a mandatory parameter may come from the defaults', () => {

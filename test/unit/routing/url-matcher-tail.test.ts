@@ -91,6 +91,15 @@ const pattern = fc
   .map(([first, after, units, end]) => {
     let n = 0;
     return `/${first}@${after}${units.join('')}${end}`.replace(/@/g, () => `"p${n++}"`);
+  })
+  // One whose optional group puts `//` between text (`/x/{/a}`) is refused: there is no regex to compare with.
+  .filter((path) => {
+    try {
+      compilePattern(path, '/', {}, 'route path');
+      return true;
+    } catch {
+      return false;
+    }
   });
 
 // Paths made of the patterns' characters, cut into pieces that a greedy wildcard may take or leave.
