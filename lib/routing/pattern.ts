@@ -197,7 +197,7 @@ function groupMakesEmptySegment(flat: readonly FlatToken[]): boolean {
 }
 
 /** A variant as it reads, each parameter as written in a pattern (`/api//:v`), for messages. */
-function describeVariant(parts: readonly Part[]): string {
+export function describeVariant(parts: readonly Part[]): string {
   return parts.map((part) => (part.type === 'text' ? part.value : `${part.type === 'wildcard' ? '*' : ':'}${part.name}`)).join('');
 }
 

@@ -3,7 +3,7 @@ import { describeValue } from '../../kernel/describe-value.js';
 import { isValidHost } from '../../kernel/host-syntax.js';
 import { isNameValueObject, isPlainObject } from '../../kernel/name-value-object.js';
 import { InvalidRouteError } from './errors.js';
-import { compilePattern, sanitizeRequirement, variantSource, type CompiledPattern, type Part } from './pattern.js';
+import { compilePattern, describeVariant, sanitizeRequirement, variantSource, type CompiledPattern, type Part } from './pattern.js';
 import { TailMatcher } from './tail-matcher.js';
 
 /** What a route accepts besides its path; every field is optional. */
@@ -229,6 +229,14 @@ function refuseNonHostText(source: string, pattern: CompiledPattern): void {
   }
   if (only !== null && only.length === 1 && only[0]!.type === 'text') {
     throw new InvalidRouteError(`Invalid route host "${source}": it is no host name (letters, digits, "-", "_" and dots, no label empty, or a bracketed IPv6 address), so no request would match it.`);
+  }
+  // A label of its own text empty whatever values fill it (`:tenant..example`, `{.:a}.example` without `a`): each value is at least one character.
+  for (const variant of pattern.variants) {
+    const text = describeVariant(variant);
+    if (text.startsWith('.') || text.includes('..')) {
+      const form = pattern.variants.length > 1 ? ` (as "${text}", one of its forms with optional groups written or left out)` : '';
+      throw new InvalidRouteError(`Invalid route host "${source}": it has an empty label (a "." opening it, or "..")${form}, so no request would match it.`);
+    }
   }
 }
 

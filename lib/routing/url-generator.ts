@@ -78,7 +78,7 @@ interface Plan {
 }
 
 const plans = new WeakMap<Route, Plan>();
-/** What a host parameter's value may hold (dots only where its requirement allows them). */
+/** What a host parameter's value may hold (dots only where it stands for several labels: see refuseHostValue). */
 const HOST_TEXT = /^[A-Za-z0-9_.-]+$/;
 const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
 
@@ -336,12 +336,28 @@ function render(pieces: readonly Piece[], routeName: string, route: Route, param
       continue;
     }
     const encoded = encodeValue(piece, value, routeName);
-    // A request's host holds nothing else (kernel/request.ts), so anything else never matches; `@` or `:` would even move the host.
-    if (piece.host && !HOST_TEXT.test(encoded)) throw new InvalidParameterError(routeName, piece.name, piece.pattern, value, { expected: 'be a host name label (letters, digits, "-" and "_")' });
+    if (piece.host) refuseHostValue(piece, encoded, value, routeName, route);
     writing.written.set(piece.name, encoded);
     out += encoded;
   }
   return out;
+}
+
+/**
+ * Refuses a host parameter's value that no request's host holds (kernel/host-syntax.ts), so the URL would
+ * never match: anything but letters, digits, `-`, `_` and dots (`@` or `:` would even move the host), nothing,
+ * and an empty label (`.example.test`, `a..example.test`). Dots only where the parameter stands for several
+ * labels (a wildcard, or a requirement that takes them); elsewhere a dot is named here rather than by the
+ * default pattern (`[^.]+`).
+ */
+function refuseHostValue(piece: Slot, encoded: string, value: unknown, routeName: string, route: Route): void {
+  const several = piece.wildcard || own(route.requirements, piece.name) !== undefined;
+  const refuse = (expected: string): never => {
+    throw new InvalidParameterError(routeName, piece.name, piece.pattern, value, { expected });
+  };
+  if (encoded === '') refuse('not be empty (it would leave an empty label in the host)');
+  if (!HOST_TEXT.test(encoded) || (!several && encoded.includes('.'))) refuse(several ? 'be host name labels (letters, digits, "-" and "_") separated by dots' : 'be a host name label (letters, digits, "-" and "_")');
+  if (encoded.startsWith('.') || encoded.endsWith('.') || encoded.includes('..')) refuse('be host name labels separated by dots, none of them empty (no "." opening or ending it, no "..")');
 }
 
 function isGroup(piece: Piece): piece is Group {

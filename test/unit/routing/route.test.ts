@@ -200,6 +200,17 @@ test('a host pattern whose text no Host header holds (a "@", "/", ":", a space) 
   for (const host of ['Example.COM', 'example.com.', 'my_host-1.example', ':tenant.example.com', '{:sub.}example.com', 'api{-:v}.example.com', '*labels.example.com', '\\[\\:\\:1\\]', '127.0.0.1']) assert.ok(new Route('/a', { host }), host);
 });
 
+test('a host pattern a label of whose own text is empty (":a..test", ".:a.test", one of its forms with optional groups) is an InvalidRouteError, from setHost() too', () => {
+  const double = thrown(() => new Route('/a', { host: ':sub..example.test' }));
+  assert.instance(double, InvalidRouteError);
+  assert.is(double.message, 'Invalid route host ":sub..example.test": it has an empty label (a "." opening it, or ".."), so no request would match it.');
+  assert.is(thrown(() => new Route('/a', { host: '.:sub.example.test' })).message, 'Invalid route host ".:sub.example.test": it has an empty label (a "." opening it, or ".."), so no request would match it.');
+  assert.is(thrown(() => new Route('/a', { host: '{:sub}..test' })).message, 'Invalid route host "{:sub}..test": it has an empty label (a "." opening it, or "..") (as ":sub..test", one of its forms with optional groups written or left out), so no request would match it.');
+  assert.is(thrown(() => new Route('/a', { host: '{.:sub}.test' })).message, 'Invalid route host "{.:sub}.test": it has an empty label (a "." opening it, or "..") (as ".:sub.test", one of its forms with optional groups written or left out), so no request would match it.');
+  assert.match(thrown(() => new RouteCollection().add('a', new Route('/a')).setHost(':a..:b.test')).message, 'setHost() makes route "a" ("/a") invalid: Invalid route host ":a..:b.test": it has an empty label');
+  for (const host of ['{:sub.}example.test', ':a.:b.test', 'x-:sub.example.test', '*labels.example.test', ':sub.example.test.']) assert.ok(new Route('/a', { host }), host);
+});
+
 test('a parameter named _fragment or _query, which the generator reads as the URL\'s fragment and query, is an InvalidRouteError, in the path, the host or a prefix', () => {
   const fragment = thrown(() => new Route('/:_fragment/x'));
   assert.instance(fragment, InvalidRouteError);

@@ -574,6 +574,35 @@ test('a host parameter is refused when it holds what no host name may (it would 
   assert.is(g.generate('tenant', { tenant: 'Other-1_x' }), 'http://other-1_x.example.com/dash');
 });
 
+test('a host parameter that would leave an empty label, or holds a dot where it is one label, is refused naming the route and parameter; several labels where a requirement or a wildcard takes them', () => {
+  const collection = new RouteCollection()
+    .add('one', new Route('/', { host: ':sub.example.test' }))
+    .add('optional', new Route('/o', { host: '{:sub.}example.test' }))
+    .add('several', new Route('/s', { host: ':sub.example.test', requirements: { sub: '[a-z.]*' } }))
+    .add('labels', new Route('/l', { host: '*labels.example.test' }));
+  const g = new UrlGenerator(collection, { host: 'example.test' });
+  const message = (name: string, params: Record<string, unknown>): string => {
+    const error = thrown(() => g.generate(name, params));
+    assert.instance(error, InvalidParameterError, `${name} ${JSON.stringify(params)}`);
+    return error.message;
+  };
+  for (const name of ['one', 'optional', 'several']) {
+    assert.is(message(name, { sub: '' }), `Parameter "sub" for route "${name}" must not be empty (it would leave an empty label in the host) ("" given) to generate a corresponding URL.`);
+  }
+  assert.is(message('labels', { labels: '' }), 'Parameter "labels" for route "labels" must not be empty (it would leave an empty label in the host) ("" given) to generate a corresponding URL.');
+  for (const sub of ['a.b', '.', 'a.', '.a', 'a..b']) {
+    for (const name of ['one', 'optional']) assert.is(message(name, { sub }), `Parameter "sub" for route "${name}" must be a host name label (letters, digits, "-" and "_") (${JSON.stringify(sub)} given) to generate a corresponding URL.`);
+  }
+  for (const sub of ['.', 'a.', '.a', 'a..b']) {
+    assert.is(message('several', { sub }), `Parameter "sub" for route "several" must be host name labels separated by dots, none of them empty (no "." opening or ending it, no "..") (${JSON.stringify(sub)} given) to generate a corresponding URL.`);
+    assert.match(message('labels', { labels: sub }), 'Parameter "labels" for route "labels" must be host name labels separated by dots, none of them empty');
+  }
+  for (const sub of ['a@b', 'a:1', 'a/b']) assert.match(message('several', { sub }), 'Parameter "sub" for route "several" must be host name labels (letters, digits, "-" and "_") separated by dots');
+  assert.is(g.generate('several', { sub: 'a.b' }), 'http://a.b.example.test/s');
+  assert.is(g.generate('labels', { labels: 'a.b' }), 'http://a.b.example.test/l');
+  assert.is(g.generate('optional', {}), '/o');
+});
+
 test('the base URL prefixes every path', () => {
   const g = generator({ host: 'example.com', baseUrl: '/app/' });
   assert.is(g.generate('book', { id: 1 }), '/app/books/1');
