@@ -223,6 +223,8 @@ function checkContext(context: GeneratorContext): void {
   }
   // A base path is written into every URL as it is: it starts with a slash, and holds no query, fragment or character a URL must encode.
   if (baseUrl !== undefined && (typeof baseUrl !== 'string' || (baseUrl !== '' && !BASE_URL.test(baseUrl)))) refuse('baseUrl', baseUrl, "empty or a path starting with a slash (`/shop`), its characters percent-encoded where a URL needs it");
+  // `//shop` would make every path a network path: browsers read `//shop/books/1` as the host `shop`.
+  if (baseUrl?.startsWith('//') && baseUrl.replace(/\/+$/, '') !== '') refuse('baseUrl', baseUrl, 'a path starting with one slash (`/shop`): one starting with two makes every link a network path, to the host after them');
 }
 
 const CONTEXT_OPTIONS: readonly string[] = ['scheme', 'host', 'port', 'httpPort', 'httpsPort', 'baseUrl'];

@@ -622,6 +622,8 @@ test('a context that would make malformed URLs is refused when the generator is 
     [{ baseUrl: 'shop' }, /^The generator's baseUrl is empty or a path starting with a slash/],
     [{ baseUrl: '/sh op' }, /baseUrl/],
     [{ baseUrl: '/shop?x=1' }, /baseUrl/],
+    [{ baseUrl: '//evil.example' }, /^The generator's baseUrl is a path starting with one slash \(`\/shop`\): one starting with two makes every link a network path, to the host after them, not "\/\/evil\.example"\.$/],
+    [{ baseUrl: '///evil.example/' }, /baseUrl is a path starting with one slash/],
     [{ host: 'a b' }, /^The generator's host is a host name or address without a port/],
     [{ host: 'example.com:8080' }, /host/],
     [{ port: 99_999 }, /^The generator's port is a port number from 1 to 65535, not 99999\./],
@@ -641,6 +643,8 @@ test('a context that would make malformed URLs is refused when the generator is 
   const fine = new UrlGenerator(routes(), { scheme: 'https', host: '[::1]', port: 8443, httpsPort: 8443, httpPort: 8000, baseUrl: '/caf%C3%A9/' });
   assert.is(fine.generate('book', { id: 1 }, true), 'https://[::1]:8443/caf%C3%A9/books/1');
   assert.is(new UrlGenerator(routes(), { baseUrl: '' }).generate('home'), '/');
+  assert.is(new UrlGenerator(routes(), { baseUrl: '//' }).generate('home'), '/', 'slashes alone are no base');
+  assert.is(new UrlGenerator(routes(), { baseUrl: '/a//b/' }).generate('home'), '/a//b/');
 });
 
 test('a context option the generator does not know (a typo: baseURL) or a context that is no object is a TypeError, not URLs without it', () => {
