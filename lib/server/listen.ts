@@ -169,9 +169,15 @@ export async function startServers(listener: RequestListener, options: ListenOpt
   for (const server of servers) applyLimits(server, limits, sockets, tlsSockets, idle);
   // Expect: 100-continue goes unanswered to a listener that answers it when it reads the body
   // (createRequestListener's), so a body refused by its length or never read is not uploaded for
-  // nothing; node answers it at once for any other listener.
-  if ((listener as { [answersExpectContinue]?: true })[answersExpectContinue] === true) {
-    for (const server of servers) server.on('checkContinue', (req: IncomingMessage, res: http.ServerResponse) => server.emit('request', req, res));
+  // nothing; any other listener has it answered at once, as node would. Node takes any Expect that
+  // mentions 100-continue (`100-continue, foo`) for it: what asks for more is refused.
+  const answersContinue = (listener as { [answersExpectContinue]?: true })[answersExpectContinue] === true;
+  for (const server of servers) {
+    server.on('checkContinue', (req: IncomingMessage, res: http.ServerResponse) => {
+      if (!expectsOnlyContinue(req.headers.expect)) return refuseExpectation(req, res);
+      if (!answersContinue) res.writeContinue();
+      server.emit('request', req, res);
+    });
   }
 
   const ports = [options.port, options.httpsPort ?? 0];
@@ -492,6 +498,12 @@ function refuseTlsClient(error: Error & { code?: string }, socket: Duplex): void
     return;
   }
   socket.destroy();
+}
+
+/** Whether an Expect value lists 100-continue and nothing else (case-insensitive; repeated, it is still only that). */
+function expectsOnlyContinue(expect: string | undefined): boolean {
+  const expectations = (expect ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '');
+  return expectations.length > 0 && expectations.every((item) => item.toLowerCase() === '100-continue');
 }
 
 /** RFC 9110 (10.1.1): an expectation the server cannot meet is a 417. */

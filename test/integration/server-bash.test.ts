@@ -203,6 +203,24 @@ test('an Expect other than 100-continue is a 417 saying which expectation is sup
   }
 });
 
+test('an Expect of 100-continue and more (100-continue, foo) is a 417 before any 100 Continue, and the connection closes', async () => {
+  for (const scheme of SCHEMES) {
+    // Only the head: were it taken for 100-continue, the body would be invited and waited for.
+    const answer = await sendRaw(server, scheme, 'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 7\r\nExpect: 100-continue, foo\r\n\r\n', { waitMs: 4_000 });
+    assert.is(rawStatus(answer), 417, `${scheme}: ${JSON.stringify(answer)}`);
+    assert.match(rawBody(answer), /100-continue/, `${scheme}: ${JSON.stringify(answer)}`);
+    assert.match(answer, /\r\nconnection: close\r\n/i, scheme);
+  }
+});
+
+test('Expect: 100-Continue (any case) is still invited once the controller reads the body', async () => {
+  for (const scheme of SCHEMES) {
+    const head = 'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 7\r\nExpect: 100-Continue\r\nConnection: close\r\n\r\n';
+    const answer = await sendRaw(server, scheme, [head, '{"a":1}'], { gapMs: 200 });
+    assert.match(answer, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/, `${scheme}: ${JSON.stringify(answer.slice(0, 200))}`);
+  }
+});
+
 test('Expect: 100-continue with a body over the limit is answered 413 at once, without inviting the body first', async () => {
   for (const scheme of SCHEMES) {
     const answer = await sendRaw(server, scheme, 'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n');

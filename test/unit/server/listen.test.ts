@@ -289,6 +289,53 @@ test('a listener of its own still gets Expect: 100-continue answered by node at 
   });
 });
 
+test('an Expect that asks for more than 100-continue is a 417 over http and https, never invited nor handed to the listener', async () => {
+  let handed = 0;
+  const echo = (req: IncomingMessage, res: ServerResponse) => {
+    handed++;
+    req.resume();
+    req.on('end', () => res.end('served'));
+  };
+  await withServers(echo, {}, async ({ urls }) => {
+    for (const url of urls) {
+      for (const expect of ['100-continue, foo', 'foo, 100-Continue', '100-continue=1']) {
+        const { socket, closed } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+        let answer = '';
+        socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+        // Only the head: a server that took this for 100-continue would invite the body and wait for it.
+        socket.write(`POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nExpect: ${expect}\r\n\r\n`);
+        await within(closed, 5_000, `${url} to close after the 417 to ${expect}`);
+        assert.match(answer, /^HTTP\/1\.1 417 Expectation Failed\r\n/, `${url} ${expect}: ${JSON.stringify(answer)}`);
+        assert.match(answer, /\r\n\r\nExpectation Failed: the only expectation this server meets is Expect: 100-continue\.\n$/, `${url} ${expect}`);
+        assert.not.match(answer, '100 Continue', `${url} ${expect}`);
+      }
+    }
+  });
+  assert.is(handed, 0);
+});
+
+test('Expect: 100-continue in any case, or repeated, is still invited at once for a listener of its own, over http and https', async () => {
+  const echo = (req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => res.end(`got ${body}`));
+  };
+  await withServers(echo, {}, async ({ urls }) => {
+    for (const url of urls) {
+      for (const expect of ['100-Continue', '100-continue\r\nExpect: 100-CONTINUE']) {
+        const { socket } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+        const head = `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nExpect: ${expect}\r\n\r\n`;
+        const invited = await within(exchange(socket, head, (text) => text.includes('\r\n\r\n')), 5_000, `${url} to invite the body`);
+        assert.is(invited, 'HTTP/1.1 100 Continue\r\n\r\n', `${url} ${JSON.stringify(expect)}`);
+        const answer = await within(exchange(socket, 'hi', answered('got hi')), 5_000, `${url} to answer`);
+        assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/, url);
+        socket.destroy();
+      }
+    }
+  });
+});
+
 test('request headers over maxHeaderSize are answered 431', async () => {
   await withServers(hello, { httpsPort: null }, async ({ urls }) => {
     const big = 'a'.repeat(DEFAULT_LIMITS.maxHeaderSize + 1024);
