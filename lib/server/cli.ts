@@ -3,7 +3,7 @@ import { compileAddressList } from '../http/address-list.js';
 import { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type ServeOptions } from './serve-options.js';
 import { startServers, type RequestListener, type RunningServers } from './listen.js';
 import { DEBUG_YOUNG_GENERATION_BYTES, capYoungGeneration, nodeFlagGiven } from './young-generation.js';
-import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, type CertificateValidityProblem, type TlsCredentials } from './tls-certificate.js';
+import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, octal, type CertificateValidityProblem, type TlsCredentials } from './tls-certificate.js';
 import type { AppOptions } from '../app/reference-app.js';
 import type { LogLevelInput } from '../log/logger.js';
 import type { Logger } from '../log/logger.js';
@@ -188,7 +188,14 @@ async function loadTls(options: ServeOptions): Promise<{ tls: TlsCredentials; va
     const { cert, key, validity } = await loadCertificateFiles(options.tlsCert, options.tlsKey);
     return { tls: { cert, key }, validity };
   }
-  const { created, replaced, notCached, ...credentials } = await loadOrCreateDevCertificate(SERVE_DEFAULTS.devCertificateDir);
+  const { created, replaced, notCached, keyMode, ...credentials } = await loadOrCreateDevCertificate(SERVE_DEFAULTS.devCertificateDir);
+  if (keyMode !== undefined) {
+    process.stderr.write(
+      keyMode.tightened
+        ? `serve: the development key ${keyMode.path} was open to group or others (mode ${octal(keyMode.mode)}): made it 0600\n`
+        : `serve: the development key ${keyMode.path} is open to group or others (mode ${octal(keyMode.mode)}) and cannot be made 0600 (${keyMode.reason}): serving it as it is\n`,
+    );
+  }
   // Why the cached one was not served, when there was one: a browser's exception for it no longer holds.
   const why = replaced === undefined ? '' : `; the cached one cannot serve: ${replaced}`;
   if (notCached !== undefined) {

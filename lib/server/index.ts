@@ -2,5 +2,5 @@ export { DEFAULT_LIMITS, answersExpectContinue, answersResponseTimeout, startSer
 export { createInjector, type Inject, type InjectInit, type InjectedResponse } from './inject.js';
 export { createRequestListener, send, type KernelRequestListener, type NodeRequestListener, type RequestListenerOptions } from './node-adapter.js';
 export { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type ServeOptions } from './serve-options.js';
-export { DEV_CERTIFICATE_NAMES, TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, type CertificateFiles, type CertificateValidityProblem, type DevCertificate, type TlsCredentials } from './tls-certificate.js';
+export { DEV_CERTIFICATE_NAMES, TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, type CertificateFiles, type CertificateValidityProblem, type DevCertificate, type KeyModeChange, type TlsCredentials } from './tls-certificate.js';
 export { DEBUG_YOUNG_GENERATION_BYTES, capYoungGeneration, youngGenerationBytes } from './young-generation.js';

@@ -1,5 +1,5 @@
 import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../fs/make-directory.js';
@@ -41,7 +41,12 @@ export interface DevCertificate extends TlsCredentials {
   /** Why the cached one was replaced by the one made now (`it has expired (notAfter <date>)`, `its key is missing`); unset when none was cached. */
   replaced?: string;
   notCached?: TlsCertificateError;
+  /** Set when the cached key was open to group or others (`mode`, as found): now 0600, or why it could not be made so (it serves all the same). */
+  keyMode?: KeyModeChange;
 }
+
+/** What became of a cached development key that group or others could read: tightened to 0600, or kept as it is and why. */
+export type KeyModeChange = { path: string; mode: number; tightened: true } | { path: string; mode: number; tightened: false; reason: string };
 
 /**
  * The self-signed certificate for local https: reused from `dir` while it is valid for more than a day,
@@ -55,7 +60,7 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<DevCe
 
   const cached = await readCachedPair(certPath, keyPath);
   const problem = cached === null ? undefined : typeof cached === 'string' ? cached : devCertificateProblem(cached, Date.now());
-  if (cached !== null && typeof cached !== 'string' && problem === null) return { ...cached, created: false };
+  if (cached !== null && typeof cached !== 'string' && problem === null) return { ...cached, created: false, ...(await tightenKeyMode(keyPath)) };
   // Said when a certificate is made in its place: an operator learns why the browser's exception for it no longer holds.
   const replaced = problem === null || problem === undefined ? {} : { replaced: problem };
 
@@ -71,7 +76,7 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<DevCe
   }
   try {
     const madeMeanwhile = await readCachedPair(certPath, keyPath);
-    if (madeMeanwhile !== null && typeof madeMeanwhile !== 'string' && devCertificateProblem(madeMeanwhile, Date.now()) === null) return { ...madeMeanwhile, created: false };
+    if (madeMeanwhile !== null && typeof madeMeanwhile !== 'string' && devCertificateProblem(madeMeanwhile, Date.now()) === null) return { ...madeMeanwhile, created: false, ...(await tightenKeyMode(keyPath)) };
     const fresh = await generateDevCertificate();
     try {
       // Key first: a process reading between the two renames sees a key that does not match the old
@@ -85,6 +90,38 @@ export async function loadOrCreateDevCertificate(dir = 'var/tls'): Promise<DevCe
   } finally {
     await release();
   }
+}
+
+/**
+ * A cached key made by hand, copied in, or left by an older umask may be open to group or others:
+ * it is made 0600, as a key made here is. Where modes cannot be changed (a file system without
+ * them, a key another user owns) it still serves, and `keyMode` says why it was kept as it is.
+ */
+async function tightenKeyMode(keyPath: string): Promise<{ keyMode?: KeyModeChange }> {
+  // Windows keeps no such modes: stat reports 0o666 for any writable file.
+  if (process.platform === 'win32') return {};
+  let mode: number;
+  try {
+    mode = (await stat(keyPath)).mode & 0o777;
+  } catch {
+    // It was read a moment ago: a key gone since is the next start's concern.
+    return {};
+  }
+  if ((mode & 0o077) === 0) return {};
+  try {
+    await chmod(keyPath, 0o600);
+    // Some file systems (vfat, a mount without permissions) take chmod without keeping it.
+    const now = (await stat(keyPath)).mode & 0o777;
+    if ((now & 0o077) !== 0) return { keyMode: { path: keyPath, mode, tightened: false, reason: `its file system keeps mode ${octal(now)}` } };
+  } catch (error) {
+    return { keyMode: { path: keyPath, mode, tightened: false, reason: reason(error) } };
+  }
+  return { keyMode: { path: keyPath, mode, tightened: true } };
+}
+
+/** A file mode as chmod takes it: `0644`. */
+export function octal(mode: number): string {
+  return `0${mode.toString(8).padStart(3, '0')}`;
 }
 
 function notCached(dir: string, error: unknown): TlsCertificateError {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
@@ -58,6 +58,20 @@ test('without --tls-cert, a self-signed certificate for localhost and 127.0.0.1 
     await stopsCleanly(child);
   }
   assert.is(fingerprints[0], fingerprints[1], 'the same certificate both times');
+});
+
+test('a cached development key open to group or others is made 0600 at start, with one line on stderr saying so', async () => {
+  const cwd = serveWorkDir();
+  const keyFile = join(cwd, 'var', 'tls', 'dev-key.pem');
+  const first = await startServe(['--port', '0', '--https-port', '0', '--no-profiler'], cwd);
+  await stopsCleanly(first.child);
+  chmodSync(keyFile, 0o644);
+  const { child, stderr } = await startServe(['--port', '0', '--https-port', '0', '--no-profiler'], cwd);
+  assert.is(statSync(keyFile).mode & 0o777, 0o600);
+  await untilSaid(stderr, 'dev-key.pem');
+  const lines = stderr().split('\n').filter((line) => line.includes('dev-key.pem'));
+  assert.equal(lines, ['serve: the development key var/tls/dev-key.pem was open to group or others (mode 0644): made it 0600']);
+  await stopsCleanly(child);
 });
 
 test('source maps are on before any module loads: the stack traces of the ERROR lines on stderr name the .ts sources', async () => {

@@ -1,5 +1,5 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { readlinkSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +82,23 @@ test('reuses the cached certificate on the next call', async () => {
   assert.is(second.created, false);
   assert.is(second.cert, first.cert);
   assert.is(second.key, first.key);
+});
+
+test('a cached key open to group or others is made 0600 and keyMode says so; a key already 0600 is left alone, with no keyMode', async () => {
+  for (const open of [0o644, 0o640, 0o604]) {
+    const dir = freshDir();
+    const first = await loadOrCreateDevCertificate(dir);
+    const keyPath = join(dir, 'dev-key.pem');
+    assert.is((await stat(keyPath)).mode & 0o777, 0o600, 'made 0600');
+    assert.is(first.keyMode, undefined, 'nothing to say of a key made here');
+    await chmod(keyPath, open);
+    const reused = await loadOrCreateDevCertificate(dir);
+    assert.is(reused.created, false, 'the cached pair still serves');
+    assert.is(reused.key, first.key);
+    assert.equal(reused.keyMode, { path: keyPath, mode: open, tightened: true });
+    assert.is((await stat(keyPath)).mode & 0o777, 0o600, `${open.toString(8)} tightened`);
+    assert.is((await loadOrCreateDevCertificate(dir)).keyMode, undefined, 'said once: the next start finds it 0600');
+  }
 });
 
 test('regenerates when the cached certificate is garbage', async () => {
