@@ -193,7 +193,7 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   }
 
   // NODE_ENV after APP_ENV: a Node image's NODE_ENV=production, with no APP_ENV, must not serve stack traces and the profiler.
-  const appEnv = pick('env')?.value ?? readEnv(env, 'NODE_ENV') ?? SERVE_DEFAULTS.env;
+  const appEnv = parseEnvironmentName(pick('env') ?? withSource(readEnv(env, 'NODE_ENV'), 'NODE_ENV')) ?? SERVE_DEFAULTS.env;
   const debug = debugFlag ?? parseSwitchEnv('APP_DEBUG', readEnv(env, 'APP_DEBUG')) ?? !isProductionEnvironment(appEnv);
   const profiler = debug && (profilerFlag ?? parseSwitchEnv('PROFILER', readEnv(env, 'PROFILER')) ?? true);
 
@@ -241,6 +241,21 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const responseTimeout = parseSeconds(pick('response-timeout')) ?? SERVE_DEFAULTS.responseTimeout;
 
   return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, trustedHosts, ide, logLevel, responseTimeout, help };
+}
+
+/** An environment name: a word of letters and digits, with `.`, `_` or `-` inside (`prod`, `staging`, `dev-eu.2`). */
+const ENVIRONMENT_NAME = /^[A-Za-z0-9](?:[\w.-]*[A-Za-z0-9])?$/;
+
+/** The environment's name without the spaces around it (`NODE_ENV=' production '` is production, named `production`); anything but a name is refused. */
+function parseEnvironmentName(setting: { value: string; source: string } | undefined): string | undefined {
+  if (setting === undefined) return undefined;
+  const name = setting.value.trim();
+  if (!ENVIRONMENT_NAME.test(name)) throw new UsageError(`${setting.source} must be an environment name: letters and digits, with . _ or - inside (prod, staging, dev) (got "${setting.value}")`);
+  return name;
+}
+
+function withSource(value: string | undefined, source: string): { value: string; source: string } | undefined {
+  return value === undefined ? undefined : { value, source };
 }
 
 /** A host name as listen() resolves it: letters, digits, `-` and dots (`localhost`, `my-host.internal`). */

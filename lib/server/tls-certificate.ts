@@ -171,7 +171,7 @@ export async function loadCertificateFiles(certPath: string, keyPath: string, no
   } catch (error) {
     // OpenSSL says no more than `interrupted or cancelled` (PKCS#8) or `unsupported` (the traditional form).
     if (ENCRYPTED_PEM_KEY.test(key)) {
-      throw new TlsCertificateError(`TLS key ${keyPath} is encrypted with a passphrase, which is not supported: write it unencrypted (openssl pkey -in ${keyPath} -out <file>), readable by the server alone`, { cause: error });
+      throw new TlsCertificateError(`TLS key ${keyPath} is encrypted with a passphrase, which is not supported: write it unencrypted (openssl pkey -in ${shellQuoted(keyPath)} -out <file>), readable by the server alone`, { cause: error });
     }
     throw new TlsCertificateError(`TLS key ${keyPath} is not an unencrypted PEM private key: ${reason(error)}`, { cause: error });
   }
@@ -305,6 +305,11 @@ async function writeFileAtomically(path: string, content: string, mode: number):
     await unlink(temp).catch(() => {});
     throw error;
   }
+}
+
+/** A path as a POSIX shell reads it back whole: as it is when it holds no character the shell treats specially, else in single quotes (a `'` as `'\\''`). */
+function shellQuoted(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
 }
 
 function reason(error: unknown): string {

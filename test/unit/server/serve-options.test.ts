@@ -177,6 +177,21 @@ test('NODE_ENV is the environment when APP_ENV is unset: NODE_ENV=production (as
   assert.is(parseServeOptions([], { NODE_ENV: 'production', APP_DEBUG: '1' }).debug, true, 'APP_DEBUG=1 still turns debug on');
 });
 
+test('the environment\'s name is trimmed, from --env, APP_ENV and NODE_ENV alike: NODE_ENV=\' production \' is named production', () => {
+  assert.is(parseServeOptions([], { NODE_ENV: ' production ' }).env, 'production');
+  assert.is(parseServeOptions([], { NODE_ENV: ' production ' }).debug, false);
+  assert.is(parseServeOptions([], { APP_ENV: '\tdev\n' }).env, 'dev');
+  assert.is(parseServeOptions(['--env', ' PROD '], {}).env, 'PROD');
+  assert.is(parseServeOptions([], { NODE_ENV: 'dev-eu.2' }).env, 'dev-eu.2');
+});
+
+test('an environment name with spaces, quotes or other characters inside is a usage error naming its source', () => {
+  assert.is(usageError([], { NODE_ENV: 'pro duction' }).message, 'NODE_ENV must be an environment name: letters and digits, with . _ or - inside (prod, staging, dev) (got "pro duction")');
+  assert.match(usageError([], { APP_ENV: '"prod"' }).message, /^APP_ENV must be an environment name: .*\(got ""prod""\)$/);
+  assert.match(usageError(['--env', 'prod;rm'], {}).message, /^--env must be an environment name: /);
+  assert.match(usageError(['--env=-prod'], {}).message, /^--env must be an environment name: /);
+});
+
 test('--env prod --debug keeps debug on', () => {
   assert.is(parseServeOptions(['--env', 'prod', '--debug'], {}).debug, true);
   assert.is(parseServeOptions(['--env', 'prod'], { APP_DEBUG: '1' }).debug, true);

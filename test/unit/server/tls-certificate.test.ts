@@ -1,5 +1,6 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -326,6 +327,26 @@ test('loadCertificateFiles says a key is encrypted, and how to write it without 
       assert.instance(error, TlsCertificateError);
       assert.is((error as Error).message, `TLS key ${keyPath} is encrypted with a passphrase, which is not supported: write it unencrypted (openssl pkey -in ${keyPath} -out <file>), readable by the server alone`, form);
     }
+  }
+});
+
+test('the openssl command suggested for an encrypted key quotes a path with spaces or quotes for a POSIX shell', async () => {
+  const base = freshDir();
+  const { key } = await loadOrCreateDevCertificate(base);
+  const pem = createPrivateKey(key).export({ format: 'pem', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase: 'secret' }) as string;
+  const dir = join(base, "Bob's keys");
+  await mkdir(dir);
+  const keyPath = join(dir, 'my key.pem');
+  await writeFile(keyPath, pem);
+  try {
+    await loadCertificateFiles(join(base, 'dev-cert.pem'), keyPath);
+    assert.unreachable('expected a TlsCertificateError');
+  } catch (error) {
+    assert.instance(error, TlsCertificateError);
+    const quoted = `'${keyPath.replace("'", "'\\''")}'`;
+    assert.ok((error as Error).message.includes(`(openssl pkey -in ${quoted} -out <file>)`), (error as Error).message);
+    // What a shell makes of it: the path, whole.
+    assert.is(execFileSync('sh', ['-c', `printf %s ${quoted}`], { encoding: 'utf8' }), keyPath);
   }
 });
 
