@@ -165,7 +165,9 @@ async function serve(options: ServeOptions, shutdown: Shutdown, makeApp: AppFact
   if (app.schemePorts !== undefined) Object.assign(app.schemePorts, running.ports);
   // A signal that came while the listeners started: they close again, and no line says they listen.
   if (shutdown.received === undefined) {
-    for (const url of running.urls) process.stdout.write(`listening on ${url}\n`);
+    for (const url of running.listening) process.stdout.write(`listening on ${url}\n`);
+    // Another address of localhost (::1 on a machine without IPv6): served on the others, said once.
+    for (const { url, error } of running.notListening) process.stderr.write(`serve: not listening on ${url}: ${describeListenError(error)}\n`);
     const note = debugExposureNote(options);
     if (note !== null) process.stderr.write(`serve: ${note}\n`);
   } else process.stderr.write(`serve: ${shutdown.received} while starting, stopping\n`);
@@ -277,6 +279,11 @@ const isLoopback = compileAddressList(['loopback']);
 
 function isOperationalError(error: unknown): boolean {
   return error instanceof TlsCertificateError || (typeof (error as { syscall?: unknown })?.syscall === 'string');
+}
+
+/** Why a listener could not start, in the words of LISTEN_ERRORS when it has them. */
+function describeListenError(error: Error & { code?: string }): string {
+  return error.code === undefined ? error.message : `${LISTEN_ERRORS[error.code] ?? error.code} (${error.code})`;
 }
 
 function describeStartupError(error: unknown, options: ServeOptions): string {

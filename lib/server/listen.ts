@@ -1,5 +1,6 @@
 import http, { type IncomingMessage, STATUS_CODES } from 'node:http';
 import { constants } from 'node:crypto';
+import dns from 'node:dns/promises';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -76,7 +77,16 @@ export interface ListenOptions {
 
 /** The started listeners: their URLs in start order (http first) and a graceful, idempotent close. */
 export interface RunningServers {
+  /** One per scheme, on `host` as given (`http://localhost:8000`, then https's). */
   urls: string[];
+  /**
+   * One per listening address, in start order (http's, then https's): for `localhost`, each of
+   * its addresses (`http://[::1]:8000`, `http://127.0.0.1:8000`); otherwise the same as `urls`.
+   */
+  listening: string[];
+  /** Addresses of `localhost` after its first that could not be listened on (no IPv6 on the machine), with why; served without them. */
+  notListening: Array<{ url: string; error: Error }>;
+  /** The first listener of each scheme (http, then https), then those on localhost's other addresses. */
   servers: Array<http.Server | https.Server>;
   /** The port each scheme listens on (no `https` without its listener): `Object.assign(app.schemePorts, running.ports)`. */
   ports: { http: number; https?: number };
@@ -130,7 +140,10 @@ const RESPONSE_TIMEOUT_MARGIN_MS = 1_000;
 /** How long past the advertised keep-alive timeout a connection is kept, so that a client's request sent just in time is not met by a close (node's margin). */
 const KEEP_ALIVE_MARGIN_MS = 1_000;
 
-/** Starts an http listener and, unless httpsPort is null, an https one, both serving `listener`; resolves once both listen. */
+/**
+ * Starts an http listener and, unless httpsPort is null, an https one, both serving `listener`;
+ * resolves once both listen. On `localhost`, each listens on every address it resolves to, on one port.
+ */
 export async function startServers(listener: RequestListener, options: ListenOptions): Promise<RunningServers> {
   checkListenOptions(options);
   const limits = withDefaults(options.limits);
@@ -147,42 +160,61 @@ export async function startServers(listener: RequestListener, options: ListenOpt
   };
   const responseTimeout = (listener as { [answersResponseTimeout]?: true })[answersResponseTimeout] === true ? limits.responseTimeout : 0;
   const served = refuseMalformedHead(listener, limits.keepAliveTimeout, responseTimeout, limits.requestTimeout);
-  const servers: Array<http.Server | https.Server> = [http.createServer(serverOptions, served)];
+  if (options.httpsPort !== null && options.tls === undefined) throw new TypeError('startServers: options.tls is required when httpsPort is not null');
+  const schemes: Array<{ scheme: 'http' | 'https'; port: number; make(): http.Server | https.Server }> = [{ scheme: 'http', port: options.port, make: () => http.createServer(serverOptions, served) }];
   if (options.httpsPort !== null) {
-    if (options.tls === undefined) throw new TypeError('startServers: options.tls is required when httpsPort is not null');
-    servers.push(
-      https.createServer(
-        {
-          ...serverOptions,
-          key: options.tls.key,
-          cert: options.tls.cert,
-          // The handshake comes before the headers clock starts; bound it by the same budget.
-          ...(limits.headersTimeout > 0 ? { handshakeTimeout: limits.headersTimeout } : {}),
-          // A client's TLS 1.2 renegotiation serves nothing here, and costs the server a handshake each time (node allows three per 10 minutes).
-          secureOptions: constants.SSL_OP_NO_RENEGOTIATION,
-        },
-        served,
-      ),
-    );
+    const tlsOptions: https.ServerOptions<typeof IncomingMessage, typeof http.ServerResponse> = {
+      ...serverOptions,
+      key: options.tls!.key,
+      cert: options.tls!.cert,
+      // The handshake comes before the headers clock starts; bound it by the same budget.
+      ...(limits.headersTimeout > 0 ? { handshakeTimeout: limits.headersTimeout } : {}),
+      // A client's TLS 1.2 renegotiation serves nothing here, and costs the server a handshake each time (node allows three per 10 minutes).
+      secureOptions: constants.SSL_OP_NO_RENEGOTIATION,
+    };
+    schemes.push({ scheme: 'https', port: options.httpsPort, make: () => https.createServer(tlsOptions, served) });
   }
   const idle = limits.idleTimeout > 0 || limits.keepAliveTimeout > 0 ? new IdleSockets(limits.idleTimeout, limits.keepAliveTimeout, responseTimeout) : null;
-  for (const server of servers) applyLimits(server, limits, sockets, tlsSockets, idle);
   // Expect: 100-continue goes unanswered to a listener that answers it when it reads the body
   // (createRequestListener's), so a body refused by its length or never read is not uploaded for
   // nothing; any other listener has it answered at once, as node would. Node takes any Expect that
   // mentions 100-continue (`100-continue, foo`) for it: what asks for more is refused.
   const answersContinue = (listener as { [answersExpectContinue]?: true })[answersExpectContinue] === true;
-  for (const server of servers) {
+  const create = (make: () => http.Server | https.Server): http.Server | https.Server => {
+    const server = make();
+    applyLimits(server, limits, sockets, tlsSockets, idle);
     server.on('checkContinue', (req: IncomingMessage, res: http.ServerResponse) => {
       if (!expectsOnlyContinue(req.headers.expect)) return refuseExpectation(req, res);
       if (!answersContinue) res.writeContinue();
       server.emit('request', req, res);
     });
-  }
+    return server;
+  };
 
-  const ports = [options.port, options.httpsPort ?? 0];
+  const servers: Array<http.Server | https.Server> = [];
+  const listening: string[] = [];
+  const notListening: Array<{ url: string; error: Error }> = [];
   try {
-    await Promise.all(servers.map((server, i) => listenOn(server, options.host, ports[i]!)));
+    const [first, ...others] = await listenAddresses(options.host);
+    servers.push(...schemes.map(({ make }) => create(make)));
+    await Promise.all(servers.map((server, i) => listenOn(server, first!, schemes[i]!.port)));
+    // Each other address of localhost on the port its first got (the one port 0 picked), so a
+    // client that tries ::1 before 127.0.0.1, or the reverse, finds the server either way. One that
+    // fails (no IPv6 on the machine, the port taken there) is left out, not the server's end.
+    for (const [i, { scheme, make }] of schemes.entries()) {
+      const port = (servers[i]!.address() as AddressInfo).port;
+      listening.push(urlOf(scheme, first!, port));
+      for (const address of others) {
+        const server = create(make);
+        try {
+          await listenOn(server, address, port);
+          servers.push(server);
+          listening.push(urlOf(scheme, address, port));
+        } catch (error) {
+          notListening.push({ url: urlOf(scheme, address, port), error: error as Error });
+        }
+      }
+    }
   } catch (error) {
     idle?.stop();
     await Promise.all(servers.map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
@@ -191,17 +223,35 @@ export async function startServers(listener: RequestListener, options: ListenOpt
 
   for (const server of servers) server.on('error', options.onError ?? ignore);
 
-  const listened = servers.map((server) => (server.address() as AddressInfo).port);
-  const urls = listened.map((port, i) => `${i === 0 ? 'http' : 'https'}://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`);
+  const listened = servers.slice(0, schemes.length).map((server) => (server.address() as AddressInfo).port);
+  const urls = listened.map((port, i) => urlOf(schemes[i]!.scheme, options.host, port));
 
   let closed: Promise<void> | undefined;
   return {
     urls,
+    listening,
+    notListening,
     servers,
     // From the servers, not read back from the URLs: `new URL('http://h:80').port` is '', a default port left out.
     ports: listened.length === 1 ? { http: listened[0]! } : { http: listened[0]!, https: listened[1]! },
     close: () => (closed ??= closeGracefully(servers, sockets, tlsSockets, limits.shutdownTimeout, idle).finally(() => idle?.stop())),
   };
+}
+
+/**
+ * Where startServers listens for `host`: every address `localhost` resolves to (127.0.0.1 and ::1
+ * where /etc/hosts lists both), since a client may try either first (curl tries ::1); any other
+ * name or address as given, which node resolves to its first address (listening on all of a name's
+ * addresses could open the server on more interfaces than meant).
+ */
+async function listenAddresses(host: string): Promise<string[]> {
+  if (host.toLowerCase() !== 'localhost') return [host];
+  const found = await dns.lookup(host, { all: true });
+  return [...new Set(found.map(({ address }) => address))];
+}
+
+function urlOf(scheme: string, host: string, port: number): string {
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /** DEFAULT_LIMITS overlaid with the given ones; a key present but undefined keeps its default. */

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import type { LookupAllOptions } from 'node:dns';
+import dnsPromises from 'node:dns/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -128,6 +130,26 @@ test('main() called in a process of its own caller takes its SIGTERM and SIGINT 
     assert.equal(handlers(), before, 'stopped after serving');
   } finally {
     restore();
+  }
+});
+
+test('--host localhost prints one listening line per address localhost resolves to, and one line on stderr for an address it cannot listen on', async () => {
+  const { main } = await import('../../../lib/server/cli.js');
+  const real = dnsPromises.lookup;
+  dnsPromises.lookup = (async (host: string, options: LookupAllOptions) =>
+    host === 'localhost' ? ['127.0.0.1', '::1', '::2'].map((address) => ({ address, family: address.includes(':') ? 6 : 4 })) : real(host, options)) as typeof real;
+  const { stdout, stderr, restore } = captureOutput();
+  try {
+    const serving = main(['--host', 'localhost', '--port', '0', '--https-port', 'off', '--no-debug', '--log-level', 'off'], {});
+    for (let waited = 0; stdout.length < 2 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    const port = /:(\d+)\n$/.exec(stdout[0]!)![1];
+    assert.equal(stdout, [`listening on http://127.0.0.1:${port}\n`, `listening on http://[::1]:${port}\n`]);
+    assert.equal(stderr, [`serve: not listening on http://[::2]:${port}: address not available on this machine (EADDRNOTAVAIL)\n`]);
+    process.emit('SIGTERM', 'SIGTERM');
+    assert.is(await serving, 0);
+  } finally {
+    restore();
+    dnsPromises.lookup = real;
   }
 });
 

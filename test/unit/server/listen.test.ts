@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { LookupAllOptions } from 'node:dns';
+import dnsPromises from 'node:dns/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -527,6 +529,58 @@ test('a port in use rejects with EADDRINUSE and leaves no listener behind', asyn
     } catch (error) {
       assert.is((error as NodeJS.ErrnoException).code, 'EADDRINUSE');
     }
+  });
+});
+
+/** Has node's resolver answer `addresses` for localhost until the returned function is called (as /etc/hosts would list them); other names resolve as ever. */
+function localhostResolvingTo(addresses: string[]): () => void {
+  const real = dnsPromises.lookup;
+  dnsPromises.lookup = (async (host: string, options: LookupAllOptions) =>
+    host === 'localhost' ? addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })) : real(host, options)) as typeof real;
+  return () => void (dnsPromises.lookup = real);
+}
+
+test('on localhost, each scheme listens on every address localhost resolves to, both on the one port port 0 picked', async () => {
+  const restore = localhostResolvingTo(['127.0.0.1', '::1']);
+  try {
+    await withServers(hello, { host: 'localhost' }, async ({ urls, listening, notListening, ports, servers }) => {
+      const [http, https] = [ports.http, ports.https!];
+      assert.equal(urls, [`http://localhost:${http}`, `https://localhost:${https}`], 'one per scheme, as before');
+      assert.equal(listening, [`http://127.0.0.1:${http}`, `http://[::1]:${http}`, `https://127.0.0.1:${https}`, `https://[::1]:${https}`]);
+      assert.equal(notListening, []);
+      assert.is(servers.length, 4);
+      assert.equal(servers.slice(0, 2).map((server) => (server.address() as AddressInfo).address), ['127.0.0.1', '127.0.0.1'], 'the first of each scheme first');
+      for (const url of listening) {
+        const response = await within(request(url, { dispatcher: agent }), 5_000, url);
+        assert.is(await response.body.text(), `hello over ${url.startsWith('https:') ? 'https' : 'http'}`, url);
+      }
+    });
+  } finally {
+    restore();
+  }
+});
+
+test('an address of localhost that cannot be listened on (no IPv6 on the machine) is left out, with why, and the others serve', async () => {
+  // ::2 is on no interface here: EADDRNOTAVAIL, as ::1 is on a machine without IPv6.
+  const restore = localhostResolvingTo(['127.0.0.1', '::2']);
+  try {
+    await withServers(hello, { host: 'localhost' }, async ({ listening, notListening, ports, servers }) => {
+      assert.equal(listening, [`http://127.0.0.1:${ports.http}`, `https://127.0.0.1:${ports.https}`]);
+      assert.equal(notListening.map(({ url }) => url), [`http://[::2]:${ports.http}`, `https://[::2]:${ports.https}`]);
+      for (const { error } of notListening) assert.is((error as NodeJS.ErrnoException).code, 'EADDRNOTAVAIL');
+      assert.is(servers.length, 2);
+      const response = await within(request(listening[0]!, { dispatcher: agent }), 5_000, 'request');
+      assert.is(await response.body.text(), 'hello over http');
+    });
+  } finally {
+    restore();
+  }
+});
+
+test('an IP address, or a name other than localhost, is listened on once per scheme, and listening is urls', async () => {
+  await withServers(hello, {}, async ({ urls, listening, notListening }) => {
+    assert.equal(listening, urls);
+    assert.equal(notListening, []);
   });
 });
 
