@@ -235,7 +235,12 @@ interface Shutdown {
   stopListening(): void;
 }
 
-/** Handles SHUTDOWN_SIGNALS from now on: the first is `signal`; a second ends the process at once with exit code 1. */
+/**
+ * Handles SHUTDOWN_SIGNALS from now on: the first is `signal`. Then SIGINT (Ctrl-C pressed again),
+ * or a signal other than the first, ends the process at once with exit code 1; the first signal
+ * again (a closing terminal may send SIGHUP twice, a supervisor repeat its SIGTERM) is said and
+ * the drain goes on.
+ */
 function listenForShutdown(): Shutdown {
   let resolve!: (signal: NodeJS.Signals) => void;
   const signal = new Promise<NodeJS.Signals>((done) => (resolve = done));
@@ -247,8 +252,12 @@ function listenForShutdown(): Shutdown {
     },
   };
   const onSignal = (received: NodeJS.Signals) => {
+    if (shutdown.received === received && received !== 'SIGINT') {
+      process.stderr.write(`serve: ${received} again, still shutting down (SIGINT exits at once)\n`);
+      return;
+    }
     if (shutdown.received !== undefined) {
-      process.stderr.write(`serve: ${received} again, exiting without waiting\n`);
+      process.stderr.write(`serve: ${received} ${received === shutdown.received ? 'again' : `after ${shutdown.received}`}, exiting without waiting\n`);
       process.exit(1);
     }
     shutdown.received = received;

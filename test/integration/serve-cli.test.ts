@@ -126,7 +126,7 @@ test('--profiler-allow, --trusted-proxies and --env reach the app', async () => 
   await stopsCleanly(child);
 });
 
-test('a second SIGTERM during a graceful shutdown exits at once with 1', async () => {
+test('a second SIGINT (Ctrl-C again) during a graceful shutdown exits at once with 1', async () => {
   const cwd = serveWorkDir();
   const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
   const port = Number(new URL(urls[0]!).port);
@@ -142,13 +142,40 @@ test('a second SIGTERM during a graceful shutdown exits at once with 1', async (
   socket.write('POST /health HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\n\r\nab');
   assert.match(await answered, /^HTTP\/1\.1 405 /);
   const exited = exitOf(child);
-  child.kill('SIGTERM');
+  child.kill('SIGINT');
   // The first signal has been handled once the listener refuses connections.
   while (await accepts(port)) { /* the shutdown has not begun yet */ }
-  child.kill('SIGTERM');
+  child.kill('SIGINT');
   assert.is(await exited, 1);
-  assert.match(stderr(), 'SIGTERM again, exiting without waiting');
+  assert.match(stderr(), 'serve: SIGINT again, exiting without waiting\n');
   socket.destroy();
+});
+
+test('the first signal again during the drain (SIGHUP twice from a closing terminal, SIGTERM twice) is said and the drain goes on: the request in flight is answered, exit 0', async () => {
+  const cwd = serveWorkDir();
+  for (const signal of ['SIGHUP', 'SIGTERM'] as const) {
+    const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
+    const port = Number(new URL(urls[0]!).port);
+    // A request whose head is half sent when the signals come.
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('error', (error) => (answer += `[${error.message}]`));
+    const ended = new Promise((resolve) => socket.once('close', resolve));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /health HTTP/1.1\r\nHost: a.test\r\n');
+    const exited = exitOf(child);
+    child.kill(signal);
+    while (isRunning(child) && (await accepts(port))) { /* the shutdown has not begun yet */ }
+    child.kill(signal);
+    await untilSaid(stderr, `${signal} again`);
+    assert.ok(isRunning(child), `${signal}: still draining`);
+    socket.write('\r\n');
+    await ended;
+    assert.is(await exited, 0, `${signal}: ${stderr()}`);
+    assert.match(answer, /^HTTP\/1\.1 200 /, signal);
+    assert.match(stderr(), `serve: ${signal} again, still shutting down (SIGINT exits at once)\n`);
+  }
 });
 
 test('SIGHUP (a closed terminal) and SIGUSR2 (nodemon) shut down gracefully as SIGTERM does: the request in flight is answered, with Connection: close, and the exit is 0', async () => {
