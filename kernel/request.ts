@@ -1,6 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import { IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
+import { TextDecoder } from 'node:util';
+import { parse as parseContentType } from 'content-type';
 import { parse as parseCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
 import { hopAddress, stripMapped } from './forwarded-hop.js';
@@ -592,11 +594,17 @@ export class Request {
     return this.#bodyRead ?? this.#original?.peekBody();
   }
 
-  /** The body as UTF-8 text; bytes that are no UTF-8 are a 400 (decoding would replace them with U+FFFD unseen). */
+  /**
+   * The body as text in the `charset` its Content-Type declares, UTF-8 when none; bytes that are no text
+   * in it are a 400 (decoding would replace them with U+FFFD unseen), a charset no decoder knows a 415.
+   */
   async text(): Promise<string> {
     // RFC 9110 8.4: a body in a content coding (gzip) is no text until decoded, which nothing here does; a 415 says so, not "not UTF-8".
     const coding = firstHeaderValue(this.headers['content-encoding'])?.trim().toLowerCase();
     if (coding && coding !== 'identity') throw new UnsupportedMediaTypeHttpError(`The request body is sent with Content-Encoding "${coding}", which this server does not decode; read it with bytes() and decompress it.`);
+    // Read as UTF-8, a body declared latin1 or UTF-16 would be a 400 saying it is no UTF-8, or, when its bytes happen to be, other text.
+    const charset = declaredCharset(firstHeaderValue(this.headers['content-type']));
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return decodeText(await this.bytes(), charset);
     const bytes = await this.bytes();
     if (!isUtf8(bytes)) throw new MalformedRequestError('The request body is not valid UTF-8 text.');
     const text = bytes.toString('utf8');
@@ -902,6 +910,31 @@ function severalHosts(first: string, second: string): SuspiciousOperationError {
 
 /** A Transfer-Encoding of chunked alone (RFC 9112 7: the coding names are case-insensitive). */
 const ONLY_CHUNKED = /^[ \t]*chunked[ \t]*$/i;
+
+/** The `charset` parameter of a Content-Type, lower-case; undefined when none, or when the header cannot be read (its body is read as UTF-8). */
+function declaredCharset(contentType: string | undefined): string | undefined {
+  if (contentType === undefined || !/charset/i.test(contentType)) return undefined;
+  try {
+    return parseContentType(contentType).parameters.charset?.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Bytes as text in a charset of the WHATWG Encoding standard (`latin1` is windows-1252, as browsers read it); a byte order mark of that charset is left out. */
+function decodeText(bytes: Buffer, charset: string): string {
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(charset, { fatal: true });
+  } catch (error) {
+    throw new UnsupportedMediaTypeHttpError(`The request body's charset "${charset}" is not one this server can decode; send it as UTF-8.`, { cause: error });
+  }
+  try {
+    return decoder.decode(bytes);
+  } catch (error) {
+    throw new MalformedRequestError(`The request body is not valid ${decoder.encoding} text (its Content-Type says charset=${charset}).`, { cause: error });
+  }
+}
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;

@@ -629,6 +629,29 @@ test('text() leaves out a byte order mark, so json() reads a body that starts wi
   assert.is(await Request.create('/', 'POST', { body: 'x\uFEFF' }).text(), 'x\uFEFF', 'only a leading one');
 });
 
+test('text() and json() read a body in the charset its Content-Type declares: latin1 and UTF-16 are their text, not a 400 saying "not valid UTF-8" nor other text', async () => {
+  const body = (bytes: number[], type: string) => Request.create('/', 'POST', { body: Buffer.from(bytes), headers: { 'content-type': type } });
+  assert.is(await body([0x63, 0x61, 0x66, 0xe9], 'text/plain; charset=latin1').text(), 'caf\u00e9');
+  // Bytes that happen to be UTF-8 too ("é" in UTF-8) are the charset's text all the same.
+  assert.is(await body([0xc3, 0xa9], 'text/plain; charset=ISO-8859-1').text(), '\u00c3\u00a9');
+  assert.is(await body([0x63, 0x00, 0xe9, 0x00], 'text/plain; charset="utf-16le"').text(), 'c\u00e9');
+  const utf16 = [0xff, 0xfe, ...Buffer.from('{"a":"\u00e9"}', 'utf16le')];
+  assert.equal(await body(utf16, 'application/json; charset=utf-16').json(), { a: '\u00e9' }, 'its byte order mark left out');
+  assert.is(await body([0xc3, 0xa9], 'text/plain; charset=UTF-8').text(), '\u00e9');
+});
+
+test('a body that is no text in its declared charset is a 400 naming it, and a charset no decoder knows a 415', async () => {
+  const body = (type: string) => Request.create('/', 'POST', { body: Buffer.from([0x61, 0x00, 0x00, 0xd8]), headers: { 'content-type': type } });
+  const invalid = await body('text/plain; charset=utf-16le').text().then(() => undefined, (e: Error) => e);
+  assert.instance(invalid, MalformedRequestError);
+  assert.is(invalid!.message, 'The request body is not valid utf-16le text (its Content-Type says charset=utf-16le).');
+  for (const read of ['text', 'json'] as const) {
+    const unknown = await body(read === 'json' ? 'application/json; charset=utf-7' : 'text/plain; charset=utf-7')[read]().then(() => undefined, (e: Error) => e);
+    assert.instance(unknown, UnsupportedMediaTypeHttpError, read);
+    assert.is(unknown!.message, 'The request body\'s charset "utf-7" is not one this server can decode; send it as UTF-8.', read);
+  }
+});
+
 test('contentType reads the first of several Content-Type values an embedder gave, not a TypeError', () => {
   assert.is(Request.create('/', 'POST', { headers: { 'content-type': ['Application/JSON; charset=utf-8', 'text/plain'] as never } }).contentType, 'application/json');
 });
