@@ -23,15 +23,23 @@ export class SafeHtml {
 /** What may appear inside `${...}` of the `html` template. */
 export type HtmlValue = SafeHtml | string | number | bigint | boolean | null | undefined | readonly HtmlValue[];
 
-const specialCharacters = /[&<>"']/;
-const specialCharactersGlobal = /[&<>"']/g;
+// Control characters but tab, LF and CR: a browser shows none of them (an escape sequence of a log line
+// would read `[31m`, a NUL is dropped), so a message or value would read other than it is.
+const specialCharacters = /[&<>"'\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+const specialCharactersGlobal = /[&<>"'\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
 const entities: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-/** Escapes `& < > " '` so text is safe in element content and quoted attribute values. */
+/** Its picture (Unicode's Control Pictures: `␛` for ESC, `␀` for NUL, `␡` for DEL). */
+function controlPicture(character: string): string {
+  const code = character.charCodeAt(0);
+  return String.fromCharCode(code === 0x7f ? 0x2421 : 0x2400 + code);
+}
+
+/** Escapes `& < > " '` so text is safe in element content and quoted attribute values, and shows control characters (but tab, LF, CR) as their pictures. */
 export function escapeHtml(text: string): string {
   // Most strings need no escaping; testing first avoids building a copy for them.
   if (!specialCharacters.test(text)) return text;
-  return text.replace(specialCharactersGlobal, (character) => entities[character]!);
+  return text.replace(specialCharactersGlobal, (character) => entities[character] ?? controlPicture(character));
 }
 
 function render(value: HtmlValue): string {

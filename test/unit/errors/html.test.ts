@@ -6,6 +6,12 @@ test('escapeHtml escapes & < > " and \'', () => {
   assert.is(escapeHtml(`a & b < c > d " e ' f`), 'a &amp; b &lt; c &gt; d &quot; e &#39; f');
 });
 
+test('escapeHtml shows control characters as their pictures, which a browser would not show at all (an escape sequence, a NUL), and keeps tab, LF and CR', () => {
+  assert.is(escapeHtml('a\u001b[31mred\u0000\u0001\u007f'), 'a\u241b[31mred\u2400\u2401\u2421');
+  assert.is(escapeHtml('line 1\r\n\tline 2'), 'line 1\r\n\tline 2');
+  assert.is(html`<div class="message">${'x\u0008 < y'}</div>`.toString(), '<div class="message">x\u2408 &lt; y</div>');
+});
+
 test('escapeHtml returns text without special characters unchanged', () => {
   assert.is(escapeHtml('plain text 123'), 'plain text 123');
 });
