@@ -299,7 +299,16 @@ export function escapeClass(chars: string): string {
 // that a client must encode are encoded here, and %XX sequences written in the pattern are
 // normalized as requests are (`/caf%c3%a9` is `/caf%C3%A9`, `/%7Euser` is `/~user`).
 function encodePathText(text: string): string {
-  return normalizePercentEncoding(text.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]+/g, (chars) => encodeURIComponent(chars)));
+  return normalizePercentEncoding(text.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]+/g, encodeRun));
+}
+
+/** A run of characters percent-encoded as UTF-8; a lone surrogate, which has no encoding, said so rather than as encodeURIComponent's `URI malformed`. */
+function encodeRun(chars: string): string {
+  try {
+    return encodeURIComponent(chars);
+  } catch (error) {
+    throw new InvalidRouteError('its text holds a lone surrogate (half of a UTF-16 pair), which no URL can carry', { cause: error });
+  }
 }
 
 /** Unreserved characters (RFC 3986 2.3) by char code. */

@@ -269,4 +269,12 @@ test('options given as a Map, a list or a class instance are an InvalidRouteErro
   assert.equal(new Route('/a', Object.assign(Object.create(null) as object, { methods: ['POST'] })).methods, ['POST']);
 });
 
+test('a path whose text holds a lone surrogate is an InvalidRouteError saying so, not "URI malformed"; non-ASCII text is kept percent-encoded', () => {
+  const error = thrown(() => new Route('/caf\u00e9\ud800/x'));
+  assert.instance(error, InvalidRouteError);
+  assert.is(error.message, 'Invalid route path "/caf\u00e9\ud800/x": its text holds a lone surrogate (half of a UTF-16 pair), which no URL can carry');
+  assert.instance(thrown(() => new Route('/x/:a/\udc00')), InvalidRouteError);
+  assert.not.throws(() => new Route('/caf\u00e9/\ud83d\ude00'));
+});
+
 test.run();
