@@ -262,8 +262,9 @@ export class TooManySubRequestsError extends Error {
 export class ResponseNotSendableError extends Error {
   readonly code = 'HK_RESPONSE_NOT_SENDABLE';
 
-  constructor(cause: unknown) {
-    super(`The response cannot be sent: ${describeCause(cause)}`, { cause });
+  /** `headers`: the refused response's, so that a value node:http refused for a character beyond Latin-1 is named with what to do. */
+  constructor(cause: unknown, headers?: Readonly<Record<string, unknown>>) {
+    super(`The response cannot be sent: ${describeCause(cause)}${headers === undefined ? '' : beyondLatin1Hint(cause, headers)}`, { cause });
     this.name = new.target.name;
   }
 }
@@ -271,6 +272,28 @@ export class ResponseNotSendableError extends Error {
 function describeCause(cause: unknown): string {
   const message = cause instanceof Error ? cause.message : String(cause);
   return /[.!?]$/.test(message) ? message : `${message}.`;
+}
+
+const BEYOND_LATIN1 = /[^\u0000-\u00ff]/u;
+
+/**
+ * node:http writes header values as Latin-1 and refuses a character beyond it with "Invalid character
+ * in header content", which reads as a control character: the character and the way out.
+ */
+function beyondLatin1Hint(cause: unknown, headers: Readonly<Record<string, unknown>>): string {
+  // The header node:http names (`["content-disposition"]`), and only when it refused a character.
+  const name = (cause as { code?: unknown } | null)?.code === 'ERR_INVALID_CHAR' ? /\["([^"]+)"\]/.exec((cause as Error).message)?.[1]?.toLowerCase() : undefined;
+  const value = name === undefined ? undefined : headers[name];
+  for (const text of Array.isArray(value) ? value : [value]) {
+    const character = typeof text === 'string' ? BEYOND_LATIN1.exec(text)?.[0] : undefined;
+    if (character === undefined) continue;
+    const code = `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    const way = name === 'content-disposition'
+      ? `give the file name as filename*=UTF-8'' and the name percent-encoded (RFC 6266), after an ASCII filename="..." for old clients`
+      : 'percent-encode such text (encodeURIComponent) or keep it in the body';
+    return ` Header values are Latin-1 text, and ${name} holds "${character}" (${code}), beyond it: ${way}.`;
+  }
+  return '';
 }
 
 /** `_controller` names something that cannot be called. */

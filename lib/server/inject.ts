@@ -122,7 +122,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
         // Refused before any byte: the server answers the refusal as an error of the request (its page, logged), a page it refuses with the bare 500.
         destroyBody(response.body);
         if (paged) kernel.requestStack.run(request, () => logger?.critical('Unhandled error: {message}', { message: messageOf(refusal), error: refusal }));
-        response = paged ? bareAnswer() : await pageOfFailedBody(request, new ResponseNotSendableError(refusal));
+        response = paged ? bareAnswer() : await pageOfFailedBody(request, new ResponseNotSendableError(refusal, response.headers));
         paged = true;
         continue;
       }

@@ -226,7 +226,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     // Nothing was written: the kernel answers the refusal as an error of the request (an error page,
     // logged, and recorded by the profiler) rather than the client getting a bare 500 and the profile
     // the status that never went out.
-    answerError(req, res, request, response, new ResponseNotSendableError(refusal));
+    answerError(req, res, request, response, new ResponseNotSendableError(refusal, response.headers));
   };
 
   /**

@@ -14,6 +14,7 @@ const controllers: Record<string, Controller> = {
   // header: Response.redirect() refuses a control character at the call).
   '/go': (request: Request) => new Response('', 302, { location: `/next?to=${request.query.get('to') ?? ''}` }),
   '/euro': () => new Response('priced', 200, { 'x-price': '5 €' }),
+  '/download': () => new Response('x', 200, { 'content-disposition': 'attachment; filename="r\u00e9sum\u00e9 \u2603.pdf"' }),
   '/bad-name': () => new Response('named', 200, { 'bad name': 'x' }),
   '/interim': () => new Response('', 103),
   '/number-body': () => Object.assign(new Response(''), { body: 42 }),
@@ -133,6 +134,22 @@ for (const scheme of SCHEMES) {
       assert.is(problem.status, 500, path);
       assert.match(problem.detail, message, path);
     }
+  });
+
+  test('a header value with a character beyond Latin-1 is named, with the character and what to do, not as an invalid character alone', async () => {
+    const cases: Array<[string, string]> = [
+      ['/euro', 'The response cannot be sent: Invalid character in header content ["x-price"]. Header values are Latin-1 text, and x-price holds "€" (U+20AC), beyond it: percent-encode such text (encodeURIComponent) or keep it in the body.'],
+      ['/download', 'The response cannot be sent: Invalid character in header content ["content-disposition"]. Header values are Latin-1 text, and content-disposition holds "☃" (U+2603), beyond it: give the file name as filename*=UTF-8\'\' and the name percent-encoded (RFC 6266), after an ASCII filename="..." for old clients.'],
+      ['/go?to=%0d%0a', 'The response cannot be sent: Invalid character in header content ["location"].'],
+    ];
+    for (const [path, message] of cases) {
+      const response = await fetchFrom(debug, scheme, path, { headers: { accept: 'application/json' } });
+      assert.is(response.status, 500, path);
+      assert.is(JSON.parse(response.body).detail, message, path);
+      assert.is(decodeURIComponent(header(response.headers['x-debug-exception'])), message, path);
+    }
+    const injected = await debug.app.inject('/download', { method: 'GET', headers: { accept: 'application/json' } });
+    assert.match(JSON.parse(String(injected.body)).detail, /content-disposition holds "☃" \(U\+2603\)/, 'inject() says so too');
   });
 
   test('on the wire: one head, the status line of a 500, no header of the refused answer', async () => {
