@@ -21,7 +21,7 @@ import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttp
 import { Request, RequestSlot } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
-import { Response, destroyBody, withoutHeadBody } from './response.js';
+import { Response, destroyBody, secureCookies, withoutHeadBody } from './response.js';
 
 /**
  * How deep sub-requests may be nested (a sub-request of the main request is 1 deep, one of it 2):
@@ -261,8 +261,9 @@ export class HttpKernel implements KernelLike {
     // The listeners put another response in place: those they replaced are never sent, their stream bodies would stay open.
     const replaced = event.replacedResponses();
     if (event.response !== response || replaced.length > 0) dropBodies(event.response, response, ...replaced);
-    // After every kernel.response listener (the toolbar changes the length): a HEAD's answer is the GET's head alone.
-    if (request.method === 'HEAD' && type === RequestType.MAIN) withoutHeadBody(event.response);
+    // After every kernel.response listener (the toolbar changes the length): a HEAD's answer is the GET's head alone,
+    // and a cookie set after ResponseListener's prepare() gets Secure over https as the others did.
+    if (type === RequestType.MAIN) finishMainResponse(event.response, request);
     const pending = this.#finishRequest(request, type);
     return pending === undefined ? keepRequestContext(event.response, this.requestStack) : pending.then(() => keepRequestContext(event.response, this.requestStack));
   }
@@ -326,7 +327,7 @@ export class HttpKernel implements KernelLike {
       // The unfiltered page goes out; the streams listeners put in its place before failing are closed.
       dropBodies(response, ...responseEvent.replacedResponses(), responseEvent.response);
     }
-    if (request.method === 'HEAD' && type === RequestType.MAIN) withoutHeadBody(filtered);
+    if (type === RequestType.MAIN) finishMainResponse(filtered, request);
     try {
       const finishing = this.#finishRequest(request, type);
       if (finishing !== undefined) await finishing;
@@ -335,6 +336,12 @@ export class HttpKernel implements KernelLike {
     }
     return keepRequestContext(filtered, this.requestStack);
   }
+}
+
+/** What the main request's answer gets once every kernel.response listener has run: Secure on the cookies set late, and a HEAD's answer its head alone. */
+function finishMainResponse(response: Response, request: Request): void {
+  if (response.headers['set-cookie'] !== undefined) secureCookies(response, request);
+  if (request.method === 'HEAD') withoutHeadBody(response);
 }
 
 /** Set on a stream body whose reads run in a request's context: the innermost request that answered with it keeps it. */

@@ -304,8 +304,12 @@ function checkStatus(status: unknown): number {
   throw new RangeError(`A response status is a whole number from 100 to 599, not ${typeof status === 'number' ? status : describeValue(status)}.`);
 }
 
-/** Adds `Secure` to the cookies setCookie() left to the request's scheme, when it is https; once. */
-function secureCookies(response: Response, request: Request): void {
+/**
+ * Adds `Secure` to the cookies setCookie() left to the request's scheme, when it is https; once for each.
+ * prepare() calls it, and the kernel again once every kernel.response listener has run on a main
+ * request's answer, for the cookies set after ResponseListener's prepare() (a session listener's, at -1000).
+ */
+export function secureCookies(response: Response, request: Request): void {
   const values = SECURE_IF_HTTPS.get(response);
   if (values === undefined) return;
   SECURE_IF_HTTPS.delete(response);

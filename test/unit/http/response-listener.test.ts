@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ControllerResolver, EventDispatcher, HttpKernel, Request, RequestType, Response } from '../../../kernel/index.js';
+import { ControllerResolver, EventDispatcher, HttpError, HttpKernel, KernelEvents, Request, RequestType, Response, type ResponseEvent } from '../../../kernel/index.js';
+import { ErrorListener } from '../../../lib/errors/index.js';
 import { ResponseListener } from '../../../lib/http/index.js';
 
 test("prepares the main request's response only, as Symfony's: a sub-request's comes back to its caller as its controller made it", async () => {
@@ -19,6 +20,27 @@ test("prepares the main request's response only, as Symfony's: a sub-request's c
   assert.is(inner?.body, '<li>Dune</li>');
   assert.is(response.body, '<ul><li>Dune</li></ul>');
   assert.equal(response.headers, { 'content-type': 'text/html; charset=UTF-8', 'content-length': '22' });
+});
+
+test('a cookie a kernel.response listener sets after prepare() (a session cookie at -1000) gets Secure over https too, on a page and on an error page', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addSubscriber(new ResponseListener());
+  dispatcher.addSubscriber(new ErrorListener(() => new Response('the error page', 404)));
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+    if (event.isMainRequest()) event.response.setCookie('session', 'abc', { sameSite: 'strict' });
+  }, -1000);
+  const kernel = new HttpKernel(dispatcher, new ControllerResolver());
+  const page = Request.create('https://shop.example/');
+  page.attributes.set('_controller', () => new Response('home').setCookie('theme', 'dark'));
+  assert.equal((await kernel.handle(page)).headers['set-cookie'], ['theme=dark; Path=/; HttpOnly; SameSite=Lax; Secure', 'session=abc; Path=/; HttpOnly; SameSite=Strict; Secure']);
+  const missing = Request.create('https://shop.example/nope');
+  missing.attributes.set('_controller', () => {
+    throw new HttpError(404, 'No such page.');
+  });
+  assert.is((await kernel.handle(missing)).getHeader('set-cookie'), 'session=abc; Path=/; HttpOnly; SameSite=Strict; Secure');
+  const plain = Request.create('http://shop.example/');
+  plain.attributes.set('_controller', () => new Response('home'));
+  assert.is((await kernel.handle(plain)).getHeader('set-cookie'), 'session=abc; Path=/; HttpOnly; SameSite=Strict');
 });
 
 test.run();
