@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
+import { create as contentDisposition } from 'content-disposition';
 import { stringifySetCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
 import { isNameValueObject, isPlainObject } from './name-value-object.js';
@@ -162,6 +163,22 @@ export class Response {
   /** Tells the browser to drop a cookie: an empty value that has expired, with the path and domain it was set with. */
   clearCookie(name: string, options: Omit<CookieOptions, 'maxAge' | 'expires'> = {}): this {
     return this.setCookie(name, '', { ...options, maxAge: 0, expires: new Date(0) });
+  }
+
+  /**
+   * Sets `Content-Disposition` (Symfony's `setContentDisposition()`, Express's `res.attachment()`):
+   * `attachment` to have it downloaded, `inline` to have it shown, with the file name a browser saves
+   * it under. A name that is not plain ASCII goes as RFC 8187's `filename*` (UTF-8), with an ASCII
+   * `filename` beside it for old clients, as node:http cannot send it as given. A name holding `/`, `\`
+   * or a control character (a path, a CR/LF from user input) is a TypeError at the call.
+   */
+  setContentDisposition(disposition: 'attachment' | 'inline', filename?: string): this {
+    if (disposition !== 'attachment' && disposition !== 'inline') throw new TypeError(`A Content-Disposition is 'attachment' or 'inline', not ${describeValue(disposition)}.`);
+    if (filename !== undefined) {
+      if (typeof filename !== 'string' || filename === '') throw new TypeError(`A file name for Content-Disposition is a non-empty string, not ${filename === '' ? 'an empty one' : describeValue(filename)}.`);
+      if (/[/\\]/.test(filename) || CONTROL.test(filename)) throw new TypeError(`A file name for Content-Disposition has no "/", "\\" nor control characters (a name, not a path), not ${JSON.stringify(filename)}.`);
+    }
+    return this.setHeader('content-disposition', contentDisposition(filename, { type: disposition }));
   }
 
   /** The header's value; several values are joined with `, `. */

@@ -1,3 +1,4 @@
+import { validateHeaderValue } from 'node:http';
 import { Readable } from 'node:stream';
 import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
@@ -244,6 +245,25 @@ test('redirect() refuses a URL with a control character (CR, LF, tab, NUL, DEL) 
     assert.match(error.message, /^A redirect's URL has no control characters \(CR, LF, tab\.\.\.\), not ".*"\.$/s, JSON.stringify(url));
   }
   assert.is(thrown(() => Response.redirect('/a\r\nb')).message, "A redirect's URL has no control characters (CR, LF, tab...), not \"/a\\r\\nb\".");
+});
+
+test('setContentDisposition() writes a non-ASCII file name as filename* (UTF-8) with an ASCII filename beside it, which node:http can send', () => {
+  const response = new Response('x').setContentDisposition('attachment', 'Bericht über €.txt');
+  const header = response.getHeader('content-disposition') ?? '';
+  assert.is(header, "attachment; filename=\"Bericht ?ber ?.txt\"; filename*=UTF-8''Bericht%20%C3%BCber%20%E2%82%AC.txt");
+  assert.ok(/^[\x20-\x7e]+$/.test(header), header);
+  validateHeaderValue('content-disposition', header);
+  assert.is(new Response('x').setContentDisposition('inline', 'report "Q1".pdf').getHeader('content-disposition'), 'inline; filename="report \\"Q1\\".pdf"');
+  assert.is(new Response('x').setContentDisposition('attachment').getHeader('content-disposition'), 'attachment');
+});
+
+test('setContentDisposition() refuses another disposition, and a file name that is a path or holds a control character, at the call', () => {
+  assert.match(thrown(() => new Response('x').setContentDisposition('download' as 'attachment', 'a.txt')).message, "is 'attachment' or 'inline'");
+  for (const name of ['../etc/passwd', 'a\\b.txt', 'a\r\nSet-Cookie: x=1', '']) {
+    const error = thrown(() => new Response('x').setContentDisposition('attachment', name));
+    assert.instance(error, TypeError, name);
+  }
+  assert.match(thrown(() => new Response('x').setContentDisposition('attachment', 'dir/a.txt')).message, 'a name, not a path');
 });
 
 test('Response.json() names what it got that JSON encodes as nothing', () => {
