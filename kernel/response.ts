@@ -312,7 +312,16 @@ function keepsHeadLength(length: number, headers: Record<string, string | string
  */
 export function checkResponseBody(body: unknown): ResponseBody {
   if (typeof body === 'string' || body === null || body instanceof Uint8Array || typeof (body as { pipe?: unknown } | undefined)?.pipe === 'function') return body as ResponseBody;
-  throw new TypeError(`A response body is a string, bytes, a readable stream or null, not ${describeValue(body)}.`);
+  throw new TypeError(`A response body is a string, bytes, a readable stream or null, not ${describeBody(body)}.`);
+}
+
+/** What a body of another kind is, with the call that makes one of it: Express's `res.send()` and Fetch's `Response` take some of them. */
+function describeBody(body: unknown): string {
+  if (typeof (body as { getReader?: unknown } | null)?.getReader === 'function') return 'a web ReadableStream: pass Readable.fromWeb(stream) of node:stream';
+  if (typeof (body as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function') return 'an async iterable (an async generator): pass Readable.from(iterable) of node:stream';
+  if (body instanceof ArrayBuffer) return 'an ArrayBuffer: pass new Uint8Array(buffer)';
+  if (isPlainObject(body) || Array.isArray(body)) return `${describeValue(body)}: send JSON with Response.json(data)`;
+  return describeValue(body);
 }
 
 /** `status` when it is a status code (a whole number from 100 to 599); else a RangeError, before any client sees a status line that is none. */

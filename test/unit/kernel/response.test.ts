@@ -217,7 +217,7 @@ test('a status is a whole number from 100 to 599, in the constructor and when se
   }
   assert.match(thrown(() => new Response('x', '201' as unknown as number)).message, /not the string "201"/);
   assert.is(thrown(() => new Response(42 as unknown as string)).message, 'A response body is a string, bytes, a readable stream or null, not number 42.');
-  assert.is(thrown(() => new Response({ a: 1 } as unknown as string)).message, 'A response body is a string, bytes, a readable stream or null, not an object of type Object.');
+  assert.is(thrown(() => new Response({ a: 1 } as unknown as string)).message, 'A response body is a string, bytes, a readable stream or null, not an object of type Object: send JSON with Response.json(data).');
   assert.is(new Response().body, '', 'no body given: an empty one');
   const response = new Response('x', 100);
   response.status = 599;
@@ -245,6 +245,14 @@ test('redirect() refuses a URL with a control character (CR, LF, tab, NUL, DEL) 
     assert.match(error.message, /^A redirect's URL has no control characters \(CR, LF, tab\.\.\.\), not ".*"\.$/s, JSON.stringify(url));
   }
   assert.is(thrown(() => Response.redirect('/a\r\nb')).message, "A redirect's URL has no control characters (CR, LF, tab...), not \"/a\\r\\nb\".");
+});
+
+test('a body of another kind (a web ReadableStream, an async generator, an object) is a TypeError naming the call that makes a body of it', () => {
+  assert.match(thrown(() => new Response(new ReadableStream() as never)).message, 'not a web ReadableStream: pass Readable.fromWeb(stream)');
+  assert.match(thrown(() => new Response((async function* () {})() as never)).message, 'not an async iterable (an async generator): pass Readable.from(iterable)');
+  assert.match(thrown(() => new Response(new ArrayBuffer(2) as never)).message, 'pass new Uint8Array(buffer)');
+  assert.match(thrown(() => new Response({ id: 1 } as never)).message, 'not an object of type Object: send JSON with Response.json(data)');
+  assert.match(thrown(() => new Response(42 as never)).message, 'not number 42.');
 });
 
 test('setContentDisposition() writes a non-ASCII file name as filename* (UTF-8) with an ASCII filename beside it, which node:http can send', () => {
