@@ -235,6 +235,23 @@ test('an error controller that throws: the plain page goes out with the original
   assert.ok(critical[0]!.context.original_exception === original);
 });
 
+test('a kernel.request listener that refuses the error page\'s sub-request as it refused the request: the 401 goes out with its headers, and the log says to check isMainRequest()', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.REQUEST, (event: RequestEvent) => {
+    if (event.request.headers.authorization === undefined) throw new HttpError(401, 'A bearer token is required.', { headers: { 'www-authenticate': 'Bearer' } });
+  }, 64);
+  const bus = createBus();
+  const records: LogRecord[] = [];
+  bus.on('log', ({ record }) => records.push(record));
+  dispatcher.addSubscriber(new ErrorListener(() => new Response('the page'), new Logger({ bus, level: 'debug' })));
+  const response = await new HttpKernel(dispatcher, new ControllerResolver()).handle(Request.create('/admin'));
+  assert.is(response.status, 401);
+  assert.is(response.getHeader('www-authenticate'), 'Bearer');
+  const critical = pageFailures(records);
+  assert.is(critical.length, 1);
+  assert.is(critical[0]!.message, 'The error page failed (HttpError: "A bearer token is required."), so the plain page was sent for HttpError: "A bearer token is required.": its sub-request met the same error; a kernel.request listener that refuses requests returns first thing for sub-requests (if (!event.isMainRequest()) return)');
+});
+
 test('an error controller that answers no Response gets the same fallback, and the log says what it answered', async () => {
   const { kernel, records } = failingWith(new NotFoundHttpError('No such book.'), () => ({ html: '<p>not a Response</p>' }));
   const response = await kernel.handle(Request.create('/'));
