@@ -210,9 +210,18 @@ function checkInit(init: unknown): void {
   for (const key of Object.keys(init)) {
     const setting = SERVER_SETTINGS[key];
     if (setting !== undefined) throw new TypeError(`inject() reads its request as the server does, with the server's ${setting}: give that to createKernel() (or createInjector()), not "${key}" to inject().`);
-    if (!INIT_OPTIONS.has(key)) throw new TypeError(`inject() has no option "${key}"; its options are ${[...INIT_OPTIONS].join(', ')}.`);
+    if (!INIT_OPTIONS.has(key)) throw new TypeError(`inject() has no option "${key}"; its options are ${[...INIT_OPTIONS].join(', ')}.${FASTIFY_INJECT_OPTIONS.get(key) ?? ''}`);
   }
 }
+
+/** Fastify's inject() options, which a test ported from Fastify passes, with where they go here. */
+const FASTIFY_INJECT_OPTIONS: ReadonlyMap<string, string> = new Map([
+  ['payload', ' Fastify\'s payload is json here for a value to send as JSON, or body for text or bytes.'],
+  ['query', ' Put the query in the target: inject(\'/books?tag=a&tag=b\').'],
+  ['cookies', ' Send cookies as a header: headers: { cookie: \'session=abc\' }.'],
+  ['url', ' The target is inject()\'s first argument.'],
+  ['path', ' The target is inject()\'s first argument.'],
+]);
 
 /** What the server would refuse to send of `response` (see checkSendable), or undefined. */
 function refusalOf(response: Response): unknown {

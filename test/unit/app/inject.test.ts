@@ -498,4 +498,22 @@ test("inject refuses the server's settings and options it does not know, as Type
   await app.close();
 });
 
+test("inject() refuses Fastify's inject() options (payload, query, cookies, url) saying where each goes here", async () => {
+  const app = appOf();
+  const refusal = async (init: object): Promise<string> => {
+    try {
+      await app.inject('/', init);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('expected a rejection');
+  };
+  assert.match(await refusal({ method: 'POST', payload: { title: 'Dune' } }), 'inject() has no option "payload"; its options are method, headers, body, json, scheme, remoteAddress, localAddress, localPort, signal. Fastify\'s payload is json here for a value to send as JSON, or body for text or bytes.');
+  assert.match(await refusal({ query: { tag: 'a' } }), "Put the query in the target: inject('/books?tag=a&tag=b').");
+  assert.match(await refusal({ cookies: { session: 'abc' } }), "Send cookies as a header: headers: { cookie: 'session=abc' }.");
+  assert.match(await refusal({ url: '/books' }), "The target is inject()'s first argument.");
+  assert.ok((await refusal({ cookie: 'a=1' })).endsWith('its options are method, headers, body, json, scheme, remoteAddress, localAddress, localPort, signal.'));
+  await app.close();
+});
+
 test.run();
