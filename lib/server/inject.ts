@@ -208,7 +208,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
 function checkInit(init: unknown): void {
   if (!isPlainObject(init)) throw new TypeError(`inject() takes a plain object of options ({ method, headers, body }) as its second argument, not ${describeValue(init)}.`);
   for (const key of Object.keys(init)) {
-    const setting = SERVER_SETTINGS[key];
+    // Own keys only: `constructor` or `toString` would otherwise name a function as the server's setting.
+    const setting = Object.hasOwn(SERVER_SETTINGS, key) ? SERVER_SETTINGS[key] : undefined;
     if (setting !== undefined) throw new TypeError(`inject() reads its request as the server does, with the server's ${setting}: give that to createKernel() (or createInjector()), not "${key}" to inject().`);
     if (!INIT_OPTIONS.has(key)) throw new TypeError(`inject() has no option "${key}"; its options are ${[...INIT_OPTIONS].join(', ')}.${FASTIFY_INJECT_OPTIONS.get(key) ?? ''}`);
   }

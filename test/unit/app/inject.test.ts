@@ -516,4 +516,14 @@ test("inject() refuses Fastify's inject() options (payload, query, cookies, url)
   await app.close();
 });
 
+test('inject() refuses an option named as a property of every object (constructor, toString) as one it does not know, not as a server setting', async () => {
+  const app = appOf();
+  for (const key of ['constructor', 'toString', 'hasOwnProperty']) {
+    const init = { [key]: 1 };
+    const message = await app.inject('/', init).then(() => 'resolved', (error: Error) => error.message);
+    assert.is(message, `inject() has no option "${key}"; its options are method, headers, body, json, scheme, remoteAddress, localAddress, localPort, signal.`, key);
+  }
+  await app.close();
+});
+
 test.run();
