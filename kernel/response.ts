@@ -100,9 +100,10 @@ export class Response {
    * A redirect (302 by default) to `url`, with a status that is one (301, 302, 303, 307, 308, or
    * 201 Created, as Symfony's RedirectResponse allows). What a Location cannot carry is
    * percent-encoded as UTF-8 (`/é` → `/%C3%A9`; an absolute URL's host in another script in punycode);
-   * the rest goes as given.
+   * the rest goes as given. A `URL` object is taken as its `href`, as Fetch's `Response.redirect()` takes it.
    */
-  static redirect(url: string, status = 302, headers?: HeaderInit): Response {
+  static redirect(url: string | URL, status = 302, headers?: HeaderInit): Response {
+    if (url instanceof URL) url = url.href;
     if (!REDIRECT_STATUSES.has(status)) throw new RangeError(`A redirect's status is 301, 302, 303, 307, 308 or 201, not ${typeof status === 'number' ? status : describeValue(status)}.`);
     if (typeof url !== 'string' || url === '') throw new TypeError(`A redirect needs a URL to go to, not ${url === '' ? 'an empty one' : describeValue(url)}.`);
     // node:http would refuse such a Location only when the response is sent, far from the call that made it.

@@ -238,6 +238,11 @@ test('redirect() writes an absolute URL\'s host in another script in punycode; r
   assert.throws(() => Response.redirect(''), /A redirect needs a URL to go to, not an empty one/);
 });
 
+test('redirect() takes a URL object as its href, as Fetch\'s Response.redirect() does, rather than refusing it as "no URL"', () => {
+  assert.is(Response.redirect(new URL('/books?page=2', 'https://shop.example'), 303).getHeader('location'), 'https://shop.example/books?page=2');
+  assert.is(Response.redirect(new URL('https://bücher.example/ä')).getHeader('location'), 'https://xn--bcher-kva.example/%C3%A4');
+});
+
 test('redirect() refuses a URL with a control character (CR, LF, tab, NUL, DEL) at the call, not when node:http refuses the header', () => {
   for (const url of ['/a\r\nSet-Cookie: x=1', 'http://a.test/\nx', ' java\tscript:alert(1)', '/a\u0000', '/a\u007f', 'https://bücher.example/\r']) {
     const error = thrown(() => Response.redirect(url));
