@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
+import { isDate } from 'node:util/types';
 import { create as contentDisposition } from 'content-disposition';
 import { stringifySetCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
@@ -297,6 +298,10 @@ function checkCookieOptions(name: unknown, options: unknown): void {
   for (const key of Object.keys(options)) {
     if (!COOKIE_OPTIONS.includes(key)) throw new TypeError(`Cookie "${String(name)}" has no option "${key}"; its options are ${COOKIE_OPTIONS.join(', ')}.`);
   }
+  // The cookie package would say only "option maxAge is invalid: 1.5", naming neither the cookie nor what is expected.
+  const { maxAge, expires } = options as CookieOptions;
+  if (maxAge !== undefined && !Number.isInteger(maxAge)) throw new TypeError(`The maxAge of cookie "${String(name)}" is a whole number of seconds, not ${describeValue(maxAge)} (Express's res.cookie() counts it in milliseconds).`);
+  if (expires !== undefined && !(isDate(expires) && !Number.isNaN(expires.getTime()))) throw new TypeError(`The expires of cookie "${String(name)}" is a valid Date (new Date(Date.now() + 86_400_000) for a day), not ${describeValue(expires)}.`);
 }
 
 /**

@@ -128,6 +128,17 @@ test('setCookie: options that are no plain object, or hold a key it does not kno
   assert.is(response.headers['set-cookie'], undefined);
 });
 
+test('setCookie: a maxAge that is no whole number of seconds, or an expires that is no valid Date, is a TypeError naming the cookie and what is expected', () => {
+  assert.is(thrown(() => new Response('').setCookie('session', 'a', { maxAge: 1.5 })).message, 'The maxAge of cookie "session" is a whole number of seconds, not number 1.5 (Express\'s res.cookie() counts it in milliseconds).');
+  assert.match(thrown(() => new Response('').setCookie('session', 'a', { maxAge: '3600' as never })).message, 'not the string "3600"');
+  for (const expires of [Date.now(), '2030-01-01', new Date('soon')]) {
+    const error = thrown(() => new Response('').setCookie('session', 'a', { expires: expires as Date }));
+    assert.instance(error, TypeError);
+    assert.match(error.message, 'The expires of cookie "session" is a valid Date (new Date(Date.now() + 86_400_000) for a day), not ');
+  }
+  assert.match(String(new Response('').setCookie('session', 'a', { maxAge: 0, expires: new Date(0) }).headers['set-cookie']), 'Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT');
+});
+
 test('setCookie: Secure follows the request\'s scheme at prepare(), unless given; SameSite=None and Partitioned always have it', () => {
   const cookies = (request: Request) =>
     new Response('')
