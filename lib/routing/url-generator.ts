@@ -269,13 +269,15 @@ function write(template: Template, routeName: string, route: Route, params: Reco
   const { pieces, compiled } = template;
   const opened = Array<string>(compiled.groups.size).fill('0');
   const out = render(pieces, routeName, route, params, writing, everyGroupBefore, opened);
-  for (const part of compiled.variantOf.get(opened.join(''))!) {
+  const variant = compiled.variantOf.get(opened.join(''))!;
+  for (const part of variant) {
     if (part.type === 'text') continue;
     const encoded = writing.written.get(part.name);
     if (encoded !== undefined && !check(part, template.host).test(encoded)) {
       throw new InvalidParameterError(routeName, part.name, part.pattern, own(params, part.name) ?? own(route.defaults, part.name));
     }
   }
+  if (template.host) refuseEmptyLabel(out, variant, writing, routeName, route, params);
   return out;
 }
 
@@ -347,10 +349,10 @@ function render(pieces: readonly Piece[], routeName: string, route: Route, param
 
 /**
  * Refuses a host parameter's value that no request's host holds (kernel/host-syntax.ts), so the URL would
- * never match: anything but letters, digits, `-`, `_` and dots (`@` or `:` would even move the host), nothing,
- * and an empty label (`.example.test`, `a..example.test`). Dots only where the parameter stands for several
- * labels (a wildcard, or a requirement that takes them); elsewhere a dot is named here rather than by the
- * default pattern (`[^.]+`).
+ * never match: anything but letters, digits, `-`, `_` and dots (`@` or `:` would even move the host), and
+ * nothing. Dots only where the parameter stands for several labels (a wildcard, or a requirement that takes
+ * them); elsewhere a dot is named here rather than by the default pattern (`[^.]+`). Where its dots leave
+ * an empty label depends on the text around it: see refuseEmptyLabel.
  */
 function refuseHostValue(piece: Slot, encoded: string, value: unknown, routeName: string, route: Route): void {
   const several = piece.wildcard || own(route.requirements, piece.name) !== undefined;
@@ -359,7 +361,23 @@ function refuseHostValue(piece: Slot, encoded: string, value: unknown, routeName
   };
   if (encoded === '') refuse('not be empty (it would leave an empty label in the host)');
   if (!HOST_TEXT.test(encoded) || (!several && encoded.includes('.'))) refuse(several ? 'be host name labels (letters, digits, "-" and "_") separated by dots' : 'be a host name label (letters, digits, "-" and "_")');
-  if (encoded.startsWith('.') || encoded.endsWith('.') || encoded.includes('..')) refuse('be host name labels separated by dots, none of them empty (no "." opening or ending it, no "..")');
+}
+
+/**
+ * Refuses a host written with an empty label (`.example.test`, `a..example.test`), naming the first value
+ * whose dots may have made it: the route's own text has none (Route refuses it). A dot ending the host is
+ * no empty label: `example.test.` is a fully qualified name, which a request's host may be.
+ */
+function refuseEmptyLabel(host: string, variant: readonly Part[], writing: Writing, routeName: string, route: Route, params: Record<string, unknown>): void {
+  if (!host.startsWith('.') && !host.includes('..')) return;
+  for (const part of variant) {
+    if (part.type === 'text') continue;
+    const encoded = writing.written.get(part.name);
+    if (encoded === undefined || (!encoded.startsWith('.') && !encoded.endsWith('.') && !encoded.includes('..'))) continue;
+    throw new InvalidParameterError(routeName, part.name, part.pattern, own(params, part.name) ?? own(route.defaults, part.name), {
+      expected: `be host name labels separated by dots that leave no label of the host empty (${JSON.stringify(host.toLowerCase())})`,
+    });
+  }
 }
 
 function isGroup(piece: Piece): piece is Group {

@@ -594,13 +594,39 @@ test('a host parameter that would leave an empty label, or holds a dot where it 
     for (const name of ['one', 'optional']) assert.is(message(name, { sub }), `Parameter "sub" for route "${name}" must be a host name label (letters, digits, "-" and "_") (${JSON.stringify(sub)} given) to generate a corresponding URL.`);
   }
   for (const sub of ['.', 'a.', '.a', 'a..b']) {
-    assert.is(message('several', { sub }), `Parameter "sub" for route "several" must be host name labels separated by dots, none of them empty (no "." opening or ending it, no "..") (${JSON.stringify(sub)} given) to generate a corresponding URL.`);
-    assert.match(message('labels', { labels: sub }), 'Parameter "labels" for route "labels" must be host name labels separated by dots, none of them empty');
+    assert.is(message('several', { sub }), `Parameter "sub" for route "several" must be host name labels separated by dots that leave no label of the host empty (${JSON.stringify(`${sub}.example.test`)}) (${JSON.stringify(sub)} given) to generate a corresponding URL.`);
+    assert.match(message('labels', { labels: sub }), 'Parameter "labels" for route "labels" must be host name labels separated by dots that leave no label of the host empty');
   }
   for (const sub of ['a@b', 'a:1', 'a/b']) assert.match(message('several', { sub }), 'Parameter "sub" for route "several" must be host name labels (letters, digits, "-" and "_") separated by dots');
   assert.is(g.generate('several', { sub: 'a.b' }), 'http://a.b.example.test/s');
   assert.is(g.generate('labels', { labels: 'a.b' }), 'http://a.b.example.test/l');
   assert.is(g.generate('optional', {}), '/o');
+});
+
+test('a host parameter that ends the host may end with a dot (a fully qualified name, which the matcher reads back); one before more of the host may not', () => {
+  const collection = new RouteCollection()
+    .add('any', new Route('/a', { host: '*host' }))
+    .add('tld', new Route('/t', { host: 'example.:tld', requirements: { tld: '[a-z.]+' } }))
+    .add('labels', new Route('/l', { host: '*labels.example.test' }))
+    .add('suffix', new Route('/s', { host: 'shop:suffix.example.test', requirements: { suffix: '[a-z.]+' } }));
+  const g = new UrlGenerator(collection, { host: 'example.test' });
+  const matcher = new UrlMatcher(collection);
+  for (const [name, params, url] of [
+    ['any', { host: 'shop.example.test.' }, 'http://shop.example.test./a'],
+    ['tld', { tld: 'test.' }, 'http://example.test./t'],
+    ['suffix', { suffix: '.eu' }, 'http://shop.eu.example.test/s'],
+  ] as const) {
+    assert.is(g.generate(name, params), url);
+    const { host, pathname } = new URL(url);
+    const result = matcher.lookup(pathname, { method: 'GET', host, scheme: 'http' });
+    assert.is(result.kind, 'match', url);
+    if (result.kind === 'match') assert.equal([result.name, result.params], [name, params], url);
+  }
+  for (const [name, params] of [['labels', { labels: 'a.' }], ['labels', { labels: 'a..b' }], ['any', { host: '.a' }], ['tld', { tld: 'test..' }]] as const) {
+    const error = thrown(() => g.generate(name, params));
+    assert.instance(error, InvalidParameterError, JSON.stringify(params));
+    assert.match(error.message, 'separated by dots that leave no label of the host empty', JSON.stringify(params));
+  }
 });
 
 test('the base URL prefixes every path', () => {
