@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Route, RouteCollection, UrlMatcher, type LookupResult } from '../../../lib/routing/index.js';
+import { InvalidRouteError, Route, RouteCollection, UrlMatcher, type LookupResult } from '../../../lib/routing/index.js';
 import { compilePattern, variantSource, type Part } from '../../../lib/routing/pattern.js';
 import { decode, decodeSegments } from '../../../lib/routing/params-builder.js';
 import { TailMatcher, tailMatcherSteps } from '../../../lib/routing/tail-matcher.js';
@@ -93,12 +93,14 @@ const pattern = fc
     return `/${first}@${after}${units.join('')}${end}`.replace(/@/g, () => `"p${n++}"`);
   })
   // One whose optional group puts `//` between text (`/x/{/a}`) is refused: there is no regex to compare with.
+  // Any other error is the test's to report, not a pattern to skip.
   .filter((path) => {
     try {
       compilePattern(path, '/', {}, 'route path');
       return true;
-    } catch {
-      return false;
+    } catch (error) {
+      if (error instanceof InvalidRouteError && error.message.includes('an optional group, written or left out, puts "//" in it')) return false;
+      throw error;
     }
   });
 
