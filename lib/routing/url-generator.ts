@@ -270,6 +270,7 @@ function write(template: Template, routeName: string, route: Route, params: Reco
   const opened = Array<string>(compiled.groups.size).fill('0');
   const out = render(pieces, routeName, route, params, writing, everyGroupBefore, opened);
   const variant = compiled.variantOf.get(opened.join(''))!;
+  if (template.host) refuseEmptyLabel(out, variant, writing, routeName, route, params);
   for (const part of variant) {
     if (part.type === 'text') continue;
     const encoded = writing.written.get(part.name);
@@ -277,7 +278,6 @@ function write(template: Template, routeName: string, route: Route, params: Reco
       throw new InvalidParameterError(routeName, part.name, part.pattern, own(params, part.name) ?? own(route.defaults, part.name));
     }
   }
-  if (template.host) refuseEmptyLabel(out, variant, writing, routeName, route, params);
   return out;
 }
 
@@ -349,33 +349,34 @@ function render(pieces: readonly Piece[], routeName: string, route: Route, param
 
 /**
  * Refuses a host parameter's value that no request's host holds (kernel/host-syntax.ts), so the URL would
- * never match: anything but letters, digits, `-`, `_` and dots (`@` or `:` would even move the host), and
- * nothing. Dots only where the parameter stands for several labels (a wildcard, or a requirement that takes
- * them); elsewhere a dot is named here rather than by the default pattern (`[^.]+`). Where its dots leave
- * an empty label depends on the text around it: see refuseEmptyLabel.
+ * never match: anything but letters, digits, `-`, `_` and dots (`@` or `:` would even move the host). Dots
+ * only where the parameter stands for several labels (a wildcard, or a requirement that takes them); elsewhere
+ * a dot is named here rather than by the default pattern (`[^.]+`). Whether nothing, or its dots, leave an
+ * empty label depends on the text around it: see refuseEmptyLabel.
  */
 function refuseHostValue(piece: Slot, encoded: string, value: unknown, routeName: string, route: Route): void {
   const several = piece.wildcard || own(route.requirements, piece.name) !== undefined;
   const refuse = (expected: string): never => {
     throw new InvalidParameterError(routeName, piece.name, piece.pattern, value, { expected });
   };
-  if (encoded === '') refuse('not be empty (it would leave an empty label in the host)');
+  if (encoded === '') return;
   if (!HOST_TEXT.test(encoded) || (!several && encoded.includes('.'))) refuse(several ? 'be host name labels (letters, digits, "-" and "_") separated by dots' : 'be a host name label (letters, digits, "-" and "_")');
 }
 
 /**
- * Refuses a host written with an empty label (`.example.test`, `a..example.test`), naming the first value
- * whose dots may have made it: the route's own text has none (Route refuses it). A dot ending the host is
- * no empty label: `example.test.` is a fully qualified name, which a request's host may be.
+ * Refuses a host written with an empty label (`.example.test`, `a..example.test`), naming the first value,
+ * empty or with dots, that may have made it: the route's own text has none (Route refuses it). A dot ending
+ * the host is no empty label: `example.test.` is a fully qualified name, which a request's host may be.
+ * Before the parameters' patterns are checked, which would name an empty value less clearly.
  */
 function refuseEmptyLabel(host: string, variant: readonly Part[], writing: Writing, routeName: string, route: Route, params: Record<string, unknown>): void {
   if (!host.startsWith('.') && !host.includes('..')) return;
   for (const part of variant) {
     if (part.type === 'text') continue;
     const encoded = writing.written.get(part.name);
-    if (encoded === undefined || (!encoded.startsWith('.') && !encoded.endsWith('.') && !encoded.includes('..'))) continue;
+    if (encoded === undefined || (encoded !== '' && !encoded.startsWith('.') && !encoded.endsWith('.') && !encoded.includes('..'))) continue;
     throw new InvalidParameterError(routeName, part.name, part.pattern, own(params, part.name) ?? own(route.defaults, part.name), {
-      expected: `be host name labels separated by dots that leave no label of the host empty (${JSON.stringify(host.toLowerCase())})`,
+      expected: encoded === '' ? 'not be empty (it would leave an empty label in the host)' : `be host name labels separated by dots that leave no label of the host empty (${JSON.stringify(host.toLowerCase())})`,
     });
   }
 }

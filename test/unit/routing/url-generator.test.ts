@@ -611,12 +611,15 @@ test('a host parameter that ends the host may end with a dot (a fully qualified 
     .add('any', new Route('/a', { host: '*host' }))
     .add('tld', new Route('/t', { host: 'example.:tld', requirements: { tld: '[a-z.]+' } }))
     .add('labels', new Route('/l', { host: '*labels.example.test' }))
-    .add('suffix', new Route('/s', { host: 'shop:suffix.example.test', requirements: { suffix: '[a-z.]+' } }));
+    .add('suffix', new Route('/s', { host: 'shop:suffix.example.test', requirements: { suffix: '[a-z.]+' } }))
+    .add('apex', new Route('/x', { host: 'example.:tld', requirements: { tld: '[a-z.]*' } }));
   const g = new UrlGenerator(collection, { host: 'example.test' });
   const matcher = new UrlMatcher(collection);
   for (const [name, params, url] of [
     ['any', { host: 'shop.example.test.' }, 'http://shop.example.test./a'],
     ['tld', { tld: 'test.' }, 'http://example.test./t'],
+    // Nothing, where the requirement takes it and no label is left empty: `example.` is a fully qualified name too.
+    ['apex', { tld: '' }, 'http://example./x'],
     ['suffix', { suffix: '.eu' }, 'http://shop.eu.example.test/s'],
   ] as const) {
     assert.is(g.generate(name, params), url);
@@ -630,6 +633,8 @@ test('a host parameter that ends the host may end with a dot (a fully qualified 
     assert.instance(error, InvalidParameterError, JSON.stringify(params));
     assert.match(error.message, 'separated by dots that leave no label of the host empty', JSON.stringify(params));
   }
+  assert.is(thrown(() => g.generate('labels', { labels: '' })).message, 'Parameter "labels" for route "labels" must not be empty (it would leave an empty label in the host) ("" given) to generate a corresponding URL.');
+  assert.is(thrown(() => g.generate('suffix', { suffix: '' })).message, 'Parameter "suffix" for route "suffix" must match "[a-z.]+" ("" given) to generate a corresponding URL.');
 });
 
 test('the base URL prefixes every path', () => {
