@@ -929,11 +929,21 @@ function decodeText(bytes: Buffer, charset: string): string {
   } catch (error) {
     throw new UnsupportedMediaTypeHttpError(`The request body's charset "${charset}" is not one this server can decode; send it as UTF-8.`, { cause: error });
   }
+  // node 20.18.3 and 22.13.0 on decode windows-1252 as ISO-8859-1 (nodejs/node#60888): 0x80 would be U+0080, not €.
+  if (decoder.encoding === 'windows-1252') return decodeWindows1252(bytes);
   try {
     return decoder.decode(bytes);
   } catch (error) {
     throw new MalformedRequestError(`The request body is not valid ${decoder.encoding} text (its Content-Type says charset=${charset}).`, { cause: error });
   }
+}
+
+/** What windows-1252 has at 0x80-0x9F (the WHATWG index; the five it leaves free are the C1 controls there, as ISO-8859-1's). */
+const WINDOWS_1252_C1 = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+
+/** Bytes as windows-1252 text: ISO-8859-1 but for 0x80-0x9F. Every byte is a character, so no body is invalid in it. */
+function decodeWindows1252(bytes: Buffer): string {
+  return bytes.toString('latin1').replace(/[\x80-\x9f]/g, (character) => WINDOWS_1252_C1[character.charCodeAt(0) - 0x80]!);
 }
 
 function firstHeaderValue(value: string | string[] | undefined): string | undefined {

@@ -652,6 +652,14 @@ test('a body that is no text in its declared charset is a 400 naming it, and a c
   }
 });
 
+test('a body declared latin1 or windows-1252 is read as windows-1252 whatever node\'s TextDecoder does (node 20.18.3 and 22.13.0 read it as ISO-8859-1): 0x80 is €, 0x93 “', async () => {
+  const body = (bytes: number[], type: string) => Request.create('/', 'POST', { body: Buffer.from(bytes), headers: { 'content-type': type } });
+  const bytes = [0x80, 0x20, 0x93, 0x71, 0x94, 0x20, 0x81, 0x9f, 0xe9];
+  for (const charset of ['latin1', 'ISO-8859-1', 'windows-1252', 'us-ascii']) {
+    assert.is(await body(bytes, `text/plain; charset=${charset}`).text(), '\u20ac \u201cq\u201d \u0081\u0178\u00e9', charset);
+  }
+});
+
 test('contentType reads the first of several Content-Type values an embedder gave, not a TypeError', () => {
   assert.is(Request.create('/', 'POST', { headers: { 'content-type': ['Application/JSON; charset=utf-8', 'text/plain'] as never } }).contentType, 'application/json');
 });
