@@ -931,6 +931,11 @@ function decodeText(bytes: Buffer, charset: string): string {
   }
   // node 20.18.3 and 22.13.0 on decode windows-1252 as ISO-8859-1 (nodejs/node#60888): 0x80 would be U+0080, not €.
   if (decoder.encoding === 'windows-1252') return decodeWindows1252(bytes);
+  // A UTF-16 body's byte order mark says its byte order (RFC 2781 3.2, as the WHATWG decode algorithm reads it): Java's "UTF-16" is big-endian, where TextDecoder's utf-16 is little-endian.
+  if (decoder.encoding === 'utf-16le' || decoder.encoding === 'utf-16be') {
+    const marked = bytes[0] === 0xfe && bytes[1] === 0xff ? 'utf-16be' : bytes[0] === 0xff && bytes[1] === 0xfe ? 'utf-16le' : decoder.encoding;
+    if (marked !== decoder.encoding) decoder = new TextDecoder(marked, { fatal: true });
+  }
   try {
     return decoder.decode(bytes);
   } catch (error) {

@@ -660,6 +660,15 @@ test('a body declared latin1 or windows-1252 is read as windows-1252 whatever no
   }
 });
 
+test('a UTF-16 body\'s byte order mark says its byte order: charset=utf-16 sent big-endian (Java\'s UTF-16) is its text, not other characters', async () => {
+  const body = (bytes: number[], type: string) => Request.create('/', 'POST', { body: Buffer.from(bytes), headers: { 'content-type': type } });
+  const bigEndian = [0xfe, 0xff, 0x00, 0x63, 0x00, 0xe9, 0x27, 0x03];
+  assert.is(await body(bigEndian, 'text/plain; charset=utf-16').text(), 'c\u00e9\u2703');
+  assert.equal(await body([0xfe, 0xff, 0x00, 0x5b, 0x00, 0x31, 0x00, 0x5d], 'application/json; charset=UTF-16').json(), [1]);
+  assert.is(await body([0xff, 0xfe, 0x63, 0x00], 'text/plain; charset=utf-16be').text(), 'c', 'a little-endian mark read so');
+  assert.is(await body([0x00, 0x63], 'text/plain; charset=utf-16be').text(), 'c', 'no mark: the declared order');
+});
+
 test('contentType reads the first of several Content-Type values an embedder gave, not a TypeError', () => {
   assert.is(Request.create('/', 'POST', { headers: { 'content-type': ['Application/JSON; charset=utf-8', 'text/plain'] as never } }).contentType, 'application/json');
 });
