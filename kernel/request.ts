@@ -626,6 +626,10 @@ export class Request {
       const hint = type === FORM_TYPE ? ' Read a form with form().' : '';
       throw new UnsupportedMediaTypeHttpError(`The request body is ${type}, not JSON (application/json).${hint}`);
     }
+    // RFC 8259 8.1: JSON is UTF-8. A body declared latin1 is most often UTF-8 mislabelled, which read as windows-1252 would be other text unseen (`Ã©`): a 415, as body-parser answers, unread.
+    const charset = declaredCharset(firstHeaderValue(this.headers['content-type']));
+    const encoding = charset === undefined ? undefined : encodingOf(charset);
+    if (encoding !== undefined && !JSON_ENCODINGS.has(encoding)) throw new UnsupportedMediaTypeHttpError(`The request body's charset "${charset}" is not one JSON is sent in; send it as UTF-8 (RFC 8259).`);
     if (type === '') {
       // Its bytes read first, so that no body at all is the empty body's 400 below (an embedder's request may
       // stream one of no declared length); not decoded, so that a body that is no UTF-8 text is this 415 too.
@@ -920,6 +924,18 @@ function declaredCharset(contentType: string | undefined): string | undefined {
     return undefined;
   }
 }
+
+/** The WHATWG Encoding standard's name for a charset label (`latin1` is `windows-1252`), or undefined for one it does not know. */
+function encodingOf(charset: string): string | undefined {
+  try {
+    return new TextDecoder(charset).encoding;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The encodings JSON text is sent in (RFC 8259 8.1: UTF-8; UTF-16 as RFC 4627 allowed, and body-parser reads). */
+const JSON_ENCODINGS: ReadonlySet<string> = new Set(['utf-8', 'utf-16le', 'utf-16be']);
 
 /** Bytes as text in a charset of the WHATWG Encoding standard (`latin1` is windows-1252, as browsers read it); a byte order mark of that charset is left out. */
 function decodeText(bytes: Buffer, charset: string): string {

@@ -669,6 +669,16 @@ test('a UTF-16 body\'s byte order mark says its byte order: charset=utf-16 sent 
   assert.is(await body([0x00, 0x63], 'text/plain; charset=utf-16be').text(), 'c', 'no mark: the declared order');
 });
 
+test('json() of a body declared in a charset other than UTF-8 or UTF-16 is a 415 saying JSON is UTF-8, unread, not the text of another charset', async () => {
+  // "é" in UTF-8, which a client mislabelling it latin1 sends: read as windows-1252 it would be "Ã©" unseen.
+  const request = Request.create('/', 'POST', { body: Buffer.from('{"a":"\u00e9"}'), headers: { 'content-type': 'application/json; charset=iso-8859-1' } });
+  const error = await request.json().then(() => undefined, (e: Error) => e);
+  assert.instance(error, UnsupportedMediaTypeHttpError);
+  assert.is(error!.message, 'The request body\'s charset "iso-8859-1" is not one JSON is sent in; send it as UTF-8 (RFC 8259).');
+  assert.is(request.peekBody(), undefined, 'unread');
+  assert.equal(await Request.create('/', 'POST', { body: '{"a":1}', headers: { 'content-type': 'application/json; charset=unicode-1-1-utf-8' } }).json(), { a: 1 });
+});
+
 test('contentType reads the first of several Content-Type values an embedder gave, not a TypeError', () => {
   assert.is(Request.create('/', 'POST', { headers: { 'content-type': ['Application/JSON; charset=utf-8', 'text/plain'] as never } }).contentType, 'application/json');
 });
