@@ -227,6 +227,17 @@ test('the body reads as text, JSON and bytes', async () => {
   assert.is((await request.bytes()).byteLength, 7);
 });
 
+test('form() declared in a charset other than UTF-8 reads its escapes in it (Apache HttpClient\'s forms are ISO-8859-1): caf%E9 is café, not caf\uFFFD', async () => {
+  const form = (body: string | number[], charset: string) => Request.create('/', 'POST', { body: typeof body === 'string' ? body : Buffer.from(body), headers: { 'content-type': `application/x-www-form-urlencoded; charset=${charset}` } }).form();
+  const latin1 = await form('name=caf%E9+cr%e8me&q=%80%2B1&flag&=v', 'ISO-8859-1');
+  assert.equal([...latin1], [['name', 'caf\u00e9 cr\u00e8me'], ['q', '\u20ac+1'], ['flag', ''], ['', 'v']]);
+  assert.is((await form([0x6e, 0x3d, 0xe9, 0x25, 0x45, 0x39], 'latin1')).get('n'), '\u00e9\u00e9', 'a byte sent as it is and one escaped, alike');
+  assert.is((await form('a=%82%A0', 'shift_jis')).get('a'), '\u3042');
+  const invalid = await form('a=%82', 'shift_jis').then(() => undefined, (e: Error) => e);
+  assert.instance(invalid, MalformedRequestError, 'an escape that is no text in the charset is a 400, not U+FFFD unseen');
+  assert.is((await form('a=caf%C3%A9', 'utf-8')).get('a'), 'caf\u00e9');
+});
+
 test('form() reads a urlencoded body as the query is read, and refuses other types with a 415 that says which', async () => {
   const form = await Request.create('/', 'POST', { headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' }, body: 'name=J%C3%BCrgen+B&tag=a&tag=b&list[]=1&empty=' }).form();
   assert.is(form.get('name'), 'Jürgen B');
