@@ -281,9 +281,11 @@ const BEYOND_LATIN1 = /[^\u0000-\u00ff]/u;
  * in header content", which reads as a control character: the character and the way out.
  */
 function beyondLatin1Hint(cause: unknown, headers: Readonly<Record<string, unknown>>): string {
-  // The header node:http names (`["content-disposition"]`), and only when it refused a character.
-  const name = (cause as { code?: unknown } | null)?.code === 'ERR_INVALID_CHAR' ? /\["([^"]+)"\]/.exec((cause as Error).message)?.[1]?.toLowerCase() : undefined;
-  const value = name === undefined ? undefined : headers[name];
+  // The header node:http names (`["content-disposition"]`), and only when it refused a character; named as
+  // it was set, which may be in capitals where `response.headers` is written to directly.
+  const named = (cause as { code?: unknown } | null)?.code === 'ERR_INVALID_CHAR' ? /\["([^"]+)"\]/.exec((cause as Error).message)?.[1] : undefined;
+  const name = named?.toLowerCase();
+  const value = named === undefined ? undefined : Object.hasOwn(headers, named) ? headers[named] : headers[name!];
   for (const text of Array.isArray(value) ? value : [value]) {
     const character = typeof text === 'string' ? BEYOND_LATIN1.exec(text)?.[0] : undefined;
     if (character === undefined) continue;

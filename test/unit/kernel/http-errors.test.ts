@@ -1,5 +1,5 @@
 // The HttpError family: status, stable code, default message, headers, cause.
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, validateHeaderValue } from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -12,6 +12,7 @@ import {
   NotFoundHttpError,
   NotImplementedHttpError,
   PayloadTooLargeHttpError,
+  ResponseNotSendableError,
   ResponseTimeoutError,
   ClientClosedError,
   describeController,
@@ -126,6 +127,21 @@ test('a ClientClosedError is a 499 (nginx\'s Client Closed Request) that says th
   assert.is(error.name, 'ClientClosedError');
   assert.is(error.message, 'The client closed the connection before the response was sent.');
   assert.is((error.cause as Error).message, 'aborted');
+});
+
+test('ResponseNotSendableError names a character beyond Latin-1 of a header set in capitals too (response.headers[\'Content-Disposition\'] = ...), as node:http names it', () => {
+  const refusal = (name: string, value: string): unknown => {
+    try {
+      validateHeaderValue(name, value);
+    } catch (error) {
+      return error;
+    }
+    throw new Error('not refused');
+  };
+  const value = 'attachment; filename="\u2603.pdf"';
+  const message = new ResponseNotSendableError(refusal('Content-Disposition', value), { 'Content-Disposition': value }).message;
+  assert.is(message, 'The response cannot be sent: Invalid character in header content ["Content-Disposition"]. Header values are Latin-1 text, and content-disposition holds "\u2603" (U+2603), beyond it: give the file name as filename*=UTF-8\'\' and the name percent-encoded (RFC 6266), after an ASCII filename="..." for old clients.');
+  assert.match(new ResponseNotSendableError(refusal('x-price', '5 \u20ac'), { 'x-price': '5 \u20ac' }).message, /x-price holds "\u20ac" \(U\+20AC\)/);
 });
 
 test.run();
