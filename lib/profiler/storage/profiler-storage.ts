@@ -8,7 +8,7 @@ export interface SearchCriteria {
   method?: string;
   /** Exact status code. */
   status?: number;
-  /** Substring of the absolute URL, as it holds it or with non-ASCII characters and spaces written plain (`élève` for `%C3%A9l%C3%A8ve`). */
+  /** Substring of the absolute URL, as it holds it or with non-ASCII characters and spaces written plain (`élève` for `%C3%A9l%C3%A8ve`); an escape's hex in either case. */
   url?: string;
   /** Epoch milliseconds, inclusive. */
   start?: number;

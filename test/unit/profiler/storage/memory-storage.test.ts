@@ -84,6 +84,21 @@ test('a url search finds a non-ASCII path written as the user reads it (`élève
   assert.equal(await tokens('eleve'), [tokenFor(2)]);
 });
 
+test('a url search finds an escape in either case of hex, and a space sent as a form sends it in a query (+)', async () => {
+  const storage = new MemoryStorage();
+  await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME + 1, url: 'http://h/users/%c3%a9l%c3%a8ve' }));
+  await storage.write(makeProfile(tokenFor(2), { time: BASE_TIME + 2, url: 'http://h/search?q=caf%C3%A9+cr%C3%A8me' }));
+  await storage.write(makeProfile(tokenFor(3), { time: BASE_TIME + 3, url: 'http://h/p/100%25/a+b' }));
+  const tokens = async (url: string) => (await storage.find({ url })).map((summary) => summary.token);
+  assert.equal(await tokens('élève'), [tokenFor(1)], 'a client that writes lower-case hex');
+  assert.equal(await tokens('%C3%A9l%C3%A8ve'), [tokenFor(1)], 'upper-case typed, lower-case held');
+  assert.equal(await tokens('%c3%a9'), [tokenFor(2), tokenFor(1)], 'lower-case typed, upper-case held');
+  assert.equal(await tokens('café crème'), [tokenFor(2)], 'a form\'s query writes a space +');
+  assert.equal(await tokens('100%'), [tokenFor(3)], 'a % typed is no escape');
+  assert.equal(await tokens('a+b'), [tokenFor(3)]);
+  assert.equal(await tokens('.*'), [], 'no pattern');
+});
+
 test('find filters and lists newest first, at most limit', async () => {
   const storage = new MemoryStorage();
   await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME + 1, method: 'POST', status: 201, ip: '10.0.0.1', url: 'http://h/books' }));
