@@ -290,9 +290,12 @@ function beyondLatin1Hint(cause: unknown, headers: Readonly<Record<string, unkno
     const character = typeof text === 'string' ? BEYOND_LATIN1.exec(text)?.[0] : undefined;
     if (character === undefined) continue;
     const code = `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    // encodeURIComponent would encode a Location's slashes, and cannot write a host in punycode.
     const way = name === 'content-disposition'
       ? `give the file name as filename*=UTF-8'' and the name percent-encoded (RFC 6266), after an ASCII filename="..." for old clients`
-      : 'percent-encode such text (encodeURIComponent) or keep it in the body';
+      : name === 'location'
+        ? 'give the URL to Response.redirect(), which writes it in ASCII (its host in punycode, the rest percent-encoded)'
+        : 'percent-encode such text (encodeURIComponent) or keep it in the body';
     return ` Header values are Latin-1 text, and ${name} holds "${character}" (${code}), beyond it: ${way}.`;
   }
   return '';

@@ -144,4 +144,15 @@ test('ResponseNotSendableError names a character beyond Latin-1 of a header set 
   assert.match(new ResponseNotSendableError(refusal('x-price', '5 \u20ac'), { 'x-price': '5 \u20ac' }).message, /x-price holds "\u20ac" \(U\+20AC\)/);
 });
 
+test('ResponseNotSendableError for a Location beyond Latin-1 says Response.redirect() writes it, not encodeURIComponent, which would encode its slashes and no host in punycode', () => {
+  const value = 'https://b\u00fccher.example/\u20ac';
+  let refusal: unknown;
+  try {
+    validateHeaderValue('location', value);
+  } catch (error) {
+    refusal = error;
+  }
+  assert.is(new ResponseNotSendableError(refusal, { location: value }).message, 'The response cannot be sent: Invalid character in header content ["location"]. Header values are Latin-1 text, and location holds "\u20ac" (U+20AC), beyond it: give the URL to Response.redirect(), which writes it in ASCII (its host in punycode, the rest percent-encoded).');
+});
+
 test.run();
