@@ -83,6 +83,13 @@ test('profiles written through the thread are FileStorage files: a FileStorage o
   assert.equal((await foundTokens(plain)).sort(), [...tokens].sort());
 });
 
+test('a url search in the thread finds a path typed as it reads, whatever the case of its escapes\' hex', async () => {
+  const storage = threadedIn();
+  const [upper, lower] = (await storage.drawTokens(6, 2)) as [string, string];
+  await storage.writeMany([makeProfile(upper, { time: Date.now() - 2, url: 'http://h/%C3%A9l%C3%A8ve' }), makeProfile(lower, { time: Date.now() - 1, url: 'http://h/%c3%a9l%c3%a8ve' })]);
+  assert.equal((await storage.find({ url: '/élève' })).map((summary) => summary.token), [lower, upper]);
+});
+
 test('claim, drawToken, compact and purge go through the thread with FileStorage\'s answers', async () => {
   const storage = threadedIn(freshDir(), { bounds: { maxProfiles: 4 } });
   const drawn = await storage.drawToken();
