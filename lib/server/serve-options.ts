@@ -243,14 +243,18 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   return { host, port, httpsPort, env: appEnv, debug, profiler, tlsCert, tlsKey, profilerDir, profilerMaxProfiles, profilerAllow, trustedProxies, trustedHosts, ide, logLevel, responseTimeout, help };
 }
 
-/** An environment name: a word of letters and digits, with `.`, `_` or `-` inside (`prod`, `staging`, `dev-eu.2`). */
-const ENVIRONMENT_NAME = /^[A-Za-z0-9](?:[\w.-]*[A-Za-z0-9])?$/;
+/**
+ * An environment name: letters and digits, with `.`, `_`, `-`, `/` or `:` inside (`prod`, `dev-eu.2`,
+ * GitLab's `review/feature-x`). It is only shown and compared, never a path: what it refuses is a name
+ * a quote, a space or a `;` made into another (`"prod"` from an env file would leave debug on).
+ */
+const ENVIRONMENT_NAME = /^[A-Za-z0-9](?:[\w.:/-]*[A-Za-z0-9])?$/;
 
 /** The environment's name without the spaces around it (`NODE_ENV=' production '` is production, named `production`); anything but a name is refused. */
 function parseEnvironmentName(setting: { value: string; source: string } | undefined): string | undefined {
   if (setting === undefined) return undefined;
   const name = setting.value.trim();
-  if (!ENVIRONMENT_NAME.test(name)) throw new UsageError(`${setting.source} must be an environment name: letters and digits, with . _ or - inside (prod, staging, dev) (got "${setting.value}")`);
+  if (!ENVIRONMENT_NAME.test(name)) throw new UsageError(`${setting.source} must be an environment name: letters and digits, with . _ - / or : inside (prod, staging, review/feature-x) (got "${setting.value}")`);
   return name;
 }
 

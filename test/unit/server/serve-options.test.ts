@@ -185,8 +185,16 @@ test('the environment\'s name is trimmed, from --env, APP_ENV and NODE_ENV alike
   assert.is(parseServeOptions([], { NODE_ENV: 'dev-eu.2' }).env, 'dev-eu.2');
 });
 
+test('an environment name as CI systems and deployments write it, with / or : inside (GitLab\'s review/feature-x, prod:eu), is taken as it is', () => {
+  assert.is(parseServeOptions([], { APP_ENV: 'review/feature-x' }).env, 'review/feature-x');
+  assert.is(parseServeOptions(['--env', 'prod:eu'], {}).env, 'prod:eu');
+  assert.is(parseServeOptions([], { NODE_ENV: 'staging/2' }).env, 'staging/2');
+  assert.match(usageError([], { APP_ENV: 'review/' }).message, /^APP_ENV must be an environment name: /);
+  assert.match(usageError([], { APP_ENV: '/prod' }).message, /^APP_ENV must be an environment name: /);
+});
+
 test('an environment name with spaces, quotes or other characters inside is a usage error naming its source', () => {
-  assert.is(usageError([], { NODE_ENV: 'pro duction' }).message, 'NODE_ENV must be an environment name: letters and digits, with . _ or - inside (prod, staging, dev) (got "pro duction")');
+  assert.is(usageError([], { NODE_ENV: 'pro duction' }).message, 'NODE_ENV must be an environment name: letters and digits, with . _ - / or : inside (prod, staging, review/feature-x) (got "pro duction")');
   assert.match(usageError([], { APP_ENV: '"prod"' }).message, /^APP_ENV must be an environment name: .*\(got ""prod""\)$/);
   assert.match(usageError(['--env', 'prod;rm'], {}).message, /^--env must be an environment name: /);
   assert.match(usageError(['--env=-prod'], {}).message, /^--env must be an environment name: /);
