@@ -84,7 +84,7 @@ export interface RunningServers {
    * its addresses (`http://[::1]:8000`, `http://127.0.0.1:8000`); otherwise the same as `urls`.
    */
   listening: string[];
-  /** Addresses of `localhost` after its first that could not be listened on (no IPv6 on the machine), with why; served without them. */
+  /** Addresses of `localhost` on no interface here (::1 on a machine without IPv6), with why; served on the others. */
   notListening: Array<{ url: string; error: Error }>;
   /** The first listener of each scheme (http, then https), then those on localhost's other addresses. */
   servers: Array<http.Server | https.Server>;
@@ -195,29 +195,19 @@ export async function startServers(listener: RequestListener, options: ListenOpt
   const listening: string[] = [];
   const notListening: Array<{ url: string; error: Error }> = [];
   try {
-    const [first, ...others] = await listenAddresses(options.host);
-    servers.push(...schemes.map(({ make }) => create(make)));
-    await Promise.all(servers.map((server, i) => listenOn(server, first!, schemes[i]!.port)));
-    // Each other address of localhost on the port its first got (the one port 0 picked), so a
-    // client that tries ::1 before 127.0.0.1, or the reverse, finds the server either way. One that
-    // fails (no IPv6 on the machine, the port taken there) is left out, not the server's end.
-    for (const [i, { scheme, make }] of schemes.entries()) {
-      const port = (servers[i]!.address() as AddressInfo).port;
-      listening.push(urlOf(scheme, first!, port));
-      for (const address of others) {
-        const server = create(make);
-        try {
-          await listenOn(server, address, port);
-          servers.push(server);
-          listening.push(urlOf(scheme, address, port));
-        } catch (error) {
-          notListening.push({ url: urlOf(scheme, address, port), error: error as Error });
-        }
-      }
+    const addresses = await listenAddresses(options.host);
+    const started = await Promise.allSettled(schemes.map(({ scheme, port, make }) => listenEverywhere(() => create(make), scheme, addresses, port)));
+    for (const outcome of started) if (outcome.status === 'fulfilled') servers.push(outcome.value.servers[0]!);
+    for (const outcome of started) if (outcome.status === 'fulfilled') servers.push(...outcome.value.servers.slice(1));
+    const failed = started.find((outcome) => outcome.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    for (const outcome of started as Array<PromiseFulfilledResult<Listened>>) {
+      listening.push(...outcome.value.listening);
+      notListening.push(...outcome.value.notListening);
     }
   } catch (error) {
     idle?.stop();
-    await Promise.all(servers.map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
+    await closeListening(servers);
     throw error;
   }
 
@@ -248,6 +238,59 @@ async function listenAddresses(host: string): Promise<string[]> {
   if (host.toLowerCase() !== 'localhost') return [host];
   const found = await dns.lookup(host, { all: true });
   return [...new Set(found.map(({ address }) => address))];
+}
+
+/** Errors that say an address is on no interface here (::1 on a machine without IPv6): it is left out, not the start's end. */
+const ADDRESS_UNAVAILABLE = new Set(['EADDRNOTAVAIL', 'EAFNOSUPPORT']);
+/** How many times port 0 on localhost is picked before giving up on one free on each of its addresses. */
+const FREE_PORT_ATTEMPTS = 5;
+
+/** One scheme's listeners, one per address that could be listened on, and the addresses left out. */
+interface Listened {
+  servers: Array<http.Server | https.Server>;
+  listening: string[];
+  notListening: Array<{ url: string; error: Error }>;
+}
+
+/**
+ * Listens on each of `addresses` (localhost's), all on one port: the port the first to listen got
+ * when `port` is 0. An address on no interface here is left out, unless none is left. The port
+ * taken on another address fails the start, as on the first: a client trying that address first
+ * would reach another server. For port 0 another port is picked, as port 0 asks for a free one.
+ */
+async function listenEverywhere(create: () => http.Server | https.Server, scheme: string, addresses: readonly string[], port: number): Promise<Listened> {
+  for (let attempt = 1; ; attempt++) {
+    const servers: Array<http.Server | https.Server> = [];
+    const listenedOn: string[] = [];
+    const unavailable: Array<{ address: string; error: Error }> = [];
+    let chosen = port;
+    try {
+      for (const address of addresses) {
+        const server = create();
+        try {
+          await listenOn(server, address, chosen);
+        } catch (error) {
+          if (!ADDRESS_UNAVAILABLE.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+          unavailable.push({ address, error: error as Error });
+          continue;
+        }
+        servers.push(server);
+        listenedOn.push(address);
+        chosen = (server.address() as AddressInfo).port;
+      }
+      if (servers.length === 0) throw unavailable[0]!.error;
+      return { servers, listening: listenedOn.map((address) => urlOf(scheme, address, chosen)), notListening: unavailable.map(({ address, error }) => ({ url: urlOf(scheme, address, chosen), error })) };
+    } catch (error) {
+      const picked = port === 0 && servers.length > 0;
+      await closeListening(servers);
+      if (picked && (error as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < FREE_PORT_ATTEMPTS) continue;
+      throw error;
+    }
+  }
+}
+
+function closeListening(servers: ReadonlyArray<http.Server | https.Server>): Promise<unknown> {
+  return Promise.all(servers.map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
 }
 
 function urlOf(scheme: string, host: string, port: number): string {

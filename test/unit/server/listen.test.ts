@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LookupAllOptions } from 'node:dns';
 import dnsPromises from 'node:dns/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { Server, connect, createServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -571,6 +571,82 @@ test('an address of localhost that cannot be listened on (no IPv6 on the machine
       assert.is(servers.length, 2);
       const response = await within(request(listening[0]!, { dispatcher: agent }), 5_000, 'request');
       assert.is(await response.body.text(), 'hello over http');
+    });
+  } finally {
+    restore();
+  }
+});
+
+/** A port free on 127.0.0.1 that a server of the test holds on ::1: what another program listening on ::1 alone leaves. */
+async function portTakenOnIpv6Only(): Promise<{ port: number; release(): Promise<void> }> {
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen({ host: '::1', port: 0 }, () => resolve()));
+  return { port: (holder.address() as AddressInfo).port, release: () => new Promise<void>((resolve) => holder.close(() => resolve())) };
+}
+
+/** Whether something accepts connections on host:port. */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+test('on localhost, a port taken on another of its addresses (::1 only) rejects with EADDRINUSE and leaves no listener: a client trying ::1 first would reach another server', async () => {
+  const restore = localhostResolvingTo(['127.0.0.1', '::1']);
+  const taken = await portTakenOnIpv6Only();
+  try {
+    try {
+      const running = await within(startServers(hello, { host: 'localhost', port: taken.port, httpsPort: null }), 5_000, 'startServers');
+      await running.close();
+      assert.unreachable(`expected EADDRINUSE, got ${JSON.stringify({ listening: running.listening, notListening: running.notListening.map(({ url }) => url) })}`);
+    } catch (error) {
+      assert.is((error as NodeJS.ErrnoException).code, 'EADDRINUSE', String(error));
+    }
+    assert.is(await accepts('127.0.0.1', taken.port), false, 'no listener left on 127.0.0.1');
+  } finally {
+    await taken.release();
+    restore();
+  }
+});
+
+test('on localhost with port 0, a port the first address got that is taken on another is given up for one free on both', async () => {
+  const restore = localhostResolvingTo(['127.0.0.1', '::1']);
+  // Another program on ::1 holds the first port the kernel hands out on 127.0.0.1, as may happen by chance.
+  const realListen = Server.prototype.listen;
+  const holders: NetServer[] = [];
+  Server.prototype.listen = function (this: Server, ...args: unknown[]) {
+    const given = args[0] as { host?: string; port?: number };
+    if (holders.length === 0 && given.host === '::1' && given.port !== 0) {
+      const holder = createServer();
+      holders.push(holder);
+      holder.listen({ host: '::1', port: given.port }, () => realListen.apply(this, args as Parameters<typeof realListen>));
+      return this;
+    }
+    return realListen.apply(this, args as Parameters<typeof realListen>);
+  } as typeof realListen;
+  try {
+    await withServers(hello, { host: 'localhost', httpsPort: null }, async ({ listening, notListening, ports }) => {
+      assert.is(holders.length, 1, 'the port first picked was taken on ::1');
+      assert.is.not(ports.http, (holders[0]!.address() as AddressInfo).port);
+      assert.equal(listening, [`http://127.0.0.1:${ports.http}`, `http://[::1]:${ports.http}`]);
+      assert.equal(notListening, []);
+    });
+  } finally {
+    Server.prototype.listen = realListen;
+    for (const holder of holders) holder.close();
+    restore();
+  }
+});
+
+test('on localhost, a first address on no interface here (::1 where IPv6 is off) is left out too, and the next serves', async () => {
+  const restore = localhostResolvingTo(['::2', '127.0.0.1']);
+  try {
+    await withServers(hello, { host: 'localhost', httpsPort: null }, async ({ urls, listening, notListening, ports }) => {
+      assert.equal(urls, [`http://localhost:${ports.http}`]);
+      assert.equal(listening, [`http://127.0.0.1:${ports.http}`]);
+      assert.equal(notListening.map(({ url }) => url), [`http://[::2]:${ports.http}`]);
     });
   } finally {
     restore();
