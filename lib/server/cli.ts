@@ -48,6 +48,8 @@ const LISTEN_ERRORS: Readonly<Record<string, string>> = {
   EADDRINUSE: 'address already in use',
   EACCES: 'permission denied (ports below 1024 need privileges)',
   EADDRNOTAVAIL: 'address not available on this machine',
+  // IPv6 compiled out or disabled at boot: not even a socket of its family can be made.
+  EAFNOSUPPORT: 'address family not supported on this machine',
   ENOTFOUND: 'unknown host',
   EAI_AGAIN: 'host name lookup failed',
 };

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import type { LookupAllOptions } from 'node:dns';
 import dnsPromises from 'node:dns/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { Server, createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -149,6 +149,34 @@ test('--host localhost prints one listening line per address localhost resolves 
     assert.is(await serving, 0);
   } finally {
     restore();
+    dnsPromises.lookup = real;
+  }
+});
+
+test('--host localhost on a machine whose kernel has no IPv6 at all (EAFNOSUPPORT) says so in words on its stderr line', async () => {
+  const { main } = await import('../../../lib/server/cli.js');
+  const real = dnsPromises.lookup;
+  dnsPromises.lookup = (async (host: string, options: LookupAllOptions) =>
+    host === 'localhost' ? ['127.0.0.1', '::1'].map((address) => ({ address, family: address.includes(':') ? 6 : 4 })) : real(host, options)) as typeof real;
+  // What listen() meets where IPv6 is compiled out or disabled at boot (ipv6.disable=1): no socket of that family can be made.
+  const realListen = Server.prototype.listen;
+  Server.prototype.listen = function (this: Server, ...args: unknown[]) {
+    if ((args[0] as { host?: string }).host !== '::1') return realListen.apply(this, args as Parameters<typeof realListen>);
+    const error = Object.assign(new Error('listen EAFNOSUPPORT: address family not supported ::1'), { code: 'EAFNOSUPPORT', errno: -97, syscall: 'listen', address: '::1' });
+    process.nextTick(() => this.emit('error', error));
+    return this;
+  } as typeof realListen;
+  const { stdout, stderr, restore } = captureOutput();
+  try {
+    const serving = main(['--host', 'localhost', '--port', '0', '--https-port', 'off', '--no-debug', '--log-level', 'off'], {});
+    for (let waited = 0; stdout.length < 1 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    const port = /:(\d+)\n$/.exec(stdout[0]!)![1];
+    assert.equal(stderr, [`serve: not listening on http://[::1]:${port}: address family not supported on this machine (EAFNOSUPPORT)\n`]);
+    process.emit('SIGTERM', 'SIGTERM');
+    assert.is(await serving, 0);
+  } finally {
+    restore();
+    Server.prototype.listen = realListen;
     dnsPromises.lookup = real;
   }
 });
