@@ -1,6 +1,6 @@
 // The README's startServers example is what an embedder copies to serve as bin/serve does: it is
 // compiled against the built package and run as written, in a child process, and must serve http
-// and https on the ports it picked, exit 0 once SIGTERM has let it close, and at once on a second signal.
+// and https on the ports it picked, exit 0 once SIGTERM has let it close (SIGTERM again too), and at once on SIGINT after it.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -113,6 +113,29 @@ test('a second signal while the README example waits for a request in flight exi
       await sleep(300);
       child.kill('SIGINT');
       assert.is(await exited, 1, 'Ctrl-C after SIGTERM exits without waiting');
+    } finally {
+      socket.destroy();
+    }
+  });
+});
+
+test('the first signal again (SIGTERM twice, as a supervisor may repeat it) lets the README example finish the request in flight and exit 0, as bin/serve does', async () => {
+  await withExample(async (child, urls) => {
+    const socket = connect(Number(new URL(urls[0]!).port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    try {
+      const exited = exitOf(child);
+      child.kill('SIGTERM');
+      await sleep(300);
+      child.kill('SIGTERM');
+      await sleep(300);
+      socket.write('\r\n');
+      assert.is(await exited, 0, 'SIGTERM again does not cut the drain');
+      assert.match(answer, /^HTTP\/1\.1 404 /);
     } finally {
       socket.destroy();
     }
