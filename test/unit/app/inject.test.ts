@@ -516,6 +516,17 @@ test("inject() refuses Fastify's inject() options (payload, query, cookies, url)
   await app.close();
 });
 
+test("inject() refuses a target that is no string, naming Fastify's inject({ method, url, payload }) when it gets one, rather than failing inside Request.create()", async () => {
+  const app = appOf();
+  const refusal = (target: unknown): Promise<unknown> => app.inject(target as string).then(() => undefined, (error: unknown) => error);
+  const fastify = await refusal({ method: 'POST', url: '/books', payload: { title: 'Dune' } });
+  assert.instance(fastify, TypeError);
+  assert.is((fastify as Error).message, "inject() takes the request's target as its first argument, a string ('/books?page=2'), not an object of type Object: Fastify's inject({ method, url, payload }) is inject(url, { method, json }) here.");
+  assert.is(((await refusal(42)) as Error).message, "inject() takes the request's target as its first argument, a string ('/books?page=2'), not number 42.");
+  assert.is((await app.inject(new URL('http://localhost/nowhere') as unknown as string)).status, 404, 'a URL object, which Request.create() reads as its text, still goes');
+  await app.close();
+});
+
 test('inject() refuses an option named as a property of every object (constructor, toString) as one it does not know, not as a server setting', async () => {
   const app = appOf();
   for (const key of ['constructor', 'toString', 'hasOwnProperty']) {
