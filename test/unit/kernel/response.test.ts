@@ -139,6 +139,13 @@ test('setCookie: a maxAge that is no whole number of seconds, or an expires that
   assert.match(String(new Response('').setCookie('session', 'a', { maxAge: 0, expires: new Date(0) }).headers['set-cookie']), 'Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT');
 });
 
+test("setCookie: an expires of 0, null or '' makes a session cookie, as the cookie package did before expires was checked and as Express documents for 0", () => {
+  for (const expires of [0, null, '', false]) {
+    assert.is(new Response('').setCookie('session', 'a', { expires: expires as never }).headers['set-cookie'], 'session=a; Path=/; HttpOnly; SameSite=Lax', String(expires));
+  }
+  assert.is(thrown(() => new Response('').setCookie('session', 'a', { expires: new Date('soon') })).message, 'The expires of cookie "session" is a valid Date (new Date(Date.now() + 86_400_000) for a day), not an invalid Date.');
+});
+
 test('setCookie: Secure follows the request\'s scheme at prepare(), unless given; SameSite=None and Partitioned always have it', () => {
   const cookies = (request: Request) =>
     new Response('')
