@@ -300,7 +300,11 @@ function checkCookieOptions(name: unknown, options: unknown): void {
   }
   // The cookie package would say only "option maxAge is invalid: 1.5", naming neither the cookie nor what is expected.
   const { maxAge, expires } = options as CookieOptions;
-  if (maxAge !== undefined && !Number.isInteger(maxAge)) throw new TypeError(`The maxAge of cookie "${String(name)}" is a whole number of seconds, not ${describeValue(maxAge)} (Express's res.cookie() counts it in milliseconds).`);
+  // A safe integer: one beyond (1e21) is written Max-Age=1e+21, which browsers ignore, making a session cookie of a "forever" one.
+  if (maxAge !== undefined && !Number.isSafeInteger(maxAge)) {
+    const why = Number.isInteger(maxAge) ? ', too large to be written in digits' : " (Express's res.cookie() counts it in milliseconds)";
+    throw new TypeError(`The maxAge of cookie "${String(name)}" is a whole number of seconds, not ${describeValue(maxAge)}${why}.`);
+  }
   // A falsy one (0, null) is no Expires, as the cookie package reads it and Express documents 0: a session cookie, as it always was here.
   if (expires && !(isDate(expires) && !Number.isNaN(expires.getTime()))) {
     throw new TypeError(`The expires of cookie "${String(name)}" is a valid Date (new Date(Date.now() + 86_400_000) for a day), not ${isDate(expires) ? 'an invalid Date' : describeValue(expires)}.`);

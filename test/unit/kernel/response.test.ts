@@ -139,6 +139,14 @@ test('setCookie: a maxAge that is no whole number of seconds, or an expires that
   assert.match(String(new Response('').setCookie('session', 'a', { maxAge: 0, expires: new Date(0) }).headers['set-cookie']), 'Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT');
 });
 
+test('setCookie: a maxAge too large to be written in digits (1e21, Number.MAX_VALUE for "forever") is a TypeError, not a Max-Age=1e+21 browsers ignore', () => {
+  for (const maxAge of [1e21, Number.MAX_VALUE, -1e21]) {
+    assert.match(thrown(() => new Response('').setCookie('session', 'a', { maxAge })).message, `The maxAge of cookie "session" is a whole number of seconds, not number ${maxAge}`);
+  }
+  assert.match(String(new Response('').setCookie('session', 'a', { maxAge: 400 * 86_400 }).headers['set-cookie']), 'Max-Age=34560000;');
+  assert.match(String(new Response('').setCookie('session', 'a', { maxAge: -1 }).headers['set-cookie']), 'Max-Age=-1;');
+});
+
 test("setCookie: an expires of 0, null or '' makes a session cookie, as the cookie package did before expires was checked and as Express documents for 0", () => {
   for (const expires of [0, null, '', false]) {
     assert.is(new Response('').setCookie('session', 'a', { expires: expires as never }).headers['set-cookie'], 'session=a; Path=/; HttpOnly; SameSite=Lax', String(expires));
