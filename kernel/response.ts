@@ -171,14 +171,16 @@ export class Response {
    * Sets `Content-Disposition` (Symfony's `setContentDisposition()`, Express's `res.attachment()`):
    * `attachment` to have it downloaded, `inline` to have it shown, with the file name a browser saves
    * it under. A name that is not plain ASCII goes as RFC 8187's `filename*` (UTF-8), with an ASCII
-   * `filename` beside it for old clients, as node:http cannot send it as given. A name holding `/`, `\`
-   * or a control character (a path, a CR/LF from user input) is a TypeError at the call.
+   * `filename` beside it for old clients, as node:http cannot send it as given. A name holding `/`, `\`,
+   * a control character (a path, a CR/LF from user input) or half a surrogate pair is a TypeError at the call.
    */
   setContentDisposition(disposition: 'attachment' | 'inline', filename?: string): this {
     if (disposition !== 'attachment' && disposition !== 'inline') throw new TypeError(`A Content-Disposition is 'attachment' or 'inline', not ${describeValue(disposition)}.`);
     if (filename !== undefined) {
       if (typeof filename !== 'string' || filename === '') throw new TypeError(`A file name for Content-Disposition is a non-empty string, not ${filename === '' ? 'an empty one' : describeValue(filename)}.`);
       if (/[/\\]/.test(filename) || CONTROL.test(filename)) throw new TypeError(`A file name for Content-Disposition has no "/", "\\" nor control characters (a name, not a path), not ${JSON.stringify(filename)}.`);
+      // encodeURIComponent(), which writes filename*, throws a URIError naming no call for half of a surrogate pair.
+      if (LONE_SURROGATE.test(filename)) throw new TypeError(`A file name for Content-Disposition is well-formed UTF-16 (no half of a surrogate pair), not ${JSON.stringify(filename)}.`);
     }
     return this.setHeader('content-disposition', contentDisposition(filename, { type: disposition }));
   }
@@ -387,6 +389,8 @@ function checkHeaderInit(headers: unknown): void {
 
 const NOT_ASCII_OR_SPACE = /[ \u0080-\uffff]/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
+/** Half of a surrogate pair: with the `u` flag a whole pair is one code point, which `\p{Cs}` does not match. */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
  * `url` (without controls: redirect() refuses them, a CR/LF being an error to see, not one to send on

@@ -305,6 +305,14 @@ test('setContentDisposition() refuses another disposition, and a file name that 
   assert.match(thrown(() => new Response('x').setContentDisposition('attachment', 'dir/a.txt')).message, 'a name, not a path');
 });
 
+test('setContentDisposition() refuses a file name with a lone surrogate (half an emoji cut by slice()) as a TypeError at the call, not a URIError from the encoder', () => {
+  const cut = '\u{1F600}report.txt'.slice(1);
+  const error = thrown(() => new Response('x').setContentDisposition('attachment', cut));
+  assert.instance(error, TypeError);
+  assert.is(error.message, `A file name for Content-Disposition is well-formed UTF-16 (no half of a surrogate pair), not ${JSON.stringify(cut)}.`);
+  assert.is(new Response('x').setContentDisposition('attachment', '\u{1F600}.png').getHeader('content-disposition'), "attachment; filename=\"??.png\"; filename*=UTF-8''%F0%9F%98%80.png");
+});
+
 test('Response.json() names what it got that JSON encodes as nothing', () => {
   assert.throws(() => Response.json({ toJSON: () => undefined }), /Response\.json\(\) got an object of type Object, which JSON encodes as nothing/);
   assert.throws(() => Response.json(undefined), /got undefined/);
