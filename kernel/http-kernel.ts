@@ -21,7 +21,8 @@ import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttp
 import { Request, RequestSlot } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
-import { Response, destroyBody, secureCookies, withoutHeadBody } from './response.js';
+import { Response, destroyBody, withoutHeadBody } from './response.js';
+import { secureCookies } from './secure-cookies.js';
 
 /**
  * How deep sub-requests may be nested (a sub-request of the main request is 1 deep, one of it 2):

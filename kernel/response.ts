@@ -5,6 +5,7 @@ import { create as contentDisposition } from 'content-disposition';
 import { stringifySetCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
 import { isNameValueObject, isPlainObject } from './name-value-object.js';
+import { secureCookies, secureIfHttps } from './secure-cookies.js';
 import type { Request } from './request.js';
 
 /** The statuses Symfony's `Response::isRedirect()` names: the client is sent to the Location. */
@@ -37,9 +38,6 @@ export interface CookieOptions {
   partitioned?: boolean;
   priority?: 'low' | 'medium' | 'high';
 }
-
-/** Set-Cookie values whose Secure attribute follows the request's scheme, by response (see prepare()). */
-const SECURE_IF_HTTPS = new WeakMap<Response, Set<string>>();
 
 /** Stream bodies prepare() dropped, by response (see discardedBody()). */
 const DISCARDED = new WeakMap<Response, Readable>();
@@ -154,11 +152,7 @@ export class Response {
     const sameSite = typeof options.sameSite === 'string' ? (options.sameSite.toLowerCase() as CookieOptions['sameSite']) : options.sameSite;
     const secure = options.secure ?? (sameSite === 'none' || options.partitioned === true ? true : undefined);
     const header = stringifySetCookie(name, value, { path: '/', httpOnly: true, ...options, sameSite: sameSite ?? 'lax', secure: secure === true });
-    if (secure === undefined) {
-      let values = SECURE_IF_HTTPS.get(this);
-      if (values === undefined) SECURE_IF_HTTPS.set(this, (values = new Set()));
-      values.add(header);
-    }
+    if (secure === undefined) secureIfHttps(this, header);
     return this.appendHeader('set-cookie', header);
   }
 
@@ -343,21 +337,6 @@ function describeBody(body: unknown): string {
 function checkStatus(status: unknown): number {
   if (typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 599) return status;
   throw new RangeError(`A response status is a whole number from 100 to 599, not ${typeof status === 'number' ? status : describeValue(status)}.`);
-}
-
-/**
- * Adds `Secure` to the cookies setCookie() left to the request's scheme, when it is https; once for each.
- * prepare() calls it, and the kernel again once every kernel.response listener has run on a main
- * request's answer, for the cookies set after ResponseListener's prepare() (a session listener's, at -1000).
- */
-export function secureCookies(response: Response, request: Request): void {
-  const values = SECURE_IF_HTTPS.get(response);
-  if (values === undefined) return;
-  SECURE_IF_HTTPS.delete(response);
-  if (!request.isSecure()) return;
-  const current = response.headers['set-cookie']!;
-  const secured = (value: string): string => (values.has(value) ? `${value}; Secure` : value);
-  response.headers['set-cookie'] = Array.isArray(current) ? current.map(secured) : secured(current);
 }
 
 /** `name` lower-cased, as headers are stored; a TypeError when it is no string or empty (setHeader(undefined, ...) would set a header named "undefined"). */

@@ -19,6 +19,11 @@ test('the root entry exposes the kernel by the package name', async () => {
   assert.is((root.KernelEvents as Record<string, string>).REQUEST, 'kernel.request');
 });
 
+test("the root entry keeps the kernel's cookie bookkeeping to itself: secureCookies() called out of turn would drop the Secure a cookie is owed", async () => {
+  const root = (await import('http-kernel')) as Record<string, unknown>;
+  assert.is(root.secureCookies, undefined);
+});
+
 test('subpaths expose routing, server, errors, log and app', async () => {
   assert.type((await import('http-kernel/routing')).RouteCollection, 'function');
   assert.type((await import('http-kernel/server')).startServers, 'function');
