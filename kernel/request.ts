@@ -83,7 +83,9 @@ function checkMethod(method: unknown): string {
 function checkBodySource(body: unknown): RequestBodySource {
   if (body === null || typeof body === 'string' || body instanceof Uint8Array) return body;
   if (typeof body === 'object' && typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') return body as AsyncIterable<Uint8Array | string>;
-  throw new TypeError(`A request body is a string, bytes, an async iterable of them (a readable stream) or null, not ${describeValue(body)}.`);
+  // Fastify's inject() and supertest's send() write an object as JSON: here the json option does.
+  const json = isPlainObject(body) || Array.isArray(body) ? ': give it as json to send it as JSON ({ json: value })' : '';
+  throw new TypeError(`A request body is a string, bytes, an async iterable of them (a readable stream) or null, not ${describeValue(body)}${json}.`);
 }
 
 const CREATE_INIT: ReadonlySet<string> = new Set(['headers', 'body', 'json', 'scheme', 'remoteAddress', 'localAddress', 'localPort', 'trustProxy', 'trustHost', 'bodyLimit', 'signal']);

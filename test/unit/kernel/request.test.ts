@@ -694,6 +694,13 @@ test('contentType reads the first of several Content-Type values an embedder gav
   assert.is(Request.create('/', 'POST', { headers: { 'content-type': ['Application/JSON; charset=utf-8', 'text/plain'] as never } }).contentType, 'application/json');
 });
 
+test("a request body that is an object or an array (Fastify's inject() body sends it as JSON) is a TypeError saying json is the option that does", () => {
+  for (const body of [{ title: 'Dune' }, [1, 2]]) {
+    assert.match(thrown(() => Request.create('/', 'POST', { body: body as never })).message, ': give it as json to send it as JSON ({ json: value }).');
+  }
+  assert.not.match(thrown(() => Request.create('/', 'POST', { body: 5 as never })).message, 'json');
+});
+
 test('Request.create() refuses a body it cannot read and a method that is no token at the call, not at the first read', () => {
   for (const body of [5, { a: 1 }, new Blob(['x']), true]) {
     const error = thrown(() => Request.create('/', 'POST', { body: body as never }));
