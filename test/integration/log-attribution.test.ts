@@ -39,12 +39,21 @@ for (const scheme of SCHEMES) {
   const subscribed = new Set<string>();
   const replies = new Map<string, () => void>();
   let loading: Promise<void> | null = null;
-  /** A cache that coalesces the concurrent misses into one load: it runs in the first request's context. */
-  const load = (id: string): Promise<void> =>
-    (loading ??= (async () => {
-      await wait(30);
+  let asking = 0;
+  /**
+   * A cache that coalesces the concurrent misses into one load: it runs in the first request's context.
+   * The load ends once every request has asked (not after a delay, which a loaded machine outlasts).
+   */
+  const load = (id: string): Promise<void> => {
+    asking++;
+    return (loading ??= (async () => {
+      await until(() => asking === CONCURRENT, 5_000, 'every request to ask the cache');
       log('cache loaded for {id}', { id });
-    })().finally(() => setTimeout(() => (loading = null), 50)));
+    })().finally(() => {
+      loading = null;
+      asking = 0;
+    }));
+  };
 
   const controllers: Record<string, Controller> = {
     // Waits until its client leaves; what its abort listener logs belongs to it.
