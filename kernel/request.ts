@@ -606,6 +606,8 @@ export class Request {
     if (coding && coding !== 'identity') throw new UnsupportedMediaTypeHttpError(`The request body is sent with Content-Encoding "${coding}", which this server does not decode; read it with bytes() and decompress it.`);
     // Read as UTF-8, a body declared latin1 or UTF-16 would be a 400 saying it is no UTF-8, or, when its bytes happen to be, other text.
     const charset = declaredCharset(firstHeaderValue(this.headers['content-type']));
+    // Judged from the header, before a byte is read: a client is not made to upload a body no decoder here reads.
+    if (charset !== undefined && encodingOf(charset) === undefined) throw unknownCharset(charset);
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return decodeText(await this.bytes(), charset);
     const bytes = await this.bytes();
     if (!isUtf8(bytes)) throw new MalformedRequestError('The request body is not valid UTF-8 text.');
@@ -631,6 +633,7 @@ export class Request {
     // RFC 8259 8.1: JSON is UTF-8. A body declared latin1 is most often UTF-8 mislabelled, which read as windows-1252 would be other text unseen (`Ã©`): a 415, as body-parser answers, unread.
     const charset = declaredCharset(firstHeaderValue(this.headers['content-type']));
     const encoding = charset === undefined ? undefined : encodingOf(charset);
+    if (charset !== undefined && encoding === undefined) throw unknownCharset(charset);
     if (encoding !== undefined && !JSON_ENCODINGS.has(encoding)) throw new UnsupportedMediaTypeHttpError(`The request body's charset "${charset}" is not one JSON is sent in; send it as UTF-8 (RFC 8259).`);
     if (type === '') {
       // Its bytes read first, so that no body at all is the empty body's 400 below (an embedder's request may
@@ -944,13 +947,18 @@ function encodingOf(charset: string): string | undefined {
 /** The encodings JSON text is sent in (RFC 8259 8.1: UTF-8; UTF-16 as RFC 4627 allowed, and body-parser reads). */
 const JSON_ENCODINGS: ReadonlySet<string> = new Set(['utf-8', 'utf-16le', 'utf-16be']);
 
+/** The 415 for a charset the WHATWG Encoding standard does not know (`utf-7`). */
+function unknownCharset(charset: string, cause?: unknown): UnsupportedMediaTypeHttpError {
+  return new UnsupportedMediaTypeHttpError(`The request body's charset "${charset}" is not one this server can decode; send it as UTF-8.`, cause === undefined ? undefined : { cause });
+}
+
 /** Bytes as text in a charset of the WHATWG Encoding standard (`latin1` is windows-1252, as browsers read it); a byte order mark of that charset is left out. */
 function decodeText(bytes: Buffer, charset: string): string {
   let decoder: TextDecoder;
   try {
     decoder = new TextDecoder(charset, { fatal: true });
   } catch (error) {
-    throw new UnsupportedMediaTypeHttpError(`The request body's charset "${charset}" is not one this server can decode; send it as UTF-8.`, { cause: error });
+    throw unknownCharset(charset, error);
   }
   // node 20.18.3 and 22.13.0 on decode windows-1252 as ISO-8859-1 (nodejs/node#60888): 0x80 would be U+0080, not €.
   if (decoder.encoding === 'windows-1252') return decodeWindows1252(bytes);

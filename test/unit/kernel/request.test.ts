@@ -663,6 +663,25 @@ test('a body that is no text in its declared charset is a 400 naming it, and a c
   }
 });
 
+test('a charset no decoder knows is a 415 for text(), json() and form() before a byte of the body is read (no upload first); an oversize body in a known charset is still a 413', async () => {
+  for (const [read, type] of [['text', 'text/plain; charset=utf-7'], ['json', 'application/json; charset=utf-7'], ['form', 'application/x-www-form-urlencoded; charset=utf-7']] as const) {
+    let pulled = false;
+    const source = new Readable({ read() { pulled = true; this.push('x'.repeat(100)); this.push(null); } });
+    // Content-Length over the limit: a read would be a 413, so the 415 shows the charset was judged first.
+    const request = Request.create('/', 'POST', { body: source, bodyLimit: 10, headers: { 'content-type': type, 'content-length': '100' } });
+    const error = await request[read]().then(() => undefined, (e: Error) => e);
+    assert.instance(error, UnsupportedMediaTypeHttpError, read);
+    assert.is(error!.message, 'The request body\'s charset "utf-7" is not one this server can decode; send it as UTF-8.', read);
+    assert.is(pulled, false, `${read}: nothing pulled from the body`);
+    assert.is(request.peekBody(), undefined, `${read}: the body is left unread`);
+  }
+  for (const type of ['text/plain; charset=latin1', 'application/json; charset=utf-8']) {
+    const request = Request.create('/', 'POST', { body: 'x'.repeat(100), bodyLimit: 10, headers: { 'content-type': type } });
+    const error = await (type.startsWith('text') ? request.text() : request.json()).then(() => undefined, (e: Error) => e);
+    assert.instance(error, PayloadTooLargeHttpError, type);
+  }
+});
+
 test('a body declared latin1 or windows-1252 is read as windows-1252 whatever node\'s TextDecoder does (node 20.18.3 and 22.13.0 read it as ISO-8859-1): 0x80 is €, 0x93 “', async () => {
   const body = (bytes: number[], type: string) => Request.create('/', 'POST', { body: Buffer.from(bytes), headers: { 'content-type': type } });
   const bytes = [0x80, 0x20, 0x93, 0x71, 0x94, 0x20, 0x81, 0x9f, 0xe9];
