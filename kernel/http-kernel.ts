@@ -21,7 +21,8 @@ import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttp
 import { Request, RequestSlot } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
-import { Response, destroyBody, withoutHeadBody } from './response.js';
+import { Response } from './response.js';
+import { destroyBody, withoutHeadBody } from './response-body.js';
 import { secureCookies } from './secure-cookies.js';
 
 /**

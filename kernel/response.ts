@@ -5,6 +5,7 @@ import { create as contentDisposition } from 'content-disposition';
 import { stringifySetCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
 import { isNameValueObject, isPlainObject } from './name-value-object.js';
+import { DISCARDED, HEAD_BODY_LENGTHS, checkResponseBody, destroyBody } from './response-body.js';
 import { secureCookies, secureIfHttps } from './secure-cookies.js';
 import type { Request } from './request.js';
 
@@ -39,9 +40,6 @@ export interface CookieOptions {
   priority?: 'low' | 'medium' | 'high';
 }
 
-/** Stream bodies prepare() dropped, by response (see discardedBody()). */
-const DISCARDED = new WeakMap<Response, Readable>();
-
 /**
  * The stream body `prepare()` dropped, destroyed, from a response that carries none (204, 304, 205),
  * or the kernel from a HEAD's answer, or undefined: a server waits for its close before
@@ -50,9 +48,6 @@ const DISCARDED = new WeakMap<Response, Readable>();
 export function discardedBody(response: Response): Readable | undefined {
   return DISCARDED.get(response);
 }
-
-/** The byte lengths of the text or bytes bodies withoutHeadBody() took from HEADs' answers, by response (see headBodyLength()). */
-const HEAD_BODY_LENGTHS = new WeakMap<Response, number>();
 
 /**
  * The byte length of the text or bytes body the kernel took from a main HEAD's answer, or undefined (none, or empty):
@@ -315,24 +310,6 @@ function keepsHeadLength(length: number, headers: Record<string, string | string
   return length === 0 && headers['content-length'] !== undefined && request.method === 'HEAD';
 }
 
-/**
- * `body` when it is one a Response can carry (a string, bytes, a readable stream or null); else a
- * TypeError naming what it is. Plain JavaScript can put anything in a body, the constructor or later.
- */
-export function checkResponseBody(body: unknown): ResponseBody {
-  if (typeof body === 'string' || body === null || body instanceof Uint8Array || typeof (body as { pipe?: unknown } | undefined)?.pipe === 'function') return body as ResponseBody;
-  throw new TypeError(`A response body is a string, bytes, a readable stream or null, not ${describeBody(body)}.`);
-}
-
-/** What a body of another kind is, with the call that makes one of it: Express's `res.send()` and Fetch's `Response` take some of them. */
-function describeBody(body: unknown): string {
-  if (typeof (body as { getReader?: unknown } | null)?.getReader === 'function') return 'a web ReadableStream: pass Readable.fromWeb(stream) of node:stream';
-  if (typeof (body as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function') return 'an async iterable (an async generator): pass Readable.from(iterable) of node:stream';
-  if (body instanceof ArrayBuffer) return 'an ArrayBuffer: pass new Uint8Array(buffer)';
-  if (isPlainObject(body) || Array.isArray(body)) return `${describeValue(body)}: send JSON with Response.json(data)`;
-  return describeValue(body);
-}
-
 /** `status` when it is a status code (a whole number from 100 to 599); else a RangeError, before any client sees a status line that is none. */
 function checkStatus(status: unknown): number {
   if (typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 599) return status;
@@ -390,39 +367,3 @@ function asciiLocation(url: string): string {
 }
 
 const ABSOLUTE_URL = /^[a-z][a-z0-9+.-]*:/i;
-
-/**
- * Empties the answer to a main HEAD request as Symfony's `prepare()` does, keeping its headers: the
- * Content-Length a GET would have had stays (the length of a text or bytes body, or one given with an
- * empty body; a stream's given, or none), a text or bytes body's length is kept for headBodyLength()
- * (where Transfer-Encoding keeps it out of the headers), and a stream body is destroyed and kept for discardedBody().
- */
-export function withoutHeadBody(response: Response): void {
-  const body = response.body;
-  if (body === null) return;
-  const headers = response.headers;
-  if (typeof body === 'string' || body instanceof Uint8Array) {
-    const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-    // An empty one may be a HEAD controller's, whose GET's length nobody knows: RFC 9110 8.6 allows none, never a wrong one.
-    if (length > 0) HEAD_BODY_LENGTHS.set(response, length);
-    // A GET's text or bytes go with their own length, whatever Content-Length says (the server frames
-    // them so), and so does the HEAD's: one lower-case header, for a `Content-Length` set by hand on the
-    // record beside it would go out as a list of two, which no server sends. An empty body may carry the
-    // GET's length (a HEAD controller's), as it does through the server.
-    const given = Object.keys(headers).filter((name) => name.toLowerCase() === 'content-length');
-    if (headers['transfer-encoding'] === undefined && (length > 0 || given.length === 0)) {
-      for (const name of given) delete headers[name];
-      headers['content-length'] = String(length);
-    }
-  } else {
-    DISCARDED.set(response, body);
-    destroyBody(body);
-  }
-  response.body = null;
-}
-
-/** Destroys a stream body that will not be sent (its file or socket would stay open); other bodies, and a legacy stream (`pipe()` alone) with no destroy(), need nothing. */
-export function destroyBody(body: ResponseBody): void {
-  const destroy = body !== null && typeof body === 'object' ? (body as { destroy?: unknown }).destroy : undefined;
-  if (typeof destroy === 'function') (body as Readable).destroy();
-}

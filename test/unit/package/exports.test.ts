@@ -24,6 +24,12 @@ test("the root entry keeps the kernel's cookie bookkeeping to itself: secureCook
   assert.is(root.secureCookies, undefined);
 });
 
+test("the root entry keeps the kernel's response-body helpers to itself: withoutHeadBody(), destroyBody() and checkResponseBody() are the kernel's and servers' steps, not API", async () => {
+  const root = (await import('http-kernel')) as Record<string, unknown>;
+  for (const name of ['withoutHeadBody', 'destroyBody', 'checkResponseBody']) assert.is(root[name], undefined, name);
+  for (const name of ['discardedBody', 'headBodyLength']) assert.type(root[name], 'function', `${name} stays, for servers of an embedder's`);
+});
+
 test('subpaths expose routing, server, errors, log and app', async () => {
   assert.type((await import('http-kernel/routing')).RouteCollection, 'function');
   assert.type((await import('http-kernel/server')).startServers, 'function');

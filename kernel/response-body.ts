@@ -1,0 +1,67 @@
+import type { Readable } from 'node:stream';
+import { describeValue } from './describe-value.js';
+import { isPlainObject } from './name-value-object.js';
+import type { Response, ResponseBody } from './response.js';
+
+// The kernel's own helpers for response bodies, for kernel/ and lib/ (not in index.ts): no part of the
+// package's API, whose Response checks its body and whose servers destroy what they do not send.
+
+/** Stream bodies prepare() dropped, by response (see discardedBody()). */
+export const DISCARDED = new WeakMap<Response, Readable>();
+
+/** The byte lengths of the text or bytes bodies withoutHeadBody() took from HEADs' answers, by response (see headBodyLength()). */
+export const HEAD_BODY_LENGTHS = new WeakMap<Response, number>();
+
+/**
+ * `body` when it is one a Response can carry (a string, bytes, a readable stream or null); else a
+ * TypeError naming what it is. Plain JavaScript can put anything in a body, the constructor or later.
+ */
+export function checkResponseBody(body: unknown): ResponseBody {
+  if (typeof body === 'string' || body === null || body instanceof Uint8Array || typeof (body as { pipe?: unknown } | undefined)?.pipe === 'function') return body as ResponseBody;
+  throw new TypeError(`A response body is a string, bytes, a readable stream or null, not ${describeBody(body)}.`);
+}
+
+/** What a body of another kind is, with the call that makes one of it: Express's `res.send()` and Fetch's `Response` take some of them. */
+function describeBody(body: unknown): string {
+  if (typeof (body as { getReader?: unknown } | null)?.getReader === 'function') return 'a web ReadableStream: pass Readable.fromWeb(stream) of node:stream';
+  if (typeof (body as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function') return 'an async iterable (an async generator): pass Readable.from(iterable) of node:stream';
+  if (body instanceof ArrayBuffer) return 'an ArrayBuffer: pass new Uint8Array(buffer)';
+  if (isPlainObject(body) || Array.isArray(body)) return `${describeValue(body)}: send JSON with Response.json(data)`;
+  return describeValue(body);
+}
+
+/**
+ * Empties the answer to a main HEAD request as Symfony's `prepare()` does, keeping its headers: the
+ * Content-Length a GET would have had stays (the length of a text or bytes body, or one given with an
+ * empty body; a stream's given, or none), a text or bytes body's length is kept for headBodyLength()
+ * (where Transfer-Encoding keeps it out of the headers), and a stream body is destroyed and kept for discardedBody().
+ */
+export function withoutHeadBody(response: Response): void {
+  const body = response.body;
+  if (body === null) return;
+  const headers = response.headers;
+  if (typeof body === 'string' || body instanceof Uint8Array) {
+    const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    // An empty one may be a HEAD controller's, whose GET's length nobody knows: RFC 9110 8.6 allows none, never a wrong one.
+    if (length > 0) HEAD_BODY_LENGTHS.set(response, length);
+    // A GET's text or bytes go with their own length, whatever Content-Length says (the server frames
+    // them so), and so does the HEAD's: one lower-case header, for a `Content-Length` set by hand on the
+    // record beside it would go out as a list of two, which no server sends. An empty body may carry the
+    // GET's length (a HEAD controller's), as it does through the server.
+    const given = Object.keys(headers).filter((name) => name.toLowerCase() === 'content-length');
+    if (headers['transfer-encoding'] === undefined && (length > 0 || given.length === 0)) {
+      for (const name of given) delete headers[name];
+      headers['content-length'] = String(length);
+    }
+  } else {
+    DISCARDED.set(response, body);
+    destroyBody(body);
+  }
+  response.body = null;
+}
+
+/** Destroys a stream body that will not be sent (its file or socket would stay open); other bodies, and a legacy stream (`pipe()` alone) with no destroy(), need nothing. */
+export function destroyBody(body: ResponseBody): void {
+  const destroy = body !== null && typeof body === 'object' ? (body as { destroy?: unknown }).destroy : undefined;
+  if (typeof destroy === 'function') (body as Readable).destroy();
+}
