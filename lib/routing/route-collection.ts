@@ -71,6 +71,9 @@ export class RouteCollection implements Iterable<[string, Route]> {
     const head = trimmed === '' ? '' : trimmed.startsWith('{/') ? trimmed : `/${trimmed}`;
     // On its own first, so that a malformed prefix is named as such.
     const names = head === '' ? [] : compilePattern(head, '/', {}, 'route prefix').names;
+    // Every route's path starts with "/" whatever its groups: a prefix that leaves a "/" before it (`/api/{:v}` without
+    // its group) puts "//" in all of them, which is the prefix's fault, said once, not once per route.
+    if (head !== '') refusePrefixOfEveryRoute(head);
     if (head === '' && Object.keys(defaults).length === 0 && Object.keys(requirements).length === 0) return this;
     return this.#change('addPrefix', (route, name) => {
       const { path, host, options } = compiledRoute(route);
@@ -189,4 +192,16 @@ export class RouteCollection implements Iterable<[string, Route]> {
 /** Refuses `value` when it is no object by name (a Map, a list), whose entries a spread would lose. */
 function checkNamed(method: string, what: string, value: unknown): void {
   if (!isNameValueObject(value)) throw new TypeError(`The ${what} given to ${method}() are an object ({ name: value }), not ${describeValue(value)}.`);
+}
+
+/** Refuses a prefix after which a route's path, which starts with "/", has "//" in it, whatever the route; `head` is valid on its own. */
+function refusePrefixOfEveryRoute(head: string): void {
+  const probe = `${head}/x`;
+  try {
+    compilePattern(probe, '/', {}, 'route prefix');
+  } catch (error) {
+    if (!(error instanceof InvalidRouteError)) throw error;
+    const reason = error.message.replace(`Invalid route prefix "${probe}": `, '');
+    throw new InvalidRouteError(`Invalid route prefix "${head}": it puts "//" in the path of every route, as in "${probe}" for a route "/x": ${reason}`, { cause: error });
+  }
 }

@@ -81,6 +81,23 @@ test('a malformed prefix is an InvalidRouteError naming the prefix', () => {
   assert.match(error.message, /^Invalid route prefix "\/\{locale\}": "\{locale\}" is the optional text "locale", not a parameter/);
 });
 
+test('a prefix that puts "//" in every route\'s path (`/api/{:v}` left out is `/api/`) is an InvalidRouteError naming the prefix, once, before any route; no route is changed', () => {
+  for (const [prefix, message] of [
+    ['/api/{:v}', 'Invalid route prefix "/api/{:v}": it puts "//" in the path of every route, as in "/api/{:v}/x" for a route "/x": an optional group, written or left out, puts "//" in it ("/api//x"); the group holds the slash before its segment, the text before it does not: `/api{/:version}`, `/files{/:dir}/list`.'],
+    ['/{:v}', 'Invalid route prefix "/{:v}": it puts "//" in the path of every route, as in "/{:v}/x" for a route "/x": it must start with one "/" whichever optional groups are left out or written, not "//x" (an optional group opening the path holds its slash: `{/:locale}/home`).'],
+  ] as const) {
+    const routes = api();
+    const error = thrown(() => routes.addPrefix(prefix));
+    assert.instance(error, InvalidRouteError, prefix);
+    assert.is(error.message, message);
+    assert.equal([...routes].map(([, route]) => route.path), ['/', '/users/:id', '/users/:id'], prefix);
+    assert.is(thrown(() => new RouteCollection().addPrefix(prefix)).message, message, 'refused as a prefix, with no route to show it');
+  }
+  // The group holding its slash is the prefix that works, and so does one that leaves no "/" before the route.
+  assert.equal([...api().addPrefix('/api{/:v}')].map(([, route]) => route.path), ['/api{/:v}/', '/api{/:v}/users/:id', '/api{/:v}/users/:id']);
+  assert.equal([...api().addPrefix('{/:v}')].map(([, route]) => route.path), ['{/:v}/', '{/:v}/users/:id', '{/:v}/users/:id']);
+});
+
 test('arguments of the wrong kind are TypeErrors, not routes changed by nothing', () => {
   const routes = api();
   assert.is(thrown(() => routes.addDefaults(new Map([['a', 1]]) as never)).message, 'The defaults given to addDefaults() are an object ({ name: value }), not an object of type Map.');
