@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { compileAddressList } from '../http/address-list.js';
 import { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type ServeOptions } from './serve-options.js';
-import { startServers, type RequestListener, type RunningServers } from './listen.js';
+import { isLocalhost, startServers, type RequestListener, type RunningServers } from './listen.js';
 import { DEBUG_YOUNG_GENERATION_BYTES, capYoungGeneration, nodeFlagGiven } from './young-generation.js';
 import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, octal, type CertificateValidityProblem, type TlsCredentials } from './tls-certificate.js';
 import type { AppOptions } from '../app/reference-app.js';
@@ -271,7 +271,7 @@ function listenForShutdown(): Shutdown {
 
 /** For a debug server listening beyond loopback, the note that says who sees its debug details; null otherwise. */
 export function debugExposureNote({ debug, host, profiler, profilerAllow }: ServeOptions): string | null {
-  if (!debug || host === 'localhost' || isLoopback(host, 0)) return null;
+  if (!debug || isLocalhost(host) || isLoopback(host, 0)) return null;
   const details = profiler ? 'stack traces, logs and the profiler' : 'stack traces and logs';
   const advice = 'a public server runs with --env prod or --no-debug';
   // `0.0.0.0/0` or `::/0` is every address of its family: "shown to 0.0.0.0/0 clients only" would read as a restriction.

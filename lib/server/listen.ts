@@ -77,7 +77,7 @@ export interface ListenOptions {
 
 /** The started listeners: their URLs in start order (http first) and a graceful, idempotent close. */
 export interface RunningServers {
-  /** One per scheme, on `host` as given (`http://localhost:8000`, then https's). */
+  /** One per scheme, on `host` as given (`http://localhost:8000`, then https's; an IPv6 zone as RFC 6874 writes it, `http://[fe80::1%25eth0]:8000`). */
   urls: string[];
   /**
    * One per listening address, in start order (http's, then https's): for `localhost`, each of
@@ -142,7 +142,7 @@ const KEEP_ALIVE_MARGIN_MS = 1_000;
 
 /**
  * Starts an http listener and, unless httpsPort is null, an https one, both serving `listener`;
- * resolves once both listen. On `localhost`, each listens on every address it resolves to, on one port.
+ * resolves once both listen. On `localhost` (or `localhost.`), each listens on every address localhost resolves to, on one port.
  */
 export async function startServers(listener: RequestListener, options: ListenOptions): Promise<RunningServers> {
   checkListenOptions(options);
@@ -235,8 +235,9 @@ export async function startServers(listener: RequestListener, options: ListenOpt
  * addresses could open the server on more interfaces than meant).
  */
 async function listenAddresses(host: string): Promise<string[]> {
-  if (host.toLowerCase() !== 'localhost') return [host];
-  const found = await dns.lookup(host, { all: true });
+  if (!isLocalhost(host)) return [host];
+  // `localhost.` as `localhost`: resolvers that know the one from /etc/hosts may not know the other.
+  const found = await dns.lookup('localhost', { all: true });
   return [...new Set(found.map(({ address }) => address))];
 }
 
@@ -293,8 +294,17 @@ function closeListening(servers: ReadonlyArray<http.Server | https.Server>): Pro
   return Promise.all(servers.map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
 }
 
+/** Whether `host` is localhost, in any case, or its fully qualified name `localhost.` (RFC 6761 6.3: loopback always, as the other). */
+export function isLocalhost(host: string): boolean {
+  return /^localhost\.?$/i.test(host);
+}
+
 function urlOf(scheme: string, host: string, port: number): string {
-  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (!host.includes(':')) return `${scheme}://${host}:${port}`;
+  // RFC 6874: the "%" before an IPv6 address's zone (fe80::1%eth0) is "%25" in a URL, where a bare "%" starts an escape.
+  const zoneAt = host.indexOf('%');
+  const address = zoneAt === -1 ? host : `${host.slice(0, zoneAt)}%25${encodeURIComponent(host.slice(zoneAt + 1))}`;
+  return `${scheme}://[${address}]:${port}`;
 }
 
 /** DEFAULT_LIMITS overlaid with the given ones; a key present but undefined keeps its default. */

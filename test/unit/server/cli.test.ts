@@ -89,7 +89,7 @@ test('a debug server listening beyond loopback (0.0.0.0, ::, an interface\'s add
     );
   }
   assert.match(debugExposureNote(parseServeOptions(['--host', '0.0.0.0', '--profiler-allow', '10.0.0.0/8,loopback'], {}))!, 'shown to 10.0.0.0/8, loopback clients only');
-  for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) assert.is(debugExposureNote(parseServeOptions(['--host', host], {})), null, host);
+  for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost', 'LOCALHOST', 'localhost.']) assert.is(debugExposureNote(parseServeOptions(['--host', host], {})), null, host);
   assert.is(debugExposureNote(parseServeOptions(['--host', '0.0.0.0', '--no-debug'], {})), null, 'no debug details to show');
 });
 

@@ -153,6 +153,26 @@ test('an IPv6 host is bracketed in the URLs', async () => {
   }
 });
 
+test('an IPv6 host with a zone (::1%lo) has its "%" written "%25" in the URLs, as RFC 6874 writes it in a URL, and serves', async () => {
+  let running: RunningServers;
+  try {
+    running = await within(startServers(hello, { host: '::1%lo', port: 0, httpsPort: null }), 5_000, 'startServers');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRNOTAVAIL' || code === 'EAFNOSUPPORT' || code === 'ENODEV' || code === 'EINVAL') return; // no IPv6, or no interface lo, here
+    throw error;
+  }
+  try {
+    const port = running.ports.http;
+    assert.equal(running.urls, [`http://[::1%25lo]:${port}`]);
+    assert.equal(running.listening, running.urls);
+    const response = await within(request(`http://[::1]:${port}/`, { dispatcher: agent }), 5_000, 'request');
+    assert.is(await response.body.text(), 'hello over http');
+  } finally {
+    await within(running.close(), 5_000, 'close');
+  }
+});
+
 test('without limits, both servers get the documented ones: 16 KiB head, 2000 fields, head in 10 s, request in 30 s, keep-alive 5 s', async () => {
   // The README's "Server limits" paragraph; idle 60 s and shutdown 10 s are not visible on a server.
   assert.equal(DEFAULT_LIMITS, { maxHeaderSize: 16 * 1024, headersTimeout: 10_000, requestTimeout: 30_000, responseTimeout: 30_000, keepAliveTimeout: 5_000, idleTimeout: 60_000, maxRequestsPerSocket: 0, shutdownTimeout: 10_000 });
@@ -554,6 +574,19 @@ test('on localhost, each scheme listens on every address localhost resolves to, 
         const response = await within(request(url, { dispatcher: agent }), 5_000, url);
         assert.is(await response.body.text(), `hello over ${url.startsWith('https:') ? 'https' : 'http'}`, url);
       }
+    });
+  } finally {
+    restore();
+  }
+});
+
+test('localhost. (the fully qualified name, RFC 6761) is localhost: each scheme listens on every address localhost resolves to, its URLs as given', async () => {
+  const restore = localhostResolvingTo(['127.0.0.1', '::1']);
+  try {
+    await withServers(hello, { host: 'localhost.' }, async ({ urls, listening, ports }) => {
+      const [http, https] = [ports.http, ports.https!];
+      assert.equal(urls, [`http://localhost.:${http}`, `https://localhost.:${https}`]);
+      assert.equal(listening, [`http://127.0.0.1:${http}`, `http://[::1]:${http}`, `https://127.0.0.1:${https}`, `https://[::1]:${https}`]);
     });
   } finally {
     restore();
