@@ -263,11 +263,19 @@ export class HttpKernel implements KernelLike {
     // The listeners put another response in place: those they replaced are never sent, their stream bodies would stay open.
     const replaced = event.replacedResponses();
     if (event.response !== response || replaced.length > 0) dropBodies(event.response, response, ...replaced);
-    // After every kernel.response listener (the toolbar changes the length): a HEAD's answer is the GET's head alone,
-    // and a cookie set after ResponseListener's prepare() gets Secure over https as the others did.
-    if (type === RequestType.MAIN) finishMainResponse(event.response, request);
     const pending = this.#finishRequest(request, type);
-    return pending === undefined ? keepRequestContext(event.response, this.requestStack) : pending.then(() => keepRequestContext(event.response, this.requestStack));
+    return pending === undefined ? this.#finalResponse(event.response, request, type) : pending.then(() => this.#finalResponse(event.response, request, type));
+  }
+
+  /**
+   * The answer handle() gives, once kernel.response and kernel.finish_request have run: for a main request,
+   * after every listener that could still change its headers (the toolbar changes the length; a finish_request
+   * listener holding the response may set a cookie), a HEAD's answer is the GET's head alone, and a cookie set
+   * after ResponseListener's prepare() gets Secure over https as the others did.
+   */
+  #finalResponse(response: Response, request: Request, type: RequestType): Response {
+    if (type === RequestType.MAIN) finishMainResponse(response, request);
+    return keepRequestContext(response, this.requestStack);
   }
 
   #finishRequest(request: Request, type: RequestType): undefined | Promise<unknown> {
@@ -329,14 +337,13 @@ export class HttpKernel implements KernelLike {
       // The unfiltered page goes out; the streams listeners put in its place before failing are closed.
       dropBodies(response, ...responseEvent.replacedResponses(), responseEvent.response);
     }
-    if (type === RequestType.MAIN) finishMainResponse(filtered, request);
     try {
       const finishing = this.#finishRequest(request, type);
       if (finishing !== undefined) await finishing;
     } catch {
       // The page goes out all the same.
     }
-    return keepRequestContext(filtered, this.requestStack);
+    return this.#finalResponse(filtered, request, type);
   }
 }
 

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ControllerResolver, EventDispatcher, HttpError, HttpKernel, KernelEvents, Request, RequestType, Response, type ResponseEvent } from '../../../kernel/index.js';
+import { ControllerResolver, EventDispatcher, HttpError, HttpKernel, KernelEvents, Request, RequestType, Response, type FinishRequestEvent, type ResponseEvent } from '../../../kernel/index.js';
 import { ErrorListener } from '../../../lib/errors/index.js';
 import { ResponseListener } from '../../../lib/http/index.js';
 
@@ -41,6 +41,35 @@ test('a cookie a kernel.response listener sets after prepare() (a session cookie
   const plain = Request.create('http://shop.example/');
   plain.attributes.set('_controller', () => new Response('home'));
   assert.is((await kernel.handle(plain)).getHeader('set-cookie'), 'session=abc; Path=/; HttpOnly; SameSite=Strict');
+});
+
+test('a cookie a kernel.finish_request listener sets on the response it kept (the answer goes out after it) gets Secure over https too, on a page and on an error page, and a HEAD\'s answer is still its head alone', async () => {
+  const dispatcher = new EventDispatcher();
+  dispatcher.addSubscriber(new ResponseListener());
+  const kept = new WeakMap<Request, Response>();
+  dispatcher.addSubscriber(new ErrorListener(() => new Response('the error page', 404)));
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => void kept.set(event.request, event.response), -2000);
+  dispatcher.addListener(KernelEvents.FINISH_REQUEST, (event: FinishRequestEvent) => {
+    if (event.isMainRequest()) kept.get(event.request)?.setCookie('seen', '1');
+  });
+  const kernel = new HttpKernel(dispatcher, new ControllerResolver());
+  const page = Request.create('https://shop.example/');
+  page.attributes.set('_controller', () => new Response('home'));
+  assert.is((await kernel.handle(page)).getHeader('set-cookie'), 'seen=1; Path=/; HttpOnly; SameSite=Lax; Secure');
+  const missing = Request.create('https://shop.example/nope');
+  missing.attributes.set('_controller', () => {
+    throw new HttpError(404, 'No such page.');
+  });
+  assert.is((await kernel.handle(missing)).getHeader('set-cookie'), 'seen=1; Path=/; HttpOnly; SameSite=Lax; Secure', 'on an error page too');
+  const plain = Request.create('http://shop.example/');
+  plain.attributes.set('_controller', () => new Response('home'));
+  assert.is((await kernel.handle(plain)).getHeader('set-cookie'), 'seen=1; Path=/; HttpOnly; SameSite=Lax');
+  const head = Request.create('https://shop.example/', 'HEAD');
+  head.attributes.set('_controller', () => new Response('home'));
+  const answer = await kernel.handle(head);
+  assert.is(answer.body, null);
+  assert.is(answer.getHeader('content-length'), '4');
+  assert.is(answer.getHeader('set-cookie'), 'seen=1; Path=/; HttpOnly; SameSite=Lax; Secure');
 });
 
 test.run();
