@@ -347,7 +347,7 @@ export class HttpKernel implements KernelLike {
   }
 }
 
-/** What the main request's answer gets once every kernel.response listener has run: Secure on the cookies set late, and a HEAD's answer its head alone. */
+/** What the main request's answer gets once every kernel.response and kernel.finish_request listener has run: Secure on the cookies set late, and a HEAD's answer its head alone. */
 function finishMainResponse(response: Response, request: Request): void {
   if (response.headers['set-cookie'] !== undefined) secureCookies(response, request);
   if (request.method === 'HEAD') withoutHeadBody(response);

@@ -16,8 +16,8 @@ export function secureIfHttps(response: Response, header: string): void {
 
 /**
  * Adds `Secure` to the cookies setCookie() left to the request's scheme, when it is https; once for each.
- * prepare() calls it, and the kernel again once every kernel.response listener has run on a main
- * request's answer, for the cookies set after ResponseListener's prepare() (a session listener's, at -1000).
+ * prepare() calls it, and the kernel again once every kernel.response and kernel.finish_request listener has run on a main
+ * request's answer, for the cookies set after ResponseListener's prepare() (a session listener's, at -1000, or one of finish_request).
  */
 export function secureCookies(response: Response, request: Request): void {
   const values = SECURE_IF_HTTPS.get(response);
