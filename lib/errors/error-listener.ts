@@ -124,9 +124,11 @@ export class ErrorListener {
     if (this.logger === null) return;
     const [failure] = flattenError(renderError);
     const [cause] = flattenError(original);
-    // The same error again is most often a kernel.request listener refusing the error page's sub-request as it refused the request
-    // (an authentication check written as Express middleware, which runs once per request): say how to keep it to main requests.
-    const again = failure !== undefined && cause !== undefined && failure.class === cause.class && failure.message === cause.message;
+    // The same error made again is most often a kernel.request listener refusing the error page's sub-request as it refused the request
+    // (an authentication check written as Express middleware, which runs once per request): say how to keep it to main requests. The very
+    // error object is an error controller of the app throwing what it was given, with no listener to point to (and no cost on every request
+    // to tell the two apart by where the sub-request failed).
+    const again = renderError !== original && failure !== undefined && cause !== undefined && failure.class === cause.class && failure.message === cause.message;
     const hint = again ? ': its sub-request met the same error; a kernel.request listener that refuses requests returns first thing for sub-requests (if (!event.isMainRequest()) return)' : '';
     this.logger.critical(`The error page failed ({class}: "{message}"), so the plain page was sent for {original_class}: "{original_message}"${hint}`, {
       class: failure?.class ?? 'Error',

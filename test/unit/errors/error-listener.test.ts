@@ -252,6 +252,18 @@ test('a kernel.request listener that refuses the error page\'s sub-request as it
   assert.is(critical[0]!.message, 'The error page failed (HttpError: "A bearer token is required."), so the plain page was sent for HttpError: "A bearer token is required.": its sub-request met the same error; a kernel.request listener that refuses requests returns first thing for sub-requests (if (!event.isMainRequest()) return)');
 });
 
+test('an error controller of the app that throws the very error it is given: the plain page goes out, and the log points to no kernel.request listener, which had no part in it', async () => {
+  const original = new HttpError(409, 'Taken.');
+  const { kernel, records } = failingWith(original, (request: Request) => {
+    throw request.attributes.get('exception');
+  });
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.status, 409);
+  const critical = pageFailures(records);
+  assert.is(critical.length, 1);
+  assert.is(critical[0]!.message, 'The error page failed (HttpError: "Taken."), so the plain page was sent for HttpError: "Taken."');
+});
+
 test('an error controller that answers no Response gets the same fallback, and the log says what it answered', async () => {
   const { kernel, records } = failingWith(new NotFoundHttpError('No such book.'), () => ({ html: '<p>not a Response</p>' }));
   const response = await kernel.handle(Request.create('/'));
