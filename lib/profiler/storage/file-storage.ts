@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { open, readFile, readdir, rm, stat, utimes, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
 import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
@@ -34,6 +35,14 @@ import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from '../token.js';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
 
 const gunzip = promisify(gunzipCallback);
+/**
+ * How long read() waits for a token another live process leases to be saved: its profile is saved
+ * saveDelayMs (20 ms) after its request ends, in a batch; a page of another cluster worker asked for
+ * it at once (the link in X-Debug-Token-Link, a tool reading it after the response) found nothing.
+ */
+const PENDING_ELSEWHERE_WAIT_MS = 1_000;
+/** How often the index is read again meanwhile. */
+const PENDING_ELSEWHERE_POLL_MS = 25;
 
 /** Options of a FileStorage. */
 export interface FileStorageOptions {
@@ -345,14 +354,18 @@ export class FileStorage implements ProfilerStorage {
     if (refused.length > 1) throw new ProfileBatchError(refused);
   }
 
-  /** The profile, or null when the token is malformed, unknown, only claimed, or its bytes are unreadable. */
+  /**
+   * The profile, or null when the token is malformed, unknown, only claimed, or its bytes are unreadable.
+   * A token unknown here in a prefix another live process leases is waited for, up to
+   * PENDING_ELSEWHERE_WAIT_MS: that process may have answered its request a moment ago and not saved it yet.
+   */
   async read(token: string): Promise<Profile | null> {
     if (!isStorableToken(token)) return null;
     let data: Buffer | undefined;
     let entry: IndexRecord | undefined;
     try {
       await this.#index.refresh();
-      entry = this.#index.get(token);
+      entry = this.#index.get(token) ?? (await this.#savedElsewhere(token));
       if (entry === undefined) return null;
       data = entry.segment === null ? await ignoreMissing(readFile(this.#profilePath(token))) : await this.#segments.read(entry.segment, entry.offset, entry.bytes);
     } catch (error) {
@@ -360,6 +373,24 @@ export class FileStorage implements ProfilerStorage {
     }
     if (data === undefined || data.length === 0) return null;
     return decodeProfile(data, token, entry.segment === null);
+  }
+
+  /**
+   * The index entry of a token another live process may be about to save (its prefix is that process's
+   * lease: a worker of the same cluster, whose page link another worker answers), once it is saved;
+   * undefined when it is not within PENDING_ELSEWHERE_WAIT_MS, or no other process draws its prefix.
+   */
+  async #savedElsewhere(token: string): Promise<IndexRecord | undefined> {
+    const prefix = token.slice(0, LEASE_PREFIX_LENGTH);
+    // A lease that cannot be looked at (a directory gone or unreadable) is no reason to wait, nor to fail the read.
+    if (this.#leases.holds(prefix) || !(await this.#leases.leasedByAnother(prefix).catch(() => false))) return undefined;
+    for (let waited = 0; waited < PENDING_ELSEWHERE_WAIT_MS && !this.#closed; waited += PENDING_ELSEWHERE_POLL_MS) {
+      await delay(PENDING_ELSEWHERE_POLL_MS);
+      await this.#index.refresh();
+      const entry = this.#index.get(token);
+      if (entry !== undefined) return entry;
+    }
+    return undefined;
   }
 
   /** Searches this process's copy of the index, first caught up with the file; never opens a profile. */

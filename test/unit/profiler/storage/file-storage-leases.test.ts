@@ -3,6 +3,7 @@ import { existsSync, readlinkSync } from 'node:fs';
 import { appendFile, mkdir, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
 import { ProfileExistsError, ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
@@ -126,6 +127,20 @@ test('two storages on one directory draw disjoint tokens from different prefixes
   assert.is(lease.pid, process.pid);
   assert.is(lease.hostname, hostname());
   assert.type(lease.time, 'string');
+});
+
+test('read() of a token another live storage drew waits for its save, as a cluster worker\'s page does for another worker\'s request answered a moment ago', async () => {
+  const writer = storageIn();
+  const reader = storageIn(writer.dir);
+  await reader.find();
+  const token = await writer.drawToken(6);
+  const reading = reader.read(token);
+  // The reader has looked and missed it by then: the profile is saved after the read began.
+  await sleep(100);
+  await writer.write(makeProfile(token));
+  const read = await reading;
+  assert.ok(read !== null, 'found once saved, not null');
+  assert.is(read!.token, token);
 });
 
 test('a fresh lease left by a dead process of this host does not refuse claims in its prefix', async () => {
