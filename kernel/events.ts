@@ -234,18 +234,28 @@ export class ExceptionEvent extends RequestEvent {
 
 /** `kernel.response`: the response about to be returned; listeners may change or replace it. */
 export class ResponseEvent extends KernelEvent {
-  constructor(
-    kernel: KernelLike,
-    request: Request,
-    requestType: RequestType,
-    public response: Response,
-  ) {
+  #response: Response;
+
+  constructor(kernel: KernelLike, request: Request, requestType: RequestType, response: Response) {
     super(kernel, request, requestType, OWN_FIELDS);
     const self = this as unknown as KernelEventFields;
     self.propagationStopped = false;
     self.kernel = kernel;
     self.request = request;
     self.requestType = requestType;
+    this.#response = response;
+  }
+
+  /**
+   * The response to send. Assigning it is setResponse(): the response it replaces is remembered, so
+   * that its stream body is destroyed, whether one listener or several replaced it on the way.
+   */
+  get response(): Response {
+    return this.#response;
+  }
+
+  set response(response: Response) {
+    this.setResponse(response);
   }
 
   /**
@@ -254,8 +264,8 @@ export class ResponseEvent extends KernelEvent {
    */
   setResponse(response: Response): void {
     checkResponse(this, response);
-    if (response !== this.response) ((this as Replacing)[REPLACED] ??= []).push(this.response);
-    this.response = response;
+    if (response !== this.#response) ((this as Replacing)[REPLACED] ??= []).push(this.#response);
+    this.#response = response;
   }
 
   /** The responses setResponse() replaced, oldest first: none of them is sent, unless set again. */

@@ -829,6 +829,36 @@ test('a stream response one kernel.response listener sets and a later one replac
   }
 });
 
+test('a stream response one kernel.response listener assigns and a later one replaces has its body destroyed, on the main path and on an error page', async () => {
+  for (const path of ['response', 'error page'] as const) {
+    const between = Readable.from(['between']);
+    const { dispatcher, kernel } = kernelWith(() => {
+      if (path === 'error page') throw new Error('failed');
+      return new Response('controller');
+    });
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('page', 500)));
+    dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+      event.response = new Response(between);
+    }, 10);
+    dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+      event.response = new Response('last');
+    });
+    const response = await kernel.handle(Request.create('/'));
+    assert.is(response.body, 'last', path);
+    assert.ok(between.destroyed, `${path}: the body assigned in between is destroyed`);
+  }
+});
+
+test('assigning a kernel.response event\'s response is setResponse(): it is listed among the replaced, and no Response is a TypeError', () => {
+  const first = new Response('first');
+  const event = new ResponseEvent(null as never, Request.create('/'), RequestType.MAIN, first);
+  event.response = new Response('second');
+  assert.equal(event.replacedResponses(), [first]);
+  assert.throws(() => {
+    (event as { response: unknown }).response = 'text';
+  }, /ResponseEvent.setResponse\(\) takes a Response/);
+});
+
 test('an error page replaced in kernel.response has its stream body destroyed, as on the main path', async () => {
   for (const how of ['setResponse', 'keep'] as const) {
     const body = Readable.from(['never', 'read']);
