@@ -286,11 +286,7 @@ export class HttpKernel implements KernelLike {
 
   async #handleError(caught: unknown, request: Request, type: RequestType, catchErrors: boolean): Promise<Response> {
     const error = isRequestError(caught) ? new BadRequestHttpError(caught.message, { cause: caught }) : caught;
-    if (!catchErrors) {
-      const finishing = this.#finishRequest(request, type);
-      if (finishing !== undefined) await finishing;
-      throw error;
-    }
+    if (!catchErrors) return this.#finishAndThrow(error, request, type);
     const event = new ExceptionEvent(this, request, type, error);
     try {
       const pending = this.dispatcher.dispatch(event, KernelEvents.EXCEPTION);
@@ -300,17 +296,11 @@ export class HttpKernel implements KernelLike {
       // so that what a listener set up for the request is reset on every way out. The error it was
       // handling is kept for handledErrorOf() (the first one, should the same error escape twice).
       if (typeof listenerError === 'object' && listenerError !== null && listenerError !== error && !handledWhenThrown.has(listenerError)) handledWhenThrown.set(listenerError, error);
-      const finishing = this.#finishRequest(request, type);
-      if (finishing !== undefined) await finishing;
-      throw listenerError;
+      return this.#finishAndThrow(listenerError, request, type);
     }
     const finalError = event.error;
     const response = event.response;
-    if (response === null) {
-      const finishing = this.#finishRequest(request, type);
-      if (finishing !== undefined) await finishing;
-      throw finalError;
-    }
+    if (response === null) return this.#finishAndThrow(finalError, request, type);
     // A listener that answered with a non-error status gets the error's own status, unless it asked otherwise.
     if (!event.isAllowingCustomResponseCode() && !response.isClientError() && !response.isServerError() && !response.isRedirect()) {
       if (isHttpError(finalError)) {
@@ -344,6 +334,21 @@ export class HttpKernel implements KernelLike {
       // The page goes out all the same.
     }
     return this.#finalResponse(filtered, request, type);
+  }
+
+  /**
+   * `kernel.finish_request` on the way out of an error that escapes handle(), then the error. A
+   * finish_request listener that fails there too does not put its error in the place of the one
+   * escaping (the controller's, or a kernel.exception listener's), as it does not after an error page.
+   */
+  async #finishAndThrow(error: unknown, request: Request, type: RequestType): Promise<never> {
+    try {
+      const finishing = this.#finishRequest(request, type);
+      if (finishing !== undefined) await finishing;
+    } catch {
+      // The error that escapes is the one being handled.
+    }
+    throw error;
   }
 }
 

@@ -585,6 +585,33 @@ test('a sub-request whose error escapes leaves its parent the current request, a
   assert.equal(seen, ['sub', 'main']);
 });
 
+test('an error that escapes handle() is the one it met, not that of a kernel.finish_request listener failing on the way out', async () => {
+  for (const way of ['exception listener throws', 'no listener answers', 'catchErrors off'] as const) {
+    const controllerError = new Error('controller failed');
+    const listenerError = new Error('exception listener failed');
+    const { dispatcher, kernel } = kernelWith(() => {
+      throw controllerError;
+    });
+    if (way === 'exception listener throws') {
+      dispatcher.addListener(KernelEvents.EXCEPTION, () => {
+        throw listenerError;
+      });
+    }
+    let finished = 0;
+    dispatcher.addListener(KernelEvents.FINISH_REQUEST, () => {
+      finished++;
+      throw new HttpError(400, 'finish_request failed');
+    });
+    const escaped = await kernel.handle(Request.create('/'), RequestType.MAIN, way !== 'catchErrors off').then(
+      () => null,
+      (error: unknown) => error,
+    );
+    assert.is(escaped, way === 'exception listener throws' ? listenerError : controllerError, way);
+    assert.is(finished, 1, `${way}: kernel.finish_request ran once`);
+    if (way === 'exception listener throws') assert.is(HttpKernel.handledErrorOf(escaped), controllerError);
+  }
+});
+
 test('a stream body the kernel drops (kernel.response or kernel.finish_request failed) is destroyed, never left open', async () => {
   for (const failing of [KernelEvents.RESPONSE, KernelEvents.FINISH_REQUEST]) {
     const streams: Readable[] = [];
