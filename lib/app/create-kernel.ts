@@ -53,6 +53,7 @@ import { createRequestDescriber } from './describe-request.js';
 import { isProductionEnvironment } from './environment.js';
 import { OwnArgumentResolver } from './own-argument-resolver.js';
 import { OwnControllerResolver } from './own-controller-resolver.js';
+import { profileStoppedTerminates } from './profile-stopped-terminates.js';
 
 /** The profiler's options (debug mode only). */
 export interface ProfilerKernelOptions {
@@ -304,6 +305,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
   const controllerResolver = options.controllerResolver === undefined ? new ControllerResolver(options.controllers) : new OwnControllerResolver(options.controllerResolver, new Set([errorController, ...profilerPages]));
   const argumentResolver = options.argumentResolver === undefined ? undefined : new OwnArgumentResolver(options.argumentResolver, new Set(profilerPages));
   const kernel = new HttpKernel(dispatcher, controllerResolver, requestStack, argumentResolver);
+  // The profile of a request is taken even when its kernel.terminate stops (or fails) before the profiler's listener.
+  if (profiler !== null) profileStoppedTerminates(kernel, profiler);
   // A refused target or host is a 400 before any listener that might answer without reading them.
   dispatcher.addSubscriber(new ValidateHostListener());
   if (access !== null) dispatcher.addSubscriber(new ProfilerAccessListener(access));

@@ -369,6 +369,20 @@ export class Profiler {
 
   /** After the response is sent: collection, parent/child links, serialisation, and the queued save. */
   onKernelTerminate(event: TerminateEvent): void {
+    this.#terminated(event.request, event.response);
+  }
+
+  /**
+   * Takes the profile of a main request whose `kernel.terminate` never reached the profiler's own
+   * listener (one above it stopped propagation or threw): the client already has its X-Debug-Token.
+   * createKernel's kernel calls it once `kernel.terminate` has run; nothing when the listener did.
+   */
+  takeMissedProfile(request: Request, response: Response): void {
+    this.#terminated(request, response);
+  }
+
+  #terminated(request: Request, response: Response): void {
+    const event = { request, response };
     const tree = this.#trees.get(event.request);
     if (tree === undefined) return;
     this.#trees.delete(event.request);

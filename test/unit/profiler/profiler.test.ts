@@ -58,6 +58,36 @@ test('a main request and its error sub-request are linked parent and child, and 
   assert.ok(main!.collectors.time !== shown.collectors.time, 'present() works on a copy');
 });
 
+test('a request whose kernel.terminate stops or fails before the profiler\'s listener is profiled all the same, under the X-Debug-Token it was sent', async () => {
+  for (const how of ['stops', 'throws', 'rejects'] as const) {
+    for (const via of ['terminate', 'inject'] as const) {
+      const storage = new MemoryStorage();
+      const routes = new RouteCollection();
+      routes.add('home', new Route('/', { defaults: { _controller: () => new Response('home') } }));
+      const app = createKernel({ debug: true, routes, stderrLogLevel: false, profiler: { storage, saveDelayMs: 0 } });
+      app.dispatcher.addListener(KernelEvents.TERMINATE, (event: TerminateEvent) => {
+        if (how === 'stops') return event.stopPropagation();
+        if (how === 'throws') throw new Error('terminate listener failed');
+        return Promise.reject(new Error('terminate listener failed'));
+      });
+      let response: Response;
+      if (via === 'inject') {
+        response = await app.inject('/');
+      } else {
+        const request = Request.create('/', 'GET', { remoteAddress: '127.0.0.1' });
+        response = await app.kernel.handle(request);
+        await app.kernel.terminate(request, response).catch(() => {});
+      }
+      await app.close();
+      const token = response.getHeader('x-debug-token');
+      assert.ok(token !== undefined, `${how}, ${via}: a token was sent`);
+      const profile = await storage.read(token!);
+      assert.ok(profile !== null, `${how}, ${via}: its profile was saved`);
+      assert.is(profile!.status, 200);
+    }
+  }
+});
+
 test('an unhandled page recorded after its request was terminated (it came past the error page grace, a bare answer went instead) changes nothing in the profile', async () => {
   const storage = new MemoryStorage();
   const app = createApp({ stderrLogLevel: false, profiler: { storage } });
