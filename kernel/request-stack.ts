@@ -59,6 +59,17 @@ export class RequestStack {
     return this.#storage === null ? fn() : this.#storage.run(NO_REQUESTS, fn);
   }
 
+  /**
+   * Stops tracking, for good: the AsyncLocalStorage is disabled, which Node requires before it can be
+   * garbage collected. Until then every async resource the process creates carries a store of each
+   * such storage, so a test suite making an app per test made each promise heavier per app made
+   * (300 apps closed: 25 KB a promise). Call it once no request of this stack is handled any more
+   * (`app.close()` does); `run()` would track again, and the getters answer undefined meanwhile.
+   */
+  close(): void {
+    this.#storage?.disable();
+  }
+
   /** The requests of the current context, main request first. */
   all(): readonly Request[] {
     return this.#storage?.getStore() ?? NO_REQUESTS;

@@ -205,7 +205,7 @@ export interface KernelApp {
    * comes before waits for its token.
    */
   ready(): Promise<void>;
-  /** Detaches sinks and collectors, once the injects in flight have terminated (their profiles saved). */
+  /** Detaches sinks and collectors, once the injects in flight have terminated (their profiles saved), and lets go of the request stack's AsyncLocalStorage. */
   close(): Promise<void>;
 }
 
@@ -374,6 +374,8 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
       await profiler?.storage.close();
       detachSink();
       logs?.detach();
+      // Last: its AsyncLocalStorage would otherwise weigh on every async resource of the process for good.
+      requestStack.close();
     },
   };
 }
