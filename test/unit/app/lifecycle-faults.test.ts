@@ -28,11 +28,11 @@ import {
   ResponseEvent,
   TraceableEventDispatcher,
   ViewEvent,
-  destroyBody,
   isHttpError,
   type Controller,
   type EventDispatcher,
 } from '../../../kernel/index.js';
+import { destroyBody } from '../../../kernel/response-body.js';
 import { createKernel, type KernelApp } from '../../../lib/app/index.js';
 import { MemoryStorage } from '../../../lib/profiler/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
