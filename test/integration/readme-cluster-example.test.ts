@@ -4,7 +4,7 @@
 // profiler directory, and SIGTERM to the primary must let a request in flight finish and its profile be
 // saved before every process exits 0 (node's default ends the workers at once with their primary).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { connect } from 'node:net';
@@ -90,6 +90,15 @@ function alive(pid: number): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** The pids of the children of `pid`, as Linux lists them. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    return [];
   }
 }
 
@@ -181,6 +190,46 @@ test('SIGTERM to the primary of the README cluster example lets a request in fli
     } finally {
       socket.destroy();
     }
+  });
+});
+
+test('SIGTERM to the primary while its workers are still loading their modules (no listener for the word yet): each stops all the same, and every process exits 0', async () => {
+  // Where /proc does not list a process's children and caught signals, the moment cannot be told.
+  if (!existsSync(`/proc/${process.pid}/task/${process.pid}/children`)) return;
+  const child = spawn(process.execPath, [join(dir, 'example.js')], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  child.stdout!.resume();
+  let workers: number[] = [];
+  try {
+    const deadline = Date.now() + 30_000;
+    while ((workers = childrenOf(child.pid!)).length < WORKERS) {
+      assert.ok(child.exitCode === null && Date.now() < deadline, `the primary did not fork its workers: ${stderr}`);
+      await sleep(2);
+    }
+    // Its handlers are in place a moment after its last fork (the same synchronous turn), while its workers
+    // load the modules for a tenth of a second or more, as it did before forking.
+    await sleep(20);
+    const exited = exitOf(child);
+    child.kill('SIGTERM');
+    assert.is(await exited, 0, `the primary's exit code after SIGTERM (null: still running 15 s later, killed): ${stderr}`);
+    for (const pid of workers) assert.not.ok(alive(pid), `worker ${pid} is gone`);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const pid of workers) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  }
+});
+
+test('SIGTERM to the primary again and again while its workers stop (a supervisor repeating it): the primary does not fail on a worker gone, and every process exits 0', async () => {
+  await withExample(async (child, { workers }, output) => {
+    const exited = exitOf(child);
+    // Until every worker is gone, the primary's only: one after that could reach it in its exit, past its handler.
+    for (let tries = 0; tries < 5_000 && [...workers.keys()].some(alive); tries++) {
+      child.kill('SIGTERM');
+      await sleep(2);
+    }
+    assert.is(await exited, 0, `the primary's exit code after repeated SIGTERMs: ${output.stderr}`);
+    for (const pid of workers.keys()) assert.not.ok(alive(pid), `worker ${pid} is gone`);
   });
 });
 
