@@ -143,6 +143,27 @@ test('read() of a token another live storage drew waits for its save, as a clust
   assert.is(read!.token, token);
 });
 
+test('read() of a token another live storage leases but never saves gives up after a second of the clock, also on an event loop so busy that each 25 ms poll takes far longer', async () => {
+  const writer = storageIn();
+  const reader = storageIn(writer.dir);
+  await reader.find();
+  const drawn = await writer.drawToken(6);
+  const unknown = drawn.endsWith('0') ? `${drawn.slice(0, -1)}1` : `${drawn.slice(0, -1)}0`;
+  // A loaded server: every turn of its event loop takes 100 ms of other work.
+  const busy = setInterval(() => {
+    const until = Date.now() + 100;
+    while (Date.now() < until);
+  }, 1);
+  const started = Date.now();
+  try {
+    assert.is(await reader.read(unknown), null);
+  } finally {
+    clearInterval(busy);
+  }
+  const took = Date.now() - started;
+  assert.ok(took < 2_000, `read() gave up after ${took} ms, not about a second`);
+});
+
 test('a fresh lease left by a dead process of this host does not refuse claims in its prefix', async () => {
   const storage = storageIn();
   await mkdir(join(storage.dir, 'leases'), { recursive: true });
