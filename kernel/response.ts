@@ -236,7 +236,7 @@ export class Response {
    * no body nor framing headers for 1xx/204/304, an empty body for 205, a Content-Type with charset for text,
    * Content-Length for text and bytes unless Transfer-Encoding is set (then none), `Secure` on the
    * cookies setCookie() left to the request's scheme when it is https. A HEAD's answer loses its
-   * body in the kernel, once every kernel.response and kernel.finish_request listener has run (see withoutHeadBody()).
+   * body in the kernel, once every kernel.response and kernel.finish_request listener has run (its length kept for headBodyLength(), a stream body for discardedBody()).
    */
   prepare(request: Request, charset = 'UTF-8'): this {
     const headers = this.headers;
