@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { suite } from 'uvu';
@@ -156,14 +156,7 @@ test('the first signal again during the drain (SIGHUP twice from a closing termi
   for (const signal of ['SIGHUP', 'SIGTERM'] as const) {
     const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
     const port = Number(new URL(urls[0]!).port);
-    // A request whose head is half sent when the signals come.
-    const socket = connect(port, '127.0.0.1');
-    let answer = '';
-    socket.on('data', (chunk) => (answer += chunk));
-    socket.on('error', (error) => (answer += `[${error.message}]`));
-    const ended = new Promise((resolve) => socket.once('close', resolve));
-    await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write('GET /health HTTP/1.1\r\nHost: a.test\r\n');
+    const { socket, answer, ended } = await halfSentRequest(port);
     const exited = exitOf(child);
     child.kill(signal);
     while (isRunning(child) && (await accepts(port))) { /* the shutdown has not begun yet */ }
@@ -173,7 +166,7 @@ test('the first signal again during the drain (SIGHUP twice from a closing termi
     socket.write('\r\n');
     await ended;
     assert.is(await exited, 0, `${signal}: ${stderr()}`);
-    assert.match(answer, /^HTTP\/1\.1 200 /, signal);
+    assert.match(answer(), /^HTTP\/1\.1 200 /, signal);
     assert.match(stderr(), `serve: ${signal} again, still shutting down (SIGINT exits at once)\n`);
   }
 });
@@ -183,14 +176,7 @@ test('SIGHUP (a closed terminal) and SIGUSR2 (nodemon) shut down gracefully as S
   for (const signal of ['SIGHUP', 'SIGUSR2'] as const) {
     const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', 'off', '--no-profiler'], cwd);
     const port = Number(new URL(urls[0]!).port);
-    // A request whose head is half sent when the signal comes.
-    const socket = connect(port, '127.0.0.1');
-    let answer = '';
-    socket.on('data', (chunk) => (answer += chunk));
-    socket.on('error', (error) => (answer += `[${error.message}]`));
-    const ended = new Promise((resolve) => socket.once('close', resolve));
-    await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write('GET /health HTTP/1.1\r\nHost: a.test\r\n');
+    const { socket, answer, ended } = await halfSentRequest(port);
     const exited = exitOf(child);
     child.kill(signal);
     // The shutdown has begun once the listener refuses connections (without it, the process dies of the signal).
@@ -198,8 +184,8 @@ test('SIGHUP (a closed terminal) and SIGUSR2 (nodemon) shut down gracefully as S
     socket.write('\r\n');
     await ended;
     assert.is(await exited, 0, `${signal}: ${stderr()}`);
-    assert.match(answer, /^HTTP\/1\.1 200 /, signal);
-    assert.match(answer, /\r\nconnection: close\r\n/i, signal);
+    assert.match(answer(), /^HTTP\/1\.1 200 /, signal);
+    assert.match(answer(), /\r\nconnection: close\r\n/i, signal);
   }
 });
 
@@ -527,4 +513,16 @@ async function expiredCertificate(extensions: NonNullable<Parameters<typeof gene
 /** Waits, up to 5 s, for `text` on the server's stderr (the assertions after it say what is missing). */
 async function untilSaid(stderr: () => string, text: string): Promise<void> {
   for (let waited = 0; !stderr().includes(text) && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+/** A request whose head is half sent (the shutdown's signals come meanwhile): its socket, what came back so far, and its close. */
+async function halfSentRequest(port: number): Promise<{ socket: Socket; answer: () => string; ended: Promise<unknown> }> {
+  const socket = connect(port, '127.0.0.1');
+  let answer = '';
+  socket.on('data', (chunk) => (answer += chunk));
+  socket.on('error', (error) => (answer += `[${error.message}]`));
+  const ended = new Promise((resolve) => socket.once('close', resolve));
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write('GET /health HTTP/1.1\r\nHost: a.test\r\n');
+  return { socket, answer: () => answer, ended };
 }
