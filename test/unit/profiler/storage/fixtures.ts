@@ -5,7 +5,9 @@ import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
 import type { Profile } from '../../../../lib/profiler/profile.js';
+import type { ProfilerStorage } from '../../../../lib/profiler/storage/profiler-storage.js';
 import { FileStorage } from '../../../../lib/profiler/storage/index.js';
 
 /** A minute ago, so default age bounds keep the test profiles whatever the date. */
@@ -242,4 +244,16 @@ function usedBytes(dir: string): number {
     }
   }
   return bytes;
+}
+
+/** A url search, in either storage, finds a non-ASCII path typed as it reads (`élève`) or as the URL holds it (`%C3%A9l%C3%A8ve`). */
+export async function checkNonAsciiUrlSearch(storage: ProfilerStorage): Promise<void> {
+  await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME + 1, url: 'http://h/users/%C3%A9l%C3%A8ve?q=caf%C3%A9%20cr%C3%A8me' }));
+  await storage.write(makeProfile(tokenFor(2), { time: BASE_TIME + 2, url: 'http://h/users/eleve' }));
+  const tokens = async (url: string) => (await storage.find({ url })).map((summary) => summary.token);
+  assert.equal(await tokens('/users/élève'), [tokenFor(1)], 'decoded');
+  assert.equal(await tokens('%C3%A9l%C3%A8ve'), [tokenFor(1)], 'encoded');
+  assert.equal(await tokens('café crème'), [tokenFor(1)], 'a space as the URL holds it, %20');
+  assert.equal(await tokens('\ud800'), [], 'a lone surrogate, which no URL holds: no match, no error');
+  assert.equal(await tokens('eleve'), [tokenFor(2)]);
 }
