@@ -53,7 +53,8 @@ export type NodeRequestListener = (req: IncomingMessage, res: ServerResponse, re
 export interface KernelRequestListener extends NodeRequestListener {
   /**
    * Resolves once every request whose stream body was still being sent, or closing, has been
-   * terminated: await it after the server has closed and before the profiler's storage is (app.close() does).
+   * terminated, and every `kernel.terminate` still running (an async listener) has settled: await it
+   * after the server has closed and before the profiler's storage is (app.close() does).
    */
   settled(): Promise<void>;
 }
@@ -153,19 +154,31 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
 
   const terminateFailed = (request: Request, error: unknown): void => logTerminateFailure(kernel, logger, request, error);
 
+  // Stream bodies sent (or closing) whose request has not terminated yet, kernel.terminate dispatches still
+  // running (an async listener), and who waits for none to be left.
+  let openBodies = 0;
+
   // After the response is handed to the socket: slow work (profile saving) is off the client's path.
+  // An asynchronous kernel.terminate is counted until it settles: settled() (app.close()) waits for it,
+  // or the profiler's storage closed before the profile of a request answered a moment ago was queued.
   const terminate = (request: Request, response: Response): void => {
     if (!dispatcher.hasListeners(KernelEvents.TERMINATE)) return;
     try {
       const done = kernel.terminateMaybeAsync(request, response);
-      if (done !== undefined) done.then(undefined, (error: unknown) => terminateFailed(request, error));
+      if (done === undefined) return;
+      openBodies++;
+      done.then(bodyTerminated, (error: unknown) => {
+        try {
+          terminateFailed(request, error);
+        } finally {
+          bodyTerminated();
+        }
+      });
     } catch (error) {
       terminateFailed(request, error);
     }
   };
 
-  // Stream bodies sent (or closing) whose request has not terminated yet, and who waits for none to be left.
-  let openBodies = 0;
   let waiting: Array<() => void> = [];
   const bodyTerminated = (): void => {
     if (--openBodies > 0) return;

@@ -6,6 +6,8 @@ import { createApp, createKernel } from '../../../lib/app/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import { Response } from '../../../kernel/index.js';
 import { FileStorage, MemoryStorage, ThreadedFileStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -85,6 +87,30 @@ test('a request whose kernel.terminate stops or fails before the profiler\'s lis
       assert.ok(profile !== null, `${how}, ${via}: its profile was saved`);
       assert.is(profile!.status, 200);
     }
+  }
+});
+
+test('a request served whose kernel.terminate runs a while (an async listener, or one before the profiler\'s that rejects) has its profile saved by app.close() after the server has closed', async () => {
+  for (const how of ['resolves', 'rejects'] as const) {
+    const storage = new MemoryStorage();
+    const routes = new RouteCollection();
+    routes.add('home', new Route('/', { defaults: { _controller: () => new Response('home') } }));
+    const app = createKernel({ debug: true, routes, stderrLogLevel: false, profiler: { storage, saveDelayMs: 0 } });
+    app.dispatcher.addListener(KernelEvents.TERMINATE, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      if (how === 'rejects') throw new Error('terminate listener failed');
+    });
+    await app.ready();
+    const server = createServer(app.listener);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const answer = await fetch(`http://127.0.0.1:${port}/`, { headers: { connection: 'close' } });
+    const token = answer.headers.get('x-debug-token');
+    await answer.text();
+    await new Promise((resolve) => server.close(resolve));
+    await app.close();
+    assert.ok(token !== null, `${how}: a token was sent`);
+    assert.ok((await storage.read(token!)) !== null, `${how}: its profile was saved before app.close() resolved`);
   }
 });
 
