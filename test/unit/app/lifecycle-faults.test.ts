@@ -124,8 +124,9 @@ class Observed {
   readonly bodyErrors = new WeakSet<object>();
   /**
    * Main requests whose stream body failed before its first chunk, its error given to handleException():
-   * when no page comes of it (a kernel.exception listener threw or stopped the error listener), the server,
-   * and inject(), send the bare 500, logged, not the `unhandled` page of an error escaping handle().
+   * when no page comes of it (a kernel.exception listener threw or stopped the error listener) or the page's
+   * own stream body fails before its first chunk too, the server, and inject(), send the bare 500, logged,
+   * not the `unhandled` page of an error escaping handle().
    */
   readonly bodyFailurePaged = new Set<Request>();
 }
@@ -371,8 +372,9 @@ function checkStatus(status: number, where: string): void {
 function checkErrorPage(observed: Observed, request: Request, response: Response): void {
   const last = observed.lastError.get(request);
   if (last === undefined || response.headers['x-made-by'] !== undefined) return;
-  // The page of a body that failed before its first chunk failed too: the bare 500 (README, Server limits).
-  if (observed.bodyFailurePaged.has(request) && observed.mayEscape.has(request) && response.status === 500) return;
+  // The page of a body that failed before its first chunk failed too (a kernel.exception listener threw, or
+  // the page's own stream body failed so too): the bare 500 (README, Server limits).
+  if (observed.bodyFailurePaged.has(request) && response.status === 500) return;
   assert.is(response.status, statusOf(last.error), `the error page's status is its error's (${String(response.status)})`);
   if (isHttpError(last.error) && last.error.headers['x-error'] === 'yes') assert.is(response.headers['x-error'], 'yes', "the error page carries the error's headers");
 }
@@ -498,10 +500,21 @@ async function runCase(spec: AppSpec, subject: Subject, mode: Mode): Promise<voi
 
 /**
  * Cases run before the generated ones, whatever the seed: a stream body failing before its first chunk whose page a
- * kernel.exception listener fails (inject() sends the bare 500, not the status of the listener's HttpError).
+ * kernel.exception listener fails, or whose page's own stream body fails so too (inject() sends the bare 500, not the
+ * status of the listener's HttpError).
  */
 const EXAMPLES: Array<[AppSpec]> = [
   [{ listeners: [{ event: KernelEvents.EXCEPTION, priority: 10, async: false, action: { do: 'throw', what: 'http', status: 400 } }], controller: { returns: 'response', body: 'failing-early' }, subController: { returns: 'nothing' } }],
+  [
+    {
+      listeners: [
+        { event: KernelEvents.EXCEPTION, priority: 0, async: false, action: { do: 'set-error', what: 'http', status: 400 } },
+        { event: KernelEvents.REQUEST, priority: -256, async: false, action: { do: 'respond', body: 'failing-early', status: 200 } },
+      ],
+      controller: { returns: 'response', body: 'text' },
+      subController: { returns: 'nothing' },
+    },
+  ],
 ];
 
 for (const subject of ['debug', 'context', 'plain'] as const) {
