@@ -370,12 +370,16 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     async close() {
       // A stream body cut by the server's shutdown terminates once it has closed, an inject in flight once it is answered: its profile is queued then.
       await Promise.all([listener.settled(), inject.settled()]);
-      await profiler?.close();
-      await profiler?.storage.close();
-      detachSink();
-      logs?.detach();
-      // Last: its AsyncLocalStorage would otherwise weigh on every async resource of the process for good.
-      requestStack.close();
+      try {
+        await profiler?.close();
+        await profiler?.storage.close();
+      } finally {
+        // Whether or not the storage closed (a disk gone): the sink and the collectors let go, and last the
+        // request stack's AsyncLocalStorage, which would otherwise weigh on every async resource of the process for good.
+        detachSink();
+        logs?.detach();
+        requestStack.close();
+      }
     },
   };
 }

@@ -330,4 +330,23 @@ test('app.close() lets go of the request stack\'s AsyncLocalStorage (disabled, a
   }
 });
 
+test('app.close() whose profiler storage fails to close rejects with its error, and lets go of the request stack all the same', async () => {
+  class FailingClose extends MemoryStorage {
+    override async close(): Promise<void> {
+      throw new Error('the disk is gone');
+    }
+  }
+  const app = createKernel({ stderrLogLevel: false, debug: true, profiler: { storage: new FailingClose() } });
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const seen = app.requestStack.run(Request.create('/'), async () => {
+    await gate;
+    return app.requestStack.getCurrentRequest();
+  });
+  const failure = await app.close().then(() => null, (error: Error) => error);
+  assert.is(failure?.message, 'the disk is gone');
+  release();
+  assert.is(await seen, undefined);
+});
+
 test.run();
