@@ -523,7 +523,8 @@ for (const subject of ['debug', 'context', 'plain'] as const) {
     test('any app of listeners and controllers keeps the lifecycle invariants', async () => {
       await fc.assert(
         fc.asyncProperty(appSpec, (spec) => runCase(spec, subject, mode)),
-        { ...propertyParameters(150), examples: EXAMPLES },
+        // A case that hangs (a lifecycle that never settles) is a failure after 10 s, not a suite that never ends.
+        { ...propertyParameters(150), examples: EXAMPLES, timeout: 10_000 },
       );
     });
     test.run();
