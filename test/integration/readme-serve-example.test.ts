@@ -4,7 +4,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -103,10 +103,7 @@ test('the README startServers example serves http and https on free ports and ex
 test('a second signal while the README example waits for a request in flight exits at once with 1, as bin/serve does', async () => {
   await withExample(async (child, urls) => {
     // A request whose head is still arriving holds the shutdown for up to 10 s (headersTimeout).
-    const socket = connect(Number(new URL(urls[0]!).port), '127.0.0.1');
-    socket.on('error', () => {});
-    await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write('GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    const { socket } = await headStillArriving(urls[0]!);
     try {
       const exited = exitOf(child);
       child.kill('SIGTERM');
@@ -121,12 +118,7 @@ test('a second signal while the README example waits for a request in flight exi
 
 test('the first signal again (SIGTERM twice, as a supervisor may repeat it) lets the README example finish the request in flight and exit 0, as bin/serve does', async () => {
   await withExample(async (child, urls) => {
-    const socket = connect(Number(new URL(urls[0]!).port), '127.0.0.1');
-    let answer = '';
-    socket.on('data', (chunk) => (answer += chunk));
-    socket.on('error', () => {});
-    await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write('GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    const { socket, answer } = await headStillArriving(urls[0]!);
     try {
       const exited = exitOf(child);
       child.kill('SIGTERM');
@@ -135,7 +127,7 @@ test('the first signal again (SIGTERM twice, as a supervisor may repeat it) lets
       await sleep(300);
       socket.write('\r\n');
       assert.is(await exited, 0, 'SIGTERM again does not cut the drain');
-      assert.match(answer, /^HTTP\/1\.1 404 /);
+      assert.match(answer(), /^HTTP\/1\.1 404 /);
     } finally {
       socket.destroy();
     }
@@ -143,3 +135,14 @@ test('the first signal again (SIGTERM twice, as a supervisor may repeat it) lets
 });
 
 test.run();
+
+/** A request to the example whose head is still arriving: its socket and what came back so far. */
+async function headStillArriving(url: string): Promise<{ socket: Socket; answer: () => string }> {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1');
+  let answer = '';
+  socket.on('data', (chunk) => (answer += chunk));
+  socket.on('error', () => {});
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write('GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+  return { socket, answer: () => answer };
+}
