@@ -516,7 +516,9 @@ export class RouteTree implements SearchResult {
         this.conditional = true;
         if (!this.hostMatches(candidate)) continue;
         if (candidate.schemes !== null && !candidate.schemes.includes(this.#scheme)) {
-          if (collected === null && this.schemeMiss === null) this.schemeMiss = candidate.schemes;
+          // Only a route serving the method can answer over its own scheme (Symfony's allowSchemes): one
+          // that does not would make the redirect search find nothing, and keep the toggled path from its own.
+          if (collected === null && this.schemeMiss === null && (candidate.mask & this.#bit) !== 0) this.schemeMiss = candidate.schemes;
           continue;
         }
       }

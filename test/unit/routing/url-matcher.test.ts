@@ -366,6 +366,14 @@ test('the trailing-slash retry and the scheme redirect combine', () => {
   assert.equal(look(m, '/login/', context('GET', 'http')).redirect, { path: '/login', scheme: 'https' });
 });
 
+test('a route for another method over the other scheme keeps a GET from the scheme redirect of its toggled path, and from naming it in the 404', () => {
+  // Only a route serving the method can be redirected to (Symfony's allowSchemes): `create` is none for a GET.
+  const m = matcher(['create', '/items', { methods: ['POST'], schemes: ['https'] }], ['list', '/items/', { methods: ['GET'], schemes: ['https'] }]);
+  assert.equal(look(m, '/items', context('GET', 'http')), { kind: 'redirect', name: 'list', params: {}, redirect: { path: '/items/', scheme: 'https' } });
+  const n = matcher(['create', '/items', { methods: ['POST'], schemes: ['https'] }], ['edit', '/items/:id/']);
+  assert.equal(look(n, '/items', context('GET', 'http')), { kind: 'not-found', path: '/items/' });
+});
+
 test('a later route with the right scheme wins over a redirect', () => {
   const m = matcher(['secure', '/page', { schemes: ['https'] }], ['plain', '/page']);
   assert.is(m.match('/page', context('GET', 'http')).name, 'plain');
