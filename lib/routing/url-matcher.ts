@@ -345,7 +345,9 @@ export class UrlMatcher {
     const toggled = trimmed === path ? path + '/' : trimmed;
     if (retrySchemeMiss !== null) return this.#redirectScheme(toggled, bit, host, retrySchemeMiss[0]!);
     if (oneSlashSchemeMiss !== null) return this.#redirectScheme(oneSlash!, bit, host, oneSlashSchemeMiss[0]!);
-    return { kind: 'not-found', path: oneSlash ?? toggled };
+    // The path last tried, also where the search proved the retries vain and skipped them: what a
+    // 404 names must not depend on how far the other routes let the search read (`/x//` names `/x/`).
+    return { kind: 'not-found', path: path.length > trimmed.length + 1 ? `${trimmed}/` : toggled };
   }
 
   // The 405 of `path` from what its search found: the one group's precomputed outcome, or every candidate's methods.

@@ -119,7 +119,7 @@ test('several trailing slashes are redirected to a route that keeps one, as to a
   assert.equal(look(m, '/dir///', context('HEAD')), { kind: 'redirect', name: 'dir', params: {}, redirect: { path: '/dir/' } });
   assert.equal(look(m, '/books/7//'), { kind: 'redirect', name: 'book', params: { id: '7' }, redirect: { path: '/books/7/' } });
   assert.equal(look(m, '/health//').redirect, { path: '/health' });
-  assert.equal(look(m, '/nope//'), { kind: 'not-found', path: '/nope' }, 'a search that never reached the slashes retries nothing');
+  assert.equal(look(m, '/nope//'), { kind: 'not-found', path: '/nope/' }, 'a search that never reached the slashes retries nothing, and names the path it would have tried last');
   assert.equal(look(m, '/dir//', context('POST')), { kind: 'not-found', path: '/dir//' });
   assert.is(m.explain('/dir//', context())[0]!.reason, 'Path "/dir//" matches only as "/dir/", a GET or HEAD is redirected there if no route matches.');
 });
@@ -132,6 +132,13 @@ test('a miss names the last path tried: the toggled one for GET', () => {
   assert.is((error as ResourceNotFoundError).path, '/robots.txt/');
   assert.is((error as ResourceNotFoundError).code, 'HK_ROUTING_NOT_FOUND');
   assert.is((error as ResourceNotFoundError).status, 404);
+});
+
+test('a GET miss with several trailing slashes names the path with one, however far the other routes let the search read', () => {
+  const m = matcher(['dir', '/dir/'], ['book', '/books/:id/']);
+  assert.equal(look(m, '/books//'), { kind: 'not-found', path: '/books/' });
+  assert.equal(look(m, '/nope//'), { kind: 'not-found', path: '/nope/' });
+  assert.equal(look(m, '/nope///', context('HEAD')), { kind: 'not-found', path: '/nope/' });
 });
 
 test('a miss that reads far into the path still tries the toggled path', () => {
