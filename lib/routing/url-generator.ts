@@ -165,6 +165,15 @@ export class UrlGenerator {
         expected: `give a URL that matches back to it (${shown} would give ${value === undefined ? 'no value' : JSON.stringify(value)})`,
       });
     }
+    if (host !== null) {
+      const hostMisread = readBackHost(route, host, hostWriting.written);
+      if (hostMisread !== null) {
+        const value = hostMisread.read === null ? undefined : own(hostMisread.read, hostMisread.name);
+        throw new InvalidParameterError(name, hostMisread.name, hostMisread.pattern, own(params, hostMisread.name) ?? own(route.defaults, hostMisread.name), {
+          expected: `give a URL that matches back to it (host ${JSON.stringify(host)} would give ${value === undefined ? 'no value' : JSON.stringify(value)})`,
+        });
+      }
+    }
     const written = writing.written;
 
     refuseDotSegment(name, route, params, path, written);
@@ -465,6 +474,31 @@ function readBack(route: Route, path: string, written: ReadonlyMap<string, strin
     return extra === -1 ? null : misread(slots[extra]!.name, extra);
   }
   const [first] = expected.keys();
+  return first === undefined ? null : { name: first, pattern: '', read: null };
+}
+
+/**
+ * readBack for the host: what the matcher would read wrong in `host` (written lower-cased), as it
+ * reads it, the first host variant that matches giving the values, not decoded. Two parameters
+ * that take dots (`:a.:b.com` with `[a-z.]+`) can split `a.b.a.b.com` otherwise than written.
+ */
+function readBackHost(route: Route, host: string, written: ReadonlyMap<string, string>): Misread | null {
+  const { hostVariants, host: pattern } = compiledRoute(route);
+  if (hostVariants === null) return null;
+  for (const [index, variant] of hostVariants.entries()) {
+    const found = variant.regex.exec(host);
+    if (found === null) continue;
+    const read: Record<string, string> = {};
+    variant.names.forEach((name, i) => (read[name] = found[i + 1]!));
+    const patternOf = (name: string): string => {
+      const part = pattern!.variants[index]!.find((each) => each.type !== 'text' && each.name === name);
+      return part === undefined || part.type === 'text' ? '' : part.pattern;
+    };
+    for (const [name, value] of written) if (own(read, name) !== value.toLowerCase()) return { name, pattern: patternOf(name), read };
+    const extra = variant.names.find((name) => !written.has(name) && read[name] !== fallback(route, name));
+    return extra === undefined ? null : { name: extra, pattern: patternOf(extra), read };
+  }
+  const [first] = written.keys();
   return first === undefined ? null : { name: first, pattern: '', read: null };
 }
 

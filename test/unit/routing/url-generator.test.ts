@@ -637,6 +637,17 @@ test('a host parameter that ends the host may end with a dot (a fully qualified 
   assert.is(thrown(() => g.generate('suffix', { suffix: '' })).message, 'Parameter "suffix" for route "suffix" must match "[a-z.]+" ("" given) to generate a corresponding URL.');
 });
 
+test('a host that the matcher would split into other values than those given is an InvalidParameterError, not a URL that matches them otherwise', () => {
+  const collection = new RouteCollection().add('two', new Route('/', { host: ':a.:b.example.test', requirements: { a: '[a-z.]+', b: '[a-z.]+' } }));
+  const g = new UrlGenerator(collection, { host: 'example.test' });
+  const error = thrown(() => g.generate('two', { a: 'x', b: 'y.z' }));
+  assert.instance(error, InvalidParameterError);
+  assert.is(error.message, 'Parameter "a" for route "two" must give a URL that matches back to it (host "x.y.z.example.test" would give "x.y") ("x" given) to generate a corresponding URL.');
+  assert.is(g.generate('two', { a: 'x.y', b: 'z' }), 'http://x.y.z.example.test/');
+  const result = new UrlMatcher(collection).match('/', { method: 'GET', host: 'x.y.z.example.test', scheme: 'http' });
+  assert.equal(result.params, { a: 'x.y', b: 'z' });
+});
+
 test('the base URL prefixes every path', () => {
   const g = generator({ host: 'example.com', baseUrl: '/app/' });
   assert.is(g.generate('book', { id: 1 }), '/app/books/1');
