@@ -685,6 +685,7 @@ interface Activity {
   readsCount: boolean;
   read: number;
   written: number;
+  /** performance.now() when its byte counts last moved: a wall clock stepped by NTP would drop every connection at once, or none for as long as it was set back. */
   since: number;
   /** The socket node:http speaks on: the raw one, or under TLS the TLS socket over it (null until its handshake is done). */
   http: ServedSocket | null;
@@ -741,7 +742,7 @@ class IdleSockets {
 
   /** A raw socket; node:http speaks on it itself unless it is a TLS server's (see speaksHttpOn). */
   add(socket: Socket, tls = false): void {
-    this.#sockets.set(socket, { readsCount: true, read: socket.bytesRead, written: socket.bytesWritten, since: Date.now(), http: tls ? null : (socket as ServedSocket) });
+    this.#sockets.set(socket, { readsCount: true, read: socket.bytesRead, written: socket.bytesWritten, since: performance.now(), http: tls ? null : (socket as ServedSocket) });
   }
 
   /** Under TLS: the socket node:http speaks on over the raw one, once its handshake is done. */
@@ -785,7 +786,7 @@ class IdleSockets {
   }
 
   #check(): void {
-    const now = Date.now();
+    const now = performance.now();
     for (const [socket, activity] of this.#sockets) {
       // bytesWritten counts what waits in the socket's buffer too: a client that stops reading
       // stops it once the response stream feels the back-pressure.

@@ -824,6 +824,93 @@ test('a connection that waits for its next request, or its first, is closed afte
   });
 });
 
+/**
+ * Starts servers with `listener`, catching the idle sweep's timer (made while startServers runs synchronously)
+ * so a test can run a sweep when it chooses rather than wait for one.
+ */
+async function withIdleSweep(
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+  options: Partial<ListenOptions>,
+  body: (running: RunningServers, sweep: () => void) => Promise<void>,
+): Promise<void> {
+  const sweeps: Array<() => void> = [];
+  const realSetInterval = globalThis.setInterval;
+  globalThis.setInterval = ((callback: () => void, ms?: number) => {
+    sweeps.push(callback);
+    return realSetInterval(callback, ms);
+  }) as typeof setInterval;
+  let starting: Promise<RunningServers>;
+  try {
+    starting = startServers(listener, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, ...options });
+  } finally {
+    globalThis.setInterval = realSetInterval;
+  }
+  const running = await within(starting, 5_000, 'startServers');
+  try {
+    assert.is(sweeps.length, 1, 'one timer, the idle sweep');
+    await body(running, sweeps[0]!);
+  } finally {
+    await within(running.close(), 5_000, 'close');
+  }
+}
+
+test('the idle sweep counts quiet time by the monotonic clock: a wall clock set a day ahead drops no connection, over http and https', async () => {
+  const held: ServerResponse[] = [];
+  const holding = (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.url === '/hang') held.push(res);
+    else hello(req, res);
+  };
+  await withIdleSweep(holding, {}, async ({ urls }, sweep) => {
+    const realNow = Date.now;
+    try {
+      for (const url of urls) {
+        held.length = 0;
+        // One whose request waits for its answer, one waiting for its next request.
+        const busy = await within(openRawTo(url), 5_000, `connect to ${url}`);
+        busy.socket.write('GET /hang HTTP/1.1\r\nHost: localhost\r\n\r\n');
+        await until(() => held.length === 1, 5_000, 'the request to reach the listener');
+        const kept = await within(openRawTo(url), 5_000, `connect to ${url}`);
+        await within(exchange(kept.socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered(url.startsWith('https:') ? 'hello over https' : 'hello over http')), 5_000, 'the answer');
+        // The sweep sees their last bytes; then NTP steps the clock (a VM resumed): the wall clock jumps, no time has passed.
+        sweep();
+        Date.now = () => realNow() + 86_400_000;
+        sweep();
+        Date.now = realNow;
+        assert.not.ok(held[0]!.socket!.destroyed, `the connection awaiting its answer over ${url} is kept`);
+        held[0]!.end('late');
+        await within(exchange(kept.socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered(url.startsWith('https:') ? 'hello over https' : 'hello over http')), 5_000, `a second request on the kept connection over ${url}`);
+        busy.socket.destroy();
+        kept.socket.destroy();
+      }
+    } finally {
+      Date.now = realNow;
+    }
+  });
+});
+
+test('the idle sweep counts quiet time by the monotonic clock: a wall clock set back a day still closes a kept-alive connection, over http and https', async () => {
+  await withIdleSweep(hello, { limits: { keepAliveTimeout: 1 } }, async ({ urls }, sweep) => {
+    const realNow = Date.now;
+    try {
+      for (const url of urls) {
+        const { socket, closed } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+        await within(exchange(socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered(url.startsWith('https:') ? 'hello over https' : 'hello over http')), 5_000, 'the answer');
+        // The sweep sees its last bytes; then the wall clock is set back.
+        sweep();
+        Date.now = () => realNow() - 86_400_000;
+        // Past the keep-alive time and node's one-second margin, by the monotonic clock.
+        const quietSince = performance.now();
+        await until(() => performance.now() - quietSince > 1_100, 5_000, 'the keep-alive time to pass');
+        sweep();
+        await within(closed, 5_000, `the kept connection over ${url} to close`);
+        Date.now = realNow;
+      }
+    } finally {
+      Date.now = realNow;
+    }
+  });
+});
+
 test('a head that stalls mid-way is the head timeout\'s (a 408), not dropped by the keep-alive rule, over http and https', async () => {
   await withServers(hello, { limits: { keepAliveTimeout: 300, headersTimeout: 2_500 } }, async ({ urls }) => {
     for (const url of urls) {
