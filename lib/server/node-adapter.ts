@@ -347,7 +347,8 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
    * INFO), or as the 408 the request timeout answered when its body stalled (see connectionClosedError).
    */
   const respondWithin = (req: IncomingMessage, res: ServerResponse, request: Request, result: Promise<Response>, ms: number): void => {
-    const started = Date.now();
+    // The monotonic clock: a wall clock stepped meanwhile (NTP) would cut a stream at once, or give it the jump too.
+    const started = performance.now();
     let late = false;
     let timer: NodeJS.Timeout;
     // `closing`: settled() gives up before the limit, the app closing while the client still waits.
@@ -384,7 +385,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
         if (late) return destroyBody(response.body);
         clearTimeout(timer);
         awaitingHandle.delete(giveUp);
-        awaitFirstChunkWithin(req, res, request, response, ms, ms - (Date.now() - started));
+        awaitFirstChunkWithin(req, res, request, response, ms, ms - (performance.now() - started));
         respond(req, res, request, response);
       },
       (error: unknown) => {

@@ -4,6 +4,7 @@ import dnsPromises from 'node:dns/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Server, connect, createServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
+import { Readable } from 'node:stream';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { Agent, request } from 'undici';
@@ -516,6 +517,37 @@ test('a request without a Host header (HTTP/1.0) is addressed by the local addre
     const answer = await rawExchange(port, 'GET /where?x=1 HTTP/1.0\r\n\r\n');
     assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
     assert.ok(answer.endsWith(`\r\n\r\nhttp://127.0.0.1:${port}/where?x=1 127.0.0.1 ${port} http://127.0.0.1:${port}/where?x=1`), answer);
+  });
+});
+
+test('a stream given after an await keeps what is left of the response timeout by the monotonic clock: a wall clock set a day ahead meanwhile does not cut it', async () => {
+  let release: () => void = () => {};
+  const answered = new Promise<void>((resolve) => (release = resolve));
+  const dispatcher = new EventDispatcher();
+  dispatcher.addListener(KernelEvents.REQUEST, async (event: RequestEvent) => {
+    await answered;
+    // Its first chunk comes a little later: a timer of the time already used up fires before it.
+    const body = Readable.from((async function* () {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      yield 'streamed';
+    })());
+    event.setResponse(new Response(body, 200, { 'content-type': 'text/plain' }));
+  });
+  const listener = createRequestListener(new HttpKernel(dispatcher, new ControllerResolver()));
+  await withServers(listener, { httpsPort: null, limits: { responseTimeout: 5_000 } }, async ({ urls }) => {
+    const realNow = Date.now;
+    try {
+      const pending = request(`${urls[0]!}/stream`, { dispatcher: agent });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // NTP steps the clock while the controller waits: no time has passed.
+      Date.now = () => realNow() + 86_400_000;
+      release();
+      const response = await within(pending, 5_000, 'the streamed answer');
+      assert.is(response.statusCode, 200);
+      assert.is(await response.body.text(), 'streamed');
+    } finally {
+      Date.now = realNow;
+    }
   });
 });
 
