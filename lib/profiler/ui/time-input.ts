@@ -3,7 +3,8 @@
  * `2026-11-21` is that whole day, `2026-11-21 21:40` that minute, `21-Nov-2026 21:40:54` (as the
  * pages show times) that second, `2026-11-21T21:40:54.250Z` that millisecond. Without a zone
  * (`Z`, `+01:00`) a time is the server's local time, as on the pages. A date or time that does not
- * exist (`2026-02-30`, `24:00`) is refused, never rolled over into another one.
+ * exist (`2026-02-30`, `24:00`, a local time a daylight saving change skips) is refused, never rolled
+ * over into another one; a local time the clocks going back repeat names both of its occurrences.
  */
 import { MONTHS } from './format.js';
 
@@ -68,14 +69,27 @@ function spanOf(year: number, month: number, day: number, time: (string | undefi
   const offsetMs = (sign === '-' ? -1 : 1) * (Number(offsetHours ?? 0) * 60 + Number(offsetMinutes ?? 0)) * 60_000;
   const zoned = utc !== undefined || sign !== undefined;
   const first = zoned ? utcInstant(...parts) - offsetMs : localInstant(...parts);
+  if (zoned) return { ok: true, span: { first, last: first + length - 1 } };
   // A local time a daylight saving change skips (02:30 on a spring-forward night) reads as an hour later: refused, as 24:00 is.
-  if (!zoned) {
-    const read = new Date(first);
-    if (read.getHours() !== Number(hour) || read.getMinutes() !== Number(minute)) {
-      return refused(`names a local time that does not exist in the server's time zone (a daylight saving change skips it); add an offset such as +01:00`);
-    }
+  const read = new Date(first);
+  if (read.getHours() !== Number(hour) || read.getMinutes() !== Number(minute)) {
+    return refused(`names a local time that does not exist in the server's time zone (a daylight saving change skips it); add an offset such as +01:00`);
   }
-  return { ok: true, span: { first, last: first + length - 1 } };
+  // One the clocks going back repeat (01:30 on a fall-back night) names both times: a Date reads the first, the span runs to the end of the second, so
+  // "until" the time a page shows for a profile of the second includes it.
+  return { ok: true, span: { first, last: laterOccurrence(first) + length - 1 } };
+}
+
+const DAY_MS = 86_400_000;
+
+/** The later instant that reads as the same local time as `instant` (the clocks went back within the day after it), else `instant`. */
+function laterOccurrence(instant: number): number {
+  const shift = (new Date(instant + DAY_MS).getTimezoneOffset() - new Date(instant).getTimezoneOffset()) * 60_000;
+  if (shift <= 0) return instant;
+  const a = new Date(instant);
+  const b = new Date(instant + shift);
+  const same = a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate() && a.getHours() === b.getHours() && a.getMinutes() === b.getMinutes() && a.getSeconds() === b.getSeconds();
+  return same ? instant + shift : instant;
 }
 
 function refused(problem: string): TimeSpanResult {

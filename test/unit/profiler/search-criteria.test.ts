@@ -107,6 +107,22 @@ test('a local time a daylight saving change skips is a 400 saying so; the hour r
   assert.is(criteria('start=2026-11-01 01:30').start, Date.UTC(2026, 10, 1, 5, 30));
 });
 
+test('in the hour repeated when the clocks go back, "until" a time the pages show includes both of its occurrences, so the profile shown with it', () => {
+  // New York falls back at 02:00 EDT on 1 Nov 2026: 01:00-01:59 come twice, first EDT (UTC-4), then EST (UTC-5).
+  const secondTime = Date.UTC(2026, 10, 1, 6, 30, 10, 400);
+  const shown = formatProfileTime(secondTime);
+  assert.is(shown, '01-Nov-2026 01:30:10');
+  const { start, end } = criteria(`start=${encodeURIComponent(shown)}&end=${encodeURIComponent(shown)}`);
+  assert.ok(start! <= secondTime && secondTime <= end!, `${start} <= ${secondTime} <= ${end}`);
+  assert.is(start, Date.UTC(2026, 10, 1, 5, 30, 10), '"from" is its first occurrence');
+  assert.is(end, Date.UTC(2026, 10, 1, 6, 30, 10, 999), '"until" is the end of its second');
+  assert.is(criteria('end=2026-11-01 01:30').end, Date.UTC(2026, 10, 1, 6, 30, 59, 999));
+  // Outside the repeated hour, one occurrence.
+  assert.is(criteria('end=2026-11-01 00:59').end, Date.UTC(2026, 10, 1, 4, 59, 59, 999));
+  assert.is(criteria('end=2026-11-01 02:00').end, Date.UTC(2026, 10, 1, 7, 0, 59, 999));
+  assert.is(criteria('end=2026-10-31 01:30').end, Date.UTC(2026, 9, 31, 5, 30, 59, 999));
+});
+
 test('a zone or an offset is honoured; without one the time is local', () => {
   assert.is(criteria('start=2026-11-25T02:13:37Z').start, Date.UTC(2026, 10, 25, 2, 13, 37));
   assert.is(criteria('start=2026-11-25T02:13:37%2B01:00').start, Date.UTC(2026, 10, 25, 1, 13, 37));
