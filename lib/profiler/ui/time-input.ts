@@ -27,6 +27,7 @@ const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'Ju
 
 /** The last instant a Date holds (ECMA-262 time values: 100,000,000 days either side of 1970). */
 const MAX_EPOCH_MS = 8.64e15;
+const SKIPPED_DAY = "names a day that does not exist in the server's time zone (a time zone change skipped it: the day after it follows the day before)";
 const NOT_A_TIME = 'must be a date (2026-11-21, 2026-11-21 21:40, 2026-11-21T21:40:54.250Z, 21-Nov-2026 21:40:54) or epoch milliseconds';
 
 /** Reads epoch milliseconds (a span of one millisecond) or a date, alone or with a time, in one of the forms above. */
@@ -56,6 +57,8 @@ function spanOf(year: number, month: number, day: number, time: (string | undefi
   if (day < 1 || day > days) return refused(`names a day that does not exist (${MONTH_NAMES[month - 1]} ${year} has ${days} days)`);
   if (hour === undefined) {
     const first = localInstant(year, month, day, 0, 0, 0, 0);
+    // A day a zone skipped whole (Samoa's 30 Dec 2011, crossing the date line) starts on the next one.
+    if (new Date(first).getDate() !== day) return refused(SKIPPED_DAY);
     return { ok: true, span: { first, last: localInstant(year, month, day + 1, 0, 0, 0, 0) - 1 } };
   }
   if (Number(hour) > 23) return refused('names a time that does not exist (hours go from 00 to 23)');
@@ -72,6 +75,7 @@ function spanOf(year: number, month: number, day: number, time: (string | undefi
   if (zoned) return { ok: true, span: { first, last: first + length - 1 } };
   // A local time a daylight saving change skips (02:30 on a spring-forward night) reads as an hour later: refused, as 24:00 is.
   const read = new Date(first);
+  if (read.getDate() !== day) return refused(SKIPPED_DAY);
   if (read.getHours() !== Number(hour) || read.getMinutes() !== Number(minute)) {
     return refused(`names a local time that does not exist in the server's time zone (a daylight saving change skips it); add an offset such as +01:00`);
   }

@@ -123,6 +123,20 @@ test('in the hour repeated when the clocks go back, "until" a time the pages sho
   assert.is(criteria('end=2026-10-31 01:30').end, Date.UTC(2026, 9, 31, 5, 30, 59, 999));
 });
 
+test('a local day a time zone change skipped whole is a 400 saying so, with or without a time, not read as the next day', () => {
+  // Samoa moved across the date line: 30 Dec 2011 never happened in Apia.
+  process.env.TZ = 'Pacific/Apia';
+  try {
+    for (const query of ['start=2011-12-30', 'end=30-Dec-2011', 'start=2011-12-30 10:00', 'end=2011-12-30T23:59:59']) {
+      assert.throws(() => criteria(query), (error: Error) => error instanceof BadRequestHttpError && /does not exist in the server's time zone/.test(error.message), query);
+    }
+    assert.is(criteria('start=2011-12-31').start, Date.UTC(2011, 11, 30, 10));
+    assert.is(criteria('end=2011-12-29').end, Date.UTC(2011, 11, 30, 10) - 1);
+  } finally {
+    process.env.TZ = 'America/New_York';
+  }
+});
+
 test('a zone or an offset is honoured; without one the time is local', () => {
   assert.is(criteria('start=2026-11-25T02:13:37Z').start, Date.UTC(2026, 10, 25, 2, 13, 37));
   assert.is(criteria('start=2026-11-25T02:13:37%2B01:00').start, Date.UTC(2026, 10, 25, 1, 13, 37));
