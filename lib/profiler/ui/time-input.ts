@@ -22,6 +22,8 @@ const TIME = String.raw`(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?: ?(?:([Zz])
 const ISO_FORM = new RegExp(String.raw`^(\d{4})-(\d{2})-(\d{2})(?:(?:[Tt]| +)${TIME})?$`);
 /** `21-Nov-2026`, then optionally spaces and a time: the pages' own format. */
 const SHOWN_FORM = new RegExp(String.raw`^(\d{1,2})-([A-Za-z]{3})-(\d{4})(?: +${TIME})?$`);
+/** A time then spaces and an offset's digits: what a URL's query makes of `21:40+01:00`. */
+const SPACED_OFFSET = /^(.*\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?) +(\d{2}(?::?\d{2})?)$/;
 const MONTH_NUMBERS = new Map(MONTHS.map((name, index) => [name.toLowerCase(), index + 1]));
 const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
@@ -45,6 +47,12 @@ export function readTimeSpan(text: string): TimeSpanResult {
     const month = MONTH_NUMBERS.get(shown[2]!.toLowerCase());
     if (month === undefined) return refused('names a month that does not exist (months are written Jan, Feb, ... Dec)');
     return spanOf(Number(shown[3]), month, Number(shown[1]), shown.slice(4));
+  }
+  // `?start=2026-11-21T21:40+01:00` typed into a URL: its query reads the + as a space.
+  // Short texts only: the pattern backtracks over a long run of digits, and no date with a time and an offset is longer.
+  const spaced = text.length <= 64 ? SPACED_OFFSET.exec(text) : null;
+  if (spaced !== null && readTimeSpan(`${spaced[1]}+${spaced[2]}`).ok) {
+    return refused(`has a space where its offset's + should be (a URL's query reads + as a space): write the + as %2B (2026-11-21T21:40%2B01:00), or give the time in UTC with Z`);
   }
   return refused(NOT_A_TIME);
 }

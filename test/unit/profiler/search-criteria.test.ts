@@ -145,6 +145,14 @@ test('a zone or an offset is honoured; without one the time is local', () => {
   assert.is(criteria('start=2026-11-25T02:13:37').start, Date.UTC(2026, 10, 25, 7, 13, 37));
 });
 
+test('an offset whose + a URL turned into a space is a 400 saying to write it %2B, not only that the text is no date', () => {
+  for (const query of ['start=2026-11-25T02:13:37+01:00', 'end=2026-11-25 02:13+0530', 'end=25-Nov-2026 02:13:37.250 +01', 'start=2026-11-25T02:13 +01:00']) {
+    const name = query.slice(0, query.indexOf('='));
+    assert.throws(() => criteria(query), (error: Error) => error instanceof BadRequestHttpError && error.message.startsWith(`The "${name}" filter has a space where its offset's + should be`) && error.message.includes('%2B'), query);
+  }
+  assert.is(criteria('start=2026-11-25T02:13:37%2B01:00').start, Date.UTC(2026, 10, 25, 1, 13, 37));
+});
+
 test('a date or time that does not exist is a 400 saying so, in every form, not rolled over into the next one', () => {
   const impossible = [
     'start=2026-11-31', 'end=2026-02-30', 'start=2026-02-31T10:00:00Z', 'end=2026-02-29', 'end=2100-02-29 10:00',
