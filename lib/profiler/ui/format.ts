@@ -1,5 +1,16 @@
 /** Formatting of times, durations, sizes and statuses, shared by the profiler's pages and toolbar. */
 
+/** The last instant a Date holds, either side of 1970 (ECMA-262: 100,000,000 days). */
+const MAX_DATE_MS = 8.64e15;
+
+/**
+ * An instant in UTC (`2026-11-21T21:40:54.640Z`) for `<time datetime>`; empty for a time no Date holds
+ * (a corrupt index line's `1e16`), where toISOString() throws: that failed the page of every search for good.
+ */
+export function isoTime(epochMs: number): string {
+  return Number.isFinite(epochMs) && Math.abs(epochMs) <= MAX_DATE_MS ? new Date(epochMs).toISOString() : '';
+}
+
 /** English month abbreviations, as the pages write dates (`21-Nov-2026`). */
 export const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
 

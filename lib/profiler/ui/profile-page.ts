@@ -1,7 +1,7 @@
 /** The page of one profile: a summary of the request, the panel menu, the search form and the selected panel. */
 import { html, renderElided, statusText, type FileLinker, type SafeHtml } from '../../errors/index.js';
 import { isLeftOutData, type Profile, type ProfileSummary } from '../profile.js';
-import { formatProfileTime, statusClass } from './format.js';
+import { formatProfileTime, isoTime, statusClass } from './format.js';
 import { renderDocument, renderSearchForm, renderTopBar } from './layout.js';
 import { exceptionBadge, exceptionsOf, renderExceptionPanel } from './panels/exception-panel.js';
 import { eventsBadge, renderEventsPanel } from './panels/events-panel.js';
@@ -127,7 +127,7 @@ function renderSummary(input: ProfilePageInput, context: PanelContext): SafeHtml
 <dl class="facts">
 <div><dt>Status</dt><dd>${profile.status} ${statusText(profile.status)}</dd></div>
 <div><dt>IP</dt><dd>${profile.ip}</dd></div>
-<div><dt>Profiled on</dt><dd><time datetime="${Number.isFinite(profile.time) ? new Date(profile.time).toISOString() : ''}">${formatProfileTime(profile.time, input.timeZone)}</time></dd></div>
+<div><dt>Profiled on</dt><dd><time datetime="${isoTime(profile.time)}">${formatProfileTime(profile.time, input.timeZone)}</time></dd></div>
 <div><dt>Token</dt><dd class="mono">${profile.token}</dd></div>
 </dl>
 ${outermost !== undefined

@@ -1,7 +1,7 @@
 /** The search results page: the form, the count, then one row per profile, newest first as given. */
 import { html, type SafeHtml } from '../../errors/index.js';
 import type { ProfileSummary } from '../profile.js';
-import { formatProfileTime, statusClass } from './format.js';
+import { formatProfileTime, isoTime, statusClass } from './format.js';
 import { renderDocument, renderSearchForm, renderTopBar } from './layout.js';
 import type { ProfilerUrls } from './urls.js';
 import { renderShortUrl } from './values.js';
@@ -50,7 +50,7 @@ ${results.map(
 <td class="url">${renderShortUrl(result.url)}${result.parent !== null
     ? html`<span class="sub-of">sub-request of <a class="mono" href="${urls.panel(result.parent)}">${result.parent}</a></span>`
     : ''}</td>
-<td class="nowrap col-time"><time datetime="${Number.isFinite(result.time) ? new Date(result.time).toISOString() : ''}">${formatProfileTime(result.time, timeZone)}</time></td>
+<td class="nowrap col-time"><time datetime="${isoTime(result.time)}">${formatProfileTime(result.time, timeZone)}</time></td>
 <td class="nowrap col-token"><a class="mono" href="${urls.panel(result.token)}">${result.token}</a></td>
 </tr>
 `,

@@ -1,7 +1,7 @@
 /** The logger panel: every record of the request, with counts by level and level filters. */
 import { html, type SafeHtml } from '../../../errors/index.js';
 import { LogLevel } from '../../../log/index.js';
-import { formatClockTime } from '../format.js';
+import { formatClockTime, isoTime } from '../format.js';
 import { arrayOf, isRecord, numberOf, prettyJson, recordOf, renderNoData, stringOf } from '../values.js';
 import type { PanelContext } from './panel-context.js';
 
@@ -80,7 +80,7 @@ function renderRecord(record: Record<string, unknown>, timeZone: string | undefi
   const context = recordOf(record['context']);
   const keys = Object.keys(context).length;
   return html`<tr class="level-${groupOf(record)}">
-<td class="nowrap mono">${time !== null ? html`<time datetime="${new Date(time).toISOString()}">${formatClockTime(time, timeZone)}</time>` : ''}</td>
+<td class="nowrap mono">${time !== null ? html`<time datetime="${isoTime(time)}">${formatClockTime(time, timeZone)}</time>` : ''}</td>
 <td class="level">${stringOf(record['levelName']) ?? String(record['level'] ?? '')}</td>
 <td class="nowrap">${stringOf(record['channel']) ?? ''}</td>
 <td class="col-message"><div class="message">${stringOf(record['message']) ?? prettyJson(record['message'])}</div>${keys > 0

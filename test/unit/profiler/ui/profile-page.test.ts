@@ -421,4 +421,18 @@ test('the exception panel links frames on disk to the editor, not node\'s intern
   assert.not.match(panelOf(page({ panel: 'exception' })), '<a href="idea:');
 });
 
+test('a profile, or a log record, dated past what a Date holds (a corrupt record) is shown without its time rather than failing the page', () => {
+  const profile = mainProfile();
+  const logger = profile.collectors['logger'] as { logs: Array<{ time: number }> };
+  assert.ok(logger.logs.length > 0, 'the fixture has log records');
+  for (const time of [1e16, -1e16]) {
+    const dated = { ...profile, time, collectors: { ...profile.collectors, logger: { ...logger, logs: logger.logs.map((record) => ({ ...record, time })) } } };
+    const summary = page({ profile: dated });
+    assert.match(summary, '<dt>Profiled on</dt><dd><time datetime="">', String(time));
+    const logs = panelOf(page({ profile: dated, panel: 'logger' }));
+    assert.match(logs, '<table class="logs"', String(time));
+    assert.not.match(logs, 'could not be rendered', String(time));
+  }
+});
+
 test.run();
