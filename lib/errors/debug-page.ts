@@ -228,7 +228,7 @@ function renderLogs(logs: LogRecord[], dropped: number): SafeHtml {
   return html`<section id="logs">
 <h2>Logs <span class="badge">${logs.length}</span> ${levelCounts(logs).map(([name, n]) => html`<span class="count level-${levelClass(LogLevel[name])}">${n} ${name}</span> `)}</h2>
 <table class="logs">
-<thead><tr><th>Time</th><th>Level</th><th>Channel</th><th>Message</th></tr></thead>
+<thead><tr><th>Time <span class="zone">(${localTimeZone()})</span></th><th>Level</th><th>Channel</th><th>Message</th></tr></thead>
 <tbody>
 ${rows}${hidden > 0 ? html`<tr class="more"><td colspan="4" class="empty">${hidden} more ${hidden === 1 ? 'log record is' : 'log records are'} not shown: the page holds a request's first 1,000 records, within ${LOGS_BUDGET / 1_000_000} MB of them.</td></tr>
 ` : ''}</tbody>
@@ -254,6 +254,11 @@ function levelClass(level: number | undefined): string {
   if (level === LogLevel.WARNING) return 'warning';
   if (level === LogLevel.DEBUG) return 'debug';
   return 'info';
+}
+
+/** The IANA name of the server's time zone, which the Logs section's times are in (`TZ`, else the system's). */
+function localTimeZone(): string {
+  return new Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'local time';
 }
 
 /** `HH:MM:SS.mmm` in local time, with the full ISO instant in the attribute and tooltip. */
@@ -414,6 +419,7 @@ h2 { font-size: 20px; border-bottom: 1px solid var(--border); padding-bottom: 6p
 .logs { width: 100%; border-collapse: collapse; background: var(--card); }
 .logs th, .logs td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid var(--border); }
 .logs .time, .logs .level, .logs .channel { white-space: nowrap; font-size: 13px; }
+.logs th .zone { font-weight: 400; color: var(--muted); }
 .logs tr.level-error .level { color: var(--error); font-weight: 600; }
 .logs tr.level-warning .level { color: var(--warning); font-weight: 600; }
 .logs tr.level-debug { color: var(--muted); }

@@ -155,7 +155,9 @@ for (const scheme of SCHEMES) {
     const page = await fetchFrom(server, scheme, '/_profiler/search?status=404&limit=5');
     assert.is(page.status, 200);
     assert.match(page.body, /\d+ results? found/);
-    for (const column of ['Status', 'IP', 'Method', 'URL', 'Time', 'Token']) assert.ok(page.body.includes(`>${column}<`), column);
+    for (const column of ['Status', 'IP', 'Method', 'URL', 'Time', 'Token']) assert.match(page.body, new RegExp(`<th scope="col">${column}[< ]`), column);
+    // The Time column names the zone its times are in, the server's.
+    assert.match(page.body, `<th scope="col">Time <span class="zone">(${new Intl.DateTimeFormat().resolvedOptions().timeZone})</span></th>`);
     assert.match(page.body, /\d{2}-[A-Z][a-z]{2}-\d{4} \d{2}:\d{2}:\d{2}/);
     const { body } = await json(server, scheme, '/_profiler/search?status=404&limit=5');
     assert.ok(body.results.length >= 2 && body.results.length <= 5);

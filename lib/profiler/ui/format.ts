@@ -69,6 +69,15 @@ function dateParts(epochMs: number, timeZone: string | undefined): DateParts | n
   };
 }
 
+/**
+ * The IANA name of the zone the pages show times in, said on them: the given one, else the server's
+ * (`TZ`, else the system's). Without it `21-Nov-2026 21:40:54` is a different instant for a reader
+ * whose browser is elsewhere (a server in a container on UTC), and the search reads un-zoned times in it.
+ */
+export function shownTimeZone(timeZone?: string): string {
+  return timeZone ?? new Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'the server\'s local time';
+}
+
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 
 /**

@@ -1,5 +1,6 @@
 /** The shell shared by the profiler's pages: document, top bar and the search form. */
 import { html, type SafeHtml } from '../../errors/index.js';
+import { shownTimeZone } from './format.js';
 import { pageScript, pageStyle } from './page-assets.js';
 import type { ProfilerUrls } from './urls.js';
 
@@ -43,8 +44,11 @@ export function renderTopBar(urls: ProfilerUrls): SafeHtml {
 </div></header>`;
 }
 
-/** The profile search form; it sends its fields with GET to the search page, prefilled from `criteria`. */
-export function renderSearchForm(urls: ProfilerUrls, criteria: Record<string, string> = {}): SafeHtml {
+/**
+ * The profile search form; it sends its fields with GET to the search page, prefilled from `criteria`.
+ * From and Until say the zone they are read in (see shownTimeZone).
+ */
+export function renderSearchForm(urls: ProfilerUrls, criteria: Record<string, string> = {}, timeZone?: string): SafeHtml {
   const value = (name: string): string => criteria[name] ?? '';
   const method = value('method').toUpperCase();
   const methods = method !== '' && !METHODS.includes(method) ? [...METHODS, method] : METHODS;
@@ -60,8 +64,9 @@ export function renderSearchForm(urls: ProfilerUrls, criteria: Record<string, st
 <select id="search-method" name="method"><option value="">Any</option>${methods.map((m) => html`<option${m === method ? html` selected` : ''}>${m}</option>`)}</select>
 <label for="search-url">URL contains</label><input id="search-url" name="url" type="text" placeholder="/books" value="${value('url')}">
 <label for="search-token">Token</label><input id="search-token" name="token" type="text" autocomplete="off" spellcheck="false" placeholder="a1b2c3" value="${value('token')}">
-<label for="search-start">From</label><input id="search-start" name="start" type="text" placeholder="2026-11-21 21:40" value="${value('start')}">
-<label for="search-end">Until</label><input id="search-end" name="end" type="text" placeholder="2026-11-21 22:00" value="${value('end')}">
+<label for="search-start">From</label><input id="search-start" name="start" type="text" placeholder="2026-11-21 21:40" aria-describedby="search-zone" value="${value('start')}">
+<label for="search-end">Until</label><input id="search-end" name="end" type="text" placeholder="2026-11-21 22:00" aria-describedby="search-zone" value="${value('end')}">
+<p class="hint" id="search-zone">In ${shownTimeZone(timeZone)} time, unless ending with Z or an offset (+01:00)</p>
 <label for="search-limit">Results</label>
 <select id="search-limit" name="limit">${limits.map((l) => html`<option${l === limit ? html` selected` : ''}>${l}</option>`)}</select>
 <button type="submit">Search</button>

@@ -96,6 +96,9 @@ h3 { font-size: 15px; margin: 18px 0 8px; }
 table { width: 100%; border-collapse: collapse; margin: 0 0 8px; }
 th, td { text-align: left; vertical-align: baseline; padding: 6px 8px; border-bottom: 1px solid var(--border); }
 thead th { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); font-weight: 600; border-bottom-width: 2px; }
+thead th .zone { text-transform: none; letter-spacing: normal; font-weight: 400; }
+.facts .zone { color: var(--muted); font-weight: 400; }
+.search .hint { font-size: 12px; color: var(--muted); margin: 4px 0 0; }
 tbody tr:hover { background: var(--row-hover); }
 table.kv tbody th { width: 28%; font-weight: 500; overflow-wrap: anywhere; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }

@@ -1,7 +1,7 @@
 /** The page of one profile: a summary of the request, the panel menu, the search form and the selected panel. */
 import { html, renderElided, statusText, type FileLinker, type SafeHtml } from '../../errors/index.js';
 import { isLeftOutData, type Profile, type ProfileSummary } from '../profile.js';
-import { formatProfileTime, isoTime, statusClass } from './format.js';
+import { formatProfileTime, isoTime, shownTimeZone, statusClass } from './format.js';
 import { renderDocument, renderSearchForm, renderTopBar } from './layout.js';
 import { exceptionBadge, exceptionsOf, renderExceptionPanel } from './panels/exception-panel.js';
 import { eventsBadge, renderEventsPanel } from './panels/events-panel.js';
@@ -91,7 +91,7 @@ ${renderSummary(input, context)}
 ${PANELS.map((panel) => renderMenuItem(urls, profile.token, panel.name, panel.label, safely(context, null, () => panel.badge(context)), selected))}
 ${extras.length > 0 ? html`<li class="extra-heading">Other collectors</li>${extras.map((name) => renderMenuItem(urls, profile.token, name, name, html``, selected))}` : ''}
 </ul></nav>
-${renderSearchForm(urls)}
+${renderSearchForm(urls, {}, input.timeZone)}
 </aside>
 <main class="panel" id="panel-${selected}">
 ${content}
@@ -127,7 +127,7 @@ function renderSummary(input: ProfilePageInput, context: PanelContext): SafeHtml
 <dl class="facts">
 <div><dt>Status</dt><dd>${profile.status} ${statusText(profile.status)}</dd></div>
 <div><dt>IP</dt><dd>${profile.ip}</dd></div>
-<div><dt>Profiled on</dt><dd><time datetime="${isoTime(profile.time)}">${formatProfileTime(profile.time, input.timeZone)}</time></dd></div>
+<div><dt>Profiled on</dt><dd><time datetime="${isoTime(profile.time)}">${formatProfileTime(profile.time, input.timeZone)}</time> <span class="zone">${shownTimeZone(input.timeZone)}</span></dd></div>
 <div><dt>Token</dt><dd class="mono">${profile.token}</dd></div>
 </dl>
 ${outermost !== undefined

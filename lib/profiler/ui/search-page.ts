@@ -1,7 +1,7 @@
 /** The search results page: the form, the count, then one row per profile, newest first as given. */
 import { html, type SafeHtml } from '../../errors/index.js';
 import type { ProfileSummary } from '../profile.js';
-import { formatProfileTime, isoTime, statusClass } from './format.js';
+import { formatProfileTime, isoTime, shownTimeZone, statusClass } from './format.js';
 import { renderDocument, renderSearchForm, renderTopBar } from './layout.js';
 import type { ProfilerUrls } from './urls.js';
 import { renderShortUrl } from './values.js';
@@ -12,7 +12,7 @@ export interface SearchPageInput {
   /** The criteria of this search, as given in the query string; they prefill the form. */
   criteria: Record<string, string>;
   urls: ProfilerUrls;
-  /** IANA time zone for the Time column; default the server's local time. */
+  /** IANA time zone for the Time column and the form's From and Until; default the server's (see shownTimeZone). */
   timeZone?: string;
   /** The response's CSP nonce (see profilerPagePolicy). */
   nonce?: string;
@@ -29,7 +29,7 @@ export function resultCountSentence(count: number): string {
 export function renderSearchPage({ results, criteria, urls, timeZone, nonce }: SearchPageInput): string {
   const body = html`${renderTopBar(urls)}
 <div class="layout">
-<aside class="sidebar">${renderSearchForm(urls, criteria)}</aside>
+<aside class="sidebar">${renderSearchForm(urls, criteria, timeZone)}</aside>
 <main class="panel">
 <h2 class="result-count">${resultCountSentence(results.length)}</h2>
 ${results.length > 0 ? renderResults(results, urls, timeZone) : html`<p class="empty">No profile matches these criteria. Widen the search, or make a request to the application first.</p>`}
@@ -40,7 +40,7 @@ ${results.length > 0 ? renderResults(results, urls, timeZone) : html`<p class="e
 
 function renderResults(results: ProfileSummary[], urls: ProfilerUrls, timeZone: string | undefined): SafeHtml {
   return html`<table class="results">
-<thead><tr><th scope="col">Status</th><th scope="col">IP</th><th scope="col">Method</th><th scope="col">URL</th><th scope="col">Time</th><th scope="col">Token</th></tr></thead>
+<thead><tr><th scope="col">Status</th><th scope="col">IP</th><th scope="col">Method</th><th scope="col">URL</th><th scope="col">Time <span class="zone">(${shownTimeZone(timeZone)})</span></th><th scope="col">Token</th></tr></thead>
 <tbody>
 ${results.map(
   (result) => html`<tr${result.parent !== null ? html` class="sub-request"` : ''}>
@@ -50,7 +50,7 @@ ${results.map(
 <td class="url">${renderShortUrl(result.url)}${result.parent !== null
     ? html`<span class="sub-of">sub-request of <a class="mono" href="${urls.panel(result.parent)}">${result.parent}</a></span>`
     : ''}</td>
-<td class="nowrap col-time"><time datetime="${isoTime(result.time)}">${formatProfileTime(result.time, timeZone)}</time></td>
+<td class="nowrap col-time"><time datetime="${isoTime(result.time)}" title="${isoTime(result.time)}">${formatProfileTime(result.time, timeZone)}</time></td>
 <td class="nowrap col-token"><a class="mono" href="${urls.panel(result.token)}">${result.token}</a></td>
 </tr>
 `,

@@ -143,6 +143,20 @@ test('escapes log messages, channels and context', () => {
   assert.ok(document.includes('&lt;/pre&gt;&lt;script&gt;x()&lt;/script&gt;'));
 });
 
+test('the Logs section names the time zone its times are in, the server\'s, with each instant in UTC in its tooltip', () => {
+  const saved = process.env.TZ;
+  process.env.TZ = 'America/St_Johns';
+  try {
+    const document = page({ logs: [record({ message: 'at half past' })] });
+    assert.match(document, '<th>Time <span class="zone">(America/St_Johns)</span></th>');
+    // 21:40:54.123 UTC is 18:10:54.123 in St. John's (UTC-03:30 in November).
+    assert.match(document, '<time datetime="2026-11-21T21:40:54.123Z" title="2026-11-21T21:40:54.123Z">18:10:54.123</time>');
+  } finally {
+    if (saved === undefined) delete process.env.TZ;
+    else process.env.TZ = saved;
+  }
+});
+
 test('lists the log records in a table with time, level, channel and message', () => {
   const document = page({
     logs: [
@@ -150,7 +164,7 @@ test('lists the log records in a table with time, level, channel and message', (
       record({ message: 'Uncaught NotFoundHttpError', context: { status: 404 } }),
     ],
   });
-  assert.ok(document.includes('<th>Time</th><th>Level</th><th>Channel</th><th>Message</th>'));
+  assert.match(document, /<th>Time <span class="zone">\([^)]+\)<\/span><\/th><th>Level<\/th><th>Channel<\/th><th>Message<\/th>/);
   assert.ok(document.includes('datetime="2026-11-21T21:40:54.123Z"'));
   assert.match(document, /<time [^>]*>\d\d:\d\d:54\.123<\/time>/);
   assert.match(document, /<td class="level">INFO<\/td>\s*<td class="channel">router<\/td>\s*<td class="log-message">Matched route &quot;home&quot;\.<\/td>/);

@@ -1,7 +1,7 @@
 /** The logger panel: every record of the request, with counts by level and level filters. */
 import { html, type SafeHtml } from '../../../errors/index.js';
 import { LogLevel } from '../../../log/index.js';
-import { formatClockTime, isoTime } from '../format.js';
+import { formatClockTime, isoTime, shownTimeZone } from '../format.js';
 import { arrayOf, isRecord, numberOf, prettyJson, recordOf, renderNoData, stringOf } from '../values.js';
 import type { PanelContext } from './panel-context.js';
 
@@ -68,7 +68,7 @@ ${GROUPS.filter((group) => groupCounts.has(group.id)).map(
 )}
 </div>
 <table class="logs" id="log-records">
-<thead><tr><th scope="col">Time</th><th scope="col">Level</th><th scope="col">Channel</th><th scope="col">Message</th></tr></thead>
+<thead><tr><th scope="col">Time <span class="zone">(${shownTimeZone(timeZone)})</span></th><th scope="col">Level</th><th scope="col">Channel</th><th scope="col">Message</th></tr></thead>
 <tbody>
 ${logs.map((record) => renderRecord(record, timeZone))}</tbody>
 </table>
@@ -80,7 +80,7 @@ function renderRecord(record: Record<string, unknown>, timeZone: string | undefi
   const context = recordOf(record['context']);
   const keys = Object.keys(context).length;
   return html`<tr class="level-${groupOf(record)}">
-<td class="nowrap mono">${time !== null ? html`<time datetime="${isoTime(time)}">${formatClockTime(time, timeZone)}</time>` : ''}</td>
+<td class="nowrap mono">${time !== null ? html`<time datetime="${isoTime(time)}" title="${isoTime(time)}">${formatClockTime(time, timeZone)}</time>` : ''}</td>
 <td class="level">${stringOf(record['levelName']) ?? String(record['level'] ?? '')}</td>
 <td class="nowrap">${stringOf(record['channel']) ?? ''}</td>
 <td class="col-message"><div class="message">${stringOf(record['message']) ?? prettyJson(record['message'])}</div>${keys > 0

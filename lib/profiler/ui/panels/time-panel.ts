@@ -3,7 +3,7 @@
  * duration runs until the response was ready; kernel.terminate comes after it, so a marker shows where.
  */
 import { html, type SafeHtml } from '../../../errors/index.js';
-import { formatBytes, formatClockTime, formatDuration, formatProfileTime } from '../format.js';
+import { formatBytes, formatClockTime, formatDuration, formatProfileTime, shownTimeZone } from '../format.js';
 import { arrayOf, isRecord, numberOf, renderNoData, stringOf } from '../values.js';
 import { isLeftOutData } from '../../profile.js';
 import type { PanelContext } from './panel-context.js';
@@ -78,7 +78,7 @@ export function renderTimePanel({ profile, timeZone }: PanelContext): SafeHtml {
   return html`<h2>Performance</h2>
 <div class="metrics">
 <div class="metric"><span class="value">${formatDuration(duration)}</span><span class="label">Total duration</span></div>
-<div class="metric"><span class="value">${formatProfileTime(startTime, timeZone)}<span class="muted">${formatClockTime(startTime, timeZone).slice(8)}</span></span><span class="label">Started at</span></div>
+<div class="metric"><span class="value">${formatProfileTime(startTime, timeZone)}<span class="muted">${formatClockTime(startTime, timeZone).slice(8)}</span></span><span class="label">Started at, ${shownTimeZone(timeZone)} time</span></div>
 <div class="metric"><span class="value">${periods.length}</span><span class="label">Timeline periods</span></div>
 ${renderMemoryMetrics(profile.collectors['memory'])}
 </div>

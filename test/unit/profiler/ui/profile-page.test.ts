@@ -220,7 +220,7 @@ test('the exception panel of the error page\'s sub-request links to its parent\'
 
 test('the logger panel lists time, level, channel and message, with context in a details element', () => {
   const html = panelOf(page({ panel: 'logger' }));
-  assert.match(html, /<tr class="level-error">\s*<td class="nowrap mono"><time datetime="2026-11-21T21:40:54.127Z">21:40:54.127<\/time><\/td>\s*<td class="level">ERROR<\/td>\s*<td class="nowrap">request<\/td>/);
+  assert.match(html, /<tr class="level-error">\s*<td class="nowrap mono"><time datetime="2026-11-21T21:40:54.127Z" title="2026-11-21T21:40:54.127Z">21:40:54.127<\/time><\/td>\s*<td class="level">ERROR<\/td>\s*<td class="nowrap">request<\/td>/);
   assert.match(html, 'Uncaught exception NotFoundHttpError');
   assert.match(html, /<details><summary>Context \(2 keys\)<\/summary><pre class="json">\{\n {2}&quot;path&quot;: &quot;\/robots.txt&quot;,\n {2}&quot;tried&quot;: 3\n\}<\/pre><\/details>/);
   assert.match(html, '<tr class="level-warning">');
@@ -433,6 +433,14 @@ test('a profile, or a log record, dated past what a Date holds (a corrupt record
     assert.match(logs, '<table class="logs"', String(time));
     assert.not.match(logs, 'could not be rendered', String(time));
   }
+});
+
+test('a profile page names the time zone of its times: in the summary, the search form, the logger panel and the time panel', () => {
+  const summary = page({ timeZone: 'America/St_Johns' });
+  assert.match(summary, '<dt>Profiled on</dt><dd><time datetime="2026-11-21T21:40:54.123Z">21-Nov-2026 18:10:54</time> <span class="zone">America/St_Johns</span></dd>');
+  assert.match(summary, 'In America/St_Johns time, unless ending with Z or an offset');
+  assert.match(panelOf(page({ timeZone: 'America/St_Johns', panel: 'logger' })), '<th scope="col">Time <span class="zone">(America/St_Johns)</span></th>');
+  assert.match(panelOf(page({ timeZone: 'America/St_Johns', panel: 'time' })), '<span class="label">Started at, America/St_Johns time</span>');
 });
 
 test.run();

@@ -33,8 +33,8 @@ test('no results: the sentence and no table', () => {
 
 test('the results table has exactly the columns Status, IP, Method, URL, Time, Token', () => {
   const html = search([summaryOf(mainProfile())]);
-  const headers = [...(/<thead>([\s\S]*?)<\/thead>/.exec(html)?.[1] ?? '').matchAll(/<th[^>]*>([^<]*)<\/th>/g)].map((m) => m[1]);
-  assert.equal(headers, ['Status', 'IP', 'Method', 'URL', 'Time', 'Token']);
+  const headers = [...(/<thead>([\s\S]*?)<\/thead>/.exec(html)?.[1] ?? '').matchAll(/<th[^>]*>([\s\S]*?)<\/th>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, ''));
+  assert.equal(headers, ['Status', 'IP', 'Method', 'URL', 'Time (UTC)', 'Token']);
 });
 
 test('each row shows status, IP, method, URL, formatted time and the token linking to its panel', () => {
@@ -96,6 +96,25 @@ test('a stored time past what a Date holds (a corrupt index line) leaves its cel
     assert.match(html, '<h2 class="result-count">2 results found</h2>', String(time));
     assert.is(cellsOf(rowsOf(html)[0]!)[4], '', String(time));
     assert.is(cellsOf(rowsOf(html)[1]!)[4], '21-Nov-2026 21:40:54');
+  }
+});
+
+test('the page names the time zone of the Time column and of the From and Until fields: the one given, else the server\'s', () => {
+  const given = renderSearchPage({ results: [summaryOf(mainProfile())], criteria: {}, urls, timeZone: 'Pacific/Kiritimati' });
+  assert.match(given, '<th scope="col">Time <span class="zone">(Pacific/Kiritimati)</span></th>');
+  assert.match(given, '<p class="hint" id="search-zone">In Pacific/Kiritimati time, unless ending with Z or an offset (+01:00)</p>');
+  // 21:40:54 UTC is 11:40:54 the next day at UTC+14.
+  assert.match(given, '<time datetime="2026-11-21T21:40:54.123Z" title="2026-11-21T21:40:54.123Z">22-Nov-2026 11:40:54</time>');
+  const saved = process.env.TZ;
+  process.env.TZ = 'America/St_Johns';
+  try {
+    const local = renderSearchPage({ results: [summaryOf(mainProfile())], criteria: {}, urls });
+    assert.match(local, '<th scope="col">Time <span class="zone">(America/St_Johns)</span></th>');
+    assert.match(local, 'In America/St_Johns time');
+    assert.match(local, '>21-Nov-2026 18:10:54</time>');
+  } finally {
+    if (saved === undefined) delete process.env.TZ;
+    else process.env.TZ = saved;
   }
 });
 
