@@ -11,10 +11,11 @@ export class MemoryCollector implements DataCollector {
   readonly provisional = true;
   /** The last reading as MemoryData JSON, shared by the requests within SAMPLE_TTL_MS. */
   #sample: RawJson | null = null;
+  /** performance.now() of the last reading: by the wall clock, one set back an hour kept a reading for that hour. */
   #sampledAt = 0;
 
   lateCollect(): RawJson {
-    const now = Date.now();
+    const now = performance.now();
     if (this.#sample === null || now - this.#sampledAt > SAMPLE_TTL_MS) {
       const usage = process.memoryUsage();
       this.#sample = new RawJson(`{"heapUsed":${usage.heapUsed},"rss":${usage.rss}}`);

@@ -1,0 +1,34 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { MemoryCollector } from '../../../lib/profiler/collectors/index.js';
+
+/** Runs `body` with the wall clock moved by `wallMs` and the monotonic clock by `monotonicMs`, then puts both back. */
+function withClocks<T>(wallMs: number, monotonicMs: number, body: () => T): T {
+  const realNow = Date.now;
+  const realPerformanceNow = performance.now.bind(performance);
+  Date.now = () => realNow() + wallMs;
+  performance.now = () => realPerformanceNow() + monotonicMs;
+  try {
+    return body();
+  } finally {
+    Date.now = realNow;
+    delete (performance as { now?: unknown }).now;
+  }
+}
+
+test('a memory reading is shared for 100 ms of the monotonic clock: a wall clock set back an hour does not keep it for that hour', () => {
+  const collector = new MemoryCollector();
+  const first = collector.lateCollect();
+  assert.is(collector.lateCollect(), first, 'shared by the requests of the next 100 ms');
+  // NTP sets the clock back an hour; 200 ms pass.
+  const later = withClocks(-3_600_000, 200, () => collector.lateCollect());
+  assert.is.not(later, first, 'read again once 100 ms have passed');
+});
+
+test('a wall clock set a day ahead does not make a reading taken a moment ago stale', () => {
+  const collector = new MemoryCollector();
+  const first = collector.lateCollect();
+  assert.is(withClocks(86_400_000, 0, () => collector.lateCollect()), first);
+});
+
+test.run();
