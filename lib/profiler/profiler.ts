@@ -167,7 +167,8 @@ export class Profiler {
   readonly #saveDelay: number;
   #dropped = 0;
   #recorded = 0;
-  #lastDropReport = 0;
+  /** performance.now() of the last warning that profiles are dropped: by the wall clock, one set back an hour silenced them for that hour. */
+  #lastDropReport = -Infinity;
 
   constructor(options: ProfilerOptions) {
     checkSaveOptions(options, 'new Profiler()\'s ');
@@ -499,7 +500,7 @@ export class Profiler {
     }
     this.#dropped += recordings.length;
     for (const { token } of recordings) this.#discard(token);
-    const now = Date.now();
+    const now = performance.now();
     if (now - this.#lastDropReport >= DROP_REPORT_INTERVAL) {
       this.#lastDropReport = now;
       // Written while a request terminates, but about the process: no request's record.

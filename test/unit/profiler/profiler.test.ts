@@ -249,6 +249,29 @@ test('the warning that profiles are being dropped is the process\'s, written for
   await app.close();
 });
 
+test('the warning that profiles are being dropped comes again after 10 s of the monotonic clock, also when the wall clock was set back meanwhile', async () => {
+  const { storage, release } = gatedStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage, maxQueuedProfiles: 1, saveDelayMs: 0 } });
+  const warnings: string[] = [];
+  app.bus.on('log', ({ record }) => void (record.message.startsWith('The profiler storage cannot keep up') && warnings.push(record.message)));
+  for (let i = 0; i < 5; i++) await run(app, '/health');
+  assert.is(warnings.length, 1);
+  // NTP sets the clock back an hour; 11 s pass, and profiles are still being dropped.
+  const realNow = Date.now;
+  const realPerformanceNow = performance.now.bind(performance);
+  Date.now = () => realNow() - 3_600_000;
+  performance.now = () => realPerformanceNow() + 11_000;
+  try {
+    for (let i = 0; i < 3; i++) await run(app, '/health');
+  } finally {
+    Date.now = realNow;
+    delete (performance as { now?: unknown }).now;
+  }
+  assert.is(warnings.length, 2, warnings.join('\n'));
+  release();
+  await app.close();
+});
+
 test('the token of a dropped profile, sent to its client, is never handed out again', async () => {
   const { storage, release, inner } = gatedStorage();
   const app = createApp({ stderrLogLevel: false, profiler: { storage, maxQueuedProfiles: 1, saveDelayMs: 0 } });
