@@ -202,7 +202,12 @@ export class FileStorage implements ProfilerStorage {
   #upkeep: Promise<void> | null = null;
   #upkeepAgain = false;
   #writesSinceCheck = 0;
-  #lastCheckAt = 0;
+  /**
+   * performance.now() of the last bound check, and when the next sweep is due: intervals of this process, on
+   * the monotonic clock (a wall clock set back an hour held the check after a burst, and the sweep, for that
+   * hour). What other processes judge by a file's mtime stays on the wall clock, as the mtime is.
+   */
+  #lastCheckAt = -Infinity;
   /** The bound check due for writes made since the last one, when no further write brings it. */
   #pendingCheck: NodeJS.Timeout | null = null;
   #nextSweepAt = 0;
@@ -341,7 +346,7 @@ export class FileStorage implements ProfilerStorage {
     }
     this.#writesSinceCheck += saved;
     if (saved > 0) {
-      const since = Date.now() - this.#lastCheckAt;
+      const since = performance.now() - this.#lastCheckAt;
       if (this.#writesSinceCheck >= (this.#diskFilled ? 1 : CHECK_EVERY_WRITES) || since >= CHECK_EVERY_MS) this.#scheduleUpkeep();
       // Writes that wait for no check: once the second is up, one runs anyway, so a burst that then
       // goes quiet does not leave the storage over its bounds until the idle timer's five minutes.
@@ -759,7 +764,7 @@ export class FileStorage implements ProfilerStorage {
       return;
     }
     this.#writesSinceCheck = 0;
-    this.#lastCheckAt = Date.now();
+    this.#lastCheckAt = performance.now();
     this.#upkeep = this.#checkBounds()
       .catch((error: unknown) => {
         this.#report(error);
@@ -777,7 +782,7 @@ export class FileStorage implements ProfilerStorage {
   async #checkBounds(): Promise<void> {
     await this.#deleteRetiredUnderLock();
     await this.#index.refresh();
-    const sweepDue = Date.now() >= this.#nextSweepAt;
+    const sweepDue = performance.now() >= this.#nextSweepAt;
     if (!sweepDue && !this.#overBounds()) return;
     // Another process holding the lock is compacting already: skip, the next check will see its result.
     await this.#runExclusive(() => this.#compact(sweepDue, false));
@@ -839,7 +844,7 @@ export class FileStorage implements ProfilerStorage {
           // In time order, as the bounds read them; the lost ones go through the bounds as any other.
           if (recovered.length > 0) live = [...live, ...recovered].sort((a, b) => a.time - b.time);
         }
-        this.#nextSweepAt = Date.now() + SWEEP_EVERY_MS;
+        this.#nextSweepAt = performance.now() + SWEEP_EVERY_MS;
       }
       const [firstKept, endKept] = keptRange(live, this.#effective, this.#now());
       const kept = live.slice(firstKept, endKept);

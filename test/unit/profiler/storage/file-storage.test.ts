@@ -351,6 +351,24 @@ test('maxProfiles is applied within about a second of a burst of writes that the
   await storage.close();
 });
 
+test('maxProfiles is applied within about a second of a burst also when the wall clock was set back an hour during it', async () => {
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 8 } });
+  await storage.write(makeProfile(tokenFor(0), { time: BASE_TIME }));
+  // NTP sets the clock back an hour after the first write's check (the bounds are measured by the injected clock, not this one).
+  const realNow = Date.now;
+  Date.now = () => realNow() - 3_600_000;
+  try {
+    for (let i = 1; i < 30; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+  } finally {
+    Date.now = realNow;
+  }
+  assert.ok((await storage.find({ limit: 100 })).length > 8, 'over the bound right after the burst');
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const found = await storage.find({ limit: 100 });
+  assert.ok(found.length <= 8, `${found.length} profiles a second and a half after the last write`);
+  await storage.close();
+});
+
 test('maxAge with an injected clock: expired profiles leave searches at once and the disk at the next compaction', async () => {
   let now = BASE_TIME;
   const storage = storageIn(undefined, { bounds: { maxAge: 60_000 }, now: () => now, segmentBytes: 1_000 });
