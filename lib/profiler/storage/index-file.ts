@@ -90,6 +90,9 @@ const shared = {
   tail: '',
 };
 
+/** The URL the line last made by indexLine() holds when it had to cut it, else null (rare: a module variable, not an object per line). */
+let cutUrl: string | null = null;
+
 /** The entry's line without its newline (see encodeIndexLine). */
 function indexLine(entry: IndexEntry): string {
   if (entry.status !== shared.status || entry.method !== shared.method || entry.ip !== shared.ip || entry.parent !== shared.parent) {
@@ -109,6 +112,7 @@ function indexLine(entry: IndexEntry): string {
   }
   const where = entry.segment === null ? '' : `${shared.where}${entry.offset},`;
   const line = `${LINE_START}${entry.token}","ts":${entry.time}${shared.middle}${entry.bytes},${where}${shared.tail}`;
+  cutUrl = null;
   // + 1: the newline.
   return line.length + 1 <= MAX_INDEX_LINE_BYTES / 3 ? line : cappedIndexLine(entry);
 }
@@ -123,14 +127,20 @@ function cappedIndexLine(entry: IndexEntry): string {
   for (;;) {
     const line = `${head}${jsonString(url)}}`;
     // + 1: the newline.
-    if (Buffer.byteLength(line) + 1 <= MAX_INDEX_LINE_BYTES) return line;
+    if (Buffer.byteLength(line) + 1 <= MAX_INDEX_LINE_BYTES) {
+      if (url !== entry.url) cutUrl = url;
+      return line;
+    }
     url = url.slice(0, Math.floor(url.length * 0.8));
   }
 }
 
-/** The record as the index keeps it, its line included (see recordLines); the same shape as a parsed line's. */
-function recordOf(entry: IndexEntry, line: string): IndexRecord {
-  const { token, parent, ip, method, url, time, status, bytes, segment, offset } = entry;
+/**
+ * The record as the index keeps it, its line included (see recordLines); the same shape as a parsed
+ * line's, with the URL the line holds: cut, when it was, as every other process and a restart read it.
+ */
+function recordOf(entry: IndexEntry, line: string, url: string): IndexRecord {
+  const { token, parent, ip, method, time, status, bytes, segment, offset } = entry;
   return { token, parent, ip, method, url, time, status, bytes, segment, offset, line };
 }
 
@@ -141,13 +151,20 @@ function recordOf(entry: IndexEntry, line: string): IndexRecord {
  * garbage collector to copy and trace every fragment of every line.
  */
 export function recordLines(entries: readonly IndexEntry[]): { records: IndexRecord[]; lines: string } {
-  const lines = entries.map(indexLine);
+  const lines: string[] = [];
+  // The entries whose line cut the URL, and the URL kept: few or none.
+  let cut: Map<number, string> | undefined;
+  for (let i = 0; i < entries.length; i++) {
+    lines.push(indexLine(entries[i] as IndexEntry));
+    if (cutUrl !== null) (cut ??= new Map()).set(i, cutUrl);
+  }
   const text = lines.length === 0 ? '' : `${lines.join('\n')}\n`;
   const records: IndexRecord[] = [];
   let at = 0;
   for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as IndexEntry;
     const length = (lines[i] as string).length;
-    records.push(recordOf(entries[i] as IndexEntry, text.slice(at, at + length)));
+    records.push(recordOf(entry, text.slice(at, at + length), cut?.get(i) ?? entry.url));
     at += length + 1;
   }
   return { records, lines: text };

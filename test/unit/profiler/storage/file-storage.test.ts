@@ -289,6 +289,22 @@ test('a very long URL is cut in the index line only; the profile keeps it whole'
   assert.is((await storage.read('abcdef'))?.url, url);
 });
 
+test('a very long URL is listed and searched the same by the instance that wrote it, another one and after a restart', async () => {
+  const dir = freshDir();
+  const writer = storageIn(dir);
+  const url = `http://h/${'x'.repeat(3_000)}/the-end`;
+  await writer.write(makeProfile('abcdef', { url }));
+  const other = storageIn(dir);
+  const listed = (await writer.find())[0]?.url;
+  assert.ok(listed !== undefined && url.startsWith(listed) && listed.length < url.length, 'cut in the index');
+  assert.is((await other.find())[0]?.url, listed);
+  assert.is((await writer.find({ url: 'the-end' })).length, (await other.find({ url: 'the-end' })).length);
+  await writer.close();
+  const restarted = storageIn(dir);
+  assert.is((await restarted.find())[0]?.url, listed);
+  assert.is((await restarted.read('abcdef'))?.url, url, 'the profile keeps it whole');
+});
+
 test('maxProfiles: a compaction keeps the newest and deletes the segments only dropped profiles were in', async () => {
   const storage = storageIn(undefined, { bounds: { maxProfiles: 20 }, segmentBytes: 5_000 });
   for (let i = 0; i < 30; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));

@@ -137,6 +137,12 @@ test('recordLines: one text of the batch\'s lines, each record keeping its own l
   assert.equal(recordLines([]), { records: [], lines: '' });
 });
 
+test('recordLines: a record whose line cut its URL holds the URL as cut, as a process reading the line back has it', () => {
+  const { records } = recordLines([entry('aaaaaa', { url: 'http://h/' + 'x'.repeat(5_000) }), entry('bbbbbb', { url: 'http://h/short' })]);
+  for (const record of records) assert.is(record.url, decodeIndexLine(record.line)?.url);
+  assert.ok((records[0]?.url.length ?? 0) < 2_048, 'cut');
+});
+
 test('consecutive lines that differ in any one field each decode to their own entry (shared pieces are not reused stale)', () => {
   const variants: Partial<IndexEntry>[] = [
     {},
