@@ -79,11 +79,18 @@ export class MemoryStorage implements ProfilerStorage {
   async writeMany(profiles: readonly StorableProfile[]): Promise<void> {
     this.#dropExpired();
     const refused: ProfilerStorageError[] = [];
+    // A token twice in the batch is refused the second time even when the bounds dropped the profile
+    // stored under it meanwhile (an old one under maxProfiles): profiles are never overwritten.
+    const batchTokens = new Set<string>();
     for (const profile of profiles) {
       try {
+        if (batchTokens.has(profile?.token)) throw new ProfileExistsError(profile.token);
         this.#store(profile);
+        batchTokens.add(profile.token);
       } catch (error) {
         if (!(error instanceof ProfilerStorageError)) throw error;
+        // Refused as stored: a later profile of the batch under it is refused too (the stored one may go meanwhile).
+        if (error instanceof ProfileExistsError) batchTokens.add(error.token);
         refused.push(error);
       }
     }

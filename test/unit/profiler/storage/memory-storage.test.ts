@@ -72,6 +72,17 @@ test('writeMany saves every storable profile of a batch and rejects with the ref
   assert.is((await storage.find({ limit: 100 })).length, 5);
 });
 
+test('a token twice in a batch is refused the second time, also when the bounds dropped the first at once', async () => {
+  const storage = new MemoryStorage({ bounds: { maxProfiles: 1 } });
+  await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME }));
+  const error = await rejection(() => storage.writeMany([makeProfile(tokenFor(2), { time: BASE_TIME - 1, status: 200 }), makeProfile(tokenFor(2), { time: BASE_TIME + 1, status: 500 })]));
+  assert.instance(error, ProfileExistsError);
+  assert.is(await storage.read(tokenFor(2)), null, 'the first, older than the one kept, went with the bound; the second was not saved in its place');
+  const refusedFirst = await rejection(() => storage.writeMany([makeProfile(tokenFor(1), { status: 500 }), makeProfile(tokenFor(3), { time: BASE_TIME + 2 }), makeProfile(tokenFor(1), { status: 404 })]));
+  assert.instance(refusedFirst, ProfileBatchError, 'refused as stored, then as twice in the batch, though the bound dropped the stored one meanwhile');
+  assert.is(await storage.read(tokenFor(1)), null);
+});
+
 test('a url search finds a non-ASCII path written as the user reads it (`élève`) or as the URL holds it (`%C3%A9l%C3%A8ve`)', () => checkNonAsciiUrlSearch(new MemoryStorage()));
 
 test('a url search finds an escape in either case of hex, and a space sent as a form sends it in a query (+)', async () => {
