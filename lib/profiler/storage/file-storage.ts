@@ -461,7 +461,8 @@ export class FileStorage implements ProfilerStorage {
 
   /**
    * Stops the background upkeep, waits for running work, closes the segment (deleting this
-   * instance's segments no index line refers to) and removes this instance's unused placeholders.
+   * instance's segments no index line refers to), removes this instance's unused placeholders and
+   * lets go of the index file it holds open.
    */
   async close(): Promise<void> {
     this.#closed = true;
@@ -478,6 +479,7 @@ export class FileStorage implements ProfilerStorage {
     }
     await Promise.all([...this.#claims].map((token) => this.release(token)));
     await this.#leases.close();
+    this.#index.close();
   }
 
   /** Validates and serialises a profile and takes its token in #writing; the error that refuses it otherwise. */

@@ -25,6 +25,15 @@ export class ProfileIndex {
   /** The newest droppedEver this copy has read or written, kept when the file loses its header. */
   #droppedEverSeen: number | null = null;
   #file: FileIdentity | null = null;
+  /**
+   * A descriptor of `#file`, held open so that its inode cannot be freed and its number given to a
+   * later file: an index replaced twice by other processes' compactions got the inode number of the
+   * file this copy had read, and taken for that file, its new lines were read from the old offset
+   * (or not at all, at the same size), and searches missed profiles until the next compaction.
+   * Null when not pinned: the file is then read whole at the next refresh.
+   */
+  #fd: number | null = null;
+  #closed = false;
   #offset = 0;
   /** Bumped by replace(): a read that started before it must not apply its lines after it. */
   #generation = 0;
@@ -121,6 +130,7 @@ export class ProfileIndex {
   reload(): Promise<void> {
     const run = this.#reading.then(() => {
       this.#file = null;
+      this.#pin(null);
       return this.#refreshFromPath(true);
     });
     this.#reading = run.catch(() => {});
@@ -215,6 +225,7 @@ export class ProfileIndex {
     if (dropped < deleted.length) this.#byTime.retain((record) => this.#entries.get(record.token) === record);
     this.#skipped = 0;
     this.#file = { dev: file.dev, ino: file.ino };
+    this.#pin(null);
     this.#offset = end;
     this.#droppedThrough = droppedThrough;
     this.#droppedEver = droppedEver;
@@ -227,12 +238,38 @@ export class ProfileIndex {
     this.#generation++;
     this.#clear();
     this.#file = { dev: file.dev, ino: file.ino };
+    this.#pin(null);
     this.#offset = end;
     this.#droppedThrough = droppedThrough;
     this.#droppedEver = droppedEver;
     // Nothing written before a purge is left to read back: what was dropped before it no longer matters.
     this.#droppedEverSeen = droppedEver;
     this.#headed = true;
+  }
+
+  /** Lets go of the file (its descriptor); a later refresh reads it without holding it. */
+  close(): void {
+    this.#closed = true;
+    this.#pin(null);
+  }
+
+  /**
+   * Holds `fd` open as the descriptor of `#file`; with null, opens the path and holds that when it
+   * is still `#file`, else holds none (the next refresh reads the file whole).
+   */
+  #pin(fd: number | null): void {
+    if (fd === null && this.#file !== null && !this.#closed) {
+      try {
+        const opened = openSync(this.path, 'r');
+        const stats = fstatSync(opened);
+        if (stats.ino === this.#file.ino && stats.dev === this.#file.dev) fd = opened;
+        else closeSync(opened);
+      } catch (error) {
+        if (!isMissing(error)) throw error;
+      }
+    }
+    if (this.#fd !== null && this.#fd !== fd) closeSync(this.#fd);
+    this.#fd = this.#closed ? null : fd;
   }
 
   // Synchronous, like every file operation on the save path (see FileStorage.writeMany): a stat
@@ -244,21 +281,26 @@ export class ProfileIndex {
     } catch (error) {
       if (!isMissing(error)) throw error;
       this.#clear();
+      this.#pin(null);
       return;
     }
     if (this.#isSameFile(stats) && stats.size === this.#offset) return;
+    // The file held: read through its descriptor, which names it for sure.
+    if (this.#isSameFile(stats) && !fresh) return this.#readFrom(this.#fd as number);
     let fd;
     try {
       fd = openSync(this.path, 'r');
     } catch (error) {
       if (!isMissing(error)) throw error;
       this.#clear();
+      this.#pin(null);
       return;
     }
     try {
       await this.#readFrom(fd, fresh);
     } finally {
-      closeSync(fd);
+      // Kept when it became the file held.
+      if (this.#fd !== fd) closeSync(fd);
     }
   }
 
@@ -285,6 +327,8 @@ export class ProfileIndex {
       if (first) this.#file = { dev: current.dev, ino: current.ino };
       this.#ingest(lines, this.#entries);
     }
+    // A compaction's handle is its own, closed when it is done: the path is opened to hold the file.
+    if (again || first) this.#pin(typeof handle === 'number' ? handle : null);
     this.#offset = end;
   }
 
@@ -316,8 +360,9 @@ export class ProfileIndex {
     }
   }
 
+  /** Whether `file` is the one this copy has read: only while it is held open, as its inode number is then its own. */
   #isSameFile(file: FileIdentity): boolean {
-    return this.#file !== null && this.#file.ino === file.ino && this.#file.dev === file.dev;
+    return this.#fd !== null && this.#file !== null && this.#file.ino === file.ino && this.#file.dev === file.dev;
   }
 
   #add(record: IndexRecord): void {
@@ -346,6 +391,7 @@ export class ProfileIndex {
     this.#droppedThrough = null;
     this.#headed = false;
     this.#droppedEver = null;
+    // The descriptor held, if any, stays until the caller pins another file or none (it may be reading through it).
     this.#file = null;
     this.#offset = 0;
   }
