@@ -147,6 +147,9 @@ export class MemoryStorage implements ProfilerStorage {
     this.#profiles.set(stored.token, stored);
     this.#byTime.insert(stored);
     this.#bytes += stored.json.length;
+    // The age bound first, as FileStorage's compactions apply it: an expired profile (one of the batch,
+    // or written before the clock moved on) goes before the count bound takes one it keeps.
+    this.#dropExpired();
     // The newest profile stays even when it alone is over maxBytes: a bound never empties the storage.
     while (this.#byTime.size > 1 && (this.#profiles.size > this.bounds.maxProfiles || this.#bytes > this.bounds.maxBytes)) {
       // Dated ahead of the clock (see FUTURE_SLACK_MS): before the oldest.

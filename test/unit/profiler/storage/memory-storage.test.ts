@@ -83,6 +83,13 @@ test('a token twice in a batch is refused the second time, also when the bounds 
   assert.is(await storage.read(tokenFor(1)), null);
 });
 
+test('over the count bound an expired profile goes, not the one the bounds keep (dated ahead of the clock)', async () => {
+  const now = BASE_TIME;
+  const storage = new MemoryStorage({ bounds: { maxProfiles: 1, maxAge: 60_000 }, now: () => now });
+  await storage.writeMany([makeProfile(tokenFor(1), { time: now - 60_001 }), makeProfile(tokenFor(2), { time: now + 120_000 })]);
+  assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(2)]);
+});
+
 test('a url search finds a non-ASCII path written as the user reads it (`élève`) or as the URL holds it (`%C3%A9l%C3%A8ve`)', () => checkNonAsciiUrlSearch(new MemoryStorage()));
 
 test('a url search finds an escape in either case of hex, and a space sent as a form sends it in a query (+)', async () => {
