@@ -150,12 +150,22 @@ export class MemoryStorage implements ProfilerStorage {
     // The age bound first, as FileStorage's compactions apply it: an expired profile (one of the batch,
     // or written before the clock moved on) goes before the count bound takes one it keeps.
     this.#dropExpired();
-    // The newest profile stays even when it alone is over maxBytes: a bound never empties the storage.
+    // A bound never empties the storage: the last profile stays, even alone over maxBytes.
     while (this.#byTime.size > 1 && (this.#profiles.size > this.bounds.maxProfiles || this.#bytes > this.bounds.maxBytes)) {
-      // Dated ahead of the clock (see FUTURE_SLACK_MS): before the oldest.
-      if ((this.#byTime.newest() as StoredProfile).time > this.#now() + FUTURE_SLACK_MS) this.#forget(this.#byTime.pop());
+      const newest = this.#byTime.newest() as StoredProfile;
+      // Dated ahead of the clock (see FUTURE_SLACK_MS): before the oldest. Once within the count bound,
+      // alone over the whole byte bound while others fit: it goes rather than all those before it (the
+      // count bound first, then the byte bound, as FileStorage's compactions apply them).
+      const overCount = this.#profiles.size > this.bounds.maxProfiles;
+      if (newest.time > this.#now() + FUTURE_SLACK_MS || (!overCount && newest.json.length > this.bounds.maxBytes && this.#someFits())) this.#forget(this.#byTime.pop());
       else this.#dropOldest();
     }
+  }
+
+  /** Whether a stored profile is within maxBytes alone (looked for only once the newest is not). */
+  #someFits(): boolean {
+    for (const stored of this.#byTime.oldestFirst()) if (stored.json.length <= this.bounds.maxBytes) return true;
+    return false;
   }
 
   #dropExpired(): void {

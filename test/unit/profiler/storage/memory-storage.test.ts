@@ -90,6 +90,19 @@ test('over the count bound an expired profile goes, not the one the bounds keep 
   assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(2)]);
 });
 
+test('over the byte bound, a newest profile alone larger than the whole bound goes rather than those before it, as in FileStorage', async () => {
+  const storage = new MemoryStorage({ bounds: { maxBytes: 10_000 } });
+  await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME }, 2_000));
+  await storage.write(makeProfile(tokenFor(2), { time: BASE_TIME + 1 }, 20_000));
+  assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(1)]);
+  const alone = new MemoryStorage({ bounds: { maxBytes: 10_000 } });
+  await alone.write(makeProfile(tokenFor(3), {}, 20_000));
+  assert.equal((await alone.find()).map((summary) => summary.token), [tokenFor(3)], 'the last profile stays');
+  const counted = new MemoryStorage({ bounds: { maxBytes: 10_000, maxProfiles: 1 } });
+  await counted.writeMany([makeProfile(tokenFor(4), { time: BASE_TIME }, 2_000), makeProfile(tokenFor(5), { time: BASE_TIME + 1 }, 20_000)]);
+  assert.equal((await counted.find()).map((summary) => summary.token), [tokenFor(5)], 'the count bound first: the oldest goes, and the newest is then alone');
+});
+
 test('a url search finds a non-ASCII path written as the user reads it (`élève`) or as the URL holds it (`%C3%A9l%C3%A8ve`)', () => checkNonAsciiUrlSearch(new MemoryStorage()));
 
 test('a url search finds an escape in either case of hex, and a space sent as a form sends it in a query (+)', async () => {
