@@ -26,9 +26,12 @@ export function serveEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Spawns `node bin/serve` with stdout and stderr piped; stopServes kills it if it is still running after its test. */
-export function spawnServe(args: readonly string[], cwd?: string): ChildProcessByStdio<null, Readable, Readable> {
-  const child = spawn(process.execPath, [serveBin, ...args], { cwd, env: serveEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Spawns `node bin/serve` with stdout and stderr piped; stopServes kills it if it is still running after its test.
+ * `bin` is another copy of it to run (the one of a package installed from the tarball).
+ */
+export function spawnServe(args: readonly string[], cwd?: string, bin = serveBin): ChildProcessByStdio<null, Readable, Readable> {
+  const child = spawn(process.execPath, [bin, ...args], { cwd, env: serveEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   return child;
 }
@@ -40,10 +43,10 @@ export function serveWorkDir(prefix = 'http-kernel-serve-'): string {
   return dir;
 }
 
-/** Starts bin/serve and waits (bounded) for its listening lines: one with `--https-port off`, else two. */
-export function startServe(args: readonly string[], cwd: string): Promise<{ child: ChildProcess; urls: string[]; stderr: () => string }> {
+/** Starts bin/serve (or `bin`, as spawnServe) and waits (bounded) for its listening lines: one with `--https-port off`, else two. */
+export function startServe(args: readonly string[], cwd: string, bin = serveBin): Promise<{ child: ChildProcess; urls: string[]; stderr: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawnServe(args, cwd);
+    const child = spawnServe(args, cwd, bin);
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => {
