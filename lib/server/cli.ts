@@ -4,6 +4,7 @@ import { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type Se
 import { isLocalhost, startServers, type RequestListener, type RunningServers } from './listen.js';
 import { DEBUG_YOUNG_GENERATION_BYTES, capYoungGeneration, nodeFlagGiven } from './young-generation.js';
 import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, octal, type CertificateValidityProblem, type TlsCredentials } from './tls-certificate.js';
+import { makeVarDirectory } from './var-directory.js';
 import type { AppOptions } from '../app/reference-app.js';
 import type { LogLevelInput } from '../log/logger.js';
 import type { Logger } from '../log/logger.js';
@@ -128,6 +129,11 @@ async function serve(options: ServeOptions, shutdown: Shutdown, makeApp: AppFact
     return await closeApp(shutdown.received!);
   };
   try {
+    // Before anything writes under var/: made here, it is left out of the project's version control.
+    makeVarDirectory([
+      ...(options.httpsPort !== null && options.tlsCert === null ? [SERVE_DEFAULTS.devCertificateDir] : []),
+      ...(options.debug && options.profiler ? [options.profilerDir] : []),
+    ]);
     const { tls, validity } = options.httpsPort === null ? {} : await loadTls(options);
     if (shutdown.received !== undefined) return await stopStarting();
     const created: App = await makeApp({

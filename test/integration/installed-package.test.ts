@@ -94,7 +94,7 @@ test('every entry of the exports map loads with only the declared dependencies i
   assert.is(execFileSync(process.execPath, ['from-commonjs.cjs'], { cwd: project, encoding: 'utf8' }).trim(), 'function');
 });
 
-test("npx http-kernel-serve keeps var/ in the project, writes nothing into node_modules, and its stack frames name the packed .ts sources on the lines they point at", async () => {
+test("npx http-kernel-serve keeps var/ in the project, out of its version control, writes nothing into node_modules, and its stack frames name the packed .ts sources on the lines they point at", async () => {
   const bin = join(installed, (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['http-kernel-serve']!);
   const before = snapshot(installed);
   const { child, urls, stderr } = await startServe(['--port', '0', '--https-port', '0'], project, bin);
@@ -111,6 +111,8 @@ test("npx http-kernel-serve keeps var/ in the project, writes nothing into node_
   assert.match(line, /throw new NotFoundHttpError/);
   assert.ok(statSync(join(project, 'var', 'tls', 'dev-cert.pem')).isFile(), 'the development certificate is in the project');
   assert.ok(statSync(join(project, 'var', 'profiler')).isDirectory(), 'the profiles are in the project');
+  // The project has no .gitignore of the clone's: var/ carries its own, so `git add -A` leaves the key and the profiles out.
+  assert.match(readFileSync(join(project, 'var', '.gitignore'), 'utf8'), /^\*$/m);
   assert.equal(snapshot(installed), before, 'nothing in node_modules/http-kernel was added or changed');
 });
 

@@ -1,0 +1,51 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { VAR_GITIGNORE, makeVarDirectory } from '../../../lib/server/var-directory.js';
+
+/** Runs `body` in a fresh directory, removed afterwards. */
+function inTempDir(body: (dir: string) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), 'hk-var-directory-'));
+  try {
+    body(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("var/ made for bin/serve's files gets a .gitignore that leaves all of it out of a project's version control, and is the owner's alone", () =>
+  inTempDir((dir) => {
+    assert.is(makeVarDirectory(['var/tls', 'var/profiler'], dir), true);
+    assert.is(readFileSync(join(dir, 'var', '.gitignore'), 'utf8'), VAR_GITIGNORE);
+    assert.ok(VAR_GITIGNORE.split('\n').includes('*'), 'ignores everything in var/, the .gitignore too');
+    if (process.platform !== 'win32') assert.is(statSync(join(dir, 'var')).mode & 0o777, 0o700);
+  }));
+
+test('a profiler directory given under var/, relative or absolute, makes it too', () =>
+  inTempDir((dir) => {
+    assert.is(makeVarDirectory([join(dir, 'var', 'profiles')], dir), true);
+    assert.ok(existsSync(join(dir, 'var', '.gitignore')));
+  }));
+
+test("a var/ that exists is the project's own: no .gitignore is added to it", () =>
+  inTempDir((dir) => {
+    mkdirSync(join(dir, 'var'));
+    assert.is(makeVarDirectory(['var/tls'], dir), false);
+    assert.not.ok(existsSync(join(dir, 'var', '.gitignore')));
+  }));
+
+test('nothing under var/ to keep (a profiler directory elsewhere, --https-port off, --tls-cert): no var/ is made', () =>
+  inTempDir((dir) => {
+    assert.is(makeVarDirectory(['profiles', '../var/tls', join(dir, 'var-other')], dir), false);
+    assert.is(makeVarDirectory([], dir), false);
+    assert.not.ok(existsSync(join(dir, 'var')));
+  }));
+
+test('a var/ that cannot be made is false, for the certificate cache and the storage to report', () =>
+  inTempDir((dir) => {
+    assert.is(makeVarDirectory(['var/tls'], join(dir, 'missing', 'parent')), false);
+  }));
+
+test.run();
