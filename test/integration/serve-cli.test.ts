@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { generate } from 'selfsigned';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -481,6 +481,18 @@ async function answersHealth(child: ChildProcess, port: number): Promise<number 
   }
   return null;
 }
+
+test('without dist/ (a clone not built, a package installed from git with --ignore-scripts) it names the missing directory and how each gets it built, and exits 1', () => {
+  const pkg = join(serveWorkDir(), 'http-kernel');
+  mkdirSync(join(pkg, 'bin'), { recursive: true });
+  copyFileSync(serveBin, join(pkg, 'bin', 'serve'));
+  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ type: 'module' }));
+  const run = spawnSync(process.execPath, [join(pkg, 'bin', 'serve')], { env: serveEnv(), encoding: 'utf8' });
+  assert.is(run.status, 1);
+  assert.ok(run.stderr.includes(`serve: ${join(pkg, 'dist')}${sep} is missing.`), run.stderr);
+  assert.match(run.stderr, /In a clone, run npm install/);
+  assert.match(run.stderr, /Installed from git, .*install again with scripts allowed \(without --ignore-scripts\)/);
+});
 
 test('--log-level sets what stderr gets: at critical a 404 (an ERROR) writes nothing, at the default warning it writes its line', async () => {
   const cwd = serveWorkDir();
