@@ -4,7 +4,7 @@ import { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type Se
 import { isLocalhost, startServers, type RequestListener, type RunningServers } from './listen.js';
 import { DEBUG_YOUNG_GENERATION_BYTES, capYoungGeneration, nodeFlagGiven } from './young-generation.js';
 import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, octal, type CertificateValidityProblem, type TlsCredentials } from './tls-certificate.js';
-import { makeVarDirectory } from './var-directory.js';
+import { makeVarDirectory, varUnderRoot } from './var-directory.js';
 import type { AppOptions } from '../app/reference-app.js';
 import type { LogLevelInput } from '../log/logger.js';
 import type { Logger } from '../log/logger.js';
@@ -71,6 +71,11 @@ export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.P
     process.stdout.write(formatServeHelp());
     return 0;
   }
+  const rootProblem = varUnderRoot(filesKeptIn(options));
+  if (rootProblem !== null) {
+    process.stderr.write(`serve: ${rootProblem}\n`);
+    return 2;
+  }
 
   // Listened for from here on: a supervisor that stops the server while it starts (a certificate
   // being made, the storage being opened) sees it exit 0, not die of the signal. Until main()
@@ -130,10 +135,7 @@ async function serve(options: ServeOptions, shutdown: Shutdown, makeApp: AppFact
   };
   try {
     // Before anything writes under var/: made here, it is left out of the project's version control.
-    makeVarDirectory([
-      ...(options.httpsPort !== null && options.tlsCert === null ? [SERVE_DEFAULTS.devCertificateDir] : []),
-      ...(options.debug && options.profiler ? [options.profilerDir] : []),
-    ]);
+    makeVarDirectory(filesKeptIn(options));
     const { tls, validity } = options.httpsPort === null ? {} : await loadTls(options);
     if (shutdown.received !== undefined) return await stopStarting();
     const created: App = await makeApp({
@@ -273,6 +275,14 @@ function listenForShutdown(): Shutdown {
   };
   for (const name of SHUTDOWN_SIGNALS) process.on(name, onSignal);
   return shutdown;
+}
+
+/** The directories bin/serve keeps files in with these options, as given (relative ones are under the working directory). */
+function filesKeptIn(options: ServeOptions): string[] {
+  return [
+    ...(options.httpsPort !== null && options.tlsCert === null ? [SERVE_DEFAULTS.devCertificateDir] : []),
+    ...(options.debug && options.profiler ? [options.profilerDir] : []),
+  ];
 }
 
 /** For a debug server listening beyond loopback, the note that says who sees its debug details; null otherwise. */

@@ -4,7 +4,7 @@
 // the development private key and what the profiled requests carried. A var/ that bin/serve makes
 // gets a .gitignore of its own, as pytest does for .pytest_cache/.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { isAbsolute, join, parse, relative, resolve } from 'node:path';
 import { PRIVATE_DIRECTORY } from '../fs/make-directory.js';
 
 /** The directory under which bin/serve's defaults keep its files, relative to the working directory. */
@@ -21,12 +21,8 @@ export const VAR_GITIGNORE = '# Made by http-kernel-serve: the development certi
  * an await here would let a signal that comes at once stop the server before its app is made.
  */
 export function makeVarDirectory(paths: readonly string[], cwd: string = process.cwd()): boolean {
+  if (!paths.some((path) => isUnderVar(path, cwd))) return false;
   const dir = resolve(cwd, VAR_DIRECTORY);
-  const under = paths.some((path) => {
-    const inside = relative(dir, resolve(cwd, path));
-    return inside !== '' && !inside.startsWith('..') && !isAbsolute(inside);
-  });
-  if (!under) return false;
   try {
     mkdirSync(dir, { mode: PRIVATE_DIRECTORY });
   } catch {
@@ -39,4 +35,24 @@ export function makeVarDirectory(paths: readonly string[], cwd: string = process
     // var/ is made; the certificate and the profiles are still kept in it, as before.
   }
   return true;
+}
+
+/**
+ * Why `paths` must not be used from `cwd`, or null: from a filesystem root (a systemd unit without
+ * WorkingDirectory=, a container whose WORKDIR is /) a relative `var/tls` or `var/profiler` is the
+ * system's /var, where the development key and the profiles have no business.
+ */
+export function varUnderRoot(paths: readonly string[], cwd: string = process.cwd()): string | null {
+  if (parse(cwd).root !== cwd) return null;
+  // An absolute path given (`--profiler-dir /var/lib/app/profiles`) is the operator's choice.
+  const underVar = paths.filter((path) => !isAbsolute(path) && isUnderVar(path, cwd));
+  if (underVar.length === 0) return null;
+  const shown = underVar.map((path) => resolve(cwd, path)).join(' and ');
+  return `the working directory is ${cwd}, so the files kept under ${VAR_DIRECTORY}/ would go to ${shown}, among the system's: start it from your project's directory (systemd: WorkingDirectory=; a container: WORKDIR), or give --profiler-dir, and --tls-cert with --tls-key (or --https-port off), outside it`;
+}
+
+/** Whether `path` (relative to `cwd`, or absolute) is inside `cwd`'s var/. */
+function isUnderVar(path: string, cwd: string): boolean {
+  const inside = relative(resolve(cwd, VAR_DIRECTORY), resolve(cwd, path));
+  return inside !== '' && !inside.startsWith('..') && !isAbsolute(inside);
 }

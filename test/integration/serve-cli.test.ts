@@ -494,6 +494,18 @@ test('without dist/ (a clone not built, a package installed from git with --igno
   assert.match(run.stderr, /Installed from git, .*install again with scripts allowed \(without --ignore-scripts\)/);
 });
 
+test('started from / (a systemd unit without WorkingDirectory=), it refuses to keep its files in the system\'s /var: exit 2, nothing made', async () => {
+  const before = existsSync('/var/tls') || existsSync('/var/profiler');
+  const run = spawnSync(process.execPath, [serveBin, '--port', '0'], { cwd: '/', env: serveEnv(), encoding: 'utf8', timeout: 20_000 });
+  assert.is(run.status, 2, run.stderr);
+  assert.match(run.stderr, /^serve: the working directory is \/, so the files kept under var\/ would go to \/var\/tls and \/var\/profiler/);
+  assert.match(run.stderr, /WorkingDirectory=/);
+  if (!before) assert.not.ok(existsSync('/var/tls') || existsSync('/var/profiler'), 'nothing made under /var');
+  // Keeping nothing under var/ (no dev certificate, no profiler), it starts from / as usual: the check is about var/ alone.
+  const { urls } = await startServe(['--port', '0', '--https-port', 'off', '--no-profiler'], '/');
+  assert.is(urls.length, 1);
+});
+
 test('--log-level sets what stderr gets: at critical a 404 (an ERROR) writes nothing, at the default warning it writes its line', async () => {
   const cwd = serveWorkDir();
   for (const [args, expected] of [[['--log-level', 'critical'], false], [[], true]] as const) {

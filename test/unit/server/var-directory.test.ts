@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { VAR_GITIGNORE, makeVarDirectory } from '../../../lib/server/var-directory.js';
+import { VAR_GITIGNORE, makeVarDirectory, varUnderRoot } from '../../../lib/server/var-directory.js';
 
 /** Runs `body` in a fresh directory, removed afterwards. */
 function inTempDir(body: (dir: string) => void): void {
@@ -47,5 +47,20 @@ test('a var/ that cannot be made is false, for the certificate cache and the sto
   inTempDir((dir) => {
     assert.is(makeVarDirectory(['var/tls'], join(dir, 'missing', 'parent')), false);
   }));
+
+test("from a filesystem root, var/'s defaults would be the system's /var: refused, saying where to start it or what to give", () => {
+  const problem = varUnderRoot(['var/tls', 'var/profiler'], '/');
+  assert.ok(problem !== null);
+  assert.match(problem!, '/var/tls and /var/profiler');
+  assert.match(problem!, 'WorkingDirectory=');
+  assert.match(problem!, '--profiler-dir');
+});
+
+test('from a root, absolute directories and none under var/ are the operator\'s choice; from a project, var/ is fine', () => {
+  assert.is(varUnderRoot(['/var/lib/app/profiles'], '/'), null);
+  assert.is(varUnderRoot([], '/'), null);
+  assert.is(varUnderRoot(['profiles'], '/'), null);
+  inTempDir((dir) => assert.is(varUnderRoot(['var/tls', 'var/profiler'], dir), null));
+});
 
 test.run();
