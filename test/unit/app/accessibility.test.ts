@@ -1,0 +1,97 @@
+// Every HTML page the app serves passes axe-core, the accessibility rule engine (test/axe.ts: the
+// rules left out there need a layout, which jsdom has none of; colour contrast is checked by
+// test/unit/profiler/ui/contrast.test.ts). The pages are made for real, by one app: a failing
+// request with a cause chain and logs, a page with a sub-request and the toolbar, a POST with a
+// body, a collector of the embedder's own.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { RequestType, Response, type Request } from '../../../kernel/index.js';
+import { createKernel, homeController, type KernelApp } from '../../../lib/app/index.js';
+import { MemoryStorage } from '../../../lib/profiler/storage/index.js';
+import { Route, RouteCollection } from '../../../lib/routing/index.js';
+import { axeFindings, type PageOptions } from '../../axe.js';
+
+let app: KernelApp;
+
+const routes = new RouteCollection();
+routes.add('home', new Route('/', { defaults: { _controller: homeController } }));
+// Fails with a cause chain three deep, after logging at several levels (one with a context).
+routes.add('book', new Route('/books/:id', {
+  defaults: {
+    _controller: (_request: Request, params: Record<string, string>) => {
+      app.logger.debug('Looking the book up');
+      app.logger.info('Loading book {id}', { id: params['id'], include: ['author', 'reviews'] });
+      app.logger.warning('The cache is cold');
+      const cause = new RangeError(`Book id ${params['id']} is out of range`);
+      throw new Error('The book page failed', { cause: new Error('Could not load the book', { cause }) });
+    },
+  },
+}));
+// An HTML page with a fragment rendered by a sub-request: the toolbar's host, and a profile with children.
+routes.add('page', new Route('/page', {
+  defaults: {
+    _controller: async (request: Request) => {
+      const fragment = await app.kernel.handle(request.duplicate({ attributes: { _controller: () => new Response('<p>A fragment</p>') } }), RequestType.SUB);
+      return new Response(`<!DOCTYPE html>\n<html lang="en"><head><meta charset="UTF-8"><title>Host page</title></head><body><header><a href="/">Home</a></header><main><h1>Host page</h1>${String(fragment.body)}</main></body></html>`, 200, { 'content-type': 'text/html; charset=UTF-8' });
+    },
+  },
+}));
+// Reads its JSON body, so the request panel shows it.
+routes.add('orders', new Route('/orders', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json(await request.json(), 201) } }));
+
+/** An embedder's collector: its panel is the generic one. */
+const cacheCollector = { name: 'cache', provisional: true, lateCollect: () => ({ hits: 3, misses: 1, keys: Array.from({ length: 40 }, (_, i) => `book:${i}`) }) };
+
+app = createKernel({ routes, debug: true, env: 'dev', stderrLogLevel: false, profiler: { storage: new MemoryStorage(), collectors: [cacheCollector] } });
+
+/** A GET from the developer's own machine, as a browser sends it. */
+async function get(target: string): Promise<{ status: number; body: string; headers: Record<string, string | string[]> }> {
+  const response = await app.inject(target, { headers: { host: '127.0.0.1:8000', accept: 'text/html' }, remoteAddress: '127.0.0.1' });
+  return { status: response.status, body: response.text(), headers: response.headers };
+}
+
+function header(response: { headers: Record<string, string | string[]> }, name: string): string {
+  const value = response.headers[name];
+  if (typeof value !== 'string') throw new Error(`No ${name} header`);
+  return value;
+}
+
+const failed = await get('/books/7');
+const failedToken = header(failed, 'x-debug-token');
+const errorPageToken = header(failed, 'x-previous-debug-token');
+const host = await get('/page');
+const hostToken = header(host, 'x-debug-token');
+const posted = await app.inject('/orders', { method: 'POST', headers: { host: '127.0.0.1:8000', 'content-type': 'application/json' }, body: JSON.stringify({ book: 7, quantity: 2, note: 'Gift wrap, please' }), remoteAddress: '127.0.0.1' });
+const postedToken = header(posted, 'x-debug-token');
+
+/** Fails with every finding of axe on the page, each with the elements it names. */
+async function assertAccessible(page: string, options: PageOptions = {}): Promise<void> {
+  const findings = await axeFindings(page, options);
+  assert.equal(findings.map((found) => `${found.kind} ${found.rule} (${found.impact ?? 'no impact'}): ${found.help}\n    ${found.nodes.join('\n    ')}`), []);
+}
+
+const PANELS = ['request', 'exception', 'logger', 'events', 'time', 'router', 'cache'];
+
+for (const panel of PANELS) {
+  test(`the ${panel} panel of a failing request's profile passes axe`, async () => {
+    const page = await get(`/_profiler/${failedToken}?panel=${panel}`);
+    assert.is(page.status, 200);
+    await assertAccessible(page.body);
+  });
+}
+
+test("the profile of an error page's sub-request, its exception panel's note linking to the parent, passes axe", async () => {
+  await assertAccessible((await get(`/_profiler/${errorPageToken}`)).body);
+});
+
+test('the profile of a page with a sub-request passes axe', async () => {
+  await assertAccessible((await get(`/_profiler/${hostToken}`)).body);
+});
+
+test("the request panel of a POST showing its JSON body passes axe", async () => {
+  await assertAccessible((await get(`/_profiler/${postedToken}?panel=request`)).body);
+});
+
+test.after(() => app.close());
+
+test.run();
