@@ -31,11 +31,11 @@ export function renderPlainPage(status: number, charset = 'UTF-8', nonce?: strin
 <style${nonceAttribute(nonce)}>${unsafeRaw(STYLE)}</style>
 </head>
 <body>
-<div class="container">
+<main class="container">
 <h1>Oops! An Error Occurred</h1>
 <h2>The server returned a "${status} ${reason}".</h2>
 <p>Something went wrong while handling your request. If you were in the middle of something, please try again in a moment; if the problem stays, let us know what you were doing when it happened.</p>
-</div>
+</main>
 </body>
 </html>
 `.toString();

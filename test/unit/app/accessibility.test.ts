@@ -43,10 +43,12 @@ routes.add('orders', new Route('/orders', { methods: ['POST'], defaults: { _cont
 const cacheCollector = { name: 'cache', provisional: true, lateCollect: () => ({ hits: 3, misses: 1, keys: Array.from({ length: 40 }, (_, i) => `book:${i}`) }) };
 
 app = createKernel({ routes, debug: true, env: 'dev', stderrLogLevel: false, profiler: { storage: new MemoryStorage(), collectors: [cacheCollector] } });
+/** The same routes in production: the plain error page, no toolbar. */
+const productionApp = createKernel({ routes, stderrLogLevel: false });
 
 /** A GET from the developer's own machine, as a browser sends it. */
-async function get(target: string): Promise<{ status: number; body: string; headers: Record<string, string | string[]> }> {
-  const response = await app.inject(target, { headers: { host: '127.0.0.1:8000', accept: 'text/html' }, remoteAddress: '127.0.0.1' });
+async function get(target: string, from: KernelApp = app): Promise<{ status: number; body: string; headers: Record<string, string | string[]> }> {
+  const response = await from.inject(target, { headers: { host: '127.0.0.1:8000', accept: 'text/html' }, remoteAddress: '127.0.0.1' });
   return { status: response.status, body: response.text(), headers: response.headers };
 }
 
@@ -92,6 +94,15 @@ test("the request panel of a POST showing its JSON body passes axe", async () =>
   await assertAccessible((await get(`/_profiler/${postedToken}?panel=request`)).body);
 });
 
-test.after(() => app.close());
+test('the plain error page of a failing request passes axe', async () => {
+  const page = await get('/books/7', productionApp);
+  assert.is(page.status, 500);
+  await assertAccessible(page.body);
+});
+
+test.after(async () => {
+  await app.close();
+  await productionApp.close();
+});
 
 test.run();
