@@ -14,9 +14,11 @@ export function homeController(request: Request): Response {
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem}@media(prefers-color-scheme:dark){body{background:#111;color:#eee}a{color:#8cf}}</style>
 </head>
 <body>
+<main>
 <h1>Welcome to http-kernel</h1>
 <p>The service is running. Try <a href="/health">/health</a>.</p>
 <p>You asked for <code>${request.method === 'HEAD' ? 'GET' : request.method} ${request.path}</code>.</p>
+</main>
 </body>
 </html>
 `;

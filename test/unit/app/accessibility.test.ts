@@ -100,6 +100,12 @@ test('the plain error page of a failing request passes axe', async () => {
   await assertAccessible(page.body);
 });
 
+test("the reference app's welcome page passes axe", async () => {
+  const page = await get('/', productionApp);
+  assert.is(page.status, 200);
+  await assertAccessible(page.body);
+});
+
 test.after(async () => {
   await app.close();
   await productionApp.close();
