@@ -174,12 +174,12 @@ for (const scheme of SCHEMES) {
     const previous = header(response.headers['x-previous-debug-token']);
     for (const saved of [token, previous]) await savedProfile(server, saved);
     const two = await fetchFrom(server, scheme, '/_profiler/search?status=404&limit=2');
-    assert.match(two.body, '<h2 class="result-count">2 results found</h2>');
+    assert.match(two.body, '<h1 class="result-count">2 results found</h1>');
     assert.ok(two.body.indexOf('2 results found') < two.body.indexOf('<table'), 'the count above the table');
     assert.match(two.body, `<a class="mono" href="/_profiler/${token}">${token}</a>`);
     assert.match(two.body, `<a class="mono" href="/_profiler/${previous}">${previous}</a>`, 'the sub-request is listed too');
-    assert.match((await fetchFrom(server, scheme, '/_profiler/search?status=404&limit=1')).body, '<h2 class="result-count">1 result found</h2>');
-    assert.match((await fetchFrom(server, scheme, '/_profiler/search?status=599')).body, '<h2 class="result-count">No results found</h2>');
+    assert.match((await fetchFrom(server, scheme, '/_profiler/search?status=404&limit=1')).body, '<h1 class="result-count">1 result found</h1>');
+    assert.match((await fetchFrom(server, scheme, '/_profiler/search?status=599')).body, '<h1 class="result-count">No results found</h1>');
   });
 
   test('bad search input is a 400 naming the filter, with the headers of every profiler answer, as HTML and as JSON', async () => {

@@ -88,6 +88,8 @@ h3 { font-size: 15px; margin: 18px 0 8px; }
 
 .panel { background: var(--card); border: 1px solid var(--border); border-radius: 6px; padding: 18px 20px; min-width: 0; overflow-x: auto; container: panel / inline-size; }
 .panel > h2:first-child { font-size: 20px; }
+/* The page's own heading (search results, token not found), sized as a panel's first heading. */
+.panel > h1:first-child { font-size: 20px; margin: 0 0 10px; }
 .metrics { display: flex; flex-wrap: wrap; gap: 12px; margin: 0 0 16px; }
 .metric { border: 1px solid var(--border); border-radius: 6px; padding: 8px 14px; min-width: 120px; }
 .metric .value { display: block; font-size: 18px; font-weight: 600; overflow-wrap: anywhere; }

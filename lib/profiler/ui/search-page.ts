@@ -31,7 +31,7 @@ export function renderSearchPage({ results, criteria, urls, timeZone, nonce }: S
 <div class="layout">
 <aside class="sidebar">${renderSearchForm(urls, criteria, timeZone)}</aside>
 <main class="panel">
-<h2 class="result-count">${resultCountSentence(results.length)}</h2>
+<h1 class="result-count">${resultCountSentence(results.length)}</h1>
 ${results.length > 0 ? renderResults(results, urls, timeZone) : html`<p class="empty">No profile matches these criteria. Widen the search, or make a request to the application first.</p>`}
 </main>
 </div>`;

@@ -11,7 +11,7 @@ export function renderTokenNotFoundPage(token: string, urls: ProfilerUrls, nonce
 <div class="layout">
 <aside class="sidebar">${renderSearchForm(urls)}</aside>
 <main class="panel">
-<h2>Token not found</h2>
+<h1>Token not found</h1>
 <p>No profile has the token <code>${shown}</code>. It may have been removed to keep the storage within its bounds, or it was never recorded.</p>
 <p><a href="${urls.latest()}">Open the latest profile</a> or <a href="${urls.search()}">search the profiles</a>.</p>
 </main>

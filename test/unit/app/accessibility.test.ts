@@ -72,6 +72,28 @@ async function assertAccessible(page: string, options: PageOptions = {}): Promis
   assert.equal(findings.map((found) => `${found.kind} ${found.rule} (${found.impact ?? 'no impact'}): ${found.help}\n    ${found.nodes.join('\n    ')}`), []);
 }
 
+test("the profiler's home, the latest profiles, passes axe", async () => {
+  await assertAccessible((await get('/_profiler/')).body);
+});
+
+test('a profile search with results, sub-requests among them, passes axe', async () => {
+  const page = await get('/_profiler/search?method=GET&limit=50');
+  assert.match(page.body, 'sub-request of');
+  await assertAccessible(page.body);
+});
+
+test('a profile search that finds nothing passes axe', async () => {
+  const page = await get('/_profiler/search?ip=203.0.113.9');
+  assert.match(page.body, 'No results found');
+  await assertAccessible(page.body);
+});
+
+test("the profiler's 404 for a token no profile has passes axe", async () => {
+  const page = await get('/_profiler/abcdef');
+  assert.is(page.status, 404);
+  await assertAccessible(page.body);
+});
+
 const PANELS = ['request', 'exception', 'logger', 'events', 'time', 'router', 'cache'];
 
 for (const panel of PANELS) {

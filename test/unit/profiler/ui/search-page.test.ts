@@ -20,14 +20,14 @@ test('the count sentence reads No results found, 1 result found, N results found
 
 test('the search page shows the count above the table', () => {
   const html = search([summaryOf(mainProfile()), childSummary(), summaryOf(okProfile())]);
-  assert.match(html, '<h2 class="result-count">3 results found</h2>');
+  assert.match(html, '<h1 class="result-count">3 results found</h1>');
   assert.ok(html.indexOf('3 results found') < html.indexOf('<table class="results">'));
-  assert.match(search([childSummary()]), '<h2 class="result-count">1 result found</h2>');
+  assert.match(search([childSummary()]), '<h1 class="result-count">1 result found</h1>');
 });
 
 test('no results: the sentence and no table', () => {
   const html = search([]);
-  assert.match(html, '<h2 class="result-count">No results found</h2>');
+  assert.match(html, '<h1 class="result-count">No results found</h1>');
   assert.not.match(html, '<table');
 });
 
@@ -78,7 +78,7 @@ test('an unusual limit or method in the criteria is kept as an option', () => {
 test('the token-not-found page says Token not found and links to the latest profile and the search', () => {
   const html = renderTokenNotFoundPage('abcdef', urls);
   assert.match(html, '<title>Token not found · Profiler</title>');
-  assert.match(html, '<h2>Token not found</h2>');
+  assert.match(html, '<h1>Token not found</h1>');
   assert.match(html, '<code>abcdef</code>');
   assert.match(html, 'href="/_profiler/latest"');
 });
