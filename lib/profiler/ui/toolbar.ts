@@ -30,11 +30,12 @@ export function renderToolbar(input: ToolbarInput): string {
   const { token, urls } = input;
   const duration = formatDuration(input.durationMs).split(' ');
   const memory = formatBytes(input.memoryBytes).split(' ');
-  return html`<div id="hk-toolbar" class="hk-root" data-token="${token}">
+  // The landmark is the whole toolbar, its hide toggle too, which sits outside the bar (the CSS shows it when the bar is hidden).
+  return html`<div id="hk-toolbar" class="hk-root" data-token="${token}" role="region" aria-label="Profiler toolbar">
 <style>${unsafeRaw(TOOLBAR_CSS)}</style>
 <input type="checkbox" id="hk-toolbar-hide" class="hk-hide" aria-label="Hide the profiler toolbar">
 <div class="hk-spacer"></div>
-<div class="hk-bar" role="region" aria-label="Profiler toolbar">
+<div class="hk-bar">
 <a class="hk-item hk-request" href="${urls.panel(token, 'request')}" title="Request and response"><span class="hk-status hk-${statusClass(input.status)}">${input.status}</span><span class="hk-value">${input.method}</span></a>
 <a class="hk-item hk-route" href="${urls.panel(token, 'router')}" title="Routing"><span class="hk-label">Route</span><span class="hk-value hk-mono">${input.route ?? 'none'}</span></a>
 <a class="hk-item hk-time" href="${urls.panel(token, 'time')}" title="Time until the response was ready"><span class="hk-value">${duration[0]}</span><span class="hk-unit">${duration[1]}</span></a>

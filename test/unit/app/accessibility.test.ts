@@ -9,7 +9,7 @@ import { RequestType, Response, type Request } from '../../../kernel/index.js';
 import { createKernel, homeController, type KernelApp } from '../../../lib/app/index.js';
 import { MemoryStorage } from '../../../lib/profiler/storage/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
-import { axeFindings, type PageOptions } from '../../axe.js';
+import { axeFindings, loadPage, type PageOptions } from '../../axe.js';
 
 let app: KernelApp;
 
@@ -92,6 +92,32 @@ test("the profiler's 404 for a token no profile has passes axe", async () => {
   const page = await get('/_profiler/abcdef');
   assert.is(page.status, 404);
   await assertAccessible(page.body);
+});
+
+/** The host page with the toolbar where its loader puts it: `/_wdt/<token>` in place of the placeholder and the loader's script. */
+async function withToolbar(page: string, token: string): Promise<string> {
+  const toolbar = await get(`/_wdt/${token}`);
+  assert.is(toolbar.status, 200);
+  const loader = /<div id="hk-toolbar-loader"[^>]*><\/div><script[^>]*>[\s\S]*?<\/script>/;
+  assert.match(page, loader);
+  return page.replace(loader, () => toolbar.body);
+}
+
+test('a page with the toolbar passes axe, the toolbar a landmark of its own', async () => {
+  await assertAccessible(await withToolbar(host.body, hostToken));
+});
+
+test("the welcome page with the toolbar passes axe", async () => {
+  const page = await get('/');
+  await assertAccessible(await withToolbar(page.body, header(page, 'x-debug-token')));
+});
+
+test('a page whose toolbar could not be fetched, showing the link its loader puts there instead, passes axe', async () => {
+  // jsdom has no fetch: the loader shows its link to the profile at once.
+  const dom = loadPage(host.body);
+  assert.is(dom.window.document.querySelector('#hk-toolbar a')?.textContent, `Profiler: ${hostToken}`);
+  dom.window.close();
+  await assertAccessible(host.body);
 });
 
 const PANELS = ['request', 'exception', 'logger', 'events', 'time', 'router', 'cache'];

@@ -15,7 +15,7 @@ function fetchesFrom(own: ReturnType<typeof placeholder>, byId: ReturnType<typeo
     currentScript: { previousElementSibling: own },
     getElementById: (id: string) => (id === 'hk-toolbar-loader' ? byId : null),
     createRange: () => ({ createContextualFragment: () => ({}) }),
-    createElement: () => ({ style: {}, appendChild() {} }),
+    createElement: () => ({ style: {}, appendChild() {}, setAttribute() {} }),
   };
   const fetch = (url: string) => {
     fetched.push(url);
@@ -45,7 +45,7 @@ async function loaderFacing(outcome: () => Promise<unknown>): Promise<{ fetches:
     currentScript: { previousElementSibling: own },
     getElementById: () => null,
     createRange: () => ({ createContextualFragment: () => ({}) }),
-    createElement: () => ({ style: {}, appendChild() {} }),
+    createElement: () => ({ style: {}, appendChild() {}, setAttribute() {} }),
     addEventListener() {},
   };
   const fetch = () => {
