@@ -99,7 +99,7 @@ export function renderDebugPage(input: DebugPageInput): string {
 <body>
 <header class="summary ${status >= 500 ? 'status-5xx' : 'status-4xx'}">
 <div class="container">
-<p class="chain">${errors.map((error, i) => html`${i > 0 ? html` <span class="arrow" aria-label="caused by">←</span> ` : ''}<a href="#error-${i + 1}">${error.class}</a>`)}</p>
+<p class="chain">${errors.map((error, i) => html`${i > 0 ? html` <span class="arrow" aria-hidden="true">←</span><span class="visually-hidden">caused by</span> ` : ''}<a href="#error-${i + 1}">${error.class}</a>`)}</p>
 <p class="http">HTTP ${status} <small>${reason}</small></p>
 <h1 class="message">${renderElided(message, SHOWN_MESSAGE_LENGTH)}</h1>
 <p class="request"><span class="method">${input.request.method}</span> <span class="uri">${renderElided(input.request.uri, SHOWN_URI_LENGTH)}</span></p>
@@ -388,6 +388,8 @@ code, pre, .file, .function { font-family: ui-monospace, SFMono-Regular, Menlo, 
 .chain, .http, .request, .links { margin: 4px 0; }
 .chain a { font-weight: 600; text-decoration: none; }
 .arrow { opacity: .7; }
+/* Read by screen readers, not shown: the arrow says it to the eye (an aria-label on a span is ignored by most of them). */
+.visually-hidden { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; border: 0; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .http small { font-size: inherit; opacity: .8; }
 .summary h1 { font-size: 24px; margin: 12px 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .request { opacity: .85; overflow-wrap: anywhere; }

@@ -142,6 +142,18 @@ test("the request panel of a POST showing its JSON body passes axe", async () =>
   await assertAccessible((await get(`/_profiler/${postedToken}?panel=request`)).body);
 });
 
+test('the debug error page of an error with a cause chain, with its logs and the toolbar, passes axe', async () => {
+  assert.is(failed.status, 500);
+  assert.match(failed.body, 'RangeError');
+  await assertAccessible(await withToolbar(failed.body, failedToken));
+});
+
+test('the debug error page of a 404 passes axe', async () => {
+  const page = await get('/nowhere');
+  assert.is(page.status, 404);
+  await assertAccessible(page.body);
+});
+
 test('the plain error page of a failing request passes axe', async () => {
   const page = await get('/books/7', productionApp);
   assert.is(page.status, 500);

@@ -63,7 +63,8 @@ test('titles the page "<message> (<status> <status text>)" of the outermost erro
 
 test('shows the class chain, the HTTP status and the message in the header', () => {
   const document = page();
-  assert.match(document, /<a href="#error-1">NotFoundHttpError<\/a>\s*<span class="arrow"[^>]*>←<\/span>\s*<a href="#error-2">ResourceNotFoundError<\/a>/);
+  // The arrow is for the eye; screen readers read "caused by" instead.
+  assert.match(document, /<a href="#error-1">NotFoundHttpError<\/a>\s*<span class="arrow" aria-hidden="true">←<\/span><span class="visually-hidden">caused by<\/span>\s*<a href="#error-2">ResourceNotFoundError<\/a>/);
   assert.match(document, /HTTP 404 <small>Not Found<\/small>/);
   assert.match(document, /<h1 class="message">No route found for &quot;GET http:\/\/127\.0\.0\.1:8000\/robots\.txt&quot;<\/h1>/);
 });
