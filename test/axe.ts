@@ -96,9 +96,9 @@ const FOCUSABLE = 'a[href], button, input:not([type="hidden"]), select, textarea
  * Elements the stylesheet lets scroll (`overflow` auto or scroll) that a keyboard cannot reach: not
  * focusable themselves, with nothing focusable inside. axe's scrollable-region-focusable checks the
  * same of the elements that do overflow, which jsdom cannot tell: here any of them may (a long line,
- * a long JSON value), so each must be reachable.
+ * a long JSON value), so each must be reachable. `except`: a selector of scrollers known not to overflow.
  */
-export function scrollableWithoutFocus(page: string, options: PageOptions = {}): string[] {
+export function scrollableWithoutFocus(page: string, options: PageOptions & { except?: string } = {}): string[] {
   const dom = loadPage(page, options);
   try {
     const { window } = dom;
@@ -107,6 +107,7 @@ export function scrollableWithoutFocus(page: string, options: PageOptions = {}):
       const style = window.getComputedStyle(element);
       const scrolls = [style.overflow, style.overflowX, style.overflowY].some((value) => value === 'auto' || value === 'scroll');
       if (!scrolls || element.matches(FOCUSABLE) || element.querySelector(FOCUSABLE) !== null) continue;
+      if (options.except !== undefined && element.matches(options.except)) continue;
       stuck.push(element.outerHTML.slice(0, 100));
     }
     return stuck;

@@ -122,9 +122,9 @@ ${handled.map((error, i) => renderError(error, i, handled.length, view, 'handled
 <section id="plain-trace">
 <h2>Stack Trace (Plain Text)</h2>
 ${errors.map((error, i) => html`<h3>[${i + 1}/${errors.length}] ${error.class}</h3>
-<pre class="plain">${plainStack(error)}</pre>
+<pre class="plain" tabindex="0">${plainStack(error)}</pre>
 `)}${handled.map((error, i) => html`<h3>[${i + 1}/${handled.length}] ${error.class} (thrown while handling)</h3>
-<pre class="plain">${plainStack(error)}</pre>
+<pre class="plain" tabindex="0">${plainStack(error)}</pre>
 `)}
 </section>
 </main>
@@ -434,6 +434,7 @@ h2 { font-size: 20px; border-bottom: 1px solid var(--border); padding-bottom: 6p
   .logs td.log-message, .logs td.empty { grid-column: 1 / -1; padding-top: 0; }
 }
 .context { margin: 4px 0 0; color: var(--muted); white-space: pre-wrap; }
+/* Stack traces and excerpts scroll sideways; the markup makes them focusable (tabindex) so that a keyboard can scroll them. */
 .plain { background: var(--card); border: 1px solid var(--border); border-radius: 4px; padding: 10px; overflow-x: auto; }
 .empty { color: var(--muted); font-style: italic; }
 `;

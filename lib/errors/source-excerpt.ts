@@ -25,9 +25,12 @@ export function excerptReader(around = EXCERPT_LINES, frames = EXCERPT_FRAMES): 
   };
 }
 
-/** An excerpt as `<pre class="excerpt">`: numbered lines, the frame's own highlighted. */
+/**
+ * An excerpt as `<pre class="excerpt">`: numbered lines, the frame's own highlighted. Its lines are
+ * not wrapped, so the box scrolls sideways: it is focusable (`tabindex="0"`) so that a keyboard can scroll it.
+ */
 export function renderSourceExcerpt(source: SourceExcerpt): SafeHtml {
-  return html`<pre class="excerpt"><code>${source.lines.map(
+  return html`<pre class="excerpt" tabindex="0"><code>${source.lines.map(
     (text, i) =>
       // No newline between lines: each is a block already, a newline in <pre> would add a blank one.
       html`<span class="${source.start + i === source.highlight ? 'line highlight' : 'line'}"><span class="number">${source.start + i}</span>${text}</span>`,

@@ -12,7 +12,7 @@ import { renderRequestPanel, requestBadge } from './panels/request-panel.js';
 import { renderRouterPanel, routerBadge } from './panels/router-panel.js';
 import { renderTimePanel, timeBadge, timelineStyles } from './panels/time-panel.js';
 import type { ProfilerUrls } from './urls.js';
-import { elideMiddle, isSafeLink, prettyJson, recordOf, renderShortUrl, SHOWN_CHILDREN, SHOWN_MESSAGE_LENGTH, SHOWN_URL_LENGTH, stringOf } from './values.js';
+import { elideMiddle, isSafeLink, recordOf, renderJson, renderShortUrl, SHOWN_CHILDREN, SHOWN_MESSAGE_LENGTH, SHOWN_URL_LENGTH, stringOf } from './values.js';
 
 /** What `renderProfilePage` shows. */
 export interface ProfilePageInput {
@@ -162,6 +162,6 @@ function safely(context: PanelContext, collector: string | null, render: () => S
     if (collector === null) return html``;
     const reason = error instanceof Error ? error.message : String(error);
     return html`<p class="notice">This panel could not be rendered (${reason}); its recorded data follows.</p>
-<pre class="json">${prettyJson(context.profile.collectors[collector] ?? null)}</pre>`;
+${renderJson(context.profile.collectors[collector] ?? null)}`;
   }
 }

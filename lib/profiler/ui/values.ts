@@ -64,7 +64,15 @@ export function renderValue(value: unknown): SafeHtml {
   if (Array.isArray(value) && value.every((item) => typeof item === 'string')) {
     return html`${value.map((item, i) => html`${i > 0 ? html`<br>` : ''}<span class="text">${item}</span>`)}`;
   }
-  return html`<pre class="json">${prettyJson(value)}</pre>`;
+  return renderJson(value);
+}
+
+/**
+ * Pretty JSON in its box, which scrolls past 420px (see .json): focusable (`tabindex="0"`), so
+ * that a keyboard can scroll it too, as WCAG 2.1.1 asks and axe's scrollable-region-focusable checks.
+ */
+export function renderJson(value: unknown): SafeHtml {
+  return html`<pre class="json" tabindex="0">${prettyJson(value)}</pre>`;
 }
 
 /** A two-column table of names and values, or a muted line saying it is empty. */

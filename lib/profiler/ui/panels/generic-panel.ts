@@ -1,7 +1,7 @@
 /** The panel of a collector the UI has no dedicated page for (embedders add their own): its data as JSON. */
 import { html, type SafeHtml } from '../../../errors/index.js';
 import { isLeftOutData } from '../../profile.js';
-import { prettyJson, renderNoData } from '../values.js';
+import { renderJson, renderNoData } from '../values.js';
 import type { PanelContext } from './panel-context.js';
 
 /** Renders any collector's data as pretty JSON, under its name. */
@@ -9,5 +9,5 @@ export function renderGenericPanel({ profile }: PanelContext, name: string): Saf
   const data = profile.collectors[name];
   return html`<h2>${name}</h2>
 <p class="muted">Data recorded by the <code>${name}</code> collector.</p>
-${data === undefined || data === null ? html`<p class="empty">No data</p>` : isLeftOutData(data) ? renderNoData(name, data) : html`<pre class="json">${prettyJson(data)}</pre>`}`;
+${data === undefined || data === null ? html`<p class="empty">No data</p>` : isLeftOutData(data) ? renderNoData(name, data) : renderJson(data)}`;
 }

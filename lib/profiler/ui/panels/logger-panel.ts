@@ -2,7 +2,7 @@
 import { html, type SafeHtml } from '../../../errors/index.js';
 import { LogLevel } from '../../../log/index.js';
 import { formatClockTime, isoTime, shownTimeZone } from '../format.js';
-import { arrayOf, isRecord, numberOf, prettyJson, recordOf, renderNoData, stringOf } from '../values.js';
+import { arrayOf, isRecord, numberOf, prettyJson, recordOf, renderJson, renderNoData, stringOf } from '../values.js';
 import type { PanelContext } from './panel-context.js';
 
 /** The filter groups, most severe first; a record belongs to exactly one. */
@@ -84,7 +84,7 @@ function renderRecord(record: Record<string, unknown>, timeZone: string | undefi
 <td class="level">${stringOf(record['levelName']) ?? String(record['level'] ?? '')}</td>
 <td class="nowrap">${stringOf(record['channel']) ?? ''}</td>
 <td class="col-message"><div class="message">${stringOf(record['message']) ?? prettyJson(record['message'])}</div>${keys > 0
-    ? html`<details><summary>Context (${keys === 1 ? '1 key' : `${keys} keys`})</summary><pre class="json">${prettyJson(context)}</pre></details>`
+    ? html`<details><summary>Context (${keys === 1 ? '1 key' : `${keys} keys`})</summary>${renderJson(context)}</details>`
     : typeof record['context'] === 'string'
       ? html`<p class="muted">Context: ${record['context']}</p>`
       : ''}</td>

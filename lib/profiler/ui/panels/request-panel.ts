@@ -42,7 +42,7 @@ ${renderKeyValueTable(data['query'], 'No query parameters')}
 
 <h3>Request body</h3>
 ${body !== null && body !== ''
-  ? html`${data['bodyTruncated'] === true ? html`<p class="notice">The body is truncated: only its beginning was kept.</p>` : ''}<pre class="body-preview">${body}</pre>`
+  ? html`${data['bodyTruncated'] === true ? html`<p class="notice">The body is truncated: only its beginning was kept.</p>` : ''}<pre class="body-preview" tabindex="0">${body}</pre>`
   : html`<p class="empty">${data['bodyTruncated'] === true ? 'The body was too large to keep' : unreadBody(recordOf(data['requestHeaders'])) ?? 'No body'}</p>`}
 
 <h3>Cookies</h3>

@@ -29,7 +29,7 @@ test('every panel escapes request values: URL, method, headers, query keys, body
 test('the request panel escapes header names and values, query keys, cookies, body, attributes and session', () => {
   const html = renderProfilePage({ profile: hostileProfile(), panel: 'request', parent: null, children: [], urls });
   assert.match(html, `<th scope="row">${ESCAPED}</th><td><span class="text">${ESCAPED}</span>`);
-  assert.match(html, `<pre class="body-preview">${ESCAPED}</pre>`);
+  assert.match(html, `<pre class="body-preview" tabindex="0">${ESCAPED}</pre>`);
   assert.match(html, `&quot;nested&quot;: &quot;${ESCAPED}&quot;`);
   assert.ok((html.match(new RegExp(ESCAPED.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'g')) ?? []).length >= 15);
 });

@@ -49,7 +49,7 @@ function panel(frames: Frame[], handled: Frame[] = []): string {
 
 /** The excerpts of a panel, each as the numbers of its lines and the highlighted one. */
 function excerptsOf(html: string): Array<{ numbers: number[]; highlight: number | null }> {
-  return [...html.matchAll(/<pre class="excerpt"><code>([\s\S]*?)<\/code><\/pre>/g)].map(([, code]) => ({
+  return [...html.matchAll(/<pre class="excerpt" tabindex="0"><code>([\s\S]*?)<\/code><\/pre>/g)].map(([, code]) => ({
     numbers: [...code!.matchAll(/<span class="number">(\d+)<\/span>/g)].map((m) => Number(m[1])),
     highlight: Number(/<span class="line highlight"><span class="number">(\d+)<\/span>/.exec(code!)?.[1] ?? NaN) || null,
   }));
@@ -77,7 +77,7 @@ test('only the first three application frames of each error that can be read get
 test('a file changed after the request was made is shown with a note that its lines may have moved', () => {
   const file = source('edited.ts', 12, TIME + 5_000);
   const html = panel([frame(file, 6)]);
-  assert.match(html, /<p class="excerpt-changed">This file has changed since the request: these may not be the lines it ran.<\/p><pre class="excerpt">/);
+  assert.match(html, /<p class="excerpt-changed">This file has changed since the request: these may not be the lines it ran.<\/p><pre class="excerpt" tabindex="0">/);
   assert.equal(excerptsOf(html).length, 1);
 });
 

@@ -134,7 +134,7 @@ test('the request panel shows headers, query, cookies, attributes and the respon
 
 test('the request panel shows the body with a truncation note, the route, controller and session', () => {
   const html = panelOf(page({ profile: okProfile(), panel: 'request' }));
-  assert.match(html, '<pre class="body-preview">{&quot;title&quot;:&quot;Dune&quot;,&quot;password&quot;:&quot;[redacted]&quot;}</pre>');
+  assert.match(html, '<pre class="body-preview" tabindex="0">{&quot;title&quot;:&quot;Dune&quot;,&quot;password&quot;:&quot;[redacted]&quot;}</pre>');
   assert.match(html, 'The body is truncated');
   assert.match(html, 'BookController::create');
   assert.match(html, 'book_create');
@@ -222,7 +222,7 @@ test('the logger panel lists time, level, channel and message, with context in a
   const html = panelOf(page({ panel: 'logger' }));
   assert.match(html, /<tr class="level-error">\s*<td class="nowrap mono"><time datetime="2026-11-21T21:40:54.127Z" title="2026-11-21T21:40:54.127Z">21:40:54.127<\/time><\/td>\s*<td class="level">ERROR<\/td>\s*<td class="nowrap">request<\/td>/);
   assert.match(html, 'Uncaught exception NotFoundHttpError');
-  assert.match(html, /<details><summary>Context \(2 keys\)<\/summary><pre class="json">\{\n {2}&quot;path&quot;: &quot;\/robots.txt&quot;,\n {2}&quot;tried&quot;: 3\n\}<\/pre><\/details>/);
+  assert.match(html, /<details><summary>Context \(2 keys\)<\/summary><pre class="json" tabindex="0">\{\n {2}&quot;path&quot;: &quot;\/robots.txt&quot;,\n {2}&quot;tried&quot;: 3\n\}<\/pre><\/details>/);
   assert.match(html, '<tr class="level-warning">');
   assert.match(html, '<tr class="level-debug">');
 });
@@ -406,7 +406,7 @@ test('an embedder collector gets a menu entry and a generic panel with its JSON'
   const html = page({ profile, panel: 'cache' });
   assert.match(html, '<a href="/_profiler/a1b2c3?panel=cache" aria-current="page"><span>cache</span>');
   assert.is(selectedPanel(html), 'cache');
-  assert.match(panelOf(html), '<pre class="json">{\n  &quot;hits&quot;: 3,\n  &quot;keys&quot;: [\n    &quot;a&quot;,\n    &quot;b&quot;\n  ]\n}</pre>');
+  assert.match(panelOf(html), '<pre class="json" tabindex="0">{\n  &quot;hits&quot;: 3,\n  &quot;keys&quot;: [\n    &quot;a&quot;,\n    &quot;b&quot;\n  ]\n}</pre>');
 });
 
 test('the memory collector has no panel of its own', () => {
