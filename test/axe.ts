@@ -67,11 +67,23 @@ export function narrowed(page: string): string {
   return result;
 }
 
+/** The parts of axe's API the tests use, in a page's window. */
+interface AxeWindow {
+  eval(source: string): void;
+  axe: {
+    run(context: unknown, options: RunOptions): Promise<AxeResults>;
+    setup(context: unknown): void;
+    teardown(): void;
+    utils: { getNodeFromTree(element: Element): unknown };
+    commons: { dom: { isVisibleToScreenReaders(node: unknown): boolean } };
+  };
+}
+
 /** axe's violations and undecided results for the page; an empty list is a pass. */
 export async function axeFindings(page: string, options: PageOptions = {}): Promise<Finding[]> {
   const dom = loadPage(page, options);
   try {
-    const window = dom.window as unknown as { eval(source: string): void; axe: { run(context: unknown, options: RunOptions): Promise<AxeResults> } };
+    const window = dom.window as unknown as AxeWindow;
     window.eval(AXE_SOURCE);
     const results = await window.axe.run(dom.window.document, RUN_OPTIONS);
     return [...results.violations.map((result) => finding(result, 'violation')), ...results.incomplete.map((result) => finding(result, 'incomplete'))];
@@ -111,6 +123,30 @@ export function scrollableWithoutFocus(page: string, options: PageOptions & { ex
       stuck.push(element.outerHTML.slice(0, 100));
     }
     return stuck;
+  } finally {
+    dom.window.close();
+  }
+}
+
+/**
+ * Column and row headers of the page's tables that a screen reader does not get, by axe's own
+ * judgement (isVisibleToScreenReaders: display none, visibility hidden, aria-hidden...). axe's
+ * td-has-header rule finds a cell's headers whether they are hidden or not, so it passes a table
+ * whose header row the stylesheet hides, which a screen reader reads as cells without headers.
+ */
+export function headersHiddenFromScreenReaders(page: string, options: PageOptions = {}): string[] {
+  const dom = loadPage(page, options);
+  try {
+    const window = dom.window as unknown as AxeWindow;
+    window.eval(AXE_SOURCE);
+    window.axe.setup(dom.window.document);
+    try {
+      return [...dom.window.document.querySelectorAll('table th')]
+        .filter((header) => !window.axe.commons.dom.isVisibleToScreenReaders(window.axe.utils.getNodeFromTree(header)))
+        .map((header) => `${header.closest('table')?.className ?? ''} table: <th>${header.textContent ?? ''}</th>`);
+    } finally {
+      window.axe.teardown();
+    }
   } finally {
     dom.window.close();
   }

@@ -427,8 +427,9 @@ h2 { font-size: 20px; border-bottom: 1px solid var(--border); padding-bottom: 6p
 .logs tr.level-debug { color: var(--muted); }
 .log-message { overflow-wrap: anywhere; }
 @media (max-width: 640px) {
-  /* A narrow screen: time, level and channel on one line, the message under them across the width. */
-  .logs thead { display: none; }
+  /* A narrow screen: time, level and channel on one line, the message under them across the width. The header
+     row is hidden from the eye only: a screen reader still names each cell's column. */
+  .logs thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
   .logs tr { display: grid; grid-template-columns: auto auto 1fr; border-bottom: 1px solid var(--border); }
   .logs td { border-bottom: none; }
   .logs td.log-message, .logs td.empty { grid-column: 1 / -1; padding-top: 0; }

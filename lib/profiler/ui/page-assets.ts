@@ -222,7 +222,8 @@ tr.trace-match { background: color-mix(in srgb, var(--ok-bg) 50%, transparent); 
 
 /* A panel too narrow for all the columns of these tables shows each row as a card, its URL, listener, message or route path on a line of its own. */
 @container panel (max-width: 660px) {
-  .results thead, .events-called thead, .events-not-called thead, .logs thead, .traces thead { display: none; }
+  /* The header row is hidden from the eye only (not display: none): a screen reader still names each cell's column. */
+  .results thead, .events-called thead, .events-not-called thead, .logs thead, .traces thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
   .results, .results tbody, .events-called, .events-called tbody, .events-not-called, .events-not-called tbody, .logs, .logs tbody, .traces, .traces tbody { display: block; }
   .results tr, .events-called tr, .events-not-called tr, .logs tr, .traces tr { display: flex; flex-wrap: wrap; align-items: baseline; gap: 2px 12px; padding: 8px 4px; border-bottom: 1px solid var(--border); }
   .results td, .events-called td, .events-not-called td, .logs td, .traces td { display: block; padding: 0; border: 0; min-width: 0; }

@@ -9,7 +9,7 @@ import { RequestType, Response, type Request } from '../../../kernel/index.js';
 import { createKernel, homeController, type KernelApp } from '../../../lib/app/index.js';
 import { MemoryStorage } from '../../../lib/profiler/storage/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
-import { axeFindings, loadPage, scrollableWithoutFocus, type PageOptions } from '../../axe.js';
+import { axeFindings, headersHiddenFromScreenReaders, loadPage, scrollableWithoutFocus, type PageOptions } from '../../axe.js';
 
 let app: KernelApp;
 
@@ -164,6 +164,23 @@ test("the reference app's welcome page passes axe", async () => {
   const page = await get('/', productionApp);
   assert.is(page.status, 200);
   await assertAccessible(page.body);
+});
+
+// On a narrow screen (a phone, or a desktop zoomed to 400%) the tables are shown as cards: their
+// cells must still have their column headers for a screen reader.
+test('on a narrow screen, the search results, logs, events and routes tables and the debug page pass axe, their column headers kept for screen readers', async () => {
+  const pages = {
+    'search results': (await get('/_profiler/search?limit=50')).body,
+    'logger panel': (await get(`/_profiler/${failedToken}?panel=logger`)).body,
+    'events panel': (await get(`/_profiler/${failedToken}?panel=events`)).body,
+    'router panel': (await get(`/_profiler/${failedToken}?panel=router`)).body,
+    'debug error page': failed.body,
+  };
+  for (const [name, page] of Object.entries(pages)) {
+    const findings = await axeFindings(page, { narrow: true });
+    assert.equal(findings.map((found) => `${name}: ${found.kind} ${found.rule}: ${found.help}\n    ${found.nodes.join('\n    ')}`), [], name);
+    assert.equal(headersHiddenFromScreenReaders(page, { narrow: true }), [], `${name}: headers hidden from screen readers`);
+  }
 });
 
 // axe's scrollable-region-focusable needs scroll sizes, which jsdom does not have: this is its check
