@@ -8,7 +8,10 @@ import { createHash } from 'node:crypto';
 /** localStorage key remembering that the toolbar was collapsed. */
 export const TOOLBAR_STORAGE_KEY = 'hk-toolbar/hidden';
 
-/** The toolbar's stylesheet (the text of its `<style>` element). */
+/**
+ * The toolbar's stylesheet (the text of its `<style>` element). The toggle's focus ring comes after
+ * the hidden bar's shadow, a rule of the same specificity, so that it shows in both states.
+ */
 export const TOOLBAR_CSS = `
 #hk-toolbar, #hk-toolbar * { box-sizing: border-box; margin: 0; padding: 0; border: 0; font: inherit; line-height: inherit; color: inherit;
   background: none; text-decoration: none; text-transform: none; letter-spacing: normal; text-align: left; text-shadow: none; box-shadow: none;
@@ -45,12 +48,12 @@ export const TOOLBAR_CSS = `
   justify-content: center; padding: 0 10px; cursor: pointer; user-select: none; color: var(--hk-muted); background: var(--hk-bg);
   border-top: 1px solid var(--hk-border); border-left: 1px solid var(--hk-border); }
 #hk-toolbar .hk-toggle:hover { color: var(--hk-fg); background: var(--hk-hover); }
-#hk-toolbar .hk-hide:focus-visible ~ .hk-toggle { box-shadow: inset 0 0 0 2px var(--hk-redirect); }
 #hk-toolbar .hk-when-open { font-size: 18px; }
 #hk-toolbar .hk-when-closed { display: none; align-items: center; gap: 6px; }
 #hk-toolbar .hk-hide:checked ~ .hk-bar, #hk-toolbar .hk-hide:checked ~ .hk-spacer, #hk-toolbar .hk-hide:checked ~ .hk-toggle .hk-when-open { display: none; }
 #hk-toolbar .hk-hide:checked ~ .hk-toggle .hk-when-closed { display: inline-flex; }
 #hk-toolbar .hk-hide:checked ~ .hk-toggle { border-top-left-radius: 6px; box-shadow: 0 -2px 8px rgba(0, 0, 0, .12); }
+#hk-toolbar .hk-hide:focus-visible ~ .hk-toggle { box-shadow: inset 0 0 0 2px var(--hk-redirect); }
 @media (max-width: 640px) {
   #hk-toolbar .hk-bar { scrollbar-width: none; }
   #hk-toolbar a.hk-item { gap: 4px; padding: 0 8px; }

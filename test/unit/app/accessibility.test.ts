@@ -120,6 +120,25 @@ test('a page whose toolbar could not be fetched, showing the link its loader put
   await assertAccessible(host.body);
 });
 
+test("the toolbar's hide toggle shows that it has the keyboard's focus, with the bar shown and hidden", async () => {
+  const page = await withToolbar(host.body, hostToken);
+  /** The toggle's box-shadow with the checkbox focused, after Space hid the bar or not (a page each: jsdom's style cache misses a change of checkedness). */
+  const ring = (hidden: boolean): string => {
+    const dom = loadPage(page);
+    const { document } = dom.window;
+    const hide = document.querySelector<HTMLInputElement>('#hk-toolbar-hide')!;
+    hide.focus();
+    if (hidden) hide.click();
+    assert.is(hide.checked, hidden);
+    assert.ok(hide.matches(':focus-visible'));
+    const shadow = dom.window.getComputedStyle(document.querySelector('#hk-toolbar .hk-toggle')!).boxShadow;
+    dom.window.close();
+    return shadow;
+  };
+  assert.match(ring(false), 'inset 0 0 0 2px', 'bar shown');
+  assert.match(ring(true), 'inset 0 0 0 2px', 'bar hidden');
+});
+
 const PANELS = ['request', 'exception', 'logger', 'events', 'time', 'router', 'cache'];
 
 for (const panel of PANELS) {
