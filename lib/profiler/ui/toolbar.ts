@@ -31,7 +31,8 @@ export function renderToolbar(input: ToolbarInput): string {
   const duration = formatDuration(input.durationMs).split(' ');
   const memory = formatBytes(input.memoryBytes).split(' ');
   // The landmark is the whole toolbar, its hide toggle too, which sits outside the bar (the CSS shows it when the bar is hidden).
-  return html`<div id="hk-toolbar" class="hk-root" data-token="${token}" role="region" aria-label="Profiler toolbar">
+  // Its text is English whatever the page's language, which a screen reader would read it in.
+  return html`<div id="hk-toolbar" class="hk-root" data-token="${token}" role="region" aria-label="Profiler toolbar" lang="en">
 <style>${unsafeRaw(TOOLBAR_CSS)}</style>
 <input type="checkbox" id="hk-toolbar-hide" class="hk-hide" aria-label="Hide the profiler toolbar">
 <div class="hk-spacer"></div>

@@ -120,6 +120,18 @@ test('a page whose toolbar could not be fetched, showing the link its loader put
   await assertAccessible(host.body);
 });
 
+test('the toolbar says it is in English, in a page of another language too, as the link its loader may show instead', async () => {
+  const french = host.body.replace('<html lang="en">', '<html lang="fr">');
+  assert.match(french, '<html lang="fr">');
+  for (const page of [await withToolbar(french, hostToken), french]) {
+    const dom = loadPage(page);
+    const toolbar = dom.window.document.querySelector('#hk-toolbar');
+    assert.ok(toolbar !== null);
+    assert.is(toolbar.closest('[lang]')?.getAttribute('lang'), 'en');
+    dom.window.close();
+  }
+});
+
 test("the toolbar's hide toggle shows that it has the keyboard's focus, with the bar shown and hidden", async () => {
   const page = await withToolbar(host.body, hostToken);
   /** The toggle's box-shadow with the checkbox focused, after Space hid the bar or not (a page each: jsdom's style cache misses a change of checkedness). */

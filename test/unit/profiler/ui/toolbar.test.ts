@@ -26,7 +26,7 @@ const hash = (text: string): string => `'sha256-${createHash('sha256').update(te
 
 test('the toolbar is a fragment with one root element, #hk-toolbar', () => {
   const html = toolbar().trim();
-  assert.ok(html.startsWith('<div id="hk-toolbar" class="hk-root" data-token="a1b2c3" role="region" aria-label="Profiler toolbar">'));
+  assert.ok(html.startsWith('<div id="hk-toolbar" class="hk-root" data-token="a1b2c3" role="region" aria-label="Profiler toolbar" lang="en">'));
   assert.ok(html.endsWith('</div>'));
   assert.not.match(html, /<html|<body|<head/);
 });
