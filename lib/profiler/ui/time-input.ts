@@ -67,7 +67,7 @@ function spanOf(year: number, month: number, day: number, time: (string | undefi
     const first = localInstant(year, month, day, 0, 0, 0, 0);
     // A day a zone skipped whole (Samoa's 30 Dec 2011, crossing the date line) starts on the next one.
     if (new Date(first).getDate() !== day) return refused(SKIPPED_DAY);
-    return { ok: true, span: { first, last: localInstant(year, month, day + 1, 0, 0, 0, 0) - 1 } };
+    return { ok: true, span: { first, last: lastLocalInstant([year, month, day, 0, 0, 0, 0], DAY_MS) } };
   }
   if (Number(hour) > 23) return refused('names a time that does not exist (hours go from 00 to 23)');
   if (Number(minute) > 59) return refused('names a time that does not exist (minutes go from 00 to 59)');
@@ -89,19 +89,42 @@ function spanOf(year: number, month: number, day: number, time: (string | undefi
   }
   // One the clocks going back repeat (01:30 on a fall-back night) names both times: a Date reads the first, the span runs to the end of the second, so
   // "until" the time a page shows for a profile of the second includes it.
-  return { ok: true, span: { first, last: laterOccurrence(first) + length - 1 } };
+  return { ok: true, span: { first, last: lastLocalInstant(parts, length) } };
 }
 
 const DAY_MS = 86_400_000;
 
+/**
+ * The last instant shown as the local time `parts` names to its precision (`length` milliseconds of the
+ * clock): the latest occurrence of its last millisecond, as the clocks going back may repeat it (01:59:59.999
+ * on a fall-back night; 23:59:59.999 of the day before where they go back across midnight, as St. John's did
+ * at 00:01 until 2011), or, when a change skips that millisecond, the one before the next time that exists.
+ */
+function lastLocalInstant(parts: readonly [number, number, number, number, number, number, number], length: number): number {
+  const [year, month, day, hour, minute, second, millisecond] = parts;
+  // setHours carries the milliseconds past the second into the clock, so this is the local time `length - 1` later.
+  const end = localInstant(year, month, day, hour, minute, second, millisecond + length - 1);
+  const endWall = utcInstant(year, month, day, hour, minute, second, millisecond) + length - 1;
+  if (end + localOffsetMs(end) !== endWall) return localInstant(year, month, day, hour, minute, second, millisecond + length) - 1;
+  return laterOccurrence(end);
+}
+
 /** The later instant that reads as the same local time as `instant` (the clocks went back within the day after it), else `instant`. */
 function laterOccurrence(instant: number): number {
-  const shift = (new Date(instant + DAY_MS).getTimezoneOffset() - new Date(instant).getTimezoneOffset()) * 60_000;
+  const shift = localOffsetMs(instant) - localOffsetMs(instant + DAY_MS);
   if (shift <= 0) return instant;
-  const a = new Date(instant);
-  const b = new Date(instant + shift);
-  const same = a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate() && a.getHours() === b.getHours() && a.getMinutes() === b.getMinutes() && a.getSeconds() === b.getSeconds();
-  return same ? instant + shift : instant;
+  const later = instant + shift;
+  return later + localOffsetMs(later) === instant + localOffsetMs(instant) ? later : instant;
+}
+
+/**
+ * How far the server's local time is ahead of UTC at `instant`, to the millisecond: getTimezoneOffset()
+ * rounds to whole minutes, and the local mean times zones kept before standard time have seconds
+ * (New York's -4:56:02 until 1883), so a shift found with it missed the second occurrence of such a time.
+ */
+function localOffsetMs(instant: number): number {
+  const date = new Date(instant);
+  return utcInstant(date.getFullYear(), date.getMonth() + 1, date.getDate(), date.getHours(), date.getMinutes(), date.getSeconds(), date.getMilliseconds()) - instant;
 }
 
 function refused(problem: string): TimeSpanResult {

@@ -123,6 +123,30 @@ test('in the hour repeated when the clocks go back, "until" a time the pages sho
   assert.is(criteria('end=2026-10-31 01:30').end, Date.UTC(2026, 9, 31, 5, 30, 59, 999));
 });
 
+test('"until" a day includes the local times repeated at its end where the clocks went back across midnight (St. John\'s at 00:01 until 2011)', () => {
+  // 25 Oct 1987, 00:01 NDT (UTC-2:30) became 24 Oct 23:01 NST (UTC-3:30): 24 Oct's last hour came twice.
+  process.env.TZ = 'America/St_Johns';
+  try {
+    const secondTime = Date.UTC(1987, 9, 25, 3, 0);
+    assert.is(formatProfileTime(secondTime), '24-Oct-1987 23:30:00');
+    for (const written of ['1987-10-24', '24-Oct-1987']) assert.is(criteria(`end=${written}`).end, Date.UTC(1987, 9, 25, 3, 30) - 1, written);
+    assert.is(criteria('start=1987-10-25').start, Date.UTC(1987, 9, 25, 2, 30), 'the next day still starts at its first midnight');
+  } finally {
+    process.env.TZ = 'America/New_York';
+  }
+});
+
+test('"until" a local time the clocks repeated by less than a minute, leaving local mean time, runs to the end of its second occurrence', () => {
+  // New York's clocks went from its local mean time (UTC-4:56:02) to EST at noon, 18 Nov 1883: 12:00:00-12:03:57 came twice.
+  const secondTime = Date.UTC(1883, 10, 18, 17, 2, 30, 500);
+  assert.is(formatProfileTime(secondTime), '18-Nov-1883 12:02:30');
+  const { start, end } = criteria(`start=${encodeURIComponent('18-Nov-1883 12:02:30')}&end=${encodeURIComponent('18-Nov-1883 12:02:30')}`);
+  assert.is(start, Date.UTC(1883, 10, 18, 16, 58, 32), '"from" is its first occurrence, in local mean time');
+  assert.is(end, Date.UTC(1883, 10, 18, 17, 2, 30, 999), '"until" is the end of its second, in EST');
+  // The minute 12:03 ends in EST, not 59.999 s after it began in local mean time (a minute shown as 12:00).
+  assert.is(criteria('end=1883-11-18 12:03').end, Date.UTC(1883, 10, 18, 17, 3, 59, 999));
+});
+
 test('a local day a time zone change skipped whole is a 400 saying so, with or without a time, not read as the next day', () => {
   // Samoa moved across the date line: 30 Dec 2011 never happened in Apia.
   process.env.TZ = 'Pacific/Apia';
