@@ -82,9 +82,12 @@ function spanOf(year: number, month: number, day: number, time: (string | undefi
   const first = zoned ? utcInstant(...parts) - offsetMs : localInstant(...parts);
   if (zoned) return { ok: true, span: { first, last: first + length - 1 } };
   // A local time a daylight saving change skips (02:30 on a spring-forward night) reads as an hour later: refused, as 24:00 is.
+  // To the text's precision, seconds too: where a zone left its local mean time 52 s ahead (St. John's, 30 Mar 1935), 00:00:05
+  // read as 00:00:57; the minute 00:00, partly skipped, starts where it exists.
   const read = new Date(first);
   if (read.getDate() !== day) return refused(SKIPPED_DAY);
-  if (read.getHours() !== Number(hour) || read.getMinutes() !== Number(minute)) {
+  const readLate = first + localOffsetMs(first) - utcInstant(...parts);
+  if (readLate < 0 || readLate >= length) {
     return refused(`names a local time that does not exist in the server's time zone (a daylight saving change skips it); add an offset such as +01:00`);
   }
   // One the clocks going back repeat (01:30 on a fall-back night) names both times: a Date reads the first, the span runs to the end of the second, so

@@ -147,6 +147,21 @@ test('"until" a local time the clocks repeated by less than a minute, leaving lo
   assert.is(criteria('end=1883-11-18 12:03').end, Date.UTC(1883, 10, 18, 17, 3, 59, 999));
 });
 
+test('a local second a zone change skipped is a 400, not read as one up to a minute later; the minute it cuts starts where it exists', () => {
+  // 30 Mar 1935, St. John's went from UTC-3:30:52 to UTC-3:30 at midnight: 00:00:00-00:00:51 never happened.
+  process.env.TZ = 'America/St_Johns';
+  try {
+    for (const query of ['start=1935-03-30 00:00:05', 'end=30-Mar-1935 00:00:51', 'start=1935-03-30T00:00:05.500']) {
+      assert.throws(() => criteria(query), (error: Error) => error instanceof BadRequestHttpError && /does not exist in the server's time zone/.test(error.message), query);
+    }
+    assert.is(criteria('start=1935-03-30 00:00:52').start, Date.UTC(1935, 2, 30, 3, 30, 52));
+    assert.is(criteria('start=1935-03-30 00:00').start, Date.UTC(1935, 2, 30, 3, 30, 52));
+    assert.is(criteria('end=1935-03-30 00:00').end, Date.UTC(1935, 2, 30, 3, 30, 59, 999));
+  } finally {
+    process.env.TZ = 'America/New_York';
+  }
+});
+
 test('a local day a time zone change skipped whole is a 400 saying so, with or without a time, not read as the next day', () => {
   // Samoa moved across the date line: 30 Dec 2011 never happened in Apia.
   process.env.TZ = 'Pacific/Apia';
