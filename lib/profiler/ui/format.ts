@@ -87,7 +87,9 @@ const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 export function formatProfileTime(epochMs: number, timeZone?: string): string {
   const p = dateParts(epochMs, timeZone);
   if (p === null) return '';
-  return `${pad(p.day)}-${MONTHS[p.month]}-${p.year} ${pad(p.hour)}:${pad(p.minute)}:${pad(p.second)}`;
+  // At least four digits, as PHP's `Y` in Symfony's `d-M-Y H:i:s`: `01-Jan-800` was no time the search reads back.
+  const year = `${p.year < 0 ? '-' : ''}${pad(Math.abs(p.year), 4)}`;
+  return `${pad(p.day)}-${MONTHS[p.month]}-${year} ${pad(p.hour)}:${pad(p.minute)}:${pad(p.second)}`;
 }
 
 /** A log record's time of day with milliseconds: `21:40:54.123`. Empty for an invalid time. */

@@ -162,6 +162,18 @@ test('a local second a zone change skipped is a 400, not read as one up to a min
   }
 });
 
+test('a time in the years 0 to 999 is shown with a four-digit year, which the search reads back', () => {
+  for (const year of [0, 5, 800, 999]) {
+    const date = new Date(2000, 0, 1, 12, 30, 15, 250);
+    date.setFullYear(year);
+    const time = date.getTime();
+    const shown = formatProfileTime(time);
+    assert.is(shown, `01-Jan-${String(year).padStart(4, '0')} 12:30:15`);
+    const { start, end } = criteria(`start=${encodeURIComponent(shown)}&end=${encodeURIComponent(shown)}`);
+    assert.ok(start! <= time && time <= end!, `${shown}: ${start} <= ${time} <= ${end}`);
+  }
+});
+
 test('a local day a time zone change skipped whole is a 400 saying so, with or without a time, not read as the next day', () => {
   // Samoa moved across the date line: 30 Dec 2011 never happened in Apia.
   process.env.TZ = 'Pacific/Apia';
