@@ -11,6 +11,7 @@ import { nonceAttribute } from './csp-nonce.js';
 import type { FileLinker } from './file-link.js';
 import type { FlatError } from './flatten-error.js';
 import { elideMiddle, html, renderElided, unsafeRaw, type SafeHtml } from './html.js';
+import { localTimeZoneName } from './local-time-zone.js';
 import { EXCERPT_LINES, excerptReader, renderSourceExcerpt } from './source-excerpt.js';
 import type { StackFrame } from './stack-frames.js';
 import { statusText } from './status-text.js';
@@ -228,7 +229,7 @@ function renderLogs(logs: LogRecord[], dropped: number): SafeHtml {
   return html`<section id="logs">
 <h2>Logs <span class="badge">${logs.length}</span> ${levelCounts(logs).map(([name, n]) => html`<span class="count level-${levelClass(LogLevel[name])}">${n} ${name}</span> `)}</h2>
 <table class="logs">
-<thead><tr><th>Time <span class="zone">(${localTimeZone()})</span></th><th>Level</th><th>Channel</th><th>Message</th></tr></thead>
+<thead><tr><th>Time <span class="zone">(${localTimeZoneName()})</span></th><th>Level</th><th>Channel</th><th>Message</th></tr></thead>
 <tbody>
 ${rows}${hidden > 0 ? html`<tr class="more"><td colspan="4" class="empty">${hidden} more ${hidden === 1 ? 'log record is' : 'log records are'} not shown: the page holds a request's first 1,000 records, within ${LOGS_BUDGET / 1_000_000} MB of them.</td></tr>
 ` : ''}</tbody>
@@ -254,11 +255,6 @@ function levelClass(level: number | undefined): string {
   if (level === LogLevel.WARNING) return 'warning';
   if (level === LogLevel.DEBUG) return 'debug';
   return 'info';
-}
-
-/** The IANA name of the server's time zone, which the Logs section's times are in (`TZ`, else the system's). */
-function localTimeZone(): string {
-  return new Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'local time';
 }
 
 /** `HH:MM:SS.mmm` in local time, with the full ISO instant in the attribute and tooltip. */

@@ -6,6 +6,7 @@ export * from './fallback-error-response.js';
 export * from './file-link.js';
 export * from './flatten-error.js';
 export * from './html.js';
+export * from './local-time-zone.js';
 export * from './plain-page.js';
 export * from './prefers-json.js';
 export * from './problem-json.js';

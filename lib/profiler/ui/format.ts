@@ -1,4 +1,5 @@
 /** Formatting of times, durations, sizes and statuses, shared by the profiler's pages and toolbar. */
+import { localTimeZoneName } from '../../errors/index.js';
 
 /** The last instant a Date holds, either side of 1970 (ECMA-262: 100,000,000 days). */
 const MAX_DATE_MS = 8.64e15;
@@ -75,7 +76,7 @@ function dateParts(epochMs: number, timeZone: string | undefined): DateParts | n
  * whose browser is elsewhere (a server in a container on UTC), and the search reads un-zoned times in it.
  */
 export function shownTimeZone(timeZone?: string): string {
-  return timeZone ?? new Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'the server\'s local time';
+  return timeZone ?? localTimeZoneName();
 }
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');

@@ -158,6 +158,19 @@ test('the Logs section names the time zone its times are in, the server\'s, with
   }
 });
 
+test('the Logs section names a TZ no time zone is by the offset its times are shown at', () => {
+  const saved = process.env.TZ;
+  process.env.TZ = 'UTC+3';
+  try {
+    const document = page({ logs: [record({ message: 'at half past' })] });
+    assert.match(document, '<th>Time <span class="zone">(UTC-03:00)</span></th>');
+    assert.match(document, '<time datetime="2026-11-21T21:40:54.123Z" title="2026-11-21T21:40:54.123Z">18:40:54.123</time>');
+  } finally {
+    if (saved === undefined) delete process.env.TZ;
+    else process.env.TZ = saved;
+  }
+});
+
 test('lists the log records in a table with time, level, channel and message', () => {
   const document = page({
     logs: [

@@ -118,4 +118,23 @@ test('the page names the time zone of the Time column and of the From and Until 
   }
 });
 
+test('a TZ no time zone is named by the offset the times are shown at, never as "the server\'s local time time" or Etc/Unknown', () => {
+  const saved = process.env.TZ;
+  try {
+    // POSIX reads UTC+3 as three hours behind UTC, and so do Dates; Intl resolves no zone for it.
+    for (const [tz, named, shown] of [['UTC+3', 'UTC-03:00', '21-Nov-2026 18:40:54'], ['Foo/Bar', 'UTC', '21-Nov-2026 21:40:54'], ['', 'UTC', '21-Nov-2026 21:40:54']] as const) {
+      process.env.TZ = tz;
+      const page = renderSearchPage({ results: [summaryOf(mainProfile())], criteria: {}, urls });
+      assert.match(page, `<th scope="col">Time <span class="zone">(${named})</span></th>`, tz);
+      assert.match(page, `<p class="hint" id="search-zone">In ${named} time, unless ending with Z or an offset (+01:00)</p>`, tz);
+      assert.match(page, `>${shown}</time>`, tz);
+    }
+    process.env.TZ = 'America/St_Johns';
+    assert.match(renderSearchPage({ results: [], criteria: {}, urls }), 'In America/St_Johns time', 'named again once TZ changes');
+  } finally {
+    if (saved === undefined) delete process.env.TZ;
+    else process.env.TZ = saved;
+  }
+});
+
 test.run();
