@@ -131,9 +131,10 @@ export class FileLock {
 
   /** Waits (polling) until the lock is taken; rejects with a FileLockTimeoutError after `timeoutMs`. */
   async acquire(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+    // The monotonic clock: a wall clock NTP steps ahead meanwhile gave up at once, one set back waited the jump too.
+    const deadline = performance.now() + timeoutMs;
     while (!(await this.tryAcquire())) {
-      if (Date.now() >= deadline) throw new FileLockTimeoutError(this.path, timeoutMs);
+      if (performance.now() >= deadline) throw new FileLockTimeoutError(this.path, timeoutMs);
       await sleep(20 + Math.random() * 30);
     }
   }

@@ -354,6 +354,32 @@ test('acquire waits for the holder and gives up after its timeout with a FileLoc
   await waiter.release();
 });
 
+test('acquire counts its timeout on the monotonic clock: a wall clock stepped ahead meanwhile (less than staleMs) does not give up at once', async () => {
+  const path = lockPath();
+  const holder = new FileLock(path, 60_000);
+  await holder.tryAcquire();
+  const waiter = new FileLock(path, 60_000);
+  let attempts = 0;
+  const tryAcquire = waiter.tryAcquire.bind(waiter);
+  waiter.tryAcquire = () => (attempts++, tryAcquire());
+  const realNow = Date.now;
+  let settled = false;
+  // Its failure is kept to be asserted on, not left unhandled while the loop below waits.
+  const acquiring = waiter.acquire(5_000).then(() => null, (error: unknown) => error).finally(() => (settled = true));
+  // NTP steps the clock 10 s ahead as the wait begins: no time has passed, and the holder's mtime is still fresh.
+  Date.now = () => realNow() + 10_000;
+  try {
+    while (attempts < 3 && !settled) await sleep(10);
+  } finally {
+    Date.now = realNow;
+  }
+  await holder.release();
+  assert.is(await acquiring, null, 'acquired once the holder let go, not timed out');
+  assert.ok(attempts >= 3, `${attempts} attempts`);
+  assert.is(await waiter.stillHeld(), true);
+  await waiter.release();
+});
+
 test('a lock file made but not written (the disk full, or no room left under the file size limit) is removed, not left holding the lock for nobody', () => {
   const path = lockPath();
   const moduleUrl = new URL('../../../lib/fs/file-lock.js', import.meta.url).href;
