@@ -15,7 +15,7 @@ export const VAR_GITIGNORE = '# Made by http-kernel-serve: the development certi
 
 /**
  * Makes `var/` in `cwd`, with VAR_GITIGNORE in it, when one of `paths` (relative to `cwd`, or absolute)
- * is under it and it does not exist yet; says whether it made it. A var/ that exists is the project's
+ * is var/ or under it and it does not exist yet; says whether it made it. A var/ that exists is the project's
  * own and is left as it is. Never throws: what cannot be made is reported by whatever then writes
  * under it (the certificate cache, the profiler's storage), as before. Synchronous, once at start-up:
  * an await here would let a signal that comes at once stop the server before its app is made.
@@ -51,8 +51,11 @@ export function varUnderRoot(paths: readonly string[], cwd: string = process.cwd
   return `the working directory is ${cwd}, so the files kept under ${VAR_DIRECTORY}/ would go to ${shown}, among the system's: start it from your project's directory (systemd: WorkingDirectory=; a container: WORKDIR), or give --profiler-dir, and --tls-cert with --tls-key (or --https-port off), outside it`;
 }
 
-/** Whether `path` (relative to `cwd`, or absolute) is inside `cwd`'s var/. */
+/**
+ * Whether `path` (relative to `cwd`, or absolute) is `cwd`'s var/ or inside it: `--profiler-dir var`
+ * keeps the profiles in var/ itself, which then needs its .gitignore (and from / is the system's /var) as much.
+ */
 function isUnderVar(path: string, cwd: string): boolean {
   const inside = relative(resolve(cwd, VAR_DIRECTORY), resolve(cwd, path));
-  return inside !== '' && !inside.startsWith('..') && !isAbsolute(inside);
+  return !inside.startsWith('..') && !isAbsolute(inside);
 }

@@ -29,6 +29,12 @@ test('a profiler directory given under var/, relative or absolute, makes it too'
     assert.ok(existsSync(join(dir, 'var', '.gitignore')));
   }));
 
+test('a profiler directory that is var/ itself (--profiler-dir var) makes it with its .gitignore too, which the storage leaves alone', () =>
+  inTempDir((dir) => {
+    assert.is(makeVarDirectory(['var'], dir), true);
+    assert.is(readFileSync(join(dir, 'var', '.gitignore'), 'utf8'), VAR_GITIGNORE);
+  }));
+
 test("a var/ that exists is the project's own: no .gitignore is added to it", () =>
   inTempDir((dir) => {
     mkdirSync(join(dir, 'var'));
@@ -61,6 +67,10 @@ test('from a root, absolute directories and none under var/ are the operator\'s 
   assert.is(varUnderRoot([], '/'), null);
   assert.is(varUnderRoot(['profiles'], '/'), null);
   inTempDir((dir) => assert.is(varUnderRoot(['var/tls', 'var/profiler'], dir), null));
+});
+
+test("from a root, var/ itself, however written, is the system's /var too: refused", () => {
+  for (const path of ['var', 'var/', './var', '../var', 'var/tls/..']) assert.ok(varUnderRoot([path], '/') !== null, path);
 });
 
 test.run();
