@@ -29,11 +29,16 @@ let project = '';
 /** node_modules/http-kernel in it. */
 let installed = '';
 
-/** npm as `npm test` runs it (npm_execpath), else the one on the PATH. */
+/**
+ * npm as `npm test` runs it (npm_execpath), else the one on the PATH. Its cache, and the debug log it
+ * writes there, are in the project: `npm pack` stores each tarball it makes in the cache, and every
+ * run of the tests added the package's, about 1 MB, to the developer's ~/.npm.
+ */
 function npm(args: string[], cwd: string): string {
   const npmCli = process.env.npm_execpath;
   const [command, prefix] = npmCli !== undefined && /npm-cli\.js$/.test(npmCli) ? [process.execPath, [npmCli]] : ['npm', []];
-  return execFileSync(command, [...prefix, ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...process.env, npm_config_cache: join(project, '.npm-cache'), npm_config_update_notifier: 'false' };
+  return execFileSync(command, [...prefix, ...args], { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** Links `name` from the clone's node_modules into the project's, as npm would have installed it there. */
