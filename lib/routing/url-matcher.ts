@@ -206,12 +206,16 @@ export class UrlMatcher {
 
     // Static paths: every answer that depends only on path and method is computed now.
     const methods = Object.keys(this.#slots);
+    // GET or HEAD that no route names shares the slot of the methods no route names, whose miss is
+    // worked out for a method never redirected: a GET's miss there is searched live, with its retries.
+    const otherHasGet = this.#getSlot === this.#otherSlot || this.#headSlot === this.#otherSlot;
     for (const path of staticPaths) {
       const outcomes: (LookupResult | null)[] = [];
       for (let slot = 0; slot <= this.#otherSlot; slot++) {
         const method = slot < this.#otherSlot ? methods[slot]! : '';
         const outcome = this.#live(path, method, slot, '', 'http');
-        outcomes.push(this.#tree.conditional || outcome.kind === 'not-found' ? null : deepFreeze(outcome));
+        const live = this.#tree.conditional || outcome.kind === 'not-found' || (slot === this.#otherSlot && otherHasGet && outcome.kind !== 'match');
+        outcomes.push(live ? null : deepFreeze(outcome));
       }
       this.#static[path] = outcomes;
       this.#staticLengths[path.length < 127 ? path.length : 127] = 1;

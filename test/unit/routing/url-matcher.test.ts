@@ -381,6 +381,16 @@ test('a route for another method over the other scheme keeps a GET from the sche
   assert.equal(look(n, '/items', context('GET', 'http')), { kind: 'not-found', path: '/items/' });
 });
 
+test('a GET or HEAD of a static path is redirected to its toggled slash also when no route names GET or HEAD', () => {
+  // GET then shares a slot with the methods no route names, whose static answer is never a redirect.
+  const m = matcher(['create', '/items', { methods: ['POST'] }], ['any', '/items/']);
+  assert.equal(look(m, '/items'), { kind: 'redirect', name: 'any', params: {}, redirect: { path: '/items/' } });
+  assert.equal(look(m, '/items', context('HEAD')), { kind: 'redirect', name: 'any', params: {}, redirect: { path: '/items/' } });
+  assert.equal(look(m, '/items', context('PURGE')), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
+  const n = matcher(['create', '/items', { methods: ['POST'] }], ['any', '/items/'], ['head', '/ping', { methods: ['HEAD'] }]);
+  assert.equal(look(n, '/items'), { kind: 'redirect', name: 'any', params: {}, redirect: { path: '/items/' } });
+});
+
 test('a later route with the right scheme wins over a redirect', () => {
   const m = matcher(['secure', '/page', { schemes: ['https'] }], ['plain', '/page']);
   assert.is(m.match('/page', context('GET', 'http')).name, 'plain');
