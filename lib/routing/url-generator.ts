@@ -166,7 +166,16 @@ export class UrlGenerator {
       });
     }
     if (host !== null) {
-      const hostMisread = readBackHost(route, host, hostWriting.written);
+      let hostMisread = readBackHost(route, host, hostWriting.written);
+      if (hostMisread !== null) {
+        // As for the path: a host group written after one left out (`{:a.}{:b.}example.test` with
+        // only `b`) reads back as the earlier one, so the groups before it are written with their
+        // values or defaults, and one that has none is the group that cannot be left out.
+        const everyBefore = newWriting();
+        host = write(plan.host!, name, route, params, everyBefore, true).toLowerCase();
+        hostMisread = readBackHost(route, host, everyBefore.written);
+        if (hostMisread !== null) refuseMissing(name, plan, [], groupsInTheWay(everyBefore, hostMisread, route, params, host));
+      }
       if (hostMisread !== null) {
         const value = hostMisread.read === null ? undefined : own(hostMisread.read, hostMisread.name);
         throw new InvalidParameterError(name, hostMisread.name, hostMisread.pattern, own(params, hostMisread.name) ?? own(route.defaults, hostMisread.name), {

@@ -648,6 +648,20 @@ test('a host that the matcher would split into other values than those given is 
   assert.equal(result.params, { a: 'x.y', b: 'z' });
 });
 
+test('a host group written after one left out writes the earlier one with its default, or names it as missing, as a path group does', () => {
+  // `x.example.test` would read back as `a` x: the earlier group takes a value written after it.
+  const collection = new RouteCollection()
+    .add('default', new Route('/', { host: '{:a.}{:b.}example.test', defaults: { a: 'www' } }))
+    .add('none', new Route('/', { host: '{:a.}{:b.}example.test' }));
+  const g = new UrlGenerator(collection, { host: 'example.test' });
+  assert.is(g.generate('default', { b: 'x' }), 'http://www.x.example.test/');
+  const result = new UrlMatcher(collection).match('/', { method: 'GET', host: 'www.x.example.test', scheme: 'http' });
+  assert.equal(result.params, { a: 'www', b: 'x' });
+  const error = thrown(() => g.generate('none', { b: 'x' }));
+  assert.instance(error, MissingMandatoryParametersError);
+  assert.is(error.message, 'Some mandatory parameters are missing ("a") to generate a URL for route "none": the optional group "{:a.}" cannot be left out before "{:b.}" ("x.example.test" would read back as a "x").');
+});
+
 test('the base URL prefixes every path', () => {
   const g = generator({ host: 'example.com', baseUrl: '/app/' });
   assert.is(g.generate('book', { id: 1 }), '/app/books/1');
