@@ -50,6 +50,19 @@ export const routeRecipeOf = (pieces: readonly string[], ends: readonly string[]
 export const routeRecipe = routeRecipeOf(PIECES, ENDS);
 export type RouteRecipe = typeof routeRecipe extends fc.Arbitrary<infer T> ? T : never;
 
+// Host patterns of several parameters, for properties of the host alone: parameters that may take
+// dots side by side, optional groups side by side, separators, a wildcard.
+const HOST_SHAPES = [':§.:§.com', ':§.:§.example.com', '{:§.}{:§.}example.com', '{:§.}:§.example.com', ':§-:§.example.com', ':§.example.com', '*§.example.com', ':§.*§.com'];
+
+/**
+ * Route recipes whose path is static and whose host has parameters, each with a host requirement
+ * one time in two (in routeRecipe, a host of two parameters that both take dots is drawn about once
+ * in 2,500 routes): what the generator's host read-back is about.
+ */
+export const hostRouteRecipe = fc
+  .tuple(routeRecipe, fc.constantFrom(...HOST_SHAPES), fc.array(sometimes(fc.nat(HOST_REQUIREMENTS.length - 1), 2), { minLength: 12, maxLength: 12 }))
+  .map(([recipe, host, requirements]): RouteRecipe => ({ ...recipe, lead: false, pieces: ['/books'], end: '', host, requirements, rename: null }));
+
 /** A route as both matchers are given it. */
 export interface Spec {
   readonly oracle: OracleRoute;
