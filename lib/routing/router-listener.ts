@@ -69,8 +69,9 @@ export class RouterListener {
     // A GET or HEAD of another spelling of a route's path (`%c3%a9`, `%69`) is redirected to the
     // canonical one, as a toggled trailing slash is: never served under a path that checks made
     // before routing (the profiler's access, a firewall) did not see. Tried on a miss only, where
-    // the error to come costs far more than the look.
-    if (result.kind === 'not-found' && (context.method === 'GET' || context.method === 'HEAD') && path.indexOf('%') !== -1) {
+    // the error to come costs far more than the look; a 405 is one too (a POST catch-all must not
+    // turn the link to a GET route into a 405), as a toggled trailing slash's hit wins over it.
+    if ((result.kind === 'not-found' || result.kind === 'method-not-allowed') && (context.method === 'GET' || context.method === 'HEAD') && path.indexOf('%') !== -1) {
       const normalized = normalizePercentEncoding(path);
       const retry = normalized === path ? result : this.matcher.lookup(normalized, context);
       if (retry.kind === 'match') result = { kind: 'redirect', name: retry.name, route: retry.route, params: retry.params, redirect: { path: normalized } };

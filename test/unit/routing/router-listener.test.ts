@@ -86,6 +86,17 @@ test('a GET or HEAD of another percent-encoding of a route\'s path is redirected
   assert.is(route('/books/1%2f2'), 'No route found for "GET http://a.test/books/1%2f2"');
 });
 
+test('a GET or HEAD of another spelling of a route\'s path is redirected also where a route of other methods matches it as sent', () => {
+  const routes = new RouteCollection();
+  routes.add('upload', new Route('{/:dir}/*path', { methods: ['POST'] }));
+  routes.add('books', new Route('/books', { methods: ['GET'] }));
+  const route = routeWith(new RouterListener(new UrlMatcher(routes)));
+  assert.is(route('/%62ooks'), '301 http://a.test/books');
+  assert.is(route('/%62ooks?q=1', 'HEAD'), '301 http://a.test/books?q=1');
+  // No GET route under any spelling: the 405 stands.
+  assert.is(route('/%62ooks/1'), 'No route found for "GET http://a.test/%62ooks/1": Method Not Allowed (Allow: POST)');
+});
+
 test('no redirect leads to a path with a "." or ".." segment, which a client resolves away (browsers and fetch() written %2E%2E too): the miss stands', () => {
   const routes = new RouteCollection();
   routes.add('files', new Route('/files/*path', { methods: ['GET'] }));
