@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { Route } from '../lib/routing/index.js';
 import { pathSegment } from './arbitraries.js';
-import { variantsOf, type OracleRoute, type Variant } from './routing-oracle.js';
+import { variantsOf, type OracleRequest, type OracleRoute, type Variant } from './routing-oracle.js';
 
 // Pieces of a path pattern; `§` is replaced by a fresh parameter name.
 const PIECES = [
@@ -242,3 +242,19 @@ export function requestOf(specs: readonly Spec[], recipe: RequestRecipe): { path
   return { path, method, host, scheme };
 }
 
+
+/** A request near the routes as RouterListener gets it: a query, a Referer, `OPTIONS *` now and then. */
+export const listenerRequestRecipe = fc.record({
+  request: requestRecipe,
+  query: fc.constantFrom('', '', '', '?', '?q=1', '?a=1&b=%C3%A9', '?q=<b>"x"', '?a=%zz&b=%', '?q=é €', '?x=a/b?c'),
+  referer: fc.constantFrom(undefined, undefined, '', 'http://r.test/from?x=1'),
+  star: fc.constantFrom(false, false, false, false, false, false, false, false, false, true),
+});
+export type ListenerRequestRecipe = typeof listenerRequestRecipe extends fc.Arbitrary<infer T> ? T : never;
+
+/** The request of a recipe, as both listeners are given it. */
+export function listenerRequestOf(specs: readonly Spec[], recipe: ListenerRequestRecipe): OracleRequest {
+  const { path, method, host, scheme } = requestOf(specs, recipe.request);
+  if (recipe.star) return { method: 'OPTIONS', scheme, hostHeader: host || 'localhost', target: '*' };
+  return { method: method.toUpperCase(), scheme, hostHeader: host || 'localhost', target: `${path || '/'}${recipe.query}`, referer: recipe.referer };
+}

@@ -204,6 +204,11 @@ export class OracleMatcher {
     return { kind: 'not-found', path: retries.at(-1) ?? path };
   }
 
+  /** The routes in the order they are tried, methods in capitals. */
+  routes(): OracleRoute[] {
+    return this.#routes.map((compiled) => compiled.route);
+  }
+
   /** The raw (still percent-encoded) path parameters of route `name` for `path`, or null when its path pattern does not match it. */
   rawPathParams(name: string, path: string): Record<string, string> | null {
     const compiled = this.#routes.find((each) => each.route.name === name);
@@ -275,4 +280,129 @@ function redirect(found: Found, target: { path: string; scheme?: 'http' | 'https
 function hostname(host: string): string {
   const found = /^(\[[^\]]*\]|[^:]*)(?::\d*)?$/.exec(host.toLowerCase());
   return found === null ? host.toLowerCase() : found[1]!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// RouterListener (the kernel.request listener), as README "Routing" and ARCHITECTURE.md describe
+// it, on top of the reference matcher: what a request ends in, written without lib/routing.
+
+/** A request as the listener sees it: the target as sent (path and query), the Host header, the Referer. */
+export interface OracleRequest {
+  readonly method: string;
+  readonly scheme: 'http' | 'https';
+  /** The Host header as sent (`A.Test:8080`), non-empty. */
+  readonly hostHeader: string;
+  /** Path and query as sent (`/books/1?q=x`). */
+  readonly target: string;
+  readonly referer?: string | undefined;
+}
+
+/** What the listener does with a request. */
+export type ListenerOutcome =
+  | { kind: 'routed'; route: string; params: Record<string, unknown> }
+  | { kind: 'response'; status: number; location: string | null; allow: string | null }
+  | { kind: 'error'; status: 400 | 404 | 405; message: string; allow: string | null; cause: string };
+
+/** RFC 3986 2.3: the characters a percent-encoding of which is the character itself (6.2.2.2). */
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+
+/** RFC 3986 6.2.2.1 and 6.2.2.2: hex digits in capitals, unreserved characters decoded. */
+function canonicalSpelling(path: string): string {
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(char) ? char : `%${hex.toUpperCase()}`;
+  });
+}
+
+/** A `.` or `..` segment, each dot written or encoded in either case: clients (WHATWG URL) resolve them away. */
+const DOT_SEGMENT_ANY_SPELLING = /\/(\.|%2e){1,2}(?=\/|$)/i;
+
+/** RFC 3986's URI characters, and `%` opening a percent-encoding; anything else goes into a Location encoded as UTF-8. */
+const URI_CHAR = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]$/;
+
+function asUri(text: string): string {
+  let out = '';
+  const chars = [...text];
+  chars.forEach((char, i) => {
+    if (URI_CHAR.test(char) || (char === '%' && /^[0-9A-Fa-f]{2}$/.test(chars.slice(i + 1, i + 3).join('')))) out += char;
+    else for (const byte of new TextEncoder().encode(char)) out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  });
+  return out;
+}
+
+/** The host and port a Host header names: lower-cased, the port the scheme's default when none is given. */
+function hostAndPort(header: string, scheme: 'http' | 'https'): { host: string; port: number } {
+  const found = /^(\[[^\]]*\]|[^:]*)(?::(\d*))?$/.exec(header.toLowerCase())!;
+  const port = found[2] === undefined || found[2] === '' ? (scheme === 'http' ? 80 : 443) : Number(found[2]);
+  return { host: found[1]!, port };
+}
+
+/** The reference RouterListener: a matcher's outcome turned into attributes, a response or an HttpError. */
+export function listenerOutcome(matcher: OracleMatcher, request: OracleRequest, ports: { http: number; https: number } = { http: 80, https: 443 }): ListenerOutcome {
+  const q = request.target.indexOf('?');
+  const path = q === -1 ? request.target : request.target.slice(0, q);
+  const query = q === -1 ? '' : request.target.slice(q + 1);
+  const { method, scheme } = request;
+  const { host, port } = hostAndPort(request.hostHeader, scheme);
+  const defaultPort = (each: 'http' | 'https'): number => (each === 'http' ? 80 : 443);
+  const origin = `${scheme}://${host}${port === defaultPort(scheme) ? '' : `:${port}`}`;
+  const notFound = (last: string): ListenerOutcome => ({
+    kind: 'error',
+    status: 404,
+    message: `No route found for "${method} ${origin}${path}"${request.referer ? ` (from "${request.referer}")` : ''}`,
+    allow: null,
+    cause: `No routes found for "${last}".`,
+  });
+  const context = { method, host, scheme };
+  let outcome = matcher.lookup(path, context);
+  const getOrHead = method === 'GET' || method === 'HEAD';
+  // README: a GET or HEAD that misses in another spelling of a route's path is a 301 to the canonical
+  // spelling (after the matcher's own retries: lookup() matches the path as given). A miss, as for the
+  // trailing slash, is also a path only routes of other methods match: the link works, as in Symfony.
+  if (getOrHead && (outcome.kind === 'not-found' || outcome.kind === 'method-not-allowed')) {
+    const canonical = canonicalSpelling(path);
+    if (canonical !== path) {
+      const retry = matcher.lookup(canonical, context);
+      if (retry.kind === 'match') outcome = { kind: 'redirect', name: retry.name, params: retry.params, redirect: { path: canonical } };
+      else if (retry.kind === 'redirect') outcome = retry;
+    }
+  }
+  switch (outcome.kind) {
+    case 'not-found':
+      // RFC 9110 9.3.7: the server's own options.
+      if (path === '*' && method === 'OPTIONS') return { kind: 'response', status: 200, location: null, allow: serverAllow(matcher) };
+      return notFound(outcome.path);
+    case 'method-not-allowed': {
+      const allow = outcome.allowedMethods.join(', ');
+      return { kind: 'error', status: 405, message: `No route found for "${method} ${origin}${path}": Method Not Allowed (Allow: ${allow})`, allow, cause: `Method Not Allowed (Allow: ${allow})` };
+    }
+    case 'malformed-path': {
+      const message = `Malformed percent-encoding in parameter "${outcome.parameter}" of path "${outcome.path}".`;
+      return { kind: 'error', status: 400, message, allow: null, cause: message };
+    }
+    case 'redirect': {
+      // Never to a dot segment: the client would land elsewhere. The request's path is what is answered.
+      if (DOT_SEGMENT_ANY_SPELLING.test(outcome.redirect.path)) return notFound(path);
+      const to = outcome.redirect.scheme ?? scheme;
+      const base = to === scheme ? origin : `${to}://${host}${ports[to] === defaultPort(to) ? '' : `:${ports[to]}`}`;
+      return { kind: 'response', status: 301, location: `${base}${asUri(`${outcome.redirect.path}${query === '' ? '' : `?${query}`}`)}`, allow: null };
+    }
+    case 'match':
+      return { kind: 'routed', route: outcome.name, params: outcome.params };
+  }
+}
+
+/** The Allow of `OPTIONS *`: each method a route serves (GET bringing HEAD) and OPTIONS; none when a route takes any method. */
+function serverAllow(matcher: OracleMatcher): string | null {
+  const methods = matcher.routes();
+  if (methods.some((route) => route.methods.length === 0)) return null;
+  const allow = new Set<string>();
+  for (const route of methods) {
+    for (const method of route.methods) {
+      allow.add(method);
+      if (method === 'GET' && !route.methods.includes('HEAD')) allow.add('HEAD');
+    }
+  }
+  allow.add('OPTIONS');
+  return [...allow].join(', ');
 }
