@@ -74,6 +74,8 @@ export interface Spec {
   readonly source: string;
   /** Values that satisfy each parameter's requirement. */
   readonly samples: Readonly<Record<string, readonly string[]>>;
+  /** The requirements as the route is given them (the oracle's are as it reads them). */
+  readonly written: Readonly<Record<string, string>>;
 }
 
 /** A route and its oracle reading, or the error of a route the Route constructor refused. */
@@ -108,7 +110,7 @@ export function specOf(recipe: RouteRecipe, index: number): Spec | Error {
   const source = `.add(${JSON.stringify(name)}, new Route(${JSON.stringify(path)}, ${JSON.stringify(options)}))`;
   try {
     const route = new Route(path, options);
-    return { oracle: { name, path, host, methods: recipe.methods, schemes: recipe.schemes, defaults, requirements: read }, route, source, samples };
+    return { oracle: { name, path, host, methods: recipe.methods, schemes: recipe.schemes, defaults, requirements: read }, route, source, samples, written: given };
   } catch (error) {
     return new Error(`${source}: ${(error as Error).message}`);
   }
