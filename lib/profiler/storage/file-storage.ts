@@ -26,7 +26,7 @@ import {
   type IndexRecord,
 } from './index-file.js';
 import { ProfileIndex } from './profile-index.js';
-import { TRIM_TO, keptRange } from './retention.js';
+import { TRIM_TO, droppedNewest, keptRange } from './retention.js';
 import { SegmentFiles, type Segment } from './segment-files.js';
 import { LEASE_PREFIX_LENGTH, TokenLeases } from './token-leases.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
@@ -594,10 +594,11 @@ export class FileStorage implements ProfilerStorage {
    * Appends the records' lines, and returns once they are in the current index (or were dropped
    * by a compaction's bounds). A compaction (another process, under the lock) reads the file,
    * renames a rewritten one over it, then copies over the lines appended to the old file
-   * meanwhile; its header says up to which profile time it dropped profiles. So after writing:
-   * while the lock is held by a live holder, wait (a little); then, if the path no longer names
-   * the file written to, read the new file, and append again the lines missing from it that are
-   * newer than what it dropped (a duplicate line is harmless: readers keep the first). A
+   * meanwhile; its header says what it dropped: up to which profile time from the oldest end, and
+   * from which time (dated ahead) and over which size (alone over the byte bound) from the newest.
+   * So after writing: while the lock is held by a live holder, wait (a little); then, if the path
+   * no longer names the file written to, read the new file, and append again the lines missing
+   * from it that are none of those (a duplicate line is harmless: readers keep the first). A
    * compaction that takes the lock after our check reads the file after our write, lines included.
    */
   async #appendRecords(records: IndexRecord[], data: Buffer, segment: Segment): Promise<void> {
@@ -612,7 +613,16 @@ export class FileStorage implements ProfilerStorage {
       if (isCurrentFile(this.#indexPath, file)) return;
       await this.#index.reload();
       const droppedThrough = this.#index.droppedThrough;
-      pending = pending.filter((record) => !this.#index.has(record.token) && (droppedThrough === null || record.time > droppedThrough));
+      // Dropped from the newest end too: judged by droppedThrough alone, a profile dated ahead, or
+      // alone over the byte bound, was put back until the next compaction.
+      const { aheadFrom, overBytes } = this.#index.droppedNewest;
+      pending = pending.filter(
+        (record) =>
+          !this.#index.has(record.token) &&
+          (droppedThrough === null || record.time > droppedThrough) &&
+          (aheadFrom === null || record.time < aheadFrom) &&
+          (overBytes === null || record.bytes <= overBytes),
+      );
       // A purge deleted the segment: there is nothing left to index.
       if (pending.length === 0 || !this.#segments.isLinked(segment)) return;
       if (attempt >= APPEND_ATTEMPTS) throw new Error(`The profiler index ${this.#indexPath} was replaced ${APPEND_ATTEMPTS} times while appending to it.`);
@@ -848,9 +858,11 @@ export class FileStorage implements ProfilerStorage {
         }
         this.#nextSweepAt = performance.now() + SWEEP_EVERY_MS;
       }
-      const [firstKept, endKept] = keptRange(live, this.#effective, this.#now());
+      const now = this.#now();
+      const [firstKept, endKept] = keptRange(live, this.#effective, now);
       const kept = live.slice(firstKept, endKept);
       const droppedThrough = firstKept > 0 ? (live[firstKept - 1] as IndexRecord).time : null;
+      const newest = droppedNewest(live, endKept, this.#effective, now);
       // Carried from header to header: the newest dropped, by the bounds (dated ahead, too) or with its segment gone.
       // After a header of an earlier version, what its compactions dropped is unknown (its "d" is the
       // last one's alone, null when that one dropped nothing): any profile up to now, or up to the
@@ -873,7 +885,7 @@ export class FileStorage implements ProfilerStorage {
       let relisted: IndexRecord[] = [];
       await this.#serialAppend(() => this.#index.hold(async () => {
         const listed = recovered.length === 0 ? kept : kept.filter((record) => !recoveredSet.has(record));
-        const { file, bytes } = this.#replaceIndex(encodeIndexHeader(droppedThrough, newestDropped), listed);
+        const { file, bytes } = this.#replaceIndex(encodeIndexHeader(droppedThrough, newestDropped, newest), listed);
         // A record read back and dropped by the bounds never had a line here: a tail line of its
         // token is a profile written under it since, and is copied.
         const removedListed = recovered.length === 0 ? removed : removed.filter((record) => !recoveredSet.has(record));
@@ -888,7 +900,7 @@ export class FileStorage implements ProfilerStorage {
         const lines = [...tail, ...relisted].map((record) => record.line);
         if (lines.length > 0) appendIndexLines(this.#indexPath, Buffer.from(`${lines.join('\n')}\n`));
         // The copied and read-back lines are read by the next refresh, as any appended by another process.
-        this.#index.compacted(removed, bytes, file, droppedThrough, newestDropped);
+        this.#index.compacted(removed, bytes, file, droppedThrough, newestDropped, newest);
       }));
       // A record read back whose token a newer line holds is not listed.
       report.profiles = kept.length - (recovered.length === 0 ? 0 : kept.filter((record) => recoveredSet.has(record)).length - relisted.length);

@@ -173,28 +173,43 @@ export function recordLines(entries: readonly IndexEntry[]): { records: IndexRec
 /** The `droppedThrough` of a purge's header: every profile written before it was dropped. */
 export const PURGED_THROUGH = 8.64e15;
 
+/** What a compaction dropped from the newest end of the index (see droppedNewest in retention.ts). */
+export interface DroppedNewest {
+  /** Profiles dated at or after this (epoch ms) that it no longer lists were dropped for being dated ahead; null: none. */
+  aheadFrom: number | null;
+  /** Profiles of more bytes than this that it no longer lists were dropped for being alone over the byte bound; null: none. */
+  overBytes: number | null;
+}
+
+/** Nothing dropped from the newest end. */
+export const NONE_DROPPED_NEWEST: Readonly<DroppedNewest> = Object.freeze({ aheadFrom: null, overBytes: null });
+
 /**
  * The header line a compaction starts the index with: entries up to `droppedThrough` (epoch ms)
  * were dropped by it, and none newer than `droppedEver` was ever dropped from this index (null:
  * none). A record no line refers to, newer than that, lost its line (see FileStorage's recovery).
+ * `newest` ("a" and "x") says what it dropped from the newest end, which `droppedThrough` does not
+ * cover: a writer checking which of its lines a compaction dropped needs both. Earlier versions read
+ * the header's "d" and "k" only, and ignore the rest.
  */
-export function encodeIndexHeader(droppedThrough: number | null, droppedEver: number | null): string {
-  return `${HEADER_START}1,"d":${droppedThrough === null ? 'null' : droppedThrough},"k":${droppedEver === null ? 'null' : droppedEver}}\n`;
+export function encodeIndexHeader(droppedThrough: number | null, droppedEver: number | null, newest: Readonly<DroppedNewest> = NONE_DROPPED_NEWEST): string {
+  const json = (value: number | null): string => (value === null ? 'null' : String(value));
+  return `${HEADER_START}1,"d":${json(droppedThrough)},"k":${json(droppedEver)},"a":${json(newest.aheadFrom)},"x":${json(newest.overBytes)}}\n`;
 }
 
 /** What a header line says (see encodeIndexHeader); `droppedEver` undefined for a header written before it was recorded. */
-export interface IndexHeader {
+export interface IndexHeader extends DroppedNewest {
   droppedThrough: number | null;
   droppedEver: number | null | undefined;
 }
 
-/** The header a line is, or undefined for any other line. */
+/** The header a line is, or undefined for any other line. A header of an earlier version says nothing of the newest end (null). */
 export function decodeIndexHeader(line: string): IndexHeader | undefined {
   if (!line.startsWith(HEADER_START)) return undefined;
   try {
-    const { d, k } = JSON.parse(line) as { d?: unknown; k?: unknown };
+    const { d, k, a, x } = JSON.parse(line) as { d?: unknown; k?: unknown; a?: unknown; x?: unknown };
     const time = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
-    return { droppedThrough: time(d), droppedEver: k === undefined ? undefined : time(k) };
+    return { droppedThrough: time(d), droppedEver: k === undefined ? undefined : time(k), aheadFrom: time(a), overBytes: time(x) };
   } catch {
     return undefined;
   }

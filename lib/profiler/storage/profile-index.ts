@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, statSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { PURGED_THROUGH, decodeIndexHeader, decodeIndexLine, leadingToken, readIndexLines, type FileIdentity, type IndexRecord } from './index-file.js';
+import { NONE_DROPPED_NEWEST, PURGED_THROUGH, decodeIndexHeader, decodeIndexLine, leadingToken, readIndexLines, type DroppedNewest, type FileIdentity, type IndexRecord } from './index-file.js';
 import { isMissing } from './fs-errors.js';
 import { TimeOrderedList } from './time-ordered-list.js';
 
@@ -20,6 +20,7 @@ export class ProfileIndex {
   #bytes = 0;
   #skipped = 0;
   #droppedThrough: number | null = null;
+  #droppedNewest: Readonly<DroppedNewest> = NONE_DROPPED_NEWEST;
   #headed = false;
   #droppedEver: number | null | undefined = null;
   /** The newest droppedEver this copy has read or written, kept when the file loses its header. */
@@ -63,6 +64,11 @@ export class ProfileIndex {
   /** From the header of the file as last compacted: its entries up to this time were dropped (null: none). */
   get droppedThrough(): number | null {
     return this.#droppedThrough;
+  }
+
+  /** From the header of the file as last compacted: what it dropped from the newest end (see encodeIndexHeader). */
+  get droppedNewest(): Readonly<DroppedNewest> {
+    return this.#droppedNewest;
   }
 
   /**
@@ -193,10 +199,11 @@ export class ProfileIndex {
 
   /**
    * Takes a compaction's result: the file is now `file`, whose first `end` bytes hold this copy's
-   * records but `removed`, and what it dropped went up to `droppedThrough`. Records this copy
-   * holds beyond the compacted ones are in the file's tail, read by the next refresh.
+   * records but `removed`, and what it dropped went up to `droppedThrough` (and `newest`, from the
+   * newest end). Records this copy holds beyond the compacted ones are in the file's tail, read by
+   * the next refresh.
    */
-  compacted(removed: Iterable<IndexRecord>, end: number, file: FileIdentity, droppedThrough: number | null, droppedEver: number | null): void {
+  compacted(removed: Iterable<IndexRecord>, end: number, file: FileIdentity, droppedThrough: number | null, droppedEver: number | null, newest: Readonly<DroppedNewest> = NONE_DROPPED_NEWEST): void {
     this.#generation++;
     const deleted: IndexRecord[] = [];
     // The removed records come in runs of one segment: its count is updated once per run.
@@ -228,6 +235,7 @@ export class ProfileIndex {
     this.#pin(null);
     this.#offset = end;
     this.#droppedThrough = droppedThrough;
+    this.#droppedNewest = newest;
     this.#droppedEver = droppedEver;
     this.#sawDroppedEver(droppedEver);
     this.#headed = true;
@@ -350,6 +358,7 @@ export class ProfileIndex {
       if (header === undefined) this.#skipped++;
       else {
         this.#droppedThrough = header.droppedThrough;
+        this.#droppedNewest = { aheadFrom: header.aheadFrom, overBytes: header.overBytes };
         this.#droppedEver = header.droppedEver;
         // A purge's header (another process's, as emptied() is this one's): what was dropped before
         // it no longer matters, and kept, it would go back into the next header written here.
@@ -389,6 +398,7 @@ export class ProfileIndex {
     this.#bytes = 0;
     this.#skipped = 0;
     this.#droppedThrough = null;
+    this.#droppedNewest = NONE_DROPPED_NEWEST;
     this.#headed = false;
     this.#droppedEver = null;
     // The descriptor held, if any, stays until the caller pins another file or none (it may be reading through it).

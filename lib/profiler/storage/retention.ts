@@ -57,3 +57,24 @@ export function keptRange(sorted: readonly Retained[], bounds: Readonly<StorageB
   }
   return [first, end];
 }
+
+/**
+ * What keptRange dropped from the newest end of `sorted` (from `end` on), as a rule a writer can
+ * apply to its own profiles: those dated at or after `aheadFrom` went for being dated more than
+ * FUTURE_SLACK_MS ahead (furthest first), and those of more bytes than `overBytes` (the byte bound)
+ * for being alone over it; null when none went so. One the compaction did not read that the rule
+ * covers would have gone first too. (The header's droppedThrough speaks of the oldest end only: a
+ * writer took the profiles dropped from the newest end for lines lost and appended them again.)
+ */
+export function droppedNewest(sorted: readonly Retained[], end: number, bounds: Readonly<StorageBounds>, now: number): { aheadFrom: number | null; overBytes: number | null } {
+  const future = now + FUTURE_SLACK_MS;
+  let aheadFrom: number | null = null;
+  let overBytes: number | null = null;
+  for (let i = end; i < sorted.length; i++) {
+    const { time } = sorted[i] as Retained;
+    // Oldest first: the first one dated ahead is the oldest of them.
+    if (time > future) aheadFrom ??= time;
+    else overBytes = bounds.maxBytes;
+  }
+  return { aheadFrom, overBytes };
+}

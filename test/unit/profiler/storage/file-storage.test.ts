@@ -1,10 +1,11 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { appendFile, chmod, mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError } from '../../../../lib/profiler/storage/index.js';
-import { BASE_TIME, checkNonAsciiUrlSearch, fileStorageSuite, foundTokens, indexLines, makeProfile, referencedSegments, rejection, segmentFiles, tokenFor } from './fixtures.js';
+import { BASE_TIME, checkNonAsciiUrlSearch, fileStorageSuite, foundTokens, indexLines, makeProfile, referencedSegments, rejection, segmentFiles, tokenFor, until } from './fixtures.js';
 
 const { test, env, freshDir, storageIn } = fileStorageSuite('FileStorage', 'file-storage');
 
@@ -429,6 +430,50 @@ test('after the clock is set back, profiles dated in its future go first over a 
   assert.ok(report !== null && report.profiles <= 20, JSON.stringify(report));
   for (const profile of fresh) assert.ok(await storage.read(profile.token), `${profile.token}, written after the clock was set back, is kept`);
   assert.ok(await storage.read(tokenFor(0)), 'the oldest of the future-dated ones is kept while the bound allows');
+});
+
+/**
+ * Writes an index lock held, as its file says, by `ghost` inside this process: a storage given
+ * `deadLeaseOwners: ['ghost']` takes it over at once, any other waits for it (up to a second).
+ */
+async function writeGhostLock(dir: string): Promise<void> {
+  let pidns: string | null = null;
+  try {
+    pidns = readlinkSync('/proc/self/ns/pid');
+  } catch {
+    // Not Linux: the lock records none, as FileLock writes it.
+  }
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'index.lock'), JSON.stringify({ pid: process.pid, hostname: hostname(), pidns, time: new Date().toISOString(), id: 'ghost', owner: 'ghost' }));
+}
+
+test('a writer does not put back the profiles another process\'s compaction dropped from the newest end of its batch (dated ahead, or alone over the byte bound)', async () => {
+  const clock = () => BASE_TIME;
+  // Each round: the writer appends its batch while a lock holder makes it wait, and the compactor
+  // takes that lock over and compacts, reading the batch. The writer then finds the index
+  // replaced and appends again what the new one lacks; the header's droppedThrough alone spoke of
+  // the oldest end, and the dropped profile came back. (Rounds: between the old holder's lock and
+  // the compactor's, the writer may look in and go before the compaction, which the test cannot see.)
+  for (let round = 0; round < 8; round++) {
+    const overBytes = round % 2 === 1;
+    const dir = freshDir();
+    // Roomy bounds: the writer's own compactions drop nothing.
+    const writer = storageIn(dir, { now: clock });
+    const compactor = storageIn(dir, { now: clock, bounds: overBytes ? { maxBytes: 20_000 } : { maxProfiles: 1 }, deadLeaseOwners: ['ghost'] });
+    const [dropped, kept] = (await writer.drawTokens(6, 2)) as [string, string];
+    await writeGhostLock(dir);
+    const writing = writer.writeMany([
+      overBytes ? makeProfile(dropped, { time: BASE_TIME + 1 }, 30_000) : makeProfile(dropped, { time: BASE_TIME + 10 * 60_000 }),
+      makeProfile(kept),
+    ]);
+    await until(async () => (await indexLines(dir)).length === 2);
+    await compactor.compact();
+    await writing;
+    const what = `round ${round}, ${overBytes ? 'alone over the byte bound' : 'dated ahead'}`;
+    assert.equal(await foundTokens(compactor), [kept], what);
+    assert.equal(await foundTokens(writer), [kept], what);
+    assert.is(await writer.read(dropped), null, what);
+  }
 });
 
 test('maxBytes counts the records\' bytes and deletes the oldest', async () => {

@@ -87,10 +87,16 @@ test('a torn line is not an entry, but a whole line glued after it is recovered'
   assert.is(decodeIndexLine('{"t":"../etc","ts":1,"s":200,"m":"GET","i":"","p":null,"b":1,"u":""}'), null, 'tokens are validated');
 });
 
-test('the header line says up to which time a compaction dropped profiles and the newest time ever dropped, and is never an entry', () => {
-  assert.equal(decodeIndexHeader(encodeIndexHeader(1234, 5678).slice(0, -1)), { droppedThrough: 1234, droppedEver: 5678 });
-  assert.equal(decodeIndexHeader(encodeIndexHeader(null, null).slice(0, -1)), { droppedThrough: null, droppedEver: null });
-  assert.equal(decodeIndexHeader('{"h":1,"d":1234}'), { droppedThrough: 1234, droppedEver: undefined }, 'a header of an earlier version: not known');
+test('the header line says up to which time a compaction dropped profiles, what it dropped from the newest end, and the newest time ever dropped, and is never an entry', () => {
+  const none = { aheadFrom: null, overBytes: null };
+  assert.equal(decodeIndexHeader(encodeIndexHeader(1234, 5678).slice(0, -1)), { droppedThrough: 1234, droppedEver: 5678, ...none });
+  assert.equal(decodeIndexHeader(encodeIndexHeader(1234, 9999, { aheadFrom: 9999, overBytes: 2_000 }).slice(0, -1)), { droppedThrough: 1234, droppedEver: 9999, aheadFrom: 9999, overBytes: 2_000 });
+  assert.equal(decodeIndexHeader(encodeIndexHeader(null, null).slice(0, -1)), { droppedThrough: null, droppedEver: null, ...none });
+  assert.equal(decodeIndexHeader('{"h":1,"d":1234}'), { droppedThrough: 1234, droppedEver: undefined, ...none }, 'a header of an earlier version: not known');
+  assert.equal(decodeIndexHeader('{"h":1,"d":1234,"k":5678}'), { droppedThrough: 1234, droppedEver: 5678, ...none }, 'nor of the newest end');
+  // What earlier versions read of it: "d" and "k", the rest ignored.
+  const { d, k } = JSON.parse(encodeIndexHeader(1234, 9999, { aheadFrom: 9999, overBytes: 2_000 })) as { d: unknown; k: unknown };
+  assert.equal([d, k], [1234, 9999]);
   assert.is(decodeIndexLine(encodeIndexHeader(1234, 1234).slice(0, -1)), null);
   assert.is(decodeIndexHeader(encodeIndexLine(entry('abcdef')).slice(0, -1)), undefined);
 });

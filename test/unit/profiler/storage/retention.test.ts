@@ -1,7 +1,7 @@
 // keptRange on its own: which profiles the bounds keep, given in time order.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { keptRange, TRIM_TO, type Retained } from '../../../../lib/profiler/storage/retention.js';
+import { droppedNewest, keptRange, TRIM_TO, type Retained } from '../../../../lib/profiler/storage/retention.js';
 import { FUTURE_SLACK_MS } from '../../../../lib/profiler/storage/validation.js';
 
 const test = suite('retention');
@@ -69,6 +69,20 @@ test('over maxBytes, a newest profile alone over the whole bound (a corrupt inde
   // Two of them: both go.
   profiles[8] = { ...profiles[8]!, bytes: 20_000 };
   assert.equal(keptRange(profiles, { ...roomy, maxBytes: 10_000 }, NOW), [0, 8]);
+});
+
+test('droppedNewest says from which time profiles dated ahead went from the newest end, and over which size ones alone over the byte bound went', () => {
+  const ahead = NOW + FUTURE_SLACK_MS + 1_000;
+  const profiles = [...series(4), { time: ahead, bytes: 100 }, { time: ahead + 5, bytes: 100 }];
+  const countBound = { ...roomy, maxProfiles: 4 };
+  const [, end] = keptRange(profiles, countBound, NOW);
+  assert.equal(droppedNewest(profiles, end, countBound, NOW), { aheadFrom: ahead, overBytes: null });
+  const large = [...series(3), { time: NOW + 1, bytes: 50_000 }];
+  const byteBound = { ...roomy, maxBytes: 10_000 };
+  const [, endLarge] = keptRange(large, byteBound, NOW);
+  assert.is(endLarge, 3);
+  assert.equal(droppedNewest(large, endLarge, byteBound, NOW), { aheadFrom: null, overBytes: 10_000 });
+  assert.equal(droppedNewest(series(5), 5, roomy, NOW), { aheadFrom: null, overBytes: null }, 'none from the newest end');
 });
 
 test.run();
