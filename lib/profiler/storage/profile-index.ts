@@ -263,21 +263,28 @@ export class ProfileIndex {
 
   /**
    * Holds `fd` open as the descriptor of `#file`; with null, opens the path and holds that when it
-   * is still `#file`, else holds none (the next refresh reads the file whole).
+   * is still `#file`, else holds none (the next refresh reads the file whole). Never throws: holding
+   * none is always safe, and an open failing here (EMFILE, EACCES) came after a compaction's or a
+   * purge's rename, whose new file this copy had taken: it failed them as not done, and left the
+   * old file held under the new one's identity, so the next search read the old file and listed
+   * the profiles just dropped.
    */
   #pin(fd: number | null): void {
     if (fd === null && this.#file !== null && !this.#closed) {
+      let opened: number | undefined;
       try {
-        const opened = openSync(this.path, 'r');
+        opened = openSync(this.path, 'r');
         const stats = fstatSync(opened);
-        if (stats.ino === this.#file.ino && stats.dev === this.#file.dev) fd = opened;
-        else closeSync(opened);
-      } catch (error) {
-        if (!isMissing(error)) throw error;
+        if (stats.ino === this.#file.ino && stats.dev === this.#file.dev) [fd, opened] = [opened, undefined];
+      } catch {
+        // Held none: the next refresh opens the path, and says why if it still cannot.
+      } finally {
+        if (opened !== undefined) closeQuietly(opened);
       }
     }
-    if (this.#fd !== null && this.#fd !== fd) closeSync(this.#fd);
+    const previous = this.#fd;
     this.#fd = this.#closed ? null : fd;
+    if (previous !== null && previous !== fd) closeQuietly(previous);
   }
 
   // Synchronous, like every file operation on the save path (see FileStorage.writeMany): a stat
@@ -404,5 +411,14 @@ export class ProfileIndex {
     // The descriptor held, if any, stays until the caller pins another file or none (it may be reading through it).
     this.#file = null;
     this.#offset = 0;
+  }
+}
+
+/** Closes a descriptor only read from: a failure to close it (EIO, on a network filesystem) loses nothing. */
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // Nothing was written through it.
   }
 }

@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import fs, { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { hostname } from 'node:os';
 import { appendFile, chmod, mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -286,6 +287,34 @@ test('a process reads the index whole after others replaced it twice, also when 
     await writer.compact();
     assert.equal(await foundTokens(reader), [token], `round ${round}`);
   }
+});
+
+test('a compaction whose new index cannot be held open at once (EMFILE) still completes, and searches list what it kept', async () => {
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 4 } });
+  for (let i = 0; i < 6; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }, 200));
+  // Read, so the copy holds the index open; then the next open of it fails once, as when the process is out of descriptors.
+  assert.is((await foundTokens(storage)).length, 6);
+  const index = join(storage.dir, 'index.ndjson');
+  const realOpenSync = fs.openSync;
+  let failed = 0;
+  fs.openSync = ((path: fs.PathLike, ...rest: unknown[]) => {
+    if (path === index && failed === 0) {
+      failed++;
+      throw Object.assign(new Error(`EMFILE: too many open files, open '${index}'`), { code: 'EMFILE', errno: -24, syscall: 'open', path: index });
+    }
+    return (realOpenSync as (...args: unknown[]) => number)(path, ...rest);
+  }) as typeof fs.openSync;
+  syncBuiltinESMExports();
+  let report;
+  try {
+    report = await storage.compact();
+  } finally {
+    fs.openSync = realOpenSync;
+    syncBuiltinESMExports();
+  }
+  assert.is(failed, 1, 'the open after the rename failed');
+  assert.is(report?.profiles, 3, 'the compaction is done: it renamed its index, and holding it open is only an optimisation');
+  assert.equal(await foundTokens(storage), [tokenFor(3), tokenFor(4), tokenFor(5)], 'read from the new index, not through the old one still held');
 });
 
 test('profiles survive a restart: a new instance on the directory reads and finds them', async () => {
