@@ -325,9 +325,19 @@ class Write implements Command {
       let token: string | undefined;
       let expect: (typeof batch)[number]['expect'] = 'either';
       switch (spec.token) {
-        case 'pendingHere':
+        case 'pendingHere': {
           token = pickFrom(pendingOf(model, i).filter((each) => !used.has(each)), spec.pick);
+          if (token !== undefined) break;
+          // None held: drawn now, as the profiler draws a request's token before it saves the profile.
+          // Left to Draw commands alone, a run stored under one profile on average, and never reached a bound.
+          operating(model);
+          [token] = (await real.instances[i]!.drawTokens!(6, 1)) as [string];
+          model.log.push(`draw@${i} -> ${token}`);
+          assert.not.ok(model.pending.has(token), `drew ${token}, held by instance ${model.pending.get(token)?.instance}`);
+          model.storage.narrow((state) => !state.some((entry) => entry.token === token), `drew ${token}, which is stored`);
+          model.pending.set(token, { instance: i, claimed: false, purged: false });
           break;
+        }
         case 'written':
           token = pickFrom(model.written.filter((each) => !used.has(each) && !model.pending.has(each)), spec.pick);
           break;
