@@ -316,6 +316,6 @@ export interface RouterData {
 export interface MemoryData {
   /** Bytes of JavaScript heap in use. */
   heapUsed: number;
-  /** Bytes of resident memory of the whole process. */
-  rss: number;
+  /** Bytes of resident memory of the whole process; absent when it could not be read (out of file descriptors). */
+  rss?: number;
 }

@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import type { DataCollector } from '../data-collector.js';
 import { RawJson } from '../profile.js';
 
@@ -17,10 +18,23 @@ export class MemoryCollector implements DataCollector {
   lateCollect(): RawJson {
     const now = performance.now();
     if (this.#sample === null || now - this.#sampledAt > SAMPLE_TTL_MS) {
-      const usage = process.memoryUsage();
-      this.#sample = new RawJson(`{"heapUsed":${usage.heapUsed},"rss":${usage.rss}}`);
+      this.#sample = readMemory();
       this.#sampledAt = now;
     }
     return this.#sample;
+  }
+}
+
+/**
+ * process.memoryUsage() throws when it cannot open /proc/self/stat for the RSS (EMFILE: the process is
+ * out of file descriptors), which cost the whole profile; the heap is V8's own count, read without a
+ * descriptor, so the profile keeps it and goes without `rss` (the time panel shows what it has).
+ */
+function readMemory(): RawJson {
+  try {
+    const usage = process.memoryUsage();
+    return new RawJson(`{"heapUsed":${usage.heapUsed},"rss":${usage.rss}}`);
+  } catch {
+    return new RawJson(`{"heapUsed":${getHeapStatistics().used_heap_size}}`);
   }
 }

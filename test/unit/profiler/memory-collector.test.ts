@@ -31,4 +31,23 @@ test('a wall clock set a day ahead does not make a reading taken a moment ago st
   assert.is(withClocks(86_400_000, 0, () => collector.lateCollect()), first);
 });
 
+test('out of file descriptors, the reading keeps the heap and goes without rss rather than failing the profile', () => {
+  const realMemoryUsage = process.memoryUsage;
+  // What node throws when uv_resident_set_memory cannot open /proc/self/stat (a low ulimit -n, every descriptor taken).
+  process.memoryUsage = Object.assign(
+    () => {
+      throw Object.assign(new Error('EMFILE: too many open files, uv_resident_set_memory'), { code: 'EMFILE' });
+    },
+    { rss: realMemoryUsage.rss },
+  ) as typeof process.memoryUsage;
+  try {
+    const data = JSON.parse(new MemoryCollector().lateCollect().json) as { heapUsed?: unknown; rss?: unknown };
+    assert.type(data.heapUsed, 'number');
+    assert.ok((data.heapUsed as number) > 0);
+    assert.is(data.rss, undefined);
+  } finally {
+    process.memoryUsage = realMemoryUsage;
+  }
+});
+
 test.run();

@@ -967,7 +967,7 @@ test('MemoryDataCollectorTest::testCollect: memory is whole bytes, the collector
   assert.is(collector.name, 'memory');
   const data = JSON.parse(collector.lateCollect().json) as MemoryData;
   assert.ok(Number.isInteger(data.heapUsed) && data.heapUsed > 0);
-  assert.ok(Number.isInteger(data.rss) && data.rss > 0);
+  assert.ok(Number.isInteger(data.rss) && data.rss! > 0);
 });
 
 test.run();
