@@ -229,7 +229,9 @@ export class ThreadedFileStorage implements ProfilerStorage {
   /**
    * The worker ended: the calls in flight fail, and the next call starts a new worker, unless
    * this one never answered (it could not start): then every later call fails the same way,
-   * rather than starting a thread per call.
+   * rather than starting a thread per call. Not when it could not start for want of file
+   * descriptors (a flood of connections holds them all): that passes, and kept as broken, the
+   * storage saved no profile again for the life of the process.
    */
   #stopped(worker: Worker, failure: Error | undefined, code: number, answered: boolean): void {
     if (this.#worker === worker) this.#worker = null;
@@ -238,7 +240,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
       this.#closed !== null
         ? this.#closedError()
         : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.`, 'HK_PROFILER_STORAGE', { cause: failure });
-    if (!answered && this.#closed === null) this.#broken = error;
+    if (!answered && this.#closed === null && !outOfDescriptors(failure)) this.#broken = error;
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     for (const call of calls) call.reject(error);
@@ -257,4 +259,11 @@ export class ThreadedFileStorage implements ProfilerStorage {
       // A failing error handler must not become an unhandled rejection.
     }
   }
+}
+
+/** Whether a worker failed to start because the process was out of file descriptors (its event loop, or a module it loads, could not open one). */
+function outOfDescriptors(failure: Error | undefined): boolean {
+  if (failure === undefined) return false;
+  const code = (failure as { code?: unknown }).code;
+  return code === 'EMFILE' || code === 'ENFILE' || (code === 'ERR_WORKER_INIT_FAILED' && /\b(?:EMFILE|ENFILE)\b/.test(failure.message));
 }

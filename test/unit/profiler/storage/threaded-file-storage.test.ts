@@ -39,8 +39,12 @@ function freshDir(): string {
 }
 
 /** Runs node with `args` in a process of its own, within 15 s: its exit code, stdout and stderr. */
-async function nodeRun(args: string[]): Promise<{ code: number | null; output: string; errors: string }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs node with `args`; with `maxFiles`, under that `ulimit -n`. */
+async function nodeRun(args: string[], maxFiles?: number): Promise<{ code: number | null; output: string; errors: string }> {
+  const child =
+    maxFiles === undefined
+      ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('bash', ['-c', `ulimit -n ${maxFiles} && exec "$0" "$@"`, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let errors = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk));
@@ -268,6 +272,30 @@ test('a worker that cannot start fails the first call and every later one with t
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.is(reported.length, 1);
   assert.is(reported[0], first);
+});
+
+test('a worker that could not start for want of file descriptors is started again by a later call, once there are some', async () => {
+  const moduleUrl = new URL('../../../../lib/profiler/storage/index.js', import.meta.url).href;
+  // The first call comes while every descriptor of the process is taken, as a flood of connections
+  // takes them: the thread cannot make its event loop (EMFILE). The second comes once they are let go.
+  const source = `
+    const { openSync, closeSync } = await import('node:fs');
+    const { ThreadedFileStorage } = await import(${JSON.stringify(moduleUrl)});
+    const storage = new ThreadedFileStorage({ dir: process.argv[1] });
+    const held = [];
+    try { for (;;) held.push(openSync('/dev/null', 'r')); } catch {}
+    const first = await storage.drawTokens(6, 1).then(() => 'drawn', (error) => error.message);
+    for (const fd of held) closeSync(fd);
+    const second = await storage.drawTokens(6, 1).then(() => 'drawn', (error) => error.message);
+    process.stdout.write(JSON.stringify({ held: held.length, first, second }));
+    await storage.close();
+  `;
+  // A low limit, so the child runs out after a few dozen opens rather than a million.
+  const { output, errors } = await nodeRun(['--input-type=module', '-e', source, freshDir()], 64);
+  const { held, first, second } = JSON.parse(output || '{}') as { held?: number; first?: string; second?: string };
+  assert.ok((held ?? 0) > 0, `descriptors were taken: ${errors}`);
+  assert.match(first ?? '', /EMFILE/, 'the call made while out of descriptors fails, saying why');
+  assert.is(second, 'drawn', 'not broken for good: a new thread started');
 });
 
 test('a worker that dies after answering fails the calls in flight; the next call starts a new one', async () => {
