@@ -313,6 +313,13 @@ function describeListenError(error: Error & { code?: string }): string {
   return error.code === undefined ? error.message : `${LISTEN_ERRORS[error.code] ?? error.code} (${error.code})`;
 }
 
+/** What to do when the process (EMFILE) or the whole system (ENFILE) has no file descriptor left; bin/serve says the same of its own loading. */
+const OUT_OF_DESCRIPTORS = {
+  EMFILE:
+    'the process is out of file descriptors. Raise its limit of open files (ulimit -n 4096 in its shell, LimitNOFILE=65536 in a systemd unit, docker run --ulimit nofile=65536): every connection takes one (see "File descriptors" in the README)',
+  ENFILE: 'the system is out of file descriptors (its whole table is full): close what holds them, or raise fs.file-max (sysctl)',
+} as const;
+
 function describeStartupError(error: unknown, options: ServeOptions): string {
   const { code, syscall, address, port } = (error ?? {}) as { code?: string; syscall?: string; address?: string; port?: number };
   if ((syscall === 'listen' || syscall === 'getaddrinfo' || syscall === 'bind') && code !== undefined) {
@@ -320,6 +327,9 @@ function describeStartupError(error: unknown, options: ServeOptions): string {
     const where = port === undefined ? host : `${host.includes(':') ? `[${host}]` : host}:${port}`;
     return `cannot listen on ${where}: ${LISTEN_ERRORS[code] ?? code} (${code})`;
   }
+  // Node's loader reads a module graph's files all at once: under a low `ulimit -n` the start fails on
+  // whichever one came last, and its bare message ("open .../errors.js") sent people looking at that file.
+  if (code === 'EMFILE' || code === 'ENFILE') return `${(error as Error).message}: ${OUT_OF_DESCRIPTORS[code]}`;
   if (error instanceof Error) return error.message;
   return String(error);
 }
