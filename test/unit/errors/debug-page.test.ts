@@ -6,6 +6,7 @@ import { createFileLinker } from '../../../lib/errors/file-link.js';
 import { flattenError, type FlatError } from '../../../lib/errors/flatten-error.js';
 import type { LogRecord } from '../../../lib/log/log-record.js';
 import { colorsOf, contrastRatio, DARK } from '../../contrast.js';
+import { inTimeZone } from '../helpers.js';
 import { inlineElements } from '../../csp-check.js';
 
 const robots = 'No route found for "GET http://127.0.0.1:8000/robots.txt"';
@@ -145,30 +146,20 @@ test('escapes log messages, channels and context', () => {
 });
 
 test('the Logs section names the time zone its times are in, the server\'s, with each instant in UTC in its tooltip', () => {
-  const saved = process.env.TZ;
-  process.env.TZ = 'America/St_Johns';
-  try {
+  inTimeZone('America/St_Johns', () => {
     const document = page({ logs: [record({ message: 'at half past' })] });
     assert.match(document, '<th>Time <span class="zone">(America/St_Johns)</span></th>');
     // 21:40:54.123 UTC is 18:10:54.123 in St. John's (UTC-03:30 in November).
     assert.match(document, '<time datetime="2026-11-21T21:40:54.123Z" title="2026-11-21T21:40:54.123Z">18:10:54.123</time>');
-  } finally {
-    if (saved === undefined) delete process.env.TZ;
-    else process.env.TZ = saved;
-  }
+  });
 });
 
 test('the Logs section names a TZ no time zone is by the offset its times are shown at', () => {
-  const saved = process.env.TZ;
-  process.env.TZ = 'UTC+3';
-  try {
+  inTimeZone('UTC+3', () => {
     const document = page({ logs: [record({ message: 'at half past' })] });
     assert.match(document, '<th>Time <span class="zone">(UTC-03:00)</span></th>');
     assert.match(document, '<time datetime="2026-11-21T21:40:54.123Z" title="2026-11-21T21:40:54.123Z">18:40:54.123</time>');
-  } finally {
-    if (saved === undefined) delete process.env.TZ;
-    else process.env.TZ = saved;
-  }
+  });
 });
 
 test('lists the log records in a table with time, level, channel and message', () => {

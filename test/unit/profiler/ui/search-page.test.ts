@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ProfileSummary } from '../../../../lib/profiler/profile.js';
 import { renderSearchPage, renderTokenNotFoundPage, resultCountSentence } from '../../../../lib/profiler/ui/index.js';
+import { inTimeZone } from '../../helpers.js';
 import { childSummary, mainProfile, okProfile, summaryOf, urls } from './fixtures.js';
 
 function search(results: ProfileSummary[], criteria: Record<string, string> = {}): string {
@@ -105,36 +106,25 @@ test('the page names the time zone of the Time column and of the From and Until 
   assert.match(given, '<p class="hint" id="search-zone">In Pacific/Kiritimati time, unless ending with Z or an offset (+01:00)</p>');
   // 21:40:54 UTC is 11:40:54 the next day at UTC+14.
   assert.match(given, '<time datetime="2026-11-21T21:40:54.123Z" title="2026-11-21T21:40:54.123Z">22-Nov-2026 11:40:54</time>');
-  const saved = process.env.TZ;
-  process.env.TZ = 'America/St_Johns';
-  try {
+  inTimeZone('America/St_Johns', () => {
     const local = renderSearchPage({ results: [summaryOf(mainProfile())], criteria: {}, urls });
     assert.match(local, '<th scope="col">Time <span class="zone">(America/St_Johns)</span></th>');
     assert.match(local, 'In America/St_Johns time');
     assert.match(local, '>21-Nov-2026 18:10:54</time>');
-  } finally {
-    if (saved === undefined) delete process.env.TZ;
-    else process.env.TZ = saved;
-  }
+  });
 });
 
 test('a TZ no time zone is named by the offset the times are shown at, never as "the server\'s local time time" or Etc/Unknown', () => {
-  const saved = process.env.TZ;
-  try {
-    // POSIX reads UTC+3 as three hours behind UTC, and so do Dates; Intl resolves no zone for it.
-    for (const [tz, named, shown] of [['UTC+3', 'UTC-03:00', '21-Nov-2026 18:40:54'], ['Foo/Bar', 'UTC', '21-Nov-2026 21:40:54'], ['', 'UTC', '21-Nov-2026 21:40:54']] as const) {
-      process.env.TZ = tz;
+  // POSIX reads UTC+3 as three hours behind UTC, and so do Dates; Intl resolves no zone for it.
+  for (const [tz, named, shown] of [['UTC+3', 'UTC-03:00', '21-Nov-2026 18:40:54'], ['Foo/Bar', 'UTC', '21-Nov-2026 21:40:54'], ['', 'UTC', '21-Nov-2026 21:40:54']] as const) {
+    inTimeZone(tz, () => {
       const page = renderSearchPage({ results: [summaryOf(mainProfile())], criteria: {}, urls });
       assert.match(page, `<th scope="col">Time <span class="zone">(${named})</span></th>`, tz);
       assert.match(page, `<p class="hint" id="search-zone">In ${named} time, unless ending with Z or an offset (+01:00)</p>`, tz);
       assert.match(page, `>${shown}</time>`, tz);
-    }
-    process.env.TZ = 'America/St_Johns';
-    assert.match(renderSearchPage({ results: [], criteria: {}, urls }), 'In America/St_Johns time', 'named again once TZ changes');
-  } finally {
-    if (saved === undefined) delete process.env.TZ;
-    else process.env.TZ = saved;
+    });
   }
+  inTimeZone('America/St_Johns', () => assert.match(renderSearchPage({ results: [], criteria: {}, urls }), 'In America/St_Johns time', 'named again once TZ changes'));
 });
 
 test.run();
