@@ -263,7 +263,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     });
     // The profiler's pages come first, so an application's catch-all route cannot hide them.
     allRoutes = new RouteCollection();
-    for (const [name, route] of profilerRoutes(new ProfilerController(profiler, { fileLink }))) {
+    for (const [name, route] of profilerRoutes(new ProfilerController(profiler, { fileLink, logger: profilerLogger }))) {
       allRoutes.add(name, route);
       profilerPages.push(route.defaults._controller as Controller);
     }

@@ -1,7 +1,9 @@
 import { BadRequestHttpError, NotFoundHttpError, Response, type Request } from '../../kernel/index.js';
 import { createCspNonce, htmlSafeJson, preferredMediaType, type FileLinker } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
 import type { ExceptionData, LoggerData, MemoryData, Profile, ProfileSummary, RequestData, TimeData } from './profile.js';
 import type { Profiler } from './profiler.js';
+import { isOutOfDescriptors } from './storage/index.js';
 import type { SearchCriteria } from './storage/profiler-storage.js';
 import { isValidToken } from './token.js';
 import {
@@ -14,6 +16,7 @@ import {
   renderProfilePage,
   renderSearchPage,
   renderTokenNotFoundPage,
+  renderUnavailablePage,
   renderToolbar,
   SHOWN_CHILDREN,
   type ProfilerUrls,
@@ -42,21 +45,35 @@ const HTML = 'text/html; charset=UTF-8';
 const SEARCH_KEYS = ['ip', 'method', 'status', 'url', 'start', 'end', 'limit'] as const;
 /** Most parents /_profiler/latest walks up to find a sub-request's main request (a cycle in a bad storage stops too). */
 const MAX_SUB_REQUEST_DEPTH = 16;
+/** Seconds a client is told to wait (Retry-After) while the process is out of file descriptors: a shortage lasts until connections close. */
+const OUT_OF_DESCRIPTORS_RETRY_AFTER = 5;
+const OUT_OF_DESCRIPTORS_MESSAGE = 'The server is out of file descriptors for now, so the profiler cannot read its storage. Try again in a few seconds.';
 
 /** The profiler's pages (Symfony's ProfilerController): search, one profile's panels, the toolbar. HTML, or JSON on request. */
 export class ProfilerController {
   readonly #fileLink: FileLinker | null;
+  readonly #logger: Logger | null;
+  /** Whether the pages' 503 for a shortage of file descriptors was logged, since the storage was last read. */
+  #shortageLogged = false;
 
-  /** `fileLink` links the exception panel's frames to the developer's editor (see createFileLinker). */
+  /**
+   * `fileLink` links the exception panel's frames to the developer's editor (see createFileLinker); `logger`
+   * gets the one warning that the pages answer 503 while the process is out of file descriptors.
+   */
   constructor(
     readonly profiler: Profiler,
-    options: { fileLink?: FileLinker | null } = {},
+    options: { fileLink?: FileLinker | null; logger?: Logger | null } = {},
   ) {
     this.#fileLink = options.fileLink ?? null;
+    this.#logger = options.logger ?? null;
   }
 
   /** `/_profiler/`: the latest 10 profiles. */
-  async home(request: Request): Promise<Response> {
+  home(request: Request): Promise<Response> {
+    return this.#readingStorage(request, false, () => this.#home(request));
+  }
+
+  async #home(request: Request): Promise<Response> {
     return this.#results(request, { limit: 10 }, {});
   }
 
@@ -66,7 +83,11 @@ export class ProfilerController {
    * is no token gets that 404 here: a link to it could lead out of the profiler (a browser resolves
    * `/_profiler/..` to `/`, written `%2E%2E` too). `latest` goes to /_profiler/latest, as in Symfony.
    */
-  async search(request: Request): Promise<Response> {
+  search(request: Request): Promise<Response> {
+    return this.#readingStorage(request, false, () => this.#search(request));
+  }
+
+  async #search(request: Request): Promise<Response> {
     const token = request.query.get('token')?.trim();
     if (token && token !== 'latest' && !isValidToken(token)) return this.#tokenNotFound(request, token);
     if (token) return Response.redirect(profilerUrls.panel(token), 302, PRIVATE);
@@ -80,7 +101,11 @@ export class ProfilerController {
    * its main request is the one to show, as Symfony's profiler does. A `panel` is kept
    * (`?panel=logger`), as Symfony keeps the query; one that profile does not have is a 404, as on its page.
    */
-  async latest(request: Request): Promise<Response> {
+  latest(request: Request): Promise<Response> {
+    return this.#readingStorage(request, false, () => this.#latest(request));
+  }
+
+  async #latest(request: Request): Promise<Response> {
     const [newest] = await this.profiler.storage.find({ limit: 1 });
     if (newest === undefined) return this.#results(request, { limit: 10 }, {});
     let shown: ProfileSummary = newest;
@@ -95,7 +120,11 @@ export class ProfilerController {
   }
 
   /** `/_profiler/<token>?panel=...`: one profile; a panel it does not have is a 404, as in Symfony's panelAction. */
-  async panel(request: Request, params: { token: string }): Promise<Response> {
+  panel(request: Request, params: { token: string }): Promise<Response> {
+    return this.#readingStorage(request, false, () => this.#panel(request, params));
+  }
+
+  async #panel(request: Request, params: { token: string }): Promise<Response> {
     const token = String(params.token);
     const stored = isValidToken(token) ? await this.profiler.loadProfile(token) : null;
     if (stored === null) return this.#tokenNotFound(request, token);
@@ -115,7 +144,11 @@ export class ProfilerController {
   }
 
   /** `/_wdt/<token>`: the toolbar's HTML, also for a profile not saved yet. */
-  async toolbar(request: Request, params: { token: string }): Promise<Response> {
+  toolbar(request: Request, params: { token: string }): Promise<Response> {
+    return this.#readingStorage(request, true, () => this.#toolbar(request, params));
+  }
+
+  async #toolbar(request: Request, params: { token: string }): Promise<Response> {
     const token = String(params.token);
     const stored = isValidToken(token) ? await this.profiler.loadProfile(token) : null;
     if (stored === null) return new Response('', 404, { 'content-type': HTML, ...PRIVATE, 'content-security-policy': TOOLBAR_POLICY });
@@ -137,6 +170,36 @@ export class ProfilerController {
       urls: profilerUrls,
     });
     return new Response(bar, 200, { 'content-type': HTML, ...PRIVATE, 'content-security-policy': TOOLBAR_POLICY });
+  }
+
+  /**
+   * A page that reads the storage. While the process (or the system) is out of file descriptors, a state
+   * of the server that passes once connections close, it is a 503 with Retry-After, logged once for the
+   * shortage as a WARNING rather than as a 500 logged CRITICAL per request; the toolbar's stays empty, so
+   * its loader shows the link it falls back to. Other failures go on as they are.
+   */
+  async #readingStorage(request: Request, toolbar: boolean, page: () => Promise<Response>): Promise<Response> {
+    let response: Response;
+    try {
+      response = await page();
+    } catch (error) {
+      if (!isOutOfDescriptors(error)) throw error;
+      if (!this.#shortageLogged) {
+        this.#shortageLogged = true;
+        this.#logger?.warning('Profiler pages answer 503 while the process is out of file descriptors: {message}', { message: error instanceof Error ? error.message : String(error) });
+      }
+      return this.#outOfDescriptors(request, toolbar);
+    }
+    this.#shortageLogged = false;
+    return response;
+  }
+
+  #outOfDescriptors(request: Request, toolbar: boolean): Response {
+    const retryAfter = { 'retry-after': String(OUT_OF_DESCRIPTORS_RETRY_AFTER) };
+    if (toolbar) return new Response('', 503, { 'content-type': HTML, ...PRIVATE, ...retryAfter, 'content-security-policy': TOOLBAR_POLICY });
+    if (wantsJson(request)) return json({ error: OUT_OF_DESCRIPTORS_MESSAGE, retryAfter: OUT_OF_DESCRIPTORS_RETRY_AFTER }, 503, retryAfter);
+    const nonce = createCspNonce();
+    return htmlPage(renderUnavailablePage(OUT_OF_DESCRIPTORS_MESSAGE, OUT_OF_DESCRIPTORS_RETRY_AFTER, profilerUrls, nonce), 503, nonce, retryAfter);
   }
 
   async #results(request: Request, criteria: SearchCriteria, raw: Record<string, string>): Promise<Response> {
@@ -259,8 +322,8 @@ const PRIVATE = {
 const NEGOTIATED = { ...PRIVATE, vary: 'Accept' } as const;
 
 /** An HTML page of the profiler, with the policy that lets only its own nonce'd script and style run. */
-function htmlPage(page: string, status: number, nonce: string): Response {
-  return new Response(page, status, { 'content-type': HTML, ...NEGOTIATED, 'content-security-policy': profilerPagePolicy(nonce) });
+function htmlPage(page: string, status: number, nonce: string, headers: Record<string, string> = {}): Response {
+  return new Response(page, status, { 'content-type': HTML, ...NEGOTIATED, ...headers, 'content-security-policy': profilerPagePolicy(nonce) });
 }
 
 /**
@@ -268,8 +331,8 @@ function htmlPage(page: string, status: number, nonce: string): Response {
  * sent them, and the token of a miss is the client's own text. Inert in a browser either way
  * (application/json, nosniff), and still so if a tool pastes it into a page.
  */
-function json(value: unknown, status: number): Response {
-  return new Response(htmlSafeJson(value), status, { 'content-type': 'application/json', ...NEGOTIATED });
+function json(value: unknown, status: number, headers: Record<string, string> = {}): Response {
+  return new Response(htmlSafeJson(value), status, { 'content-type': 'application/json', ...NEGOTIATED, ...headers });
 }
 
 /** A collector's data as an object, or none: the note of data left out as too large (see isLeftOutData) is a string. */

@@ -45,3 +45,18 @@ export class ProfileBatchError extends ProfilerStorageError {
     this.errors = errors;
   }
 }
+
+/**
+ * Whether the error, or one of its causes, says the process (EMFILE) or the system (ENFILE) is out of file
+ * descriptors, a state that passes once connections close; a worker thread that could not make its event
+ * loop for that reason says so only in its message (ERR_WORKER_INIT_FAILED).
+ */
+export function isOutOfDescriptors(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause !== undefined && cause !== null && depth < 8; depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (code === 'EMFILE' || code === 'ENFILE') return true;
+    if (code === 'ERR_WORKER_INIT_FAILED' && /\b(?:EMFILE|ENFILE)\b/.test(String((cause as { message?: unknown }).message))) return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
+}

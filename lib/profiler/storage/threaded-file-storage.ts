@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
-import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
+import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError, isOutOfDescriptors } from './errors.js';
 import type { CompactionReport, FileStorageOptions } from './file-storage.js';
 import { encodeBatch, rebuildError, type StorageCall, type StorageOp, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
 import { checkSegmentBytes, resolveBounds, storableJson } from './validation.js';
@@ -240,7 +240,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
       this.#closed !== null
         ? this.#closedError()
         : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.`, 'HK_PROFILER_STORAGE', { cause: failure });
-    if (!answered && this.#closed === null && !outOfDescriptors(failure)) this.#broken = error;
+    if (!answered && this.#closed === null && !isOutOfDescriptors(failure)) this.#broken = error;
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     for (const call of calls) call.reject(error);
@@ -259,11 +259,4 @@ export class ThreadedFileStorage implements ProfilerStorage {
       // A failing error handler must not become an unhandled rejection.
     }
   }
-}
-
-/** Whether a worker failed to start because the process was out of file descriptors (its event loop, or a module it loads, could not open one). */
-function outOfDescriptors(failure: Error | undefined): boolean {
-  if (failure === undefined) return false;
-  const code = (failure as { code?: unknown }).code;
-  return code === 'EMFILE' || code === 'ENFILE' || (code === 'ERR_WORKER_INIT_FAILED' && /\b(?:EMFILE|ENFILE)\b/.test(failure.message));
 }

@@ -5,6 +5,7 @@ export { defaultPanel, extraPanels, PROFILER_PANELS, renderProfilePage, type Pro
 export { renderSearchPage, resultCountSentence, type SearchPageInput } from './search-page.js';
 export { SHOWN_CHILDREN } from './values.js';
 export { renderTokenNotFoundPage } from './token-not-found-page.js';
+export { renderUnavailablePage } from './unavailable-page.js';
 export { renderToolbar, renderToolbarLoader, type ToolbarInput, type ToolbarLoaderOptions } from './toolbar.js';
 export { TOOLBAR_CSP_HASHES, TOOLBAR_POLICY, TOOLBAR_STORAGE_KEY } from './toolbar-assets.js';
 export { profilerPagePolicy } from './page-assets.js';

@@ -1,0 +1,17 @@
+/** The page for a profiler page that cannot be read for now (the caller sends it with 503 and Retry-After). */
+import { html } from '../../errors/index.js';
+import { renderDocument, renderTopBar } from './layout.js';
+import type { ProfilerUrls } from './urls.js';
+
+/** Renders the "Profiler unavailable" page saying why (`message`) and when to try again. `nonce`: the response's CSP nonce. */
+export function renderUnavailablePage(message: string, retryAfterSeconds: number, urls: ProfilerUrls, nonce?: string): string {
+  const body = html`${renderTopBar(urls)}
+<div class="layout">
+<main class="panel">
+<h1>Profiler unavailable</h1>
+<p>${message}</p>
+<p>Reload this page in ${String(retryAfterSeconds)} seconds.</p>
+</main>
+</div>`;
+  return renderDocument('Profiler unavailable · Profiler', body, { nonce });
+}

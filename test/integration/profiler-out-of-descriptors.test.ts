@@ -1,0 +1,90 @@
+// While the process is out of file descriptors, the profiler's pages that read the storage answer 503 with
+// Retry-After (logged once, as a WARNING), not a 500 logged CRITICAL per request; other storage failures keep theirs.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { LogEntry, LogRecord } from '../../lib/log/index.js';
+import type { Profile, ProfileSummary } from '../../lib/profiler/profile.js';
+import { MemoryStorage, ProfilerStorageError } from '../../lib/profiler/storage/index.js';
+import { TOOLBAR_POLICY } from '../../lib/profiler/ui/index.js';
+import { SCHEMES, fetchFrom, header, startTestServer, type TestServer } from './harness.js';
+
+/** A storage whose reads fail with `code`, wrapped as FileStorage wraps an fs error. */
+class FailingReads extends MemoryStorage {
+  code = 'EMFILE';
+
+  #failure(): ProfilerStorageError {
+    const cause = Object.assign(new Error(`${this.code}: too many open files, open '/var/profiler/index'`), { code: this.code });
+    return new ProfilerStorageError(`Cannot read profile abc123 in the profiler storage /var/profiler: ${cause.message}`, 'HK_PROFILER_STORAGE', { cause });
+  }
+
+  override async read(_token: string): Promise<Profile | null> {
+    throw this.#failure();
+  }
+
+  override async find(): Promise<ProfileSummary[]> {
+    throw this.#failure();
+  }
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`profiler pages out of file descriptors over ${scheme}`);
+  let server: TestServer;
+  let storage: FailingReads;
+  const records: LogRecord[] = [];
+  const onLog = (entry: LogEntry): void => void records.push(entry.record);
+
+  test.before(async () => {
+    storage = new FailingReads();
+    server = await startTestServer({ kernel: { env: 'dev', debug: true, profiler: { storage } } });
+    server.app.bus.on('log', onLog);
+  });
+  test.before.each(() => {
+    storage.code = 'EMFILE';
+    records.length = 0;
+  });
+  test.after(async () => {
+    server.app.bus.off('log', onLog);
+    await server.close();
+  });
+
+  test('the shortage is logged once as a WARNING, never CRITICAL, however many pages are asked for', async () => {
+    for (let i = 0; i < 3; i++) assert.is((await fetchFrom(server, scheme, '/_profiler/abc123')).status, 503);
+    assert.is((await fetchFrom(server, scheme, '/_wdt/abc123')).status, 503);
+    assert.equal(records.filter((record) => record.level <= 2).map((record) => record.message), []);
+    const warnings = records.filter((record) => record.levelName === 'WARNING' && record.message.includes('file descriptors'));
+    assert.is(warnings.length, 1, JSON.stringify(records.map((record) => record.message)));
+    assert.match(warnings[0]!.message, 'EMFILE');
+  });
+
+  test('a profile page, its JSON and /_profiler/latest are a 503 with Retry-After saying the server is out of file descriptors', async () => {
+    for (const [path, accept] of [['/_profiler/abc123', 'text/html'], ['/_profiler/abc123', 'application/json'], ['/_profiler/latest', 'text/html'], ['/_profiler/', 'text/html']] as const) {
+      const response = await fetchFrom(server, scheme, path, { headers: { accept } });
+      assert.is(response.status, 503, `${path} (${accept})`);
+      assert.is(header(response.headers['retry-after']), '5', path);
+      assert.is(header(response.headers['cache-control']), 'no-store', path);
+      assert.match(response.body, 'out of file descriptors for now', path);
+      if (accept === 'application/json') assert.is(JSON.parse(response.body).retryAfter, 5);
+    }
+  });
+
+  test('the toolbar is an empty 503 under its own policy, which its loader turns into the link to the profile', async () => {
+    const response = await fetchFrom(server, scheme, '/_wdt/abc123', { headers: { accept: 'text/html' } });
+    assert.is(response.status, 503);
+    assert.is(response.body, '');
+    assert.is(header(response.headers['retry-after']), '5');
+    assert.is(header(response.headers['content-security-policy']), TOOLBAR_POLICY);
+  });
+
+  test('ENFILE (the system table full) is a 503 too', async () => {
+    storage.code = 'ENFILE';
+    assert.is((await fetchFrom(server, scheme, '/_profiler/abc123')).status, 503);
+  });
+
+  test('another storage failure is still a 500', async () => {
+    storage.code = 'EACCES';
+    assert.is((await fetchFrom(server, scheme, '/_profiler/abc123')).status, 500);
+    assert.is((await fetchFrom(server, scheme, '/_wdt/abc123')).status, 500);
+  });
+
+  test.run();
+}
