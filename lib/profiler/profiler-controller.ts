@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { BadRequestHttpError, NotFoundHttpError, Response, type Request } from '../../kernel/index.js';
 import { createCspNonce, htmlSafeJson, preferredMediaType, type FileLinker } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
@@ -162,7 +163,8 @@ export class ProfilerController {
       route: requestData.route ?? null,
       method: profile.method,
       durationMs: dataOf<TimeData>(data.time).duration ?? 0,
-      memoryBytes: dataOf<MemoryData>(data.memory).heapUsed ?? process.memoryUsage().heapUsed,
+      // V8's own count, read without a file descriptor: process.memoryUsage() opens /proc for the RSS, and fails (EMFILE) when the process has none left.
+      memoryBytes: dataOf<MemoryData>(data.memory).heapUsed ?? getHeapStatistics().used_heap_size,
       logCount: Object.values(logger.counts ?? {}).reduce((sum, n) => sum + n, 0),
       errorCount: logger.errorCount ?? 0,
       warningCount: logger.warningCount ?? 0,

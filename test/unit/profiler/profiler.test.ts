@@ -144,6 +144,26 @@ test('/_profiler/latest shows a sub-request whose parent is gone (dropped by the
   assert.is(response.getHeader('location'), '/_profiler/a1b2c3');
 });
 
+test('the toolbar of a profile with no memory data reads the heap without a file descriptor: process.memoryUsage() failing (EMFILE) does not fail it', async () => {
+  const storage = new MemoryStorage();
+  const app = createApp({ stderrLogLevel: false, profiler: { storage } });
+  const bare: Profile = { token: 'b0b0b0', parent: null, children: [], ip: '127.0.0.1', method: 'GET', url: 'http://127.0.0.1:8000/x', time: Date.now(), status: 200, collectors: {} };
+  await storage.write(bare);
+  const memoryUsage = process.memoryUsage;
+  process.memoryUsage = Object.assign(() => {
+    throw Object.assign(new Error('EMFILE: too many open files, uv_resident_set_memory'), { code: 'EMFILE' });
+  }, { rss: memoryUsage.rss });
+  let response: Response;
+  try {
+    response = await run(app, '/_wdt/b0b0b0');
+  } finally {
+    process.memoryUsage = memoryUsage;
+  }
+  await app.close();
+  assert.is(response.status, 200);
+  assert.match(String(response.body), /class="hk-item hk-memory"[^>]*><span class="hk-value">\d+(\.\d+)?<\/span><span class="hk-unit">(KiB|MiB|GiB)</);
+});
+
 test('profiler.collectors lists the built-in collectors in the order they run, then an embedder\'s; a second one of a name is refused', async () => {
   const extra = { name: 'cart', lateCollect: () => ({ items: 2 }) };
   const app = createApp({ stderrLogLevel: false, profiler: { storage: new MemoryStorage(), collectors: [extra] } });
