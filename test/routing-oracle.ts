@@ -187,15 +187,20 @@ export class OracleMatcher {
       const hit = this.#find(retry, method, host, scheme);
       if (hit !== null) return redirect(hit, { path: retry });
     }
+    const other = scheme === 'http' ? 'https' : 'http';
+    // A route serving a GET or HEAD under a retried path over the other scheme wins over the 405 too
+    // (Symfony's compiled matcher stops at it whatever its scheme, forgetting the methods allowed),
+    // unless one serves the path as asked over that scheme (Symfony's 405 then).
+    const elsewhere = (candidate: string): boolean => this.#find(candidate, method, host, other) !== null;
+    const retriedElsewhere = retries.length > 0 && !elsewhere(path) && retries.some(elsewhere);
     const allowed = new Set<string>();
-    for (const compiled of this.#routes) {
+    for (const compiled of retriedElsewhere ? [] : this.#routes) {
       if (this.#pathParams(compiled, path) === null || this.#hostParams(compiled, host) === null) continue;
       if (compiled.route.schemes.length > 0 && !compiled.route.schemes.includes(scheme)) continue;
       for (const each of compiled.allowed) allowed.add(each);
     }
     if (allowed.size > 0) return { kind: 'method-not-allowed', allowedMethods: [...allowed] };
     if (getOrHead) {
-      const other = scheme === 'http' ? 'https' : 'http';
       for (const candidate of [path, ...retries]) {
         const hit = this.#find(candidate, method, host, other);
         if (hit !== null) return redirect(hit, { path: candidate, scheme: other });

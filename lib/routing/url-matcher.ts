@@ -308,8 +308,9 @@ export class UrlMatcher {
   /**
    * A GET or HEAD: a route serving the method under the path with its trailing slash toggled wins
    * over a 405 and a scheme redirect, as in Symfony's RedirectableUrlMatcher (its compiled matcher
-   * stops at such a route, the methods allowed so far forgotten); then the 405, the scheme
-   * redirects, and the 404 naming the last path tried.
+   * stops at such a route, whatever its scheme, the methods allowed so far forgotten); then the 405
+   * (unless such a route serves another scheme and none the path asked for), the scheme redirects,
+   * and the 404 naming the last path tried.
    */
   #missGetOrHead(path: string, slot: number, host: string, scheme: string): LookupResult {
     const tree = this.#tree;
@@ -341,7 +342,10 @@ export class UrlMatcher {
         oneSlashSchemeMiss = tree.schemeMiss;
       }
     }
-    if (missCount > 0) {
+    // A route serving the method under a retried path over another scheme wins over the 405 too: Symfony's
+    // doMatch() stops at it whatever its scheme, the methods allowed so far forgotten. Not when one
+    // serves the path as asked over another scheme: Symfony's 405 then (its `$allow` before `$allowSchemes`).
+    if (missCount > 0 && (schemeMiss !== null || (retrySchemeMiss === null && oneSlashSchemeMiss === null))) {
       const allowed = this.#allowedAfter(path, missCount, missGroup!, conditional, host, scheme);
       if (allowed !== null) return allowed;
     }

@@ -208,6 +208,26 @@ test('a route serving GET under the path with its trailing slash toggled wins ov
   assert.equal(look(matcher(['login', '/login', { schemes: ['https'] }]), '/login', context('GET')), { kind: 'redirect', name: 'login', params: {}, redirect: { path: '/login', scheme: 'https' } });
 });
 
+test('a route serving GET under the toggled path over another scheme wins over a 405 as well, redirected to that path and scheme (Symfony\'s testSlashAndVerbPrecedenceWithRedirection with testMissingTrailingSlashAndScheme)', () => {
+  // Symfony's CompiledUrlMatcherTrait::doMatch() returns early at a route serving GET whose path
+  // matches only with the trailing slash toggled, whatever its scheme (`return $allow = $allowSchemes = [];`),
+  // so match() throws no MethodNotAllowedException; its retry of the toggled path then finds the
+  // route over another scheme (`$allowSchemes`) and `goto redirect_scheme` redirects to both.
+  const m = matcher(['create', '/a/', { methods: ['POST'] }], ['show', '/a', { methods: ['GET'], schemes: ['https'] }]);
+  assert.equal(look(m, '/a/', context('GET', 'http')), { kind: 'redirect', name: 'show', params: {}, redirect: { path: '/a', scheme: 'https' } });
+  assert.equal(look(m, '/a/', context('HEAD', 'http')), { kind: 'redirect', name: 'show', params: {}, redirect: { path: '/a', scheme: 'https' } });
+  assert.equal(look(m, '/a/', context('GET', 'https')), { kind: 'redirect', name: 'show', params: {}, redirect: { path: '/a' } });
+  assert.equal(look(m, '/a/', context('PUT', 'http')), { kind: 'method-not-allowed', allowedMethods: ['POST'] }, 'no retry for other methods');
+  const added = matcher(['create', '/b', { methods: ['POST'] }], ['list', '/b/', { methods: ['GET'], schemes: ['https'] }]);
+  assert.equal(look(added, '/b', context('GET', 'http')), { kind: 'redirect', name: 'list', params: {}, redirect: { path: '/b/', scheme: 'https' } });
+  const dynamic = matcher(['put', '/items/:id', { methods: ['PUT'] }], ['get', '/items/:id/', { methods: ['GET'], schemes: ['https'] }]);
+  assert.equal(look(dynamic, '/items/7', context('GET', 'http')), { kind: 'redirect', name: 'get', params: { id: '7' }, redirect: { path: '/items/7/', scheme: 'https' } });
+  // A GET route of the path asked for, over another scheme, does not: Symfony's doMatch() collects a
+  // method of a route over the right scheme into `$allow`, and match() throws the 405 before `$allowSchemes`.
+  const same = matcher(['create', '/c', { methods: ['POST'] }], ['show', '/c', { methods: ['GET'], schemes: ['https'] }]);
+  assert.equal(look(same, '/c', context('GET', 'http')), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
+});
+
 test('a route that lists HEAD before GET keeps that order in Allow', () => {
   const m = matcher(['a', '/a', { methods: ['HEAD', 'GET'] }]);
   assert.equal(look(m, '/a', context('POST')), { kind: 'method-not-allowed', allowedMethods: ['HEAD', 'GET'] });
