@@ -31,7 +31,7 @@ export interface RouteMatch {
   readonly kind: 'match';
   readonly name: string;
   readonly route: Route;
-  /** The route's defaults overlaid with the decoded host and path parameters (a wildcard: an array of segments). */
+  /** The route's defaults overlaid with the decoded host and path parameters (a path wildcard: an array of segments; a host wildcard: text). */
   readonly params: Readonly<Record<string, unknown>>;
   readonly redirect?: undefined;
 }
