@@ -1,0 +1,73 @@
+// Mutation testing: `npm run mutate -- <source.ts ...> [--tests <compiled test dir or file> ...]`.
+// Stryker edits each named source one mutant at a time (a `<` made `<=`, a branch made
+// `true`, a string emptied, ...), builds once, and runs the tests for each mutant; a
+// mutant no test notices "survives" and points at behaviour nothing checks.
+// Without --tests, the unit tests beside the first source run (test/unit/<its folder>).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const args = process.argv.slice(2);
+const split = args.indexOf('--tests');
+const sources = split === -1 ? args : args.slice(0, split);
+const tests = split === -1 ? [] : args.slice(split + 1);
+const concurrency = Number(process.env.MUTATE_CONCURRENCY ?? 1);
+
+if (sources.length === 0 || (split !== -1 && tests.length === 0) || args.includes('--help')) {
+  console.error('usage: npm run mutate -- <source.ts ...> [--tests <dist/test/... dir or .test.js file> ...]');
+  console.error('  e.g. npm run mutate -- kernel/event-dispatcher.ts --tests dist/test/unit/kernel');
+  console.error('  MUTATE_CONCURRENCY=2 runs two mutants at a time (default 1).');
+  process.exit(2);
+}
+for (const source of sources) {
+  if (!existsSync(join(root, source))) {
+    console.error(`no such source: ${source}`);
+    process.exit(2);
+  }
+}
+// The default tests: the unit folder mirroring the first source's (kernel/x.ts -> dist/test/unit/kernel).
+const defaultTests = join('dist/test/unit', relative(root, join(root, dirname(sources[0]))).replace(/^lib\//, ''));
+const targets = tests.length > 0 ? tests : [defaultTests];
+for (const target of targets) {
+  if (!existsSync(join(root, target))) {
+    console.error(`no such compiled tests: ${target} (build first, or name them with --tests)`);
+    process.exit(2);
+  }
+}
+// A folder runs through test/run.mjs, a file on its own (a uvu file exits 1 when a test fails); several
+// targets run one after another, and any failure kills the mutant.
+const command = targets
+  .map((target) => (target.endsWith('.js') ? `node --enable-source-maps ${target}` : `node test/run.mjs ${target}`))
+  .join(' && ');
+
+const dir = mkdtempSync(join(tmpdir(), 'http-kernel-mutate-'));
+const config = join(dir, 'stryker.conf.json');
+writeFileSync(config, JSON.stringify({
+  mutate: sources,
+  testRunner: 'command',
+  commandRunner: { command },
+  // Stryker builds before it links node_modules into its sandbox: the project's own tsc, by its full path.
+  buildCommand: `node ${join(root, "node_modules/typescript/bin/tsc")} -p tsconfig.json`, // split on spaces, not a shell
+  // Stryker's tsconfig rewriting does not know TypeScript 7; nothing needs it (tsc emits despite the
+  // type errors of instrumented code, and the command runner needs no per-test coverage).
+  tsconfigFile: 'tsconfig.stryker-none.json',
+  checkers: [],
+  concurrency,
+  ignorePatterns: ['dist', 'var', 'bench', 'mutation', 'reports', '.stryker-tmp'],
+  // Inside the project, so the sandbox's node_modules link resolves as the project's does.
+  tempDirName: '.stryker-tmp',
+  reporters: ['clear-text', 'progress', 'json'],
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  timeoutMS: 20000,
+  cleanTempDir: true,
+}, null, 2));
+
+const stryker = join(root, 'mutation/node_modules/.bin/stryker');
+const child = spawn(stryker, ['run', config], { cwd: root, stdio: 'inherit' });
+child.on('close', (code) => {
+  rmSync(dir, { recursive: true, force: true });
+  process.exitCode = code ?? 1;
+});
