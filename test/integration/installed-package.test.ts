@@ -19,6 +19,8 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
   version: string;
   dependencies: Record<string, string>;
   exports: Record<string, unknown>;
+  main?: string;
+  types?: string;
 };
 
 const test = suite('the package installed from its tarball');
@@ -158,6 +160,36 @@ export const own = createRequestListener(new HttpKernel(new EventDispatcher(), a
     }
   }
   assert.equal(failures, [], failures.join('\n'));
+});
+
+test("main and types, for tools that do not read exports, name the root entry's files of exports", () => {
+  const root = manifest.exports['.'] as { types: string; default: string };
+  assert.equal({ main: manifest.main, types: manifest.types }, { main: root.default, types: root.types });
+});
+
+test('a TypeScript project whose resolution reads main and types, not exports (node10 of TypeScript 5, as old tools do), type-checks against the root entry', () => {
+  // TypeScript 7 removed node10 (moduleResolution "node"); bundler with exports turned off resolves a package as it did.
+  writeFileSync(join(project, 'consumer-node10.ts'), `import { EventDispatcher, HttpKernel, KernelEvents, Request, Response } from 'http-kernel';
+
+const dispatcher = new EventDispatcher();
+dispatcher.addListener(KernelEvents.RESPONSE, (event) => event.response.setHeader('x-seen', '1'));
+export const kernel = new HttpKernel(dispatcher, { getController: (_request: Request) => () => Response.json({ ok: true }) });
+`);
+  const config = join(project, 'tsconfig.node10.json');
+  writeFileSync(config, JSON.stringify({
+    compilerOptions: {
+      target: 'ES2022', module: 'esnext', moduleResolution: 'bundler', resolvePackageJsonExports: false, types: ['node'], noEmit: true,
+      strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false, noUncheckedIndexedAccess: true,
+    },
+    files: ['consumer-node10.ts'],
+  }));
+  let output = '';
+  try {
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], { encoding: 'utf8', stdio: 'pipe' });
+  } catch (error) {
+    output = String((error as { stdout?: string }).stdout ?? error);
+  }
+  assert.is(output, '', output);
 });
 
 test.run();
