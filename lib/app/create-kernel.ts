@@ -47,6 +47,7 @@ import { checkSaveOptions } from '../profiler/save-options.js';
 import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH, isTokenLength } from '../profiler/token.js';
 import { createInjector, type InjectInit, type InjectedResponse } from '../server/inject.js';
 import { checkTrustedProxies, createRequestListener, type KernelRequestListener, type RequestListenerOptions } from '../server/node-adapter.js';
+import { VAR_DIRECTORY, defaultUnderVar } from '../server/var-directory.js';
 import { describeMisdeclaredSubscriber, describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { createRequestDescriber } from './describe-request.js';
@@ -59,7 +60,7 @@ import { profileStoppedTerminates } from './profile-stopped-terminates.js';
 export interface ProfilerKernelOptions {
   /** Where profiles are kept; default files under `dir`. */
   storage?: ProfilerStorage;
-  /** Directory of the default file storage; default `var/profiler`. */
+  /** Directory of the default file storage; default `var/profiler` of the working directory, made with a `.gitignore` in a new `var/` as bin/serve does. */
   dir?: string;
   /** Bounds of the default file storage (max age in ms, max profiles, max bytes). */
   bounds?: Partial<StorageBounds>;
@@ -505,7 +506,8 @@ function checkProfilerOptions(profiler: unknown): void {
 
 /** The file storage the profiler options describe (see ProfilerKernelOptions.thread). */
 function defaultStorage(options: ProfilerKernelOptions, onError: (error: Error) => void): ProfilerStorage {
-  const fileOptions = { dir: options.dir ?? 'var/profiler', bounds: options.bounds, onError };
+  // A directory given is the embedder's choice; the default is bin/serve's, with var/ made as it makes it.
+  const fileOptions = { dir: options.dir ?? defaultUnderVar(`${VAR_DIRECTORY}/profiler`, 'profiler: { dir }'), bounds: options.bounds, onError };
   return (options.thread ?? availableParallelism() > 1) ? new ThreadedFileStorage(fileOptions) : new FileStorage(fileOptions);
 }
 

@@ -38,6 +38,19 @@ export function makeVarDirectory(paths: readonly string[], cwd: string = process
 }
 
 /**
+ * `path` (under var/, relative to `cwd`) for a default of an app of the embedder's own (createKernel's
+ * profiles), with var/ made as bin/serve makes it, .gitignore and all. From a filesystem root, where it
+ * would be the system's /var, it throws instead, naming `option` to give elsewhere.
+ */
+export function defaultUnderVar(path: string, option: string, cwd: string = process.cwd()): string {
+  if (parse(cwd).root === cwd) {
+    throw new Error(`The default ${path} would be ${resolve(cwd, path)}, among the system's, as the working directory is ${cwd}: start the process from your project's directory (systemd: WorkingDirectory=; a container: WORKDIR), or give ${option} elsewhere.`);
+  }
+  makeVarDirectory([path], cwd);
+  return path;
+}
+
+/**
  * Why `paths` must not be used from `cwd`, or null: from a filesystem root (a systemd unit without
  * WorkingDirectory=, a container whose WORKDIR is /) a relative `var/tls` or `var/profiler` is the
  * system's /var, where the development key and the profiles have no business.

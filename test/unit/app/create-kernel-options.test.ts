@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,6 +20,7 @@ import { createKernel, type KernelOptions } from '../../../lib/app/index.js';
 import type { LogRecord } from '../../../lib/log/index.js';
 import { FileStorage, MemoryStorage, ThreadedFileStorage } from '../../../lib/profiler/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
+import { VAR_GITIGNORE } from '../../../lib/server/var-directory.js';
 import { thrown } from '../helpers.js';
 
 const quiet = { stderrLogLevel: false } as const;
@@ -309,6 +310,29 @@ test('the profiler\'s own file storage keeps 2 days, 10,000 profiles and 512 MiB
     }
     assert.equal({ ...new MemoryStorage().bounds }, { maxAge: 2 * 24 * 60 * 60 * 1000, maxProfiles: 10_000, maxBytes: 512 * 1024 * 1024 }, 'the memory storage too');
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the profiler's default directory, var/profiler of the working directory, is in a var/ made with bin/serve's .gitignore; a directory given, var/profiler too, or a storage given makes none", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'http-kernel-default-dir-'));
+  const cwd = process.cwd();
+  try {
+    process.chdir(dir);
+    await withKernel({ debug: true, profiler: { thread: false } }, async (app) => {
+      await app.ready();
+      assert.is(readFileSync(join(dir, 'var', '.gitignore'), 'utf8'), VAR_GITIGNORE);
+      assert.ok(statSync(join(dir, 'var', 'profiler')).isDirectory(), 'the profiles are in var/profiler');
+    });
+    rmSync(join(dir, 'var'), { recursive: true });
+    for (const profiler of [{ dir: 'var/profiler', thread: false }, { storage: new MemoryStorage() }]) {
+      await withKernel({ debug: true, profiler }, async (app) => {
+        await app.ready();
+        assert.not.ok(existsSync(join(dir, 'var', '.gitignore')), Object.keys(profiler).join());
+      });
+    }
+  } finally {
+    process.chdir(cwd);
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { VAR_GITIGNORE, makeVarDirectory, varUnderRoot } from '../../../lib/server/var-directory.js';
+import { thrown } from '../helpers.js';
+import { VAR_GITIGNORE, defaultUnderVar, makeVarDirectory, varUnderRoot } from '../../../lib/server/var-directory.js';
 
 /** Runs `body` in a fresh directory, removed afterwards. */
 function inTempDir(body: (dir: string) => void): void {
@@ -67,6 +68,17 @@ test('from a root, absolute directories and none under var/ are the operator\'s 
   assert.is(varUnderRoot([], '/'), null);
   assert.is(varUnderRoot(['profiles'], '/'), null);
   inTempDir((dir) => assert.is(varUnderRoot(['var/tls', 'var/profiler'], dir), null));
+});
+
+test("an embedder's default under var/ gets var/ made with its .gitignore; from a filesystem root, whose var/ is the system's, it throws, naming the option to give instead", () => {
+  inTempDir((dir) => {
+    assert.is(defaultUnderVar('var/profiler', 'profiler: { dir }', dir), 'var/profiler');
+    assert.is(readFileSync(join(dir, 'var', '.gitignore'), 'utf8'), VAR_GITIGNORE);
+  });
+  const error = thrown(() => defaultUnderVar('var/profiler', 'profiler: { dir }', '/'));
+  assert.match(error.message, "The default var/profiler would be /var/profiler, among the system's");
+  assert.match(error.message, 'WorkingDirectory=');
+  assert.match(error.message, 'or give profiler: { dir } elsewhere.');
 });
 
 test("from a root, var/ itself, however written, is the system's /var too: refused", () => {
