@@ -1,5 +1,8 @@
 // bin/serve under a low limit of open files (`ulimit -n`): what it says when it cannot start.
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { exitOf, serveBin, serveEnv, serveWorkDir, stopServes } from './serve-process.js';
@@ -30,5 +33,25 @@ for (const maxFiles of [24, 40]) {
     assert.match(lines[0]!, /LimitNOFILE=/);
   });
 }
+
+// The system's table full (ENFILE) cannot be brought about by a test: a loader hook fails the command's
+// own module with it, as node's loader would, and bin/serve must name the system's limit, not the process's.
+test("when the system's whole table of open files is full (ENFILE) as it loads its modules, it exits 1 with one line saying so and naming the system's limit", async () => {
+  const dir = serveWorkDir();
+  writeFileSync(join(dir, 'hooks.mjs'), `export async function load(url, context, next) {
+  if (url.endsWith('/dist/lib/server/cli.js')) throw Object.assign(new Error("ENFILE: file table overflow, open '" + new URL(url).pathname + "'"), { code: 'ENFILE', errno: -23, syscall: 'open' });
+  return next(url, context);
+}
+`);
+  writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`);
+  const args = ['--port', '0', '--https-port', 'off', '--profiler-dir', `${dir}/profiler`];
+  const child = spawn(process.execPath, ['--import', pathToFileURL(join(dir, 'register.mjs')).href, serveBin, ...args], { cwd: dir, env: serveEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  assert.is(await exitOf(child), 1, stderr);
+  const lines = stderr.trim().split('\n');
+  assert.is(lines.length, 1, stderr);
+  assert.match(lines[0]!, /^serve: ENFILE: file table overflow, open '.*cli\.js': the system is out of file descriptors \(its whole table is full\): close what holds them, or raise fs\.file-max \(sysctl\)$/);
+});
 
 test.run();
