@@ -5,6 +5,7 @@ import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError, isOutOfDescriptors } from './errors.js';
 import type { CompactionReport, FileStorageOptions } from './file-storage.js';
+import { StartBackoff } from './start-backoff.js';
 import { encodeBatch, rebuildError, type StorageCall, type StorageOp, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
 import { checkSegmentBytes, resolveBounds, storableJson } from './validation.js';
 
@@ -48,8 +49,10 @@ interface PendingCall {
  *
  * The worker starts with the first call and does not keep the process alive while idle; a worker
  * that dies (it should not) fails the calls in flight with ProfilerStorageError, is reported to
- * `onError`, and is started again by the next call, unless it never answered (see #stopped). Errors keep their classes across the thread
- * boundary: ProfileExistsError, InvalidProfileError, ProfileBatchError, ProfilerStorageError.
+ * `onError`, and is started again by the next call, unless it never answered (see #stopped; one that
+ * could not start for want of file descriptors is started again after a growing wait, see
+ * StartBackoff). Errors keep their classes across the thread boundary: ProfileExistsError,
+ * InvalidProfileError, ProfileBatchError, ProfilerStorageError.
  */
 export class ThreadedFileStorage implements ProfilerStorage {
   readonly dir: string;
@@ -71,8 +74,12 @@ export class ThreadedFileStorage implements ProfilerStorage {
   #closed: Promise<void> | null = null;
   /** Why the worker could not start; set once, every later call rejects with it. */
   #broken: ProfilerStorageError | null = null;
+  /** Why the last worker could not start for want of file descriptors: the calls before #startBackoff lets another start reject with it. */
+  #startFailure: ProfilerStorageError | null = null;
+  readonly #startBackoff: StartBackoff;
 
-  constructor(options: ThreadedFileStorageOptions = {}) {
+  /** `startBackoff` is the tests' (a clock of their own); the storage makes its own. */
+  constructor(options: ThreadedFileStorageOptions = {}, startBackoff: StartBackoff = new StartBackoff()) {
     // Checked here, as FileStorage's constructor does, so a bad option fails where it is given.
     this.dir = resolve(options.dir ?? 'var/profiler');
     this.bounds = Object.freeze(resolveBounds(options.bounds));
@@ -80,6 +87,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
     this.#data = { dir: this.dir, bounds: { ...this.bounds }, segmentBytes };
     this.#onError = options.onError;
     this.#resourceLimits = { ...DEFAULT_RESOURCE_LIMITS, ...options.resourceLimits };
+    this.#startBackoff = startBackoff;
   }
 
   claim(token: string): Promise<boolean> {
@@ -175,6 +183,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
   #call(op: StorageOp, args: unknown[], transfer: ArrayBuffer[] = []): Promise<unknown> {
     if (this.#closed !== null) return Promise.reject(this.#closedError());
     if (this.#broken !== null) return Promise.reject(this.#broken);
+    if (this.#worker === null && this.#startFailure !== null && !this.#startBackoff.mayStart()) return Promise.reject(this.#startFailure);
     return this.#send(this.#worker ?? this.#start(), op, args, transfer);
   }
 
@@ -195,6 +204,10 @@ export class ThreadedFileStorage implements ProfilerStorage {
     worker.unref();
     let answered = false;
     worker.on('message', (reply: StorageReply) => {
+      if (!answered) {
+        this.#startFailure = null;
+        this.#startBackoff.started();
+      }
       answered = true;
       this.#settle(worker, reply);
     });
@@ -231,7 +244,8 @@ export class ThreadedFileStorage implements ProfilerStorage {
    * this one never answered (it could not start): then every later call fails the same way,
    * rather than starting a thread per call. Not when it could not start for want of file
    * descriptors (a flood of connections holds them all): that passes, and kept as broken, the
-   * storage saved no profile again for the life of the process.
+   * storage saved no profile again for the life of the process. Nor is a thread started per call
+   * meanwhile: the calls before #startBackoff lets the next start fail with this one's error.
    */
   #stopped(worker: Worker, failure: Error | undefined, code: number, answered: boolean): void {
     if (this.#worker === worker) this.#worker = null;
@@ -240,7 +254,13 @@ export class ThreadedFileStorage implements ProfilerStorage {
       this.#closed !== null
         ? this.#closedError()
         : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.`, 'HK_PROFILER_STORAGE', { cause: failure });
-    if (!answered && this.#closed === null && !isOutOfDescriptors(failure)) this.#broken = error;
+    if (!answered && this.#closed === null) {
+      if (!isOutOfDescriptors(failure)) this.#broken = error;
+      else {
+        this.#startFailure = error;
+        this.#startBackoff.failed();
+      }
+    }
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     for (const call of calls) call.reject(error);

@@ -274,28 +274,38 @@ test('a worker that cannot start fails the first call and every later one with t
   assert.is(reported[0], first);
 });
 
-test('a worker that could not start for want of file descriptors is started again by a later call, once there are some', async () => {
+test('a worker that could not start for want of file descriptors is started again by a later call, once there are some and the backoff has passed, and no thread is started per call meanwhile', async () => {
   const moduleUrl = new URL('../../../../lib/profiler/storage/index.js', import.meta.url).href;
+  const backoffUrl = new URL('../../../../lib/profiler/storage/start-backoff.js', import.meta.url).href;
   // The first call comes while every descriptor of the process is taken, as a flood of connections
-  // takes them: the thread cannot make its event loop (EMFILE). The second comes once they are let go.
+  // takes them: the thread cannot make its event loop (EMFILE). The backoff's clock is the child's
+  // own: the calls before it moves on get the first call's error, not a thread (one would fail with
+  // an error of its own), descriptors let go or not; once it has moved past the first delay, a thread starts.
   const source = `
     const { openSync, closeSync } = await import('node:fs');
     const { ThreadedFileStorage } = await import(${JSON.stringify(moduleUrl)});
-    const storage = new ThreadedFileStorage({ dir: process.argv[1] });
+    const { FIRST_RESTART_DELAY_MS, StartBackoff } = await import(${JSON.stringify(backoffUrl)});
+    let now = 0;
+    const storage = new ThreadedFileStorage({ dir: process.argv[1] }, new StartBackoff(() => now));
     const held = [];
     try { for (;;) held.push(openSync('/dev/null', 'r')); } catch {}
-    const first = await storage.drawTokens(6, 1).then(() => 'drawn', (error) => error.message);
+    const failed = await storage.drawTokens(6, 1).then(() => null, (error) => error);
+    const again = await storage.drawTokens(6, 1).then(() => null, (error) => error);
     for (const fd of held) closeSync(fd);
-    const second = await storage.drawTokens(6, 1).then(() => 'drawn', (error) => error.message);
-    process.stdout.write(JSON.stringify({ held: held.length, first, second }));
+    const released = await storage.drawTokens(6, 1).then(() => null, (error) => error);
+    now += FIRST_RESTART_DELAY_MS;
+    const later = await storage.drawTokens(6, 1).then(() => 'drawn', (error) => error.message);
+    process.stdout.write(JSON.stringify({ held: held.length, first: failed?.message, againSame: again === failed, releasedSame: released === failed, later }));
     await storage.close();
   `;
   // A low limit, so the child runs out after a few dozen opens rather than a million.
   const { output, errors } = await nodeRun(['--input-type=module', '-e', source, freshDir()], 64);
-  const { held, first, second } = JSON.parse(output || '{}') as { held?: number; first?: string; second?: string };
+  const { held, first, againSame, releasedSame, later } = JSON.parse(output || '{}') as { held?: number; first?: string; againSame?: boolean; releasedSame?: boolean; later?: string };
   assert.ok((held ?? 0) > 0, `descriptors were taken: ${errors}`);
   assert.match(first ?? '', /EMFILE/, 'the call made while out of descriptors fails, saying why');
-  assert.is(second, 'drawn', 'not broken for good: a new thread started');
+  assert.is(againSame, true, 'a call during the backoff gets the same error: no thread was started for it');
+  assert.is(releasedSame, true, 'descriptors let go, still none before the backoff has passed');
+  assert.is(later, 'drawn', 'not broken for good: a new thread started once the backoff passed');
 });
 
 test('a worker that dies after answering fails the calls in flight; the next call starts a new one', async () => {
