@@ -11,7 +11,7 @@ import { PRIVATE_DIRECTORY } from '../fs/make-directory.js';
 export const VAR_DIRECTORY = 'var';
 
 /** The .gitignore made in a new var/: all of it, this file included. (npm pack reads it too, so a project's tarball leaves var/ out.) */
-export const VAR_GITIGNORE = '# Made by http-kernel-serve: the development certificate and key, and the profiles, are not for version control.\n*\n';
+export const VAR_GITIGNORE = '# Made by http-kernel: the development certificate and key, and the profiles, are not for version control.\n*\n';
 
 /**
  * Makes `var/` in `cwd`, with VAR_GITIGNORE in it, when one of `paths` (relative to `cwd`, or absolute)
