@@ -184,7 +184,40 @@ export class ThreadedFileStorage implements ProfilerStorage {
     if (this.#closed !== null) return Promise.reject(this.#closedError());
     if (this.#broken !== null) return Promise.reject(this.#broken);
     if (this.#worker === null && this.#startFailure !== null && !this.#startBackoff.mayStart()) return Promise.reject(this.#startFailure);
-    return this.#send(this.#worker ?? this.#start(), op, args, transfer);
+    let worker = this.#worker;
+    if (worker === null) {
+      try {
+        worker = this.#start();
+      } catch (failure) {
+        // new Worker throws when no thread can be made (ERR_WORKER_INIT_FAILED: EAGAIN): a rejection, as
+        // every answer of a ProfilerStorage is; callers that `void storage.release(token).catch(...)` catch no throw.
+        return Promise.reject(this.#notStarted(failure));
+      }
+    }
+    return this.#send(worker, op, args, transfer);
+  }
+
+  /** new Worker threw: as a worker that never answered (see #stopped), reported, and the reason the call fails. */
+  #notStarted(thrown: unknown): ProfilerStorageError {
+    const failure = thrown instanceof Error ? thrown : new Error(String(thrown));
+    const code = (failure as { code?: unknown }).code;
+    const error = new ProfilerStorageError(
+      `The profiler storage thread for ${this.dir} could not start${typeof code === 'string' ? ` (${code})` : ''}: ${failure.message}.`,
+      'HK_PROFILER_STORAGE',
+      { cause: failure },
+    );
+    this.#neverAnswered(error, failure);
+    this.#report(error);
+    return error;
+  }
+
+  /** A thread that never answered: storage broken for good, unless it was for want of file descriptors (see #stopped). */
+  #neverAnswered(error: ProfilerStorageError, failure: Error | undefined): void {
+    if (!isOutOfDescriptors(failure)) this.#broken = error;
+    else {
+      this.#startFailure = error;
+      this.#startBackoff.failed();
+    }
   }
 
   #send(worker: Worker, op: StorageOp, args: unknown[], transfer: ArrayBuffer[]): Promise<unknown> {
@@ -254,13 +287,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
       this.#closed !== null
         ? this.#closedError()
         : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.`, 'HK_PROFILER_STORAGE', { cause: failure });
-    if (!answered && this.#closed === null) {
-      if (!isOutOfDescriptors(failure)) this.#broken = error;
-      else {
-        this.#startFailure = error;
-        this.#startBackoff.failed();
-      }
-    }
+    if (!answered && this.#closed === null) this.#neverAnswered(error, failure);
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     for (const call of calls) call.reject(error);

@@ -274,6 +274,26 @@ test('a worker that cannot start fails the first call and every later one with t
   assert.is(reported[0], first);
 });
 
+test('a thread that cannot even be created (its stack beyond what the system gives: ERR_WORKER_INIT_FAILED, thrown by new Worker) rejects each call, never throws from it, and is reported', async () => {
+  const reported: Error[] = [];
+  const storage = threadedIn(freshDir(), { resourceLimits: { stackSizeMb: 1e9 }, onError: (error) => reported.push(error) });
+  let thrownBy: unknown = null;
+  let calls: Promise<unknown>[] = [];
+  try {
+    calls = [storage.drawTokens(6, 1), storage.read(tokenFor(1)), storage.release(tokenFor(1)), storage.write(makeProfile(tokenFor(2)))];
+  } catch (error) {
+    thrownBy = error;
+  }
+  assert.is(thrownBy, null, 'no call throws: ProfilerStorage answers with promises, and callers catch rejections');
+  const errors = await Promise.all(calls.map((call) => call.then(() => null, (error: unknown) => error)));
+  for (const error of errors) {
+    assert.instance(error, ProfilerStorageError);
+    assert.match((error as Error).message, /^The profiler storage thread for .* could not start \(ERR_WORKER_INIT_FAILED\): /);
+  }
+  assert.is(reported.length, 1, 'reported once');
+  await within(storage.close(), 1_000, 'close');
+});
+
 test('a worker that could not start for want of file descriptors is started again by a later call, once there are some and the backoff has passed, and no thread is started per call meanwhile', async () => {
   const moduleUrl = new URL('../../../../lib/profiler/storage/index.js', import.meta.url).href;
   const backoffUrl = new URL('../../../../lib/profiler/storage/start-backoff.js', import.meta.url).href;
