@@ -77,6 +77,8 @@ export class ThreadedFileStorage implements ProfilerStorage {
   /** Why the last worker could not start for want of file descriptors: the calls before #startBackoff lets another start reject with it. */
   #startFailure: ProfilerStorageError | null = null;
   readonly #startBackoff: StartBackoff;
+  /** The workers that answered a call: they started. */
+  readonly #answered = new WeakSet<Worker>();
 
   /** `startBackoff` is the tests' (a clock of their own); the storage makes its own. */
   constructor(options: ThreadedFileStorageOptions = {}, startBackoff: StartBackoff = new StartBackoff()) {
@@ -175,6 +177,10 @@ export class ThreadedFileStorage implements ProfilerStorage {
     if (worker === null) return;
     try {
       await this.#send(worker, 'close', [], []);
+    } catch (error) {
+      // A thread that never answered could not start (it fails the calls in flight): it opened no storage, and
+      // close() has nothing to save; its rejection failed app.close() over a SIGTERM during a descriptor shortage.
+      if (this.#answered.has(worker)) throw error;
     } finally {
       await worker.terminate();
     }
@@ -235,13 +241,12 @@ export class ThreadedFileStorage implements ProfilerStorage {
     const workerData: StorageThreadData = { ...this.#data, leaseOwner, deadLeaseOwners: [...this.#deadLeaseOwners] };
     const worker = new Worker(THREAD_SOURCE, { eval: true, workerData, name: 'http-kernel profiler storage', resourceLimits: this.#resourceLimits });
     worker.unref();
-    let answered = false;
     worker.on('message', (reply: StorageReply) => {
-      if (!answered) {
+      if (!this.#answered.has(worker)) {
+        this.#answered.add(worker);
         this.#startFailure = null;
         this.#startBackoff.started();
       }
-      answered = true;
       this.#settle(worker, reply);
     });
     let failure: Error | undefined;
@@ -253,7 +258,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
         this.#deadLeaseOwners.push(leaseOwner);
         if (this.#deadLeaseOwners.length > DEAD_LEASE_OWNERS_KEPT) this.#deadLeaseOwners.shift();
       }
-      this.#stopped(worker, failure, code, answered);
+      this.#stopped(worker, failure, code, this.#answered.has(worker));
     });
     this.#worker = worker;
     return worker;

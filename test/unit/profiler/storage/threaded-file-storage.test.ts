@@ -328,6 +328,15 @@ test('a worker that could not start for want of file descriptors is started agai
   assert.is(later, 'drawn', 'not broken for good: a new thread started once the backoff passed');
 });
 
+test('close() while a thread that cannot start is starting resolves: a thread that never answered has nothing to save', async () => {
+  // A 1 MB old generation: the worker runs out of memory while it loads.
+  const storage = new ThreadedFileStorage({ dir: freshDir(), resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 }, onError: () => {} });
+  const drawing = storage.drawTokens(6, 1).then(() => null, (error: unknown) => error);
+  const closing = storage.close().then(() => 'closed', (error: unknown) => `rejected: ${(error as Error).message}`);
+  assert.is(await within(closing, 5_000, 'close'), 'closed');
+  assert.instance(await drawing, ProfilerStorageError, 'the call in flight fails');
+});
+
 test('a worker that dies after answering fails the calls in flight; the next call starts a new one', async () => {
   const reported: Error[] = [];
   // Enough heap to start and answer, not to take a batch of 100,000 profiles.
