@@ -50,7 +50,8 @@ writeFileSync(config, JSON.stringify({
   testRunner: 'command',
   commandRunner: { command },
   // Stryker builds before it links node_modules into its sandbox: the project's own tsc, by its full path.
-  buildCommand: `node ${join(root, "node_modules/typescript/bin/tsc")} -p tsconfig.json`, // split on spaces, not a shell
+  // Not a shell: Stryker splits the command on spaces, but keeps a space escaped with a backslash.
+  buildCommand: `node ${join(root, 'node_modules/typescript/bin/tsc').replaceAll(' ', '\\ ')} -p tsconfig.json`,
   // Stryker's tsconfig rewriting does not know TypeScript 7; nothing needs it (tsc emits despite the
   // type errors of instrumented code, and the command runner needs no per-test coverage).
   tsconfigFile: 'tsconfig.stryker-none.json',

@@ -1,0 +1,66 @@
+// mutation/run.mjs, behind `npm run mutate`: the Stryker configuration it writes, run in a copy of the
+// project whose Stryker is a stand-in (Stryker itself is installed on first use, never by npm ci).
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
+
+const test = suite('mutation runner');
+
+/**
+ * A stand-in for Stryker: it runs the configuration's buildCommand as Stryker does, through execa's
+ * execaCommand (split on spaces, a space escaped with a backslash kept: execa's parseCommandString),
+ * without a shell, and prints what the build printed. CommonJS, as a file without a package.json is.
+ */
+const FAKE_STRYKER = `#!/usr/bin/env node
+const { spawnSync } = require('node:child_process');
+const { readFileSync } = require('node:fs');
+const config = JSON.parse(readFileSync(process.argv[3], 'utf8'));
+const words = [];
+for (const token of config.buildCommand.trim().split(/ +/g)) {
+  const previous = words.at(-1);
+  if (previous !== undefined && previous.endsWith('\\\\')) words[words.length - 1] = previous.slice(0, -1) + ' ' + token;
+  else words.push(token);
+}
+const build = spawnSync(words[0] === 'node' ? process.execPath : words[0], words.slice(1), { encoding: 'utf8' });
+process.stdout.write(build.stdout + build.stderr);
+process.exitCode = build.status ?? 1;
+`;
+
+/** Runs mutation/run.mjs with `args` in a copy of the project made under `parent`; its exit code and output. */
+function mutateIn(parent: string, args: string[]): { status: number | null; output: string } {
+  const project = join(parent, 'project');
+  const files: Record<string, string> = {
+    'kernel/thing.ts': 'export const thing = 1;\n',
+    'dist/test/unit/kernel/thing.test.js': '',
+    // The project's tsc, which the build command names: it says it ran, and with what.
+    'node_modules/typescript/bin/tsc': "process.stdout.write(`tsc ran: ${process.argv.slice(2).join(' ')}\\n`);\n",
+    'mutation/node_modules/.bin/stryker': FAKE_STRYKER,
+  };
+  for (const [name, body] of Object.entries(files)) {
+    mkdirSync(dirname(join(project, name)), { recursive: true });
+    writeFileSync(join(project, name), body);
+  }
+  chmodSync(join(project, 'mutation/node_modules/.bin/stryker'), 0o755);
+  copyFileSync(join(root, 'mutation', 'run.mjs'), join(project, 'mutation', 'run.mjs'));
+  const run = spawnSync(process.execPath, [join(project, 'mutation', 'run.mjs'), ...args], { cwd: project, encoding: 'utf8', timeout: 30_000 });
+  return { status: run.status, output: run.stdout + run.stderr };
+}
+
+test("Stryker's build command runs the project's tsc from a project whose path has a space in it", () => {
+  const parent = mkdtempSync(join(tmpdir(), 'http-kernel mutate-'));
+  try {
+    const { status, output } = mutateIn(parent, ['kernel/thing.ts', '--tests', 'dist/test/unit/kernel/thing.test.js']);
+    assert.is(output, 'tsc ran: -p tsconfig.json\n');
+    assert.is(status, 0);
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+test.run();
