@@ -6,14 +6,22 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname, relative } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
+/** A path as given (from the project's directory, where npm runs the script), relative to the project; `outside` when it is not in it. */
+function inProject(given) {
+  const path = relative(root, resolve(root, given));
+  return { given, path, outside: path === '' || path === '..' || path.startsWith(`..${sep}`) || isAbsolute(path) };
+}
+
 const split = args.indexOf('--tests');
-const sources = split === -1 ? args : args.slice(0, split);
-const tests = split === -1 ? [] : args.slice(split + 1);
+// Relative to the project, as Stryker's sandbox has them: a test named by its absolute path would
+// otherwise run against the project's own build, where no mutant is, and let every one survive.
+const sources = (split === -1 ? args : args.slice(0, split)).map(inProject);
+const tests = split === -1 ? [] : args.slice(split + 1).map(inProject);
 const concurrency = Number(process.env.MUTATE_CONCURRENCY ?? 1);
 
 if (sources.length === 0 || (split !== -1 && tests.length === 0) || args.includes('--help')) {
@@ -23,30 +31,30 @@ if (sources.length === 0 || (split !== -1 && tests.length === 0) || args.include
   process.exit(2);
 }
 for (const source of sources) {
-  if (!existsSync(join(root, source))) {
-    console.error(`no such source: ${source}`);
+  if (source.outside || !existsSync(join(root, source.path))) {
+    console.error(`no such source${source.outside ? ' in the project' : ''}: ${source.given}`);
     process.exit(2);
   }
 }
 // The default tests: the unit folder mirroring the first source's (kernel/x.ts -> dist/test/unit/kernel).
-const defaultTests = join('dist/test/unit', relative(root, join(root, dirname(sources[0]))).replace(/^lib\//, ''));
-const targets = tests.length > 0 ? tests : [defaultTests];
+const defaultTests = join('dist/test/unit', dirname(sources[0].path).replace(/^lib(?:\/|$)/, ''));
+const targets = tests.length > 0 ? tests : [{ given: defaultTests, path: defaultTests, outside: false }];
 for (const target of targets) {
-  if (!existsSync(join(root, target))) {
-    console.error(`no such compiled tests: ${target} (build first, or name them with --tests)`);
+  if (target.outside || !existsSync(join(root, target.path))) {
+    console.error(`no such compiled tests${target.outside ? ' in the project' : ''}: ${target.given} (build first, or name them with --tests)`);
     process.exit(2);
   }
 }
 // A folder runs through test/run.mjs, a file on its own (a uvu file exits 1 when a test fails); several
 // targets run one after another, and any failure kills the mutant.
 const command = targets
-  .map((target) => (target.endsWith('.js') ? `node --enable-source-maps ${target}` : `node test/run.mjs ${target}`))
+  .map(({ path }) => (path.endsWith('.js') ? `node --enable-source-maps ${path}` : `node test/run.mjs ${path}`))
   .join(' && ');
 
 const dir = mkdtempSync(join(tmpdir(), 'http-kernel-mutate-'));
 const config = join(dir, 'stryker.conf.json');
 writeFileSync(config, JSON.stringify({
-  mutate: sources,
+  mutate: sources.map(({ path }) => path),
   testRunner: 'command',
   commandRunner: { command },
   // Stryker builds before it links node_modules into its sandbox: the project's own tsc, by its full path.

@@ -15,7 +15,7 @@ const test = suite('mutation runner');
 /**
  * A stand-in for Stryker: it runs the configuration's buildCommand as Stryker does, through execa's
  * execaCommand (split on spaces, a space escaped with a backslash kept: execa's parseCommandString),
- * without a shell, and prints what the build printed. CommonJS, as a file without a package.json is.
+ * without a shell, and prints what the build printed, then the sources it would mutate and the test command. CommonJS, as a file without a package.json is.
  */
 const FAKE_STRYKER = `#!/usr/bin/env node
 const { spawnSync } = require('node:child_process');
@@ -29,6 +29,7 @@ for (const token of config.buildCommand.trim().split(/ +/g)) {
 }
 const build = spawnSync(words[0] === 'node' ? process.execPath : words[0], words.slice(1), { encoding: 'utf8' });
 process.stdout.write(build.stdout + build.stderr);
+process.stdout.write(\`mutate: \${config.mutate.join(' ')}\\ntests: \${config.commandRunner.command}\\n\`);
 process.exitCode = build.status ?? 1;
 `;
 
@@ -56,8 +57,31 @@ test("Stryker's build command runs the project's tsc from a project whose path h
   const parent = mkdtempSync(join(tmpdir(), 'http-kernel mutate-'));
   try {
     const { status, output } = mutateIn(parent, ['kernel/thing.ts', '--tests', 'dist/test/unit/kernel/thing.test.js']);
-    assert.is(output, 'tsc ran: -p tsconfig.json\n');
+    assert.is(output.split('\n')[0], 'tsc ran: -p tsconfig.json', output);
     assert.is(status, 0);
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+test("a source or tests named by an absolute path inside the project are taken as the project's; the tests then run in Stryker's sandbox, not the project's own build", () => {
+  const parent = mkdtempSync(join(tmpdir(), 'http-kernel-mutate-'));
+  try {
+    const project = join(parent, 'project');
+    const { status, output } = mutateIn(parent, [join(project, 'kernel/thing.ts'), '--tests', join(project, 'dist/test/unit/kernel/thing.test.js')]);
+    assert.is(status, 0, output);
+    assert.ok(output.includes('\nmutate: kernel/thing.ts\ntests: node --enable-source-maps dist/test/unit/kernel/thing.test.js\n'), output);
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+test('a source or tests outside the project are refused, saying so', () => {
+  const parent = mkdtempSync(join(tmpdir(), 'http-kernel-mutate-'));
+  try {
+    writeFileSync(join(parent, 'outside.ts'), '');
+    assert.equal(mutateIn(parent, ['../outside.ts']), { status: 2, output: 'no such source in the project: ../outside.ts\n' });
+    assert.equal(mutateIn(parent, ['kernel/thing.ts', '--tests', '../outside.ts']), { status: 2, output: 'no such compiled tests in the project: ../outside.ts (build first, or name them with --tests)\n' });
   } finally {
     rmSync(parent, { recursive: true, force: true });
   }
