@@ -21,11 +21,15 @@ const split = args.indexOf('--tests');
 // Relative to the project, as Stryker's sandbox has them: a test named by its absolute path would
 // otherwise run against the project's own build, where no mutant is, and let every one survive.
 const sources = (split === -1 ? args : args.slice(0, split)).map(inProject);
-const tests = split === -1 ? [] : args.slice(split + 1).map(inProject);
+// A test named by its source (test/unit/x.test.ts) runs compiled (dist/test/unit/x.test.js), as test/run.mjs
+// runs a source folder's compiled twin: given to test/run.mjs as a folder, it ran no test, and Stryker stopped at its first run.
+const tests = (split === -1 ? [] : args.slice(split + 1)).map(inProject).map((test) =>
+  test.path.startsWith(`test${sep}`) && test.path.endsWith('.ts') ? { ...test, path: join('dist', test.path.replace(/\.ts$/, '.js')) } : test,
+);
 const concurrency = Number(process.env.MUTATE_CONCURRENCY ?? 1);
 
 if (sources.length === 0 || (split !== -1 && tests.length === 0) || args.includes('--help')) {
-  console.error('usage: npm run mutate -- <source.ts ...> [--tests <dist/test/... dir or .test.js file> ...]');
+  console.error('usage: npm run mutate -- <source.ts ...> [--tests <dist/test/... dir or .test.js file, or its test/... source> ...]');
   console.error('  e.g. npm run mutate -- kernel/event-dispatcher.ts --tests dist/test/unit/kernel');
   console.error('  MUTATE_CONCURRENCY=2 runs two mutants at a time (default 1).');
   process.exit(2);

@@ -39,6 +39,7 @@ function mutateIn(parent: string, args: string[]): { status: number | null; outp
   const files: Record<string, string> = {
     'kernel/thing.ts': 'export const thing = 1;\n',
     'dist/test/unit/kernel/thing.test.js': '',
+    'test/unit/kernel/thing.test.ts': '',
     // The project's tsc, which the build command names: it says it ran, and with what.
     'node_modules/typescript/bin/tsc': "process.stdout.write(`tsc ran: ${process.argv.slice(2).join(' ')}\\n`);\n",
     'mutation/node_modules/.bin/stryker': FAKE_STRYKER,
@@ -71,6 +72,17 @@ test("a source or tests named by an absolute path inside the project are taken a
     const { status, output } = mutateIn(parent, [join(project, 'kernel/thing.ts'), '--tests', join(project, 'dist/test/unit/kernel/thing.test.js')]);
     assert.is(status, 0, output);
     assert.ok(output.includes('\nmutate: kernel/thing.ts\ntests: node --enable-source-maps dist/test/unit/kernel/thing.test.js\n'), output);
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+test("a test named by its source (test/....test.ts) runs compiled, as test/run.mjs takes a source folder for its compiled twin", () => {
+  const parent = mkdtempSync(join(tmpdir(), 'http-kernel-mutate-'));
+  try {
+    const { status, output } = mutateIn(parent, ['kernel/thing.ts', '--tests', 'test/unit/kernel/thing.test.ts']);
+    assert.is(status, 0, output);
+    assert.ok(output.includes('\ntests: node --enable-source-maps dist/test/unit/kernel/thing.test.js\n'), output);
   } finally {
     rmSync(parent, { recursive: true, force: true });
   }
