@@ -254,7 +254,9 @@ export class ThreadedFileStorage implements ProfilerStorage {
       failure = error;
     });
     worker.on('exit', (code) => {
-      if (this.#closed === null) {
+      // One that never answered took no lease (or broke the storage for good): remembered, it would push out
+      // a dead worker that did, as a long descriptor shortage fails a start every few seconds.
+      if (this.#closed === null && this.#answered.has(worker)) {
         this.#deadLeaseOwners.push(leaseOwner);
         if (this.#deadLeaseOwners.length > DEAD_LEASE_OWNERS_KEPT) this.#deadLeaseOwners.shift();
       }

@@ -328,6 +328,43 @@ test('a worker that could not start for want of file descriptors is started agai
   assert.is(later, 'drawn', 'not broken for good: a new thread started once the backoff passed');
 });
 
+test('a long shortage of file descriptors, many threads failing to start, still lets the next thread take over the leases of one that died after answering', async () => {
+  const moduleUrl = new URL('../../../../lib/profiler/storage/index.js', import.meta.url).href;
+  const backoffUrl = new URL('../../../../lib/profiler/storage/start-backoff.js', import.meta.url).href;
+  const fixturesUrl = new URL('./fixtures.js', import.meta.url).href;
+  // The first thread draws a token, then dies (a batch beyond its heap); then more threads than the storage
+  // remembers dead ones of fail to start for want of descriptors. Those took no lease: the first one's must
+  // still be taken over at once, or the token it drew (a profiler's pool holds such) is refused.
+  const source = `
+    const { openSync, closeSync } = await import('node:fs');
+    const { ThreadedFileStorage } = await import(${JSON.stringify(moduleUrl)});
+    const { StartBackoff } = await import(${JSON.stringify(backoffUrl)});
+    const { makeProfile, tokenFor } = await import(${JSON.stringify(fixturesUrl)});
+    let now = 0;
+    const storage = new ThreadedFileStorage({ dir: process.argv[1], resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2 } }, new StartBackoff(() => now));
+    const [early] = await storage.drawTokens(6, 1);
+    const huge = Array.from({ length: 100_000 }, (_, i) => ({ ...makeProfile(tokenFor(i, 2), {}, 0), json: '{"i":' + i + '}' }));
+    const crashed = await storage.writeMany(huge).then(() => 'written', (error) => error.message);
+    const held = [];
+    try { for (;;) held.push(openSync('/dev/null', 'r')); } catch {}
+    const failures = [];
+    for (let i = 0; i < 20; i++) {
+      now += 10_000;
+      failures.push(await storage.drawTokens(6, 1).then(() => 'drawn', (error) => /EMFILE|ENFILE/.test(error.message)));
+    }
+    for (const fd of held) closeSync(fd);
+    now += 10_000;
+    const written = await storage.write(makeProfile(early)).then(() => 'written', (error) => error.message);
+    process.stdout.write(JSON.stringify({ crashed, failures, written }));
+    await storage.close();
+  `;
+  const { output, errors } = await nodeRun(['--input-type=module', '-e', source, freshDir()], 64);
+  const { crashed, failures, written } = JSON.parse(output || '{}') as { crashed?: string; failures?: unknown[]; written?: string };
+  assert.match(crashed ?? '', /stopped/, `the first thread died: ${errors}`);
+  assert.equal(failures, Array.from({ length: 20 }, () => true), 'each later start failed for want of descriptors');
+  assert.is(written, 'written', "the dead thread's token is still written");
+});
+
 test('close() while a thread that cannot start is starting resolves: a thread that never answered has nothing to save', async () => {
   // A 1 MB old generation: the worker runs out of memory while it loads.
   const storage = new ThreadedFileStorage({ dir: freshDir(), resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 }, onError: () => {} });
