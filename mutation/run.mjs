@@ -27,6 +27,10 @@ const tests = (split === -1 ? [] : args.slice(split + 1)).map(inProject).map((te
   test.path.startsWith(`test${sep}`) && test.path.endsWith('.ts') ? { ...test, path: join('dist', test.path.replace(/\.ts$/, '.js')) } : test,
 );
 const concurrency = Number(process.env.MUTATE_CONCURRENCY ?? 1);
+if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
+  console.error(`MUTATE_CONCURRENCY must be a whole number of at least 1, got ${JSON.stringify(process.env.MUTATE_CONCURRENCY)}`);
+  process.exit(2);
+}
 
 if (sources.length === 0 || (split !== -1 && tests.length === 0) || args.includes('--help')) {
   console.error('usage: npm run mutate -- <source.ts ...> [--tests <dist/test/... dir or .test.js file, or its test/... source> ...]');
@@ -80,6 +84,10 @@ writeFileSync(config, JSON.stringify({
 
 const stryker = join(root, 'mutation/node_modules/.bin/stryker');
 const child = spawn(stryker, ['run', config], { cwd: root, stdio: 'inherit' });
+// Ctrl-C reaches Stryker too (one process group): wait for it to stop, then clean up. A SIGTERM sent to
+// this process alone is passed on.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => child.kill('SIGTERM'));
 child.on('close', (code) => {
   rmSync(dir, { recursive: true, force: true });
   process.exitCode = code ?? 1;

@@ -29,12 +29,12 @@ for (const token of config.buildCommand.trim().split(/ +/g)) {
 }
 const build = spawnSync(words[0] === 'node' ? process.execPath : words[0], words.slice(1), { encoding: 'utf8' });
 process.stdout.write(build.stdout + build.stderr);
-process.stdout.write(\`mutate: \${config.mutate.join(' ')}\\ntests: \${config.commandRunner.command}\\n\`);
+process.stdout.write(\`mutate: \${config.mutate.join(' ')}\\ntests: \${config.commandRunner.command}\\nconcurrency: \${config.concurrency}\\n\`);
 process.exitCode = build.status ?? 1;
 `;
 
 /** Runs mutation/run.mjs with `args` in a copy of the project made under `parent`; its exit code and output. */
-function mutateIn(parent: string, args: string[]): { status: number | null; output: string } {
+function mutateIn(parent: string, args: string[], env: NodeJS.ProcessEnv = process.env): { status: number | null; output: string } {
   const project = join(parent, 'project');
   const files: Record<string, string> = {
     'kernel/thing.ts': 'export const thing = 1;\n',
@@ -50,7 +50,7 @@ function mutateIn(parent: string, args: string[]): { status: number | null; outp
   }
   chmodSync(join(project, 'mutation/node_modules/.bin/stryker'), 0o755);
   copyFileSync(join(root, 'mutation', 'run.mjs'), join(project, 'mutation', 'run.mjs'));
-  const run = spawnSync(process.execPath, [join(project, 'mutation', 'run.mjs'), ...args], { cwd: project, encoding: 'utf8', timeout: 30_000 });
+  const run = spawnSync(process.execPath, [join(project, 'mutation', 'run.mjs'), ...args], { cwd: project, encoding: 'utf8', timeout: 30_000, env });
   return { status: run.status, output: run.stdout + run.stderr };
 }
 
@@ -94,6 +94,24 @@ test('a source or tests outside the project are refused, saying so', () => {
     writeFileSync(join(parent, 'outside.ts'), '');
     assert.equal(mutateIn(parent, ['../outside.ts']), { status: 2, output: 'no such source in the project: ../outside.ts\n' });
     assert.equal(mutateIn(parent, ['kernel/thing.ts', '--tests', '../outside.ts']), { status: 2, output: 'no such compiled tests in the project: ../outside.ts (build first, or name them with --tests)\n' });
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+test('MUTATE_CONCURRENCY is a whole number of at least 1, passed to Stryker; anything else is refused before Stryker starts', () => {
+  const parent = mkdtempSync(join(tmpdir(), 'http-kernel-mutate-'));
+  try {
+    const args = ['kernel/thing.ts', '--tests', 'dist/test/unit/kernel/thing.test.js'];
+    const two = mutateIn(parent, args, { ...process.env, MUTATE_CONCURRENCY: '2' });
+    assert.is(two.status, 0, two.output);
+    assert.ok(two.output.includes('\nconcurrency: 2\n'), two.output);
+    for (const bad of ['abc', '0', '1.5', '']) {
+      assert.equal(mutateIn(parent, args, { ...process.env, MUTATE_CONCURRENCY: bad }), {
+        status: 2,
+        output: `MUTATE_CONCURRENCY must be a whole number of at least 1, got ${JSON.stringify(bad)}\n`,
+      }, bad);
+    }
   } finally {
     rmSync(parent, { recursive: true, force: true });
   }
