@@ -2,7 +2,8 @@
 // working directory: in this repository its .gitignore leaves var/ out, but in a project that
 // installed the package nothing did, and `git add -A` after a first `npx http-kernel-serve` took in
 // the development private key and what the profiled requests carried. A var/ that bin/serve makes
-// gets a .gitignore of its own, as pytest does for .pytest_cache/.
+// (or createKernel, for its default profiler directory) gets a .gitignore of its own, as pytest
+// does for .pytest_cache/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, parse, relative, resolve } from 'node:path';
 import { PRIVATE_DIRECTORY } from '../fs/make-directory.js';
