@@ -11,10 +11,14 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
-/** A path as given (from the project's directory, where npm runs the script), relative to the project; `outside` when it is not in it. */
+/**
+ * A path as given (from the project's directory, where npm runs the script), relative to the project; `outside` when it is not in it.
+ * A source may end with Stryker's line range (`kernel/request.ts:120-180`), kept in `range`.
+ */
 function inProject(given) {
-  const path = relative(root, resolve(root, given));
-  return { given, path, outside: path === '' || path === '..' || path.startsWith(`..${sep}`) || isAbsolute(path) };
+  const [, file, range = ''] = /^(.*?)((?::\d+(?::\d+)?-\d+(?::\d+)?)?)$/.exec(given);
+  const path = relative(root, resolve(root, file));
+  return { given, path, range, outside: path === '' || path === '..' || path.startsWith(`..${sep}`) || isAbsolute(path) };
 }
 
 const split = args.indexOf('--tests');
@@ -35,6 +39,7 @@ if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
 if (sources.length === 0 || (split !== -1 && tests.length === 0) || args.includes('--help')) {
   console.error('usage: npm run mutate -- <source.ts ...> [--tests <dist/test/... dir or .test.js file, or its test/... source> ...]');
   console.error('  e.g. npm run mutate -- kernel/event-dispatcher.ts --tests dist/test/unit/kernel');
+  console.error('  A source may name lines: kernel/request.ts:120-180.');
   console.error('  MUTATE_CONCURRENCY=2 runs two mutants at a time (default 1).');
   process.exit(2);
 }
@@ -62,7 +67,7 @@ const command = targets
 const dir = mkdtempSync(join(tmpdir(), 'http-kernel-mutate-'));
 const config = join(dir, 'stryker.conf.json');
 writeFileSync(config, JSON.stringify({
-  mutate: sources.map(({ path }) => path),
+  mutate: sources.map(({ path, range }) => path + range),
   testRunner: 'command',
   commandRunner: { command },
   // Stryker builds before it links node_modules into its sandbox: the project's own tsc, by its full path.

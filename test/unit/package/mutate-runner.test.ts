@@ -117,4 +117,17 @@ test('MUTATE_CONCURRENCY is a whole number of at least 1, passed to Stryker; any
   }
 });
 
+test("a source may end with Stryker's line range, passed on as given; the file is what must exist", () => {
+  const parent = mkdtempSync(join(tmpdir(), 'http-kernel-mutate-'));
+  try {
+    const tests = ['--tests', 'dist/test/unit/kernel/thing.test.js'];
+    const ranged = mutateIn(parent, ['kernel/thing.ts:1-1', './kernel/thing.ts:1:0-1:5', ...tests]);
+    assert.is(ranged.status, 0, ranged.output);
+    assert.ok(ranged.output.includes('\nmutate: kernel/thing.ts:1-1 kernel/thing.ts:1:0-1:5\n'), ranged.output);
+    assert.equal(mutateIn(parent, ['kernel/other.ts:1-2', ...tests]), { status: 2, output: 'no such source: kernel/other.ts:1-2\n' });
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+});
+
 test.run();
