@@ -299,4 +299,21 @@ test("a subscriber declared as in Symfony (getSubscribedEvents() static) is refu
   assert.is(dispatcher.hasListeners(), false);
 });
 
+test('after a first async listener, a later async one is awaited too before the next runs and before the dispatch settles', async () => {
+  const dispatcher = new EventDispatcher();
+  const calls: string[] = [];
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 5));
+  dispatcher.addListener('e', async () => {
+    await pause();
+    calls.push('first async');
+  }, 20);
+  dispatcher.addListener('e', async () => {
+    await pause();
+    calls.push('second async');
+  }, 10);
+  dispatcher.addListener('e', () => void calls.push('sync'));
+  await dispatcher.dispatch(new Event(), 'e');
+  assert.equal(calls, ['first async', 'second async', 'sync']);
+});
+
 test.run();
