@@ -316,4 +316,26 @@ test('after a first async listener, a later async one is awaited too before the 
   assert.equal(calls, ['first async', 'second async', 'sync']);
 });
 
+test('removeSubscriber removes only that subscriber\'s listeners: plain listeners and another instance of its class stay', () => {
+  const calls: string[] = [];
+  class Audit {
+    constructor(readonly label: string) {}
+    getSubscribedEvents() {
+      return { e: 'onE' };
+    }
+    onE() {
+      calls.push(this.label);
+    }
+  }
+  const dispatcher = new EventDispatcher();
+  const removed = new Audit('removed');
+  dispatcher.addListener('e', () => void calls.push('plain'), 5);
+  dispatcher.addSubscriber(removed);
+  dispatcher.addSubscriber(new Audit('kept'));
+  dispatcher.removeSubscriber(removed);
+  dispatcher.dispatch(new Event(), 'e');
+  assert.equal(calls, ['plain', 'kept']);
+  assert.equal(dispatcher.getEventNames(), ['e']);
+});
+
 test.run();
