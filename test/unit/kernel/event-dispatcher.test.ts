@@ -338,4 +338,18 @@ test('removeSubscriber removes only that subscriber\'s listeners: plain listener
   assert.equal(dispatcher.getEventNames(), ['e']);
 });
 
+test('hasListeners(name) answers for that event only; removing its last listener drops it from getEventNames() and getListeners()', () => {
+  const dispatcher = new EventDispatcher();
+  const listener = () => {};
+  dispatcher.addListener('a', listener);
+  dispatcher.addListener('b', () => {});
+  assert.is(dispatcher.hasListeners('a'), true);
+  assert.is(dispatcher.hasListeners('c'), false);
+  dispatcher.removeListener('a', listener);
+  assert.is(dispatcher.hasListeners('a'), false);
+  assert.is(dispatcher.hasListeners(), true);
+  assert.equal(dispatcher.getEventNames(), ['b']);
+  assert.equal(Object.keys(dispatcher.getListeners()), ['b']);
+});
+
 test.run();
