@@ -352,4 +352,54 @@ test('hasListeners(name) answers for that event only; removing its last listener
   assert.equal(Object.keys(dispatcher.getListeners()), ['b']);
 });
 
+test('a priority that is no number is named as given in the error, with the listener (Class::method for a subscriber)', () => {
+  const dispatcher = new EventDispatcher();
+  assert.is(thrown(() => dispatcher.addListener('e', function onE() {}, '10' as never)).message, 'The priority of listener "onE" for "e" must be a number, got "10".');
+  assert.is(thrown(() => dispatcher.addListener('e', () => {}, Symbol('high') as never)).message, 'The priority of listener "closure" for "e" must be a number, got Symbol(high).');
+  class Audit {
+    getSubscribedEvents() {
+      return { e: ['onE', Number.NaN] as const };
+    }
+    onE() {}
+  }
+  assert.is(thrown(() => dispatcher.addSubscriber(new Audit())).message, 'The priority of listener "Audit::onE" for "e" must be a number, got NaN.');
+  assert.is(dispatcher.hasListeners(), false);
+});
+
+test('a subscription that is no string nor list, or a list of pairs with the priority first, is refused by its shape, not looked up as a method', () => {
+  const dispatcher = new EventDispatcher();
+  const shapes = "a subscription is 'method', ['method', priority] or a list of ['method', priority?].";
+  const subscribing = (subscription: unknown) => ({ getSubscribedEvents: () => ({ e: subscription }) as never, onE() {} });
+  assert.is(thrown(() => dispatcher.addSubscriber(subscribing(5))).message, `subscriber subscribes to "e" with number 5: ${shapes}`);
+  assert.is(thrown(() => dispatcher.addSubscriber(subscribing({ method: 'onE' }))).message, `subscriber subscribes to "e" with an object of type Object: ${shapes}`);
+  assert.is(thrown(() => dispatcher.addSubscriber(subscribing([[10, 'onE']]))).message, `subscriber subscribes to "e" with an object of type Array: ${shapes}`);
+  assert.is(dispatcher.hasListeners(), false);
+});
+
+test('what is no subscriber is named without "without one" unless it is an object; a null-prototype object subscribes; an anonymous class is "subscriber"', () => {
+  const dispatcher = new EventDispatcher();
+  assert.is(thrown(() => dispatcher.addSubscriber('onSaved' as never)).message, 'A subscriber is an object with a getSubscribedEvents() method, not the string "onSaved".');
+  assert.is(thrown(() => dispatcher.addSubscriber(function onSaved() {} as never)).message, 'A subscriber is an object with a getSubscribedEvents() method, not a function (onSaved).');
+  const bare = Object.assign(Object.create(null) as object, { getSubscribedEvents: () => ({ e: 'onE' }), onE() {} });
+  dispatcher.addSubscriber(bare);
+  assert.equal(dispatcher.getListenerEntries('e').map((entry) => entry.name), ['subscriber::onE']);
+  const anonymous = [class {
+    static getSubscribedEvents() {
+      return { e: 'onE' };
+    }
+  }][0]!;
+  assert.is(thrown(() => dispatcher.addSubscriber(anonymous as never)).message, 'subscriber subscribes "onE" to "e", but has no such method.');
+});
+
+test('a class given whose instances lack the method too is told only that it has no such method', () => {
+  class Static {
+    static getSubscribedEvents() {
+      return { e: 'onMissing' };
+    }
+  }
+  const dispatcher = new EventDispatcher();
+  assert.is(thrown(() => dispatcher.addSubscriber(Static as never)).message, 'Static subscribes "onMissing" to "e", but has no such method.');
+  assert.is(thrown(() => dispatcher.addSubscriber({ getSubscribedEvents: () => ({ e: 'onMissing' }) })).message, 'subscriber subscribes "onMissing" to "e", but has no such method.');
+});
+
 test.run();
