@@ -107,10 +107,7 @@ export class EventDispatcher {
   getListeners(eventName?: string): Listener[] | Record<string, Listener[]> {
     if (eventName !== undefined) return this.getListenerEntries(eventName).map((entry) => entry.listener);
     const all: Record<string, Listener[]> = {};
-    for (const name of this.#entries.keys()) {
-      const listeners = this.getListeners(name);
-      if (listeners.length > 0) all[name] = listeners;
-    }
+    for (const name of this.#entries.keys()) all[name] = this.getListeners(name);
     return all;
   }
 
@@ -136,7 +133,8 @@ export class EventDispatcher {
 
   /** The names of the events that have listeners. */
   getEventNames(): string[] {
-    return [...this.#entries.keys()].filter((name) => this.#entries.get(name)!.length > 0);
+    // #replace() drops an event whose last listener goes: every name kept has some.
+    return [...this.#entries.keys()];
   }
 
   /** The priority a listener was registered with, or null when it is not registered. */
