@@ -338,4 +338,49 @@ test('an async listener started, not awaited, by a synchronous one is running, n
   assert.equal(dispatcher.getNotCalledListeners(request), []);
 });
 
+test('a listener that stops propagation and then throws is recorded as itself, stopping, and the dispatch spans no more than it took', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  dispatcher.addListener('e', function first() {}, 10);
+  dispatcher.addListener('e', function stopsThenThrows(event: Event) {
+    event.stopPropagation();
+    throw new Error('boom');
+  }, 0);
+  const request = Request.create('/');
+  const before = performance.now();
+  assert.throws(() => dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'e'), /boom/);
+  const elapsed = performance.now() - before;
+  const { calls, dispatches } = dispatcher.getTrace(request);
+  assert.equal(calls.map((call) => [call.listener, call.stoppedPropagation]), [['first', false], ['stopsThenThrows', true]]);
+  assert.ok(dispatches[0]!.duration <= elapsed, `the dispatch took ${dispatches[0]!.duration} ms of ${elapsed}`);
+});
+
+test('after an async listener, the calls and the dispatch are timed within the wall time, and a first async listener that stops propagation is recorded as itself', async () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 3));
+  dispatcher.addListener('warm', function warm() {});
+  dispatcher.addListener('e', async function first(event: Event) {
+    await pause();
+    if ((event as KernelEvent).request.path === '/stop') event.stopPropagation();
+  }, 10);
+  dispatcher.addListener('e', async function second() {
+    await pause();
+  }, 0);
+  const request = Request.create('/');
+  dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'warm');
+  const before = performance.now();
+  await dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'e');
+  const elapsed = performance.now() - before;
+  const { calls, dispatches } = dispatcher.getTrace(request);
+  const [, first, second] = calls;
+  const dispatch = dispatches[1]!;
+  assert.equal([first!.listener, second!.listener], ['first', 'second']);
+  assert.ok(second!.duration >= 2 && second!.duration <= elapsed, `second took ${second!.duration} ms of ${elapsed}`);
+  assert.ok(dispatch.duration >= first!.duration + second!.duration && dispatch.duration <= elapsed, `the dispatch took ${dispatch.duration} ms of ${elapsed}`);
+  assert.ok(dispatch.start >= before && dispatch.start <= first!.start);
+
+  const stopped = Request.create('/stop');
+  await dispatcher.dispatch(new KernelEvent(kernel, stopped, RequestType.MAIN), 'e');
+  assert.equal(dispatcher.getCalledListeners(stopped).map((call) => [call.listener, call.stoppedPropagation]), [['first', true]]);
+});
+
 test.run();
