@@ -383,4 +383,57 @@ test('after an async listener, the calls and the dispatch are timed within the w
   assert.equal(dispatcher.getCalledListeners(stopped).map((call) => [call.listener, call.stoppedPropagation]), [['first', true]]);
 });
 
+test('the not-called list asked from within a listener leaves only it out, one asked before it ran lists it, and requests down the same path share the list asked from within', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  const within = new Map<Request, readonly unknown[]>();
+  dispatcher.addListener('kernel.request', function routing() {}, 10);
+  dispatcher.addListener('kernel.terminate', function collecting(event: KernelEvent) {
+    within.set(event.request, dispatcher.getNotCalledListeners(event.request));
+  });
+  const names = (list: readonly unknown[]) => list.map((listener) => (listener as { listener: string }).listener);
+  const requestOnly = () => {
+    const request = Request.create('/');
+    dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'kernel.request');
+    return request;
+  };
+  const terminated = (request: Request) => {
+    dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'kernel.terminate');
+    return within.get(request)!;
+  };
+  const [a, b] = [requestOnly(), requestOnly()];
+  assert.equal(names(terminated(a)), []);
+  assert.equal(names(dispatcher.getNotCalledListeners(b)), ['collecting']);
+  const [c, d] = [requestOnly(), requestOnly()];
+  assert.equal(names(dispatcher.getNotCalledListeners(c)), ['collecting']);
+  assert.equal(names(terminated(d)), []);
+  assert.is(within.get(d), within.get(a), 'the same list for the same path and running listener');
+});
+
+test('requests down a second path (another listener stopped propagation) share one not-called list too', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  dispatcher.addListener('kernel.request', function guard(event: KernelEvent) {
+    if (event.request.path === '/stop') event.stopPropagation();
+  }, 10);
+  dispatcher.addListener('kernel.request', function later() {});
+  const dispatched = (path: string) => {
+    const request = Request.create(path);
+    dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'kernel.request');
+    return request;
+  };
+  const [go, stopped, stoppedToo] = [dispatched('/go'), dispatched('/stop'), dispatched('/stop')];
+  assert.equal(dispatcher.getNotCalledListeners(go), []);
+  assert.equal(dispatcher.getNotCalledListeners(stopped).map((listener) => listener.listener), ['later']);
+  assert.is(dispatcher.getNotCalledListeners(stoppedToo), dispatcher.getNotCalledListeners(stopped));
+});
+
+test('a request asked again after a listener is added lists the new one as not called', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  dispatcher.addListener('kernel.request', function routing() {});
+  const request = Request.create('/');
+  dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), 'kernel.request');
+  assert.equal(dispatcher.getNotCalledListeners(request), []);
+  dispatcher.addListener('kernel.response', function added() {}, 5);
+  assert.equal(dispatcher.getNotCalledListeners(request), [{ event: 'kernel.response', listener: 'added', priority: 5 }]);
+});
+
 test.run();
