@@ -436,4 +436,28 @@ test('a request asked again after a listener is added lists the new one as not c
   assert.equal(dispatcher.getNotCalledListeners(request), [{ event: 'kernel.response', listener: 'added', priority: 5 }]);
 });
 
+test('a request begun before the listener table is replaced (past 65,536 event names) keeps a true trace next to one begun after', () => {
+  const dispatcher = new TraceableEventDispatcher(new RequestStack());
+  dispatcher.addListener('e', function known() {});
+  dispatcher.addListener('f', function other() {});
+  const dispatch = (request: Request, name: string) => dispatcher.dispatch(new KernelEvent(kernel, request, RequestType.MAIN), name);
+  const calls = (request: Request) => dispatcher.getCalledListeners(request).map((call) => `${call.event} ${call.listener}`);
+  const early = Request.create('/early');
+  dispatch(early, 'e');
+  // Event names made per entity: the table of names fills up, and the next request starts a new one.
+  const names = Request.create('/names');
+  for (let i = 0; i < 65_536; i++) dispatch(names, `entity.${i}.created`);
+  const late = Request.create('/late');
+  dispatch(late, 'f');
+  dispatch(late, 'e');
+  dispatch(early, 'e');
+  dispatch(early, 'f');
+  assert.equal(calls(late), ['f other', 'e known']);
+  assert.equal(calls(early), ['e known', 'e known', 'f other']);
+  assert.equal(dispatcher.getOrphanedEvents(early), []);
+  assert.equal(dispatcher.getNotCalledListeners(late), []);
+  assert.equal(dispatcher.getNotCalledListeners(early), []);
+  assert.is(dispatcher.getTracePath(early).records, 6);
+});
+
 test.run();
