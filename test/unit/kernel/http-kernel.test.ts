@@ -1099,6 +1099,59 @@ test("a HEAD's error page has no body either, and a sub-request made with HEAD k
   assert.is(fragment.body, 'fragment');
 });
 
+test('an async kernel.response listener that replaces the response after an await: handle() answers the replacement, and kernel.finish_request runs after it', async () => {
+  const { dispatcher, kernel } = kernelWith(() => new Response('controller'));
+  const seen: string[] = [];
+  dispatcher.addListener(KernelEvents.RESPONSE, async (event: ResponseEvent) => {
+    await wait(2);
+    event.setResponse(new Response('replaced'));
+    seen.push('response');
+  });
+  dispatcher.addListener(KernelEvents.FINISH_REQUEST, () => void seen.push('finish_request'));
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.body, 'replaced');
+  assert.equal(seen, ['response', 'finish_request']);
+});
+
+test('an async kernel.response listener that rejects: the error goes through kernel.exception, and the stream body of the response it failed on is destroyed', async () => {
+  const body = Readable.from(['never', 'sent']);
+  const { dispatcher, kernel } = kernelWith(() => new Response(body));
+  let handled: unknown;
+  dispatcher.addListener(KernelEvents.RESPONSE, async (event: ResponseEvent) => {
+    await wait(1);
+    if (event.response.body === body) throw new Error('response listener failed');
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+    handled = event.error;
+    event.setResponse(new Response('error page', 500));
+  });
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.body, 'error page');
+  assert.is((handled as Error).message, 'response listener failed');
+  assert.ok(body.destroyed);
+});
+
+test('on an error page, async kernel.response and kernel.finish_request listeners are awaited before handle() answers; an error that escapes waits for kernel.finish_request too', async () => {
+  for (const answered of [true, false]) {
+    const { dispatcher, kernel } = kernelWith(() => {
+      throw new Error('controller failed');
+    });
+    const seen: string[] = [];
+    if (answered) dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('page', 500)));
+    dispatcher.addListener(KernelEvents.RESPONSE, async (event: ResponseEvent) => {
+      await wait(1);
+      event.setResponse(new Response(`filtered ${event.response.body}`, event.response.status));
+    });
+    dispatcher.addListener(KernelEvents.FINISH_REQUEST, async () => {
+      await wait(1);
+      seen.push('finish_request done');
+    });
+    const outcome = await kernel.handle(Request.create('/')).then((response) => response.body, (error: Error) => `rejected: ${error.message}`);
+    seen.push(String(outcome));
+    assert.equal(seen, ['finish_request done', answered ? 'filtered page' : 'rejected: controller failed'], String(answered));
+  }
+});
+
 for (const asyncContext of [true, false]) {
   test(`MAX_SUB_REQUESTS bounds what grows under one sub-request of the main request, not the main request's own sub-requests (a stream rendering a fragment per event), request stack ${asyncContext ? 'tracking' : 'not tracking'} the current request`, async () => {
     const dispatcher = new EventDispatcher();
