@@ -1152,6 +1152,42 @@ test('on an error page, async kernel.response and kernel.finish_request listener
   }
 });
 
+test('an error page whose stream a kernel.response listener replaced and then set back: the stream set in between is destroyed, the page is sent', async () => {
+  const between = Readable.from(['between']);
+  const page = Readable.from(['page']);
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new Error('failed');
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response(page, 500)));
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+    const original = event.response;
+    event.setResponse(new Response(between));
+    event.setResponse(original);
+  });
+  const response = await kernel.handle(Request.create('/'));
+  assert.is(response.body, page);
+  assert.not.ok(page.destroyed);
+  assert.ok(between.destroyed);
+});
+
+test('a kernel.response listener that answers with a new Response around the same stream body keeps that body open', async () => {
+  for (const path of ['response', 'error page'] as const) {
+    const body = Readable.from(['kept']);
+    const { dispatcher, kernel } = kernelWith(() => {
+      if (path === 'error page') throw new Error('failed');
+      return new Response(body);
+    });
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response(body, 500)));
+    dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+      event.setResponse(new Response(event.response.body, event.response.status, { 'x-wrapped': '1' }));
+    });
+    const response = await kernel.handle(Request.create('/'));
+    assert.is(response.body, body, path);
+    assert.is(response.headers['x-wrapped'], '1', path);
+    assert.not.ok(body.destroyed, path);
+  }
+});
+
 for (const asyncContext of [true, false]) {
   test(`MAX_SUB_REQUESTS bounds what grows under one sub-request of the main request, not the main request's own sub-requests (a stream rendering a fragment per event), request stack ${asyncContext ? 'tracking' : 'not tracking'} the current request`, async () => {
     const dispatcher = new EventDispatcher();
