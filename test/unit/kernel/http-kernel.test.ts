@@ -1188,6 +1188,35 @@ test('a kernel.response listener that answers with a new Response around the sam
   }
 });
 
+test('a kernel.exception listener that throws what is no object (a string, null) or rethrows the error it handles: that escapes handle() as it is, and handledErrorOf() names nothing', async () => {
+  const controllerError = new Error('controller failed');
+  for (const [label, fails] of [
+    ['a string', () => { throw 'listener failed'; }],
+    ['null', () => { throw null; }],
+    ['the same error', (event: ExceptionEvent) => { throw event.error; }],
+  ] as const) {
+    const { dispatcher, kernel } = kernelWith(() => {
+      throw controllerError;
+    });
+    dispatcher.addListener(KernelEvents.EXCEPTION, fails);
+    const escaped = await kernel.handle(Request.create('/')).then(() => assert.unreachable(), (error: unknown) => error);
+    assert.is(escaped, label === 'a string' ? 'listener failed' : label === 'null' ? null : controllerError, label);
+    assert.is(HttpKernel.handledErrorOf(escaped), undefined, label);
+  }
+});
+
+test('handledErrorOf() keeps the first error a listener\'s error escaped from, when the same error object escapes again', async () => {
+  const shared = new Error('service down');
+  const { dispatcher, kernel } = kernelWith((request: Request) => {
+    throw new Error(`controller failed on ${request.path}`);
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, () => {
+    throw shared;
+  });
+  for (const path of ['/first', '/second']) await kernel.handle(Request.create(path)).catch(() => {});
+  assert.is((HttpKernel.handledErrorOf(shared) as Error).message, 'controller failed on /first');
+});
+
 for (const asyncContext of [true, false]) {
   test(`MAX_SUB_REQUESTS bounds what grows under one sub-request of the main request, not the main request's own sub-requests (a stream rendering a fragment per event), request stack ${asyncContext ? 'tracking' : 'not tracking'} the current request`, async () => {
     const dispatcher = new EventDispatcher();
