@@ -1217,6 +1217,46 @@ test('handledErrorOf() keeps the first error a listener\'s error escaped from, w
   assert.is((HttpKernel.handledErrorOf(shared) as Error).message, 'controller failed on /first');
 });
 
+test('handleException called from within the request\'s own context answers it without pushing it again, with a stack that does not track, and for a sub-request on top of its parent', async () => {
+  const seen: Array<[string, string[]]> = [];
+  const answering = (dispatcher: EventDispatcher, stack: RequestStack) =>
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+      seen.push([event.request.path, stack.all().map((request) => request.path)]);
+      event.setResponse(new Response(`page for ${(event.error as Error).message}`));
+    });
+  const own = kernelWith(async (request: Request) => {
+    const page = await own.kernel.handleException(new Error('from within'), request);
+    const sub = Request.create('/sub');
+    const subPage = await own.kernel.handleException(new Error('for a sub-request'), sub, RequestType.SUB);
+    const fragment = Request.create('/fragment');
+    fragment.attributes.set('_controller', async (itself: Request) => new Response((await own.kernel.handleException(new Error('within a sub-request'), itself, RequestType.SUB)).body));
+    const fragmentPage = await own.kernel.handle(fragment, RequestType.SUB);
+    return new Response(`${page.body}; ${subPage.body}; ${fragmentPage.body}`);
+  });
+  answering(own.dispatcher, own.kernel.requestStack);
+  const response = await own.kernel.handle(Request.create('/main'));
+  assert.is(response.body, 'page for from within; page for for a sub-request; page for within a sub-request');
+  assert.equal(seen, [['/main', ['/main']], ['/sub', ['/main', '/sub']], ['/fragment', ['/main', '/fragment']]]);
+
+  const stack = new RequestStack({ asyncContext: false });
+  const dispatcher = new EventDispatcher();
+  const untracked = new HttpKernel(dispatcher, new ControllerResolver(), stack);
+  answering(dispatcher, stack);
+  assert.is((await untracked.handleException(new Error('untracked'), Request.create('/u'))).body, 'page for untracked');
+});
+
+test('terminate() rejects with the error of an async kernel.terminate listener that rejects', async () => {
+  const { dispatcher, kernel } = kernelWith(() => new Response('ok'));
+  dispatcher.addListener(KernelEvents.TERMINATE, async () => {
+    await wait(1);
+    throw new Error('terminate listener failed');
+  });
+  const request = Request.create('/');
+  const response = await kernel.handle(request);
+  const rejected = await kernel.terminate(request, response).then(() => 'resolved', (error: Error) => error.message);
+  assert.is(rejected, 'terminate listener failed');
+});
+
 for (const asyncContext of [true, false]) {
   test(`MAX_SUB_REQUESTS bounds what grows under one sub-request of the main request, not the main request's own sub-requests (a stream rendering a fragment per event), request stack ${asyncContext ? 'tracking' : 'not tracking'} the current request`, async () => {
     const dispatcher = new EventDispatcher();
