@@ -1257,6 +1257,45 @@ test('terminate() rejects with the error of an async kernel.terminate listener t
   assert.is(rejected, 'terminate listener failed');
 });
 
+test('handleMaybeAsync() catches errors by default, as handle() does: a failing controller gets its error page', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new Error('controller failed');
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('page', 500)));
+  const response = await kernel.handleMaybeAsync(Request.create('/'));
+  assert.is(response.body, 'page');
+});
+
+test('an argument resolver answer that is no array names an anonymous controller "anonymous"', async () => {
+  const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver(), new RequestStack(), { getArguments: () => 'request' as never });
+  const request = Request.create('/');
+  request.attributes.set('_controller', [() => new Response('never')][0]!);
+  const error = await kernel.handle(request, RequestType.MAIN, false).then(() => assert.unreachable() as never, (caught: Error) => caught);
+  assert.is(error.message, 'The argument resolver answered the string "request" for the controller "anonymous": the arguments are an array.');
+});
+
+test('an HttpError of status 599 answered with a 200 keeps 599: every 4xx and 5xx is the error\'s own', async () => {
+  const { dispatcher, kernel } = kernelWith(() => {
+    throw new HttpError(599, 'Network Connect Timeout');
+  });
+  dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response('page')));
+  assert.is((await kernel.handle(Request.create('/'))).status, 599);
+});
+
+test('the no-Response error names a function by its name, an array of one item, a 255-character string whole, and an object without a constructor name as Object', async () => {
+  const said = async (result: unknown) => {
+    const { kernel } = kernelWith(() => result);
+    const error = await kernel.handle(Request.create('/'), RequestType.MAIN, false).then(() => assert.unreachable() as never, (caught: Error) => caught);
+    return error.message.replace(/^The controller "\w*" must return a "Response" object but it returned /, '');
+  };
+  assert.is(await said(function render() {}), 'a function (render).');
+  assert.is(await said([() => {}][0]), 'a function (anonymous).');
+  assert.is(await said(['one']), 'an array (1 item).');
+  assert.is(await said('x'.repeat(255)), `a string ("${'x'.repeat(255)}").`);
+  assert.is(await said(Object.create(null)), 'an object of type Object.');
+  assert.is(await said(new ([class {}][0]!)()), 'an object of type Object.');
+});
+
 for (const asyncContext of [true, false]) {
   test(`MAX_SUB_REQUESTS bounds what grows under one sub-request of the main request, not the main request's own sub-requests (a stream rendering a fragment per event), request stack ${asyncContext ? 'tracking' : 'not tracking'} the current request`, async () => {
     const dispatcher = new EventDispatcher();
