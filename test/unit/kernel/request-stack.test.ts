@@ -77,6 +77,8 @@ test('without async context tracking, run() only calls its function: the getters
   assert.is(new RequestStack({ asyncContext: true }).tracksAsyncContext, true);
   const result = stack.run(Request.create('/main'), () => stack.run(Request.create('/sub'), () => seen(stack)));
   assert.equal(result, { current: '-', main: '-', parent: '-', all: [] });
+  stack.close();
+  assert.is(stack.run(Request.create('/after'), () => 'still called'), 'still called');
 });
 
 test('close() stops tracking: a request in flight is no longer current; a later run() tracks again', async () => {
