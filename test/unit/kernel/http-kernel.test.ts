@@ -11,6 +11,7 @@ import {
   HttpError,
   HttpKernel,
   InvalidControllerError,
+  MAX_SUB_REQUEST_DEPTH,
   MAX_SUB_REQUESTS,
   KernelEvents,
   MethodNotAllowedHttpError,
@@ -19,6 +20,7 @@ import {
   RequestStack,
   RequestType,
   Response,
+  SubRequestTooDeepError,
   SuspiciousOperationError,
   TooManySubRequestsError,
   discardedBody,
@@ -1295,6 +1297,39 @@ test('the no-Response error names a function by its name, an array of one item, 
   assert.is(await said(Object.create(null)), 'an object of type Object.');
   assert.is(await said(new ([class {}][0]!)()), 'an object of type Object.');
 });
+
+for (const asyncContext of [true, false]) {
+  test(`a sub-request nested past MAX_SUB_REQUEST_DEPTH is a SubRequestTooDeepError naming the route that made it; an error page may go one level further, request stack ${asyncContext ? 'tracking' : 'not tracking'} the current request`, async () => {
+    const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver(), new RequestStack({ asyncContext }));
+    // Makes `_left` more nested sub-requests, the last `_errorPages` of them as error pages (with an `exception` attribute).
+    const descend = (request: Request): Response | Promise<Response> => {
+      const left = request.attributes.get('_left') as number;
+      if (left === 0) return new Response('bottom');
+      const errorPages = request.attributes.get('_errorPages') as number;
+      const attributes: Record<string, unknown> = { _controller: descend, _route: 'descend', _left: left - 1, _errorPages: errorPages };
+      if (left <= errorPages) attributes['exception'] = new Error('shown');
+      return kernel.handle(request.duplicate({ attributes }), RequestType.SUB, false);
+    };
+    const outcome = (levels: number, errorPages = 0): Promise<unknown> => {
+      const main = Request.create('/descend');
+      main.attributes.set('_controller', descend);
+      main.attributes.set('_left', levels);
+      main.attributes.set('_errorPages', errorPages);
+      return kernel.handle(main, RequestType.MAIN, false).then((response) => response.body, (error: unknown) => error);
+    };
+    const refusal = (depth: number) =>
+      `The sub-request for "/descend"${asyncContext ? ' made by route "descend"' : ''} would be ${depth} deep, past MAX_SUB_REQUEST_DEPTH (${MAX_SUB_REQUEST_DEPTH}): ` +
+      'a controller that makes a sub-request to itself, directly or through others, never stops.';
+    assert.is(await outcome(MAX_SUB_REQUEST_DEPTH), 'bottom');
+    const tooDeep = await outcome(MAX_SUB_REQUEST_DEPTH + 1);
+    assert.instance(tooDeep, SubRequestTooDeepError);
+    assert.is((tooDeep as Error).message, refusal(MAX_SUB_REQUEST_DEPTH + 1));
+    assert.is(await outcome(MAX_SUB_REQUEST_DEPTH + 1, 1), 'bottom', 'an error page one level past the bound');
+    const errorPageTooDeep = await outcome(MAX_SUB_REQUEST_DEPTH + 2, 2);
+    assert.instance(errorPageTooDeep, SubRequestTooDeepError);
+    assert.is((errorPageTooDeep as Error).message, refusal(MAX_SUB_REQUEST_DEPTH + 2));
+  });
+}
 
 for (const asyncContext of [true, false]) {
   test(`MAX_SUB_REQUESTS bounds what grows under one sub-request of the main request, not the main request's own sub-requests (a stream rendering a fragment per event), request stack ${asyncContext ? 'tracking' : 'not tracking'} the current request`, async () => {
