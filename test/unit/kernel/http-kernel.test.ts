@@ -1259,6 +1259,24 @@ test('terminate() rejects with the error of an async kernel.terminate listener t
   assert.is(rejected, 'terminate listener failed');
 });
 
+test('after an async kernel.terminate listener, the request lets go of the caller\'s signal: a later abort does not reach it', async () => {
+  const caller = new AbortController();
+  const { dispatcher, kernel } = kernelWith((request: Request) => {
+    request.signal.addEventListener('abort', () => {}, { once: true });
+    return new Response('ok');
+  });
+  dispatcher.addListener(KernelEvents.TERMINATE, async () => {
+    await wait(1);
+  });
+  const request = Request.create('/', 'GET', { signal: caller.signal });
+  const response = await kernel.handle(request);
+  assert.is(getEventListeners(caller.signal, 'abort').length, 1, 'followed while in flight');
+  await kernel.terminate(request, response);
+  assert.is(getEventListeners(caller.signal, 'abort').length, 0);
+  caller.abort(new Error('later'));
+  assert.not.ok(request.signal.aborted);
+});
+
 test('handleMaybeAsync() catches errors by default, as handle() does: a failing controller gets its error page', async () => {
   const { dispatcher, kernel } = kernelWith(() => {
     throw new Error('controller failed');
