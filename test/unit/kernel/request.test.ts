@@ -536,6 +536,19 @@ test('a duplicate (the error page\'s sub-request) checks its host against the sa
   assert.is(hostError(request.duplicate({ method: 'GET' })).message, 'Untrusted Host "evil.test".');
 });
 
+test('fromIncomingMessage() refuses several Host headers, whatever their case, though node:http keeps only the first', () => {
+  const message = new IncomingMessage(new Socket());
+  message.url = '/';
+  message.method = 'GET';
+  message.headers = { host: 'a.test', date: 'x' };
+  message.rawHeaders = ['Host', 'a.test', 'Date', 'x', 'HOST', 'b.test'];
+  const error = thrown(() => Request.fromIncomingMessage(message).host);
+  assert.instance(error, SuspiciousOperationError);
+  assert.is(error.message, 'Several Host headers ("a.test", "b.test"): a request must have exactly one.');
+  message.rawHeaders = ['X-Host', 'b.test', 'Host', 'a.test', 'Date', 'x', 'Hosts', 'c.test'];
+  assert.is(Request.fromIncomingMessage(message).host, 'a.test', 'one Host header, beside others of four letters or named like it');
+});
+
 test('fromIncomingMessage() takes trustHost', () => {
   const message = new IncomingMessage(new Socket());
   message.url = '/';
