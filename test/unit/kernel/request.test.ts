@@ -58,6 +58,22 @@ test('IPv6 hosts keep their brackets; bad ports are refused', () => {
   assert.throws(() => Request.create('/', 'GET', { headers: { host: 'a:99999' } }).host, (error: unknown) => error instanceof SuspiciousOperationError);
 });
 
+test('a Host port of 1 to 65535 is that port; an empty one (`a.test:`, RFC 3986) is the scheme\'s default', () => {
+  const request = (host: string, scheme: 'http' | 'https' = 'http') => Request.create('/', 'GET', { headers: { host }, scheme });
+  assert.is(request('a.test:1').port, 1);
+  assert.is(request('a.test:65535').httpHost, 'a.test:65535');
+  assert.is(request('a.test:').httpHost, 'a.test');
+  assert.is(request('a.test:', 'https').port, 443);
+  assert.is(request('[::1]:').uri, 'http://[::1]/');
+  for (const host of ['a.test:0', 'a.test:65536']) assert.is(thrown(() => request(host).host).message, `Invalid Host "${host}".`, host);
+});
+
+test('a Host of one character is a host; an embedder\'s Host is read without the white space around it', () => {
+  assert.is(Request.create('/', 'GET', { headers: { host: 'x' } }).httpHost, 'x');
+  assert.is(Request.create('/', 'GET', { headers: { host: 'x:8080' } }).port, 8080);
+  assert.is(Request.create('/', 'GET', { headers: { host: ' Example.test:8080 ' } }).httpHost, 'example.test:8080');
+});
+
 test('a Host with an empty label is invalid (as in Symfony): a..example.com passes for no subdomain of example.com', () => {
   for (const host of ['a..example.com', 'a..example.com:8000', 'example..com', 'www.example.com..']) {
     assert.throws(() => Request.create('/', 'GET', { headers: { host } }).host, (error: unknown) => error instanceof SuspiciousOperationError && (error as Error).message === `Invalid Host "${host}".`, host);
