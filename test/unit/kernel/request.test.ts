@@ -153,6 +153,11 @@ test('an absolute-form target names the host and port; the Host header is ignore
   assert.is(new Request('*', { method: 'OPTIONS', headers: { host: 'b.test' } }).host, 'b.test', 'OPTIONS * has no authority: the Host header counts');
 });
 
+test('without a Host header (HTTP/1.0), an absolute-form target names the host, and OPTIONS * is for the address the request arrived at', () => {
+  assert.is(new Request('http://a.test:8080/x').uri, 'http://a.test:8080/x');
+  assert.is(new Request('*', { method: 'OPTIONS', localAddress: '10.0.0.5', localPort: 8000 }).uri, 'http://10.0.0.5:8000');
+});
+
 test('an absolute-form target\'s authority is checked as a Host header is; the Host header must still be valid', () => {
   const invalid = (target: string, host = 'b.test') => thrown(() => new Request(target, { headers: { host } }).host);
   for (const [target, message] of [
