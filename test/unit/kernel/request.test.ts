@@ -130,6 +130,16 @@ test('X-Forwarded-Proto and Host count only from trusted proxies', () => {
   assert.is(trusted.schemeAndHttpHost, 'https://public.test');
 });
 
+test('a trusted proxy\'s X-Forwarded-Proto of http or https is the scheme, whatever the connection\'s; none or another value leaves the connection\'s', () => {
+  const scheme = (headers: Record<string, string>, socket: 'http' | 'https') => Request.create('/', 'GET', { headers, scheme: socket, trustProxy: () => true }).scheme;
+  assert.is(scheme({ 'x-forwarded-proto': 'http' }, 'https'), 'http');
+  assert.is(scheme({ 'x-forwarded-proto': 'https' }, 'http'), 'https');
+  assert.is(scheme({}, 'https'), 'https');
+  assert.is(scheme({ 'x-forwarded-proto': 'wss' }, 'https'), 'https');
+  assert.is(scheme({ 'x-forwarded-proto': 'wss' }, 'http'), 'http');
+  assert.not.ok(Request.create('/', 'GET', { headers: { 'x-forwarded-proto': 'http' }, scheme: 'https', trustProxy: () => true }).isSecure());
+});
+
 test('a chain of trusted proxies that each append to X-Forwarded-Proto and -Port: the first value counts, as for X-Forwarded-Host', () => {
   const headers = { 'x-forwarded-proto': 'https, http', 'x-forwarded-host': 'public.test, lb.internal', 'x-forwarded-port': '443, 8080', host: 'internal:8000' };
   const request = Request.create('/a', 'GET', { headers, remoteAddress: '10.0.0.2', trustProxy: () => true });
