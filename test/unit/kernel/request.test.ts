@@ -118,8 +118,34 @@ test('forwarded hops lose their ports; a hop that is no address is the client, n
   assert.is(ip('127.0.0.1:80'), '127.0.0.1', 'a trusted hop with a port is still trusted');
 });
 
+test('a trusted proxy that sends no X-Forwarded-For, or empty entries in it, is itself the client or passes over them', () => {
+  const trusted = (address: string) => address === '10.0.0.1';
+  const ip = (headers: Record<string, string>) => Request.create('/', 'GET', { headers, remoteAddress: '10.0.0.1', trustProxy: trusted }).clientIp;
+  assert.is(ip({}), '10.0.0.1');
+  assert.is(ip({ 'x-forwarded-for': '' }), '10.0.0.1');
+  assert.is(ip({ 'x-forwarded-for': '203.0.113.9, , ' }), '203.0.113.9');
+});
+
+test('a hop that is no address ends the chain even for a trust function that would vouch for it: what lies beyond was written by whoever it is', () => {
+  const ip = (forwarded: string) => Request.create('/', 'GET', { headers: { 'x-forwarded-for': forwarded }, remoteAddress: '10.0.0.1', trustProxy: () => true }).clientIp;
+  assert.is(ip('198.51.100.1, unknown'), 'unknown');
+  assert.is(ip('198.51.100.1, 203.0.113.9'), '198.51.100.1', 'every hop trusted: the farthest is the client');
+});
+
+test('a forwarded hop that is no address is shown as sent, never cut into one', () => {
+  const trusted = (address: string) => address === '127.0.0.1';
+  const ip = (forwarded: string) => Request.create('/', 'GET', { headers: { 'x-forwarded-for': forwarded }, remoteAddress: '127.0.0.1', trustProxy: trusted }).clientIp;
+  assert.is(ip('203.0.113.75'), '203.0.113.75', 'an IPv4 hop without a port is whole');
+  for (const hop of ['[2001:db8::1', '203.0.113.7:80:80', 'unknown:80']) assert.is(ip(hop), hop);
+});
+
 test('IPv4-mapped IPv6 client addresses show as IPv4', () => {
   assert.is(Request.create('/', 'GET', { remoteAddress: '::ffff:127.0.0.1' }).clientIp, '127.0.0.1');
+});
+
+test('only an IPv4-mapped address (::ffff:) shows as IPv4: another IPv6 address that ends in an IPv4 one stays IPv6', () => {
+  assert.is(Request.create('/', 'GET', { remoteAddress: '::fffe:192.0.2.1' }).clientIp, '::fffe:192.0.2.1');
+  assert.is(Request.create('/', 'GET', { remoteAddress: '64:ff9b::192.0.2.1' }).clientIp, '64:ff9b::192.0.2.1');
 });
 
 test('X-Forwarded-Proto and Host count only from trusted proxies', () => {
