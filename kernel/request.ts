@@ -886,8 +886,9 @@ function parseHost(raw: string): { host: string; port: number | undefined } {
   if (lastHost !== undefined && lastHost.raw === raw) return lastHost;
   let host = raw.trim().toLowerCase();
   let port: number | undefined;
+  // Digits at the very end: the colons inside `[::1]`, which ends in `]`, are never taken for a port's.
   const portMatch = /:(\d*)$/.exec(host);
-  if (portMatch && !host.endsWith(']')) {
+  if (portMatch) {
     host = host.slice(0, portMatch.index);
     if (portMatch[1] !== '') port = Number(portMatch[1]);
   }
