@@ -38,6 +38,10 @@ test('IPv4 and IPv6 addresses, bracketed or not, in any spelling of the address'
   assert.equal(trusted(['::ffff:10.0.0.1'], ['[::ffff:10.0.0.1]', '[::ffff:a00:1]', '10.0.0.1']), ['[::ffff:10.0.0.1]', '[::ffff:a00:1]']);
 });
 
+test('an IPv4 address is trusted as written: 127.1 or 2130706433, which a URL reads as 127.0.0.1, are other hosts to the list', () => {
+  assert.equal(trusted(['127.0.0.1'], ['127.0.0.1', '127.1', '2130706433', '0x7f.0.0.1', '127.0.0.01']), ['127.0.0.1']);
+});
+
 test('a RegExp must match the whole host, case-insensitively, whatever its own anchors and flags', () => {
   assert.equal(trusted([/example\.com/], ['example.com', 'evil-example.com', 'example.com.evil.test']), ['example.com']);
   assert.equal(trusted([/^api\d+\.example\.com$/], ['api1.example.com', 'api22.example.com', 'api.example.com', 'api1.example.com.evil.test']), ['api1.example.com', 'api22.example.com']);
@@ -78,6 +82,11 @@ test('invalid entries are refused with a RangeError naming them', () => {
     ['*.a..example.com', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
     ['example..com', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
     ['user@example.com', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
+    ['a:b.example.com', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
+    ['example.com/', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
+    ['a::1]', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
+    ['/^api\\d+', 'a string is a host name, never a pattern; give a RegExp object (/^api\\d+\\.example\\.com$/) for patterns'],
+    ['[::1]:8080', 'hosts are matched without their port; give "[::1]"'],
   ];
   for (const [entry, why] of cases) {
     const error = thrown(() => compileTrustedHosts(['example.org', entry]));
@@ -89,6 +98,7 @@ test('invalid entries are refused with a RangeError naming them', () => {
 test('what is no string or RegExp is a TypeError naming it; so is a list that is no array', () => {
   assert.is(thrown(() => compileTrustedHosts(['a.test', 42 as unknown as string])).message, 'Invalid trusted host number 42: give a host name (string) or a RegExp.');
   assert.instance(thrown(() => compileTrustedHosts([null as unknown as string])), TypeError);
+  assert.is(thrown(() => compileTrustedHosts({ hosts: ['a.test'] } as unknown as string[])).message, 'trustedHosts must be an array of host names and RegExps, not an object of type Object.');
   const single = thrown(() => compileTrustedHosts('example.com' as unknown as string[]));
   assert.instance(single, TypeError);
   assert.is(single.message, 'trustedHosts must be an array of host names and RegExps, not a string (write ["example.com"]).');
