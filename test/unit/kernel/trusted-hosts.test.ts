@@ -85,6 +85,9 @@ test('invalid entries are refused with a RangeError naming them', () => {
     ['a:b.example.com', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
     ['example.com/', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
     ['a::1]', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
+    ['[::1', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
+    ['a:b:80', 'not a host name, an IP address, ".example.com" or "*.example.com"'],
+    ['*.example.com:443', 'hosts are matched without their port; give "*.example.com"'],
     ['/^api\\d+', 'a string is a host name, never a pattern; give a RegExp object (/^api\\d+\\.example\\.com$/) for patterns'],
     ['[::1]:8080', 'hosts are matched without their port; give "[::1]"'],
   ];
