@@ -143,9 +143,10 @@ test('IPv4-mapped IPv6 client addresses show as IPv4', () => {
   assert.is(Request.create('/', 'GET', { remoteAddress: '::ffff:127.0.0.1' }).clientIp, '127.0.0.1');
 });
 
-test('only an IPv4-mapped address (::ffff:) shows as IPv4: another IPv6 address that ends in an IPv4 one stays IPv6', () => {
+test('only an IPv4-mapped address (::ffff:a.b.c.d) shows as IPv4: another IPv6 address stays IPv6, whatever it ends in', () => {
   assert.is(Request.create('/', 'GET', { remoteAddress: '::fffe:192.0.2.1' }).clientIp, '::fffe:192.0.2.1');
   assert.is(Request.create('/', 'GET', { remoteAddress: '64:ff9b::192.0.2.1' }).clientIp, '64:ff9b::192.0.2.1');
+  assert.is(Request.create('/', 'GET', { remoteAddress: '::ffff:1' }).clientIp, '::ffff:1', '::ffff:0.0.0.1 is ::ffff:0:1, not ::ffff:1');
 });
 
 test('X-Forwarded-Proto and Host count only from trusted proxies', () => {
