@@ -62,7 +62,8 @@ function addHost(entry: string, exact: Set<string>, suffixes: string[]): void {
   }
   if (name.includes('*')) refuse('"*" is allowed only as the first label ("*.example.com"); give a RegExp for other patterns');
   // Only what is a host once its port is gone is told to drop the port: `[::1` would be told to give `[:`.
-  if (/:\d*$/.test(name) && isValidHost(name.replace(/:\d*$/, ''))) refuse(`hosts are matched without their port; give "${entry.replace(/:\d*$/, '')}"`);
+  const withoutPort = name.replace(/:\d*$/, '');
+  if (withoutPort !== name && isValidHost(withoutPort)) refuse(`hosts are matched without their port; give "${entry.replace(/:\d*$/, '')}"`);
   // A bracketed name isValidHost takes is an IPv6 address, which the branch above has filed.
   if (!isValidHost(name)) refuse('not a host name, an IP address, ".example.com" or "*.example.com"');
   if (domain === null) {
