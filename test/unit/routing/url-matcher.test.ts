@@ -592,4 +592,15 @@ test('match() and explain() without a context, or with one lacking its method, h
   assert.is(m.match('/health', { method: 'GET', host: '', scheme: 'http' }).name, 'health');
 });
 
+test('a UrlMatcher takes 30 distinct methods, each routed to its own route; a 31st is an InvalidRouteError', () => {
+  const routes: [string, string, RouteOptions][] = Array.from({ length: 30 }, (_, i) => [`r${i}`, '/r', { methods: [`M${i}`] }]);
+  const m = matcher(...routes);
+  assert.is(m.match('/r', context('M29')).name, 'r29');
+  assert.is(m.match('/r', context('M0')).name, 'r0');
+  assert.equal(look(m, '/r', context('OTHER')), { kind: 'method-not-allowed', allowedMethods: routes.map(([, , options]) => options.methods![0]) });
+  const error = thrown(() => matcher(...routes, ['r30', '/r', { methods: ['M30'] }]));
+  assert.instance(error, InvalidRouteError);
+  assert.is(error.message, 'A UrlMatcher supports at most 30 distinct methods.');
+});
+
 test.run();
