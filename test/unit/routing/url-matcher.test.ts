@@ -603,4 +603,15 @@ test('a UrlMatcher takes 30 distinct methods, each routed to its own route; a 31
   assert.is(error.message, 'A UrlMatcher supports at most 30 distinct methods.');
 });
 
+test('a GET is redirected to the path with a trailing slash added also where only an optional group or a requirement ends a route with one', () => {
+  const cases: [RouteOptions & { path: string }, string, Record<string, unknown>][] = [
+    [{ path: '/docs{/:version/}' }, '/docs/1.2', { version: '1.2' }],
+    [{ path: '/dir/:name', requirements: { name: '[a-z]+/' } }, '/dir/abc', { name: 'abc/' }],
+    [{ path: '/pages/:name.html/' }, '/pages/a.html', { name: 'a' }],
+  ];
+  for (const [{ path, ...options }, request, params] of cases) {
+    assert.equal(look(matcher(['r', path, options]), request), { kind: 'redirect', name: 'r', params, redirect: { path: `${request}/` } }, path);
+  }
+});
+
 test.run();
