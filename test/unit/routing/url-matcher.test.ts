@@ -614,4 +614,24 @@ test('a GET is redirected to the path with a trailing slash added also where onl
   }
 });
 
+test('a GET or HEAD of "/" served for other methods only is a 405', () => {
+  const m = matcher(['create', '/', { methods: ['POST'] }]);
+  assert.equal(look(m, '/'), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
+  assert.equal(look(m, '/', context('HEAD')), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
+});
+
+test('a GET 405 where a static and a dynamic route serve the path for other methods lists the methods of both, in route order', () => {
+  const list = ['list', '/items/', { methods: ['GET'] }] as [string, string, RouteOptions];
+  const m = matcher(['update', '/items/:id', { methods: ['PUT'] }], ['create', '/items/new', { methods: ['POST'] }], list);
+  assert.equal(look(m, '/items/new'), { kind: 'method-not-allowed', allowedMethods: ['PUT', 'POST'] });
+  assert.equal(look(m, '/items/7'), { kind: 'method-not-allowed', allowedMethods: ['PUT'] });
+  const n = matcher(['create', '/items/new', { methods: ['POST'] }], ['update', '/items/:id', { methods: ['PUT'] }], list);
+  assert.equal(look(n, '/items/new'), { kind: 'method-not-allowed', allowedMethods: ['POST', 'PUT'] });
+});
+
+test('a GET served as asked over another scheme, by a route other methods make a 405, stays the 405 although its toggled path is served over that scheme too (Symfony\'s $allow before $allowSchemes)', () => {
+  const m = matcher(['create', '/a/', { methods: ['POST'] }], ['show', '/a', { schemes: ['https'] }], ['list', '/a/', { methods: ['GET'], schemes: ['https'] }]);
+  assert.equal(look(m, '/a/'), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
+});
+
 test.run();
