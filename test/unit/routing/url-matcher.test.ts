@@ -634,4 +634,11 @@ test('a GET served as asked over another scheme, by a route other methods make a
   assert.equal(look(m, '/a/'), { kind: 'method-not-allowed', allowedMethods: ['POST'] });
 });
 
+test('a GET with several trailing slashes is redirected to the path with one over the scheme of the route serving it, also where a route of other methods matches the path as sent', () => {
+  const list = ['list', '/a/', { methods: ['GET'], schemes: ['https'] }] as [string, string, RouteOptions];
+  const redirect = { kind: 'redirect', name: 'list', params: {}, redirect: { path: '/a/', scheme: 'https' } };
+  assert.equal(look(matcher(list), '/a//'), redirect);
+  assert.equal(look(matcher(['api', '/*path', { methods: ['POST'] }], list), '/a//'), redirect);
+});
+
 test.run();
