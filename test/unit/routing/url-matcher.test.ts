@@ -641,4 +641,32 @@ test('a GET with several trailing slashes is redirected to the path with one ove
   assert.equal(look(matcher(['api', '/*path', { methods: ['POST'] }], list), '/a//'), redirect);
 });
 
+test('explain() toggles the trailing slash as the matcher does: removed too, several trimmed to one, never for "/"; HEAD is told of the redirect as GET is', () => {
+  const m = matcher(['home', '/'], ['plain', '/items'], ['dir', '/dir/']);
+  const reasons = (path: string, ctx = context()) => m.explain(path, ctx).map((trace) => `${trace.name}: ${trace.verdict}: ${trace.reason}`);
+  assert.equal(reasons('/items/', context('HEAD')).slice(1, 2), ['plain: almost: Path "/items/" matches only as "/items", a GET or HEAD is redirected there if no route matches.']);
+  assert.equal(reasons('/dir//').slice(1), [
+    'plain: mismatch: Path "/dir//" does not match "/items".',
+    'dir: almost: Path "/dir//" matches only as "/dir/", a GET or HEAD is redirected there if no route matches.',
+  ]);
+  // The matcher never redirects "//" to "/": explain() must not say it would.
+  assert.equal(reasons('//')[0], 'home: mismatch: Path "//" does not match "/".');
+  assert.is(look(m, '//').kind, 'not-found');
+});
+
+test('explain() says a POST over the wrong scheme is not redirected', () => {
+  const m = matcher(['secure', '/login', { schemes: ['https'] }]);
+  assert.is(m.explain('/login', context('POST'))[0]!.reason, 'Scheme "http" is not one of https.');
+});
+
+test('explain() compares a host with a port or an IPv6 address as the matcher does', () => {
+  const m = matcher(['v6', '/x', { host: '\\[\\:\\:1\\]' }], ['named', '/x', { host: 'a' }]);
+  for (const host of ['[::1]', '[::1]:8080']) {
+    assert.equal(m.explain('/x', context('GET', 'http', host)).map((trace) => trace.verdict), ['match'], host);
+    assert.is(m.match('/x', context('GET', 'http', host)).name, 'v6', host);
+  }
+  assert.equal(m.explain('/x', context('GET', 'http', 'a:8080')).map((trace) => trace.verdict), ['almost', 'match']);
+  assert.is(m.match('/x', context('GET', 'http', 'a:8080')).name, 'named');
+});
+
 test.run();
