@@ -669,4 +669,10 @@ test('explain() compares a host with a port or an IPv6 address as the matcher do
   assert.is(m.match('/x', context('GET', 'http', 'a:8080')).name, 'named');
 });
 
+test('a context of null is the same TypeError saying what to give', () => {
+  const m = matcher(['health', '/health']);
+  assert.throws(() => m.match('/health', null as never), /UrlMatcher\.match\(\) takes the request's context as its second argument, .*, not null: there is no default/);
+  assert.throws(() => m.explain('/health', null as never), /UrlMatcher\.explain\(\) takes the request's context as its second argument/);
+});
+
 test.run();
