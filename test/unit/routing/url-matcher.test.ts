@@ -675,4 +675,16 @@ test('a context of null is the same TypeError saying what to give', () => {
   assert.throws(() => m.explain('/health', null as never), /UrlMatcher\.explain\(\) takes the request's context as its second argument/);
 });
 
+test('a MalformedPathError\'s cause is the URIError decodeURIComponent throws', () => {
+  const error = thrown(() => matcher(['book', '/books/:id']).match('/books/%E0%A4%A', context()));
+  let decodeError: unknown;
+  try {
+    decodeURIComponent('%E0%A4%A');
+  } catch (caught) {
+    decodeError = caught;
+  }
+  assert.instance(error.cause, URIError);
+  assert.is((error.cause as Error).message, (decodeError as Error).message);
+});
+
 test.run();
