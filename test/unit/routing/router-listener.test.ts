@@ -35,6 +35,11 @@ test('a redirect encodes a % that starts no percent-encoding, and an embedder\'s
 });
 
 
+test('a redirect writes a control character of an embedder\'s text as two hex digits, and a % followed by one hex digit as %25', () => {
+  assert.is(redirectOf('/health/?a=\t&b=\u0010&c=\u001f'), 'http://a.test/health?a=%09&b=%10&c=%1F');
+  assert.is(redirectOf('/health/?a=%4x&b=%4'), 'http://a.test/health?a=%254x&b=%254');
+});
+
 /** The Location of the redirect for a request to `url` (absolute) when `/secure` takes https only and `/plain` http only. */
 function schemeRedirectOf(url: string, ports?: { http: number; https: number }): string | undefined {
   const routes = new RouteCollection();
