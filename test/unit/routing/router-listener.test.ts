@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ControllerResolver, EventDispatcher, HttpKernel, Request, RequestEvent, RequestType } from '../../../kernel/index.js';
-import { Route, RouteCollection, RouterListener, UrlMatcher } from '../../../lib/routing/index.js';
+import { BadRequestHttpError, ControllerResolver, EventDispatcher, HttpKernel, Request, RequestEvent, RequestType } from '../../../kernel/index.js';
+import { MalformedPathError, Route, RouteCollection, RouterListener, UrlMatcher } from '../../../lib/routing/index.js';
+import { thrown } from '../helpers.js';
 
 const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver());
 
@@ -89,6 +90,19 @@ test('a GET or HEAD of another percent-encoding of a route\'s path is redirected
   assert.is(route('/%62ooks/%31', 'POST'), 'No route found for "POST http://a.test/%62ooks/%31"');
   // A reserved character stays encoded: `%2F` is no `/`, and the 404 names the path as sent.
   assert.is(route('/books/1%2f2'), 'No route found for "GET http://a.test/books/1%2f2"');
+});
+
+test('a malformed percent-encoding in a parameter is a 400 whose cause is the MalformedPathError, caused by the URIError', () => {
+  const routes = new RouteCollection();
+  routes.add('book', new Route('/books/:id', { methods: ['GET'] }));
+  const event = new RequestEvent(kernel, new Request('/books/%E0%A4%A', { headers: { host: 'a.test' } }), RequestType.MAIN);
+  const error = thrown(() => new RouterListener(new UrlMatcher(routes)).onKernelRequest(event));
+  assert.instance(error, BadRequestHttpError);
+  assert.is((error as BadRequestHttpError).status, 400);
+  assert.is(error.message, 'Malformed percent-encoding in parameter "id" of path "/books/%E0%A4%A".');
+  assert.instance(error.cause, MalformedPathError);
+  assert.is((error.cause as Error).message, error.message);
+  assert.instance((error.cause as Error).cause, URIError);
 });
 
 test('a GET or HEAD of another spelling of a route\'s path is redirected also where a route of other methods matches it as sent', () => {
