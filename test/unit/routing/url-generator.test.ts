@@ -763,4 +763,12 @@ test('a context given as a list or a class instance is a TypeError asking for a 
   assert.is(new UrlGenerator(routes(), Object.assign(Object.create(null) as object, { host: 'example.com' })).generate('home', {}, true), 'http://example.com/');
 });
 
+test('a port of 1 or 65535 is taken, 0 and 65536 are refused', () => {
+  for (const port of [1, 65_535]) {
+    assert.is(new UrlGenerator(routes(), { host: 'example.com', port }).generate('home', {}, true), `http://example.com:${port}/`);
+    assert.is(new UrlGenerator(routes(), { host: 'example.com', httpsPort: port }).generate('login'), `https://example.com:${port}/login`);
+  }
+  for (const port of [0, 65_536]) assert.throws(() => new UrlGenerator(routes(), { port }), /port is a port number from 1 to 65535/);
+});
+
 test.run();
