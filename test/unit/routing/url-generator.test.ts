@@ -771,4 +771,12 @@ test('a port of 1 or 65535 is taken, 0 and 65536 are refused', () => {
   for (const port of [0, 65_536]) assert.throws(() => new UrlGenerator(routes(), { port }), /port is a port number from 1 to 65535/);
 });
 
+test('a fragment of null or "" writes none, over the route\'s default too; a "#" in it is written %23', () => {
+  const g = new UrlGenerator(new RouteCollection().add('doc', new Route('/doc')).add('top', new Route('/top', { defaults: { _fragment: 'start' } })));
+  assert.is(g.generate('doc', { _fragment: null }), '/doc');
+  assert.is(g.generate('top', { _fragment: '' }), '/top');
+  assert.is(g.generate('top'), '/top#start');
+  assert.is(g.generate('doc', { _fragment: 'a#b' }), '/doc#a%23b');
+});
+
 test.run();
