@@ -779,4 +779,8 @@ test('a fragment of null or "" writes none, over the route\'s default too; a "#"
   assert.is(g.generate('doc', { _fragment: 'a#b' }), '/doc#a%23b');
 });
 
+test('a baseUrl with a slash inside but not first is refused', () => {
+  assert.throws(() => new UrlGenerator(routes(), { baseUrl: 'shop/app' }), /^The generator's baseUrl is empty or a path starting with a slash/);
+});
+
 test.run();
