@@ -783,4 +783,13 @@ test('a baseUrl with a slash inside but not first is refused', () => {
   assert.throws(() => new UrlGenerator(routes(), { baseUrl: 'shop/app' }), /^The generator's baseUrl is empty or a path starting with a slash/);
 });
 
+test('a path parameter takes a number, a boolean or a bigint as its text; a wildcard takes one as its one segment, and an empty list is refused', () => {
+  const g = new UrlGenerator(new RouteCollection().add('page', new Route('/pages/:slug')).add('static', new Route('/static/*path')));
+  assert.is(g.generate('page', { slug: true }), '/pages/true');
+  assert.is(g.generate('page', { slug: 10n }), '/pages/10');
+  assert.is(g.generate('static', { path: 5 }), '/static/5');
+  assert.is(g.generate('static', { path: false }), '/static/false');
+  assert.instance(thrown(() => g.generate('static', { path: [] })), InvalidParameterError);
+});
+
 test.run();
