@@ -792,4 +792,11 @@ test('a path parameter takes a number, a boolean or a bigint as its text; a wild
   assert.instance(thrown(() => g.generate('static', { path: [] })), InvalidParameterError);
 });
 
+test('a query parameter of undefined or null, and such items of a list, are left out, as is a _query of null', () => {
+  const g = generator();
+  assert.is(g.generate('home', { a: undefined, b: null, c: 1 }), '/?c=1');
+  assert.is(g.generate('home', { tags: ['x', undefined, null, 'y'] }), '/?tags=x&tags=y');
+  assert.is(g.generate('home', { c: 1, _query: null }), '/?c=1');
+});
+
 test.run();
