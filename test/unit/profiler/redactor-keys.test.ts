@@ -64,4 +64,25 @@ test('header names are judged as sent, lower-cased: X-Author is shown, X-Auth an
   assert.equal(redactor.headers({ 'X-Author': 'ann', 'X-Auth': 't', 'X-PIN': '1', 'X-Api-Key': 'k' }), { 'x-author': 'ann', 'x-auth': REDACTED, 'x-pin': REDACTED, 'x-api-key': REDACTED });
 });
 
+
+test('digits end a word before letters too: a secret word after digits (user2pin, db2pass) looks secret', () => {
+  for (const key of ['user2pin', 'db2pass', 'step2otp', 'USER2PIN']) assert.ok(redactor.isSecretKey(key), key);
+  assert.equal(redactor.searchParams(new URLSearchParams('user2pin=1234&v2=ok')), { user2pin: REDACTED, v2: 'ok' });
+});
+
+test('csrf and xsrf alone are secret words (Express\'s _csrf form field), not only before token', () => {
+  for (const key of ['csrf', '_csrf', 'CSRF', 'xsrf', 'x-xsrf']) assert.ok(redactor.isSecretKey(key), key);
+  assert.is(redactor.body('_csrf=Zx9&q=books', 'application/x-www-form-urlencoded'), `_csrf=${encodeURIComponent(REDACTED)}&q=books`);
+});
+
+test('a key that ends with a separator is judged by its last word: user[session] and session[] are session values', () => {
+  for (const key of ['user[session]', 'session[]', 'laravel_session.']) assert.ok(redactor.isSecretKey(key), key);
+  assert.not.ok(redactor.isSecretKey('session[count]'));
+});
+
+test('only token and tokens are numbers next to a count word: a password, PIN or OTP next to one is still hidden', () => {
+  for (const key of ['max_pin', 'used_otp', 'prompt_password', 'remaining_secret', 'pin_count']) assert.ok(redactor.isSecretKey(key), key);
+  assert.equal(redactor.value({ used_otp: '123456', max_tokens: 5 }), { used_otp: REDACTED, max_tokens: 5 });
+});
+
 test.run();
