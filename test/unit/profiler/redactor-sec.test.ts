@@ -72,4 +72,22 @@ test('a 404 for a long path of ";" costs a debug server no quadratic work when i
   }
 });
 
+
+test('a JSON body of a +json type (JSON:API, merge patch) is redacted field by field, as application/json is', () => {
+  const redactor = new Redactor();
+  for (const type of ['application/vnd.api+json', 'application/merge-patch+json']) {
+    const shown = redactor.body('{"user":"ann","password":"hunter2"}', type);
+    assert.not.match(shown, /hunter2/, type);
+    assert.equal(JSON.parse(shown), { user: 'ann', password: REDACTED }, type);
+  }
+});
+
+test('a cut JSON body hides a secret number whole, after a string with an escaped quote too, and reads escaped keys as their text', () => {
+  const redactor = new Redactor();
+  assert.is(redactor.body('{"user":"ann","pin":123456,"a":', 'application/json'), `{"user":"ann","pin":${JSON.stringify(REDACTED)},"a":`);
+  assert.is(redactor.body('{"notes":["a \\" b"],"password":"hunter2","b":', 'application/json'), `{"notes":["a \\" b"],"password":${JSON.stringify(REDACTED)},"b":`);
+  const escaped = redactor.body('{"p\\u0061ssword":"hunter2","\\u0074oken":"abc","a":', 'application/json');
+  assert.not.match(escaped, /hunter2|abc/);
+});
+
 test.run();
