@@ -90,4 +90,10 @@ test('a cut JSON body hides a secret number whole, after a string with an escape
   assert.not.match(escaped, /hunter2|abc/);
 });
 
+test('a multipart body with bare LF line breaks hides a secret field whole, spaces and all, and keeps the field after it', () => {
+  const redactor = new Redactor();
+  const body = '--b\ncontent-disposition: form-data; name="password"\ncontent-type: text/plain\n\ncorrect horse battery\n--b\ncontent-disposition: form-data; name="user"\n\nann\n--b--';
+  assert.is(redactor.body(body, 'multipart/form-data'), body.replace('correct horse battery', REDACTED));
+});
+
 test.run();
