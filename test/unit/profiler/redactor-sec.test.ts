@@ -96,4 +96,10 @@ test('a multipart body with bare LF line breaks hides a secret field whole, spac
   assert.is(redactor.body(body, 'multipart/form-data'), body.replace('correct horse battery', REDACTED));
 });
 
+test('in free text, an authorization scheme followed by several spaces or a tab still hides its credentials', () => {
+  const redactor = new Redactor();
+  assert.is(redactor.text('authorization=Bearer  abc123 next'), `authorization=${REDACTED} next`);
+  assert.is(redactor.text('Authorization=Basic \tdXNlcjpwYXNz'), `Authorization=${REDACTED}`);
+});
+
 test.run();
