@@ -102,4 +102,11 @@ test('in free text, an authorization scheme followed by several spaces or a tab 
   assert.is(redactor.text('Authorization=Basic \tdXNlcjpwYXNz'), `Authorization=${REDACTED}`);
 });
 
+test('a query key with a space written as + (card+pin) is judged as it reads, and a key of malformed percent-encoding is judged as written', () => {
+  const redactor = new Redactor();
+  assert.is(redactor.url('/pay?card+pin=1234&a=1'), `/pay?card+pin=${encodeURIComponent(REDACTED)}&a=1`);
+  assert.is(redactor.text('a%zz=1 password=hunter2'), `a%zz=1 password=${REDACTED}`);
+  assert.is(redactor.url('/x?a%zz=1&token=t'), `/x?a%zz=1&token=${encodeURIComponent(REDACTED)}`);
+});
+
 test.run();
