@@ -12,6 +12,14 @@ test('Authorization, Proxy-Authorization, Cookie and Set-Cookie values are hidde
   assert.equal(headers, { authorization: REDACTED, 'proxy-authorization': REDACTED, cookie: REDACTED, 'set-cookie': REDACTED, accept: 'text/html' });
 });
 
+test('Authorization, Proxy-Authorization, Cookie and Set-Cookie stay hidden under a key pattern of your own that names none of them', () => {
+  const custom = new Redactor({ keyPattern: /^internal$/ });
+  const headers = { Authorization: 'Bearer abc', 'Proxy-Authorization': 'Basic eA==', cookie: 'sid=1', 'set-cookie': 'sid=2', internal: 'i', accept: '*/*' };
+  const expected = { authorization: REDACTED, 'proxy-authorization': REDACTED, cookie: REDACTED, 'set-cookie': REDACTED, internal: REDACTED, accept: '*/*' };
+  assert.equal(custom.headers(headers), expected);
+  assert.equal(JSON.parse(custom.headersJson(headers)), expected);
+});
+
 test('headers whose names look secret are hidden', () => {
   assert.is(redactor.headers({ 'x-api-key': 'k', 'x-auth-token': 't' })['x-api-key'], REDACTED);
   assert.is(redactor.headers({ 'x-auth-token': 't' })['x-auth-token'], REDACTED);
