@@ -20,6 +20,12 @@ test('Authorization, Proxy-Authorization, Cookie and Set-Cookie stay hidden unde
   assert.equal(JSON.parse(custom.headersJson(headers)), expected);
 });
 
+test('a header of several values is shown as one, joined with ", ", and a number as text', () => {
+  const headers = { via: ['1.1 a', '1.1 b'], 'content-length': 15 };
+  assert.equal(redactor.headers(headers), { via: '1.1 a, 1.1 b', 'content-length': '15' });
+  assert.is(redactor.headersJson(headers), '{"via":"1.1 a, 1.1 b","content-length":"15"}');
+});
+
 test('headers whose names look secret are hidden', () => {
   assert.is(redactor.headers({ 'x-api-key': 'k', 'x-auth-token': 't' })['x-api-key'], REDACTED);
   assert.is(redactor.headers({ 'x-auth-token': 't' })['x-auth-token'], REDACTED);
