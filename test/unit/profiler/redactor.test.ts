@@ -33,9 +33,10 @@ test('headers whose names look secret are hidden', () => {
 
 test("the profiler's own X-Debug-Token headers are shown (a profile's name, not a secret)", () => {
   const redactor = new Redactor();
-  assert.equal(redactor.headers({ 'X-Debug-Token': 'abc123', 'x-debug-token-link': 'http://h/_profiler/abc123', 'x-auth-token': 's3cr3t' }), {
+  assert.equal(redactor.headers({ 'X-Debug-Token': 'abc123', 'x-debug-token-link': 'http://h/_profiler/abc123', 'X-Previous-Debug-Token': 'def456', 'x-auth-token': 's3cr3t' }), {
     'x-debug-token': 'abc123',
     'x-debug-token-link': 'http://h/_profiler/abc123',
+    'x-previous-debug-token': 'def456',
     'x-auth-token': '[redacted]',
   });
 });
