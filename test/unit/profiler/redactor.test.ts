@@ -79,6 +79,14 @@ test('headersJson reuses JSON only for equal headers: a changed, added, removed 
   }
 });
 
+test('headersJson writes anew a header renamed with its value unchanged: the last JSON names the headers it was written for', () => {
+  const redactor = new Redactor();
+  const last = new LastHeaders();
+  for (const headers of [{ host: 'h', 'x-note': 'v' }, { host: 'h', 'x-other': 'v' }, { host: 'h', 'x-note': 'v' }]) {
+    assert.is(redactor.headersJson(headers, last), JSON.stringify(headers));
+  }
+});
+
 test('a secret header is still redacted when the headers around it are served from the cache', () => {
   const redactor = new Redactor();
   const last = new LastHeaders();
