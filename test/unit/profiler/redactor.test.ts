@@ -233,6 +233,36 @@ test('an error of another realm (a vm context\'s) is copied by class and message
   assert.equal(JSON.parse(redactor.valueJson({ error: foreign, list: [foreign] })), { error: expected, list: [expected] });
 });
 
+test('a value is cut at 8 levels deep through arrays, Maps and error fields, as through objects, and a Map keeps its first 100 entries', () => {
+  const nested = (wrap: (inner: unknown) => unknown): unknown => {
+    let value: unknown = 'bottom';
+    for (let i = 0; i < 12; i++) value = wrap(value);
+    return value;
+  };
+  const inner = (copy: unknown): unknown => (copy as Record<string, unknown>).inner;
+  const shapes: Array<[(inner: unknown) => unknown, (copy: unknown) => unknown]> = [
+    [(inner) => [inner], (copy) => (copy as unknown[])[0]],
+    [(inner) => new Map([['inner', inner]]), inner],
+    [(inner) => Object.assign(new Error('e'), { inner }), inner],
+  ];
+  for (const [wrap, step] of shapes) {
+    for (let copy of [redactor.value(nested(wrap)), JSON.parse(redactor.valueJson(nested(wrap)))]) {
+      let levels = 0;
+      while (typeof copy !== 'string') {
+        copy = step(copy);
+        levels++;
+      }
+      assert.is(copy, '[too deep]');
+      assert.is(levels, 9);
+    }
+  }
+  const map = new Map(Array.from({ length: 150 }, (_, i) => [`k${i}`, i]));
+  for (const copy of [redactor.value(map), JSON.parse(redactor.valueJson(map))] as Array<Record<string, number>>) {
+    assert.is(Object.keys(copy).length, 100);
+    assert.is(copy.k99, 99);
+  }
+});
+
 test('a JSON body is redacted whole, not cut at 100 items', () => {
   const body = JSON.stringify({ items: Array.from({ length: 150 }, (_, i) => ({ id: i, token: `t${i}` })) });
   const shown = JSON.parse(redactor.body(body, 'application/json')) as { items: Array<{ id: number; token: string }> };
