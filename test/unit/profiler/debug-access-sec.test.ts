@@ -108,4 +108,14 @@ test('a forwarded hop or host remembered does not keep alive the long header it 
   assert.ok(grown < 5_000_000, `the heap grew by ${grown} bytes`);
 });
 
+
+test('cachedChars counts what the verdict caches hold: the client IPs, hosts and proxies reported', () => {
+  const access = new DebugAccess(undefined, { onUntrustedProxy: () => {} });
+  assert.is(access.cachedChars, 0);
+  access.isAllowed(new Request('/_profiler/', { remoteAddress: '127.0.0.1', headers: { host: '127.0.0.1:8000', 'x-forwarded-for': '203.0.113.7' } }));
+  access.isAllowed(onHost('localhost'));
+  // 127.0.0.1 judged as a client and reported as a proxy, 203.0.113.7 judged as the client it named, localhost as a host.
+  assert.is(access.cachedChars, 2 * '127.0.0.1'.length + '203.0.113.7'.length + 'localhost'.length);
+});
+
 test.run();
