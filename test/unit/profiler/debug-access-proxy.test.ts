@@ -141,4 +141,10 @@ test('onUntrustedProxy hears of each proxy once, and never of a peer refused any
   assert.equal(heard, ['127.0.0.1', '::1']);
 });
 
+
+test('without trusted hosts, an X-Forwarded-Host that names another site hides debug details (and the check does not throw)', () => {
+  const access = new DebugAccess();
+  for (const host of ['rebound.test', 'abc.ngrok-free.app:443']) assert.is(access.isAllowed(passedOn({ 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': host })), false, host);
+});
+
 test.run();
