@@ -147,4 +147,9 @@ test('without trusted hosts, an X-Forwarded-Host that names another site hides d
   for (const host of ['rebound.test', 'abc.ngrok-free.app:443']) assert.is(access.isAllowed(passedOn({ 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': host })), false, host);
 });
 
+test('an X-Forwarded-Host with more than one colon outside brackets is no host, not the name before its first colon', () => {
+  const access = new DebugAccess();
+  for (const host of ['localhost:1:evil.test', 'localhost:80:80', '::1']) assert.is(access.isAllowed(passedOn({ 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': host })), false, host);
+});
+
 test.run();
