@@ -152,4 +152,13 @@ test('an X-Forwarded-Host with more than one colon outside brackets is no host, 
   for (const host of ['localhost:1:evil.test', 'localhost:80:80', '::1']) assert.is(access.isAllowed(passedOn({ 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': host })), false, host);
 });
 
+test('a trusted proxy whose X-Forwarded-For holds only commas and blanks names no client: it is judged by its other headers', () => {
+  const access = new DebugAccess();
+  const loopback = compileAddressList(['loopback']);
+  for (const forwardedFor of [',', ' , ', ', ,']) {
+    assert.is(access.isAllowed(passedOn({ 'x-forwarded-for': forwardedFor }, '127.0.0.1', loopback)), false, JSON.stringify(forwardedFor));
+    assert.is(access.isAllowed(passedOn({ 'x-forwarded-for': forwardedFor, 'x-real-ip': OUTSIDER }, '127.0.0.1', loopback)), false, JSON.stringify(forwardedFor));
+  }
+});
+
 test.run();
