@@ -187,4 +187,21 @@ test('drawTokens: distinct claimed tokens in one call, from memory and file stor
   }
 });
 
+
+test('once ready(), the pool hands out only distinct valid tokens, refilled in the background as they are taken, with and without bulk draws', async () => {
+  for (const storage of [claimingStorage(new Set()), new MemoryStorage()]) {
+    const pool = new TokenPool(storage, { size: 4 });
+    await pool.ready();
+    const handed = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const token = pool.take();
+      assert.ok(token !== null && isValidToken(token) && token.length === 6, `take ${i}: ${token}`);
+      handed.add(token);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    assert.is(handed.size, 20);
+    await pool.close();
+  }
+});
+
 test.run();
