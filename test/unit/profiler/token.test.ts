@@ -204,4 +204,18 @@ test('once ready(), the pool hands out only distinct valid tokens, refilled in t
   }
 });
 
+test('a storage that failed to give tokens is not asked again by every take() (a full disk), only claim() draws then', async () => {
+  let claims = 0;
+  const pool = new TokenPool({ ...claimingStorage(new Set()), claim: async () => (claims++, Promise.reject(new Error('disk full'))) }, { size: 4 });
+  await pool.ready();
+  const failed = claims;
+  assert.ok(failed > 0);
+  for (let i = 0; i < 50; i++) {
+    assert.is(pool.take(), null);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.is(claims, failed, 'no refill within 5 s of the failed one');
+  await pool.close();
+});
+
 test.run();
