@@ -218,4 +218,13 @@ test('a storage that failed to give tokens is not asked again by every take() (a
   await pool.close();
 });
 
+test('claim() after close() still gives a token, from a storage that draws in bulk too (a request in flight at shutdown)', async () => {
+  const storage = new MemoryStorage();
+  const pool = new TokenPool(storage, { size: 2 });
+  await pool.ready();
+  await pool.close();
+  const token = await Promise.race([pool.claim(), new Promise<string>((resolve) => setTimeout(() => resolve('timed out'), 1_000))]);
+  assert.ok(isValidToken(token), token);
+});
+
 test.run();
