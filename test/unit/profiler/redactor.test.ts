@@ -263,6 +263,15 @@ test('a value is cut at 8 levels deep through arrays, Maps and error fields, as 
   }
 });
 
+test('what is no secret is kept as sent: every value of a repeated query key, a string of exactly 10,000 characters, an X-Debug-Exception with no secret pair in its encoding', () => {
+  assert.equal(redactor.searchParams(new URLSearchParams('tag=a&tag=b&q=x')), { tag: ['a', 'b'], q: 'x' });
+  const long = 'y'.repeat(10_000);
+  assert.is(redactor.value(long), long);
+  assert.is(JSON.parse(redactor.valueJson({ long })).long, long);
+  const message = 'No route found for "GET /x"';
+  assert.equal(redactor.headers({ 'x-debug-exception': message }), { 'x-debug-exception': message });
+});
+
 test('a JSON body is redacted whole, not cut at 100 items', () => {
   const body = JSON.stringify({ items: Array.from({ length: 150 }, (_, i) => ({ id: i, token: `t${i}` })) });
   const shown = JSON.parse(redactor.body(body, 'application/json')) as { items: Array<{ id: number; token: string }> };
