@@ -252,5 +252,33 @@ numbers('status and limit are plain whole numbers: hex, exponents and signs are 
   assert.is(criteria('limit=50').limit, 50);
 });
 
+numbers('status is from 100 to 599 and limit from 1 to 1000, both ends included; a 400 outside them, with the no-store headers of the profiler pages', () => {
+  assert.is(criteria('status=100').status, 100);
+  assert.is(criteria('status=599').status, 599);
+  assert.is(criteria('limit=1').limit, 1);
+  assert.is(criteria('limit=1000').limit, 1000);
+  for (const query of ['status=99', 'status=600', 'limit=0', 'limit=1001']) {
+    assert.throws(() => criteria(query), (error: Error) => error instanceof BadRequestHttpError && /filter must be/.test(error.message) && error.headers['cache-control'] === 'no-store', query);
+  }
+});
+
+const filters = suite('parseCriteria: ip, method and url');
+
+filters('ip, method and url are trimmed, empty ones mean any, the method is compared upper-cased, and the limit is 10 unless given', () => {
+  assert.equal(parseCriteria(new URLSearchParams('ip=%2010.0.0.1%20&method=post&url=%20/books%20&status=&start=%20&end=')), {
+    criteria: { limit: 10, ip: '10.0.0.1', method: 'POST', url: '/books' },
+    raw: { ip: '10.0.0.1', method: 'post', url: '/books' },
+  });
+  assert.equal(criteria('ip=&method=&url=&status=&limit='), { limit: 10 });
+});
+
+filters('start may equal end (one instant); a start after the end is a 400 saying so', () => {
+  assert.equal(criteria('start=1795297254000&end=1795297254000'), { limit: 10, start: 1795297254000, end: 1795297254000 });
+  assert.equal(criteria('start=1795297254000'), { limit: 10, start: 1795297254000 });
+  assert.equal(criteria('end=1795297254000'), { limit: 10, end: 1795297254000 });
+  assert.throws(() => criteria('start=1795297254001&end=1795297254000'), (error: Error) => error instanceof BadRequestHttpError && /The "start" filter is after the "end" filter \("1795297254001" after "1795297254000"\)/.test(error.message));
+});
+
 test.run();
 numbers.run();
+filters.run();
