@@ -136,6 +136,25 @@ test('find filters and lists newest first, at most limit', async () => {
   assert.equal(Object.keys((await storage.find({ limit: 1 }))[0] ?? {}).sort(), ['ip', 'method', 'parent', 'status', 'time', 'token', 'url']);
 });
 
+test('start and end are inclusive bounds: a profile after the end or before the start is left out', async () => {
+  const storage = new MemoryStorage();
+  for (const n of [1, 2, 3]) await storage.write(makeProfile(tokenFor(n), { time: BASE_TIME + n }));
+  const tokens = async (criteria: object) => (await storage.find(criteria)).map((summary) => summary.token);
+  assert.equal(await tokens({ end: BASE_TIME + 2 }), [tokenFor(2), tokenFor(1)]);
+  assert.equal(await tokens({ start: BASE_TIME + 2 }), [tokenFor(3), tokenFor(2)]);
+  assert.equal(await tokens({ start: BASE_TIME + 2, end: BASE_TIME + 2 }), [tokenFor(2)]);
+});
+
+test('a url search finds an escape whose second hex digit is a letter in either case (ë, %C3%AB), and a character outside the BMP (an emoji, four bytes)', async () => {
+  const storage = new MemoryStorage();
+  await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME + 1, url: 'http://h/no%C3%ABl' }));
+  await storage.write(makeProfile(tokenFor(2), { time: BASE_TIME + 2, url: 'http://h/no%c3%abl' }));
+  await storage.write(makeProfile(tokenFor(3), { time: BASE_TIME + 3, url: 'http://h/tags/%F0%9F%98%80' }));
+  const tokens = async (url: string) => (await storage.find({ url })).map((summary) => summary.token);
+  assert.equal(await tokens('noël'), [tokenFor(2), tokenFor(1)]);
+  assert.equal(await tokens('😀'), [tokenFor(3)]);
+});
+
 test('maxProfiles evicts the oldest profiles first', async () => {
   const storage = new MemoryStorage({ bounds: { maxProfiles: 3 } });
   for (let i = 0; i < 5; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
