@@ -594,7 +594,8 @@ export class Redactor {
 
   /**
    * A body as text with secrets hidden: JSON, form and multipart bodies field by field (a JSON
-   * body that does not parse, as one cut at the body cap, pair by pair); anything else as free text.
+   * body that does not parse, as one cut at the body cap, pair by pair); anything else as free
+   * text and by its JSON pairs too: a JSON body sent as text/plain (sendBeacon(), fetch() of a string) kept its password.
    */
   body(text: string, contentType: string): string {
     if (contentType === 'application/json' || contentType.endsWith('+json')) {
@@ -603,9 +604,7 @@ export class Redactor {
         const pretty = JSON.stringify(copy, null, 2);
         return pretty.length <= MAX_PRETTY_BODY ? pretty : JSON.stringify(copy);
       } catch {
-        return text.replace(JSON_PAIR, (pair, key: string, colon: string, value: string | undefined) =>
-          value !== undefined && this.isSecretKey(jsonKeyText(key)) ? `"${key}"${colon}${REDACTED_JSON}` : pair,
-        );
+        return this.#jsonPairs(text);
       }
     }
     if (contentType === 'application/x-www-form-urlencoded') {
@@ -616,7 +615,14 @@ export class Redactor {
     if (contentType === 'multipart/form-data') {
       return text.replace(MULTIPART_FIELD, (part, head: string, name: string) => (this.isSecretKey(name) ? `${head}${REDACTED}` : part));
     }
-    return this.text(text);
+    return this.text(text.indexOf('"') === -1 ? text : this.#jsonPairs(text));
+  }
+
+  /** JSON text, whole or not, with the value of each `"secret": value` pair hidden (a string or a scalar). */
+  #jsonPairs(text: string): string {
+    return text.replace(JSON_PAIR, (pair, key: string, colon: string, value: string | undefined) =>
+      value !== undefined && this.isSecretKey(jsonKeyText(key)) ? `"${key}"${colon}${REDACTED_JSON}` : pair,
+    );
   }
 }
 

@@ -109,4 +109,13 @@ test('a query key with a space written as + (card+pin) is judged as it reads, an
   assert.is(redactor.url('/x?a%zz=1&token=t'), `/x?a%zz=1&token=${encodeURIComponent(REDACTED)}`);
 });
 
+
+test('a JSON body sent as another type (text/plain, as sendBeacon() and fetch() of a string send it, or none) has its secret pairs hidden too', () => {
+  const redactor = new Redactor();
+  for (const type of ['text/plain', '', 'application/octet-stream']) {
+    assert.is(redactor.body('{"user":"ann","password":"hunter2","note":"a=1&token=t"}', type), `{"user":"ann","password":${JSON.stringify(REDACTED)},"note":"a=1&token=${REDACTED}"}`, type);
+  }
+  assert.is(redactor.body('user=ann password=hunter2', 'text/plain'), `user=ann password=${REDACTED}`);
+});
+
 test.run();
