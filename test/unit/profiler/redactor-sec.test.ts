@@ -90,6 +90,13 @@ test('a cut JSON body hides a secret number whole, after a string with an escape
   assert.not.match(escaped, /hunter2|abc/);
 });
 
+test('a cut JSON body keeps a string that names a secret but is no key (a list of field names) as it was', () => {
+  const redactor = new Redactor();
+  const cut = '{"required":["password","token"],"a":';
+  assert.is(redactor.body(cut, 'application/json'), cut);
+  assert.is(redactor.body(cut, 'text/plain'), cut);
+});
+
 test('a multipart body with bare LF line breaks hides a secret field whole, spaces and all, and keeps the field after it', () => {
   const redactor = new Redactor();
   const body = '--b\ncontent-disposition: form-data; name="password"\ncontent-type: text/plain\n\ncorrect horse battery\n--b\ncontent-disposition: form-data; name="user"\n\nann\n--b--';
