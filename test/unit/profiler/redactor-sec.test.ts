@@ -90,6 +90,11 @@ test('a cut JSON body hides a secret number whole, after a string with an escape
   assert.not.match(escaped, /hunter2|abc/);
 });
 
+test('a cut JSON body whose key holds an escape JSON does not know is still redacted, the key judged as written', () => {
+  const redactor = new Redactor();
+  assert.is(redactor.body('{"a\\x":1,"n\\qote":"x","password":"hunter2","b":', 'application/json'), `{"a\\x":1,"n\\qote":"x","password":${JSON.stringify(REDACTED)},"b":`);
+});
+
 test('a cut JSON body keeps a string that names a secret but is no key (a list of field names) as it was', () => {
   const redactor = new Redactor();
   const cut = '{"required":["password","token"],"a":';
