@@ -268,6 +268,7 @@ test('what is no secret is kept as sent: every value of a repeated query key, a 
   const long = 'y'.repeat(10_000);
   assert.is(redactor.value(long), long);
   assert.is(JSON.parse(redactor.valueJson({ long })).long, long);
+  assert.is(redactor.valueJson({ ok: false, on: true, n: 0 }), '{"ok":false,"on":true,"n":0}');
   const message = 'No route found for "GET /x"';
   assert.equal(redactor.headers({ 'x-debug-exception': message }), { 'x-debug-exception': message });
 });
