@@ -164,7 +164,7 @@ test('a trusted proxy whose X-Forwarded-For holds only commas and blanks names n
 test('a Forwarded for= is unquoted only when quoted at both ends: an unbalanced quote leaves no address, which no range allows', () => {
   const access = new DebugAccess();
   assert.is(access.isAllowed(passedOn({ forwarded: 'for="127.0.0.1"' })), true);
-  for (const forwarded of ['for="127.0.0.1', 'for=127.0.0.1"', 'for=x127.0.0.1"', 'for="x127.0.0.1', 'for="', 'for=""']) {
+  for (const forwarded of ['for="127.0.0.1', 'for=127.0.0.1"', 'for=x127.0.0.1"', 'for="127.0.0.1x', 'for="x127.0.0.1', 'for="', 'for=""']) {
     assert.is(access.isAllowed(passedOn({ forwarded })), false, forwarded);
   }
 });
