@@ -498,11 +498,15 @@ export class Request {
     return this.#trustProxy(this.remoteAddress, 0);
   }
 
-  /** `http` or `https`, honouring X-Forwarded-Proto only from a trusted proxy. */
+  /**
+   * `http` or `https`, honouring X-Forwarded-Proto only from a trusted proxy: `https`, or `on`, `ssl`
+   * or `1` as Symfony's isSecure() takes them (proxies that copy an HTTPS=on variable), is https.
+   */
   get scheme(): 'http' | 'https' {
     if (this.#trustProxy !== NO_TRUST && this.isFromTrustedProxy()) {
       const forwarded = firstForwardedValue(this.headers['x-forwarded-proto'])?.toLowerCase();
       if (forwarded === 'https' || forwarded === 'http') return forwarded;
+      if (forwarded === 'on' || forwarded === 'ssl' || forwarded === '1') return 'https';
     }
     return this.#socketScheme;
   }

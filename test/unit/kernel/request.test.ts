@@ -157,13 +157,16 @@ test('X-Forwarded-Proto and Host count only from trusted proxies', () => {
   assert.is(trusted.schemeAndHttpHost, 'https://public.test');
 });
 
-test('a trusted proxy\'s X-Forwarded-Proto of http or https is the scheme, whatever the connection\'s; none or another value leaves the connection\'s', () => {
+test('a trusted proxy\'s X-Forwarded-Proto of http or https (or on, ssl, 1, as Symfony reads them) is the scheme, whatever the connection\'s; none or another value leaves the connection\'s', () => {
   const scheme = (headers: Record<string, string>, socket: 'http' | 'https') => Request.create('/', 'GET', { headers, scheme: socket, trustProxy: () => true }).scheme;
   assert.is(scheme({ 'x-forwarded-proto': 'http' }, 'https'), 'http');
   assert.is(scheme({ 'x-forwarded-proto': 'https' }, 'http'), 'https');
   assert.is(scheme({}, 'https'), 'https');
   assert.is(scheme({ 'x-forwarded-proto': 'wss' }, 'https'), 'https');
   assert.is(scheme({ 'x-forwarded-proto': 'wss' }, 'http'), 'http');
+  // Symfony's isSecure() spellings of https, from proxies that copy an HTTPS=on variable.
+  for (const secure of ['on', 'ON', 'ssl', '1']) assert.is(scheme({ 'x-forwarded-proto': secure }, 'http'), 'https', secure);
+  assert.is(scheme({ 'x-forwarded-proto': 'off' }, 'http'), 'http');
   assert.not.ok(Request.create('/', 'GET', { headers: { 'x-forwarded-proto': 'http' }, scheme: 'https', trustProxy: () => true }).isSecure());
 });
 
