@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { escapeHtml, html, SafeHtml, unsafeRaw } from '../../../lib/errors/html.js';
+import { elideMiddle, escapeHtml, html, renderElided, SafeHtml, unsafeRaw } from '../../../lib/errors/html.js';
 
 test('escapeHtml escapes & < > " and \'', () => {
   assert.is(escapeHtml(`a & b < c > d " e ' f`), 'a &amp; b &lt; c &gt; d &quot; e &#39; f');
@@ -52,6 +52,26 @@ test('unsafeRaw is the only way to pass markup through unescaped', () => {
 
 test('SafeHtml cannot be constructed directly from a string', () => {
   assert.throws(() => new SafeHtml(Symbol('forged'), '<script>'), /html`/);
+});
+
+test('elideMiddle counts code points, not UTF-16 units: text of at most max characters is kept whole however many surrogate pairs it has', () => {
+  assert.is(elideMiddle('😀'.repeat(6), 10), '😀'.repeat(6));
+  assert.is(elideMiddle('😀'.repeat(10), 10), '😀'.repeat(10));
+  assert.is(elideMiddle('😀'.repeat(11), 10), `${'😀'.repeat(6)}…${'😀'.repeat(3)}`);
+});
+
+test('elideMiddle gives the tail a third of what is left after the ellipsis, rounded down, and the head the rest', () => {
+  assert.is(elideMiddle('abcdefghijklmnopqrstuvwxyz', 11), 'abcdefg…xyz');
+  assert.is(elideMiddle('abcdefghijklmnopqrstuvwxyz', 13), 'abcdefgh…wxyz');
+});
+
+test('renderElided shows short text escaped as it is, and long text cut with the whole of it escaped in the title of its span', () => {
+  assert.is(renderElided('<b>"short"</b>', 20).toString(), '&lt;b&gt;&quot;short&quot;&lt;/b&gt;');
+  assert.is(renderElided('', 20).toString(), '');
+  assert.is(
+    renderElided('<script>alert("x")</script>', 10).toString(),
+    '<span class="elided" title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;">&lt;scrip…pt&gt;</span>',
+  );
 });
 
 test.run();
