@@ -64,4 +64,22 @@ test('serializes to JSON that parses back to the same document with no raw < > &
   assert.equal(JSON.parse(text), problem);
 });
 
+test('a 5xx outside debug has the same generic sentence as detail whatever failed', () => {
+  const other = flattenError(Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { status: 503 }));
+  const details = [renderProblem({ errors: crash, status: 500, debug: false }).detail, renderProblem({ errors: other, status: 503, debug: false }).detail];
+  assert.is(details[0], details[1]);
+  assert.match(details[0]!, /^The server could not complete the request because of an internal error\.$/);
+});
+
+test('an empty type is about:blank, as no type is', () => {
+  assert.is(renderProblem({ errors: notFound, status: 404, debug: false, type: '' }).type, 'about:blank');
+  assert.is(renderProblem({ errors: notFound, status: 404, debug: false }).type, 'about:blank');
+});
+
+test('no error at all gives the status text as detail, and in debug no class, trace or causes', () => {
+  for (const debug of [false, true]) {
+    assert.equal(renderProblem({ errors: [], status: 404, debug }), { type: 'about:blank', title: 'Not Found', status: 404, detail: 'Not Found' }, `debug ${debug}`);
+  }
+});
+
 test.run();
