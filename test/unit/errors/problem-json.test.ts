@@ -64,6 +64,13 @@ test('serializes to JSON that parses back to the same document with no raw < > &
   assert.equal(JSON.parse(text), problem);
 });
 
+test('serializes the line separators U+2028 and U+2029 as \\u escapes, which a script would read as line ends', () => {
+  const problem = renderProblem({ errors: flattenError(Object.assign(new Error('a\u2028b\u2029c'), { status: 400 })), status: 400, debug: false });
+  const text = serializeProblem(problem);
+  assert.ok(text.includes('"detail":"a\\u2028b\\u2029c"'), text);
+  assert.equal(JSON.parse(text), problem);
+});
+
 test('a 5xx outside debug has the same generic sentence as detail whatever failed', () => {
   const other = flattenError(Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { status: 503 }));
   const details = [renderProblem({ errors: crash, status: 500, debug: false }).detail, renderProblem({ errors: other, status: 503, debug: false }).detail];
