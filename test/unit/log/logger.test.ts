@@ -49,6 +49,14 @@ test('a long message built at run time (a request body written into it) is inter
   assert.ok(templateCacheChars() - before < 20 * 1024, `the cache grew by ${templateCacheChars() - before} characters`);
 });
 
+test('the template cache keeps at most 1,024 messages: distinct messages built at run time do not grow it without bound', () => {
+  const message = (i: number) => `Request ${String(i).padStart(5, '0')} from {ip}: ${'x'.repeat(80)}`;
+  for (let i = 0; i < 3000; i++) assert.is(interpolate(message(i), { ip: '192.0.2.1' }), message(i).replace('{ip}', '192.0.2.1'));
+  const chars = templateCacheChars();
+  assert.ok(chars >= message(0).length, `the last message is kept: ${chars} characters`);
+  assert.ok(chars <= 1024 * message(0).length, `the cache holds ${chars} characters`);
+});
+
 test('a short message cut from a large string (a request body cut for the log) does not keep that string alive in the template cache', () => {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
