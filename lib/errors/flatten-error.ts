@@ -227,7 +227,7 @@ function describeType(value: unknown): string {
 
 function preview(value: unknown): string {
   try {
-    const text = inspect(value, { depth: 2, breakLength: Infinity, maxArrayLength: 20, maxStringLength: 500 });
+    const text = inspect(value, { depth: 2, breakLength: Infinity, compact: true, maxArrayLength: 20, maxStringLength: 500 });
     return text.length > 1000 ? `${text.slice(0, 1000)}…` : text;
   } catch {
     return '[value that cannot be inspected]';

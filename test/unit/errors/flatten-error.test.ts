@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { flattenError } from '../../../lib/errors/flatten-error.js';
@@ -228,6 +229,21 @@ test('a chain cut at 20 errors counts the rest on its last one: 981 of a cause c
   const endless = { get cause(): Error { return Object.defineProperty(new Error('next'), 'cause', { get: () => new Error('again', { cause: endless.cause }) }); } };
   const made = Object.defineProperty(new Error('top'), 'cause', { get: () => endless.cause });
   assert.is(flattenError(made).at(-1)!.omitted, 10_000);
+});
+
+test('a thrown value\'s preview is one line of at most 1,000 characters, and a value that cannot be inspected says so', () => {
+  const wide = { list: Array.from({ length: 30 }, (_, i) => `item ${i}`), nested: { a: { b: { c: { d: 1 } } } } };
+  const message = flattenError(wide)[0]!.message;
+  assert.not.ok(message.includes('\n'), message);
+  assert.ok(message.includes('... 10 more items'), message);
+  assert.ok(message.includes('a: { b: [Object] }'), message);
+  const huge = flattenError(Array.from({ length: 20 }, () => 'y'.repeat(400)))[0]!.message;
+  const prefix = 'Thrown value is not an Error (object Array): ';
+  assert.ok(huge.startsWith(`${prefix}[ 'yyy`), huge.slice(0, 80));
+  assert.is(huge.length, prefix.length + 1001);
+  assert.ok(huge.endsWith('…'));
+  const uninspectable = { [inspect.custom]: () => { throw new Error('no'); } };
+  assert.is(flattenError(uninspectable)[0]!.message, 'Thrown value is not an Error (object Object): [value that cannot be inspected]');
 });
 
 test.run();
