@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { runInNewContext } from 'node:vm';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { flattenError } from '../../../lib/errors/flatten-error.js';
@@ -70,6 +71,12 @@ test('lets the caller override the outermost status', () => {
   const [flat] = flattenError(new Error('bad header'), { status: 400 });
   assert.is(flat!.status, 400);
   assert.is(flat!.statusText, 'Bad Request');
+});
+
+test('an override that is no error status (200, 600, 404.5) leaves the outermost its own, and 599 is one', () => {
+  for (const status of [200, 600, 404.5]) assert.is(flattenError(new Error('x'), { status })[0]!.status, 500, String(status));
+  assert.is(flattenError(new Error('x'), { status: 599 })[0]!.status, 599);
+  assert.is(flattenError(Object.assign(new Error('x'), { status: 599 }))[0]!.status, 599);
 });
 
 test('copies a string code and string headers', () => {
@@ -231,6 +238,18 @@ test('a chain cut at 20 errors counts the rest on its last one: 981 of a cause c
   assert.is(flattenError(made).at(-1)!.omitted, 10_000);
 });
 
+test('says what was thrown in full: "Thrown value" or "Cause", its type and its preview, with no stack', () => {
+  assert.is(flattenError('oops')[0]!.message, "Thrown value is not an Error (string): 'oops'");
+  assert.is(flattenError('oops')[0]!.stack, '');
+  assert.is(flattenError({ reason: 'nope' })[0]!.message, "Thrown value is not an Error (object Object): { reason: 'nope' }");
+  assert.is(flattenError(Object.create(null))[0]!.message, 'Thrown value is not an Error (object): [Object: null prototype] {}');
+  class Rejection {}
+  assert.is(flattenError(new Rejection())[0]!.message, 'Thrown value is not an Error (object Rejection): Rejection {}');
+  const anonymous = new ((() => class {})())();
+  assert.match(flattenError(anonymous)[0]!.message, /^Thrown value is not an Error \(object\): /);
+  assert.is(flattenError(new Error('outer', { cause: 42 }))[1]!.message, 'Cause is not an Error (number): 42');
+});
+
 test('a thrown value\'s preview is one line of at most 1,000 characters, and a value that cannot be inspected says so', () => {
   const wide = { list: Array.from({ length: 30 }, (_, i) => `item ${i}`), nested: { a: { b: { c: { d: 1 } } } } };
   const message = flattenError(wide)[0]!.message;
@@ -244,6 +263,97 @@ test('a thrown value\'s preview is one line of at most 1,000 characters, and a v
   assert.ok(huge.endsWith('…'));
   const uninspectable = { [inspect.custom]: () => { throw new Error('no'); } };
   assert.is(flattenError(uninspectable)[0]!.message, 'Thrown value is not an Error (object Object): [value that cannot be inspected]');
+});
+
+test('a thrown Proxy whose traps throw is described as a thrown value, not read as an error', () => {
+  const trap = (): never => {
+    throw new Error('trap');
+  };
+  const proxy = new Proxy(new Error('p'), { get: trap, has: trap, getPrototypeOf: trap, ownKeys: trap, getOwnPropertyDescriptor: trap });
+  assert.match(flattenError(proxy)[0]!.message, /^Thrown value is not an Error \(object\): /);
+});
+
+test('an error of another realm (a vm context) is an error, and its AggregateError\'s errors follow it', () => {
+  const [flat] = flattenError(runInNewContext('new TypeError("from a vm")'));
+  assert.is(flat!.class, 'TypeError');
+  assert.is(flat!.message, 'from a vm');
+  const chain = flattenError(runInNewContext('new AggregateError([new Error("a"), new Error("b")], "all failed")'));
+  assert.equal(chain.map((error) => error.message), ['all failed', 'a', 'b']);
+});
+
+test('an AggregateError subclass with a name of its own keeps its errors; one whose errors (or their list) cannot be read has none', () => {
+  class AllFailed extends AggregateError {
+    override name = 'AllFailed';
+  }
+  assert.equal(flattenError(new AllFailed([new Error('a')], 'x')).map((error) => error.message), ['x', 'a']);
+  const unreadable = Object.defineProperty(new AggregateError([new Error('a')], 'y'), 'errors', { get: () => { throw new Error('getter'); } });
+  assert.equal(flattenError(unreadable).map((error) => error.message), ['y']);
+  const hostileList = new Proxy([new Error('a')], { get: () => { throw new Error('trap'); } });
+  assert.equal(flattenError(Object.defineProperty(new AggregateError([], 'z'), 'errors', { value: hostileList })).map((error) => error.message), ['z']);
+});
+
+test('the class is the constructor\'s name, else the error\'s name, else Error', () => {
+  const anonymous = (() => class extends Error {})();
+  assert.is(anonymous.name, '');
+  assert.is(flattenError(new anonymous('x'))[0]!.class, 'Error');
+  assert.is(flattenError(Object.assign(new anonymous('x'), { name: 'CustomName' }))[0]!.class, 'CustomName');
+  assert.is(flattenError(Object.assign(new anonymous('x'), { name: '' }))[0]!.class, 'Error');
+  assert.is(flattenError(Object.defineProperty(new Error('x'), 'constructor', { value: 'not a function' }))[0]!.class, 'Error');
+});
+
+test('a message, name or stack that is no string is read as empty', () => {
+  const odd = Object.assign(new Error('x'), { message: 42, stack: { frames: 1 } });
+  const [flat] = flattenError(odd);
+  assert.is(flat!.message, '');
+  assert.is(flat!.stack, '');
+  assert.equal(flat!.frames, []);
+  const unnamed = Object.assign((() => class extends Error {})(), {});
+  assert.is(flattenError(Object.assign(new unnamed('x'), { name: 7 }))[0]!.class, 'Error');
+});
+
+test('lines of a multi-line message are not frames when the error has no name either', () => {
+  class Nameless extends Error {}
+  Nameless.prototype.name = '';
+  const error = new Nameless('first line\n    at evil (/etc/passwd:1:1)');
+  assert.ok(error.stack!.startsWith('first line\n'));
+  assert.ok(flattenError(error)[0]!.frames.length > 0);
+  assert.not.ok(flattenError(error)[0]!.frames.some((frame) => frame.file === '/etc/passwd'));
+});
+
+test('a message of 10,000 characters is whole; past it, a surrogate pair across the cut is left out whole, one ending at it kept', () => {
+  const whole = 'w'.repeat(10_000);
+  assert.is(flattenError(new Error(whole))[0]!.message, whole);
+  assert.is(flattenError(new Error(`${whole}!`))[0]!.message, `${whole}… [1 more characters]`);
+  for (const pair of ['\u{10000}', '\u{10FFFF}']) {
+    const message = `${'a'.repeat(9_999)}${pair}b`;
+    assert.is(flattenError(new Error(message))[0]!.message, `${'a'.repeat(9_999)}… [3 more characters]`, pair);
+  }
+  const pairBefore = `${'a'.repeat(9_998)}\u{10000}`;
+  assert.is(flattenError(new Error(`${pairBefore}b`))[0]!.message, `${pairBefore}… [1 more characters]`, 'a pair ending at the cut is kept');
+  const privateUse = `${'a'.repeat(9_999)}\uE000`;
+  assert.is(flattenError(new Error(`${privateUse}b`))[0]!.message, `${privateUse}… [1 more characters]`, 'a character past the surrogates is no pair');
+});
+
+test('a frame\'s function and file are each cut at 1,000 characters, the other kept as it is', () => {
+  const error = new Error('frames');
+  const longName = 'f'.repeat(5_000);
+  const longFile = `/app/${'d'.repeat(2_000)}.ts`;
+  error.stack = `Error: frames\n    at ${'g'.repeat(1_000)} (/app/${'e'.repeat(992)}.ts:1:1)\n    at ${longName} (/app/x.ts:2:1)\n    at ${longFile}:3:1\n    at ${longName} (native)`;
+  const [kept, byName, byFile, native] = flattenError(error)[0]!.frames;
+  assert.is(kept!.function, 'g'.repeat(1_000));
+  assert.is(kept!.file!.length, 1_000);
+  assert.is(byName!.function, `${'f'.repeat(1_000)}… [4000 more characters]`);
+  assert.is(byName!.file, '/app/x.ts');
+  assert.is(byFile!.function, null);
+  assert.is(byFile!.file, `${longFile.slice(0, 1_000)}… [${longFile.length - 1_000} more characters]`);
+  assert.is(native!.function, byName!.function);
+  assert.is(native!.file, null);
+});
+
+test('an AggregateError past the cut counts its errors: a chain of 20 whose last cause aggregates 100 says 101 more', () => {
+  let error: Error = new AggregateError(Array.from({ length: 100 }, (_, i) => new Error(`e${i}`)), 'aggregate');
+  for (let i = 0; i < 20; i++) error = new Error(`level ${i}`, { cause: error });
+  assert.is(flattenError(error).at(-1)!.omitted, 101);
 });
 
 test.run();
