@@ -91,7 +91,7 @@ export function flattenError(error: unknown, options: FlattenErrorOptions = {}):
   }
   const omitted = leftOut + countRest(pending, seen);
   if (omitted > 0) chain[chain.length - 1]!.omitted = omitted;
-  if (options.status !== undefined && isHttpStatus(options.status)) {
+  if (isHttpStatus(options.status)) {
     chain[0]!.status = options.status;
     chain[0]!.statusText = statusText(options.status);
   }
