@@ -244,6 +244,7 @@ test('says what was thrown in full: "Thrown value" or "Cause", its type and its 
   assert.is(flattenError({ reason: 'nope' })[0]!.message, "Thrown value is not an Error (object Object): { reason: 'nope' }");
   assert.is(flattenError(Object.create(null))[0]!.message, 'Thrown value is not an Error (object): [Object: null prototype] {}');
   class Rejection {}
+  assert.is(flattenError({ constructor: { name: 'Forged' } })[0]!.message, "Thrown value is not an Error (object): { constructor: { name: 'Forged' } }");
   assert.is(flattenError(new Rejection())[0]!.message, 'Thrown value is not an Error (object Rejection): Rejection {}');
   const anonymous = new ((() => class {})())();
   assert.match(flattenError(anonymous)[0]!.message, /^Thrown value is not an Error \(object\): /);
@@ -261,6 +262,9 @@ test('a thrown value\'s preview is one line of at most 1,000 characters, and a v
   assert.ok(huge.startsWith(`${prefix}[ 'yyy`), huge.slice(0, 80));
   assert.is(huge.length, prefix.length + 1001);
   assert.ok(huge.endsWith('…'));
+  const exact = flattenError(['a'.repeat(495), 'b'.repeat(495)])[0]!.message;
+  assert.is(exact.length, prefix.length + 1000);
+  assert.ok(exact.endsWith(`${'b'.repeat(495)}' ]`), exact.slice(-20));
   const uninspectable = { [inspect.custom]: () => { throw new Error('no'); } };
   assert.is(flattenError(uninspectable)[0]!.message, 'Thrown value is not an Error (object Object): [value that cannot be inspected]');
 });
@@ -299,6 +303,7 @@ test('the class is the constructor\'s name, else the error\'s name, else Error',
   assert.is(flattenError(Object.assign(new anonymous('x'), { name: 'CustomName' }))[0]!.class, 'CustomName');
   assert.is(flattenError(Object.assign(new anonymous('x'), { name: '' }))[0]!.class, 'Error');
   assert.is(flattenError(Object.defineProperty(new Error('x'), 'constructor', { value: 'not a function' }))[0]!.class, 'Error');
+  assert.is(flattenError(Object.defineProperty(new Error('x'), 'constructor', { value: { name: 'Forged' } }))[0]!.class, 'Error', 'a constructor that is no function');
 });
 
 test('a message, name or stack that is no string is read as empty', () => {
