@@ -50,6 +50,10 @@ test('*/* and no Accept are HTML; problem+json alone is JSON; a malformed header
   assert.ok(wants('a/b/c, application/json;v=2'));
 });
 
+test('a request with no Accept header at all is HTML', () => {
+  assert.not.ok(prefersJson(new Request('/')));
+});
+
 test('the request\'s _format attribute, json or html, wins over Accept, as Symfony\'s getPreferredFormat() puts the request format first', () => {
   const withFormat = (format: unknown, accept?: string) => {
     const request = new Request('/', { headers: accept === undefined ? {} : { accept } });
