@@ -54,6 +54,12 @@ test('a request with no Accept header at all is HTML', () => {
   assert.not.ok(prefersJson(new Request('/')));
 });
 
+test('a charset that is no token drops its range whole: a quoted comma in it cannot add a range of its own', () => {
+  assert.not.ok(wants('text/html;q=0.5, application/json;charset="x,application/json"'));
+  assert.not.ok(wants('text/html;q=0.5, application/json;charset="utf-8,application/json;q=1"'));
+  assert.is(preferredMediaType('text/html;q=0.5, application/json;charset="x,application/json"', FORMATS), 'text/html');
+});
+
 test('the request\'s _format attribute, json or html, wins over Accept, as Symfony\'s getPreferredFormat() puts the request format first', () => {
   const withFormat = (format: unknown, accept?: string) => {
     const request = new Request('/', { headers: accept === undefined ? {} : { accept } });
