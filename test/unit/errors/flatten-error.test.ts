@@ -361,4 +361,9 @@ test('an AggregateError past the cut counts its errors: a chain of 20 whose last
   assert.is(flattenError(error).at(-1)!.omitted, 101);
 });
 
+test('an error that is no AggregateError keeps an errors list of its own out of the chain (a validation error\'s details)', () => {
+  const validation = Object.assign(new Error('invalid body', { cause: new Error('schema') }), { errors: [new Error('name is required'), new Error('age is no number')] });
+  assert.equal(flattenError(validation).map((error) => error.message), ['invalid body', 'schema']);
+});
+
 test.run();
