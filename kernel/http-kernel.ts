@@ -261,9 +261,9 @@ export class HttpKernel implements KernelLike {
 
   #finishWith(event: ResponseEvent, request: Request, type: RequestType, response: Response): Response | Promise<Response> {
     // The listeners put another response in place: those they replaced are never sent, their stream bodies would stay open.
-    // (setResponse() lists the one it replaces, so a response other than `response` means a replaced one.)
+    // setResponse() lists what it replaces; a response put in place past it (Object.defineProperty on the event) is compared too.
     const replaced = event.replacedResponses();
-    if (replaced.length > 0) dropBodies(event.response, response, ...replaced);
+    if (event.response !== response || replaced.length > 0) dropBodies(event.response, response, ...replaced);
     const pending = this.#finishRequest(request, type);
     return pending === undefined ? this.#finalResponse(event.response, request, type) : pending.then(() => this.#finalResponse(event.response, request, type));
   }
@@ -323,7 +323,7 @@ export class HttpKernel implements KernelLike {
       filtered = responseEvent.response;
       // As on the way of a response: the pages the listeners replaced are never sent, their stream bodies would stay open.
       const replaced = responseEvent.replacedResponses();
-      if (replaced.length > 0) dropBodies(filtered, response, ...replaced);
+      if (filtered !== response || replaced.length > 0) dropBodies(filtered, response, ...replaced);
     } catch {
       // The unfiltered page goes out; the streams listeners put in its place before failing are closed.
       dropBodies(response, ...responseEvent.replacedResponses(), responseEvent.response);

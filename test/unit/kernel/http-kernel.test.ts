@@ -837,6 +837,23 @@ test('a stream response replaced in kernel.response, by setResponse() or by assi
   }
 });
 
+test('a stream response a kernel.response listener replaced past setResponse() (Object.defineProperty on the event) has its body destroyed all the same', async () => {
+  for (const path of ['response', 'error page'] as const) {
+    const body = Readable.from(['never', 'read']);
+    const { dispatcher, kernel } = kernelWith(() => {
+      if (path === 'error page') throw new Error('failed');
+      return new Response(body);
+    });
+    dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => event.setResponse(new Response(body, 500)));
+    dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => {
+      Object.defineProperty(event, 'response', { value: new Response('defined', 500) });
+    });
+    const response = await kernel.handle(Request.create('/'));
+    assert.is(response.body, 'defined', path);
+    assert.ok(body.destroyed, path);
+  }
+});
+
 test('a stream response one kernel.response listener sets and a later one replaces has its body destroyed too, also when the first comes back, or a listener fails', async () => {
   for (const how of ['replace', 'restore', 'fail'] as const) {
     const first = Readable.from(['first']);
