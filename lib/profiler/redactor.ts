@@ -613,7 +613,10 @@ export class Redactor {
       return params.toString();
     }
     if (contentType === 'multipart/form-data') {
-      return text.replace(MULTIPART_FIELD, (part, head: string, name: string) => (this.isSecretKey(name) ? `${head}${REDACTED}` : part));
+      // A field of another name may hold JSON (GraphQL's `operations`, a JSON blob): its secret pairs are hidden, as in a text body.
+      return text.replace(MULTIPART_FIELD, (part, head: string, name: string) =>
+        this.isSecretKey(name) ? `${head}${REDACTED}` : part.indexOf('"', head.length) === -1 ? part : `${head}${this.#jsonPairs(part.slice(head.length))}`,
+      );
     }
     return this.text(text.indexOf('"') === -1 ? text : this.#jsonPairs(text));
   }

@@ -130,4 +130,10 @@ test('a JSON body sent as another type (text/plain, as sendBeacon() and fetch() 
   assert.is(redactor.body('user=ann password=hunter2', 'text/plain'), `user=ann password=${REDACTED}`);
 });
 
+test('a multipart field of a name that is no secret hides the secret "key": value pairs of the JSON it holds (GraphQL\'s operations, a JSON blob)', () => {
+  const redactor = new Redactor();
+  const body = '--b\r\ncontent-disposition: form-data; name="operations"\r\n\r\n{"variables":{"password":"hunter2","user":"ann"}}\r\n--b\r\ncontent-disposition: form-data; name="note"\r\n\r\n"a": 1\r\n--b--';
+  assert.is(redactor.body(body, 'multipart/form-data'), body.replace('"hunter2"', JSON.stringify(REDACTED)));
+});
+
 test.run();
