@@ -185,7 +185,7 @@ export class HttpKernel implements KernelLike {
 
   #handleRaw(request: Request, type: RequestType): Response | Promise<Response> {
     const event = new RequestEvent(this, request, type);
-    const pending = this.dispatcher.dispatch(event, KernelEvents.REQUEST);
+    const pending = dispatchSetting(this.dispatcher, event, KernelEvents.REQUEST);
     if (pending !== event) return (pending as Promise<unknown>).then(() => this.#afterRequest(event, request, type));
     return this.#afterRequest(event, request, type);
   }
@@ -231,7 +231,7 @@ export class HttpKernel implements KernelLike {
   #toResponse(result: unknown, controller: Controller, request: Request, type: RequestType): Response | Promise<Response> {
     if (result instanceof Response) return this.#filterResponse(result, request, type);
     const event = new ViewEvent(this, request, type, result);
-    const pending = this.dispatcher.dispatch(event, KernelEvents.VIEW);
+    const pending = dispatchSetting(this.dispatcher, event, KernelEvents.VIEW);
     if (pending !== event) return (pending as Promise<unknown>).then(() => this.#afterView(event, controller, result, request, type));
     return this.#afterView(event, controller, result, request, type);
   }
@@ -297,6 +297,7 @@ export class HttpKernel implements KernelLike {
       // so that what a listener set up for the request is reset on every way out. The error it was
       // handling is kept for handledErrorOf() (the first one, should the same error escape twice).
       if (typeof listenerError === 'object' && listenerError !== null && listenerError !== error && !handledWhenThrown.has(listenerError)) handledWhenThrown.set(listenerError, error);
+      dropSetResponse(event);
       return this.#finishAndThrow(listenerError, request, type);
     }
     const finalError = event.error;
@@ -385,6 +386,30 @@ function keepRequestContext(response: Response, requestStack: RequestStack): Res
   stream._read = requestStack.bind(stream._read as (...args: unknown[]) => unknown);
   if (typeof stream._destroy === 'function') stream._destroy = requestStack.bind(stream._destroy as (...args: unknown[]) => unknown);
   return response;
+}
+
+/**
+ * Dispatches kernel.request or kernel.view: a response a listener set before one failed is never
+ * sent, and its stream body is destroyed, as on kernel.response (it would stay open, a file's descriptor with it).
+ */
+function dispatchSetting(dispatcher: EventDispatcher, event: RequestEvent, eventName: string): RequestEvent | Promise<unknown> {
+  let pending: RequestEvent | Promise<unknown>;
+  try {
+    pending = dispatcher.dispatch(event, eventName);
+  } catch (error) {
+    dropSetResponse(event);
+    throw error;
+  }
+  if (pending === event) return pending;
+  return (pending as Promise<unknown>).then(undefined, (error: unknown) => {
+    dropSetResponse(event);
+    throw error;
+  });
+}
+
+/** The stream body of the response a listener set on an event whose dispatch failed: never sent, it would stay open. */
+function dropSetResponse(event: RequestEvent): void {
+  if (event.response !== null) destroyBody(event.response.body);
 }
 
 /**

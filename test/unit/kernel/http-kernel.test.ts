@@ -854,6 +854,27 @@ test('a stream response a kernel.response listener replaced past setResponse() (
   }
 });
 
+test('a stream response a kernel.request, kernel.view or kernel.exception listener sets before it fails is destroyed, as on kernel.response', async () => {
+  for (const where of ['request', 'view', 'exception'] as const) {
+    for (const async of [false, true]) {
+      const body = Readable.from(['never', 'read']);
+      const { dispatcher, kernel } = kernelWith(() => {
+        if (where === 'exception') throw new Error('controller failed');
+        return where === 'view' ? { a: 1 } : new Response('controller');
+      });
+      const eventName = where === 'request' ? KernelEvents.REQUEST : where === 'view' ? KernelEvents.VIEW : KernelEvents.EXCEPTION;
+      const setThenFail = (event: RequestEvent): never => {
+        event.setResponse(new Response(body, 500));
+        throw new Error('listener failed');
+      };
+      dispatcher.addListener(eventName, async ? async (event: RequestEvent) => setThenFail(await wait(1, event)) : setThenFail, 100);
+      const error = await kernel.handle(Request.create('/'), RequestType.MAIN, where === 'exception').catch((caught: Error) => caught);
+      assert.instance(error, Error, `${where}, async ${async}`);
+      assert.ok(body.destroyed, `${where}, async ${async}`);
+    }
+  }
+});
+
 test('a stream response one kernel.response listener sets and a later one replaces has its body destroyed too, also when the first comes back, or a listener fails', async () => {
   for (const how of ['replace', 'restore', 'fail'] as const) {
     const first = Readable.from(['first']);
