@@ -319,4 +319,15 @@ test('Response.json() names what it got that JSON encodes as nothing', () => {
   assert.throws(() => Response.json(Symbol('s')), /got a symbol/);
 });
 
+test('each status class holds its first and last status and no other: 1xx informational, 2xx successful, 3xx redirection, 4xx client error, 5xx server error', () => {
+  const classes = (status: number) => {
+    const response = new Response('', status);
+    return [response.isInformational(), response.isSuccessful(), response.isRedirection(), response.isClientError(), response.isServerError()];
+  };
+  for (const [status, which] of [[100, 0], [199, 0], [200, 1], [299, 1], [300, 2], [399, 2], [400, 3], [499, 3], [500, 4], [599, 4]] as const) {
+    assert.equal(classes(status), [0, 1, 2, 3, 4].map((index) => index === which), String(status));
+  }
+  assert.is(new Response('', 599).statusText, 'Unknown Status', 'a status with no reason phrase');
+});
+
 test.run();
