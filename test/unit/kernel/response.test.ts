@@ -330,4 +330,12 @@ test('each status class holds its first and last status and no other: 1xx inform
   assert.is(new Response('', 599).statusText, 'Unknown Status', 'a status with no reason phrase');
 });
 
+test('getHeader() joins several values with ", ", and hasHeader() finds a header whatever the case of the name asked', () => {
+  const response = new Response('', 200, { Vary: ['Accept', 'Origin'], 'Content-Type': 'text/plain' });
+  assert.is(response.getHeader('vary'), 'Accept, Origin');
+  assert.ok(response.hasHeader('Content-Type'));
+  assert.ok(response.hasHeader('VARY'));
+  assert.not.ok(response.hasHeader('etag'));
+});
+
 test.run();
