@@ -338,4 +338,17 @@ test('getHeader() joins several values with ", ", and hasHeader() finds a header
   assert.not.ok(response.hasHeader('etag'));
 });
 
+test('redirect() names a status or URL of another type in its error, makes an empty body, and sends an ASCII URL as given (an absolute one not rewritten by the URL parser)', () => {
+  assert.is(thrown(() => Response.redirect('/x', '301' as never)).message, 'A redirect\'s status is 301, 302, 303, 307, 308 or 201, not the string "301".');
+  assert.is(thrown(() => Response.redirect('/x', 200)).message, 'A redirect\'s status is 301, 302, 303, 307, 308 or 201, not 200.');
+  const error = thrown(() => Response.redirect(42 as never));
+  assert.instance(error, TypeError);
+  assert.is(error.message, 'A redirect needs a URL to go to, not number 42.');
+  const redirect = Response.redirect('HTTPS://Example.COM');
+  assert.is(redirect.body, '');
+  assert.is(redirect.getHeader('location'), 'HTTPS://Example.COM');
+  assert.ok(redirect.isRedirect(), 'a redirect with a Location, asked for none in particular');
+  assert.ok(redirect.isRedirect('HTTPS://Example.COM'));
+});
+
 test.run();
