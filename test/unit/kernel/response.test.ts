@@ -351,4 +351,11 @@ test('redirect() names a status or URL of another type in its error, makes an em
   assert.ok(redirect.isRedirect('HTTPS://Example.COM'));
 });
 
+test('setCookie: a Partitioned cookie is Secure over http too (browsers drop it otherwise), priority is written, and a maxAge too large for digits is named so', () => {
+  assert.is(new Response('').setCookie('chip', '1', { partitioned: true }).prepare(Request.create('http://example.com/')).headers['set-cookie'], 'chip=1; Path=/; HttpOnly; Secure; Partitioned; SameSite=Lax');
+  assert.is(new Response('').setCookie('chip', '1', { partitioned: true, secure: false }).headers['set-cookie'], 'chip=1; Path=/; HttpOnly; Partitioned; SameSite=Lax', 'secure: false as asked');
+  assert.is(new Response('').setCookie('a', '1', { priority: 'high' }).headers['set-cookie'], 'a=1; Path=/; HttpOnly; Priority=High; SameSite=Lax');
+  assert.is(thrown(() => new Response('').setCookie('session', 'a', { maxAge: 1e21 })).message, 'The maxAge of cookie "session" is a whole number of seconds, not number 1e+21, too large to be written in digits.');
+});
+
 test.run();
