@@ -358,4 +358,11 @@ test('setCookie: a Partitioned cookie is Secure over http too (browsers drop it 
   assert.is(thrown(() => new Response('').setCookie('session', 'a', { maxAge: 1e21 })).message, 'The maxAge of cookie "session" is a whole number of seconds, not number 1e+21, too large to be written in digits.');
 });
 
+test('setContentDisposition() names a file name of another type, or an empty one, in its TypeError', () => {
+  const error = thrown(() => new Response('x').setContentDisposition('attachment', 42 as never));
+  assert.instance(error, TypeError);
+  assert.is(error.message, 'A file name for Content-Disposition is a non-empty string, not number 42.');
+  assert.is(thrown(() => new Response('x').setContentDisposition('inline', '')).message, 'A file name for Content-Disposition is a non-empty string, not an empty one.');
+});
+
 test.run();
