@@ -365,4 +365,15 @@ test('setContentDisposition() names a file name of another type, or an empty one
   assert.is(thrown(() => new Response('x').setContentDisposition('inline', '')).message, 'A file name for Content-Disposition is a non-empty string, not an empty one.');
 });
 
+test('prepare() frames a bytes body by its byte length and adds no Content-Type to it; a null body is Content-Length 0 unless one was given', () => {
+  const request = Request.create('/');
+  const bytes = new Response(new Uint8Array([1, 2, 3]), 200, { 'content-length': '9' }).prepare(request);
+  assert.equal(bytes.headers, { 'content-length': '3' });
+  assert.equal(new Response(new Uint8Array(2), 200, { 'transfer-encoding': 'chunked' }).prepare(request).headers, { 'transfer-encoding': 'chunked' });
+  assert.equal(new Response(null).prepare(request).headers, { 'content-length': '0' });
+  assert.equal(new Response(null, 200, { 'content-length': '10' }).prepare(request).headers, { 'content-length': '10' });
+  const stream = new Response(Readable.from(['abcd']), 200, { 'content-length': '4' }).prepare(request);
+  assert.equal(stream.headers, { 'content-length': '4' }, 'a stream keeps the length given with it');
+});
+
 test.run();
