@@ -376,4 +376,11 @@ test('prepare() frames a bytes body by its byte length and adds no Content-Type 
   assert.equal(stream.headers, { 'content-length': '4' }, 'a stream keeps the length given with it');
 });
 
+test('prepare() adds a charset to text/ types only (application/json stays as it is)', () => {
+  const request = Request.create('/');
+  assert.is(Response.json({ a: 1 }).prepare(request).headers['content-type'], 'application/json');
+  assert.is(new Response('x', 200, { 'content-type': 'image/svg+xml' }).prepare(request).headers['content-type'], 'image/svg+xml');
+  assert.equal(new Response('x', 200, { 'content-type': ['text/plain'] }).prepare(request).headers['content-type'], ['text/plain'], 'a list, which prepare() leaves to the server rather than throwing');
+});
+
 test.run();
