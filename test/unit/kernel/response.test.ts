@@ -383,4 +383,15 @@ test('prepare() adds a charset to text/ types only (application/json stays as it
   assert.equal(new Response('x', 200, { 'content-type': ['text/plain'] }).prepare(request).headers['content-type'], ['text/plain'], 'a list, which prepare() leaves to the server rather than throwing');
 });
 
+test('prepare() keeps the Content-Length given with the empty body of a HEAD\'s answer (the GET\'s length), and for any other request or a body that is not empty writes the body\'s own', () => {
+  const head = (method: string, body: string | Uint8Array) => new Response(body, 200, { 'content-length': '42' }).prepare(Request.create('/', method)).headers['content-length'];
+  assert.is(head('HEAD', ''), '42');
+  assert.is(head('HEAD', new Uint8Array(0)), '42');
+  assert.is(head('GET', ''), '0');
+  assert.is(head('GET', new Uint8Array(0)), '0');
+  assert.is(head('HEAD', 'abc'), '3');
+  assert.is(head('HEAD', new Uint8Array(5)), '5');
+  assert.is(new Response('', 200).prepare(Request.create('/', 'HEAD')).headers['content-length'], '0', 'none given: the empty body\'s');
+});
+
 test.run();
