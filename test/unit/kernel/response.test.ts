@@ -394,4 +394,11 @@ test('prepare() keeps the Content-Length given with the empty body of a HEAD\'s 
   assert.is(new Response('', 200).prepare(Request.create('/', 'HEAD')).headers['content-length'], '0', 'none given: the empty body\'s');
 });
 
+test('prepare() drops every framing header of a 204 and of a 205 (RFC 9110), and names no discarded body for a 204 that had none', () => {
+  const request = Request.create('/');
+  assert.equal(new Response('gone', 204, { 'content-length': '4', 'transfer-encoding': 'chunked', etag: '"1"' }).prepare(request).headers, { etag: '"1"' });
+  assert.equal(new Response(Readable.from(['x']), 205, { 'transfer-encoding': 'chunked', 'content-type': 'text/plain' }).prepare(request).headers, { 'content-length': '0' });
+  assert.is(discardedBody(new Response(null, 204).prepare(request)), undefined);
+});
+
 test.run();
