@@ -401,4 +401,9 @@ test('prepare() drops every framing header of a 204 and of a 205 (RFC 9110), and
   assert.is(discardedBody(new Response(null, 204).prepare(request)), undefined);
 });
 
+test('prepare() over https of a response whose cookies setCookie() set were removed leaves no Set-Cookie header', () => {
+  const response = new Response('').setCookie('a', '1').removeHeader('set-cookie').prepare(Request.create('https://example.com/'));
+  assert.not.ok('set-cookie' in response.headers);
+});
+
 test.run();
