@@ -242,6 +242,7 @@ test('a status is a whole number from 100 to 599, in the constructor and when se
     assert.is(response.status, 200, 'the refused status is not kept');
   }
   assert.match(thrown(() => new Response('x', '201' as unknown as number)).message, /not the string "201"/);
+  assert.is(thrown(() => new Response('x', 600)).message, 'A response status is a whole number from 100 to 599, not 600.');
   assert.is(thrown(() => new Response(42 as unknown as string)).message, 'A response body is a string, bytes, a readable stream or null, not number 42.');
   assert.is(thrown(() => new Response({ a: 1 } as unknown as string)).message, 'A response body is a string, bytes, a readable stream or null, not an object of type Object: send JSON with Response.json(data).');
   assert.is(new Response().body, '', 'no body given: an empty one');
