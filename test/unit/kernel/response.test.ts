@@ -407,4 +407,9 @@ test('prepare() over https of a response whose cookies setCookie() set were remo
   assert.not.ok('set-cookie' in response.headers);
 });
 
+test('redirect() reads a URL as absolute only when it starts with a scheme: one after a space or in the query is percent-encoded as given, its host not rewritten', () => {
+  assert.is(Response.redirect(' https://bücher.example/ü').getHeader('location'), '%20https://b%C3%BCcher.example/%C3%BC');
+  assert.is(Response.redirect('/go?to=https://bücher.example/').getHeader('location'), '/go?to=https://b%C3%BCcher.example/');
+});
+
 test.run();
