@@ -54,6 +54,7 @@ test('each HttpError has its status, stable code, class name, the status text as
     assert.is(error.message, STATUS_CODES[status], name);
     assert.equal(error.headers, headers, name);
     assert.is(error.cause, undefined, name);
+    assert.not.ok('cause' in error, `${name}: no cause given, none set (util.inspect would show [cause]: undefined)`);
   }
 });
 
