@@ -16,6 +16,10 @@ import {
   ResponseNotSendableError,
   ResponseTimeoutError,
   ClientClosedError,
+  MalformedRequestError,
+  RequestError,
+  SuspiciousOperationError,
+  UntrustedHostError,
   describeController,
   ServiceUnavailableHttpError,
   TooManyRequestsHttpError,
@@ -156,6 +160,25 @@ test('ResponseNotSendableError for a Location beyond Latin-1 says Response.redir
     refusal = error;
   }
   assert.is(new ResponseNotSendableError(refusal, { location: value }).message, 'The response cannot be sent: Invalid character in header content ["location"]. Header values are Latin-1 text, and location holds "\u20ac" (U+20AC), beyond it: give the URL to Response.redirect(), which writes it in ASCII (its host in punycode, the rest percent-encoded).');
+});
+
+test('a RequestError (a 400 found while reading the request) and its kinds have their stable code and class name, and a cause only when given one', () => {
+  const cause = new Error('bad byte');
+  for (const [error, code, name] of [
+    [new RequestError('Unreadable.'), 'HK_BAD_REQUEST', 'RequestError'],
+    [new RequestError('Unreadable.', { code: 'APP_BAD' }), 'APP_BAD', 'RequestError'],
+    [new SuspiciousOperationError('Forged.'), 'HK_SUSPICIOUS_OPERATION', 'SuspiciousOperationError'],
+    [new MalformedRequestError('Bad JSON.'), 'HK_MALFORMED_REQUEST', 'MalformedRequestError'],
+    [new UntrustedHostError('evil.test'), 'HK_SUSPICIOUS_OPERATION', 'UntrustedHostError'],
+  ] as const) {
+    assert.instance(error, RequestError, name);
+    assert.is(error.code, code, name);
+    assert.is(error.name, name);
+    assert.not.ok('cause' in error, `${name}: no cause given, none set`);
+  }
+  assert.instance(new UntrustedHostError('evil.test'), SuspiciousOperationError);
+  assert.is(new UntrustedHostError('evil.test').message, 'Untrusted Host "evil.test".');
+  for (const error of [new RequestError('x', { cause }), new SuspiciousOperationError('x', { cause }), new MalformedRequestError('x', { cause })]) assert.is(error.cause, cause, error.name);
 });
 
 test.run();
