@@ -16,9 +16,13 @@ import {
   ResponseNotSendableError,
   ResponseTimeoutError,
   ClientClosedError,
+  ControllerDoesNotReturnResponseError,
+  InvalidControllerError,
   MalformedRequestError,
   RequestError,
+  SubRequestTooDeepError,
   SuspiciousOperationError,
+  TooManySubRequestsError,
   UntrustedHostError,
   describeController,
   ServiceUnavailableHttpError,
@@ -179,6 +183,21 @@ test('a RequestError (a 400 found while reading the request) and its kinds have 
   assert.instance(new UntrustedHostError('evil.test'), SuspiciousOperationError);
   assert.is(new UntrustedHostError('evil.test').message, 'Untrusted Host "evil.test".');
   for (const error of [new RequestError('x', { cause }), new SuspiciousOperationError('x', { cause }), new MalformedRequestError('x', { cause })]) assert.is(error.cause, cause, error.name);
+});
+
+test("the kernel's own errors have their stable code and class name", () => {
+  for (const [error, code, name] of [
+    [new ControllerDoesNotReturnResponseError('m'), 'HK_CONTROLLER_NO_RESPONSE', 'ControllerDoesNotReturnResponseError'],
+    [new SubRequestTooDeepError('m'), 'HK_SUB_REQUEST_TOO_DEEP', 'SubRequestTooDeepError'],
+    [new TooManySubRequestsError('m'), 'HK_TOO_MANY_SUB_REQUESTS', 'TooManySubRequestsError'],
+    [new InvalidControllerError('m'), 'HK_INVALID_CONTROLLER', 'InvalidControllerError'],
+    [new ResponseNotSendableError(new Error('m')), 'HK_RESPONSE_NOT_SENDABLE', 'ResponseNotSendableError'],
+  ] as const) {
+    assert.instance(error, Error, name);
+    assert.not.instance(error, HttpError, name);
+    assert.is(error.code, code, name);
+    assert.is(error.name, name);
+  }
 });
 
 test.run();
