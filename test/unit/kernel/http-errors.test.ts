@@ -24,6 +24,7 @@ import {
   SuspiciousOperationError,
   TooManySubRequestsError,
   UntrustedHostError,
+  isHttpError,
   describeController,
   ServiceUnavailableHttpError,
   TooManyRequestsHttpError,
@@ -198,6 +199,24 @@ test("the kernel's own errors have their stable code and class name", () => {
     assert.is(error.code, code, name);
     assert.is(error.name, name);
   }
+});
+
+test('isHttpError() takes an HttpError, or an Error of its shape from another copy of the package (a numeric status, a headers object), and nothing else', () => {
+  assert.ok(isHttpError(new NotFoundHttpError()));
+  assert.ok(isHttpError(Object.assign(new Error('elsewhere'), { status: 404, headers: {} })));
+  assert.not.ok(isHttpError(new Error('plain')));
+  assert.not.ok(isHttpError({ status: 404, headers: {}, message: 'not an Error' }));
+  assert.not.ok(isHttpError(Object.assign(new Error('x'), { status: '404', headers: {} })), 'a status that is no number');
+  assert.not.ok(isHttpError(Object.assign(new Error('x'), { status: 404, headers: null })), 'headers null');
+  assert.not.ok(isHttpError(Object.assign(new Error('x'), { status: 404, headers: 'allow: GET' })), 'headers no object');
+  assert.not.ok(isHttpError(Object.assign(new Error('x'), { status: 404 })), 'no headers');
+  assert.not.ok(isHttpError(Object.assign(new Error('x'), { headers: {} })), 'no status');
+  assert.not.ok(isHttpError(null));
+  const trap = () => {
+    throw new Error('trap');
+  };
+  assert.not.ok(isHttpError(new Proxy({}, { getPrototypeOf: trap })), 'a Proxy whose getPrototypeOf throws');
+  assert.not.ok(isHttpError(Object.defineProperty(new Error('x'), 'status', { get: trap })), 'a status getter that throws');
 });
 
 test.run();
