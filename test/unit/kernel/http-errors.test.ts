@@ -219,4 +219,23 @@ test('isHttpError() takes an HttpError, or an Error of its shape from another co
   assert.not.ok(isHttpError(Object.defineProperty(new Error('x'), 'status', { get: trap })), 'a status getter that throws');
 });
 
+test('ResponseNotSendableError ends the refusal with a period, and adds a hint only for a character node:http refused in a named header that is beyond Latin-1', () => {
+  const invalidChar = (message: string) => Object.assign(new TypeError(message), { code: 'ERR_INVALID_CHAR' });
+  const cause = new Error('e.g. no way');
+  const plain = new ResponseNotSendableError(cause);
+  assert.is(plain.message, 'The response cannot be sent: e.g. no way.');
+  assert.is(plain.cause, cause);
+  assert.is(new ResponseNotSendableError(new Error('Refused!')).message, 'The response cannot be sent: Refused!');
+  assert.is(new ResponseNotSendableError(null, {}).message, 'The response cannot be sent: null.');
+  assert.is(new ResponseNotSendableError(invalidChar('Invalid character in statusMessage')).message, 'The response cannot be sent: Invalid character in statusMessage.');
+  assert.is(new ResponseNotSendableError(invalidChar('Invalid character in statusMessage'), { 'x-a': '\u20ac' }).message, 'The response cannot be sent: Invalid character in statusMessage.', 'no header named');
+  assert.is(new ResponseNotSendableError(invalidChar('Invalid character in header content ["x-a"]'), { 'x-a': 'a\r\nb' }).message, 'The response cannot be sent: Invalid character in header content ["x-a"].', 'a control character, no hint');
+  assert.is(new ResponseNotSendableError(invalidChar('Invalid character in header content ["x-a"]')).message, 'The response cannot be sent: Invalid character in header content ["x-a"].', 'no headers given');
+  assert.is(new ResponseNotSendableError(new Error('Invalid header ["x-a"]'), { 'x-a': '\u20ac' }).message, 'The response cannot be sent: Invalid header ["x-a"].', 'not a refused character');
+  assert.is(
+    new ResponseNotSendableError(invalidChar('Invalid character in header content ["x-name"]'), { 'x-name': ['plain', 'Erd\u0151s'] }).message,
+    'The response cannot be sent: Invalid character in header content ["x-name"]. Header values are Latin-1 text, and x-name holds "\u0151" (U+0151), beyond it: percent-encode such text (encodeURIComponent) or keep it in the body.',
+  );
+});
+
 test.run();
