@@ -102,4 +102,9 @@ test('never throws: a getter or a Proxy trap that throws leaves that header, or 
   for (const nothing of [null, undefined, 'text', 42]) assert.equal(boundErrorHeaders(nothing), { headers: {}, dropped: [], droppedCount: 0 });
 });
 
+test('a name of exactly 100 characters is reported whole', () => {
+  const name = `${'n'.repeat(99)} `;
+  assert.equal(reasons({ [name]: 'v' }), [`${name}: invalid name`]);
+});
+
 test.run();
