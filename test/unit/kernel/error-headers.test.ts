@@ -107,4 +107,14 @@ test('a name of exactly 100 characters is reported whole', () => {
   assert.equal(reasons({ [name]: 'v' }), [`${name}: invalid name`]);
 });
 
+test(`a header replaced once ${MAX_ERROR_HEADERS} are kept is replaced, not dropped as one too many`, () => {
+  const full: Record<string, string> = {};
+  for (let i = 0; i < MAX_ERROR_HEADERS; i++) full[`x-h${i}`] = String(i);
+  const { headers, dropped } = boundErrorHeaders({ ...full, 'X-H0': 'again' });
+  assert.is(Object.keys(headers).length, MAX_ERROR_HEADERS);
+  assert.is(headers['X-H0'], 'again');
+  assert.is(headers['x-h0'], undefined);
+  assert.equal(dropped, []);
+});
+
 test.run();
