@@ -117,4 +117,9 @@ test(`a header replaced once ${MAX_ERROR_HEADERS} are kept is replaced, not drop
   assert.equal(dropped, []);
 });
 
+test('a header replaced several times counts its bytes once, leaving room for the next', () => {
+  const half = 'h'.repeat(MAX_ERROR_HEADER_BYTES / 2 - 20);
+  assert.equal(Object.keys(boundErrorHeaders({ 'x-a': half, 'X-A': half, 'X-a': half, 'x-b': half }).headers), ['X-a', 'x-b']);
+});
+
 test.run();
