@@ -122,4 +122,8 @@ test('a header replaced several times counts its bytes once, leaving room for th
   assert.equal(Object.keys(boundErrorHeaders({ 'x-a': half, 'X-A': half, 'X-a': half, 'x-b': half }).headers), ['X-a', 'x-b']);
 });
 
+test('a list holding anything but strings is an invalid value', () => {
+  assert.equal(reasons({ Allow: ['GET', 1] }), ['Allow: invalid value']);
+});
+
 test.run();
