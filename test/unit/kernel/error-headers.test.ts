@@ -126,4 +126,8 @@ test('a list holding anything but strings is an invalid value', () => {
   assert.equal(reasons({ Allow: ['GET', 1] }), ['Allow: invalid value']);
 });
 
+test('a header named "undefined" is kept beside the next one, as any other', () => {
+  assert.equal(boundErrorHeaders({ undefined: '1', 'x-b': '2' }).headers, { undefined: '1', 'x-b': '2' });
+});
+
 test.run();
