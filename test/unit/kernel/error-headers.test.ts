@@ -130,4 +130,12 @@ test('a header named "undefined" is kept beside the next one, as any other', () 
   assert.equal(boundErrorHeaders({ undefined: '1', 'x-b': '2' }).headers, { undefined: '1', 'x-b': '2' });
 });
 
+test('a Map key that is no string is skipped unreported, and a Proxy whose ownKeys throws reports the rest as unreadable', () => {
+  assert.equal(boundErrorHeaders(new Map<unknown, unknown>([[42, 'x'], [Symbol('s'), 'y'], ['allow', 'GET']])), { headers: { allow: 'GET' }, dropped: [], droppedCount: 0 });
+  const boom = () => {
+    throw new Error('trap');
+  };
+  assert.equal(reasons(new Proxy({}, { ownKeys: boom })), ['(the rest): unreadable']);
+});
+
 test.run();
