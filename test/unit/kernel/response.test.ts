@@ -412,4 +412,9 @@ test('redirect() reads a URL as absolute only when it starts with a scheme: one 
   assert.is(Response.redirect('/go?to=https://bücher.example/').getHeader('location'), '/go?to=https://b%C3%BCcher.example/');
 });
 
+test('setCookie: every cookie left to the scheme gets Secure over https, not only the last one set', () => {
+  const response = new Response('').setCookie('a', '1').setCookie('b', '2').setCookie('c', '3').prepare(Request.create('https://example.com/'));
+  assert.equal(response.headers['set-cookie'], ['a=1; Path=/; HttpOnly; SameSite=Lax; Secure', 'b=2; Path=/; HttpOnly; SameSite=Lax; Secure', 'c=3; Path=/; HttpOnly; SameSite=Lax; Secure']);
+});
+
 test.run();
