@@ -1067,6 +1067,8 @@ test('a HEAD answered without a ResponseListener keeps the length of its text or
     [new Uint8Array(3), {}, '3'],
     ['abc', { 'transfer-encoding': 'chunked' }, undefined],
     ['', { 'content-length': '42' }, '42'],
+    ['', {}, '0'],
+    [new Uint8Array(0), {}, '0'],
   ] as const) {
     const { kernel } = kernelWith(() => new Response(body, 200, headers));
     const head = await kernel.handle(Request.create('/', 'HEAD'));
