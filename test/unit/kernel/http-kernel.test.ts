@@ -1127,6 +1127,16 @@ test("a HEAD's stream body is destroyed in handle() and kept for discardedBody()
   assert.is(discardedBody(head), stream);
 });
 
+test("a HEAD answered with a null body keeps its headers as they are, and has no discarded body", async () => {
+  for (const headers of [{}, { 'content-length': '7' }]) {
+    const { kernel } = kernelWith(() => new Response(null, 200, headers));
+    const head = await kernel.handle(Request.create('/', 'HEAD'));
+    assert.is(head.body, null);
+    assert.equal(head.headers, headers);
+    assert.is(discardedBody(head), undefined);
+  }
+});
+
 test("a HEAD's error page has no body either, and a sub-request made with HEAD keeps its body for the request that made it", async () => {
   const { dispatcher, kernel } = kernelWith(() => {
     throw new NotFoundHttpError('nope');
