@@ -537,4 +537,27 @@ test('inject() refuses an option named as a property of every object (constructo
   await app.close();
 });
 
+test('a body set to undefined after the constructor is refused by name, as a body of another type is, rather than by a TypeError of the check', async () => {
+  const refused: string[] = [];
+  const recorder = {
+    getSubscribedEvents: () => ({ [KernelEvents.EXCEPTION]: ['onException', 0] as const }),
+    onException(event: ExceptionEvent): void {
+      refused.push((event.error as Error).message);
+    },
+  };
+  const app = appOf({
+    subscribers: [recorder],
+    routes: routesOf({
+      '/unset': () => {
+        const response = new Response('x');
+        response.body = undefined as never;
+        return response;
+      },
+    }),
+  });
+  assert.is((await app.inject('/unset')).status, 500);
+  assert.equal(refused, ['The response cannot be sent: A response body is a string, bytes, a readable stream or null, not undefined.']);
+  await app.close();
+});
+
 test.run();
