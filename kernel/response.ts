@@ -189,8 +189,9 @@ export class Response {
     return this;
   }
 
+  /** A 1xx status: the status is never below 100 (checkStatus()). */
   isInformational(): boolean {
-    return this.status >= 100 && this.status < 200;
+    return this.status < 200;
   }
 
   isSuccessful(): boolean {
@@ -215,8 +216,9 @@ export class Response {
     return this.status >= 400 && this.status < 500;
   }
 
+  /** A 5xx status: the status is never above 599 (checkStatus()). */
   isServerError(): boolean {
-    return this.status >= 500 && this.status < 600;
+    return this.status >= 500;
   }
 
   /** 204 and 304 (and 1xx) responses carry no body. */
