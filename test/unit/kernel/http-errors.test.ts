@@ -215,8 +215,8 @@ test('isHttpError() takes an HttpError, or an Error of its shape from another co
   const trap = () => {
     throw new Error('trap');
   };
-  assert.not.ok(isHttpError(new Proxy({}, { getPrototypeOf: trap })), 'a Proxy whose getPrototypeOf throws');
-  assert.not.ok(isHttpError(Object.defineProperty(new Error('x'), 'status', { get: trap })), 'a status getter that throws');
+  assert.is(isHttpError(new Proxy({}, { getPrototypeOf: trap })), false, 'a Proxy whose getPrototypeOf throws');
+  assert.is(isHttpError(Object.defineProperty(new Error('x'), 'status', { get: trap })), false, 'a status getter that throws');
 });
 
 test('ResponseNotSendableError ends the refusal with a period, and adds a hint only for a character node:http refused in a named header that is beyond Latin-1', () => {
