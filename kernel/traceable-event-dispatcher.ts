@@ -184,6 +184,7 @@ export class TraceableEventDispatcher extends EventDispatcher {
   getTrace(request: Request): DispatchTrace {
     const trace = this.#trace(request);
     const result: DispatchTrace = { calls: [], dispatches: [], orphaned: [] };
+    const orphaned = new Set<string>(); // listed once each, in order of first dispatch (a Set keeps it)
     const log = trace.log;
     for (let i = 0; i < log.length; i += 3) {
       const ref = log[i]!;
@@ -193,9 +194,10 @@ export class TraceableEventDispatcher extends EventDispatcher {
       } else {
         const event = traceEvent(trace, ref);
         result.dispatches.push({ event, start: log[i + 1]!, duration: log[i + 2]! });
-        if (((-ref - 1) & 1) === 1 && !result.orphaned.includes(event)) result.orphaned.push(event);
+        if (((-ref - 1) & 1) === 1) orphaned.add(event);
       }
     }
+    result.orphaned = [...orphaned];
     return result;
   }
 
