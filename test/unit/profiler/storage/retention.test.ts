@@ -27,6 +27,18 @@ test('profiles older than maxAge go, however few there are', () => {
   assert.equal(keptRange(series(3, 2 * DAY), roomy, NOW), [3, 3], 'all expired: none kept');
 });
 
+test('a profile exactly maxAge old is kept, one a millisecond older goes', () => {
+  const profiles = [{ time: NOW - 5_001, bytes: 100 }, { time: NOW - 5_000, bytes: 100 }, { time: NOW, bytes: 100 }];
+  assert.equal(keptRange(profiles, { ...roomy, maxAge: 5_000 }, NOW), [1, 3]);
+});
+
+test('the count bound counts only the profiles the age bound keeps', () => {
+  // 10 profiles a second apart, the 4 oldest past a maxAge of 5.5 s: 6 left.
+  assert.equal(keptRange(series(10), { ...roomy, maxAge: 5_500, maxProfiles: 6 }, NOW), [4, 10], '6 left, at the bound: none more goes');
+  // Bound 4: the 6 left are trimmed to 3, the newest.
+  assert.equal(keptRange(series(10), { ...roomy, maxAge: 5_500, maxProfiles: 4 }, NOW), [7, 10]);
+});
+
 test('over maxProfiles, the oldest go until TRIM_TO of the bound is left', () => {
   const [first, end] = keptRange(series(120), { ...roomy, maxProfiles: 100 }, NOW);
   assert.is(end, 120, 'the newest are kept');
@@ -56,6 +68,35 @@ test('over a bound, profiles dated ahead of the clock go first, furthest ahead f
   assert.equal(keptRange(profiles, roomy, NOW), [0, 8]);
 });
 
+test('over maxProfiles, only as many profiles dated ahead go as the trim needs, the furthest ahead', () => {
+  const ahead = NOW + FUTURE_SLACK_MS;
+  const profiles = [...series(3), { time: ahead + 1_000, bytes: 100 }, { time: ahead + 2_000, bytes: 100 }, { time: ahead + 3_000, bytes: 100 }, { time: ahead + 4_000, bytes: 100 }];
+  // 7 profiles, bound 6: trimmed to 4; the 3 furthest ahead go, the nearest of them stays with the 3 others.
+  assert.equal(keptRange(profiles, { ...roomy, maxProfiles: 6 }, NOW), [0, 4]);
+});
+
+test('a profile dated exactly FUTURE_SLACK_MS ahead is an ordinary newest profile, under either bound', () => {
+  const profiles = [...series(4, 0, 1_000), { time: NOW + FUTURE_SLACK_MS, bytes: 1_000 }];
+  // Bound 4: trimmed to 3, the oldest going.
+  assert.equal(keptRange(profiles, { ...roomy, maxProfiles: 4 }, NOW), [2, 5]);
+  // 5,000 bytes, bound 4,000, target 3,000: the oldest go.
+  assert.equal(keptRange(profiles, { ...roomy, maxBytes: 4_000 }, NOW), [2, 5]);
+});
+
+test('at maxBytes exactly nothing goes; over it, the oldest go until the bytes are at most TRIM_TO of it, exactly', () => {
+  assert.equal(keptRange(series(10, 0, 1_000), { ...roomy, maxBytes: 10_000 }, NOW), [0, 10], 'at the bound');
+  assert.equal(keptRange(series(10, 0, 1_000), { ...roomy, maxBytes: 10_001 }, NOW), [0, 10], 'between TRIM_TO of the bound and the bound');
+  // 5,000 bytes, bound 4,000: trimmed to 3,000, 3 profiles, not fewer.
+  assert.equal(keptRange(series(5, 0, 1_000), { ...roomy, maxBytes: 4_000 }, NOW), [2, 5]);
+});
+
+test('a profile of exactly maxBytes is within the byte bound alone: one that is, newest, stays, and beside one over it, the one over it goes', () => {
+  // The newest, of the bound exactly, is not alone over it: the oldest goes.
+  assert.equal(keptRange([{ time: NOW - 1, bytes: 100 }, { time: NOW, bytes: 1_000 }], { ...roomy, maxBytes: 1_000 }, NOW), [1, 2]);
+  // One of the bound exactly fits, so a newest one over it goes rather than it.
+  assert.equal(keptRange([{ time: NOW - 1, bytes: 1_000 }, { time: NOW, bytes: 1_001 }], { ...roomy, maxBytes: 1_000 }, NOW), [0, 1]);
+});
+
 test('over maxBytes, profiles from the future go first too', () => {
   const profiles = [...series(4, 0, 1_000), { time: NOW + FUTURE_SLACK_MS + 1, bytes: 3_000 }];
   // 7,000 bytes, bound 6,000, target 4,500: the 3,000 from the future go, leaving 4,000.
@@ -83,6 +124,8 @@ test('droppedNewest says from which time profiles dated ahead went from the newe
   assert.is(endLarge, 3);
   assert.equal(droppedNewest(large, endLarge, byteBound, NOW), { aheadFrom: null, overBytes: 10_000 });
   assert.equal(droppedNewest(series(5), 5, roomy, NOW), { aheadFrom: null, overBytes: null }, 'none from the newest end');
+  const atSlack = [...series(3), { time: NOW + FUTURE_SLACK_MS, bytes: 50_000 }];
+  assert.equal(droppedNewest(atSlack, 3, byteBound, NOW), { aheadFrom: null, overBytes: 10_000 }, 'dated exactly FUTURE_SLACK_MS ahead: not ahead');
 });
 
 test.run();
