@@ -204,6 +204,13 @@ test('purge removes every profile', async () => {
 test('bounds that are not positive numbers are refused at construction', () => {
   assert.throws(() => new MemoryStorage({ bounds: { maxProfiles: 0 } }), /maxProfiles must be a positive number/);
   assert.throws(() => new MemoryStorage({ bounds: { maxAge: Number.NaN } }), /maxAge/);
+  // A string compares above 0 ('5' > 0): refused all the same, as no number.
+  assert.throws(() => new MemoryStorage({ bounds: { maxBytes: '5' as unknown as number } }), (error: unknown) => error instanceof RangeError && /maxBytes must be a positive number, got 5\./.test(error.message));
+});
+
+test('bounds left out are the README\'s defaults: 2 days, 10,000 profiles, 512 MiB; those given are kept beside them', () => {
+  assert.equal({ ...new MemoryStorage().bounds }, { maxAge: 2 * 86_400_000, maxProfiles: 10_000, maxBytes: 512 * 1024 * 1024 });
+  assert.equal({ ...new MemoryStorage({ bounds: { maxProfiles: 3 } }).bounds }, { maxAge: 2 * 86_400_000, maxProfiles: 3, maxBytes: 512 * 1024 * 1024 });
 });
 
 test.run();
