@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { InvalidProfileError, MemoryStorage, ProfileBatchError, ProfileExistsError } from '../../../../lib/profiler/storage/index.js';
+import type { Profile } from '../../../../lib/profiler/profile.js';
 import { BASE_TIME, checkNonAsciiUrlSearch, makeProfile, rejection, tokenFor } from './fixtures.js';
 
 const test = suite('MemoryStorage');
@@ -12,6 +13,32 @@ test('malformed tokens are never claimed nor read', async () => {
     assert.is(await storage.read(token), null, token);
   }
   assert.instance(await rejection(() => storage.write(makeProfile('../../etc'))), InvalidProfileError);
+});
+
+test('a token that is no string is never claimed, even one whose digits would read as hex', async () => {
+  const storage = new MemoryStorage();
+  assert.is(await storage.claim(123456 as unknown as string), false);
+});
+
+test('a profile whose summary fields are not of their types is refused with InvalidProfileError naming each, and not stored', async () => {
+  const storage = new MemoryStorage();
+  const bad = { ...makeProfile(tokenFor(1)), parent: 'nope', ip: 1, method: null, url: undefined, time: Number.POSITIVE_INFINITY, status: 200.5 } as unknown as Profile;
+  const error = await rejection(() => storage.write(bad));
+  assert.instance(error, InvalidProfileError);
+  assert.is(error.message, `Profile ${tokenFor(1)} cannot be stored: parent must be null or a token, ip must be a string, method must be a string, url must be a string, time must be epoch milliseconds, status must be an integer.`);
+  assert.is(await storage.read(tokenFor(1)), null);
+  const timeNoNumber = await rejection(() => storage.write(makeProfile(tokenFor(2), { time: '1' as unknown as number })));
+  assert.match(timeNoNumber.message, /: time must be epoch milliseconds\.$/);
+  const child = makeProfile(tokenFor(3), { parent: tokenFor(1) });
+  await storage.write(child);
+  assert.ok(await storage.read(tokenFor(3)), 'a parent that is a token is fine');
+  const longToken = await rejection(() => storage.write(makeProfile('x'.repeat(200))));
+  assert.is(longToken.message, `Profile token must be 6 to 32 lowercase hex characters, got "${'x'.repeat(79)}.`, 'a long token is cut at 80 characters of its JSON');
+  for (const value of [null, 'abcdef']) {
+    const refused = await rejection(() => storage.write(value as unknown as Profile));
+    assert.instance(refused, InvalidProfileError, String(value));
+    assert.is(refused.message, 'A profile must be an object.');
+  }
 });
 
 test('a claimed token cannot be claimed again until released', async () => {
