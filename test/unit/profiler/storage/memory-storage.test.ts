@@ -220,6 +220,60 @@ test('maxBytes counts JSON length and evicts the oldest, never the newest', asyn
   assert.ok(await tiny.read(tokenFor(9)), 'a profile alone over maxBytes is still kept');
 });
 
+test('a profile exactly maxAge old is kept, one a millisecond older goes, and a discarded token exactly maxAge old is still not drawn', async () => {
+  let now = BASE_TIME;
+  const storage = new MemoryStorage({ bounds: { maxAge: 1_000 }, now: () => now });
+  await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME }));
+  assert.is(await storage.claim('abcdef'), true);
+  await storage.discard('abcdef');
+  now = BASE_TIME + 1_000;
+  assert.ok(await storage.read(tokenFor(1)), 'exactly maxAge old');
+  assert.is(await storage.claim('abcdef'), false, 'discarded exactly maxAge ago');
+  now += 1;
+  assert.is(await storage.read(tokenFor(1)), null);
+  assert.is(await storage.claim('abcdef'), true);
+});
+
+test('at maxBytes exactly nothing goes', async () => {
+  const sizes = [1, 2].map((n) => JSON.stringify(makeProfile(tokenFor(n), { time: BASE_TIME + n })).length);
+  const storage = new MemoryStorage({ bounds: { maxBytes: sizes[0]! + sizes[1]! } });
+  for (const n of [1, 2]) await storage.write(makeProfile(tokenFor(n), { time: BASE_TIME + n }));
+  assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(2), tokenFor(1)]);
+});
+
+test('over the count bound the oldest goes, also when the newest is dated ahead of the clock by FUTURE_SLACK_MS exactly, not more', async () => {
+  const now = BASE_TIME;
+  const storage = new MemoryStorage({ bounds: { maxProfiles: 2 }, now: () => now });
+  await storage.writeMany([makeProfile(tokenFor(1), { time: now - 2 }), makeProfile(tokenFor(2), { time: now - 1 }), makeProfile(tokenFor(3), { time: now + 60_000 })]);
+  assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(3), tokenFor(2)]);
+});
+
+test('a profile of maxBytes exactly is within the byte bound alone: newest, it stays; older, a newest one over the bound goes rather than it', async () => {
+  const size = JSON.stringify(makeProfile(tokenFor(2), { time: BASE_TIME + 2 }, 4_000)).length;
+  const atBound = new MemoryStorage({ bounds: { maxBytes: size } });
+  await atBound.write(makeProfile(tokenFor(1), { time: BASE_TIME + 1 }));
+  await atBound.write(makeProfile(tokenFor(2), { time: BASE_TIME + 2 }, 4_000));
+  assert.equal((await atBound.find()).map((summary) => summary.token), [tokenFor(2)], 'the oldest went');
+  const older = new MemoryStorage({ bounds: { maxBytes: size } });
+  await older.write(makeProfile(tokenFor(2), { time: BASE_TIME + 2 }, 4_000));
+  await older.write(makeProfile(tokenFor(3), { time: BASE_TIME + 3 }, 8_000));
+  assert.equal((await older.find()).map((summary) => summary.token), [tokenFor(2)], 'the newest, alone over the bound, went');
+});
+
+test('over the byte bound, when every profile is alone over it, the newest stays', async () => {
+  const storage = new MemoryStorage({ bounds: { maxBytes: 10_000 } });
+  await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME + 1 }, 20_000));
+  await storage.write(makeProfile(tokenFor(2), { time: BASE_TIME + 2 }, 20_000));
+  assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(2)]);
+});
+
+test('at the count bound exactly, a newest profile alone over the byte bound goes rather than the oldest', async () => {
+  const storage = new MemoryStorage({ bounds: { maxBytes: 10_000, maxProfiles: 2 } });
+  await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME + 1 }, 2_000));
+  await storage.write(makeProfile(tokenFor(2), { time: BASE_TIME + 2 }, 20_000));
+  assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(1)]);
+});
+
 test('purge removes every profile', async () => {
   const storage = new MemoryStorage();
   await storage.write(makeProfile('abcdef'));
