@@ -274,6 +274,14 @@ test('at the count bound exactly, a newest profile alone over the byte bound goe
   assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(1)]);
 });
 
+test('a profile JSON cannot write is refused with InvalidProfileError saying why, and not stored', async () => {
+  const storage = new MemoryStorage();
+  const error = await rejection(() => storage.write(makeProfile(tokenFor(1), { collectors: { custom: { n: 1n } } })));
+  assert.instance(error, InvalidProfileError);
+  assert.match(error.message, new RegExp(`^Profile ${tokenFor(1)} cannot be serialised to JSON: .*BigInt`));
+  assert.is(await storage.read(tokenFor(1)), null);
+});
+
 test('purge removes every profile', async () => {
   const storage = new MemoryStorage();
   await storage.write(makeProfile('abcdef'));
