@@ -75,6 +75,16 @@ test('write then read returns an equal profile that later changes to the origina
   assert.is(await storage.claim('abcdef'), false, 'a stored token is taken');
 });
 
+test('a profile given as UTF-8 bytes is copied on write: the caller may reuse its buffer at once', async () => {
+  const storage = new MemoryStorage();
+  const profile = makeProfile(tokenFor(1), { url: 'http://h/élève' });
+  const { collectors: _collectors, children: _children, ...summary } = profile;
+  const bytes = Buffer.from(JSON.stringify(profile));
+  await storage.write({ ...summary, json: bytes });
+  bytes.fill(0x20);
+  assert.equal(await storage.read(tokenFor(1)), profile);
+});
+
 test('a second write of a stored token rejects and keeps the first profile', async () => {
   const storage = new MemoryStorage();
   await storage.write(makeProfile('abcdef', { status: 200 }));
