@@ -172,6 +172,7 @@ test('a disk failure rejects with ProfilerStorageError, its fs cause kept', asyn
 test('bad options fail in the constructor, as with FileStorage', () => {
   assert.throws(() => new ThreadedFileStorage({ dir: freshDir(), bounds: { maxProfiles: 0 } }), /maxProfiles must be a positive number/);
   assert.throws(() => new ThreadedFileStorage({ dir: freshDir(), segmentBytes: -1 }), /segmentBytes must be a positive number/);
+  assert.throws(() => new FileStorage({ dir: freshDir(), segmentBytes: 0 }), /segmentBytes must be a positive number/, 'a size of 0 is none');
 });
 
 test('a segmentBytes that is no number (a string, true) is refused by both storages, not read as a size (true: one byte, a file a record)', () => {
