@@ -562,7 +562,9 @@ test('a profile that cannot be serialised rejects with InvalidProfileError befor
   const storage = storageIn();
   const profile = makeProfile('abcdef');
   (profile.collectors as Record<string, unknown>).self = profile;
-  assert.instance(await rejection(() => storage.write(profile)), InvalidProfileError);
+  const error = await rejection(() => storage.write(profile));
+  assert.instance(error, InvalidProfileError);
+  assert.match(error.message, /^Profile abcdef cannot be serialised to JSON: .*circular/i, 'it says why');
   assert.not.ok(existsSync(storage.dir));
   assert.is(await storage.claim('abcdef'), true, 'the token is free again');
 });
