@@ -354,4 +354,16 @@ test('a record keeps the message as written (template) when placeholders were fi
   assert.is(records[1]!.template, undefined);
 });
 
+test('isEnabled() takes each level from 0 to 7 as a number, and a name, short name or number alike', () => {
+  const bus = createBus();
+  const all = new Logger({ bus });
+  for (let level = 0; level <= 7; level++) assert.ok(all.isEnabled(level), `level ${level}`);
+  assert.ok(all.isEnabled('warn'));
+  const errors = new Logger({ bus, level: 'error' });
+  assert.ok(errors.isEnabled(LogLevel.EMERGENCY));
+  assert.ok(errors.isEnabled('err'));
+  assert.not.ok(errors.isEnabled(LogLevel.DEBUG));
+  assert.not.ok(errors.isEnabled('warn'));
+});
+
 test.run();
