@@ -366,4 +366,20 @@ test('isEnabled() takes each level from 0 to 7 as a number, and a name, short na
   assert.not.ok(errors.isEnabled('warn'));
 });
 
+test('a placeholder is filled wherever its brace stands, and of undefined, NaN, a bigint, an async function or an object JSON writes nothing as text', () => {
+  assert.is(interpolate('x{a}', { a: 1 }), 'x1', 'a brace second in the message');
+  assert.is(interpolate('{a} {b}', { a: undefined, b: null }), 'undefined null');
+  assert.is(interpolate('{n} {i} {big}', { n: Number.NaN, i: -Infinity, big: 10n }), 'NaN -Infinity 10');
+  assert.is(interpolate('{t} {f}', { t: true, f: async () => 1 }), 'true [object Function]');
+  class Token {
+    toJSON(): undefined {
+      return undefined;
+    }
+  }
+  assert.is(interpolate('{t}', { t: new Token() }), '[object Token]', 'a toJSON that returns undefined');
+  const nameless = { toJSON: () => undefined, constructor: { name: '' } };
+  const numbered = { toJSON: () => undefined, constructor: { name: 5 } };
+  assert.is(interpolate('{a} {b}', { a: nameless, b: numbered }), '[object Object] [object Object]', 'a class name that is empty or no string');
+});
+
 test.run();
