@@ -382,4 +382,11 @@ test('a placeholder is filled wherever its brace stands, and of undefined, NaN, 
   assert.is(interpolate('{a} {b}', { a: nameless, b: numbered }), '[object Object] [object Object]', 'a class name that is empty or no string');
 });
 
+test('a name an error is given of its own stays, rather than its class\'s', () => {
+  class QuotaError extends Error {}
+  const error = new QuotaError('over by 3');
+  error.name = 'Quota';
+  assert.is(interpolate('{e}', { e: error }), 'Quota: over by 3');
+});
+
 test.run();
