@@ -389,4 +389,10 @@ test('a name an error is given of its own stays, rather than its class\'s', () =
   assert.is(interpolate('{e}', { e: error }), 'Quota: over by 3');
 });
 
+test('a message whose text cannot be had (no prototype) is written as its type, without throwing', () => {
+  const { bus, entries } = collect();
+  new Logger({ bus }).error(Object.create(null) as never);
+  assert.equal(entries.map((e) => e.record.message), ['[object]']);
+});
+
 test.run();
