@@ -3,7 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, RequestStack } from '../../../kernel/index.js';
-import { DebugLogBuffer, LogLevel, Logger, attachStderrSink, createBus, formatJson, formatLine, interpolate, type LogEntry, type LogRecord } from '../../../lib/log/index.js';
+import { DebugLogBuffer, LogLevel, Logger, attachStderrSink, createBus, formatJson, formatLine, interpolate, isLevelName, toLevel, type LogEntry, type LogRecord } from '../../../lib/log/index.js';
 import { templateCacheChars } from '../../../lib/log/message-template.js';
 
 const test = suite('Logger');
@@ -393,6 +393,22 @@ test('a message whose text cannot be had (no prototype) is written as its type, 
   const { bus, entries } = collect();
   new Logger({ bus }).error(Object.create(null) as never);
   assert.equal(entries.map((e) => e.record.message), ['[object]']);
+});
+
+test('isLevelName() and toLevel() take the names and short names, in any case, and nothing else', () => {
+  assert.ok(isLevelName('warn'));
+  assert.ok(isLevelName('Critical'));
+  assert.not.ok(isLevelName('fatal'));
+  assert.not.ok(isLevelName(3));
+  assert.is(toLevel('Emerg'), LogLevel.EMERGENCY);
+  assert.is(toLevel('debug'), LogLevel.DEBUG);
+  for (const level of ['fatal', 3]) {
+    assert.throws(
+      () => toLevel(level as never),
+      (error: unknown) => error instanceof RangeError && error.message === `Unknown log level "${level}"; use one of emergency, alert, critical, error, warning, notice, info, debug (or emerg, crit, err, warn).`,
+      `level ${level}`,
+    );
+  }
 });
 
 test.run();
