@@ -3,7 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, RequestStack } from '../../../kernel/index.js';
-import { DebugLogBuffer, LogLevel, Logger, attachStderrSink, createBus, formatJson, formatLine, interpolate, isLevelName, toLevel, type LogEntry, type LogRecord } from '../../../lib/log/index.js';
+import { DebugLogBuffer, LogLevel, Logger, attachStderrSink, createBus, formatJson, formatLine, interpolate, isLevelName, messageWithSecretsHidden, toLevel, type LogEntry, type LogRecord } from '../../../lib/log/index.js';
 import { templateCacheChars } from '../../../lib/log/message-template.js';
 
 const test = suite('Logger');
@@ -409,6 +409,17 @@ test('isLevelName() and toLevel() take the names and short names, in any case, a
       `level ${level}`,
     );
   }
+});
+
+test('messageWithSecretsHidden() fills a record\'s placeholders again with the secret ones redacted, and leaves a record with none to hide as written', () => {
+  const { bus, entries } = collect();
+  const logger = new Logger({ bus });
+  logger.info('Login for {user} with {password}', { user: 'bob', password: 'hunter2' });
+  logger.info('Login for {user}', { user: 'bob', password: 'hunter2' });
+  logger.info('Password changed', { password: 'hunter2' });
+  const isSecretKey = (key: string): boolean => key === 'password';
+  assert.equal(entries.map((e) => messageWithSecretsHidden(e.record, isSecretKey)), ['Login for bob with [redacted]', 'Login for bob', 'Password changed']);
+  assert.is(messageWithSecretsHidden(entries[1]!.record, () => false), 'Login for bob', 'no secret key');
 });
 
 test.run();
