@@ -422,4 +422,40 @@ test('messageWithSecretsHidden() fills a record\'s placeholders again with the s
   assert.is(messageWithSecretsHidden(entries[1]!.record, () => false), 'Login for bob', 'no secret key');
 });
 
+test('the debug log buffer keeps maxPerRequest records of a request and counts the rest, ignores records of no request, and stops at detach()', () => {
+  const bus = createBus();
+  const buffer = new DebugLogBuffer(bus, { maxPerRequest: 2 });
+  const request = Request.create('/a');
+  let current: object | undefined = request;
+  const logger = new Logger({ bus, currentRequest: () => current });
+  for (const message of ['one', 'two', 'three', 'four']) logger.info(message);
+  assert.equal(buffer.getLogs(request).map((r) => r.message), ['one', 'two']);
+  assert.is(buffer.droppedCount(request), 2);
+  const other = Request.create('/b');
+  assert.equal(buffer.getLogs(other), []);
+  assert.is(buffer.droppedCount(other), 0);
+  current = { notARequest: true };
+  logger.info('of something else');
+  assert.equal(buffer.getLogs(current), []);
+  assert.is(buffer.droppedCount(current), 0);
+  buffer.detach();
+  current = other;
+  logger.info('after detach');
+  assert.equal(buffer.getLogs(other), []);
+});
+
+test('the debug log buffer lists the records of a request and its sub-requests in time order', () => {
+  const bus = createBus();
+  const buffer = new DebugLogBuffer(bus);
+  const main = Request.create('/');
+  const sub = Request.create('/_error');
+  const at = (request: Request, time: number, message: string): void => void bus.emit('log', { record: { time, level: 6, levelName: 'INFO', channel: 'app', message, context: {} }, request });
+  at(main, 1, 'main first');
+  at(sub, 2, 'sub');
+  at(main, 3, 'main last');
+  assert.equal(buffer.getLogsOf([main, sub]).map((r) => r.message), ['main first', 'sub', 'main last']);
+  assert.equal(buffer.getLogsOf([sub, main]).map((r) => r.message), ['main first', 'sub', 'main last']);
+  buffer.detach();
+});
+
 test.run();
