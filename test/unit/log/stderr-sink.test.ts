@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -433,6 +434,40 @@ test('a text line is written for a context that is no object or whose keys canno
   assert.is(written.length, 2);
   assert.match(written[0]!, /app\.ERROR: null context null\n$/);
   assert.match(written[1]!, /app\.ERROR: proxy context \[context that cannot be written as JSON: Error: trap\]\n$/);
+});
+
+/** A stream whose backlog the test sets, and that says `drain` when told to. */
+function backlogStream() {
+  const events = new EventEmitter();
+  const written: string[] = [];
+  const stream = {
+    writableLength: 0,
+    write: (chunk: string): void => void written.push(chunk),
+    on: (event: 'error' | 'drain', listener: () => void) => events.on(event, listener),
+    once: (event: 'drain', listener: () => void) => events.once(event, listener),
+    off: (event: 'error' | 'drain', listener: () => void) => events.off(event, listener),
+  };
+  return { stream, written, events };
+}
+
+test('a backlog of exactly maxBuffered is still written; the count of records dropped past it, in its context, comes before the next record written, and not again at the drain', () => {
+  const { stream, written, events } = backlogStream();
+  const bus = createBus();
+  attachStderrSink(bus, { json: true, stream, maxBuffered: 10 });
+  const logger = new Logger({ bus });
+  stream.writableLength = 10;
+  logger.error('at the bound');
+  stream.writableLength = 11;
+  logger.error('dropped');
+  logger.error('dropped too');
+  stream.writableLength = 0;
+  logger.error('next');
+  events.emit('drain');
+  assert.equal(written.map((line) => [JSON.parse(line).message, JSON.parse(line).context]), [
+    ['at the bound', {}],
+    ['stderr could not keep up: 2 log records were dropped', { dropped: 2 }],
+    ['next', {}],
+  ]);
 });
 
 test.run();
