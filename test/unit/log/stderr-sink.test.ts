@@ -470,4 +470,18 @@ test('a backlog of exactly maxBuffered is still written; the count of records dr
   ]);
 });
 
+test('a backlog that drains, then crosses its bound again, has its count written at each drain', () => {
+  const { stream, written, events } = backlogStream();
+  const bus = createBus();
+  attachStderrSink(bus, { json: true, stream, maxBuffered: 10 });
+  const logger = new Logger({ bus });
+  for (let round = 1; round <= 2; round++) {
+    stream.writableLength = 11;
+    logger.error('dropped');
+    stream.writableLength = 0;
+    events.emit('drain');
+  }
+  assert.equal(written.map((line) => JSON.parse(line).message), ['stderr could not keep up: 1 log records were dropped', 'stderr could not keep up: 1 log records were dropped']);
+});
+
 test.run();
