@@ -484,4 +484,26 @@ test('a backlog that drains, then crosses its bound again, has its count written
   assert.equal(written.map((line) => JSON.parse(line).message), ['stderr could not keep up: 1 log records were dropped', 'stderr could not keep up: 1 log records were dropped']);
 });
 
+test('detaching lets go of the stream\'s error and drain listeners, but for records still to count: then at the drain, once their count is written', () => {
+  const { stream, written, events } = backlogStream();
+  const bus = createBus();
+  const logger = new Logger({ bus });
+  const detachIdle = attachStderrSink(bus, { json: true, stream, maxBuffered: 10 });
+  stream.writableLength = 11;
+  logger.error('dropped');
+  stream.writableLength = 0;
+  logger.error('next, after the count');
+  detachIdle();
+  assert.equal([events.listenerCount('error'), events.listenerCount('drain')], [0, 0], 'nothing left to count');
+  const detachBusy = attachStderrSink(bus, { json: true, stream, maxBuffered: 10 });
+  stream.writableLength = 11;
+  logger.error('dropped');
+  detachBusy();
+  assert.equal([events.listenerCount('error'), events.listenerCount('drain')], [1, 2], 'a count to write at the drain');
+  stream.writableLength = 0;
+  events.emit('drain');
+  assert.equal([events.listenerCount('error'), events.listenerCount('drain')], [0, 0]);
+  assert.is(JSON.parse(written.at(-1)!).message, 'stderr could not keep up: 1 log records were dropped');
+});
+
 test.run();
