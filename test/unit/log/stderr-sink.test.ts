@@ -506,4 +506,41 @@ test('detaching lets go of the stream\'s error and drain listeners, but for reco
   assert.is(JSON.parse(written.at(-1)!).message, 'stderr could not keep up: 1 log records were dropped');
 });
 
+test('a stream error saying the reader is gone (EPIPE, ERR_STREAM_DESTROYED) stops the sink, also on a stream with a descriptor', async () => {
+  const { mkdtempSync, openSync, readFileSync, closeSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  for (const code of ['EPIPE', 'ERR_STREAM_DESTROYED']) {
+    const file = join(mkdtempSync(join(tmpdir(), 'sink-')), 'stderr.log');
+    const fd = openSync(file, 'w');
+    const { stream, written, events } = backlogStream();
+    const bus = createBus();
+    attachStderrSink(bus, { json: true, stream: { ...stream, fd } });
+    const logger = new Logger({ bus });
+    logger.error('before');
+    events.emit('error', Object.assign(new Error('gone'), { code }));
+    logger.error('after');
+    closeSync(fd);
+    assert.equal(written.map((line) => JSON.parse(line).message), ['before'], code);
+    assert.is(readFileSync(file, 'utf8'), '', `${code}: nothing written to the descriptor`);
+  }
+});
+
+test('a stream that calls back each write with no argument, as a SinkStream may, goes on being written', async () => {
+  const written: string[] = [];
+  const stream = {
+    write(chunk: string, callback?: (error?: Error | null) => void): void {
+      written.push(chunk);
+      process.nextTick(() => callback?.());
+    },
+  };
+  const bus = createBus();
+  attachStderrSink(bus, { json: true, stream });
+  const logger = new Logger({ bus });
+  logger.error('one');
+  await new Promise((resolve) => setImmediate(resolve));
+  logger.error('two');
+  assert.equal(written.map((line) => JSON.parse(line).message), ['one', 'two']);
+});
+
 test.run();
