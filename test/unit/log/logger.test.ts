@@ -364,6 +364,7 @@ test('isEnabled() takes each level from 0 to 7 as a number, and a name, short na
   assert.ok(errors.isEnabled('err'));
   assert.not.ok(errors.isEnabled(LogLevel.DEBUG));
   assert.not.ok(errors.isEnabled('warn'));
+  assert.throws(() => all.isEnabled(-1), TypeError, 'a number below 0 is refused, as log() refuses it');
 });
 
 test('a placeholder is filled wherever its brace stands, and of undefined, NaN, a bigint, an async function or an object JSON writes nothing as text', () => {
