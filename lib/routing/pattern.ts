@@ -106,7 +106,9 @@ function syntaxHint(source: string, message: string, delimiter: '/' | '.'): stri
     }
     // The separator goes in the braces: the one before, or the one after a parameter opening the pattern (a host's `{:sub.}`).
     const [, before, name] = param;
-    const after = before === '' && SEPARATORS.includes(chars[index + 1] ?? '') ? chars[index + 1]! : '';
+    // Only a character that is there: every string includes '', so a "?" ending the pattern would add "undefined".
+    const next = chars[index + 1];
+    const after = before === '' && next !== undefined && SEPARATORS.includes(next) ? next : '';
     return ` (an optional part is written in braces with its separator: \`{${before}${name}${after}}\`, not Express 4's \`${before}${name}?${after}\`)`;
   }
   if (at[2] === '+') return ' (a parameter of one or more segments is a wildcard: `/files/*path`)';
