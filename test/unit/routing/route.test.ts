@@ -92,11 +92,29 @@ test('the hint for a host opening with a parameter and a "?" takes the separator
   assert.match(hostMessageOf(':sub?x.example.com'), '(an optional part is written in braces with its separator: `{:sub}`, not Express 4\'s `:sub?`)');
 });
 
+test('a "?" after no parameter in a host gets the parser\'s message alone: a host has no query string', () => {
+  assert.is((thrown(() => new Route('/x', { host: 'a?.example.com' })) as Error).message, 'Invalid route host "a?.example.com": Unexpected ? at index 1: a?.example.com; visit https://git.new/pathToRegexpError for info');
+});
+
+test('a path whose optional groups make more than 256 variants is refused with how many it may have', () => {
+  const path = '/a{/:p0}{/:p1}{/:p2}{/:p3}{/:p4}{/:p5}{/:p6}{/:p7}{/:p8}';
+  const error = thrown(() => new Route(path));
+  assert.instance(error, InvalidRouteError);
+  assert.is(error.message, `Invalid route path "${path}": more than 256 combinations of optional groups.`);
+  assert.not.throws(() => new Route('/a{/:p0}{/:p1}{/:p2}{/:p3}{/:p4}{/:p5}{/:p6}{/:p7}'));
+});
+
+test('a path that opens with a parameter once a group is left out is refused as not starting with "/"', () => {
+  const error = thrown(() => new Route('{/x}:b'));
+  assert.instance(error, InvalidRouteError);
+  assert.is(error.message, 'Invalid route path "{/x}:b": it must start with "/" whichever optional groups are left out.');
+});
+
 test('an optional group that puts "//" in the path, written or left out, is an InvalidRouteError saying the group holds the slash; the route\'s own "//" stays', () => {
   const api = thrown(() => new Route('/api/{/:v}'));
   assert.instance(api, InvalidRouteError);
   assert.is(api.message, 'Invalid route path "/api/{/:v}": an optional group, written or left out, puts "//" in it ("/api//:v"); the group holds the slash before its segment, the text before it does not: `/api{/:version}`, `/files{/:dir}/list`.');
-  for (const [path, variant] of [['/files/{:dir}/list', '/files//list'], ['/x/{*rest}/y', '/x//y'], ['/a{/:b}/{/:c}', '/a/:b//:c'], ['/x/{/y}', '/x//y'], ['/a/{:v}/', '/a//'], ['/a{/b/}/c', '/a/b//c'], ['/:a/{/:v}{.:f}', '/:a//:v.:f']]) {
+  for (const [path, variant] of [['/files/{:dir}/list', '/files//list'], ['/x/{*rest}/y', '/x//y'], ['/api/{/*rest}', '/api//*rest'], ['/a{/:b}/{/:c}', '/a/:b//:c'], ['/x/{/y}', '/x//y'], ['/a/{:v}/', '/a//'], ['/a{/b/}/c', '/a/b//c'], ['/:a/{/:v}{.:f}', '/:a//:v.:f']]) {
     const error = thrown(() => new Route(path));
     assert.instance(error, InvalidRouteError, path);
     assert.match(error.message, `Invalid route path "${path}": an optional group, written or left out, puts "//" in it ("${variant}")`, path);
