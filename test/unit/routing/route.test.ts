@@ -66,6 +66,13 @@ test('Symfony\'s placeholder is refused by the name as written: letters of any s
   assert.is(new Route('/caf{é}').path, '/caf{é}');
 });
 
+test('braces that are not a lone name between separators stay optional text: a name with a "-", a group opening a group, text before a parameter, beside a parameter', () => {
+  for (const path of ['/books/{id-x}', '/a{{id}/b}', '/books/{id:x}', '/:a{b}', '/{a}:b']) {
+    assert.not.throws(() => new Route(path), path);
+    assert.is(new Route(path).path, path);
+  }
+});
+
 test('Express 4\'s pattern syntax is refused with the parser\'s message and what to write instead', () => {
   const messageOf = (path: string) => (thrown(() => new Route(path)) as Error).message;
   assert.is(messageOf('/books/:id?'), 'Invalid route path "/books/:id?": Unexpected ? at index 10: /books/:id? (an optional part is written in braces with its separator: `{/:id}`, not Express 4\'s `/:id?`); visit https://git.new/pathToRegexpError for info');
