@@ -687,4 +687,11 @@ test('a MalformedPathError\'s cause is the URIError decodeURIComponent throws', 
   assert.is((error.cause as Error).message, (decodeError as Error).message);
 });
 
+test('a parameter before two left-out groups opening with different separators stops at either, and takes any other letter', () => {
+  const m = matcher(['file', '/:name{.:ext}{-:v}']);
+  assert.equal(m.match('/story', context()).params, { name: 'story' });
+  assert.equal(m.match('/story-2', context()).params, { name: 'story', v: '2' });
+  assert.equal(m.match('/story.txt-2', context()).params, { name: 'story', ext: 'txt', v: '2' });
+});
+
 test.run();
