@@ -694,4 +694,12 @@ test('a parameter before two left-out groups opening with different separators s
   assert.equal(m.match('/story.txt-2', context()).params, { name: 'story', ext: 'txt', v: '2' });
 });
 
+test('a group opening with a group stops the parameter before it at what the inner group opens with too, as Symfony\'s next separator', () => {
+  const m = matcher(['r', '/:a{{.:b}-:c}']);
+  assert.equal(m.match('/x', context()).params, { a: 'x' });
+  assert.equal(m.match('/x-1', context()).params, { a: 'x', c: '1' });
+  assert.equal(m.match('/x.y-1', context()).params, { a: 'x', b: 'y', c: '1' });
+  assert.instance(thrown(() => m.match('/x.y', context())), ResourceNotFoundError);
+});
+
 test.run();
