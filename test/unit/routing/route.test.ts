@@ -93,10 +93,12 @@ test('the hint for a "?" names the parameter before it whatever its letters, and
   assert.is(messageOf('/search?q'), 'Invalid route path "/search?q": Unexpected ? at index 7: /search?q (a route matches the path, without its query string, which request.query reads; a "?" that is text is escaped: `\\?`); visit https://git.new/pathToRegexpError for info');
 });
 
-test('the hint for a host opening with a parameter and a "?" takes the separator after it into the braces, and nothing else', () => {
+test('the hint for a "?" takes the separator after it into the braces only for a host opening with the parameter, and only one that is there', () => {
   const hostMessageOf = (host: string) => (thrown(() => new Route('/x', { host })) as Error).message;
   assert.is(hostMessageOf(':sub?'), 'Invalid route host ":sub?": Unexpected ? at index 4: :sub? (an optional part is written in braces with its separator: `{:sub}`, not Express 4\'s `:sub?`); visit https://git.new/pathToRegexpError for info');
   assert.match(hostMessageOf(':sub?x.example.com'), '(an optional part is written in braces with its separator: `{:sub}`, not Express 4\'s `:sub?`)');
+  // A parameter after a separator takes that one into the braces, not the one after the "?".
+  assert.match((thrown(() => new Route('/books/:id?/edit')) as Error).message, '(an optional part is written in braces with its separator: `{/:id}`, not Express 4\'s `/:id?`)');
 });
 
 test('a "?" after no parameter in a host gets the parser\'s message alone: a host has no query string', () => {
