@@ -107,7 +107,8 @@ export class EventDispatcher {
   getListeners(eventName?: string): Listener[] | Record<string, Listener[]> {
     if (eventName !== undefined) return this.getListenerEntries(eventName).map((entry) => entry.listener);
     const all: Record<string, Listener[]> = {};
-    for (const name of this.#entries.keys()) all[name] = this.getListeners(name);
+    // Defined, not assigned: an event named "__proto__" would otherwise set the object's prototype rather than add its key.
+    for (const name of this.#entries.keys()) Object.defineProperty(all, name, { value: this.getListeners(name), enumerable: true, writable: true, configurable: true });
     return all;
   }
 

@@ -352,6 +352,25 @@ test('hasListeners(name) answers for that event only; removing its last listener
   assert.equal(Object.keys(dispatcher.getListeners()), ['b']);
 });
 
+test('an event named "__proto__" is listed by getListeners() as a key like any other, and registered, dispatched and removed as one', () => {
+  const dispatcher = new EventDispatcher();
+  const calls: string[] = [];
+  const listener = () => void calls.push('proto');
+  dispatcher.addListener('__proto__', listener);
+  dispatcher.addListener('e', () => {});
+  const all = dispatcher.getListeners();
+  // An assignment would have set the object's prototype rather than added the key.
+  assert.equal(Object.keys(all), ['__proto__', 'e']);
+  assert.equal(Object.getOwnPropertyDescriptor(all, '__proto__')?.value, [listener]);
+  assert.is(Object.getPrototypeOf(all), Object.prototype);
+  assert.is(dispatcher.hasListeners('__proto__'), true);
+  dispatcher.dispatch(new Event(), '__proto__');
+  assert.equal(calls, ['proto']);
+  dispatcher.removeListener('__proto__', listener);
+  assert.is(dispatcher.hasListeners('__proto__'), false);
+  assert.equal(Object.keys(dispatcher.getListeners()), ['e']);
+});
+
 test('a priority that is no number is named as given in the error, with the listener (Class::method for a subscriber)', () => {
   const dispatcher = new EventDispatcher();
   assert.is(thrown(() => dispatcher.addListener('e', function onE() {}, '10' as never)).message, 'The priority of listener "onE" for "e" must be a number, got "10".');
