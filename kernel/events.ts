@@ -84,6 +84,15 @@ export class KernelEvent extends Event {
   }
 }
 
+/**
+ * What setResponse() replaced, on the event from its first replacement on: a field every event
+ * would carry cost each request's construction, where replacing a response is rare.
+ */
+const REPLACED = Symbol('replaced responses');
+type Replacing = { [REPLACED]?: Response[] };
+
+const NONE_REPLACED: readonly Response[] = Object.freeze([]);
+
 /** `kernel.request`: setting a response stops propagation and skips the controller. */
 export class RequestEvent extends KernelEvent {
   /**
@@ -102,14 +111,22 @@ export class RequestEvent extends KernelEvent {
     this.response = null;
   }
 
+  /** Sets the response and stops propagation; a response it replaces is destroyed by the kernel once the listener is done (see replacedResponses()). */
   setResponse(response: Response): void {
     checkResponse(this, response);
+    // Stopped propagation leaves only the same listener to set another: rare, so listed only then.
+    if (this.response !== null && response !== this.response) ((this as Replacing)[REPLACED] ??= []).push(this.response);
     (this as { response: Response | null }).response = response;
     this.stopPropagation();
   }
 
   hasResponse(): boolean {
     return this.response !== null;
+  }
+
+  /** The responses setResponse() replaced, oldest first: none of them is sent, unless set again. */
+  replacedResponses(): readonly Response[] {
+    return (this as Replacing)[REPLACED] ?? NONE_REPLACED;
   }
 }
 
@@ -273,15 +290,6 @@ export class ResponseEvent extends KernelEvent {
     return (this as Replacing)[REPLACED] ?? NONE_REPLACED;
   }
 }
-
-/**
- * What setResponse() replaced, on the event from its first replacement on: a field every event
- * would carry cost each request's construction, where replacing a response is rare.
- */
-const REPLACED = Symbol('replaced responses');
-type Replacing = { [REPLACED]?: Response[] };
-
-const NONE_REPLACED: readonly Response[] = Object.freeze([]);
 
 /** `kernel.finish_request`: the request is done (with a response or an error). */
 export class FinishRequestEvent extends KernelEvent {

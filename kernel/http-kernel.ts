@@ -191,7 +191,9 @@ export class HttpKernel implements KernelLike {
   }
 
   #afterRequest(event: RequestEvent, request: Request, type: RequestType): Response | Promise<Response> {
-    return event.response !== null ? this.#filterResponse(event.response, request, type) : this.#callController(request, type);
+    if (event.response === null) return this.#callController(request, type);
+    dropReplaced(event, event.response);
+    return this.#filterResponse(event.response, request, type);
   }
 
   #callController(request: Request, type: RequestType): Response | Promise<Response> {
@@ -238,6 +240,7 @@ export class HttpKernel implements KernelLike {
 
   #afterView(event: ViewEvent, controller: Controller, result: unknown, request: Request, type: RequestType): Response | Promise<Response> {
     if (event.response === null) throw new ControllerDoesNotReturnResponseError(noResponseMessage(controller, result));
+    dropReplaced(event, event.response);
     return this.#filterResponse(event.response, request, type);
   }
 
@@ -303,6 +306,7 @@ export class HttpKernel implements KernelLike {
     const finalError = event.error;
     const response = event.response;
     if (response === null) return this.#finishAndThrow(finalError, request, type);
+    dropReplaced(event, response);
     // A listener that answered with a non-error status gets the error's own status, unless it asked otherwise.
     if (!event.isAllowingCustomResponseCode() && !response.isClientError() && !response.isServerError() && !response.isRedirect()) {
       if (isHttpError(finalError)) {
@@ -407,9 +411,15 @@ function dispatchSetting(dispatcher: EventDispatcher, event: RequestEvent, event
   });
 }
 
-/** The stream body of the response a listener set on an event whose dispatch failed: never sent, it would stay open. */
+/** The stream bodies of the responses a listener set on an event whose dispatch failed: never sent, they would stay open. */
 function dropSetResponse(event: RequestEvent): void {
-  if (event.response !== null) destroyBody(event.response.body);
+  if (event.response !== null) dropBodies(null, ...event.replacedResponses(), event.response);
+}
+
+/** The stream bodies of the responses a listener set and then replaced on kernel.request, kernel.view or kernel.exception: never sent, they would stay open. */
+function dropReplaced(event: RequestEvent, kept: Response): void {
+  const replaced = event.replacedResponses();
+  if (replaced.length > 0) dropBodies(kept, ...replaced);
 }
 
 /**

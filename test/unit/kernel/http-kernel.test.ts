@@ -875,6 +875,37 @@ test('a stream response a kernel.request, kernel.view or kernel.exception listen
   }
 });
 
+test('a stream response a kernel.request, kernel.view or kernel.exception listener sets and then replaces is destroyed, however often, unless set again; all are when the listener fails', async () => {
+  for (const where of ['request', 'view', 'exception'] as const) {
+    for (const how of ['twice', 'thrice', 'back', 'fail'] as const) {
+      for (const async of [false, true]) {
+        const label = `${where}, ${how}, async ${async}`;
+        const first = Readable.from(['first']);
+        const second = Readable.from(['second']);
+        const { dispatcher, kernel } = kernelWith(() => {
+          if (where === 'exception') throw new Error('controller failed');
+          return where === 'view' ? { a: 1 } : new Response('controller');
+        });
+        const eventName = where === 'request' ? KernelEvents.REQUEST : where === 'view' ? KernelEvents.VIEW : KernelEvents.EXCEPTION;
+        const firstResponse = new Response(first, 500);
+        const setMore = (event: RequestEvent): void => {
+          event.setResponse(firstResponse);
+          event.setResponse(new Response(second, 500));
+          if (how === 'thrice') event.setResponse(new Response('third', 500));
+          else if (how === 'back') event.setResponse(firstResponse);
+          else if (how === 'fail') throw new Error('listener failed');
+        };
+        dispatcher.addListener(eventName, async ? async (event: RequestEvent) => setMore(await wait(1, event)) : setMore, 100);
+        const response = await kernel.handle(Request.create('/'), RequestType.MAIN, where === 'exception' || how !== 'fail').catch((caught: Error) => caught);
+        assert.is(first.destroyed, how !== 'back', label);
+        assert.is(second.destroyed, how !== 'twice', label);
+        if (how === 'twice') assert.is((response as Response).body, second, label);
+        if (how === 'back') assert.is((response as Response).body, first, label);
+      }
+    }
+  }
+});
+
 test('a stream response one kernel.response listener sets and a later one replaces has its body destroyed too, also when the first comes back, or a listener fails', async () => {
   for (const how of ['replace', 'restore', 'fail'] as const) {
     const first = Readable.from(['first']);
