@@ -5,7 +5,8 @@ import { isIP } from 'node:net';
 export function hopAddress(hop: string): string {
   if (hop.startsWith('[')) {
     const end = hop.indexOf(']');
-    return end === -1 ? hop : hop.slice(1, end);
+    // Only a port may follow the brackets: `[::1]junk` is no address, as `1.2.3.4junk` is none.
+    return end !== -1 && (end === hop.length - 1 || hop.charCodeAt(end + 1) === 58) /* : */ ? hop.slice(1, end) : hop;
   }
   const colon = hop.indexOf(':');
   if (colon !== -1 && colon === hop.lastIndexOf(':') && isIP(hop.slice(0, colon)) === 4) return hop.slice(0, colon);

@@ -137,6 +137,9 @@ test('a forwarded hop that is no address is shown as sent, never cut into one', 
   const ip = (forwarded: string) => Request.create('/', 'GET', { headers: { 'x-forwarded-for': forwarded }, remoteAddress: '127.0.0.1', trustProxy: trusted }).clientIp;
   assert.is(ip('203.0.113.75'), '203.0.113.75', 'an IPv4 hop without a port is whole');
   for (const hop of ['[2001:db8::1', '203.0.113.7:80:80', 'unknown:80']) assert.is(ip(hop), hop);
+  // Only a port may follow a bracketed address: anything else makes the hop no address, not the one in the brackets.
+  for (const hop of ['[2001:db8::1]junk', '[::1]x:80', '[::1]]']) assert.is(ip(hop), hop);
+  assert.is(ip('[2001:db8::1]:443'), '2001:db8::1');
 });
 
 test('IPv4-mapped IPv6 client addresses show as IPv4', () => {

@@ -70,6 +70,8 @@ test('a proxy that names no client, or something that is no address, hides debug
     { 'x-forwarded-for': '2130706433' },
     { 'x-real-ip': '0177.0.0.1' },
     { 'x-forwarded-for': '127.0.0.1, localhost' },
+    { 'x-forwarded-for': '[::1]junk' },
+    { forwarded: 'for="[::1]evil"' },
   ]) {
     assert.is(access.isAllowed(passedOn(headers)), false, JSON.stringify(headers));
   }
