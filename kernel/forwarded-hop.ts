@@ -13,7 +13,19 @@ export function hopAddress(hop: string): string {
   return hop;
 }
 
-/** An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) as the IPv4 address it is; any other as it is. */
+/** An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, `::ffff:7f00:1`) as the IPv4 address it is; any other as it is. */
 export function stripMapped(address: string): string {
-  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+  if (address.startsWith('::ffff:') && isIP(address.slice(7)) === 4) return address.slice(7);
+  // Other spellings (hex, upper case, zeros written out) are rare: the URL parser, which writes an
+  // IPv6 address one way, is only asked about an address that has an `ffff` group and no zone.
+  if (!MAYBE_MAPPED.test(address) || address.includes('%') || isIP(address) !== 6) return address;
+  const mapped = CANONICAL_MAPPED.exec(new URL(`http://[${address}]/`).hostname);
+  if (mapped === null) return address;
+  const high = Number.parseInt(mapped[1]!, 16);
+  const low = Number.parseInt(mapped[2]!, 16);
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 }
+
+const MAYBE_MAPPED = /(?:^|:)0*ffff:/i;
+/** A mapped address as WHATWG's URL writes it: the five zero groups always the longest run, so `::`. */
+const CANONICAL_MAPPED = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/;

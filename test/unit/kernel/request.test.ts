@@ -146,10 +146,23 @@ test('IPv4-mapped IPv6 client addresses show as IPv4', () => {
   assert.is(Request.create('/', 'GET', { remoteAddress: '::ffff:127.0.0.1' }).clientIp, '127.0.0.1');
 });
 
+test('an IPv4-mapped address written in hex, upper case or in full shows as IPv4 as ::ffff:a.b.c.d does, from the socket or X-Forwarded-For', () => {
+  for (const address of ['::ffff:7f00:1', '::FFFF:7F00:0001', '0:0:0:0:0:ffff:7f00:1', '::ffff:127.0.0.1']) {
+    assert.is(Request.create('/', 'GET', { remoteAddress: address }).clientIp, '127.0.0.1', address);
+  }
+  assert.is(Request.create('/', 'GET', { remoteAddress: '::ffff:0:1' }).clientIp, '0.0.0.1');
+  const ip = (forwarded: string) => Request.create('/', 'GET', { headers: { 'x-forwarded-for': forwarded }, remoteAddress: '10.0.0.1', trustProxy: () => true }).clientIp;
+  assert.is(ip('::ffff:c633:6401'), '198.51.100.1');
+  assert.is(ip('[::ffff:c633:6401]:443'), '198.51.100.1');
+  // A link-local address's zone is no part of a mapped address: the address stays as sent.
+  assert.is(ip('::ffff:c633:6401%eth0'), '::ffff:c633:6401%eth0');
+});
+
 test('only an IPv4-mapped address (::ffff:a.b.c.d) shows as IPv4: another IPv6 address stays IPv6, whatever it ends in', () => {
   assert.is(Request.create('/', 'GET', { remoteAddress: '::fffe:192.0.2.1' }).clientIp, '::fffe:192.0.2.1');
   assert.is(Request.create('/', 'GET', { remoteAddress: '64:ff9b::192.0.2.1' }).clientIp, '64:ff9b::192.0.2.1');
   assert.is(Request.create('/', 'GET', { remoteAddress: '::ffff:1' }).clientIp, '::ffff:1', '::ffff:0.0.0.1 is ::ffff:0:1, not ::ffff:1');
+  for (const address of ['::fffe:7f00:1', '1::ffff:7f00:1', '::ffff:7f00:1:0', 'ffff::7f00:1']) assert.is(Request.create('/', 'GET', { remoteAddress: address }).clientIp, address);
 });
 
 test('X-Forwarded-Proto and Host count only from trusted proxies', () => {

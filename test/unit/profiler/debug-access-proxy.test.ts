@@ -48,6 +48,7 @@ test('forwarding headers that name allowed clients only keep debug details: a lo
     { forwarded: 'for=127.0.0.1;proto=http;host=localhost, FOR="[::1]:4711"' },
     { 'x-real-ip': '127.0.0.1', 'x-forwarded-for': '127.0.0.1' },
     { 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': '[::1]:3000, app.localhost' },
+    { 'x-forwarded-for': '::ffff:7f00:1, [::FFFF:7F00:1]:443' },
   ]) {
     assert.is(access.isAllowed(passedOn(headers)), true, JSON.stringify(headers));
   }
