@@ -621,11 +621,24 @@ export class Redactor {
     return this.text(text.indexOf('"') === -1 ? text : this.#jsonPairs(text));
   }
 
-  /** JSON text, whole or not, with the value of each `"secret": value` pair hidden (a string or a scalar). */
+  /**
+   * JSON text, whole or not, with the value of each `"secret": value` pair hidden: a string or a
+   * scalar, or a list or an object whole (to its closing bracket, or the end of a cut text), as a
+   * parsed body's is. A hidden value is not scanned again for pairs: each character is read once.
+   */
   #jsonPairs(text: string): string {
-    return text.replace(JSON_PAIR, (pair, key: string, colon: string, value: string | undefined) =>
-      value !== undefined && this.isSecretKey(jsonKeyText(key)) ? `"${key}"${colon}${REDACTED_JSON}` : pair,
-    );
+    let out = '';
+    let copied = 0;
+    JSON_PAIR.lastIndex = 0;
+    for (let match = JSON_PAIR.exec(text); match !== null; match = JSON_PAIR.exec(text)) {
+      const value = match[3];
+      if (value === undefined || !this.isSecretKey(jsonKeyText(match[1]!))) continue;
+      const end = value === '[' || value === '{' ? closingBracketEnd(text, JSON_PAIR.lastIndex) : JSON_PAIR.lastIndex;
+      out += `${text.slice(copied, match.index)}"${match[1]}"${match[2]}${REDACTED_JSON}`;
+      copied = end;
+      JSON_PAIR.lastIndex = end;
+    }
+    return copied === 0 ? text : out + text.slice(copied);
   }
 }
 
@@ -669,13 +682,29 @@ function headerEntry(verdict: HeaderVerdict, value: string | string[] | number):
 }
 
 /**
- * A JSON string, then either `:` and a string or scalar value (a key and its value; the value's
- * closing quote may be missing where the text was cut), or nothing (a string value, skipped whole).
- * A string runs to its closing quote or to the end of the text (a cut one may end in a lone
- * backslash), so a match never fails once started: a failed one would start again inside the
- * string, at each escaped quote, and a cut body of `\"` cost a scan per quote (quadratic).
+ * A JSON string, then either `:` and a string or scalar value or the bracket a list or an object opens
+ * with (a key and its value; the value's closing quote may be missing where the text was cut), or nothing
+ * (a string value, skipped whole). A string runs to its closing quote or to the end of the text (a cut
+ * one may end in a lone backslash), so a match never fails once started: a failed one would start again
+ * inside the string, at each escaped quote, and a cut body of `\"` cost a scan per quote (quadratic).
  */
-const JSON_PAIR = /"((?:[^"\\]|\\[^])*)\\?(?:"|$)(?:(\s*:\s*)("(?:[^"\\]|\\[^])*\\?(?:"|$)|[^\s,:{}[\]"]+))?/g;
+const JSON_PAIR = /"((?:[^"\\]|\\[^])*)\\?(?:"|$)(?:(\s*:\s*)("(?:[^"\\]|\\[^])*\\?(?:"|$)|[^\s,:{}[\]"]+|[[{]))?/g;
+
+/** Where the list or object whose opening bracket ends before `from` ends: after its closing bracket, brackets in strings skipped; the text's end when it is cut. */
+function closingBracketEnd(text: string, from: number): number {
+  let depth = 1;
+  for (let i = from; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 34 /* " */) {
+      for (i++; i < text.length && text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92 /* \ */) i++;
+    } else if (code === 91 /* [ */ || code === 123 /* { */) {
+      depth++;
+    } else if ((code === 93 /* ] */ || code === 125 /* } */) && --depth === 0) {
+      return i + 1;
+    }
+  }
+  return text.length;
+}
 
 /**
  * A multipart part's headers with its field name, then its content up to the next boundary line (or the end, where the body was cut).

@@ -130,6 +130,32 @@ test('a JSON body sent as another type (text/plain, as sendBeacon() and fetch() 
   assert.is(redactor.body('user=ann password=hunter2', 'text/plain'), `user=ann password=${REDACTED}`);
 });
 
+test('in a JSON text body, a secret key whose value is a list or an object has the whole value hidden, as in a parsed JSON body', () => {
+  const redactor = new Redactor();
+  const body = '{"user":"ann","tokens":["t1",{"id":"t2"}],"password":{"v":"x","n":[1,{"k":"y"}]},"token":["a]b\\"}"],"note":"ok"}';
+  const parsed = JSON.parse(redactor.body(body, 'application/json')) as unknown;
+  for (const type of ['text/plain', '']) {
+    const shown = redactor.body(body, type);
+    assert.equal(JSON.parse(shown), parsed, type);
+    assert.not.match(shown, /t1|t2|"x"|"y"|a\]b/, type);
+  }
+  // Cut at the body cap (or malformed), the value runs to the end of the text: nothing of it is shown.
+  assert.is(redactor.body('{"a":1,"tokens":["t1","t2"],"password":{"v":"x","w":["y"', 'application/json'), `{"a":1,"tokens":${JSON.stringify(REDACTED)},"password":${JSON.stringify(REDACTED)}`);
+  assert.is(redactor.body('{"list":["password",{"k":1}],"token":[]}', 'text/plain'), `{"list":["password",{"k":1}],"token":${JSON.stringify(REDACTED)}}`);
+});
+
+test('secret keys with list or object values, nested or unclosed, are hidden in linear time', () => {
+  const redactor = new Redactor();
+  const size = 256 * 1024;
+  for (const unit of ['{"token":[', '"token":["]",', '"token":{"a":[1]},', '"a":[{"b":"[\\"}"},']) {
+    const text = `{${unit.repeat(Math.ceil(size / unit.length))}`;
+    for (const type of ['application/json', 'text/plain']) {
+      const ms = millis(() => redactor.body(text, type));
+      assert.ok(ms < BOUND_MS, `${ms.toFixed(0)} ms for ${unit} as ${type}`);
+    }
+  }
+});
+
 test('a multipart field of a name that is no secret hides the secret "key": value pairs of the JSON it holds (GraphQL\'s operations, a JSON blob)', () => {
   const redactor = new Redactor();
   const body = '--b\r\ncontent-disposition: form-data; name="operations"\r\n\r\n{"variables":{"password":"hunter2","user":"ann"}}\r\n--b\r\ncontent-disposition: form-data; name="note"\r\n\r\n"a": 1\r\n--b--';
