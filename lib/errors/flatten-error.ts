@@ -63,7 +63,8 @@ const MAX_NAME = 200;
 /**
  * Flattens an error and its ES2022 `cause` chain, outermost first; an AggregateError's `errors`
  * (each with its own causes) come right after it, before its cause (`Promise.any()`, a connection
- * tried on several addresses: the reasons are there). Stops at a cycle or at `maxErrors`.
+ * tried on several addresses: the reasons are there). An error met again (listed twice, or a cause
+ * listed too) is shown once, where it is first met. Stops at a cycle or at `maxErrors`.
  */
 export function flattenError(error: unknown, options: FlattenErrorOptions = {}): FlatError[] {
   const max = Math.max(1, options.maxErrors ?? DEFAULT_MAX_ERRORS);
@@ -76,6 +77,8 @@ export function flattenError(error: unknown, options: FlattenErrorOptions = {}):
   let leftOut = 0;
   while (chain.length < max && pending.length > 0) {
     const current = pending.pop();
+    // Listed twice by an AggregateError, or its cause too: both were pending before either was shown.
+    if (seen.has(current)) continue;
     const outermost = chain.length === 0;
     if (!isErrorLike(current)) {
       chain.push(flattenThrownValue(current, outermost));

@@ -126,6 +126,19 @@ test('an AggregateError\'s errors follow it, each with its own causes, before it
   assert.is(flattenError(new AggregateError(Array.from({ length: 50 }, (_, i) => new Error(String(i))))).length, 20);
 });
 
+test('an error an AggregateError lists twice, or that is its cause too, is shown once, in its first place, and the others all the same', () => {
+  const refused = new Error('refused', { cause: new Error('socket closed') });
+  const timedOut = new Error('timed out');
+  const twice = new AggregateError([refused, timedOut, refused], 'all failed');
+  assert.equal(flattenError(twice).map((error) => error.message), ['all failed', 'refused', 'socket closed', 'timed out']);
+  const alsoCause = new AggregateError([refused, timedOut], 'all failed', { cause: refused });
+  assert.equal(flattenError(alsoCause).map((error) => error.message), ['all failed', 'refused', 'socket closed', 'timed out']);
+  // The cause chain of one listed error leads to another listed error: it is shown where the chain reaches it.
+  const chained = new AggregateError([new Error('a', { cause: timedOut }), timedOut], 'both');
+  assert.equal(flattenError(chained).map((error) => error.message), ['both', 'a', 'timed out']);
+  assert.ok(flattenError(twice).every((error) => error.omitted === undefined), 'nothing is counted as left out');
+});
+
 test('turns a thrown string into an Error entry that says what was thrown', () => {
   const [flat, ...rest] = flattenError('oops');
   assert.is(rest.length, 0);
