@@ -21,6 +21,7 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
   exports: Record<string, unknown>;
   main?: string;
   types?: string;
+  typesVersions?: Record<string, Record<string, string[]>>;
 };
 
 const test = suite('the package installed from its tarball');
@@ -167,9 +168,27 @@ test("main and types, for tools that do not read exports, name the root entry's 
   assert.equal({ main: manifest.main, types: manifest.types }, { main: root.default, types: root.types });
 });
 
-test('a TypeScript project whose resolution reads main and types, not exports (node10 of TypeScript 5, as old tools do), type-checks against the root entry', () => {
+test('typesVersions, for tools that do not read exports, names each subpath of exports by its types, and nothing else', () => {
+  const expected = Object.fromEntries(
+    Object.entries(manifest.exports)
+      .filter(([subpath]) => subpath !== '.' && subpath !== './package.json')
+      .map(([subpath, target]) => [subpath.slice(2), [(target as { types: string }).types]]),
+  );
+  assert.equal(manifest.typesVersions, { '*': expected });
+});
+
+test('a TypeScript project whose resolution reads main, types and typesVersions, not exports (node10 of TypeScript 5, as old tools do), type-checks against the root entry and every subpath', () => {
   // TypeScript 7 removed node10 (moduleResolution "node"); bundler with exports turned off resolves a package as it did.
+  const subpaths = Object.keys(manifest.exports).filter((subpath) => subpath !== '.' && subpath !== './package.json');
   writeFileSync(join(project, 'consumer-node10.ts'), `import { EventDispatcher, HttpKernel, KernelEvents, Request, Response } from 'http-kernel';
+import { Route, RouteCollection } from 'http-kernel/routing';
+import { createKernel } from 'http-kernel/app';
+${subpaths.map((subpath, index) => `import * as entry${index} from 'http-kernel${subpath.slice(1)}';`).join('\n')}
+
+export const entries = [${subpaths.map((_, index) => `entry${index}`).join(', ')}];
+const routes = new RouteCollection();
+routes.add('home', new Route('/', { defaults: { _controller: () => Response.json({ ok: true }) } }));
+export const app = createKernel({ routes, debug: false });
 
 const dispatcher = new EventDispatcher();
 dispatcher.addListener(KernelEvents.RESPONSE, (event) => event.response.setHeader('x-seen', '1'));
