@@ -313,7 +313,7 @@ function describeListenError(error: Error & { code?: string }): string {
   return error.code === undefined ? error.message : `${LISTEN_ERRORS[error.code] ?? error.code} (${error.code})`;
 }
 
-/** What to do when the process (EMFILE) or the whole system (ENFILE) has no file descriptor left; bin/serve says the same of its own loading (keep the two alike). */
+/** What to do when the process (EMFILE) or the whole system (ENFILE) has no file descriptor left; bin/serve says the same of its own loading, from a copy of its own (see there why), which a test keeps alike. */
 const OUT_OF_DESCRIPTORS = {
   EMFILE:
     'the process is out of file descriptors. Raise its limit of open files (ulimit -n 4096 in its shell, LimitNOFILE=65536 in a systemd unit, docker run --ulimit nofile=65536): every connection takes one (see "File descriptors" in the README)',

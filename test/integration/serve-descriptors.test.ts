@@ -34,12 +34,16 @@ for (const maxFiles of [24, 40]) {
   });
 }
 
-// The system's table full (ENFILE) cannot be brought about by a test: a loader hook fails the command's
-// own module with it, as node's loader would, and bin/serve must name the system's limit, not the process's.
-test("when the system's whole table of open files is full (ENFILE) as it loads its modules, it exits 1 with one line saying so and naming the system's limit", async () => {
+/**
+ * Runs bin/serve with a loader hook that fails the module whose URL ends with `module` with `code`, as
+ * node's loader would when out of file descriptors: its exit code and stderr.
+ */
+async function serveFailingToLoad(module: string, code: 'EMFILE' | 'ENFILE'): Promise<{ code: number | null; stderr: string }> {
   const dir = serveWorkDir();
+  const message = code === 'EMFILE' ? 'EMFILE: too many open files' : 'ENFILE: file table overflow';
+  const errno = code === 'EMFILE' ? -24 : -23;
   writeFileSync(join(dir, 'hooks.mjs'), `export async function load(url, context, next) {
-  if (url.endsWith('/dist/lib/server/cli.js')) throw Object.assign(new Error("ENFILE: file table overflow, open '" + new URL(url).pathname + "'"), { code: 'ENFILE', errno: -23, syscall: 'open' });
+  if (url.endsWith(${JSON.stringify(module)})) throw Object.assign(new Error(${JSON.stringify(`${message}, open '`)} + new URL(url).pathname + "'"), { code: ${JSON.stringify(code)}, errno: ${errno}, syscall: 'open' });
   return next(url, context);
 }
 `);
@@ -48,10 +52,33 @@ test("when the system's whole table of open files is full (ENFILE) as it loads i
   const child = spawn(process.execPath, ['--import', pathToFileURL(join(dir, 'register.mjs')).href, serveBin, ...args], { cwd: dir, env: serveEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
-  assert.is(await exitOf(child), 1, stderr);
+  return { code: await exitOf(child), stderr };
+}
+
+// The system's table full (ENFILE) cannot be brought about by a test: a loader hook fails the command's
+// own module with it, as node's loader would, and bin/serve must name the system's limit, not the process's.
+test("when the system's whole table of open files is full (ENFILE) as it loads its modules, it exits 1 with one line saying so and naming the system's limit", async () => {
+  const { code, stderr } = await serveFailingToLoad('/dist/lib/server/cli.js', 'ENFILE');
+  assert.is(code, 1, stderr);
   const lines = stderr.trim().split('\n');
   assert.is(lines.length, 1, stderr);
   assert.match(lines[0]!, /^serve: ENFILE: file table overflow, open '.*cli\.js': the system is out of file descriptors \(its whole table is full\): close what holds them, or raise fs\.file-max \(sysctl\)$/);
+});
+
+// bin/serve keeps its own copy of main()'s words: at the lowest limit it runs under, no file can be
+// opened once it is loaded, so no module it could share them from would load either.
+test("what bin/serve says when its own modules fail to load is what main() says when the app's do, for EMFILE and ENFILE", async () => {
+  for (const code of ['EMFILE', 'ENFILE'] as const) {
+    const said: string[] = [];
+    for (const module of ['/dist/lib/server/cli.js', '/dist/lib/app/index.js']) {
+      const { code: exit, stderr } = await serveFailingToLoad(module, code);
+      assert.is(exit, 1, stderr);
+      assert.is(stderr.trim().split('\n').length, 1, stderr);
+      // The same line but for the file named.
+      said.push(stderr.trim().replace(/open '[^']*'/, "open '…'"));
+    }
+    assert.is(said[0], said[1], code);
+  }
 });
 
 test.run();
