@@ -787,27 +787,42 @@ class IdleSockets {
 
   #check(): void {
     const now = performance.now();
+    let expired: Array<{ socket: Socket; activity: Activity; idle: boolean }> | undefined;
     for (const [socket, activity] of this.#sockets) {
-      // bytesWritten counts what waits in the socket's buffer too: a client that stops reading
-      // stops it once the response stream feels the back-pressure.
-      const read = activity.readsCount ? socket.bytesRead : activity.read;
-      const written = socket.bytesWritten;
-      if (read !== activity.read || written !== activity.written) {
-        activity.read = read;
-        activity.written = written;
-        activity.since = now;
-        continue;
-      }
+      if (moved(socket, activity, now)) continue;
       const quiet = now - activity.since;
       const idle = this.#timeout > 0 && quiet >= this.#timeout && (quiet >= this.#headWait || !awaitsHead(activity.http));
-      if (idle || (this.#keepAlive > 0 && quiet >= this.#keepAlive && awaitsRequest(activity.http))) {
-        this.#sockets.delete(socket);
-        // A body cut half-way is no client that left: its reader is told why (see Request's body reading), a 408.
-        if (idle && activity.http !== null && requestInBody(activity.http) !== null) activity.http.destroy(new RequestTimeoutHttpError(`The request body did not arrive: nothing came within the idle timeout (${describeDuration(this.#timeout)}).`));
-        socket.destroy();
-      }
+      if (idle || (this.#keepAlive > 0 && quiet >= this.#keepAlive && awaitsRequest(activity.http))) (expired ??= []).push({ socket, activity, idle });
+    }
+    // Dropped once the event loop has polled, not now: timers run before the poll, so a request that
+    // came while the loop was busy (one a proxy sent on a connection it keeps) is still unread, and
+    // destroying a socket with unread bytes resets it: nginx answers its client 502 for a POST.
+    if (expired !== undefined) setImmediate(() => this.#drop(expired));
+  }
+
+  #drop(expired: Array<{ socket: Socket; activity: Activity; idle: boolean }>): void {
+    const now = performance.now();
+    for (const { socket, activity, idle } of expired) {
+      if (this.#sockets.get(socket) !== activity || moved(socket, activity, now)) continue;
+      this.#sockets.delete(socket);
+      // A body cut half-way is no client that left: its reader is told why (see Request's body reading), a 408.
+      if (idle && activity.http !== null && requestInBody(activity.http) !== null) activity.http.destroy(new RequestTimeoutHttpError(`The request body did not arrive: nothing came within the idle timeout (${describeDuration(this.#timeout)}).`));
+      socket.destroy();
     }
   }
+}
+
+/** Whether `socket` read or wrote since `activity` last looked; if so, `activity` is brought up to date. */
+function moved(socket: Socket, activity: Activity, now: number): boolean {
+  // bytesWritten counts what waits in the socket's buffer too: a client that stops reading
+  // stops it once the response stream feels the back-pressure.
+  const read = activity.readsCount ? socket.bytesRead : activity.read;
+  const written = socket.bytesWritten;
+  if (read === activity.read && written === activity.written) return false;
+  activity.read = read;
+  activity.written = written;
+  activity.since = now;
+  return true;
 }
 
 function ignore(): void {}

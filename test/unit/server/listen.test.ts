@@ -856,6 +856,26 @@ test('a connection that waits for its next request, or its first, is closed afte
   });
 });
 
+test('a request that came while the event loop was busy as its connection\'s keep-alive time ran out is answered, not reset (a proxy reusing the connection would answer its client 502), over http and https', async () => {
+  await withServers(hello, { limits: { keepAliveTimeout: 1 } }, async ({ urls }) => {
+    for (const url of urls) {
+      const { socket, closed } = await within(openRawTo(url), 5_000, `connect to ${url}`);
+      const body = url.startsWith('https:') ? 'hello over https' : 'hello over http';
+      await within(exchange(socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered(body)), 5_000, 'first answer');
+      // Time for a check (every 250 ms) to see the connection quiet since that answer; the next request goes out
+      // within the keep-alive time (1 ms and node's one-second margin), as nginx reuses a connection it keeps.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const second = exchange(socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered(body));
+      // Then the event loop is held past that time (a long synchronous task, a GC pause): the idle check, a
+      // timer, runs before the request waiting in the socket is read.
+      for (const end = performance.now() + 1_500; performance.now() < end; );
+      const outcome = await within(Promise.race([second, closed.then(() => 'the connection closed with no answer')]), 5_000, `the second answer over ${url}`);
+      assert.ok(outcome.endsWith(body), `over ${url}: ${outcome}`);
+      socket.destroy();
+    }
+  });
+});
+
 /**
  * Starts servers with `listener`, catching the idle sweep's timer (made while startServers runs synchronously)
  * so a test can run a sweep when it chooses rather than wait for one.
