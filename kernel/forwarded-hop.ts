@@ -5,13 +5,16 @@ import { isIP } from 'node:net';
 export function hopAddress(hop: string): string {
   if (hop.startsWith('[')) {
     const end = hop.indexOf(']');
-    // Only a port may follow the brackets: `[::1]junk` is no address, as `1.2.3.4junk` is none.
-    return end !== -1 && (end === hop.length - 1 || hop.charCodeAt(end + 1) === 58) /* : */ ? hop.slice(1, end) : hop;
+    // Only a port may follow the brackets: `[::1]junk` and `[::1]:junk` are no address, as `1.2.3.4junk` is none.
+    return end !== -1 && (end === hop.length - 1 || (hop.charCodeAt(end + 1) === 58 /* : */ && PORT.test(hop.slice(end + 2)))) ? hop.slice(1, end) : hop;
   }
   const colon = hop.indexOf(':');
-  if (colon !== -1 && colon === hop.lastIndexOf(':') && isIP(hop.slice(0, colon)) === 4) return hop.slice(0, colon);
+  if (colon !== -1 && colon === hop.lastIndexOf(':') && isIP(hop.slice(0, colon)) === 4 && PORT.test(hop.slice(colon + 1))) return hop.slice(0, colon);
   return hop;
 }
+
+/** What may follow a hop's address and colon: a port, or RFC 7239's obfuscated one (`_` and letters, digits, `.`, `_`, `-`). */
+const PORT = /^(?:\d{1,5}|_[A-Za-z0-9._-]+)$/;
 
 /** An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, `::ffff:7f00:1`) as the IPv4 address it is; any other as it is. */
 export function stripMapped(address: string): string {

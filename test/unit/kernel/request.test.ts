@@ -142,6 +142,13 @@ test('a forwarded hop that is no address is shown as sent, never cut into one', 
   assert.is(ip('[2001:db8::1]:443'), '2001:db8::1');
 });
 
+test('a forwarded hop whose address is followed by a colon and anything but a port is no address either, bracketed or IPv4; RFC 7239 obfuscated ports are ports', () => {
+  const trusted = (address: string) => address === '127.0.0.1';
+  const ip = (forwarded: string) => Request.create('/', 'GET', { headers: { 'x-forwarded-for': forwarded }, remoteAddress: '127.0.0.1', trustProxy: trusted }).clientIp;
+  for (const hop of ['[2001:db8::1]:junk', '[2001:db8::1]:', '[::1]:80x', '[::1]:123456', '203.0.113.7:junk', '203.0.113.7:', '203.0.113.7:-1', '203.0.113.7:_']) assert.is(ip(hop), hop);
+  for (const [hop, address] of [['[2001:db8::1]:443', '2001:db8::1'], ['[2001:db8::1]:_gazonk', '2001:db8::1'], ['203.0.113.7:4711', '203.0.113.7'], ['203.0.113.7:_a.b-c_1', '203.0.113.7']]) assert.is(ip(hop), address, hop);
+});
+
 test('IPv4-mapped IPv6 client addresses show as IPv4', () => {
   assert.is(Request.create('/', 'GET', { remoteAddress: '::ffff:127.0.0.1' }).clientIp, '127.0.0.1');
 });

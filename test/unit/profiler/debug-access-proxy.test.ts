@@ -49,6 +49,7 @@ test('forwarding headers that name allowed clients only keep debug details: a lo
     { 'x-real-ip': '127.0.0.1', 'x-forwarded-for': '127.0.0.1' },
     { 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': '[::1]:3000, app.localhost' },
     { 'x-forwarded-for': '::ffff:7f00:1, [::FFFF:7F00:1]:443' },
+    { forwarded: 'for="[::1]:_port1"', 'x-forwarded-for': '127.0.0.1:_p' },
   ]) {
     assert.is(access.isAllowed(passedOn(headers)), true, JSON.stringify(headers));
   }
@@ -73,6 +74,9 @@ test('a proxy that names no client, or something that is no address, hides debug
     { 'x-forwarded-for': '127.0.0.1, localhost' },
     { 'x-forwarded-for': '[::1]junk' },
     { forwarded: 'for="[::1]evil"' },
+    { 'x-forwarded-for': '[::1]:evil' },
+    { 'x-forwarded-for': '127.0.0.1:evil' },
+    { forwarded: 'for="[::1]:"' },
   ]) {
     assert.is(access.isAllowed(passedOn(headers)), false, JSON.stringify(headers));
   }
