@@ -82,6 +82,8 @@ export function flattenError(error: unknown, options: FlattenErrorOptions = {}):
     const outermost = chain.length === 0;
     if (!isErrorLike(current)) {
       chain.push(flattenThrownValue(current, outermost));
+      // An object thrown or rejected with is one value wherever it is listed; equal strings may be two failures.
+      if (isObject(current)) seen.add(current);
       continue;
     }
     chain.push(flattenOne(current, outermost, mapSources));
@@ -156,7 +158,10 @@ function countRest(pending: unknown[], seen: Set<unknown>): number {
     const current = pending.pop();
     if (seen.has(current)) continue;
     count++;
-    if (!isErrorLike(current)) continue;
+    if (!isErrorLike(current)) {
+      if (isObject(current)) seen.add(current);
+      continue;
+    }
     seen.add(current);
     const cause = hasOwnOrInherited(current, 'cause') ? read(current, 'cause') : undefined;
     if (cause !== undefined && !seen.has(cause)) pending.push(cause);
@@ -178,6 +183,10 @@ function aggregatedErrors(error: object): { first: readonly unknown[]; count: nu
 }
 
 const NO_ERRORS = { first: [], count: 0 };
+
+function isObject(value: unknown): value is object {
+  return (typeof value === 'object' && value !== null) || typeof value === 'function';
+}
 
 function isErrorLike(value: unknown): value is object {
   try {

@@ -139,6 +139,15 @@ test('an error an AggregateError lists twice, or that is its cause too, is shown
   assert.ok(flattenError(twice).every((error) => error.omitted === undefined), 'nothing is counted as left out');
 });
 
+test('a value that is no Error, an object an AggregateError lists twice (a shared rejection), is shown once too; equal strings, which may be two rejections, each', () => {
+  const reason = { code: 'ECONNREFUSED' };
+  const listed = flattenError(new AggregateError([reason, new Error('timed out'), reason], 'all failed', { cause: reason }));
+  assert.equal(listed.map((error) => error.message.replace(/ \(.*$/, '')), ['all failed', 'Cause is not an Error', 'timed out']);
+  assert.is(flattenError(new AggregateError(['down', 'down'], 'all failed')).length, 3);
+  // Counted once past the kept ones too.
+  assert.is(flattenError(new AggregateError([reason, reason], 'cut'), { maxErrors: 1 })[0]!.omitted, 1);
+});
+
 test('turns a thrown string into an Error entry that says what was thrown', () => {
   const [flat, ...rest] = flattenError('oops');
   assert.is(rest.length, 0);
