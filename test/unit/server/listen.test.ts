@@ -857,7 +857,10 @@ test('a connection that waits for its next request, or its first, is closed afte
 });
 
 test('a request that came while the event loop was busy as its connection\'s keep-alive time ran out is answered, not reset (a proxy reusing the connection would answer its client 502), over http and https', async () => {
-  await withServers(hello, { limits: { keepAliveTimeout: 1 } }, async ({ urls }) => {
+  // Answered a moment later, as an application that reads a body or a database does: a sweep that dropped the
+  // connection once its request had been read, rather than keeping it, would cut the answer before it went out.
+  const helloLater = (req: IncomingMessage, res: ServerResponse): void => void setTimeout(() => hello(req, res), 50);
+  await withServers(helloLater, { limits: { keepAliveTimeout: 1 } }, async ({ urls }) => {
     for (const url of urls) {
       const { socket, closed } = await within(openRawTo(url), 5_000, `connect to ${url}`);
       const body = url.startsWith('https:') ? 'hello over https' : 'hello over http';
@@ -871,6 +874,10 @@ test('a request that came while the event loop was busy as its connection\'s kee
       for (const end = performance.now() + 1_500; performance.now() < end; );
       const outcome = await within(Promise.race([second, closed.then(() => 'the connection closed with no answer')]), 5_000, `the second answer over ${url}`);
       assert.ok(outcome.endsWith(body), `over ${url}: ${outcome}`);
+      // And the connection is kept: the request that came was activity, as if the sweep had seen it.
+      const third = exchange(socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered(body));
+      const again = await within(Promise.race([third, closed.then(() => 'the connection closed with no answer')]), 5_000, `the third answer over ${url}`);
+      assert.ok(again.endsWith(body), `over ${url}, the third request: ${again}`);
       socket.destroy();
     }
   });
