@@ -1,7 +1,9 @@
-import { spawn } from 'node:child_process';
-import { EventEmitter } from 'node:events';
+import { execFileSync, spawn } from 'node:child_process';
+import { EventEmitter, once } from 'node:events';
 import { Writable } from 'node:stream';
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, createWriteStream, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { runInNewContext } from 'node:vm';
 
@@ -541,6 +543,118 @@ test('a stream that calls back each write with no argument, as a SinkStream may,
   await new Promise((resolve) => setImmediate(resolve));
   logger.error('two');
   assert.equal(written.map((line) => JSON.parse(line).message), ['one', 'two']);
+});
+
+/** A FIFO of a fresh directory, opened without blocking at both ends, its buffer filled: a write to it fails with EAGAIN until it is read. */
+function fullFifo() {
+  const dir = mkdtempSync(join(tmpdir(), 'sink-'));
+  const path = join(dir, 'fifo');
+  execFileSync('mkfifo', [path]);
+  const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+  try {
+    for (;;) writeSync(writer, Buffer.alloc(4096));
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'EAGAIN') throw error;
+  }
+  return { dir, path, reader, writer };
+}
+
+/** What a descriptor opened without blocking holds now, read until it has no more. */
+function readWaiting(fd: number): string {
+  const chunks: Buffer[] = [];
+  const buffer = Buffer.alloc(65536);
+  try {
+    for (let n; (n = readSync(fd, buffer)) > 0; ) chunks.push(Buffer.from(buffer.subarray(0, n)));
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'EAGAIN') throw error;
+  }
+  return Buffer.concat(chunks).toString();
+}
+
+/** Opens `path` until the descriptor given is `fd` (the lowest free number is given first); returns every descriptor opened. */
+function openUnder(fd: number, path: string): number[] {
+  const opened: number[] = [];
+  while (opened.at(-1) !== fd && opened.length < 100) opened.push(openSync(path, 'w'));
+  assert.is(opened.at(-1), fd, 'a file opened under the number');
+  return opened;
+}
+
+test('stderr on a full disk (/dev/full, ENOSPC) loses records without ending the process; once it has room (fd 2 reopened on a file), a WARNING of the log channel counts them and says why, before the next record', async () => {
+  if (!existsSync('/dev/full')) return;
+  const dir = mkdtempSync(join(tmpdir(), 'sink-'));
+  const file = join(dir, 'stderr.log');
+  // The child's stderr is /dev/full, whose writes all fail; then its fd 2 is closed and opened again on a file.
+  const script = `
+    const { closeSync, openSync } = await import('node:fs');
+    const { Logger, attachStderrSink, createBus } = await import(${JSON.stringify(logModule)});
+    const bus = createBus();
+    attachStderrSink(bus, { json: true });
+    const logger = new Logger({ bus });
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
+    logger.error('lost one');
+    await pause();
+    logger.error('lost two');
+    await pause();
+    closeSync(2);
+    const fd = openSync(${JSON.stringify(file)}, 'w');
+    logger.error('written');
+    process.stdout.write('alive on fd ' + fd);
+  `;
+  const full = openSync('/dev/full', 'w');
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', full] });
+  closeSync(full);
+  let stdout = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  assert.is(stdout, 'alive on fd 2');
+  assert.is(code, 0);
+  const lines = readFileSync(file, 'utf8').split('\n');
+  rmSync(dir, { recursive: true });
+  assert.is(lines.length, 4, 'the newline ending a line a failure may have cut, the count, the record, and the end');
+  assert.is(lines[0], '');
+  const note = JSON.parse(lines[1]!);
+  assert.equal([note.level, note.channel, note.message, note.context], ['warning', 'log', 'stderr could not be written (ENOSPC): 2 log records were lost', { lost: 2, reason: 'ENOSPC' }]);
+  assert.is(JSON.parse(lines[2]!).message, 'written');
+  assert.is(lines[3], '');
+});
+
+test('a stream whose file failed and whose reader then goes (EPIPE on its descriptor) stops the sink: a reader that comes back gets nothing', async () => {
+  const { dir, path, reader, writer } = fullFifo();
+  // A file stream that keeps its descriptor (as stderr's does) fails with EAGAIN on the full FIFO: the sink goes on to the descriptor.
+  const stream = createWriteStream('', { fd: writer, autoClose: false });
+  const bus = createBus();
+  attachStderrSink(bus, { json: true, stream });
+  const logger = new Logger({ bus });
+  logger.error('lost to EAGAIN');
+  await once(stream, 'error');
+  closeSync(reader);
+  logger.error('lost to EPIPE');
+  const again = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  readWaiting(again);
+  logger.error('after');
+  assert.is(readWaiting(again), '');
+  closeSync(again);
+  closeSync(writer);
+  rmSync(dir, { recursive: true });
+});
+
+test('a stream whose descriptor was closed under it (EBADF) stops the sink: a file opened later under that number gets none of its lines', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sink-'));
+  const fd = openSync(join(dir, 'stderr.log'), 'w');
+  const stream = createWriteStream('', { fd, autoClose: false });
+  const bus = createBus();
+  attachStderrSink(bus, { json: true, stream });
+  const logger = new Logger({ bus });
+  closeSync(fd);
+  logger.error('lost to EBADF');
+  await once(stream, 'error');
+  const other = join(dir, 'other.log');
+  const opened = openUnder(fd, other);
+  logger.error('after');
+  opened.forEach((descriptor) => closeSync(descriptor));
+  assert.is(readFileSync(other, 'utf8'), '');
+  rmSync(dir, { recursive: true });
 });
 
 test.run();
