@@ -11,7 +11,7 @@ import type { RequestDescriber, RequestDescription } from './request-description
 export interface SinkStream {
   write(chunk: string, callback?: (error?: Error | null) => void): unknown;
   isTTY?: boolean;
-  /** The stream's descriptor when it is a file (process.stderr redirected to one): written directly once the stream has failed. */
+  /** The stream's descriptor when it is a file (process.stderr redirected to one): written directly once the stream has failed, while the stream still has it. */
   fd?: number;
   /** Characters waiting to be written (a node stream's); a backlog past `maxBuffered` drops records. */
   writableLength?: number;
@@ -68,7 +68,8 @@ const DEFAULT_MAX_BUFFERED = 1024 * 1024;
  * written as a WARNING of the `log` channel once it has caught up. A pipe is written asynchronously;
  * node writes a file or a terminal synchronously, so a terminal whose reader has stalled (Ctrl-S, a
  * frozen ssh session) blocks the process until it reads again. A file that failed (a full disk) is
- * written to its descriptor from then on, so logging resumes once there is room, with a count of what was lost.
+ * written to its descriptor from then on, so logging resumes once there is room, with a count of what was lost;
+ * a stream that closes its file when it fails (fs.createWriteStream) stops the sink instead.
  */
 export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions = {}): () => void {
   const stream = options.stream ?? process.stderr;
@@ -100,6 +101,11 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
     }
   };
   const writeToFd = (text: string): void => {
+    // A stream that closed its file when it failed (fs.createWriteStream) no longer has it: its number may be another file's now.
+    if (stream.fd !== fd) {
+      closed = true;
+      return;
+    }
     const note =
       lost > 0
         ? format({ time: Date.now(), level: LogLevel.WARNING, levelName: 'WARNING', channel: 'log', message: `stderr could not be written (${lostReason}): ${lost} log records were lost`, context: { lost, reason: lostReason } })

@@ -657,4 +657,22 @@ test('a stream whose descriptor was closed under it (EBADF) stops the sink: a fi
   rmSync(dir, { recursive: true });
 });
 
+test('a stream that closes its file when a write fails (fs.createWriteStream on a full FIFO) stops the sink: a file opened later under its descriptor\'s number gets none of its lines', async () => {
+  const { dir, reader, writer } = fullFifo();
+  const stream = createWriteStream('', { fd: writer });
+  const bus = createBus();
+  attachStderrSink(bus, { json: true, stream });
+  const logger = new Logger({ bus });
+  logger.error('lost to EAGAIN');
+  // once() would reject at the 'error' that comes first.
+  await new Promise<void>((resolve) => stream.on('close', () => resolve()));
+  const other = join(dir, 'other.log');
+  const opened = openUnder(writer, other);
+  logger.error('after');
+  opened.forEach((descriptor) => closeSync(descriptor));
+  closeSync(reader);
+  assert.is(readFileSync(other, 'utf8'), '');
+  rmSync(dir, { recursive: true });
+});
+
 test.run();
