@@ -111,7 +111,8 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
         ? format({ time: Date.now(), level: LogLevel.WARNING, levelName: 'WARNING', channel: 'log', message: `stderr could not be written (${lostReason}): ${lost} log records were lost`, context: { lost, reason: lostReason } })
         : '';
     // A newline first ends the line a failure cut in the middle.
-    let buffer = Buffer.from(`${cut ? '\n' : ''}${note}${text}`);
+    const head = `${cut ? '\n' : ''}${note}`;
+    let buffer = Buffer.from(`${head}${text}`);
     const length = buffer.length;
     try {
       while (buffer.length > 0) buffer = buffer.subarray(writeSync(fd!, buffer));
@@ -120,6 +121,8 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
       if (code === 'EPIPE' || code === 'EBADF') closed = true;
+      // A count written whole (a full disk takes what fits, then fails) has been said: only this record is lost since.
+      if (length - buffer.length >= Buffer.byteLength(head)) lost = 0;
       lost++;
       lostReason = typeof code === 'string' ? code : 'error';
       cut ||= buffer.length < length;

@@ -675,4 +675,28 @@ test('a stream that closes its file when a write fails (fs.createWriteStream on 
   rmSync(dir, { recursive: true });
 });
 
+test('a count of lost records written whole before its record was cut is not counted again: the next count starts from the cut record', async () => {
+  const { dir, reader, writer } = fullFifo();
+  const stream = createWriteStream('', { fd: writer, autoClose: false });
+  const bus = createBus();
+  attachStderrSink(bus, { json: true, stream });
+  const logger = new Logger({ bus });
+  logger.error('lost');
+  await once(stream, 'error');
+  // Room for the count, not for the record after it (its context string is cut at 16,384 characters, longer than the room).
+  readSync(reader, Buffer.alloc(4096));
+  logger.error('cut', { pad: 'x'.repeat(20_000) });
+  const partly = readWaiting(reader).replace(/^\0+/, '').split('\n');
+  assert.is(JSON.parse(partly[1]!).message, 'stderr could not be written (EAGAIN): 1 log records were lost');
+  assert.match(partly[2]!, /^\{"time":".*"message":"cut"/);
+  logger.error('next');
+  const lines = readWaiting(reader).split('\n');
+  closeSync(reader);
+  closeSync(writer);
+  rmSync(dir, { recursive: true });
+  assert.is(lines.length, 4, 'the newline ending the cut record, the count, the record, and the end');
+  assert.equal(JSON.parse(lines[1]!).context, { lost: 1, reason: 'EAGAIN' });
+  assert.is(JSON.parse(lines[2]!).message, 'next');
+});
+
 test.run();
