@@ -699,4 +699,15 @@ test('a count of lost records written whole before its record was cut is not cou
   assert.is(JSON.parse(lines[2]!).message, 'next');
 });
 
+test('the sink hides what profiles hide: a secret key\'s placeholder and value, secret pairs in the message and the context\'s strings, a secret query parameter; a secret key without a value is left out, as JSON has it', () => {
+  const { written, stream } = memoryStream();
+  const bus = createBus();
+  attachStderrSink(bus, { stream, redaction: new Redactor(), describeRequest: () => ({ method: 'GET', path: '/p?access_token=abc&page=2' }) });
+  new Logger({ bus, currentRequest: () => ({}) }).error('login {password} failed for api_key=xyz', { password: 'hunter2', note: 'retry with token=abc123', secret: undefined, page: 2 });
+  const line = JSON.parse(written[0]!);
+  assert.is(line.message, 'login [redacted] failed for api_key=[redacted]');
+  assert.equal(line.context, { password: '[redacted]', note: 'retry with token=[redacted]', page: 2 });
+  assert.is(line.request.path, '/p?access_token=%5Bredacted%5D&page=2');
+});
+
 test.run();
