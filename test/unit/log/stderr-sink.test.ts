@@ -710,4 +710,10 @@ test('the sink hides what profiles hide: a secret key\'s placeholder and value, 
   assert.is(line.request.path, '/p?access_token=%5Bredacted%5D&page=2');
 });
 
+test('a text line writes a context a JavaScript caller gave as a number or a string, and none for undefined', () => {
+  assert.is(formatLine(record(5 as never)), '[1970-01-01T00:00:00.000Z] app.ERROR: m 5\n');
+  assert.is(formatLine(record('text' as never)), '[1970-01-01T00:00:00.000Z] app.ERROR: m "text"\n');
+  assert.is(formatLine(record(undefined as never)), '[1970-01-01T00:00:00.000Z] app.ERROR: m\n');
+});
+
 test.run();
