@@ -716,4 +716,12 @@ test('a text line writes a context a JavaScript caller gave as a number or a str
   assert.is(formatLine(record(undefined as never)), '[1970-01-01T00:00:00.000Z] app.ERROR: m\n');
 });
 
+test('a request description\'s field that is no string is left out, the others kept; a text line names only what there is, and nothing for a client IP alone', () => {
+  assert.equal(JSON.parse(formatJson(record({}), { method: 1, path: '/p', ip: 2, token: 'abc', sub: 'yes', mainToken: 3 } as unknown as RequestDescription)).request, { path: '/p', token: 'abc' });
+  assert.equal(JSON.parse(formatJson(record({}), { method: 'GET', path: 5, token: 'abc' } as unknown as RequestDescription)).request, { method: 'GET', token: 'abc' });
+  assert.is(formatLine(record({}), { path: '/p', token: 'abc' }), '[1970-01-01T00:00:00.000Z] app.ERROR: m [/p token=abc]\n');
+  assert.is(formatLine(record({}), { method: 'GET', token: 'abc' }), '[1970-01-01T00:00:00.000Z] app.ERROR: m [GET token=abc]\n');
+  assert.is(formatLine(record({}), { ip: '203.0.113.7' }), '[1970-01-01T00:00:00.000Z] app.ERROR: m\n');
+});
+
 test.run();
