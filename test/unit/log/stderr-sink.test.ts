@@ -724,4 +724,30 @@ test('a request description\'s field that is no string is left out, the others k
   assert.is(formatLine(record({}), { ip: '203.0.113.7' }), '[1970-01-01T00:00:00.000Z] app.ERROR: m\n');
 });
 
+test('a context is written by JSON.stringify\'s rules: toJSON with its key (a Date, an invalid one null), non-finite numbers null, booleans, null, bigints as text, boxed primitives as their value, undefined, functions and symbols left out (null in an array)', () => {
+  const keyed = { toJSON: (key: string) => `under "${key}"` };
+  const context = {
+    at: new Date(0), invalid: new Date(Number.NaN), keyed, list: [keyed, undefined, () => 1, Symbol('s')],
+    nan: Number.NaN, inf: -Infinity, no: false, yes: true, big: 10n, none: null, absent: undefined, f() {}, s: Symbol('s'),
+    boxed: [new Number(1), new String('s'), new Boolean(false), Object(2n)],
+  };
+  assert.equal(JSON.parse(formatJson(record(context))).context, {
+    at: '1970-01-01T00:00:00.000Z', invalid: null, keyed: 'under "keyed"', list: ['under "0"', null, null, null],
+    nan: null, inf: null, no: false, yes: true, big: '10', none: null, boxed: [1, 's', false, '2'],
+  });
+  // The context's own toJSON is called with the empty key, as JSON.stringify calls it on the value it is given.
+  assert.equal(JSON.parse(formatJson(record({ toJSON: (key: string) => ({ key }) }))).context, { key: '' });
+  assert.is(JSON.parse(formatJson(record({ toJSON: () => undefined }))).context, null, 'a toJSON that returns undefined leaves null');
+});
+
+test('an object met twice in a context, not inside itself, is written both times', () => {
+  const shared = { a: 1 };
+  assert.equal(JSON.parse(formatJson(record({ x: shared, y: [shared] }))).context, { x: { a: 1 }, y: [{ a: 1 }] });
+});
+
+test('a typed array is written item by item as JSON.stringify has it, a BigInt64Array\'s items as text, a non-finite float as null', () => {
+  const context = { big: new BigInt64Array([1n, -2n]), float: new Float64Array([Number.NaN, 1.5]) };
+  assert.equal(JSON.parse(formatJson(record(context))).context, { big: { 0: '1', 1: '-2' }, float: { 0: null, 1: 1.5 } });
+});
+
 test.run();
