@@ -750,4 +750,23 @@ test('a typed array is written item by item as JSON.stringify has it, a BigInt64
   assert.equal(JSON.parse(formatJson(record(context))).context, { big: { 0: '1', 1: '-2' }, float: { 0: null, 1: 1.5 } });
 });
 
+test('a string of exactly 16,384 characters is written whole; a cut before the first or the last high surrogate keeps the pair out', () => {
+  const exact = 'a'.repeat(16_384);
+  assert.is(JSON.parse(formatJson(record({}, exact))).message, exact);
+  for (const pair of ['\u{10000}', '\u{10FC00}']) {
+    assert.is(JSON.parse(formatJson(record({}, `${'a'.repeat(16_383)}${pair}z`))).message, `${'a'.repeat(16_383)}… [3 more characters]`, pair.charCodeAt(0).toString(16));
+  }
+});
+
+test('a context of exactly 262,144 characters of JSON is written; one longer is left out with a note of at least how long it was, past the cap also for a key too long', () => {
+  const ids = [10, ...Array.from({ length: 131_066 }, () => 1)];
+  assert.is(JSON.stringify({ ids }).length, 262_144);
+  assert.equal(JSON.parse(formatJson(record({ ids }))).context, { ids });
+  // Written a character at a time, the digits are left out at the first past the cap.
+  assert.is(JSON.parse(formatJson(record({ ids: Array.from({ length: 200_000 }, () => 1) }))).context, '[context of at least 262145 characters left out: longer than 262144]');
+  const note = JSON.parse(formatJson(record({ ['k'.repeat(300_000)]: 1 }))).context as string;
+  const [, length] = /^\[context of at least (\d+) characters left out: longer than 262144\]$/.exec(note)!;
+  assert.ok(Number(length) > 262_144, note);
+});
+
 test.run();
