@@ -769,4 +769,26 @@ test('a context of exactly 262,144 characters of JSON is written; one longer is 
   assert.ok(Number(length) > 262_144, note);
 });
 
+test('an error\'s own fields share 64 KiB between them: a second field past it is a note, a field that is undefined or a function is left out, a stack that is no string too', () => {
+  const error = Object.assign(new Error('two'), { a: Array.from({ length: 20_000 }, () => 1), b: Array.from({ length: 20_000 }, () => 1), absent: undefined, f() {} });
+  error.stack = 42 as never;
+  const written = JSON.parse(formatJson(record({ error }))).context.error;
+  assert.equal(Object.keys(written), ['class', 'message', 'a', 'b']);
+  assert.is(written.a.length, 20_000);
+  assert.is(written.b, "[left out: the error's fields pass 65536 characters]");
+});
+
+test('an error\'s field that passes the context\'s 256 KiB, not its fields\' share, leaves the context out; one whose toJSON throws makes the context a note, as any value\'s does', () => {
+  const error = Object.assign(new Error('late'), { list: Array.from({ length: 20_000 }, () => 1) });
+  const late = JSON.parse(formatJson(record({ pad: Array.from({ length: 120_000 }, () => 1), error }))).context;
+  assert.match(late, /^\[context of at least \d+ characters left out: longer than 262144\]$/);
+  const throwing = Object.assign(new Error('throwing'), { when: { toJSON() { throw new Error('bad toJSON'); } } });
+  assert.is(JSON.parse(formatJson(record({ throwing }))).context, '[context that cannot be written as JSON: Error: bad toJSON]');
+});
+
+test('a context whose toJSON throws what cannot be made a string is a note saying the reason is unknown', () => {
+  const context = { value: { toJSON() { throw Object.create(null); } } };
+  assert.is(JSON.parse(formatJson(record(context))).context, '[context that cannot be written as JSON: unknown error]');
+});
+
 test.run();
