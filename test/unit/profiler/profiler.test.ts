@@ -343,11 +343,14 @@ test('a profile asked for between the response and kernel.terminate is worked ou
   assert.equal(early!.children.length, 1, 'the error page sub-request is its child already');
   assert.is((app.profiler!.present(early!).collectors.request as { method: string }).method, 'GET');
   assert.ok((early!.collectors.logger as { logs: unknown[] }).logs.length > 0, 'with its logs');
+  // The built-in collectors only read late (provisional): each one's data is there already.
+  for (const name of ['exception', 'events', 'time', 'router', 'memory']) assert.ok(early!.collectors[name] !== undefined && early!.collectors[name] !== null, `with its ${name} data`);
   assert.is(await storage.read(token), null, 'not saved yet');
   await app.kernel.terminate(request, response);
   await app.close();
   const saved = await storage.read(token);
   assert.equal(saved!.collectors.request, early!.collectors.request);
+  assert.equal(saved!.collectors.exception, early!.collectors.exception);
 });
 
 test('secret-looking route parameters are redacted in the request and router data', async () => {
