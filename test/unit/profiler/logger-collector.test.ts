@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request } from '../../../kernel/index.js';
 import { DebugLogBuffer, Logger, createBus } from '../../../lib/log/index.js';
-import { LoggerCollector } from '../../../lib/profiler/collectors/logger-collector.js';
+import { LoggerCollector, presentLogger } from '../../../lib/profiler/collectors/logger-collector.js';
 import type { CollectContext } from '../../../lib/profiler/data-collector.js';
 import { REDACTED, Redactor } from '../../../lib/profiler/redactor.js';
 
@@ -36,6 +36,65 @@ test('the records a request wrote past the 1,000 the buffer keeps are counted as
   const data = JSON.parse(collector.lateCollect({ request } as CollectContext).json) as { logs: unknown[]; omitted?: number };
   assert.is(data.logs.length, 1000);
   assert.is(data.omitted, 19_000);
+});
+
+/** What the collector stores for what `log` writes while handling one request, as parsed JSON. */
+function collect(log: (logger: Logger) => void): { logs: Array<{ message: string }>; omitted?: number } {
+  const bus = createBus();
+  const request = Request.create('/');
+  const collector = new LoggerCollector(new DebugLogBuffer(bus), new Redactor());
+  log(new Logger({ bus, currentRequest: () => request }));
+  return JSON.parse(collector.lateCollect({ request } as CollectContext).json);
+}
+
+test('a log message of 10,000 characters is kept whole; one of 10,001 is cut there, with a note; nothing left out, no `omitted`', () => {
+  const data = collect((logger) => {
+    logger.info('a'.repeat(10_000));
+    logger.info('b'.repeat(10_001));
+  });
+  assert.equal(data.logs.map((record) => record.message), ['a'.repeat(10_000), `${'b'.repeat(10_000)}… (1 more characters)`]);
+  assert.not.ok('omitted' in data);
+});
+
+test('records are kept while their JSON is under 1,000,000 characters: once it reaches that exactly, the next is counted, not kept', () => {
+  // A record's JSON is its fixed part plus its message (plain letters need no escaping), and a comma between two.
+  const fixed = JSON.stringify(collect((logger) => logger.info('')).logs[0]).length;
+  const messages: string[] = [];
+  let left = 1_000_000;
+  while (left > fixed + 10_000) {
+    messages.push('x'.repeat(9_000));
+    left -= fixed + 9_000 + 1;
+  }
+  messages.push('y'.repeat(left - fixed));
+  const data = collect((logger) => {
+    for (const message of messages) logger.info(message);
+    logger.info('past the budget');
+  });
+  assert.is(JSON.stringify(data.logs).length - 2, 1_000_000, 'the records kept are 1,000,000 characters of JSON');
+  assert.is(data.logs.length, messages.length);
+  assert.is(data.omitted, 1);
+});
+
+test('presentLogger names each record\'s level and counts the records by level, errors (ERROR and worse) and warnings apart', () => {
+  const record = (level: number) => ({ time: 1, level, channel: 'app', message: `level ${level}`, context: {} });
+  const shown = presentLogger({ logs: [record(0), record(3), record(3), record(4), record(5), record(7)] });
+  assert.equal(shown.logs.map((r) => r.levelName), ['EMERGENCY', 'ERROR', 'ERROR', 'WARNING', 'NOTICE', 'DEBUG']);
+  assert.equal(shown.counts, { EMERGENCY: 1, ERROR: 2, WARNING: 1, NOTICE: 1, DEBUG: 1 });
+  assert.is(shown.errorCount, 3);
+  assert.is(shown.warningCount, 1);
+});
+
+test('presentLogger keeps what it cannot read as stored: no logs, records that are no object or have no numeric level; a level no name has is INFO, as the panel files it', () => {
+  assert.equal(presentLogger(null), { counts: {}, errorCount: 0, warningCount: 0, logs: [] });
+  assert.equal(presentLogger({ logs: 'none' }), { counts: {}, errorCount: 0, warningCount: 0, logs: [] });
+  const odd = { time: 1, level: 'loud', channel: 'app', message: 'm', context: {} };
+  const unnamed = { time: 2, level: 42, channel: 'app', message: 'n', context: {} };
+  const shown = presentLogger({ logs: [null, 'text', odd, unnamed] });
+  assert.equal(shown.logs.slice(0, 3), [null, 'text', odd]);
+  assert.not.ok('levelName' in (shown.logs[2] as object));
+  assert.is(shown.logs[3]!.levelName, 'INFO');
+  // What is no record is not counted.
+  assert.equal(presentLogger({ logs: [null, 'text', 7, unnamed] }).counts, { INFO: 1 });
 });
 
 test.run();
