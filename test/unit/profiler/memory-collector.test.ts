@@ -50,4 +50,29 @@ test('out of file descriptors, the reading keeps the heap and goes without rss r
   }
 });
 
+test('a reading exactly 100 ms old is still shared; a moment later it is read again', () => {
+  let now = 5_000;
+  performance.now = () => now;
+  try {
+    const collector = new MemoryCollector();
+    const first = collector.lateCollect();
+    now += 100;
+    assert.is(collector.lateCollect(), first);
+    now += 0.001;
+    assert.is.not(collector.lateCollect(), first);
+  } finally {
+    delete (performance as { now?: unknown }).now;
+  }
+});
+
+test('the first reading is taken however early in the process it comes (performance.now() under 100 ms)', () => {
+  performance.now = () => 20;
+  try {
+    const data = JSON.parse(new MemoryCollector().lateCollect().json) as { heapUsed?: unknown };
+    assert.type(data.heapUsed, 'number');
+  } finally {
+    delete (performance as { now?: unknown }).now;
+  }
+});
+
 test.run();
