@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Request, Response } from '../../../kernel/index.js';
-import { MAX_ATTRIBUTES_JSON, RequestCollector } from '../../../lib/profiler/collectors/index.js';
-import { MAX_COLLECTOR_JSON, type Profile } from '../../../lib/profiler/profile.js';
+import { MAX_ATTRIBUTES_JSON, RequestCollector, presentRequest } from '../../../lib/profiler/collectors/index.js';
+import { MAX_COLLECTOR_JSON, type Profile, type RequestData } from '../../../lib/profiler/profile.js';
 import { renderRequestPanel } from '../../../lib/profiler/ui/panels/request-panel.js';
 import type { PanelContext } from '../../../lib/profiler/ui/panels/panel-context.js';
 import type { CollectContext } from '../../../lib/profiler/data-collector.js';
@@ -108,9 +108,10 @@ test('a JSON body field named __proto__ is kept in the collected body', async ()
 
 test("a request's attributes past 1 MiB of JSON are counted, not kept, and the panel says so: twelve of 250 KB made the whole request data, headers, route and response, a note of its size", () => {
   const request = Request.create('/upload', 'GET', { headers: { 'x-trace': 'abc' } });
-  request.attributes.set('_route', 'upload');
   for (let i = 0; i < 12; i++) request.attributes.set(`batch${i}`, Array(25).fill('x'.repeat(10_000)));
   // The panel's summary is kept however many attributes came before it.
+  request.attributes.set('_route', 'upload');
+  request.attributes.set('_route_params', { id: '7' });
   request.attributes.set('_controller', function upload() {});
   const context: CollectContext = { request, response: new Response('ok', 201), error: undefined, requestType: 'main', startTime: 0, startNow: 0, endNow: 0 };
   const json = new RequestCollector(new Redactor()).lateCollect(context).json;
@@ -118,11 +119,86 @@ test("a request's attributes past 1 MiB of JSON are counted, not kept, and the p
   const data = JSON.parse(json);
   assert.is(data.requestHeaders['x-trace'], 'abc');
   // 25 strings of 10,000 characters are 250,075 of JSON: the fifth passes 1 MiB, and the seven after it are counted.
-  assert.equal(Object.keys(data.attributes), ['_route', 'batch0', 'batch1', 'batch2', 'batch3', 'batch4', '_controller']);
+  assert.equal(Object.keys(data.attributes), ['batch0', 'batch1', 'batch2', 'batch3', 'batch4', '_route', '_route_params', '_controller']);
   assert.is(data.attributesOmitted, 7);
   assert.is(MAX_ATTRIBUTES_JSON, 1024 * 1024);
   const profile = { token: 'abc123', parent: null, children: [], ip: '127.0.0.1', method: 'GET', url: 'http://localhost/upload', time: 0, status: 201, collectors: { request: data } } as unknown as Profile;
   assert.match(String(renderRequestPanel({ profile } as PanelContext)), "7 more attributes are not shown: a profile keeps 1 MiB of a request's attributes.");
+});
+
+/** The request data the collector stores for `request` (parsed), with a body cap of `bodyCap` bytes. */
+function collect(request: Request, bodyCap?: number): RequestData {
+  const context: CollectContext = { request, response: new Response('ok'), error: undefined, requestType: 'main', startTime: 0, startNow: 0, endNow: 0 };
+  return JSON.parse(new RequestCollector(new Redactor(), bodyCap).lateCollect(context).json) as RequestData;
+}
+
+test('a body past the cap is kept up to it and marked truncated; one of exactly the cap is kept whole; an empty one is no body', async () => {
+  const body = async (text: string) => {
+    const request = Request.create('/upload', 'POST', { headers: { 'content-type': 'text/plain' }, body: text });
+    await request.text();
+    const { body, bodyTruncated } = collect(request, 8);
+    return { body, bodyTruncated };
+  };
+  assert.equal(await body('123456789'), { body: '12345678', bodyTruncated: true });
+  assert.equal(await body('12345678'), { body: '12345678', bodyTruncated: false });
+  assert.equal(await body(''), { body: null, bodyTruncated: false });
+});
+
+test('a request without a query string or cookies has an empty query and no cookies', () => {
+  const data = collect(Request.create('/plain'));
+  assert.equal([data.query, data.cookies], [{}, {}]);
+});
+
+test('presentRequest of request data that is missing or odd gives the summary\'s fields and empty ones, not a failure', () => {
+  const profile = { token: 'abc123', parent: 'def456', children: [], ip: '10.0.0.1', method: 'PUT', url: 'http://localhost/x', time: 0, status: 599, collectors: {} } as unknown as Profile;
+  const empty = {
+    method: 'PUT',
+    url: 'http://localhost/x',
+    path: '',
+    requestHeaders: {},
+    query: {},
+    cookies: {},
+    body: null,
+    bodyTruncated: false,
+    route: null,
+    routeParams: {},
+    controller: null,
+    clientIp: '10.0.0.1',
+    requestType: 'sub',
+    statusCode: 599,
+    statusText: 'Unknown Status',
+    contentType: null,
+    session: null,
+    attributes: {},
+    responseHeaders: {},
+  };
+  assert.equal(presentRequest(null, profile), empty);
+  assert.equal(presentRequest(['request'], profile), empty);
+  // Odd fields are left out (those of the summary) or made empty.
+  const odd = presentRequest({ attributes: { _route: 7, _route_params: ['a'], _controller: {} }, responseHeaders: { 'content-type': ['text/html'] } }, profile);
+  assert.equal([odd.route, odd.routeParams, odd.controller, odd.contentType], [null, {}, null, null]);
+  assert.equal(presentRequest({ attributes: [1], responseHeaders: null }, profile), { ...empty, attributes: {}, responseHeaders: {} });
+  // A main request's, with a status node knows.
+  const main = presentRequest({ responseHeaders: { 'content-type': 'text/html' } }, { ...profile, parent: null, status: 404 });
+  assert.equal([main.requestType, main.statusText, main.contentType], ['main', 'Not Found', 'text/html']);
+});
+
+test('attributes are kept while their JSON is under 1 MiB: once it reaches that exactly, the next is counted, not kept', () => {
+  // An attribute's JSON is `"name":"value"` (plain letters need no escaping), and a comma between two; a string is cut at 10,000 characters.
+  const request = Request.create('/x');
+  let left = MAX_ATTRIBUTES_JSON;
+  let i = 0;
+  const name = () => `a${String(i++).padStart(3, '0')}`;
+  while (left > 10_000 + 20) {
+    request.attributes.set(name(), 'x'.repeat(9_000));
+    left -= 6 + 3 + 9_000 + 1;
+  }
+  request.attributes.set(name(), 'y'.repeat(left - 6 - 3));
+  request.attributes.set('next', 'past the budget');
+  const data = collect(request);
+  assert.is(JSON.stringify(data.attributes).length - 2, MAX_ATTRIBUTES_JSON, 'the attributes kept are 1 MiB of JSON');
+  assert.is(Object.keys(data.attributes).length, i);
+  assert.is(data.attributesOmitted, 1);
 });
 
 test.run();
