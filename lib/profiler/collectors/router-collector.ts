@@ -35,7 +35,7 @@ export class RouterCollector implements DataCollector {
       try {
         traces = this.matcher.explain(routed.path, { method: routed.method, host: routed.host, scheme: routed.scheme === "https" ? "https" : "http" }).map((t) => ({ name: t.name, path: t.path, verdict: t.verdict, reason: t.reason }));
       } catch {
-        traces = [];
+        // Routed data the matcher refuses (stored by an older version): no verdicts, `traces` stays empty.
       }
     }
     return { ...router, traces };
