@@ -54,7 +54,7 @@ export class RequestCollector implements DataCollector {
         `,"body":${jsonStringOrNull(text === null ? null : redactor.body(text, request.contentType))},"bodyTruncated":${truncated}` +
         `,${attributesJson(request, redactor)},"requestType":${jsonString(requestType)}` +
         `,"responseHeaders":${redactor.headersJson(response.headers)}` +
-        `,"session":${session !== undefined && session !== null && typeof session === 'object' ? redactor.valueJson(session) : 'null'}}`,
+        `,"session":${session !== null && typeof session === 'object' ? redactor.valueJson(session) : 'null'}}`,
     );
   }
 
