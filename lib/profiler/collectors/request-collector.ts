@@ -44,7 +44,7 @@ export class RequestCollector implements DataCollector {
     const redactor = this.redactor;
     const bytes = request.peekBody();
     const truncated = bytes !== undefined && bytes.byteLength > this.bodyCap;
-    const text = bytes === undefined || bytes.byteLength === 0 ? null : bytes.subarray(0, this.bodyCap).toString('utf8');
+    const text = bytes === undefined || bytes.byteLength === 0 ? null : bytes.subarray(0, truncated ? utf8Cut(bytes, this.bodyCap) : this.bodyCap).toString('utf8');
     const cookies: Record<string, unknown> = {};
     if (request.headers.cookie !== undefined) for (const [name, value] of Object.entries(request.cookies)) if (value !== undefined) setOwn(cookies, name, redactor.isSecretKey(name) ? '[redacted]' : value);
     const session = request.attributes.get('_session_data');
@@ -95,6 +95,17 @@ export function presentRequest(data: unknown, profile: Profile): RequestData {
     attributes,
     responseHeaders,
   };
+}
+
+/**
+ * Where to cut `bytes` at most `cap` long without splitting a UTF-8 character: its first bytes
+ * decoded alone were a U+FFFD the client never sent. At most three continuation bytes follow a
+ * lead byte; past them the body is no UTF-8 and is cut at the cap.
+ */
+function utf8Cut(bytes: Buffer, cap: number): number {
+  let end = cap;
+  while (end > cap - 3 && end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return (bytes[end]! & 0xc0) === 0xc0 ? end : cap;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

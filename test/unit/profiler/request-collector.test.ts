@@ -201,4 +201,24 @@ test('attributes are kept while their JSON is under 1 MiB: once it reaches that 
   assert.is(data.attributesOmitted, 1);
 });
 
+test('a body cut at the cap in the middle of a UTF-8 character leaves that character out, not a U+FFFD it never had', async () => {
+  const cut = async (text: string, cap: number) => {
+    const request = Request.create('/upload', 'POST', { headers: { 'content-type': 'text/plain' }, body: text });
+    await request.text();
+    const { body, bodyTruncated } = collect(request, cap);
+    return { body, bodyTruncated };
+  };
+  // é is two bytes, 😀 four: the cap falls after the first byte of each.
+  assert.equal(await cut('ééé', 5), { body: 'éé', bodyTruncated: true });
+  assert.equal(await cut('a😀b', 2), { body: 'a', bodyTruncated: true });
+  assert.equal(await cut('a😀b', 4), { body: 'a', bodyTruncated: true });
+  assert.equal(await cut('a😀b', 5), { body: 'a😀', bodyTruncated: true });
+  // No UTF-8 (continuation bytes without a lead byte within the three a character may have): cut at the cap, as it was.
+  for (const bytes of [Buffer.alloc(6, 0x80), Buffer.from([0x61, 0xc3, 0x80, 0x80, 0x80, 0x80, 0x80])]) {
+    const binary = Request.create('/upload', 'POST', { headers: { 'content-type': 'application/octet-stream' }, body: bytes });
+    await binary.bytes();
+    assert.is(collect(binary, 5).body, bytes.subarray(0, 5).toString('utf8'));
+  }
+});
+
 test.run();
