@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { performance } from 'node:perf_hooks';
 import { Event, KernelEvent, Request, RequestStack, RequestType, TraceableEventDispatcher, type KernelLike } from '../../../kernel/index.js';
-import { EventsCollector, type CollectContext, type StoredEventsData } from '../../../lib/profiler/index.js';
+import { EventsCollector, RawJson, TimeCollector, presentEvents, type CollectContext, type Profile, type StoredEventsData } from '../../../lib/profiler/index.js';
 
 const test = suite('EventsCollector');
 const kernel = {} as KernelLike;
@@ -165,6 +165,76 @@ test('the path tree is bounded: past the bound new paths are not shared, and the
   // A registry change starts a new tree.
   dispatcher.addListener('kernel.terminate', function later() {}, 0);
   assert.is(await novel(), await novel());
+});
+
+/** Stored events data of a request: three dispatches with a listener each (the second stops propagation), the controller between the last two. */
+const storedEvents: StoredEventsData = {
+  calls: [
+    ['kernel.request', 'RouterListener::onKernelRequest', 32, 0, 1500],
+    ['kernel.controller_arguments', 'stopper', -8, 2000, 250, 1],
+    ['kernel.response', 'ResponseListener::onKernelResponse', 0, 5000, 125],
+  ],
+  dispatches: [
+    ['kernel.request', 0, 1750],
+    ['kernel.controller_arguments', 2000, 500],
+    ['kernel.response', 5000, 250],
+  ],
+  notCalled: [{ event: 'kernel.exception', listener: 'never', priority: 0 }],
+  orphaned: ['nobody.listens'],
+};
+
+test('presentEvents gives the stored calls and dispatches as objects, times in milliseconds, a stop only on the listener that stopped', () => {
+  const shown = presentEvents(storedEvents);
+  assert.equal(shown, {
+    called: storedEvents.calls.map(([event, listener, priority, start, duration, stopped]) => ({ event, listener, priority, start: start / 1000, duration: duration / 1000, ...(stopped === 1 ? { stoppedPropagation: true } : {}) })),
+    dispatches: storedEvents.dispatches.map(([event, start, duration]) => ({ event, start: start / 1000, duration: duration / 1000 })),
+    notCalled: storedEvents.notCalled,
+    orphaned: storedEvents.orphaned,
+  });
+  assert.equal(shown.called.map((call) => 'stoppedPropagation' in call), [false, true, false]);
+  // As the collector returns it, before it is stored.
+  assert.equal(presentEvents(new RawJson(JSON.stringify(storedEvents))), shown);
+});
+
+test('presentEvents keeps data already presented (older profiles), and makes empty lists of what is missing or no data', () => {
+  const empty = { called: [], dispatches: [], notCalled: [], orphaned: [] };
+  assert.equal(presentEvents(null), empty);
+  assert.equal(presentEvents('events'), empty);
+  assert.equal(presentEvents({}), empty);
+  const shown = presentEvents(storedEvents);
+  assert.equal(presentEvents(shown), shown);
+  assert.equal(presentEvents({ calls: [], dispatches: 'none' }), empty);
+});
+
+test('the timeline has each dispatch, each listener and the controller (from the end of kernel.controller_arguments to the next dispatch), by start, events before listeners at the same start', () => {
+  const profile = { collectors: { events: storedEvents } } as unknown as Profile;
+  const time = new TimeCollector().present({ startTime: 1_700_000_000_000, duration: 5.25 }, profile);
+  assert.equal(time, {
+    startTime: 1_700_000_000_000,
+    duration: 5.25,
+    periods: [
+      { name: 'kernel.request', category: 'event', start: 0, duration: 1.75 },
+      { name: 'RouterListener::onKernelRequest', category: 'listener', start: 0, duration: 1.5 },
+      { name: 'kernel.controller_arguments', category: 'event', start: 2, duration: 0.5 },
+      { name: 'stopper', category: 'listener', start: 2, duration: 0.25 },
+      { name: 'controller', category: 'controller', start: 2.5, duration: 2.5 },
+      { name: 'kernel.response', category: 'event', start: 5, duration: 0.25 },
+      { name: 'ResponseListener::onKernelResponse', category: 'listener', start: 5, duration: 0.125 },
+    ],
+  });
+});
+
+test('at the same start, the timeline has events before the controller, and the controller before listeners; no controller while kernel.controller_arguments is the last dispatch', () => {
+  const timeline = (events: Partial<StoredEventsData>) => new TimeCollector().present({ startTime: 0, duration: 2 }, { collectors: { events: { calls: [], notCalled: [], orphaned: [], ...events } } } as unknown as Profile).periods!;
+  // A controller that took no time: kernel.response starts where kernel.controller_arguments ended.
+  const periods = timeline({
+    calls: [['kernel.response', 'onResponse', 0, 1000, 250]],
+    dispatches: [['kernel.controller_arguments', 0, 1000], ['kernel.response', 1000, 500]],
+  });
+  assert.equal(periods.map((p) => [p.name, p.start]), [['kernel.controller_arguments', 0], ['kernel.response', 1], ['controller', 1], ['onResponse', 1]]);
+  // The controller still running (a profile seen early): its end is not known.
+  const running = timeline({ dispatches: [['kernel.request', 0, 100], ['kernel.controller_arguments', 100, 50]] });
+  assert.equal(running.map((p) => p.name), ['kernel.request', 'kernel.controller_arguments']);
 });
 
 test.run();
