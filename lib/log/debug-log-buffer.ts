@@ -10,13 +10,20 @@ export class DebugLogBuffer {
   readonly #records = new RequestSlot<LogRecord[]>();
   /** Records of a request past maxPerRequest: counted, so that the pages can say so. */
   readonly #dropped = new RequestSlot<number>();
+  /** The same records by level (the index), so that an error among them still counts as one. */
+  readonly #droppedLevels = new RequestSlot<number[]>();
   readonly #maxPerRequest: number;
   readonly #handler = ({ record, request }: LogEntry): void => {
     if (!(request instanceof Request)) return;
     const records = this.#records.get(request);
     if (records === undefined) this.#records.set(request, [record]);
     else if (records.length < this.#maxPerRequest) records.push(record);
-    else this.#dropped.set(request, (this.#dropped.get(request) ?? 0) + 1);
+    else {
+      this.#dropped.set(request, (this.#dropped.get(request) ?? 0) + 1);
+      let levels = this.#droppedLevels.get(request);
+      if (levels === undefined) this.#droppedLevels.set(request, (levels = []));
+      levels[record.level] = (levels[record.level] ?? 0) + 1;
+    }
   };
 
   constructor(
@@ -35,6 +42,11 @@ export class DebugLogBuffer {
   /** How many records this request wrote past the most a request keeps (`maxPerRequest`, 1,000 by default): counted, not kept. */
   droppedCount(request: object): number {
     return request instanceof Request ? (this.#dropped.get(request) ?? 0) : 0;
+  }
+
+  /** droppedCount() by level: at each level's number (`[LogLevel.ERROR]`) how many of it were dropped; empty where none. */
+  droppedByLevel(request: object): readonly (number | undefined)[] {
+    return (request instanceof Request ? this.#droppedLevels.get(request) : undefined) ?? [];
   }
 
   /** The records of several requests (a request and its sub-requests), in time order. */

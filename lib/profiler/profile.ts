@@ -236,6 +236,10 @@ export interface LoggerData {
   errorCount: number;
   /** Warnings. */
   warningCount: number;
+  /** How many records are counted, not kept (past the 1,000 a request keeps, or a million characters of them); absent when none. */
+  omitted?: number;
+  /** Those records by level name; in `counts`, `errorCount` and `warningCount` too. */
+  omittedLevels?: Record<string, number>;
 }
 
 /** One listener call, as the traced dispatcher records it, but with `start` in milliseconds since the request began; `stoppedPropagation` only when true. */

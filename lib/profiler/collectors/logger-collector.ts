@@ -28,7 +28,13 @@ export class LoggerCollector implements DataCollector {
     // Bounded as the debug page is: past LOGS_BUDGET characters of JSON the records are counted, not kept; so are those the buffer did not keep.
     for (; i < records.length && logs.length < LOGS_BUDGET; i++) logs += `${i === 0 ? '' : ','}${this.#recordJson(records[i]!)}`;
     const omitted = records.length - i + this.logs.droppedCount(request);
-    return new RawJson(omitted === 0 ? `{"logs":[${logs}]}` : `{"logs":[${logs}],"omitted":${omitted}}`);
+    if (omitted === 0) return new RawJson(`{"logs":[${logs}]}`);
+    // Counted by level too: an error past the records kept is still one of the errors (the toolbar said none).
+    const levels = [...this.logs.droppedByLevel(request)];
+    for (; i < records.length; i++) levels[records[i]!.level] = (levels[records[i]!.level] ?? 0) + 1;
+    const byName: Record<string, number> = {};
+    for (let level = 0; level < LEVEL_NAMES.length; level++) if (levels[level] !== undefined) byName[LEVEL_NAMES[level]!] = levels[level]!;
+    return new RawJson(`{"logs":[${logs}],"omitted":${omitted},"omittedLevels":${JSON.stringify(byName)}}`);
   }
 
   /** LoggerData: the records with their level names, and the counts by level. */
@@ -72,6 +78,15 @@ export function presentLogger(data: unknown): LoggerData {
     counts[record.levelName] = (counts[record.levelName] ?? 0) + 1;
     if (record.level <= LogLevel.ERROR) errorCount++;
     else if (record.level === LogLevel.WARNING) warningCount++;
+  }
+  // The records counted, not kept, by level name.
+  const omittedLevels = stored.omittedLevels !== null && typeof stored.omittedLevels === 'object' ? stored.omittedLevels : {};
+  for (const [name, count] of Object.entries(omittedLevels)) {
+    const level = Object.hasOwn(LogLevel, name) ? LogLevel[name as LogLevelName] : undefined;
+    if (typeof count !== 'number' || level === undefined) continue;
+    counts[name] = (counts[name] ?? 0) + count;
+    if (level <= LogLevel.ERROR) errorCount += count;
+    else if (level === LogLevel.WARNING) warningCount += count;
   }
   return { counts, errorCount, warningCount, ...stored, logs };
 }

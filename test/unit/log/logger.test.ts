@@ -430,11 +430,16 @@ test('the debug log buffer keeps maxPerRequest records of a request and counts t
   let current: object | undefined = request;
   const logger = new Logger({ bus, currentRequest: () => current });
   for (const message of ['one', 'two', 'three', 'four']) logger.info(message);
+  logger.error('five');
   assert.equal(buffer.getLogs(request).map((r) => r.message), ['one', 'two']);
-  assert.is(buffer.droppedCount(request), 2);
+  assert.is(buffer.droppedCount(request), 3);
+  // By level too: the error among them is not lost.
+  const byLevel = buffer.droppedByLevel(request);
+  assert.equal([byLevel[LogLevel.INFO], byLevel[LogLevel.ERROR], byLevel[LogLevel.DEBUG]], [2, 1, undefined]);
   const other = Request.create('/b');
   assert.equal(buffer.getLogs(other), []);
   assert.is(buffer.droppedCount(other), 0);
+  assert.equal(buffer.droppedByLevel(other), []);
   current = { notARequest: true };
   logger.info('of something else');
   assert.equal(buffer.getLogs(current), []);

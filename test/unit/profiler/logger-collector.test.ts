@@ -97,4 +97,29 @@ test('presentLogger keeps what it cannot read as stored: no logs, records that a
   assert.equal(presentLogger({ logs: [null, 'text', 7, unnamed] }).counts, { INFO: 1 });
 });
 
+test('records counted, not kept (past the 1,000 a request keeps, or past the budget), are still counted by level: an error after 1,000 debug records is an error', () => {
+  const bus = createBus();
+  const request = Request.create('/');
+  const collector = new LoggerCollector(new DebugLogBuffer(bus), new Redactor());
+  const logger = new Logger({ bus, currentRequest: () => request });
+  for (let i = 0; i < 1000; i++) logger.debug('step {i}', { i });
+  logger.error('payment failed');
+  logger.warning('retrying');
+  logger.error('payment failed again');
+  const shown = presentLogger(JSON.parse(collector.lateCollect({ request } as CollectContext).json));
+  assert.is(shown.logs.length, 1000);
+  assert.equal(shown.counts, { DEBUG: 1000, ERROR: 2, WARNING: 1 });
+  assert.is(shown.errorCount, 2);
+  assert.is(shown.warningCount, 1);
+  // Past the budget of a million characters: 200 records of 9,000 characters, then a critical one, all kept by the buffer.
+  const big = Request.create('/big');
+  const bigLogger = new Logger({ bus, currentRequest: () => big });
+  for (let i = 0; i < 200; i++) bigLogger.info('x'.repeat(9_000));
+  bigLogger.critical('disk full');
+  const bigShown = presentLogger(JSON.parse(collector.lateCollect({ request: big } as CollectContext).json));
+  assert.ok(bigShown.logs.length < 200);
+  assert.equal(bigShown.counts, { INFO: 200, CRITICAL: 1 });
+  assert.is(bigShown.errorCount, 1);
+});
+
 test.run();
