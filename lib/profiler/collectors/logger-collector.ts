@@ -80,8 +80,7 @@ export function presentLogger(data: unknown): LoggerData {
     else if (record.level === LogLevel.WARNING) warningCount++;
   }
   // The records counted, not kept, by level name.
-  const omittedLevels = stored.omittedLevels !== null && typeof stored.omittedLevels === 'object' ? stored.omittedLevels : {};
-  for (const [name, count] of Object.entries(omittedLevels)) {
+  for (const [name, count] of Object.entries(stored.omittedLevels ?? {})) {
     const level = Object.hasOwn(LogLevel, name) ? LogLevel[name as LogLevelName] : undefined;
     if (typeof count !== 'number' || level === undefined) continue;
     counts[name] = (counts[name] ?? 0) + count;

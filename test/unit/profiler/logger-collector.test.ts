@@ -122,4 +122,13 @@ test('records counted, not kept (past the 1,000 a request keeps, or past the bud
   assert.is(bigShown.errorCount, 1);
 });
 
+test('presentLogger adds the omitted records of each level name to the counts, and leaves out what is no level or no count', () => {
+  const record = { time: 1, level: 6, channel: 'app', message: 'm', context: {} };
+  const shown = presentLogger({ logs: [record], omitted: 11, omittedLevels: { ALERT: 2, WARNING: 3, INFO: 4, DEBUG: 'x', LOUD: 1, toString: 1 } });
+  assert.equal(shown.counts, { INFO: 5, ALERT: 2, WARNING: 3 });
+  assert.is(shown.errorCount, 2);
+  assert.is(shown.warningCount, 3);
+  assert.equal(presentLogger({ logs: [record], omittedLevels: null }).counts, { INFO: 1 });
+});
+
 test.run();
