@@ -100,12 +100,15 @@ export function presentRequest(data: unknown, profile: Profile): RequestData {
 /**
  * Where to cut `bytes` at most `cap` long without splitting a UTF-8 character: its first bytes
  * decoded alone were a U+FFFD the client never sent. At most three continuation bytes follow a
- * lead byte; past them the body is no UTF-8 and is cut at the cap.
+ * lead byte, as many as it says (c2-df one, e0-ef two, f0-f4 three); a lead byte whose character
+ * ends before the cap, or none within three bytes, is no character the cap splits: cut at the cap.
  */
 function utf8Cut(bytes: Buffer, cap: number): number {
   let end = cap;
   while (end > cap - 3 && end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  return (bytes[end]! & 0xc0) === 0xc0 ? end : cap;
+  const lead = bytes[end]!;
+  const length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 1;
+  return end < cap && end + length > cap ? end : cap;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

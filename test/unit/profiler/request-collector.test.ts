@@ -221,4 +221,29 @@ test('a body cut at the cap in the middle of a UTF-8 character leaves that chara
   }
 });
 
+test('a body cut at the cap after a whole UTF-8 character followed by stray continuation bytes is cut at the cap: the character before them ended inside it', async () => {
+  const cutOf = async (bytes: Buffer, cap: number) => {
+    const request = Request.create('/upload', 'POST', { headers: { 'content-type': 'application/octet-stream' }, body: bytes });
+    await request.bytes();
+    return collect(request, cap);
+  };
+  // é (c3 a9), € (e2 82 ac), 😀 (f0 9f 98 80), each whole before the cap, then continuation bytes no lead byte starts.
+  const cases: Array<[number[], number]> = [
+    [[0x61, 0xc3, 0x80, 0x80, 0x80, 0x80], 4],
+    [[0xc3, 0xa9, 0x80, 0x80], 3],
+    [[0xe2, 0x82, 0xac, 0x80, 0x80], 3],
+    [[0xf0, 0x9f, 0x98, 0x80, 0x80, 0x80], 4],
+    [[0xf0, 0x9f, 0x98, 0x80, 0x80, 0x80, 0x80], 5],
+  ];
+  for (const [bytes, cap] of cases) {
+    const body = Buffer.from(bytes);
+    const { body: kept, bodyTruncated } = await cutOf(body, cap);
+    assert.is(kept, body.subarray(0, cap).toString('utf8'), `${body.toString('hex')} cut at ${cap}`);
+    assert.ok(bodyTruncated);
+  }
+  // A character the cap does split is still left out whole, at each offset of a 4-byte one.
+  for (let at = 1; at <= 3; at++) assert.is((await cutOf(Buffer.from('ab😀c'), 2 + at)).body, 'ab');
+  assert.is((await cutOf(Buffer.from('ab😀c'), 6)).body, 'ab😀');
+});
+
 test.run();
