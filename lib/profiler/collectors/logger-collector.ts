@@ -82,7 +82,8 @@ export function presentLogger(data: unknown): LoggerData {
   // The records counted, not kept, by level name.
   for (const [name, count] of Object.entries(stored.omittedLevels ?? {})) {
     const level = Object.hasOwn(LogLevel, name) ? LogLevel[name as LogLevelName] : undefined;
-    if (typeof count !== 'number' || level === undefined) continue;
+    // A count of records: stored data that holds anything else (-5, 0.5, 1e999) would make the toolbar's counts negative or infinite.
+    if (!Number.isSafeInteger(count) || (count as number) <= 0 || level === undefined) continue;
     counts[name] = (counts[name] ?? 0) + count;
     if (level <= LogLevel.ERROR) errorCount += count;
     else if (level === LogLevel.WARNING) warningCount += count;

@@ -131,4 +131,14 @@ test('presentLogger adds the omitted records of each level name to the counts, a
   assert.equal(presentLogger({ logs: [record], omittedLevels: null }).counts, { INFO: 1 });
 });
 
+test('presentLogger leaves out omitted counts that are no count of records (negative, fractional, infinite: JSON reads 1e999 as Infinity): the toolbar\'s errors and records stay what the records say', () => {
+  const record = { time: 1, level: 3, channel: 'app', message: 'm', context: {} };
+  for (const count of ['-5', '0.5', '0', '1e999', '-1e999']) {
+    const shown = presentLogger(JSON.parse(`{"logs":[${JSON.stringify(record)}],"omitted":1,"omittedLevels":{"ERROR":${count},"WARNING":${count}}}`));
+    assert.equal(shown.counts, { ERROR: 1 }, count);
+    assert.is(shown.errorCount, 1, count);
+    assert.is(shown.warningCount, 0, count);
+  }
+});
+
 test.run();
