@@ -1,6 +1,6 @@
 import { Request, RequestSlot } from '../../kernel/request.js';
 import type { LogEntry, ObservationBus } from './bus.js';
-import type { LogRecord } from './log-record.js';
+import { LogLevel, type LogRecord } from './log-record.js';
 
 /**
  * Keeps each request's log records (debug mode), for the debug error page and the
@@ -22,7 +22,9 @@ export class DebugLogBuffer {
       this.#dropped.set(request, (this.#dropped.get(request) ?? 0) + 1);
       let levels = this.#droppedLevels.get(request);
       if (levels === undefined) this.#droppedLevels.set(request, (levels = []));
-      levels[record.level] = (levels[record.level] ?? 0) + 1;
+      // A level no name has (another producer's record on the bus: a bridged logger's 50) is INFO, as presentLogger names it; a number as index would grow the list to it (2 ** 32 - 2 ran the process out of memory).
+      const level = countedLevel(record.level);
+      levels[level] = (levels[level] ?? 0) + 1;
     }
   };
 
@@ -60,4 +62,9 @@ export class DebugLogBuffer {
   detach(): void {
     this.bus.off('log', this.#handler);
   }
+}
+
+/** The level a record is counted under by level: its own when one of the eight (0-7), else INFO, the name presentLogger gives it. */
+function countedLevel(level: unknown): number {
+  return typeof level === 'number' && Number.isInteger(level) && level >= 0 && level <= LogLevel.DEBUG ? level : LogLevel.INFO;
 }

@@ -31,7 +31,10 @@ export class LoggerCollector implements DataCollector {
     if (omitted === 0) return new RawJson(`{"logs":[${logs}]}`);
     // Counted by level too: an error past the records kept is still one of the errors (the toolbar said none).
     const levels = [...this.logs.droppedByLevel(request)];
-    for (; i < records.length; i++) levels[records[i]!.level] = (levels[records[i]!.level] ?? 0) + 1;
+    for (; i < records.length; i++) {
+      const level = countedLevel(records[i]!.level);
+      levels[level] = (levels[level] ?? 0) + 1;
+    }
     const byName: Record<string, number> = {};
     for (let level = 0; level < LEVEL_NAMES.length; level++) if (levels[level] !== undefined) byName[LEVEL_NAMES[level]!] = levels[level]!;
     return new RawJson(`{"logs":[${logs}],"omitted":${omitted},"omittedLevels":${JSON.stringify(byName)}}`);
@@ -89,4 +92,9 @@ export function presentLogger(data: unknown): LoggerData {
     else if (level === LogLevel.WARNING) warningCount += count;
   }
   return { counts, errorCount, warningCount, ...stored, logs };
+}
+
+/** The level a record not kept is counted under: its own when one of the eight (0-7), else INFO, the name presentLogger gives a kept one (as DebugLogBuffer counts it). */
+function countedLevel(level: unknown): number {
+  return typeof level === 'number' && Number.isInteger(level) && level >= 0 && level <= LogLevel.DEBUG ? level : LogLevel.INFO;
 }

@@ -141,4 +141,26 @@ test('presentLogger leaves out omitted counts that are no count of records (nega
   }
 });
 
+test('records another producer publishes on the bus with a level no name has (a bridged logger\'s 50, a million) are counted as INFO when not kept, as presentLogger names them when kept; the counts by level stay eight', () => {
+  const bus = createBus();
+  const buffer = new DebugLogBuffer(bus, { maxPerRequest: 2 });
+  const collector = new LoggerCollector(buffer, new Redactor());
+  const request = Request.create('/');
+  const publish = (level: number) => bus.emit('log', { record: { time: 1, level, levelName: 'INFO', channel: 'bridge', message: 'm', context: {} }, request });
+  for (const level of [50, 6, 50, 1_000_000, 3]) publish(level);
+  assert.ok(buffer.droppedByLevel(request).length <= 8, `${buffer.droppedByLevel(request).length} entries`);
+  const shown = presentLogger(JSON.parse(collector.lateCollect({ request } as CollectContext).json));
+  assert.is(shown.omitted, 3);
+  assert.equal(shown.omittedLevels, { ERROR: 1, INFO: 2 });
+  assert.equal(shown.counts, { INFO: 4, ERROR: 1 });
+  // Past the budget, a kept-by-the-buffer record of such a level too.
+  const bigBus = createBus();
+  const bigCollector = new LoggerCollector(new DebugLogBuffer(bigBus), new Redactor());
+  const big = Request.create('/big');
+  for (let i = 0; i < 120; i++) bigBus.emit('log', { record: { time: 1, level: 50, levelName: 'INFO', channel: 'bridge', message: 'x'.repeat(9_000), context: {} }, request: big });
+  const bigShown = presentLogger(JSON.parse(bigCollector.lateCollect({ request: big } as CollectContext).json));
+  assert.ok((bigShown.omitted ?? 0) > 0);
+  assert.equal(bigShown.counts, { INFO: 120 });
+});
+
 test.run();
