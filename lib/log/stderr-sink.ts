@@ -112,7 +112,8 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
         : '';
     // A newline first ends the line a failure cut in the middle.
     const head = `${cut ? '\n' : ''}${note}`;
-    let buffer = Buffer.from(`${head}${text}`);
+    const whole = Buffer.from(`${head}${text}`);
+    let buffer = whole;
     const length = buffer.length;
     try {
       while (buffer.length > 0) buffer = buffer.subarray(writeSync(fd!, buffer));
@@ -125,7 +126,8 @@ export function attachStderrSink(bus: ObservationBus, options: StderrSinkOptions
       if (length - buffer.length >= Buffer.byteLength(head)) lost = 0;
       lost++;
       lostReason = typeof code === 'string' ? code : 'error';
-      cut ||= buffer.length < length;
+      // A line is cut when what went out ends inside one: not when it ends with the count, or with the newline before it.
+      if (buffer.length < length) cut = whole[length - buffer.length - 1] !== 0x0a;
     }
   };
   const write = (record: LogRecord, request?: object): void => {

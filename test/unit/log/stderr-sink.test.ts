@@ -791,4 +791,33 @@ test('a context whose toJSON throws what cannot be made a string is a note sayin
   assert.is(JSON.parse(formatJson(record(context))).context, '[context that cannot be written as JSON: unknown error]');
 });
 
+test('a failure right after a count written whole leaves no line cut: the next write starts no empty line', async () => {
+  const { dir, reader, writer } = fullFifo();
+  const stream = createWriteStream('', { fd: writer, autoClose: false });
+  const bus = createBus();
+  attachStderrSink(bus, { json: true, stream });
+  const logger = new Logger({ bus });
+  logger.error('lost');
+  await once(stream, 'error');
+  // One page read; a page of its own holds all but room for the newline and the count (a pipe merges a write's first
+  // length % 4096 bytes into its last page when they fit): a record of 4096 bytes after them then finds the pipe full.
+  readSync(reader, Buffer.alloc(4096));
+  const head = `\n${formatJson({ time: Date.now(), level: 4, levelName: 'WARNING', channel: 'log', message: 'stderr could not be written (EAGAIN): 1 log records were lost', context: { lost: 1, reason: 'EAGAIN' } })}`;
+  writeSync(writer, Buffer.alloc(4096 - Buffer.byteLength(head)));
+  const record = (message: string): LogRecord => ({ time: Date.now(), level: 3, levelName: 'ERROR', channel: 'app', message, context: {} });
+  const padding = 4096 - Buffer.byteLength(formatJson(record('')));
+  logger.error('x'.repeat(padding));
+  const partly = readWaiting(reader).replace(/^\0+/, '');
+  const untimed = (text: string) => text.replace(/"time":"[^"]*"/g, '"time":""');
+  assert.is(untimed(partly), untimed(head), 'the count, whole, and none of the record');
+  logger.error('next');
+  const lines = readWaiting(reader).split('\n');
+  closeSync(reader);
+  closeSync(writer);
+  rmSync(dir, { recursive: true });
+  assert.is(JSON.parse(lines[0]!).context.lost, 1, 'the count of the record lost, on the first line');
+  assert.is(JSON.parse(lines[1]!).message, 'next');
+  assert.is(lines.length, 3);
+});
+
 test.run();
