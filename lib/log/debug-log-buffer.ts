@@ -1,6 +1,7 @@
 import { Request, RequestSlot } from '../../kernel/request.js';
 import type { LogEntry, ObservationBus } from './bus.js';
-import { LogLevel, type LogRecord } from './log-record.js';
+import { countedLevel } from './counted-level.js';
+import type { LogRecord } from './log-record.js';
 
 /**
  * Keeps each request's log records (debug mode), for the debug error page and the
@@ -62,9 +63,4 @@ export class DebugLogBuffer {
   detach(): void {
     this.bus.off('log', this.#handler);
   }
-}
-
-/** The level a record is counted under by level: its own when one of the eight (0-7), else INFO, the name presentLogger gives it. */
-function countedLevel(level: unknown): number {
-  return typeof level === 'number' && Number.isInteger(level) && level >= 0 && level <= LogLevel.DEBUG ? level : LogLevel.INFO;
 }

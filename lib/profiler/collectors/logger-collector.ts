@@ -1,3 +1,4 @@
+import { countedLevel } from '../../log/counted-level.js';
 import { LogLevel, messageWithSecretsHidden, type DebugLogBuffer, type LogLevelName, type LogRecord } from '../../log/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
 import { jsonNumber, jsonString } from '../json.js';
@@ -92,9 +93,4 @@ export function presentLogger(data: unknown): LoggerData {
     else if (level === LogLevel.WARNING) warningCount += count;
   }
   return { counts, errorCount, warningCount, ...stored, logs };
-}
-
-/** The level a record not kept is counted under: its own when one of the eight (0-7), else INFO, the name presentLogger gives a kept one (as DebugLogBuffer counts it). */
-function countedLevel(level: unknown): number {
-  return typeof level === 'number' && Number.isInteger(level) && level >= 0 && level <= LogLevel.DEBUG ? level : LogLevel.INFO;
 }
