@@ -130,10 +130,37 @@ if (process.env.HK_MATCHER_OUTCOMES !== undefined) {
 
   test('a tree with a host or scheme condition or a tail keeps the generic walk', () => {
     assert.not.ok(treeOf(['/books/:id'], { conditional: true }).compiled);
+    assert.not.ok(treeOf(['/files/*path'], { conditional: true }).compiled);
     // A requirement that may match `/` is matched by a regex for the rest of the path.
     assert.not.ok(treeOf(['/files/:path'], { requirements: { path: '.+' } }).compiled);
     // So is a parameter followed by text that is no separator, which it gives characters back to.
     assert.not.ok(treeOf(['/get:"what"Suffix']).compiled);
+  });
+
+  test('a tree of static routes only, or with text longer than 16 characters, is compiled and finds them', () => {
+    // Neither needs a parameter slot; a long text is compared with indexOf rather than slice.
+    const tree = treeOf(['/health', '/status']);
+    assert.ok(tree.compiled);
+    assert.ok(tree.find('/status', 1, 'localhost', 'http'));
+    assert.is(tree.bestCandidate!.name, 'r1');
+    const long = treeOf(['/a-rather-long-static-prefix/:id', '/b']);
+    assert.ok(long.compiled);
+    assert.ok(long.find('/a-rather-long-static-prefix/7', 1, 'localhost', 'http'));
+    assert.not.ok(long.find('/a-rather-long-static-prefiX/7', 1, 'localhost', 'http'));
+  });
+
+  test('a compiled tree checks a trailing wildcard\'s requirement', () => {
+    const tree = treeOf(['/files/*path'], { requirements: { path: '[a-z/]+' } });
+    assert.ok(tree.compiled);
+    assert.ok(tree.find('/files/a/b', 1, 'localhost', 'http'));
+    assert.not.ok(tree.find('/files/a/1', 1, 'localhost', 'http'));
+  });
+
+  test('a tree whose generated search would be too long for V8 to optimize keeps the generic walk', () => {
+    const paths = (count: number) => Array.from({ length: count }, (_, i) => `/section${i}/:id`);
+    assert.ok(treeOf(paths(10)).compiled);
+    // Well under the node count limit, over the source length limit.
+    assert.not.ok(treeOf(paths(60)).compiled);
   });
 
   test('a matcher on a compiled tree still answers every kind of outcome', () => {
