@@ -113,6 +113,14 @@ test('all trailing slashes are trimmed by the retry', () => {
   assert.equal(m.match('/health///', context()).redirect, { path: '/health' });
 });
 
+// Whether the retry runs depends on how far the search read the path: these check that each place
+// the search stops reading says so.
+test('the trailing-slash retry runs where the search stopped at a character no route continues with, or at a wildcard refused by its requirement', () => {
+  const m = matcher(['health', '/health'], ['healthz', '/healthz'], ['files', '/files/*path', { requirements: { path: '[a-z/]*[a-z]' } }]);
+  assert.equal(look(m, '/health/'), { kind: 'redirect', name: 'health', params: {}, redirect: { path: '/health' } });
+  assert.equal(look(m, '/files/a/b/'), { kind: 'redirect', name: 'files', params: { path: ['a', 'b'] }, redirect: { path: '/files/a/b' } });
+});
+
 test('several trailing slashes are redirected to a route that keeps one, as to a route that has none', () => {
   const m = matcher(['dir', '/dir/', { methods: ['GET'] }], ['health', '/health'], ['book', '/books/:id/']);
   assert.equal(look(m, '/dir//'), { kind: 'redirect', name: 'dir', params: {}, redirect: { path: '/dir/' } });
