@@ -153,6 +153,15 @@ test('a greedy wildcard takes the longest split the rest of the pattern allows',
   assert.equal(look('/*path.:ext', `/${'.'.repeat(15000)}/`), { kind: 'not-found' });
 });
 
+test('a wildcard with a requirement followed by more of the pattern keeps its requirement', () => {
+  // Its regex decides it, not the tail matcher, which reads any character.
+  const collection = new RouteCollection();
+  collection.add('r', new Route('/*path.:ext', { requirements: { path: '[a-z/]+' } }));
+  const matcher = new UrlMatcher(collection);
+  assert.equal(outcome(matcher.lookup('/a/b.json', POST)), { kind: 'match', name: 'r', params: { path: ['a', 'b'], ext: 'json' } });
+  assert.equal(outcome(matcher.lookup('/a/1.json', POST)), { kind: 'not-found' });
+});
+
 /** The tail matcher's work on one lookup of `path`. */
 function stepsOf(matcher: UrlMatcher, path: string): number {
   const before = tailMatcherSteps();
