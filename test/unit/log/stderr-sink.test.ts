@@ -560,6 +560,18 @@ function fullFifo() {
   return { dir, path, reader, writer };
 }
 
+/** A JSON sink on a full FIFO whose stream has failed on its first record ('lost'): from then on it writes to the descriptor. */
+async function sinkFailedOnFullFifo() {
+  const { dir, reader, writer } = fullFifo();
+  const stream = createWriteStream('', { fd: writer, autoClose: false });
+  const bus = createBus();
+  attachStderrSink(bus, { json: true, stream });
+  const logger = new Logger({ bus });
+  logger.error('lost');
+  await once(stream, 'error');
+  return { dir, reader, writer, logger };
+}
+
 /** What a descriptor opened without blocking holds now, read until it has no more. */
 function readWaiting(fd: number): string {
   const chunks: Buffer[] = [];
@@ -676,13 +688,7 @@ test('a stream that closes its file when a write fails (fs.createWriteStream on 
 });
 
 test('a count of lost records written whole before its record was cut is not counted again: the next count starts from the cut record', async () => {
-  const { dir, reader, writer } = fullFifo();
-  const stream = createWriteStream('', { fd: writer, autoClose: false });
-  const bus = createBus();
-  attachStderrSink(bus, { json: true, stream });
-  const logger = new Logger({ bus });
-  logger.error('lost');
-  await once(stream, 'error');
+  const { dir, reader, writer, logger } = await sinkFailedOnFullFifo();
   // Room for the count, not for the record after it (its context string is cut at 16,384 characters, longer than the room).
   readSync(reader, Buffer.alloc(4096));
   logger.error('cut', { pad: 'x'.repeat(20_000) });
@@ -792,13 +798,7 @@ test('a context whose toJSON throws what cannot be made a string is a note sayin
 });
 
 test('a failure right after a count written whole leaves no line cut: the next write starts no empty line', async () => {
-  const { dir, reader, writer } = fullFifo();
-  const stream = createWriteStream('', { fd: writer, autoClose: false });
-  const bus = createBus();
-  attachStderrSink(bus, { json: true, stream });
-  const logger = new Logger({ bus });
-  logger.error('lost');
-  await once(stream, 'error');
+  const { dir, reader, writer, logger } = await sinkFailedOnFullFifo();
   // One page read; a page of its own holds all but room for the newline and the count (a pipe merges a write's first
   // length % 4096 bytes into its last page when they fit): a record of 4096 bytes after them then finds the pipe full.
   readSync(reader, Buffer.alloc(4096));
