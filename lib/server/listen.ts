@@ -646,6 +646,11 @@ async function closeGracefully(
     const inFlight = (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage;
     if (inFlight) closeAfterResponse(inFlight.req, inFlight);
   }
+  // Idle connections are closed once the event loop has polled, not now: close() may begin as the loop
+  // comes out of a long task (a SIGTERM handled, a timer), and a request a client (a proxy reusing a
+  // kept connection) sent meanwhile is still unread: node would take its connection for idle, and
+  // destroying a socket with unread bytes resets it. Read, it is answered, with Connection: close.
+  await afterPoll();
   const allClosed = Promise.all(
     servers.map((server) => {
       server.keepAliveTimeout = CLOSING_KEEP_ALIVE_MS;
@@ -677,6 +682,15 @@ async function closeGracefully(
   // 'close', which is when a response cut there learns of it (and its kernel.terminate, deferred until
   // its stream body ends, runs): resolving first, a caller's app.close() came before those terminates.
   await Promise.all([...sockets, ...tlsSockets].map((socket) => new Promise((resolve) => socket.once('close', resolve))));
+}
+
+/**
+ * Resolves once the event loop has been through its poll phase from wherever this is called: a
+ * setImmediate alone, called in the poll phase (a signal's handler, a read's callback), runs before
+ * the next poll, so a second one follows it.
+ */
+function afterPoll(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 /** Where a socket's byte counts stood when they last moved. */

@@ -883,6 +883,48 @@ test('a request that came while the event loop was busy as its connection\'s kee
   });
 });
 
+for (const from of ['a timer', 'a read\'s callback (as a signal\'s handler)'] as const) {
+  test(`a request that came on a kept connection while the event loop was busy as close() began from ${from} is answered with Connection: close, not reset, over http and https`, async () => {
+    let drain: (() => void) | undefined;
+    const listener = (req: IncomingMessage, res: ServerResponse): void => {
+      if (req.url === '/drain') drain?.();
+      hello(req, res);
+    };
+    await withServers(listener, {}, async (running) => {
+      const kept = await Promise.all(running.urls.map(async (url) => ({ url, ...(await within(openRawTo(url), 5_000, `connect to ${url}`)) })));
+      const bodies = kept.map(({ url }) => (url.startsWith('https:') ? 'hello over https' : 'hello over http'));
+      for (const [i, { socket }] of kept.entries()) await within(exchange(socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered(bodies[i]!)), 5_000, 'first answer');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The next request goes out on each kept connection (a proxy reusing it, a POST it may not retry); the
+      // event loop is then held (a long synchronous task), and close() begins before node has read those requests.
+      let seconds: Array<Promise<string>> = [];
+      let closing: Promise<void> | undefined;
+      const sendHoldAndClose = (): void => {
+        seconds = kept.map(({ socket }, i) => exchange(socket, 'POST /form HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\nok', answered(bodies[i]!)));
+        for (const end = performance.now() + 500; performance.now() < end; );
+        closing = running.close();
+      };
+      if (from === 'a timer') sendHoldAndClose();
+      else {
+        // In the poll phase, where a SIGTERM's handler runs: the requests came after the loop looked at its sockets.
+        drain = sendHoldAndClose;
+        const other = await within(openRawTo(running.urls[0]!), 5_000, 'connect');
+        await within(exchange(other.socket, 'GET /drain HTTP/1.1\r\nHost: localhost\r\n\r\n', answered('hello over http')), 5_000, 'the answer to /drain');
+      }
+      const outcomes = await Promise.all(
+        kept.map(({ url, closed }, i) => within(Promise.race([seconds[i]!, closed.then(() => 'the connection closed with no answer')]), 5_000, `the second answer over ${url}`)),
+      );
+      for (const [i, { url }] of kept.entries()) {
+        const outcome = outcomes[i]!;
+        assert.match(outcome, /^HTTP\/1\.1 200 OK\r\n/, `over ${url}: ${outcome}`);
+        assert.match(outcome, /\r\nConnection: close\r\n/i, `over ${url}: ${outcome}`);
+        assert.ok(outcome.endsWith(bodies[i]!), `over ${url}: ${outcome}`);
+      }
+      await within(closing!, 2_000, 'close once the requests are answered');
+    });
+  });
+}
+
 /**
  * Starts servers with `listener`, catching the idle sweep's timer (made while startServers runs synchronously)
  * so a test can run a sweep when it chooses rather than wait for one.
