@@ -662,8 +662,12 @@ async function closeGracefully(
   // a TLS client yet to say hello), and one whose request is answered but its body still coming (node
   // stops its request timeout once closing): they held shutdown until the keep-alive sweep (6 s) or the
   // shutdown timeout (10 s). Given a moment for the request its client may be sending, they go.
+  // Looked at once the loop has polled after the timer (see IdleSockets' check): a first request that came while it was busy is read by then.
+  let unusedCheck: NodeJS.Immediate | undefined;
   const unused = setTimeout(() => {
-    for (const socket of sockets) if (idle === null ? socket.bytesRead === 0 : idle.awaitsFirstRequest(socket) || idle.answeredMidRequest(socket)) socket.destroy();
+    unusedCheck = setImmediate(() => {
+      for (const socket of sockets) if (idle === null ? socket.bytesRead === 0 : idle.awaitsFirstRequest(socket) || idle.answeredMidRequest(socket)) socket.destroy();
+    });
   }, Math.min(FIRST_REQUEST_GRACE_MS, shutdownTimeout));
 
   let timer: NodeJS.Timeout | undefined;
@@ -677,6 +681,7 @@ async function closeGracefully(
   await Promise.race([allClosed, deadline]);
   clearTimeout(timer);
   clearTimeout(unused);
+  clearImmediate(unusedCheck);
   await allClosed;
   // A server reports itself closed as soon as its last socket is destroyed, a turn before that socket's
   // 'close', which is when a response cut there learns of it (and its kernel.terminate, deferred until

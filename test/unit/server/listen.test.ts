@@ -1347,6 +1347,29 @@ test('close() drops within a second a connection that has not sent a request yet
   }
 });
 
+test('a first request that came while the event loop was busy as close()\'s one-second grace for it ran out is answered with Connection: close, not reset, over http and https', async () => {
+  await withServers(hello, {}, async (running) => {
+    const opened = await Promise.all(running.urls.map(async (url) => ({ url, ...(await within(openRawTo(url), 5_000, `connect to ${url}`)) })));
+    const bodies = opened.map(({ url }) => (url.startsWith('https:') ? 'hello over https' : 'hello over http'));
+    const closing = running.close();
+    // Just inside the second close() gives a connection that has sent nothing, its first request goes out; the
+    // event loop is then held past that second: the check, a timer, runs before the request is read.
+    await new Promise((resolve) => setTimeout(resolve, 850));
+    const firsts = opened.map(({ socket }, i) => exchange(socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered(bodies[i]!)));
+    for (const end = performance.now() + 500; performance.now() < end; );
+    const outcomes = await Promise.all(
+      opened.map(({ url, closed }, i) => within(Promise.race([firsts[i]!, closed.then(() => 'the connection closed with no answer')]), 5_000, `the answer over ${url}`)),
+    );
+    for (const [i, { url }] of opened.entries()) {
+      const outcome = outcomes[i]!;
+      assert.match(outcome, /^HTTP\/1\.1 200 OK\r\n/, `over ${url}: ${outcome}`);
+      assert.match(outcome, /\r\nConnection: close\r\n/i, `over ${url}: ${outcome}`);
+      assert.ok(outcome.endsWith(bodies[i]!), `over ${url}: ${outcome}`);
+    }
+    await within(closing, 2_000, 'close once the requests are answered');
+  });
+});
+
 test('close() drops within a second a connection whose request is answered but whose body is still coming, over http and https', async () => {
   const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0, tls }), 5_000, 'startServers');
   try {
