@@ -51,6 +51,23 @@ test('a default named __proto__ is a plain property of the params, never their p
   }
 });
 
+test('a parameter named __proto__ is a plain property of the params, never their prototype', () => {
+  const m = matcher(['odd', '/odd/:__proto__/*rest', { defaults: { _controller: 'c' } }]);
+  const params = m.match('/odd/a%20b/c/d', context()).params;
+  assert.is(Object.getPrototypeOf(params), Object.prototype);
+  assert.is(Object.getOwnPropertyDescriptor(params, '__proto__')?.value, 'a b');
+  assert.equal(params.rest, ['c', 'd']);
+});
+
+// Listeners may rewrite or drop a parameter (Symfony's request attributes are a plain bag).
+test('matched params are ordinary properties: writable, deletable and enumerable', () => {
+  const m = matcher(['book', '/books/:id', { defaults: { _controller: 'c' } }]);
+  const params = m.match('/books/7', context()).params;
+  for (const key of ['id', '_controller']) {
+    assert.equal(Object.getOwnPropertyDescriptor(params, key), { value: params[key], writable: true, enumerable: true, configurable: true }, key);
+  }
+});
+
 test('path parameters are decoded and overlay the defaults', () => {
   const m = matcher(['book', '/books/:id', { defaults: { id: 'none', _format: 'html' } }]);
   assert.equal(m.match('/books/caf%C3%A9%20au%20lait', context()).params, { id: 'café au lait', _format: 'html' });
