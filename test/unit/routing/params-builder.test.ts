@@ -35,4 +35,13 @@ test('routes of one parameter shape share one builder, each with its own default
   assert.equal(build('/x/1/2', [3, 4, 5, 6], null, second.defaultValues), { _controller: 'second', id: '1', rest: ['2'] });
 });
 
+test('a generated builder reads the parameters after the tree from the tail match', () => {
+  const base = { prio: 0, name: 'r', route: new Route('/f/:id/*path.:ext'), mask: -1, staticHost: null, hostVariants: null, schemes: null, conditional: false, defaults: {} };
+  const c = new Candidate(base satisfies CandidateBase, ['id', 'path', 'ext'], [false, true, false], 1);
+  const build = paramsBuilder(c);
+  assert.is(build.name, 'build');
+  assert.equal(build('/f/1/a/b%20c.html', [3, 4], ['a/b%20c.html', 'a/b%20c', 'html'], c.defaultValues), { id: '1', path: ['a', 'b c'], ext: 'html' });
+  assert.is(build('/f/1/a.%zz', [3, 4], ['a.%zz', 'a', '%zz'], c.defaultValues), 2);
+});
+
 test.run();
