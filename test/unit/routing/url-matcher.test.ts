@@ -68,6 +68,19 @@ test('matched params are ordinary properties: writable, deletable and enumerable
   }
 });
 
+// A host condition keeps the generic tree walk (no generated search).
+test('the tree walk compares long static text and checks a wildcard\'s requirement', () => {
+  const m = matcher(
+    ['long', '/a-rather-long-static-prefix/:id', { host: 'localhost' }],
+    ['files', '/files/*path', { host: 'localhost', requirements: { path: '[a-z]+(/[a-z]+)*' } }],
+  );
+  assert.equal(look(m, '/a-rather-long-static-prefix/7'), { kind: 'match', name: 'long', params: { id: '7' } });
+  assert.is(m.lookup('/a-rather-long-static-prefiz/7', context()).kind, 'not-found');
+  assert.is(m.lookup('/b-rather-long-static-prefix/7', context()).kind, 'not-found');
+  assert.equal(look(m, '/files/a/b'), { kind: 'match', name: 'files', params: { path: ['a', 'b'] } });
+  assert.is(m.lookup('/files/a/7', context()).kind, 'not-found');
+});
+
 test('path parameters are decoded and overlay the defaults', () => {
   const m = matcher(['book', '/books/:id', { defaults: { id: 'none', _format: 'html' } }]);
   assert.equal(m.match('/books/caf%C3%A9%20au%20lait', context()).params, { id: 'café au lait', _format: 'html' });
