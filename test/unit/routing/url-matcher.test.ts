@@ -81,6 +81,13 @@ test('the tree walk compares long static text and checks a wildcard\'s requireme
   assert.is(m.lookup('/files/a/7', context()).kind, 'not-found');
 });
 
+test('the tree walk rejects an empty parameter, or one failing its requirement, beside static text', () => {
+  const m = matcher(['new', '/n/new', { host: 'localhost' }], ['num', '/n/:id/x', { host: 'localhost', requirements: { id: '\\d+' } }]);
+  assert.equal(look(m, '/n/7/x'), { kind: 'match', name: 'num', params: { id: '7' } });
+  assert.is(look(m, '/n/new').name, 'new');
+  for (const path of ['/n/abc/x', '/n//x']) assert.is(m.lookup(path, context()).kind, 'not-found', path);
+});
+
 test('path parameters are decoded and overlay the defaults', () => {
   const m = matcher(['book', '/books/:id', { defaults: { id: 'none', _format: 'html' } }]);
   assert.equal(m.match('/books/caf%C3%A9%20au%20lait', context()).params, { id: 'café au lait', _format: 'html' });
