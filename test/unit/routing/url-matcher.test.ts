@@ -82,10 +82,11 @@ test('the tree walk compares long static text and checks a wildcard\'s requireme
 });
 
 test('the tree walk rejects an empty parameter, or one failing its requirement, beside static text', () => {
-  const m = matcher(['new', '/n/new', { host: 'localhost' }], ['num', '/n/:id/x', { host: 'localhost', requirements: { id: '\\d+' } }]);
+  const m = matcher(['new', '/n/new', { host: 'localhost' }], ['num', '/n/:id/x', { host: 'localhost', requirements: { id: '\\d+' } }], ['any', '/n/:slug/y', { host: 'localhost' }]);
   assert.equal(look(m, '/n/7/x'), { kind: 'match', name: 'num', params: { id: '7' } });
   assert.is(look(m, '/n/new').name, 'new');
-  for (const path of ['/n/abc/x', '/n//x']) assert.is(m.lookup(path, context()).kind, 'not-found', path);
+  assert.equal(look(m, '/n/abc/y'), { kind: 'match', name: 'any', params: { slug: 'abc' } });
+  for (const path of ['/n/abc/x', '/n//x', '/n//y']) assert.is(m.lookup(path, context()).kind, 'not-found', path);
 });
 
 test('path parameters are decoded and overlay the defaults', () => {
