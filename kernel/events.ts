@@ -93,6 +93,16 @@ type Replacing = { [REPLACED]?: Response[] };
 
 const NONE_REPLACED: readonly Response[] = Object.freeze([]);
 
+/** Lists `replaced` as replaced on `event` (RequestEvent's and ResponseEvent's setResponse()). */
+function recordReplaced(event: KernelEvent, replaced: Response): void {
+  ((event as Replacing)[REPLACED] ??= []).push(replaced);
+}
+
+/** What setResponse() replaced on `event`, oldest first. */
+function replacedOn(event: KernelEvent): readonly Response[] {
+  return (event as Replacing)[REPLACED] ?? NONE_REPLACED;
+}
+
 /** `kernel.request`: setting a response stops propagation and skips the controller. */
 export class RequestEvent extends KernelEvent {
   /**
@@ -115,7 +125,7 @@ export class RequestEvent extends KernelEvent {
   setResponse(response: Response): void {
     checkResponse(this, response);
     // Stopped propagation leaves only the same listener to set another: rare, so listed only then.
-    if (this.response !== null && response !== this.response) ((this as Replacing)[REPLACED] ??= []).push(this.response);
+    if (this.response !== null && response !== this.response) recordReplaced(this, this.response);
     (this as { response: Response | null }).response = response;
     this.stopPropagation();
   }
@@ -126,7 +136,7 @@ export class RequestEvent extends KernelEvent {
 
   /** The responses setResponse() replaced, oldest first: none of them is sent, unless set again. */
   replacedResponses(): readonly Response[] {
-    return (this as Replacing)[REPLACED] ?? NONE_REPLACED;
+    return replacedOn(this);
   }
 }
 
@@ -281,13 +291,13 @@ export class ResponseEvent extends KernelEvent {
    */
   setResponse(response: Response): void {
     checkResponse(this, response);
-    if (response !== this.#response) ((this as Replacing)[REPLACED] ??= []).push(this.#response);
+    if (response !== this.#response) recordReplaced(this, this.#response);
     this.#response = response;
   }
 
   /** The responses setResponse() replaced, oldest first: none of them is sent, unless set again. */
   replacedResponses(): readonly Response[] {
-    return (this as Replacing)[REPLACED] ?? NONE_REPLACED;
+    return replacedOn(this);
   }
 }
 
