@@ -393,7 +393,12 @@ export class UrlMatcher {
       for (const variant of candidate.hostVariants) {
         const found = variant.regex.exec(host);
         if (found === null) continue;
-        for (let i = 0; i < variant.names.length; i++) params[variant.names[i]!] = found[i + 1];
+        for (let i = 0; i < variant.names.length; i++) {
+          const name = variant.names[i]!;
+          // Defined, not assigned: assigning `__proto__` would set the prototype, and the parameter would be lost.
+          if (name === '__proto__') Object.defineProperty(params, name, { value: found[i + 1], enumerable: true, writable: true, configurable: true });
+          else params[name] = found[i + 1];
+        }
         break;
       }
     }

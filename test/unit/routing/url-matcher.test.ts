@@ -59,6 +59,14 @@ test('a parameter named __proto__ is a plain property of the params, never their
   assert.equal(params.rest, ['c', 'd']);
 });
 
+test('a host parameter named __proto__ is a plain property of the params, as a path one is', () => {
+  const m = matcher(['odd', '/odd', { host: ':__proto__.example.com', defaults: { _controller: 'c' } }]);
+  const params = m.match('/odd', context('GET', 'http', 'a.example.com')).params;
+  assert.is(Object.getPrototypeOf(params), Object.prototype);
+  assert.is(Object.getOwnPropertyDescriptor(params, '__proto__')?.value, 'a');
+  assert.equal(Object.keys(params), ['_controller', '__proto__']);
+});
+
 // Listeners may rewrite or drop a parameter (Symfony's request attributes are a plain bag).
 test('matched params are ordinary properties: writable, deletable and enumerable', () => {
   const m = matcher(['book', '/books/:id', { defaults: { _controller: 'c' } }]);
