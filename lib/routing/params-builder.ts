@@ -51,19 +51,43 @@ const builders = new Map<string, ParamsBuilder>();
  */
 export function paramsBuilder(candidate: Candidate): ParamsBuilder {
   const { names, wildcards, treeParams, defaults } = candidate;
-  const defaultKeys = Object.keys(defaults).filter((key) => !names.includes(key));
-  candidate.defaultValues = defaultKeys.map((key) => defaults[key]);
-  const signature = JSON.stringify([names, wildcards, treeParams, defaultKeys]);
+  const order = keyOrder(names, Object.keys(defaults));
+  candidate.defaultValues = order.filter((key) => key.name === -1).map((key) => defaults[key.key]);
+  const signature = JSON.stringify([names, wildcards, treeParams, order]);
   let build = builders.get(signature);
   if (build === undefined) {
-    build = generate(names, wildcards, treeParams, defaultKeys) ?? generic(names, wildcards, treeParams, defaultKeys);
+    build = generate(names, wildcards, treeParams, order) ?? generic(names, wildcards, treeParams, order);
     builders.set(signature, build);
   }
   return build;
 }
 
-function generate(names: readonly string[], wildcards: readonly boolean[], treeParams: number, defaultKeys: readonly string[]): ParamsBuilder | null {
-  if (!codegen || names.includes('__proto__') || defaultKeys.includes('__proto__')) return null;
+/** One key of a match's parameters: from the path (`name`, its index in the names) or a default (`name` -1, `value` its index in the default values). */
+interface ParamKey {
+  key: string;
+  name: number;
+  value: number;
+}
+
+/**
+ * The keys of a match's parameters in Symfony's order (`mergeDefaults`): the defaults' keys as the
+ * route lists them, a path parameter that overrides a default in that default's place, then the
+ * other path parameters in the path's order.
+ */
+function keyOrder(names: readonly string[], defaultKeys: readonly string[]): ParamKey[] {
+  let values = 0;
+  const order = defaultKeys.map((key) => {
+    const name = names.indexOf(key);
+    return { key, name, value: name === -1 ? values++ : -1 };
+  });
+  names.forEach((key, name) => {
+    if (!defaultKeys.includes(key)) order.push({ key, name, value: -1 });
+  });
+  return order;
+}
+
+function generate(names: readonly string[], wildcards: readonly boolean[], treeParams: number, order: readonly ParamKey[]): ParamsBuilder | null {
+  if (!codegen || order.some((key) => key.key === '__proto__')) return null;
   let body = '"use strict";\nreturn function build(path, p, t, d) {\n';
   names.forEach((_, i) => {
     const raw = i < treeParams ? `path.slice(p[${i * 2}], p[${i * 2 + 1}])` : `t[${i - treeParams + 1}]`;
@@ -71,10 +95,7 @@ function generate(names: readonly string[], wildcards: readonly boolean[], treeP
       ? `  const v${i} = decodeSegments(${raw});\n  if (v${i} === undefined) return ${i};\n`
       : `  let v${i} = ${raw};\n  if (v${i}.indexOf('%') !== -1 && (v${i} = decode(v${i})) === undefined) return ${i};\n`;
   });
-  const entries = [
-    ...defaultKeys.map((key, i) => `${JSON.stringify(key)}: d[${i}]`),
-    ...names.map((name, i) => `${JSON.stringify(name)}: v${i}`),
-  ];
+  const entries = order.map((key) => `${JSON.stringify(key.key)}: ${key.name === -1 ? `d[${key.value}]` : `v${key.name}`}`);
   body += `  return { ${entries.join(', ')} };\n};`;
   try {
     return new Function('decode', 'decodeSegments', body)(decode, decodeSegments) as ParamsBuilder;
@@ -84,16 +105,20 @@ function generate(names: readonly string[], wildcards: readonly boolean[], treeP
   }
 }
 
-function generic(names: readonly string[], wildcards: readonly boolean[], treeParams: number, defaultKeys: readonly string[]): ParamsBuilder {
+function generic(names: readonly string[], wildcards: readonly boolean[], treeParams: number, order: readonly ParamKey[]): ParamsBuilder {
   return (path, p, t, d) => {
-    const params: Record<string, unknown> = {};
-    // Defined, not assigned: a default named `__proto__` must be a property, not the prototype.
-    for (let i = 0; i < defaultKeys.length; i++) Object.defineProperty(params, defaultKeys[i]!, { value: d[i], enumerable: true, writable: true, configurable: true });
+    const values: unknown[] = [];
     for (let i = 0; i < names.length; i++) {
       const raw = i < treeParams ? path.slice(p[i * 2], p[i * 2 + 1]) : t![i - treeParams + 1]!;
       const value = wildcards[i] ? decodeSegments(raw) : decode(raw);
       if (value === undefined) return i;
-      Object.defineProperty(params, names[i]!, { value, enumerable: true, writable: true, configurable: true });
+      values.push(value);
+    }
+    const params: Record<string, unknown> = {};
+    // Defined, not assigned: a key named `__proto__` must be a property, not the prototype.
+    for (const key of order) {
+      const value = key.name === -1 ? d[key.value] : values[key.name];
+      Object.defineProperty(params, key.key, { value, enumerable: true, writable: true, configurable: true });
     }
     return params;
   };

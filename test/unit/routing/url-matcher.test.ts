@@ -67,6 +67,19 @@ test('a host parameter named __proto__ is a plain property of the params, as a p
   assert.equal(Object.keys(params), ['_controller', '__proto__']);
 });
 
+test('the params list the defaults in their order, a parameter that overrides one in its place, then the other parameters (Symfony\'s mergeDefaults)', () => {
+  const m = matcher(
+    ['blog', '/blog/:page/:slug', { defaults: { _controller: 'c', page: 1, _format: 'html' } }],
+    ['optional', '/opt/:a{/:b}', { defaults: { b: 'B', _controller: 'c' } }],
+    ['host', '/h/:p', { host: ':sub.example.com', defaults: { sub: 'www', p: 0, _controller: 'c' } }],
+  );
+  const blog = m.match('/blog/2/hello', context()).params;
+  assert.equal(Object.entries(blog), [['_controller', 'c'], ['page', '2'], ['_format', 'html'], ['slug', 'hello']]);
+  assert.equal(Object.entries(m.match('/opt/1', context()).params), [['b', 'B'], ['_controller', 'c'], ['a', '1']]);
+  assert.equal(Object.entries(m.match('/opt/1/2', context()).params), [['b', '2'], ['_controller', 'c'], ['a', '1']]);
+  assert.equal(Object.entries(m.match('/h/7', context('GET', 'http', 'api.example.com')).params), [['sub', 'api'], ['p', '7'], ['_controller', 'c']]);
+});
+
 // Listeners may rewrite or drop a parameter (Symfony's request attributes are a plain bag).
 test('matched params are ordinary properties: writable, deletable and enumerable', () => {
   const m = matcher(['book', '/books/:id', { defaults: { _controller: 'c' } }]);
