@@ -117,7 +117,10 @@ export class RouterListener {
     const routeParams: Record<string, unknown> = {};
     for (const name in params) {
       attributes.set(name, params[name]);
-      if (name !== '_controller') routeParams[name] = params[name];
+      if (name === '_controller') continue;
+      // Defined, not assigned: assigning `__proto__` would set the prototype (a default's object), and the parameter would be lost.
+      if (name === '__proto__') Object.defineProperty(routeParams, name, { value: params[name], enumerable: true, writable: true, configurable: true });
+      else routeParams[name] = params[name];
     }
     attributes.set('_route', result.name);
     attributes.set('_route_params', routeParams);

@@ -220,4 +220,19 @@ test('a refused target is the same 400 from a router without the request checks 
   assert.is(answer(routes, '', 'GET'), 'Invalid request target "".');
 });
 
+test('a parameter or default named __proto__ is a plain property of _route_params, never its prototype', () => {
+  const defaults = JSON.parse('{"__proto__": {"polluted": true}, "_controller": "c"}') as Record<string, unknown>;
+  for (const [path, target, value] of [['/odd', '/odd', { polluted: true }], ['/odd/:__proto__', '/odd/a', 'a']] as const) {
+    const routes = new RouteCollection();
+    routes.add('odd', new Route(path, { defaults }));
+    const request = new Request(target, { headers: { host: 'a.test' } });
+    new RouterListener(new UrlMatcher(routes)).onKernelRequest(new RequestEvent(kernel, request, RequestType.MAIN));
+    const routeParams = request.attributes.get('_route_params') as Record<string, unknown>;
+    assert.is(Object.getPrototypeOf(routeParams), Object.prototype, path);
+    assert.equal(Object.getOwnPropertyDescriptor(routeParams, '__proto__')?.value, value, path);
+    assert.is((routeParams as { polluted?: unknown }).polluted, undefined, path);
+    assert.equal(request.attributes.get('__proto__'), value, path);
+  }
+});
+
 test.run();
