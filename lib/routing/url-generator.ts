@@ -497,14 +497,14 @@ function readBackHost(route: Route, host: string, written: ReadonlyMap<string, s
   for (const [index, variant] of hostVariants.entries()) {
     const found = variant.regex.exec(host);
     if (found === null) continue;
-    const read: Record<string, string> = {};
-    variant.names.forEach((name, i) => (read[name] = found[i + 1]!));
+    // Entries, not assignments: assigning `__proto__` would set the prototype, and its value would be read as none.
+    const read: Record<string, string> = Object.fromEntries(variant.names.map((name, i) => [name, found[i + 1]!]));
     const patternOf = (name: string): string => {
       const part = pattern!.variants[index]!.find((each) => each.type !== 'text' && each.name === name);
       return part === undefined || part.type === 'text' ? '' : part.pattern;
     };
     for (const [name, value] of written) if (own(read, name) !== value.toLowerCase()) return { name, pattern: patternOf(name), read };
-    const extra = variant.names.find((name) => !written.has(name) && read[name] !== fallback(route, name));
+    const extra = variant.names.find((name) => !written.has(name) && own(read, name) !== fallback(route, name));
     return extra === undefined ? null : { name: extra, pattern: patternOf(extra), read };
   }
   const [first] = written.keys();

@@ -676,6 +676,18 @@ test('a parameter named like an Object.prototype property (constructor, toString
   assert.equal(new UrlMatcher(routes).match('/x/a/b', { method: 'GET', host: 'localhost', scheme: 'http' }).params, { constructor: 'a', toString: 'b' });
 });
 
+test('a path or host parameter named __proto__ is a parameter like any other, given or by default', () => {
+  const routes = new RouteCollection()
+    .add('path', new Route('/x/:__proto__'))
+    .add('host', new Route('/x', { host: ':__proto__.example.com' }))
+    .add('defaulted', new Route('/x', { host: ':__proto__.example.com', defaults: JSON.parse('{"__proto__": "d"}') as Record<string, unknown> }));
+  const g = new UrlGenerator(routes, { host: 'example.com' });
+  assert.is(g.generate('path', { ['__proto__']: 'a' }), '/x/a');
+  assert.is(g.generate('host', { ['__proto__']: 'a' }), 'http://a.example.com/x');
+  assert.is(g.generate('defaulted'), 'http://d.example.com/x');
+  assert.equal((thrown(() => g.generate('host', {})) as MissingMandatoryParametersError).missingParameters, ['__proto__']);
+});
+
 test('a context that would make malformed URLs is refused when the generator is made', () => {
   const cases: Array<[GeneratorContext, RegExp]> = [
     [{ baseUrl: 'shop' }, /^The generator's baseUrl is empty or a path starting with a slash/],
