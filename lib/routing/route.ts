@@ -120,12 +120,10 @@ export class Route {
     this.path = path.startsWith('{/') ? path : `/${path.replace(/^\/+/, '')}`;
     options = checkOptions(this.path, options);
     this.defaults = Object.freeze({ ...options.defaults });
-    const requirements: Record<string, string> = {};
-    const writtenRequirements: Record<string, string> = {};
-    for (const [name, requirement] of Object.entries(options.requirements ?? {})) {
-      requirements[name] = sanitizeRequirement(name, requirement);
-      writtenRequirements[name] = String(requirement);
-    }
+    // Entries, not assignments: assigning a requirement named `__proto__` would set nothing, and the requirement would be lost.
+    const given = Object.entries(options.requirements ?? {});
+    const requirements: Record<string, string> = Object.fromEntries(given.map(([name, requirement]) => [name, sanitizeRequirement(name, requirement)]));
+    const writtenRequirements: Record<string, string> = Object.fromEntries(given.map(([name, requirement]) => [name, String(requirement)]));
     this.requirements = Object.freeze(requirements);
     if (options.methods !== undefined && !Array.isArray(options.methods)) throw new InvalidRouteError(`The methods of route "${this.path}" are an array (['GET']), not ${JSON.stringify(options.methods) ?? String(options.methods)}.`);
     if (options.schemes !== undefined && !Array.isArray(options.schemes)) throw new InvalidRouteError(`The schemes of route "${this.path}" are an array (['https']), not ${JSON.stringify(options.schemes) ?? String(options.schemes)}.`);

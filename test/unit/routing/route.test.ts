@@ -1,7 +1,7 @@
 import { runInNewContext } from 'node:vm';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FrozenCollectionError, InvalidRouteError, Route, RouteCollection } from '../../../lib/routing/index.js';
+import { FrozenCollectionError, InvalidRouteError, Route, RouteCollection, UrlMatcher } from '../../../lib/routing/index.js';
 import { thrown } from '../helpers.js';
 
 test('a path without a leading slash gets one', () => {
@@ -26,6 +26,16 @@ test('requirement anchors are dropped and capturing groups made non-capturing', 
   const route = new Route('/a/:id/:slug', { requirements: { id: '^(\\d+)$', slug: /(?<word>[a-z]+)(-[a-z]+)*/ } });
   assert.is(route.requirements.id, '(?:\\d+)');
   assert.is(route.requirements.slug, '(?:[a-z]+)(?:-[a-z]+)*');
+});
+
+test('a requirement named __proto__ is kept as any other (JSON.parse gives it as an own key), not lost', () => {
+  const route = new Route('/x/:__proto__', { requirements: JSON.parse('{"__proto__": "\\\\d+"}') as Record<string, string> });
+  assert.is(Object.getOwnPropertyDescriptor(route.requirements, '__proto__')?.value, '\\d+');
+  assert.is(Object.getPrototypeOf(route.requirements), Object.prototype);
+  const matcher = new UrlMatcher(new RouteCollection().add('x', route));
+  const context = { method: 'GET', host: 'localhost', scheme: 'http' } as const;
+  assert.is(matcher.lookup('/x/7', context).kind, 'match');
+  assert.is(matcher.lookup('/x/abc', context).kind, 'not-found');
 });
 
 test('a requirement with flags, a backreference or bad syntax is refused when the route is built', () => {
