@@ -484,10 +484,11 @@ export class Request {
     if (this.#cookies === undefined) {
       // An embedder's headers may hold several Cookie values; node:http joins them with '; '.
       const header = this.headers.cookie as string | string[] | undefined;
+      // Without prototype, as the cookie package parses them: `cookies.constructor` is a cookie's or none, sent any or not.
       try {
-        this.#cookies = header ? parseCookie(typeof header === 'string' ? header : header.join('; ')) : {};
+        this.#cookies = header ? parseCookie(typeof header === 'string' ? header : header.join('; ')) : (Object.create(null) as Record<string, string | undefined>);
       } catch {
-        this.#cookies = {};
+        this.#cookies = Object.create(null) as Record<string, string | undefined>;
       }
     }
     return this.#cookies;

@@ -304,6 +304,14 @@ test('cookies are parsed lazily and a malformed header gives none', () => {
   assert.equal({ ...Request.create('/').cookies }, {});
 });
 
+test('cookies never hold Object.prototype\'s members: none sent is as empty as a header without the name (no constructor, no toString)', () => {
+  for (const request of [Request.create('/'), Request.create('/', 'GET', { headers: { cookie: 'a=1' } }), Request.create('/', 'GET', { headers: { cookie: '' } })]) {
+    assert.is(request.cookies.constructor, undefined);
+    assert.is(request.cookies.toString, undefined);
+  }
+  assert.is(Request.create('/', 'GET', { headers: { cookie: 'constructor=1; __proto__=2' } }).cookies.constructor, '1');
+});
+
 test('the body reads as text, JSON and bytes', async () => {
   const request = Request.create('/', 'POST', { headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
   assert.equal(await request.json(), { a: 1 });
