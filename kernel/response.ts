@@ -74,8 +74,8 @@ export class Response {
       checkHeaderInit(headers);
       for (const name in headers) {
         const value = headers[name];
-        if (typeof value === 'string') this.headers[name.toLowerCase()] = value;
-        else if (value !== undefined) this.headers[name.toLowerCase()] = headerValue(name, value);
+        if (typeof value === 'string') putHeader(this.headers, name.toLowerCase(), value);
+        else if (value !== undefined) putHeader(this.headers, name.toLowerCase(), headerValue(name, value));
       }
     }
   }
@@ -123,7 +123,7 @@ export class Response {
 
   /** Sets a header, replacing any earlier value; a value the constructor would refuse is a TypeError here too. */
   setHeader(name: string, value: string | number | readonly string[]): this {
-    this.headers[headerName(name)] = typeof value === 'string' ? value : headerValue(name, value);
+    putHeader(this.headers, headerName(name), typeof value === 'string' ? value : headerValue(name, value));
     return this;
   }
 
@@ -131,8 +131,8 @@ export class Response {
   appendHeader(name: string, value: string): this {
     const key = headerName(name);
     if (typeof value !== 'string') throw new TypeError(`A value appended to header "${name}" is a string, not ${describeValue(value)}.`);
-    const current = this.headers[key];
-    this.headers[key] = current === undefined ? value : Array.isArray(current) ? [...current, value] : [current, value];
+    const current = ownHeader(this.headers, key);
+    putHeader(this.headers, key, current === undefined ? value : Array.isArray(current) ? [...current, value] : [current, value]);
     return this;
   }
 
@@ -176,12 +176,12 @@ export class Response {
 
   /** The header's value; several values are joined with `, `. */
   getHeader(name: string): string | undefined {
-    const value = this.headers[name.toLowerCase()];
+    const value = ownHeader(this.headers, name.toLowerCase());
     return Array.isArray(value) ? value.join(', ') : value;
   }
 
   hasHeader(name: string): boolean {
-    return this.headers[name.toLowerCase()] !== undefined;
+    return ownHeader(this.headers, name.toLowerCase()) !== undefined;
   }
 
   removeHeader(name: string): this {
@@ -319,6 +319,17 @@ function checkStatus(status: unknown): number {
 }
 
 /** `name` lower-cased, as headers are stored; a TypeError when it is no string or empty (setHeader(undefined, ...) would set a header named "undefined"). */
+// A header's value, never a member of Object.prototype (`constructor`, `__proto__`: header names like any other).
+function ownHeader(headers: Response['headers'], key: string): string | string[] | undefined {
+  return Object.hasOwn(headers, key) ? headers[key] : undefined;
+}
+
+// Defined, not assigned, for `__proto__`: assigned, it would set the record's prototype (or nothing), and the header would be lost.
+function putHeader(headers: Response['headers'], key: string, value: string | string[]): void {
+  if (key === '__proto__') Object.defineProperty(headers, key, { value, enumerable: true, writable: true, configurable: true });
+  else headers[key] = value;
+}
+
 function headerName(name: unknown): string {
   if (typeof name !== 'string' || name === '') throw new TypeError(`A header name is a non-empty string, not ${describeValue(name)}.`);
   return name.toLowerCase();

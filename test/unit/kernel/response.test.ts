@@ -18,6 +18,23 @@ test('header names are case-insensitive', () => {
   assert.not.ok(response.hasHeader('x-count'));
 });
 
+test('a header named constructor or __proto__ is a header like any other, never Object.prototype\'s member nor the headers\' prototype', () => {
+  const fresh = new Response('');
+  assert.is(fresh.hasHeader('constructor'), false);
+  assert.is(fresh.getHeader('Constructor'), undefined);
+  assert.is(fresh.getHeader('__proto__'), undefined);
+  fresh.appendHeader('Constructor', 'a');
+  assert.is(fresh.getHeader('constructor'), 'a');
+  const given = new Response('', 200, { ['__proto__']: ['a', 'b'] });
+  assert.is(Object.getPrototypeOf(given.headers), Object.prototype);
+  assert.is(given.getHeader('__proto__'), 'a, b');
+  given.appendHeader('__proto__', 'c');
+  assert.equal(Object.getOwnPropertyDescriptor(given.headers, '__proto__')?.value, ['a', 'b', 'c']);
+  const set = new Response('').setHeader('__PROTO__', 'x');
+  assert.is(set.hasHeader('__proto__'), true);
+  assert.equal(Object.keys(set.removeHeader('__proto__').headers), []);
+});
+
 test('json() and redirect() helpers', () => {
   const json = Response.json({ a: 1 }, 201);
   assert.is(json.status, 201);
