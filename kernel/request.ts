@@ -324,7 +324,9 @@ export class Request {
     for (const name of Object.keys(headers)) {
       const lower = name.toLowerCase();
       if (lower !== name) {
-        headers[lower] = headers[name];
+        // Defined, not assigned: `__proto__` would set the prototype (a list of values) or nothing, and the header would be lost.
+        if (lower === '__proto__') Object.defineProperty(headers, lower, { value: headers[name], enumerable: true, writable: true, configurable: true });
+        else headers[lower] = headers[name];
         delete headers[name];
       }
     }

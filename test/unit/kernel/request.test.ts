@@ -853,6 +853,13 @@ test('Request.create() refuses an option it does not know (a typo: header) and h
   assert.is(Request.create('/', 'GET', { headers: { Accept: 'text/html' }, scheme: 'https', remoteAddress: '10.0.0.1' }).headers.accept, 'text/html');
 });
 
+test('Request.create() lower-cases a header named __proto__ as any other, kept as a header, never the headers\' prototype', () => {
+  const headers = Request.create('/', 'GET', { headers: { '__Proto__': ['a', 'b'], 'Constructor': 'c' } }).headers;
+  assert.is(Object.getPrototypeOf(headers), Object.prototype);
+  assert.equal(Object.getOwnPropertyDescriptor(headers, '__proto__')?.value, ['a', 'b']);
+  assert.is(headers.constructor, 'c');
+});
+
 test('Request.create() with json sends the value written as JSON, as application/json unless the headers give a Content-Type', async () => {
   const request = Request.create('/books', 'POST', { json: { title: 'Dune', year: 1965, tags: ['sf'], price: 9.5, note: null } });
   assert.is(request.headers['content-type'], 'application/json');
