@@ -69,9 +69,10 @@ export function boundErrorHeaders(source: unknown): ErrorHeaders {
   let bytes = 0;
   const keep = (name: string, raw: unknown): void => {
     if (raw === undefined) return;
-    // `__proto__` is a token, but no header: set on the record, it would set nothing.
-    if (!TOKEN.test(name) || name === '__proto__') return drop(name, 'invalid name');
+    if (!TOKEN.test(name)) return drop(name, 'invalid name');
     const lower = name.toLowerCase();
+    // `__proto__` (in any case) is a token, but no header: set on the record, or lower-cased on a page's, it would set nothing.
+    if (lower === '__proto__') return drop(name, 'invalid name');
     if (BODY_HEADERS.has(lower)) return drop(name, 'body header');
     const value = valueOf(raw);
     const previous = given.get(lower);

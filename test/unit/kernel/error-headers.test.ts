@@ -25,6 +25,8 @@ test('a value with CR, LF, NUL or a character beyond Latin-1 is dropped, as is a
   });
   assert.equal(headers, { 'x-ok': 'caf\u00e9' });
   assert.equal(reasons(JSON.parse('{"__proto__":"x"}')), ['__proto__: invalid name']);
+  // In any case: a page or Response writes the name lower-cased, where it would be the record's prototype as well.
+  assert.equal(boundErrorHeaders({ '__PROTO__': 'x', 'x-ok': 'y' }), { headers: { 'x-ok': 'y' }, dropped: [{ name: '__PROTO__', reason: 'invalid name' }], droppedCount: 1 });
   assert.equal(reasons({ 'x-split': 'a\r\nb', 'bad name': 'x', 'x-object': { a: 1 }, 'x-nan': Number.NaN, 'x-bool': true }), [
     'x-split: invalid value',
     'bad name: invalid name',
