@@ -251,7 +251,8 @@ export class Profiler {
   present(profile: Profile, only?: readonly string[]): Profile {
     const collectors: Record<string, unknown> = { ...profile.collectors };
     for (const collector of this.#collectors) {
-      if (collector.present === undefined || !(collector.name in collectors) || (only !== undefined && !only.includes(collector.name))) continue;
+      // Own keys only: a collector named `toString` or `constructor` has no data in a profile that holds none for it.
+      if (collector.present === undefined || !Object.hasOwn(collectors, collector.name) || (only !== undefined && !only.includes(collector.name))) continue;
       if (isLeftOutData(collectors[collector.name])) continue;
       try {
         const shown = collector.present(profile.collectors[collector.name], profile);

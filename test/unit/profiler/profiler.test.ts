@@ -765,6 +765,20 @@ test("the built-in collectors' present() answers are not written as JSON to chec
   assert.is(checked, 2, "a subclass's own present() is checked");
 });
 
+test('a collector named like an Object.prototype member (toString, constructor, __proto__) is presented only for data the profile holds, as its own key', () => {
+  const asked: unknown[] = [];
+  const collectors = ['toString', 'constructor', '__proto__'].map((name) => ({ name, lateCollect: () => 'data', present: (data: unknown) => (asked.push(data), { shown: data }) }));
+  const profiler = new Profiler({ storage: new MemoryStorage(), requestStack: new RequestStack(), redactor: new Redactor(), collectors });
+  const profile = { token: 'abc123', parent: null, children: [], ip: '127.0.0.1', method: 'GET', url: 'http://a.test/', time: 0, status: 200, collectors: {} } as unknown as Profile;
+  const none = profiler.present(profile).collectors;
+  assert.equal(Object.keys(none), [], 'no data: nothing presented');
+  assert.is(Object.getPrototypeOf(none), Object.prototype);
+  assert.equal(asked, []);
+  const shown = profiler.present({ ...profile, collectors: JSON.parse('{"constructor": "c", "toString": "t", "__proto__": "p"}') as Record<string, unknown> }).collectors;
+  assert.is(Object.getPrototypeOf(shown), Object.prototype);
+  assert.equal(Object.entries(shown), [['constructor', { shown: 'c' }], ['toString', { shown: 't' }], ['__proto__', { shown: 'p' }]]);
+});
+
 test('the profiler\'s own kernel.terminate listener, running while the profile is taken, is not listed as not called', async () => {
   const storage = new MemoryStorage();
   const app = createApp({ stderrLogLevel: false, profiler: { storage } });
