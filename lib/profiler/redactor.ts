@@ -250,7 +250,7 @@ export class Redactor {
       const value = headers[name];
       if (value === undefined) continue;
       const verdict = this.#headerVerdict(name);
-      out[verdict.lower] = verdict.hidden ? REDACTED : verdict.rewrite !== null ? this.#rewritten(verdict, value) : headerText(value);
+      setOwn(out, verdict.lower, verdict.hidden ? REDACTED : verdict.rewrite !== null ? this.#rewritten(verdict, value) : headerText(value));
     }
     return out;
   }

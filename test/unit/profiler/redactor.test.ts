@@ -41,6 +41,17 @@ test("the profiler's own X-Debug-Token headers are shown (a profile's name, not 
   });
 });
 
+test('a header named __proto__, in any case, is shown as any other, never the prototype of the copy', () => {
+  for (const name of ['__proto__', '__PROTO__']) {
+    const source: Record<string, string> = { accept: 'text/html' };
+    Object.defineProperty(source, name, { value: 'x', enumerable: true });
+    const headers = redactor.headers(source);
+    assert.is(Object.getPrototypeOf(headers), Object.prototype, name);
+    assert.equal(Object.entries(headers), [['accept', 'text/html'], ['__proto__', 'x']], name);
+    assert.is(redactor.headersJson(source), '{"accept":"text/html","__proto__":"x"}', name);
+  }
+});
+
 test('headersJson writes what JSON.stringify(headers()) would', () => {
   const samples: Array<Record<string, string | string[] | number | undefined>> = [
     {},
