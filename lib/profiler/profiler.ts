@@ -20,6 +20,7 @@ import type { Logger } from '../log/index.js';
 import { ByteSlab } from './byte-slab.js';
 import { EventsCollector, LoggerCollector, RequestCollector, RouterCollector, TimeCollector } from './collectors/index.js';
 import type { CollectContext, DataCollector } from './data-collector.js';
+import { setOwn } from './json.js';
 import { decodeProfile, encodeProfile, encodeProfileParts, isLeftOutData, type EncodedProfile, type Profile } from './profile.js';
 import type { Redactor } from './redactor.js';
 import type { ProfilerStorage } from './storage/profiler-storage.js';
@@ -706,7 +707,8 @@ function copyOf(response: Response): Response {
   const copy = new Response(response.body, response.status);
   for (const name in response.headers) {
     const value = response.headers[name]!;
-    copy.headers[name] = Array.isArray(value) ? [...value] : value;
+    // setOwn: a header named `__proto__` (which Response keeps as its own) would otherwise set the copy's prototype, or nothing.
+    setOwn(copy.headers, name, Array.isArray(value) ? [...value] : value);
   }
   return copy;
 }

@@ -464,6 +464,22 @@ test('a sub-request\'s response is copied for its profile as it is, not refused 
   assert.is(response.body, 'outer inner 5,6');
 });
 
+test('a sub-request\'s response header named __proto__ is copied for its profile as any other', async () => {
+  const storage = new MemoryStorage();
+  const inner = () => new Response('inner').setHeader('__Proto__', 'x');
+  const routes = new RouteCollection().add('outer', new Route('/outer', { defaults: { _controller: async (request: Request) => {
+    await app.kernel.handle(request.duplicate({ attributes: { _controller: inner } }), RequestType.SUB);
+    return new Response('outer');
+  } } }));
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage } });
+  const token = (await run(app, '/outer')).getHeader('x-debug-token')!;
+  await app.close();
+  const sub = (await storage.read((await storage.read(token))!.children[0]!))!;
+  const headers = (sub.collectors.request as RequestData).responseHeaders;
+  assert.ok(Object.hasOwn(headers, '__proto__'));
+  assert.is(headers['__proto__'], 'x');
+});
+
 test('a collector that throws late costs its profile only (not its sub-request\'s), logged, never the request', async () => {
   const storage = new MemoryStorage();
   const errors: string[] = [];
