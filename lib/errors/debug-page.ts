@@ -227,7 +227,7 @@ function renderLogs(logs: LogRecord[], dropped: number): SafeHtml {
   }
   const hidden = logs.length - rows.length + dropped;
   return html`<section id="logs">
-<h2>Logs <span class="badge">${logs.length}</span> ${levelCounts(logs).map(([name, n]) => html`<span class="count level-${levelClass(LogLevel[name])}">${n} ${name}</span> `)}</h2>
+<h2>Logs <span class="badge">${logs.length}</span> ${levelCounts(logs).map(([name, n]) => html`<span class="count level-${levelClass(namedLevel(name))}">${n} ${name}</span> `)}</h2>
 <table class="logs">
 <thead><tr><th>Time <span class="zone">(${localTimeZoneName()})</span></th><th>Level</th><th>Channel</th><th>Message</th></tr></thead>
 <tbody>
@@ -246,7 +246,12 @@ function cutText(text: string): string {
 function levelCounts(logs: LogRecord[]): Array<[keyof typeof LogLevel, number]> {
   const counts = new Map<keyof typeof LogLevel, number>();
   for (const record of logs) counts.set(record.levelName, (counts.get(record.levelName) ?? 0) + 1);
-  return [...counts].sort(([a], [b]) => (LogLevel[a] ?? 99) - (LogLevel[b] ?? 99));
+  return [...counts].sort(([a], [b]) => (namedLevel(a) ?? 99) - (namedLevel(b) ?? 99));
+}
+
+// Own names only: another producer's record may name its level anything (`constructor` is Object's function, and sorted as NaN).
+function namedLevel(name: string): number | undefined {
+  return Object.hasOwn(LogLevel, name) ? LogLevel[name as keyof typeof LogLevel] : undefined;
 }
 
 function levelClass(level: number | undefined): string {

@@ -191,6 +191,19 @@ test('counts log records by level in the Logs heading, most severe first', () =>
   assert.match(heading, /1 ERROR<\/span>\s*<span[^>]*>1 WARNING<\/span>\s*<span[^>]*>2 DEBUG/);
 });
 
+test('counts a level name no level has (another producer\'s record: constructor, toString) after the known ones, never as Object.prototype\'s member', () => {
+  const document = page({
+    logs: [
+      record({ level: 6, levelName: 'constructor' as never }),
+      record({ level: 6, levelName: 'toString' as never }),
+      record({ level: 7, levelName: 'DEBUG' }),
+      record(),
+    ],
+  });
+  const heading = /<h2>Logs([\s\S]*?)<\/h2>/.exec(document)![1]!;
+  assert.match(heading, /1 ERROR<\/span>\s*<span[^>]*>1 DEBUG<\/span>\s*<span class="count level-info">1 constructor<\/span>\s*<span class="count level-info">1 toString<\/span>/);
+});
+
 test('says "No log messages" when there are none', () => {
   assert.match(page({ logs: [] }), /<h2>Logs<\/h2>\s*<p class="empty">No log messages<\/p>/);
   assert.not.ok(page({ logs: [record()] }).includes('No log messages'));
