@@ -1,7 +1,7 @@
 import { countedLevel } from '../../log/counted-level.js';
 import { LogLevel, messageWithSecretsHidden, type DebugLogBuffer, type LogLevelName, type LogRecord } from '../../log/index.js';
 import type { CollectContext, DataCollector } from '../data-collector.js';
-import { jsonNumber, jsonString } from '../json.js';
+import { jsonNumber, jsonString, setOwn } from '../json.js';
 import { RawJson, type LoggerData } from '../profile.js';
 import type { Redactor } from '../redactor.js';
 
@@ -79,7 +79,8 @@ export function presentLogger(data: unknown): LoggerData {
   let warningCount = 0;
   for (const record of logs) {
     if (record === null || typeof record !== 'object') continue;
-    counts[record.levelName] = (counts[record.levelName] ?? 0) + 1;
+    // Own counts only: a stored name (`constructor`, `__proto__`) would otherwise start from Object.prototype's member, or set the prototype.
+    setOwn(counts, record.levelName, (Object.hasOwn(counts, record.levelName) ? counts[record.levelName]! : 0) + 1);
     if (record.level <= LogLevel.ERROR) errorCount++;
     else if (record.level === LogLevel.WARNING) warningCount++;
   }

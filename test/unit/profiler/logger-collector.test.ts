@@ -97,6 +97,13 @@ test('presentLogger keeps what it cannot read as stored: no logs, records that a
   assert.equal(presentLogger({ logs: [null, 'text', 7, unnamed] }).counts, { INFO: 1 });
 });
 
+test('presentLogger counts a stored level name like an Object.prototype member (constructor, __proto__) as any other name, from zero', () => {
+  const named = (levelName: string) => ({ time: 1, level: 6, levelName, channel: 'app', message: 'm', context: {} });
+  const counts = presentLogger({ logs: [named('constructor'), named('__proto__'), named('__proto__')] }).counts;
+  assert.is(Object.getPrototypeOf(counts), Object.prototype);
+  assert.equal(Object.entries(counts), [['constructor', 1], ['__proto__', 2]]);
+});
+
 test('records counted, not kept (past the 1,000 a request keeps, or past the budget), are still counted by level: an error after 1,000 debug records is an error', () => {
   const bus = createBus();
   const request = Request.create('/');
