@@ -167,7 +167,8 @@ export function rebuildError(serialized: SerializedError): Error {
       error = new ProfilerStorageError(serialized.message, serialized.code, { cause });
       break;
     default: {
-      const Constructor = STANDARD_ERRORS[serialized.name] ?? Error;
+      // Own names only: an error named `constructor` would be built as an Object, one named `hasOwnProperty` would throw.
+      const Constructor = (Object.hasOwn(STANDARD_ERRORS, serialized.name) ? STANDARD_ERRORS[serialized.name] : undefined) ?? Error;
       error = new Constructor(serialized.message, { cause });
       if (Constructor === Error) error.name = serialized.name;
       if (serialized.code !== undefined) (error as Error & { code?: string }).code = serialized.code;

@@ -418,6 +418,13 @@ test('errors crossing the thread keep class, code, token, refusals, cause chain 
   assert.is(other.name, 'AbortError');
   assert.is((other as Error & { code?: string }).code, 'ABORT_ERR');
   assert.is(rebuildError(serializeError('a string')).message, 'a string');
+  // A name like an Object.prototype member is an Error's name, not a class to build it with.
+  for (const name of ['constructor', 'hasOwnProperty', '__proto__']) {
+    const odd = rebuildError(serializeError(Object.assign(new Error('odd'), { name })));
+    assert.instance(odd, Error, name);
+    assert.is(odd.name, name);
+    assert.is(odd.message, 'odd');
+  }
   // A cause cycle does not recurse forever.
   const cyclic = new Error('loop');
   cyclic.cause = cyclic;
