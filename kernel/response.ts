@@ -318,7 +318,6 @@ function checkStatus(status: unknown): number {
   throw new RangeError(`A response status is a whole number from 100 to 599, not ${typeof status === 'number' ? status : describeValue(status)}.`);
 }
 
-/** `name` lower-cased, as headers are stored; a TypeError when it is no string or empty (setHeader(undefined, ...) would set a header named "undefined"). */
 // A header's value, never a member of Object.prototype (`constructor`, `__proto__`: header names like any other).
 function ownHeader(headers: Response['headers'], key: string): string | string[] | undefined {
   return Object.hasOwn(headers, key) ? headers[key] : undefined;
@@ -330,6 +329,7 @@ function putHeader(headers: Response['headers'], key: string, value: string | st
   else headers[key] = value;
 }
 
+/** `name` lower-cased, as headers are stored; a TypeError when it is no string or empty (setHeader(undefined, ...) would set a header named "undefined"). */
 function headerName(name: unknown): string {
   if (typeof name !== 'string' || name === '') throw new TypeError(`A header name is a non-empty string, not ${describeValue(name)}.`);
   return name.toLowerCase();
