@@ -11,7 +11,7 @@ import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, Payl
 import { isNameValueObject, isPlainObject } from './name-value-object.js';
 import { requestInternals } from './request-internals.js';
 import type { RequestStack } from './request-stack.js';
-import { connectionClosedError, requestTimeoutCut } from './request-timeout-cut.js';
+import { connectionClosedError, serverCut } from './server-cut.js';
 import { followSignal, unfollowSignal } from './signal-followers.js';
 
 /** The Content-Type of an HTML form's body. */
@@ -723,9 +723,10 @@ export class Request {
       // The server answered without the body (its response timeout), and ended its reading so.
       if (error instanceof ResponseTimeoutError) throw error;
       if (fromSocket && !source.complete && !(error instanceof PayloadTooLargeHttpError)) {
-        // The server cut a body that took too long (a 408, as node:http answers it), and said so on the connection.
-        const timedOut = requestTimeoutCut(source, error);
-        if (timedOut !== undefined) throw timedOut;
+        // The server cut the body with an answer of its own, and said why on the connection: it took too
+        // long (a 408, as node:http answers it), or node's parser refused it (a malformed chunk: a 400).
+        const cut = serverCut(source, error);
+        if (cut !== undefined) throw cut;
         // Cut when its connection ended after the response (see cutBodyWhenConnectionEnds), by either side.
         if (error instanceof MalformedRequestError) throw error;
         // A client that goes away mid-body made the mistake: a 400, not a server failure.

@@ -451,9 +451,10 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (
     // responses before it, with no 400, and the client sends the rest again.
     if (error.code === 'HPE_PAUSED') return answerInTurn(served, null, null);
     const refused = requestInBody(served);
-    // A body the request timeout cut ends its connection with the timeout's error, as node's own
-    // handler does: the request's body reader then tells the timeout from a client that left.
-    const cause = refused !== null && error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? error : undefined;
+    // A body the request timeout cut, or node's parser refused (a malformed chunk), ends its connection
+    // with that error, as node's own handler does for the timeout: the request's body reader, its
+    // signal and its profile then tell the server's answer from a client that left (see serverCut).
+    const cause = refused !== null ? error : undefined;
     answerInTurn(served, refused, answerTo(error, refused === null ? headRefused(error, served) : refused.method === 'HEAD'), cause);
   };
 }

@@ -7,7 +7,7 @@ import { checkResponseBody, destroyBody } from '../../kernel/response-body.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
-import { connectionClosedError, requestTimeoutCut } from '../../kernel/request-timeout-cut.js';
+import { connectionClosedError, serverCut } from '../../kernel/server-cut.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
 import { ErrorListener, flattenError, statusText } from '../errors/index.js';
@@ -225,14 +225,15 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
     // A client gone before its answer was ready (pipelined: its connection closed behind another) got
     // nothing: the request ends as its leaving, a 499 at INFO, as at the response timeout, not as the
-    // success it never got; one whose body stalled got the request timeout's 408, and ends as that. An
+    // success it never got; one whose body stalled got the request timeout's 408, and one whose body the
+    // parser refused its 400 (see serverCut), and ends as that. An
     // error answer is kept: it says what went wrong already (a body cut short, a 408, or a wait on request.signal aborted, a 499).
     if (response.status < 400 && (res.destroyed || (res.socket === null && req.socket.destroyed))) {
       // The 408 at server.timeout goes through `res` (see watchSocketTimeout): its head is sent, not this answer's.
-      const timedOut = requestTimeoutCut(req);
-      if (timedOut !== undefined || !res.headersSent) {
+      const cut = serverCut(req);
+      if (cut !== undefined || !res.headersSent) {
         destroyBody(response.body);
-        return answerError(req, res, request, response, timedOut ?? new ClientClosedError());
+        return answerError(req, res, request, response, cut ?? new ClientClosedError());
       }
     }
     const refusal = sendAndTerminate(req, res, request, response);
