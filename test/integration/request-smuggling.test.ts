@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { Response, type Request } from '../../kernel/index.js';
 import type { LogEntry, LogRecord } from '../../lib/log/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
-import { SCHEMES, rawStatus, savedProfile, sendRaw, startTestServer, type TestServer } from './harness.js';
+import { SCHEMES, rawStatus, readResponses, savedProfile, sendRaw, startTestServer, type TestServer } from './harness.js';
 
 /** How long a controller that never reads the body waits for its request's signal. */
 const WAIT_MS = 3_000;
@@ -95,6 +95,76 @@ test('chunk extensions over node\'s limit are a 413 to the client, and to the lo
     assert.match(record.message, /The request body is malformed: Chunk extensions overflow \(HPE_CHUNK_EXTENSIONS_OVERFLOW\)/, `${scheme}: ${record.message}`);
     assert.is((record.context.exception as { status?: number }).status, 413, scheme);
     assert.is((await profileOf(path)).status, 413, scheme);
+  }
+});
+
+/** How long the client waits for the server to close the connection after its last answer. */
+const CLOSE_WAIT_MS = 3_000;
+
+/** A request pipelined behind the case's; it asks to close, so a connection kept after the case's answer ends after it. */
+const NEXT = 'GET /smuggled HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n';
+const post = (head: string, body: string): string => `POST /read HTTP/1.1\r\nHost: localhost\r\n${head}\r\n${body}`;
+const CHUNKED = 'Transfer-Encoding: chunked\r\n';
+
+/**
+ * What node's parser (llhttp) decides, pinned so that a node upgrade that reads any of these another
+ * way is noticed: `statuses` in order, the last answer's text, and whether NEXT, sent right behind
+ * the case's bytes, was answered as a request of its own (never from inside a body).
+ */
+const FRAMING: ReadonlyArray<{ name: string; bytes: string; statuses: number[]; reason?: RegExp; next: boolean }> = [
+  // Refused: a 400 saying why, the connection closed, nothing after it read as a request.
+  { name: 'Content-Length and Transfer-Encoding', bytes: post(`Content-Length: 5\r\n${CHUNKED}`, `0\r\n\r\n${NEXT}`), statuses: [400], reason: /Transfer-Encoding can't be present with Content-Length/, next: false },
+  { name: 'Transfer-Encoding and Content-Length', bytes: post(`${CHUNKED}Content-Length: 40\r\n`, `0\r\n\r\n${NEXT}`), statuses: [400], reason: /Content-Length can't be present with Transfer-Encoding/, next: false },
+  { name: 'two equal Content-Lengths', bytes: post('Content-Length: 5\r\nContent-Length: 5\r\n', `hello${NEXT}`), statuses: [400], reason: /Duplicate Content-Length/, next: false },
+  { name: 'two differing Content-Lengths', bytes: post('Content-Length: 5\r\nContent-Length: 0\r\n', `hello${NEXT}`), statuses: [400], reason: /Duplicate Content-Length/, next: false },
+  { name: 'a Content-Length list', bytes: post('Content-Length: 5, 5\r\n', `hello${NEXT}`), statuses: [400], reason: /Invalid character in Content-Length/, next: false },
+  { name: 'a signed Content-Length', bytes: post('Content-Length: +5\r\n', `hello${NEXT}`), statuses: [400], reason: /Invalid character in Content-Length/, next: false },
+  { name: 'a Content-Length past 2^64', bytes: post('Content-Length: 18446744073709551621\r\n', `hello${NEXT}`), statuses: [400], reason: /Content-Length overflow/, next: false },
+  { name: 'white space before the colon', bytes: post('Transfer-Encoding : chunked\r\n', `5\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [400], reason: /Invalid header field char/, next: false },
+  { name: 'chunked, then another coding', bytes: post('Transfer-Encoding: chunked, identity\r\n', `5\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [400], reason: /Invalid `Transfer-Encoding` header value/, next: false },
+  { name: 'chunked in one field, another coding in a second', bytes: post(`${CHUNKED}Transfer-Encoding: x\r\n`, `5\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [400], reason: /Invalid `Transfer-Encoding` header value/, next: false },
+  { name: 'xchunked', bytes: post('Transfer-Encoding: xchunked\r\n', `5\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [400], reason: /Request has invalid `Transfer-Encoding`/, next: false },
+  { name: 'Transfer-Encoding folded (obs-fold)', bytes: post('Transfer-Encoding:\r\n chunked\r\n', `5\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [400], reason: /Invalid header value char/, next: false },
+  { name: 'a bare LF ending the request line', bytes: `POST /read HTTP/1.1\nHost: localhost\nContent-Length: 5\n\nhello${NEXT}`, statuses: [400], reason: /Expected CRLF after version/, next: false },
+  { name: 'a bare CR in a header value', bytes: post('Content-Length: 5\r\nX-A: a\rb\r\n', `hello${NEXT}`), statuses: [400], reason: /Missing expected LF after header value/, next: false },
+  { name: 'a bare LF after a chunk size', bytes: post(CHUNKED, `5\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [400], reason: /Missing expected CR after chunk size/, next: false },
+  { name: 'a space between chunk size and extension', bytes: post(CHUNKED, `5 ;a=b\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [400], reason: /Invalid character in chunk size/, next: false },
+  { name: 'a negative chunk size', bytes: post(CHUNKED, `-5\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [400], reason: /Invalid character in chunk size/, next: false },
+  { name: 'a chunk size past 2^64', bytes: post(CHUNKED, `10000000000000005\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [400], reason: /Chunk size overflow/, next: false },
+  { name: 'chunk data longer than its size', bytes: post(CHUNKED, `3\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [400], reason: /Expected LF after chunk data/, next: false },
+  { name: 'a Content-Length among the trailers', bytes: post(CHUNKED, `5\r\nhello\r\n0\r\nContent-Length: 50\r\n\r\n${NEXT}`), statuses: [400], reason: /Content-Length can't be present with Transfer-Encoding/, next: false },
+  { name: 'a last chunk whose empty line is missing', bytes: post(CHUNKED, `5\r\nhello\r\n0\r\n${NEXT}`), statuses: [400], reason: /Invalid header token/, next: false },
+  // Unambiguous: the body read as framed, NEXT answered as the request after it.
+  { name: 'Transfer-Encoding in another case, with white space', bytes: post('transfer-encoding:   CHUNKED  \r\n', `5\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [200, 200], next: true },
+  { name: 'chunk extensions, leading zeros and trailers', bytes: post(CHUNKED, `0005;a="b;c"\r\nhello\r\n000\r\nX-T: 1\r\n\r\n${NEXT}`), statuses: [200, 200], next: true },
+  { name: 'a GET whose Content-Length body is a request', bytes: `GET /read HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${NEXT.length}\r\n\r\n${NEXT}${NEXT}`, statuses: [200, 200], next: true },
+  { name: 'a HEAD whose chunked body is a request', bytes: `HEAD /smuggled HTTP/1.1\r\nHost: localhost\r\n${CHUNKED}\r\n${NEXT.length.toString(16)}\r\n${NEXT}\r\n0\r\n\r\n${NEXT}`, statuses: [200, 200], next: true },
+  // node takes the last coding: chunked framing, and the kernel refuses the other coding when the body is read (501).
+  { name: 'another coding, then chunked', bytes: post('Transfer-Encoding: gzip, chunked\r\n', `5\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [501, 200], next: true },
+  // More body than Content-Length says: the rest is the next request, refused as one.
+  { name: 'a body longer than its Content-Length', bytes: post('Content-Length: 5\r\n', `helloXX${NEXT}`), statuses: [200, 400], reason: /Invalid method encountered/, next: false },
+  // HTTP/1.0 has no chunked coding (RFC 9112 6.1): the body is read so, answered, and the connection closes.
+  { name: 'HTTP/1.0 with Transfer-Encoding', bytes: `POST /read HTTP/1.0\r\nHost: localhost\r\n${CHUNKED}\r\n5\r\nhello\r\n0\r\n\r\n${NEXT}`, statuses: [200], next: false },
+];
+
+test('node\'s parser refuses ambiguous framing with a 400 and closes, and reads unambiguous framing as framed: nothing inside a body is answered', async () => {
+  for (const scheme of SCHEMES) {
+    for (const { name, bytes, statuses, reason, next } of FRAMING) {
+      const methods = bytes.startsWith('HEAD') ? ['HEAD', 'GET'] : ['POST', 'GET'];
+      const started = performance.now();
+      const answer = await sendRaw(server, scheme, bytes, { waitMs: CLOSE_WAIT_MS });
+      const closedWithin = performance.now() - started;
+      const { responses, rest } = readResponses(answer, methods);
+      const seen = `${scheme}, ${name}: ${JSON.stringify(answer.slice(0, 600))}`;
+      assert.equal(responses.map((response) => response.status), statuses, seen);
+      assert.is(rest, '', `${seen}: nothing after the last answer`);
+      const last = responses.at(-1)!;
+      if (reason !== undefined) assert.match(last.body, reason, seen);
+      assert.is(last.headers.connection?.[0]?.toLowerCase(), 'close', `${seen}: the last answer says the connection closes`);
+      assert.ok(closedWithin < CLOSE_WAIT_MS, `${seen}: the server closed the connection, not the client after ${CLOSE_WAIT_MS} ms`);
+      assert.is(responses.filter((response) => response.body === 'SMUGGLED\n').length, next ? 1 : 0, seen);
+      if (bytes.startsWith('POST /read') && statuses[0] === 200) assert.is(responses[0]!.body, 'read 5\n', `${seen}: the body read as framed`);
+    }
   }
 });
 
