@@ -1,4 +1,4 @@
-export { DEFAULT_LIMITS, answersExpectContinue, answersResponseTimeout, startServers, type Limits, type ListenOptions, type RequestListener, type RunningServers } from './listen.js';
+export { DEFAULT_LIMITS, answersExpectContinue, answersResponseTimeout, hearsRefusals, startServers, type Limits, type ListenOptions, type Refusal, type RequestListener, type RunningServers } from './listen.js';
 export { createInjector, type Inject, type InjectInit, type InjectedResponse } from './inject.js';
 export { createRequestListener, send, type KernelRequestListener, type NodeRequestListener, type RequestListenerOptions } from './node-adapter.js';
 export { SERVE_DEFAULTS, UsageError, formatServeHelp, parseServeOptions, type ServeOptions } from './serve-options.js';

@@ -100,6 +100,30 @@ export const answersExpectContinue: unique symbol = Symbol('http-kernel.answersE
 /** Marks a listener that answers Limits.responseTimeout itself (createRequestListener's): startServers then hands it the limit. */
 export const answersResponseTimeout: unique symbol = Symbol('http-kernel.answersResponseTimeout');
 
+/** A request startServers answered in its head, which no listener saw: one node's parser refused, one without Host, a head that did not come in time. */
+export interface Refusal {
+  status: number;
+  /** What the answer's text says is wrong (`Transfer-Encoding can't be present with Content-Length.`); the status's reason phrase when it says nothing more. */
+  reason: string;
+  /** The address the connection came from (forwarding headers are not read: the head may be unreadable). */
+  client: string | undefined;
+}
+
+/** Marks a listener's function, called with each Refusal: a listener never sees those requests, and createRequestListener's logs them. */
+export const hearsRefusals: unique symbol = Symbol('http-kernel.hearsRefusals');
+
+/** What hears the refusals of a listener marked with hearsRefusals. */
+type RefusalHearer = ((refusal: Refusal) => void) | undefined;
+
+/** Tells `hearer` of a refusal: one that throws must neither keep the answer from going out nor end the process (it runs in node's event handlers). */
+function tell(hearer: RefusalHearer, refusal: Refusal): void {
+  try {
+    hearer?.(refusal);
+  } catch {
+    // The answer says what is wrong all the same.
+  }
+}
+
 /**
  * The request handler both listeners share. `responseTimeout` is Limits.responseTimeout (0: off),
  * given to a listener marked with answersResponseTimeout; any other is never timed out.
@@ -159,7 +183,8 @@ export async function startServers(listener: RequestListener, options: ListenOpt
     requireHostHeader: false,
   };
   const responseTimeout = (listener as { [answersResponseTimeout]?: true })[answersResponseTimeout] === true ? limits.responseTimeout : 0;
-  const served = refuseMalformedHead(listener, limits.keepAliveTimeout, responseTimeout, limits.requestTimeout);
+  const hearer = (listener as { [hearsRefusals]?: RefusalHearer })[hearsRefusals];
+  const served = refuseMalformedHead(listener, limits.keepAliveTimeout, responseTimeout, limits.requestTimeout, hearer);
   if (options.httpsPort !== null && options.tls === undefined) throw new TypeError('startServers: options.tls is required when httpsPort is not null');
   const schemes: Array<{ scheme: 'http' | 'https'; port: number; make(): http.Server | https.Server }> = [{ scheme: 'http', port: options.port, make: () => http.createServer(serverOptions, served) }];
   if (options.httpsPort !== null) {
@@ -182,7 +207,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
   const answersContinue = (listener as { [answersExpectContinue]?: true })[answersExpectContinue] === true;
   const create = (make: () => http.Server | https.Server): http.Server | https.Server => {
     const server = make();
-    applyLimits(server, limits, sockets, tlsSockets, idle);
+    applyLimits(server, limits, sockets, tlsSockets, idle, hearer);
     server.on('checkContinue', (req: IncomingMessage, res: http.ServerResponse) => {
       if (!expectsOnlyContinue(req.headers.expect)) return refuseExpectation(req, res);
       if (!answersContinue) res.writeContinue();
@@ -351,7 +376,7 @@ function checkListenOptions(options: ListenOptions): void {
   }
 }
 
-function applyLimits(server: http.Server | https.Server, limits: Limits, sockets: Set<Socket>, tlsSockets: Set<Duplex>, idle: IdleSockets | null): void {
+function applyLimits(server: http.Server | https.Server, limits: Limits, sockets: Set<Socket>, tlsSockets: Set<Duplex>, idle: IdleSockets | null, hearer: RefusalHearer): void {
   // Not node's keep-alive timer either: node arms it on the socket after every response and clears
   // it at the next request, 5-7% of a small request's CPU. IdleSockets closes connections left
   // waiting, and the request listener gives each response the timeout to advertise.
@@ -363,7 +388,7 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   // Not node's socket timeout (server.timeout): that re-arms a timer on every read and write of
   // every socket, about 1% of a small request's cost. IdleSockets looks at their byte counts instead.
   server.timeout = 0;
-  server.on('clientError', clientErrorAnswerer(limits.maxHeaderSize, idle));
+  server.on('clientError', clientErrorAnswerer(limits.maxHeaderSize, idle, hearer));
   // Unanswered, node would close a CONNECT's connection without a word, and answer an unknown Expect with an empty 417.
   server.on('connect', refuseConnect);
   server.on('checkExpectation', refuseExpectation);
@@ -406,7 +431,7 @@ type ServedSocket = Duplex & {
  * HEAD, the same head without the text), in its turn after the responses to the requests before it
  * on its connection, which then closes.
  */
-function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (error: ParserError, socket: Duplex) => void {
+function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null, hearer: RefusalHearer): (error: ParserError, socket: Duplex) => void {
   const messages: Readonly<Record<string, string>> = {
     HPE_HEADER_OVERFLOW: `The request line and headers are larger than ${maxHeaderSize} bytes.`,
     ERR_HTTP_REQUEST_TIMEOUT: 'The request did not arrive in time.',
@@ -414,18 +439,16 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (
     HPE_PAUSED_H2_UPGRADE: SPOKEN_VERSIONS,
   };
   const targetTooLong = `The request target (URL) alone reaches the ${maxHeaderSize}-byte limit of the request line and headers.`;
-  /** The answer to the request the error refuses; null when there is none to give. */
-  const answerTo = (error: ParserError, toHead: boolean): string | null => {
+  /** The status and reason of the answer to the request the error refuses; null when there is none to give. */
+  const refusalOf = (error: ParserError): { status: number; reason: string | undefined } | null => {
     // The request before said it was the last (RFC 9112 9.6): what follows it is no request to answer.
     if (error.code === 'HPE_CLOSED_CONNECTION') return null;
     // node counts the URL against the head limit too: an overrun on it is RFC 9110's 414, not 431.
     if (error.code === 'HPE_HEADER_OVERFLOW' && headOverflow(error.rawPacket, error.bytesParsed, maxHeaderSize) === 'request-target') {
-      return plainAnswer(414, `${STATUS_CODES[414]}: ${targetTooLong}\n`, toHead);
+      return { status: 414, reason: targetTooLong };
     }
-    const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
     // The parser's reasons are fixed texts (`Duplicate Content-Length`), never the client's bytes.
-    const reason = messages[error.code ?? ''] ?? (typeof error.reason === 'string' && error.reason !== '' ? `${error.reason}.` : undefined);
-    return plainAnswer(status, reason === undefined ? `${STATUS_CODES[status]}\n` : `${STATUS_CODES[status]}: ${reason}\n`, toHead);
+    return { status: CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400, reason: messages[error.code ?? ''] ?? (typeof error.reason === 'string' && error.reason !== '' ? `${error.reason}.` : undefined) };
   };
   // Connections whose refusal is under way: node emits clientError again for each chunk its failed
   // parser is fed, and once more when the refused request's timeout expires.
@@ -455,7 +478,12 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null): (
     // with that error, as node's own handler does for the timeout: the request's body reader, its
     // signal and its profile then tell the server's answer from a client that left (see serverCut).
     const cause = refused !== null ? error : undefined;
-    answerInTurn(served, refused, answerTo(error, refused === null ? headRefused(error, served) : refused.method === 'HEAD'), cause);
+    const refusal = refusalOf(error);
+    if (refusal === null) return answerInTurn(served, refused, null, cause);
+    // One refused in its body is the kernel's request, which ends as this refusal (see serverCut): logged, profiled.
+    if (refused === null) tell(hearer, { status: refusal.status, reason: refusal.reason ?? STATUS_CODES[refusal.status]!, client: (socket as Socket).remoteAddress });
+    const text = refusal.reason === undefined ? `${STATUS_CODES[refusal.status]}\n` : `${STATUS_CODES[refusal.status]}: ${refusal.reason}\n`;
+    answerInTurn(served, refused, plainAnswer(refusal.status, text, refused === null ? headRefused(error, served) : refused.method === 'HEAD'), cause);
   };
 }
 
@@ -526,7 +554,11 @@ function answerAndClose(socket: Duplex, status: number, body: string): void {
  * HTTP/1.1 request must name its host (RFC 9112 3.2), and a head may not have more fields than
  * node keeps. Either is answered with a one-line text, and the connection closes.
  */
-function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number, responseTimeout: number, requestTimeout: number): RequestListener {
+function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number, responseTimeout: number, requestTimeout: number, hearer: RefusalHearer): RequestListener {
+  const refuseHead = (res: http.ServerResponse, status: number, reason: string): void => {
+    tell(hearer, { status, reason, client: res.req.socket.remoteAddress });
+    refuse(res, status, reason);
+  };
   const handedOver = requestTimeout > 0 ? (req: IncomingMessage): void => timeRestOfBody(req, requestTimeout) : undefined;
   return (req, res) => {
     // What node writes as `Keep-Alive: timeout=<s>` on a kept connection; the server's own
@@ -535,12 +567,12 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
     if (req.httpVersionMajor !== 1) {
       // HTTP/0.9 has no head to answer with, HTTP/2 and later never come as text on this connection.
       // A 400 rather than RFC 9110's 505: what a client sends is no server error (see the 400 for an unknown method).
-      refuse(res, 400, SPOKEN_VERSIONS);
+      refuseHead(res, 400, SPOKEN_VERSIONS);
     } else if (req.rawHeaders.length > 2 * MAX_HEADER_FIELDS) {
-      refuse(res, 431, `The request has more than ${MAX_HEADER_FIELDS} header fields.`);
+      refuseHead(res, 431, `The request has more than ${MAX_HEADER_FIELDS} header fields.`);
     } else if (!req.headers.host && (req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
       // Empty counts as missing, as node:http counted it.
-      refuse(res, 400, 'An HTTP/1.1 request names the host it is for in a Host header.');
+      refuseHead(res, 400, 'An HTTP/1.1 request names the host it is for in a Host header.');
     } else {
       // Node's parser stops at an upgrade request's head and, with no upgrade listener, drops what
       // followed it in the same read: a request pipelined behind it would go unanswered and the next

@@ -11,7 +11,7 @@ import { connectionClosedError, serverCut } from '../../kernel/server-cut.js';
 import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
 import { ErrorListener, flattenError, statusText } from '../errors/index.js';
-import { ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, answersExpectContinue, answersResponseTimeout } from './listen.js';
+import { ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, answersExpectContinue, answersResponseTimeout, hearsRefusals, type Refusal } from './listen.js';
 import { bodySource } from './body-source.js';
 import { ChunkTypeGuard, ContentLengthGuard, chunkTypeError, frameResponse } from './response-framing.js';
 
@@ -398,7 +398,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     );
   };
 
-  const listener: NodeRequestListener & { [answersExpectContinue]?: true; [answersResponseTimeout]?: true } = (req, res, responseTimeout = 0) => {
+  const listener: NodeRequestListener & { [answersExpectContinue]?: true; [answersResponseTimeout]?: true; [hearsRefusals]?: (refusal: Refusal) => void } = (req, res, responseTimeout = 0) => {
     // A server of the embedder's may time its sockets out (startServers's never do).
     if ((req.socket as Socket).timeout! > 0) watchSocketTimeout(req, res);
     let request: Request;
@@ -428,6 +428,8 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   };
   listener[answersExpectContinue] = true;
   listener[answersResponseTimeout] = true;
+  // Requests startServers answers in their head never reach the kernel: no profile, so a log record (ERROR, as any 4xx).
+  listener[hearsRefusals] = ({ status, reason, client }) => logger?.error('A request was refused before it reached the kernel: {status} {statusText}: {reason}', { status, statusText: STATUS_CODES[status], reason, client });
   const settled = (): Promise<void> => {
     // The server is closing: a request still waiting for handle() is given up now, not when its timer would have fired on a closed app.
     for (const giveUp of [...awaitingHandle]) giveUp(true);

@@ -101,6 +101,25 @@ test('chunk extensions over node\'s limit are a 413 to the client, and to the lo
 /** How long the client waits for the server to close the connection after its last answer. */
 const CLOSE_WAIT_MS = 3_000;
 
+test('a request refused in its head, which the kernel never sees, is logged at ERROR with its status, reason and client', async () => {
+  const heads = [
+    { bytes: `POST /read HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n${'Transfer-Encoding: chunked\r\n'}\r\n0\r\n\r\n`, status: 400, reason: "Transfer-Encoding can't be present with Content-Length." },
+    { bytes: 'GET /read HTTP/1.1\r\n\r\n', status: 400, reason: 'An HTTP/1.1 request names the host it is for in a Host header.' },
+  ];
+  for (const scheme of SCHEMES) {
+    for (const { bytes, status, reason } of heads) {
+      records.length = 0;
+      const answer = await sendRaw(server, scheme, bytes);
+      assert.ok(answer.endsWith(`\r\n\r\nBad Request: ${reason}\n`), `${scheme}: ${answer}`);
+      const record = records.find((entry) => entry.message.includes(reason));
+      assert.ok(record !== undefined, `${scheme}: logged: ${JSON.stringify(records.map((r) => r.message))}`);
+      assert.is(record!.levelName, 'ERROR', scheme);
+      assert.is(record!.message, `A request was refused before it reached the kernel: ${status} Bad Request: ${reason}`, scheme);
+      assert.equal({ status: record!.context.status, client: record!.context.client }, { status, client: '127.0.0.1' }, scheme);
+    }
+  }
+});
+
 /** A request pipelined behind the case's; it asks to close, so a connection kept after the case's answer ends after it. */
 const NEXT = 'GET /smuggled HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n';
 const post = (head: string, body: string): string => `POST /read HTTP/1.1\r\nHost: localhost\r\n${head}\r\n${body}`;
