@@ -226,12 +226,15 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     // A client gone before its answer was ready (pipelined: its connection closed behind another) got
     // nothing: the request ends as its leaving, a 499 at INFO, as at the response timeout, not as the
     // success it never got; one whose body stalled got the request timeout's 408, and one whose body the
-    // parser refused its 400 (see serverCut), and ends as that. An
-    // error answer is kept: it says what went wrong already (a body cut short, a 408, or a wait on request.signal aborted, a 499).
-    if (response.status < 400 && (res.destroyed || (res.socket === null && req.socket.destroyed))) {
+    // parser refused its 400 (see serverCut), and ends as that, even in place of an error answer of its
+    // own that never went out (a 410 the controller gave without reading the body). Another error
+    // answer is kept: it says what went wrong already (a body cut short, a 408, or a wait on request.signal aborted, a 499).
+    if (res.destroyed || (res.socket === null && req.socket.destroyed)) {
       // The 408 at server.timeout goes through `res` (see watchSocketTimeout): its head is sent, not this answer's.
       const cut = serverCut(req);
-      if (cut !== undefined || !res.headersSent) {
+      // The kernel answers a RequestError (the parser's refusal) with a 400.
+      const answeredInstead = cut !== undefined && !res.headersSent && ('status' in cut ? cut.status : 400) !== response.status;
+      if (answeredInstead || (response.status < 400 && (cut !== undefined || !res.headersSent))) {
         destroyBody(response.body);
         return answerError(req, res, request, response, cut ?? new ClientClosedError());
       }

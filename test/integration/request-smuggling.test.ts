@@ -24,6 +24,11 @@ function routes(): RouteCollection {
     });
     return new Response('waited\n', 200, { 'content-type': 'text/plain' });
   });
+  // Never reads the body: answers an error status of its own a moment later.
+  add('/gone', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return new Response('gone\n', 410, { 'content-type': 'text/plain' });
+  });
   add('/smuggled', () => new Response('SMUGGLED\n', 200, { 'content-type': 'text/plain' }));
   return collection;
 }
@@ -76,11 +81,26 @@ test('a chunked body the parser refuses is a 400 with its reason, and the reques
       const record = await uncaughtFor(path);
       assert.match(record.message, /The request body is malformed: Invalid character in chunk size \(HPE_INVALID_CHUNK_SIZE\)/, `${scheme} ${route}: ${record.message}`);
       assert.not.match(record.message, /client closed/);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.is(records.filter((entry) => entry.message.startsWith('Uncaught error')).length, 1, `${scheme} ${route}: logged once: ${JSON.stringify(records.map((r) => r.message))}`);
       assert.is((record.context.exception as { status?: number }).status, 400, `${scheme} ${route}`);
       const profile = await profileOf(path);
       assert.is(profile.status, 400, `${scheme} ${route}: the profile has the status the client got`);
       assert.match(profile.collectors.exception.exceptions[0].message, /Invalid character in chunk size/, `${scheme} ${route}`);
     }
+  }
+});
+
+test('a chunked body the parser refuses while the controller prepares an error answer of its own (a 410) ends as the 400 the client got, in the log and the profile', async () => {
+  for (const scheme of SCHEMES) {
+    const path = `/gone?malformed-chunk=${scheme}`;
+    records.length = 0;
+    const answer = await sendRaw(server, scheme, `POST ${path} HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n-5\r\n${SMUGGLED}`);
+    assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n[^]*\r\n\r\nBad Request: Invalid character in chunk size\.\n$/, `${scheme}: ${answer}`);
+    assert.match((await uncaughtFor(path)).message, /The request body is malformed: Invalid character in chunk size/, scheme);
+    const profile = await profileOf(path);
+    assert.is(profile.status, 400, `${scheme}: the profile has the status the client got`);
+    assert.match(profile.collectors.exception.exceptions[0].message, /Invalid character in chunk size/, scheme);
   }
 });
 
