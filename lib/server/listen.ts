@@ -138,6 +138,8 @@ const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = {
 };
 /** What a request of another HTTP version is told. */
 const SPOKEN_VERSIONS = 'This server speaks HTTP/1.0 and HTTP/1.1.';
+/** What a request is told whose Transfer-Encoding does not end with chunked. */
+const TRANSFER_ENCODING_NOT_CHUNKED = 'The request\'s Transfer-Encoding does not end with chunked, so the length of its body cannot be determined (RFC 9112 6.3).';
 /** Most header fields a request may have: node:http's own count, past which it drops them silently. */
 const MAX_HEADER_FIELDS = 2000;
 /** Errors that mean the peer is gone: nothing can be written back. */
@@ -573,6 +575,11 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
     } else if (!req.headers.host && (req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
       // Empty counts as missing, as node:http counted it.
       refuseHead(res, 400, 'An HTTP/1.1 request names the host it is for in a Host header.');
+    } else if (req.headers['transfer-encoding'] !== undefined && !endsWithChunked(req.headers['transfer-encoding'])) {
+      // RFC 9112 6.3: its body's length cannot be determined, and a proxy may have read it otherwise.
+      // node's parser says so only after it has handed the request over (`xchunked`, `chunked;q=1`), and
+      // reads an empty one as none: the request would be served, then its connection closed.
+      refuseHead(res, 400, TRANSFER_ENCODING_NOT_CHUNKED);
     } else {
       // Node's parser stops at an upgrade request's head and, with no upgrade listener, drops what
       // followed it in the same read: a request pipelined behind it would go unanswered and the next
@@ -583,6 +590,12 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
       listenInTurn(listener, req, res, responseTimeout, handedOver);
     }
   };
+}
+
+/** Whether a Transfer-Encoding (its fields joined by node with commas) ends with the chunked coding, in any case, with no parameters. */
+function endsWithChunked(value: string): boolean {
+  const codings = value.split(',');
+  return codings[codings.length - 1]!.trim().toLowerCase() === 'chunked';
 }
 
 /** The request timeout of a request held back (see clientErrorAnswerer), counted from its hand-over. */
