@@ -217,8 +217,8 @@ export class Profiler {
     if (collector.collect !== undefined) this.#early.push(this.#collectors.length);
     this.#collectors.push(collector);
     this.#names.push(collector.name);
-    // An array index is listed first by an object, and `__proto__` is no key at all: those go through encodeProfile.
-    if (collector.name === '__proto__' || /^(?:0|[1-9]\d*)$/.test(collector.name)) this.#plainNames = false;
+    // An array index is listed first by an object: those go through encodeProfile, so a profile lists them as its collectors object does.
+    if (/^(?:0|[1-9]\d*)$/.test(collector.name)) this.#plainNames = false;
   }
 
   /** The collectors, in the order they run. */
@@ -637,7 +637,8 @@ export class Profiler {
     };
     if (this.#plainNames) return encodeProfileParts(summary, children, this.#names, data, slab);
     const collectors: Record<string, unknown> = {};
-    for (let i = 0; i < data.length; i++) collectors[this.#names[i]!] = data[i];
+    // setOwn: a collector named `__proto__` would otherwise set the object's prototype, and its data would be lost.
+    for (let i = 0; i < data.length; i++) setOwn(collectors, this.#names[i]!, data[i]);
     return encodeProfile({ ...summary, children, collectors }, slab);
   }
 

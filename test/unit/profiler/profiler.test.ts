@@ -711,7 +711,7 @@ test('encodeProfileParts writes the JSON of the profile it is given in parts, al
   }
 });
 
-test('collectors named like an array index or __proto__ are saved as JSON.stringify of their data by name would have it', async () => {
+test('a collector named like an array index is saved first, as an object lists it; one named __proto__ under its own name, as any other', async () => {
   const saved: string[] = [];
   const storage = writingThrough(new MemoryStorage(), async (profiles) => {
     for (const profile of profiles) saved.push((profile as EncodedProfile).json.toString());
@@ -726,11 +726,26 @@ test('collectors named like an array index or __proto__ are saved as JSON.string
   await app.close();
   assert.is(saved.length, 2, 'the 404 and its error page sub-request');
   for (const json of saved) {
-    // An object lists an index first and takes `__proto__` as its prototype, not as a key.
+    // An object lists an index first; `__proto__` is a key like any other (assigned, it set the prototype, and its data was lost).
     assert.ok(json.includes('"collectors":{"7":"indexed",'), json.slice(0, 200));
-    assert.ok(json.endsWith(',"seven":"named"}}'), json.slice(-200));
-    assert.not.ok(json.includes('polluted'));
+    assert.ok(json.endsWith(',"seven":"named","__proto__":{"polluted":true}}}'), json.slice(-200));
+    const read = (JSON.parse(json) as Profile).collectors;
+    assert.ok(Object.hasOwn(read, '__proto__'));
+    assert.is(Object.getPrototypeOf(read), Object.prototype);
   }
+  assert.is(({} as Record<string, unknown>).polluted, undefined);
+});
+
+test('a collector named __proto__ alone has its data saved and presented under its name, as any other', async () => {
+  const storage = new MemoryStorage();
+  const collectors = [{ name: '__proto__', lateCollect: () => ({ mine: 1 }), present: (data: unknown) => ({ shown: data }) }];
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes: new RouteCollection(), profiler: { storage, collectors } });
+  const token = (await run(app, '/anything')).getHeader('x-debug-token')!;
+  await app.close();
+  const profile = (await storage.read(token))!;
+  assert.ok(Object.hasOwn(profile.collectors, '__proto__'), 'saved as an own key');
+  assert.equal(profile.collectors['__proto__'], { mine: 1 });
+  assert.equal(Object.getOwnPropertyDescriptor(app.profiler!.present(profile).collectors, '__proto__')?.value, { shown: { mine: 1 } });
 });
 
 test('a collector whose present() answers what JSON cannot write (a BigInt, a cycle, a promise, undefined) is shown as stored, and the profile\'s JSON page still answers', async () => {
