@@ -72,7 +72,8 @@ interface ParamKey {
 /**
  * The keys of a match's parameters in Symfony's order (`mergeDefaults`): the defaults' keys as the
  * route lists them, a path parameter that overrides a default in that default's place, then the
- * other path parameters in the path's order.
+ * other path parameters in the path's order. A key that reads as an array index (`"0"`) is listed
+ * first whatever its place, by both builders: a JavaScript object lists those first (Symfony's PHP array does not).
  */
 function keyOrder(names: readonly string[], defaultKeys: readonly string[]): ParamKey[] {
   let values = 0;
