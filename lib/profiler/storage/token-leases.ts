@@ -29,7 +29,7 @@ interface Lease {
   readonly lock: FileLock;
   /** Tokens of the prefix not to draw: files and index entries at the last scan, and the draws since. */
   taken: TakenTokens;
-  /** Still over the share after a scan: no more draws from it; given back once no drawn token of it is pending. */
+  /** Over half full after a scan, or still over the share a growth wanted once another lease is taken: no more draws from it; given back once no drawn token of it is pending. */
   full: boolean;
   /** Tokens shown to a client whose profile was not written (discard()): kept taken across scans while the lease is held. */
   readonly discarded: Set<string>;
@@ -205,10 +205,13 @@ export class TokenLeases {
     const wanted = space * share;
     const usable = (): boolean => [...this.#leases.values()].some((lease) => !lease.full && lease.taken.size < wanted);
     if (usable()) return;
+    /** Leases still over `wanted` after their scan, retired once another lease is taken (see below). */
+    const spent: Lease[] = [];
     for (const lease of [...this.#leases.values()]) {
       if (lease.full) continue;
       await this.#scan(lease);
       if (lease.taken.size >= limit) lease.full = true;
+      else if (lease.taken.size >= wanted) spent.push(lease);
       if (host.closed()) return;
     }
     if (usable()) return;
@@ -231,6 +234,10 @@ export class TokenLeases {
         continue;
       }
       this.#leases.set(prefix, lease);
+      // Left usable, one between `wanted` and half full was never drawn from again (the new lease is always
+      // less full) nor given back: a storage that kept dropping profiles held its discarded tokens, rescans
+      // keep, and one more lease for each 25,000 or so of them, until every prefix was leased.
+      for (const old of spent) old.full = true;
       if (this.#timer === null) {
         this.#timer = setInterval(() => {
           if (!host.closed()) void this.#serial(() => this.#refresh()).catch((error: unknown) => host.report(error));

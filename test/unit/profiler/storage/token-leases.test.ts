@@ -145,6 +145,30 @@ test('discard() keeps a drawn token taken across the rescans, where settle() wit
   assert.is(leases.discard(`${prefix}f`), false, 'never drawn');
 });
 
+test('a storage that drops every profile gives back the leases its discarded tokens fill, rather than holding one more for every few thousand drops', async (context) => {
+  // The refresh, which gives full leases back, runs on a 30-second interval: its callback is captured and called by the test.
+  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
+    const ready = await fixture(context);
+    await ready.leases.grow(3);
+    return ready;
+  });
+  const { leases } = made;
+  // Three-character tokens: 16 per prefix, past the early share (three eighths) at 6 draws, half full at 8.
+  // Every token drawn is discarded (its profile dropped: a storage slower than the traffic), which rescans keep
+  // taken. grow() after each, as a server's event loop turns between requests, lets the growth a draw begins in
+  // the background (past the early share) finish first: it then takes another lease before this one is half full.
+  for (let i = 0; i < 200; i++) {
+    const token = leases.draw(3);
+    assert.ok(token !== null, `draw ${i}`);
+    assert.ok(leases.discard(token));
+    await leases.grow(3);
+  }
+  const held = leases.prefixes.length;
+  callbacks[0]!();
+  await until(async () => leases.prefixes.length <= 2);
+  assert.ok(leases.prefixes.length <= 2, `the spent leases are given back: ${leases.prefixes.length} of the ${held} held before the refresh are still held`);
+});
+
 test('another holder\'s live lease is seen; close() gives the leases back and forgets the draws', async (context) => {
   const first = await fixture(context);
   await first.leases.grow(6);
