@@ -27,6 +27,7 @@ const usage = `usage: node bench/soak/index.mjs [options]
   --kill-storage-every S   (app only) end the profiler's storage thread every S seconds of the traffic
   --thread-heap        (app only) sample the live heap of the profiler's storage thread too, by a heap
                        snapshot of it each time (tens of MB of the server's RSS: its RSS is no longer the figure)
+  --term-under-load    send SIGTERM with the clients going again for 5 s (after the idle time), not to an idle server
   --snapshots          heap snapshots of the server after a fifth of the traffic and after the idle
                        time (node --heapsnapshot-signal=SIGWINCH), kept in the work directory
   --keep               keep the work directory (profiles, snapshots, samples.json)`;
@@ -42,6 +43,7 @@ const { values: options } = parseArgs({
     interval: { type: 'string', default: '3' },
     'kill-storage-every': { type: 'string', default: '0' },
     'thread-heap': { type: 'boolean', default: false },
+    'term-under-load': { type: 'boolean', default: false },
     snapshots: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
@@ -251,7 +253,8 @@ const remember = (token) => {
 };
 const pick = (list) => list[Math.floor(Math.random() * list.length)];
 const scheme = () => (Math.random() < 0.5 ? 'http' : 'https');
-const agent = new Agent({ connect: { rejectUnauthorized: false }, connections: 4, keepAliveTimeout: 4_000, headersTimeout: 15_000, bodyTimeout: 15_000 });
+const newAgent = () => new Agent({ connect: { rejectUnauthorized: false }, connections: 4, keepAliveTimeout: 4_000, headersTimeout: 15_000, bodyTimeout: 15_000 });
+let agent = newAgent();
 
 async function call(path, { method = 'GET', headers = {}, body, via = scheme(), signal } = {}) {
   const response = await request(new URL(path, urls[via]), { method, headers, body, dispatcher: agent, signal: signal ?? AbortSignal.timeout(15_000) });
@@ -413,7 +416,9 @@ async function user() {
     try {
       await run();
     } catch (error) {
-      count(stats.failures, `${name}: ${error?.code ?? error?.name}: ${String(error?.message).slice(0, 120)}`);
+      // Once the server is told to stop, refused and cut connections are what is expected.
+      const when = phase === 'sigterm' ? 'after SIGTERM, ' : '';
+      count(stats.failures, `${when}${name}: ${error?.code ?? error?.name}: ${String(error?.message).slice(0, 120)}`);
     }
     if (pause > 0) await delay(pause);
   }
@@ -475,10 +480,23 @@ await snapshot('after idle');
 clearInterval(sampler);
 const last = await takeSample();
 
+let busy = null;
+if (options['term-under-load']) {
+  phase = 'busy';
+  agent = newAgent();
+  stopAt = Infinity;
+  busy = Promise.all(Array.from({ length: users }, user));
+  await delay(5_000);
+}
 phase = 'sigterm';
 const killedAt = performance.now();
 child.kill('SIGTERM');
 const exit = await Promise.race([exited, delay(20_000).then(() => null)]);
+if (busy !== null) {
+  stopAt = 0;
+  await busy;
+  await agent.close();
+}
 
 // ---------------------------------------------------------------------------------------------- report
 
@@ -511,6 +529,7 @@ const byCount = [...stderrKinds].sort((a, b) => b[1] - a[1]);
 for (const [message, times] of [...byCount.filter(([message]) => !message.startsWith('error: ')), ...byCount.filter(([message]) => message.startsWith('error: ')).slice(0, 5)]) {
   console.log(`  ${times} x ${message}`);
 }
-console.log(exit === null ? 'SIGTERM: still running after 20 s (killed)' : `SIGTERM: exit ${exit.code ?? exit.signal} after ${Math.round(exit.at - killedAt)} ms`);
+const underLoad = busy === null ? '' : ' (under load)';
+console.log(exit === null ? `SIGTERM${underLoad}: still running after 20 s (killed)` : `SIGTERM${underLoad}: exit ${exit.code ?? exit.signal} after ${Math.round(exit.at - killedAt)} ms`);
 if (options.keep) writeFileSync(join(work, 'samples.json'), JSON.stringify({ samples, stderr: stderrTail }, null, 1));
 process.exitCode = exit?.code === 0 ? 0 : 1;
