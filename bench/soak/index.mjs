@@ -491,7 +491,7 @@ if (options['term-under-load']) {
 phase = 'sigterm';
 const killedAt = performance.now();
 child.kill('SIGTERM');
-const exit = await Promise.race([exited, delay(20_000).then(() => null)]);
+const exit = await Promise.race([exited, delay(20_000, null, { ref: false })]);
 if (busy !== null) {
   stopAt = 0;
   await busy;
