@@ -58,8 +58,31 @@ test('a claim is exclusive between two storages sharing a directory', async () =
   assert.is(await first.claim('abcdef'), true);
   assert.is(await second.claim('abcdef'), false);
   assert.is(await first.claim('abcdef'), false, 'not twice in one instance either');
+  await second.release('abcdef');
+  assert.ok(existsSync(join(first.dir, 'ab', 'abcdef.json.gz')), 'a release by a storage that did not claim it leaves the claim');
+  assert.is(await second.claim('abcdef'), false);
   await first.release('abcdef');
   assert.is(await second.claim('abcdef'), true, 'a released token is free again');
+});
+
+test('a token whose write is under way is not claimed meanwhile, and the write goes on', async () => {
+  const storage = storageIn();
+  // The second token waits in the batch while the first one's placeholder is made: a claim then came first.
+  const writing = storage.writeMany([makeProfile('abcdef'), makeProfile('123456')]).then(() => null, (error: unknown) => error);
+  assert.is(await storage.claim('123456'), false);
+  assert.is(await writing, null, 'the write was not refused');
+  assert.is((await storage.read('123456'))?.token, '123456');
+});
+
+test('writeMany holds no reference to the bytes it was given once it settles (copiesProfileBytes): the caller reuses them at once', async () => {
+  const storage = storageIn();
+  assert.is(storage.copiesProfileBytes, true);
+  const profile = makeProfile('abcdef');
+  const json = Buffer.from(JSON.stringify(profile));
+  const { token, parent, ip, method, url, time, status } = profile;
+  await storage.writeMany([{ token, parent, ip, method, url, time, status, json }]);
+  json.fill(0x20);
+  assert.equal(await storage.read('abcdef'), profile);
 });
 
 test('a batch is saved in a turn or two of the event loop, not one per file operation (under load each turn is long)', async () => {
@@ -412,6 +435,21 @@ test('maxProfiles is applied within about a second of a burst of writes that the
   assert.ok(found.length <= 8, `${found.length} profiles a second and a half after the last write`);
   assert.ok(found.some((profile) => profile.token === tokenFor(29)), 'the newest is kept');
   await storage.close();
+});
+
+test('a burst that starts late in the second after a bound check is bounded when that second is up, not a second after the burst', async () => {
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 8 } });
+  const start = performance.now();
+  // The first write checks the bounds at once; the burst 600 ms later waits for the check due 400 ms after it.
+  await storage.write(makeProfile(tokenFor(0), { time: BASE_TIME }));
+  await new Promise((resolve) => setTimeout(resolve, 600 - (performance.now() - start)));
+  for (let i = 1; i < 20; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }));
+  let found = await storage.find({ limit: 100 });
+  while (found.length > 8 && performance.now() - start < 1_600) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    found = await storage.find({ limit: 100 });
+  }
+  assert.ok(found.length <= 8, `${found.length} profiles ${Math.round(performance.now() - start)} ms after the first write`);
 });
 
 test('maxProfiles is applied within about a second of a burst also when the wall clock was set back an hour during it', async () => {
