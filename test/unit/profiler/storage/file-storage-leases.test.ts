@@ -298,7 +298,9 @@ test('close() releases the leases; another storage can then lease the prefix', a
   assert.ok(existsSync(join(first.dir, 'leases', `${prefix}.lease`)));
   await first.close();
   assert.equal(await readdir(join(first.dir, 'leases')), []);
-  assert.instance(await rejection(() => first.drawToken(6)), ProfilerStorageError);
+  const closed = await rejection(() => first.drawToken(6));
+  assert.instance(closed, ProfilerStorageError);
+  assert.is((closed as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_CLOSED', closed.message);
   await leaseAllBut(first.dir, prefix);
   const second = storageIn(first.dir);
   assert.ok((await second.drawToken(6)).startsWith(prefix));
@@ -315,6 +317,15 @@ test('release() gives a drawn token back; claim() outside held prefixes still us
   assert.ok(existsSync(join(storage.dir, outside, `${outside}abcd.json.gz`)));
   await storage.write(makeProfile(`${outside}abcd`));
   assert.ok(await storage.read(`${outside}abcd`));
+});
+
+test('discard() keeps a drawn token taken, a later release() too: a client saw it', async () => {
+  const storage = storageIn();
+  const token = await storage.drawToken(6);
+  await storage.discard(token);
+  await storage.release(token);
+  assert.is(await storage.claim(token), false);
+  assert.not.ok((await storage.drawTokens(6, 1_000)).includes(token), 'nor drawn again');
 });
 
 test('three processes on one directory draw disjoint tokens in different prefixes and write without conflict', async () => {
@@ -418,7 +429,12 @@ test('longer tokens are drawn in the leased prefix too', async () => {
   const token = await storage.drawToken(16);
   assert.match(token, /^[0-9a-f]{16}$/);
   assert.ok(token.startsWith(storage.leasedPrefixes[0]!));
-  await rejection(() => storage.drawToken(5));
+  assert.match(await storage.drawToken(32), /^[0-9a-f]{32}$/, 'the longest');
+  for (const length of [5, 33, 6.5]) {
+    const error = await rejection(() => storage.drawToken(length));
+    assert.instance(error, RangeError, String(length));
+    assert.is(error.message, `A profile token has 6 to 32 characters, not ${length}.`);
+  }
 });
 
 test.run();
