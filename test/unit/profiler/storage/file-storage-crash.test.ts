@@ -391,7 +391,12 @@ test('an unwritable directory: write and claim reject with ProfilerStorageError,
   assert.instance(error, ProfilerStorageError);
   assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE');
   assert.match(error.message, /Cannot write profile abcdef in the profiler storage .*a-file\/profiler: ENOTDIR/);
-  assert.instance(await rejection(() => storage.claim('abcdef')), ProfilerStorageError);
+  const claiming = await rejection(() => storage.claim('abcdef'));
+  assert.instance(claiming, ProfilerStorageError);
+  assert.match(claiming.message, /^Cannot claim a token for profile abcdef in the profiler storage .*a-file\/profiler: ENOTDIR/);
+  const drawing = await rejection(() => storage.drawToken());
+  assert.instance(drawing, ProfilerStorageError);
+  assert.match(drawing.message, /^Cannot lease a token prefix in the profiler storage .*a-file\/profiler: ENOTDIR/);
   assert.is(await storage.read('abcdef'), null);
   assert.equal(await storage.find(), []);
   await storage.purge();
