@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
 import { ProfileExistsError, ProfilerStorageError } from '../../../../lib/profiler/storage/index.js';
-import { listFiles, makeProfile, fileStorageSuite, rejection } from './fixtures.js';
+import { listFiles, makeProfile, fileStorageSuite, rejection, until, withCapturedIntervals } from './fixtures.js';
 
 const { test, env, freshDir, storageIn } = fileStorageSuite('FileStorage prefix leases', 'file-storage-leases', (root) => writeFile(join(root, 'drawer.mjs'), CHILD_SOURCE));
 
@@ -317,6 +317,21 @@ test('release() gives a drawn token back; claim() outside held prefixes still us
   assert.ok(existsSync(join(storage.dir, outside, `${outside}abcd.json.gz`)));
   await storage.write(makeProfile(`${outside}abcd`));
   assert.ok(await storage.read(`${outside}abcd`));
+});
+
+test('a lease taken over while held (the process was frozen) is reported through onError, and no longer drawn from', async () => {
+  const errors: Error[] = [];
+  const { made: storage, callbacks } = await withCapturedIntervals(30_000, async () => {
+    const made = storageIn(undefined, { onError: (error) => errors.push(error) });
+    await made.drawToken(6);
+    return made;
+  });
+  const [prefix] = storage.leasedPrefixes as [string];
+  await writeFile(join(storage.dir, 'leases', `${prefix}.lease`), JSON.stringify({ pid: process.pid, hostname: hostname(), time: new Date().toISOString(), id: 'someone-else' }));
+  for (const refresh of callbacks) refresh();
+  await until(async () => errors.length > 0);
+  assert.is((errors[0] as ProfilerStorageError | undefined)?.code, 'HK_PROFILER_STORAGE_LOCKED', String(errors[0]));
+  assert.not.ok(storage.leasedPrefixes.includes(prefix));
 });
 
 test('discard() keeps a drawn token taken, a later release() too: a client saw it', async () => {
