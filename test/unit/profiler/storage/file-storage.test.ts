@@ -485,6 +485,27 @@ test('maxAge with an injected clock: expired profiles leave searches at once and
   assert.is((await segmentFiles(storage.dir)).length, 1);
 });
 
+test('a search lists a profile exactly maxAge old, and not one a millisecond older', async () => {
+  let now = BASE_TIME + 1_000;
+  const storage = storageIn(undefined, { bounds: { maxAge: 1_000 }, now: () => now });
+  await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME }));
+  assert.equal(await foundTokens(storage), [tokenFor(1)]);
+  now += 1;
+  assert.equal(await foundTokens(storage), []);
+});
+
+test('close deletes the segment it wrote whose profiles the bounds all dropped meanwhile', async () => {
+  let now = BASE_TIME;
+  const storage = storageIn(undefined, { bounds: { maxAge: 60_000 }, now: () => now });
+  await storage.write(makeProfile(tokenFor(1), { time: BASE_TIME }));
+  now += 10 * 60_000;
+  await storage.compact();
+  assert.equal(await indexLines(storage.dir), []);
+  assert.is((await segmentFiles(storage.dir)).length, 1, 'kept while its writer may append to it');
+  await storage.close();
+  assert.equal(await segmentFiles(storage.dir), []);
+});
+
 test('after the clock is set back, profiles dated in its future go first over a bound, not the ones written since', async () => {
   let now = BASE_TIME + 3_600_000;
   const storage = storageIn(undefined, { bounds: { maxProfiles: 20 }, now: () => now });
@@ -575,12 +596,16 @@ test('purge removes every profile, segment and claim; the storage works on after
   const other = storageIn(storage.dir);
   for (let i = 0; i < 3; i++) await storage.write(makeProfile(tokenFor(i)));
   await other.write(makeProfile(tokenFor(3)));
+  assert.is(await other.claim('abcdef'), true);
   assert.equal((await other.find()).length, 4);
   await storage.purge();
   assert.equal(await storage.find(), []);
   assert.equal(await other.find(), [], 'other instances see the purge');
   assert.is(await other.read(tokenFor(3)), null);
   assert.equal(await segmentFiles(storage.dir), []);
+  assert.not.ok(existsSync(join(storage.dir, 'ab')), 'the shard of the claim is gone');
+  assert.is(await storageIn(storage.dir).claim('abcdef'), true, 'its token is free');
+  assert.not.ok(existsSync(join(storage.dir, 'index.lock')), 'the lock is released');
   await other.write(makeProfile(tokenFor(5)));
   await storage.write(makeProfile(tokenFor(6)));
   assert.equal((await storage.find()).map((summary) => summary.token), [tokenFor(6), tokenFor(5)]);
