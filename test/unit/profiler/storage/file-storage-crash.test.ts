@@ -405,6 +405,17 @@ test('an unwritable directory: write and claim reject with ProfilerStorageError,
   assert.equal(errors, [], 'the caller got the errors; nothing was reported twice');
 });
 
+test('an index that cannot be read (a directory in its place): read and find reject with ProfilerStorageError saying what failed', async () => {
+  const storage = storageIn();
+  await mkdir(join(storage.dir, 'index.ndjson'), { recursive: true });
+  const reading = await rejection(() => storage.read('abcdef'));
+  assert.instance(reading, ProfilerStorageError);
+  assert.match(reading.message, /^Cannot read profile abcdef in the profiler storage .*: EISDIR/);
+  const searching = await rejection(() => storage.find());
+  assert.instance(searching, ProfilerStorageError);
+  assert.match(searching.message, /^Cannot search in the profiler storage .*: EISDIR/);
+});
+
 test('a missing directory reads as empty and is not created by reads', async () => {
   const storage = storageIn(join(env.root, 'never-made'));
   assert.is(await storage.read('abcdef'), null);
