@@ -164,6 +164,17 @@ test('read() of a token another live storage leases but never saves gives up aft
   assert.ok(took < 2_000, `read() gave up after ${took} ms, not about a second`);
 });
 
+test('read() does not wait for a token whose lease cannot be looked at (the leases directory is a file), nor fail', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'leases'), '');
+  const reader = storageIn(dir);
+  const started = Date.now();
+  assert.is(await reader.read('ab0000'), null);
+  const took = Date.now() - started;
+  assert.ok(took < 500, `read() took ${took} ms`);
+});
+
 test('a fresh lease left by a dead process of this host does not refuse claims in its prefix', async () => {
   const storage = storageIn();
   await mkdir(join(storage.dir, 'leases'), { recursive: true });
