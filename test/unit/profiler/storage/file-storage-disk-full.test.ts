@@ -1,4 +1,5 @@
 // A disk that fills up (simulated: see simulatedDisk): the storage frees its own oldest profiles and works on.
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
@@ -122,6 +123,27 @@ test("the newest profiles stay when those the bounds drop are another live write
     // Whatever it deletes goes within a few file operations of that warning.
     await new Promise((resolve) => setTimeout(resolve, 200));
     for (const token of newest) assert.ok((await newer.read(token)) !== null, `${token}, among the newest, is still readable`);
+  } finally {
+    disk.restore();
+  }
+});
+
+test('a claimed token whose save failed on a full disk stays claimed, for a retry; a placeholder the save made itself goes', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  const disk = simulatedDisk(dir);
+  try {
+    const storage = storageIn(dir);
+    const other = storageIn(dir);
+    assert.is(await storage.claim('abcdef'), true);
+    disk.capacity = disk.used();
+    assert.ok(await storage.writeMany([makeProfile('abcdef'), makeProfile('cdcdcd')]).then(() => false, () => true), 'the save failed');
+    assert.ok(existsSync(join(dir, 'ab', 'abcdef.json.gz')), 'the claim is kept');
+    assert.is(await other.claim('abcdef'), false);
+    assert.not.ok(existsSync(join(dir, 'cd', 'cdcdcd.json.gz')), 'the placeholder of the unclaimed token is removed');
+    disk.capacity = null;
+    await storage.write(makeProfile('abcdef'));
+    assert.is((await other.read('abcdef'))?.token, 'abcdef');
   } finally {
     disk.restore();
   }
