@@ -149,6 +149,25 @@ test('a claimed token whose save failed on a full disk stays claimed, for a retr
   }
 });
 
+test('a purge that cannot write its lock on a full disk rejects saying so, keeps the profiles and leaves no lock file', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  const disk = simulatedDisk(dir);
+  try {
+    const storage = storageIn(dir);
+    await storage.write(makeProfile(tokenFor(1)));
+    disk.capacity = disk.used();
+    const failed = await storage.purge().then(() => null, (error: Error) => error);
+    assert.match(failed?.message ?? 'resolved', /^Cannot purge in the profiler storage .*: ENOSPC/);
+    assert.equal(await foundTokens(storage), [tokenFor(1)]);
+    // A background upkeep's attempt at the lock meets the full disk too, and removes the empty file it made a moment later.
+    await until(async () => !existsSync(join(dir, 'index.lock')));
+    assert.not.ok(existsSync(join(dir, 'index.lock')), 'no empty lock file holds the lock for nobody');
+  } finally {
+    disk.restore();
+  }
+});
+
 test('a disk full for a moment while the storage holds a handful lowers its bounds to no fewer than 10 profiles, not to one', async () => {
   const dir = freshDir();
   await mkdir(dir, { recursive: true });
