@@ -391,6 +391,7 @@ test('an unwritable directory: write and claim reject with ProfilerStorageError,
   assert.instance(error, ProfilerStorageError);
   assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE');
   assert.match(error.message, /Cannot write profile abcdef in the profiler storage .*a-file\/profiler: ENOTDIR/);
+  assert.match((await rejection(() => storage.writeMany([makeProfile('abcdef'), makeProfile('abcde0')]))).message, /^Cannot write 2 profiles in the profiler storage .*a-file\/profiler: ENOTDIR/);
   const claiming = await rejection(() => storage.claim('abcdef'));
   assert.instance(claiming, ProfilerStorageError);
   assert.match(claiming.message, /^Cannot claim a token for profile abcdef in the profiler storage .*a-file\/profiler: ENOTDIR/);
