@@ -564,6 +564,23 @@ test('a writer does not put back the profiles another process\'s compaction drop
   }
 });
 
+test('a writer appends its lines again when the index it appended to was replaced by a compaction that read it before them', async () => {
+  const dir = freshDir();
+  const writer = storageIn(dir);
+  const [token] = (await writer.drawTokens(6, 1)) as [string];
+  // A compaction in another process holds the lock: the writer appends its line, then waits for the lock to go.
+  await writeGhostLock(dir);
+  const writing = writer.writeMany([makeProfile(token)]).then(() => null, (error: unknown) => error);
+  await until(async () => (await indexLines(dir)).length === 1);
+  // The compaction renames the index it wrote from what it read before that line, and is gone without copying it over.
+  await writeFile(join(dir, 'index.ndjson.compacted.tmp'), '');
+  fs.renameSync(join(dir, 'index.ndjson.compacted.tmp'), join(dir, 'index.ndjson'));
+  fs.rmSync(join(dir, 'index.lock'));
+  assert.is(await writing, null, 'the write succeeded');
+  assert.equal((await indexLines(dir)).map((line) => line.t), [token], 'its line is in the new index');
+  assert.equal(await foundTokens(storageIn(dir)), [token]);
+});
+
 test('maxBytes counts the records\' bytes and deletes the oldest', async () => {
   const size = JSON.stringify(makeProfile(tokenFor(0), {}, 5_000)).length;
   const storage = storageIn(undefined, { bounds: { maxBytes: size * 4.5 } });
