@@ -1,6 +1,6 @@
 // What a crash or kill -9 can leave behind, made by hand, and how the storage copes with it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readlinkSync } from 'node:fs';
+import fs, { existsSync, readlinkSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import fsPromises from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -415,6 +415,30 @@ test('an index that cannot be read (a directory in its place): read and find rej
   const searching = await rejection(() => storage.find());
   assert.instance(searching, ProfilerStorageError);
   assert.match(searching.message, /^Cannot search in the profiler storage .*: EISDIR/);
+});
+
+test('a compaction whose lock was taken over while it wrote its new index abandons it: the index stays, no temp file is left', async () => {
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 2 } });
+  await storage.writeMany([1, 2, 3, 4].map((i) => makeProfile(tokenFor(i), { time: BASE_TIME + i })));
+  const before = await readFile(join(storage.dir, 'index.ndjson'), 'utf8');
+  const lock = join(storage.dir, 'index.lock');
+  const realOpenSync = fs.openSync;
+  // Another process takes the lock over (this one looked frozen) as the new index is opened.
+  fs.openSync = ((path: fs.PathLike, ...rest: unknown[]) => {
+    if (typeof path === 'string' && /index\.ndjson\..*\.tmp$/.test(path)) fs.writeFileSync(lock, JSON.stringify({ pid: process.pid, hostname: hostname(), time: new Date().toISOString(), id: 'other' }));
+    return (realOpenSync as (...args: unknown[]) => number)(path, ...rest);
+  }) as typeof fs.openSync;
+  syncBuiltinESMExports();
+  let outcome: unknown;
+  try {
+    outcome = await storage.compact().then(() => null, (error: unknown) => error);
+  } finally {
+    fs.openSync = realOpenSync;
+    syncBuiltinESMExports();
+  }
+  assert.is((outcome as ProfilerStorageError | null)?.code, 'HK_PROFILER_STORAGE_LOCKED', String(outcome));
+  assert.is(await readFile(join(storage.dir, 'index.ndjson'), 'utf8'), before, 'the index is not replaced');
+  assert.equal((await listFiles(storage.dir)).filter((file) => file.endsWith('.tmp')), []);
 });
 
 test('a missing directory reads as empty and is not created by reads', async () => {
