@@ -183,6 +183,8 @@ test('ContentLengthGuard passes a body of its length, and fails past it or at an
   const over = await guarded(3, ['ab', 'cd']);
   assert.ok('ab'.startsWith(over.sent), 'nothing past the length');
   assert.is(over.error?.message, 'The response body stream gave more bytes than its Content-Length (3).');
+  const past = await guarded(3, ['abc', 'd']);
+  assert.is(past.error?.message, 'The response body stream gave more bytes than its Content-Length (3).', 'a piece after the whole length');
 
   const short = await guarded(5, ['ab']);
   assert.is(short.error?.message, 'The response body stream ended 3 bytes short of its Content-Length (5).');
