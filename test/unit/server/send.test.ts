@@ -6,9 +6,46 @@ import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Response } from '../../../kernel/index.js';
+import { Request, Response } from '../../../kernel/index.js';
 import type { Logger } from '../../../lib/log/index.js';
 import { send } from '../../../lib/server/index.js';
+
+/** What a raw connection to `base` receives for `writes` (each after `gapMs`), until the server closes it or `ms` pass; and whether it closed. */
+async function exchange(base: string, writes: string[], gapMs = 50, ms = 1_000): Promise<{ received: string; closed: boolean }> {
+  const socket = connect(Number(new URL(base).port), '127.0.0.1');
+  socket.on('error', () => {});
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  const closed = new Promise<boolean>((resolve) => socket.once('close', () => resolve(true)));
+  await new Promise((resolve) => socket.once('connect', resolve));
+  for (const [index, data] of writes.entries()) {
+    if (index > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+    socket.write(data);
+  }
+  const result = await Promise.race([closed, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+  socket.destroy();
+  return { received, closed: result };
+}
+
+/** A stream that records whether it was read and destroyed. */
+function watchedStream(): { body: Readable; reads: number; destroyed: boolean } {
+  const watched = {
+    reads: 0,
+    destroyed: false,
+    body: new Readable({
+      read() {
+        watched.reads++;
+        this.push('x');
+        this.push(null);
+      },
+      destroy(error, callback) {
+        watched.destroyed = true;
+        callback(error);
+      },
+    }),
+  };
+  return watched;
+}
 
 async function serving(handler: (req: IncomingMessage, res: ServerResponse) => void, body: (base: string) => Promise<void>): Promise<void> {
   const server: Server = createServer(handler);
@@ -65,9 +102,11 @@ test('send() throws before writing anything for what cannot be sent, so the call
   assert.is(thrown.length, 1);
 });
 
-test('stream responses queued behind others on a connection (pipelined) that closes first: each body is destroyed and its onBodyEnd called', async () => {
+test('stream responses queued behind others on a connection (pipelined) that closes first: each body is destroyed and its onBodyEnd called, and nothing is logged as a failure', async () => {
   let destroyed = 0;
   const ends: string[] = [];
+  const logged: string[] = [];
+  const logger = { critical: (message: string, context: { message: string }) => void logged.push(message.replace('{message}', context.message)) } as unknown as Logger;
   await serving((req, res) => {
     // Endless: the first answer never finishes, so the ones after it stay queued without a socket.
     const body = new Readable({
@@ -79,7 +118,7 @@ test('stream responses queued behind others on a connection (pipelined) that clo
         callback(error);
       },
     });
-    send(req, res, new Response(body, 200, { 'content-type': 'text/plain' }), undefined, () => ends.push(req.url!));
+    send(req, res, new Response(body, 200, { 'content-type': 'text/plain' }), logger, () => ends.push(req.url!));
   }, async (base) => {
     const { port } = new URL(base);
     const socket = connect(Number(port), '127.0.0.1');
@@ -93,6 +132,7 @@ test('stream responses queued behind others on a connection (pipelined) that clo
   });
   assert.is(destroyed, 5, 'every body destroyed, the four queued ones too');
   assert.equal([...ends].sort(), ['/1', '/2', '/3', '/4', '/5']);
+  assert.equal(logged, [], 'a client leaving is no failure of the body: neither the cut one nor the queued ones');
 });
 
 test('a stream body that does not destroy itself (autoDestroy: false) ends its request when it ends, not 5 s later for a close that never comes', async () => {
@@ -226,6 +266,115 @@ test('an object-mode stream of large chunks, to a client that does not read: a f
     socket.destroy();
   });
   assert.ok(produced <= 8, `${produced} chunks of 4 MiB taken from the source`);
+});
+
+test('send() to a response answered already, or queued on a connection that has closed, writes nothing and destroys a stream body', async () => {
+  const results: Array<{ returned: boolean; destroyed: boolean }> = [];
+  let sent!: () => void;
+  const bothSent = new Promise<void>((resolve) => (sent = resolve));
+  await serving((req, res) => {
+    if (req.url === '/answered') {
+      res.end('first');
+      const watched = watchedStream();
+      results.push({ returned: send(req, res, new Response(watched.body)), destroyed: watched.destroyed });
+      return;
+    }
+    // /hold is never answered: /queued waits behind it without a socket, and is sent to once the connection has closed.
+    if (req.url === '/queued') {
+      req.socket.once('close', () => {
+        const watched = watchedStream();
+        let ended = 0;
+        results.push({ returned: send(req, res, new Response(watched.body), undefined, () => ended++), destroyed: watched.destroyed });
+        sent();
+      });
+    }
+  }, async (base) => {
+    const answered = await request(`${base}/answered`);
+    assert.is(await answered.body.text(), 'first');
+    const cut = await exchange(base, ['GET /hold HTTP/1.1\r\nHost: x\r\n\r\nGET /queued HTTP/1.1\r\nHost: x\r\n\r\n'], 0, 100);
+    assert.is(cut.received, '');
+    await bothSent;
+  });
+  assert.equal(results, [{ returned: false, destroyed: true }, { returned: false, destroyed: true }]);
+});
+
+test('a HEAD\'s stream body is destroyed unread; onBodyEnd, when given, follows its close', async () => {
+  const seen: Record<string, { returned: boolean; reads: number; destroyed: boolean }> = {};
+  let ends = 0;
+  await serving((req, res) => {
+    const watched = watchedStream();
+    const returned = send(req, res, new Response(watched.body, 200, { 'content-type': 'text/plain' }), undefined, req.url === '/told' ? () => ends++ : undefined);
+    seen[req.url!] = { returned, reads: watched.reads, destroyed: watched.destroyed };
+  }, async (base) => {
+    for (const path of ['/told', '/untold']) {
+      const head = await request(`${base}${path}`, { method: 'HEAD' });
+      assert.is(head.statusCode, 200);
+      assert.is(await head.body.text(), '');
+    }
+    const deadline = Date.now() + 1_000;
+    while (ends === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  });
+  assert.equal(seen, { '/told': { returned: true, reads: 0, destroyed: true }, '/untold': { returned: false, reads: 0, destroyed: true } });
+  assert.is(ends, 1);
+});
+
+test('a 204 whose stream prepare() dropped: onBodyEnd follows that stream\'s close; a response without a body never calls it', async () => {
+  const returned: Record<string, boolean> = {};
+  let ends = 0;
+  let closed = false;
+  await serving((req, res) => {
+    if (req.url === '/none') {
+      returned['/none'] = send(req, res, new Response(null, 200), undefined, () => ends++);
+      return;
+    }
+    const watched = watchedStream();
+    watched.body.once('close', () => (closed = true));
+    const response = new Response(watched.body, 204).prepare(Request.fromIncomingMessage(req));
+    returned['/dropped'] = send(req, res, response, undefined, () => {
+      assert.ok(closed, 'after the stream closed');
+      ends++;
+    });
+  }, async (base) => {
+    const none = await request(`${base}/none`);
+    assert.is(none.headers['content-length'], '0');
+    await none.body.text();
+    const dropped = await request(`${base}/dropped`);
+    assert.is(dropped.statusCode, 204);
+    await dropped.body.text();
+    const deadline = Date.now() + 1_000;
+    while (ends === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  });
+  assert.equal(returned, { '/none': false, '/dropped': true });
+  assert.is(ends, 1, 'once, for the dropped stream alone');
+});
+
+test('a request body left unread is drained on a kept connection, but one whose client awaits 100 Continue, never invited, closes it', async () => {
+  const reply = (req: IncomingMessage, res: ServerResponse): void => void send(req, res, new Response(`${req.method} ${req.url}`));
+  const server = createServer(reply);
+  // A checkContinue listener of its own: node sends no 100 Continue, and the client may or may not send its body.
+  server.on('checkContinue', reply);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const unread = await exchange(base, ['POST /unread HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n', 'abcdeGET /next HTTP/1.1\r\nHost: x\r\n\r\n'], 100, 500);
+    assert.match(unread.received, /^HTTP\/1\.1 200 OK\r\n[^]*Connection: keep-alive\r\n[^]*POST \/unread/);
+    assert.match(unread.received, 'GET /next', 'the body was drained and the next request answered');
+
+    const waiting = await exchange(base, ['POST /continue HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n']);
+    assert.match(waiting.received, /^HTTP\/1\.1 200 OK\r\n[^]*Connection: close\r\n[^]*POST \/continue$/);
+    assert.ok(waiting.closed, 'closed after the answer');
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('an HTTP/1.0 request that asks to keep its connection, without Transfer-Encoding, keeps it', async () => {
+  await serving((req, res) => void send(req, res, new Response(`${req.url}`)), async (base) => {
+    const kept = await exchange(base, ['GET /first HTTP/1.0\r\nConnection: keep-alive\r\n\r\n', 'GET /second HTTP/1.0\r\n\r\n'], 100, 1_000);
+    assert.match(kept.received, /^HTTP\/1\.1 200 OK\r\n[^]*Connection: keep-alive\r\n[^]*\/first[^]*\/second$/);
+    assert.ok(kept.closed, 'the second, which does not ask, closes it');
+  });
 });
 
 test.run();
