@@ -369,6 +369,14 @@ test('a request body left unread is drained on a kept connection, but one whose 
   }
 });
 
+test('a request body left unread after node sent 100 Continue itself is drained on a kept connection', async () => {
+  await serving((req, res) => void send(req, res, new Response(`${req.method} ${req.url}`)), async (base) => {
+    const invited = await exchange(base, ['POST /invited HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n', 'abcdeGET /next HTTP/1.1\r\nHost: x\r\n\r\n'], 100, 500);
+    assert.match(invited.received, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n[^]*Connection: keep-alive\r\n[^]*POST \/invited/);
+    assert.match(invited.received, 'GET /next', 'the body was drained and the next request answered');
+  });
+});
+
 test('an HTTP/1.0 request that asks to keep its connection, without Transfer-Encoding, keeps it', async () => {
   await serving((req, res) => void send(req, res, new Response(`${req.url}`)), async (base) => {
     const kept = await exchange(base, ['GET /first HTTP/1.0\r\nConnection: keep-alive\r\n\r\n', 'GET /second HTTP/1.0\r\n\r\n'], 100, 1_000);
