@@ -385,4 +385,70 @@ test('an HTTP/1.0 request that asks to keep its connection, without Transfer-Enc
   });
 });
 
+test('a client that leaves while the head waits: nothing is logged, a clean-up that fails late is let go, and no onBodyEnd is needed', async () => {
+  const logged: string[] = [];
+  const logger = { critical: (message: string) => void logged.push(message) } as unknown as Logger;
+  let ended = 0;
+  let cleaned = 0;
+  const left: Array<Promise<void>> = [];
+  await serving((req, res) => {
+    // Its clean-up fails after the fact, as a generator's destroyed while it awaits.
+    const body = new Readable({
+      read() {},
+      destroy: (error, callback) => void setTimeout(() => ((cleaned++), callback(new Error('clean-up failed'))), 10),
+    });
+    left.push(new Promise((resolve) => body.once('close', () => resolve())));
+    send(req, res, new Response(body), logger, req.url === '/told' ? () => ended++ : undefined);
+  }, async (base) => {
+    for (const path of ['/told', '/untold']) {
+      const url = new URL(base);
+      const socket = connect(Number(url.port), url.hostname, () => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+    }
+    await Promise.race([Promise.all(left), new Promise((resolve) => setTimeout(resolve, 2_000))]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  });
+  assert.is(cleaned, 2, 'both bodies destroyed');
+  assert.is(ended, 1);
+  assert.equal(logged, [], 'a client leaving is no failure of the body');
+});
+
+test('without a logger or onBodyEnd, a stream failing before its first chunk still gets the bare 500, and one failing after it a cut connection', async () => {
+  await serving((req, res) => {
+    async function* failing(after: boolean) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      if (after) yield 'first';
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      throw new Error('failed');
+    }
+    send(req, res, new Response(Readable.from(failing(req.url === '/after'))));
+  }, async (base) => {
+    const before = await request(`${base}/before`);
+    assert.is(before.statusCode, 500);
+    assert.is(await before.body.text(), 'Internal Server Error\n');
+    const after = await request(`${base}/after`);
+    assert.is(after.statusCode, 200);
+    const cut = await after.body.text().then(() => false, () => true);
+    assert.ok(cut, 'the body is cut, not ended as if whole');
+  });
+});
+
+test('a stream body that failed before send() was called: its head never goes, the client gets the bare 500, and the failure is logged', async () => {
+  const logged: string[] = [];
+  const logger = { critical: (message: string, context: { message: string }) => void logged.push(message.replace('{message}', context.message)) } as unknown as Logger;
+  await serving((req, res) => {
+    const body = new Readable({ read() {} });
+    body.on('error', () => {});
+    body.destroy(new Error('gone bad'));
+    send(req, res, new Response(body, 200, { 'x-export': 'yes' }), logger);
+  }, async (base) => {
+    const answer = await request(`${base}/`);
+    assert.is(answer.statusCode, 500);
+    assert.is(answer.headers['x-export'], undefined);
+    assert.is(await answer.body.text(), 'Internal Server Error\n');
+  });
+  assert.equal(logged, ['The response body stream failed: Error: gone bad']);
+});
+
 test.run();
