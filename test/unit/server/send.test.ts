@@ -451,4 +451,23 @@ test('a stream body that failed before send() was called: its head never goes, t
   assert.equal(logged, ['The response body stream failed: Error: gone bad']);
 });
 
+test('an object-mode stream partly read before send(): the chunk its check looks at is the next one waiting, not one read already', async () => {
+  const logged: string[] = [];
+  const logger = { critical: (message: string, context: { message: string }) => void logged.push(message.replace('{message}', context.message)) } as unknown as Logger;
+  await serving((req, res) => {
+    const body = new Readable({ objectMode: true, read() {} });
+    body.push('read already');
+    body.push({ id: 1 });
+    body.push(null);
+    assert.is(body.read(), 'read already');
+    send(req, res, new Response(body), logger);
+  }, async (base) => {
+    const answer = await request(`${base}/`);
+    assert.is(answer.statusCode, 500);
+    assert.is(await answer.body.text(), 'Internal Server Error\n');
+  });
+  assert.equal(logged.length, 1);
+  assert.match(logged[0]!, 'not an object of type Object');
+});
+
 test.run();
