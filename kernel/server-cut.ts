@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { describeDuration } from './describe-duration.js';
-import { ClientClosedError, MalformedRequestError, PayloadTooLargeHttpError, RequestTimeoutHttpError } from './http-errors.js';
+import { ClientClosedError, HttpError, MalformedRequestError, PayloadTooLargeHttpError, RequestTimeoutHttpError } from './http-errors.js';
 
 /** What a connection is destroyed with when node's HTTP parser refused what came on it (`HPE_INVALID_CHUNK_SIZE`, `Invalid character in chunk size`). */
 type ParserError = { code?: unknown; reason?: unknown };
@@ -13,10 +13,11 @@ type ParserError = { code?: unknown; reason?: unknown };
  * a server of its own with the RequestTimeoutHttpError it means (startServers's idle timeout, the node
  * adapter's at `server.timeout`): a 408. startServers, as node's own server, destroys it with node's
  * parser error when the parser refused the body (a malformed chunk, chunk extensions over node's
- * limit) and answered that: a 400 or 413 with the parser's reason, not a client that closed the connection.
+ * limit, trailer fields over the head limit) and answered that: a 400, 413 or 431 with the parser's
+ * reason, not a client that closed the connection.
  * For the body's reader and for servers (not in index.ts); `cause`: what the read failed with.
  */
-export function serverCut(message: IncomingMessage, cause?: unknown): RequestTimeoutHttpError | MalformedRequestError | PayloadTooLargeHttpError | undefined {
+export function serverCut(message: IncomingMessage, cause?: unknown): HttpError | MalformedRequestError | undefined {
   const socket = message.socket as (Socket & { errored?: ParserError | null; server?: { requestTimeout?: unknown } }) | null;
   const errored = socket?.errored;
   if (errored instanceof RequestTimeoutHttpError) return new RequestTimeoutHttpError(errored.message, { cause: cause ?? errored });
@@ -27,8 +28,12 @@ export function serverCut(message: IncomingMessage, cause?: unknown): RequestTim
   // `Invalid EOF state` is the client ending the connection mid-body: its leaving, as it is to node's own server.
   if (typeof errored?.code !== 'string' || !errored.code.startsWith('HPE_') || errored.code === 'HPE_INVALID_EOF_STATE' || typeof errored.reason !== 'string') return undefined;
   // The parser's reasons are fixed texts, never the client's bytes.
-  const text = `The request body is malformed: ${errored.reason} (${errored.code}); the connection was closed.`;
-  return errored.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? new PayloadTooLargeHttpError(text, { cause: cause ?? errored }) : new MalformedRequestError(text, { cause: cause ?? errored });
+  const why = `${errored.reason} (${errored.code}); the connection was closed.`;
+  // Trailer fields over maxHeaderSize (node counts them apart from the head): the client got the 431 of a head too large.
+  if (errored.code === 'HPE_HEADER_OVERFLOW') return new HttpError(431, `The request's trailer fields are too large: ${why}`, { code: 'HK_REQUEST_HEADER_FIELDS_TOO_LARGE', cause: cause ?? errored });
+  const text = `The request body is malformed: ${why}`;
+  if (errored.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return new PayloadTooLargeHttpError(text, { cause: cause ?? errored });
+  return new MalformedRequestError(text, { cause: cause ?? errored });
 }
 
 /**
@@ -36,6 +41,6 @@ export function serverCut(message: IncomingMessage, cause?: unknown): RequestTim
  * the connection (see serverCut: a body that stalled, or that the parser refused), which the request
  * then ends as; otherwise the client leaving (a 499).
  */
-export function connectionClosedError(message: IncomingMessage): RequestTimeoutHttpError | MalformedRequestError | PayloadTooLargeHttpError | ClientClosedError {
+export function connectionClosedError(message: IncomingMessage): HttpError | MalformedRequestError {
   return serverCut(message) ?? new ClientClosedError();
 }

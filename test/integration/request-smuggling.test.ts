@@ -123,6 +123,20 @@ test('chunk extensions over node\'s limit are a 413 to the client, and to the lo
   }
 });
 
+test('trailer fields over the head limit are a 431 to the client, and to the log and the profile', async () => {
+  for (const scheme of SCHEMES) {
+    const path = `/read?long-trailer=${scheme}`;
+    records.length = 0;
+    // node counts the trailers alone against maxHeaderSize (16 KiB here).
+    const answer = await sendRaw(server, scheme, `POST ${path} HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-T: ${'x'.repeat(20_000)}\r\n\r\n`);
+    assert.is(rawStatus(answer), 431, `${scheme}: ${answer.slice(0, 200)}`);
+    const record = await uncaughtFor(path);
+    assert.match(record.message, /The request's trailer fields are too large: Header overflow \(HPE_HEADER_OVERFLOW\)/, `${scheme}: ${record.message}`);
+    assert.is((record.context.exception as { status?: number }).status, 431, `${scheme}: ${record.message}`);
+    assert.is((await profileOf(path)).status, 431, scheme);
+  }
+});
+
 test('a Transfer-Encoding that does not end with chunked is a 400 before any controller runs (RFC 9112 6.3), and the connection closes', async () => {
   for (const scheme of SCHEMES) {
     for (const [version, coding] of [['1.1', 'xchunked'], ['1.1', 'identity'], ['1.1', 'chunked;q=1'], ['1.1', ''], ['1.0', 'xchunked']] as const) {
