@@ -152,7 +152,7 @@ export function agentFrom(localAddress: string): Agent {
  * Writes raw bytes to the test server (requests undici refuses to send: malformed targets, duplicate
  * headers, a chunked body in pieces) and reads whatever comes back until the server closes or `waitMs` passes.
  */
-export function sendRaw(server: TestServer, scheme: 'http' | 'https', pieces: string | readonly string[], options: { gapMs?: number; waitMs?: number } = {}): Promise<string> {
+export function sendRaw(server: Pick<TestServer, 'urls'>, scheme: 'http' | 'https', pieces: string | readonly string[], options: { gapMs?: number; waitMs?: number } = {}): Promise<string> {
   const port = Number(new URL(server.urls[scheme]).port);
   const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
   const queue = typeof pieces === 'string' ? [pieces] : [...pieces];

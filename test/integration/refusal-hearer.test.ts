@@ -1,0 +1,72 @@
+// A request listener of one's own given to startServers hears, under the hearsRefusals symbol, the
+// requests refused in their head that it never sees; a hearer that fails never ends the process.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { hearsRefusals, type Refusal } from '../../lib/server/index.js';
+import { SCHEMES, rawStatus, sendRaw, serveListener, until, type ListenerServer } from './harness.js';
+
+/** The refusals the hearer was called with. */
+const heard: Refusal[] = [];
+/** What the hearer does once it has recorded a refusal. */
+let then: () => unknown = () => undefined;
+
+const listener = Object.assign((_req: IncomingMessage, res: ServerResponse): void => void res.end('served\n'), {
+  [hearsRefusals]: (refusal: Refusal): unknown => {
+    heard.push(refusal);
+    return then();
+  },
+});
+
+const test = suite('hearsRefusals');
+let server: ListenerServer;
+const crashes: unknown[] = [];
+const onCrash = (error: unknown): void => void crashes.push(error);
+
+test.before(async () => {
+  // What would end the process is recorded instead.
+  process.on('unhandledRejection', onCrash);
+  process.on('uncaughtException', onCrash);
+  server = await serveListener(listener);
+});
+
+test.after(async () => {
+  await server.close();
+  process.off('unhandledRejection', onCrash);
+  process.off('uncaughtException', onCrash);
+});
+
+test.before.each(() => {
+  heard.length = 0;
+  crashes.length = 0;
+  then = () => undefined;
+});
+
+const NO_HOST = 'GET / HTTP/1.1\r\n\r\n';
+
+test('a listener of its own hears each request refused in its head: status, reason and client', async () => {
+  for (const scheme of SCHEMES) {
+    heard.length = 0;
+    assert.is(rawStatus(await sendRaw(server, scheme, NO_HOST)), 400, scheme);
+    assert.equal(heard, [{ status: 400, reason: 'An HTTP/1.1 request names the host it is for in a Host header.', client: '127.0.0.1' }], scheme);
+  }
+});
+
+test('a hearer that throws neither keeps the answer back nor ends the process', async () => {
+  const hearers: Array<[string, () => unknown]> = [['throws', () => { throw new Error('hearer threw'); }]];
+  for (const [name, hearer] of hearers) {
+    for (const scheme of SCHEMES) {
+      then = hearer;
+      crashes.length = 0;
+      const answer = await sendRaw(server, scheme, NO_HOST);
+      assert.ok(answer.endsWith('\r\n\r\nBad Request: An HTTP/1.1 request names the host it is for in a Host header.\n'), `${scheme}, a hearer that ${name}: ${answer}`);
+      // An unhandled rejection is reported once the microtasks have run; a few turns of the loop are plenty.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(crashes.map(String), [], `${scheme}, a hearer that ${name}: the process would have ended`);
+    }
+  }
+  then = () => undefined;
+  await until(() => heard.length === 2 * hearers.length, 1_000, 'every refusal heard');
+});
+
+test.run();
