@@ -115,10 +115,15 @@ export const hearsRefusals: unique symbol = Symbol('http-kernel.hearsRefusals');
 /** What hears the refusals of a listener marked with hearsRefusals. */
 type RefusalHearer = ((refusal: Refusal) => void) | undefined;
 
-/** Tells `hearer` of a refusal: one that throws must neither keep the answer from going out nor end the process (it runs in node's event handlers). */
+/**
+ * Tells `hearer` of a refusal: one that throws, or an async one that rejects, must neither keep the
+ * answer from going out nor end the process (it runs in node's event handlers).
+ */
 function tell(hearer: RefusalHearer, refusal: Refusal): void {
   try {
-    hearer?.(refusal);
+    const heard: unknown = hearer?.(refusal);
+    // `(refusal: Refusal) => void` takes an async function too: its rejection would be unhandled.
+    if (typeof (heard as PromiseLike<unknown> | undefined)?.then === 'function') Promise.resolve(heard).catch(ignore);
   } catch {
     // The answer says what is wrong all the same.
   }

@@ -52,8 +52,11 @@ test('a listener of its own hears each request refused in its head: status, reas
   }
 });
 
-test('a hearer that throws neither keeps the answer back nor ends the process', async () => {
-  const hearers: Array<[string, () => unknown]> = [['throws', () => { throw new Error('hearer threw'); }]];
+test('a hearer that throws, or returns a promise that rejects (an async one), neither keeps the answer back nor ends the process', async () => {
+  const hearers: Array<[string, () => unknown]> = [
+    ['throws', () => { throw new Error('hearer threw'); }],
+    ['rejects', () => Promise.reject(new Error('hearer rejected'))],
+  ];
   for (const [name, hearer] of hearers) {
     for (const scheme of SCHEMES) {
       then = hearer;
