@@ -100,7 +100,7 @@ export const answersExpectContinue: unique symbol = Symbol('http-kernel.answersE
 /** Marks a listener that answers Limits.responseTimeout itself (createRequestListener's): startServers then hands it the limit. */
 export const answersResponseTimeout: unique symbol = Symbol('http-kernel.answersResponseTimeout');
 
-/** A request startServers answered in its head, which no listener saw: one node's parser refused, one without Host, a head that did not come in time. */
+/** A request startServers answered in its head, which no listener saw: one node's parser refused, one without Host, a head that did not come in time, a CONNECT, an Expect other than 100-continue. */
 export interface Refusal {
   status: number;
   /** What the answer's text says is wrong (`Transfer-Encoding can't be present with Content-Length.`); the status's reason phrase when it says nothing more. */
@@ -216,7 +216,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
     const server = make();
     applyLimits(server, limits, sockets, tlsSockets, idle, hearer);
     server.on('checkContinue', (req: IncomingMessage, res: http.ServerResponse) => {
-      if (!expectsOnlyContinue(req.headers.expect)) return refuseExpectation(req, res);
+      if (!expectsOnlyContinue(req.headers.expect)) return refuseExpectation(req, res, hearer);
       if (!answersContinue) res.writeContinue();
       server.emit('request', req, res);
     });
@@ -397,8 +397,8 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   server.timeout = 0;
   server.on('clientError', clientErrorAnswerer(limits.maxHeaderSize, idle, hearer));
   // Unanswered, node would close a CONNECT's connection without a word, and answer an unknown Expect with an empty 417.
-  server.on('connect', refuseConnect);
-  server.on('checkExpectation', refuseExpectation);
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => refuseConnect(req, socket, hearer));
+  server.on('checkExpectation', (req: IncomingMessage, res: http.ServerResponse) => refuseExpectation(req, res, hearer));
   // Raw TCP sockets, including TLS handshakes and upgraded connections that the http layer no longer
   // tracks, so close() can always finish; errors on them must never reach the process.
   // Over https the raw socket's byte counts are the TLS records': the handshake counts as activity too.
@@ -632,11 +632,15 @@ function refuse(res: http.ServerResponse, status: number, reason: string): void 
   res.end(body);
 }
 
+/** What a CONNECT is told. */
+const NO_TUNNEL = 'CONNECT asks for a tunnel, and this server is no proxy.';
+
 /** CONNECT asks for a tunnel, which only a proxy makes. */
-function refuseConnect(_req: IncomingMessage, socket: Duplex): void {
+function refuseConnect(_req: IncomingMessage, socket: Duplex, hearer: RefusalHearer): void {
   socket.on('error', ignore);
-  if (socket.writable) answerAndClose(socket, 400, 'Bad Request: CONNECT asks for a tunnel, and this server is no proxy.\n');
-  else socket.destroy();
+  if (!socket.writable) return void socket.destroy();
+  tell(hearer, { status: 400, reason: NO_TUNNEL, client: (socket as Socket).remoteAddress });
+  answerAndClose(socket, 400, `${STATUS_CODES[400]}: ${NO_TUNNEL}\n`);
 }
 
 /**
@@ -660,9 +664,13 @@ function expectsOnlyContinue(expect: string | undefined): boolean {
   return expectations.length > 0 && expectations.every((item) => item.toLowerCase() === '100-continue');
 }
 
+/** What a request is told whose Expect asks for more than 100-continue. */
+const ONLY_CONTINUE = 'the only expectation this server meets is Expect: 100-continue.';
+
 /** RFC 9110 (10.1.1): an expectation the server cannot meet is a 417. */
-function refuseExpectation(_req: IncomingMessage, res: http.ServerResponse): void {
-  const body = 'Expectation Failed: the only expectation this server meets is Expect: 100-continue.\n';
+function refuseExpectation(req: IncomingMessage, res: http.ServerResponse, hearer: RefusalHearer): void {
+  tell(hearer, { status: 417, reason: ONLY_CONTINUE, client: req.socket.remoteAddress });
+  const body = `${STATUS_CODES[417]}: ${ONLY_CONTINUE}\n`;
   res.writeHead(417, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }

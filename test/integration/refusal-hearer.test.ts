@@ -52,6 +52,22 @@ test('a listener of its own hears each request refused in its head: status, reas
   }
 });
 
+test('a CONNECT and an Expect other than 100-continue, answered by startServers, are heard too', async () => {
+  const cases = [
+    { bytes: 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', status: 400, reason: 'CONNECT asks for a tunnel, and this server is no proxy.' },
+    { bytes: 'GET / HTTP/1.1\r\nHost: localhost\r\nExpect: foo\r\nConnection: close\r\n\r\n', status: 417, reason: 'the only expectation this server meets is Expect: 100-continue.' },
+    { bytes: 'POST / HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue, foo\r\nContent-Length: 5\r\n\r\n', status: 417, reason: 'the only expectation this server meets is Expect: 100-continue.' },
+  ];
+  for (const scheme of SCHEMES) {
+    for (const { bytes, status, reason } of cases) {
+      heard.length = 0;
+      const answer = await sendRaw(server, scheme, bytes);
+      assert.ok(answer.startsWith(`HTTP/1.1 ${status} `) && answer.endsWith(`: ${reason}\n`), `${scheme}: ${answer}`);
+      assert.equal(heard, [{ status, reason, client: '127.0.0.1' }], `${scheme}: ${bytes.split('\r\n')[0]}`);
+    }
+  }
+});
+
 test('a hearer that throws, or returns a promise that rejects (an async one), neither keeps the answer back nor ends the process', async () => {
   const hearers: Array<[string, () => unknown]> = [
     ['throws', () => { throw new Error('hearer threw'); }],
