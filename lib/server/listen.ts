@@ -446,10 +446,13 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null, he
     HPE_PAUSED_H2_UPGRADE: SPOKEN_VERSIONS,
   };
   const targetTooLong = `The request target (URL) alone reaches the ${maxHeaderSize}-byte limit of the request line and headers.`;
-  /** The status and reason of the answer to the request the error refuses; null when there is none to give. */
-  const refusalOf = (error: ParserError): { status: number; reason: string | undefined } | null => {
+  // node counts a chunked body's trailer fields apart from the head, against the same limit.
+  const trailersTooLarge = `The request's trailer fields (after its chunked body) are larger than ${maxHeaderSize} bytes.`;
+  /** The status and reason of the answer to the request the error refuses (`inBody`: in its body, the head handed over); null when there is none to give. */
+  const refusalOf = (error: ParserError, inBody: boolean): { status: number; reason: string | undefined } | null => {
     // The request before said it was the last (RFC 9112 9.6): what follows it is no request to answer.
     if (error.code === 'HPE_CLOSED_CONNECTION') return null;
+    if (error.code === 'HPE_HEADER_OVERFLOW' && inBody) return { status: 431, reason: trailersTooLarge };
     // node counts the URL against the head limit too: an overrun on it is RFC 9110's 414, not 431.
     if (error.code === 'HPE_HEADER_OVERFLOW' && headOverflow(error.rawPacket, error.bytesParsed, maxHeaderSize) === 'request-target') {
       return { status: 414, reason: targetTooLong };
@@ -485,7 +488,7 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null, he
     // with that error, as node's own handler does for the timeout: the request's body reader, its
     // signal and its profile then tell the server's answer from a client that left (see serverCut).
     const cause = refused !== null ? error : undefined;
-    const refusal = refusalOf(error);
+    const refusal = refusalOf(error, refused !== null);
     if (refusal === null) return answerInTurn(served, refused, null, cause);
     // One refused in its body is the kernel's request, which ends as this refusal (see serverCut): logged, profiled.
     if (refused === null) tell(hearer, { status: refusal.status, reason: refusal.reason ?? STATUS_CODES[refusal.status]!, client: (socket as Socket).remoteAddress });

@@ -130,6 +130,7 @@ test('trailer fields over the head limit are a 431 to the client, and to the log
     // node counts the trailers alone against maxHeaderSize (16 KiB here).
     const answer = await sendRaw(server, scheme, `POST ${path} HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-T: ${'x'.repeat(20_000)}\r\n\r\n`);
     assert.is(rawStatus(answer), 431, `${scheme}: ${answer.slice(0, 200)}`);
+    assert.match(answer, /\r\n\r\nRequest Header Fields Too Large: The request's trailer fields \(after its chunked body\) are larger than 16384 bytes\.\n$/, `${scheme}: the answer says which fields`);
     const record = await uncaughtFor(path);
     assert.match(record.message, /The request's trailer fields are too large: Header overflow \(HPE_HEADER_OVERFLOW\)/, `${scheme}: ${record.message}`);
     assert.is((record.context.exception as { status?: number }).status, 431, `${scheme}: ${record.message}`);
