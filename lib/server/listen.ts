@@ -491,9 +491,11 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null, he
     const refusal = refusalOf(error, refused !== null);
     if (refusal === null) return answerInTurn(served, refused, null, cause);
     // One refused in its body is the kernel's request, which ends as this refusal (see serverCut): logged, profiled.
-    if (refused === null) tell(hearer, { status: refusal.status, reason: refusal.reason ?? STATUS_CODES[refusal.status]!, client: (socket as Socket).remoteAddress });
+    // The client address is read now: the connection may be gone when the answer's turn comes.
+    const client = (socket as Socket).remoteAddress;
+    const heard = refused === null ? (): void => tell(hearer, { status: refusal.status, reason: refusal.reason ?? STATUS_CODES[refusal.status]!, client }) : undefined;
     const text = refusal.reason === undefined ? `${STATUS_CODES[refusal.status]}\n` : `${STATUS_CODES[refusal.status]}: ${refusal.reason}\n`;
-    answerInTurn(served, refused, plainAnswer(refusal.status, text, refused === null ? headRefused(error, served) : refused.method === 'HEAD'), cause);
+    answerInTurn(served, refused, plainAnswer(refusal.status, text, refused === null ? headRefused(error, served) : refused.method === 'HEAD'), cause, heard);
   };
 }
 
@@ -525,13 +527,14 @@ function requestInBody(socket: ServedSocket): IncomingMessage | null {
  * (RFC 9112 9.3.2: responses go in the order of their requests), then closes the connection. Node
  * finishes those responses although its parser failed; IdleSockets and close() bound one that stalls.
  * (Node's default handler writes its answer ahead of a response not yet begun, and cuts one begun.)
- * `cause`: the error the connection is destroyed with (the request timeout's), for the refused request's reader.
+ * `cause`: the error the connection is destroyed with (the request timeout's), for the refused request's reader;
+ * `heard`: called as the answer is written (see hearsRefusals).
  */
-function answerInTurn(socket: ServedSocket, refused: IncomingMessage | null, answer: string | null, cause?: Error): void {
+function answerInTurn(socket: ServedSocket, refused: IncomingMessage | null, answer: string | null, cause?: Error, heard?: () => void): void {
   const ahead = socket._httpMessage;
   if (ahead && ahead.req !== refused) {
     // Runs after node's own 'finish' listener, which has handed the socket to the next response queued, if any.
-    ahead.once('finish', () => answerInTurn(socket, refused, answer, cause));
+    ahead.once('finish', () => answerInTurn(socket, refused, answer, cause, heard));
     return;
   }
   // A response ahead ended the connection (Connection: close): node closes it, and nothing may follow.
@@ -545,8 +548,10 @@ function answerInTurn(socket: ServedSocket, refused: IncomingMessage | null, ans
     else close();
     return;
   }
-  if (answer === null) close();
-  else socket.end(answer, () => socket.destroy(cause));
+  if (answer === null) return close();
+  // Told only of an answer that goes out: bytes behind a request whose answer closed the connection were no request.
+  heard?.();
+  socket.end(answer, () => socket.destroy(cause));
 }
 
 /** A whole plain-text answer, closing its connection; to a HEAD (`toHead`), its head alone, Content-Length still the text's (RFC 9110 9.3.2). */

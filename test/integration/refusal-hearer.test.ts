@@ -52,6 +52,23 @@ test('a listener of its own hears each request refused in its head: status, reas
   }
 });
 
+test('bytes behind a refused request, which its closing connection never answers, are no refusal heard', async () => {
+  const cases = [
+    // Behind it in the same write: not a request (the parser refuses it), but nothing is answered after a refusal.
+    { bytes: `${NO_HOST}X\r\n\r\n`, reason: 'An HTTP/1.1 request names the host it is for in a Host header.' },
+    // node reads an empty Transfer-Encoding as no body: the chunked body behind it is the next "request".
+    { bytes: 'POST / HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: \r\n\r\n5\r\nhello\r\n0\r\n\r\n', reason: "The request's Transfer-Encoding does not end with chunked, so the length of its body cannot be determined (RFC 9112 6.3)." },
+  ];
+  for (const scheme of SCHEMES) {
+    for (const { bytes, reason } of cases) {
+      heard.length = 0;
+      const answer = await sendRaw(server, scheme, bytes);
+      assert.ok(answer.startsWith('HTTP/1.1 400 ') && answer.endsWith(`\r\n\r\nBad Request: ${reason}\n`), `${scheme}: one answer: ${answer}`);
+      assert.equal(heard.map((refusal) => refusal.reason), [reason], `${scheme}: ${JSON.stringify(bytes)}`);
+    }
+  }
+});
+
 test('a CONNECT and an Expect other than 100-continue, answered by startServers, are heard too', async () => {
   const cases = [
     { bytes: 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', status: 400, reason: 'CONNECT asks for a tunnel, and this server is no proxy.' },
