@@ -130,6 +130,14 @@ function tell(hearer: RefusalHearer, refusal: Refusal): void {
 }
 
 /**
+ * Tells `hearer` of the refusal `res` answers once that answer has gone out: node never writes the
+ * answers to requests pipelined behind one that closed the connection (a refusal), nor are they heard.
+ */
+function tellWhenSent(res: http.ServerResponse, hearer: RefusalHearer, refusal: Refusal): void {
+  if (hearer !== undefined) res.once('finish', () => tell(hearer, refusal));
+}
+
+/**
  * The request handler both listeners share. `responseTimeout` is Limits.responseTimeout (0: off),
  * given to a listener marked with answersResponseTimeout; any other is never timed out.
  */
@@ -571,7 +579,7 @@ function answerAndClose(socket: Duplex, status: number, body: string): void {
  */
 function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number, responseTimeout: number, requestTimeout: number, hearer: RefusalHearer): RequestListener {
   const refuseHead = (res: http.ServerResponse, status: number, reason: string): void => {
-    tell(hearer, { status, reason, client: res.req.socket.remoteAddress });
+    tellWhenSent(res, hearer, { status, reason, client: res.req.socket.remoteAddress });
     refuse(res, status, reason);
   };
   const handedOver = requestTimeout > 0 ? (req: IncomingMessage): void => timeRestOfBody(req, requestTimeout) : undefined;
@@ -677,7 +685,7 @@ const ONLY_CONTINUE = 'the only expectation this server meets is Expect: 100-con
 
 /** RFC 9110 (10.1.1): an expectation the server cannot meet is a 417. */
 function refuseExpectation(req: IncomingMessage, res: http.ServerResponse, hearer: RefusalHearer): void {
-  tell(hearer, { status: 417, reason: ONLY_CONTINUE, client: req.socket.remoteAddress });
+  tellWhenSent(res, hearer, { status: 417, reason: ONLY_CONTINUE, client: req.socket.remoteAddress });
   const body = `${STATUS_CODES[417]}: ${ONLY_CONTINUE}\n`;
   res.writeHead(417, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
