@@ -199,7 +199,13 @@ export async function startServers(listener: RequestListener, options: ListenOpt
   };
   const responseTimeout = (listener as { [answersResponseTimeout]?: true })[answersResponseTimeout] === true ? limits.responseTimeout : 0;
   const hearer = (listener as { [hearsRefusals]?: RefusalHearer })[hearsRefusals];
-  const served = refuseMalformedHead(listener, limits.keepAliveTimeout, responseTimeout, limits.requestTimeout, hearer);
+  // Expect: 100-continue goes unanswered to a listener that answers it when it reads the body
+  // (createRequestListener's), so a body refused by its length or never read is not uploaded for
+  // nothing; any other listener has it answered once its request is handed over (not for one refused
+  // in its head), as node would. Node takes any Expect that mentions 100-continue (`100-continue, foo`)
+  // for it: what asks for more is refused.
+  const answersContinue = (listener as { [answersExpectContinue]?: true })[answersExpectContinue] === true;
+  const served = refuseMalformedHead(listener, limits.keepAliveTimeout, responseTimeout, limits.requestTimeout, hearer, !answersContinue);
   if (options.httpsPort !== null && options.tls === undefined) throw new TypeError('startServers: options.tls is required when httpsPort is not null');
   const schemes: Array<{ scheme: 'http' | 'https'; port: number; make(): http.Server | https.Server }> = [{ scheme: 'http', port: options.port, make: () => http.createServer(serverOptions, served) }];
   if (options.httpsPort !== null) {
@@ -215,17 +221,12 @@ export async function startServers(listener: RequestListener, options: ListenOpt
     schemes.push({ scheme: 'https', port: options.httpsPort, make: () => https.createServer(tlsOptions, served) });
   }
   const idle = limits.idleTimeout > 0 || limits.keepAliveTimeout > 0 ? new IdleSockets(limits.idleTimeout, limits.keepAliveTimeout, responseTimeout) : null;
-  // Expect: 100-continue goes unanswered to a listener that answers it when it reads the body
-  // (createRequestListener's), so a body refused by its length or never read is not uploaded for
-  // nothing; any other listener has it answered at once, as node would. Node takes any Expect that
-  // mentions 100-continue (`100-continue, foo`) for it: what asks for more is refused.
-  const answersContinue = (listener as { [answersExpectContinue]?: true })[answersExpectContinue] === true;
   const create = (make: () => http.Server | https.Server): http.Server | https.Server => {
     const server = make();
     applyLimits(server, limits, sockets, tlsSockets, idle, hearer);
     server.on('checkContinue', (req: IncomingMessage, res: http.ServerResponse) => {
       if (!expectsOnlyContinue(req.headers.expect)) return refuseExpectation(req, res, hearer);
-      if (!answersContinue) res.writeContinue();
+      continueAsked.add(req);
       server.emit('request', req, res);
     });
     return server;
@@ -575,9 +576,10 @@ function answerAndClose(socket: Duplex, status: number, body: string): void {
 /**
  * Wraps the listener with checks of the request head whose answer must say what is wrong: an
  * HTTP/1.1 request must name its host (RFC 9112 3.2), and a head may not have more fields than
- * node keeps. Either is answered with a one-line text, and the connection closes.
+ * node keeps. Either is answered with a one-line text, and the connection closes. `invitesBody`: a
+ * request handed over that asks for 100 Continue gets it first (the listener leaves it to startServers).
  */
-function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number, responseTimeout: number, requestTimeout: number, hearer: RefusalHearer): RequestListener {
+function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number, responseTimeout: number, requestTimeout: number, hearer: RefusalHearer, invitesBody: boolean): RequestListener {
   const refuseHead = (res: http.ServerResponse, status: number, reason: string): void => {
     tellWhenSent(res, hearer, { status, reason, client: res.req.socket.remoteAddress });
     refuse(res, status, reason);
@@ -607,6 +609,7 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
       // answer be taken for its. The upgrade request is answered as any other, then the connection
       // closes, and its client sends again what it had pipelined (RFC 9112 9.3.2).
       if (req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
+      if (invitesBody && continueAsked.has(req)) res.writeContinue();
       // Pipelined behind an unsafe request, or unsafe itself behind others: handled once those are answered (RFC 9112 9.3.2).
       listenInTurn(listener, req, res, responseTimeout, handedOver);
     }
@@ -618,6 +621,9 @@ function endsWithChunked(value: string): boolean {
   const codings = value.split(',');
   return codings[codings.length - 1]!.trim().toLowerCase() === 'chunked';
 }
+
+/** Requests node handed over as asking for `100 Continue` (checkContinue), which startServers invites for a listener that leaves it to startServers. */
+const continueAsked = new WeakSet<IncomingMessage>();
 
 /** The request timeout of a request held back (see clientErrorAnswerer), counted from its hand-over. */
 class HeldRequestTimeoutError extends Error {

@@ -1,5 +1,6 @@
 // A request listener of one's own given to startServers hears, under the hearsRefusals symbol, the
-// requests refused in their head that it never sees; a hearer that fails never ends the process.
+// requests refused in their head that it never sees; a hearer that fails never ends the process; and
+// no body is invited (100 Continue) for a request refused so.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -84,6 +85,22 @@ test('a CONNECT and an Expect other than 100-continue, answered by startServers,
       assert.ok(answer.startsWith(`HTTP/1.1 ${status} `) && answer.endsWith(`: ${reason}\n`), `${scheme}: ${answer}`);
       assert.equal(heard, [{ status, reason, client: '127.0.0.1' }], `${scheme}: ${bytes.split('\r\n')[0]}`);
     }
+  }
+});
+
+test('a request refused in its head gets no 100 Continue before its 400, though the listener leaves 100-continue to startServers', async () => {
+  const cases = [
+    { name: 'no Host', bytes: 'POST / HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n' },
+    { name: 'a Transfer-Encoding not ending with chunked', bytes: 'POST / HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: xchunked\r\nExpect: 100-continue\r\n\r\n' },
+  ];
+  for (const scheme of SCHEMES) {
+    for (const { name, bytes } of cases) {
+      const answer = await sendRaw(server, scheme, bytes);
+      assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/, `${scheme}, ${name}: ${JSON.stringify(answer.slice(0, 100))}`);
+    }
+    // A request handed over still has its body invited.
+    const answer = await sendRaw(server, scheme, 'POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/, `${scheme}: ${JSON.stringify(answer.slice(0, 100))}`);
   }
 });
 
