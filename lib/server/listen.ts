@@ -100,7 +100,7 @@ export const answersExpectContinue: unique symbol = Symbol('http-kernel.answersE
 /** Marks a listener that answers Limits.responseTimeout itself (createRequestListener's): startServers then hands it the limit. */
 export const answersResponseTimeout: unique symbol = Symbol('http-kernel.answersResponseTimeout');
 
-/** A request startServers answered in its head, which no listener saw: one node's parser refused, one without Host, a head that did not come in time, a CONNECT, an Expect other than 100-continue. */
+/** A request startServers answered in its head, which no listener saw: one node's parser refused, one without Host, a head that did not come in time, a CONNECT, an Expect other than 100-continue, plain http on the https port. */
 export interface Refusal {
   status: number;
   /** What the answer's text says is wrong (`Transfer-Encoding can't be present with Content-Length.`); the status's reason phrase when it says nothing more. */
@@ -427,7 +427,7 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
     idle?.speaksHttpOn((socket as ServedSocket)._parent, socket);
     socket.once('close', () => tlsSockets.delete(socket));
   });
-  server.on('tlsClientError', refuseTlsClient);
+  server.on('tlsClientError', (error: Error & { code?: string }, socket: Duplex) => refuseTlsClient(error, socket, hearer));
 }
 
 /** What node:http's parser puts on the errors it emits as `clientError`. */
@@ -665,16 +665,20 @@ function refuseConnect(_req: IncomingMessage, socket: Duplex, hearer: RefusalHea
   answerAndClose(socket, 400, `${STATUS_CODES[400]}: ${NO_TUNNEL}\n`);
 }
 
+/** What a plain-http request on an https port is told. */
+const PLAIN_HTTP = 'this port speaks https; the request came as plain http.';
+
 /**
  * A failed TLS handshake closes its connection; one that failed because the client spoke plain
  * HTTP (`curl http://host:8443/`) is first told so in plain HTTP on the raw socket, as nginx and Go
  * do, rather than met by an empty reply.
  */
-function refuseTlsClient(error: Error & { code?: string }, socket: Duplex): void {
+function refuseTlsClient(error: Error & { code?: string }, socket: Duplex, hearer: RefusalHearer): void {
   const raw = (socket as ServedSocket)._parent;
   if (error.code === 'ERR_SSL_HTTP_REQUEST' && raw !== undefined && raw.writable) {
     raw.on('error', ignore);
-    answerAndClose(raw, 400, 'Bad Request: this port speaks https; the request came as plain http.\n');
+    tell(hearer, { status: 400, reason: PLAIN_HTTP, client: raw.remoteAddress });
+    answerAndClose(raw, 400, `${STATUS_CODES[400]}: ${PLAIN_HTTP}\n`);
     return;
   }
   socket.destroy();

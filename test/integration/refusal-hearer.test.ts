@@ -88,6 +88,14 @@ test('a CONNECT and an Expect other than 100-continue, answered by startServers,
   }
 });
 
+test('a plain-http request on the https port, answered in plain http, is heard too', async () => {
+  // sendRaw over http, to the https listener's port.
+  const answer = await sendRaw({ urls: { ...server.urls, http: server.urls.https.replace('https:', 'http:') } }, 'http', 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  const reason = 'this port speaks https; the request came as plain http.';
+  assert.ok(answer.startsWith('HTTP/1.1 400 ') && answer.endsWith(`: ${reason}\n`), answer);
+  assert.equal(heard, [{ status: 400, reason, client: '127.0.0.1' }]);
+});
+
 test('a request refused in its head gets no 100 Continue before its 400, though the listener leaves 100-continue to startServers', async () => {
   const cases = [
     { name: 'no Host', bytes: 'POST / HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n' },
