@@ -929,8 +929,11 @@ function severalHosts(first: string, second: string): SuspiciousOperationError {
   return new SuspiciousOperationError(`Several Host headers ("${first}", "${second}"): a request must have exactly one.`);
 }
 
-/** A Transfer-Encoding of chunked alone (RFC 9112 7: the coding names are case-insensitive). */
-const ONLY_CHUNKED = /^[ \t]*chunked[ \t]*$/i;
+/**
+ * A Transfer-Encoding of chunked alone (RFC 9112 7: the coding names are case-insensitive), after
+ * any empty list elements (`, chunked`: fields merged, one of them empty), which RFC 9110 5.6.1 ignores.
+ */
+const ONLY_CHUNKED = /^(?:[ \t]*,)*[ \t]*chunked[ \t]*$/i;
 
 /** The `charset` parameter of a Content-Type, lower-case; undefined when none, or when the header cannot be read (its body is read as UTF-8). */
 function declaredCharset(contentType: string | undefined): string | undefined {

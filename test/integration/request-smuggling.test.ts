@@ -210,6 +210,8 @@ const FRAMING: ReadonlyArray<{ name: string; bytes: string; statuses: number[]; 
   { name: 'a last chunk whose empty line is missing', bytes: post(CHUNKED, `5\r\nhello\r\n0\r\n${NEXT}`), statuses: [400], reason: /Invalid header token/, next: false },
   // Unambiguous: the body read as framed, NEXT answered as the request after it.
   { name: 'Transfer-Encoding in another case, with white space', bytes: post('transfer-encoding:   CHUNKED  \r\n', `5\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [200, 200], next: true },
+  // An empty list element, which a recipient ignores (RFC 9110 5.6.1): chunked alone.
+  { name: 'an empty list element before chunked', bytes: post('Transfer-Encoding: , chunked\r\n', `5\r\nhello\r\n0\r\n\r\n${NEXT}`), statuses: [200, 200], next: true },
   { name: 'chunk extensions, leading zeros and trailers', bytes: post(CHUNKED, `0005;a="b;c"\r\nhello\r\n000\r\nX-T: 1\r\n\r\n${NEXT}`), statuses: [200, 200], next: true },
   { name: 'a GET whose Content-Length body is a request', bytes: `GET /read HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${NEXT.length}\r\n\r\n${NEXT}${NEXT}`, statuses: [200, 200], next: true },
   { name: 'a HEAD whose chunked body is a request', bytes: `HEAD /smuggled HTTP/1.1\r\nHost: localhost\r\n${CHUNKED}\r\n${NEXT.length.toString(16)}\r\n${NEXT}\r\n0\r\n\r\n${NEXT}`, statuses: [200, 200], next: true },
