@@ -85,7 +85,8 @@ const shared = {
   segment: null as string | null,
   /** `"g":"…","o":` */
   where: '',
-  url: '',
+  /** Null until a line is made: an empty URL first would otherwise have kept the empty tail, and made a line no reader decodes. */
+  url: null as string | null,
   /** `"u":…}` */
   tail: '',
 };

@@ -54,6 +54,13 @@ test('a line decodes to the entry it encodes (segment, offset, length), quotes a
   assert.is(leadingToken(line), 'abcdef');
 });
 
+test('the first line a process makes decodes with an empty URL too (a fresh module: nothing shared yet)', async () => {
+  // A query makes a module instance of its own, as a new process or storage thread has.
+  const fresh = (await import(`../../../../lib/profiler/storage/index-file.js?first-line-${Date.now()}`)) as typeof import('../../../../lib/profiler/storage/index-file.js');
+  const first = entry('abcdef', { url: '' });
+  assert.equal(entryOf(fresh.encodeIndexLine(first).slice(0, -1)), first);
+});
+
 test('a line of the old layout (no segment) decodes with a null segment', () => {
   const old = '{"t":"abcdef","ts":1700000000000,"s":200,"m":"GET","i":"::1","p":null,"b":99,"u":"http://h/"}';
   assert.equal(entryOf(old), { token: 'abcdef', parent: null, ip: '::1', method: 'GET', url: 'http://h/', time: 1700000000000, status: 200, bytes: 99, segment: null, offset: 0 });
