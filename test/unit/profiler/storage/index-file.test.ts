@@ -10,6 +10,7 @@ import {
   decodeIndexLine,
   encodeIndexHeader,
   encodeIndexLine,
+  indexEntryOf,
   leadingToken,
   readIndexLines,
   recordLines,
@@ -69,7 +70,7 @@ test('a line of the old layout (no segment) decodes with a null segment', () => 
 
 test('segment names are validated before they become paths', () => {
   const line = encodeIndexLine(entry('abcdef')).slice(0, -1);
-  for (const bad of ['../../etc/passwd', 'x/../../y.ndjson', 'M1ABCD-1234-0123abcd.ndjson', '', 'm1abcd-1234-0123abcd.ndjson/..']) {
+  for (const bad of ['../../etc/passwd', 'x/../../y.ndjson', '../m1abcd-1234-0123abcd.ndjson', 'M1ABCD-1234-0123abcd.ndjson', '', 'm1abcd-1234-0123abcd.ndjson/..']) {
     assert.is(decodeIndexLine(line.replace(SEGMENT, bad.replace(/"/g, ''))), null, bad);
   }
   assert.is(decodeIndexLine(line.replace('"o":5678', '"o":-1')), null, 'negative offset');
@@ -101,6 +102,7 @@ test('the header line says up to which time a compaction dropped profiles, what 
   assert.equal(decodeIndexHeader(encodeIndexHeader(null, null).slice(0, -1)), { droppedThrough: null, droppedEver: null, ...none });
   assert.equal(decodeIndexHeader('{"h":1,"d":1234}'), { droppedThrough: 1234, droppedEver: undefined, ...none }, 'a header of an earlier version: not known');
   assert.equal(decodeIndexHeader('{"h":1,"d":1234,"k":5678}'), { droppedThrough: 1234, droppedEver: 5678, ...none }, 'nor of the newest end');
+  assert.equal(decodeIndexHeader('{"h":1,"d":1e999,"k":"5678","a":true,"x":-1e999}'), { droppedThrough: null, droppedEver: null, ...none }, 'a time that is no finite number is none');
   // What earlier versions read of it: "d" and "k", the rest ignored.
   const { d, k } = JSON.parse(encodeIndexHeader(1234, 9999, { aheadFrom: 9999, overBytes: 2_000 })) as { d: unknown; k: unknown };
   assert.equal([d, k], [1234, 9999]);
@@ -197,6 +199,55 @@ test('writeIndexFile writes the header and every line in chunks, and returns the
   assert.is(content, encodeIndexHeader(42, 42) + records.map((record) => `${record.line}\n`).join(''));
   assert.is(bytes, Buffer.byteLength(content));
   assert.ok(bytes > 128 * 1024, `${bytes} bytes: more than one chunk`);
+});
+
+test('indexEntryOf keeps the summary\'s fields, ip and method cut to 64 characters, and where the record is', () => {
+  const summary = { token: 'abcdef', parent: '123456', ip: 'i'.repeat(100), method: 'M'.repeat(100), url: 'http://h/', time: BASE_TIME, status: 201, children: [], collectors: {} };
+  assert.equal(indexEntryOf(summary, 42, SEGMENT, 7), { token: 'abcdef', parent: '123456', ip: 'i'.repeat(64), method: 'M'.repeat(64), url: 'http://h/', time: BASE_TIME, status: 201, bytes: 42, segment: SEGMENT, offset: 7 });
+});
+
+test('a line keeps 64 characters of ip and method, whether its URL is cut or not', () => {
+  for (const url of ['http://h/short', 'http://h/' + 'x'.repeat(5_000)]) {
+    const decoded = decodeIndexLine(encodeIndexLine(entry('abcdef', { url, ip: 'i'.repeat(100), method: 'M'.repeat(100) })).slice(0, -1));
+    assert.is(decoded?.ip, 'i'.repeat(64), String(url.length));
+    assert.is(decoded?.method, 'M'.repeat(64), String(url.length));
+  }
+});
+
+test('a line whose URL is cut keeps its segment and offset (offset 0 included), or its old layout', () => {
+  const url = 'http://h/' + 'x'.repeat(5_000);
+  for (const where of [{ segment: SEGMENT, offset: 0 }, { segment: SEGMENT, offset: 5678 }, { segment: null, offset: 0 }]) {
+    const decoded = entryOf(encodeIndexLine(entry('abcdef', { url, ...where })).slice(0, -1));
+    assert.equal([decoded?.segment, decoded?.offset], [where.segment, where.offset], String(where.segment));
+    assert.ok(decoded !== null && decoded.url.length < url.length, 'cut');
+  }
+});
+
+test('a line of exactly MAX_INDEX_LINE_BYTES keeps its whole URL; one byte more and the URL is cut', () => {
+  const base = Buffer.byteLength(encodeIndexLine(entry('abcdef', { url: 'http://h/' })));
+  const fitting = 'http://h/' + 'a'.repeat(MAX_INDEX_LINE_BYTES - base);
+  const line = encodeIndexLine(entry('abcdef', { url: fitting }));
+  assert.is(Buffer.byteLength(line), MAX_INDEX_LINE_BYTES);
+  assert.is(decodeIndexLine(line.slice(0, -1))?.url, fitting);
+  const over = encodeIndexLine(entry('abcdef', { url: `${fitting}a` }));
+  assert.ok(Buffer.byteLength(over) < MAX_INDEX_LINE_BYTES, `${Buffer.byteLength(over)} bytes`);
+  assert.ok(fitting.startsWith(decodeIndexLine(over.slice(0, -1))?.url ?? '-'));
+});
+
+test('every field of a line is checked: a line of the wrong types, or no object, is no entry', () => {
+  const fields = JSON.parse(encodeIndexLine(entry('abcdef')).slice(0, -1)) as Record<string, unknown>;
+  const line = (changes: Record<string, unknown>): string => JSON.stringify({ ...fields, ...changes });
+  const bad: Record<string, unknown>[] = [{ m: 5 }, { i: 5 }, { p: '../etc' }, { p: 5 }, { b: -1 }, { u: 5 }, { u: null }, { g: [SEGMENT] }, { g: undefined }, { o: '5' }];
+  for (const changes of bad) assert.is(decodeIndexLine(line(changes)), null, JSON.stringify(changes));
+  assert.equal(entryOf(line({ b: 0, o: 0, p: '123456' })), { ...entry('abcdef'), bytes: 0, offset: 0, parent: '123456' }, 'a record of no bytes at offset 0, with a parent');
+  for (const other of ['null', '5', '"x"', '[]', 'true']) assert.is(decodeIndexLine(other), null, other);
+});
+
+test('leadingToken reads the token of an entry line only, and none of a line cut inside it', () => {
+  assert.is(leadingToken('{"t":"abcdef"'), 'abcdef');
+  assert.is(leadingToken('{"t":"abcd'), undefined);
+  assert.is(leadingToken(encodeIndexHeader(1, 1)), undefined);
+  assert.is(leadingToken(`x${encodeIndexLine(entry('abcdef'))}`), undefined);
 });
 
 test.run();
