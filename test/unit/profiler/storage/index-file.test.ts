@@ -1,5 +1,5 @@
-import { closeSync, openSync } from 'node:fs';
-import { open, readFile, writeFile } from 'node:fs/promises';
+import { closeSync, existsSync, openSync, readdirSync, statSync } from 'node:fs';
+import { open, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -11,13 +11,16 @@ import {
   encodeIndexHeader,
   encodeIndexLine,
   indexEntryOf,
+  isCurrentFile,
   leadingToken,
   readIndexLines,
   recordLines,
+  waitWhileLocked,
   writeIndexFile,
   type IndexEntry,
 } from '../../../../lib/profiler/storage/index-file.js';
-import { BASE_TIME, makeTempDir } from './fixtures.js';
+import { FileLock } from '../../../../lib/fs/file-lock.js';
+import { BASE_TIME, makeTempDir, within } from './fixtures.js';
 
 const test = suite('index file');
 
@@ -248,6 +251,91 @@ test('leadingToken reads the token of an entry line only, and none of a line cut
   assert.is(leadingToken('{"t":"abcd'), undefined);
   assert.is(leadingToken(encodeIndexHeader(1, 1)), undefined);
   assert.is(leadingToken(`x${encodeIndexLine(entry('abcdef'))}`), undefined);
+});
+
+test('readIndexLines reads through a descriptor, from any offset, up to the size it is given, skipping blank lines', async () => {
+  const path = join(dir, 'descriptor.ndjson');
+  const [first, second, third] = ['aaaaaa', 'bbbbbb', 'cccccc'].map((token) => encodeIndexLine(entry(token))) as [string, string, string];
+  const size = Buffer.byteLength(first + second + third);
+  await writeFile(path, first + second + third);
+  const fd = openSync(path, 'r');
+  try {
+    assert.equal(readIndexLines(fd, 0), { lines: [first, second, third].map((line) => line.slice(0, -1)), end: size });
+    const secondAt = Buffer.byteLength(first);
+    assert.equal(readIndexLines(fd, secondAt, secondAt + Buffer.byteLength(second)), { lines: [second.slice(0, -1)], end: secondAt + Buffer.byteLength(second) }, 'up to the size given');
+    assert.equal(readIndexLines(fd, 0, size + 100), { lines: [first, second, third].map((line) => line.slice(0, -1)), end: size }, 'the file cut since its size was taken');
+    assert.equal(readIndexLines(fd, size), { lines: [], end: size }, 'at the end');
+    assert.equal(readIndexLines(fd, size + 10), { lines: [], end: size + 10 }, 'past the end');
+  } finally {
+    closeSync(fd);
+  }
+  await writeFile(path, `\n${first}\n\n${second}${third.slice(0, 10)}`);
+  const handle = await open(path, 'r');
+  try {
+    assert.equal(readIndexLines(handle, 0), { lines: [first, second].map((line) => line.slice(0, -1)), end: Buffer.byteLength(`\n${first}\n\n${second}`) }, 'blank lines left out');
+    await writeFile(path, third.slice(0, 10));
+    assert.equal(readIndexLines(handle, 0), { lines: [], end: 0 }, 'no whole line');
+    await writeFile(path, `\n${third.slice(0, 10)}`);
+    assert.equal(readIndexLines(handle, 0), { lines: [], end: 1 }, 'a blank line read past');
+  } finally {
+    await handle.close();
+  }
+});
+
+test('appendIndexLines names the file it wrote to and its size, and leaves no descriptor open', async () => {
+  const path = join(dir, 'identity.ndjson');
+  const openDescriptors = (): number => (process.platform === 'linux' ? readdirSync('/proc/self/fd').length : 0);
+  const before = openDescriptors();
+  let identity = appendIndexLines(path, Buffer.from(encodeIndexLine(entry('aaaaaa'))));
+  for (let i = 0; i < 20; i++) identity = appendIndexLines(path, Buffer.from(encodeIndexLine(entry('bbbbbb'))));
+  assert.is(openDescriptors(), before);
+  const { dev, ino, size } = statSync(path);
+  assert.equal(identity, { dev, ino, size });
+});
+
+test('isCurrentFile: true while the path names the file, false once it is replaced or gone, or for a file of another device', async () => {
+  const path = join(dir, 'current.ndjson');
+  const identity = appendIndexLines(path, Buffer.from(encodeIndexLine(entry('aaaaaa'))));
+  assert.ok(isCurrentFile(path, identity));
+  assert.not.ok(isCurrentFile(path, { dev: identity.dev + 1, ino: identity.ino }), 'same inode number, another device');
+  assert.not.ok(isCurrentFile(path, { dev: identity.dev, ino: identity.ino + 1 }), 'same device, another inode');
+  await writeFile(`${path}.new`, encodeIndexLine(entry('aaaaaa')));
+  await rename(`${path}.new`, path);
+  assert.not.ok(isCurrentFile(path, identity), 'replaced (a compaction)');
+  await rm(path);
+  assert.not.ok(isCurrentFile(path, identity), 'gone');
+});
+
+test('waitWhileLocked: returns at once with no lock, a stale one or one whose holder is gone; waits while another holds it, a second at most', async () => {
+  const path = join(dir, 'wait.lock');
+  await waitWhileLocked(new FileLock(path, 60_000));
+  assert.not.ok(existsSync(path));
+
+  const holder = new FileLock(path, 60_000, { holderInfo: true, owner: 'thread-1' });
+  assert.ok(await holder.tryAcquire());
+  let waited = false;
+  const waiting = waitWhileLocked(new FileLock(path, 60_000)).then(() => (waited = true));
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  assert.not.ok(waited, 'held by another: waits');
+  await holder.release();
+  await within(waiting, 1_000, 'the wait once the lock was released');
+
+  assert.ok(await holder.tryAcquire());
+  let started = performance.now();
+  await waitWhileLocked(new FileLock(path, 60_000, { holderInfo: true, deadOwners: new Set(['thread-1']) }));
+  assert.ok(performance.now() - started < 500, 'its holder is gone: no wait');
+  const old = new Date(Date.now() - 120_000);
+  await utimes(path, old, old);
+  started = performance.now();
+  await waitWhileLocked(new FileLock(path, 60_000));
+  assert.ok(performance.now() - started < 500, 'stale: no wait');
+
+  await utimes(path, new Date(), new Date());
+  started = performance.now();
+  await within(waitWhileLocked(new FileLock(path, 60_000)), 3_000, 'the wait for a holder that keeps the lock');
+  const elapsed = performance.now() - started;
+  assert.ok(elapsed >= 950, `${elapsed} ms: waited the second`);
+  await holder.release();
 });
 
 test.run();
