@@ -18,6 +18,17 @@ test.after.each(() => cleanup());
 
 const bytes = (text: string): Uint8Array => Buffer.from(text);
 
+/** Runs `fn` with Date.now() reading `ms` (SegmentFiles reads the clock itself), then puts the clock back. */
+async function at<T>(ms: number, fn: () => T | Promise<T>): Promise<T> {
+  const realNow = Date.now;
+  Date.now = () => ms;
+  try {
+    return await fn();
+  } finally {
+    Date.now = realNow;
+  }
+}
+
 test('writes go one after the other into one segment, and read back by offset and length', async () => {
   const segments = new SegmentFiles(dir, 1_000);
   const segment = segments.writable();
@@ -160,6 +171,55 @@ test('list() names only segment files; deleteAll() removes every one, of every w
   await segments.deleteAll();
   assert.equal(await readdir(join(dir, 'segments')), ['notes.txt']);
   assert.not.ok(segments.hasDeletable(() => false), 'the rolled-over segment is forgotten with its file');
+});
+
+test('a segment is rolled over once 10 minutes old however recently written, and once not written for a minute', async () => {
+  const segments = new SegmentFiles(dir, 1_000_000);
+  const t0 = Date.now();
+  const first = await at(t0, () => segments.writable());
+  // Written every 50 s: never idle for a minute.
+  for (let t = t0; t < t0 + 600_000; t += 50_000) {
+    await at(t, () => {
+      assert.is(segments.writable(), first, `${t - t0} ms`);
+      segments.write(first, [bytes('x')], 1, 1);
+    });
+  }
+  assert.is(await at(t0 + 599_999, () => segments.writable()), first, 'just under 10 minutes old');
+  const second = await at(t0 + 600_000, () => segments.writable());
+  assert.is.not(second.name, first.name, '10 minutes old');
+  await at(t0 + 600_000, () => segments.write(second, [bytes('y')], 1, 1));
+  assert.is(await at(t0 + 659_999, () => segments.writable()), second, 'idle just under a minute');
+  assert.is.not((await at(t0 + 660_000, () => segments.writable())).name, second.name, 'idle a minute');
+});
+
+test('limit() lowers the bytes and records a segment is rolled over at, from the next batch on', () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const first = segments.writable();
+  segments.write(first, [bytes('12345')], 5, 1);
+  segments.limit(5, Infinity);
+  const second = segments.writable();
+  assert.is.not(second.name, first.name, 'bytes');
+  segments.write(second, [bytes('1')], 1, 1);
+  segments.limit(1_000, 1);
+  assert.is.not(segments.writable().name, second.name, 'records');
+});
+
+test('retiring a segment leaves another one current; an empty one leaves nothing to delete; retireCurrent with none does nothing', () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const old = segments.writable();
+  segments.write(old, [bytes('a')], 1, 1);
+  segments.retireCurrent();
+  const current = segments.writable();
+  segments.retire(old);
+  assert.is(segments.currentName, current.name, 'a retired segment retired again');
+  assert.not.ok(segments.isLinked(old), 'closed');
+
+  const fresh = new SegmentFiles(dir, 1_000);
+  fresh.writable();
+  fresh.retireCurrent();
+  assert.not.ok(fresh.hasDeletable(() => false), 'deleted at once, not kept for later');
+  fresh.retireCurrent();
+  assert.is(fresh.currentName, null);
 });
 
 test.run();
