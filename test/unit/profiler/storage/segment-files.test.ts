@@ -1,6 +1,6 @@
 // SegmentFiles on its own: one writer's segments in a temp dir, the index played by a set of names.
-import { existsSync } from 'node:fs';
-import { readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -28,6 +28,18 @@ async function at<T>(ms: number, fn: () => T | Promise<T>): Promise<T> {
     Date.now = realNow;
   }
 }
+
+/** Sets a file's times to a whole second, so that its mtimeMs is exact, and returns that mtimeMs. */
+async function touchAt(path: string, seconds: number): Promise<number> {
+  await utimes(path, seconds, seconds);
+  return seconds * 1_000;
+}
+
+/** Ten minutes ago, in whole seconds: stale for SegmentFiles (five minutes). */
+const tenMinutesAgo = (): number => Math.floor(Date.now() / 1_000) - 600;
+
+/** Descriptors this process has open (Linux), or 0 where that cannot be read. */
+const openDescriptors = (): number => (process.platform === 'linux' ? readdirSync('/proc/self/fd').length : 0);
 
 test('writes go one after the other into one segment, and read back by offset and length', async () => {
   const segments = new SegmentFiles(dir, 1_000);
@@ -220,6 +232,70 @@ test('retiring a segment leaves another one current; an empty one leaves nothing
   assert.not.ok(fresh.hasDeletable(() => false), 'deleted at once, not kept for later');
   fresh.retireCurrent();
   assert.is(fresh.currentName, null);
+});
+
+test('deleteUnreferenced keeps the current segment however old, skips names gone, and deletes at exactly 5 minutes unwritten', async () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const current = segments.writable();
+  segments.write(current, [bytes('a')], 1, 1);
+  const other = 'lz0aaa-1-0000aaaa.ndjson';
+  await writeFile(segments.path(other), 'record\n');
+  await touchAt(segments.path(current.name), tenMinutesAgo());
+  assert.is(await segments.deleteUnreferenced([current.name, 'lz0bbb-2-0000bbbb.ndjson'], () => false), 0);
+  assert.ok(existsSync(segments.path(current.name)), 'the current segment is kept');
+  segments.retireCurrent();
+  const refersTo = (name: string): boolean => name === current.name;
+  const mtimeMs = await touchAt(segments.path(other), tenMinutesAgo());
+  assert.is(await at(mtimeMs + 299_999, () => segments.deleteUnreferenced([other], refersTo)), 0, 'just under 5 minutes');
+  assert.is(await at(mtimeMs + 300_000, () => segments.deleteUnreferenced([other], refersTo)), 1, 'with no current segment');
+  assert.not.ok(existsSync(segments.path(other)));
+});
+
+test('deleteForSpace deletes at most `most`, skips names gone, and takes another writer\'s at exactly 5 minutes unwritten', async () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const names = ['lz0aaa-1-0000aaaa.ndjson', 'lz0bbb-2-0000bbbb.ndjson', 'lz0ccc-3-0000cccc.ndjson'];
+  await mkdir(join(dir, 'segments'));
+  const seconds = tenMinutesAgo();
+  let mtimeMs = 0;
+  for (const name of names) {
+    await writeFile(segments.path(name), 'record\n');
+    mtimeMs = await touchAt(segments.path(name), seconds);
+  }
+  assert.equal(await at(mtimeMs + 299_999, () => segments.deleteForSpace(names)), [], 'just under 5 minutes');
+  assert.equal(await at(mtimeMs + 300_000, () => segments.deleteForSpace(['lz0ddd-4-0000dddd.ndjson', ...names], 2)), names.slice(0, 2), 'a name gone skipped; two at most');
+  assert.equal(await readdir(join(dir, 'segments')), names.slice(2));
+});
+
+test('isAbandoned: only another writer\'s file not written for 5 minutes; never this writer\'s, a name gone or a directory', async () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const retired = segments.writable();
+  segments.write(retired, [bytes('a')], 1, 1);
+  segments.retireCurrent();
+  const current = segments.writable();
+  segments.write(current, [bytes('b')], 1, 1);
+  const [other, directory] = ['lz0aaa-1-0000aaaa.ndjson', 'lz0bbb-2-0000bbbb.ndjson'];
+  await writeFile(segments.path(other), 'record\n');
+  await mkdir(segments.path(directory));
+  const seconds = tenMinutesAgo();
+  for (const name of [retired.name, current.name, directory]) await touchAt(segments.path(name), seconds);
+  const mtimeMs = await touchAt(segments.path(other), seconds);
+  for (const name of [retired.name, current.name, directory, 'lz0ccc-3-0000cccc.ndjson']) assert.not.ok(await segments.isAbandoned(name), name);
+  assert.not.ok(await at(mtimeMs + 299_999, () => segments.isAbandoned(other)), 'just under 5 minutes');
+  assert.ok(await at(mtimeMs + 300_000, () => segments.isAbandoned(other)), '5 minutes');
+  segments.retireCurrent();
+  assert.ok(await segments.isAbandoned(other), 'with no current segment');
+});
+
+test('a read closes the segment file it opened, whether it read the record or found it torn', async () => {
+  const segments = new SegmentFiles(dir, 1_000);
+  const segment = segments.writable();
+  segments.write(segment, [bytes('0123456789')], 10, 1);
+  const before = openDescriptors();
+  for (let i = 0; i < 10; i++) {
+    assert.is((await segments.read(segment.name, 2, 3))?.toString(), '234');
+    assert.is(await segments.read(segment.name, 8, 3), undefined);
+  }
+  assert.is(openDescriptors(), before);
 });
 
 test.run();
