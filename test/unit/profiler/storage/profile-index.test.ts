@@ -1,10 +1,20 @@
+import { statSync } from 'node:fs';
+import { appendFile, open, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { recordLines, type IndexEntry, type IndexRecord } from '../../../../lib/profiler/storage/index-file.js';
+import { PURGED_THROUGH, encodeIndexHeader, recordLines, type IndexEntry, type IndexRecord } from '../../../../lib/profiler/storage/index-file.js';
 import { ProfileIndex } from '../../../../lib/profiler/storage/profile-index.js';
-import { BASE_TIME } from './fixtures.js';
+import { BASE_TIME, makeTempDir } from './fixtures.js';
 
 const test = suite('profile index');
+
+let dir = '';
+let cleanup: () => Promise<void> = async () => {};
+test.before.each(async () => {
+  ({ dir, cleanup } = await makeTempDir('profile-index'));
+});
+test.after.each(() => cleanup());
 
 const FILE = { dev: 1, ino: 1 };
 
@@ -47,6 +57,129 @@ test('compacted drops the removed records (oldest or not, in any order) and forg
   index.compacted([mixed[0]!, mixed[2]!], 0, FILE, null, BASE_TIME + 3);
   assert.not.ok(index.refersTo('a2-1-00000000.ndjson'));
   assert.ok(index.get(stranger.token) !== undefined, 'the held record of that token stays');
+});
+
+const SEGMENT_A = 'a1-1-00000000.ndjson';
+const SEGMENT_B = 'a2-1-00000000.ndjson';
+
+/** The records' lines, newlines included, as another process appends them. */
+const text = (list: readonly IndexRecord[]): string => list.map((record) => `${record.line}\n`).join('');
+const tokens = (index: ProfileIndex): string[] => [...index.oldestFirst()].map((record) => record.token);
+const tokensOf = (list: readonly IndexRecord[]): string[] => list.map((record) => record.token);
+
+/** Writes `content` beside `path` and renames it over, as a compaction of another process does. */
+async function replace(path: string, content: string): Promise<{ dev: number; ino: number; size: number }> {
+  await writeFile(`${path}.new`, content);
+  await rename(`${path}.new`, path);
+  const { dev, ino, size } = statSync(path);
+  return { dev, ino, size };
+}
+
+test('refresh reads the lines other processes append, only the new ones each time, and a partial last line once it is whole', async () => {
+  const path = join(dir, 'index.ndjson');
+  const index = new ProfileIndex(path);
+  await index.refresh();
+  assert.is(index.size, 0, 'no file yet');
+  const list = [...records(0, 2, SEGMENT_A), ...records(2, 2, SEGMENT_B)];
+  await writeFile(path, text(list.slice(0, 2)));
+  await index.refresh();
+  assert.equal(tokens(index), tokensOf(list.slice(0, 2)));
+  const first = index.get(list[0]!.token);
+  const last = text(list.slice(3));
+  await appendFile(path, text(list.slice(2, 3)) + last.slice(0, 20));
+  await index.refresh();
+  assert.equal(tokens(index), tokensOf(list.slice(0, 3)), 'the partial line waits');
+  await appendFile(path, last.slice(20));
+  await index.refresh();
+  assert.equal(tokens(index), tokensOf(list));
+  assert.equal([...index.newestFirst()].map((record) => record.token), tokensOf(list).reverse());
+  assert.is(index.get(list[0]!.token), first, 'lines read before are not read again');
+  assert.is(index.bytes, 40);
+  assert.ok(index.refersTo(SEGMENT_A) && index.refersTo(SEGMENT_B));
+  assert.is(index.skippedLines, 0);
+});
+
+test('a line that is no entry is skipped and counted, a whole line glued after a torn one is read, and the first line of a token wins', async () => {
+  const path = join(dir, 'index.ndjson');
+  const list = records(0, 3, SEGMENT_A);
+  const again = records(0, 1, SEGMENT_B, () => BASE_TIME + 100)[0]!;
+  await writeFile(path, `${list[0]!.line}\nnot an entry\n${list[1]!.line.slice(0, 30)}${list[1]!.line}\n${again.line}\n${list[2]!.line}\n`);
+  const index = new ProfileIndex(path);
+  await index.refresh();
+  assert.equal(tokens(index), tokensOf(list));
+  assert.is(index.skippedLines, 1);
+  assert.is(index.get(list[0]!.token)?.segment, SEGMENT_A, 'the first line of the token');
+  assert.not.ok(index.refersTo(SEGMENT_B));
+  assert.is(index.bytes, 30);
+});
+
+test('the header gives what a compaction dropped; droppedEverSeen keeps the newest, but for a purge\'s; no header, nothing dropped', async () => {
+  const path = join(dir, 'index.ndjson');
+  const list = records(0, 2, SEGMENT_A);
+  const index = new ProfileIndex(path);
+  await writeFile(path, text(list));
+  await index.refresh();
+  assert.equal([index.droppedThrough, index.droppedEver, index.droppedEverSeen, index.droppedNewest], [null, null, null, { aheadFrom: null, overBytes: null }], 'never compacted');
+  const seen = async (header: string): Promise<unknown[]> => {
+    await replace(path, header + text(list));
+    await index.refresh();
+    assert.equal(tokens(index), tokensOf(list));
+    return [index.droppedThrough, index.droppedEver, index.droppedEverSeen];
+  };
+  assert.equal(await seen(encodeIndexHeader(100, 200, { aheadFrom: 300, overBytes: 400 })), [100, 200, 200]);
+  assert.equal(index.droppedNewest, { aheadFrom: 300, overBytes: 400 });
+  assert.equal(await seen(encodeIndexHeader(50, 150)), [50, 150, 200], 'an older droppedEver: the newest seen is kept');
+  assert.equal(index.droppedNewest, { aheadFrom: null, overBytes: null });
+  assert.equal(await seen(encodeIndexHeader(60, 250)), [60, 250, 250]);
+  assert.equal(await seen('{"h":1,"d":70}\n'), [70, undefined, 250], 'a header of an earlier version');
+  assert.equal(await seen(''), [null, null, 250], 'the header lost');
+  assert.equal(await seen(encodeIndexHeader(PURGED_THROUGH, 10)), [PURGED_THROUGH, 10, 10], 'a purge: what was dropped before no longer matters');
+  assert.equal(await seen(encodeIndexHeader(PURGED_THROUGH, null)), [PURGED_THROUGH, null, null]);
+});
+
+test('a file replaced by another process is read again whole: records it no longer lists go, those it keeps are the ones held', async () => {
+  const path = join(dir, 'index.ndjson');
+  const list = [...records(0, 2, SEGMENT_A), ...records(2, 3, SEGMENT_B)];
+  await writeFile(path, text(list.slice(0, 4)));
+  const index = new ProfileIndex(path);
+  await index.refresh();
+  const kept = index.get(list[2]!.token);
+  await replace(path, encodeIndexHeader(BASE_TIME + 1, BASE_TIME + 1) + text(list.slice(2)));
+  await index.refresh();
+  assert.equal(tokens(index), tokensOf(list.slice(2)));
+  assert.is(index.get(list[2]!.token), kept, 'a known line is not parsed again');
+  assert.not.ok(index.refersTo(SEGMENT_A));
+  assert.is(index.bytes, 30);
+  // Of the same size as the file read: the size alone does not tell.
+  await replace(path, text([...list.slice(0, 2), list[4]!, list[3]!].slice(0, 3)));
+  await index.refresh();
+  assert.equal(tokens(index), tokensOf([list[0]!, list[1]!, list[4]!]));
+  // A token written again after its profile was dropped: its new line says where the new record is.
+  const rewritten = records(4, 1, SEGMENT_A, () => BASE_TIME + 50)[0]!;
+  await replace(path, text([list[0]!, rewritten]));
+  await index.refresh();
+  assert.equal([index.get(rewritten.token)?.segment, index.get(rewritten.token)?.offset, index.get(rewritten.token)?.time], [SEGMENT_A, 40, BASE_TIME + 50]);
+  assert.ok(index.refersTo(SEGMENT_A) && !index.refersTo(SEGMENT_B));
+});
+
+test('a file cut shorter in place is read again from its start; a file deleted empties the index', async () => {
+  const path = join(dir, 'index.ndjson');
+  const list = records(0, 4, SEGMENT_A);
+  await writeFile(path, text(list));
+  const index = new ProfileIndex(path);
+  await index.refresh();
+  const handle = await open(path, 'r+');
+  try {
+    await handle.truncate(0);
+    await handle.write(text([list[3]!]), 0);
+  } finally {
+    await handle.close();
+  }
+  await index.refresh();
+  assert.equal(tokens(index), [list[3]!.token], 'cut');
+  await rm(path);
+  await index.refresh();
+  assert.equal([index.size, index.bytes, index.refersTo(SEGMENT_A), tokens(index)], [0, 0, false, []]);
 });
 
 test.run();
