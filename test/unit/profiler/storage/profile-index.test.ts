@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { appendFile, open, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -74,6 +74,9 @@ async function replace(path: string, content: string): Promise<{ dev: number; in
   const { dev, ino, size } = statSync(path);
   return { dev, ino, size };
 }
+
+/** Descriptors this process has open (Linux), or 0 where that cannot be read. */
+const openDescriptors = (): number => (process.platform === 'linux' ? readdirSync('/proc/self/fd').length : 0);
 
 test('refresh reads the lines other processes append, only the new ones each time, and a partial last line once it is whole', async () => {
   const path = join(dir, 'index.ndjson');
@@ -180,6 +183,138 @@ test('a file cut shorter in place is read again from its start; a file deleted e
   await rm(path);
   await index.refresh();
   assert.equal([index.size, index.bytes, index.refersTo(SEGMENT_A), tokens(index)], [0, 0, false, []]);
+});
+
+test('appended(): the next refresh starts after this process\'s own lines, unless another process appended before them', async () => {
+  const path = join(dir, 'index.ndjson');
+  const list = records(0, 3, SEGMENT_A);
+  await writeFile(path, text(list.slice(0, 1)));
+  const index = new ProfileIndex(path);
+  await index.refresh();
+  // Our "own" lines here are no entries: read back, they would count as skipped.
+  const own = 'x'.repeat(20) + '\n';
+  const append = async (data: string): Promise<{ dev: number; ino: number; size: number }> => {
+    await appendFile(path, data);
+    const { dev, ino, size } = statSync(path);
+    return { dev, ino, size };
+  };
+  index.appended(await append(own), own.length);
+  await appendFile(path, text(list.slice(1, 2)));
+  await index.refresh();
+  assert.equal([tokens(index), index.skippedLines], [tokensOf(list.slice(0, 2)), 0], 'own lines not read back');
+  await appendFile(path, text(list.slice(2, 3)));
+  index.appended(await append(own), own.length);
+  await index.refresh();
+  assert.equal([tokens(index), index.skippedLines], [tokensOf(list), 1], 'another process appended first: read from where this copy was');
+  const other = join(dir, 'other.ndjson');
+  await writeFile(other, own);
+  const { dev, ino, size } = statSync(other);
+  index.appended({ dev, ino, size }, own.length);
+  await appendFile(path, own);
+  await index.refresh();
+  assert.is(index.skippedLines, 2, 'appended to another file: this one is read');
+});
+
+test('reload() forgets the records the file does not list; the first refresh keeps those this process added before it', async () => {
+  const path = join(dir, 'index.ndjson');
+  const list = records(0, 3, SEGMENT_A);
+  await writeFile(path, text(list.slice(0, 2)));
+  const index = new ProfileIndex(path);
+  index.addAll(list.slice(2));
+  await index.refresh();
+  assert.equal(tokens(index), tokensOf(list), 'added before the first read: kept');
+  await index.reload();
+  assert.equal(tokens(index), tokensOf(list.slice(0, 2)));
+  assert.is(index.bytes, 20);
+});
+
+test('refresh() asked for while one is queued shares it; catchUp() and hold() wait their turn', async () => {
+  const path = join(dir, 'index.ndjson');
+  const list = [...records(0, 2, SEGMENT_B), ...records(2, 1, SEGMENT_A)];
+  await writeFile(path, text(list.slice(0, 1)));
+  const index = new ProfileIndex(path);
+  const first = index.refresh();
+  assert.is(index.refresh(), first);
+  await first;
+  assert.is.not(index.refresh(), first, 'once started, a new one');
+  let release = (): void => {};
+  const held = index.hold(() => new Promise<void>((resolve) => (release = resolve)));
+  await appendFile(path, text(list.slice(1)));
+  const refreshed = index.refresh();
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.is(index.size, 1, 'held: not read yet');
+  release();
+  await Promise.all([held, refreshed]);
+  assert.is(index.size, 3);
+  await appendFile(path, text(records(3, 1, SEGMENT_A)));
+  const handle = await open(path, 'r');
+  try {
+    const caught = await index.catchUp(handle);
+    assert.equal(tokensOf(caught.records), [...tokensOf(list), (0x100000 + 3).toString(16)]);
+    assert.equal(caught.segments.sort(), [SEGMENT_A, SEGMENT_B]);
+    assert.is(caught.end, statSync(path).size);
+  } finally {
+    await handle.close();
+  }
+});
+
+test('compacted() takes the new file as read up to `end` with its header\'s values; the next refresh reads its tail', async () => {
+  const path = join(dir, 'index.ndjson');
+  const list = records(0, 5, SEGMENT_A);
+  await writeFile(path, `${text(list.slice(0, 4))}torn\n`);
+  const index = new ProfileIndex(path);
+  await index.refresh();
+  assert.is(index.skippedLines, 1);
+  // The kept part holds a line that is no entry: read again, it would be counted.
+  const head = `${encodeIndexHeader(BASE_TIME + 1, BASE_TIME + 1)}${text(list.slice(2, 4))}torn\n`;
+  const file = await replace(path, head);
+  await appendFile(path, text(list.slice(4)));
+  index.compacted(list.slice(0, 2).map((record) => index.get(record.token)!), file.size, file, BASE_TIME + 1, BASE_TIME + 2, { aheadFrom: 7, overBytes: 8 });
+  assert.equal([index.skippedLines, index.droppedThrough, index.droppedEver, index.droppedEverSeen, index.droppedNewest], [0, BASE_TIME + 1, BASE_TIME + 2, BASE_TIME + 2, { aheadFrom: 7, overBytes: 8 }]);
+  await index.refresh();
+  assert.equal([tokens(index), index.skippedLines], [tokensOf(list.slice(2)), 0]);
+});
+
+test('emptied() takes a purged file: no record, the purge\'s header values, and what was dropped before it forgotten', async () => {
+  const path = join(dir, 'index.ndjson');
+  await writeFile(path, encodeIndexHeader(5, 500) + text(records(0, 2, SEGMENT_A)));
+  const index = new ProfileIndex(path);
+  await index.refresh();
+  assert.is(index.droppedEverSeen, 500);
+  const header = encodeIndexHeader(PURGED_THROUGH, 20);
+  const file = await replace(path, header);
+  index.emptied(file.size, file, PURGED_THROUGH, 20);
+  assert.equal([index.size, index.bytes, index.refersTo(SEGMENT_A), index.droppedThrough, index.droppedEver, index.droppedEverSeen], [0, 0, false, PURGED_THROUGH, 20, 20]);
+  await appendFile(path, text(records(2, 1, SEGMENT_B)));
+  await index.refresh();
+  assert.equal(tokens(index), [(0x100000 + 2).toString(16)]);
+});
+
+test('the index holds one descriptor of the file it read, none once the file is gone or the index closed', async () => {
+  const path = join(dir, 'index.ndjson');
+  await writeFile(path, text(records(0, 2, SEGMENT_A)));
+  const index = new ProfileIndex(path);
+  const before = openDescriptors();
+  await index.refresh();
+  await appendFile(path, text(records(2, 1, SEGMENT_A)));
+  await index.refresh();
+  await replace(path, text(records(0, 1, SEGMENT_A)));
+  await index.refresh();
+  await index.reload();
+  if (process.platform === 'linux') assert.is(openDescriptors(), before + 1, 'one, of the file read last');
+  index.close();
+  assert.is(openDescriptors(), before, 'closed');
+  await appendFile(path, text(records(3, 1, SEGMENT_A)));
+  await index.refresh();
+  assert.is(openDescriptors(), before, 'read after close: none held');
+  assert.is(index.size, 2);
+  await rm(path);
+  const other = new ProfileIndex(path);
+  await writeFile(path, text(records(0, 1, SEGMENT_A)));
+  await other.refresh();
+  await rm(path);
+  await other.refresh();
+  assert.is(openDescriptors(), before, 'the file gone: let go');
 });
 
 test.run();
