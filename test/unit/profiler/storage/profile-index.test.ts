@@ -1,5 +1,5 @@
 import { readdirSync, statSync } from 'node:fs';
-import { appendFile, open, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, open, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -97,6 +97,8 @@ test('refresh reads the lines other processes append, only the new ones each tim
   assert.equal(tokens(index), tokensOf(list));
   assert.equal([...index.newestFirst()].map((record) => record.token), tokensOf(list).reverse());
   assert.is(index.get(list[0]!.token), first, 'lines read before are not read again');
+  assert.ok(list.every((record) => index.has(record.token)));
+  assert.not.ok(index.has((0x100000 + 9).toString(16)));
   assert.is(index.bytes, 40);
   assert.ok(index.refersTo(SEGMENT_A) && index.refersTo(SEGMENT_B));
   assert.is(index.skippedLines, 0);
@@ -138,6 +140,10 @@ test('the header gives what a compaction dropped; droppedEverSeen keeps the newe
   assert.equal(await seen(''), [null, null, 250], 'the header lost');
   assert.equal(await seen(encodeIndexHeader(PURGED_THROUGH, 10)), [PURGED_THROUGH, 10, 10], 'a purge: what was dropped before no longer matters');
   assert.equal(await seen(encodeIndexHeader(PURGED_THROUGH, null)), [PURGED_THROUGH, null, null]);
+  const earlier = new ProfileIndex(path);
+  await replace(path, '{"h":1,"d":70}\n');
+  await earlier.refresh();
+  assert.equal([earlier.droppedEver, earlier.droppedEverSeen], [undefined, null], 'a header of an earlier version, read first');
 });
 
 test('a file replaced by another process is read again whole: records it no longer lists go, those it keeps are the ones held', async () => {
@@ -191,6 +197,9 @@ test('appended(): the next refresh starts after this process\'s own lines, unles
   await writeFile(path, text(list.slice(0, 1)));
   const index = new ProfileIndex(path);
   await index.refresh();
+  // Replaced, as by another process's compaction: the file read again whole is the one held.
+  await replace(path, text(list.slice(0, 1)));
+  await index.refresh();
   // Our "own" lines here are no entries: read back, they would count as skipped.
   const own = 'x'.repeat(20) + '\n';
   const append = async (data: string): Promise<{ dev: number; ino: number; size: number }> => {
@@ -208,11 +217,13 @@ test('appended(): the next refresh starts after this process\'s own lines, unles
   assert.equal([tokens(index), index.skippedLines], [tokensOf(list), 1], 'another process appended first: read from where this copy was');
   const other = join(dir, 'other.ndjson');
   await writeFile(other, own);
-  const { dev, ino, size } = statSync(other);
-  index.appended({ dev, ino, size }, own.length);
+  const { dev, ino } = statSync(other);
+  const here = statSync(path);
+  index.appended({ dev, ino, size: here.size + own.length }, own.length);
+  index.appended({ dev: here.dev + 1, ino: here.ino, size: here.size + own.length }, own.length);
   await appendFile(path, own);
   await index.refresh();
-  assert.is(index.skippedLines, 2, 'appended to another file: this one is read');
+  assert.is(index.skippedLines, 2, 'appended to another file (or one of another device): this one is read');
 });
 
 test('reload() forgets the records the file does not list; the first refresh keeps those this process added before it', async () => {
@@ -258,6 +269,36 @@ test('refresh() asked for while one is queued shares it; catchUp() and hold() wa
   }
 });
 
+test('catchUp() as the first read, of a file with old-layout lines: no segment for them, and later refreshes read the file after the handle is closed', async () => {
+  const path = join(dir, 'index.ndjson');
+  const list = [...records(0, 1, null), ...records(1, 1, SEGMENT_A), ...records(2, 2, null)];
+  await writeFile(path, text(list.slice(0, 3)));
+  const index = new ProfileIndex(path);
+  const handle = await open(path, 'r');
+  try {
+    const caught = await index.catchUp(handle);
+    assert.equal([tokensOf(caught.records), caught.segments], [tokensOf(list.slice(0, 3)), [SEGMENT_A]]);
+  } finally {
+    await handle.close();
+  }
+  await appendFile(path, text(list.slice(3)));
+  await index.refresh();
+  assert.equal(tokens(index), tokensOf(list));
+});
+
+test('a path that cannot be read for another reason than its absence (a symlink loop) fails the refresh, and empties nothing', async () => {
+  const path = join(dir, 'index.ndjson');
+  const list = records(0, 2, SEGMENT_A);
+  await writeFile(path, text(list));
+  const index = new ProfileIndex(path);
+  await index.refresh();
+  await rm(path);
+  await symlink(path, path);
+  const failure = await index.refresh().then(() => null, (error: unknown) => error as NodeJS.ErrnoException);
+  assert.is(failure?.code, 'ELOOP');
+  assert.equal(tokens(index), tokensOf(list));
+});
+
 test('compacted() takes the new file as read up to `end` with its header\'s values; the next refresh reads its tail', async () => {
   const path = join(dir, 'index.ndjson');
   const list = records(0, 5, SEGMENT_A);
@@ -273,6 +314,37 @@ test('compacted() takes the new file as read up to `end` with its header\'s valu
   assert.equal([index.skippedLines, index.droppedThrough, index.droppedEver, index.droppedEverSeen, index.droppedNewest], [0, BASE_TIME + 1, BASE_TIME + 2, BASE_TIME + 2, { aheadFrom: 7, overBytes: 8 }]);
   await index.refresh();
   assert.equal([tokens(index), index.skippedLines], [tokensOf(list.slice(2)), 0]);
+});
+
+test('compacted() forgets each segment whose records all went, over several segments, and may drop every record', async () => {
+  const index = new ProfileIndex(join(dir, 'index.ndjson'));
+  const a = records(0, 3, SEGMENT_A);
+  const b = records(3, 3, SEGMENT_B);
+  index.addAll([...a, ...b]);
+  index.compacted([...a, b[0]!], 0, FILE, null, null);
+  assert.equal([index.refersTo(SEGMENT_A), index.refersTo(SEGMENT_B), tokens(index)], [false, true, tokensOf(b.slice(1))]);
+  index.compacted(b.slice(1), 0, FILE, null, null);
+  assert.equal([index.size, index.bytes, index.refersTo(SEGMENT_B), index.oldest()], [0, 0, false, undefined]);
+  index.addAll(records(6, 1, SEGMENT_A));
+  assert.equal(tokens(index), [(0x100000 + 6).toString(16)]);
+});
+
+test('compacted() naming a file the path no longer names holds no descriptor, of that one or the one there', async () => {
+  const path = join(dir, 'index.ndjson');
+  await writeFile(path, text(records(0, 2, SEGMENT_A)));
+  const index = new ProfileIndex(path);
+  await index.refresh();
+  index.close();
+  const reopened = new ProfileIndex(path);
+  const before = openDescriptors();
+  const { dev, ino, size } = statSync(path);
+  for (const file of [{ dev, ino: ino + 1 }, { dev: dev + 1, ino }]) {
+    reopened.compacted([], size, file, null, null);
+    assert.is(openDescriptors(), before, JSON.stringify(file));
+  }
+  reopened.compacted([], size, { dev, ino }, null, null);
+  if (process.platform === 'linux') assert.is(openDescriptors(), before + 1, 'the file there: held');
+  reopened.close();
 });
 
 test('emptied() takes a purged file: no record, the purge\'s header values, and what was dropped before it forgotten', async () => {
