@@ -51,4 +51,34 @@ test('draw of other lengths goes through the Set; a full bitmap gives null', () 
   assert.is(taken.draw(6, 100, () => false), null);
 });
 
+test('a token with a character that is no lower-case hex digit shares no bit of the bitmap; the first and last bits are deleted like the others', () => {
+  const bitmapTokens = Array.from({ length: 0x10000 }, (_, slot) => `ab${slot.toString(16).padStart(4, '0')}`);
+  for (const odd of ['ab000g', 'ab1g00', 'ab000z', 'ab00:0', 'ab00/0', 'ab000G', 'ab00 0']) {
+    const taken = new TakenTokens('ab');
+    taken.add(odd);
+    assert.ok(taken.has(odd), odd);
+    assert.is(bitmapTokens.filter((token) => taken.has(token)).length, 0, odd);
+    taken.delete(odd);
+    assert.is(taken.size, 0, odd);
+  }
+  const taken = new TakenTokens('ab');
+  for (const edge of ['ab0000', 'abffff']) {
+    taken.add(edge);
+    taken.delete(edge);
+    assert.not.ok(taken.has(edge), edge);
+  }
+  assert.is(taken.size, 0);
+});
+
+test('draw makes `attempts` tries at most, and asks `busy` for tokens of other lengths too', () => {
+  for (const length of [6, 10]) {
+    let asked = 0;
+    const taken = new TakenTokens('cd');
+    assert.is(taken.draw(length, 5, () => (asked++, true)), null, `${length}: every candidate busy`);
+    assert.is(asked, 5, `${length}: five tries`);
+    assert.is(taken.size, 0, `${length}: nothing taken`);
+  }
+  assert.is(new TakenTokens('cd').draw(6, 0, () => false), null, 'no try');
+});
+
 test.run();
