@@ -1,5 +1,6 @@
 // TokenLeases on its own, with a host of plain sets: the contract FileStorage relies on.
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readlinkSync } from 'node:fs';
 import { mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -229,6 +230,80 @@ test('every 30 s the held leases are kept young; one another holder took over is
   assert.is((reported[0] as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_LOCKED');
   assert.is(leases.draw(6), null, 'nothing is drawn in a prefix no longer held');
   assert.ok(existsSync(path), 'the other holder\'s lease is left alone');
+});
+
+test('a closed storage takes no lease', async (context) => {
+  const { leases, host, closed } = await fixture(context);
+  closed.value = true;
+  await leases.grow(6);
+  assert.equal(leases.prefixes, []);
+  assert.not.ok(existsSync(join(host.dir, 'leases')));
+});
+
+test('past three eighths of its lease, a draw starts the next lease in the background; draws then go to the least full lease', async (context) => {
+  const { leases } = await fixture(context);
+  // Three-character tokens: 16 per prefix, half full at 8, three eighths at 6.
+  await leases.grow(3);
+  const first = leases.prefixes[0]!;
+  for (let i = 0; i < 5; i++) assert.ok(leases.draw(3)?.startsWith(first));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(leases.prefixes, [first], 'five of 16: no other lease');
+  assert.ok(leases.draw(3)?.startsWith(first));
+  await until(async () => leases.prefixes.length === 2);
+  const second = leases.prefixes.find((prefix) => prefix !== first);
+  assert.ok(second !== undefined, 'six of 16: another lease, taken without a grow()');
+  assert.ok(leases.draw(3)?.startsWith(second), 'the least full lease');
+});
+
+test('a full lease is given back at the next refresh once none of its draws is pending, and is drawn from no more meanwhile', async (context) => {
+  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
+    const ready = await fixture(context);
+    await ready.leases.grow(3);
+    return ready;
+  });
+  const { leases, host, stored } = made;
+  const full = leases.prefixes[0]!;
+  const tokens = Array.from({ length: 8 }, (_, i) => `${full}${i.toString(16)}`);
+  for (const token of tokens) assert.is(leases.claim(token, () => false), true);
+  const [pending, ...written] = tokens as [string, ...string[]];
+  for (const token of written) leases.settle(token);
+  stored.set(full, written);
+  // Half of its tokens stored or pending: full after its rescan, and another prefix leased.
+  await leases.grow(3);
+  const other = leases.prefixes.find((prefix) => prefix !== full)!;
+  assert.equal(leases.prefixes, [full, other].sort());
+  for (let i = 0; i < 4; i++) assert.ok(leases.draw(3)?.startsWith(other), 'drawn from the lease not full');
+  const refreshed = async (): Promise<void> => {
+    callbacks[0]!();
+    // Lease changes run one at a time: a grow() asked for after the refresh ends after it.
+    await leases.grow(3);
+  };
+  await refreshed();
+  assert.ok(leases.holds(full), 'a draw of it pending: kept');
+  leases.settle(pending);
+  await refreshed();
+  assert.not.ok(leases.holds(full), 'given back');
+  assert.not.ok(existsSync(join(host.dir, 'leases', `${full}.lease`)));
+  assert.ok(leases.holds(other));
+});
+
+test('a prefix no lease file names is leased before the lease of a holder that is gone is taken over', async (context) => {
+  const { leases, host } = await fixture(context);
+  const gone = spawnSync(process.execPath, ['-e', '']).pid;
+  let pidns: string | null = null;
+  try {
+    pidns = readlinkSync('/proc/self/ns/pid');
+  } catch {
+    // No pid namespace to read: the lease files say none either.
+  }
+  const left = JSON.stringify({ pid: gone, hostname: hostname(), pidns, time: new Date().toISOString(), id: 'gone' });
+  await mkdir(join(host.dir, 'leases'), { recursive: true });
+  for (let i = 0; i < 256; i++) {
+    const prefix = i.toString(16).padStart(2, '0');
+    if (prefix !== 'c3') await writeFile(join(host.dir, 'leases', `${prefix}.lease`), left);
+  }
+  await leases.grow(6);
+  assert.equal(leases.prefixes, ['c3']);
 });
 
 test.run();
