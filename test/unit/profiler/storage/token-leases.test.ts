@@ -306,4 +306,16 @@ test('a prefix no lease file names is leased before the lease of a holder that i
   assert.equal(leases.prefixes, ['c3']);
 });
 
+test('a lease is drawn from up to half of its prefix\'s tokens, then draw() gives null', async (context) => {
+  const { leases, host } = await fixture(context);
+  await leaseAllBut(host.dir, 'c3');
+  await leases.grow(3);
+  assert.equal(leases.prefixes, ['c3']);
+  const drawn = new Set<string>();
+  for (let i = 0; i < 8; i++) drawn.add(leases.draw(3) ?? 'none');
+  assert.is(drawn.size, 8);
+  assert.not.ok(drawn.has('none'));
+  assert.is(leases.draw(3), null, 'half of 16 drawn');
+});
+
 test.run();
