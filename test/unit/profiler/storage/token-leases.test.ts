@@ -80,6 +80,7 @@ test('a draw avoids what the host stores (scanned when the lease is taken) and w
     (rejected: unknown) => rejected,
   );
   assert.instance(error, ProfilerStorageError);
+  assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_FULL');
   assert.equal(leases.prefixes, []);
   // Then in flight only the tokens ending in 1 (pending when the lease is scanned).
   busy.clear();
@@ -126,6 +127,8 @@ test('settle() keeps a written token taken; release() makes a drawn token drawab
   assert.not.ok(leases.isDrawn(given));
   assert.is(leases.claim(given, () => false), true, 'given back: free again');
   assert.is(leases.release(`${prefix}00a3`), false, 'never drawn');
+  leases.stored(`${prefix}00a4`);
+  assert.is(leases.claim(`${prefix}00a4`, () => false), false, 'stored by other means: taken');
 });
 
 test('discard() keeps a drawn token taken across the rescans, where settle() without a write frees it', async (context) => {
@@ -206,6 +209,7 @@ test('every 30 s the held leases are kept young; one another holder took over is
   assert.is(callbacks.length, 1, 'one refresh timer for the leases');
   const prefix = leases.prefixes[0]!;
   const path = join(host.dir, 'leases', `${prefix}.lease`);
+  const [released, discarded] = [leases.draw(6)!, leases.draw(6)!];
   /** Fires the refresh, then waits until `done` holds: the refresh awaits the file system. */
   const tick = async (done: () => Promise<boolean>) => {
     callbacks[0]!();
@@ -229,6 +233,8 @@ test('every 30 s the held leases are kept young; one another holder took over is
   assert.instance(reported[0], ProfilerStorageError);
   assert.is((reported[0] as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_LOCKED');
   assert.is(leases.draw(6), null, 'nothing is drawn in a prefix no longer held');
+  assert.ok(leases.release(released) && leases.discard(discarded), 'tokens drawn before still given back or discarded');
+  leases.stored(`${prefix}0000`);
   assert.ok(existsSync(path), 'the other holder\'s lease is left alone');
 });
 
