@@ -324,4 +324,31 @@ test('a lease is drawn from up to half of its prefix\'s tokens, then draw() give
   assert.is(leases.draw(3), null, 'half of 16 drawn');
 });
 
+test('a background lease that fails is tried again only 10 s later: a storage with no free prefix is not rescanned at every draw', async (context) => {
+  const { host } = await fixture(context);
+  await leaseAllBut(host.dir, 'c3');
+  let clock = Date.now();
+  let scans = 0;
+  const leases = new TokenLeases({ ...host, now: () => clock, stored: async () => (scans++, []) }, { holderInfo: true });
+  context.cleanups.push(() => leases.close());
+  // Four-character tokens: 256 per prefix, half full at 128, three eighths at 96.
+  await leases.grow(4);
+  /** Draws once, and waits for a background lease started by it (it scans the held lease first). */
+  const drawAndSettle = async (): Promise<number> => {
+    const before = scans;
+    assert.ok(leases.draw(4) !== null);
+    // Lease changes run one at a time: this grow(), with the lease under half full, ends after it.
+    await leases.grow(4);
+    return scans - before;
+  };
+  let early = 0;
+  for (let i = 0; i < 95; i++) early += await drawAndSettle();
+  assert.is(early, 0, 'under three eighths');
+  assert.is(await drawAndSettle(), 1, 'at three eighths: a background lease, which fails');
+  clock += 9_999;
+  assert.is(await drawAndSettle(), 0, 'within 10 s: not tried again');
+  clock += 1;
+  assert.is(await drawAndSettle(), 1, '10 s later: tried again');
+});
+
 test.run();
