@@ -657,12 +657,24 @@ function refuse(res: http.ServerResponse, status: number, reason: string): void 
 /** What a CONNECT is told. */
 const NO_TUNNEL = 'CONNECT asks for a tunnel, and this server is no proxy.';
 
-/** CONNECT asks for a tunnel, which only a proxy makes. */
+/**
+ * CONNECT asks for a tunnel, which only a proxy makes. Answered in its turn (see answerInTurn): node
+ * hands the socket over with the responses to the requests before it still to write, and an answer
+ * written at once went ahead of them and cut them off.
+ */
 function refuseConnect(_req: IncomingMessage, socket: Duplex, hearer: RefusalHearer): void {
   socket.on('error', ignore);
   if (!socket.writable) return void socket.destroy();
-  tell(hearer, { status: 400, reason: NO_TUNNEL, client: (socket as Socket).remoteAddress });
-  answerAndClose(socket, 400, `${STATUS_CODES[400]}: ${NO_TUNNEL}\n`);
+  // Read now: the connection may be gone when the answer's turn comes.
+  const client = (socket as Socket).remoteAddress;
+  const heard = (): void => tell(hearer, { status: 400, reason: NO_TUNNEL, client });
+  // node took its own 'drain' listener off the socket with its parser: a response ahead waiting for
+  // the socket to drain (a large body) would wait for good.
+  socket.on('drain', () => {
+    const ahead = (socket as ServedSocket)._httpMessage;
+    if (ahead?.writableNeedDrain) ahead.emit('drain');
+  });
+  answerInTurn(socket as ServedSocket, null, plainAnswer(400, `${STATUS_CODES[400]}: ${NO_TUNNEL}\n`), undefined, heard);
 }
 
 /** What a plain-http request on an https port is told. */

@@ -223,6 +223,34 @@ test('after a request that said Connection: close, the bytes that follow get no 
   }
 });
 
+test('a CONNECT behind responses in flight gets its 400 after them, sent whole, then the connection closes', async () => {
+  let connects = 0;
+  const countConnect = (): void => void connects++;
+  for (const listener of server.running.servers) listener.on('connect', countConnect);
+  try {
+    for (const scheme of SCHEMES) {
+      closeGate();
+      const connectsBefore = connects;
+      const connection = await openRaw(server, scheme);
+      // /text, queued behind /gated, has no connection either when the CONNECT comes.
+      await connection.write('GET /gated HTTP/1.1\r\nHost: localhost\r\n\r\nGET /text HTTP/1.1\r\nHost: localhost\r\n\r\nCONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n');
+      await until(() => connects > connectsBefore, `${scheme}: the CONNECT`);
+      await until(() => connection.received().includes('\r\n\r\n') || connection.isClosed(), `${scheme}: the head of the first response`);
+      openGate();
+      const answer = await closedByServer(connection);
+      const { responses, rest } = readResponses(answer, ['GET', 'GET', 'CONNECT']);
+      assert.equal(responses.map((response) => response.status), [200, 200, 400], `${scheme}: ${JSON.stringify(answer.slice(0, 200))}`);
+      assert.ok(responses[0]!.body === BODY, `${scheme}: the first response is whole (${responses[0]!.body.length} of ${BODY.length} bytes)`);
+      assert.is(responses[1]!.body, 'hello', scheme);
+      assert.is(responses[2]!.body, 'Bad Request: CONNECT asks for a tunnel, and this server is no proxy.\n', scheme);
+      assert.equal(responses[2]!.headers.connection, ['close'], scheme);
+      assert.is(rest, '', scheme);
+    }
+  } finally {
+    for (const listener of server.running.servers) listener.off('connect', countConnect);
+  }
+});
+
 test('a request whose head is not in by headersTimeout, behind a response in flight, gets its 408 after that response, sent whole', async () => {
   const timed = await startTestServer({ kernel: { env: 'staging', debug: false, routes: routes() }, limits: { headersTimeout: 500 } });
   let timeouts = 0;
