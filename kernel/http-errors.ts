@@ -269,6 +269,26 @@ export class ResponseNotSendableError extends Error {
   }
 }
 
+/**
+ * A stream body destroyed without an error before its end (`destroy()` where an end is `push(null)`):
+ * node reads it as a cut, not an end. The server raises it: before the first chunk nothing was sent,
+ * and the kernel answers it as any error (its page, logged, and in debug mode the profile); after it,
+ * the answer is cut, and it is logged.
+ */
+export class ResponseBodyDestroyedError extends Error {
+  readonly code = 'HK_RESPONSE_BODY_DESTROYED';
+
+  /** `begun`: the body had given a chunk, so the answer was cut after its head. */
+  constructor(begun: boolean) {
+    super(
+      begun
+        ? 'The response body stream was destroyed before its end, without an error: the answer was cut after its head.'
+        : 'The response body stream was destroyed before its first chunk was sent, without an error (an empty body ends with push(null)).',
+    );
+    this.name = new.target.name;
+  }
+}
+
 function describeCause(cause: unknown): string {
   const message = cause instanceof Error ? cause.message : String(cause);
   return /[.!?]$/.test(message) ? message : `${message}.`;

@@ -2,7 +2,7 @@ import type { EventEmitter } from 'node:events';
 import { STATUS_CODES, validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
-import { ClientClosedError, HttpKernel, discardedBody, isHttpError, KernelEvents, Request, RequestTimeoutHttpError, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, compileTrustedHosts, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { ClientClosedError, HttpKernel, ResponseBodyDestroyedError, discardedBody, isHttpError, KernelEvents, Request, RequestTimeoutHttpError, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, compileTrustedHosts, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { checkResponseBody, destroyBody } from '../../kernel/response-body.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
@@ -698,16 +698,19 @@ const awaitingFirstChunk = new WeakMap<ServerResponse, (error: unknown) => void>
 function ignoreLateError(): void {}
 
 /**
- * Calls `ready` once a stream body has its first chunk, has ended or has closed, `failed` when it fails
- * first, or with connectionClosedError's (and `gone`) when the connection closes first. A body that is no node Readable is ready at once.
+ * Calls `ready` once a stream body has its first chunk or has ended, `failed` when it fails first (a
+ * destroy() without an error too: a ResponseBodyDestroyedError), or with connectionClosedError's (and
+ * `gone`) when the connection closes first. A body that is no node Readable is ready at once.
  */
 function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void, failed: (error: unknown, gone?: boolean) => void): void {
   if (typeof body.once !== 'function' || typeof body.readableLength !== 'number') return ready();
   if (body.errored) return failed(body.errored);
-  if (body.readableLength > 0 || body.readableEnded || body.destroyed) return ready();
+  // Destroyed before its end, what it holds is never read to an end: the pipeline would take its close for the client's, the head sent and then cut.
+  if (body.destroyed && !body.readableEnded) return failed(new ResponseBodyDestroyedError(false));
+  if (body.readableLength > 0 || body.readableEnded) return ready();
   const settle = (): void => {
     body.off('readable', onReadable);
-    body.off('close', onReadable);
+    body.off('close', onClose);
     body.off('error', onError);
     res.off('close', onGone);
     awaitingFirstChunk.delete(res);
@@ -725,8 +728,15 @@ function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void,
     settle();
     failed(connectionClosedError(res.req), true);
   };
+  // A close with no 'readable' before it (an end is one) is a destroy. One on request.signal, the client gone,
+  // closes a tick after the connection's close, which onGone (or abandon, queued) has answered already.
+  const onClose = (): void => {
+    if (body.readableEnded) return onReadable();
+    settle();
+    failed(body.errored ?? new ResponseBodyDestroyedError(false));
+  };
   body.on('readable', onReadable);
-  body.once('close', onReadable);
+  body.once('close', onClose);
   body.once('error', onError);
   res.once('close', onGone);
   awaitingFirstChunk.set(res, onError);

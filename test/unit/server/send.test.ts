@@ -451,6 +451,28 @@ test('a stream body that failed before send() was called: its head never goes, t
   assert.equal(logged, ['The response body stream failed: Error: gone bad']);
 });
 
+test('a stream destroyed without an error before its first chunk, before send() or while its head waits: the bare 500, logged, and onBodyEnd called once', async () => {
+  const ends: string[] = [];
+  const logged: string[] = [];
+  const logger = { critical: (message: string, context: { message: string }) => void logged.push(message.replace('{message}', context.message)) } as unknown as Logger;
+  await serving((req, res) => {
+    const body = new Readable({ read() {} });
+    if (req.url === '/before') body.destroy();
+    else setTimeout(() => body.destroy(), 10);
+    send(req, res, new Response(body, 200, { 'x-export': 'yes' }), logger, () => ends.push(req.url!));
+  }, async (base) => {
+    for (const path of ['/before', '/waiting']) {
+      const answer = await request(`${base}${path}`);
+      assert.is(answer.statusCode, 500, path);
+      assert.is(answer.headers['x-export'], undefined);
+      assert.is(await answer.body.text(), 'Internal Server Error\n');
+    }
+  });
+  assert.equal(ends, ['/before', '/waiting']);
+  const message = 'The response body stream failed: ResponseBodyDestroyedError: The response body stream was destroyed before its first chunk was sent, without an error (an empty body ends with push(null)).';
+  assert.equal(logged, [message, message]);
+});
+
 test('an object-mode stream partly read before send(): the chunk its check looks at is the next one waiting, not one read already', async () => {
   const logged: string[] = [];
   const logger = { critical: (message: string, context: { message: string }) => void logged.push(message.replace('{message}', context.message)) } as unknown as Logger;

@@ -1,0 +1,102 @@
+// A stream body destroyed without an error (destroy(), not push(null)) before its first chunk, over
+// real sockets: nothing was sent, so the client gets the error page of a ResponseBodyDestroyedError,
+// logged and profiled, not a cut connection with no status and no log. An empty stream that ends, a
+// body destroyed after its first chunk and a client that leaves keep their own answers.
+import { Readable } from 'node:stream';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { KernelEvents, Response, type TerminateEvent } from '../../kernel/index.js';
+import type { LogEntry } from '../../lib/log/index.js';
+import { SCHEMES, fetchFrom, header, routesOf, savedProfile, sendRaw, startTestServer, until, type TestServer } from './harness.js';
+
+const MESSAGE = 'The response body stream was destroyed before its first chunk was sent, without an error (an empty body ends with push(null)).';
+
+for (const scheme of SCHEMES) {
+  const test = suite(`a stream body destroyed without an error, over ${scheme}`);
+  let server: TestServer;
+  const terminated: string[] = [];
+  const severe: string[] = [];
+  const onLog = (entry: LogEntry): void => void (entry.record.level <= 3 && severe.push(`${entry.record.levelName} ${entry.record.message}`));
+
+  test.before(async () => {
+    const recorder = {
+      getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+      onTerminate: (event: TerminateEvent): void => void terminated.push(`${event.request.path} ${event.response.status}`),
+    };
+    const routes = routesOf({
+      '/now': () => {
+        const body = new Readable({ read() {} });
+        body.destroy();
+        return new Response(body, 200, { 'content-type': 'text/csv' });
+      },
+      '/soon': () => {
+        const body = new Readable({ read() {} });
+        setTimeout(() => body.destroy(), 20);
+        return new Response(body, 200, { 'content-type': 'text/csv' });
+      },
+      '/empty': () => new Response(Readable.from([]), 200, { 'content-type': 'text/csv' }),
+      '/after': () => {
+        const body = new Readable({ read() {} });
+        body.push('id\n');
+        setTimeout(() => body.destroy(), 20);
+        return new Response(body, 200, { 'content-type': 'text/csv' });
+      },
+      // Destroyed when its client leaves, as an event stream does on request.signal.
+      '/events': (request) => {
+        const body = new Readable({ read() {} });
+        request.signal.addEventListener('abort', () => body.destroy());
+        return new Response(body, 200, { 'content-type': 'text/event-stream' });
+      },
+      '/text': () => new Response('served on'),
+    });
+    server = await startTestServer({ kernel: { debug: true, routes, subscribers: [recorder] } });
+    server.app.bus.on('log', onLog);
+  });
+  test.after(async () => server.close());
+
+  for (const path of ['/now', '/soon']) {
+    test(`${path}: the error page of the ResponseBodyDestroyedError, logged CRITICAL once, profiled and terminated as the 500 sent`, async () => {
+      terminated.length = 0;
+      severe.length = 0;
+      const response = await fetchFrom(server, scheme, path, { headers: { accept: 'application/json' } });
+      assert.is(response.status, 500);
+      assert.match(header(response.headers['content-type']), /^application\/problem\+json/);
+      assert.is(JSON.parse(response.body).detail, MESSAGE);
+      const profile = await savedProfile(server, header(response.headers['x-debug-token']));
+      assert.is(profile.status, 500);
+      const classes = profile.collectors.exception.exceptions.map((error: { class: string }) => error.class);
+      assert.equal(classes, ['ResponseBodyDestroyedError']);
+      await until(() => terminated.length > 0, 2_000, 'kernel.terminate');
+      assert.equal(terminated, [`${path} 500`]);
+      assert.is(severe.length, 1, JSON.stringify(severe));
+      assert.match(severe[0]!, /^CRITICAL Uncaught error: ResponseBodyDestroyedError: /);
+      // The page is a whole answer: the connection serves on.
+      assert.is((await fetchFrom(server, scheme, '/text')).body, 'served on');
+    });
+  }
+
+  test('an empty stream that ends is a 200 with an empty body, nothing logged', async () => {
+    severe.length = 0;
+    const response = await fetchFrom(server, scheme, '/empty');
+    assert.is(response.status, 200);
+    assert.is(response.body, '');
+    assert.equal(severe, []);
+  });
+
+  test('a body destroyed after its first chunk cuts the answer its head began', async () => {
+    const cut = await fetchFrom(server, scheme, '/after').then((response) => `answered ${response.status} ${JSON.stringify(response.body)}`, () => 'cut');
+    assert.is(cut, 'cut');
+  });
+
+  test('a client that leaves while the head waits, its body destroyed on request.signal, ends as its leaving: a 499, no failure logged', async () => {
+    terminated.length = 0;
+    severe.length = 0;
+    const received = await sendRaw(server, scheme, 'GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n', { waitMs: 100 });
+    assert.is(received, '');
+    await until(() => terminated.length > 0, 2_000, 'kernel.terminate');
+    assert.equal(terminated, ['/events 499']);
+    assert.equal(severe, []);
+  });
+
+  test.run();
+}
