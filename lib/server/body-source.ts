@@ -1,4 +1,5 @@
 import { Transform, finished, type Readable } from 'node:stream';
+import { ResponseBodyDestroyedError } from '../../kernel/index.js';
 
 /**
  * A stream body as the source of the pipe to the client (the server's and inject()'s), ending with
@@ -9,12 +10,15 @@ import { Transform, finished, type Readable } from 'node:stream';
  */
 export function bodySource(body: Readable, cleanupFailed: (error: Error) => void): Readable {
   const objectMode = body.readableObjectMode === true;
+  // Whether a chunk has gone on: a body destroyed after it cut an answer its head began.
+  let begun = false;
   // One chunk held at a time in object mode, as ChunkTypeGuard holds: a generator's pieces may be megabytes each.
   // Each chunk pushed as it is: a PassThrough drops an `undefined` one, which ChunkTypeGuard (and
   // inject()'s reader) must see to refuse it, as node:http's write() would.
   const source = new Transform({
     ...(objectMode ? { objectMode, highWaterMark: 1 } : {}),
     transform(chunk: unknown, _encoding, callback): void {
+      begun = true;
       this.push(chunk);
       callback();
     },
@@ -26,7 +30,10 @@ export function bodySource(body: Readable, cleanupFailed: (error: Error) => void
   });
   const ended = (): boolean => endHeard || body.readableEnded === true;
   finished(body, { writable: false }, (error) => {
-    if (error && !ended()) source.destroy(error);
+    if (!error || ended()) return;
+    // A close before its end is the body's own destroy() without an error: named, it is no reader
+    // gone, and is logged. A reader leaving has destroyed the source first, so this changes nothing then.
+    source.destroy((error as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' ? new ResponseBodyDestroyedError(begun) : error);
   });
   body.on('error', (error) => {
     if (ended()) cleanupFailed(error);

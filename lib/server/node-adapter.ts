@@ -644,8 +644,9 @@ function sendWith(
   const done = (error: Error | null): void => {
     if (error) {
       res.destroy(error);
-      // The head is gone: the client sees a cut answer, and only the log tells why.
-      if (!CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? '')) {
+      // The head is gone: the client sees a cut answer, and only the log tells why. Not for a response
+      // given up already (see abandon): its body was destroyed by us, its pipeline's error is that.
+      if (!ended && !CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? '')) {
         logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
       }
     }

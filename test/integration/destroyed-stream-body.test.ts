@@ -1,7 +1,7 @@
 // A stream body destroyed without an error (destroy(), not push(null)) before its first chunk, over
 // real sockets: nothing was sent, so the client gets the error page of a ResponseBodyDestroyedError,
-// logged and profiled, not a cut connection with no status and no log. An empty stream that ends, a
-// body destroyed after its first chunk and a client that leaves keep their own answers.
+// logged and profiled, not a cut connection with no status and no log; after it, the answer is cut
+// and that is logged, not taken for the client leaving. An empty stream that ends and a client that leaves keep their own answers.
 import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -10,6 +10,7 @@ import type { LogEntry } from '../../lib/log/index.js';
 import { SCHEMES, fetchFrom, header, routesOf, savedProfile, sendRaw, startTestServer, until, type TestServer } from './harness.js';
 
 const MESSAGE = 'The response body stream was destroyed before its first chunk was sent, without an error (an empty body ends with push(null)).';
+const CUT = 'The response body stream was destroyed before its end, without an error: the answer was cut after its head.';
 
 for (const scheme of SCHEMES) {
   const test = suite(`a stream body destroyed without an error, over ${scheme}`);
@@ -44,6 +45,12 @@ for (const scheme of SCHEMES) {
       // Destroyed when its client leaves, as an event stream does on request.signal.
       '/events': (request) => {
         const body = new Readable({ read() {} });
+        request.signal.addEventListener('abort', () => body.destroy());
+        return new Response(body, 200, { 'content-type': 'text/event-stream' });
+      },
+      '/ticks': (request) => {
+        const body = new Readable({ read() {} });
+        body.push(': tick\n');
         request.signal.addEventListener('abort', () => body.destroy());
         return new Response(body, 200, { 'content-type': 'text/event-stream' });
       },
@@ -83,9 +90,31 @@ for (const scheme of SCHEMES) {
     assert.equal(severe, []);
   });
 
-  test('a body destroyed after its first chunk cuts the answer its head began', async () => {
+  test('a body destroyed after its first chunk cuts the answer its head began, logged CRITICAL once as its own failure, not as the client leaving', async () => {
+    severe.length = 0;
     const cut = await fetchFrom(server, scheme, '/after').then((response) => `answered ${response.status} ${JSON.stringify(response.body)}`, () => 'cut');
     assert.is(cut, 'cut');
+    await until(() => severe.length > 0, 2_000, 'the log record');
+    assert.equal(severe, [`CRITICAL The response body stream failed: ResponseBodyDestroyedError: ${CUT}`]);
+  });
+
+  test('inject() answers them as the server does: the page before the first chunk, and after it a rejection, logged', async () => {
+    const page = await server.app.inject('/now', { headers: { accept: 'application/json' } });
+    assert.is(page.status, 500);
+    assert.is((page.json() as { detail: string }).detail, MESSAGE);
+    severe.length = 0;
+    const rejected = await server.app.inject('/after').then(() => 'resolved', (error: Error) => `${error.name}: ${error.message}`);
+    assert.is(rejected, `ResponseBodyDestroyedError: ${CUT}`);
+    assert.equal(severe, [`CRITICAL The response body stream failed: ResponseBodyDestroyedError: ${CUT}`]);
+  });
+
+  test('a client that leaves after the head, its body destroyed on request.signal, is no failure of the body: nothing logged', async () => {
+    terminated.length = 0;
+    severe.length = 0;
+    const received = await sendRaw(server, scheme, 'GET /ticks HTTP/1.1\r\nHost: localhost\r\n\r\n', { waitMs: 150 });
+    assert.match(received, /^HTTP\/1\.1 200 OK\r\n[^]*: tick\n/);
+    await until(() => terminated.length > 0, 2_000, 'kernel.terminate');
+    assert.equal(severe, []);
   });
 
   test('a client that leaves while the head waits, its body destroyed on request.signal, ends as its leaving: a 499, no failure logged', async () => {

@@ -473,6 +473,25 @@ test('a stream destroyed without an error before its first chunk, before send() 
   assert.equal(logged, [message, message]);
 });
 
+test('a stream destroyed without an error after its first chunk: the answer its head began is cut, and logged as the body\'s failure, not taken for the client leaving', async () => {
+  const ends: string[] = [];
+  const logged: string[] = [];
+  const logger = { critical: (message: string, context: { message: string }) => void logged.push(message.replace('{message}', context.message)) } as unknown as Logger;
+  await serving((req, res) => {
+    const body = new Readable({ read() {} });
+    body.push('first');
+    setTimeout(() => body.destroy(), 10);
+    send(req, res, new Response(body), logger, () => ends.push(req.url!));
+  }, async (base) => {
+    const answer = await request(`${base}/`);
+    assert.is(answer.statusCode, 200);
+    const cut = await answer.body.text().then(() => false, () => true);
+    assert.ok(cut, 'the body is cut, not ended as if whole');
+  });
+  assert.equal(ends, ['/']);
+  assert.equal(logged, ['The response body stream failed: ResponseBodyDestroyedError: The response body stream was destroyed before its end, without an error: the answer was cut after its head.']);
+});
+
 test('an object-mode stream partly read before send(): the chunk its check looks at is the next one waiting, not one read already', async () => {
   const logged: string[] = [];
   const logger = { critical: (message: string, context: { message: string }) => void logged.push(message.replace('{message}', context.message)) } as unknown as Logger;
