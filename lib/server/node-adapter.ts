@@ -455,7 +455,9 @@ function awaitFirstChunkWithin(req: IncomingMessage, res: ServerResponse, reques
   if (body === null || typeof body !== 'object' || body instanceof Uint8Array) return;
   let headWait: NodeJS.Timeout;
   const check = (): void => {
-    if (res.headersSent || res.destroyed || body.destroyed) return;
+    if (res.headersSent || res.destroyed) return;
+    // Destroyed and still awaited: one that emits no 'close' (emitClose: false) never said so, and would hold its client for ever.
+    if (body.destroyed) return void awaitingFirstChunk.get(res)?.(body.errored ?? new ResponseBodyDestroyedError(false));
     // A stream that waits on a body still arriving while it is read, under a request timeout, is that timeout's to answer (see respondWithin's check).
     if (!req.complete && !req.destroyed && bodyIsRead(req) && hasRequestTimeout(req)) {
       headWait = setTimeout(check, BODY_ARRIVAL_CHECK_MS);

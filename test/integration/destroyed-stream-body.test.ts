@@ -129,3 +129,28 @@ for (const scheme of SCHEMES) {
 
   test.run();
 }
+
+for (const scheme of SCHEMES) {
+  const test = suite(`a stream body destroyed before its first chunk that emits no 'close', over ${scheme}`);
+  let server: TestServer;
+
+  test.before(async () => {
+    const routes = routesOf({
+      '/quiet': () => {
+        const body = new Readable({ read() {}, emitClose: false });
+        setTimeout(() => body.destroy(), 20);
+        return new Response(body, 200, { 'content-type': 'text/csv' });
+      },
+    });
+    server = await startTestServer({ kernel: { debug: true, routes }, limits: { responseTimeout: 300 } });
+  });
+  test.after(async () => server.close());
+
+  test('is answered at the response timeout with the error page of its destroy, not held for ever', async () => {
+    const response = await fetchFrom(server, scheme, '/quiet', { headers: { accept: 'application/json' } });
+    assert.is(response.status, 500);
+    assert.is(JSON.parse(response.body).detail, MESSAGE);
+  });
+
+  test.run();
+}
