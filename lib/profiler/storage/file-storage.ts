@@ -128,6 +128,8 @@ const MAX_SKIPPED_LINES = 100;
 const APPEND_ATTEMPTS = 5;
 const PURGE_LOCK_TIMEOUT_MS = 5_000;
 const COMPACT_LOCK_TIMEOUT_MS = 15_000;
+/** close() waits this long for another process's compaction before its own last bound check: a shutdown is not held for a stuck one. */
+const CLOSE_LOCK_TIMEOUT_MS = 5_000;
 /** The lock's mtime is refreshed after this many file operations of a long compaction. */
 const LOCK_REFRESH_EVERY = 256;
 /** The newline after each record of a segment, written from this one buffer. */
@@ -202,6 +204,8 @@ export class FileStorage implements ProfilerStorage {
   #upkeep: Promise<void> | null = null;
   #upkeepAgain = false;
   #writesSinceCheck = 0;
+  /** This instance saved a profile: close() checks the bounds. */
+  #savedAny = false;
   /**
    * performance.now() of the last bound check, and when the next sweep is due: intervals of this process, on
    * the monotonic clock (a wall clock set back an hour held the check after a burst, and the sweep, for that
@@ -346,6 +350,7 @@ export class FileStorage implements ProfilerStorage {
     }
     this.#writesSinceCheck += saved;
     if (saved > 0) {
+      this.#savedAny = true;
       const since = performance.now() - this.#lastCheckAt;
       if (this.#writesSinceCheck >= (this.#diskFilled ? 1 : CHECK_EVERY_WRITES) || since >= CHECK_EVERY_MS) this.#scheduleUpkeep();
       // Writes that wait for no check: once the second is up, one runs anyway, so a burst that then
@@ -456,21 +461,28 @@ export class FileStorage implements ProfilerStorage {
    * itself in the background (after writes and every few minutes); this is for tests and tools.
    */
   async compact(): Promise<CompactionReport | null> {
-    return this.#runExclusive(() => this.#compact(true, true));
+    return this.#runExclusive(() => this.#compact(true, COMPACT_LOCK_TIMEOUT_MS));
   }
 
   /**
-   * Stops the background upkeep, waits for running work, closes the segment (deleting this
-   * instance's segments no index line refers to), removes this instance's unused placeholders and
-   * lets go of the index file it holds open.
+   * Stops the background upkeep, waits for running work, applies the bounds to what this instance
+   * wrote since its last bound check, closes the segment (deleting this instance's segments no
+   * index line refers to), removes this instance's unused placeholders and lets go of the index
+   * file it holds open.
    */
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
     if (this.#pendingCheck !== null) clearTimeout(this.#pendingCheck);
+    this.#pendingCheck = null;
     await this.#upkeep;
     await this.#exclusive;
     await this.#appending;
+    // The check the last writes waited for (queued behind a running one, or due at the end of its
+    // second) will not run now, and one skipped as another process held the lock left that
+    // process's compaction to copy them over unbounded: without this, the directory stayed over
+    // its bounds after a shutdown, until the next process to write there compacted it.
+    if (this.#savedAny) await this.#lastBoundCheck().catch((error: unknown) => this.#report(error));
     this.#segments.retireCurrent();
     try {
       await this.#deleteRetiredUnderLock();
@@ -791,13 +803,22 @@ export class FileStorage implements ProfilerStorage {
       });
   }
 
+  /**
+   * close()'s bound check: waits (up to CLOSE_LOCK_TIMEOUT_MS) for another process's compaction,
+   * which copies the lines appended during it without applying the bounds to them.
+   */
+  async #lastBoundCheck(): Promise<void> {
+    await this.#index.refresh();
+    if (this.#overBounds()) await this.#runExclusive(() => this.#compact(false, CLOSE_LOCK_TIMEOUT_MS));
+  }
+
   async #checkBounds(): Promise<void> {
     await this.#deleteRetiredUnderLock();
     await this.#index.refresh();
     const sweepDue = performance.now() >= this.#nextSweepAt;
     if (!sweepDue && !this.#overBounds()) return;
     // Another process holding the lock is compacting already: skip, the next check will see its result.
-    await this.#runExclusive(() => this.#compact(sweepDue, false));
+    await this.#runExclusive(() => this.#compact(sweepDue, 0));
   }
 
   #overBounds(): boolean {
@@ -818,11 +839,12 @@ export class FileStorage implements ProfilerStorage {
    * the old file meanwhile (appenders check after writing whether the file was replaced, and
    * append again if so), and last delete the segments and old-layout files no line refers to.
    * A crash at any point leaves either the old or the new index, plus at worst files that a later
-   * compaction deletes.
+   * compaction deletes. `lockWaitMs`: how long another holder of the lock is waited for; 0, not at
+   * all (its compaction is the one that runs).
    */
-  async #compact(sweep: boolean, wait: boolean): Promise<CompactionReport | null> {
+  async #compact(sweep: boolean, lockWaitMs: number): Promise<CompactionReport | null> {
     try {
-      if (wait) await this.#acquireLock(COMPACT_LOCK_TIMEOUT_MS);
+      if (lockWaitMs > 0) await this.#acquireLock(lockWaitMs);
       else if (!(await this.#lock.tryAcquire())) return null;
     } catch (error) {
       if (isMissing(error)) return null;
@@ -1085,7 +1107,7 @@ export class FileStorage implements ProfilerStorage {
     this.#diskFilled = true;
     void this.#runExclusive(async () => {
       // Under #serialAppend: no batch of ours is being appended to a segment deleted here.
-      if ((await this.#serialAppend(() => this.#freeSpace())) > 0) await this.#compact(false, false);
+      if ((await this.#serialAppend(() => this.#freeSpace())) > 0) await this.#compact(false, 0);
     })
       .catch((failure: unknown) => this.#report(failure))
       .finally(() => {

@@ -8,7 +8,7 @@ import { createApp } from '../../../../lib/app/index.js';
 import type { LogRecord } from '../../../../lib/log/index.js';
 import { FileLock } from '../../../../lib/fs/file-lock.js';
 import type { FileStorage } from '../../../../lib/profiler/storage/index.js';
-import { BASE_TIME, foundTokens, makeProfile, fileStorageSuite, referencedSegments, segmentFiles, simulatedDisk, tokenFor, until } from './fixtures.js';
+import { BASE_TIME, foundTokens, makeProfile, fileStorageSuite, referencedSegments, segmentFiles, simulatedDisk, tokenFor, until, within } from './fixtures.js';
 
 const { test, freshDir, storageIn } = fileStorageSuite('FileStorage on a full disk', 'file-storage-disk-full');
 
@@ -163,6 +163,28 @@ test('a purge that cannot write its lock on a full disk rejects saying so, keeps
     // A background upkeep's attempt at the lock meets the full disk too, and removes the empty file it made a moment later.
     await until(async () => !existsSync(join(dir, 'index.lock')));
     assert.not.ok(existsSync(join(dir, 'index.lock')), 'no empty lock file holds the lock for nobody');
+  } finally {
+    disk.restore();
+  }
+});
+
+test('close on a full disk resolves at once, reporting that its bound check could not take the lock, and leaves no lock file', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  const disk = simulatedDisk(dir);
+  const errors: Error[] = [];
+  try {
+    const storage = storageIn(dir, { bounds: { maxProfiles: 8 }, onError: (error) => errors.push(error) });
+    // Another holder of the index lock keeps the background checks off: 20 profiles, over the bound of 8.
+    const other = new FileLock(join(dir, 'index.lock'), undefined, { holderInfo: true });
+    assert.ok(await other.tryAcquire());
+    await storage.writeMany(Array.from({ length: 20 }, (_, i) => makeProfile(tokenFor(i), { time: BASE_TIME + i })));
+    await other.release();
+    disk.capacity = disk.used();
+    await within(storage.close(), 2_000, 'close');
+    assert.ok(errors.some((error) => /ENOSPC/.test(error.message)), `the failed check is reported (${errors.map((error) => error.message).join(' | ')})`);
+    assert.not.ok(existsSync(join(dir, 'index.lock')), 'no empty lock file holds the lock for nobody');
+    assert.is((await foundTokens(storageIn(dir))).length, 20, 'the profiles are kept');
   } finally {
     disk.restore();
   }

@@ -5,8 +5,9 @@ import { appendFile, chmod, mkdir, readFile, utimes, writeFile } from 'node:fs/p
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
+import { FileLock } from '../../../../lib/fs/file-lock.js';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError } from '../../../../lib/profiler/storage/index.js';
-import { BASE_TIME, checkNonAsciiUrlSearch, fileStorageSuite, foundTokens, indexLines, makeProfile, referencedSegments, rejection, segmentFiles, tokenFor, until } from './fixtures.js';
+import { BASE_TIME, checkNonAsciiUrlSearch, fileStorageSuite, foundTokens, indexLines, makeProfile, referencedSegments, rejection, segmentFiles, tokenFor, until, within, type IndexLine } from './fixtures.js';
 
 const { test, env, freshDir, storageIn } = fileStorageSuite('FileStorage', 'file-storage');
 
@@ -412,6 +413,128 @@ test('maxProfiles is applied automatically while writing', async () => {
   const segments = await segmentFiles(storage.dir);
   assert.equal(segments, await referencedSegments(storage.dir), 'no segment left that no line refers to');
   assert.ok(segments.length <= 30, `${segments.length} segments`);
+});
+
+/**
+ * Holds the compactions of the storage in `dir` once they have read the index (lock held, the new
+ * index not written yet: at their listing of the segments) until `release()`; `reached` settles
+ * once one is held there.
+ */
+function holdCompactions(dir: string): { reached: Promise<void>; release(): void } {
+  const segments = join(dir, 'segments');
+  const realReaddir = fs.promises.readdir;
+  let reach!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((resolve) => (reach = resolve));
+  const released = new Promise<void>((resolve) => (release = resolve));
+  fs.promises.readdir = (async (path: fs.PathLike, ...rest: unknown[]) => {
+    if (path === segments) {
+      reach();
+      await released;
+    }
+    return (realReaddir as (...args: unknown[]) => Promise<unknown>)(path, ...rest);
+  }) as typeof fs.promises.readdir;
+  syncBuiltinESMExports();
+  return {
+    reached,
+    release() {
+      fs.promises.readdir = realReaddir;
+      syncBuiltinESMExports();
+      release();
+    },
+  };
+}
+
+/** Writes `count` profiles while the background compaction of the first write is held, then closes; returns the index lines left. */
+async function closeAfterWritesDuringCompaction(count: number): Promise<IndexLine[]> {
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 8 } });
+  const held = holdCompactions(storage.dir);
+  let closing: Promise<void> | undefined;
+  try {
+    // The first write checks the bounds at once (with a sweep: a compaction), which is held.
+    await storage.write(makeProfile(tokenFor(0), { time: BASE_TIME }));
+    await within(held.reached, 5_000, 'the first compaction');
+    await storage.writeMany(Array.from({ length: count }, (_, i) => makeProfile(tokenFor(i + 1), { time: BASE_TIME + i + 1 }, 200)));
+    closing = storage.close();
+  } finally {
+    held.release();
+  }
+  await within(closing, 10_000, 'close');
+  return indexLines(storage.dir);
+}
+
+test('close applies the bounds to the writes made while the last bound check ran (a check queued behind it)', async () => {
+  // 40 profiles: over the 32 that call for a check at once, which waits for the running one.
+  const lines = await closeAfterWritesDuringCompaction(40);
+  assert.ok(lines.length <= 8, `${lines.length} index lines after close, over maxProfiles 8`);
+  assert.ok(lines.some((line) => line.t === tokenFor(40)), 'the newest is kept');
+});
+
+test('close applies the bounds to writes waiting for the second after the last bound check', async () => {
+  // 10 profiles: fewer than 32, so they wait for the check due a second after the last (or, on a
+  // machine slow enough that the second is up already, for one queued behind the running check).
+  const lines = await closeAfterWritesDuringCompaction(10);
+  assert.ok(lines.length <= 8, `${lines.length} index lines after close, over maxProfiles 8`);
+  assert.ok(lines.some((line) => line.t === tokenFor(10)), 'the newest is kept');
+});
+
+test('close waits for another process\'s compaction to end, then applies the bounds to what it wrote while that one held the lock', async () => {
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 8 } });
+  await mkdir(storage.dir, { recursive: true });
+  const lockPath = join(storage.dir, 'index.lock');
+  const other = new FileLock(lockPath, undefined, { holderInfo: true });
+  assert.ok(await other.tryAcquire());
+  const realWriteFile = fs.promises.writeFile;
+  let refused = 0;
+  let closing = false;
+  let released: Promise<void> | undefined;
+  fs.promises.writeFile = (async (path: string, ...rest: unknown[]) => {
+    try {
+      return await (realWriteFile as (...args: unknown[]) => Promise<void>)(path, ...rest);
+    } catch (error) {
+      if (path !== lockPath) throw error;
+      refused++;
+      // The other process is done a moment after close first found the lock held: longer than one take of it.
+      if (closing) released ??= new Promise((resolve) => setTimeout(resolve, 100)).then(() => other.release());
+      throw error;
+    }
+  }) as typeof fs.promises.writeFile;
+  syncBuiltinESMExports();
+  try {
+    await storage.writeMany(Array.from({ length: 20 }, (_, i) => makeProfile(tokenFor(i), { time: BASE_TIME + i }, 200)));
+    // Its background bound check found the lock held and skipped: the batch is left over the bound.
+    await until(async () => refused > 0);
+    assert.is(refused, 1, 'the background check found the lock held');
+    closing = true;
+    await within(storage.close(), 10_000, 'close');
+  } finally {
+    fs.promises.writeFile = realWriteFile;
+    syncBuiltinESMExports();
+    await other.release();
+  }
+  assert.ok(released !== undefined, 'close found the lock held');
+  const lines = await indexLines(storage.dir);
+  assert.ok(lines.length <= 8, `${lines.length} index lines after close, over maxProfiles 8`);
+  assert.ok(lines.some((line) => line.t === tokenFor(19)), 'the newest is kept');
+});
+
+test('close gives up the bounds after 5 s of another process holding the lock, reporting it, and keeps the profiles', async () => {
+  const errors: Error[] = [];
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 8 }, onError: (error) => errors.push(error) });
+  await mkdir(storage.dir, { recursive: true });
+  const other = new FileLock(join(storage.dir, 'index.lock'), undefined, { holderInfo: true });
+  assert.ok(await other.tryAcquire());
+  try {
+    await storage.writeMany(Array.from({ length: 20 }, (_, i) => makeProfile(tokenFor(i), { time: BASE_TIME + i }, 200)));
+    const start = performance.now();
+    await within(storage.close(), 10_000, 'close');
+    assert.ok(performance.now() - start >= 4_900, 'it waited for the lock');
+  } finally {
+    await other.release();
+  }
+  assert.equal(errors.map((error) => (error as { code?: string }).code), ['HK_PROFILER_STORAGE_LOCKED']);
+  assert.match(errors[0]!.message, /is held by another process \(waited 5000 ms\)\.$/);
+  assert.is((await indexLines(storage.dir)).length, 20, 'every profile is still indexed');
 });
 
 test('under a small count bound the segments hold about the kept profiles, not every record written since (a small disk would fill with dropped ones)', async () => {

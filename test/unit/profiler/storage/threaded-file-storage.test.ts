@@ -15,7 +15,7 @@ import {
   type ThreadedFileStorageOptions,
 } from '../../../../lib/profiler/storage/index.js';
 import { rebuildError, serializeError } from '../../../../lib/profiler/storage/storage-thread-protocol.js';
-import { foundTokens, makeProfile, makeTempDir, rejection, tokenFor, within } from './fixtures.js';
+import { BASE_TIME, foundTokens, indexLines, makeProfile, makeTempDir, rejection, tokenFor, within } from './fixtures.js';
 
 const test = suite('ThreadedFileStorage');
 const env = { root: '', cleanup: async () => {} };
@@ -200,6 +200,17 @@ test('close saves what is in flight, is idempotent, and every later call rejects
   const plain = new FileStorage({ dir: storage.dir });
   open.push(plain);
   assert.is((await plain.find({ limit: 100 })).length, 50, 'the batch written before close was saved');
+});
+
+test('close applies the bounds to what the thread wrote since its last bound check', async () => {
+  const storage = threadedIn(undefined, { bounds: { maxProfiles: 8 } });
+  // The first write checks the bounds at once; the next 20, fewer than 32 within a second, wait for a check.
+  await storage.write(makeProfile(tokenFor(0), { time: BASE_TIME }));
+  await storage.writeMany(Array.from({ length: 20 }, (_, i) => makeProfile(tokenFor(i + 1), { time: BASE_TIME + i + 1 }, 200)));
+  await storage.close();
+  const lines = await indexLines(storage.dir);
+  assert.ok(lines.length <= 8, `${lines.length} index lines after close, over maxProfiles 8`);
+  assert.ok(lines.some((line) => line.t === tokenFor(20)), 'the newest is kept');
 });
 
 test('a storage never called starts no thread and closes at once', async () => {
