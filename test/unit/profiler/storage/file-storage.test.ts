@@ -406,9 +406,10 @@ test('a dropped profile reads as null from every process at once, even while its
 test('maxProfiles is applied automatically while writing', async () => {
   const storage = storageIn(undefined, { bounds: { maxProfiles: 50 }, segmentBytes: 4_000 });
   for (let i = 0; i < 400; i++) await storage.write(makeProfile(tokenFor(i), { time: BASE_TIME + i }, 200));
+  // close() checks the bounds for the writes the last background check did not see.
   await storage.close();
   const tokens = await foundTokens(storageIn(storage.dir));
-  assert.ok(tokens.length <= 50 + 32, `${tokens.length} profiles indexed`);
+  assert.ok(tokens.length <= 50, `${tokens.length} profiles indexed`);
   assert.ok(tokens.includes(tokenFor(399)) && !tokens.includes(tokenFor(0)));
   const segments = await segmentFiles(storage.dir);
   assert.equal(segments, await referencedSegments(storage.dir), 'no segment left that no line refers to');
