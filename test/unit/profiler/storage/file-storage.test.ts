@@ -754,6 +754,30 @@ test('purge removes every profile, segment and claim; the storage works on after
   assert.is((await segmentFiles(storage.dir)).length, 2);
 });
 
+test('a placeholder a save made goes when its token was indexed by another writer while the rest of the batch was claimed', async () => {
+  const storage = storageIn();
+  const [first, second] = ['abcdef', 'abcdf0'];
+  const index = join(storage.dir, 'index.ndjson');
+  const realOpen = fs.promises.open;
+  // Another writer indexes the first token after its placeholder was made, as the second's is made.
+  fs.promises.open = (async (path: fs.PathLike, ...rest: unknown[]) => {
+    if (String(path).endsWith(`${second}.json.gz`)) fs.appendFileSync(index, `{"t":"${first}","ts":${Date.now()},"s":418,"m":"GET","i":"::1","p":null,"b":10,"u":"http://x/"}\n`);
+    return (realOpen as (...args: unknown[]) => Promise<fs.promises.FileHandle>)(path, ...rest);
+  }) as typeof fs.promises.open;
+  syncBuiltinESMExports();
+  let refusal;
+  try {
+    refusal = await rejection(() => storage.writeMany([makeProfile(first), makeProfile(second)]));
+  } finally {
+    fs.promises.open = realOpen;
+    syncBuiltinESMExports();
+  }
+  assert.instance(refusal, ProfileExistsError);
+  assert.is((refusal as ProfileExistsError).token, first);
+  assert.not.ok(existsSync(join(storage.dir, 'ab', `${first}.json.gz`)), 'no placeholder left for the refused token');
+  assert.is((await storage.read(second))?.token, second, 'the rest of the batch is saved');
+});
+
 test('close removes the placeholders of unused claims', async () => {
   const storage = storageIn();
   await storage.claim('abcdef');
