@@ -30,10 +30,11 @@ export function bodySource(body: Readable, cleanupFailed: (error: Error) => void
   });
   const ended = (): boolean => endHeard || body.readableEnded === true;
   finished(body, { writable: false }, (error) => {
-    if (!error || ended()) return;
+    if (ended()) return;
     // A close before its end is the body's own destroy() without an error: named, it is no reader
     // gone, and is logged. A reader leaving has destroyed the source first, so this changes nothing then.
-    source.destroy((error as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' ? new ResponseBodyDestroyedError(begun) : error);
+    // finished() reports a legacy stream's (`pipe()` alone) 'close' with no 'end' before it as no error at all.
+    source.destroy(error === undefined || error === null || (error as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' ? new ResponseBodyDestroyedError(begun) : error);
   });
   body.on('error', (error) => {
     if (ended()) cleanupFailed(error);

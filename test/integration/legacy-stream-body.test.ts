@@ -6,6 +6,7 @@ import net from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KernelEvents, Response, type TerminateEvent } from '../../kernel/index.js';
+import type { LogEntry } from '../../lib/log/index.js';
 import { SCHEMES, fetchFrom, routesOf, startTestServer, until, type TestServer } from './harness.js';
 
 /** What each legacy body of a test saw: its destroy() called, by the id of its request. */
@@ -35,10 +36,20 @@ let server: TestServer;
 const terminated: string[] = [];
 const uncaught: unknown[] = [];
 const onUncaught = (error: unknown): void => void uncaught.push(error);
+const severe: string[] = [];
 
 test.before(async () => {
   const routes = routesOf({
     '/legacy': (request) => new Response(legacy(request.query.get('id') ?? '', request.query.has('forever')) as never, 200),
+    // One that closes after its first chunk, with no 'end': a legacy stream's destroy() without an error.
+    '/closed': () => {
+      const stream = new Stream();
+      setTimeout(() => {
+        stream.emit('data', Buffer.from('leg'));
+        stream.emit('close');
+      }, 5);
+      return new Response(stream as never, 200);
+    },
     // A bare legacy stream, no destroy() at all, never ending.
     '/bare': (request) => new Response(new Stream() as never, Number(request.query.get('status') ?? 200)),
     '/slow': async () => {
@@ -51,6 +62,7 @@ test.before(async () => {
     onTerminate: (event: TerminateEvent): void => void terminated.push(`${event.request.method} ${event.request.path} ${event.response.status}`),
   };
   server = await startTestServer({ kernel: { routes, subscribers: [recorder] } });
+  server.app.bus.on('log', (entry: LogEntry) => void (entry.record.level <= 3 && severe.push(`${entry.record.levelName} ${entry.record.message}`)));
   process.on('uncaughtException', onUncaught);
 });
 test.after(async () => {
@@ -83,6 +95,21 @@ test('one whose client leaves before its end is destroyed', async () => {
   await until(() => destroyed.includes('left'), 5_000, 'the destroy of the legacy body left by its client');
   socket.destroy();
   assert.equal(destroyed, ['left']);
+});
+
+test('one that closes before its end, with no error, is its own failure: the server cuts the answer and logs a ResponseBodyDestroyedError, and inject() rejects with it', async () => {
+  const cut = 'ResponseBodyDestroyedError: The response body stream was destroyed before its end, without an error: the answer was cut after its head.';
+  for (const scheme of SCHEMES) {
+    severe.length = 0;
+    const answer = await fetchFrom(server, scheme, '/closed').then((response) => `answered ${response.status}`, () => 'cut');
+    assert.is(answer, 'cut', scheme);
+    await until(() => severe.length > 0, 2_000, 'the log record');
+    assert.equal(severe, [`CRITICAL The response body stream failed: ${cut}`], scheme);
+  }
+  severe.length = 0;
+  const rejected = await server.app.inject('/closed').then(() => 'resolved', (error: Error) => `${error.name}: ${error.message}`);
+  assert.is(rejected, cut);
+  assert.equal(severe, [`CRITICAL The response body stream failed: ${cut}`]);
 });
 
 test('one with no destroy() that is not sent (HEAD, 204) is let go: the answer and its termination are whole, by the server and by inject()', async () => {
