@@ -1,6 +1,17 @@
 import { Transform, finished, type Readable } from 'node:stream';
 import { ResponseBodyDestroyedError } from '../../kernel/index.js';
 
+/** The errors stream bodies failed their sources with themselves, no reader gone before: see isBodyFailure. */
+const ownFailures = new WeakSet<object>();
+
+/**
+ * Whether the pipe of a stream body failed with the body's own error (see bodySource), which is never
+ * its client leaving, whatever its code: a proxied upstream response cut fails with node's ECONNRESET.
+ */
+export function isBodyFailure(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && ownFailures.has(error);
+}
+
 /**
  * A stream body as the source of the pipe to the client (the server's and inject()'s), ending with
  * the body's last chunk. A failure before it fails the source, so the pipe cuts the answer; one
@@ -30,11 +41,13 @@ export function bodySource(body: Readable, cleanupFailed: (error: Error) => void
   });
   const ended = (): boolean => endHeard || body.readableEnded === true;
   finished(body, { writable: false }, (error) => {
-    if (ended()) return;
+    // A reader leaving has destroyed the source first, and the body with its error: no failure of the body's.
+    if (ended() || source.destroyed) return;
     // A close before its end is the body's own destroy() without an error: named, it is no reader
-    // gone, and is logged. A reader leaving has destroyed the source first, so this changes nothing then.
-    // finished() reports a legacy stream's (`pipe()` alone) 'close' with no 'end' before it as no error at all.
-    source.destroy(error === undefined || error === null || (error as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' ? new ResponseBodyDestroyedError(begun) : error);
+    // gone, and is logged. finished() reports a legacy stream's (`pipe()` alone) 'close' with no 'end' before it as no error at all.
+    const failure: unknown = error === undefined || error === null || (error as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' ? new ResponseBodyDestroyedError(begun) : error;
+    if (typeof failure === 'object' && failure !== null) ownFailures.add(failure);
+    source.destroy(failure as Error);
   });
   body.on('error', (error) => {
     if (ended()) cleanupFailed(error);

@@ -5,7 +5,7 @@ import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS } from './listen.js';
-import { bodySource } from './body-source.js';
+import { bodySource, isBodyFailure } from './body-source.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
 import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logCleanupFailure, logLatePageFailure, logPageNotReady, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
@@ -159,7 +159,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
         response = attempt === 1 ? await pageOfFailedBody(request, read.error) : bareAnswer();
         continue;
       }
-      if (signal?.aborted !== true && !READER_GONE.has((read.error as NodeJS.ErrnoException | null)?.code ?? '')) {
+      if (signal?.aborted !== true && (isBodyFailure(read.error) || !READER_GONE.has((read.error as NodeJS.ErrnoException | null)?.code ?? ''))) {
         kernel.requestStack.run(request, () => logger?.critical('The response body stream failed: {message}', { message: messageOf(read.error), error: read.error }));
       }
       await terminate(request, response);

@@ -12,7 +12,7 @@ import { compileAddressList } from '../http/address-list.js';
 import type { Logger } from '../log/index.js';
 import { ErrorListener, flattenError, statusText } from '../errors/index.js';
 import { ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, answersExpectContinue, answersResponseTimeout, hearsRefusals, type Refusal } from './listen.js';
-import { bodySource } from './body-source.js';
+import { bodySource, isBodyFailure } from './body-source.js';
 import { ChunkTypeGuard, ContentLengthGuard, chunkTypeError, frameResponse } from './response-framing.js';
 
 /** How requests are read from node:http. */
@@ -648,7 +648,7 @@ function sendWith(
       res.destroy(error);
       // The head is gone: the client sees a cut answer, and only the log tells why. Not for a response
       // given up already (see abandon): its body was destroyed by us, its pipeline's error is that.
-      if (!ended && !CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? '')) {
+      if (!ended && (isBodyFailure(error) || !CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? ''))) {
         logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
       }
     }

@@ -42,6 +42,13 @@ for (const scheme of SCHEMES) {
         setTimeout(() => body.destroy(), 20);
         return new Response(body, 200, { 'content-type': 'text/csv' });
       },
+      // A proxied upstream response cut after its first chunk: node destroys it with an ECONNRESET 'aborted'.
+      '/reset': () => {
+        const body = new Readable({ read() {} });
+        body.push('id\n');
+        setTimeout(() => body.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })), 20);
+        return new Response(body, 200, { 'content-type': 'text/csv' });
+      },
       // Destroyed when its client leaves, as an event stream does on request.signal.
       '/events': (request) => {
         const body = new Readable({ read() {} });
@@ -106,6 +113,18 @@ for (const scheme of SCHEMES) {
     const rejected = await server.app.inject('/after').then(() => 'resolved', (error: Error) => `${error.name}: ${error.message}`);
     assert.is(rejected, `ResponseBodyDestroyedError: ${CUT}`);
     assert.equal(severe, [`CRITICAL The response body stream failed: ResponseBodyDestroyedError: ${CUT}`]);
+  });
+
+  test("a body that fails after its first chunk with a connection's error code (an upstream cut, ECONNRESET) keeps its error, logged CRITICAL as its own failure, not taken for the client leaving; inject() alike", async () => {
+    severe.length = 0;
+    const cut = await fetchFrom(server, scheme, '/reset').then((response) => `answered ${response.status} ${JSON.stringify(response.body)}`, () => 'cut');
+    assert.is(cut, 'cut');
+    await until(() => severe.length > 0, 2_000, 'the log record');
+    assert.equal(severe, ['CRITICAL The response body stream failed: Error: aborted']);
+    severe.length = 0;
+    const rejected = await server.app.inject('/reset').then(() => 'resolved', (error: NodeJS.ErrnoException) => `${error.code} ${error.message}`);
+    assert.is(rejected, 'ECONNRESET aborted');
+    assert.equal(severe, ['CRITICAL The response body stream failed: Error: aborted']);
   });
 
   test('a client that leaves after the head, its body destroyed on request.signal, is no failure of the body: nothing logged', async () => {
