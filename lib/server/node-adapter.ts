@@ -457,7 +457,7 @@ function awaitFirstChunkWithin(req: IncomingMessage, res: ServerResponse, reques
   const check = (): void => {
     if (res.headersSent || res.destroyed) return;
     // Destroyed and still awaited: one that emits no 'close' (emitClose: false) never said so, and would hold its client for ever.
-    if (body.destroyed) return void awaitingFirstChunk.get(res)?.(body.errored ?? new ResponseBodyDestroyedError(false));
+    if (body.destroyed) return void awaitingFirstChunk.get(body)?.(body.errored ?? new ResponseBodyDestroyedError(false));
     // A stream that waits on a body still arriving while it is read, under a request timeout, is that timeout's to answer (see respondWithin's check).
     if (!req.complete && !req.destroyed && bodyIsRead(req) && hasRequestTimeout(req)) {
       headWait = setTimeout(check, BODY_ARRIVAL_CHECK_MS);
@@ -469,7 +469,7 @@ function awaitFirstChunkWithin(req: IncomingMessage, res: ServerResponse, reques
     body.destroy(timeout);
     abortRequest(request, timeout);
     // A destroy may finish late, and its error come only then (a generator's stream awaiting what never settles): the response fails now.
-    awaitingFirstChunk.get(res)?.(timeout);
+    awaitingFirstChunk.get(body)?.(timeout);
   };
   headWait = setTimeout(check, Math.max(0, left));
   headWait.unref();
@@ -694,8 +694,11 @@ function sendWith(
   return true;
 }
 
-/** How each stream response still waiting for its first chunk fails (see afterFirstChunk), for the response timeout's head wait. */
-const awaitingFirstChunk = new WeakMap<ServerResponse, (error: unknown) => void>();
+/**
+ * How each stream body still waiting for its first chunk fails (see afterFirstChunk), for the response timeout's head wait.
+ * By body, not response: once a body has failed, its error page's stream waits on the same response, and is not the body's to fail.
+ */
+const awaitingFirstChunk = new WeakMap<Readable, (error: unknown) => void>();
 
 /** A failed body's later errors: the failure was answered or logged already. */
 function ignoreLateError(): void {}
@@ -716,7 +719,7 @@ function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void,
     body.off('close', onClose);
     body.off('error', onError);
     res.off('close', onGone);
-    awaitingFirstChunk.delete(res);
+    awaitingFirstChunk.delete(body);
   };
   const onReadable = (): void => {
     settle();
@@ -742,7 +745,7 @@ function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void,
   body.once('close', onClose);
   body.once('error', onError);
   res.once('close', onGone);
-  awaitingFirstChunk.set(res, onError);
+  awaitingFirstChunk.set(body, onError);
 }
 
 /**

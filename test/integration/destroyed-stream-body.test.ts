@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Response, type TerminateEvent } from '../../kernel/index.js';
+import { KernelEvents, Response, type ExceptionEvent, type TerminateEvent } from '../../kernel/index.js';
 import type { LogEntry } from '../../lib/log/index.js';
 import { SCHEMES, fetchFrom, header, routesOf, savedProfile, sendRaw, startTestServer, until, type TestServer } from './harness.js';
 
@@ -152,6 +152,8 @@ for (const scheme of SCHEMES) {
 for (const scheme of SCHEMES) {
   const test = suite(`a stream body destroyed before its first chunk that emits no 'close', over ${scheme}`);
   let server: TestServer;
+  const severe: string[] = [];
+  const onLog = (entry: LogEntry): void => void (entry.record.level <= 3 && severe.push(`${entry.record.levelName} ${entry.record.message}`));
 
   test.before(async () => {
     const routes = routesOf({
@@ -160,10 +162,36 @@ for (const scheme of SCHEMES) {
         setTimeout(() => body.destroy(), 20);
         return new Response(body, 200, { 'content-type': 'text/csv' });
       },
+      // Destroyed at once, its error page a stream whose first chunk comes after the response timeout of this answer.
+      '/paged': () => {
+        const body = new Readable({ read() {} });
+        setTimeout(() => body.destroy(), 20);
+        return new Response(body, 200, { 'content-type': 'text/csv' });
+      },
     });
     server = await startTestServer({ kernel: { debug: true, routes }, limits: { responseTimeout: 300 } });
+    server.app.dispatcher.addListener(KernelEvents.EXCEPTION, (event: ExceptionEvent) => {
+      if (event.request.path !== '/paged') return;
+      const page = new Readable({ read() {} });
+      setTimeout(() => {
+        page.push('the page, late');
+        page.push(null);
+      }, 450);
+      event.setResponse(new Response(page, 500, { 'content-type': 'text/plain' }));
+    }, -64);
+    server.app.bus.on('log', onLog);
   });
   test.after(async () => server.close());
+
+  test("its stream error page, still awaiting its first chunk when the destroyed body's head wait ends, is not failed with that body's error: it is sent", async () => {
+    severe.length = 0;
+    const response = await fetchFrom(server, scheme, '/paged');
+    assert.is(response.status, 500);
+    assert.is(response.body, 'the page, late');
+    // The body's failure alone, not the page's too.
+    assert.is(severe.length, 1, JSON.stringify(severe));
+    assert.match(severe[0]!, /^CRITICAL Uncaught error: ResponseBodyDestroyedError: /);
+  });
 
   test('is answered at the response timeout with the error page of its destroy, not held for ever', async () => {
     const response = await fetchFrom(server, scheme, '/quiet', { headers: { accept: 'application/json' } });
