@@ -13,6 +13,7 @@ import {
   NotImplementedHttpError,
   PayloadTooLargeHttpError,
   RequestTimeoutHttpError,
+  ResponseBodyDestroyedError,
   ResponseNotSendableError,
   ResponseTimeoutError,
   ClientClosedError,
@@ -193,6 +194,7 @@ test("the kernel's own errors have their stable code and class name", () => {
     [new TooManySubRequestsError('m'), 'HK_TOO_MANY_SUB_REQUESTS', 'TooManySubRequestsError'],
     [new InvalidControllerError('m'), 'HK_INVALID_CONTROLLER', 'InvalidControllerError'],
     [new ResponseNotSendableError(new Error('m')), 'HK_RESPONSE_NOT_SENDABLE', 'ResponseNotSendableError'],
+    [new ResponseBodyDestroyedError(false), 'HK_RESPONSE_BODY_DESTROYED', 'ResponseBodyDestroyedError'],
   ] as const) {
     assert.instance(error, Error, name);
     assert.not.instance(error, HttpError, name);
