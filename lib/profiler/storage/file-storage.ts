@@ -147,6 +147,8 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
  *                                   length of its record; a compacted index starts with a header line
  *   index.lock                      present while one process compacts the index
  *   leases/<aa>.lease               the lease of token prefix <aa>: JSON of holder pid, hostname, time
+ *   leases/<aa>.discarded           tokens of <aa> shown to clients whose profiles were dropped, a line
+ *                                   `<token> <epoch ms>` each, appended when a lease of <aa> is given back
  *   <aa>/<token>.json.gz            an empty placeholder: a claim of a token outside the held leases
  *   index.ndjson.<pid>-<hex>.tmp    an index rewrite in progress
  * where <aa> is the token's first two characters. Profiles of the layout before segments
@@ -247,6 +249,7 @@ export class FileStorage implements ProfilerStorage {
         busy: (token) => this.#claims.has(token) || this.#writing.has(token),
         closed: () => this.#closed,
         now: () => this.#now(),
+        discardedFor: () => this.bounds.maxAge,
         report: (error) => this.#report(error),
       },
       lockOptions,

@@ -1,4 +1,5 @@
-import { readdir } from 'node:fs/promises';
+import { appendFileSync } from 'node:fs';
+import { readFile, readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
 import { ProfilerStorageError } from './errors.js';
@@ -19,6 +20,8 @@ export interface LeaseHost {
   closed(): boolean;
   /** The storage's clock (epoch ms). */
   now(): number;
+  /** How long (ms) a discarded token stays taken after its lease is given back: the storage's max age, past which its profile would be gone anyway. */
+  discardedFor(): number;
   /** Receives the errors of the background refresh, which has no caller to reject. */
   report(error: unknown): void;
 }
@@ -31,12 +34,21 @@ interface Lease {
   taken: TakenTokens;
   /** Over half full after a scan, or still over the share a growth wanted once another lease is taken: no more draws from it; given back once no drawn token of it is pending. */
   full: boolean;
-  /** Tokens shown to a client whose profile was not written (discard()): kept taken across scans while the lease is held. */
-  readonly discarded: Set<string>;
+  /**
+   * Tokens shown to a client whose profile was not written (discard()), with when (epoch ms): kept
+   * taken across scans while the lease is held, and written to `leases/<aa>.discarded` when it is given back.
+   */
+  readonly discarded: Map<string, number>;
+  /** The discarded tokens `leases/<aa>.discarded` held at the last scan: not appended again. */
+  recorded: Set<string>;
 }
 
 const LEASE_DIR = 'leases';
 const LEASE_SUFFIX = '.lease';
+/** The tokens of dropped profiles of a prefix given back, a line `<token> <epoch ms>` each, read by the next holder's scans. */
+const DISCARDED_SUFFIX = '.discarded';
+/** A whole line of a discarded file (a line cut by a crash mid-append does not match). */
+const DISCARDED_LINE = /^([0-9a-f]+) ([0-9]+)$/;
 /** A lease not refreshed for this long belongs to a crashed or frozen process and is taken over. */
 const LEASE_STALE_MS = 2 * 60_000;
 /** Held leases are refreshed (mtime) this often. */
@@ -152,11 +164,12 @@ export class TokenLeases {
 
   /**
    * A drawn token whose profile will not be written, though a client was given it: it is not
-   * drawn again while its prefix's lease is held (rescans keep it). False when it was not drawn here.
+   * drawn again while its prefix's lease is held (rescans keep it), nor after it is given back, by
+   * any process, for the storage's max age (`leases/<aa>.discarded`). False when it was not drawn here.
    */
   discard(token: string): boolean {
     if (!this.#drawn.delete(token)) return false;
-    this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH))?.discarded.add(token);
+    this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH))?.discarded.set(token, this.#host.now());
     return true;
   }
 
@@ -189,7 +202,7 @@ export class TokenLeases {
       this.#drawn.clear();
       const leases = [...this.#leases.values()];
       this.#leases.clear();
-      await Promise.all(leases.map((lease) => lease.lock.release()));
+      await Promise.all(leases.map((lease) => this.#giveBack(lease)));
     });
   }
 
@@ -227,10 +240,10 @@ export class TokenLeases {
     for (const prefix of prefixes) {
       const lock = this.#lock(prefix);
       if (!(await lock.tryAcquire())) continue;
-      const lease: Lease = { prefix, lock, taken: new TakenTokens(prefix), full: false, discarded: new Set() };
+      const lease: Lease = { prefix, lock, taken: new TakenTokens(prefix), full: false, discarded: new Map(), recorded: new Set() };
       await this.#scan(lease);
       if (lease.taken.size >= wanted) {
-        await lock.release();
+        await this.#giveBack(lease);
         continue;
       }
       this.#leases.set(prefix, lease);
@@ -249,12 +262,16 @@ export class TokenLeases {
     throw new ProfilerStorageError(`Every token prefix of the profiler storage ${host.dir} is leased by another process or half full.`, 'HK_PROFILER_STORAGE_FULL');
   }
 
-  /** Rebuilds a lease's taken set: what the storage holds, its tokens in flight, the draws and the discarded ones. */
+  /**
+   * Rebuilds a lease's taken set: what the storage holds, its tokens in flight, the draws and the
+   * discarded ones, this holder's and those the prefix's earlier holders wrote to its discarded file.
+   */
   async #scan(lease: Lease): Promise<void> {
     const { prefix } = lease;
+    await this.#readDiscarded(lease);
     const taken = new TakenTokens(prefix);
     const addPending = (): void => {
-      for (const token of lease.discarded) taken.add(token);
+      for (const token of lease.discarded.keys()) taken.add(token);
       for (const token of this.#drawn) if (token.startsWith(prefix)) taken.add(token);
       for (const token of this.#host.pending()) if (token.startsWith(prefix)) taken.add(token);
     };
@@ -278,11 +295,84 @@ export class TokenLeases {
       }
       if (lease.full && ![...this.#drawn].some((token) => token.startsWith(lease.prefix))) {
         this.#leases.delete(lease.prefix);
-        await lease.lock.release();
+        await this.#giveBack(lease);
         continue;
       }
       await lease.lock.refresh();
     }
+  }
+
+  /**
+   * Releases a held lease, its discarded tokens not yet in its discarded file appended there first
+   * (one synchronous append: a crash loses at most a cut last line, which the next scan skips).
+   * A failed append is reported: the lease is given back all the same.
+   */
+  async #giveBack(lease: Lease): Promise<void> {
+    const lines: string[] = [];
+    for (const [token, time] of lease.discarded) if (!lease.recorded.has(token)) lines.push(`${token} ${time}\n`);
+    if (lines.length > 0) {
+      try {
+        appendFileSync(this.#discardedPath(lease.prefix), lines.join(''), { mode: 0o600 });
+      } catch (error) {
+        this.#host.report(new ProfilerStorageError(`Could not record the discarded tokens of the profiler storage lease ${lease.lock.path}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
+      }
+    }
+    await lease.lock.release();
+  }
+
+  /**
+   * Adds the tokens of the lease's discarded file younger than the host's max age to its discarded
+   * ones; rewrites the file without the expired and cut lines (or removes it) when it has any.
+   * Failures are reported: the scan goes on with what was read.
+   */
+  async #readDiscarded(lease: Lease): Promise<void> {
+    const path = this.#discardedPath(lease.prefix);
+    const cutoff = this.#host.now() - this.#host.discardedFor();
+    // This holder's own expire too: a lease held for long does not keep them for ever.
+    for (const [token, time] of lease.discarded) if (time < cutoff) lease.discarded.delete(token);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.#host.report(new ProfilerStorageError(`Could not read the discarded tokens ${path}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
+      lease.recorded = new Set();
+      return;
+    }
+    const kept: string[] = [];
+    const recorded = new Set<string>();
+    let dropped = false;
+    const lines = text.split('\n');
+    // The text after the last newline is empty, or a line cut by a crash mid-append.
+    if (lines.pop() !== '') dropped = true;
+    for (const line of lines) {
+      const match = DISCARDED_LINE.exec(line);
+      const token = match?.[1];
+      const time = Number(match?.[2]);
+      if (token === undefined || !token.startsWith(lease.prefix) || token.length <= LEASE_PREFIX_LENGTH || time < cutoff || recorded.has(token)) {
+        dropped = true;
+        continue;
+      }
+      recorded.add(token);
+      kept.push(`${line}\n`);
+      if (!lease.discarded.has(token)) lease.discarded.set(token, time);
+    }
+    lease.recorded = recorded;
+    if (!dropped) return;
+    try {
+      if (kept.length === 0) {
+        await unlink(path);
+      } else {
+        const temp = `${path}.${process.pid}.tmp`;
+        await writeFile(temp, kept.join(''), { mode: 0o600 });
+        await rename(temp, path);
+      }
+    } catch (error) {
+      this.#host.report(new ProfilerStorageError(`Could not rewrite the discarded tokens ${path} without their expired lines.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
+    }
+  }
+
+  #discardedPath(prefix: string): string {
+    return join(this.#host.dir, LEASE_DIR, `${prefix}${DISCARDED_SUFFIX}`);
   }
 
   #lock(prefix: string): FileLock {

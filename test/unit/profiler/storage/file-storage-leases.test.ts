@@ -354,6 +354,22 @@ test('discard() keeps a drawn token taken, a later release() too: a client saw i
   assert.not.ok((await storage.drawTokens(6, 1_000)).includes(token), 'nor drawn again');
 });
 
+test('the tokens of dropped profiles are not drawn again by the next storage to lease their prefix: the lease gives them back in its discarded file', async () => {
+  const first = storageIn();
+  const tokens = await first.drawTokens(6, 20);
+  const prefix = first.leasedPrefixes[0]!;
+  const dropped = tokens.filter((token) => token.startsWith(prefix)).slice(0, 10);
+  for (const token of dropped) await first.discard(token);
+  await first.close();
+  assert.ok(existsSync(join(first.dir, 'leases', `${prefix}.discarded`)));
+  await leaseAllBut(first.dir, prefix);
+  const second = storageIn(first.dir);
+  assert.ok((await second.drawToken(6)).startsWith(prefix));
+  for (const token of dropped) assert.is(await second.claim(token), false, `${token}: a client saw it`);
+  const kept = tokens.filter((token) => token.startsWith(prefix) && !dropped.includes(token));
+  for (const token of kept) assert.is(await second.claim(token), true, `${token}: drawn, never shown, free again`);
+});
+
 test('three processes on one directory draw disjoint tokens in different prefixes and write without conflict', async () => {
   const dir = freshDir();
   // Three prefixes free for three processes: they contend for the same lease files (with all 256 free, each

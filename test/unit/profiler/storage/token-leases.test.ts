@@ -1,7 +1,7 @@
 // TokenLeases on its own, with a host of plain sets: the contract FileStorage relies on.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readlinkSync } from 'node:fs';
-import { mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -39,6 +39,7 @@ async function fixture(context: { cleanups: Array<() => Promise<void>> }): Promi
     busy: (token) => busy.has(token),
     closed: () => closed.value,
     now: () => Date.now(),
+    discardedFor: () => 60_000,
     report: (error) => reported.push(error),
   };
   const leases = new TokenLeases(host, { holderInfo: true });
@@ -189,12 +190,13 @@ test('another holder\'s live lease is seen; close() gives the leases back and fo
 });
 
 /** Lease files of a live holder (this process, another owner) on every prefix but `except`. */
-async function leaseAllBut(dir: string, except: string): Promise<void> {
+async function leaseAllBut(dir: string, except: string | readonly string[]): Promise<void> {
   await mkdir(join(dir, 'leases'), { recursive: true });
   const live = JSON.stringify({ pid: process.pid, hostname: hostname(), time: new Date().toISOString(), id: 'someone-else' });
+  const free = typeof except === 'string' ? [except] : except;
   for (let i = 0; i < 256; i++) {
     const prefix = i.toString(16).padStart(2, '0');
-    if (prefix !== except) await writeFile(join(dir, 'leases', `${prefix}.lease`), live);
+    if (!free.includes(prefix)) await writeFile(join(dir, 'leases', `${prefix}.lease`), live);
   }
 }
 
@@ -349,6 +351,148 @@ test('a background lease that fails is tried again only 10 s later: a storage wi
   assert.is(await drawAndSettle(), 0, 'within 10 s: not tried again');
   clock += 1;
   assert.is(await drawAndSettle(), 1, '10 s later: tried again');
+});
+
+
+test('a token discarded in a lease given back at a refresh is not drawn again when the prefix is leased anew', async (context) => {
+  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
+    const ready = await fixture(context);
+    // Only aa and bb free: three-character tokens, 16 per prefix, half full (8 taken) ends a lease.
+    await leaseAllBut(ready.host.dir, ['aa', 'bb']);
+    await ready.leases.grow(3);
+    return ready;
+  });
+  const { leases } = made;
+  const seen = new Set<string>();
+  let givenBack = 0;
+  let error: unknown = null;
+  // Every drawn token is discarded (a client saw it, its profile was dropped); the refresh gives back the full lease,
+  // which grow() takes again once the other is full: it may draw nothing a client saw. At most 32 draws fill both.
+  for (let i = 0; i < 64 && error === null; i++) {
+    const token = leases.draw(3);
+    if (token !== null) {
+      assert.not.ok(seen.has(token), `${token} drawn again after it was discarded`);
+      seen.add(token);
+      assert.ok(leases.discard(token));
+    }
+    const before = leases.prefixes.length;
+    callbacks[0]!();
+    await leases.grow(3).catch((rejected: unknown) => {
+      error = rejected;
+    });
+    if (leases.prefixes.length < before) givenBack++;
+  }
+  assert.ok(givenBack > 0, 'a lease was given back and leased again');
+  assert.instance(error, ProfilerStorageError);
+  assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_FULL');
+  assert.ok(seen.size >= 8, `${seen.size} tokens drawn`);
+});
+
+test('the tokens a lease discarded are not drawn by the next holder of its prefix, until the max age has passed', async (context) => {
+  const { leases, host, reported } = await fixture(context);
+  await leaseAllBut(host.dir, 'aa');
+  let clock = 1_000_000;
+  const timed = (owner: string): TokenLeases => new TokenLeases({ ...host, now: () => clock, discardedFor: () => 60_000 }, { holderInfo: true, owner });
+  const first = timed('first');
+  await first.grow(3);
+  for (const token of ['aa0', 'aa1']) assert.ok(first.claim(token, () => false) && first.discard(token));
+  clock += 30_000;
+  assert.ok(first.claim('aa2', () => false) && first.discard('aa2'));
+  await first.close();
+  const path = join(host.dir, 'leases', 'aa.discarded');
+  assert.is(await readFile(path, 'utf8'), 'aa0 1000000\naa1 1000000\naa2 1030000\n');
+  const second = timed('second');
+  await second.grow(3);
+  for (const token of ['aa0', 'aa1', 'aa2']) assert.is(second.claim(token, () => false), false, `${token} a client saw, discarded by the last holder`);
+  assert.is(second.claim('aa3', () => false), true);
+  second.release('aa3');
+  await second.close();
+  assert.is(await readFile(path, 'utf8'), 'aa0 1000000\naa1 1000000\naa2 1030000\n', 'kept with their times, not appended again');
+  // Past the max age of aa0 and aa1 (60 s), not of aa2: the file is rewritten with aa2 alone.
+  clock = 1_000_000 + 60_001;
+  const third = timed('third');
+  await third.grow(3);
+  assert.is(third.claim('aa0', () => false), true, 'expired: drawable again');
+  assert.is(third.claim('aa2', () => false), false);
+  assert.is(await readFile(path, 'utf8'), 'aa2 1030000\n');
+  third.release('aa0');
+  await third.close();
+  clock = 1_030_000 + 60_001;
+  const fourth = timed('fourth');
+  await fourth.grow(3);
+  assert.is(fourth.claim('aa2', () => false), true);
+  assert.not.ok(existsSync(path), 'none left: removed');
+  await fourth.close();
+  assert.equal(reported, []);
+  await leases.close();
+});
+
+test('a token discarded in a lease held past the max age is drawable again at its next rescan', async (context) => {
+  const { host } = await fixture(context);
+  let clock = 1_000_000;
+  const leases = new TokenLeases({ ...host, now: () => clock, discardedFor: () => 60_000 }, { holderInfo: true });
+  await leases.grow(3);
+  const prefix = leases.prefixes[0]!;
+  const tokens = Array.from({ length: 8 }, (_, i) => `${prefix}${i.toString(16)}`);
+  for (const token of tokens) assert.is(leases.claim(token, () => false), true);
+  const [seen, other, ...rest] = tokens as [string, string, ...string[]];
+  assert.ok(leases.discard(seen));
+  clock += 60_001;
+  assert.ok(leases.discard(other));
+  for (const token of rest) leases.settle(token);
+  // Half full: the next grow() rescans it.
+  await leases.grow(3);
+  assert.equal(leases.prefixes, [prefix]);
+  assert.is(leases.claim(seen, () => false), true, 'discarded over 60 s ago');
+  assert.is(leases.claim(other, () => false), false, 'discarded a moment ago');
+  await leases.close();
+});
+
+test('a discarded file cut in its last line (a crash mid-append) keeps its whole lines, and is rewritten before the next append', async (context) => {
+  const { leases, host, reported } = await fixture(context);
+  await leaseAllBut(host.dir, 'aa');
+  const path = join(host.dir, 'leases', 'aa.discarded');
+  const now = Date.now();
+  // The last line is cut before its newline: it may be cut anywhere, and is skipped.
+  await writeFile(path, `aa1 ${now}\naa4 ${now}\naa5 ${now}`);
+  await leases.grow(3);
+  assert.is(leases.claim('aa1', () => false), false);
+  assert.is(leases.claim('aa4', () => false), false);
+  assert.is(leases.claim('aa5', () => false), true, 'the cut line is skipped');
+  assert.is(await readFile(path, 'utf8'), `aa1 ${now}\naa4 ${now}\n`);
+  assert.ok(leases.discard('aa5'));
+  await leases.close();
+  const lines = (await readFile(path, 'utf8')).split('\n');
+  assert.equal(lines.slice(0, 2), [`aa1 ${now}`, `aa4 ${now}`]);
+  assert.match(lines[2]!, /^aa5 [0-9]+$/);
+  assert.is(lines.length, 4);
+  // Lines of another prefix or malformed are skipped, and dropped from the file.
+  await writeFile(path, `zz2 ${now}\naa3 x\naa4 ${now}\n`);
+  const second = new TokenLeases({ ...host }, { holderInfo: true, owner: 'second' });
+  await second.grow(3);
+  assert.is(second.claim('aa3', () => false), true);
+  assert.is(second.claim('aa4', () => false), false);
+  assert.is(await readFile(path, 'utf8'), `aa4 ${now}\n`);
+  second.release('aa3');
+  await second.close();
+  assert.equal(reported, []);
+});
+
+test('a discarded file that cannot be read or written is reported, and the lease is taken and given back all the same', async (context) => {
+  const { leases, host, reported } = await fixture(context);
+  await leaseAllBut(host.dir, 'aa');
+  // A directory in its place: reading and appending fail.
+  await mkdir(join(host.dir, 'leases', 'aa.discarded'));
+  await leases.grow(3);
+  assert.equal(leases.prefixes, ['aa']);
+  assert.is(reported.length, 1);
+  assert.is((reported[0] as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_DISCARDED');
+  assert.ok(leases.claim('aa1', () => false) && leases.discard('aa1'));
+  await leases.close();
+  assert.is(reported.length, 2);
+  assert.is((reported[1] as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_DISCARDED');
+  assert.match(String((reported[1] as Error).message), /may be drawn again/);
+  assert.not.ok(existsSync(join(host.dir, 'leases', 'aa.lease')), 'given back');
 });
 
 test.run();
