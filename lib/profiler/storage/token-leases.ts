@@ -1,5 +1,5 @@
-import { appendFileSync } from 'node:fs';
-import { readFile, readdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { appendFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
 import { ProfilerStorageError } from './errors.js';
@@ -312,6 +312,8 @@ export class TokenLeases {
     for (const [token, time] of lease.discarded) if (!lease.recorded.has(token)) lines.push(`${token} ${time}\n`);
     if (lines.length > 0) {
       try {
+        // Only the holder writes the file: a lease taken over (we were frozen) has another, whose rewrite could lose our lines.
+        if (!lease.lock.refreshedAndStillHeldSync()) throw new Error('the lease was taken over by another holder');
         appendFileSync(this.#discardedPath(lease.prefix), lines.join(''), { mode: 0o600 });
       } catch (error) {
         this.#host.report(new ProfilerStorageError(`Could not record the discarded tokens of the profiler storage lease ${lease.lock.path}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
@@ -359,12 +361,20 @@ export class TokenLeases {
     lease.recorded = recorded;
     if (!dropped) return;
     try {
+      // Only the holder rewrites the file (checked with the rename, synchronously): another holder's appends would be lost.
       if (kept.length === 0) {
-        await unlink(path);
+        if (!lease.lock.refreshedAndStillHeldSync()) throw new Error('the lease was taken over by another holder');
+        unlinkSync(path);
       } else {
         const temp = `${path}.${process.pid}.tmp`;
         await writeFile(temp, kept.join(''), { mode: 0o600 });
-        await rename(temp, path);
+        try {
+          if (!lease.lock.refreshedAndStillHeldSync()) throw new Error('the lease was taken over by another holder');
+          renameSync(temp, path);
+        } catch (error) {
+          rmSync(temp, { force: true });
+          throw error;
+        }
       }
     } catch (error) {
       this.#host.report(new ProfilerStorageError(`Could not rewrite the discarded tokens ${path} without their expired lines.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));

@@ -495,4 +495,27 @@ test('a discarded file that cannot be read or written is reported, and the lease
   assert.not.ok(existsSync(join(host.dir, 'leases', 'aa.lease')), 'given back');
 });
 
+test('a lease taken over (we were frozen) neither rewrites nor appends to its discarded file: only the holder writes it, whose appends a rewrite would lose', async (context) => {
+  const { leases, host, reported } = await fixture(context);
+  await leaseAllBut(host.dir, 'aa');
+  await leases.grow(3);
+  assert.equal(leases.prefixes, ['aa']);
+  // Eight of aa's 16 three-character tokens taken: the next grow() rescans aa.
+  for (let i = 0; i < 8; i++) assert.ok(leases.claim(`aa${i}`, () => false));
+  assert.ok(leases.discard('aa0'));
+  // Another process took the lease over; its discarded file has an expired line (a rewrite would drop it) and its own.
+  const leasePath = join(host.dir, 'leases', 'aa.lease');
+  const path = join(host.dir, 'leases', 'aa.discarded');
+  await writeFile(leasePath, JSON.stringify({ pid: process.pid, hostname: hostname(), time: new Date().toISOString(), id: 'new-holder' }));
+  const text = `aa9 1\naaa ${Date.now()}\n`;
+  await writeFile(path, text);
+  await leases.grow(3).catch(() => {});
+  assert.is(await readFile(path, 'utf8'), text, 'not rewritten by a former holder');
+  await leases.close();
+  assert.is(await readFile(path, 'utf8'), text, 'not appended to by a former holder');
+  const codes = reported.map((error) => (error as ProfilerStorageError).code);
+  assert.equal(codes, ['HK_PROFILER_STORAGE_DISCARDED', 'HK_PROFILER_STORAGE_DISCARDED']);
+  assert.ok(existsSync(leasePath), 'the new holder\'s lease is left alone');
+});
+
 test.run();
