@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -366,7 +367,8 @@ export class TokenLeases {
         if (!lease.lock.refreshedAndStillHeldSync()) throw new Error('the lease was taken over by another holder');
         unlinkSync(path);
       } else {
-        const temp = `${path}.${process.pid}.tmp`;
+        // Its own name, as the index rewrite's: two storages of one process (threads) may rewrite at once.
+        const temp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
         await writeFile(temp, kept.join(''), { mode: 0o600 });
         try {
           if (!lease.lock.refreshedAndStillHeldSync()) throw new Error('the lease was taken over by another holder');
