@@ -12,6 +12,7 @@ import { isNameValueObject, isPlainObject } from './name-value-object.js';
 import { requestInternals } from './request-internals.js';
 import type { RequestStack } from './request-stack.js';
 import { connectionClosedError, serverCut } from './server-cut.js';
+import { setOwn } from './set-own.js';
 import { followSignal, unfollowSignal } from './signal-followers.js';
 
 /** The Content-Type of an HTML form's body. */
@@ -324,9 +325,8 @@ export class Request {
     for (const name of Object.keys(headers)) {
       const lower = name.toLowerCase();
       if (lower !== name) {
-        // Defined, not assigned: `__proto__` would set the prototype (a list of values) or nothing, and the header would be lost.
-        if (lower === '__proto__') Object.defineProperty(headers, lower, { value: headers[name], enumerable: true, writable: true, configurable: true });
-        else headers[lower] = headers[name];
+        // setOwn: assigned, `__proto__` would set the prototype (a list of values) or nothing, and the header would be lost.
+        setOwn(headers, lower, headers[name]);
         delete headers[name];
       }
     }

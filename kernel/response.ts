@@ -7,6 +7,7 @@ import { describeValue } from './describe-value.js';
 import { isNameValueObject, isPlainObject } from './name-value-object.js';
 import { DISCARDED, HEAD_BODY_LENGTHS, checkResponseBody, destroyBody } from './response-body.js';
 import { secureCookies, secureIfHttps } from './secure-cookies.js';
+import { setOwn } from './set-own.js';
 import type { Request } from './request.js';
 
 /** The statuses Symfony's `Response::isRedirect()` names: the client is sent to the Location. */
@@ -74,8 +75,8 @@ export class Response {
       checkHeaderInit(headers);
       for (const name in headers) {
         const value = headers[name];
-        if (typeof value === 'string') putHeader(this.headers, name.toLowerCase(), value);
-        else if (value !== undefined) putHeader(this.headers, name.toLowerCase(), headerValue(name, value));
+        if (typeof value === 'string') setOwn(this.headers, name.toLowerCase(), value);
+        else if (value !== undefined) setOwn(this.headers, name.toLowerCase(), headerValue(name, value));
       }
     }
   }
@@ -123,7 +124,7 @@ export class Response {
 
   /** Sets a header, replacing any earlier value; a value the constructor would refuse is a TypeError here too. */
   setHeader(name: string, value: string | number | readonly string[]): this {
-    putHeader(this.headers, headerName(name), typeof value === 'string' ? value : headerValue(name, value));
+    setOwn(this.headers, headerName(name), typeof value === 'string' ? value : headerValue(name, value));
     return this;
   }
 
@@ -132,7 +133,7 @@ export class Response {
     const key = headerName(name);
     if (typeof value !== 'string') throw new TypeError(`A value appended to header "${name}" is a string, not ${describeValue(value)}.`);
     const current = ownHeader(this.headers, key);
-    putHeader(this.headers, key, current === undefined ? value : Array.isArray(current) ? [...current, value] : [current, value]);
+    setOwn(this.headers, key, current === undefined ? value : Array.isArray(current) ? [...current, value] : [current, value]);
     return this;
   }
 
@@ -321,12 +322,6 @@ function checkStatus(status: unknown): number {
 // A header's value, never a member of Object.prototype (`constructor`, `__proto__`: header names like any other).
 function ownHeader(headers: Response['headers'], key: string): string | string[] | undefined {
   return Object.hasOwn(headers, key) ? headers[key] : undefined;
-}
-
-// Defined, not assigned, for `__proto__`: assigned, it would set the record's prototype (or nothing), and the header would be lost.
-function putHeader(headers: Response['headers'], key: string, value: string | string[]): void {
-  if (key === '__proto__') Object.defineProperty(headers, key, { value, enumerable: true, writable: true, configurable: true });
-  else headers[key] = value;
 }
 
 /** `name` lower-cased, as headers are stored; a TypeError when it is no string or empty (setHeader(undefined, ...) would set a header named "undefined"). */

@@ -39,12 +39,4 @@ export function flat(text: string): string {
   return JSON.parse(JSON.stringify(text)) as string;
 }
 
-/**
- * Sets `object[key]` as an own property, `__proto__` too: assigned, that key would set the object's
- * prototype (or nothing) rather than a property, and a query's, a cookie's or a JSON body's
- * `__proto__` would be missing from the copy (and from its JSON).
- */
-export function setOwn(object: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
-  else object[key] = value;
-}
+export { setOwn } from '../../kernel/set-own.js';

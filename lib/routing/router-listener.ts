@@ -7,6 +7,7 @@ import {
   type Request,
   type RequestEvent,
 } from '../../kernel/index.js';
+import { setOwn } from '../../kernel/set-own.js';
 import type { Logger } from '../log/index.js';
 import { MalformedPathError, MethodNotAllowedError, ResourceNotFoundError } from './errors.js';
 import { SPELLED_DOT_SEGMENT, normalizePercentEncoding } from './pattern.js';
@@ -118,9 +119,8 @@ export class RouterListener {
     for (const name in params) {
       attributes.set(name, params[name]);
       if (name === '_controller') continue;
-      // Defined, not assigned: assigning `__proto__` would set the prototype (a default's object), and the parameter would be lost.
-      if (name === '__proto__') Object.defineProperty(routeParams, name, { value: params[name], enumerable: true, writable: true, configurable: true });
-      else routeParams[name] = params[name];
+      // setOwn: assigned, `__proto__` would set the prototype (a default's object), and the parameter would be lost.
+      setOwn(routeParams, name, params[name]);
     }
     attributes.set('_route', result.name);
     attributes.set('_route_params', routeParams);

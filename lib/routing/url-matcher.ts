@@ -5,6 +5,7 @@ import { compiledRoute, type Route } from './route.js';
 import type { RouteCollection } from './route-collection.js';
 import { paramsBuilder } from './params-builder.js';
 import { RouteTree, type Candidate, type Group } from './route-tree.js';
+import { setOwn } from '../../kernel/set-own.js';
 
 export { normalizePercentEncoding } from './pattern.js';
 
@@ -393,12 +394,8 @@ export class UrlMatcher {
       for (const variant of candidate.hostVariants) {
         const found = variant.regex.exec(host);
         if (found === null) continue;
-        for (let i = 0; i < variant.names.length; i++) {
-          const name = variant.names[i]!;
-          // Defined, not assigned: assigning `__proto__` would set the prototype, and the parameter would be lost.
-          if (name === '__proto__') Object.defineProperty(params, name, { value: found[i + 1], enumerable: true, writable: true, configurable: true });
-          else params[name] = found[i + 1];
-        }
+        // setOwn: assigned, `__proto__` would set the prototype, and the parameter would be lost.
+        for (let i = 0; i < variant.names.length; i++) setOwn(params, variant.names[i]!, found[i + 1]);
         break;
       }
     }
