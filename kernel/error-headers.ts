@@ -5,6 +5,8 @@
  * split the response.
  */
 
+import { setOwn } from './set-own.js';
+
 /**
  * Most headers of an error kept. The ones errors carry are a handful (`Allow`, `Retry-After`,
  * `WWW-Authenticate`, a `Link` or two); 32 leaves room for any real use.
@@ -71,8 +73,6 @@ export function boundErrorHeaders(source: unknown): ErrorHeaders {
     if (raw === undefined) return;
     if (!TOKEN.test(name)) return drop(name, 'invalid name');
     const lower = name.toLowerCase();
-    // `__proto__` (in any case) is a token, but no header: set on the record, or lower-cased on a page's, it would set nothing.
-    if (lower === '__proto__') return drop(name, 'invalid name');
     if (BODY_HEADERS.has(lower)) return drop(name, 'body header');
     const value = valueOf(raw);
     const previous = given.get(lower);
@@ -84,7 +84,8 @@ export function boundErrorHeaders(source: unknown): ErrorHeaders {
     if (previous !== undefined) delete headers[previous];
     bytes += lineBytes(name, value) - freed;
     given.set(lower, name);
-    headers[name] = value;
+    // setOwn: `__proto__` (in any case) is a token and a header Response sends; assigned, it would set the record's prototype.
+    setOwn(headers, name, value);
   };
   try {
     const entries: Iterable<[unknown, unknown]> | string[] = source instanceof Map ? source : Object.keys(source);

@@ -75,4 +75,14 @@ test('an error response varies by Accept, added to a Vary the error asks for', (
   assert.is(answerTo(new HttpError(400, 'x', { headers: { vary: '*' } })).headers.vary, '*');
 });
 
+test('an error\'s header named __proto__, in any case, is a header of its page as Response keeps one, never the headers\' prototype', () => {
+  for (const name of ['__proto__', '__PROTO__']) {
+    const response = answerTo(new HttpError(503, 'Down.', { headers: JSON.parse(`{"${name}":"x","Retry-After":"5"}`) as Record<string, string> }));
+    assert.is(Object.getOwnPropertyDescriptor(response.headers, '__proto__')?.value, 'x', name);
+    assert.is(response.getHeader('__proto__'), 'x', name);
+    assert.is(response.headers['retry-after'], '5', name);
+    assert.is(Object.getPrototypeOf(response.headers), Object.prototype, name);
+  }
+});
+
 test.run();
