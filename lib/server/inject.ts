@@ -176,6 +176,10 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     checkInit(init);
     const { method = 'GET', ...createInit } = init;
     const request = Request.create(target, method, { ...createInit, ...readOptions });
+    // node:http reads a request's headers into a plain object by assignment, where `__proto__` (in any case, lower-cased)
+    // sets nothing: the server's kernel never sees such a header, so an injected request goes without it too.
+    // Request.create() made the headers a copy, lower-cased with setOwn(): the caller's object is untouched.
+    if (Object.hasOwn(request.headers, '__proto__')) delete request.headers['__proto__'];
     let response: Response;
     let isPage = false;
     try {
