@@ -34,7 +34,9 @@ const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
  */
 export function createFileLinker(ide: string | null | undefined): FileLinker | null {
   if (ide === undefined || ide === null || ide.trim() === '') return null;
-  const format = EDITOR_LINK_FORMATS[ide.trim().toLowerCase()] ?? ide.trim();
+  const name = ide.trim().toLowerCase();
+  // Own entries only: `constructor`, `toString` or `__proto__` would find Object.prototype's member, a function or an object, no format.
+  const format = Object.hasOwn(EDITOR_LINK_FORMATS, name) ? EDITOR_LINK_FORMATS[name]! : ide.trim();
   const scheme = SCHEME.exec(format)?.[1]?.toLowerCase();
   if (scheme === undefined || SCRIPTING_SCHEMES.has(scheme) || !format.includes('%f')) {
     throw new TypeError(

@@ -49,4 +49,27 @@ test('no ide, no links; a format that names no scheme, a scripting scheme or no 
   }
 });
 
+const NOT_AN_EDITOR = /^ide must be an editor \(vscode, .*\) or a URL format with %f for the file and %l for the line, such as "vscode:\/\/file\/%f:%l", not /;
+
+test('a name of Object.prototype\'s (constructor, toString, __proto__), in any case, is no editor: the TypeError that says what to give', () => {
+  for (const name of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__', '__defineGetter__', ' Constructor ', '__PROTO__']) {
+    const error = thrown(() => createFileLinker(name));
+    assert.instance(error, TypeError, name);
+    assert.match(error.message, NOT_AN_EDITOR, name);
+    assert.ok(error.message.endsWith(`not ${JSON.stringify(name)}.`), name);
+  }
+});
+
+test('an editor is one of EDITOR_LINK_FORMATS\' own: a format inherited from Object.prototype is none', () => {
+  // What a polluted prototype would offer: a URL format that passes every other check.
+  Object.defineProperty(Object.prototype, 'inheritededitor', { value: 'vscode://file/%f:%l', configurable: true, writable: true });
+  try {
+    const error = thrown(() => createFileLinker('inheritededitor'));
+    assert.instance(error, TypeError);
+    assert.match(error.message, NOT_AN_EDITOR);
+  } finally {
+    delete (Object.prototype as Record<string, unknown>)['inheritededitor'];
+  }
+});
+
 test.run();
