@@ -200,6 +200,8 @@ export class FileStorage implements ProfilerStorage {
   readonly #segments: SegmentFiles;
   /** Batches are appended one at a time (one segment, one offset). */
   #appending: Promise<unknown> = Promise.resolve();
+  /** The writeMany() calls under way, settled or not (never rejecting): close() waits for them. */
+  readonly #batches = new Set<Promise<void>>();
   readonly #timer: NodeJS.Timeout;
   /** Compactions and purges of this instance run one at a time (they share the lock). */
   #exclusive: Promise<unknown> = Promise.resolve();
@@ -336,8 +338,22 @@ export class FileStorage implements ProfilerStorage {
    * regardless; the refusals reject the promise afterwards (ProfileBatchError when several).
    * ProfilerStorageError when the disk fails; nothing escapes otherwise.
    */
-  async writeMany(profiles: readonly StorableProfile[]): Promise<void> {
-    if (this.#closed) throw this.#closedError();
+  writeMany(profiles: readonly StorableProfile[]): Promise<void> {
+    if (this.#closed) return Promise.reject(this.#closedError());
+    // Tracked from the start: a batch still claiming its tokens when close() begins would otherwise
+    // append (and make a segment) after close's bound check, and after close resolved.
+    const batch = this.#writeBatch(profiles);
+    const settled = batch.then(
+      () => {},
+      () => {},
+    );
+    this.#batches.add(settled);
+    void settled.then(() => this.#batches.delete(settled));
+    return batch;
+  }
+
+  /** writeMany()'s work: claims, refusals, the append, and the bound check it calls for. */
+  async #writeBatch(profiles: readonly StorableProfile[]): Promise<void> {
     const refused: ProfilerStorageError[] = [];
     const batch: PendingWrite[] = [];
     for (const profile of profiles) {
@@ -468,16 +484,18 @@ export class FileStorage implements ProfilerStorage {
   }
 
   /**
-   * Stops the background upkeep, waits for running work, applies the bounds to what this instance
-   * wrote since its last bound check, closes the segment (deleting this instance's segments no
-   * index line refers to), removes this instance's unused placeholders and lets go of the index
-   * file it holds open.
+   * Refuses new batches, stops the background upkeep, waits for running work (the batches under
+   * way saved first), applies the bounds to what this instance wrote since its last bound check,
+   * closes the segment (deleting this instance's segments no index line refers to), removes this
+   * instance's unused placeholders and lets go of the index file it holds open.
    */
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
     if (this.#pendingCheck !== null) clearTimeout(this.#pendingCheck);
     this.#pendingCheck = null;
+    // Batches accepted before close are saved, and bounded below, not appended after it.
+    await Promise.all(this.#batches);
     await this.#upkeep;
     await this.#exclusive;
     await this.#appending;

@@ -519,6 +519,27 @@ test('close waits for another process\'s compaction to end, then applies the bou
   assert.ok(lines.some((line) => line.t === tokenFor(19)), 'the newest is kept');
 });
 
+test('close waits for a batch still claiming its tokens: it is saved before close resolves, within the bounds, and nothing is written after', async () => {
+  const storage = storageIn(undefined, { bounds: { maxProfiles: 8 } });
+  // Tokens neither drawn nor claimed: the batch claims each with a placeholder file first, awaiting the disk.
+  let settledBy = 'none';
+  const writing = storage.writeMany(Array.from({ length: 20 }, (_, i) => makeProfile(tokenFor(i), { time: BASE_TIME + i }, 200))).then(
+    () => (settledBy = 'saved'),
+    (error: unknown) => (settledBy = `rejected: ${(error as Error).message}`),
+  );
+  await within(storage.close(), 10_000, 'close');
+  assert.is(settledBy, 'saved', 'the batch was settled, and saved, by the time close resolved');
+  const lines = await indexLines(storage.dir);
+  const segments = await segmentFiles(storage.dir);
+  await writing;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.ok(lines.length <= 8, `${lines.length} index lines after close, over maxProfiles 8`);
+  assert.ok(lines.some((line) => line.t === tokenFor(19)), 'the newest is kept');
+  assert.equal(await indexLines(storage.dir), lines, 'no index line appended after close');
+  assert.equal(await segmentFiles(storage.dir), segments, 'no segment made after close');
+  assert.match((await rejection(() => storage.writeMany([makeProfile(tokenFor(30))]))).message, /closed/, 'a batch after close is refused');
+});
+
 test('close gives up the bounds after 5 s of another process holding the lock, reporting it, and keeps the profiles', async () => {
   const errors: Error[] = [];
   const storage = storageIn(undefined, { bounds: { maxProfiles: 8 }, onError: (error) => errors.push(error) });
