@@ -34,6 +34,10 @@ port.on('message', (call: StorageCall) => {
   );
 });
 
+// Started: a thread that dies after this, at its first call even, is started again by the next call,
+// where one that dies before it could not load and would fail the same way each time (see ThreadedFileStorage#stopped).
+port.postMessage({ id: 0 } satisfies StorageReply);
+
 function run({ op, args }: StorageCall): Promise<unknown> {
   switch (op) {
     case 'claim':

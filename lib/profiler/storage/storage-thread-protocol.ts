@@ -26,7 +26,7 @@ export interface StorageCall {
   args: unknown[];
 }
 
-/** A call's outcome; `id` 0 carries an error of the background upkeep (FileStorage's onError). */
+/** A call's outcome; `id` 0 carries an error of the background upkeep (FileStorage's onError), or, with none, says the thread has started. */
 export interface StorageReply {
   id: number;
   value?: unknown;

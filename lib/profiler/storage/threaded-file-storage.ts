@@ -77,7 +77,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
   /** Why the last worker could not start for want of file descriptors: the calls before #startBackoff lets another start reject with it. */
   #startFailure: ProfilerStorageError | null = null;
   readonly #startBackoff: StartBackoff;
-  /** The workers that answered a call: they started. */
+  /** The workers that answered: each says so once its module is loaded, before any call (one that dies at its first call did start). */
   readonly #answered = new WeakSet<Worker>();
 
   /** `startBackoff` is the tests' (a clock of their own); the storage makes its own. */

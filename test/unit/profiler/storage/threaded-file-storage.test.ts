@@ -405,6 +405,28 @@ test('a worker that dies after answering fails the calls in flight; the next cal
   assert.equal(await storage.read(early), makeProfile(early));
 });
 
+/** A directory holding `tokenFor(1)`, a profile of 200,000 small objects that a worker of `POISON_LIMITS` dies parsing, and `tokenFor(2)`, an ordinary one. */
+async function dirWithPoisonProfile(): Promise<string> {
+  const dir = freshDir();
+  const writer = new FileStorage({ dir });
+  const poison = makeProfile(tokenFor(1), { collectors: { logger: { logs: Array.from({ length: 200_000 }, (_, i) => ({ i, m: `m${i}` })) } } });
+  await writer.writeMany([poison, makeProfile(tokenFor(2))]);
+  await writer.close();
+  return dir;
+}
+
+/** Enough heap to start and answer, not to parse the poison profile (nor to take a batch of 100,000 profiles). */
+const POISON_LIMITS = { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2 };
+
+test('a worker that dies at its first call, having started, is started again by the next call: not taken for one that could not start', async () => {
+  const reported: Error[] = [];
+  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
+  const error = await rejection(() => storage.read(tokenFor(1)));
+  assert.match(error.message, /stopped \(exit code 1\): .*memory limit/);
+  assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)), 'a new worker answers');
+  assert.ok(reported.length >= 1);
+});
+
 test('errors crossing the thread keep class, code, token, refusals, cause chain and stack', () => {
   const fsError = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
   const failure = new ProfilerStorageError('Cannot write profile abcdef: ENOSPC', 'HK_PROFILER_STORAGE', { cause: fsError });
