@@ -60,3 +60,14 @@ export function isOutOfDescriptors(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * The code of the error a ThreadedFileStorage call fails with when its worker thread stopped under it (a
+ * worker that had started): the next call starts a new one, so trying again soon is worth it.
+ */
+export const THREAD_STOPPED_CODE = 'HK_PROFILER_STORAGE_THREAD_STOPPED';
+
+/** Whether the error says the storage's worker thread stopped during the call, and is started again by the next one. */
+export function isStorageThreadStopped(error: unknown): boolean {
+  return error instanceof ProfilerStorageError && error.code === THREAD_STOPPED_CODE;
+}

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
-import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError, isOutOfDescriptors } from './errors.js';
+import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError, THREAD_STOPPED_CODE, isOutOfDescriptors, isStorageThreadStopped } from './errors.js';
 import type { CompactionReport, FileStorageOptions } from './file-storage.js';
 import { StartBackoff } from './start-backoff.js';
 import { encodeBatch, rebuildError, type StorageCall, type StorageOp, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
@@ -48,11 +48,12 @@ interface PendingCall {
  * it as FileStorage does.
  *
  * The worker starts with the first call and does not keep the process alive while idle; a worker
- * that dies (it should not) fails the calls in flight with ProfilerStorageError, is reported to
- * `onError`, and is started again by the next call, unless it never answered (see #stopped; one that
- * could not start for want of file descriptors is started again after a growing wait, see
- * StartBackoff). Errors keep their classes across the thread boundary: ProfileExistsError,
- * InvalidProfileError, ProfileBatchError, ProfilerStorageError.
+ * that dies (it should not) fails the calls in flight with ProfilerStorageError (a read or search
+ * is sent once more, to a new worker, first), is reported to `onError`, and is started again by the
+ * next call, unless it never answered (see #stopped; one that could not start for want of file
+ * descriptors is started again after a growing wait, see StartBackoff). Errors keep their
+ * classes across the thread boundary: ProfileExistsError, InvalidProfileError,
+ * ProfileBatchError, ProfilerStorageError.
  */
 export class ThreadedFileStorage implements ProfilerStorage {
   readonly dir: string;
@@ -150,11 +151,11 @@ export class ThreadedFileStorage implements ProfilerStorage {
   }
 
   read(token: string): Promise<Profile | null> {
-    return this.#call('read', [token]) as Promise<Profile | null>;
+    return this.#readOnly('read', [token]) as Promise<Profile | null>;
   }
 
   find(criteria?: SearchCriteria): Promise<ProfileSummary[]> {
-    return this.#call('find', [criteria]) as Promise<ProfileSummary[]>;
+    return this.#readOnly('find', [criteria]) as Promise<ProfileSummary[]>;
   }
 
   purge(): Promise<void> {
@@ -183,6 +184,20 @@ export class ThreadedFileStorage implements ProfilerStorage {
       if (this.#answered.has(worker)) throw error;
     } finally {
       await worker.terminate();
+    }
+  }
+
+  /**
+   * A call that changes nothing (read, find): in flight when its worker stopped, it is sent once more, to the
+   * worker started for it, as database drivers retry a read once on a lost connection (a profiler page asked
+   * for then was a 500). Once only: the call itself may be what stops the worker (a profile beyond its heap).
+   */
+  async #readOnly(op: StorageOp, args: unknown[]): Promise<unknown> {
+    try {
+      return await this.#call(op, args);
+    } catch (error) {
+      if (!isStorageThreadStopped(error)) throw error;
+      return this.#call(op, args);
     }
   }
 
@@ -286,6 +301,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
    * descriptors (a flood of connections holds them all): that passes, and kept as broken, the
    * storage saved no profile again for the life of the process. Nor is a thread started per call
    * meanwhile: the calls before #startBackoff lets the next start fail with this one's error.
+   * The calls in flight of a worker that had answered fail with THREAD_STOPPED_CODE (see #readOnly).
    */
   #stopped(worker: Worker, failure: Error | undefined, code: number, answered: boolean): void {
     if (this.#worker === worker) this.#worker = null;
@@ -293,7 +309,9 @@ export class ThreadedFileStorage implements ProfilerStorage {
     const error =
       this.#closed !== null
         ? this.#closedError()
-        : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.`, 'HK_PROFILER_STORAGE', { cause: failure });
+        : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.`, answered ? THREAD_STOPPED_CODE : 'HK_PROFILER_STORAGE', {
+            cause: failure,
+          });
     if (!answered && this.#closed === null) this.#neverAnswered(error, failure);
     const calls = [...this.#calls.values()];
     this.#calls.clear();

@@ -427,6 +427,36 @@ test('a worker that dies at its first call, having started, is started again by 
   assert.ok(reported.length >= 1);
 });
 
+test('a read and a search in flight when the worker dies are tried once more on a new worker; the batch that killed it is not', async () => {
+  const reported: Error[] = [];
+  const storage = threadedIn(freshDir(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
+  const [token] = (await storage.drawTokens(6, 1)) as [string];
+  await storage.write(makeProfile(token));
+  const huge = Array.from({ length: 100_000 }, (_, i) => ({ ...makeProfile(tokenFor(i, 2), {}, 0), json: `{"i":${i}}` }));
+  // Sent behind the batch: the worker dies on the batch with them in flight.
+  const crash = rejection(() => storage.writeMany(huge));
+  const reading = storage.read(token).then((profile) => profile, (error: unknown) => error);
+  const finding = storage.find().then((found) => found.map((summary) => summary.token), (error: unknown) => error);
+  assert.equal(await reading, makeProfile(token), 'the read was answered by the new worker');
+  assert.equal(await finding, [token], 'the search was answered by the new worker');
+  const error = await crash;
+  assert.instance(error, ProfilerStorageError);
+  assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_THREAD_STOPPED');
+  assert.match(error.message, /stopped/);
+  assert.is(reported.length, 1, 'one worker died');
+});
+
+test('a read whose worker dies again on the retry rejects with HK_PROFILER_STORAGE_THREAD_STOPPED after two workers, and the next call starts another', async () => {
+  const reported: Error[] = [];
+  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
+  const error = await rejection(() => storage.read(tokenFor(1)));
+  assert.instance(error, ProfilerStorageError);
+  assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_THREAD_STOPPED');
+  assert.match(error.message, /stopped \(exit code 1\): .*memory limit/);
+  assert.is(reported.length, 2, 'tried once more, not again and again');
+  assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)), 'a third worker answers');
+});
+
 test('errors crossing the thread keep class, code, token, refusals, cause chain and stack', () => {
   const fsError = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
   const failure = new ProfilerStorageError('Cannot write profile abcdef: ENOSPC', 'HK_PROFILER_STORAGE', { cause: fsError });
