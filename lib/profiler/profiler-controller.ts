@@ -4,7 +4,7 @@ import { createCspNonce, htmlSafeJson, preferredMediaType, type FileLinker } fro
 import type { Logger } from '../log/index.js';
 import type { ExceptionData, LoggerData, MemoryData, Profile, ProfileSummary, RequestData, TimeData } from './profile.js';
 import type { Profiler } from './profiler.js';
-import { isOutOfDescriptors } from './storage/index.js';
+import { isOutOfDescriptors, isStorageThreadStopped } from './storage/index.js';
 import type { SearchCriteria } from './storage/profiler-storage.js';
 import { isValidToken } from './token.js';
 import {
@@ -49,6 +49,9 @@ const MAX_SUB_REQUEST_DEPTH = 16;
 /** Seconds a client is told to wait (Retry-After) while the process is out of file descriptors: a shortage lasts until connections close. */
 const OUT_OF_DESCRIPTORS_RETRY_AFTER = 5;
 const OUT_OF_DESCRIPTORS_MESSAGE = 'The server is out of file descriptors for now, so the profiler cannot read its storage. Try again in a few seconds.';
+/** Seconds a client is told to wait after the storage's thread stopped during its page: the next call starts a new one. */
+const THREAD_STOPPED_RETRY_AFTER = 1;
+const THREAD_STOPPED_MESSAGE = "The profiler's storage thread stopped while reading for this page (twice: the read was tried once more on a new thread). The next page starts it again: try again in a moment.";
 
 /** The profiler's pages (Symfony's ProfilerController): search, one profile's panels, the toolbar. HTML, or JSON on request. */
 export class ProfilerController {
@@ -178,30 +181,34 @@ export class ProfilerController {
    * A page that reads the storage. While the process (or the system) is out of file descriptors, a state
    * of the server that passes once connections close, it is a 503 with Retry-After, logged once for the
    * shortage as a WARNING rather than as a 500 logged CRITICAL per request; the toolbar's stays empty, so
-   * its loader shows the link it falls back to. Other failures go on as they are.
+   * its loader shows the link it falls back to. So is it when the storage's thread stopped during the
+   * page's call and again during the one retry (see ThreadedFileStorage): the next call starts a new one,
+   * and the storage reported the stop. Other failures go on as they are.
    */
   async #readingStorage(request: Request, toolbar: boolean, page: () => Promise<Response>): Promise<Response> {
     let response: Response;
     try {
       response = await page();
     } catch (error) {
+      if (isStorageThreadStopped(error)) return this.#unavailable(request, toolbar, THREAD_STOPPED_MESSAGE, THREAD_STOPPED_RETRY_AFTER);
       if (!isOutOfDescriptors(error)) throw error;
       if (!this.#shortageLogged) {
         this.#shortageLogged = true;
         this.#logger?.warning('Profiler pages answer 503 while the process is out of file descriptors: {message}', { message: error instanceof Error ? error.message : String(error) });
       }
-      return this.#outOfDescriptors(request, toolbar);
+      return this.#unavailable(request, toolbar, OUT_OF_DESCRIPTORS_MESSAGE, OUT_OF_DESCRIPTORS_RETRY_AFTER);
     }
     this.#shortageLogged = false;
     return response;
   }
 
-  #outOfDescriptors(request: Request, toolbar: boolean): Response {
-    const retryAfter = { 'retry-after': String(OUT_OF_DESCRIPTORS_RETRY_AFTER) };
+  /** The 503 of a page whose storage cannot be read for now: `message`, and Retry-After `seconds`; the toolbar's empty. */
+  #unavailable(request: Request, toolbar: boolean, message: string, seconds: number): Response {
+    const retryAfter = { 'retry-after': String(seconds) };
     if (toolbar) return new Response('', 503, { 'content-type': HTML, ...PRIVATE, ...retryAfter, 'content-security-policy': TOOLBAR_POLICY });
-    if (wantsJson(request)) return json({ error: OUT_OF_DESCRIPTORS_MESSAGE, retryAfter: OUT_OF_DESCRIPTORS_RETRY_AFTER }, 503, retryAfter);
+    if (wantsJson(request)) return json({ error: message, retryAfter: seconds }, 503, retryAfter);
     const nonce = createCspNonce();
-    return htmlPage(renderUnavailablePage(OUT_OF_DESCRIPTORS_MESSAGE, OUT_OF_DESCRIPTORS_RETRY_AFTER, profilerUrls, nonce), 503, nonce, retryAfter);
+    return htmlPage(renderUnavailablePage(message, seconds, profilerUrls, nonce), 503, nonce, retryAfter);
   }
 
   async #results(request: Request, criteria: SearchCriteria, raw: Record<string, string>): Promise<Response> {

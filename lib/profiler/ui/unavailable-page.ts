@@ -10,7 +10,7 @@ export function renderUnavailablePage(message: string, retryAfterSeconds: number
 <main class="panel">
 <h1>Profiler unavailable</h1>
 <p>${message}</p>
-<p>Reload this page in ${String(retryAfterSeconds)} seconds.</p>
+<p>Reload this page in ${String(retryAfterSeconds)} ${retryAfterSeconds === 1 ? 'second' : 'seconds'}.</p>
 </main>
 </div>`;
   return renderDocument('Profiler unavailable · Profiler', body, { nonce });
