@@ -1,6 +1,6 @@
 // Shared by the storage tests: profiles of realistic shape, temp dirs, bounded waits.
 import fs from 'node:fs';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -177,13 +177,62 @@ export async function until(done: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 100 && !(await done()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
+/** A disk simulated under a directory (see simulatedDisk). */
+export interface SimulatedDisk {
+  /** Bytes it holds; null: no limit. Set it to `used()` to fill the disk as it is. */
+  capacity: number | null;
+  /** Bytes of the files under the directory now. */
+  used(): number;
+  /** Puts node:fs back. */
+  restore(): void;
+}
+
+/** What a test run by withSimulatedDisk gets. */
+export interface SimulatedDiskCase {
+  /** The directory the disk is under, made. */
+  dir: string;
+  disk: SimulatedDisk;
+  /** What was given to `onError`, in order: a storage's background errors, when the test passes it on. */
+  errors: Error[];
+  onError(error: Error): void;
+  /** The errors that say the disk was found full and the bounds lowered (HK_PROFILER_STORAGE_DISK_FULL). */
+  diskFullWarnings(): Error[];
+}
+
+/**
+ * Runs `test` on `dir` (made) under a simulated disk of `capacity` bytes (default none: no limit until
+ * the test sets one), and puts node:fs back however it ends: the set-up of every full-disk test.
+ */
+export function withSimulatedDisk<T>(dir: string, test: (on: SimulatedDiskCase) => Promise<T>): Promise<T>;
+export function withSimulatedDisk<T>(dir: string, options: { capacity: number | null }, test: (on: SimulatedDiskCase) => Promise<T>): Promise<T>;
+export async function withSimulatedDisk<T>(
+  dir: string,
+  ...args: [test: (on: SimulatedDiskCase) => Promise<T>] | [options: { capacity: number | null }, test: (on: SimulatedDiskCase) => Promise<T>]
+): Promise<T> {
+  const [{ capacity }, test] = args.length === 1 ? [{ capacity: null }, args[0]] : args;
+  await mkdir(dir, { recursive: true });
+  const disk = simulatedDisk(dir, capacity);
+  const errors: Error[] = [];
+  try {
+    return await test({
+      dir,
+      disk,
+      errors,
+      onError: (error) => void errors.push(error),
+      diskFullWarnings: () => errors.filter((error) => (error as { code?: unknown }).code === 'HK_PROFILER_STORAGE_DISK_FULL'),
+    });
+  } finally {
+    disk.restore();
+  }
+}
+
 /**
  * A disk of `capacity` bytes under `dir` (null: no limit), for what a full disk does without a
  * small filesystem to mount: node:fs's writes (writeSync, writevSync, promises.writeFile) to files
  * under `dir` fail with ENOSPC when the sizes of its files and the write's bytes would pass it, as
  * a full disk's do (writeFile makes its file first, then fails). `restore()` puts node:fs back.
  */
-export function simulatedDisk(dir: string, capacity: number | null = null): { capacity: number | null; used(): number; restore(): void } {
+function simulatedDisk(dir: string, capacity: number | null = null): SimulatedDisk {
   const real = { writeSync: fs.writeSync, writevSync: fs.writevSync, writeFile: fs.promises.writeFile };
   const disk = { capacity, used: () => usedBytes(dir), restore };
   const full = (bytes: number): Error | null => {
