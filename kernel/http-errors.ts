@@ -111,6 +111,13 @@ export class TooManyRequestsHttpError extends HttpError {
   }
 }
 
+/** 431: the request's header fields (or, after a chunked body, its trailer fields) are larger than the server takes. */
+export class RequestHeaderFieldsTooLargeHttpError extends HttpError {
+  constructor(message?: string, options: ErrorOptions = {}) {
+    super(431, message, { code: 'HK_REQUEST_HEADER_FIELDS_TOO_LARGE', ...options });
+  }
+}
+
 /** 501: the request needs something the server does not implement (a transfer coding it cannot decode). */
 export class NotImplementedHttpError extends HttpError {
   constructor(message?: string, options: ErrorOptions = {}) {

@@ -1,7 +1,7 @@
-import type { IncomingMessage } from 'node:http';
+import { maxHeaderSize as NODE_MAX_HEADER_SIZE, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { describeDuration } from './describe-duration.js';
-import { ClientClosedError, HttpError, MalformedRequestError, PayloadTooLargeHttpError, RequestTimeoutHttpError } from './http-errors.js';
+import { ClientClosedError, HttpError, MalformedRequestError, PayloadTooLargeHttpError, RequestHeaderFieldsTooLargeHttpError, RequestTimeoutHttpError } from './http-errors.js';
 
 /** What a connection is destroyed with when node's HTTP parser refused what came on it (`HPE_INVALID_CHUNK_SIZE`, `Invalid character in chunk size`). */
 type ParserError = { code?: unknown; reason?: unknown };
@@ -18,7 +18,7 @@ type ParserError = { code?: unknown; reason?: unknown };
  * For the body's reader and for servers (not in index.ts); `cause`: what the read failed with.
  */
 export function serverCut(message: IncomingMessage, cause?: unknown): HttpError | MalformedRequestError | undefined {
-  const socket = message.socket as (Socket & { errored?: ParserError | null; server?: { requestTimeout?: unknown } }) | null;
+  const socket = message.socket as (Socket & { errored?: ParserError | null; server?: { requestTimeout?: unknown; maxHeaderSize?: unknown } }) | null;
   const errored = socket?.errored;
   if (errored instanceof RequestTimeoutHttpError) return new RequestTimeoutHttpError(errored.message, { cause: cause ?? errored });
   if (errored?.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
@@ -29,11 +29,23 @@ export function serverCut(message: IncomingMessage, cause?: unknown): HttpError 
   if (typeof errored?.code !== 'string' || !errored.code.startsWith('HPE_') || errored.code === 'HPE_INVALID_EOF_STATE' || typeof errored.reason !== 'string') return undefined;
   // The parser's reasons are fixed texts, never the client's bytes.
   const why = `${errored.reason} (${errored.code}); the connection was closed.`;
-  // Trailer fields over maxHeaderSize (node counts them apart from the head): the client got the 431 of a head too large.
-  if (errored.code === 'HPE_HEADER_OVERFLOW') return new HttpError(431, `The request's trailer fields are too large: ${why}`, { code: 'HK_REQUEST_HEADER_FIELDS_TOO_LARGE', cause: cause ?? errored });
+  // Trailer fields over maxHeaderSize (node counts them apart from the head): the client got the 431 of a head too large, whose limit the log names too.
+  if (errored.code === 'HPE_HEADER_OVERFLOW') {
+    const limit = socket!.server?.maxHeaderSize;
+    const reason = trailerFieldsTooLarge(typeof limit === 'number' && limit > 0 ? limit : NODE_MAX_HEADER_SIZE);
+    return new RequestHeaderFieldsTooLargeHttpError(`${reason.slice(0, -1)}: ${why}`, { cause: cause ?? errored });
+  }
   const text = `The request body is malformed: ${why}`;
   if (errored.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return new PayloadTooLargeHttpError(text, { cause: cause ?? errored });
   return new MalformedRequestError(text, { cause: cause ?? errored });
+}
+
+/**
+ * What a request is told whose trailer fields (after its chunked body) are over the server's `maxHeaderSize`,
+ * which node counts apart from the head: the answer's text, which the log record of the request's 431 gives too.
+ */
+export function trailerFieldsTooLarge(maxHeaderSize: number): string {
+  return `The request's trailer fields (after its chunked body) are larger than ${maxHeaderSize} bytes.`;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { RequestTimeoutHttpError } from '../../kernel/index.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
+import { trailerFieldsTooLarge } from '../../kernel/server-cut.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { headOverflow } from './head-overflow.js';
@@ -456,7 +457,7 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null, he
   };
   const targetTooLong = `The request target (URL) alone reaches the ${maxHeaderSize}-byte limit of the request line and headers.`;
   // node counts a chunked body's trailer fields apart from the head, against the same limit.
-  const trailersTooLarge = `The request's trailer fields (after its chunked body) are larger than ${maxHeaderSize} bytes.`;
+  const trailersTooLarge = trailerFieldsTooLarge(maxHeaderSize);
   /** The status and reason of the answer to the request the error refuses (`inBody`: in its body, the head handed over); null when there is none to give. */
   const refusalOf = (error: ParserError, inBody: boolean): { status: number; reason: string | undefined } | null => {
     // The request before said it was the last (RFC 9112 9.6): what follows it is no request to answer.

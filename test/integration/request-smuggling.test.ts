@@ -2,7 +2,7 @@
 // and 11.2), over raw sockets (undici would refuse to send most of it), over http and https.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Response, type Request } from '../../kernel/index.js';
+import { RequestHeaderFieldsTooLargeHttpError, Response, type Request } from '../../kernel/index.js';
 import type { LogEntry, LogRecord } from '../../lib/log/index.js';
 import { Route, RouteCollection } from '../../lib/routing/index.js';
 import { SCHEMES, rawStatus, readResponses, savedProfile, sendRaw, startTestServer, type TestServer } from './harness.js';
@@ -132,8 +132,11 @@ test('trailer fields over the head limit are a 431 to the client, and to the log
     assert.is(rawStatus(answer), 431, `${scheme}: ${answer.slice(0, 200)}`);
     assert.match(answer, /\r\n\r\nRequest Header Fields Too Large: The request's trailer fields \(after its chunked body\) are larger than 16384 bytes\.\n$/, `${scheme}: the answer says which fields`);
     const record = await uncaughtFor(path);
-    assert.match(record.message, /The request's trailer fields are too large: Header overflow \(HPE_HEADER_OVERFLOW\)/, `${scheme}: ${record.message}`);
+    // The log names the limit the answer gives, and the parser's reason.
+    assert.match(record.message, /The request's trailer fields \(after its chunked body\) are larger than 16384 bytes: Header overflow \(HPE_HEADER_OVERFLOW\)/, `${scheme}: ${record.message}`);
     assert.is((record.context.exception as { status?: number }).status, 431, `${scheme}: ${record.message}`);
+    assert.instance(record.context.exception, RequestHeaderFieldsTooLargeHttpError, `${scheme}: ${record.message}`);
+    assert.is((record.context.exception as { code?: string }).code, 'HK_REQUEST_HEADER_FIELDS_TOO_LARGE', scheme);
     assert.is((await profileOf(path)).status, 431, scheme);
   }
 });
