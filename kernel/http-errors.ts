@@ -118,7 +118,7 @@ export class RequestHeaderFieldsTooLargeHttpError extends HttpError {
   }
 }
 
-/** 501: the request needs something the server does not implement (a transfer coding it cannot decode). */
+/** 501: the server does not implement what the request asks for (a feature not built yet); what a client made up is a 400, not this. */
 export class NotImplementedHttpError extends HttpError {
   constructor(message?: string, options: ErrorOptions = {}) {
     super(501, message, { code: 'HK_NOT_IMPLEMENTED', ...options });

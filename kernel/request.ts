@@ -7,13 +7,14 @@ import { parse as parseCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
 import { hopAddress, stripMapped } from './forwarded-hop.js';
 import { isValidHost } from './host-syntax.js';
-import { ClientClosedError, MalformedRequestError, NotImplementedHttpError, PayloadTooLargeHttpError, RequestTimeoutHttpError, ResponseTimeoutError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
+import { ClientClosedError, MalformedRequestError, PayloadTooLargeHttpError, RequestTimeoutHttpError, ResponseTimeoutError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
 import { isNameValueObject, isPlainObject } from './name-value-object.js';
 import { requestInternals } from './request-internals.js';
 import type { RequestStack } from './request-stack.js';
 import { connectionClosedError, serverCut } from './server-cut.js';
 import { setOwn } from './set-own.js';
 import { followSignal, unfollowSignal } from './signal-followers.js';
+import { unsupportedTransferCoding } from './transfer-coding.js';
 
 /** The Content-Type of an HTML form's body. */
 const FORM_TYPE = 'application/x-www-form-urlencoded';
@@ -693,9 +694,8 @@ export class Request {
     // it unread, once the answer went out) is no body of the client's; the read fails with the reason.
     if (this.#abort?.signal.aborted === true) throw this.#abort.signal.reason;
     // node:http undoes chunked only: the bytes of another coding (gzip, chunked) would pass for the body.
-    if (source instanceof IncomingMessage && source.headers['transfer-encoding'] !== undefined && !ONLY_CHUNKED.test(source.headers['transfer-encoding'])) {
-      throw new NotImplementedHttpError(`The request body is sent with Transfer-Encoding "${source.headers['transfer-encoding']}"; this server decodes chunked only (a compressed body goes with Content-Encoding).`);
-    }
+    const unsupported = source instanceof IncomingMessage ? unsupportedTransferCoding(source.headers['transfer-encoding']) : undefined;
+    if (unsupported !== undefined) throw unsupported;
     this.#beforeBodyRead?.();
     if (typeof source === 'string') return checkSize(Buffer.from(source), limit);
     if (source instanceof Uint8Array) return checkSize(Buffer.from(source.buffer, source.byteOffset, source.byteLength), limit);
@@ -928,12 +928,6 @@ function singleHostHeader(value: string | string[] | undefined): string | undefi
 function severalHosts(first: string, second: string): SuspiciousOperationError {
   return new SuspiciousOperationError(`Several Host headers ("${first}", "${second}"): a request must have exactly one.`);
 }
-
-/**
- * A Transfer-Encoding of chunked alone (RFC 9112 7: the coding names are case-insensitive), after
- * any empty list elements (`, chunked`: fields merged, one of them empty), which RFC 9110 5.6.1 ignores.
- */
-const ONLY_CHUNKED = /^(?:[ \t]*,)*[ \t]*chunked[ \t]*$/i;
 
 /** The `charset` parameter of a Content-Type, lower-case; undefined when none, or when the header cannot be read (its body is read as UTF-8). */
 function declaredCharset(contentType: string | undefined): string | undefined {

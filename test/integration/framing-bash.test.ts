@@ -314,12 +314,19 @@ test('more header fields than node:http keeps (2000) are a 431 saying so, never 
   }
 });
 
-test('a request body sent with a transfer coding other than chunked is a 501 when read (RFC 9112 6.1), not its coded bytes taken for the body', async () => {
+test('a request body sent with a transfer coding other than chunked is a 400 saying so when read, logged at ERROR as the client\'s doing (never CRITICAL), not its coded bytes taken for the body', async () => {
   for (const scheme of SCHEMES) {
-    const answer = await sendRaw(server, scheme, `POST /read HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n${NEXT}`);
+    records.length = 0;
+    const answer = await sendRaw(server, scheme, `POST /read HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n${NEXT}`);
     const { responses, rest } = readResponses(answer, ['POST', 'GET']);
-    assert.equal(responses.map((response) => response.status), [501, 200], `${scheme}: ${JSON.stringify(answer.slice(0, 300))}`);
+    assert.equal(responses.map((response) => response.status), [400, 200], `${scheme}: ${JSON.stringify(answer.slice(0, 300))}`);
     assert.is(rest, '', scheme);
+    // Outside debug mode too, the client is told what to send instead.
+    assert.is(JSON.parse(responses[0]!.body).detail, 'The request body is sent with Transfer-Encoding "gzip, chunked"; this server decodes chunked only (a compressed body goes with Content-Encoding).', scheme);
+    const logged = records.filter((record) => record.message.includes('Transfer-Encoding "gzip, chunked"'));
+    assert.equal(logged.map((record) => record.levelName), ['ERROR'], `${scheme}: ${JSON.stringify(records.map((record) => [record.levelName, record.message]))}`);
+    assert.is((logged[0]!.context.exception as { code?: string }).code, 'HK_UNSUPPORTED_TRANSFER_CODING', scheme);
+    assert.not.ok(records.some((record) => record.levelName === 'CRITICAL'), scheme);
     const chunked = await sendRaw(server, scheme, `POST /read HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n`);
     assert.is(readResponses(chunked, ['POST']).responses[0]?.body, 'got 3', scheme);
   }

@@ -1,0 +1,26 @@
+// The rules a request's Transfer-Encoding is held to, in one place: the body's reader refuses one
+// with another coding before chunked. For the kernel and servers (not in index.ts).
+
+import { BadRequestHttpError } from './http-errors.js';
+
+/**
+ * A Transfer-Encoding of chunked alone (RFC 9112 7: the coding names are case-insensitive), after
+ * any empty list elements (`, chunked`: fields merged, one of them empty), which RFC 9110 5.6.1 ignores.
+ */
+const ONLY_CHUNKED = /^(?:[ \t]*,)*[ \t]*chunked[ \t]*$/i;
+
+/**
+ * The error reading a body sent with this Transfer-Encoding fails with, or undefined for chunked
+ * alone (or none): node:http undoes chunked only, and the bytes of another coding before it (`gzip,
+ * chunked`) would pass for the body. A 400 with the code HK_UNSUPPORTED_TRANSFER_CODING, not RFC
+ * 9112's 501: the coding is the client's choice, no server failure, so it is logged at ERROR as
+ * any refusal of what a client sent, and its message, which says what to send instead, is shown outside debug mode too.
+ */
+export function unsupportedTransferCoding(value: string | readonly string[] | undefined): BadRequestHttpError | undefined {
+  if (value === undefined || ONLY_CHUNKED.test(joined(value))) return undefined;
+  return new BadRequestHttpError(`The request body is sent with Transfer-Encoding "${joined(value)}"; this server decodes chunked only (a compressed body goes with Content-Encoding).`, { code: 'HK_UNSUPPORTED_TRANSFER_CODING' });
+}
+
+function joined(value: string | readonly string[]): string {
+  return typeof value === 'string' ? value : value.join(', ');
+}
