@@ -689,12 +689,16 @@ export class Request {
     const limit = this.#bodyLimit;
     const declared = Number(firstHeaderValue(this.headers['content-length']) ?? Number.NaN);
     if (declared > limit) throw tooLarge(limit);
-    if (source === null) return Buffer.alloc(0);
+    // node:http undoes chunked only: the bytes of another coding (gzip, chunked) would pass for the body.
+    // Whatever the body's source: a request made in process (inject()'s) says what a client would have sent, and is answered as the server answers that.
+    const unsupported = unsupportedTransferCoding(this.headers['transfer-encoding']);
+    if (source === null) {
+      if (unsupported !== undefined) throw unsupported;
+      return Buffer.alloc(0);
+    }
     // Aborted (the response timeout, the client gone): what node has done with the body since (drained
     // it unread, once the answer went out) is no body of the client's; the read fails with the reason.
     if (this.#abort?.signal.aborted === true) throw this.#abort.signal.reason;
-    // node:http undoes chunked only: the bytes of another coding (gzip, chunked) would pass for the body.
-    const unsupported = source instanceof IncomingMessage ? unsupportedTransferCoding(source.headers['transfer-encoding']) : undefined;
     if (unsupported !== undefined) throw unsupported;
     this.#beforeBodyRead?.();
     if (typeof source === 'string') return checkSize(Buffer.from(source), limit);

@@ -1,7 +1,23 @@
-// The rules a request's Transfer-Encoding is held to, in one place: the body's reader refuses one
-// with another coding before chunked. For the kernel and servers (not in index.ts).
+// The rules a request's Transfer-Encoding is held to, in one place: startServers refuses one that does
+// not end with chunked in its head, the body's reader one with another coding before chunked, and
+// inject() both, with the same answers. For the kernel, servers and inject() (not in index.ts).
 
 import { BadRequestHttpError } from './http-errors.js';
+
+/** What a request is told whose Transfer-Encoding does not end with chunked. */
+export const TRANSFER_ENCODING_NOT_CHUNKED = 'The request\'s Transfer-Encoding does not end with chunked, so the length of its body cannot be determined (RFC 9112 6.3).';
+
+/**
+ * The reason a request with this Transfer-Encoding (node joins its fields with commas; a list of
+ * them as given to Request.create()) is refused in its head, before any listener runs: one that does
+ * not end with chunked, in any case and with no parameters, frames no body a proxy and this server
+ * are sure to read alike (RFC 9112 6.3). Undefined when it ends with chunked, or there is none.
+ */
+export function transferEncodingRefusal(value: string | readonly string[] | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const codings = joined(value).split(',');
+  return codings[codings.length - 1]!.trim().toLowerCase() === 'chunked' ? undefined : TRANSFER_ENCODING_NOT_CHUNKED;
+}
 
 /**
  * A Transfer-Encoding of chunked alone (RFC 9112 7: the coding names are case-insensitive), after

@@ -4,10 +4,11 @@ import { destroyBody } from '../../kernel/response-body.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
-import { ERROR_PAGE_GRACE_MS } from './listen.js';
+import { transferEncodingRefusal } from '../../kernel/transfer-coding.js';
+import { ERROR_PAGE_GRACE_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
-import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logCleanupFailure, logLatePageFailure, logPageNotReady, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
+import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logCleanupFailure, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
 export interface InjectInit extends Omit<RequestCreateInit, 'trustProxy' | 'trustHost' | 'bodyLimit'> {
@@ -180,6 +181,9 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     // sets nothing: the server's kernel never sees such a header, so an injected request goes without it too.
     // Request.create() made the headers a copy, lower-cased with setOwn(): the caller's object is untouched.
     if (Object.hasOwn(request.headers, '__proto__')) delete request.headers['__proto__'];
+    // What startServers refuses in a request's head never reaches the kernel: the same answer, logged as the server logs it, and no kernel.terminate.
+    const notChunked = transferEncodingRefusal(request.headers['transfer-encoding']);
+    if (notChunked !== undefined) return refused(request, 400, notChunked);
     let response: Response;
     let isPage = false;
     try {
@@ -190,6 +194,15 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
       isPage = true;
     }
     return deliver(request, response, init.signal ?? undefined, isPage);
+  };
+
+  /** The answer startServers gives a request it refuses in its head, logged as the server's listener logs it. */
+  const refused = (request: Request, status: number, reason: string): InjectedResponse => {
+    logRefusal(logger, { status, reason, client: request.remoteAddress });
+    const answer = refusalAnswer(status, reason);
+    // To a HEAD, its head alone, as from the server.
+    const body = request.method === 'HEAD' ? null : answer.body;
+    return Object.assign(new Response(body, status, answer.headers), { body, text: () => body ?? '', json: (): unknown => JSON.parse(body ?? '') });
   };
 
   // Injects in flight, each settling once it has terminated: settled() waits for them.

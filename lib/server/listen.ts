@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import { RequestTimeoutHttpError } from '../../kernel/index.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { trailerFieldsTooLarge } from '../../kernel/server-cut.js';
+import { transferEncodingRefusal } from '../../kernel/transfer-coding.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { headOverflow } from './head-overflow.js';
@@ -152,8 +153,6 @@ const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = {
 };
 /** What a request of another HTTP version is told. */
 const SPOKEN_VERSIONS = 'This server speaks HTTP/1.0 and HTTP/1.1.';
-/** What a request is told whose Transfer-Encoding does not end with chunked. */
-const TRANSFER_ENCODING_NOT_CHUNKED = 'The request\'s Transfer-Encoding does not end with chunked, so the length of its body cannot be determined (RFC 9112 6.3).';
 /** Most header fields a request may have: node:http's own count, past which it drops them silently. */
 const MAX_HEADER_FIELDS = 2000;
 /** Errors that mean the peer is gone: nothing can be written back. */
@@ -587,6 +586,7 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
   };
   const handedOver = requestTimeout > 0 ? (req: IncomingMessage): void => timeRestOfBody(req, requestTimeout) : undefined;
   return (req, res) => {
+    let notChunked: string | undefined;
     // What node writes as `Keep-Alive: timeout=<s>` on a kept connection; the server's own
     // keepAliveTimeout stays 0, so node arms no timer per response (IdleSockets closes the connection).
     (res as KeepAliveResponse)._keepAliveTimeout = keepAliveTimeout;
@@ -599,11 +599,11 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
     } else if (!req.headers.host && (req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
       // Empty counts as missing, as node:http counted it.
       refuseHead(res, 400, 'An HTTP/1.1 request names the host it is for in a Host header.');
-    } else if (req.headers['transfer-encoding'] !== undefined && !endsWithChunked(req.headers['transfer-encoding'])) {
+    } else if ((notChunked = transferEncodingRefusal(req.headers['transfer-encoding'])) !== undefined) {
       // RFC 9112 6.3: its body's length cannot be determined, and a proxy may have read it otherwise.
       // node's parser says so only after it has handed the request over (`xchunked`, `chunked;q=1`), and
       // reads an empty one as none: the request would be served, then its connection closed.
-      refuseHead(res, 400, TRANSFER_ENCODING_NOT_CHUNKED);
+      refuseHead(res, 400, notChunked);
     } else {
       // Node's parser stops at an upgrade request's head and, with no upgrade listener, drops what
       // followed it in the same read: a request pipelined behind it would go unanswered and the next
@@ -615,12 +615,6 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
       listenInTurn(listener, req, res, responseTimeout, handedOver);
     }
   };
-}
-
-/** Whether a Transfer-Encoding (its fields joined by node with commas) ends with the chunked coding, in any case, with no parameters. */
-function endsWithChunked(value: string): boolean {
-  const codings = value.split(',');
-  return codings[codings.length - 1]!.trim().toLowerCase() === 'chunked';
 }
 
 /** Requests node handed over as asking for `100 Continue` (checkContinue), which startServers invites for a listener that leaves it to startServers. */
@@ -649,10 +643,16 @@ function timeRestOfBody(req: IncomingMessage, requestTimeout: number): void {
 
 /** A plain-text answer to a request the listener never sees; its body, if any, is left unread. */
 function refuse(res: http.ServerResponse, status: number, reason: string): void {
-  const body = `${STATUS_CODES[status]}: ${reason}\n`;
-  res.writeHead(status, { connection: 'close', 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  const { body, headers } = refusalAnswer(status, reason);
+  res.writeHead(status, headers);
   // To a HEAD, node's ServerResponse sends the head alone, this Content-Length in it (RFC 9110 9.3.2).
   res.end(body);
+}
+
+/** The text and headers of the answer to a request refused in its head (see refuse): the server's, and inject()'s for the same request. */
+export function refusalAnswer(status: number, reason: string): { body: string; headers: Record<string, string> } {
+  const body = `${STATUS_CODES[status]}: ${reason}\n`;
+  return { body, headers: { connection: 'close', 'content-type': 'text/plain; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) } };
 }
 
 /** What a CONNECT is told. */

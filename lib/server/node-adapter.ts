@@ -88,6 +88,11 @@ export function logCleanupFailure(logger: Logger | undefined, error: unknown): v
   logger?.error('The response body stream failed in its clean-up, after its last chunk: {message}', { message: messageOf(error), error });
 }
 
+/** Logs a request refused before it reached the kernel (it has no profile): at ERROR, as any refusal of what a client sent (the server's line and inject()'s). */
+export function logRefusal(logger: Logger | undefined, { status, reason, client }: Refusal): void {
+  logger?.error('A request was refused before it reached the kernel: {status} {statusText}: {reason}', { status, statusText: STATUS_CODES[status], reason, client });
+}
+
 /** Logs a kernel.terminate that failed, in the request's context, as its listeners ran: the record is the request's (its stderr line). */
 export function logTerminateFailure(kernel: HttpKernel, logger: Logger | undefined, request: Request, error: unknown): void {
   kernel.requestStack.run(request, () => logger?.critical('kernel.terminate failed: {message}', { message: messageOf(error), error }));
@@ -432,7 +437,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   listener[answersExpectContinue] = true;
   listener[answersResponseTimeout] = true;
   // Requests startServers answers in their head never reach the kernel: no profile, so a log record (ERROR, as any 4xx).
-  listener[hearsRefusals] = ({ status, reason, client }) => logger?.error('A request was refused before it reached the kernel: {status} {statusText}: {reason}', { status, statusText: STATUS_CODES[status], reason, client });
+  listener[hearsRefusals] = (refusal) => logRefusal(logger, refusal);
   const settled = (): Promise<void> => {
     // The server is closing: a request still waiting for handle() is given up now, not when its timer would have fired on a closed app.
     for (const giveUp of [...awaitingHandle]) giveUp(true);

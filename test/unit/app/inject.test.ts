@@ -3,6 +3,7 @@
 // read whole, HEAD without a body, and kernel.terminate (the profile) before it resolves. Where the
 // server's answer is the point, it is compared with a real server's on 127.0.0.1.
 import { once } from 'node:events';
+import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,7 +19,8 @@ import { createKernel, type KernelApp, type KernelOptions } from '../../../lib/a
 import type { Logger } from '../../../lib/log/index.js';
 import { MemoryStorage } from '../../../lib/profiler/storage/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
-import { createInjector } from '../../../lib/server/index.js';
+import { createInjector, startServers } from '../../../lib/server/index.js';
+import type { LogEntry } from '../../../lib/log/index.js';
 
 function routesOf(controllers: Record<string, Controller>): RouteCollection {
   const routes = new RouteCollection();
@@ -71,6 +73,47 @@ test('inject refuses a host the app does not trust with the 400 and the message 
   assert.equal((injected.json() as { status: number; detail: string }), { type: 'about:blank', title: 'Bad Request', status: 400, detail: 'Untrusted Host "evil.test".', instance: '/' });
   assert.equal([injected.status, injected.headers['content-type'], injected.text()], [fromServer.status, fromServer.type, fromServer.body]);
   assert.is((await app.inject('http://example.com/')).text(), 'home');
+  await app.close();
+});
+
+/** What startServers (the app's server, as bin/serve runs it) answers `bytes` sent on a connection of their own, read until it closes. */
+async function servedRaw(app: KernelApp, bytes: string): Promise<{ status: number; type: string | undefined; body: string }> {
+  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: null, limits: { shutdownTimeout: 1_000 } });
+  try {
+    const socket = net.connect(running.ports.http, '127.0.0.1');
+    socket.end(bytes);
+    let answer = '';
+    for await (const chunk of socket) answer += (chunk as Buffer).toString('latin1');
+    const [head, ...body] = answer.split('\r\n\r\n');
+    return { status: Number(head!.split(' ')[1]), type: /\r\ncontent-type: ([^\r]*)/i.exec(head!)?.[1], body: body.join('\r\n\r\n') };
+  } finally {
+    await running.close();
+  }
+}
+
+test('a Transfer-Encoding the server refuses, inject() refuses with its answer: one not ending with chunked a 400 before any listener runs, logged at ERROR; another coding before chunked a 400 when the body is read', async () => {
+  const watcher = terminateWatcher();
+  let ran = 0;
+  const app = appOf({ subscribers: [watcher], routes: routesOf({ '/read': async (request: Request) => new Response(`read ${(++ran, await request.bytes()).length}`) }) });
+  const records: Array<{ level: string; message: string }> = [];
+  app.bus.on('log', ({ record }: LogEntry) => void records.push({ level: record.levelName, message: record.message }));
+  const notChunked = await app.inject('/read', { method: 'POST', headers: { 'transfer-encoding': 'xchunked' }, body: 'hello' });
+  const fromServer = await servedRaw(app, 'POST /read HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: xchunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n');
+  assert.equal([notChunked.status, notChunked.headers['content-type'], notChunked.text()], [fromServer.status, fromServer.type, fromServer.body]);
+  assert.is(notChunked.status, 400);
+  assert.is(ran, 0, 'no controller ran');
+  assert.equal(watcher.ended, [], 'the kernel never saw it');
+  const refusedLines = records.filter((record) => record.message.startsWith('A request was refused before it reached the kernel: 400 Bad Request: The request\'s Transfer-Encoding does not end with chunked'));
+  assert.equal(refusedLines.map((record) => record.level), ['ERROR', 'ERROR'], JSON.stringify(records));
+  records.length = 0;
+  const headers = { 'transfer-encoding': 'gzip, chunked', accept: 'application/json' };
+  const coded = await app.inject('/read', { method: 'POST', headers, body: 'hello' });
+  const codedFromServer = await servedRaw(app, 'POST /read HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n');
+  assert.equal([coded.status, coded.headers['content-type'], (coded.json() as { detail: string }).detail], [codedFromServer.status, codedFromServer.type, JSON.parse(codedFromServer.body).detail]);
+  assert.is(coded.status, 400);
+  assert.equal(records.filter((record) => record.message.includes('Transfer-Encoding "gzip, chunked"')).map((record) => record.level), ['ERROR', 'ERROR']);
+  // chunked alone is read as the body it frames.
+  assert.is((await app.inject('/read', { method: 'POST', headers: { 'transfer-encoding': 'Chunked' }, body: 'hello' })).text(), 'read 5');
   await app.close();
 });
 
