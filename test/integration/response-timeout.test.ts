@@ -60,6 +60,8 @@ const controllers: Record<string, Controller> = {
     }),
   // Reads a body the client stalls half-way: the read is still under way at the timeout.
   '/read-body': (request) => readBody(request),
+  // Never reads the body: answers an error status of its own after `ms` milliseconds.
+  '/gone-after': (request) => sleep(Number(request.query.get('ms'))).then(() => new Response('gone\n', 410, { 'content-type': 'text/plain' })),
   // Reads the body, sent whole, only after the timeout: node has drained it unread once the 503 went out.
   '/read-late': (request) => sleep(TIMEOUT_MS * 2).then(() => readBody(request)),
   // Answers after the timeout, while the 503 page is still on its way (see slowPageFinish).
@@ -359,6 +361,26 @@ for (const scheme of SCHEMES) {
         records.some((record) => record.level === LogLevel.ERROR && record.message.includes('The request body did not arrive: nothing came within the idle timeout (0.2 seconds).')),
         JSON.stringify(records.map((record) => record.message)),
       );
+    } finally {
+      idleCut.app.bus.off('log', onLog);
+    }
+  });
+
+  test('an error answer of the controller\'s own that went out before the idle check cut the body stays the request\'s; one ready only after the cut, which sent nothing, ends as the 408 saying why', async () => {
+    idleCut.app.bus.on('log', onLog);
+    try {
+      for (const [ms, status] of [[TIMEOUT_MS / 4, 410], [TIMEOUT_MS * 4, 408]] as const) {
+        terminated.length = 0;
+        records.length = 0;
+        const answer = await sendRaw(idleCut, scheme, `POST /gone-after?ms=${ms} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nhel`, { waitMs: 5_000 });
+        await until(() => terminated.some((one) => one.path === '/gone-after'), 5_000, 'kernel.terminate');
+        const seen = `answered after ${ms} ms: ${JSON.stringify(answer)}, ${JSON.stringify(records.map((record) => record.message))}`;
+        // The client got the 410, or no byte at all: the idle check cuts the connection without an answer.
+        assert.is(answer === '' ? 0 : rawStatus(answer), status === 410 ? 410 : 0, seen);
+        assert.equal(terminated.filter((one) => one.path === '/gone-after'), [{ path: '/gone-after', status }], seen);
+        const idleLines = records.filter((record) => record.message.includes('nothing came within the idle timeout'));
+        assert.equal(idleLines.map((record) => record.levelName), status === 410 ? [] : ['ERROR'], seen);
+      }
     } finally {
       idleCut.app.bus.off('log', onLog);
     }
