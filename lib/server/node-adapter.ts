@@ -230,16 +230,19 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   const respond = (req: IncomingMessage, res: ServerResponse, request: Request, response: Response): void => {
     // A client gone before its answer was ready (pipelined: its connection closed behind another) got
     // nothing: the request ends as its leaving, a 499 at INFO, as at the response timeout, not as the
-    // success it never got; one whose body stalled got the request timeout's 408, and one whose body the
-    // parser refused its 400 (see serverCut), and ends as that, even in place of an error answer of its
-    // own that never went out (a 410 the controller gave without reading the body). Another error
-    // answer is kept: it says what went wrong already (a body cut short, a 408, or a wait on request.signal aborted, a 499).
-    if (res.destroyed || (res.socket === null && req.socket.destroyed)) {
-      // The 408 at server.timeout goes through `res` (see watchSocketTimeout): its head is sent, not this answer's.
+    // success it never got; one whose body stalled got the request timeout's 408 (on the connection, or
+    // through `res` at server.timeout, see watchSocketTimeout), and one whose body the parser refused its
+    // 400 (see serverCut), and ends as that, even in place of an error answer of its own that never went
+    // out (a 410 the controller gave without reading the body, a 422 for the body it could not read). So
+    // does one the idle check cut, which sends nothing: its 408 says why nothing went. Without a cut of
+    // the server's, another error answer is kept: it says what went wrong already (a body cut short, or a
+    // wait on request.signal aborted, a 499). A response whose head went already (that 408's) on a
+    // connection now gone is one too, before `res` knows it: over TLS it learns of the close a turn later.
+    if (res.destroyed || (req.socket.destroyed && (res.socket === null || res.headersSent))) {
       const cut = serverCut(req);
       // The kernel answers a RequestError (the parser's refusal) with a 400.
-      const answeredInstead = cut !== undefined && !res.headersSent && ('status' in cut ? cut.status : 400) !== response.status;
-      if (answeredInstead || (response.status < 400 && (cut !== undefined || !res.headersSent))) {
+      const replaced = cut !== undefined ? ('status' in cut ? cut.status : 400) !== response.status : response.status < 400 && !res.headersSent;
+      if (replaced) {
         destroyBody(response.body);
         return answerError(req, res, request, response, cut ?? new ClientClosedError());
       }

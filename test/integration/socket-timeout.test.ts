@@ -33,7 +33,9 @@ for (const scheme of SCHEMES) {
   test.before(async () => {
     const routes = new RouteCollection()
       .add('echo', new Route('/echo', { methods: ['POST'], defaults: { _controller: async (request: Request) => Response.json(await request.json()) } }))
-      .add('stream', new Route('/stream', { methods: ['POST'], defaults: { _controller: (request: Request) => new Response(Readable.from(echoOnceRead(request))) } }));
+      .add('stream', new Route('/stream', { methods: ['POST'], defaults: { _controller: (request: Request) => new Response(Readable.from(echoOnceRead(request))) } }))
+      // Answers a body it cannot read with an error status of its own.
+      .add('own', new Route('/own', { methods: ['POST'], defaults: { _controller: (request: Request) => request.json().then(() => new Response('read\n'), () => new Response('unreadable\n', 422, { 'content-type': 'text/plain' })) } }));
     app = createKernel({ routes, env: 'prod', debug: false, stderrLogLevel: false, profiler: { storage: new MemoryStorage() } });
     app.bus.on('log', onLog);
     app.dispatcher.addListener(KernelEvents.TERMINATE, (event: TerminateEvent) => void terminated.push(event.response.status));
@@ -84,6 +86,17 @@ for (const scheme of SCHEMES) {
     assert.equal(terminated, [408], 'kernel.terminate names the 408');
     const record = await uncaught();
     assert.is(record?.levelName, 'ERROR', `logged as a 4xx: ${JSON.stringify(records.map((r) => r.message))}`);
+    assert.is(record!.context.class, 'RequestTimeoutHttpError');
+  });
+
+  test('a controller that answers the body it could not read with an error status of its own (a 422) ends as the 408 the client got, not as its answer, which never went out', async () => {
+    const answer = await sendRaw(target, scheme, HALF_A_BODY.replace('/echo', '/own'), { waitMs: 5_000 });
+    assert.is(rawStatus(answer), 408, JSON.stringify(answer));
+    assert.not.match(answer, /unreadable/);
+    await until(() => terminated.length > 0, 5_000, 'kernel.terminate');
+    assert.equal(terminated, [408], 'kernel.terminate names the 408 sent');
+    const record = await uncaught();
+    assert.is(record?.levelName, 'ERROR', `logged as the 408: ${JSON.stringify(records.map((r) => r.message))}`);
     assert.is(record!.context.class, 'RequestTimeoutHttpError');
   });
 
