@@ -5,7 +5,7 @@
 import { BadRequestHttpError } from './http-errors.js';
 
 /** What a request is told whose Transfer-Encoding does not end with chunked. */
-export const TRANSFER_ENCODING_NOT_CHUNKED = 'The request\'s Transfer-Encoding does not end with chunked, so the length of its body cannot be determined (RFC 9112 6.3).';
+const TRANSFER_ENCODING_NOT_CHUNKED = 'The request\'s Transfer-Encoding does not end with chunked, so the length of its body cannot be determined (RFC 9112 6.3).';
 
 /**
  * The reason a request with this Transfer-Encoding (node joins its fields with commas; a list of

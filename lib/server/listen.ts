@@ -586,7 +586,7 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
   };
   const handedOver = requestTimeout > 0 ? (req: IncomingMessage): void => timeRestOfBody(req, requestTimeout) : undefined;
   return (req, res) => {
-    let notChunked: string | undefined;
+    const notChunked = transferEncodingRefusal(req.headers['transfer-encoding']);
     // What node writes as `Keep-Alive: timeout=<s>` on a kept connection; the server's own
     // keepAliveTimeout stays 0, so node arms no timer per response (IdleSockets closes the connection).
     (res as KeepAliveResponse)._keepAliveTimeout = keepAliveTimeout;
@@ -599,7 +599,7 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
     } else if (!req.headers.host && (req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
       // Empty counts as missing, as node:http counted it.
       refuseHead(res, 400, 'An HTTP/1.1 request names the host it is for in a Host header.');
-    } else if ((notChunked = transferEncodingRefusal(req.headers['transfer-encoding'])) !== undefined) {
+    } else if (notChunked !== undefined) {
       // RFC 9112 6.3: its body's length cannot be determined, and a proxy may have read it otherwise.
       // node's parser says so only after it has handed the request over (`xchunked`, `chunked;q=1`), and
       // reads an empty one as none: the request would be served, then its connection closed.
