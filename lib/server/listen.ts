@@ -12,6 +12,7 @@ import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { headOverflow } from './head-overflow.js';
 import { listenInTurn, wasHeldBack } from './pipelined-order.js';
+import { gatherPipelinedWrites } from './pipelined-writes.js';
 import { refusesHeadRequest } from './refused-method.js';
 import type { TlsCredentials } from './tls-certificate.js';
 
@@ -611,6 +612,8 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
       // closes, and its client sends again what it had pipelined (RFC 9112 9.3.2).
       if (req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
       if (invitesBody && continueAsked.has(req)) res.writeContinue();
+      // Pipelined behind a request not answered yet (node gives its response the connection later): the connection's writes of this turn go out together.
+      if (res.socket === null) gatherPipelinedWrites(req.socket);
       // Pipelined behind an unsafe request, or unsafe itself behind others: handled once those are answered (RFC 9112 9.3.2).
       listenInTurn(listener, req, res, responseTimeout, handedOver);
     }

@@ -1,0 +1,143 @@
+// Responses to requests pipelined in one read go out together (lib/server/pipelined-writes.ts):
+// the same bytes in the same order, in fewer writes. Raw sockets over http and https; the server's
+// own writes are counted where net.Socket hands them to the system (`_writeGeneric`).
+import net from 'node:net';
+import tls from 'node:tls';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Response, type Request } from '../../kernel/index.js';
+import { SCHEMES, readResponses, routesOf, startTestServer, until, type TestServer } from './harness.js';
+
+/** More than GATHER_LIMIT in three responses: what is held goes out as it passes the limit. */
+const LARGE = 'x'.repeat(48 * 1024);
+
+/** The number of writes each server connection has made, by the client's port. */
+const writesByPort = new Map<number, number>();
+
+function countWrites(socket: net.Socket): void {
+  const port = socket.remotePort!;
+  writesByPort.set(port, 0);
+  const target = socket as net.Socket & { _writeGeneric: (...args: unknown[]) => unknown };
+  const writeGeneric = target._writeGeneric;
+  target._writeGeneric = function (...args: unknown[]) {
+    writesByPort.set(port, writesByPort.get(port)! + 1);
+    return writeGeneric.apply(this, args);
+  };
+}
+
+const test = suite('pipelined writes');
+let server: TestServer;
+
+test.before(async () => {
+  server = await startTestServer({
+    kernel: {
+      env: 'staging',
+      debug: false,
+      routes: routesOf({
+        '/text': (request: Request) => new Response(`hello ${request.query.get('n') ?? ''}`, 200, { 'content-type': 'text/plain' }),
+        '/large': (request: Request) => new Response(`${request.query.get('n') ?? ''}${LARGE}`, 200, { 'content-type': 'text/plain' }),
+        '/later': async (request: Request) => {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          return new Response(`later ${request.query.get('n') ?? ''}`, 200, { 'content-type': 'text/plain' });
+        },
+      }),
+    },
+  });
+  // http's socket, or https's TLS socket (whose writes are the TLS layer's, counted the same way).
+  server.running.servers[0]!.on('connection', countWrites);
+  server.running.servers[1]!.on('secureConnection', countWrites);
+});
+
+test.after(() => server.close());
+
+interface Exchange {
+  /** Everything read until the server closed the connection or `waitFor` responses had come. */
+  received: string;
+  /** The server's writes on the connection. */
+  writes: number;
+}
+
+/** Sends `requests` in one write and reads until `waitFor` responses have come (or the server closed). */
+async function pipeline(scheme: 'http' | 'https', requests: string[], waitFor: number): Promise<Exchange> {
+  const port = Number(new URL(server.urls[scheme]).port);
+  const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
+  let received = '';
+  let closed = false;
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  socket.on('error', () => {});
+  socket.once('close', () => (closed = true));
+  await new Promise((resolve) => socket.once(scheme === 'https' ? 'secureConnect' : 'connect', resolve));
+  const localPort = socket.localPort!;
+  socket.write(requests.join(''));
+  const methods = requests.map(() => 'GET');
+  await until(() => closed || readResponses(received, methods).responses.filter((response) => response.complete).length >= waitFor, 5_000, `${waitFor} responses`);
+  socket.destroy();
+  return { received, writes: writesByPort.get(localPort) ?? -1 };
+}
+
+const get = (path: string, close = false): string => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
+
+for (const scheme of SCHEMES) {
+  test(`eight requests pipelined in one write get their eight responses in order, in two writes (the first, then the rest together), over ${scheme}`, async () => {
+    const requests = Array.from({ length: 8 }, (_, n) => get(`/text?n=${n}`));
+    const { received, writes } = await pipeline(scheme, requests, 8);
+    const { responses } = readResponses(received, requests.map(() => 'GET'));
+    assert.equal(
+      responses.map((response) => [response.status, response.body]),
+      Array.from({ length: 8 }, (_, n) => [200, `hello ${n}`]),
+    );
+    assert.ok(writes >= 1 && writes <= 2, `the server wrote ${writes} times`);
+  });
+
+  test(`a pipelined burst whose last request says Connection: close is answered whole before the connection closes, over ${scheme}`, async () => {
+    const requests = [...Array.from({ length: 5 }, (_, n) => get(`/text?n=${n}`)), get('/text?n=last', true)];
+    const { received } = await pipeline(scheme, requests, Infinity);
+    const { responses, rest } = readResponses(received, requests.map(() => 'GET'));
+    assert.equal(
+      responses.map((response) => response.body),
+      ['hello 0', 'hello 1', 'hello 2', 'hello 3', 'hello 4', 'hello last'],
+    );
+    assert.ok(responses.every((response) => response.complete));
+    assert.is(responses[5]!.headers['connection']?.[0], 'close');
+    assert.is(rest, '');
+  });
+
+  test(`pipelined responses larger than the gathering limit all arrive whole and in order, over ${scheme}`, async () => {
+    const requests = Array.from({ length: 4 }, (_, n) => get(`/large?n=${n}`));
+    const { received, writes } = await pipeline(scheme, requests, 4);
+    const { responses } = readResponses(received, requests.map(() => 'GET'));
+    assert.equal(
+      responses.map((response) => [response.status, response.complete, response.body.length, response.body[0]]),
+      Array.from({ length: 4 }, (_, n) => [200, true, LARGE.length + 1, String(n)]),
+    );
+    // The first alone, the second and third once they pass the limit, the fourth in the turn's check phase.
+    assert.ok(writes >= 3, `the server wrote ${writes} times`);
+  });
+
+  test(`responses that come later than the burst's turn (an asynchronous controller) are written as they come, in order, over ${scheme}`, async () => {
+    const requests = [get('/later?n=0'), get('/text?n=1'), get('/later?n=2'), get('/text?n=3')];
+    const { received } = await pipeline(scheme, requests, 4);
+    const { responses } = readResponses(received, requests.map(() => 'GET'));
+    assert.equal(
+      responses.map((response) => response.body),
+      ['later 0', 'hello 1', 'later 2', 'hello 3'],
+    );
+  });
+
+  test(`requests that do not pipeline (each sent once the one before is answered) get one write per response, over ${scheme}`, async () => {
+    const port = Number(new URL(server.urls[scheme]).port);
+    const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    await new Promise((resolve) => socket.once(scheme === 'https' ? 'secureConnect' : 'connect', resolve));
+    for (let n = 1; n <= 3; n++) {
+      socket.write(get(`/text?n=${n}`));
+      await until(() => readResponses(received, Array.from({ length: n }, () => 'GET')).responses.filter((response) => response.complete).length === n, 5_000, `response ${n}`);
+    }
+    const writes = writesByPort.get(socket.localPort!);
+    socket.destroy();
+    assert.is(writes, 3);
+  });
+}
+
+test.run();

@@ -1,0 +1,144 @@
+// gatherPipelinedWrites(): a connection's writes held back until the check phase of the event
+// loop's turn, then written together, in order; its end and its destruction come after them.
+// A real TCP connection on 127.0.0.1:0; writes counted where net.Socket hands them to the system.
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { GATHER_LIMIT, gatherPipelinedWrites } from '../../../lib/server/pipelined-writes.js';
+
+interface Pair {
+  /** The server's end, its writes counted. */
+  socket: Socket;
+  writes(): number;
+  /** Everything the client has read. */
+  received(): string;
+  /** Resolves with everything read once the client's end has closed. */
+  closed: Promise<string>;
+  close(): Promise<void>;
+}
+
+/** A connection to a server of its own: the server's end, and what its client reads. */
+async function pair(): Promise<Pair> {
+  let accepted!: (socket: Socket) => void;
+  const arrived = new Promise<Socket>((resolve) => (accepted = resolve));
+  const server: Server = createServer(accepted);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const client = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  client.on('error', () => {});
+  let received = '';
+  client.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  const closed = new Promise<string>((resolve) => client.once('close', () => resolve(received)));
+  const socket = await arrived;
+  socket.on('error', () => {});
+  let writes = 0;
+  const target = socket as Socket & { _writeGeneric: (...args: unknown[]) => unknown };
+  const writeGeneric = target._writeGeneric;
+  target._writeGeneric = function (...args: unknown[]) {
+    writes++;
+    return writeGeneric.apply(this, args);
+  };
+  return {
+    socket,
+    writes: () => writes,
+    received: () => received,
+    closed,
+    async close() {
+      client.destroy();
+      socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+async function readUntil(connection: Pair, text: string): Promise<void> {
+  for (let waited = 0; !connection.received().includes(text); waited += 5) {
+    if (waited > 2_000) throw new Error(`"${text}" did not arrive; read: ${JSON.stringify(connection.received())}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+test('writes made in the turn go out together in its check phase, in order, each completed at once', async () => {
+  const connection = await pair();
+  try {
+    gatherPipelinedWrites(connection.socket);
+    const completed: string[] = [];
+    // Corked, as node:http writes a response's head and body: they come to the socket together (its _writev).
+    connection.socket.cork();
+    for (const text of ['one ', 'two ', 'three ']) connection.socket.write(text, () => completed.push(text));
+    connection.socket.uncork();
+    // Each in a tick of its own, as node:http writes pipelined responses.
+    await new Promise((resolve) => process.nextTick(resolve));
+    connection.socket.write('four', () => completed.push('four'));
+    await new Promise((resolve) => process.nextTick(resolve));
+    // Completed as far as the writers know, none written yet.
+    assert.equal(completed, ['one ', 'two ', 'three ', 'four']);
+    assert.is(connection.writes(), 0);
+    await nextTurn();
+    assert.is(connection.writes(), 1);
+    await readUntil(connection, 'one two three four');
+  } finally {
+    await connection.close();
+  }
+});
+
+test('writes after the turn go straight out, one each', async () => {
+  const connection = await pair();
+  try {
+    gatherPipelinedWrites(connection.socket);
+    connection.socket.write('held');
+    await nextTurn();
+    connection.socket.write('a');
+    assert.is(connection.writes(), 2);
+    connection.socket.write('b');
+    await readUntil(connection, 'heldab');
+    assert.is(connection.writes(), 3);
+  } finally {
+    await connection.close();
+  }
+});
+
+test('a connection ended in the turn sends what was held, then ends', async () => {
+  const connection = await pair();
+  try {
+    gatherPipelinedWrites(connection.socket);
+    connection.socket.write('first ');
+    connection.socket.end('last');
+    assert.is(await connection.closed, 'first last');
+  } finally {
+    await connection.close();
+  }
+});
+
+test('a connection destroyed in the turn sends what was held before it closes', async () => {
+  const connection = await pair();
+  try {
+    gatherPipelinedWrites(connection.socket);
+    connection.socket.write('said before the cut');
+    connection.socket.destroy();
+    assert.is(await connection.closed, 'said before the cut');
+  } finally {
+    await connection.close();
+  }
+});
+
+test('what is held goes out with the write that passes the limit, whose completion is then the connection\'s', async () => {
+  const connection = await pair();
+  try {
+    gatherPipelinedWrites(connection.socket);
+    const half = 'h'.repeat(GATHER_LIMIT / 2);
+    connection.socket.write(half);
+    connection.socket.write(half);
+    assert.is(connection.writes(), 0);
+    connection.socket.write('!');
+    assert.is(connection.writes(), 1);
+    await nextTurn();
+    await readUntil(connection, '!');
+    assert.is(connection.received(), `${half}${half}!`);
+  } finally {
+    await connection.close();
+  }
+});
+
+test.run();
