@@ -612,8 +612,8 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
       // closes, and its client sends again what it had pipelined (RFC 9112 9.3.2).
       if (req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
       if (invitesBody && continueAsked.has(req)) res.writeContinue();
-      // Pipelined behind a request not answered yet (node gives its response the connection later): the connection's writes of this turn go out together.
-      if (res.socket === null) gatherPipelinedWrites(req.socket);
+      // On a connection that pipelines (this request came behind one not answered yet, whose response has the connection now, or one before did), the turn's writes go out together.
+      gatherPipelinedWrites(req.socket, res.socket === null);
       // Pipelined behind an unsafe request, or unsafe itself behind others: handled once those are answered (RFC 9112 9.3.2).
       listenInTurn(listener, req, res, responseTimeout, handedOver);
     }

@@ -95,14 +95,17 @@ class Gatherer {
 }
 
 /**
- * Gathers the connection's writes until the check phase of this event-loop turn: called for a
- * request that came pipelined behind one not answered yet (its response has no socket yet).
+ * Gathers the connection's writes until the check phase of this event-loop turn, once it has
+ * pipelined: called for each request handed to the listener, `pipelined` when it came behind one
+ * not answered yet (its response has no socket yet). From then on the first answer of each burst
+ * waits for the others too (a connection that has pipelined once is likely to again); one that
+ * never has is not touched.
  */
-export function gatherPipelinedWrites(duplex: Duplex): void {
+export function gatherPipelinedWrites(duplex: Duplex, pipelined: boolean): void {
   const socket = duplex as GatheringSocket;
-  let held = socket[gatherer];
-  if (held === undefined) held = wrap(socket);
-  held.start();
+  const held = socket[gatherer];
+  if (held !== undefined) held.start();
+  else if (pipelined) wrap(socket).start();
 }
 
 /** Puts a Gatherer between the socket's Writable and its own write methods (once per connection). */

@@ -89,6 +89,28 @@ for (const scheme of SCHEMES) {
     assert.ok(writes >= 1 && writes <= 2, `the server wrote ${writes} times`);
   });
 
+  test(`on a connection that has pipelined, a later burst goes out in one write, over ${scheme}`, async () => {
+    const port = Number(new URL(server.urls[scheme]).port);
+    const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    await new Promise((resolve) => socket.once(scheme === 'https' ? 'secureConnect' : 'connect', resolve));
+    const burst = (from: number): string => Array.from({ length: 4 }, (_, n) => get(`/text?n=${from + n}`)).join('');
+    const answered = (count: number): boolean => readResponses(received, Array.from({ length: count }, () => 'GET')).responses.filter((response) => response.complete).length === count;
+    socket.write(burst(0));
+    await until(() => answered(4), 5_000, 'the first burst answered');
+    const before = writesByPort.get(socket.localPort!)!;
+    socket.write(burst(4));
+    await until(() => answered(8), 5_000, 'the second burst answered');
+    const writes = writesByPort.get(socket.localPort!)! - before;
+    socket.destroy();
+    assert.equal(
+      readResponses(received, Array.from({ length: 8 }, () => 'GET')).responses.map((response) => response.body),
+      Array.from({ length: 8 }, (_, n) => `hello ${n}`),
+    );
+    assert.is(writes, 1);
+  });
+
   test(`a pipelined burst whose last request says Connection: close is answered whole before the connection closes, over ${scheme}`, async () => {
     const requests = [...Array.from({ length: 5 }, (_, n) => get(`/text?n=${n}`)), get('/text?n=last', true)];
     const { received } = await pipeline(scheme, requests, Infinity);

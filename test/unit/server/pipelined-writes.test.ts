@@ -62,7 +62,7 @@ async function readUntil(connection: Pair, text: string): Promise<void> {
 test('writes made in the turn go out together in its check phase, in order, each completed at once', async () => {
   const connection = await pair();
   try {
-    gatherPipelinedWrites(connection.socket);
+    gatherPipelinedWrites(connection.socket, true);
     const completed: string[] = [];
     // Corked, as node:http writes a response's head and body: they come to the socket together (its _writev).
     connection.socket.cork();
@@ -86,7 +86,7 @@ test('writes made in the turn go out together in its check phase, in order, each
 test('writes after the turn go straight out, one each', async () => {
   const connection = await pair();
   try {
-    gatherPipelinedWrites(connection.socket);
+    gatherPipelinedWrites(connection.socket, true);
     connection.socket.write('held');
     await nextTurn();
     connection.socket.write('a');
@@ -99,10 +99,34 @@ test('writes after the turn go straight out, one each', async () => {
   }
 });
 
+test('a connection that has not pipelined is not held; once it has, each later request holds its turn\'s writes', async () => {
+  const connection = await pair();
+  try {
+    gatherPipelinedWrites(connection.socket, false);
+    connection.socket.write('a');
+    assert.is(connection.writes(), 1);
+    gatherPipelinedWrites(connection.socket, true);
+    connection.socket.write('b');
+    await nextTurn();
+    assert.is(connection.writes(), 2);
+    // The first request of a later burst, not pipelined itself: held with those behind it.
+    gatherPipelinedWrites(connection.socket, false);
+    connection.socket.write('c');
+    gatherPipelinedWrites(connection.socket, true);
+    connection.socket.write('d');
+    assert.is(connection.writes(), 2);
+    await nextTurn();
+    assert.is(connection.writes(), 3);
+    await readUntil(connection, 'abcd');
+  } finally {
+    await connection.close();
+  }
+});
+
 test('a connection ended in the turn sends what was held, then ends', async () => {
   const connection = await pair();
   try {
-    gatherPipelinedWrites(connection.socket);
+    gatherPipelinedWrites(connection.socket, true);
     connection.socket.write('first ');
     connection.socket.end('last');
     assert.is(await connection.closed, 'first last');
@@ -114,7 +138,7 @@ test('a connection ended in the turn sends what was held, then ends', async () =
 test('a connection destroyed in the turn sends what was held before it closes', async () => {
   const connection = await pair();
   try {
-    gatherPipelinedWrites(connection.socket);
+    gatherPipelinedWrites(connection.socket, true);
     connection.socket.write('said before the cut');
     connection.socket.destroy();
     assert.is(await connection.closed, 'said before the cut');
@@ -126,7 +150,7 @@ test('a connection destroyed in the turn sends what was held before it closes', 
 test('what is held goes out with the write that passes the limit, whose completion is then the connection\'s', async () => {
   const connection = await pair();
   try {
-    gatherPipelinedWrites(connection.socket);
+    gatherPipelinedWrites(connection.socket, true);
     const half = 'h'.repeat(GATHER_LIMIT / 2);
     connection.socket.write(half);
     connection.socket.write(half);
