@@ -21,9 +21,10 @@ interface SocketWrites {
 }
 
 /**
- * Most bytes held back on one connection: past them, what is held goes out at once with the chunk
- * that passed them, whose write then completes as the socket completes it (its back-pressure is the
- * socket's, as without gathering). A pipelined burst of small responses stays well within it.
+ * Most bytes of one connection whose writes have completed as far as its writers know, while they
+ * are held or on their way out (written in the check phase, not yet taken by the system): past them,
+ * a write goes out with what is held and completes as the socket completes it, so its back-pressure
+ * is the socket's, as without gathering. A pipelined burst of small responses stays well within it.
  */
 export const GATHER_LIMIT = 64 * 1024;
 
@@ -40,11 +41,30 @@ function flushAll(): void {
   holding.clear();
 }
 
-/** One connection's held-back writes, and its own Writable methods, which write them out. */
+/** A write for the socket's own methods: `callback` is its writer's, none for what was held (completed already). */
+interface Outgoing {
+  chunks: readonly Chunk[];
+  bytes: number;
+  callback: WriteCallback | undefined;
+}
+
+/**
+ * One connection's held-back writes, and its own Writable methods, which write them out. Every
+ * write reaches those methods through it, one at a time, in the order the Writable handed them
+ * over: a write of held chunks is one the Writable does not know is under way, and node's TLS
+ * socket aborts the process on a second write before the first is out.
+ */
 class Gatherer {
   #on = false;
   #chunks: Chunk[] = [];
   #bytes = 0;
+  /** Bytes written with no writer waiting on them (held, then written in the check phase), not yet out. */
+  #unaccounted = 0;
+  #writing = false;
+  /** Writes waiting for the one under way, in the order they came. */
+  readonly #queue: Outgoing[] = [];
+  /** Called once nothing is being written or waiting (the connection's end waits for them). */
+  #whenWritten: Array<() => void> = [];
 
   constructor(
     readonly socket: GatheringSocket,
@@ -63,35 +83,69 @@ class Gatherer {
     }
   }
 
-  get on(): boolean {
-    return this.#on;
+  /** What the socket's `_write` and `_writev` are handed: held this turn, otherwise written in turn. */
+  take(chunks: readonly Chunk[], callback: WriteCallback): void {
+    if (this.#on) return this.#hold(chunks, callback);
+    this.#send({ chunks, bytes: 0, callback });
   }
 
-  /** Holds `chunks` back, or writes them with what is held when that passes GATHER_LIMIT (`callback` then the socket's). */
-  hold(chunks: readonly Chunk[], callback: WriteCallback): void {
+  /**
+   * Holds `chunks` back, completed at once; past GATHER_LIMIT (with what was written so and is not
+   * out yet: a client that reads nothing), writes them with what is held, `callback` then the socket's.
+   */
+  #hold(chunks: readonly Chunk[], callback: WriteCallback): void {
     for (const entry of chunks) {
       this.#chunks.push({ chunk: entry.chunk, encoding: entry.encoding });
       this.#bytes += entry.chunk.length;
     }
-    if (this.#bytes <= GATHER_LIMIT) return callback();
+    if (this.#unaccounted + this.#bytes <= GATHER_LIMIT) return callback();
     this.flush(callback);
   }
 
-  /** Writes out what is held (one write), and holds nothing more this turn. */
+  /** Writes out what is held (one write, after the one under way), and holds nothing more this turn. */
   flush(callback?: WriteCallback): void {
     this.#on = false;
     holding.delete(this);
     const chunks = this.#chunks;
     if (chunks.length === 0) return callback?.();
+    const bytes = this.#bytes;
     this.#chunks = [];
     this.#bytes = 0;
-    // Their writes have completed as far as the responses know: a failure now is the connection's.
-    this.writev.call(this.socket, chunks, callback ?? this.#failed);
+    // Completed already as far as the responses know: they count against the limit until they are out.
+    if (callback === undefined) this.#unaccounted += bytes;
+    this.#send({ chunks, bytes, callback });
   }
 
-  readonly #failed = (error?: Error | null): void => {
-    if (error) this.socket.destroy(error);
-  };
+  /** Calls `then` once every write handed to the socket has gone out (or failed). */
+  afterWrites(then: () => void): void {
+    if (this.#writing) this.#whenWritten.push(then);
+    else then();
+  }
+
+  #send(outgoing: Outgoing): void {
+    if (this.#writing) return void this.#queue.push(outgoing);
+    this.#writing = true;
+    const done = (error?: Error | null): void => this.#sent(outgoing, error);
+    const { chunks } = outgoing;
+    if (chunks.length === 1) this.write.call(this.socket, chunks[0]!.chunk, chunks[0]!.encoding, done);
+    else this.writev.call(this.socket, chunks as Chunk[], done);
+  }
+
+  #sent(outgoing: Outgoing, error: Error | null | undefined): void {
+    this.#writing = false;
+    if (outgoing.callback === undefined) this.#unaccounted -= outgoing.bytes;
+    // The next write goes out before this one's writer hears of it: one it then hands over comes after.
+    const next = this.#queue.shift();
+    if (next !== undefined) this.#send(next);
+    else if (this.#whenWritten.length > 0) {
+      const waiting = this.#whenWritten;
+      this.#whenWritten = [];
+      for (const then of waiting) then();
+    }
+    if (outgoing.callback !== undefined) outgoing.callback(error);
+    // A failure of what the responses took for written is the connection's.
+    else if (error) this.socket.destroy(error);
+  }
 }
 
 /**
@@ -114,20 +168,19 @@ function wrap(socket: GatheringSocket): Gatherer {
   const held = new Gatherer(socket, write, writev);
   socket[gatherer] = held;
   socket._write = function (chunk, encoding, callback) {
-    if (held.on) held.hold([{ chunk, encoding }], callback);
-    else write.call(this, chunk, encoding, callback);
+    held.take([{ chunk, encoding }], callback);
   };
   socket._writev = function (chunks, callback) {
-    if (held.on) held.hold(chunks, callback);
-    else writev.call(this, chunks, callback);
+    held.take(chunks, callback);
   };
-  // The connection's end (node's FIN after a `Connection: close` response) and its destruction come after what is held.
+  // The connection's end (node's FIN after a `Connection: close` response) comes after what is held, once it is out.
   socket._final = function (callback) {
     held.flush();
-    final.call(this, callback);
+    held.afterWrites(() => final.call(this, callback));
   };
+  // Its destruction after what is held too (what is still queued then fails with the socket).
   socket._destroy = function (error, callback) {
-    if (held.on) held.flush();
+    held.flush();
     destroy.call(this, error, callback);
   };
   return held;

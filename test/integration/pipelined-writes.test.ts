@@ -11,12 +11,18 @@ import { SCHEMES, readResponses, routesOf, startTestServer, until, type TestServ
 /** More than GATHER_LIMIT in three responses: what is held goes out as it passes the limit. */
 const LARGE = 'x'.repeat(48 * 1024);
 
+/** A response of a size that two fit within the gathering limit, held together in a turn. */
+const PART = 'p'.repeat(30 * 1024);
+
 /** The number of writes each server connection has made, by the client's port. */
 const writesByPort = new Map<number, number>();
+/** Each server connection by the client's port: the socket node:http speaks on, and the TCP socket under it. */
+const servedByPort = new Map<number, { http: net.Socket; raw: net.Socket }>();
 
 function countWrites(socket: net.Socket): void {
   const port = socket.remotePort!;
   writesByPort.set(port, 0);
+  servedByPort.set(port, { http: socket, raw: (socket as net.Socket & { _parent?: net.Socket })._parent ?? socket });
   const target = socket as net.Socket & { _writeGeneric: (...args: unknown[]) => unknown };
   const writeGeneric = target._writeGeneric;
   target._writeGeneric = function (...args: unknown[]) {
@@ -36,6 +42,7 @@ test.before(async () => {
       routes: routesOf({
         '/text': (request: Request) => new Response(`hello ${request.query.get('n') ?? ''}`, 200, { 'content-type': 'text/plain' }),
         '/large': (request: Request) => new Response(`${request.query.get('n') ?? ''}${LARGE}`, 200, { 'content-type': 'text/plain' }),
+        '/part': () => new Response(PART, 200, { 'content-type': 'text/plain' }),
         '/later': async (request: Request) => {
           await new Promise((resolve) => setTimeout(resolve, 20));
           return new Response(`later ${request.query.get('n') ?? ''}`, 200, { 'content-type': 'text/plain' });
@@ -109,6 +116,41 @@ for (const scheme of SCHEMES) {
       Array.from({ length: 8 }, (_, n) => `hello ${n}`),
     );
     assert.is(writes, 1);
+  });
+
+  test(`a client that pipelines and reads none of its answers is read no further once they back up, and what the server holds for it stays bounded, over ${scheme}`, async () => {
+    const port = Number(new URL(server.urls[scheme]).port);
+    const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.pause();
+    await new Promise((resolve) => socket.once(scheme === 'https' ? 'secureConnect' : 'connect', resolve));
+    // Over TLS the server is done with the handshake a moment after its client.
+    await until(() => servedByPort.has(socket.localPort!), 5_000, 'the server\'s end of the connection');
+    const { http, raw } = servedByPort.get(socket.localPort!)!;
+    // Pipelined once: the connection's writes are gathered from then on.
+    socket.write(get('/part') + get('/part'));
+    // Then a request at a time, each read in a turn of its own (its answer held alone), until the server stops reading.
+    let sent = 2;
+    const readWithin = async (before: number): Promise<boolean> => {
+      for (const end = Date.now() + 200; raw.bytesRead === before; ) {
+        if (Date.now() > end) return false;
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      return true;
+    };
+    // 400 answers are 12 MB, far more than the connection's buffers take in.
+    for (; sent < 400; sent++) {
+      const before = raw.bytesRead;
+      socket.write(get('/part'));
+      if (!(await readWithin(before))) break;
+    }
+    // What waits in the server for this client: in its socket's buffer, and queued for the system.
+    const waiting = http.writableLength + (raw as net.Socket & { _handle: { writeQueueSize: number } })._handle.writeQueueSize;
+    socket.destroy();
+    // Without it, the held answers' writes completed at once, so node:http never felt the client's
+    // back-pressure: it read every request and queued every answer (over TLS, the process aborted).
+    assert.ok(sent < 400, 'the server read all 400 requests');
+    assert.ok(waiting < 1024 * 1024, `the server holds ${waiting} bytes for the client`);
   });
 
   test(`a pipelined burst whose last request says Connection: close is answered whole before the connection closes, over ${scheme}`, async () => {

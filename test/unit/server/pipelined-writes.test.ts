@@ -1,10 +1,25 @@
 // gatherPipelinedWrites(): a connection's writes held back until the check phase of the event
 // loop's turn, then written together, in order; its end and its destruction come after them.
-// A real TCP connection on 127.0.0.1:0; writes counted where net.Socket hands them to the system.
+// A real TCP (or TLS) connection on 127.0.0.1:0; writes counted where net.Socket hands them to the system.
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import tls from 'node:tls';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { GATHER_LIMIT, gatherPipelinedWrites } from '../../../lib/server/pipelined-writes.js';
+import { loadOrCreateDevCertificate, type DevCertificate } from '../../../lib/server/tls-certificate.js';
+
+let certificateDir = '';
+let certificate: DevCertificate;
+
+test.before(async () => {
+  certificateDir = await mkdtemp(join(tmpdir(), 'hk-pipelined-writes-'));
+  certificate = await loadOrCreateDevCertificate(certificateDir);
+});
+
+test.after(() => rm(certificateDir, { recursive: true, force: true }));
 
 interface Pair {
   /** The server's end, its writes counted. */
@@ -17,16 +32,21 @@ interface Pair {
   close(): Promise<void>;
 }
 
-/** A connection to a server of its own: the server's end, and what its client reads. */
-async function pair(): Promise<Pair> {
+/**
+ * A connection to a server of its own: the server's end, and what its client reads. `over: 'tls'`
+ * speaks TLS; `reading: false`, a client that reads nothing (a slow reader at its slowest).
+ */
+async function pair({ over = 'tcp', reading = true }: { over?: 'tcp' | 'tls'; reading?: boolean } = {}): Promise<Pair> {
   let accepted!: (socket: Socket) => void;
   const arrived = new Promise<Socket>((resolve) => (accepted = resolve));
-  const server: Server = createServer(accepted);
+  const server: Server = over === 'tls' ? tls.createServer({ key: certificate.key, cert: certificate.cert }, accepted) : createServer(accepted);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const client = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  const port = (server.address() as AddressInfo).port;
+  const client = over === 'tls' ? tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false }) : connect(port, '127.0.0.1');
   client.on('error', () => {});
   let received = '';
-  client.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  if (reading) client.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  else client.pause();
   const closed = new Promise<string>((resolve) => client.once('close', () => resolve(received)));
   const socket = await arrived;
   socket.on('error', () => {});
@@ -164,5 +184,28 @@ test('what is held goes out with the write that passes the limit, whose completi
     await connection.close();
   }
 });
+
+for (const over of ['tcp', 'tls'] as const) {
+  test(`writes to a client that reads nothing push back on the writer once they are not going out: a turn's wait for the last turn's, over ${over}`, async () => {
+    const connection = await pair({ over, reading: false });
+    try {
+      // A pipelined response a turn, each held and completed at once, as node:http writes them.
+      const response = 'r'.repeat(GATHER_LIMIT - 1024);
+      let turns = 0;
+      let toldToWait = false;
+      // 400 turns are 25 MB, far more than the connection's buffers take in.
+      while (!toldToWait && turns++ < 400) {
+        gatherPipelinedWrites(connection.socket, true);
+        toldToWait = !connection.socket.write(response);
+        await nextTurn();
+      }
+      // Without it, the writes went on completing at once, queued in the socket's handle; over TLS a
+      // second write while the first was not out aborted the process (node's TLSWrap takes one at a time).
+      assert.ok(toldToWait, `the writer was never told to wait in ${turns - 1} turns`);
+    } finally {
+      await connection.close();
+    }
+  });
+}
 
 test.run();
