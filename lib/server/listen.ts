@@ -12,7 +12,7 @@ import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { headOverflow } from './head-overflow.js';
 import { listenInTurn, wasHeldBack } from './pipelined-order.js';
-import { gatherPipelinedWrites } from './pipelined-writes.js';
+import { gatherPipelinedWrites, sendsGathered } from './pipelined-writes.js';
 import { refusesHeadRequest } from './refused-method.js';
 import type { TlsCredentials } from './tls-certificate.js';
 
@@ -816,10 +816,11 @@ type KeepAliveResponse = http.ServerResponse & { _keepAliveTimeout?: number };
 
 /**
  * Whether node:http waits on this socket for the next request: its parser is still attached (not
- * an upgraded or CONNECT connection, which the http layer has let go) and no response is on its way.
+ * an upgraded or CONNECT connection, which the http layer has let go) and no response is on its
+ * way, not even one node:http is done with whose bytes were gathered and are not out yet.
  */
 function awaitsRequest(socket: ServedSocket | null): boolean {
-  if (socket === null || socket.parser == null || socket._httpMessage != null) return false;
+  if (socket === null || socket.parser == null || socket._httpMessage != null || sendsGathered(socket)) return false;
   // Nothing read yet (a fresh connection; under TLS the TLS socket counts only what it decrypted).
   if (socket.bytesRead === 0) return true;
   // Between two requests rather than in the middle of one: a head that stalls is the head timeout's

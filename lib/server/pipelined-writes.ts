@@ -116,6 +116,11 @@ class Gatherer {
     this.#send({ chunks, bytes, callback });
   }
 
+  /** Whether writes its writers take for done are held, or not yet out (a client that reads nothing): node:http's answers are not all sent. */
+  get sending(): boolean {
+    return this.#bytes > 0 || this.#unaccounted > 0;
+  }
+
   /** Calls `then` once every write handed to the socket has gone out (or failed). */
   afterWrites(then: () => void): void {
     if (this.#writing) this.#whenWritten.push(then);
@@ -160,6 +165,14 @@ export function gatherPipelinedWrites(duplex: Duplex, pipelined: boolean): void 
   const held = socket[gatherer];
   if (held !== undefined) held.start();
   else if (pipelined) wrap(socket).start();
+}
+
+/**
+ * Whether answers node:http has finished with are still held, or on their way out, on the
+ * connection: the connection is not idle between requests (a keep-alive close would cut them).
+ */
+export function sendsGathered(duplex: Duplex): boolean {
+  return (duplex as GatheringSocket)[gatherer]?.sending ?? false;
 }
 
 /** Puts a Gatherer between the socket's Writable and its own write methods (once per connection). */

@@ -33,29 +33,37 @@ function countWrites(socket: net.Socket): void {
 
 const test = suite('pipelined writes');
 let server: TestServer;
+/** The same routes, with a short keep-alive timeout. */
+let keptServer: TestServer;
+const KEEP_ALIVE_MS = 300;
 
 test.before(async () => {
-  server = await startTestServer({
-    kernel: {
-      env: 'staging',
-      debug: false,
-      routes: routesOf({
-        '/text': (request: Request) => new Response(`hello ${request.query.get('n') ?? ''}`, 200, { 'content-type': 'text/plain' }),
-        '/large': (request: Request) => new Response(`${request.query.get('n') ?? ''}${LARGE}`, 200, { 'content-type': 'text/plain' }),
-        '/part': () => new Response(PART, 200, { 'content-type': 'text/plain' }),
-        '/later': async (request: Request) => {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-          return new Response(`later ${request.query.get('n') ?? ''}`, 200, { 'content-type': 'text/plain' });
-        },
-      }),
-    },
-  });
+  const kernel = {
+    env: 'staging',
+    debug: false,
+    routes: routesOf({
+      '/text': (request: Request) => new Response(`hello ${request.query.get('n') ?? ''}`, 200, { 'content-type': 'text/plain' }),
+      '/large': (request: Request) => new Response(`${request.query.get('n') ?? ''}${LARGE}`, 200, { 'content-type': 'text/plain' }),
+      '/part': () => new Response(PART, 200, { 'content-type': 'text/plain' }),
+      '/later': async (request: Request) => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return new Response(`later ${request.query.get('n') ?? ''}`, 200, { 'content-type': 'text/plain' });
+      },
+    }),
+  };
+  server = await startTestServer({ kernel });
+  keptServer = await startTestServer({ kernel, limits: { keepAliveTimeout: KEEP_ALIVE_MS } });
   // http's socket, or https's TLS socket (whose writes are the TLS layer's, counted the same way).
-  server.running.servers[0]!.on('connection', countWrites);
-  server.running.servers[1]!.on('secureConnection', countWrites);
+  for (const { running } of [server, keptServer]) {
+    running.servers[0]!.on('connection', countWrites);
+    running.servers[1]!.on('secureConnection', countWrites);
+  }
 });
 
-test.after(() => server.close());
+test.after(async () => {
+  await server.close();
+  await keptServer.close();
+});
 
 interface Exchange {
   /** Everything read until the server closed the connection or `waitFor` responses had come. */
@@ -151,6 +159,42 @@ for (const scheme of SCHEMES) {
     // back-pressure: it read every request and queued every answer (over TLS, the process aborted).
     assert.ok(sent < 400, 'the server read all 400 requests');
     assert.ok(waiting < 1024 * 1024, `the server holds ${waiting} bytes for the client`);
+  });
+
+  test(`answers that count as sent but wait for a client that reads nothing keep their connection from the keep-alive timeout, over ${scheme}`, async () => {
+    const port = Number(new URL(keptServer.urls[scheme]).port);
+    const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.pause();
+    let closed = false;
+    socket.once('close', () => (closed = true));
+    await new Promise((resolve) => socket.once(scheme === 'https' ? 'secureConnect' : 'connect', resolve));
+    await until(() => servedByPort.has(socket.localPort!), 5_000, 'the server\'s end of the connection');
+    const { raw } = servedByPort.get(socket.localPort!)!;
+    const handle = (raw as net.Socket & { _handle: { writeQueueSize: number } })._handle;
+    socket.write(get('/part') + get('/part'));
+    // A request at a time, each answered in a turn of its own, until an answer waits in the server: the connection's buffers are full.
+    let sent = 2;
+    while (handle.writeQueueSize === 0 && sent < 400) {
+      const before = raw.bytesRead;
+      socket.write(get('/part'));
+      sent++;
+      await until(() => raw.bytesRead > before, 5_000, `request ${sent} read`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    assert.ok(handle.writeQueueSize > 0, 'no answer waited in the server');
+    // Past the keep-alive timeout (and node's margin, and a check), the client reads again.
+    await new Promise((resolve) => setTimeout(resolve, KEEP_ALIVE_MS + 1_000 + 600));
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.resume();
+    const methods = Array.from({ length: sent }, () => 'GET');
+    const complete = (): number => readResponses(received, methods).responses.filter((response) => response.complete).length;
+    await until(() => closed || complete() === sent, 10_000, 'every answer');
+    socket.destroy();
+    // Without it, the last answers were out of node:http's hands: the connection looked idle between
+    // requests, and was closed with them still queued for the system.
+    assert.is(complete(), sent);
   });
 
   test(`a pipelined burst whose last request says Connection: close is answered whole before the connection closes, over ${scheme}`, async () => {
