@@ -184,7 +184,7 @@ for (const scheme of SCHEMES) {
     }
     assert.ok(handle.writeQueueSize > 0, 'no answer waited in the server');
     // Past the keep-alive timeout (and node's margin, and a check), the client reads again.
-    await new Promise((resolve) => setTimeout(resolve, KEEP_ALIVE_MS + 1_000 + 600));
+    await new Promise((resolve) => setTimeout(resolve, KEEP_ALIVE_MS + 1_000 + 1_000));
     let received = '';
     socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
     socket.resume();
