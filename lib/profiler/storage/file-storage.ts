@@ -28,7 +28,7 @@ import {
 import { ProfileIndex } from './profile-index.js';
 import { TRIM_TO, droppedNewest, keptRange } from './retention.js';
 import { SegmentFiles, type Segment } from './segment-files.js';
-import { LEASE_PREFIX_LENGTH, TokenLeases } from './token-leases.js';
+import { LEASE_DIR, LEASE_PREFIX_LENGTH, TokenLeases } from './token-leases.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
 import { assertStorableProfile, checkSegmentBytes, isStorableToken, resolveBounds, storableJson } from './validation.js';
 import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from '../token.js';
@@ -151,6 +151,7 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
  *                                   `<token> <epoch ms>` each, appended when a lease of <aa> is given back
  *   <aa>/<token>.json.gz            an empty placeholder: a claim of a token outside the held leases
  *   index.ndjson.<pid>-<hex>.tmp    an index rewrite in progress
+ *   leases/<aa>.discarded.<pid>-<hex>.tmp   a discarded file's rewrite in progress
  * where <aa> is the token's first two characters. Profiles of the layout before segments
  * (gzip'd `<aa>/<token>.json.gz` files, index lines without a segment) are still read, and
  * deleted by the bounds like the others; no new ones are written.
@@ -995,7 +996,7 @@ export class FileStorage implements ProfilerStorage {
   }
 
   /**
-   * Removes crash leftovers (under the lock): temp files, abandoned placeholders, moved-aside stale
+   * Removes crash leftovers (under the lock): temp files (leases/'s too), abandoned placeholders, moved-aside stale
    * locks, old-layout profile files without a line; returns the records without the old-layout
    * ones whose file is gone.
    */
@@ -1008,15 +1009,17 @@ export class FileStorage implements ProfilerStorage {
       const stats = await ignoreMissing(stat(path));
       if (stats !== undefined && now - stats.mtimeMs > ageMs && (await removeFile(path))) report.cleaned++;
     };
+    // A rewrite's temp file (`<file>.<pid>-<hex>.tmp`, renamed over its file within milliseconds) left by a crash.
+    const isTemp = (name: string): boolean => name.endsWith('.tmp');
     for (const name of (await ignoreMissing(readdir(this.dir))) ?? []) {
       // `index.lock.stale-*`: a lock moved aside by an earlier version's takeover (FileLock now takes over under `.takeover`).
-      if (name.endsWith('.tmp') || name.startsWith(`${LOCK_FILE}.stale-`)) await removeIfOlder(join(this.dir, name), ABANDONED_TEMP_MS);
+      if (isTemp(name) || name.startsWith(`${LOCK_FILE}.stale-`)) await removeIfOlder(join(this.dir, name), ABANDONED_TEMP_MS);
       if (!SHARD_DIR.test(name)) continue;
       const shard = join(this.dir, name);
       for (const file of (await ignoreMissing(readdir(shard))) ?? []) {
         if (++operations % LOCK_REFRESH_EVERY === 0) await this.#lock.refresh();
         const path = join(shard, file);
-        if (file.endsWith('.tmp')) {
+        if (isTemp(file)) {
           await removeIfOlder(path, ABANDONED_TEMP_MS);
           continue;
         }
@@ -1032,6 +1035,10 @@ export class FileStorage implements ProfilerStorage {
         // Empty: a claim, abandoned once old; otherwise an old-layout profile no line refers to.
         await removeIfOlder(path, stats.size === 0 ? ABANDONED_CLAIM_MS : ORPHAN_GRACE_MS);
       }
+    }
+    // A discarded file's rewrite (TokenLeases) makes its temp file in leases/, by the same rule.
+    for (const name of (await ignoreMissing(readdir(join(this.dir, LEASE_DIR)))) ?? []) {
+      if (isTemp(name)) await removeIfOlder(join(this.dir, LEASE_DIR, name), ABANDONED_TEMP_MS);
     }
     // A record past the end of its segment was lost (the segment cut, or its bytes never reached
     // the disk before a power cut while its index line did): no longer listed. Segments only grow,

@@ -44,7 +44,8 @@ interface Lease {
   recorded: Set<string>;
 }
 
-const LEASE_DIR = 'leases';
+/** The directory of the lease files and discarded files, in the storage's. */
+export const LEASE_DIR = 'leases';
 const LEASE_SUFFIX = '.lease';
 /** The tokens of dropped profiles of a prefix given back, a line `<token> <epoch ms>` each, read by the next holder's scans. */
 const DISCARDED_SUFFIX = '.discarded';

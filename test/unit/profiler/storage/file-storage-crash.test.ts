@@ -203,6 +203,27 @@ test('temp files left by a crashed writer are ignored by reads and removed by th
   assert.ok(existsSync(freshTemp), 'a young temp file may belong to a live writer');
 });
 
+test('a discarded file\'s rewrite temp left in leases/ by a crash is removed by the next compaction once as old as the index\'s, a young one kept', async () => {
+  const dir = await dirWithProfiles(2);
+  const leases = join(dir, 'leases');
+  await mkdir(leases, { recursive: true });
+  const discarded = join(leases, 'aa.discarded');
+  const crashed = join(leases, 'aa.discarded.99999-abcd1234.tmp');
+  const young = join(leases, 'ab.discarded.99999-abcd1234.tmp');
+  await writeFile(discarded, `aa0000 ${Date.now()}\n`);
+  await writeFile(crashed, `aa0000 ${Date.now()}\n`);
+  await writeFile(young, 'a rewrite in progress');
+  await utimes(crashed, HOUR_AGO, HOUR_AGO);
+  // Older than a live writer's temp can be (the rule of the index rewrite's, 10 minutes): only the discarded file stays that old.
+  await utimes(discarded, HOUR_AGO, HOUR_AGO);
+  const storage = storageIn(dir);
+  const report = await storage.compact();
+  assert.ok((report?.cleaned ?? 0) >= 1, JSON.stringify(report));
+  assert.not.ok(existsSync(crashed), 'the crashed rewrite\'s temp is gone');
+  assert.ok(existsSync(young), 'a young temp file may belong to a live rewrite');
+  assert.ok(existsSync(discarded), 'the discarded file itself is kept');
+});
+
 test('a stale lock (its holder was killed) is taken over; a live one makes background upkeep wait, never a write', async () => {
   const dir = await dirWithProfiles(2);
   const lock = join(dir, 'index.lock');
