@@ -18,14 +18,22 @@ export function isStorableToken(token: unknown): token is string {
   return typeof token === 'string' && TOKEN_PATTERN.test(token);
 }
 
-/** The bounds with defaults filled in; a bound that is not a positive number is a programming error. */
+/** What each bound counts, as its error says. */
+const BOUND_UNITS: Readonly<Record<keyof StorageBounds, string>> = { maxAge: 'milliseconds', maxProfiles: 'profiles', maxBytes: 'bytes' };
+
+/**
+ * The bounds with defaults filled in; a bound that is not a finite number above 0 is a programming
+ * error. Infinity is refused as NaN is, a bound never reached: a maxAge of Infinity also kept the
+ * tokens of dropped profiles taken for ever (TokenLeases), until every token prefix was full and
+ * requests went unrecorded.
+ */
 export function resolveBounds(bounds: Partial<StorageBounds> = {}): StorageBounds {
   const resolved: StorageBounds = { ...DEFAULT_STORAGE_BOUNDS };
   for (const key of ['maxAge', 'maxProfiles', 'maxBytes'] as const) {
     const value = bounds[key];
     if (value === undefined) continue;
-    if (typeof value !== 'number' || !(value > 0)) {
-      throw new RangeError(`Profiler storage bound ${key} must be a positive number, got ${String(value)}.`);
+    if (typeof value !== 'number' || !Number.isFinite(value) || !(value > 0)) {
+      throw new RangeError(`Profiler storage bound ${key} must be a finite number of ${BOUND_UNITS[key]} above 0, got ${describeValue(value)}.`);
     }
     resolved[key] = value;
   }

@@ -314,6 +314,19 @@ test('the profiler\'s own file storage keeps 2 days, 10,000 profiles and 512 MiB
   }
 });
 
+test('a profiler bound that is not finite fails createKernel, thread or not, with a RangeError naming it and its range: maxAge Infinity kept dropped profiles\' tokens taken for ever', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'http-kernel-bounds-'));
+  try {
+    for (const thread of [false, true]) {
+      const error = thrown(() => createKernel({ ...quiet, debug: true, profiler: { dir, thread, bounds: { maxAge: Infinity } } }));
+      assert.instance(error, RangeError, `thread ${thread}`);
+      assert.is(error.message, 'Profiler storage bound maxAge must be a finite number of milliseconds above 0, got number Infinity.');
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("the profiler's default directory, var/profiler of the working directory, is in a var/ made with bin/serve's .gitignore; a directory given, var/profiler too, or a storage given makes none", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'http-kernel-default-dir-'));
   const cwd = process.cwd();

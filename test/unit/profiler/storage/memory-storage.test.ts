@@ -300,11 +300,11 @@ test('purge removes every profile', async () => {
   assert.equal(await storage.find(), []);
 });
 
-test('bounds that are not positive numbers are refused at construction', () => {
-  assert.throws(() => new MemoryStorage({ bounds: { maxProfiles: 0 } }), /maxProfiles must be a positive number/);
+test('bounds that are not numbers above 0 are refused at construction', () => {
+  assert.throws(() => new MemoryStorage({ bounds: { maxProfiles: 0 } }), /maxProfiles must be a finite number of profiles above 0, got number 0\./);
   assert.throws(() => new MemoryStorage({ bounds: { maxAge: Number.NaN } }), /maxAge/);
   // A string compares above 0 ('5' > 0): refused all the same, as no number.
-  assert.throws(() => new MemoryStorage({ bounds: { maxBytes: '5' as unknown as number } }), (error: unknown) => error instanceof RangeError && /maxBytes must be a positive number, got 5\./.test(error.message));
+  assert.throws(() => new MemoryStorage({ bounds: { maxBytes: '5' as unknown as number } }), (error: unknown) => error instanceof RangeError && /maxBytes must be a finite number of bytes above 0, got the string "5"\./.test(error.message));
 });
 
 test('bounds left out are the README\'s defaults: 2 days, 10,000 profiles, 512 MiB; those given are kept beside them', () => {

@@ -8,6 +8,7 @@ import { encodeProfile } from '../../../../lib/profiler/profile.js';
 import {
   FileStorage,
   InvalidProfileError,
+  MemoryStorage,
   ProfileBatchError,
   ProfileExistsError,
   ProfilerStorageError,
@@ -170,9 +171,24 @@ test('a disk failure rejects with ProfilerStorageError, its fs cause kept', asyn
 });
 
 test('bad options fail in the constructor, as with FileStorage', () => {
-  assert.throws(() => new ThreadedFileStorage({ dir: freshDir(), bounds: { maxProfiles: 0 } }), /maxProfiles must be a positive number/);
+  assert.throws(() => new ThreadedFileStorage({ dir: freshDir(), bounds: { maxProfiles: 0 } }), /maxProfiles must be a finite number of profiles above 0/);
   assert.throws(() => new ThreadedFileStorage({ dir: freshDir(), segmentBytes: -1 }), /segmentBytes must be a positive number/);
   assert.throws(() => new FileStorage({ dir: freshDir(), segmentBytes: 0 }), /segmentBytes must be a positive number/, 'a size of 0 is none');
+});
+
+test('a bound that is not finite is refused by every storage at construction, naming the bound and its range: maxAge Infinity kept the tokens of dropped profiles taken for ever', () => {
+  const units = { maxAge: 'milliseconds', maxProfiles: 'profiles', maxBytes: 'bytes' } as const;
+  for (const [key, unit] of Object.entries(units)) {
+    for (const value of [Infinity, -Infinity, Number.NaN]) {
+      const bounds = { [key]: value };
+      for (const make of [() => new FileStorage({ dir: freshDir(), bounds }), () => new ThreadedFileStorage({ dir: freshDir(), bounds }), () => new MemoryStorage({ bounds })]) {
+        assert.throws(make, (error: unknown) => error instanceof RangeError && error.message === `Profiler storage bound ${key} must be a finite number of ${unit} above 0, got number ${value}.`, `${key}: ${value}`);
+      }
+    }
+  }
+  // The largest finite values are taken.
+  const largest = { maxAge: Number.MAX_VALUE, maxProfiles: Number.MAX_VALUE, maxBytes: Number.MAX_VALUE };
+  assert.equal({ ...new MemoryStorage({ bounds: largest }).bounds }, largest);
 });
 
 test('a segmentBytes that is no number (a string, true) is refused by both storages, not read as a size (true: one byte, a file a record)', () => {
