@@ -152,6 +152,8 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
  *   <aa>/<token>.json.gz            an empty placeholder: a claim of a token outside the held leases
  *   index.ndjson.<pid>-<hex>.tmp    an index rewrite in progress
  *   leases/<aa>.discarded.<pid>-<hex>.tmp   a discarded file's rewrite in progress
+ *   leases/<aa>.handed-over.<pid>-<hex>     discarded tokens of <aa> a former holder, frozen while its lease
+ *                                   was taken over, hands over to the holder, which merges them into the discarded file
  * where <aa> is the token's first two characters. Profiles of the layout before segments
  * (gzip'd `<aa>/<token>.json.gz` files, index lines without a segment) are still read, and
  * deleted by the bounds like the others; no new ones are written.

@@ -49,6 +49,11 @@ export const LEASE_DIR = 'leases';
 const LEASE_SUFFIX = '.lease';
 /** The tokens of dropped profiles of a prefix given back, a line `<token> <epoch ms>` each, read by the next holder's scans. */
 const DISCARDED_SUFFIX = '.discarded';
+/**
+ * Between a prefix and a hand-over's own name: `<aa>.handed-over.<pid>-<hex>`, the discarded tokens of a
+ * lease taken over from us (we were frozen) that its discarded file lacked, for its holder to take in.
+ */
+const HANDED_OVER_INFIX = '.handed-over.';
 /** A whole line of a discarded file (a line cut by a crash mid-append does not match). */
 const DISCARDED_LINE = /^([0-9a-f]+) ([0-9]+)$/;
 /** A lease not refreshed for this long belongs to a crashed or frozen process and is taken over. */
@@ -89,6 +94,11 @@ export class TokenLeases {
   readonly #lockOptions: FileLockOptions;
   /** Prefix leases held, by prefix. */
   readonly #leases = new Map<string, Lease>();
+  /**
+   * Leases another holder took over (we were frozen), by prefix, while a drawn token of them may still be
+   * discarded or their discarded tokens are not handed over yet: those are the new holder's to keep taken.
+   */
+  readonly #lost = new Map<string, Lease>();
   /** Tokens drawn from a lease and neither written nor released. */
   readonly #drawn = new Set<string>();
   /** Whether a token may not be drawn: drawn already, or the storage's. */
@@ -171,7 +181,9 @@ export class TokenLeases {
    */
   discard(token: string): boolean {
     if (!this.#drawn.delete(token)) return false;
-    this.#leases.get(token.slice(0, LEASE_PREFIX_LENGTH))?.discarded.set(token, this.#host.now());
+    const prefix = token.slice(0, LEASE_PREFIX_LENGTH);
+    // A lease taken over from us: handed over to its holder at the next refresh, or at close().
+    (this.#leases.get(prefix) ?? this.#lost.get(prefix))?.discarded.set(token, this.#host.now());
     return true;
   }
 
@@ -197,14 +209,16 @@ export class TokenLeases {
     return this.#lock(prefix).heldByAnother();
   }
 
-  /** Gives every lease back, after the lease changes under way; the drawn tokens are forgotten. */
+  /** Gives every lease back, after the lease changes under way, and hands over what is left of those taken over; the drawn tokens are forgotten. */
   async close(): Promise<void> {
     if (this.#timer !== null) clearInterval(this.#timer);
     await this.#serial(async () => {
       this.#drawn.clear();
       const leases = [...this.#leases.values()];
+      const lost = [...this.#lost.values()];
       this.#leases.clear();
-      await Promise.all(leases.map((lease) => this.#giveBack(lease)));
+      this.#lost.clear();
+      await Promise.all([...leases.map((lease) => this.#giveBack(lease)), ...lost.map((lease) => this.#handOver(lease))]);
     });
   }
 
@@ -287,21 +301,55 @@ export class TokenLeases {
     lease.taken = taken;
   }
 
-  /** Keeps the held leases young; drops the ones taken over (we were frozen), gives back full ones without pending draws. */
+  /**
+   * Keeps the held leases young, and takes in the discarded tokens former holders handed over; drops
+   * the ones taken over (we were frozen), handing over their discarded tokens; gives back full ones
+   * without pending draws.
+   */
   async #refresh(): Promise<void> {
+    const handedOver = await this.#handedOverPrefixes();
     for (const lease of [...this.#leases.values()]) {
       if (!(await lease.lock.stillHeld())) {
         this.#leases.delete(lease.prefix);
-        this.#host.report(new ProfilerStorageError(`The profiler storage lease ${lease.lock.path} was taken over; its pending tokens are still written exclusively.`, 'HK_PROFILER_STORAGE_LOCKED'));
+        this.#lost.set(lease.prefix, lease);
+        this.#host.report(new ProfilerStorageError(`The profiler storage lease ${lease.lock.path} was taken over; its pending tokens are still written exclusively, and its discarded ones handed over.`, 'HK_PROFILER_STORAGE_LOCKED'));
         continue;
       }
-      if (lease.full && ![...this.#drawn].some((token) => token.startsWith(lease.prefix))) {
+      if (lease.full && !this.#drawsPending(lease.prefix)) {
         this.#leases.delete(lease.prefix);
         await this.#giveBack(lease);
         continue;
       }
       await lease.lock.refresh();
+      if (handedOver.has(lease.prefix)) {
+        // Tokens a client of the former holder saw: taken from now on, not only from the next scan.
+        await this.#readDiscarded(lease);
+        for (const token of lease.discarded.keys()) lease.taken.add(token);
+      }
     }
+    for (const lease of [...this.#lost.values()]) {
+      await this.#handOver(lease);
+      if (!this.#drawsPending(lease.prefix) && unrecordedLines(lease).length === 0) this.#lost.delete(lease.prefix);
+    }
+  }
+
+  /** Whether a token drawn from the prefix is neither written nor released. */
+  #drawsPending(prefix: string): boolean {
+    for (const token of this.#drawn) if (token.startsWith(prefix)) return true;
+    return false;
+  }
+
+  /** The prefixes with discarded tokens handed over by former holders (see #handOver); none when the directory cannot be read. */
+  async #handedOverPrefixes(): Promise<Set<string>> {
+    const prefixes = new Set<string>();
+    let names: string[];
+    try {
+      names = await readdir(join(this.#host.dir, LEASE_DIR));
+    } catch {
+      return prefixes; // Looked for again at the next refresh; a scan reports what it cannot read.
+    }
+    for (const name of names) if (isHandOver(name)) prefixes.add(name.slice(0, LEASE_PREFIX_LENGTH));
+    return prefixes;
   }
 
   /**
@@ -310,12 +358,12 @@ export class TokenLeases {
    * A failed append is reported: the lease is given back all the same.
    */
   async #giveBack(lease: Lease): Promise<void> {
-    const lines: string[] = [];
-    for (const [token, time] of lease.discarded) if (!lease.recorded.has(token)) lines.push(`${token} ${time}\n`);
-    if (lines.length > 0) {
+    const lines = unrecordedLines(lease);
+    // Only the holder writes the file: a lease taken over (we were frozen) has another, whose rewrite could lose our lines; they are handed over to it.
+    if (lines.length > 0 && !lease.lock.refreshedAndStillHeldSync()) {
+      await this.#handOver(lease);
+    } else if (lines.length > 0) {
       try {
-        // Only the holder writes the file: a lease taken over (we were frozen) has another, whose rewrite could lose our lines.
-        if (!lease.lock.refreshedAndStillHeldSync()) throw new Error('the lease was taken over by another holder');
         appendFileSync(this.#discardedPath(lease.prefix), lines.join(''), { mode: 0o600 });
       } catch (error) {
         this.#host.report(new ProfilerStorageError(`Could not record the discarded tokens of the profiler storage lease ${lease.lock.path}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
@@ -325,48 +373,88 @@ export class TokenLeases {
   }
 
   /**
-   * Adds the tokens of the lease's discarded file younger than the host's max age to its discarded
-   * ones; rewrites the file without the expired and cut lines (or removes it) when it has any.
-   * Failures are reported: the scan goes on with what was read.
+   * Hands the discarded tokens of a lease taken over from us, not in its discarded file, over to its
+   * holder: a file of their lines of its own (`<aa>.handed-over.<pid>-<hex>`, complete once renamed
+   * into place), which the holder takes in at its next refresh or scan, merges into the discarded
+   * file and removes. Nobody else writes such a file, so no rewrite can lose it. A failure is
+   * reported, and tried again at the next refresh.
+   */
+  async #handOver(lease: Lease): Promise<void> {
+    const tokens = [...lease.discarded.keys()].filter((token) => !lease.recorded.has(token));
+    if (tokens.length === 0) return;
+    const lines = unrecordedLines(lease);
+    const path = join(this.#host.dir, LEASE_DIR, `${lease.prefix}${HANDED_OVER_INFIX}${process.pid}-${randomBytes(4).toString('hex')}`);
+    const temp = `${path}.tmp`;
+    try {
+      try {
+        await writeFile(temp, lines.join(''), { mode: 0o600, flag: 'wx' });
+        renameSync(temp, path);
+      } catch (error) {
+        rmSync(temp, { force: true });
+        throw error;
+      }
+    } catch (error) {
+      this.#host.report(new ProfilerStorageError(`Could not hand over the discarded tokens of the profiler storage lease ${lease.lock.path}, taken over by another holder: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
+      return;
+    }
+    for (const token of tokens) lease.recorded.add(token);
+  }
+
+  /**
+   * Adds the tokens of the lease's discarded file, and of the files former holders handed over (see
+   * #handOver), younger than the host's max age to its discarded ones; rewrites the file without the
+   * expired and cut lines and with those handed over (or removes it) when there are any, then removes
+   * the hand-overs it took in. Failures are reported: the scan goes on with what was read, and a
+   * hand-over not merged stays for the next.
    */
   async #readDiscarded(lease: Lease): Promise<void> {
     const path = this.#discardedPath(lease.prefix);
     const cutoff = this.#host.now() - this.#host.discardedFor();
     // This holder's own expire too: a lease held for long does not keep them for ever.
     for (const [token, time] of lease.discarded) if (time < cutoff) lease.discarded.delete(token);
-    let text: string;
+    let text = '';
     try {
       text = await readFile(path, 'utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.#host.report(new ProfilerStorageError(`Could not read the discarded tokens ${path}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
-      lease.recorded = new Set();
-      return;
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        this.#host.report(new ProfilerStorageError(`Could not read the discarded tokens ${path}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
+        lease.recorded = new Set();
+        return;
+      }
     }
     const kept: string[] = [];
     const recorded = new Set<string>();
     let dropped = false;
-    const lines = text.split('\n');
-    // The text after the last newline is empty, or a line cut by a crash mid-append.
-    if (lines.pop() !== '') dropped = true;
-    for (const line of lines) {
-      const match = DISCARDED_LINE.exec(line);
-      const token = match?.[1];
-      const time = Number(match?.[2]);
-      if (token === undefined || !token.startsWith(lease.prefix) || token.length <= LEASE_PREFIX_LENGTH || time < cutoff || recorded.has(token)) {
-        dropped = true;
-        continue;
+    /** Takes in the whole lines of `content`; false when it had others (expired, cut, of another prefix, again). */
+    const takeIn = (content: string): boolean => {
+      let clean = true;
+      const lines = content.split('\n');
+      // The text after the last newline is empty, or a line cut by a crash mid-append.
+      if (lines.pop() !== '') clean = false;
+      for (const line of lines) {
+        const match = DISCARDED_LINE.exec(line);
+        const token = match?.[1];
+        const time = Number(match?.[2]);
+        if (token === undefined || !token.startsWith(lease.prefix) || token.length <= LEASE_PREFIX_LENGTH || time < cutoff || recorded.has(token)) {
+          clean = false;
+          continue;
+        }
+        recorded.add(token);
+        kept.push(`${line}\n`);
+        if (!lease.discarded.has(token)) lease.discarded.set(token, time);
       }
-      recorded.add(token);
-      kept.push(`${line}\n`);
-      if (!lease.discarded.has(token)) lease.discarded.set(token, time);
-    }
+      return clean;
+    };
+    if (!takeIn(text)) dropped = true;
+    const handOvers = await this.#readHandOvers(lease.prefix);
+    for (const handOver of handOvers) takeIn(handOver.text);
     lease.recorded = recorded;
-    if (!dropped) return;
+    if (!dropped && handOvers.length === 0) return;
     try {
       // Only the holder rewrites the file (checked with the rename, synchronously): another holder's appends would be lost.
       if (kept.length === 0) {
         if (!lease.lock.refreshedAndStillHeldSync()) throw new Error('the lease was taken over by another holder');
-        unlinkSync(path);
+        rmSync(path, { force: true });
       } else {
         // Its own name, as the index rewrite's: two storages of one process (threads) may rewrite at once.
         const temp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
@@ -379,9 +467,36 @@ export class TokenLeases {
           throw error;
         }
       }
+      // In the discarded file now (or expired): a crash before this leaves them to be merged again, their lines once.
+      for (const handOver of handOvers) rmSync(handOver.path, { force: true });
     } catch (error) {
       this.#host.report(new ProfilerStorageError(`Could not rewrite the discarded tokens ${path} without their expired lines.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
     }
+  }
+
+  /** The discarded tokens former holders of the prefix handed over (see #handOver), each file's path and text; one that cannot be read is reported and left. */
+  async #readHandOvers(prefix: string): Promise<Array<{ path: string; text: string }>> {
+    const dir = join(this.#host.dir, LEASE_DIR);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (error) {
+      this.#host.report(new ProfilerStorageError(`Could not look for discarded tokens handed over in ${dir}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
+      return [];
+    }
+    const handOvers: Array<{ path: string; text: string }> = [];
+    for (const name of names) {
+      if (!isHandOver(name) || !name.startsWith(`${prefix}${HANDED_OVER_INFIX}`)) continue;
+      const path = join(dir, name);
+      try {
+        handOvers.push({ path, text: await readFile(path, 'utf8') });
+      } catch (error) {
+        // Merged and removed by another holder meanwhile: in the discarded file already.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        this.#host.report(new ProfilerStorageError(`Could not read the discarded tokens handed over in ${path}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
+      }
+    }
+    return handOvers;
   }
 
   #discardedPath(prefix: string): string {
@@ -397,6 +512,18 @@ export class TokenLeases {
     this.#changing = run.catch(() => {});
     return run;
   }
+}
+
+/** The lines `<token> <epoch ms>` of the lease's discarded tokens not in its discarded file. */
+function unrecordedLines(lease: Lease): string[] {
+  const lines: string[] = [];
+  for (const [token, time] of lease.discarded) if (!lease.recorded.has(token)) lines.push(`${token} ${time}\n`);
+  return lines;
+}
+
+/** Whether a name in the leases directory is a hand-over of discarded tokens (not its temp file). */
+function isHandOver(name: string): boolean {
+  return name.slice(LEASE_PREFIX_LENGTH).startsWith(HANDED_OVER_INFIX) && !name.endsWith('.tmp');
 }
 
 function shuffle<T>(items: T[]): void {

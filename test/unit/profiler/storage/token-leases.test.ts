@@ -1,7 +1,7 @@
 // TokenLeases on its own, with a host of plain sets: the contract FileStorage relies on.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readlinkSync } from 'node:fs';
-import { mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -495,7 +495,7 @@ test('a discarded file that cannot be read or written is reported, and the lease
   assert.not.ok(existsSync(join(host.dir, 'leases', 'aa.lease')), 'given back');
 });
 
-test('a lease taken over (we were frozen) neither rewrites nor appends to its discarded file: only the holder writes it, whose appends a rewrite would lose', async (context) => {
+test('a lease taken over (we were frozen) neither rewrites nor appends to its discarded file: only the holder writes it, whose appends a rewrite would lose; its discarded tokens are handed over in a file of their own', async (context) => {
   const { leases, host, reported } = await fixture(context);
   await leaseAllBut(host.dir, 'aa');
   await leases.grow(3);
@@ -513,9 +513,65 @@ test('a lease taken over (we were frozen) neither rewrites nor appends to its di
   assert.is(await readFile(path, 'utf8'), text, 'not rewritten by a former holder');
   await leases.close();
   assert.is(await readFile(path, 'utf8'), text, 'not appended to by a former holder');
+  const handedOver = (await readdir(join(host.dir, 'leases'))).filter((name) => name.startsWith('aa.handed-over.'));
+  assert.is(handedOver.length, 1, 'aa0 handed over');
+  assert.match(await readFile(join(host.dir, 'leases', handedOver[0]!), 'utf8'), /^aa0 [0-9]+\n$/);
   const codes = reported.map((error) => (error as ProfilerStorageError).code);
-  assert.equal(codes, ['HK_PROFILER_STORAGE_DISCARDED', 'HK_PROFILER_STORAGE_DISCARDED']);
+  assert.equal(codes, ['HK_PROFILER_STORAGE_DISCARDED'], 'the rewrite refused');
   assert.ok(existsSync(leasePath), 'the new holder\'s lease is left alone');
+  // The new holder is gone without a scan: the next to lease aa takes the hand-over in at its scan, and merges it.
+  await rm(leasePath);
+  const next = new TokenLeases({ ...host }, { holderInfo: true, owner: 'next' });
+  await next.grow(3);
+  assert.equal(next.prefixes, ['aa']);
+  assert.is(next.claim('aa0', () => false), false, 'handed over');
+  assert.match(await readFile(path, 'utf8'), /^aaa [0-9]+\naa0 [0-9]+\n$/);
+  assert.equal((await readdir(join(host.dir, 'leases'))).filter((name) => name.startsWith('aa.handed-over.')), [], 'merged, then removed');
+  await next.close();
+});
+
+test('the discarded tokens of a lease taken over from a frozen holder are handed over when it wakes, those it discards after too: the new holder takes them at its next refresh, and keeps them in its discarded file', async (context) => {
+  const { host, reported } = await fixture(context);
+  await leaseAllBut(host.dir, 'aa');
+  const leaseDir = join(host.dir, 'leases');
+  const path = join(leaseDir, 'aa.discarded');
+  /** A TokenLeases holding aa, with its refresh to call. */
+  const holder = async (owner: string): Promise<{ leases: TokenLeases; refresh: () => void }> => {
+    const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
+      const leases = new TokenLeases({ ...host }, { holderInfo: true, owner });
+      context.cleanups.push(() => leases.close());
+      await leases.grow(3);
+      return leases;
+    });
+    assert.equal(made.prefixes, ['aa'], owner);
+    return { leases: made, refresh: callbacks[0]! };
+  };
+  const first = await holder('first');
+  assert.ok(first.leases.claim('aa0', () => false) && first.leases.claim('aa1', () => false));
+  // aa0's profile is dropped: a client saw it, and only first's memory says so until it gives the lease back.
+  assert.ok(first.leases.discard('aa0'));
+  // first is frozen past the lease's staleness: second takes it over, and scans a discarded file without aa0.
+  const old = new Date(Date.now() - 3 * 60_000);
+  await utimes(join(leaseDir, 'aa.lease'), old, old);
+  const second = await holder('second');
+  // first wakes: its refresh finds the lease taken over, and aa1, drawn before, is dropped after.
+  first.refresh();
+  await until(async () => first.leases.prefixes.length === 0);
+  assert.equal(first.leases.prefixes, []);
+  assert.ok(first.leases.discard('aa1'));
+  await first.leases.close();
+  // second's next refresh takes what first handed over, into its discarded file too.
+  second.refresh();
+  await until(async () => /^aa1 /m.test(await readFile(path, 'utf8').catch(() => '')));
+  assert.is(second.leases.claim('aa0', () => false), false, 'aa0, discarded by the frozen holder before the takeover');
+  assert.is(second.leases.claim('aa1', () => false), false, 'aa1, discarded by the frozen holder after it');
+  await second.leases.close();
+  assert.equal((await readFile(path, 'utf8')).split('\n').map((line) => line.split(' ')[0]).sort(), ['', 'aa0', 'aa1']);
+  assert.equal((await readdir(leaseDir)).filter((name) => name.startsWith('aa.') && name !== 'aa.discarded'), [], 'nothing else of aa left');
+  const third = await holder('third');
+  for (const token of ['aa0', 'aa1']) assert.is(third.leases.claim(token, () => false), false, `${token}, for the next holder too`);
+  await third.leases.close();
+  assert.equal(reported.map((error) => (error as ProfilerStorageError).code), ['HK_PROFILER_STORAGE_LOCKED'], 'first\'s lease taken over, said once');
 });
 
 test.run();
