@@ -148,7 +148,7 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
  *   index.lock                      present while one process compacts the index
  *   leases/<aa>.lease               the lease of token prefix <aa>: JSON of holder pid, hostname, time
  *   leases/<aa>.discarded           tokens of <aa> shown to clients whose profiles were dropped, a line
- *                                   `<token> <epoch ms>` each, appended when a lease of <aa> is given back
+ *                                   `<token> <epoch ms>` each, appended by the holder of <aa> at each refresh and give-back
  *   <aa>/<token>.json.gz            an empty placeholder: a claim of a token outside the held leases
  *   index.ndjson.<pid>-<hex>.tmp    an index rewrite in progress
  *   leases/<aa>.discarded.<pid>-<hex>.tmp   a discarded file's rewrite in progress

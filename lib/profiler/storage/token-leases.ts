@@ -37,17 +37,17 @@ interface Lease {
   full: boolean;
   /**
    * Tokens shown to a client whose profile was not written (discard()), with when (epoch ms): kept
-   * taken across scans while the lease is held, and written to `leases/<aa>.discarded` when it is given back.
+   * taken across scans while the lease is held, and appended to `leases/<aa>.discarded` at each refresh and when it is given back.
    */
   readonly discarded: Map<string, number>;
-  /** The discarded tokens `leases/<aa>.discarded` held at the last scan: not appended again. */
+  /** The discarded tokens `leases/<aa>.discarded` held at the last scan, and those appended or handed over since: not written again. */
   recorded: Set<string>;
 }
 
 /** The directory of the lease files and discarded files, in the storage's. */
 export const LEASE_DIR = 'leases';
 const LEASE_SUFFIX = '.lease';
-/** The tokens of dropped profiles of a prefix given back, a line `<token> <epoch ms>` each, read by the next holder's scans. */
+/** The tokens of dropped profiles of a prefix, a line `<token> <epoch ms>` each, appended by its holders and read by their scans. */
 const DISCARDED_SUFFIX = '.discarded';
 /**
  * Between a prefix and a hand-over's own name: `<aa>.handed-over.<pid>-<hex>`, the discarded tokens of a
@@ -321,6 +321,7 @@ export class TokenLeases {
         continue;
       }
       await lease.lock.refresh();
+      await this.#record(lease);
       if (handedOver.has(lease.prefix)) {
         // Tokens a client of the former holder saw: taken from now on, not only from the next scan.
         await this.#readDiscarded(lease);
@@ -352,24 +353,33 @@ export class TokenLeases {
     return prefixes;
   }
 
-  /**
-   * Releases a held lease, its discarded tokens not yet in its discarded file appended there first
-   * (one synchronous append: a crash loses at most a cut last line, which the next scan skips).
-   * A failed append is reported: the lease is given back all the same.
-   */
+  /** Releases a held lease, its discarded tokens not yet in its discarded file recorded first (#record). */
   async #giveBack(lease: Lease): Promise<void> {
-    const lines = unrecordedLines(lease);
-    // Only the holder writes the file: a lease taken over (we were frozen) has another, whose rewrite could lose our lines; they are handed over to it.
-    if (lines.length > 0 && !lease.lock.refreshedAndStillHeldSync()) {
-      await this.#handOver(lease);
-    } else if (lines.length > 0) {
-      try {
-        appendFileSync(this.#discardedPath(lease.prefix), lines.join(''), { mode: 0o600 });
-      } catch (error) {
-        this.#host.report(new ProfilerStorageError(`Could not record the discarded tokens of the profiler storage lease ${lease.lock.path}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
-      }
-    }
+    await this.#record(lease);
     await lease.lock.release();
+  }
+
+  /**
+   * Appends the lease's discarded tokens not yet in its discarded file there: at each refresh and
+   * when it is given back, so that a holder frozen or killed loses none discarded before its last
+   * refresh (one synchronous append: a crash loses at most a cut last line, which the next scan
+   * skips). A failed append is reported, and tried again at the next refresh or give-back.
+   */
+  async #record(lease: Lease): Promise<void> {
+    const tokens = [...lease.discarded.keys()].filter((token) => !lease.recorded.has(token));
+    if (tokens.length === 0) return;
+    // Only the holder writes the file: a lease taken over (we were frozen) has another, whose rewrite could lose our lines; they are handed over to it.
+    if (!lease.lock.refreshedAndStillHeldSync()) {
+      await this.#handOver(lease);
+      return;
+    }
+    try {
+      appendFileSync(this.#discardedPath(lease.prefix), unrecordedLines(lease).join(''), { mode: 0o600 });
+    } catch (error) {
+      this.#host.report(new ProfilerStorageError(`Could not record the discarded tokens of the profiler storage lease ${lease.lock.path}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
+      return;
+    }
+    for (const token of tokens) lease.recorded.add(token);
   }
 
   /**

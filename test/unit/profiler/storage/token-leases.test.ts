@@ -574,4 +574,31 @@ test('the discarded tokens of a lease taken over from a frozen holder are handed
   assert.equal(reported.map((error) => (error as ProfilerStorageError).code), ['HK_PROFILER_STORAGE_LOCKED'], 'first\'s lease taken over, said once');
 });
 
+test('a held lease appends the tokens it discarded to its discarded file at each refresh, not only when given back: a holder frozen (or killed) past its lease loses none discarded before its last refresh', async (context) => {
+  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
+    const ready = await fixture(context);
+    await leaseAllBut(ready.host.dir, 'aa');
+    await ready.leases.grow(3);
+    return ready;
+  });
+  const { leases, host, reported } = made;
+  const path = join(host.dir, 'leases', 'aa.discarded');
+  assert.ok(leases.claim('aa0', () => false) && leases.discard('aa0'));
+  callbacks[0]!();
+  await until(async () => existsSync(path));
+  assert.match(await readFile(path, 'utf8'), /^aa0 [0-9]+\n$/, 'recorded at the refresh');
+  // Frozen past the lease's staleness, before a discard of aa1 reaches a refresh: another holder takes aa over.
+  assert.ok(leases.claim('aa1', () => false) && leases.discard('aa1'));
+  const old = new Date(Date.now() - 3 * 60_000);
+  await utimes(join(host.dir, 'leases', 'aa.lease'), old, old);
+  const second = new TokenLeases({ ...host }, { holderInfo: true, owner: 'second' });
+  await second.grow(3);
+  assert.equal(second.prefixes, ['aa']);
+  assert.is(second.claim('aa0', () => false), false, 'aa0, recorded before the freeze, is known to the new holder at once');
+  await second.close();
+  await leases.close();
+  assert.equal((await readFile(path, 'utf8')).split('\n').filter((line) => line.startsWith('aa0 ')).length, 1, 'appended once, not again when given back');
+  assert.equal(reported, []);
+});
+
 test.run();
