@@ -468,8 +468,9 @@ export class TokenLeases {
       } else {
         // Its own name, as the index rewrite's: two storages of one process (threads) may rewrite at once.
         const temp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-        await writeFile(temp, kept.join(''), { mode: 0o600 });
         try {
+          // Inside the try: a full disk fails the write after making the file, and a hand-over waiting retries at each refresh, a new temp each time.
+          await writeFile(temp, kept.join(''), { mode: 0o600 });
           if (!lease.lock.refreshedAndStillHeldSync()) throw new Error('the lease was taken over by another holder');
           renameSync(temp, path);
         } catch (error) {

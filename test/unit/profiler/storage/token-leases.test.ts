@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ProfilerStorageError } from '../../../../lib/profiler/storage/errors.js';
 import { TokenLeases, type LeaseHost } from '../../../../lib/profiler/storage/token-leases.js';
-import { makeTempDir, until, withCapturedIntervals } from './fixtures.js';
+import { makeTempDir, simulatedDisk, until, withCapturedIntervals } from './fixtures.js';
 
 interface Fixture {
   leases: TokenLeases;
@@ -599,6 +599,37 @@ test('a held lease appends the tokens it discarded to its discarded file at each
   await leases.close();
   assert.equal((await readFile(path, 'utf8')).split('\n').filter((line) => line.startsWith('aa0 ')).length, 1, 'appended once, not again when given back');
   assert.equal(reported, []);
+});
+
+test('a merge of handed-over tokens on a full disk leaves no temp file, at any refresh: the hand-over waits, its tokens taken, and is merged once there is room', async (context) => {
+  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
+    const ready = await fixture(context);
+    await leaseAllBut(ready.host.dir, 'aa');
+    await ready.leases.grow(3);
+    return ready;
+  });
+  const { leases, host, reported } = made;
+  const leaseDir = join(host.dir, 'leases');
+  const handOver = join(leaseDir, 'aa.handed-over.99999-abcd1234');
+  await writeFile(handOver, `aa7 ${Date.now()}\n`);
+  const disk = simulatedDisk(host.dir, 0);
+  try {
+    for (let refresh = 1; refresh <= 3; refresh++) {
+      callbacks[0]!();
+      await until(async () => reported.length >= refresh);
+      assert.is(reported.length, refresh, `refresh ${refresh}`);
+      assert.is((reported[refresh - 1] as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_DISCARDED');
+      assert.equal((await readdir(leaseDir)).filter((name) => name.endsWith('.tmp')), [], `refresh ${refresh}: the failed rewrite's temp file is removed, not left for the sweep`);
+    }
+  } finally {
+    disk.restore();
+  }
+  assert.ok(existsSync(handOver), 'not merged: kept for the next refresh');
+  assert.is(leases.claim('aa7', () => false), false, 'taken all the same');
+  callbacks[0]!();
+  await until(async () => !existsSync(handOver));
+  assert.match(await readFile(join(leaseDir, 'aa.discarded'), 'utf8'), /^aa7 [0-9]+\n$/);
+  assert.equal((await readdir(leaseDir)).filter((name) => name.endsWith('.tmp')), []);
 });
 
 test.run();
