@@ -28,7 +28,7 @@ import {
 import { ProfileIndex } from './profile-index.js';
 import { TRIM_TO, droppedNewest, keptRange } from './retention.js';
 import { SegmentFiles, type Segment } from './segment-files.js';
-import { LEASE_DIR, LEASE_PREFIX_LENGTH, TokenLeases } from './token-leases.js';
+import { LEASE_DIR, LEASE_PREFIX_LENGTH, TokenLeases, isHandOver } from './token-leases.js';
 import { compileCriteria, matchesCriteria, toSummary } from './search-criteria.js';
 import { assertStorableProfile, checkSegmentBytes, isStorableToken, resolveBounds, storableJson } from './validation.js';
 import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from '../token.js';
@@ -154,6 +154,7 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
  *   leases/<aa>.discarded.<pid>-<hex>.tmp   a discarded file's rewrite in progress
  *   leases/<aa>.handed-over.<pid>-<hex>     discarded tokens of <aa> a former holder, frozen while its lease
  *                                   was taken over, hands over to the holder, which merges them into the discarded file
+ *                                   (the sweep removes one older than maxAge: nobody may lease <aa> again)
  * where <aa> is the token's first two characters. Profiles of the layout before segments
  * (gzip'd `<aa>/<token>.json.gz` files, index lines without a segment) are still read, and
  * deleted by the bounds like the others; no new ones are written.
@@ -998,7 +999,7 @@ export class FileStorage implements ProfilerStorage {
   }
 
   /**
-   * Removes crash leftovers (under the lock): temp files (leases/'s too), abandoned placeholders, moved-aside stale
+   * Removes crash leftovers (under the lock): temp files (leases/'s too), expired hand-overs, abandoned placeholders, moved-aside stale
    * locks, old-layout profile files without a line; returns the records without the old-layout
    * ones whose file is gone.
    */
@@ -1038,9 +1039,12 @@ export class FileStorage implements ProfilerStorage {
         await removeIfOlder(path, stats.size === 0 ? ABANDONED_CLAIM_MS : ORPHAN_GRACE_MS);
       }
     }
-    // A discarded file's rewrite (TokenLeases) makes its temp file in leases/, by the same rule.
+    // A discarded file's rewrite (TokenLeases) makes its temp file in leases/, by the same rule. A hand-over
+    // waits for the next holder of its prefix, which may never come: once older than maxAge, every token in
+    // it is older still (none is dropped after its file is written), and that holder would only drop them.
     for (const name of (await ignoreMissing(readdir(join(this.dir, LEASE_DIR)))) ?? []) {
       if (isTemp(name)) await removeIfOlder(join(this.dir, LEASE_DIR, name), ABANDONED_TEMP_MS);
+      else if (isHandOver(name)) await removeIfOlder(join(this.dir, LEASE_DIR, name), this.bounds.maxAge);
     }
     // A record past the end of its segment was lost (the segment cut, or its bytes never reached
     // the disk before a power cut while its index line did): no longer listed. Segments only grow,

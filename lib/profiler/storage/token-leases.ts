@@ -532,8 +532,8 @@ function unrecordedLines(lease: Lease): string[] {
   return lines;
 }
 
-/** Whether a name in the leases directory is a hand-over of discarded tokens (not its temp file). */
-function isHandOver(name: string): boolean {
+/** Whether a name in the leases directory is a hand-over of discarded tokens (not its temp file): the sweep removes one whose every token has expired. */
+export function isHandOver(name: string): boolean {
   return name.slice(LEASE_PREFIX_LENGTH).startsWith(HANDED_OVER_INFIX) && !name.endsWith('.tmp');
 }
 

@@ -224,6 +224,25 @@ test('a discarded file\'s rewrite temp left in leases/ by a crash is removed by 
   assert.ok(existsSync(discarded), 'the discarded file itself is kept');
 });
 
+test('a hand-over of discarded tokens for a prefix nobody leases goes at the next compaction once older than maxAge, when every token in it has expired; a younger one waits for the prefix\'s next holder', async () => {
+  const dir = await dirWithProfiles(2);
+  const leases = join(dir, 'leases');
+  await mkdir(leases, { recursive: true });
+  const expired = join(leases, 'aa.handed-over.99999-abcd1234');
+  const waiting = join(leases, 'ab.handed-over.99999-abcd1234');
+  await writeFile(expired, `aa0000 ${HOUR_AGO.getTime()}\n`);
+  await writeFile(waiting, `ab0000 ${Date.now() - 20 * 60_000}\n`);
+  await utimes(expired, HOUR_AGO, HOUR_AGO);
+  // Older than a temp file may be (10 minutes), younger than the max age (1 hour): its token is still taken.
+  const twentyMinutesAgo = new Date(Date.now() - 20 * 60_000);
+  await utimes(waiting, twentyMinutesAgo, twentyMinutesAgo);
+  const storage = storageIn(dir, { bounds: { maxAge: 60 * 60_000 } });
+  const report = await storage.compact();
+  assert.ok((report?.cleaned ?? 0) >= 1, JSON.stringify(report));
+  assert.not.ok(existsSync(expired), 'every token in it expired: nobody would take it in but to drop it');
+  assert.ok(existsSync(waiting), 'its token may still be drawn by the next holder of ab, which takes it in');
+});
+
 test('a stale lock (its holder was killed) is taken over; a live one makes background upkeep wait, never a write', async () => {
   const dir = await dirWithProfiles(2);
   const lock = join(dir, 'index.lock');
