@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
@@ -374,7 +374,7 @@ export class TokenLeases {
       return;
     }
     try {
-      appendFileSync(this.#discardedPath(lease.prefix), unrecordedLines(lease).join(''), { mode: 0o600 });
+      appendLines(this.#discardedPath(lease.prefix), unrecordedLines(lease).join(''));
     } catch (error) {
       this.#host.report(new ProfilerStorageError(`Could not record the discarded tokens of the profiler storage lease ${lease.lock.path}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
       return;
@@ -530,6 +530,23 @@ function unrecordedLines(lease: Lease): string[] {
   const lines: string[] = [];
   for (const [token, time] of lease.discarded) if (!lease.recorded.has(token)) lines.push(`${token} ${time}\n`);
   return lines;
+}
+
+/**
+ * Appends whole lines to a discarded file, on a line of their own: after a line cut by a crash
+ * mid-append or a short write (a full disk), left when the rewrite that drops it failed, the first
+ * of them was glued to it, and lost as one malformed line.
+ */
+function appendLines(path: string, text: string): void {
+  const fd = openSync(path, 'a+', 0o600);
+  try {
+    const { size } = fstatSync(fd);
+    const last = Buffer.alloc(1);
+    const cut = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
+    writeFileSync(fd, cut ? `\n${text}` : text);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Whether a name in the leases directory is a hand-over of discarded tokens (not its temp file): the sweep removes one whose every token has expired. */

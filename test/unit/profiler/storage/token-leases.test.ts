@@ -1,6 +1,7 @@
 // TokenLeases on its own, with a host of plain sets: the contract FileStorage relies on.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readlinkSync } from 'node:fs';
+import fs, { existsSync, readlinkSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { mkdir, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -630,6 +631,44 @@ test('a merge of handed-over tokens on a full disk leaves no temp file, at any r
   await until(async () => !existsSync(handOver));
   assert.match(await readFile(join(leaseDir, 'aa.discarded'), 'utf8'), /^aa7 [0-9]+\n$/);
   assert.equal((await readdir(leaseDir)).filter((name) => name.endsWith('.tmp')), []);
+});
+
+test('an append to a discarded file cut in its last line (a crash mid-append) whose rewrite failed starts on a line of its own: glued to the cut line, its first token was lost', async (context) => {
+  const now = Date.now();
+  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
+    const ready = await fixture(context);
+    await leaseAllBut(ready.host.dir, 'aa');
+    await writeFile(join(ready.host.dir, 'leases', 'aa.discarded'), `aa1 ${now}\naa`);
+    // The disk is full as the lease is taken: the rewrite without the cut line fails (its temp file cannot be written); room comes back after.
+    const realWriteFile = fs.promises.writeFile;
+    fs.promises.writeFile = (async (file: string, ...rest: unknown[]) => {
+      if (typeof file === 'string' && file.endsWith('.tmp')) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      return (realWriteFile as (...args: unknown[]) => Promise<void>)(file, ...rest);
+    }) as typeof fs.promises.writeFile;
+    syncBuiltinESMExports();
+    try {
+      await ready.leases.grow(3);
+    } finally {
+      fs.promises.writeFile = realWriteFile;
+      syncBuiltinESMExports();
+    }
+    return ready;
+  });
+  const { leases, host, reported } = made;
+  const path = join(host.dir, 'leases', 'aa.discarded');
+  assert.equal(leases.prefixes, ['aa']);
+  assert.is(await readFile(path, 'utf8'), `aa1 ${now}\naa`, 'not rewritten');
+  assert.ok(leases.claim('aa7', () => false) && leases.discard('aa7'));
+  callbacks[0]!();
+  await until(async () => /aa7/.test(await readFile(path, 'utf8')));
+  await leases.close();
+  assert.equal(reported.map((error) => (error as ProfilerStorageError).code), ['HK_PROFILER_STORAGE_DISCARDED'], 'the failed rewrite');
+  const next = new TokenLeases({ ...host }, { holderInfo: true, owner: 'next' });
+  await next.grow(3);
+  assert.is(next.claim('aa7', () => false), false, 'aa7, a client saw it');
+  assert.is(next.claim('aa1', () => false), false);
+  assert.match(await readFile(path, 'utf8'), new RegExp(`^aa1 ${now}\naa7 [0-9]+\n$`), 'the cut line dropped at the rewrite');
+  await next.close();
 });
 
 test.run();
