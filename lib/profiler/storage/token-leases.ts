@@ -428,7 +428,8 @@ export class TokenLeases {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
         this.#host.report(new ProfilerStorageError(`Could not read the discarded tokens ${path}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
-        lease.recorded = new Set();
+        // `recorded` is left as it is: only the holder writes the file, so what it read or appended is still there.
+        // Emptied, every refresh while a hand-over waited appended every discarded token again.
         return;
       }
     }

@@ -671,4 +671,37 @@ test('an append to a discarded file cut in its last line (a crash mid-append) wh
   await next.close();
 });
 
+test('a discarded file that cannot be read while a hand-over waits is not appended to again at each refresh: the holder still knows what it appended, and the file grew by every discarded token every 30 s', async (context) => {
+  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
+    const ready = await fixture(context);
+    await leaseAllBut(ready.host.dir, 'aa');
+    await ready.leases.grow(3);
+    return ready;
+  });
+  const { leases, host } = made;
+  const path = join(host.dir, 'leases', 'aa.discarded');
+  assert.ok(leases.claim('aa0', () => false) && leases.discard('aa0'));
+  await writeFile(join(host.dir, 'leases', 'aa.handed-over.99999-abcd1234'), `aa9 ${Date.now()}\n`);
+  const realReadFile = fs.promises.readFile;
+  fs.promises.readFile = (async (file: unknown, ...rest: unknown[]) => {
+    if (file === path) throw Object.assign(new Error(`EIO: i/o error, open '${path}'`), { code: 'EIO' });
+    return (realReadFile as (...args: unknown[]) => Promise<unknown>)(file, ...rest);
+  }) as typeof fs.promises.readFile;
+  syncBuiltinESMExports();
+  try {
+    for (let refresh = 1; refresh <= 3; refresh++) {
+      const before = made.reported.length;
+      callbacks[0]!();
+      await until(async () => made.reported.length > before);
+    }
+  } finally {
+    fs.promises.readFile = realReadFile;
+    syncBuiltinESMExports();
+  }
+  assert.equal((await readFile(path, 'utf8')).split('\n').filter((line) => line.startsWith('aa0 ')).length, 1, 'aa0 appended once');
+  callbacks[0]!();
+  await until(async () => /^aa9 /m.test(await readFile(path, 'utf8')));
+  assert.match(await readFile(path, 'utf8'), /^aa0 [0-9]+\naa9 [0-9]+\n$/, 'the hand-over merged once the file reads again');
+});
+
 test.run();
