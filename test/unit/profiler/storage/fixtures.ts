@@ -232,7 +232,7 @@ export async function withSimulatedDisk<T>(
  * under `dir` fail with ENOSPC when the sizes of its files and the write's bytes would pass it, as
  * a full disk's do (writeFile makes its file first, then fails). `restore()` puts node:fs back.
  */
-function simulatedDisk(dir: string, capacity: number | null = null): SimulatedDisk {
+export function simulatedDisk(dir: string, capacity: number | null = null): SimulatedDisk {
   const real = { writeSync: fs.writeSync, writevSync: fs.writevSync, writeFile: fs.promises.writeFile };
   const disk = { capacity, used: () => usedBytes(dir), restore };
   const full = (bytes: number): Error | null => {
