@@ -80,6 +80,12 @@ export class ThreadedFileStorage implements ProfilerStorage {
   readonly #startBackoff: StartBackoff;
   /** The workers that answered: each says so once its module is loaded, before any call (one that dies at its first call did start). */
   readonly #answered = new WeakSet<Worker>();
+  /**
+   * The workers that may hold a prefix lease or the index lock: sent a call other than a read or a search, or
+   * that answered one (its upkeep may have compacted). Only those are remembered as dead lease owners: a worker
+   * that died at its first read took neither, and remembered, it would push out one that did.
+   */
+  readonly #mayHoldLeases = new WeakSet<Worker>();
 
   /** `startBackoff` is the tests' (a clock of their own); the storage makes its own. */
   constructor(options: ThreadedFileStorageOptions = {}, startBackoff: StartBackoff = new StartBackoff()) {
@@ -247,6 +253,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
       // Calls in flight keep the process alive, as FileStorage's pending file operations would.
       if (this.#calls.size === 0) worker.ref();
       this.#calls.set(id, { resolve, reject });
+      if (op !== 'read' && op !== 'find') this.#mayHoldLeases.add(worker);
       worker.postMessage({ id, op, args } satisfies StorageCall, transfer);
     });
   }
@@ -269,9 +276,10 @@ export class ThreadedFileStorage implements ProfilerStorage {
       failure = error;
     });
     worker.on('exit', (code) => {
-      // One that never answered took no lease (or broke the storage for good): remembered, it would push out
-      // a dead worker that did, as a long descriptor shortage fails a start every few seconds.
-      if (this.#closed === null && this.#answered.has(worker)) {
+      // One that took no lease (it never answered, or died at its first read) is not remembered: it would push
+      // out a dead worker that did, as a long descriptor shortage fails a start every few seconds, and a
+      // profile beyond the worker's heap stops one at each read of it.
+      if (this.#closed === null && this.#answered.has(worker) && this.#mayHoldLeases.has(worker)) {
         this.#deadLeaseOwners.push(leaseOwner);
         if (this.#deadLeaseOwners.length > DEAD_LEASE_OWNERS_KEPT) this.#deadLeaseOwners.shift();
       }
@@ -286,6 +294,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
       if (reply.error !== undefined) this.#report(rebuildError(reply.error));
       return;
     }
+    this.#mayHoldLeases.add(worker);
     const call = this.#calls.get(reply.id);
     if (call === undefined) return;
     this.#calls.delete(reply.id);

@@ -473,6 +473,18 @@ test('a read whose worker dies again on the retry rejects with HK_PROFILER_STORA
   assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)), 'a third worker answers');
 });
 
+test("workers that die at a read, more than the storage remembers dead ones of, still let the next take over the leases of one that drew tokens", async () => {
+  const reported: Error[] = [];
+  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
+  const [early] = (await storage.drawTokens(6, 1)) as [string];
+  // 18 workers die at the poison read (each read tried once more): the first drew `early`, the others took no lease.
+  for (let i = 0; i < 9; i++) await rejection(() => storage.read(tokenFor(1)));
+  assert.is(reported.length, 18);
+  // Its lease names a thread of this live process: taken for another live holder's, the token is refused.
+  await storage.write(makeProfile(early));
+  assert.equal(await storage.read(early), makeProfile(early), "the first dead worker's token is written");
+});
+
 test('errors crossing the thread keep class, code, token, refusals, cause chain and stack', () => {
   const fsError = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
   const failure = new ProfilerStorageError('Cannot write profile abcdef: ENOSPC', 'HK_PROFILER_STORAGE', { cause: fsError });
