@@ -36,6 +36,7 @@ const DEAD_LEASE_OWNERS_KEPT = 16;
 const THREAD_SOURCE = `import(${JSON.stringify(new URL('./file-storage-thread.js', import.meta.url).href)}).catch((error) => process.nextTick(() => { throw error; }))`;
 
 interface PendingCall {
+  op: StorageOp;
   resolve(value: unknown): void;
   reject(error: Error): void;
 }
@@ -73,6 +74,8 @@ export class ThreadedFileStorage implements ProfilerStorage {
   readonly #calls = new Map<number, PendingCall>();
   #nextId = 1;
   #closed: Promise<void> | null = null;
+  /** The worker answered close(): its storage is closed, and the thread ends by our hand, not by dying. */
+  #closeAnswered = false;
   /** Why the worker could not start; set once, every later call rejects with it. */
   #broken: ProfilerStorageError | null = null;
   /** Why the last worker could not start for want of file descriptors: the calls before #startBackoff lets another start reject with it. */
@@ -252,7 +255,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
     return new Promise((resolve, reject) => {
       // Calls in flight keep the process alive, as FileStorage's pending file operations would.
       if (this.#calls.size === 0) worker.ref();
-      this.#calls.set(id, { resolve, reject });
+      this.#calls.set(id, { op, resolve, reject });
       if (op !== 'read' && op !== 'find') this.#mayHoldLeases.add(worker);
       worker.postMessage({ id, op, args } satisfies StorageCall, transfer);
     });
@@ -298,6 +301,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
     const call = this.#calls.get(reply.id);
     if (call === undefined) return;
     this.#calls.delete(reply.id);
+    if (call.op === 'close') this.#closeAnswered = true;
     if (this.#calls.size === 0) worker.unref();
     if (reply.error === undefined) call.resolve(reply.value);
     else call.reject(rebuildError(reply.error));
@@ -310,22 +314,25 @@ export class ThreadedFileStorage implements ProfilerStorage {
    * descriptors (a flood of connections holds them all): that passes, and kept as broken, the
    * storage saved no profile again for the life of the process. Nor is a thread started per call
    * meanwhile: the calls before #startBackoff lets the next start fail with this one's error.
-   * The calls in flight of a worker that had answered fail with THREAD_STOPPED_CODE (see #readOnly).
+   * The calls in flight of a worker that had answered fail with THREAD_STOPPED_CODE (see #readOnly),
+   * also while the storage closes, until the worker has answered close(): the batches accepted before it,
+   * and close() itself, failed as "closed", and the stop was not reported (a shutdown said only that).
    */
   #stopped(worker: Worker, failure: Error | undefined, code: number, answered: boolean): void {
     if (this.#worker === worker) this.#worker = null;
     if (this.#calls.size === 0 && this.#closed !== null) return;
-    const error =
-      this.#closed !== null
-        ? this.#closedError()
-        : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.`, answered ? THREAD_STOPPED_CODE : 'HK_PROFILER_STORAGE', {
-            cause: failure,
-          });
+    // Ended after its storage closed, or one that never started while closing: what is left fails as closed.
+    const closedFirst = this.#closed !== null && (this.#closeAnswered || !answered);
+    const error = closedFirst
+      ? this.#closedError()
+      : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.`, answered ? THREAD_STOPPED_CODE : 'HK_PROFILER_STORAGE', {
+          cause: failure,
+        });
     if (!answered && this.#closed === null) this.#neverAnswered(error, failure);
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     for (const call of calls) call.reject(error);
-    if (this.#closed === null) this.#report(error);
+    if (!closedFirst) this.#report(error);
   }
 
   #closedError(): ProfilerStorageError {

@@ -473,6 +473,23 @@ test('a read whose worker dies again on the retry rejects with HK_PROFILER_STORA
   assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)), 'a third worker answers');
 });
 
+test('a worker that dies while the storage closes fails the batch in flight and close() saying it stopped, and is reported: not as closed', async () => {
+  const reported: Error[] = [];
+  // Not closed again after the test: its close() rejects.
+  const storage = new ThreadedFileStorage({ dir: freshDir(), resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
+  await storage.drawTokens(6, 1);
+  const huge = Array.from({ length: 100_000 }, (_, i) => ({ ...makeProfile(tokenFor(i, 2), {}, 0), json: `{"i":${i}}` }));
+  // Accepted before close(): the worker dies on it with close's call queued behind it.
+  const crash = rejection(() => storage.writeMany(huge));
+  const closing = rejection(() => storage.close());
+  const [batchError, closeError] = await within(Promise.all([crash, closing]), 10_000, 'close');
+  assert.is((batchError as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_THREAD_STOPPED', batchError.message);
+  assert.match(batchError.message, /stopped \(exit code 1\): .*memory limit/);
+  assert.match(closeError.message, /stopped \(exit code 1\): .*memory limit/);
+  assert.is(reported.length, 1, 'the stop is reported');
+  assert.match(reported[0]!.message, /stopped/);
+});
+
 test("workers that die at a read, more than the storage remembers dead ones of, still let the next take over the leases of one that drew tokens", async () => {
   const reported: Error[] = [];
   const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
