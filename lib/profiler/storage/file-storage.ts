@@ -204,8 +204,8 @@ export class FileStorage implements ProfilerStorage {
   readonly #segments: SegmentFiles;
   /** Batches are appended one at a time (one segment, one offset). */
   #appending: Promise<unknown> = Promise.resolve();
-  /** The writeMany() calls under way, settled or not (never rejecting): close() waits for them. */
-  readonly #batches = new Set<Promise<void>>();
+  /** The writeMany() and claim() calls under way, settled or not (never rejecting): close() waits for them. */
+  readonly #underWay = new Set<Promise<void>>();
   readonly #timer: NodeJS.Timeout;
   /** Compactions and purges of this instance run one at a time (they share the lock). */
   #exclusive: Promise<unknown> = Promise.resolve();
@@ -302,7 +302,13 @@ export class FileStorage implements ProfilerStorage {
    * unless another live instance leases the prefix (its draws are in its memory only). A token
    * the index holds is never claimed.
    */
-  async claim(token: string): Promise<boolean> {
+  claim(token: string): Promise<boolean> {
+    if (this.#closed) return Promise.reject(this.#closedError());
+    // Tracked, as a batch is: a claim under way when close() began made its placeholder after close had removed the others.
+    return this.#tracked(this.#claim(token));
+  }
+
+  async #claim(token: string): Promise<boolean> {
     if (!isStorableToken(token)) return false;
     if (this.#claims.has(token) || this.#writing.has(token) || this.#leases.isDrawn(token)) return false;
     try {
@@ -346,14 +352,18 @@ export class FileStorage implements ProfilerStorage {
     if (this.#closed) return Promise.reject(this.#closedError());
     // Tracked from the start: a batch still claiming its tokens when close() begins would otherwise
     // append (and make a segment) after close's bound check, and after close resolved.
-    const batch = this.#writeBatch(profiles);
-    const settled = batch.then(
+    return this.#tracked(this.#writeBatch(profiles));
+  }
+
+  /** `work`, which close() waits for until it settles. */
+  #tracked<T>(work: Promise<T>): Promise<T> {
+    const settled = work.then(
       () => {},
       () => {},
     );
-    this.#batches.add(settled);
-    void settled.then(() => this.#batches.delete(settled));
-    return batch;
+    this.#underWay.add(settled);
+    void settled.then(() => this.#underWay.delete(settled));
+    return work;
   }
 
   /** writeMany()'s work: claims, refusals, the append, and the bound check it calls for. */
@@ -488,8 +498,8 @@ export class FileStorage implements ProfilerStorage {
   }
 
   /**
-   * Refuses new batches, stops the background upkeep, waits for running work (the batches under
-   * way saved first), applies the bounds to what this instance wrote since its last bound check,
+   * Refuses new batches and claims, stops the background upkeep, waits for running work (the batches
+   * and claims under way first), applies the bounds to what this instance wrote since its last bound check,
    * closes the segment (deleting this instance's segments no index line refers to), removes this
    * instance's unused placeholders and lets go of the index file it holds open.
    */
@@ -498,8 +508,8 @@ export class FileStorage implements ProfilerStorage {
     clearInterval(this.#timer);
     if (this.#pendingCheck !== null) clearTimeout(this.#pendingCheck);
     this.#pendingCheck = null;
-    // Batches accepted before close are saved, and bounded below, not appended after it.
-    await Promise.all(this.#batches);
+    // Batches accepted before close are saved, and bounded below, not appended after it; claims made, and released below.
+    await Promise.all(this.#underWay);
     await this.#upkeep;
     await this.#exclusive;
     await this.#appending;

@@ -540,6 +540,23 @@ test('close waits for a batch still claiming its tokens: it is saved before clos
   assert.match((await rejection(() => storage.writeMany([makeProfile(tokenFor(30))]))).message, /closed/, 'a batch after close is refused');
 });
 
+test('close waits for a claim under way and refuses later ones: no placeholder is made after close', async () => {
+  const storage = storageIn();
+  // A token outside the storage's leases: claimed with a placeholder file, awaiting the disk.
+  let settledBy = 'none';
+  const claiming = storage.claim('abcdef').then(
+    (claimed) => (settledBy = String(claimed)),
+    (error: unknown) => (settledBy = `rejected: ${(error as Error).message}`),
+  );
+  await within(storage.close(), 10_000, 'close');
+  assert.is(settledBy, 'true', 'the claim was settled by the time close resolved');
+  await claiming;
+  assert.match((await rejection(() => storage.claim('abcdee'))).message, /closed/, 'a claim after close is refused');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.not.ok(existsSync(join(storage.dir, 'ab', 'abcdef.json.gz')), 'close removed the placeholder: none was made after it');
+  assert.not.ok(existsSync(join(storage.dir, 'ab', 'abcdee.json.gz')), 'nor by the claim refused');
+});
+
 test('close gives up the bounds after 5 s of another process holding the lock, reporting it, and keeps the profiles', async () => {
   const errors: Error[] = [];
   const storage = storageIn(undefined, { bounds: { maxProfiles: 8 }, onError: (error) => errors.push(error) });
