@@ -474,7 +474,8 @@ function awaitFirstChunkWithin(req: IncomingMessage, res: ServerResponse, reques
     }
     const timeout = responseTimeoutOf(request, ms);
     // The body first: one wired to the signal (addAbortSignal, pipeline's `signal`) would fail with its AbortError, a 500 logged at INFO.
-    body.destroy(timeout);
+    // A legacy stream (`pipe()` alone) may have no destroy(): its pipe's source is failed below, and destroys it when it can.
+    if (typeof body.destroy === 'function') body.destroy(timeout);
     abortRequest(request, timeout);
     // A destroy may finish late, and its error come only then (a generator's stream awaiting what never settles): the response fails now.
     awaitingFirstChunk.get(body)?.(timeout);
@@ -633,6 +634,10 @@ function sendWith(
   }
   // The head waits for the first chunk; what writeHead() would refuse is refused now, while nothing is sent.
   checkHeaders(response.headers);
+  const cleanupFailed = (error: Error): void => logCleanupFailure(logger, error);
+  // A legacy stream (`pipe()` alone) has no buffer to watch for its first chunk: the source of its pipe,
+  // made now, has, so that its head waits as a Readable's does, and one failing before it gets the error page, not a cut 200.
+  const legacySource = isReadable(body) ? undefined : bodySource(body, cleanupFailed);
   // Once, from the pipeline's end or from the connection's close while still queued.
   let ended = false;
   const end = (): void => {
@@ -674,7 +679,7 @@ function sendWith(
     res.once('finish', end);
     const guards = [...(body.readableObjectMode === true ? [new ChunkTypeGuard()] : []), ...(declaredLength === -1 ? [] : [new ContentLengthGuard(declaredLength)])];
     // A clean-up failing once the body has given its last chunk is logged, and the answer goes on whole.
-    pipeline([bodySource(body, (error) => logCleanupFailure(logger, error)), ...guards, res], done);
+    pipeline([legacySource ?? bodySource(body, cleanupFailed), ...guards, res], done);
   };
   // `gone`: the connection closed before the head (see connectionClosedError), not the body failing.
   const failed = (error: unknown, gone = error instanceof ClientClosedError): void => {
@@ -684,7 +689,9 @@ function sendWith(
     // Nothing listens to the body any more (see afterFirstChunk): an error it emits later must not end the
     // process. A destroy may finish late: a generator's stream, destroyed by the response timeout while it awaits, emits its error once that await settles.
     body.on('error', ignoreLateError);
-    destroyBody(body);
+    // A legacy stream's pipe source destroys the stream (when it has a destroy()) as it closes: once, not twice.
+    if (legacySource === undefined) destroyBody(body);
+    else legacySource.on('error', ignoreLateError).destroy();
     if (gone) {
       // The client left before the head (or before a queued response had the connection): nothing was sent, and the request ends as its leaving (createRequestListener: a
       // 499, logged at INFO, as a client gone before any response), not as the status it never got; after the body's clean-up, as when sent.
@@ -698,8 +705,13 @@ function sendWith(
     sendBare500(res);
     if (onBodyEnd !== undefined) closeWaits.afterClose(body, onBodyEnd);
   };
-  afterFirstChunk(body, res, start, failed);
+  afterFirstChunk(legacySource ?? body, body, res, start, failed);
   return true;
+}
+
+/** Whether a stream body is a node Readable, with a buffer to watch (readableLength), not a legacy stream with `pipe()` alone. */
+function isReadable(body: Readable): boolean {
+  return typeof body.once === 'function' && typeof body.readableLength === 'number';
 }
 
 /**
@@ -714,10 +726,12 @@ function ignoreLateError(): void {}
 /**
  * Calls `ready` once a stream body has its first chunk or has ended, `failed` when it fails first (a
  * destroy() without an error too: a ResponseBodyDestroyedError), or with connectionClosedError's (and
- * `gone`) when the connection closes first. A body that is no node Readable is ready at once.
+ * `gone`) when the connection closes first. `body` is the Readable watched, the response's body
+ * (`key`) or a legacy stream's pipe source (see bodySource): kept as waiting by `key` for the response
+ * timeout's head wait, and ready at the legacy stream's first 'data', as a Readable's first chunk is
+ * sent even when it is destroyed in the same tick (its answer cut after its head, not an error page).
  */
-function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void, failed: (error: unknown, gone?: boolean) => void): void {
-  if (typeof body.once !== 'function' || typeof body.readableLength !== 'number') return ready();
+function afterFirstChunk(body: Readable, key: Readable, res: ServerResponse, ready: () => void, failed: (error: unknown, gone?: boolean) => void): void {
   if (body.errored) return failed(body.errored);
   // Destroyed before its end, what it holds is never read to an end: the pipeline would take its close for the client's, the head sent and then cut.
   if (body.destroyed && !body.readableEnded) return failed(new ResponseBodyDestroyedError(false));
@@ -727,7 +741,8 @@ function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void,
     body.off('close', onClose);
     body.off('error', onError);
     res.off('close', onGone);
-    awaitingFirstChunk.delete(body);
+    if (key !== body) key.off('data', onReadable);
+    awaitingFirstChunk.delete(key);
   };
   const onReadable = (): void => {
     settle();
@@ -753,7 +768,9 @@ function afterFirstChunk(body: Readable, res: ServerResponse, ready: () => void,
   body.once('close', onClose);
   body.once('error', onError);
   res.once('close', onGone);
-  awaitingFirstChunk.set(body, onError);
+  // After the pipe's own 'data' listener: the chunk is in the source when the pipeline starts.
+  if (key !== body) key.once('data', onReadable);
+  awaitingFirstChunk.set(key, onError);
 }
 
 /**

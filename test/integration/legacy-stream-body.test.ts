@@ -1,13 +1,15 @@
 // A legacy stream body (a `stream.Stream` with pipe() alone, no readableEnded): sent whole, and,
 // once it has ended, left as pipeline() leaves a body that ended, not destroyed (its destroy() may
-// close what it reads from); one whose client leaves before its end is destroyed.
+// close what it reads from); one whose client leaves before its end is destroyed. Its head waits for
+// its first chunk, as a Readable's does: one that fails before it gets the error page, not a cut
+// connection terminated as the 200 the client never got.
 import { Stream } from 'node:stream';
 import net from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KernelEvents, Response, type TerminateEvent } from '../../kernel/index.js';
 import type { LogEntry } from '../../lib/log/index.js';
-import { SCHEMES, fetchFrom, routesOf, startTestServer, until, type TestServer } from './harness.js';
+import { SCHEMES, fetchFrom, header, routesOf, startTestServer, until, type TestServer } from './harness.js';
 
 /** What each legacy body of a test saw: its destroy() called, by the id of its request. */
 const destroyed: string[] = [];
@@ -48,6 +50,13 @@ test.before(async () => {
         stream.emit('data', Buffer.from('leg'));
         stream.emit('close');
       }, 5);
+      return new Response(stream as never, 200);
+    },
+    // One that fails before its first chunk (an error, or a 'close' with no 'end': a destroy() without an error).
+    '/failing': (request) => {
+      const stream = new Stream() as Stream & { destroy(): void };
+      stream.destroy = () => void destroyed.push(request.path);
+      setTimeout(() => (request.query.has('close') ? stream.emit('close') : stream.emit('error', new Error('the legacy source broke'))), 5);
       return new Response(stream as never, 200);
     },
     // A bare legacy stream, no destroy() at all, never ending.
@@ -112,6 +121,36 @@ test('one that closes before its end, with no error, is its own failure: the ser
   assert.equal(severe, [`CRITICAL The response body stream failed: ${cut}`]);
 });
 
+test('one that fails before its first chunk gets the error page, logged once, and its request terminates as that 500, not as a 200 never sent; inject() answers alike', async () => {
+  const cases = [
+    ['/failing', 'the legacy source broke', /^CRITICAL Uncaught error: Error: "the legacy source broke"/],
+    ['/failing?close', 'The response body stream was destroyed before its first chunk was sent, without an error (an empty body ends with push(null)).', /^CRITICAL Uncaught error: ResponseBodyDestroyedError: /],
+  ] as const;
+  for (const [path, title, record] of cases) {
+    for (const scheme of SCHEMES) {
+      terminated.length = 0;
+      severe.length = 0;
+      destroyed.length = 0;
+      const response = await fetchFrom(server, scheme, path, { headers: { accept: 'application/json' } });
+      assert.is(response.status, 500, `${scheme} ${path}`);
+      assert.match(header(response.headers['content-type']), /^application\/problem\+json/);
+      assert.is(JSON.parse(response.body).title, 'Internal Server Error');
+      await until(() => terminated.length > 0, 2_000, 'kernel.terminate');
+      assert.equal(terminated, [`GET /failing 500`], `${scheme} ${path}`);
+      // Destroyed once, for what it holds, not once by the server and again by its pipe's source.
+      assert.equal(destroyed, ['/failing'], `${scheme} ${path}`);
+      assert.is(severe.length, 1, JSON.stringify(severe));
+      assert.match(severe[0]!, record);
+      assert.ok(severe[0]!.includes(title), severe[0]);
+    }
+    severe.length = 0;
+    const injected = await server.app.inject(path, { headers: { accept: 'application/json' } });
+    assert.is(injected.status, 500, `inject ${path}`);
+    assert.is(severe.length, 1, JSON.stringify(severe));
+    assert.match(severe[0]!, record);
+  }
+});
+
 test('one with no destroy() that is not sent (HEAD, 204) is let go: the answer and its termination are whole, by the server and by inject()', async () => {
   terminated.length = 0;
   uncaught.length = 0;
@@ -139,3 +178,28 @@ test('one with no destroy() queued behind a pipelined answer whose client leaves
 });
 
 test.run();
+
+const timed = suite('a legacy stream body under the response timeout');
+let timedServer: TestServer;
+
+timed.before(async () => {
+  // A bare legacy stream, no destroy() at all, never giving a chunk.
+  timedServer = await startTestServer({ kernel: { routes: routesOf({ '/bare': () => new Response(new Stream() as never, 200) }), subscribers: [] }, limits: { responseTimeout: 300 } });
+  process.on('uncaughtException', onUncaught);
+});
+timed.after(async () => {
+  process.off('uncaughtException', onUncaught);
+  await timedServer.close();
+});
+
+timed('one with no destroy() whose first chunk has not come at the response timeout gets the 503 page, as a Readable, with no uncaught TypeError', async () => {
+  uncaught.length = 0;
+  for (const scheme of SCHEMES) {
+    const response = await fetchFrom(timedServer, scheme, '/bare', { headers: { accept: 'application/json' } });
+    assert.is(response.status, 503, scheme);
+    assert.match(JSON.parse(response.body).title, 'Service Unavailable');
+  }
+  assert.equal(uncaught, []);
+});
+
+timed.run();
