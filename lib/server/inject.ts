@@ -1,5 +1,5 @@
 import { pipeline, Writable, type Readable } from 'node:stream';
-import { HttpKernel, Request, Response, ResponseNotSendableError, discardedBody, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
+import { HttpKernel, Request, Response, ResponseBodyDestroyedError, ResponseNotSendableError, discardedBody, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
 import { destroyBody } from '../../kernel/response-body.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
@@ -270,6 +270,12 @@ function declaredLength(response: Response): number | undefined {
   return response.headers['transfer-encoding'] === undefined && typeof declared === 'string' && /^\d+$/.test(declared) ? Number(declared) : undefined;
 }
 
+/**
+ * How often readWhole() looks whether a body that emits no 'close' (emitClose: false) was destroyed:
+ * nothing tells a destroy() without an error of such a body, which the server answers at its response timeout, which inject() has not.
+ */
+const QUIET_DESTROY_CHECK_MS = 50;
+
 /** What readWhole() read: the bytes, or the error the body failed with and whether it had begun (given a chunk) first. */
 type WholeBody = { bytes: Buffer; begun?: undefined; error?: undefined } | { bytes?: undefined; begun: boolean; error: unknown };
 
@@ -282,9 +288,11 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let done = false;
+    let quiet: NodeJS.Timeout | undefined;
     const settle = (read: WholeBody): void => {
       if (done) return;
       done = true;
+      clearInterval(quiet);
       signal?.removeEventListener('abort', stop);
       resolve(read);
     };
@@ -311,6 +319,13 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
     pipeline(source, sink, (error) => {
       if (error) settle({ begun: chunks.length > 0, error });
     });
+    // Destroyed without an error and without a word, it would be read for ever: failed as one that closed
+    // (its error page before its first chunk, as the server answers it at its response timeout; after it, a rejection).
+    if ((body as { _readableState?: { emitClose?: boolean } })._readableState?.emitClose === false) {
+      quiet = setInterval(() => {
+        if (body.destroyed && !body.readableEnded && !source.destroyed) source.destroy(new ResponseBodyDestroyedError(chunks.length > 0));
+      }, QUIET_DESTROY_CHECK_MS);
+    }
     if (signal?.aborted === true) stop();
     else signal?.addEventListener('abort', stop, { once: true });
   });

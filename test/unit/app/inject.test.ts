@@ -347,6 +347,32 @@ test('a stream body that fails before its first chunk gets the error page; one t
   await app.close();
 });
 
+test("a stream body destroyed without an error that emits no 'close' (emitClose: false) is answered, not waited on for ever: the error page of its ResponseBodyDestroyedError before its first chunk (the server's at its response timeout), a rejection after it, each logged once", async () => {
+  const watcher = terminateWatcher();
+  const quiet = (request: Request): Response => {
+    const body = new Readable({ read() {}, emitClose: false });
+    if (request.query.has('begun')) body.push('id\n');
+    setTimeout(() => body.destroy(), 20);
+    return new Response(body, 200, { 'content-type': 'text/csv' });
+  };
+  const app = appOf({ debug: true, profiler: { storage: new MemoryStorage() }, subscribers: [watcher], routes: routesOf({ '/quiet': quiet }) });
+  const severe: string[] = [];
+  app.bus.on('log', (entry) => void (entry.record.level <= 3 && severe.push(`${entry.record.levelName} ${entry.record.message}`)));
+  const page = await Promise.race([app.inject('/quiet', { headers: { accept: 'application/json' } }), sleep(3_000, 'still waiting')]);
+  assert.ok(typeof page !== 'string', 'inject() settles');
+  assert.is(page.status, 500);
+  assert.is((page.json() as { detail: string }).detail, 'The response body stream was destroyed before its first chunk was sent, without an error (an empty body ends with push(null)).');
+  assert.is(severe.length, 1, JSON.stringify(severe));
+  assert.match(severe[0]!, /^CRITICAL Uncaught error: ResponseBodyDestroyedError: /);
+  severe.length = 0;
+  const cut = await Promise.race([app.inject('/quiet?begun').then(() => 'resolved', (error: Error) => `${error.name}: ${error.message}`), sleep(3_000, 'still waiting')]);
+  const message = 'ResponseBodyDestroyedError: The response body stream was destroyed before its end, without an error: the answer was cut after its head.';
+  assert.is(cut, message);
+  assert.equal(severe, [`CRITICAL The response body stream failed: ${message}`]);
+  assert.equal(watcher.ended, [500, 200]);
+  await app.close();
+});
+
 test('a stream body that breaks its Content-Length rejects, logged and terminated, as the server cuts its connection', async () => {
   const tokens: string[] = [];
   const app = appOf({
