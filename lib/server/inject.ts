@@ -118,6 +118,11 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     let response = first;
     let body: string | Uint8Array | null = null;
     let paged = isPage;
+    // An error page's stream that fails with the very error it is the page of: the error listener's record of it is the one, as from the server.
+    const logFailure = (error: unknown): void => {
+      if (ErrorListener.hasLogged(error, request)) return;
+      kernel.requestStack.run(request, () => logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error }));
+    };
     for (let attempt = 1; ; attempt++) {
       const refusal = refusalOf(response);
       if (refusal !== undefined) {
@@ -156,13 +161,11 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
       }
       // Nothing came before the failure: the error page goes out instead (once; the bare 500, logged, if its own body fails so too).
       if (!read.begun && signal?.aborted !== true) {
-        if (attempt > 1) kernel.requestStack.run(request, () => logger?.critical('The response body stream failed: {message}', { message: messageOf(read.error), error: read.error }));
+        if (attempt > 1) logFailure(read.error);
         response = attempt === 1 ? await pageOfFailedBody(request, read.error) : bareAnswer();
         continue;
       }
-      if (signal?.aborted !== true && (isBodyFailure(read.error) || !READER_GONE.has((read.error as NodeJS.ErrnoException | null)?.code ?? ''))) {
-        kernel.requestStack.run(request, () => logger?.critical('The response body stream failed: {message}', { message: messageOf(read.error), error: read.error }));
-      }
+      if (signal?.aborted !== true && (isBodyFailure(read.error) || !READER_GONE.has((read.error as NodeJS.ErrnoException | null)?.code ?? ''))) logFailure(read.error);
       await terminate(request, response);
       throw read.error;
     }

@@ -213,9 +213,12 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     // A stream that fails before its first chunk (a file that cannot be opened) has sent nothing yet: its error gets the error page.
     // Once: a page whose stream fails so too would be answered by a page again, for ever.
     const onFailedBeforeHead = isStream && !isPage ? (error: unknown) => answerError(req, res, request, response, error, bodyTerminated) : undefined;
+    // An error page's stream that fails with the very error it is the page of (one that stops on request.signal, aborted
+    // with the response timeout's error): the error listener's record of that error for the request is the one.
+    const logged = isStream ? (failure: unknown) => ErrorListener.hasLogged(failure, request) : undefined;
     let streaming: boolean;
     try {
-      streaming = sendWith(req, res, response, logger, onBodyEnd, closeWaits, onFailedBeforeHead);
+      streaming = sendWith(req, res, response, logger, onBodyEnd, closeWaits, onFailedBeforeHead, logged);
     } catch (error) {
       // A header node:http refuses (CR/LF, a character beyond Latin-1), a 1xx status, a body of another type.
       destroyBody(response.body);
@@ -596,7 +599,12 @@ function sendWith(
   onBodyEnd: (() => void) | undefined,
   closeWaits: BodyCloseWaits,
   onFailedBeforeHead?: (error: unknown) => void,
+  logged?: (error: unknown) => boolean,
 ): boolean {
+  // The one record of a body's failure: none for an error `logged` for the request already.
+  const logFailure = (error: unknown): void => {
+    if (logged?.(error) !== true) logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
+  };
   // A response queued behind others (pipelined) on a connection that has closed is never told (see abandon): its client is gone too.
   if (res.headersSent || res.destroyed || (res.socket === null && req.socket.destroyed)) {
     // The client is gone (or an answer went already): a stream body would never be read, its file or socket left open.
@@ -661,9 +669,7 @@ function sendWith(
       res.destroy(error);
       // The head is gone: the client sees a cut answer, and only the log tells why. Not for a response
       // given up already (see abandon): its body was destroyed by us, its pipeline's error is that.
-      if (!ended && (isBodyFailure(error) || !CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? ''))) {
-        logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
-      }
+      if (!ended && (isBodyFailure(error) || !CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? ''))) logFailure(error);
     }
     end();
   };
@@ -701,7 +707,7 @@ function sendWith(
       return;
     }
     if (onFailedBeforeHead !== undefined) return onFailedBeforeHead(error);
-    logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
+    logFailure(error);
     sendBare500(res);
     if (onBodyEnd !== undefined) closeWaits.afterClose(body, onBodyEnd);
   };

@@ -4,7 +4,7 @@
 import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Response, type TerminateEvent } from '../../kernel/index.js';
+import { KernelEvents, Response, type Request, type TerminateEvent } from '../../kernel/index.js';
 import type { LogEntry } from '../../lib/log/index.js';
 import { SCHEMES, fetchFrom, header, routesOf, startTestServer, type TestServer } from './harness.js';
 
@@ -67,6 +67,82 @@ for (const scheme of SCHEMES) {
     assert.is(response.text(), 'Internal Server Error\n');
     assert.is(pages, 1);
     assert.equal(critical.slice(1), ['The response body stream failed: Error: error page 1 cannot be read']);
+  });
+
+  test.run();
+}
+
+/**
+ * A page that fails with the very error it is the page of: one that stops once its request is aborted (as the
+ * response timeout aborts it, with its error), or a template that rethrows what it renders; after a first chunk with `?late`.
+ */
+async function* failingWithItsError(request: Request): AsyncGenerator<string> {
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  if (request.query.has('late')) yield '<p>';
+  request.signal.throwIfAborted();
+  throw request.attributes.get('exception');
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`an error page whose stream fails with the very error it is the page of, over ${scheme}`);
+  let server: TestServer;
+  const severe: string[] = [];
+  const onLog = (entry: LogEntry): void => void (entry.record.level <= 3 && severe.push(`${entry.record.levelName} ${entry.record.message}`));
+
+  test.before(async () => {
+    server = await startTestServer({
+      kernel: {
+        routes: routesOf({
+          '/export': () => new Response(failing('the export'), 200),
+          '/stall': () => new Response(new Readable({ read() {} }), 200),
+          '/throws': () => {
+            throw new Error('the report broke');
+          },
+        }),
+        errorController: (request: Request) => new Response(Readable.from(failingWithItsError(request)), 500, { 'content-type': 'text/html' }),
+      },
+      limits: { responseTimeout: 300 },
+    });
+    server.app.bus.on('log', onLog);
+  });
+  test.after(async () => server.close());
+
+  const cases = [
+    ['/export', 500, /^CRITICAL Uncaught error: Error: "the export cannot be read"/],
+    ['/stall', 500, /^CRITICAL Uncaught error: ResponseTimeoutError: /],
+    // The page handle() gives for a controller's error.
+    ['/throws', 500, /^CRITICAL Uncaught error: Error: "the report broke"/],
+  ] as const;
+  for (const [path, status, record] of cases) {
+    test(`${path}: the error is logged once, by the error listener, not again as the page's failure: before the page's first chunk (the bare 500), or after it (cut)`, async () => {
+      severe.length = 0;
+      const response = await fetchFrom(server, scheme, path);
+      assert.is(response.status, status);
+      assert.is(response.body, 'Internal Server Error\n');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.is(severe.length, 1, JSON.stringify(severe));
+      assert.match(severe[0]!, record);
+      severe.length = 0;
+      assert.is(await fetchFrom(server, scheme, `${path}?late`).then(() => 'answered', () => 'cut'), 'cut');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.is(severe.length, 1, JSON.stringify(severe));
+      assert.match(severe[0]!, record);
+    });
+  }
+
+  test('inject() logs it once too', async () => {
+    for (const [path, message] of [['/export', 'the export cannot be read'], ['/throws', 'the report broke']] as const) {
+      severe.length = 0;
+      const response = await server.app.inject(path);
+      assert.is(response.text(), 'Internal Server Error\n');
+      assert.is(severe.length, 1, JSON.stringify(severe));
+      assert.match(severe[0]!, `CRITICAL Uncaught error: Error: "${message}"`);
+      severe.length = 0;
+      const failure = await server.app.inject(`${path}?late`).then(() => undefined, (error: unknown) => error as Error);
+      assert.is(failure?.message, message);
+      assert.is(severe.length, 1, JSON.stringify(severe));
+      assert.match(severe[0]!, `CRITICAL Uncaught error: Error: "${message}"`);
+    }
   });
 
   test.run();
