@@ -163,6 +163,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
       if (!read.begun && signal?.aborted !== true) {
         if (attempt > 1) logFailure(read.error);
         response = attempt === 1 ? await pageOfFailedBody(request, read.error) : bareAnswer();
+        // A page: the server refuses to send it with the bare 500, its refusal logged, not a page of that refusal again.
+        paged = true;
         continue;
       }
       if (signal?.aborted !== true && (isBodyFailure(read.error) || !READER_GONE.has((read.error as NodeJS.ErrnoException | null)?.code ?? ''))) logFailure(read.error);

@@ -291,6 +291,28 @@ test('a response the server would refuse to send gets its error page, as from th
   await app.close();
 });
 
+test('the error page of a stream body failed before its first chunk that the server would refuse to send gets the bare 500, once rendered and its refusal logged once, as from the server', async () => {
+  let pages = 0;
+  const severe: string[] = [];
+  const app = appOf({
+    routes: routesOf({ '/export': () => new Response(new Readable({ read() { this.destroy(new Error('the export cannot be read')); } })) }),
+    errorController: () => {
+      pages++;
+      return new Response('the page', 500, { 'x-note': 'a\r\nb' });
+    },
+  });
+  app.bus.on('log', (entry) => void (entry.record.level <= 3 && severe.push(`${entry.record.levelName} ${entry.record.message}`)));
+  const fromServer = await served(app, '/export');
+  assert.equal([fromServer.status, fromServer.body, pages], [500, 'Internal Server Error\n', 1]);
+  const records = severe.splice(0).map((record) => record.replace(/ at .*$/, ''));
+  pages = 0;
+  const injected = await app.inject('/export');
+  assert.equal([injected.status, injected.text(), pages], [fromServer.status, fromServer.body, 1]);
+  assert.equal(severe.map((record) => record.replace(/ at .*$/, '')), records);
+  assert.equal(records, ['CRITICAL Uncaught error: Error: "the export cannot be read"', 'CRITICAL Unhandled error: TypeError: Invalid character in header content ["x-note"]']);
+  await app.close();
+});
+
 test('an error page that comes after the grace is dropped as the server drops it: its stream destroyed, its failure logged', async () => {
   const logged: string[] = [];
   const logger = { critical: (message: string) => void logged.push(message), error: (message: string) => void logged.push(message) } as unknown as Logger;
