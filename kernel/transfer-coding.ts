@@ -8,15 +8,27 @@ import { BadRequestHttpError } from './http-errors.js';
 const TRANSFER_ENCODING_NOT_CHUNKED = 'The request\'s Transfer-Encoding does not end with chunked, so the length of its body cannot be determined (RFC 9112 6.3).';
 
 /**
+ * A chunked coding that a comma follows, after spaces alone (`chunked, gzip`, `chunked,`, or another Transfer-Encoding field after it,
+ * joined by node): chunked is applied once, and last (RFC 9112 7), and node's parser refuses the head with the reason below.
+ */
+const CHUNKED_THEN_MORE = /(?:^|,)[ \t]*chunked *,/i;
+
+/** node's parser's reason for such a head, which startServers' answer gives as the parser's others (see CHUNKED_THEN_MORE). */
+const CHUNKED_NOT_LAST = 'Invalid `Transfer-Encoding` header value.';
+
+/**
  * The reason a request with this Transfer-Encoding (node joins its fields with commas; a list of
  * them as given to Request.create()) is refused in its head, before any listener runs: one that does
  * not end with chunked, in any case and with no parameters, frames no body a proxy and this server
- * are sure to read alike (RFC 9112 6.3). Undefined when it ends with chunked, or there is none.
+ * are sure to read alike (RFC 9112 6.3); one with chunked before another coding or an empty element,
+ * node's parser's reason. Undefined when it ends with chunked, or there is none.
  */
 export function transferEncodingRefusal(value: string | readonly string[] | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const codings = joined(value).split(',');
-  return codings[codings.length - 1]!.trim().toLowerCase() === 'chunked' ? undefined : TRANSFER_ENCODING_NOT_CHUNKED;
+  const codings = joined(value);
+  // node's parser refuses these itself, before startServers' check: inject() gives its answer.
+  if (CHUNKED_THEN_MORE.test(codings)) return CHUNKED_NOT_LAST;
+  return codings.slice(codings.lastIndexOf(',') + 1).trim().toLowerCase() === 'chunked' ? undefined : TRANSFER_ENCODING_NOT_CHUNKED;
 }
 
 /**

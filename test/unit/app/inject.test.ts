@@ -117,6 +117,30 @@ test('a Transfer-Encoding the server refuses, inject() refuses with its answer: 
   await app.close();
 });
 
+test('a Transfer-Encoding node\'s parser refuses in its head (chunked before another coding, or an empty element), inject() refuses with the server\'s answer, the controller never run, where it served a controller that reads no body', async () => {
+  const watcher = terminateWatcher();
+  let ran = 0;
+  const app = appOf({ subscribers: [watcher], routes: routesOf({ '/noread': () => new Response(`ran ${++ran}`) }) });
+  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: null, limits: { shutdownTimeout: 1_000 } });
+  try {
+    for (const value of ['chunked, chunked', 'chunked,', 'gzip, CHUNKED , x', ['chunked', 'gzip']]) {
+      const fields = (typeof value === 'string' ? [value] : value).map((one) => `Transfer-Encoding: ${one}\r\n`).join('');
+      const socket = net.connect(running.ports.http, '127.0.0.1');
+      socket.end(`POST /noread HTTP/1.1\r\nHost: localhost\r\n${fields}\r\n5\r\nhello\r\n0\r\n\r\n`);
+      let answer = '';
+      for await (const chunk of socket) answer += (chunk as Buffer).toString('latin1');
+      const injected = await app.inject('/noread', { method: 'POST', headers: { 'transfer-encoding': value }, body: 'hello' });
+      assert.equal(`${injected.status} ${injected.text()}`, `${answer.split(' ')[1]} ${answer.split('\r\n\r\n')[1]}`, JSON.stringify(value));
+      assert.is(injected.status, 400, JSON.stringify(value));
+    }
+    assert.is(ran, 0, 'no controller ran');
+    assert.equal(watcher.ended, [], 'the kernel never saw them');
+  } finally {
+    await running.close();
+    await app.close();
+  }
+});
+
 test("inject honours a trusted proxy's X-Forwarded-For and ignores an untrusted peer's", async () => {
   const app = appOf({ trustedProxies: ['10.0.0.0/8'], routes: routesOf({ '/ip': (request: Request) => new Response(String(request.clientIp)) }) });
   const headers = { 'x-forwarded-for': '203.0.113.7' };
