@@ -17,6 +17,12 @@ const CHUNKED_THEN_MORE = /(?:^|,)[ \t]*chunked *,/i;
 const CHUNKED_NOT_LAST = 'Invalid `Transfer-Encoding` header value.';
 
 /**
+ * The last coding when it is chunked, in any case, with spaces and tabs around it only, as node's parser reads it: trim() would take a
+ * no-break space (the obs-text byte 0xA0) too, and `chunked\xa0`, which the parser takes for no chunked, be served, then refused.
+ */
+const LAST_CHUNKED = /^[ \t]*chunked[ \t]*$/i;
+
+/**
  * The reason a request with this Transfer-Encoding (node joins its fields with commas; a list of
  * them as given to Request.create()) is refused in its head, before any listener runs: one that does
  * not end with chunked, in any case and with no parameters, frames no body a proxy and this server
@@ -28,7 +34,7 @@ export function transferEncodingRefusal(value: string | readonly string[] | unde
   const codings = joined(value);
   // node's parser refuses these itself, before startServers' check: inject() gives its answer.
   if (CHUNKED_THEN_MORE.test(codings)) return CHUNKED_NOT_LAST;
-  return codings.slice(codings.lastIndexOf(',') + 1).trim().toLowerCase() === 'chunked' ? undefined : TRANSFER_ENCODING_NOT_CHUNKED;
+  return LAST_CHUNKED.test(codings.slice(codings.lastIndexOf(',') + 1)) ? undefined : TRANSFER_ENCODING_NOT_CHUNKED;
 }
 
 /**

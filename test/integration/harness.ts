@@ -150,9 +150,9 @@ export function agentFrom(localAddress: string): Agent {
 
 /**
  * Writes raw bytes to the test server (requests undici refuses to send: malformed targets, duplicate
- * headers, a chunked body in pieces) and reads whatever comes back until the server closes or `waitMs` passes.
+ * headers, a chunked body in pieces; `latin1`: bytes of one character each) and reads whatever comes back until the server closes or `waitMs` passes.
  */
-export function sendRaw(server: Pick<TestServer, 'urls'>, scheme: 'http' | 'https', pieces: string | readonly string[], options: { gapMs?: number; waitMs?: number } = {}): Promise<string> {
+export function sendRaw(server: Pick<TestServer, 'urls'>, scheme: 'http' | 'https', pieces: string | readonly string[], options: { gapMs?: number; waitMs?: number; latin1?: boolean } = {}): Promise<string> {
   const port = Number(new URL(server.urls[scheme]).port);
   const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
   const queue = typeof pieces === 'string' ? [pieces] : [...pieces];
@@ -169,7 +169,8 @@ export function sendRaw(server: Pick<TestServer, 'urls'>, scheme: 'http' | 'http
     const writeNext = (): void => {
       const piece = queue.shift();
       if (piece === undefined || socket.destroyed) return;
-      socket.write(piece, () => setTimeout(writeNext, options.gapMs ?? 0));
+      // `latin1`: each character one byte (an obs-text byte such as 0xA0 in a header), not UTF-8.
+      socket.write(options.latin1 === true ? Buffer.from(piece, 'latin1') : piece, () => setTimeout(writeNext, options.gapMs ?? 0));
     };
     socket.once(scheme === 'https' ? 'secureConnect' : 'connect', writeNext);
   });

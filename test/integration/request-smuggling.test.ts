@@ -143,11 +143,12 @@ test('trailer fields over the head limit are a 431 to the client, and to the log
 
 test('a Transfer-Encoding that does not end with chunked is a 400 before any controller runs (RFC 9112 6.3), and the connection closes', async () => {
   for (const scheme of SCHEMES) {
-    for (const [version, coding] of [['1.1', 'xchunked'], ['1.1', 'identity'], ['1.1', 'chunked;q=1'], ['1.1', ''], ['1.0', 'xchunked']] as const) {
+    // `chunked` then a no-break space (an obs-text byte, 0xA0), which node's parser takes for no chunked, nor white space.
+    for (const [version, coding] of [['1.1', 'xchunked'], ['1.1', 'identity'], ['1.1', 'chunked;q=1'], ['1.1', ''], ['1.0', 'xchunked'], ['1.1', 'chunked\u00a0']] as const) {
       served = 0;
       records.length = 0;
-      const answer = await sendRaw(server, scheme, `POST /count HTTP/${version}\r\nHost: localhost\r\nTransfer-Encoding: ${coding}\r\n\r\n5\r\nhello\r\n0\r\n\r\n${SMUGGLED}`);
-      const seen = `${scheme}, HTTP/${version} "${coding}": ${answer}`;
+      const answer = await sendRaw(server, scheme, `POST /count HTTP/${version}\r\nHost: localhost\r\nTransfer-Encoding: ${coding}\r\n\r\n5\r\nhello\r\n0\r\n\r\n${SMUGGLED}`, { latin1: true });
+      const seen = `${scheme}, HTTP/${version} ${JSON.stringify(coding)}: ${answer}`;
       assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n[^]*\r\n\r\nBad Request: The request's Transfer-Encoding does not end with chunked, so the length of its body cannot be determined \(RFC 9112 6\.3\)\.\n$/, seen);
       assert.is(served, 0, `${seen}: the controller never ran`);
       assert.ok(records.some((record) => record.levelName === 'ERROR' && record.message.startsWith('A request was refused before it reached the kernel: 400 Bad Request: The request\'s Transfer-Encoding')), seen);
