@@ -13,4 +13,6 @@ export const requestInternals: {
   duplicateDepth: (request: Request) => number;
   /** The request `depth` duplicate() steps from its main request, on the chain that made `request` (itself when no deeper). */
   duplicatedAt: (request: Request, depth: number) => Request;
-} = { endSignalFollowing: () => {}, handledWith: () => {}, handledAsMain: () => {}, duplicateDepth: () => 0, duplicatedAt: (request) => request };
+  /** The request stands for bytes a client sent (inject()'s): its body is held to the Transfer-Encoding rules of one from a socket when read. */
+  sentAsByClient: (request: Request) => void;
+} = { endSignalFollowing: () => {}, handledWith: () => {}, handledAsMain: () => {}, duplicateDepth: () => 0, duplicatedAt: (request) => request, sentAsByClient: () => {} };

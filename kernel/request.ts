@@ -226,6 +226,8 @@ export class Request {
   readonly #bodyLimit: number;
   /** Called once, right before the body is read from its source: where a server sends `100 Continue`. */
   #beforeBodyRead: (() => void) | undefined;
+  /** The body stands for bytes a client sent (inject()'s, as one from the socket does): its Transfer-Encoding names their coding. */
+  #sentByClient = false;
   #bodySource: RequestBodySource;
   #body: Promise<Buffer> | undefined;
   #bodyRead: Buffer | undefined;
@@ -267,6 +269,9 @@ export class Request {
       request.#duplicateDepth = 0;
     };
     requestInternals.duplicateDepth = (request) => request.#duplicateDepth;
+    requestInternals.sentAsByClient = (request) => {
+      request.#sentByClient = true;
+    };
     requestInternals.duplicatedAt = (request, depth) => {
       let found = request;
       while (found.#duplicateDepth > depth && found.#original !== undefined) found = found.#original;
@@ -690,8 +695,9 @@ export class Request {
     const declared = Number(firstHeaderValue(this.headers['content-length']) ?? Number.NaN);
     if (declared > limit) throw tooLarge(limit);
     // node:http undoes chunked only: the bytes of another coding (gzip, chunked) would pass for the body.
-    // Whatever the body's source: a request made in process (inject()'s) says what a client would have sent, and is answered as the server answers that.
-    const unsupported = unsupportedTransferCoding(this.headers['transfer-encoding']);
+    // inject()'s request says what a client would have sent, and is answered as the server answers that; a body
+    // an embedder gives Request.create() is the body, whatever Transfer-Encoding its headers name.
+    const unsupported = this.#sentByClient || source instanceof IncomingMessage ? unsupportedTransferCoding(this.headers['transfer-encoding']) : undefined;
     if (source === null) {
       if (unsupported !== undefined) throw unsupported;
       return Buffer.alloc(0);

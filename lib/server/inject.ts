@@ -4,6 +4,7 @@ import { destroyBody } from '../../kernel/response-body.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
+import { requestInternals } from '../../kernel/request-internals.js';
 import { transferEncodingRefusal } from '../../kernel/transfer-coding.js';
 import { ERROR_PAGE_GRACE_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
@@ -186,6 +187,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     // sets nothing: the server's kernel never sees such a header, so an injected request goes without it too.
     // Request.create() made the headers a copy, lower-cased with setOwn(): the caller's object is untouched.
     if (Object.hasOwn(request.headers, '__proto__')) delete request.headers['__proto__'];
+    // Its body is held to the rules of a client's, as from the server: gzip, chunked is the reader's 400.
+    requestInternals.sentAsByClient(request);
     // What startServers refuses in a request's head never reaches the kernel: the same answer, logged as the server logs it, and no kernel.terminate.
     const notChunked = transferEncodingRefusal(request.headers['transfer-encoding']);
     if (notChunked !== undefined) return refused(request, 400, notChunked);

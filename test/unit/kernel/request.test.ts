@@ -330,6 +330,15 @@ test('form() declared in a charset other than UTF-8 reads its escapes in it (Apa
   assert.is((await form('a=caf%C3%A9', 'utf-8')).get('a'), 'caf\u00e9');
 });
 
+test('a body given to create() is read as given whatever Transfer-Encoding its headers name: an embedder\'s body is no client\'s coded bytes, which only node:http leaves undecoded', async () => {
+  for (const value of ['gzip, chunked', 'gzip', ['gzip', 'chunked']]) {
+    const headers = { 'transfer-encoding': value };
+    assert.is(await Request.create('/', 'POST', { headers, body: 'hello' }).text(), 'hello', String(value));
+    assert.is((await Request.create('/', 'POST', { headers, body: Readable.from([Buffer.from('hello')]) }).bytes()).toString(), 'hello', String(value));
+    assert.is((await Request.create('/', 'POST', { headers }).bytes()).length, 0, String(value));
+  }
+});
+
 test('form() reads a urlencoded body as the query is read, and refuses other types with a 415 that says which', async () => {
   const form = await Request.create('/', 'POST', { headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' }, body: 'name=J%C3%BCrgen+B&tag=a&tag=b&list[]=1&empty=' }).form();
   assert.is(form.get('name'), 'Jürgen B');
