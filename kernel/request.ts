@@ -353,7 +353,8 @@ export class Request {
       target = originForm(uri);
     }
     headers.host ??= 'localhost';
-    if (body !== null && headers['content-length'] === undefined && (typeof body === 'string' || body instanceof Uint8Array)) {
+    // Not beside a Transfer-Encoding: a client sends one or the other (RFC 9112 6.1), and a server refuses both.
+    if (body !== null && headers['content-length'] === undefined && headers['transfer-encoding'] === undefined && (typeof body === 'string' || body instanceof Uint8Array)) {
       headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
     }
     return new Request(target, { ...requestInit, method, headers, body, scheme: scheme ?? 'http' });

@@ -1,6 +1,6 @@
 // The rules a request's Transfer-Encoding is held to, in one place: startServers refuses one that does
 // not end with chunked in its head, the body's reader one with another coding before chunked, and
-// inject() both, with the same answers. For the kernel, servers and inject() (not in index.ts).
+// inject() both, and what node's parser refuses in the head, with the same answers. For the kernel, servers and inject() (not in index.ts).
 
 import { BadRequestHttpError } from './http-errors.js';
 
@@ -35,6 +35,24 @@ export function transferEncodingRefusal(value: string | readonly string[] | unde
   // node's parser refuses these itself, before startServers' check: inject() gives its answer.
   if (CHUNKED_THEN_MORE.test(codings)) return CHUNKED_NOT_LAST;
   return LAST_CHUNKED.test(codings.slice(codings.lastIndexOf(',') + 1)) ? undefined : TRANSFER_ENCODING_NOT_CHUNKED;
+}
+
+/** node's parser's reasons for a head with both Content-Length and Transfer-Encoding, by the one that came second. */
+const CODING_AFTER_LENGTH = 'Transfer-Encoding can\'t be present with Content-Length.';
+const LENGTH_AFTER_CODING = 'Content-Length can\'t be present with Transfer-Encoding.';
+
+/**
+ * The reason a request with these headers (lower-case names, in the order sent) is refused for its framing in its head, as
+ * node's parser and startServers refuse it, or undefined: with both Content-Length and Transfer-Encoding (a sender sends one
+ * or the other, RFC 9112 6.1), the parser stops at the second, naming it, having read a Transfer-Encoding that came first;
+ * else see transferEncodingRefusal. For inject(), whose request no parser has read.
+ */
+export function framingRefusal(headers: Readonly<Record<string, string | readonly string[] | undefined>>): string | undefined {
+  const coding = headers['transfer-encoding'];
+  if (coding === undefined || headers['content-length'] === undefined) return transferEncodingRefusal(coding);
+  const names = Object.keys(headers);
+  if (names.indexOf('content-length') < names.indexOf('transfer-encoding')) return CODING_AFTER_LENGTH;
+  return CHUNKED_THEN_MORE.test(joined(coding)) ? CHUNKED_NOT_LAST : LENGTH_AFTER_CODING;
 }
 
 /**

@@ -5,7 +5,7 @@ import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
 import { requestInternals } from '../../kernel/request-internals.js';
-import { transferEncodingRefusal } from '../../kernel/transfer-coding.js';
+import { framingRefusal } from '../../kernel/transfer-coding.js';
 import { ERROR_PAGE_GRACE_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
@@ -189,9 +189,11 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     if (Object.hasOwn(request.headers, '__proto__')) delete request.headers['__proto__'];
     // Its body is held to the rules of a client's, as from the server: gzip, chunked is the reader's 400.
     requestInternals.sentAsByClient(request);
-    // What startServers refuses in a request's head never reaches the kernel: the same answer, logged as the server logs it, and no kernel.terminate.
-    const notChunked = transferEncodingRefusal(request.headers['transfer-encoding']);
-    if (notChunked !== undefined) return refused(request, 400, notChunked);
+    // What startServers (or node's parser) refuses in a request's head never reaches the kernel: the same answer, logged as the
+    // server logs it, and no kernel.terminate. Read from the headers as given: their order says which of two the parser names.
+    const given = Object.fromEntries(Object.entries(init.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+    const badFraming = framingRefusal(given);
+    if (badFraming !== undefined) return refused(request, 400, badFraming);
     let response: Response;
     let isPage = false;
     try {

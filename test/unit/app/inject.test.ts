@@ -141,6 +141,34 @@ test('a Transfer-Encoding node\'s parser refuses in its head (chunked before ano
   }
 });
 
+test('a request with both Content-Length and Transfer-Encoding, inject() refuses with the 400 node\'s parser answers, naming the field that comes second; one with Transfer-Encoding alone reaches the controller without the Content-Length the server never gives it', async () => {
+  let ran = 0;
+  const app = appOf({ routes: routesOf({ '/h': async (request: Request) => new Response(`read ${(++ran, await request.bytes()).length}, Content-Length ${request.headers['content-length']}`) }) });
+  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: null, limits: { shutdownTimeout: 1_000 } });
+  try {
+    const sent = async (fields: string): Promise<string> => {
+      const socket = net.connect(running.ports.http, '127.0.0.1');
+      socket.end(`POST /h HTTP/1.1\r\nHost: localhost\r\n${fields}Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n`);
+      let answer = '';
+      for await (const chunk of socket) answer += (chunk as Buffer).toString('latin1');
+      return `${answer.split(' ')[1]} ${answer.split('\r\n\r\n')[1]}`;
+    };
+    for (const headers of [{ 'content-length': '5', 'transfer-encoding': 'chunked' }, { 'Transfer-Encoding': 'gzip, chunked', 'Content-Length': '5' }, { 'transfer-encoding': 'chunked', 'content-length': '0' }]) {
+      const fields = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+      const injected = await app.inject('/h', { method: 'POST', headers, body: 'hello' });
+      assert.equal(`${injected.status} ${injected.text()}`, await sent(fields), JSON.stringify(headers));
+      assert.is(injected.status, 400, JSON.stringify(headers));
+    }
+    assert.is(ran, 0, 'no controller ran');
+    const chunked = await app.inject('/h', { method: 'POST', headers: { 'transfer-encoding': 'chunked' }, body: 'hello' });
+    assert.equal(`${chunked.status} ${chunked.text()}`, await sent('Transfer-Encoding: chunked\r\n'));
+    assert.is(chunked.text(), 'read 5, Content-Length undefined');
+  } finally {
+    await running.close();
+    await app.close();
+  }
+});
+
 test("inject honours a trusted proxy's X-Forwarded-For and ignores an untrusted peer's", async () => {
   const app = appOf({ trustedProxies: ['10.0.0.0/8'], routes: routesOf({ '/ip': (request: Request) => new Response(String(request.clientIp)) }) });
   const headers = { 'x-forwarded-for': '203.0.113.7' };
