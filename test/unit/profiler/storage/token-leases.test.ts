@@ -190,6 +190,16 @@ test('another holder\'s live lease is seen; close() gives the leases back and fo
   await second.close();
 });
 
+/** A fixture whose leases hold prefix `aa` alone (every other leased by nobody's live process), with its 30 s refresh captured: `callbacks[0]` runs one. */
+function holdingAaOnly(context: { cleanups: Array<() => Promise<void>> }): Promise<{ made: Fixture; callbacks: Array<() => void> }> {
+  return withCapturedIntervals(30_000, async () => {
+    const ready = await fixture(context);
+    await leaseAllBut(ready.host.dir, 'aa');
+    await ready.leases.grow(3);
+    return ready;
+  });
+}
+
 /** Lease files of a live holder (this process, another owner) on every prefix but `except`. */
 async function leaseAllBut(dir: string, except: string | readonly string[]): Promise<void> {
   await mkdir(join(dir, 'leases'), { recursive: true });
@@ -576,12 +586,7 @@ test('the discarded tokens of a lease taken over from a frozen holder are handed
 });
 
 test('a held lease appends the tokens it discarded to its discarded file at each refresh, not only when given back: a holder frozen (or killed) past its lease loses none discarded before its last refresh', async (context) => {
-  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
-    const ready = await fixture(context);
-    await leaseAllBut(ready.host.dir, 'aa');
-    await ready.leases.grow(3);
-    return ready;
-  });
+  const { made, callbacks } = await holdingAaOnly(context);
   const { leases, host, reported } = made;
   const path = join(host.dir, 'leases', 'aa.discarded');
   assert.ok(leases.claim('aa0', () => false) && leases.discard('aa0'));
@@ -603,12 +608,7 @@ test('a held lease appends the tokens it discarded to its discarded file at each
 });
 
 test('a merge of handed-over tokens on a full disk leaves no temp file, at any refresh: the hand-over waits, its tokens taken, and is merged once there is room', async (context) => {
-  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
-    const ready = await fixture(context);
-    await leaseAllBut(ready.host.dir, 'aa');
-    await ready.leases.grow(3);
-    return ready;
-  });
+  const { made, callbacks } = await holdingAaOnly(context);
   const { leases, host, reported } = made;
   const leaseDir = join(host.dir, 'leases');
   const handOver = join(leaseDir, 'aa.handed-over.99999-abcd1234');
@@ -672,12 +672,7 @@ test('an append to a discarded file cut in its last line (a crash mid-append) wh
 });
 
 test('a discarded file that cannot be read while a hand-over waits is not appended to again at each refresh: the holder still knows what it appended, and the file grew by every discarded token every 30 s', async (context) => {
-  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
-    const ready = await fixture(context);
-    await leaseAllBut(ready.host.dir, 'aa');
-    await ready.leases.grow(3);
-    return ready;
-  });
+  const { made, callbacks } = await holdingAaOnly(context);
   const { leases, host } = made;
   const path = join(host.dir, 'leases', 'aa.discarded');
   assert.ok(leases.claim('aa0', () => false) && leases.discard('aa0'));
