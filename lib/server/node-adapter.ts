@@ -477,8 +477,8 @@ function awaitFirstChunkWithin(req: IncomingMessage, res: ServerResponse, reques
     }
     const timeout = responseTimeoutOf(request, ms);
     // The body first: one wired to the signal (addAbortSignal, pipeline's `signal`) would fail with its AbortError, a 500 logged at INFO.
-    // A legacy stream (`pipe()` alone) may have no destroy(): its pipe's source is failed below, and destroys it when it can.
-    if (typeof body.destroy === 'function') body.destroy(timeout);
+    // Not a legacy stream (`pipe()` alone): its pipe's source, failed below, destroys it when it has a destroy(); once, not twice.
+    if (isReadable(body)) body.destroy(timeout);
     abortRequest(request, timeout);
     // A destroy may finish late, and its error come only then (a generator's stream awaiting what never settles): the response fails now.
     awaitingFirstChunk.get(body)?.(timeout);

@@ -184,7 +184,16 @@ let timedServer: TestServer;
 
 timed.before(async () => {
   // A bare legacy stream, no destroy() at all, never giving a chunk.
-  timedServer = await startTestServer({ kernel: { routes: routesOf({ '/bare': () => new Response(new Stream() as never, 200) }), subscribers: [] }, limits: { responseTimeout: 300 } });
+  const routes = routesOf({
+    '/bare': () => new Response(new Stream() as never, 200),
+    // One with a destroy(), never giving a chunk.
+    '/quiet': (request) => {
+      const stream = new Stream() as Stream & { destroy(): void };
+      stream.destroy = () => void destroyed.push(request.query.get('id') ?? '');
+      return new Response(stream as never, 200);
+    },
+  });
+  timedServer = await startTestServer({ kernel: { routes, subscribers: [] }, limits: { responseTimeout: 300 } });
   process.on('uncaughtException', onUncaught);
 });
 timed.after(async () => {
@@ -200,6 +209,17 @@ timed('one with no destroy() whose first chunk has not come at the response time
     assert.match(JSON.parse(response.body).title, 'Service Unavailable');
   }
   assert.equal(uncaught, []);
+});
+
+timed('one whose first chunk has not come at the response timeout gets the 503 page and is destroyed once, not by the head wait and again by its pipe\'s source', async () => {
+  destroyed.length = 0;
+  for (const scheme of SCHEMES) {
+    const response = await fetchFrom(timedServer, scheme, `/quiet?id=${scheme}`, { headers: { accept: 'application/json' } });
+    assert.is(response.status, 503, scheme);
+  }
+  // A second destroy() would come within a tick or two of the first.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(destroyed, ['http', 'https']);
 });
 
 timed.run();
