@@ -331,9 +331,10 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
     });
     // Destroyed without an error and without a word, it would be read for ever: failed as one that closed
     // (its error page before its first chunk, as the server answers it at its response timeout; after it, a rejection).
+    // Not one destroyed with an error: that is emitted once its destroy is done (a clean-up may take a while), and is its failure, as from the server.
     if ((body as { _readableState?: { emitClose?: boolean } })._readableState?.emitClose === false) {
       quiet = setInterval(() => {
-        if (body.destroyed && !body.readableEnded && !source.destroyed) source.destroy(new ResponseBodyDestroyedError(chunks.length > 0));
+        if (body.destroyed && (body.errored ?? null) === null && !body.readableEnded && !source.destroyed) source.destroy(new ResponseBodyDestroyedError(chunks.length > 0));
       }, QUIET_DESTROY_CHECK_MS);
     }
     if (signal?.aborted === true) stop();

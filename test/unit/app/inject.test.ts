@@ -447,6 +447,34 @@ test("a stream body destroyed without an error that emits no 'close' (emitClose:
   await app.close();
 });
 
+test("a stream body that emits no 'close' (emitClose: false), destroyed with an error its clean-up gives only later, gets the page of that error, as from the server, not of a ResponseBodyDestroyedError", async () => {
+  const slow = (): Response => {
+    const body = new Readable({
+      read() {},
+      emitClose: false,
+      // The error is the body's from destroy() on, emitted once the clean-up (an upstream socket closing) is done.
+      destroy(error, callback) {
+        setTimeout(() => callback(error), 150);
+      },
+    });
+    setTimeout(() => body.destroy(new Error('the upstream export broke')), 10);
+    return new Response(body, 200, { 'content-type': 'text/csv' });
+  };
+  const app = appOf({ debug: true, profiler: { storage: new MemoryStorage() }, routes: routesOf({ '/slow': slow }) });
+  const severe: string[] = [];
+  app.bus.on('log', (entry) => void (entry.record.level <= 3 && severe.push(`${entry.record.levelName} ${entry.record.message}`)));
+  const fromServer = await served(app, '/slow', { headers: { accept: 'application/json' } });
+  assert.is(fromServer.status, 500);
+  assert.is((JSON.parse(fromServer.body) as { detail: string }).detail, 'the upstream export broke');
+  const records = severe.splice(0).map((record) => record.replace(/ at .*$/, ''));
+  assert.equal(records, ['CRITICAL Uncaught error: Error: "the upstream export broke"']);
+  const injected = await Promise.race([app.inject('/slow', { headers: { accept: 'application/json' } }), sleep(3_000, 'still waiting')]);
+  assert.ok(typeof injected !== 'string', 'inject() settles');
+  assert.equal([injected.status, injected.text()], [fromServer.status, fromServer.body]);
+  assert.equal(severe.map((record) => record.replace(/ at .*$/, '')), records);
+  await app.close();
+});
+
 test('a stream body that breaks its Content-Length rejects, logged and terminated, as the server cuts its connection', async () => {
   const tokens: string[] = [];
   const app = appOf({
