@@ -601,10 +601,6 @@ function sendWith(
   onFailedBeforeHead?: (error: unknown) => void,
   logged?: (error: unknown) => boolean,
 ): boolean {
-  // The one record of a body's failure: none for an error `logged` for the request already.
-  const logFailure = (error: unknown): void => {
-    if (logged?.(error) !== true) logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
-  };
   // A response queued behind others (pipelined) on a connection that has closed is never told (see abandon): its client is gone too.
   if (res.headersSent || res.destroyed || (res.socket === null && req.socket.destroyed)) {
     // The client is gone (or an answer went already): a stream body would never be read, its file or socket left open.
@@ -642,6 +638,10 @@ function sendWith(
   }
   // The head waits for the first chunk; what writeHead() would refuse is refused now, while nothing is sent.
   checkHeaders(response.headers);
+  // The one record of a body's failure: none for an error `logged` for the request already. Made here, where a stream is sent: text and bytes make no closure.
+  const logFailure = (error: unknown): void => {
+    if (logged?.(error) !== true) logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
+  };
   const cleanupFailed = (error: Error): void => logCleanupFailure(logger, error);
   // A legacy stream (`pipe()` alone) has no buffer to watch for its first chunk: the source of its pipe,
   // made now, has, so that its head waits as a Readable's does, and one failing before it gets the error page, not a cut 200.
