@@ -9,7 +9,7 @@ import { framingRefusal } from '../../kernel/transfer-coding.js';
 import { ERROR_PAGE_GRACE_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
-import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkSendable, escapedPage, logCleanupFailure, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
+import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
 export interface InjectInit extends Omit<RequestCreateInit, 'trustProxy' | 'trustHost' | 'bodyLimit'> {
@@ -125,7 +125,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
       kernel.requestStack.run(request, () => logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error }));
     };
     for (let attempt = 1; ; attempt++) {
-      const refusal = refusalOf(response);
+      const refusal = refusalOf(response, request.method);
       if (refusal !== undefined) {
         // Refused before any byte: the server answers the refusal as an error of the request (its page, logged), a page it refuses with the bare 500.
         destroyBody(response.body);
@@ -263,11 +263,12 @@ const FASTIFY_INJECT_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['path', ' The target is inject()\'s first argument.'],
 ]);
 
-/** What the server would refuse to send of `response` (see checkSendable), or undefined. */
-function refusalOf(response: Response): unknown {
+/** What the server would refuse to send of `response` to a `method` request (see checkSendable, checkPipedBody), or undefined. */
+function refusalOf(response: Response, method: string): unknown {
   try {
     checkFraming(response);
     checkSendable(response);
+    if (method !== 'HEAD' && !response.isEmpty()) checkPipedBody(response.body);
     return undefined;
   } catch (error) {
     return error;

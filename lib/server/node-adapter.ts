@@ -638,6 +638,7 @@ function sendWith(
   }
   // The head waits for the first chunk; what writeHead() would refuse is refused now, while nothing is sent.
   checkHeaders(response.headers);
+  checkPipedBody(body);
   // The one record of a body's failure: none for an error `logged` for the request already. Made here, where a stream is sent: text and bytes make no closure.
   const logFailure = (error: unknown): void => {
     if (logged?.(error) !== true) logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error });
@@ -811,6 +812,18 @@ export function checkSendable(response: Response): void {
   checkResponseBody(response.body);
   checkFinalStatus(response.status);
   checkHeaders(response.headers);
+}
+
+/**
+ * Refuses a stream body the server cannot read to its end (see bodySource): one with pipe() but no on() or once(),
+ * no EventEmitter, would fail once piped, its head gone. Only for a body that is sent: a HEAD's, or a 204's, is let go.
+ */
+export function checkPipedBody(body: Response['body']): void {
+  if (body === null || typeof body !== 'object' || body instanceof Uint8Array) return;
+  const { on, once } = body as { on?: unknown; once?: unknown };
+  if (typeof on !== 'function' || typeof once !== 'function') {
+    throw new TypeError('A response body stream is an EventEmitter, with on() and once() as node\'s streams have, not an object with pipe() alone: pass a Readable of node:stream.');
+  }
 }
 
 /** Refuses, as writeHead() would, a header name or value node:http cannot write (CR, LF, a character beyond Latin-1). */

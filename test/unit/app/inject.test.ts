@@ -343,6 +343,29 @@ test('a response the server would refuse to send gets its error page, as from th
   await app.close();
 });
 
+test('a stream body with pipe() and no once() (no EventEmitter) gets the error page of the server\'s refusal, logged, destroyed once and terminated as that 500, as from the server; a HEAD\'s is let go', async () => {
+  const watcher = terminateWatcher();
+  let destroyed = 0;
+  // Piped, it would give 'abc'; the server reads a stream body's end and errors with once() and on().
+  const half = (): Response => new Response({ pipe: (dest: NodeJS.WritableStream) => dest.end('abc'), on() { return this; }, destroy: () => void destroyed++ } as never, 200);
+  const severe: string[] = [];
+  const app = appOf({ subscribers: [watcher], routes: routesOf({ '/half': half }) });
+  app.bus.on('log', (entry) => void (entry.record.level <= 3 && severe.push(`${entry.record.levelName} ${entry.record.message}`)));
+  const fromServer = await served(app, '/half', { headers: { accept: 'application/json' } });
+  assert.is(fromServer.status, 500);
+  const records = severe.splice(0).map((record) => record.replace(/ at .*$/, ''));
+  assert.is(records.length, 1, JSON.stringify(records));
+  assert.match(records[0]!, /^CRITICAL Uncaught error: ResponseNotSendableError: /);
+  const injected = await app.inject('/half', { headers: { accept: 'application/json' } }).catch((error: Error) => `rejected: ${error.message}`);
+  assert.ok(typeof injected !== 'string', String(injected));
+  assert.equal([injected.status, injected.headers['content-type'], injected.text()], [fromServer.status, fromServer.type, fromServer.body]);
+  assert.equal(severe.map((record) => record.replace(/ at .*$/, '')), records);
+  assert.is(destroyed, 2);
+  assert.is((await app.inject('/half', { method: 'HEAD' })).status, 200);
+  assert.equal(watcher.ended, [500, 500, 200]);
+  await app.close();
+});
+
 test('the error page of a stream body failed before its first chunk that the server would refuse to send gets the bare 500, once rendered and its refusal logged once, as from the server', async () => {
   let pages = 0;
   const severe: string[] = [];
