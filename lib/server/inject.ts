@@ -9,7 +9,7 @@ import { framingRefusal } from '../../kernel/transfer-coding.js';
 import { ERROR_PAGE_GRACE_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
-import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
+import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
 export interface InjectInit extends Omit<RequestCreateInit, 'trustProxy' | 'trustHost' | 'bodyLimit'> {
@@ -121,7 +121,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     let paged = isPage;
     // An error page's stream that fails with the very error it is the page of: the error listener's record of it is the one, as from the server.
     const logFailure = (error: unknown): void => {
-      if (ErrorListener.hasLogged(error, request)) return;
+      if (loggedAsServerError(error, request)) return;
       kernel.requestStack.run(request, () => logger?.critical('The response body stream failed: {message}', { message: messageOf(error), error }));
     };
     for (let attempt = 1; ; attempt++) {

@@ -146,6 +146,21 @@ export function escapedPage(kernel: HttpKernel, options: Pick<RequestListenerOpt
 }
 
 /**
+ * Whether the error listener's record of `error` for the request names a stream body failing with it (the server's and
+ * inject()'s): logged at CRITICAL, not a client error's (4xx) at ERROR, which tells of no bare 500 nor cut answer.
+ */
+export function loggedAsServerError(error: unknown, request: Request): boolean {
+  if (!ErrorListener.hasLogged(error, request)) return false;
+  try {
+    // The status the error listener logs it by (see logKernelException).
+    const status = flattenError(error, { maxErrors: 1 })[0]?.status ?? 500;
+    return status < 400 || status >= 500;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Mounts a kernel on node:http / node:https: each request goes through
  * `kernel.handle()`, the response is written, then `kernel.terminate()` runs.
  */
@@ -215,7 +230,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     const onFailedBeforeHead = isStream && !isPage ? (error: unknown) => answerError(req, res, request, response, error, bodyTerminated) : undefined;
     // An error page's stream that fails with the very error it is the page of (one that stops on request.signal, aborted
     // with the response timeout's error): the error listener's record of that error for the request is the one.
-    const logged = isStream ? (failure: unknown) => ErrorListener.hasLogged(failure, request) : undefined;
+    const logged = isStream ? (failure: unknown) => loggedAsServerError(failure, request) : undefined;
     let streaming: boolean;
     try {
       streaming = sendWith(req, res, response, logger, onBodyEnd, closeWaits, onFailedBeforeHead, logged);

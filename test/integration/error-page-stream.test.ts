@@ -4,7 +4,7 @@
 import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Response, type Request, type TerminateEvent } from '../../kernel/index.js';
+import { KernelEvents, NotFoundHttpError, Response, type Request, type TerminateEvent } from '../../kernel/index.js';
 import type { LogEntry } from '../../lib/log/index.js';
 import { SCHEMES, fetchFrom, header, routesOf, startTestServer, type TestServer } from './harness.js';
 
@@ -98,6 +98,9 @@ for (const scheme of SCHEMES) {
           '/throws': () => {
             throw new Error('the report broke');
           },
+          '/missing': () => {
+            throw new NotFoundHttpError('No book 7.');
+          },
         }),
         errorController: (request: Request) => new Response(Readable.from(failingWithItsError(request)), 500, { 'content-type': 'text/html' }),
       },
@@ -129,6 +132,23 @@ for (const scheme of SCHEMES) {
       assert.match(severe[0]!, record);
     });
   }
+
+  test('a client error (4xx, logged at ERROR) that its page rethrows is logged CRITICAL as the page\'s failure, by the server and inject(): its bare 500, or its cut answer, has no record else', async () => {
+    const expected = ['ERROR Uncaught error: NotFoundHttpError: "No book 7."', 'CRITICAL The response body stream failed: NotFoundHttpError: No book 7.'];
+    const records = (): string[] => severe.splice(0).map((record) => record.replace(/ at .*$/, ''));
+    severe.length = 0;
+    const response = await fetchFrom(server, scheme, '/missing');
+    assert.equal([response.status, response.body], [500, 'Internal Server Error\n']);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(records(), expected);
+    assert.is(await fetchFrom(server, scheme, '/missing?late').then(() => 'answered', () => 'cut'), 'cut');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(records(), expected);
+    assert.is((await server.app.inject('/missing')).status, 500);
+    assert.equal(records(), expected);
+    assert.is(await server.app.inject('/missing?late').then(() => 'resolved', (error: Error) => error.message), 'No book 7.');
+    assert.equal(records(), expected);
+  });
 
   test('inject() logs it once too', async () => {
     for (const [path, message] of [['/export', 'the export cannot be read'], ['/throws', 'the report broke']] as const) {
