@@ -221,7 +221,8 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     const isStream = typeof body === 'object' && body !== null && !(body instanceof Uint8Array);
     const onBodyEnd = isStream
       ? () => {
-          terminate(request, response);
+          // An error page whose own stream failed before its head got the bare 500: the request ends as that answer, not as the page never sent.
+          terminate(request, bare500Sent.has(res) ? bareAnswer() : response);
           bodyTerminated();
         }
       : undefined;
@@ -962,6 +963,9 @@ function bareAnswerOf(error: unknown): Response {
   }
 }
 
+/** node:http responses sendBare500 answered: a stream body's request that got it terminates as that 500 (see sendAndTerminate). */
+const bare500Sent = new WeakSet<ServerResponse>();
+
 /** The answer of last resort: a 500 with a one-line text, or a cut connection once a head went out. */
 function sendBare500(res: ServerResponse): void {
   if (res.headersSent) {
@@ -972,6 +976,7 @@ function sendBare500(res: ServerResponse): void {
   // The reason phrase too: a writeHead() that threw has already kept the refused status's (`500 Found`).
   res.writeHead(500, 'Internal Server Error', { 'content-type': 'text/plain; charset=UTF-8', 'content-length': String(Buffer.byteLength(body)) });
   res.end(body);
+  bare500Sent.add(res);
 }
 
 /** Refuses a trustedProxies option that is no list of strings: a string would be read character by character (`invalid IP address: .`). */

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Response, type Controller, type EventSubscriber, type ExceptionEvent, type Request, type TerminateEvent } from '../../../kernel/index.js';
+import { KernelEvents, NotFoundHttpError, Response, type Controller, type EventSubscriber, type ExceptionEvent, type Request, type TerminateEvent } from '../../../kernel/index.js';
 import { createKernel, type KernelApp, type KernelOptions } from '../../../lib/app/index.js';
 import type { Logger } from '../../../lib/log/index.js';
 import { MemoryStorage } from '../../../lib/profiler/storage/index.js';
@@ -385,6 +385,22 @@ test('the error page of a stream body failed before its first chunk that the ser
   assert.equal([injected.status, injected.text(), pages], [fromServer.status, fromServer.body, 1]);
   assert.equal(severe.map((record) => record.replace(/ at .*$/, '')), records);
   assert.equal(records, ['CRITICAL Uncaught error: Error: "the export cannot be read"', 'CRITICAL Unhandled error: TypeError: Invalid character in header content ["x-note"]']);
+  await app.close();
+});
+
+test('the error page of a 404 whose own stream fails before its first chunk gets the bare 500, and its request terminates as that 500, from the server as from inject()', async () => {
+  const watcher = terminateWatcher();
+  const app = appOf({
+    subscribers: [watcher],
+    routes: routesOf({ '/missing': () => { throw new NotFoundHttpError('No book 7.'); } }),
+    errorController: () => new Response(new Readable({ read() { this.destroy(new Error('the page template cannot be read')); } }), 404, { 'content-type': 'text/html' }),
+  });
+  const fromServer = await served(app, '/missing');
+  assert.equal([fromServer.status, fromServer.body], [500, 'Internal Server Error\n']);
+  for (let i = 0; i < 100 && watcher.ended.length === 0; i++) await sleep(10);
+  const injected = await app.inject('/missing');
+  assert.equal([injected.status, injected.text()], [fromServer.status, fromServer.body]);
+  assert.equal(watcher.ended, [500, 500]);
   await app.close();
 });
 
