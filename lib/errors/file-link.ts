@@ -3,6 +3,7 @@
 // and %l (the line), or the name of an editor whose URL scheme opens a file at a line.
 import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeValue } from '../../kernel/describe-value.js';
 
 /** URL formats of editors that open a file at a line, by the name `ide` takes. */
 export const EDITOR_LINK_FORMATS: Readonly<Record<string, string>> = {
@@ -33,7 +34,10 @@ const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
  * a format without a scheme, with a scripting one (`javascript:`), or without `%f`.
  */
 export function createFileLinker(ide: string | null | undefined): FileLinker | null {
-  if (ide === undefined || ide === null || ide.trim() === '') return null;
+  if (ide === undefined || ide === null) return null;
+  // Typed, but called from JavaScript too: a number or an object is no editor, said as such rather than as `ide.trim is not a function`.
+  if (typeof ide !== 'string') throw new TypeError(`ide must be an editor's name or a URL format (a string), not ${describeValue(ide)}.`);
+  if (ide.trim() === '') return null;
   const name = ide.trim().toLowerCase();
   // Own entries only: `constructor`, `toString` or `__proto__` would find Object.prototype's member, a function or an object, no format.
   const format = Object.hasOwn(EDITOR_LINK_FORMATS, name) ? EDITOR_LINK_FORMATS[name]! : ide.trim();

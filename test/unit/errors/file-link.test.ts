@@ -72,4 +72,12 @@ test('an editor is one of EDITOR_LINK_FORMATS\' own: a format inherited from Obj
   }
 });
 
+test('createFileLinker refuses an ide that is no string by its type, not with a TypeError of its own code', () => {
+  for (const ide of [42, {}, ['vscode'], true]) {
+    assert.throws(() => createFileLinker(ide as unknown as string), (error: unknown) => error instanceof TypeError && /^ide must be an editor's name or a URL format \(a string\), not /.test(error.message), String(ide));
+  }
+  assert.is(createFileLinker(undefined), null);
+  assert.is(createFileLinker(null), null);
+});
+
 test.run();
