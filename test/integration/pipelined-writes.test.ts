@@ -232,7 +232,7 @@ for (const scheme of SCHEMES) {
     );
   });
 
-  test(`requests that do not pipeline (each sent once the one before is answered) get one write per response, over ${scheme}`, async () => {
+  test(`requests that do not pipeline (each sent once the one before is answered) leave their connection untouched: one write per response, none held, over ${scheme}`, async () => {
     const port = Number(new URL(server.urls[scheme]).port);
     const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
     let received = '';
@@ -243,8 +243,12 @@ for (const scheme of SCHEMES) {
       await until(() => readResponses(received, Array.from({ length: n }, () => 'GET')).responses.filter((response) => response.complete).length === n, 5_000, `response ${n}`);
     }
     const writes = writesByPort.get(socket.localPort!);
+    const served = servedByPort.get(socket.localPort!)!.http;
     socket.destroy();
     assert.is(writes, 3);
+    // Not wrapped: a gathering connection also makes one write per response when nothing else is in its turn.
+    assert.is(served._write, net.Socket.prototype._write);
+    assert.is(served._writev, net.Socket.prototype._writev);
   });
 }
 
