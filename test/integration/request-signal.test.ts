@@ -263,8 +263,10 @@ for (const scheme of SCHEMES) {
     let received = '';
     socket.on('data', (chunk: Buffer) => void (received += chunk.toString('latin1')));
     socket.write(get(first) + get(second));
-    // The first's body is being sent: the second's, behind it, waits for the connection.
+    // The first's body is being sent: the second's, behind it, waits for the connection. The first's
+    // generator runs ahead of the socket, so its head is awaited where the client reads it.
     await until(() => waits.get(first)?.started === true && waits.has(second), 5_000, 'both controllers to answer');
+    await until(() => /^HTTP\/1\.1 200 [^]*\r\n\r\n[^]*x/.test(received), 5_000, 'the first\'s head and a chunk of its body at the client');
     socket.destroy();
     await until(() => terminated.some((one) => one.id === first) && terminated.some((one) => one.id === second), 5_000, 'kernel.terminate of both');
     assert.is(received.match(/^HTTP\/1\.1 /gm)?.length, 1, 'one head went out, the first\'s');
