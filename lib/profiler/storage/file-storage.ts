@@ -543,6 +543,7 @@ export class FileStorage implements ProfilerStorage {
   async #save(batch: PendingWrite[], refused: ProfilerStorageError[]): Promise<number> {
     if (batch.length === 0) return 0;
     let fresh: PendingWrite[] = [];
+    let lost = new Set<string>();
     try {
       const owned: PendingWrite[] = [];
       for (const pending of batch) {
@@ -570,7 +571,7 @@ export class FileStorage implements ProfilerStorage {
         this.#leases.settle(pending.token);
         if (pending.placeholder) await this.#dropPlaceholder(pending.token);
       }
-      if (fresh.length > 0) await this.#serialAppend(() => this.#appendBatch(fresh));
+      if (fresh.length > 0) lost = await this.#serialAppend(() => this.#appendBatch(fresh));
     } catch (error) {
       for (const pending of batch) if (pending.placeholder) await this.#dropPlaceholder(pending.token).catch(() => {});
       throw this.#failure('write', batch.length === 1 ? `profile ${(batch[0] as PendingWrite).token}` : `${batch.length} profiles`, error);
@@ -579,8 +580,12 @@ export class FileStorage implements ProfilerStorage {
       this.#leases.settle(pending.token);
       // The index line holds the token now: the placeholder has done its job.
       if (this.#claims.delete(pending.token)) await this.#removePlaceholder(pending.token).catch((error: unknown) => this.#report(error));
+      if (!lost.has(pending.token)) continue;
+      // Another writer's line for the token came first (see #appendBatch): readers keep that profile, ours is not stored.
+      refused.push(new ProfileExistsError(pending.token));
+      this.#report(tokenTakenError(this.dir, pending.profile));
     }
-    return fresh.length;
+    return fresh.length - lost.size;
   }
 
   /**
@@ -617,7 +622,7 @@ export class FileStorage implements ProfilerStorage {
   }
 
   /** One positional write of the batch's records (JSON + newline) to the segment, then one append of their index lines. */
-  async #appendBatch(batch: PendingWrite[]): Promise<void> {
+  async #appendBatch(batch: PendingWrite[]): Promise<Set<string>> {
     const segment = this.#segments.writable();
     // The records go to the file straight from their buffers (the caller's until the promise
     // settles): no copy of the batch into one buffer of hundreds of KB, allocated per batch.
@@ -635,6 +640,13 @@ export class FileStorage implements ProfilerStorage {
     // Synchronous, as the index append below and the index refresh (see SegmentFiles.write).
     this.#segments.write(segment, parts, size, batch.length);
     await this.#appendRecords(records, Buffer.from(lines), segment);
+    // The first line of a token is its profile: one that names another record was appended first.
+    const lost = new Set<string>();
+    for (const record of records) {
+      const first = this.#index.get(record.token);
+      if (first !== undefined && (first.segment !== record.segment || first.offset !== record.offset)) lost.add(record.token);
+    }
+    return lost;
   }
 
   /**
@@ -653,8 +665,21 @@ export class FileStorage implements ProfilerStorage {
     let payload = data;
     for (let attempt = 1; ; attempt++) {
       const file = appendIndexLines(this.#indexPath, payload);
-      this.#index.addAll(pending);
-      this.#index.appended(file, payload.length);
+      // Nothing else appended since this copy's last read: our lines are the file's tail, added
+      // without reading them back. Otherwise another process's lines may come before ours, one of
+      // them for a token of ours (its lease taken over from us while we were frozen): the file is
+      // read, so that this copy keeps the first line of each token, as every reader and compaction
+      // does; added first, ours stayed this process's profile until its next reload, then turned
+      // into the other request's.
+      if (this.#index.appended(file, payload.length)) this.#index.addAll(pending);
+      else {
+        try {
+          await this.#index.refresh();
+        } catch {
+          // Read again by the next refresh; meanwhile this copy has the lines just written.
+          this.#index.addAll(pending);
+        }
+      }
       // Held by this instance: its compaction does not replace the file during an append (see #compact).
       if (!this.#lock.mayBeOurs) await waitWhileLocked(this.#lock);
       if (isCurrentFile(this.#indexPath, file)) return;
@@ -1250,6 +1275,19 @@ export class FileStorage implements ProfilerStorage {
       // A failing error handler must not turn background upkeep into an unhandled rejection.
     }
   }
+}
+
+/**
+ * A profile written under a token another writer's index line took first, the same moment: another
+ * process drew it too, from the token's prefix that it took over as stale while this one was frozen
+ * (or a line was made by hand). Readers keep the first line, so this profile is not stored, and the
+ * client this request's response gave the token to is shown the other profile.
+ */
+function tokenTakenError(dir: string, profile: StorableProfile): ProfilerStorageError {
+  return new ProfilerStorageError(
+    `The profile of ${profile.method} ${profile.url} is not stored: another writer stored a profile under its token "${profile.token}" first, in the profiler storage ${dir} (its token prefix's lease was taken over while this process was frozen?). The token shows that other request's profile.`,
+    'HK_PROFILER_STORAGE_TOKEN_TAKEN',
+  );
 }
 
 /** The identity of the file at `path`, null when there is none. */

@@ -191,10 +191,14 @@ export class ProfileIndex {
   /**
    * Told that this process appended `bytes` of lines (whose records it added) and the file then
    * had `file.size` bytes: when nothing else was appended since this copy's last read, the next
-   * refresh starts after them instead of reading this process's own lines back.
+   * refresh starts after them instead of reading this process's own lines back. False when this
+   * copy had not read everything before them: another process's lines may come first (the same
+   * token among them: the first line wins), so the file must be read, the caller's lines with it.
    */
-  appended(file: FileIdentity & { size: number }, bytes: number): void {
-    if (this.#file !== null && this.#isSameFile(file) && this.#offset === file.size - bytes) this.#offset = file.size;
+  appended(file: FileIdentity & { size: number }, bytes: number): boolean {
+    if (this.#file === null || !this.#isSameFile(file) || this.#offset !== file.size - bytes) return false;
+    this.#offset = file.size;
+    return true;
   }
 
   /**

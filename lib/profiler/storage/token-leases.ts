@@ -33,6 +33,8 @@ interface Lease {
   readonly lock: FileLock;
   /** Tokens of the prefix not to draw: files and index entries at the last scan, and the draws since. */
   taken: TakenTokens;
+  /** performance.now() before the lease was last found ours and refreshed: drawn from only while younger than LEASE_TRUST_MS. */
+  confirmedAt: number;
   /** Over half full after a scan, or still over the share a growth wanted once another lease is taken: no more draws from it; given back once no drawn token of it is pending. */
   full: boolean;
   /**
@@ -60,6 +62,13 @@ const DISCARDED_LINE = /^([0-9a-f]+) ([0-9]+)$/;
 const LEASE_STALE_MS = 2 * 60_000;
 /** Held leases are refreshed (mtime) this often. */
 const LEASE_REFRESH_MS = 30_000;
+/**
+ * A lease not found ours and refreshed for this long (the process was frozen, or its refreshes
+ * fail) is not drawn from until it is again: past LEASE_STALE_MS another process may take it over,
+ * and draw the same tokens. A process woken from a freeze (SIGSTOP) drew from a lease already taken
+ * over for as long as its refresh took to run and read the file, while its requests came in.
+ */
+const LEASE_TRUST_MS = LEASE_STALE_MS / 2;
 /** A lease covers the tokens starting with its prefix: the shard's 2 characters. */
 export const LEASE_PREFIX_LENGTH = 2;
 /** Another lease is taken once the held ones are this full (index entries, files, draws). */
@@ -131,8 +140,9 @@ export class TokenLeases {
   draw(length: number): string | null {
     const limit = 16 ** (length - LEASE_PREFIX_LENGTH) * LEASE_FULL_SHARE;
     let best: Lease | undefined;
+    const trustedSince = performance.now() - LEASE_TRUST_MS;
     for (const lease of this.#leases.values()) {
-      if (!lease.full && lease.taken.size < limit && (best === undefined || lease.taken.size < best.taken.size)) best = lease;
+      if (!lease.full && lease.confirmedAt >= trustedSince && lease.taken.size < limit && (best === undefined || lease.taken.size < best.taken.size)) best = lease;
     }
     if (best === undefined) return null;
     const token = best.taken.draw(length, DRAWS_PER_LEASE, this.#busy);
@@ -232,7 +242,11 @@ export class TokenLeases {
     const space = 16 ** (length - LEASE_PREFIX_LENGTH);
     const limit = space * LEASE_FULL_SHARE;
     const wanted = space * share;
-    const usable = (): boolean => [...this.#leases.values()].some((lease) => !lease.full && lease.taken.size < wanted);
+    const usable = (): boolean => [...this.#leases.values()].some((lease) => !lease.full && lease.confirmedAt >= performance.now() - LEASE_TRUST_MS && lease.taken.size < wanted);
+    // Leases not found ours for long are looked at first (see LEASE_TRUST_MS): drawn from again, or dropped as taken over.
+    for (const lease of [...this.#leases.values()]) {
+      if (lease.confirmedAt < performance.now() - LEASE_TRUST_MS) await this.#confirm(lease);
+    }
     if (usable()) return;
     /** Leases still over `wanted` after their scan, retired once another lease is taken (see below). */
     const spent: Lease[] = [];
@@ -256,7 +270,7 @@ export class TokenLeases {
     for (const prefix of prefixes) {
       const lock = this.#lock(prefix);
       if (!(await lock.tryAcquire())) continue;
-      const lease: Lease = { prefix, lock, taken: new TakenTokens(prefix), full: false, discarded: new Map(), recorded: new Set() };
+      const lease: Lease = { prefix, lock, taken: new TakenTokens(prefix), confirmedAt: performance.now(), full: false, discarded: new Map(), recorded: new Set() };
       await this.#scan(lease);
       if (lease.taken.size >= wanted) {
         await this.#giveBack(lease);
@@ -309,18 +323,12 @@ export class TokenLeases {
   async #refresh(): Promise<void> {
     const handedOver = await this.#handedOverPrefixes();
     for (const lease of [...this.#leases.values()]) {
-      if (!(await lease.lock.stillHeld())) {
-        this.#leases.delete(lease.prefix);
-        this.#lost.set(lease.prefix, lease);
-        this.#host.report(new ProfilerStorageError(`The profiler storage lease ${lease.lock.path} was taken over; its pending tokens are still written exclusively, and its discarded ones handed over.`, 'HK_PROFILER_STORAGE_LOCKED'));
-        continue;
-      }
-      if (lease.full && !this.#drawsPending(lease.prefix)) {
+      if (lease.full && !this.#drawsPending(lease.prefix) && (await lease.lock.stillHeld())) {
         this.#leases.delete(lease.prefix);
         await this.#giveBack(lease);
         continue;
       }
-      await lease.lock.refresh();
+      if (!(await this.#confirm(lease))) continue;
       await this.#record(lease);
       if (handedOver.has(lease.prefix)) {
         // Tokens a client of the former holder saw: taken from now on, not only from the next scan.
@@ -332,6 +340,23 @@ export class TokenLeases {
       await this.#handOver(lease);
       if (!this.#drawsPending(lease.prefix) && unrecordedLines(lease).length === 0) this.#lost.delete(lease.prefix);
     }
+  }
+
+  /**
+   * Whether a held lease is still ours: refreshed then, and drawn from for LEASE_TRUST_MS more; one
+   * another holder took over (we were frozen) is dropped, reported, and kept in #lost.
+   */
+  async #confirm(lease: Lease): Promise<boolean> {
+    const at = performance.now();
+    if (!(await lease.lock.stillHeld())) {
+      this.#leases.delete(lease.prefix);
+      this.#lost.set(lease.prefix, lease);
+      this.#host.report(new ProfilerStorageError(`The profiler storage lease ${lease.lock.path} was taken over; its pending tokens are still written exclusively, and its discarded ones handed over.`, 'HK_PROFILER_STORAGE_LOCKED'));
+      return false;
+    }
+    await lease.lock.refresh();
+    lease.confirmedAt = at;
+    return true;
   }
 
   /** Whether a token drawn from the prefix is neither written nor released. */

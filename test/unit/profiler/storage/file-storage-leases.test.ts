@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readlinkSync } from 'node:fs';
+import fs, { existsSync, readlinkSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { appendFile, mkdir, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -328,6 +329,44 @@ test('release() gives a drawn token back; claim() outside held prefixes still us
   assert.ok(existsSync(join(storage.dir, outside, `${outside}abcd.json.gz`)));
   await storage.write(makeProfile(`${outside}abcd`));
   assert.ok(await storage.read(`${outside}abcd`));
+});
+
+test('a drawn token another writer stores in the same moment (its lease taken over while we were frozen) keeps that writer\'s profile, here too: ours is refused and reported', async () => {
+  const errors: Error[] = [];
+  const storage = storageIn(undefined, { onError: (error) => errors.push(error) });
+  const token = await storage.drawToken(6);
+  const indexPath = join(storage.dir, 'index.ndjson');
+  // The other writer's profile (the old layout: a file and an index line) lands between our check of the index and our append.
+  const foreign = gzipSync(JSON.stringify(makeProfile(token, { status: 418 })));
+  await mkdir(join(storage.dir, token.slice(0, 2)), { recursive: true });
+  await writeFile(join(storage.dir, token.slice(0, 2), `${token}.json.gz`), foreign);
+  const foreignLine = `{"t":"${token}","ts":${Date.now()},"s":418,"m":"GET","i":"::1","p":null,"b":${foreign.length},"u":"http://x/"}\n`;
+  const realOpenSync = fs.openSync;
+  let raced = false;
+  fs.openSync = ((...args: Parameters<typeof fs.openSync>) => {
+    if (!raced && args[0] === indexPath && args[1] === 'a') {
+      raced = true;
+      fs.appendFileSync(indexPath, foreignLine);
+    }
+    return realOpenSync(...args);
+  }) as typeof fs.openSync;
+  syncBuiltinESMExports();
+  let refused: unknown;
+  try {
+    refused = await rejection(() => storage.writeMany([makeProfile(token, { status: 200 })]));
+  } finally {
+    fs.openSync = realOpenSync;
+    syncBuiltinESMExports();
+  }
+  assert.ok(raced, 'the other line was appended first');
+  assert.instance(refused, ProfileExistsError);
+  assert.is((await storage.read(token))?.status, 418, 'the first line\'s profile, as every other reader has it');
+  const other = storageIn(storage.dir);
+  assert.is((await other.read(token))?.status, 418);
+  await storage.compact();
+  assert.is((await storage.read(token))?.status, 418, 'still, after a compaction');
+  assert.equal(errors.map((error) => (error as ProfilerStorageError).code), ['HK_PROFILER_STORAGE_TOKEN_TAKEN']);
+  assert.match(errors[0]!.message, new RegExp(`GET http://127.0.0.1:8000/books/${token} is not stored: .*"${token}"`));
 });
 
 test('a lease taken over while held (the process was frozen) is reported through onError, and no longer drawn from', async () => {

@@ -251,6 +251,38 @@ test('every 30 s the held leases are kept young; one another holder took over is
   assert.ok(existsSync(path), 'the other holder\'s lease is left alone');
 });
 
+test('a lease not found ours for a minute (the process was frozen) is not drawn from until it is looked at again: still ours, it is drawn from; taken over meanwhile, it is dropped and the draws go to another prefix', async (context) => {
+  const { made } = await withCapturedIntervals(30_000, async () => {
+    const ready = await fixture(context);
+    await ready.leases.grow(6);
+    return ready;
+  });
+  const { leases, host, reported } = made;
+  const [prefix] = leases.prefixes as [string];
+  const path = join(host.dir, 'leases', `${prefix}.lease`);
+  assert.ok(leases.draw(6)?.startsWith(prefix));
+  // The monotonic clock moved on while no refresh ran: the process was frozen (the refresh timer is captured, never fired).
+  const realNow = performance.now.bind(performance);
+  try {
+    performance.now = () => realNow() + 61_000;
+    assert.is(leases.draw(6), null, 'not drawn from before it is looked at');
+    await leases.grow(6);
+    assert.equal(leases.prefixes, [prefix]);
+    assert.ok(leases.draw(6)?.startsWith(prefix), 'found ours: drawn from again');
+    performance.now = () => realNow() + 122_000;
+    // Frozen past the lease's staleness: another holder took it over.
+    await writeFile(path, JSON.stringify({ pid: process.pid, hostname: hostname(), time: new Date().toISOString(), id: 'new-holder' }));
+    assert.is(leases.draw(6), null, 'no token of a lease that may be taken over is drawn');
+    await leases.grow(6);
+  } finally {
+    performance.now = realNow;
+  }
+  assert.equal(reported.map((error) => (error as ProfilerStorageError).code), ['HK_PROFILER_STORAGE_LOCKED']);
+  assert.is(leases.prefixes.length, 1);
+  assert.is.not(leases.prefixes[0], prefix, 'the lease taken over is dropped');
+  assert.not.ok(leases.draw(6)?.startsWith(prefix));
+});
+
 test('a closed storage takes no lease', async (context) => {
   const { leases, host, closed } = await fixture(context);
   closed.value = true;
