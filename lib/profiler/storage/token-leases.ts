@@ -119,6 +119,8 @@ export class TokenLeases {
   /** No background growth before this time (ms): the last one failed (every other prefix leased, say). */
   #earlyRetryAt = 0;
   #timer: NodeJS.Timeout | null = null;
+  /** A #recordSoon() is scheduled. */
+  #recording = false;
 
   /** `lockOptions`: how the lease files record and judge their holders (see FileLockOptions). */
   constructor(host: LeaseHost, lockOptions: FileLockOptions) {
@@ -192,9 +194,29 @@ export class TokenLeases {
   discard(token: string): boolean {
     if (!this.#drawn.delete(token)) return false;
     const prefix = token.slice(0, LEASE_PREFIX_LENGTH);
-    // A lease taken over from us: handed over to its holder at the next refresh, or at close().
-    (this.#leases.get(prefix) ?? this.#lost.get(prefix))?.discarded.set(token, this.#host.now());
+    // A lease taken over from us: handed over to its holder.
+    const lease = this.#leases.get(prefix) ?? this.#lost.get(prefix);
+    if (lease === undefined) return true;
+    lease.discarded.set(token, this.#host.now());
+    this.#recordSoon();
     return true;
+  }
+
+  /**
+   * Records the discarded tokens (#record, #handOver) once the current turn's discards are in: left to
+   * the next refresh (up to 30 s), those of a holder frozen meanwhile were in its memory alone when
+   * its lease was taken over, and the new holder could draw them until it woke and handed them over.
+   */
+  #recordSoon(): void {
+    if (this.#recording || this.#host.closed()) return;
+    this.#recording = true;
+    setImmediate(() => {
+      this.#recording = false;
+      void this.#serial(async () => {
+        for (const lease of [...this.#leases.values()]) await this.#record(lease);
+        for (const lease of [...this.#lost.values()]) await this.#handOver(lease);
+      }).catch((error: unknown) => this.#host.report(error));
+    });
   }
 
   /** Gives a drawn token back, drawable again; false when it was not drawn here. */

@@ -591,9 +591,10 @@ test('the discarded tokens of a lease taken over from a frozen holder are handed
   };
   const first = await holder('first');
   assert.ok(first.leases.claim('aa0', () => false) && first.leases.claim('aa1', () => false));
-  // aa0's profile is dropped: a client saw it, and only first's memory says so until it gives the lease back.
+  // aa0's profile is dropped: a client saw it, and first's discarded file says so at once.
   assert.ok(first.leases.discard('aa0'));
-  // first is frozen past the lease's staleness: second takes it over, and scans a discarded file without aa0.
+  await until(async () => /^aa0 /m.test(await readFile(path, 'utf8').catch(() => '')));
+  // first is frozen past the lease's staleness: second takes it over, and scans a discarded file with aa0.
   const old = new Date(Date.now() - 3 * 60_000);
   await utimes(join(leaseDir, 'aa.lease'), old, old);
   const second = await holder('second');
@@ -617,7 +618,27 @@ test('the discarded tokens of a lease taken over from a frozen holder are handed
   assert.equal(reported.map((error) => (error as ProfilerStorageError).code), ['HK_PROFILER_STORAGE_LOCKED'], 'first\'s lease taken over, said once');
 });
 
-test('a held lease appends the tokens it discarded to its discarded file at each refresh, not only when given back: a holder frozen (or killed) past its lease loses none discarded before its last refresh', async (context) => {
+test('a discarded token is written to the discarded file at once, not at the next refresh: a holder frozen right after, its lease taken over, leaves none for the new holder to draw', async (context) => {
+  const { made } = await holdingAaOnly(context);
+  const { leases, host } = made;
+  const leaseDir = join(host.dir, 'leases');
+  const path = join(leaseDir, 'aa.discarded');
+  assert.ok(leases.claim('aa0', () => false) && leases.claim('aa1', () => false));
+  assert.ok(leases.discard('aa0'));
+  // No refresh runs (the timer is captured): only the discard itself may write it.
+  await until(async () => /^aa0 /m.test(await readFile(path, 'utf8').catch(() => '')));
+  // The holder is frozen past the lease's staleness: another takes it over, and scans the prefix.
+  const old = new Date(Date.now() - 3 * 60_000);
+  await utimes(join(leaseDir, 'aa.lease'), old, old);
+  const second = new TokenLeases({ ...host }, { holderInfo: true, owner: 'second' });
+  context.cleanups.push(() => second.close());
+  await second.grow(3);
+  assert.equal(second.prefixes, ['aa']);
+  assert.is(second.claim('aa0', () => false), false, 'aa0, whose client saw it, is not drawn by the new holder');
+  assert.ok(second.claim('aa2', () => false), 'another token of aa is');
+});
+
+test('a held lease appends the tokens it discarded to its discarded file as they are discarded (and at each refresh), not only when given back: a holder frozen (or killed) past its lease loses none discarded before its last refresh', async (context) => {
   const { made, callbacks } = await holdingAaOnly(context);
   const { leases, host, reported } = made;
   const path = join(host.dir, 'leases', 'aa.discarded');
@@ -627,15 +648,17 @@ test('a held lease appends the tokens it discarded to its discarded file at each
   assert.match(await readFile(path, 'utf8'), /^aa0 [0-9]+\n$/, 'recorded at the refresh');
   // Frozen past the lease's staleness, before a discard of aa1 reaches a refresh: another holder takes aa over.
   assert.ok(leases.claim('aa1', () => false) && leases.discard('aa1'));
+  await until(async () => /^aa1 /m.test(await readFile(path, 'utf8')));
   const old = new Date(Date.now() - 3 * 60_000);
   await utimes(join(host.dir, 'leases', 'aa.lease'), old, old);
   const second = new TokenLeases({ ...host }, { holderInfo: true, owner: 'second' });
   await second.grow(3);
   assert.equal(second.prefixes, ['aa']);
   assert.is(second.claim('aa0', () => false), false, 'aa0, recorded before the freeze, is known to the new holder at once');
+  assert.is(second.claim('aa1', () => false), false, 'aa1 too, recorded as it was discarded');
   await second.close();
   await leases.close();
-  assert.equal((await readFile(path, 'utf8')).split('\n').filter((line) => line.startsWith('aa0 ')).length, 1, 'appended once, not again when given back');
+  for (const token of ['aa0', 'aa1']) assert.equal((await readFile(path, 'utf8')).split('\n').filter((line) => line.startsWith(`${token} `)).length, 1, `${token} appended once, not again when given back`);
   assert.equal(reported, []);
 });
 
