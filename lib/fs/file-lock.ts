@@ -139,31 +139,45 @@ export class FileLock {
     }
   }
 
-  /** Marks the lock as alive, so long work is not mistaken for a crash. */
-  async refresh(): Promise<void> {
+  /**
+   * Marks the lock as alive, so long work is not mistaken for a crash. `strict`: a failure (EROFS,
+   * EMFILE, a file gone) is thrown, for a holder that must know that others may soon take the lock over.
+   */
+  async refresh(strict = false): Promise<void> {
     if (!this.#held) return;
     const now = new Date();
-    await utimes(this.path, now, now).catch(() => {});
+    await utimes(this.path, now, now).catch((error: unknown) => {
+      if (strict) throw error;
+    });
   }
 
-  /** refresh() and stillHeld() in one go, synchronously: for a critical section that must not yield to the event loop. */
-  refreshedAndStillHeldSync(): boolean {
+  /**
+   * refresh() and stillHeld() in one go, synchronously: for a critical section that must not yield to the event loop.
+   * `strict`: false only when the file is gone or another's; a failure to look (EMFILE, EACCES, EIO) or to refresh it is thrown.
+   */
+  refreshedAndStillHeldSync(strict = false): boolean {
     if (!this.#held) return false;
     try {
+      if (readFileSync(this.path, 'utf8') !== this.#content) return false;
       const now = new Date();
       utimesSync(this.path, now, now);
-      return readFileSync(this.path, 'utf8') === this.#content;
-    } catch {
+      return true;
+    } catch (error) {
+      if (strict && !isGone(error)) throw error;
       return false;
     }
   }
 
-  /** Whether the lock file is still ours (nobody took it over as stale). */
-  async stillHeld(): Promise<boolean> {
+  /**
+   * Whether the lock file is still ours (nobody took it over as stale). `strict`: false only when the
+   * file is gone or another's; a failure to read it (EMFILE, EACCES, EIO) is thrown, as it says nothing of who holds it.
+   */
+  async stillHeld(strict = false): Promise<boolean> {
     if (!this.#held) return false;
     try {
       return (await readFile(this.path, 'utf8')) === this.#content;
-    } catch {
+    } catch (error) {
+      if (strict && !isGone(error)) throw error;
       return false;
     }
   }
@@ -382,6 +396,12 @@ async function identify(path: string): Promise<{ id: string; mtimeMs: number } |
 /** A file's device, inode and mtime, as one string: see BREAKER_INFIX. */
 function identityOf({ dev, ino, mtimeNs }: BigIntStats): string {
   return `${dev}-${ino}-${mtimeNs}`;
+}
+
+/** Whether the error says the file (or a directory above it) is not there. */
+function isGone(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
 /** For `unlink(...).catch`: a file already gone is what was wanted. */

@@ -6,6 +6,7 @@ import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
 import { ProfilerStorageError } from './errors.js';
 import { FileLock, type FileLockOptions } from '../../fs/file-lock.js';
 import { TakenTokens } from './taken-tokens.js';
+import { errorCode } from '../../fs/error-code.js';
 
 /** What TokenLeases needs of the storage it draws tokens for. */
 export interface LeaseHost {
@@ -370,13 +371,27 @@ export class TokenLeases {
    */
   async #confirm(lease: Lease): Promise<boolean> {
     const at = performance.now();
-    if (!(await lease.lock.stillHeld())) {
+    let held: boolean;
+    try {
+      held = await lease.lock.stillHeld(true);
+    } catch (error) {
+      // EMFILE, EACCES, EIO: nothing said about who holds it. Kept, and drawn from no more once LEASE_TRUST_MS old.
+      this.#host.report(new ProfilerStorageError(`Could not check the profiler storage lease ${lease.lock.path} (${describe(error)}): it is kept, and not drawn from once a minute passes without a check.`, 'HK_PROFILER_STORAGE', { cause: error }));
+      return false;
+    }
+    if (!held) {
       this.#leases.delete(lease.prefix);
       this.#lost.set(lease.prefix, lease);
       this.#host.report(new ProfilerStorageError(`The profiler storage lease ${lease.lock.path} was taken over; its pending tokens are still written exclusively, and its discarded ones handed over.`, 'HK_PROFILER_STORAGE_LOCKED'));
       return false;
     }
-    await lease.lock.refresh();
+    try {
+      await lease.lock.refresh(true);
+    } catch (error) {
+      // EROFS, EACCES: not refreshed, it goes stale, and another process may take it over in 2 minutes.
+      this.#host.report(new ProfilerStorageError(`Could not refresh the profiler storage lease ${lease.lock.path} (${describe(error)}): it is kept, and not drawn from once a minute passes without a refresh, as other processes take it over after two.`, 'HK_PROFILER_STORAGE', { cause: error }));
+      return false;
+    }
     lease.confirmedAt = at;
     return true;
   }
@@ -416,7 +431,15 @@ export class TokenLeases {
     const tokens = [...lease.discarded.keys()].filter((token) => !lease.recorded.has(token));
     if (tokens.length === 0) return;
     // Only the holder writes the file: a lease taken over (we were frozen) has another, whose rewrite could lose our lines; they are handed over to it.
-    if (!lease.lock.refreshedAndStillHeldSync()) {
+    let held: boolean;
+    try {
+      held = lease.lock.refreshedAndStillHeldSync(true);
+    } catch (error) {
+      // Not known to be taken over: tried again at the next refresh, or when the lease is given back.
+      this.#host.report(new ProfilerStorageError(`Could not check the profiler storage lease ${lease.lock.path} (${describe(error)}) to record its discarded tokens: tried again at the next refresh.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
+      return;
+    }
+    if (!held) {
       await this.#handOver(lease);
       return;
     }
@@ -511,7 +534,7 @@ export class TokenLeases {
     try {
       // Only the holder rewrites the file (checked with the rename, synchronously): another holder's appends would be lost.
       if (kept.length === 0) {
-        if (!lease.lock.refreshedAndStillHeldSync()) throw new Error('the lease was taken over by another holder');
+        if (!lease.lock.refreshedAndStillHeldSync(true)) throw new Error('the lease was taken over by another holder');
         rmSync(path, { force: true });
       } else {
         // Its own name, as the index rewrite's: two storages of one process (threads) may rewrite at once.
@@ -519,7 +542,7 @@ export class TokenLeases {
         try {
           // Inside the try: a full disk fails the write after making the file, and a hand-over waiting retries at each refresh, a new temp each time.
           await writeFile(temp, kept.join(''), { mode: 0o600 });
-          if (!lease.lock.refreshedAndStillHeldSync()) throw new Error('the lease was taken over by another holder');
+          if (!lease.lock.refreshedAndStillHeldSync(true)) throw new Error('the lease was taken over by another holder');
           renameSync(temp, path);
         } catch (error) {
           rmSync(temp, { force: true });
@@ -529,7 +552,7 @@ export class TokenLeases {
       // In the discarded file now (or expired): a crash before this leaves them to be merged again, their lines once.
       for (const handOver of handOvers) rmSync(handOver.path, { force: true });
     } catch (error) {
-      this.#host.report(new ProfilerStorageError(`Could not rewrite the discarded tokens ${path} without their expired lines.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
+      this.#host.report(new ProfilerStorageError(`Could not rewrite the discarded tokens ${path} without their expired lines (${describe(error)}).`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
     }
   }
 
@@ -600,6 +623,11 @@ function appendLines(path: string, text: string): void {
 /** Whether a name in the leases directory is a hand-over of discarded tokens (not its temp file): the sweep removes one whose every token has expired. */
 export function isHandOver(name: string): boolean {
   return name.slice(LEASE_PREFIX_LENGTH).startsWith(HANDED_OVER_INFIX) && !name.endsWith('.tmp');
+}
+
+/** An error's code (EMFILE, EROFS) or message, for a report. */
+function describe(error: unknown): string {
+  return errorCode(error) ?? (error instanceof Error ? error.message : String(error));
 }
 
 function shuffle<T>(items: T[]): void {

@@ -283,6 +283,53 @@ test('a lease not found ours for a minute (the process was frozen) is not drawn 
   assert.not.ok(leases.draw(6)?.startsWith(prefix));
 });
 
+test('a lease check that fails (EMFILE) or a refresh that fails (EROFS) is reported with its code, not as a takeover, and the lease is kept and drawn from', async (context) => {
+  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
+    const ready = await fixture(context);
+    await ready.leases.grow(6);
+    return ready;
+  });
+  const { leases, host, reported } = made;
+  const [prefix] = leases.prefixes as [string];
+  const path = join(host.dir, 'leases', `${prefix}.lease`);
+  /** Fires the refresh with `name` failing on the lease file with `code`, until it reported something. */
+  const refreshFailing = async (name: 'readFile' | 'utimes', code: string): Promise<void> => {
+    const real = fs.promises[name] as (...args: unknown[]) => Promise<unknown>;
+    const before = reported.length;
+    (fs.promises as Record<string, unknown>)[name] = (file: unknown, ...rest: unknown[]) => {
+      if (file === path) return Promise.reject(Object.assign(new Error(`${code}: simulated, ${name} '${path}'`), { code }));
+      return real(file, ...rest);
+    };
+    syncBuiltinESMExports();
+    try {
+      callbacks[0]!();
+      await until(async () => reported.length > before);
+    } finally {
+      (fs.promises as Record<string, unknown>)[name] = real;
+      syncBuiltinESMExports();
+    }
+  };
+  await refreshFailing('readFile', 'EMFILE');
+  assert.is(reported.length, 1, 'the failed check is reported');
+  assert.match((reported[0] as Error).message, /EMFILE/);
+  assert.not.match((reported[0] as Error).message, /taken over;/);
+  assert.equal(leases.prefixes, [prefix], 'not given up for a transient EMFILE');
+  assert.ok(leases.draw(6)?.startsWith(prefix));
+  await refreshFailing('utimes', 'EROFS');
+  assert.is(reported.length, 2, 'the failed refresh is reported');
+  assert.match((reported[1] as Error).message, /EROFS/);
+  assert.equal(leases.prefixes, [prefix]);
+  assert.ok(existsSync(path));
+  // The file system answers again: refreshed, and nothing more said.
+  const old = new Date(Date.now() - 90_000);
+  await utimes(path, old, old);
+  callbacks[0]!();
+  await until(async () => Date.now() - (await stat(path)).mtimeMs < 10_000);
+  assert.ok(Date.now() - (await stat(path)).mtimeMs < 10_000, 'refreshed');
+  assert.is(reported.length, 2);
+  assert.ok(leases.draw(6)?.startsWith(prefix));
+});
+
 test('a closed storage takes no lease', async (context) => {
   const { leases, host, closed } = await fixture(context);
   closed.value = true;
