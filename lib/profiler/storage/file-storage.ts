@@ -931,10 +931,18 @@ export class FileStorage implements ProfilerStorage {
       /** Segments holding lost records not put back yet (their token may be written now): kept for a later sweep. */
       let deferred: ReadonlySet<string> = new Set();
       if (sweep) {
-        live = await this.#sweep(live, report);
+        // What cannot be read in leases/ (EACCES on the directory, a lease file) is skipped, and said once per compaction.
+        let leasesSkipped = false;
+        const skipLeases = (error: unknown): void => {
+          if (leasesSkipped) return;
+          leasesSkipped = true;
+          const reason = errorCode(error) ?? (error instanceof Error ? error.message : String(error));
+          this.#report(new ProfilerStorageError(`Cannot read the token-prefix leases of the profiler storage ${this.dir} (${reason}): the compaction skipped what it could not read there, and went on.`, 'HK_PROFILER_STORAGE', { cause: error }));
+        };
+        live = await this.#sweep(live, report, skipLeases);
         // Not knowing what was dropped (a header of an earlier version), nothing is read back.
         if (droppedEver !== undefined) {
-          ({ records: recovered, deferred } = await this.#unlistedRecords(segments, referred, live, droppedEver));
+          ({ records: recovered, deferred } = await this.#unlistedRecords(segments, referred, live, droppedEver, skipLeases));
           // In time order, as the bounds read them; the lost ones go through the bounds as any other.
           if (recovered.length > 0) live = [...live, ...recovered].sort((a, b) => a.time - b.time);
         }
@@ -1038,7 +1046,7 @@ export class FileStorage implements ProfilerStorage {
    * locks, old-layout profile files without a line; returns the records without the old-layout
    * ones whose file is gone.
    */
-  async #sweep(records: IndexRecord[], report: CompactionReport): Promise<IndexRecord[]> {
+  async #sweep(records: IndexRecord[], report: CompactionReport, skipLeases: (error: unknown) => void): Promise<IndexRecord[]> {
     const oldLayout = new Set(records.filter((record) => record.segment === null).map((record) => record.token));
     const present = new Set<string>();
     const now = Date.now();
@@ -1077,9 +1085,19 @@ export class FileStorage implements ProfilerStorage {
     // A discarded file's rewrite (TokenLeases) makes its temp file in leases/, by the same rule. A hand-over
     // waits for the next holder of its prefix, which may never come: once older than maxAge, every token in
     // it is older still (none is dropped after its file is written), and that holder would only drop them.
-    for (const name of (await ignoreMissing(readdir(join(this.dir, LEASE_DIR)))) ?? []) {
-      if (isTemp(name)) await removeIfOlder(join(this.dir, LEASE_DIR, name), ABANDONED_TEMP_MS);
-      else if (isHandOver(name)) await removeIfOlder(join(this.dir, LEASE_DIR, name), this.bounds.maxAge);
+    let leaseNames: string[] = [];
+    try {
+      leaseNames = (await ignoreMissing(readdir(join(this.dir, LEASE_DIR)))) ?? [];
+    } catch (error) {
+      skipLeases(error);
+    }
+    for (const name of leaseNames) {
+      try {
+        if (isTemp(name)) await removeIfOlder(join(this.dir, LEASE_DIR, name), ABANDONED_TEMP_MS);
+        else if (isHandOver(name)) await removeIfOlder(join(this.dir, LEASE_DIR, name), this.bounds.maxAge);
+      } catch (error) {
+        skipLeases(error);
+      }
     }
     // A record past the end of its segment was lost (the segment cut, or its bytes never reached
     // the disk before a power cut while its index line did): no longer listed. Segments only grow,
@@ -1105,7 +1123,13 @@ export class FileStorage implements ProfilerStorage {
    * `deferred`: the segments of records not put back because their token may be written now
    * (see #mayReadBack), which a later sweep reads again rather than this one deleting them.
    */
-  async #unlistedRecords(present: readonly string[], referred: readonly string[], live: readonly IndexRecord[], droppedEver: number | null): Promise<{ records: IndexRecord[]; deferred: Set<string> }> {
+  async #unlistedRecords(
+    present: readonly string[],
+    referred: readonly string[],
+    live: readonly IndexRecord[],
+    droppedEver: number | null,
+    skipLeases: (error: unknown) => void,
+  ): Promise<{ records: IndexRecord[]; deferred: Set<string> }> {
     const listed = new Set(referred);
     const entries: IndexEntry[] = [];
     const deferred = new Set<string>();
@@ -1131,7 +1155,7 @@ export class FileStorage implements ProfilerStorage {
         const summary = recordSummary(data, offset, end);
         if (summary === null || tokens.has(summary.token) || (droppedEver !== null && summary.time <= droppedEver)) continue;
         tokens.add(summary.token);
-        if (!(await this.#mayReadBack(summary.token, leasedByAnother))) {
+        if (!(await this.#mayReadBack(summary.token, leasedByAnother, skipLeases))) {
           // One the age bound would drop anyway is not worth keeping its segment for.
           if (summary.time >= this.#now() - this.#effective.maxAge) deferred.add(name);
           continue;
@@ -1149,12 +1173,18 @@ export class FileStorage implements ProfilerStorage {
    * draw from, unseen (its draws avoid what the index held when it scanned the prefix); a token
    * drawn or claimed here, or claimed by a placeholder elsewhere, is about to be written.
    */
-  async #mayReadBack(token: string, leasedByAnother: Map<string, boolean>): Promise<boolean> {
+  async #mayReadBack(token: string, leasedByAnother: Map<string, boolean>, skipLeases: (error: unknown) => void): Promise<boolean> {
     const prefix = token.slice(0, LEASE_PREFIX_LENGTH);
     if (!this.#leases.holds(prefix)) {
       let leased = leasedByAnother.get(prefix);
       if (leased === undefined) {
-        leased = await this.#leases.leasedByAnother(prefix);
+        try {
+          leased = await this.#leases.leasedByAnother(prefix);
+        } catch (error) {
+          // A lease that cannot be read may be live: its prefix's records wait for a later sweep, their segment kept.
+          skipLeases(error);
+          leased = true;
+        }
         leasedByAnother.set(prefix, leased);
       }
       if (leased) return false;

@@ -665,6 +665,53 @@ test('a segment that cannot be read back (no read permission) fails no sweep: th
   assert.ok(reported.some((error) => /EACCES/.test(error.message)), reported.map((error) => error.message).join('; '));
 });
 
+test('a leases/ directory or a lease file that cannot be read fails no sweep: what it cannot read is skipped, said once, and the rest goes on', async () => {
+  const dir = await dirWithProfiles(2);
+  const leases = join(dir, 'leases');
+  await mkdir(leases, { recursive: true });
+  // Lost records in two prefixes; ab's lease file cannot be read (its holder is gone, as a later sweep finds out).
+  const abSegment = await killedWritersSegment(dir, [makeProfile('ab0001', { time: BASE_TIME + 10 })], 'm0000a-99998-0000beef.ndjson');
+  await killedWritersSegment(dir, [makeProfile('cd0001', { time: BASE_TIME + 11 })], 'm0000b-99999-0000dead.ndjson');
+  const abLease = join(leases, 'ab.lease');
+  await writeDeadHoldersLock(abLease);
+  // A rewrite's temp file left by a crash, which the sweep would remove, in the directory it cannot list.
+  const temp = join(leases, 'ef.discarded.1-00000000.tmp');
+  await writeFile(temp, 'ef0001 1\n');
+  await utimes(temp, HOUR_AGO, HOUR_AGO);
+  const reported: Error[] = [];
+  const storage = storageIn(dir, { onError: (error) => void reported.push(error) });
+  // Tests may run as root, whom no mode keeps from reading: the calls fail as they would for others.
+  const denied = (path: string): Error => Object.assign(new Error(`EACCES: permission denied, '${path}'`), { code: 'EACCES' });
+  const real = { readdir: fsPromises.readdir, open: fsPromises.open };
+  fsPromises.readdir = (async (...args: Parameters<typeof real.readdir>) => {
+    if (String(args[0]) === leases) throw denied(leases);
+    return (real.readdir as (...rest: unknown[]) => Promise<unknown>)(...args);
+  }) as typeof real.readdir;
+  fsPromises.open = (async (...args: Parameters<typeof real.open>) => {
+    if (String(args[0]) === abLease) throw denied(abLease);
+    return real.open(...args);
+  }) as typeof real.open;
+  syncBuiltinESMExports();
+  let report: CompactionReport | null;
+  try {
+    report = await storage.compact();
+  } finally {
+    Object.assign(fsPromises, real);
+    syncBuiltinESMExports();
+  }
+  assert.is(report?.recovered, 1, JSON.stringify(report));
+  assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(1), 'cd0001']);
+  assert.ok(existsSync(abSegment), 'kept: its lease may be live, and a later sweep reads it back');
+  assert.ok(existsSync(temp), 'not seen');
+  // The other report: the warning that lost lines were put back.
+  assert.equal(reported.filter((error) => /leases/.test(error.message)).map((error) => error.message.replace(/ \/\S+/, ' <dir>')), ['Cannot read the token-prefix leases of the profiler storage <dir> (EACCES): the compaction skipped what it could not read there, and went on.'], 'said once');
+  // Readable again: the next sweep does what this one skipped.
+  const again = await storage.compact();
+  assert.is(again?.recovered, 1, JSON.stringify(again));
+  assert.equal(await foundTokens(storage), [tokenFor(0), tokenFor(1), 'ab0001', 'cd0001']);
+  assert.not.ok(existsSync(temp));
+});
+
 test('after a purge by the earlier version (its header says everything up to the year 275760 was dropped), lost lines are read back again', async () => {
   const dir = freshDir();
   await mkdir(dir, { recursive: true });
