@@ -18,6 +18,14 @@ export function isStorableToken(token: unknown): token is string {
   return typeof token === 'string' && TOKEN_PATTERN.test(token);
 }
 
+/**
+ * The longest maxAge kept: a larger one (finite, 1e300) is lowered to this. Discarded tokens (the
+ * tokens of dropped profiles, which clients saw) stay taken in their prefix for maxAge, with no cap
+ * of their own: past this, a storage that kept dropping profiles filled its prefixes practically
+ * for ever, and went unrecorded once none was left. A year, far past any useful profile's age.
+ */
+export const MAX_STORAGE_AGE_MS = 365 * 24 * 60 * 60 * 1000;
+
 /** What each bound counts, as its error says. */
 const BOUND_UNITS: Readonly<Record<keyof StorageBounds, string>> = { maxAge: 'milliseconds', maxProfiles: 'profiles', maxBytes: 'bytes' };
 
@@ -25,7 +33,7 @@ const BOUND_UNITS: Readonly<Record<keyof StorageBounds, string>> = { maxAge: 'mi
  * The bounds with defaults filled in; a bound that is not a finite number above 0 is a programming
  * error. Infinity is refused as NaN is, a bound never reached: a maxAge of Infinity also kept the
  * tokens of dropped profiles taken for ever (TokenLeases), until every token prefix was full and
- * requests went unrecorded.
+ * requests went unrecorded. A maxAge over MAX_STORAGE_AGE_MS is lowered to it, for the same reason.
  */
 export function resolveBounds(bounds: Partial<StorageBounds> = {}): StorageBounds {
   const resolved: StorageBounds = { ...DEFAULT_STORAGE_BOUNDS };
@@ -35,7 +43,7 @@ export function resolveBounds(bounds: Partial<StorageBounds> = {}): StorageBound
     if (typeof value !== 'number' || !Number.isFinite(value) || !(value > 0)) {
       throw new RangeError(`Profiler storage bound ${key} must be a finite number of ${BOUND_UNITS[key]} above 0, got ${describeValue(value)}.`);
     }
-    resolved[key] = value;
+    resolved[key] = key === 'maxAge' ? Math.min(value, MAX_STORAGE_AGE_MS) : value;
   }
   return resolved;
 }

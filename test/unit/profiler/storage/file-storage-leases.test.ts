@@ -409,6 +409,24 @@ test('the tokens of dropped profiles are not drawn again by the next storage to 
   for (const token of kept) assert.is(await second.claim(token), true, `${token}: drawn, never shown, free again`);
 });
 
+test('under a maxAge of 1e300 the tokens of dropped profiles are drawable again after a year (the longest maxAge kept), not practically never', async () => {
+  const start = Date.now();
+  const first = storageIn(undefined, { bounds: { maxAge: 1e300 }, now: () => start });
+  const dropped = await first.drawToken(6);
+  const prefix = dropped.slice(0, 2);
+  await first.discard(dropped);
+  await first.close();
+  await leaseAllBut(first.dir, prefix);
+  const yearOn = start + 365 * 24 * 60 * 60 * 1000;
+  const within = storageIn(first.dir, { bounds: { maxAge: 1e300 }, now: () => yearOn - 60_000 });
+  assert.ok((await within.drawToken(6)).startsWith(prefix));
+  assert.is(await within.claim(dropped), false, 'taken within the year');
+  await within.close();
+  const after = storageIn(first.dir, { bounds: { maxAge: 1e300 }, now: () => yearOn + 60_000 });
+  assert.ok((await after.drawToken(6)).startsWith(prefix));
+  assert.is(await after.claim(dropped), true, 'expired with the longest maxAge kept');
+});
+
 test('three processes on one directory draw disjoint tokens in different prefixes and write without conflict', async () => {
   const dir = freshDir();
   // Three prefixes free for three processes: they contend for the same lease files (with all 256 free, each

@@ -186,9 +186,21 @@ test('a bound that is not finite is refused by every storage at construction, na
       }
     }
   }
-  // The largest finite values are taken.
+  // The largest finite values are taken, but for maxAge (see the next test).
   const largest = { maxAge: Number.MAX_VALUE, maxProfiles: Number.MAX_VALUE, maxBytes: Number.MAX_VALUE };
-  assert.equal({ ...new MemoryStorage({ bounds: largest }).bounds }, largest);
+  assert.equal({ ...new MemoryStorage({ bounds: largest }).bounds }, { ...largest, maxAge: 365 * DAY_MS });
+});
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+test('a maxAge over a year (1e300) is lowered to a year by every storage: the tokens of dropped profiles, kept taken for maxAge, filled their prefixes practically for ever', () => {
+  for (const [maxAge, kept] of [[1e300, 365 * DAY_MS], [Number.MAX_VALUE, 365 * DAY_MS], [365 * DAY_MS + 1, 365 * DAY_MS], [365 * DAY_MS, 365 * DAY_MS], [30 * DAY_MS, 30 * DAY_MS]] as const) {
+    for (const make of [() => new FileStorage({ dir: freshDir(), bounds: { maxAge } }), () => new ThreadedFileStorage({ dir: freshDir(), bounds: { maxAge } }), () => new MemoryStorage({ bounds: { maxAge } })]) {
+      const storage = make();
+      assert.is(storage.bounds.maxAge, kept, String(maxAge));
+      open.push(storage);
+    }
+  }
 });
 
 test('a segmentBytes that is no number (a string, true) is refused by both storages, not read as a size (true: one byte, a file a record)', () => {
