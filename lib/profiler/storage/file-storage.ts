@@ -148,7 +148,7 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
  *   index.lock                      present while one process compacts the index
  *   leases/<aa>.lease               the lease of token prefix <aa>: JSON of holder pid, hostname, time
  *   leases/<aa>.discarded           tokens of <aa> shown to clients whose profiles were dropped, a line
- *                                   `<token> <epoch ms>` each, appended by the holder of <aa> at each refresh and give-back
+ *                                   `<token> <epoch ms>` each, appended by the holder of <aa> as they are dropped, and at each refresh and give-back
  *   <aa>/<token>.json.gz            an empty placeholder: a claim of a token outside the held leases
  *   index.ndjson.<pid>-<hex>.tmp    an index rewrite in progress
  *   leases/<aa>.discarded.<pid>-<hex>.tmp   a discarded file's rewrite in progress
@@ -171,7 +171,9 @@ const NEWLINE_BYTE = new Uint8Array([0x0a]);
  * prefixes are placeholder files created with `wx` (refused inside a prefix another live process
  * leases), kept until the profile's index line is written. Either way a write also refuses a token the index
  * already holds: the first index line of a token is its profile, and later ones are ignored, so
- * no profile is ever overwritten.
+ * no profile is ever overwritten; a write whose line came second (two writers at once: a lease
+ * taken over from a frozen holder) is refused and reported, its writer's copy of the index too
+ * keeping the first.
  *
  * Only a compaction, under the lock, rewrites the index (temp file + rename) and deletes segments;
  * appenders do not take the lock (see #appendRecords for why no line is lost). It drops the

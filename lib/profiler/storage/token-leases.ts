@@ -40,7 +40,7 @@ interface Lease {
   full: boolean;
   /**
    * Tokens shown to a client whose profile was not written (discard()), with when (epoch ms): kept
-   * taken across scans while the lease is held, and appended to `leases/<aa>.discarded` at each refresh and when it is given back.
+   * taken across scans while the lease is held, and appended to `leases/<aa>.discarded` right after the turn of the event loop that discarded them (#recordSoon), at each refresh and when it is given back.
    */
   readonly discarded: Map<string, number>;
   /** The discarded tokens `leases/<aa>.discarded` held at the last scan, and those appended or handed over since: not written again. */
@@ -422,7 +422,7 @@ export class TokenLeases {
   }
 
   /**
-   * Appends the lease's discarded tokens not yet in its discarded file there: at each refresh and
+   * Appends the lease's discarded tokens not yet in its discarded file there: as they are discarded (#recordSoon), at each refresh and
    * when it is given back, so that a holder frozen or killed loses none discarded before its last
    * refresh (one synchronous append: a crash loses at most a cut last line, which the next scan
    * skips). A failed append is reported, and tried again at the next refresh or give-back.
