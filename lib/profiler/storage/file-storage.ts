@@ -570,6 +570,8 @@ export class FileStorage implements ProfilerStorage {
           continue;
         }
         refused.push(new ProfileExistsError(pending.token));
+        // Drawn or claimed here, and shown to a client: its profile is lost, and the token shows another.
+        this.#report(tokenTakenError(this.dir, pending.profile));
         this.#leases.settle(pending.token);
         if (pending.placeholder) await this.#dropPlaceholder(pending.token);
       }

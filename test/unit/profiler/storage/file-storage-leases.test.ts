@@ -213,8 +213,9 @@ test('a drawn token is written with no placeholder and no temp file left, and fo
   assert.is((await storage.read(token))?.status, 201);
 });
 
-test('a drawn token\'s write never overwrites a profile that appeared in the index under its name', async () => {
-  const storage = storageIn();
+test('a drawn token\'s write never overwrites a profile that appeared in the index under its name, and says so', async () => {
+  const errors: Error[] = [];
+  const storage = storageIn(undefined, { onError: (error) => errors.push(error) });
   const token = await storage.drawToken(6);
   // E.g. written by a process that knew nothing of leases (here in the old layout): the first line of a token wins.
   const foreign = gzipSync(JSON.stringify(makeProfile(token, { status: 418 })));
@@ -225,6 +226,7 @@ test('a drawn token\'s write never overwrites a profile that appeared in the ind
   assert.is((await storage.read(token))?.status, 418);
   assert.equal((await storage.find()).map((summary) => summary.status), [418], 'no second line');
   assert.is(await storage.claim(token), false);
+  assert.equal(errors.map((error) => (error as ProfilerStorageError).code), ['HK_PROFILER_STORAGE_TOKEN_TAKEN'], 'the lost profile is reported');
 });
 
 test('draws avoid the profiles and claims already in the leased prefix', async () => {
