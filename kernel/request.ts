@@ -6,13 +6,13 @@ import { parse as parseContentType } from 'content-type';
 import { parse as parseCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
 import { hopAddress, stripMapped } from './forwarded-hop.js';
+import { addHeaderLine } from './header-lines.js';
 import { isValidHost } from './host-syntax.js';
 import { ClientClosedError, MalformedRequestError, PayloadTooLargeHttpError, RequestTimeoutHttpError, ResponseTimeoutError, SuspiciousOperationError, UnsupportedMediaTypeHttpError, UntrustedHostError } from './http-errors.js';
 import { isNameValueObject, isPlainObject } from './name-value-object.js';
 import { requestInternals } from './request-internals.js';
 import type { RequestStack } from './request-stack.js';
 import { connectionClosedError, serverCut } from './server-cut.js';
-import { setOwn } from './set-own.js';
 import { followSignal, unfollowSignal } from './signal-followers.js';
 import { unsupportedTransferCoding } from './transfer-coding.js';
 
@@ -327,13 +327,16 @@ export class Request {
     checkCreateInit(init, method);
     const { json, ...requestInit } = init;
     let body = checkBodySource(init.body ?? null);
-    const headers: Record<string, string | string[] | undefined> = { ...(init.headers ?? {}) };
-    for (const name of Object.keys(headers)) {
+    // Each value of a list is a header line, folded as node:http folds a client's (see addHeaderLine); names in any case are one field,
+    // their lines in the order given. Set as own properties: assigned, `__proto__` would set the prototype or nothing, and the header be lost.
+    const headers: Record<string, string | string[] | undefined> = {};
+    const hosts: string[] = [];
+    for (const [name, value] of Object.entries(init.headers ?? {}) as Array<[string, string | string[] | undefined]>) {
       const lower = name.toLowerCase();
-      if (lower !== name) {
-        // setOwn: assigned, `__proto__` would set the prototype (a list of values) or nothing, and the header would be lost.
-        setOwn(headers, lower, headers[name]);
-        delete headers[name];
+      for (const line of Array.isArray(value) ? value : [value]) {
+        if (line === undefined) continue;
+        addHeaderLine(headers, lower, line);
+        if (lower === 'host') hosts.push(line);
       }
     }
     if (Object.hasOwn(init, 'json')) {
@@ -357,7 +360,10 @@ export class Request {
     if (body !== null && headers['content-length'] === undefined && headers['transfer-encoding'] === undefined && (typeof body === 'string' || body instanceof Uint8Array)) {
       headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
     }
-    return new Request(target, { ...requestInit, method, headers, body, scheme: scheme ?? 'http' });
+    const request = new Request(target, { ...requestInit, method, headers, body, scheme: scheme ?? 'http' });
+    // node:http keeps the first of several Host lines, and the host is refused from the raw lines (see assertSingleHost): so are several given, as beside an absolute-form target.
+    if (hosts.length > 1) request.#rawHeaders = hosts.flatMap((host) => ['host', host]);
+    return request;
   }
 
   /**
