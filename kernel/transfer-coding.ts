@@ -5,7 +5,7 @@
 import { BadRequestHttpError } from './http-errors.js';
 
 /** What a request is told whose Transfer-Encoding does not end with chunked. */
-const TRANSFER_ENCODING_NOT_CHUNKED = 'The request\'s Transfer-Encoding does not end with chunked, so the length of its body cannot be determined (RFC 9112 6.3).';
+export const TRANSFER_ENCODING_NOT_CHUNKED = 'The request\'s Transfer-Encoding does not end with chunked, so the length of its body cannot be determined (RFC 9112 6.3).';
 
 /**
  * A chunked coding that a comma follows, after spaces alone (`chunked, gzip`, `chunked,`, or another Transfer-Encoding field after it,

@@ -5,9 +5,9 @@ import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { ErrorListener } from '../errors/index.js';
 import { requestInternals } from '../../kernel/request-internals.js';
-import { framingRefusal } from '../../kernel/transfer-coding.js';
 import { ERROR_PAGE_GRACE_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
+import { injectedHeadRefusal, type HeadRefusal } from './injected-head-refusal.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
 import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
@@ -192,8 +192,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     // What startServers (or node's parser) refuses in a request's head never reaches the kernel: the same answer, logged as the
     // server logs it, and no kernel.terminate. Read from the headers as given: their order says which of two the parser names.
     const given = Object.fromEntries(Object.entries(init.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
-    const badFraming = framingRefusal(given);
-    if (badFraming !== undefined) return refused(request, 400, badFraming);
+    const headRefusal = injectedHeadRefusal(request.method, request.headers, given);
+    if (headRefusal !== undefined) return refused(request, headRefusal);
     let response: Response;
     let isPage = false;
     try {
@@ -207,9 +207,9 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
   };
 
   /** The answer startServers gives a request it refuses in its head, logged as the server's listener logs it. */
-  const refused = (request: Request, status: number, reason: string): InjectedResponse => {
+  const refused = (request: Request, { status, reason, closes }: HeadRefusal): InjectedResponse => {
     logRefusal(logger, { status, reason, client: request.remoteAddress });
-    const answer = refusalAnswer(status, reason);
+    const answer = refusalAnswer(status, reason, closes);
     // To a HEAD, its head alone, as from the server.
     const body = request.method === 'HEAD' ? null : answer.body;
     return Object.assign(new Response(body, status, answer.headers), { body, text: () => body ?? '', json: (): unknown => JSON.parse(body ?? '') });

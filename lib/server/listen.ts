@@ -155,7 +155,11 @@ const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = {
 /** What a request of another HTTP version is told. */
 const SPOKEN_VERSIONS = 'This server speaks HTTP/1.0 and HTTP/1.1.';
 /** Most header fields a request may have: node:http's own count, past which it drops them silently. */
-const MAX_HEADER_FIELDS = 2000;
+export const MAX_HEADER_FIELDS = 2000;
+/** What a request is told whose head has more fields than that. */
+export const TOO_MANY_FIELDS = `The request has more than ${MAX_HEADER_FIELDS} header fields.`;
+/** What an HTTP/1.1 request without a Host (or with an empty one) is told. */
+export const MISSING_HOST = 'An HTTP/1.1 request names the host it is for in a Host header.';
 /** Errors that mean the peer is gone: nothing can be written back. */
 const PEER_GONE = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 /** How often the headers and request timeouts are checked; Node's default (30 s) would let them overrun by that much. */
@@ -596,10 +600,10 @@ function refuseMalformedHead(listener: RequestListener, keepAliveTimeout: number
       // A 400 rather than RFC 9110's 505: what a client sends is no server error (see the 400 for an unknown method).
       refuseHead(res, 400, SPOKEN_VERSIONS);
     } else if (req.rawHeaders.length > 2 * MAX_HEADER_FIELDS) {
-      refuseHead(res, 431, `The request has more than ${MAX_HEADER_FIELDS} header fields.`);
+      refuseHead(res, 431, TOO_MANY_FIELDS);
     } else if (!req.headers.host && (req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
       // Empty counts as missing, as node:http counted it.
-      refuseHead(res, 400, 'An HTTP/1.1 request names the host it is for in a Host header.');
+      refuseHead(res, 400, MISSING_HOST);
     } else if (notChunked !== undefined) {
       // RFC 9112 6.3: its body's length cannot be determined, and a proxy may have read it otherwise.
       // node's parser says so only after it has handed the request over (`xchunked`, `chunked;q=1`), and
@@ -652,14 +656,17 @@ function refuse(res: http.ServerResponse, status: number, reason: string): void 
   res.end(body);
 }
 
-/** The text and headers of the answer to a request refused in its head (see refuse): the server's, and inject()'s for the same request. */
-export function refusalAnswer(status: number, reason: string): { body: string; headers: Record<string, string> } {
+/**
+ * The text and headers of the answer to a request refused in its head (see refuse): the server's, and inject()'s for the same request;
+ * `closes`: it closes the connection (all but the 417 to an Expect, after which node keeps the connection as for any answer).
+ */
+export function refusalAnswer(status: number, reason: string, closes = true): { body: string; headers: Record<string, string> } {
   const body = `${STATUS_CODES[status]}: ${reason}\n`;
-  return { body, headers: { connection: 'close', 'content-type': 'text/plain; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) } };
+  return { body, headers: { ...(closes ? { connection: 'close' } : {}), 'content-type': 'text/plain; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) } };
 }
 
 /** What a CONNECT is told. */
-const NO_TUNNEL = 'CONNECT asks for a tunnel, and this server is no proxy.';
+export const NO_TUNNEL = 'CONNECT asks for a tunnel, and this server is no proxy.';
 
 /**
  * CONNECT asks for a tunnel, which only a proxy makes. Answered in its turn (see answerInTurn): node
@@ -701,19 +708,19 @@ function refuseTlsClient(error: Error & { code?: string }, socket: Duplex, heare
 }
 
 /** Whether an Expect value lists 100-continue and nothing else (case-insensitive; repeated, it is still only that). */
-function expectsOnlyContinue(expect: string | undefined): boolean {
+export function expectsOnlyContinue(expect: string | undefined): boolean {
   const expectations = (expect ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '');
   return expectations.length > 0 && expectations.every((item) => item.toLowerCase() === '100-continue');
 }
 
 /** What a request is told whose Expect asks for more than 100-continue. */
-const ONLY_CONTINUE = 'the only expectation this server meets is Expect: 100-continue.';
+export const ONLY_CONTINUE = 'the only expectation this server meets is Expect: 100-continue.';
 
 /** RFC 9110 (10.1.1): an expectation the server cannot meet is a 417. */
 function refuseExpectation(req: IncomingMessage, res: http.ServerResponse, hearer: RefusalHearer): void {
   tellWhenSent(res, hearer, { status: 417, reason: ONLY_CONTINUE, client: req.socket.remoteAddress });
-  const body = `${STATUS_CODES[417]}: ${ONLY_CONTINUE}\n`;
-  res.writeHead(417, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  const { body, headers } = refusalAnswer(417, ONLY_CONTINUE, false);
+  res.writeHead(417, headers);
   res.end(body);
 }
 

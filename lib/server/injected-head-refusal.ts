@@ -1,0 +1,39 @@
+// What startServers (or node's parser, or node:http before any listener) refuses in a request's head, in the order
+// the server meets the checks, for inject(), whose request no socket carries: the first refusal is the answer.
+
+import type { IncomingHttpHeaders } from 'node:http';
+import { framingRefusal, TRANSFER_ENCODING_NOT_CHUNKED } from '../../kernel/transfer-coding.js';
+import { expectsOnlyContinue, MAX_HEADER_FIELDS, MISSING_HOST, NO_TUNNEL, ONLY_CONTINUE, TOO_MANY_FIELDS } from './listen.js';
+
+/** A head refusal: its status, its reason, and whether its answer closes the connection. */
+export interface HeadRefusal {
+  status: number;
+  reason: string;
+  closes: boolean;
+}
+
+/**
+ * The refusal the server answers a request with in its head, or undefined. `method`: upper case; `headers`: the request's, folded as
+ * node:http folds them; `given`: the header lines as given (lower-case names, in their order, a list for several lines). In the server's
+ * order: node's parser first (a framing it cannot read), then node:http's, which hands a CONNECT to the server's 'connect' (refused
+ * whatever its head) and an HTTP/1.1 request with an Expect to 'checkContinue' or 'checkExpectation' (a 417 but for 100-continue alone),
+ * then startServers' listener: more fields than node keeps, no or an empty Host, a Transfer-Encoding that does not end with chunked.
+ */
+export function injectedHeadRefusal(method: string, headers: IncomingHttpHeaders, given: Readonly<Record<string, string | readonly string[] | undefined>>): HeadRefusal | undefined {
+  const framing = framingRefusal(given);
+  if (framing !== undefined && framing !== TRANSFER_ENCODING_NOT_CHUNKED) return { status: 400, reason: framing, closes: true };
+  if (method === 'CONNECT') return { status: 400, reason: NO_TUNNEL, closes: true };
+  if (headers.expect !== undefined && !expectsOnlyContinue(headers.expect)) return { status: 417, reason: ONLY_CONTINUE, closes: false };
+  if (lineCount(headers, given) > MAX_HEADER_FIELDS) return { status: 431, reason: TOO_MANY_FIELDS, closes: true };
+  if (!headers.host) return { status: 400, reason: MISSING_HOST, closes: true };
+  if (framing !== undefined) return { status: 400, reason: framing, closes: true };
+  return undefined;
+}
+
+/** How many header lines the request would have on the wire: those given (a list, one per value), and those Request.create() added (Host, Content-Length...). */
+function lineCount(headers: IncomingHttpHeaders, given: Readonly<Record<string, string | readonly string[] | undefined>>): number {
+  let lines = 0;
+  for (const value of Object.values(given)) lines += value === undefined ? 0 : typeof value === 'string' ? 1 : value.length;
+  for (const name of Object.keys(headers)) if (!Object.hasOwn(given, name)) lines += 1;
+  return lines;
+}

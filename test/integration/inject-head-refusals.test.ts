@@ -1,0 +1,124 @@
+// What the server refuses in a request's head (node's parser, node:http before any listener, startServers'
+// own checks), inject() answers alike: each case is sent as raw bytes on a real socket and through inject(),
+// and the two answers (status, Content-Type, Content-Length, body, whether the connection closes) and the
+// refusals logged are compared, so inject() cannot drift from the server. Cases with several problems
+// check which refusal wins; a few served ones check that inject() refuses no more than the server.
+import net from 'node:net';
+import tls from 'node:tls';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Response } from '../../kernel/index.js';
+import type { LogEntry } from '../../lib/log/index.js';
+import { SCHEMES, routesOf, startTestServer, type TestServer } from './harness.js';
+
+/** A request: its method and header lines, in order (a `Host: localhost` is added, on the wire, to one without a Host, as inject() adds it). */
+interface Case {
+  name: string;
+  method: string;
+  lines: Array<[string, string]>;
+}
+
+const MANY = Array.from({ length: 2001 }, (): [string, string] => ['X', '1']);
+
+const CASES: Case[] = [
+  { name: 'served, for comparison', method: 'GET', lines: [] },
+  { name: 'Expect: 100-continue alone is served', method: 'GET', lines: [['Expect', '100-continue']] },
+  { name: 'an empty Host', method: 'GET', lines: [['Host', '']] },
+  { name: 'an empty Host, to a HEAD', method: 'HEAD', lines: [['Host', '']] },
+  { name: 'an empty first Host of two', method: 'GET', lines: [['Host', ''], ['Host', 'a.test']] },
+  { name: 'CONNECT', method: 'CONNECT', lines: [] },
+  { name: 'CONNECT with an odd Expect, an empty Host and an unchunked Transfer-Encoding: CONNECT wins', method: 'CONNECT', lines: [['Host', ''], ['Expect', 'foo'], ['Transfer-Encoding', 'xchunked']] },
+  { name: 'CONNECT with a Transfer-Encoding node\'s parser refuses: the parser wins', method: 'CONNECT', lines: [['Transfer-Encoding', 'chunked, gzip']] },
+  { name: 'an odd Expect', method: 'GET', lines: [['Expect', 'foo']] },
+  { name: 'an empty Expect', method: 'GET', lines: [['Expect', '']] },
+  { name: 'Expect: 100-continue and more', method: 'POST', lines: [['Expect', '100-continue, foo']] },
+  { name: 'two Expect lines, 100-continue and another', method: 'POST', lines: [['Expect', '100-continue'], ['expect', 'foo']] },
+  { name: 'an odd Expect, to a HEAD', method: 'HEAD', lines: [['Expect', 'foo']] },
+  { name: 'an odd Expect and an empty Host: the Expect wins', method: 'GET', lines: [['Host', ''], ['Expect', 'foo']] },
+  { name: 'an odd Expect and an unchunked Transfer-Encoding: the Expect wins', method: 'POST', lines: [['Transfer-Encoding', 'xchunked'], ['Expect', 'foo']] },
+  { name: 'an odd Expect and both Content-Length and Transfer-Encoding: the parser wins', method: 'POST', lines: [['Expect', 'foo'], ['Content-Length', '0'], ['Transfer-Encoding', 'chunked']] },
+  { name: 'an empty Host and an unchunked Transfer-Encoding: the Host wins', method: 'POST', lines: [['Host', ''], ['Transfer-Encoding', 'xchunked']] },
+  { name: 'more fields than node keeps', method: 'GET', lines: MANY },
+  { name: 'more fields than node keeps and an empty Host: the count wins', method: 'GET', lines: [['Host', ''], ...MANY] },
+  { name: 'more fields than node keeps and an odd Expect: the Expect wins', method: 'GET', lines: [['Expect', 'foo'], ...MANY] },
+];
+
+/** An answer's status, the headers compared, and its body. */
+interface Answer {
+  status: number;
+  type: string | undefined;
+  length: string | undefined;
+  closes: boolean;
+  body: string;
+}
+
+/** The first answer to `bytes` on a connection of their own, read to the end of its body (none to a HEAD), within 5 s. */
+function sent(server: TestServer, scheme: 'http' | 'https', bytes: string, head: boolean): Promise<Answer> {
+  const port = Number(new URL(server.urls[scheme]).port);
+  const socket = scheme === 'https' ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1');
+  return new Promise((resolve, reject) => {
+    let received = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no whole answer in 5 s: ${JSON.stringify(received.slice(0, 300))}`));
+    }, 5_000);
+    socket.on('error', () => {});
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+      const end = received.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      const headLines = received.slice(0, end).split('\r\n');
+      const field = (name: string): string | undefined => headLines.find((line) => line.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
+      const length = field('content-length');
+      const body = received.slice(end + 4);
+      if (!head && body.length < Number(length ?? 0)) return;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ status: Number(headLines[0]!.split(' ')[1]), type: field('content-type'), length, closes: field('connection')?.toLowerCase() === 'close', body: head ? '' : body });
+    });
+    socket.write(bytes);
+  });
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`inject() refuses in the head what the server refuses, as it does, over ${scheme}`);
+  let server: TestServer;
+  const refusals: string[] = [];
+
+  test.before(async () => {
+    server = await startTestServer({ kernel: { debug: false, routes: routesOf({ '/home': () => new Response('home') }) } });
+    server.app.bus.on('log', ({ record }: LogEntry) => {
+      if (record.message.startsWith('A request was refused before it reached the kernel')) refusals.push(`${record.levelName} ${record.message}`);
+    });
+  });
+
+  test.after(async () => {
+    await server.close();
+  });
+
+  test('each case: the same answer, and the same refusal logged', async () => {
+    for (const { name, method, lines } of CASES) {
+      const wireLines = lines.some(([field]) => field.toLowerCase() === 'host') ? lines : [['Host', 'localhost'], ...lines];
+      refusals.length = 0;
+      const fromServer = await sent(server, scheme, `${method} /home HTTP/1.1\r\n${wireLines.map(([field, value]) => `${field}: ${value}\r\n`).join('')}\r\n`, method === 'HEAD');
+      const serverRefusals = [...refusals];
+      refusals.length = 0;
+      // The lines as inject()'s headers: several of one name (in any case) a list, in their order.
+      const headers: Record<string, string[]> = {};
+      for (const [field, value] of lines) (headers[field.toLowerCase()] ??= []).push(value);
+      const injected = await server.app.inject('/home', { method, headers });
+      const body = injected.text();
+      assert.equal(
+        { status: injected.status, type: injected.headers['content-type'], length: injected.headers['content-length'], body },
+        { status: fromServer.status, type: fromServer.type, length: fromServer.length, body: fromServer.body },
+        name,
+      );
+      // A refusal inject() says closes the connection closes it on the server (node may close after a 417 for reasons of its own).
+      if (injected.headers.connection === 'close') assert.ok(fromServer.closes, `${name}: the server closes the connection`);
+      assert.equal(refusals, serverRefusals, `${name}: the refusal logged`);
+      assert.is(refusals.length, fromServer.status >= 400 ? 1 : 0, `${name}: one refusal logged, none for a request served`);
+    }
+  });
+
+  test.run();
+}
