@@ -7,7 +7,7 @@ import { ErrorListener } from '../errors/index.js';
 import { requestInternals } from '../../kernel/request-internals.js';
 import { ERROR_PAGE_GRACE_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
-import { injectedHeadRefusal, type HeadRefusal } from './injected-head-refusal.js';
+import { injectedHeadRefusal, releaseRefusedBody, type HeadRefusal } from './injected-head-refusal.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
 import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
@@ -193,7 +193,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     // server logs it, and no kernel.terminate. Read from the headers as given: their order says which of two the parser names.
     const given = Object.fromEntries(Object.entries(init.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
     const headRefusal = injectedHeadRefusal(request.method, request.headers, given);
-    if (headRefusal !== undefined) return refused(request, headRefusal);
+    if (headRefusal !== undefined) return refused(request, headRefusal, init);
     let response: Response;
     let isPage = false;
     try {
@@ -207,7 +207,11 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
   };
 
   /** The answer startServers gives a request it refuses in its head, logged as the server's listener logs it. */
-  const refused = (request: Request, { status, reason, closes }: HeadRefusal): InjectedResponse => {
+  const refused = (request: Request, { status, reason, closes }: HeadRefusal, { body: given, signal }: InjectInit): InjectedResponse => {
+    // Never read, as by the server. With the signal aborted, the answer the caller no longer waits for is not given, nor logged
+    // (the server logs a refusal once it is sent): a rejection with its reason, as while a body is read.
+    releaseRefusedBody(given);
+    if (signal?.aborted === true) throw signal.reason;
     logRefusal(logger, { status, reason, client: request.remoteAddress });
     const answer = refusalAnswer(status, reason, closes);
     // To a HEAD, its head alone, as from the server.

@@ -37,3 +37,26 @@ function lineCount(headers: IncomingHttpHeaders, given: Readonly<Record<string, 
   for (const name of Object.keys(headers)) if (!Object.hasOwn(given, name)) lines += 1;
   return lines;
 }
+
+/**
+ * Lets go of the body of a request refused in its head, which nothing will read (the server's connection closes under it, or, after
+ * a 417, node reads it to nowhere): a stream is destroyed, without an error (the caller may have no 'error' listener on it, and one
+ * emitted then would end the process), an async iterable of another kind ended with return(), so that the caller's stream neither
+ * waits for a reader for ever nor holds what it holds.
+ */
+export function releaseRefusedBody(body: unknown): void {
+  if (body === null || typeof body !== 'object' || body instanceof Uint8Array) return;
+  const destroy = (body as { destroy?: unknown }).destroy;
+  if (typeof destroy === 'function') {
+    (body as { destroy(): void }).destroy();
+    return;
+  }
+  const iterate = (body as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator];
+  if (typeof iterate !== 'function') return;
+  // A generator's return() that rejects, or an iterator that throws, is the caller's body failing to clean up, which nobody reads.
+  try {
+    void Promise.resolve(iterate.call(body).return?.()).catch(() => {});
+  } catch {
+    // As above.
+  }
+}

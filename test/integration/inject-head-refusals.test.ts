@@ -4,6 +4,7 @@
 // refusals logged are compared, so inject() cannot drift from the server. Cases with several problems
 // check which refusal wins; a few served ones check that inject() refuses no more than the server.
 import net from 'node:net';
+import { Readable } from 'node:stream';
 import tls from 'node:tls';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -117,6 +118,34 @@ for (const scheme of SCHEMES) {
       if (injected.headers.connection === 'close') assert.ok(fromServer.closes, `${name}: the server closes the connection`);
       assert.equal(refusals, serverRefusals, `${name}: the refusal logged`);
       assert.is(refusals.length, fromServer.status >= 400 ? 1 : 0, `${name}: one refusal logged, none for a request served`);
+    }
+  });
+
+  test('a stream body of a refused request is let go, not left waiting for a reader; an aborted signal rejects, nothing logged', async () => {
+    const refusedInits = [{ method: 'CONNECT' }, { method: 'POST', headers: { expect: 'foo' } }, { method: 'POST', headers: { host: '' } }];
+    for (const init of refusedInits) {
+      const label = JSON.stringify(init);
+      refusals.length = 0;
+      // A body that never ends, as an upload in progress: read, it would be read for ever.
+      const stream = new Readable({ read() {} });
+      const answer = await server.app.inject('/home', { ...init, body: stream });
+      assert.ok(answer.status >= 400, label);
+      assert.ok(stream.destroyed, `${label}: the stream body is destroyed`);
+      // An async generator: ended, its next() done.
+      const generator = (async function* (): AsyncGenerator<string> {
+        yield 'never read';
+      })();
+      await server.app.inject('/home', { ...init, body: generator });
+      assert.equal(await generator.next(), { done: true, value: undefined }, `${label}: the generator is ended`);
+      assert.is(refusals.length, 2, `${label}: both refusals logged`);
+      refusals.length = 0;
+      const aborted = new Readable({ read() {} });
+      const controller = new AbortController();
+      controller.abort(new Error('the caller gave up'));
+      const outcome = await server.app.inject('/home', { ...init, body: aborted, signal: controller.signal }).then((response) => `resolved ${response.status}`, (error: unknown) => error);
+      assert.is(outcome, controller.signal.reason, `${label}: rejected with the signal's reason`);
+      assert.ok(aborted.destroyed, `${label}: the stream body is destroyed`);
+      assert.equal(refusals, [], `${label}: an answer never given is not logged`);
     }
   });
 
