@@ -40,17 +40,22 @@ export function transferEncodingRefusal(value: string | readonly string[] | unde
 /** node's parser's reasons for a head with both Content-Length and Transfer-Encoding, by the one that came second. */
 const CODING_AFTER_LENGTH = 'Transfer-Encoding can\'t be present with Content-Length.';
 const LENGTH_AFTER_CODING = 'Content-Length can\'t be present with Transfer-Encoding.';
+/** node's parser's reason for a head with a second Content-Length. */
+const DUPLICATE_LENGTH = 'Duplicate Content-Length.';
 
 /**
  * The reason a request with these headers (lower-case names, in the order sent) is refused for its framing in its head, as
- * node's parser and startServers refuse it, or undefined: with both Content-Length and Transfer-Encoding (a sender sends one
- * or the other, RFC 9112 6.1), the parser stops at the second, naming it, having read a Transfer-Encoding that came first;
+ * node's parser and startServers refuse it, or undefined: with several Content-Length lines (a list), the parser stops at the
+ * second; with both Content-Length and Transfer-Encoding (a sender sends one or the other, RFC 9112 6.1), the parser stops at the second, naming it, having read a Transfer-Encoding that came first;
  * else see transferEncodingRefusal. For inject(), whose request no parser has read.
  */
 export function framingRefusal(headers: Readonly<Record<string, string | readonly string[] | undefined>>): string | undefined {
   const coding = headers['transfer-encoding'];
-  if (coding === undefined || headers['content-length'] === undefined) return transferEncodingRefusal(coding);
+  const length = headers['content-length'];
   const names = Object.keys(headers);
+  // Several Content-Length lines (a list), even of one value: the parser stops at the second, unless a Transfer-Encoding before them stopped it at the first.
+  if (Array.isArray(length) && length.length > 1 && (coding === undefined || names.indexOf('content-length') < names.indexOf('transfer-encoding'))) return DUPLICATE_LENGTH;
+  if (coding === undefined || length === undefined) return transferEncodingRefusal(coding);
   if (names.indexOf('content-length') < names.indexOf('transfer-encoding')) return CODING_AFTER_LENGTH;
   return CHUNKED_THEN_MORE.test(joined(coding)) ? CHUNKED_NOT_LAST : LENGTH_AFTER_CODING;
 }
