@@ -17,16 +17,19 @@ interface Case {
   name: string;
   method: string;
   lines: Array<[string, string]>;
+  /** Handed to the kernel: no refusal logged. */
+  served?: true;
 }
 
 const MANY = Array.from({ length: 2001 }, (): [string, string] => ['X', '1']);
 
 const CASES: Case[] = [
-  { name: 'served, for comparison', method: 'GET', lines: [] },
-  { name: 'Expect: 100-continue alone is served', method: 'GET', lines: [['Expect', '100-continue']] },
+  { name: 'served, for comparison', method: 'GET', lines: [], served: true },
+  { name: 'Expect: 100-continue alone is served', method: 'GET', lines: [['Expect', '100-continue']], served: true },
   { name: 'an empty Host', method: 'GET', lines: [['Host', '']] },
   { name: 'an empty Host, to a HEAD', method: 'HEAD', lines: [['Host', '']] },
   { name: 'an empty first Host of two', method: 'GET', lines: [['Host', ''], ['Host', 'a.test']] },
+  { name: 'two Hosts, served to the kernel, which refuses them', method: 'GET', lines: [['Host', 'a.test'], ['Host', 'b.test']], served: true },
   { name: 'CONNECT', method: 'CONNECT', lines: [] },
   { name: 'CONNECT with an odd Expect, an empty Host and an unchunked Transfer-Encoding: CONNECT wins', method: 'CONNECT', lines: [['Host', ''], ['Expect', 'foo'], ['Transfer-Encoding', 'xchunked']] },
   { name: 'CONNECT with a Transfer-Encoding node\'s parser refuses: the parser wins', method: 'CONNECT', lines: [['Transfer-Encoding', 'chunked, gzip']] },
@@ -102,7 +105,7 @@ for (const scheme of SCHEMES) {
   });
 
   test('each case: the same answer, and the same refusal logged', async () => {
-    for (const { name, method, lines } of CASES) {
+    for (const { name, method, lines, served } of CASES) {
       const wireLines = lines.some(([field]) => field.toLowerCase() === 'host') ? lines : [['Host', 'localhost'], ...lines];
       refusals.length = 0;
       const fromServer = await sent(server, scheme, `${method} /home HTTP/1.1\r\n${wireLines.map(([field, value]) => `${field}: ${value}\r\n`).join('')}\r\n`, method === 'HEAD');
@@ -112,16 +115,18 @@ for (const scheme of SCHEMES) {
       const headers: Record<string, string[]> = {};
       for (const [field, value] of lines) (headers[field.toLowerCase()] ??= []).push(value);
       const injected = await server.app.inject('/home', { method, headers });
-      const body = injected.text();
+      // An error page's CSP nonce is drawn for each answer.
+      const unnonced = (text: string): string => text.replace(/nonce="[^"]*"/g, 'nonce=""');
+      const body = unnonced(injected.text());
       assert.equal(
         { status: injected.status, type: injected.headers['content-type'], length: injected.headers['content-length'], body },
-        { status: fromServer.status, type: fromServer.type, length: fromServer.length, body: fromServer.body },
+        { status: fromServer.status, type: fromServer.type, length: fromServer.length, body: unnonced(fromServer.body) },
         name,
       );
       // A refusal inject() says closes the connection closes it on the server (node may close after a 417 for reasons of its own).
       if (injected.headers.connection === 'close') assert.ok(fromServer.closes, `${name}: the server closes the connection`);
       assert.equal(refusals, serverRefusals, `${name}: the refusal logged`);
-      assert.is(refusals.length, fromServer.status >= 400 ? 1 : 0, `${name}: one refusal logged, none for a request served`);
+      assert.is(refusals.length, served === true ? 0 : 1, `${name}: one refusal logged, none for a request served`);
     }
   });
 
