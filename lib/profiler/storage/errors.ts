@@ -71,3 +71,10 @@ export const THREAD_STOPPED_CODE = 'HK_PROFILER_STORAGE_THREAD_STOPPED';
 export function isStorageThreadStopped(error: unknown): boolean {
   return error instanceof ProfilerStorageError && error.code === THREAD_STOPPED_CODE;
 }
+
+/**
+ * The code of the error a read fails with when the profile cannot be read whole (see ThreadedFileStorage): one
+ * nested too deep or too large to pass between threads, or one whose reading stopped the storage thread twice.
+ * Reading it again fails the same way; the other profiles read as before.
+ */
+export const UNREADABLE_CODE = 'HK_PROFILER_STORAGE_UNREADABLE';

@@ -3,6 +3,7 @@
 // crash clean-up) run here, off the thread that answers requests.
 
 import { parentPort, workerData } from 'node:worker_threads';
+import { ProfilerStorageError, UNREADABLE_CODE } from './errors.js';
 import { FileStorage } from './file-storage.js';
 import type { SearchCriteria } from './profiler-storage.js';
 import { decodeBatch, serializeError, type StorageBatch, type StorageCall, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
@@ -29,10 +30,34 @@ port.on('message', (call: StorageCall) => {
     result = Promise.reject(error);
   }
   result.then(
-    (value) => port.postMessage({ id: call.id, value } satisfies StorageReply),
-    (error: unknown) => port.postMessage({ id: call.id, error: serializeError(error) } satisfies StorageReply),
+    (value) => reply(call, value),
+    (error: unknown) => replyError(call, error),
   );
 });
+
+/**
+ * The call's answer. The structured clone of a value can throw (a profile nested too deep overflows the stack,
+ * one too large for a string or a buffer): thrown out of this handler, it ended the thread, every call in flight
+ * with it, and the read, sent once more, ended the next one too. The call fails instead, saying why.
+ */
+function reply(call: StorageCall, value: unknown): void {
+  try {
+    port.postMessage({ id: call.id, value } satisfies StorageReply);
+  } catch (error) {
+    const what = call.op === 'read' ? `The profile ${String(call.args[0])} cannot be read` : `The profiler storage's ${call.op} answer cannot be sent`;
+    const message = `${what}: its data cannot pass between threads (${error instanceof Error ? error.message : String(error)}).`;
+    replyError(call, new ProfilerStorageError(message, UNREADABLE_CODE, { cause: error }));
+  }
+}
+
+/** The call's failure; an error that cannot be described or sent (a getter that throws) fails it all the same. */
+function replyError(call: StorageCall, error: unknown): void {
+  try {
+    port.postMessage({ id: call.id, error: serializeError(error) } satisfies StorageReply);
+  } catch {
+    port.postMessage({ id: call.id, error: { name: 'ProfilerStorageError', message: `The profiler storage's ${call.op} failed with an error that cannot be sent between threads.`, code: 'HK_PROFILER_STORAGE' } } satisfies StorageReply);
+  }
+}
 
 // Started: a thread that dies after this, at its first call even, is started again by the next call,
 // where one that dies before it could not load and would fail the same way each time (see ThreadedFileStorage#stopped).

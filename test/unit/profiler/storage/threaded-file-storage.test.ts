@@ -455,6 +455,34 @@ test('a worker that dies at its first call, having started, is started again by 
   assert.ok(reported.length >= 1);
 });
 
+/** A directory holding `tokenFor(3)`, a profile nested 100,000 arrays deep: JSON.parse reads it, the structured clone of a reply overflows the stack. */
+async function dirWithDeepProfile(): Promise<string> {
+  const dir = freshDir();
+  const writer = new FileStorage({ dir });
+  const token = tokenFor(3);
+  const { collectors: _collectors, ...summary } = makeProfile(token, {}, 0);
+  const deep = { ...summary, json: `{"token":"${token}","deep":${'['.repeat(100_000)}${']'.repeat(100_000)}}` };
+  await writer.writeMany([deep, makeProfile(tokenFor(2))]);
+  await writer.close();
+  return dir;
+}
+
+test('a profile the worker reads but cannot send back (nested too deep to clone) fails its read with HK_PROFILER_STORAGE_UNREADABLE: the worker lives on', async () => {
+  const reported: Error[] = [];
+  const storage = threadedIn(await dirWithDeepProfile(), { onError: (error) => reported.push(error) });
+  const [early] = (await storage.drawTokens(6, 1)) as [string];
+  // A batch in flight with the read: lost with the worker when the reply's clone threw out of its handler.
+  const writing = storage.write(makeProfile(early));
+  const error = await rejection(() => storage.read(tokenFor(3)));
+  assert.instance(error, ProfilerStorageError);
+  assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_UNREADABLE', error.message);
+  assert.match(error.message, new RegExp(`profile ${tokenFor(3)} .*Maximum call stack size exceeded`));
+  await writing;
+  assert.equal(await storage.read(early), makeProfile(early), 'the batch in flight was saved');
+  assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)));
+  assert.is(reported.length, 0, 'no worker stopped');
+});
+
 test('a read and a search in flight when the worker dies are tried once more on a new worker; the batch that killed it is not', async () => {
   const reported: Error[] = [];
   const storage = threadedIn(freshDir(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
