@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import type { LogEntry, LogRecord } from '../../lib/log/index.js';
 import type { Profile } from '../../lib/profiler/profile.js';
 import { FileStorage, ThreadedFileStorage } from '../../lib/profiler/storage/index.js';
+import { MAX_RESTART_DELAY_MS, StartBackoff } from '../../lib/profiler/storage/start-backoff.js';
 import { TOOLBAR_POLICY } from '../../lib/profiler/ui/index.js';
 import { SCHEMES, decodeEntities, fetchFrom, header, savedProfile, startTestServer, type TestServer } from './harness.js';
 
@@ -27,6 +28,8 @@ for (const scheme of SCHEMES) {
   let server: TestServer;
   let storage: ThreadedFileStorage;
   let dir: string;
+  /** The storage's backoff clock: it moves only when a test says so. */
+  let now = 0;
   const records: LogRecord[] = [];
   const onLog = (entry: LogEntry): void => void records.push(entry.record);
 
@@ -35,7 +38,7 @@ for (const scheme of SCHEMES) {
     const writer = new FileStorage({ dir });
     await writer.write(poisonProfile());
     await writer.close();
-    storage = new ThreadedFileStorage({ dir, resourceLimits: THREAD_LIMITS });
+    storage = new ThreadedFileStorage({ dir, resourceLimits: THREAD_LIMITS }, new StartBackoff(() => now));
     server = await startTestServer({ kernel: { env: 'dev', debug: true, profiler: { storage } } });
     server.app.bus.on('log', onLog);
   });
@@ -71,6 +74,8 @@ for (const scheme of SCHEMES) {
   });
 
   test('a profile page and a search in flight when the storage thread dies are answered by the restarted thread', async () => {
+    // The threads stopped in a row above: the next starts once the backoff has passed.
+    now += MAX_RESTART_DELAY_MS;
     const token = header((await fetchFrom(server, scheme, '/missing-page')).headers['x-debug-token']);
     await savedProfile(server, token);
     // A batch beyond the thread's heap: it dies on it, the page's read and the search sent behind it.

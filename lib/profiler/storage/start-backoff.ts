@@ -1,6 +1,7 @@
 // Internal: when ThreadedFileStorage may start another storage thread after one could not start for
-// want of file descriptors. Through a long shortage (a flood of connections under a low ulimit -n)
-// each call started a thread that failed at once: a thread's cost per profile saved, for nothing.
+// want of file descriptors, or after threads that started stopped again and again without answering a call.
+// Through a long shortage (a flood of connections under a low ulimit -n) each call started a thread that
+// failed at once, and one that died at its first call was started again by each: a thread per call, for nothing.
 
 /** The wait after the first thread that could not start: a shortage of a moment costs little. */
 export const FIRST_RESTART_DELAY_MS = 100;
@@ -33,7 +34,7 @@ export class StartBackoff {
     this.#notBefore = this.#now() + this.#delay;
   }
 
-  /** A thread started (it answered): a later failure waits the first delay again. */
+  /** A thread answered a call: a later failure waits the first delay again. */
   started(): void {
     this.#delay = 0;
     this.#notBefore = -Infinity;

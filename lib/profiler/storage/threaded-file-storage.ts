@@ -52,7 +52,8 @@ interface PendingCall {
  * that dies (it should not) fails the calls in flight with ProfilerStorageError (a read or search
  * is sent once more, to a new worker, first), is reported to `onError`, and is started again by the
  * next call, unless it never answered (see #stopped; one that could not start for want of file
- * descriptors is started again after a growing wait, see StartBackoff). Errors keep their
+ * descriptors is started again after a growing wait, see StartBackoff, as is one after two or more workers
+ * in a row stopped without answering a call: see #stopsInARow). Errors keep their
  * classes across the thread boundary: ProfileExistsError, InvalidProfileError,
  * ProfileBatchError, ProfilerStorageError.
  */
@@ -78,8 +79,17 @@ export class ThreadedFileStorage implements ProfilerStorage {
   #closeAnswered = false;
   /** Why the worker could not start; set once, every later call rejects with it. */
   #broken: ProfilerStorageError | null = null;
-  /** Why the last worker could not start for want of file descriptors: the calls before #startBackoff lets another start reject with it. */
+  /**
+   * Why the last worker could not start for want of file descriptors, or why the last of two or more workers in a
+   * row stopped without answering a call between them: the calls before #startBackoff lets another start reject with it.
+   */
   #startFailure: ProfilerStorageError | null = null;
+  /**
+   * The workers that stopped after starting since a worker last answered a call. The first is started again by
+   * the next call at once (a read in flight is sent once more); from the second on, one that dies at its first
+   * call each time was started again by every call, a thread per request for nothing: #startBackoff spaces them.
+   */
+  #stopsInARow = 0;
   readonly #startBackoff: StartBackoff;
   /** The workers that answered: each says so once its module is loaded, before any call (one that dies at its first call did start). */
   readonly #answered = new WeakSet<Worker>();
@@ -270,6 +280,10 @@ export class ThreadedFileStorage implements ProfilerStorage {
       if (!this.#answered.has(worker)) {
         this.#answered.add(worker);
         this.#startFailure = null;
+      }
+      // A call answered (not the thread saying it started: one that dies at its first call says that each time).
+      if (reply.id !== 0) {
+        this.#stopsInARow = 0;
         this.#startBackoff.started();
       }
       this.#settle(worker, reply);
@@ -329,6 +343,10 @@ export class ThreadedFileStorage implements ProfilerStorage {
           cause: failure,
         });
     if (!answered && this.#closed === null) this.#neverAnswered(error, failure);
+    if (answered && this.#closed === null && ++this.#stopsInARow > 1) {
+      this.#startFailure = error;
+      this.#startBackoff.failed();
+    }
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     for (const call of calls) call.reject(error);

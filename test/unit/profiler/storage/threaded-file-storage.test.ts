@@ -15,6 +15,7 @@ import {
   ThreadedFileStorage,
   type ThreadedFileStorageOptions,
 } from '../../../../lib/profiler/storage/index.js';
+import { FIRST_RESTART_DELAY_MS, MAX_RESTART_DELAY_MS, StartBackoff } from '../../../../lib/profiler/storage/start-backoff.js';
 import { rebuildError, serializeError } from '../../../../lib/profiler/storage/storage-thread-protocol.js';
 import { BASE_TIME, foundTokens, indexLines, makeProfile, makeTempDir, rejection, tokenFor, within } from './fixtures.js';
 
@@ -54,10 +55,16 @@ async function nodeRun(args: string[], maxFiles?: number): Promise<{ code: numbe
   return { code, output, errors };
 }
 
-function threadedIn(dir = freshDir(), options: ThreadedFileStorageOptions = {}): ThreadedFileStorage {
-  const storage = new ThreadedFileStorage({ dir, ...options });
+function threadedIn(dir = freshDir(), options: ThreadedFileStorageOptions = {}, startBackoff?: StartBackoff): ThreadedFileStorage {
+  const storage = new ThreadedFileStorage({ dir, ...options }, startBackoff);
   open.push(storage);
   return storage;
+}
+
+/** A clock for a storage's StartBackoff that moves only when told: `passBackoff()` moves it past the longest wait. */
+function testClock(): { backoff: StartBackoff; passBackoff(): void } {
+  let now = 0;
+  return { backoff: new StartBackoff(() => now), passBackoff: () => (now += MAX_RESTART_DELAY_MS) };
 }
 
 test('a discarded token stays taken, where a released one is free again (in the worker, drawn from a lease)', async () => {
@@ -448,9 +455,12 @@ const POISON_LIMITS = { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2 }
 
 test('a worker that dies at its first call, having started, is started again by the next call: not taken for one that could not start', async () => {
   const reported: Error[] = [];
-  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
+  const clock = testClock();
+  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) }, clock.backoff);
   const error = await rejection(() => storage.read(tokenFor(1)));
   assert.match(error.message, /stopped \(exit code 1\): .*memory limit/);
+  // Two stops in a row (the read was sent once more): the next start waits for the backoff.
+  clock.passBackoff();
   assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)), 'a new worker answers');
   assert.ok(reported.length >= 1);
 });
@@ -483,6 +493,26 @@ test('a profile the worker reads but cannot send back (nested too deep to clone)
   assert.is(reported.length, 0, 'no worker stopped');
 });
 
+test('a worker that dies at its calls again and again is not started again per call: after a second stop in a row, calls fail fast with the stop until the backoff lets the next start', async () => {
+  const reported: Error[] = [];
+  let now = 0;
+  const storage = new ThreadedFileStorage({ dir: await dirWithPoisonProfile(), resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) }, new StartBackoff(() => now));
+  open.push(storage);
+  // The read stops its worker, and the retry's: two stops in a row.
+  const stopped = await rejection(() => storage.read(tokenFor(1)));
+  assert.is(reported.length, 2);
+  for (let i = 0; i < 5; i++) {
+    const error = await rejection(() => storage.drawTokens(6, 1));
+    assert.is(error, stopped, 'the stop again: no thread was started for the call');
+  }
+  assert.is(reported.length, 2, 'reported once per stop, not per call');
+  now += FIRST_RESTART_DELAY_MS - 1;
+  assert.is(await rejection(() => storage.read(tokenFor(2))), stopped, 'not before the backoff has passed');
+  now += 1;
+  assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)), 'a new worker once it has');
+  assert.is(reported.length, 2);
+});
+
 test('a read and a search in flight when the worker dies are tried once more on a new worker; the batch that killed it is not', async () => {
   const reported: Error[] = [];
   const storage = threadedIn(freshDir(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
@@ -502,14 +532,16 @@ test('a read and a search in flight when the worker dies are tried once more on 
   assert.is(reported.length, 1, 'one worker died');
 });
 
-test('a read whose worker dies again on the retry rejects with HK_PROFILER_STORAGE_THREAD_STOPPED after two workers, and the next call starts another', async () => {
+test('a read whose worker dies again on the retry rejects with HK_PROFILER_STORAGE_THREAD_STOPPED after two workers, and the next call once the backoff has passed starts another', async () => {
   const reported: Error[] = [];
-  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
+  const clock = testClock();
+  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) }, clock.backoff);
   const error = await rejection(() => storage.read(tokenFor(1)));
   assert.instance(error, ProfilerStorageError);
   assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_THREAD_STOPPED');
   assert.match(error.message, /stopped \(exit code 1\): .*memory limit/);
   assert.is(reported.length, 2, 'tried once more, not again and again');
+  clock.passBackoff();
   assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)), 'a third worker answers');
 });
 
@@ -532,10 +564,15 @@ test('a worker that dies while the storage closes fails the batch in flight and 
 
 test("workers that die at a read, more than the storage remembers dead ones of, still let the next take over the leases of one that drew tokens", async () => {
   const reported: Error[] = [];
-  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
+  const clock = testClock();
+  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) }, clock.backoff);
   const [early] = (await storage.drawTokens(6, 1)) as [string];
-  // 18 workers die at the poison read (each read tried once more): the first drew `early`, the others took no lease.
-  for (let i = 0; i < 9; i++) await rejection(() => storage.read(tokenFor(1)));
+  // 18 workers die at the poison read: the first drew `early`, the others took no lease. The first read is tried
+  // once more on a second worker; after those two stops in a row, each retry falls in the backoff.
+  for (let i = 0; i < 17; i++) {
+    await rejection(() => storage.read(tokenFor(1)));
+    clock.passBackoff();
+  }
   assert.is(reported.length, 18);
   // Its lease names a thread of this live process: taken for another live holder's, the token is refused.
   await storage.write(makeProfile(early));
