@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
-import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError, THREAD_STOPPED_CODE, isOutOfDescriptors, isStorageThreadStopped } from './errors.js';
+import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError, THREAD_STOPPED_CODE, UNREADABLE_CODE, isOutOfDescriptors, isStorageThreadStopped } from './errors.js';
 import type { CompactionReport, FileStorageOptions } from './file-storage.js';
 import { StartBackoff } from './start-backoff.js';
 import { encodeBatch, rebuildError, type StorageCall, type StorageOp, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
@@ -22,6 +22,9 @@ export interface ThreadedFileStorageOptions extends Omit<FileStorageOptions, 'no
  */
 const DEFAULT_RESOURCE_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 6 };
 
+/** Tokens whose reads the storage remembers stopping workers (a few damaged profiles, not a list that grows). */
+const SUSPECTS_KEPT = 64;
+
 /** Dead workers whose leases a new worker takes over (leases are refreshed twice a minute: older ones are stale anyway). */
 const DEAD_LEASE_OWNERS_KEPT = 16;
 
@@ -37,6 +40,8 @@ const THREAD_SOURCE = `import(${JSON.stringify(new URL('./file-storage-thread.js
 
 interface PendingCall {
   op: StorageOp;
+  /** The token a read is for. */
+  token?: string;
   resolve(value: unknown): void;
   reject(error: Error): void;
 }
@@ -90,6 +95,12 @@ export class ThreadedFileStorage implements ProfilerStorage {
    * call each time was started again by every call, a thread per request for nothing: #startBackoff spaces them.
    */
   #stopsInARow = 0;
+  /**
+   * Tokens whose read was in flight when a worker stopped, and how many times: one in flight at two stops is
+   * taken for what stops them (a profile beyond the worker's heap), and its reads fail at once (UNREADABLE_CODE)
+   * rather than stop a worker, and the batches in flight on it, at each view of its page. The latest few are kept.
+   */
+  readonly #suspects = new Map<string, number>();
   readonly #startBackoff: StartBackoff;
   /** The workers that answered: each says so once its module is loaded, before any call (one that dies at its first call did start). */
   readonly #answered = new WeakSet<Worker>();
@@ -170,6 +181,11 @@ export class ThreadedFileStorage implements ProfilerStorage {
   }
 
   read(token: string): Promise<Profile | null> {
+    if ((this.#suspects.get(token) ?? 0) >= 2) {
+      return Promise.reject(
+        new ProfilerStorageError(`The profile ${token} cannot be read: its reads stopped the profiler storage thread twice (beyond the thread's memory, say), so it is not read again until the process restarts.`, UNREADABLE_CODE),
+      );
+    }
     return this.#readOnly('read', [token]) as Promise<Profile | null>;
   }
 
@@ -265,7 +281,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
     return new Promise((resolve, reject) => {
       // Calls in flight keep the process alive, as FileStorage's pending file operations would.
       if (this.#calls.size === 0) worker.ref();
-      this.#calls.set(id, { op, resolve, reject });
+      this.#calls.set(id, op === 'read' ? { op, token: args[0] as string, resolve, reject } : { op, resolve, reject });
       if (op !== 'read' && op !== 'find') this.#mayHoldLeases.add(worker);
       worker.postMessage({ id, op, args } satisfies StorageCall, transfer);
     });
@@ -348,9 +364,18 @@ export class ThreadedFileStorage implements ProfilerStorage {
       this.#startBackoff.failed();
     }
     const calls = [...this.#calls.values()];
+    if (answered && this.#closed === null) for (const call of calls) if (call.token !== undefined) this.#suspect(call.token);
     this.#calls.clear();
     for (const call of calls) call.reject(error);
     if (!closedFirst) this.#report(error);
+  }
+
+  /** A read of `token` was in flight when a worker stopped (see #suspects). */
+  #suspect(token: string): void {
+    const stops = (this.#suspects.get(token) ?? 0) + 1;
+    this.#suspects.delete(token);
+    this.#suspects.set(token, stops);
+    if (this.#suspects.size > SUSPECTS_KEPT) this.#suspects.delete(this.#suspects.keys().next().value as string);
   }
 
   #closedError(): ProfilerStorageError {

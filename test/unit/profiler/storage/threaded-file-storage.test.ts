@@ -513,6 +513,22 @@ test('a worker that dies at its calls again and again is not started again per c
   assert.is(reported.length, 2);
 });
 
+test('a profile whose read stopped two workers is not read again: its reads fail with HK_PROFILER_STORAGE_UNREADABLE, stopping no worker, and the others read as before', async () => {
+  const reported: Error[] = [];
+  const clock = testClock();
+  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) }, clock.backoff);
+  await rejection(() => storage.read(tokenFor(1)));
+  assert.is(reported.length, 2, 'the read and its retry stopped a worker each');
+  clock.passBackoff();
+  for (let i = 0; i < 3; i++) {
+    const error = await rejection(() => storage.read(tokenFor(1)));
+    assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_UNREADABLE', error.message);
+    assert.match(error.message, new RegExp(`profile ${tokenFor(1)} .*stopped the profiler storage thread`));
+  }
+  assert.is(reported.length, 2, 'no worker stopped again');
+  assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)));
+});
+
 test('a read and a search in flight when the worker dies are tried once more on a new worker; the batch that killed it is not', async () => {
   const reported: Error[] = [];
   const storage = threadedIn(freshDir(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
@@ -565,15 +581,26 @@ test('a worker that dies while the storage closes fails the batch in flight and 
 test("workers that die at a read, more than the storage remembers dead ones of, still let the next take over the leases of one that drew tokens", async () => {
   const reported: Error[] = [];
   const clock = testClock();
-  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) }, clock.backoff);
+  // Nine poison profiles: a profile whose read stopped two workers is not read again.
+  const dir = await dirWithPoisonProfile();
+  const poisons = Array.from({ length: 8 }, (_, i) => tokenFor(10 + i));
+  const writer = new FileStorage({ dir });
+  const { collectors: _collectors, ...summary } = makeProfile(tokenFor(1), {}, 0);
+  const logs = JSON.stringify(Array.from({ length: 200_000 }, (_, i) => ({ i, m: `m${i}` })));
+  await writer.writeMany(poisons.map((token) => ({ ...summary, token, json: `{"token":"${token}","collectors":{"logger":{"logs":${logs}}}}` })));
+  await writer.close();
+  const storage = threadedIn(dir, { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) }, clock.backoff);
   const [early] = (await storage.drawTokens(6, 1)) as [string];
-  // 18 workers die at the poison read: the first drew `early`, the others took no lease. The first read is tried
-  // once more on a second worker; after those two stops in a row, each retry falls in the backoff.
-  for (let i = 0; i < 17; i++) {
-    await rejection(() => storage.read(tokenFor(1)));
+  // 18 workers die at the poison reads: the first drew `early`, the others took no lease. The first read is tried
+  // once more on a second worker; after those two stops in a row, each retry falls in the backoff: each other
+  // poison profile is read twice.
+  await rejection(() => storage.read(tokenFor(1)));
+  for (const token of [...poisons, ...poisons]) {
     clock.passBackoff();
+    await rejection(() => storage.read(token));
   }
   assert.is(reported.length, 18);
+  clock.passBackoff();
   // Its lease names a thread of this live process: taken for another live holder's, the token is refused.
   await storage.write(makeProfile(early));
   assert.equal(await storage.read(early), makeProfile(early), "the first dead worker's token is written");
