@@ -4,7 +4,7 @@ import { createCspNonce, htmlSafeJson, preferredMediaType, type FileLinker } fro
 import type { Logger } from '../log/index.js';
 import type { ExceptionData, LoggerData, MemoryData, Profile, ProfileSummary, RequestData, TimeData } from './profile.js';
 import type { Profiler } from './profiler.js';
-import { isOutOfDescriptors, isStorageThreadStopped } from './storage/index.js';
+import { ProfilerStorageError, UNREADABLE_CODE, isOutOfDescriptors, isStorageThreadStopped } from './storage/index.js';
 import type { SearchCriteria } from './storage/profiler-storage.js';
 import { isValidToken } from './token.js';
 import {
@@ -59,6 +59,8 @@ export class ProfilerController {
   readonly #logger: Logger | null;
   /** Whether the pages' 503 for a shortage of file descriptors was logged, since the storage was last read. */
   #shortageLogged = false;
+  /** The messages of the profiles that cannot be read (UNREADABLE_CODE) logged so far: each once, for the first 100. */
+  readonly #unreadableLogged = new Set<string>();
 
   /**
    * `fileLink` links the exception panel's frames to the developer's editor (see createFileLinker); `logger`
@@ -191,6 +193,7 @@ export class ProfilerController {
       response = await page();
     } catch (error) {
       if (isStorageThreadStopped(error)) return this.#unavailable(request, toolbar, THREAD_STOPPED_MESSAGE, THREAD_STOPPED_RETRY_AFTER);
+      if (error instanceof ProfilerStorageError && error.code === UNREADABLE_CODE) return this.#unreadable(request, toolbar, error);
       if (!isOutOfDescriptors(error)) throw error;
       if (!this.#shortageLogged) {
         this.#shortageLogged = true;
@@ -200,6 +203,22 @@ export class ProfilerController {
     }
     this.#shortageLogged = false;
     return response;
+  }
+
+  /**
+   * The 500 of a page whose profile the storage cannot read (nested too deep to pass between threads, or its reads
+   * stopped the storage thread twice): it fails the same way each time, so no Retry-After, and it is the stored
+   * profile's fault, not the server's: logged at ERROR once, not CRITICAL per view with the error page's trace.
+   */
+  #unreadable(request: Request, toolbar: boolean, error: ProfilerStorageError): Response {
+    if (!this.#unreadableLogged.has(error.message) && this.#unreadableLogged.size < 100) {
+      this.#unreadableLogged.add(error.message);
+      this.#logger?.error('{message}', { message: error.message });
+    }
+    if (toolbar) return new Response('', 500, { 'content-type': HTML, ...PRIVATE, 'content-security-policy': TOOLBAR_POLICY });
+    if (wantsJson(request)) return json({ error: error.message }, 500);
+    const nonce = createCspNonce();
+    return htmlPage(renderUnavailablePage(error.message, null, profilerUrls, nonce), 500, nonce);
   }
 
   /** The 503 of a page whose storage cannot be read for now: `message`, and Retry-After `seconds`; the toolbar's empty. */
