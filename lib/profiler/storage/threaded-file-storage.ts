@@ -42,6 +42,8 @@ interface PendingCall {
   op: StorageOp;
   /** The token a read is for. */
   token?: string;
+  /** The number of profiles a writeMany batch holds. */
+  profiles?: number;
   resolve(value: unknown): void;
   reject(error: Error): void;
 }
@@ -169,7 +171,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
     if (summaries.length > 0) {
       const { batch, transfer } = encodeBatch(summaries, jsons);
       try {
-        await this.#call('writeMany', [batch], transfer);
+        await this.#call('writeMany', [batch], transfer, summaries.length);
       } catch (error) {
         if (error instanceof ProfileBatchError) refused.push(...error.errors);
         else if (error instanceof ProfileExistsError || error instanceof InvalidProfileError) refused.push(error);
@@ -236,7 +238,8 @@ export class ThreadedFileStorage implements ProfilerStorage {
     }
   }
 
-  #call(op: StorageOp, args: unknown[], transfer: ArrayBuffer[] = []): Promise<unknown> {
+  /** `profiles`: a writeMany batch's, said when its worker stops with it in flight. */
+  #call(op: StorageOp, args: unknown[], transfer: ArrayBuffer[] = [], profiles?: number): Promise<unknown> {
     if (this.#closed !== null) return Promise.reject(this.#closedError());
     if (this.#broken !== null) return Promise.reject(this.#broken);
     if (this.#worker === null && this.#startFailure !== null && !this.#startBackoff.mayStart()) return Promise.reject(this.#startFailure);
@@ -250,7 +253,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
         return Promise.reject(this.#notStarted(failure));
       }
     }
-    return this.#send(worker, op, args, transfer);
+    return this.#send(worker, op, args, transfer, profiles);
   }
 
   /** new Worker threw: as a worker that never answered (see #stopped), reported, and the reason the call fails. */
@@ -276,12 +279,12 @@ export class ThreadedFileStorage implements ProfilerStorage {
     }
   }
 
-  #send(worker: Worker, op: StorageOp, args: unknown[], transfer: ArrayBuffer[]): Promise<unknown> {
+  #send(worker: Worker, op: StorageOp, args: unknown[], transfer: ArrayBuffer[], profiles?: number): Promise<unknown> {
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       // Calls in flight keep the process alive, as FileStorage's pending file operations would.
       if (this.#calls.size === 0) worker.ref();
-      this.#calls.set(id, op === 'read' ? { op, token: args[0] as string, resolve, reject } : { op, resolve, reject });
+      this.#calls.set(id, op === 'read' ? { op, token: args[0] as string, resolve, reject } : profiles === undefined ? { op, resolve, reject } : { op, profiles, resolve, reject });
       if (op !== 'read' && op !== 'find') this.#mayHoldLeases.add(worker);
       worker.postMessage({ id, op, args } satisfies StorageCall, transfer);
     });
@@ -353,9 +356,18 @@ export class ThreadedFileStorage implements ProfilerStorage {
     if (this.#calls.size === 0 && this.#closed !== null) return;
     // Ended after its storage closed, or one that never started while closing: what is left fails as closed.
     const closedFirst = this.#closed !== null && (this.#closeAnswered || !answered);
+    // The batches in flight are gone with the worker (their bytes moved to it): said in the stop's one report, not per batch.
+    let batches = 0;
+    let profiles = 0;
+    for (const call of this.#calls.values()) {
+      if (call.profiles === undefined) continue;
+      batches++;
+      profiles += call.profiles;
+    }
+    const lost = batches === 0 ? '' : ` ${batches === 1 ? '1 batch' : `${batches} batches`} of profiles in flight on it (${profiles} ${profiles === 1 ? 'profile' : 'profiles'}) ${batches === 1 ? 'was' : 'were'} not saved.`;
     const error = closedFirst
       ? this.#closedError()
-      : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.`, answered ? THREAD_STOPPED_CODE : 'HK_PROFILER_STORAGE', {
+      : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.${lost}`, answered ? THREAD_STOPPED_CODE : 'HK_PROFILER_STORAGE', {
           cause: failure,
         });
     if (!answered && this.#closed === null) this.#neverAnswered(error, failure);

@@ -440,6 +440,20 @@ test('a worker that dies after answering fails the calls in flight; the next cal
   assert.equal(await storage.read(early), makeProfile(early));
 });
 
+test('a worker that dies with batches in flight says, in the one report of its stop, how many batches and profiles were not saved', async () => {
+  const reported: Error[] = [];
+  const storage = threadedIn(freshDir(), { resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2 }, onError: (error) => reported.push(error) });
+  await storage.drawTokens(6, 1);
+  const huge = Array.from({ length: 100_000 }, (_, i) => ({ ...makeProfile(tokenFor(i, 2), {}, 0), json: `{"i":${i}}` }));
+  const crash = rejection(() => storage.writeMany(huge));
+  const small = rejection(() => storage.writeMany([makeProfile(tokenFor(1)), makeProfile(tokenFor(2))]));
+  const [crashError, smallError] = await Promise.all([crash, small]);
+  assert.is(reported.length, 1);
+  assert.match(reported[0]!.message, /stopped \(exit code 1\): .*memory limit.*\. 2 batches of profiles in flight on it \(100002 profiles\) were not saved\.$/);
+  assert.is(crashError, reported[0], 'the batches fail with the stop');
+  assert.is(smallError, reported[0]);
+});
+
 /** A directory holding `tokenFor(1)`, a profile of 200,000 small objects that a worker of `POISON_LIMITS` dies parsing, and `tokenFor(2)`, an ordinary one. */
 async function dirWithPoisonProfile(): Promise<string> {
   const dir = freshDir();
