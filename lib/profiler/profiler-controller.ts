@@ -49,9 +49,8 @@ const MAX_SUB_REQUEST_DEPTH = 16;
 /** Seconds a client is told to wait (Retry-After) while the process is out of file descriptors: a shortage lasts until connections close. */
 const OUT_OF_DESCRIPTORS_RETRY_AFTER = 5;
 const OUT_OF_DESCRIPTORS_MESSAGE = 'The server is out of file descriptors for now, so the profiler cannot read its storage. Try again in a few seconds.';
-/** Seconds a client is told to wait after the storage's thread stopped during its page: the next call starts a new one. */
-const THREAD_STOPPED_RETRY_AFTER = 1;
-const THREAD_STOPPED_MESSAGE = "The profiler's storage thread stopped while reading for this page (twice: the read was tried once more on a new thread). The next page starts it again: try again in a moment.";
+const THREAD_STOPPED_MESSAGE =
+  "The profiler's storage thread stopped while reading for this page (the read is tried once more on a new thread), or stopped before it and is started again after a wait (it stopped again and again). Try again in a moment.";
 
 /** The profiler's pages (Symfony's ProfilerController): search, one profile's panels, the toolbar. HTML, or JSON on request. */
 export class ProfilerController {
@@ -192,7 +191,7 @@ export class ProfilerController {
     try {
       response = await page();
     } catch (error) {
-      if (isStorageThreadStopped(error)) return this.#unavailable(request, toolbar, THREAD_STOPPED_MESSAGE, THREAD_STOPPED_RETRY_AFTER);
+      if (isStorageThreadStopped(error)) return this.#unavailable(request, toolbar, THREAD_STOPPED_MESSAGE, threadRestartSeconds(error));
       if (error instanceof ProfilerStorageError && error.code === UNREADABLE_CODE) return this.#unreadable(request, toolbar, error);
       if (!isOutOfDescriptors(error)) throw error;
       if (!this.#shortageLogged) {
@@ -361,6 +360,16 @@ function htmlPage(page: string, status: number, nonce: string, headers: Record<s
  */
 function json(value: unknown, status: number, headers: Record<string, string> = {}): Response {
   return new Response(htmlSafeJson(value), status, { 'content-type': 'application/json', ...NEGOTIATED, ...headers });
+}
+
+/**
+ * Seconds a client is told to wait (Retry-After) after the storage's thread stopped: until the storage may start
+ * another (ProfilerStorageError.retryAfterMs, from its backoff), in whole seconds, at least 1 (0: the next call
+ * starts one). A fixed 1 s had a page whose storage waits 5 s before its next start reloaded to fail again.
+ */
+function threadRestartSeconds(error: unknown): number {
+  const ms = error instanceof ProfilerStorageError ? error.retryAfterMs : undefined;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0 ? Math.max(1, Math.ceil(ms / 1_000)) : 1;
 }
 
 /** A collector's data as an object, or none: the note of data left out as too large (see isLeftOutData) is a string. */

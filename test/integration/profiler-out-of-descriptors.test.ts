@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { LogEntry, LogRecord } from '../../lib/log/index.js';
 import type { Profile, ProfileSummary } from '../../lib/profiler/profile.js';
-import { MemoryStorage, ProfilerStorageError } from '../../lib/profiler/storage/index.js';
+import { MemoryStorage, ProfilerStorageError, THREAD_STOPPED_CODE } from '../../lib/profiler/storage/index.js';
 import { TOOLBAR_POLICY } from '../../lib/profiler/ui/index.js';
 import { SCHEMES, fetchFrom, header, startTestServer, type TestServer } from './harness.js';
 
@@ -13,6 +13,10 @@ class FailingReads extends MemoryStorage {
   code = 'EMFILE';
 
   #failure(): ProfilerStorageError {
+    if (this.code === 'STOPPED') {
+      // As ThreadedFileStorage fails a call while it waits before starting its thread again, 3.2 s to go.
+      return new ProfilerStorageError('The profiler storage thread for /var/profiler stopped (exit code 1): out of memory.', THREAD_STOPPED_CODE, { retryAfterMs: 3_200 });
+    }
     const cause = Object.assign(new Error(`${this.code}: too many open files, open '/var/profiler/index'`), { code: this.code });
     return new ProfilerStorageError(`Cannot read profile abc123 in the profiler storage /var/profiler: ${cause.message}`, 'HK_PROFILER_STORAGE', { cause });
   }
@@ -78,6 +82,19 @@ for (const scheme of SCHEMES) {
   test('ENFILE (the system table full) is a 503 too', async () => {
     storage.code = 'ENFILE';
     assert.is((await fetchFrom(server, scheme, '/_profiler/abc123')).status, 503);
+  });
+
+  test("a storage whose thread is stopped says how long until it starts one again: the 503's Retry-After is that, in whole seconds, at least 1", async () => {
+    storage.code = 'STOPPED';
+    for (const accept of ['text/html', 'application/json']) {
+      const response = await fetchFrom(server, scheme, '/_profiler/abc123', { headers: { accept } });
+      assert.is(response.status, 503, accept);
+      assert.is(header(response.headers['retry-after']), '4', accept);
+      if (accept === 'application/json') assert.is(JSON.parse(response.body).retryAfter, 4);
+      else assert.match(response.body, 'Reload this page in 4 seconds.');
+    }
+    const toolbar = await fetchFrom(server, scheme, '/_wdt/abc123', { headers: { accept: 'text/html' } });
+    assert.is(header(toolbar.headers['retry-after']), '4');
   });
 
   test('another storage failure is still a 500', async () => {

@@ -4,17 +4,25 @@
 /** Options every storage error accepts: the ES2022 `cause` (the underlying fs error, when there is one). */
 export interface ProfilerStorageErrorOptions {
   cause?: unknown;
+  /** How long, in ms, until the storage may work again, when it knows (see ProfilerStorageError.retryAfterMs). */
+  retryAfterMs?: number;
 }
 
 /** A storage could not do what was asked (disk full, read-only, permissions, closed). */
 export class ProfilerStorageError extends Error {
   /** Stable machine-readable code, `HK_PROFILER_STORAGE*`. */
   readonly code: string;
+  /**
+   * How long, in ms, until the storage may work again, when it knows: a ThreadedFileStorage whose thread
+   * stopped, until it may start another (0: the next call does). The profiler's pages say it as Retry-After.
+   */
+  readonly retryAfterMs: number | undefined;
 
   constructor(message: string, code = 'HK_PROFILER_STORAGE', options?: ProfilerStorageErrorOptions) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 

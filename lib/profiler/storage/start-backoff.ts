@@ -28,6 +28,11 @@ export class StartBackoff {
     return this.#now() >= this.#notBefore;
   }
 
+  /** How long, in ms, until a thread may be started: 0 when one may now. */
+  remaining(): number {
+    return Math.max(0, this.#notBefore - this.#now());
+  }
+
   /** A thread could not start: the next one waits longer than the last did. */
   failed(): void {
     this.#delay = this.#delay === 0 ? FIRST_RESTART_DELAY_MS : Math.min(this.#delay * 2, MAX_RESTART_DELAY_MS);

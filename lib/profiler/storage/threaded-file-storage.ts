@@ -242,7 +242,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
   #call(op: StorageOp, args: unknown[], transfer: ArrayBuffer[] = [], profiles?: number): Promise<unknown> {
     if (this.#closed !== null) return Promise.reject(this.#closedError());
     if (this.#broken !== null) return Promise.reject(this.#broken);
-    if (this.#worker === null && this.#startFailure !== null && !this.#startBackoff.mayStart()) return Promise.reject(this.#startFailure);
+    if (this.#worker === null && this.#startFailure !== null && !this.#startBackoff.mayStart()) return Promise.reject(this.#waiting(this.#startFailure));
     let worker = this.#worker;
     if (worker === null) {
       try {
@@ -365,21 +365,31 @@ export class ThreadedFileStorage implements ProfilerStorage {
       profiles += call.profiles;
     }
     const lost = batches === 0 ? '' : ` ${batches === 1 ? '1 batch' : `${batches} batches`} of profiles in flight on it (${profiles} ${profiles === 1 ? 'profile' : 'profiles'}) ${batches === 1 ? 'was' : 'were'} not saved.`;
+    const again = answered && this.#closed === null && ++this.#stopsInARow > 1;
+    if (again) this.#startBackoff.failed();
     const error = closedFirst
       ? this.#closedError()
-      : new ProfilerStorageError(`The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.${lost}`, answered ? THREAD_STOPPED_CODE : 'HK_PROFILER_STORAGE', {
-          cause: failure,
-        });
+      : new ProfilerStorageError(
+          `The profiler storage thread for ${this.dir} stopped (exit code ${code})${failure === undefined ? '' : `: ${failure.message}`}.${lost}`,
+          answered ? THREAD_STOPPED_CODE : 'HK_PROFILER_STORAGE',
+          answered ? { cause: failure, retryAfterMs: this.#startBackoff.remaining() } : { cause: failure },
+        );
     if (!answered && this.#closed === null) this.#neverAnswered(error, failure);
-    if (answered && this.#closed === null && ++this.#stopsInARow > 1) {
-      this.#startFailure = error;
-      this.#startBackoff.failed();
-    }
+    if (again) this.#startFailure = error;
     const calls = [...this.#calls.values()];
     if (answered && this.#closed === null) for (const call of calls) if (call.token !== undefined) this.#suspect(call.token);
     this.#calls.clear();
     for (const call of calls) call.reject(error);
     if (!closedFirst) this.#report(error);
+  }
+
+  /**
+   * The error a call fails with while #startBackoff holds the next start back: a worker's stop, again, saying how
+   * long is left of the wait (retryAfterMs: a page's Retry-After); a failed start's, as it is.
+   */
+  #waiting(failure: ProfilerStorageError): ProfilerStorageError {
+    if (failure.code !== THREAD_STOPPED_CODE) return failure;
+    return new ProfilerStorageError(failure.message, failure.code, { cause: failure.cause, retryAfterMs: this.#startBackoff.remaining() });
   }
 
   /** A read of `token` was in flight when a worker stopped (see #suspects). */

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { encodeProfile } from '../../../../lib/profiler/profile.js';
+import { encodeProfile, type StorableProfile } from '../../../../lib/profiler/profile.js';
 import {
   FileStorage,
   InvalidProfileError,
@@ -517,11 +517,12 @@ test('a worker that dies at its calls again and again is not started again per c
   assert.is(reported.length, 2);
   for (let i = 0; i < 5; i++) {
     const error = await rejection(() => storage.drawTokens(6, 1));
-    assert.is(error, stopped, 'the stop again: no thread was started for the call');
+    assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_THREAD_STOPPED');
+    assert.is(error.message, stopped.message, 'the stop again: no thread was started for the call');
   }
   assert.is(reported.length, 2, 'reported once per stop, not per call');
   now += FIRST_RESTART_DELAY_MS - 1;
-  assert.is(await rejection(() => storage.read(tokenFor(2))), stopped, 'not before the backoff has passed');
+  assert.is((await rejection(() => storage.read(tokenFor(2)))).message, stopped.message, 'not before the backoff has passed');
   now += 1;
   assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)), 'a new worker once it has');
   assert.is(reported.length, 2);
@@ -541,6 +542,24 @@ test('a profile whose read stopped two workers is not read again: its reads fail
   }
   assert.is(reported.length, 2, 'no worker stopped again');
   assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)));
+});
+
+test("the stop's error says how long until the storage starts a worker again (retryAfterMs), from its backoff: 0 after one stop, the wait left after two in a row", async () => {
+  const reported: Error[] = [];
+  let now = 0;
+  const storage = threadedIn(freshDir(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) }, new StartBackoff(() => now));
+  await storage.drawTokens(6, 1);
+  const huge = (): StorableProfile[] => Array.from({ length: 100_000 }, (_, i) => ({ ...makeProfile(tokenFor(i, 2), {}, 0), json: `{"i":${i}}` }));
+  const first = (await rejection(() => storage.writeMany(huge()))) as ProfilerStorageError;
+  assert.is(first.retryAfterMs, 0, 'the next call starts a worker at once');
+  const second = (await rejection(() => storage.writeMany(huge()))) as ProfilerStorageError;
+  assert.is(second.retryAfterMs, FIRST_RESTART_DELAY_MS, 'two in a row: the first wait');
+  now += 40;
+  const meanwhile = (await rejection(() => storage.drawTokens(6, 1))) as ProfilerStorageError;
+  assert.is(meanwhile.code, 'HK_PROFILER_STORAGE_THREAD_STOPPED');
+  assert.is(meanwhile.message, second.message, 'the stop again');
+  assert.is(meanwhile.retryAfterMs, FIRST_RESTART_DELAY_MS - 40, 'what is left of the wait');
+  assert.is(reported.length, 2);
 });
 
 test('a read and a search in flight when the worker dies are tried once more on a new worker; the batch that killed it is not', async () => {
