@@ -55,6 +55,7 @@ import { isProductionEnvironment } from './environment.js';
 import { OwnArgumentResolver } from './own-argument-resolver.js';
 import { OwnControllerResolver } from './own-controller-resolver.js';
 import { profileStoppedTerminates } from './profile-stopped-terminates.js';
+import { oncePerKey, storageErrorLogger } from './profiler-storage-log.js';
 
 /** The profiler's options (debug mode only). */
 export interface ProfilerKernelOptions {
@@ -253,7 +254,7 @@ export function createKernel(options: KernelOptions = {}): KernelApp {
     // The storage's own errors (its upkeep's, reported to onError) go on the channel of its saves' errors.
     const profilerLogger = logger.withChannel('profiler');
     profiler = new Profiler({
-      storage: profilerOptions.storage ?? defaultStorage(profilerOptions, logOncePerMessage(profilerLogger)),
+      storage: profilerOptions.storage ?? defaultStorage(profilerOptions, storageErrorLogger(profilerLogger)),
       requestStack,
       redactor,
       logger: profilerLogger,
@@ -511,22 +512,6 @@ function defaultStorage(options: ProfilerKernelOptions, onError: (error: Error) 
   return (options.thread ?? availableParallelism() > 1) ? new ThreadedFileStorage(fileOptions) : new FileStorage(fileOptions);
 }
 
-/**
- * Background storage errors repeat every upkeep while a disk stays full: each distinct one is
- * logged once. The storage lowering its bounds to what a full disk holds is a warning: it goes on working.
- */
-function logOncePerMessage(logger: Logger): (error: Error) => void {
-  return oncePerKey(
-    (error: Error) => error.message,
-    (error) => {
-      const code = (error as { code?: unknown }).code;
-      // What the storage did about a condition, not a failure: the disk full, an index that had lost lines.
-      if (code === 'HK_PROFILER_STORAGE_DISK_FULL' || code === 'HK_PROFILER_STORAGE_RECOVERED') logger.warning('{message}', { message: error.message });
-      else logger.error('Profiler storage upkeep failed: {message}', { message: error.message });
-    },
-  );
-}
-
 /** Tells the developer, once per host, why an allowed client sees no debug details there. */
 function warnOncePerHost(logger: Logger): (host: string) => void {
   return oncePerKey(
@@ -545,15 +530,4 @@ function warnOncePerProxy(logger: Logger): (proxy: string, trusted: boolean) => 
         : logger.warning('Debug details and the profiler are hidden from requests passed on by the proxy at {proxy}, which is not in the trusted proxies (--trusted-proxies): its forwarding headers (X-Forwarded-For, Forwarded, X-Real-IP, Via...) name a client outside --profiler-allow, no client, or a host outside localhost and the trusted hosts. List the proxy in --trusted-proxies to have the client its X-Forwarded-For names judged; a server other machines can reach runs with --env prod or --no-debug.', { proxy }),
   );
   return (proxy, trusted) => warn({ proxy, trusted });
-}
-
-/** Runs `act` once per distinct key, for the first 100 keys: a condition that lasts is reported once, not per request or upkeep. */
-function oncePerKey<T>(keyOf: (value: T) => string, act: (value: T) => void): (value: T) => void {
-  const seen = new Set<string>();
-  return (value) => {
-    const key = keyOf(value);
-    if (seen.has(key) || seen.size >= 100) return;
-    seen.add(key);
-    act(value);
-  };
 }
