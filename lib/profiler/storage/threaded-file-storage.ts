@@ -100,7 +100,8 @@ export class ThreadedFileStorage implements ProfilerStorage {
   /**
    * Tokens whose read was in flight when a worker stopped, and how many times: one in flight at two stops is
    * taken for what stops them (a profile beyond the worker's heap), and its reads fail at once (UNREADABLE_CODE)
-   * rather than stop a worker, and the batches in flight on it, at each view of its page. The latest few are kept.
+   * rather than stop a worker, and the batches in flight on it, at each view of its page. A read of it answered in
+   * between clears its count (those stops had another cause: a batch beyond the heap). The latest few are kept.
    */
   readonly #suspects = new Map<string, number>();
   readonly #startBackoff: StartBackoff;
@@ -183,7 +184,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
   }
 
   read(token: string): Promise<Profile | null> {
-    if ((this.#suspects.get(token) ?? 0) >= 2) {
+    if (this.#closed === null && (this.#suspects.get(token) ?? 0) >= 2) {
       return Promise.reject(
         new ProfilerStorageError(`The profile ${token} cannot be read: its reads stopped the profiler storage thread twice (beyond the thread's memory, say), so it is not read again until the process restarts.`, UNREADABLE_CODE),
       );
@@ -336,6 +337,8 @@ export class ThreadedFileStorage implements ProfilerStorage {
     this.#calls.delete(reply.id);
     if (call.op === 'close') this.#closeAnswered = true;
     if (this.#calls.size === 0) worker.unref();
+    // Read whole: a stop it was in flight at before had another cause (see #suspects).
+    if (call.token !== undefined && this.#suspects.size > 0) this.#suspects.delete(call.token);
     if (reply.error === undefined) call.resolve(reply.value);
     else call.reject(rebuildError(reply.error));
   }

@@ -562,6 +562,20 @@ test("the stop's error says how long until the storage starts a worker again (re
   assert.is(reported.length, 2);
 });
 
+test('a read in flight at two stops of unrelated cause, answered in between, is not taken for a poison profile', async () => {
+  const storage = threadedIn(freshDir(), { resourceLimits: POISON_LIMITS, onError: () => {} });
+  const [token] = (await storage.drawTokens(6, 1)) as [string];
+  await storage.write(makeProfile(token));
+  for (let i = 0; i < 2; i++) {
+    const huge = Array.from({ length: 100_000 }, (_, j) => ({ ...makeProfile(tokenFor(j, 2 + i), {}, 0), json: `{"i":${j}}` }));
+    // The batch stops the worker with the read in flight behind it; the read, sent once more, is answered.
+    const crash = rejection(() => storage.writeMany(huge));
+    assert.equal(await storage.read(token), makeProfile(token), `read ${i + 1}`);
+    assert.match((await crash).message, /stopped/);
+  }
+  assert.equal(await storage.read(token), makeProfile(token), 'still read');
+});
+
 test('a read and a search in flight when the worker dies are tried once more on a new worker; the batch that killed it is not', async () => {
   const reported: Error[] = [];
   const storage = threadedIn(freshDir(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
