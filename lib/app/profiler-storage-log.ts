@@ -1,6 +1,6 @@
 // Internal: how createKernel logs what its profiler storage reports (the storage's onError).
 import type { Logger } from '../log/index.js';
-import { isStorageThreadStopped } from '../profiler/storage/errors.js';
+import { isStorageThreadStopped } from '../profiler/index.js';
 
 /**
  * Background storage errors repeat every upkeep while a disk stays full: each distinct one is
