@@ -22,7 +22,7 @@ import { Request, RequestSlot } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
 import { Response } from './response.js';
-import { destroyBody, withoutHeadBody } from './response-body.js';
+import { destroyBody, hearDestroyedBody, withoutHeadBody } from './response-body.js';
 import { secureCookies } from './secure-cookies.js';
 
 /**
@@ -279,6 +279,7 @@ export class HttpKernel implements KernelLike {
    */
   #finalResponse(response: Response, request: Request, type: RequestType): Response {
     if (type === RequestType.MAIN) finishMainResponse(response, request);
+    hearDestroyedBody(response.body);
     return keepRequestContext(response, this.requestStack);
   }
 

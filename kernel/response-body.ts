@@ -65,3 +65,19 @@ export function destroyBody(body: ResponseBody): void {
   const destroy = body !== null && typeof body === 'object' ? (body as { destroy?: unknown }).destroy : undefined;
   if (typeof destroy === 'function') (body as Readable).destroy();
 }
+
+/** A destroyed stream body's error, heard and dropped: the stream keeps it in `errored`, which its server reads. */
+function droppedError(): void {}
+
+/**
+ * Hears the pending 'error' of a stream body destroyed before the kernel gave it back (a controller's
+ * `stream.destroy(error)`): node emits it a tick later, and when nothing listens by then (an error page
+ * given through the asynchronous handleException(), whose server listens only once its promise has
+ * settled) it would end the process. Nothing is lost: a destroyed stream keeps its error in `errored`,
+ * and the server and inject() fail the response with it. A body still alive, or destroyed without an error, is left as it is.
+ */
+export function hearDestroyedBody(body: ResponseBody): void {
+  if (body === null || typeof body !== 'object' || body instanceof Uint8Array) return;
+  const stream = body as { destroyed?: unknown; errored?: unknown; once?: unknown };
+  if (stream.destroyed === true && stream.errored !== null && stream.errored !== undefined && typeof stream.once === 'function') (body as Readable).once('error', droppedError);
+}

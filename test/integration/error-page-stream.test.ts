@@ -167,3 +167,56 @@ for (const scheme of SCHEMES) {
 
   test.run();
 }
+
+/** A stream destroyed with an error as it is made, with no 'error' listener: node emits that error a tick later. */
+const destroyedAlready = (): Readable => {
+  const stream = new Readable({ read() {} });
+  stream.destroy(new Error('the page was destroyed as it was made'));
+  return stream;
+};
+
+for (const scheme of SCHEMES) {
+  const test = suite(`an error page whose stream is destroyed with an error before it is given back (the page of a body failing before its first chunk), over ${scheme}`);
+  let server: TestServer;
+  const terminated: number[] = [];
+  const critical: string[] = [];
+  const onLog = (entry: LogEntry): void => void (entry.record.levelName === 'CRITICAL' && critical.push(entry.record.message));
+
+  test.before(async () => {
+    const watcher = {
+      getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+      onTerminate: (event: TerminateEvent) => void terminated.push(event.response.status),
+    };
+    server = await startTestServer({
+      kernel: {
+        routes: routesOf({ '/export': () => new Response(failing('the export'), 200), '/text': () => new Response('still serving') }),
+        errorController: () => new Response(destroyedAlready(), 500, { 'content-type': 'text/html' }),
+        subscribers: [watcher],
+      },
+    });
+    server.app.bus.on('log', onLog);
+  });
+  test.after(async () => server.close());
+
+  test('the process lives: the bare 500, the page\'s error logged CRITICAL, the request terminated as that 500, and the server serves on', async () => {
+    terminated.length = 0;
+    critical.length = 0;
+    const response = await fetchFrom(server, scheme, '/export');
+    assert.equal([response.status, response.body], [500, 'Internal Server Error\n']);
+    for (let i = 0; i < 100 && terminated.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(terminated, [500]);
+    assert.is(critical.length, 2, JSON.stringify(critical));
+    assert.match(critical[0]!, /^Uncaught error: Error: "the export cannot be read"/);
+    assert.is(critical[1], 'The response body stream failed: Error: the page was destroyed as it was made');
+    assert.is((await fetchFrom(server, scheme, '/text')).body, 'still serving');
+  });
+
+  test('inject() answers it so too', async () => {
+    critical.length = 0;
+    const response = await server.app.inject('/export');
+    assert.equal([response.status, response.text()], [500, 'Internal Server Error\n']);
+    assert.equal(critical.slice(1), ['The response body stream failed: Error: the page was destroyed as it was made']);
+  });
+
+  test.run();
+}
