@@ -1,5 +1,6 @@
 import { Transform, finished, type Readable } from 'node:stream';
 import { ResponseBodyDestroyedError } from '../../kernel/index.js';
+import { chunkTypeError } from './response-framing.js';
 
 /** The errors stream bodies failed their sources with themselves, no reader gone before: see isBodyFailure. */
 const ownFailures = new WeakSet<object>();
@@ -26,9 +27,18 @@ export function bodySource(body: Readable, cleanupFailed: (error: Error) => void
   // One chunk held at a time in object mode, as ChunkTypeGuard holds: a generator's pieces may be megabytes each.
   // Each chunk pushed as it is: a PassThrough drops an `undefined` one, which ChunkTypeGuard (and
   // inject()'s reader) must see to refuse it, as node:http's write() would.
+  // A legacy stream's (`pipe()` alone) pipe writes whatever it emits as 'data' (`undefined`, an object):
+  // the source takes any chunk, one at a time, and fails with what cannot be sent, as ChunkTypeGuard does,
+  // rather than throw it out of the stream's own emit().
+  const legacy = typeof body.readableLength !== 'number';
   const source = new Transform({
-    ...(objectMode ? { objectMode, highWaterMark: 1 } : {}),
+    ...(objectMode ? { objectMode, highWaterMark: 1 } : legacy ? { writableObjectMode: true, writableHighWaterMark: 1 } : {}),
     transform(chunk: unknown, _encoding, callback): void {
+      const refused = legacy ? chunkTypeError(chunk) : undefined;
+      if (refused !== undefined) {
+        ownFailures.add(refused);
+        return callback(refused);
+      }
       begun = true;
       this.push(chunk);
       callback();

@@ -694,7 +694,8 @@ function sendWith(
     if (ended) return;
     // writeHead() would send nothing yet, but could not be taken back: an object-mode body's first
     // chunk that cannot be sent fails the body before its head, as a body failing before its first chunk.
-    const refused = body.readableObjectMode === true ? firstChunkError(body) : undefined;
+    // A legacy stream's pipe source has refused its first chunk so already (see bodySource).
+    const refused = body.readableObjectMode === true ? firstChunkError(body) : (legacySource?.errored ?? undefined);
     if (refused !== undefined) return failed(refused);
     res.writeHead(response.status, response.headers);
     // pipeline() calls back once the body has closed too: a clean-up that never ends would hold the

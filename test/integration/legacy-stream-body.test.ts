@@ -39,6 +39,8 @@ const terminated: string[] = [];
 const uncaught: unknown[] = [];
 const onUncaught = (error: unknown): void => void uncaught.push(error);
 const severe: string[] = [];
+/** What a legacy body's own emit() threw. */
+const thrown: unknown[] = [];
 
 test.before(async () => {
   const routes = routesOf({
@@ -57,6 +59,22 @@ test.before(async () => {
       const stream = new Stream() as Stream & { destroy(): void };
       stream.destroy = () => void destroyed.push(request.path);
       setTimeout(() => (request.query.has('close') ? stream.emit('close') : stream.emit('error', new Error('the legacy source broke'))), 5);
+      return new Response(stream as never, 200);
+    },
+    // One that emits what is no chunk as 'data' (`?value=object` an object, else `undefined`): its first (`?first`), or after 'leg'.
+    '/odd': (request) => {
+      const stream = new Stream() as Stream & { destroy(): void };
+      stream.destroy = () => void destroyed.push(request.path);
+      const odd = request.query.get('value') === 'object' ? { length: 3 } : undefined;
+      setTimeout(() => {
+        try {
+          if (!request.query.has('first')) stream.emit('data', Buffer.from('leg'));
+          stream.emit('data', odd);
+          stream.emit('end');
+        } catch (error) {
+          thrown.push(error);
+        }
+      }, 5);
       return new Response(stream as never, 200);
     },
     // A bare legacy stream, no destroy() at all, never ending.
@@ -148,6 +166,38 @@ test('one that fails before its first chunk gets the error page, logged once, an
     assert.is(injected.status, 500, `inject ${path}`);
     assert.is(severe.length, 1, JSON.stringify(severe));
     assert.match(severe[0]!, record);
+  }
+});
+
+test('one that emits undefined or an object as data fails as an object-mode body of that chunk fails, not by a throw from its own emit(): before its first chunk the error page of the TypeError, after it a cut answer, logged; inject() answers alike', async () => {
+  const refusal = (what: string): string => `TypeError: A response body stream gives text or bytes, not ${what} (an object-mode stream's chunks are sent as they are).`;
+  for (const [value, what] of [['undefined', 'undefined'], ['object', 'an object of type Object']] as const) {
+    for (const scheme of SCHEMES) {
+      thrown.length = 0;
+      uncaught.length = 0;
+      severe.length = 0;
+      terminated.length = 0;
+      const response = await fetchFrom(server, scheme, `/odd?first&value=${value}`, { headers: { accept: 'application/json' } });
+      assert.is(response.status, 500, `${scheme} ${value}`);
+      assert.is(JSON.parse(response.body).title, 'Internal Server Error');
+      await until(() => terminated.length > 0, 2_000, 'kernel.terminate');
+      assert.equal(terminated, ['GET /odd 500']);
+      assert.is(severe.length, 1, JSON.stringify(severe));
+      assert.match(severe[0]!, `CRITICAL Uncaught error: TypeError: "A response body stream gives text or bytes, not ${what}`);
+      severe.length = 0;
+      assert.is(await fetchFrom(server, scheme, `/odd?value=${value}`).then((answer) => `answered ${answer.status}`, () => 'cut'), 'cut', `${scheme} ${value}`);
+      await until(() => severe.length > 0, 2_000, 'the log record');
+      assert.equal(severe, [`CRITICAL The response body stream failed: ${refusal(what)}`]);
+      assert.equal([thrown, uncaught], [[], []]);
+    }
+    severe.length = 0;
+    const first = await server.app.inject(`/odd?first&value=${value}`);
+    assert.is(first.status, 500);
+    const later = await server.app.inject(`/odd?value=${value}`).then(() => 'resolved', (error: Error) => `${error.name}: ${error.message}`);
+    assert.is(later, refusal(what));
+    assert.is(severe.length, 2, JSON.stringify(severe));
+    assert.equal(severe[1], `CRITICAL The response body stream failed: ${refusal(what)}`);
+    assert.equal([thrown, uncaught], [[], []]);
   }
 });
 
