@@ -3,13 +3,12 @@ import { HttpKernel, Request, Response, ResponseBodyDestroyedError, ResponseNotS
 import { destroyBody } from '../../kernel/response-body.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
-import { ErrorListener } from '../errors/index.js';
 import { requestInternals } from '../../kernel/request-internals.js';
 import { ERROR_PAGE_GRACE_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
 import { injectedHeadRefusal, releaseRefusedBody, type HeadRefusal } from './injected-head-refusal.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
-import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
+import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logEscaped, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
 export interface InjectInit extends Omit<RequestCreateInit, 'trustProxy' | 'trustHost' | 'bodyLimit'> {
@@ -105,9 +104,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
   /** The answer to a stream body that failed before its first chunk: the kernel's error page, as the server answers it. */
   const pageOfFailedBody = (request: Request, error: unknown): Promise<Response> =>
     pageWithin(kernel.handleException(error, request), request, error, bareStatusOf(error), (unanswered) => {
-      if (unanswered !== error || !ErrorListener.hasLogged(error, request)) {
-        kernel.requestStack.run(request, () => logger?.critical('Unhandled error: {message}', { message: messageOf(unanswered), error: unanswered }));
-      }
+      logEscaped(kernel, logger, request, unanswered);
       return bareAnswer();
     });
 

@@ -126,23 +126,30 @@ export function logLatePageFailure(kernel: HttpKernel, logger: Logger | undefine
  */
 export function escapedPage(kernel: HttpKernel, options: Pick<RequestListenerOptions, 'logger' | 'unhandled'>, request: Request, error: unknown): unknown {
   const { logger, unhandled } = options;
-  // The error the failing listener was handling reached neither the listeners after it nor the page: the record names it.
-  const handled = HttpKernel.handledErrorOf(error);
-  // The error itself, no listener having answered it (one stopped the others): the error listener's record names it already.
-  const logged = handled === undefined && ErrorListener.hasLogged(error, request);
-  if (!logged) {
-    kernel.requestStack.run(request, () =>
-      handled === undefined
-        ? logger?.critical('Unhandled error: {message}', { message: messageOf(error), error })
-        : logger?.critical('Unhandled error: {message} (thrown by a kernel.exception listener while handling {handled})', { message: messageOf(error), error, handled: messageOf(handled), handledError: handled }),
-    );
-  }
+  logEscaped(kernel, logger, request, error);
   if (unhandled === undefined) return bareAnswerOf(error);
   try {
     return unhandled(error, request);
   } catch {
     return bareAnswer();
   }
+}
+
+/**
+ * Logs an error that escaped the kernel (handle(), or handleException() for an error raised outside it), CRITICAL
+ * and as the request's, unless the error listener's record names it already: with the error a kernel.exception
+ * listener was handling when it threw it (see HttpKernel.handledErrorOf), which reached neither the listeners after it nor the page.
+ */
+export function logEscaped(kernel: HttpKernel, logger: Logger | undefined, request: Request, error: unknown): void {
+  // The error the failing listener was handling reached neither the listeners after it nor the page: the record names it.
+  const handled = HttpKernel.handledErrorOf(error);
+  // The error itself, no listener having answered it (one stopped the others): the error listener's record names it already.
+  if (handled === undefined && ErrorListener.hasLogged(error, request)) return;
+  kernel.requestStack.run(request, () =>
+    handled === undefined
+      ? logger?.critical('Unhandled error: {message}', { message: messageOf(error), error })
+      : logger?.critical('Unhandled error: {message} (thrown by a kernel.exception listener while handling {handled})', { message: messageOf(error), error, handled: messageOf(handled), handledError: handled }),
+  );
 }
 
 /**
@@ -293,9 +300,10 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
       },
       (unanswered: unknown) => {
         if (!inTime()) return failedLate(request, error, unanswered);
-        // The error itself, no listener having answered it: the error listener's record names it already.
-        if (unanswered === error && ErrorListener.hasLogged(error, request)) sendBare500(res);
-        else fail(res, unanswered, logger);
+        // The error itself, no listener having answered it: the error listener's record names it already. A
+        // listener's own error names `error` too, which the listeners after it (the error listener's log) never saw.
+        logEscaped(kernel, logger, request, unanswered);
+        sendBare500(res);
         terminate(request, response ?? bareAnswer());
         then?.();
       },

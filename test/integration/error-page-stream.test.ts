@@ -220,3 +220,48 @@ for (const scheme of SCHEMES) {
 
   test.run();
 }
+
+/** An application's error formatter with a bug, run before the error listener (which logs the error and makes the page). */
+const buggyFormatter = {
+  getSubscribedEvents: () => ({ [KernelEvents.EXCEPTION]: ['onException', 10] as const }),
+  onException(): void {
+    throw new TypeError('the formatter broke');
+  },
+};
+
+for (const scheme of SCHEMES) {
+  const test = suite(`a kernel.exception listener that throws while the page of a body failing before its first chunk is made, over ${scheme}`);
+  let server: TestServer;
+  const critical: Array<{ message: string; context: Record<string, unknown> }> = [];
+  const onLog = (entry: LogEntry): void => void (entry.record.levelName === 'CRITICAL' && critical.push({ message: entry.record.message, context: entry.record.context as Record<string, unknown> }));
+
+  test.before(async () => {
+    server = await startTestServer({
+      kernel: { routes: routesOf({ '/export': () => new Response(failing('the export'), 200) }), subscribers: [buggyFormatter] },
+    });
+    server.app.bus.on('log', onLog);
+  });
+  test.after(async () => server.close());
+
+  const expectBoth = (): void => {
+    assert.equal(critical.map((record) => record.message), ['Unhandled error: TypeError: the formatter broke (thrown by a kernel.exception listener while handling Error: the export cannot be read)']);
+    assert.is((critical[0]!.context.handledError as Error).message, 'the export cannot be read');
+  };
+
+  test('the bare 500, logged with the listener\'s error and the body\'s, which nothing else shows', async () => {
+    critical.length = 0;
+    const response = await fetchFrom(server, scheme, '/export');
+    assert.equal([response.status, response.body], [500, 'Internal Server Error\n']);
+    for (let i = 0; i < 100 && critical.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expectBoth();
+  });
+
+  test('inject() logs it so too', async () => {
+    critical.length = 0;
+    const response = await server.app.inject('/export');
+    assert.equal([response.status, response.text()], [500, 'Internal Server Error\n']);
+    expectBoth();
+  });
+
+  test.run();
+}
