@@ -228,6 +228,9 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
     const isStream = typeof body === 'object' && body !== null && !(body instanceof Uint8Array);
     const onBodyEnd = isStream
       ? () => {
+          // An error page whose client left (or whose connection the server cut) before its head ends as that leaving,
+          // a 499 (or the cut's 408), as a response whose stream waits so does (see onFailedBeforeHead), not as the page never sent.
+          if (isPage && !res.headersSent) return answerError(req, res, request, response, connectionClosedError(req), bodyTerminated);
           // An error page whose own stream failed before its head got the bare 500: the request ends as that answer, not as the page never sent.
           terminate(request, bare500Sent.has(res) ? bareAnswer() : response);
           bodyTerminated();

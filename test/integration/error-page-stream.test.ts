@@ -6,7 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KernelEvents, NotFoundHttpError, Response, type Request, type TerminateEvent } from '../../kernel/index.js';
 import type { LogEntry } from '../../lib/log/index.js';
-import { SCHEMES, fetchFrom, header, routesOf, startTestServer, type TestServer } from './harness.js';
+import { SCHEMES, fetchFrom, header, routesOf, sendRaw, startTestServer, until, type TestServer } from './harness.js';
 
 /** A stream that fails before its first chunk, as a file that cannot be opened does. */
 const failing = (what: string): Readable =>
@@ -261,6 +261,49 @@ for (const scheme of SCHEMES) {
     const response = await server.app.inject('/export');
     assert.equal([response.status, response.text()], [500, 'Internal Server Error\n']);
     expectBoth();
+  });
+
+  test.run();
+}
+
+for (const scheme of SCHEMES) {
+  const test = suite(`an error page whose stream has given nothing when its client leaves (the page of a body failing before its first chunk), over ${scheme}`);
+  let server: TestServer;
+  const terminated: number[] = [];
+  const pages: Readable[] = [];
+
+  test.before(async () => {
+    const watcher = {
+      getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+      onTerminate: (event: TerminateEvent) => void terminated.push(event.response.status),
+    };
+    server = await startTestServer({
+      kernel: {
+        routes: routesOf({ '/export': () => new Response(failing('the export'), 200), '/text': () => new Response('still serving') }),
+        // The page of the export's error waits for ever; that of the client's leaving is text.
+        errorController: (request: Request) => {
+          if ((request.attributes.get('exception') as { status?: number }).status === 499) return new Response('gone', 499);
+          const page = new Readable({ read() {} });
+          pages.push(page);
+          return new Response(page, 500, { 'content-type': 'text/html' });
+        },
+        subscribers: [watcher],
+      },
+    });
+  });
+  test.after(async () => server.close());
+
+  test('the request terminates as the client\'s leaving, a 499, as when a body waits so, not as the page\'s 500 that never went out; the page is destroyed', async () => {
+    terminated.length = 0;
+    pages.length = 0;
+    // The client leaves once the page has been given, nothing sent.
+    const answer = await sendRaw(server, scheme, 'GET /export HTTP/1.1\r\nHost: localhost\r\n\r\n', { waitMs: 300 });
+    assert.is(answer, '');
+    await until(() => terminated.length > 0, 5_000, 'kernel.terminate');
+    assert.equal(terminated, [499]);
+    assert.is(pages.length, 1);
+    assert.ok(pages[0]!.destroyed);
+    assert.is((await fetchFrom(server, scheme, '/text')).body, 'still serving');
   });
 
   test.run();
