@@ -20,7 +20,7 @@ export function isBodyFailure(error: unknown): boolean {
  * answer is whole by then, and pipeline() would destroy every stream of the pipe with it, cutting
  * the response to a client still reading. Destroying the source destroys the body, with its error, as pipeline() does.
  */
-export function bodySource(body: Readable, cleanupFailed: (error: Error) => void): Readable {
+export function bodySource(body: Readable, cleanupFailed: (error: Error) => void, failOnDestroy = false): Readable {
   const objectMode = body.readableObjectMode === true;
   // Whether a chunk has gone on: a body destroyed after it cut an answer its head began.
   let begun = false;
@@ -66,6 +66,35 @@ export function bodySource(body: Readable, cleanupFailed: (error: Error) => void
     // A legacy stream may have no destroy(); one that ended whole is not destroyed, as pipeline() leaves it.
     if (!ended() && typeof body.destroy === 'function') body.destroy(source.errored ?? undefined);
   });
+  if (failOnDestroy && !legacy) failAtDestroy(body, source, () => begun);
   body.pipe(source);
   return source;
+}
+
+/**
+ * Fails `source` once `body` (a Readable) is destroyed before its end, with the error it was destroyed
+ * with (set from the call on, see `errored`) or a ResponseBodyDestroyedError, rather than when it says so:
+ * a destroy whose clean-up never calls back emits neither its error nor 'close', nor does one without an
+ * error of a body that emits no 'close' (emitClose: false). inject()'s: it has no response timeout to
+ * find such a body (the server's head wait does), and must hold no timer of its own. Its `_destroy` is
+ * watched for as long as the source lives.
+ */
+function failAtDestroy(body: Readable, source: Readable, begun: () => boolean): void {
+  const stream = body as Readable & { _destroy: (error: Error | null, callback: (error?: Error | null) => void) => void };
+  const own = Object.hasOwn(stream, '_destroy') ? stream._destroy : undefined;
+  const destroy = stream._destroy;
+  stream._destroy = function (this: Readable, error, callback) {
+    // After the call: a destroy() from within a 'data' listener fails no chunk it has not taken yet.
+    process.nextTick(() => {
+      if (source.destroyed || body.readableEnded) return;
+      const failure: unknown = body.errored ?? new ResponseBodyDestroyedError(begun());
+      if (typeof failure === 'object' && failure !== null) ownFailures.add(failure);
+      source.destroy(failure as Error);
+    });
+    return destroy.call(this, error, callback);
+  };
+  source.once('close', () => {
+    if (own === undefined) delete (stream as { _destroy?: unknown })._destroy;
+    else stream._destroy = own;
+  });
 }

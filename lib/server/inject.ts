@@ -1,5 +1,5 @@
 import { pipeline, Writable, type Readable } from 'node:stream';
-import { HttpKernel, Request, Response, ResponseBodyDestroyedError, ResponseNotSendableError, discardedBody, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
+import { HttpKernel, Request, Response, ResponseNotSendableError, discardedBody, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
 import { destroyBody } from '../../kernel/response-body.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
@@ -282,12 +282,6 @@ function declaredLength(response: Response): number | undefined {
   return response.headers['transfer-encoding'] === undefined && typeof declared === 'string' && /^\d+$/.test(declared) ? Number(declared) : undefined;
 }
 
-/**
- * How often readWhole() looks whether a body that emits no 'close' (emitClose: false) was destroyed:
- * nothing tells a destroy() without an error of such a body, which the server answers at its response timeout, which inject() has not.
- */
-const QUIET_DESTROY_CHECK_MS = 50;
-
 /** What readWhole() read: the bytes, or the error the body failed with and whether it had begun (given a chunk) first. */
 type WholeBody = { bytes: Buffer; begun?: undefined; error?: undefined } | { bytes?: undefined; begun: boolean; error: unknown };
 
@@ -300,11 +294,9 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let done = false;
-    let quiet: NodeJS.Timeout | undefined;
     const settle = (read: WholeBody): void => {
       if (done) return;
       done = true;
-      clearInterval(quiet);
       signal?.removeEventListener('abort', stop);
       resolve(read);
     };
@@ -327,18 +319,13 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
       },
     });
     sink.once('finish', () => settle({ bytes: Buffer.concat(chunks) }));
-    const source = bodySource(body, cleanupFailed);
+    // Failed as soon as it is destroyed, with its error (or as one that closed without one): a destroy
+    // that says nothing (no 'close', emitClose: false; a clean-up that never calls back, no error either)
+    // would be read for ever, where the server finds it at its response timeout, which inject() has not.
+    const source = bodySource(body, cleanupFailed, true);
     pipeline(source, sink, (error) => {
       if (error) settle({ begun: chunks.length > 0, error });
     });
-    // Destroyed without an error and without a word, it would be read for ever: failed as one that closed
-    // (its error page before its first chunk, as the server answers it at its response timeout; after it, a rejection).
-    // Not one destroyed with an error: that is emitted once its destroy is done (a clean-up may take a while), and is its failure, as from the server.
-    if ((body as { _readableState?: { emitClose?: boolean } })._readableState?.emitClose === false) {
-      quiet = setInterval(() => {
-        if (body.destroyed && (body.errored ?? null) === null && !body.readableEnded && !source.destroyed) source.destroy(new ResponseBodyDestroyedError(chunks.length > 0));
-      }, QUIET_DESTROY_CHECK_MS);
-    }
     if (signal?.aborted === true) stop();
     else signal?.addEventListener('abort', stop, { once: true });
   });

@@ -2,6 +2,7 @@
 // proxies and body limit, the server's answer to an error that escapes the kernel, a stream body
 // read whole, HEAD without a body, and kernel.terminate (the profile) before it resolves. Where the
 // server's answer is the point, it is compared with a real server's on 127.0.0.1.
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -512,6 +513,65 @@ test("a stream body that emits no 'close' (emitClose: false), destroyed with an 
   assert.equal([injected.status, injected.text()], [fromServer.status, fromServer.body]);
   assert.equal(severe.map((record) => record.replace(/ at .*$/, '')), records);
   await app.close();
+});
+
+test("a stream body destroyed with an error whose clean-up never calls back (emitting no 'close' or one) settles with that error: its page before its first chunk, a rejection after it, each logged once", async () => {
+  const hung = (request: Request): Response => {
+    const body = new Readable({
+      read() {},
+      emitClose: request.query.has('quiet') ? false : true,
+      // The clean-up never ends: node never emits the error, nor 'close'.
+      destroy() {},
+    });
+    if (request.query.has('begun')) body.push('id\n');
+    setTimeout(() => body.destroy(new Error('the upstream export broke')), 10);
+    return new Response(body, 200, { 'content-type': 'text/csv' });
+  };
+  const watcher = terminateWatcher();
+  const app = appOf({ debug: true, profiler: { storage: new MemoryStorage() }, subscribers: [watcher], routes: routesOf({ '/hung': hung }) });
+  // kernel.terminate waits for a 'close' that never comes a tenth of a second, not 5 s.
+  const inject = createInjector(app.kernel, { logger: app.logger, bodyCloseWaitMs: 100 });
+  const severe: string[] = [];
+  app.bus.on('log', (entry) => void (entry.record.level <= 3 && severe.push(`${entry.record.levelName} ${entry.record.message}`.replace(/ at .*$/, ''))));
+  for (const quiet of ['', '&quiet']) {
+    severe.length = 0;
+    const page = await Promise.race([inject(`/hung?${quiet}`, { headers: { accept: 'application/json' } }), sleep(3_000, 'still waiting')]);
+    assert.ok(typeof page !== 'string', `inject() settles ${quiet}`);
+    assert.equal([page.status, (page.json() as { detail: string }).detail], [500, 'the upstream export broke']);
+    assert.equal(severe, ['CRITICAL Uncaught error: Error: "the upstream export broke"']);
+    severe.length = 0;
+    const cut = await Promise.race([inject(`/hung?begun${quiet}`).then(() => 'resolved', (error: Error) => error.message), sleep(3_000, 'still waiting')]);
+    assert.is(cut, 'the upstream export broke', quiet);
+    assert.equal(severe, ['CRITICAL The response body stream failed: Error: the upstream export broke']);
+  }
+  assert.equal(watcher.ended, [500, 200, 500, 200]);
+  await app.close();
+});
+
+/** What a process that injects `path` (of a kernel whose only route is `/stall`, answered by `controller`'s text) prints, and how it ends, at most 5 s on. */
+function injectInChild(controller: string, path: string): Promise<{ code: number | string | null; out: string }> {
+  const url = (path: string): string => new URL(path, import.meta.url).href;
+  const script = `
+    import { Readable } from 'node:stream';
+    import { createKernel } from '${url('../../../lib/app/index.js')}';
+    import { Response } from '${url('../../../kernel/index.js')}';
+    import { Route, RouteCollection } from '${url('../../../lib/routing/index.js')}';
+    const routes = new RouteCollection();
+    routes.add('stall', new Route('/stall', { defaults: { _controller: ${controller} } }));
+    const app = createKernel({ stderrLogLevel: false, profiler: false, routes });
+    app.inject('${path}', { headers: { accept: 'application/json' } }).then((answer) => console.log('answered', answer.status), (error) => console.log('rejected', error.message));
+  `;
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 5_000 }, (error, stdout) => {
+      resolve({ code: error === null ? 0 : (error.killed ? 'killed' : (error.code ?? null)), out: stdout.trim() });
+    });
+  });
+}
+
+test("a stream body that emits no 'close' (emitClose: false) and stalls, never destroyed, does not keep inject()'s process alive by itself", async () => {
+  const stalled = "(request) => new Response(new Readable({ read() {}, emitClose: false }), 200)";
+  const ended = await injectInChild(stalled, '/stall');
+  assert.is(ended.code, 0, JSON.stringify(ended));
 });
 
 test('a stream body that breaks its Content-Length rejects, logged and terminated, as the server cuts its connection', async () => {
