@@ -1,5 +1,5 @@
 import { pipeline, Writable, type Readable } from 'node:stream';
-import { HttpKernel, Request, Response, ResponseNotSendableError, discardedBody, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
+import { HttpKernel, Request, Response, ResponseNotSendableError, ServiceUnavailableHttpError, discardedBody, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
 import { destroyBody } from '../../kernel/response-body.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
@@ -282,6 +282,16 @@ function declaredLength(response: Response): number | undefined {
   return response.headers['transfer-encoding'] === undefined && typeof declared === 'string' && /^\d+$/.test(declared) ? Number(declared) : undefined;
 }
 
+/** Why a stream body read by inject() was given up when nothing left to run could give its next chunk (see readWhole). */
+const STALLED = 'The response body stream stalled: nothing left to run in the process could give its next chunk (the server answers such a body at its response timeout).';
+
+/** How each body readWhole() is reading gives up, for the process's 'beforeExit' (one listener, while any is read). */
+const reading = new Set<() => void>();
+
+function giveUpStalled(): void {
+  for (const giveUp of [...reading]) giveUp();
+}
+
 /** What readWhole() read: the bytes, or the error the body failed with and whether it had begun (given a chunk) first. */
 type WholeBody = { bytes: Buffer; begun?: undefined; error?: undefined } | { bytes?: undefined; begun: boolean; error: unknown };
 
@@ -294,9 +304,12 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let done = false;
+    const stalled = (): void => void source.destroy(new ServiceUnavailableHttpError(undefined, STALLED));
     const settle = (read: WholeBody): void => {
       if (done) return;
       done = true;
+      reading.delete(stalled);
+      if (reading.size === 0) process.off('beforeExit', giveUpStalled);
       signal?.removeEventListener('abort', stop);
       resolve(read);
     };
@@ -326,6 +339,12 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
     pipeline(source, sink, (error) => {
       if (error) settle({ begun: chunks.length > 0, error });
     });
+    // A body that stalls, never destroyed, is answered as the server answers it at its response timeout (a 503,
+    // its page before its first chunk; a rejection, its cut, after it), which inject() has not, once the process has
+    // nothing left to run that could give it a chunk ('beforeExit'): no timer of inject()'s own keeps the process
+    // alive, nor does it end before the answer, which the page and kernel.terminate keep it alive for.
+    if (reading.size === 0) process.on('beforeExit', giveUpStalled);
+    reading.add(stalled);
     if (signal?.aborted === true) stop();
     else signal?.addEventListener('abort', stop, { once: true });
   });

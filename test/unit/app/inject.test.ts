@@ -559,7 +559,7 @@ function injectInChild(controller: string, path: string): Promise<{ code: number
     const routes = new RouteCollection();
     routes.add('stall', new Route('/stall', { defaults: { _controller: ${controller} } }));
     const app = createKernel({ stderrLogLevel: false, profiler: false, routes });
-    app.inject('${path}', { headers: { accept: 'application/json' } }).then((answer) => console.log('answered', answer.status), (error) => console.log('rejected', error.message));
+    app.inject('${path}', { headers: { accept: 'application/json' } }).then((answer) => console.log('answered ' + answer.status), (error) => console.log('rejected ' + error.message));
   `;
   return new Promise((resolve) => {
     execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 5_000 }, (error, stdout) => {
@@ -568,10 +568,13 @@ function injectInChild(controller: string, path: string): Promise<{ code: number
   });
 }
 
-test("a stream body that emits no 'close' (emitClose: false) and stalls, never destroyed, does not keep inject()'s process alive by itself", async () => {
-  const stalled = "(request) => new Response(new Readable({ read() {}, emitClose: false }), 200)";
-  const ended = await injectInChild(stalled, '/stall');
-  assert.is(ended.code, 0, JSON.stringify(ended));
+test("a stream body that stalls, never destroyed (one that emits no 'close', emitClose: false, too), does not keep inject()'s process alive by itself, and is answered once nothing else could give it a chunk: the page of a 503 before its first chunk, as the server's at its response timeout, a rejection after it", async () => {
+  const stalled = "(request) => { const body = new Readable({ read() {}, emitClose: !request.query.has('quiet') }); if (request.query.has('begun')) body.push('id'); return new Response(body, 200); }";
+  const message = 'The response body stream stalled: nothing left to run in the process could give its next chunk (the server answers such a body at its response timeout).';
+  for (const quiet of ['', '&quiet']) {
+    assert.equal(await injectInChild(stalled, `/stall?${quiet}`), { code: 0, out: 'answered 503' }, quiet);
+    assert.equal(await injectInChild(stalled, `/stall?begun${quiet}`), { code: 0, out: `rejected ${message}` }, quiet);
+  }
 });
 
 test('a stream body that breaks its Content-Length rejects, logged and terminated, as the server cuts its connection', async () => {
