@@ -84,7 +84,7 @@ function failAtDestroy(body: Readable, source: Readable, begun: () => boolean): 
   const own = Object.hasOwn(stream, '_destroy') ? stream._destroy : undefined;
   const destroy = stream._destroy;
   stream._destroy = function (this: Readable, error, callback) {
-    // After the call: a destroy() from within a 'data' listener fails no chunk it has not taken yet.
+    // A tick on, once the body's own destroy() has run: the source is not destroyed from within it.
     process.nextTick(() => {
       if (source.destroyed || body.readableEnded) return;
       const failure: unknown = body.errored ?? new ResponseBodyDestroyedError(begun());
