@@ -425,8 +425,10 @@ test('under a maxAge of 1e300 the tokens of dropped profiles are drawable again 
   assert.is(await within.claim(dropped), false, 'taken within the year');
   await within.close();
   const after = storageIn(first.dir, { bounds: { maxAge: 1e300 }, now: () => yearOn + 60_000 });
-  assert.ok((await after.drawToken(6)).startsWith(prefix));
-  assert.is(await after.claim(dropped), true, 'expired with the longest maxAge kept');
+  const drawn = await after.drawToken(6);
+  assert.ok(drawn.startsWith(prefix));
+  // Drawable again either way: drawn now (1 run in 65,536), or free to claim.
+  assert.ok(drawn === dropped || (await after.claim(dropped)) === true, 'expired with the longest maxAge kept');
 });
 
 test('three processes on one directory draw disjoint tokens in different prefixes and write without conflict', async () => {
