@@ -24,6 +24,7 @@ import { setOwn } from './json.js';
 import { decodeProfile, encodeProfile, encodeProfileParts, isLeftOutData, type EncodedProfile, type Profile } from './profile.js';
 import type { Redactor } from './redactor.js';
 import type { ProfilerStorage } from './storage/profiler-storage.js';
+import { ProfileBatchError, ProfileExistsError, type ProfilerStorageError } from './storage/errors.js';
 import { checkSaveOptions } from './save-options.js';
 import { DEFAULT_TOKEN_LENGTH, TokenPool } from './token.js';
 
@@ -659,12 +660,12 @@ export class Profiler {
   async #save(batch: EncodedProfile[]): Promise<void> {
     try {
       await this.storage.writeMany(batch);
-      if (this.#storageFailing) {
-        this.#storageFailing = false;
-        this.#logger?.notice('Profiler storage works again.');
-      }
+      this.#storageWorks();
     } catch (error) {
-      this.#reportStorageError(error);
+      const failure = this.#reportCollisions(batch, error);
+      // Only collisions: the storage saved the rest of the batch, it is not failing.
+      if (failure === null) this.#storageWorks();
+      else this.#reportStorageError(failure);
     } finally {
       for (const profile of batch) {
         this.#unsaved.delete(profile.token);
@@ -672,6 +673,37 @@ export class Profiler {
         if (typeof profile.json !== 'string') this.#slab?.release(profile.json);
       }
     }
+  }
+
+  #storageWorks(): void {
+    if (!this.#storageFailing) return;
+    this.#storageFailing = false;
+    this.#logger?.notice('Profiler storage works again.');
+  }
+
+  /**
+   * Logs each profile of the batch the storage refused as its token holds another profile already
+   * (ProfileExistsError: another writer drew the token too, a lease taken over while this process was
+   * frozen), one warning each, naming its request; returns what else the rejection says, null when nothing.
+   * Such a collision loses one profile, the storage works: logged as the storage failing, it said
+   * profiles were not saved until it recovered, then that it worked again.
+   */
+  #reportCollisions(batch: readonly EncodedProfile[], error: unknown): unknown {
+    const refusals: readonly unknown[] = error instanceof ProfileBatchError ? error.errors : [error];
+    const others = refusals.filter((refusal) => !(refusal instanceof ProfileExistsError));
+    for (const refusal of refusals) {
+      if (!(refusal instanceof ProfileExistsError)) continue;
+      const profile = batch.find((each) => each.token === refusal.token);
+      this.#requestStack.exit(() =>
+        this.#logger?.warning('The profile of {method} {url} is not saved: another profile is stored under its token "{token}" (a token collision), which shows that one.', {
+          method: profile?.method ?? '?',
+          url: profile?.url ?? '?',
+          token: refusal.token,
+        }),
+      );
+    }
+    if (others.length === 0) return null;
+    return error instanceof ProfileBatchError ? (others.length === 1 ? others[0] : new ProfileBatchError(others as ProfilerStorageError[])) : error;
   }
 
   #reportStorageError(error: unknown): void {

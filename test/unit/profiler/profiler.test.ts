@@ -914,6 +914,36 @@ test('what kernel.terminate listeners log is in their request\'s profile; what a
   assert.is(failure!.request, undefined);
 });
 
+test('a profile refused as its token holds another (ProfileExistsError, a collision) is one warning naming its request, not a storage failure that "works again" later', async () => {
+  const inner = new MemoryStorage();
+  const storage = writingThrough(inner, async (profiles) => {
+    for (const profile of profiles) {
+      // Another writer stored a profile under the token first.
+      if (profile.url.endsWith('/taken')) await inner.write(profile);
+      await inner.write(profile);
+    }
+  });
+  const routes = new RouteCollection().add('any', new Route('/:name', { defaults: { _controller: () => new Response('ok') } }));
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage, saveDelayMs: 0 } });
+  const entries: LogEntry[] = [];
+  app.bus.on('log', (entry) => void entries.push(entry));
+  let token: string | undefined;
+  try {
+    token = (await run(app, '/taken')).getHeader('x-debug-token') as string | undefined;
+    await run(app, '/next');
+  } finally {
+    await app.close();
+  }
+  assert.ok(token);
+  const profilerRecords = entries.filter(({ record }) => record.channel === 'profiler');
+  assert.equal(profilerRecords.map(({ record }) => record.levelName), ['WARNING'], profilerRecords.map(({ record }) => record.message).join(' | '));
+  const { record } = profilerRecords[0]!;
+  assert.match(record.message, 'not saved');
+  assert.match(JSON.stringify(record), token!);
+  assert.match(JSON.stringify(record), '/taken');
+  assert.is(profilerRecords[0]!.request, undefined, 'the process\'s record');
+});
+
 test('a storage that fails to give tokens (a full disk) is asked again at most every few seconds: meanwhile requests go unrecorded at once, not each waiting for the failure', async () => {
   const inner = new MemoryStorage();
   let claims = 0;
