@@ -30,8 +30,9 @@ export class ProfilerStorageError extends Error {
 export class ProfileExistsError extends ProfilerStorageError {
   readonly token: string;
 
-  constructor(token: string) {
-    super(`A profile with token "${token}" is already stored; profiles are never overwritten. Claim a new token.`, 'HK_PROFILER_STORAGE_EXISTS');
+  /** `message`: why, when the storage knows more (another writer took a token drawn here). */
+  constructor(token: string, message = `A profile with token "${token}" is already stored; profiles are never overwritten. Claim a new token.`) {
+    super(message, 'HK_PROFILER_STORAGE_EXISTS');
     this.token = token;
   }
 }

@@ -569,9 +569,9 @@ export class FileStorage implements ProfilerStorage {
           fresh.push(pending);
           continue;
         }
-        refused.push(new ProfileExistsError(pending.token));
         // Drawn or claimed here, and shown to a client: its profile is lost, and the token shows another.
-        this.#report(tokenTakenError(this.dir, pending.profile));
+        // The refusal is its one record (the profiler logs it): reported through onError too, it was logged twice.
+        refused.push(tokenTakenError(pending.token));
         this.#leases.settle(pending.token);
         if (pending.placeholder) await this.#dropPlaceholder(pending.token);
       }
@@ -586,8 +586,7 @@ export class FileStorage implements ProfilerStorage {
       if (this.#claims.delete(pending.token)) await this.#removePlaceholder(pending.token).catch((error: unknown) => this.#report(error));
       if (!lost.has(pending.token)) continue;
       // Another writer's line for the token came first (see #appendBatch): readers keep that profile, ours is not stored.
-      refused.push(new ProfileExistsError(pending.token));
-      this.#report(tokenTakenError(this.dir, pending.profile));
+      refused.push(tokenTakenError(pending.token));
     }
     return fresh.length - lost.size;
   }
@@ -1312,17 +1311,18 @@ export class FileStorage implements ProfilerStorage {
 }
 
 /**
- * A profile written under a token another writer's index line took first, the same moment: another
- * process drew it too, from the token's prefix that it took over as stale while this one was frozen
- * (or a line was made by hand). Readers keep the first line, so this profile is not stored, and the
- * client this request's response gave the token to is shown the other profile.
+ * The refusal of a profile written under a drawn or claimed token another writer's index line took
+ * first: another process drew it too, from the token's prefix that it took over as stale while this
+ * one was frozen (or a line was made by hand). Readers keep the first line, so this profile is not
+ * stored, and the client this request's response gave the token to is shown the other profile.
  */
-function tokenTakenError(dir: string, profile: StorableProfile): ProfilerStorageError {
-  return new ProfilerStorageError(
-    `The profile of ${profile.method} ${profile.url} is not stored: another writer stored a profile under its token "${profile.token}" first, in the profiler storage ${dir} (its token prefix's lease was taken over while this process was frozen?). The token shows that other request's profile.`,
-    'HK_PROFILER_STORAGE_TOKEN_TAKEN',
+function tokenTakenError(token: string): ProfileExistsError {
+  return new ProfileExistsError(
+    token,
+    `The profile is not stored: another writer stored a profile under its token "${token}" first (its token prefix's lease was taken over while this process was frozen?), which the token shows.`,
   );
 }
+
 
 /** The identity of the file at `path`, null when there is none. */
 function fileIdentity(path: string): { dev: number; ino: number } | null {

@@ -155,7 +155,7 @@ export function rebuildError(serialized: SerializedError): Error {
   let error: Error;
   switch (serialized.name) {
     case 'ProfileExistsError':
-      error = new ProfileExistsError(serialized.token ?? '');
+      error = new ProfileExistsError(serialized.token ?? '', serialized.message);
       break;
     case 'InvalidProfileError':
       error = new InvalidProfileError(serialized.message);
