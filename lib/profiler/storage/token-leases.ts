@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRIVATE_DIRECTORY, makeDirectory } from '../../fs/make-directory.js';
@@ -122,6 +122,12 @@ export class TokenLeases {
   #timer: NodeJS.Timeout | null = null;
   /** A #recordSoon() is scheduled. */
   #recording = false;
+  /** Watches `leases/` for hand-overs of held prefixes (see #watchHandOvers); null before the first lease, or when it cannot. */
+  #watcher: FSWatcher | null = null;
+  /** Held prefixes a hand-over appeared for, to take in (#takeInSoon). */
+  readonly #handedOver = new Set<string>();
+  /** The names of the hand-overs this instance wrote while it watched, not to take in (a lease of ours it found another's): removed as the watch sees them. */
+  readonly #ownHandOvers = new Set<string>();
 
   /** `lockOptions`: how the lease files record and judge their holders (see FileLockOptions). */
   constructor(host: LeaseHost, lockOptions: FileLockOptions) {
@@ -220,6 +226,45 @@ export class TokenLeases {
     });
   }
 
+  /**
+   * Takes in a hand-over of a held prefix as it appears (renamed into place by a former holder woken
+   * from a freeze; see #handOver), not only at the next refresh: meanwhile, up to 30 s, this holder
+   * could draw those tokens, which that holder's clients saw. One watch of the directory, no I/O per
+   * draw; where it cannot watch (a network filesystem, no inotify left), the refresh still does it.
+   */
+  #watchHandOvers(dir: string): void {
+    if (this.#watcher !== null || this.#host.closed()) return;
+    try {
+      this.#watcher = watch(dir, { persistent: false }, (_event, file) => {
+        if (file === null || !isHandOver(file) || this.#ownHandOvers.delete(file)) return;
+        const prefix = file.slice(0, LEASE_PREFIX_LENGTH);
+        if (!this.#leases.has(prefix)) return;
+        this.#handedOver.add(prefix);
+        if (this.#handedOver.size === 1) setImmediate(() => void this.#serial(() => this.#takeInHandOvers()).catch((error: unknown) => this.#host.report(error)));
+      });
+      this.#watcher.on('error', () => this.#unwatch());
+    } catch {
+      this.#watcher = null;
+    }
+  }
+
+  #unwatch(): void {
+    this.#watcher?.close();
+    this.#watcher = null;
+  }
+
+  /** Takes in the hand-overs that appeared for held prefixes (see #watchHandOvers), as a refresh does. */
+  async #takeInHandOvers(): Promise<void> {
+    const prefixes = [...this.#handedOver];
+    this.#handedOver.clear();
+    for (const prefix of prefixes) {
+      const lease = this.#leases.get(prefix);
+      if (lease === undefined || this.#host.closed()) continue;
+      await this.#readDiscarded(lease);
+      for (const token of lease.discarded.keys()) lease.taken.add(token);
+    }
+  }
+
   /** Gives a drawn token back, drawable again; false when it was not drawn here. */
   release(token: string): boolean {
     if (!this.#drawn.delete(token)) return false;
@@ -246,6 +291,8 @@ export class TokenLeases {
   async close(): Promise<void> {
     if (this.#timer !== null) clearInterval(this.#timer);
     await this.#serial(async () => {
+      // In the queue: a lease taken by a growth queued before close() starts the watch.
+      this.#unwatch();
       this.#drawn.clear();
       const leases = [...this.#leases.values()];
       const lost = [...this.#lost.values()];
@@ -300,6 +347,7 @@ export class TokenLeases {
         continue;
       }
       this.#leases.set(prefix, lease);
+      this.#watchHandOvers(leaseDir);
       // Left usable, one between `wanted` and half full was never drawn from again (the new lease is always
       // less full) nor given back: a storage that kept dropping profiles held its discarded tokens, rescans
       // keep, and one more lease for each 25,000 or so of them, until every prefix was leased.
@@ -463,11 +511,13 @@ export class TokenLeases {
     const tokens = [...lease.discarded.keys()].filter((token) => !lease.recorded.has(token));
     if (tokens.length === 0) return;
     const lines = unrecordedLines(lease);
-    const path = join(this.#host.dir, LEASE_DIR, `${lease.prefix}${HANDED_OVER_INFIX}${process.pid}-${randomBytes(4).toString('hex')}`);
+    const name = `${lease.prefix}${HANDED_OVER_INFIX}${process.pid}-${randomBytes(4).toString('hex')}`;
+    const path = join(this.#host.dir, LEASE_DIR, name);
     const temp = `${path}.tmp`;
     try {
       try {
         await writeFile(temp, lines.join(''), { mode: 0o600, flag: 'wx' });
+        if (this.#watcher !== null) this.#ownHandOvers.add(name);
         renameSync(temp, path);
       } catch (error) {
         rmSync(temp, { force: true });

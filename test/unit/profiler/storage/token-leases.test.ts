@@ -714,14 +714,19 @@ test('a merge of handed-over tokens on a full disk leaves no temp file, at any r
   const { leases, host, reported } = made;
   const leaseDir = join(host.dir, 'leases');
   const handOver = join(leaseDir, 'aa.handed-over.99999-abcd1234');
-  await writeFile(handOver, `aa7 ${Date.now()}\n`);
+  // Written beside, and renamed into place once the disk is full: the holder takes a hand-over in as it appears, and merged it at once.
+  await writeFile(join(host.dir, 'handed-over'), `aa7 ${Date.now()}\n`);
   const disk = simulatedDisk(host.dir, 0);
   try {
+    fs.renameSync(join(host.dir, 'handed-over'), handOver);
+    // The take-in as it appears fails too (where the directory can be watched).
+    await until(async () => reported.length >= 1);
+    const base = reported.length;
     for (let refresh = 1; refresh <= 3; refresh++) {
       callbacks[0]!();
-      await until(async () => reported.length >= refresh);
-      assert.is(reported.length, refresh, `refresh ${refresh}`);
-      assert.is((reported[refresh - 1] as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_DISCARDED');
+      await until(async () => reported.length >= base + refresh);
+      assert.is(reported.length, base + refresh, `refresh ${refresh}`);
+      assert.is((reported[base + refresh - 1] as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_DISCARDED');
       assert.equal((await readdir(leaseDir)).filter((name) => name.endsWith('.tmp')), [], `refresh ${refresh}: the failed rewrite's temp file is removed, not left for the sweep`);
     }
   } finally {
@@ -771,6 +776,22 @@ test('an append to a discarded file cut in its last line (a crash mid-append) wh
   assert.is(next.claim('aa1', () => false), false);
   assert.match(await readFile(path, 'utf8'), new RegExp(`^aa1 ${now}\naa7 [0-9]+\n$`), 'the cut line dropped at the rewrite');
   await next.close();
+});
+
+test('tokens a former holder hands over (it woke from a freeze and dropped them) are taken by the holder as the hand-over appears, not only at its next refresh 30 s on, meanwhile drawable', async (context) => {
+  const { leases, host } = await fixture(context);
+  await leaseAllBut(host.dir, 'aa');
+  await leases.grow(6);
+  assert.equal(leases.prefixes, ['aa']);
+  // Written as #handOver writes it: a temp file renamed into place.
+  const handOver = join(host.dir, 'leases', 'aa.handed-over.99999-abcd1234');
+  await writeFile(`${handOver}.tmp`, `aa1234 ${Date.now()}\n`);
+  await fs.promises.rename(`${handOver}.tmp`, handOver);
+  // Bounded: up to a second for the holder to merge it (its refresh is 30 s away).
+  await until(async () => !existsSync(handOver));
+  assert.not.ok(existsSync(handOver), 'merged into the discarded file, then removed');
+  assert.is(leases.claim('aa1234', () => false), false, 'taken: a client of the former holder saw it');
+  assert.match(await readFile(join(host.dir, 'leases', 'aa.discarded'), 'utf8'), /^aa1234 [0-9]+\n$/);
 });
 
 test('a discarded file that cannot be read while a hand-over waits is not appended to again at each refresh: the holder still knows what it appended, and the file grew by every discarded token every 30 s', async (context) => {
