@@ -64,6 +64,14 @@ export function randomUint16(): number {
  */
 export const MAX_POOL_SIZE = 65_536;
 
+/**
+ * A token kept this long (ms, monotonic) is given back, not handed out: drawn from a lease another
+ * process takes over once its holder has been frozen (SIGSTOP, a debugger) for 2 minutes without a
+ * refresh, it may be drawn there too. TokenLeases draws from a lease only within a minute of
+ * finding it its own; the pool kept up to 256 tokens drawn before a freeze, and handed them out after.
+ */
+export const POOLED_TOKEN_TRUST_MS = 60_000;
+
 /** How long after a failed refill take() starts no other. */
 const REFILL_RETRY_MS = 5_000;
 
@@ -76,6 +84,8 @@ export class TokenPool {
   readonly #length: number;
   readonly #size: number;
   readonly #ready: string[] = [];
+  /** When (performance.now()) each token of #ready was drawn: oldest first, as they are. */
+  readonly #readyAt: number[] = [];
   /** claim() calls waiting for the bulk draw in progress; null: it brought none, draw your own. */
   readonly #waiters: ((token: string | null) => void)[] = [];
   #refilling: Promise<void> | null = null;
@@ -110,10 +120,27 @@ export class TokenPool {
 
   /** A claimed token now, or null when the pool is empty (then use `claim()`). Refills in the background. */
   take(): string | null {
+    const now = performance.now();
+    // The oldest first: most takes compare one number.
+    if (this.#readyAt.length > 0 && this.#readyAt[0]! < now - POOLED_TOKEN_TRUST_MS) this.#giveBackOlderThan(now - POOLED_TOKEN_TRUST_MS);
     const token = this.#ready.pop() ?? null;
+    this.#readyAt.pop();
     // A storage that just failed to give tokens (a full disk) is not asked again by every request.
-    if (this.#ready.length < this.#size / 2 && performance.now() - this.#failedAt >= REFILL_RETRY_MS) void this.#refill();
+    if (this.#ready.length < this.#size / 2 && now - this.#failedAt >= REFILL_RETRY_MS) void this.#refill();
     return token;
+  }
+
+  /** Gives back, in the background, the tokens drawn before `since` (see POOLED_TOKEN_TRUST_MS). */
+  #giveBackOlderThan(since: number): void {
+    let count = 0;
+    while (count < this.#readyAt.length && this.#readyAt[count]! < since) count++;
+    this.#readyAt.splice(0, count);
+    for (const token of this.#ready.splice(0, count)) void this.#storage.release(token).catch(() => {});
+  }
+
+  #push(token: string): void {
+    this.#ready.push(token);
+    this.#readyAt.push(performance.now());
   }
 
   /**
@@ -145,6 +172,7 @@ export class TokenPool {
     this.#releaseWaiters();
     await this.#refilling?.catch(() => {});
     const unused = this.#ready.splice(0);
+    this.#readyAt.length = 0;
     await Promise.all(unused.map((token) => this.#storage.release(token).catch(() => {})));
   }
 
@@ -163,7 +191,7 @@ export class TokenPool {
         while (!this.#closed && this.#ready.length < this.#size + this.#waiters.length) {
           for (const token of await storage.drawTokens!(this.#length, this.#size + this.#waiters.length - this.#ready.length)) {
             const waiter = this.#waiters.shift();
-            if (waiter === undefined) this.#ready.push(token);
+            if (waiter === undefined) this.#push(token);
             else waiter(token);
           }
         }
@@ -171,7 +199,7 @@ export class TokenPool {
     } else {
       // A few claims at a time: each may be a round trip to the storage (a file creation for a claim outside a lease).
       const worker = async (): Promise<void> => {
-        while (!this.#closed && this.#ready.length < this.#size) this.#ready.push(await this.claim());
+        while (!this.#closed && this.#ready.length < this.#size) this.#push(await this.claim());
       };
       refill = Promise.all(Array.from({ length: REFILL_CONCURRENCY }, worker));
     }

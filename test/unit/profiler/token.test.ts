@@ -6,6 +6,7 @@ import { FileStorage, MemoryStorage } from '../../../lib/profiler/storage/index.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 
 const test = suite('tokens');
 
@@ -216,6 +217,31 @@ test('a storage that failed to give tokens is not asked again by every take() (a
   }
   assert.is(claims, failed, 'no refill within 5 s of the failed one');
   await pool.close();
+});
+
+test('a pooled token drawn over a minute ago (the process was frozen past its lease) is given back, not handed out: another process may have taken its lease over and drawn it since', async () => {
+  const realNow = performance.now;
+  let skew = 0;
+  performance.now = () => realNow.call(performance) + skew;
+  try {
+    const taken = new Set<string>();
+    const released: string[] = [];
+    const storage: ProfilerStorage = { ...claimingStorage(taken), release: async (token) => void (released.push(token), taken.delete(token)) };
+    const pool = new TokenPool(storage, { size: 4 });
+    await pool.ready();
+    const before = new Set(taken);
+    const fresh = pool.take();
+    assert.ok(fresh !== null && before.has(fresh), 'a token drawn a moment ago is handed out');
+    // Frozen for three minutes (SIGSTOP): the monotonic clock went on.
+    skew = 3 * 60_000;
+    const token = pool.take();
+    assert.ok(token === null || !before.has(token), `${token}: drawn before the freeze`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(new Set(released), new Set([...before].filter((each) => each !== fresh)), 'the others given back');
+    await pool.close();
+  } finally {
+    performance.now = realNow;
+  }
 });
 
 test('claim() after close() still gives a token, from a storage that draws in bulk too (a request in flight at shutdown)', async () => {
