@@ -122,6 +122,8 @@ export class TokenLeases {
   #timer: NodeJS.Timeout | null = null;
   /** A #recordSoon() is scheduled. */
   #recording = false;
+  /** The last #recordSoon() failed (and reported it): the next refresh tries again, not every turn that discards. */
+  #recordFailed = false;
   /** Watches `leases/` for hand-overs of held prefixes (see #watchHandOvers); null before the first lease, or when it cannot. */
   #watcher: FSWatcher | null = null;
   /** Held prefixes a hand-over appeared for, to take in (#takeInSoon). */
@@ -215,13 +217,16 @@ export class TokenLeases {
    * its lease was taken over, and the new holder could draw them until it woke and handed them over.
    */
   #recordSoon(): void {
-    if (this.#recording || this.#host.closed()) return;
+    // Failing (a full disk, EACCES): reported once, and tried again by the refresh, not at every turn that drops a profile.
+    if (this.#recording || this.#recordFailed || this.#host.closed()) return;
     this.#recording = true;
     setImmediate(() => {
       this.#recording = false;
       void this.#serial(async () => {
-        for (const lease of [...this.#leases.values()]) await this.#record(lease);
-        for (const lease of [...this.#lost.values()]) await this.#handOver(lease);
+        let recorded = true;
+        for (const lease of [...this.#leases.values()]) recorded = (await this.#record(lease)) && recorded;
+        for (const lease of [...this.#lost.values()]) recorded = (await this.#handOver(lease)) && recorded;
+        if (!recorded) this.#recordFailed = true;
       }).catch((error: unknown) => this.#host.report(error));
     });
   }
@@ -392,6 +397,7 @@ export class TokenLeases {
    * without pending draws.
    */
   async #refresh(): Promise<void> {
+    let recorded = true;
     const handedOver = await this.#handedOverPrefixes();
     for (const lease of [...this.#leases.values()]) {
       if (lease.full && !this.#drawsPending(lease.prefix) && (await lease.lock.stillHeld())) {
@@ -400,7 +406,7 @@ export class TokenLeases {
         continue;
       }
       if (!(await this.#confirm(lease))) continue;
-      await this.#record(lease);
+      recorded = (await this.#record(lease)) && recorded;
       if (handedOver.has(lease.prefix)) {
         // Tokens a client of the former holder saw: taken from now on, not only from the next scan.
         await this.#readDiscarded(lease);
@@ -408,9 +414,11 @@ export class TokenLeases {
       }
     }
     for (const lease of [...this.#lost.values()]) {
-      await this.#handOver(lease);
+      recorded = (await this.#handOver(lease)) && recorded;
       if (!this.#drawsPending(lease.prefix) && unrecordedLines(lease).length === 0) this.#lost.delete(lease.prefix);
     }
+    // Still failing: the turns that drop profiles leave it to the next refresh.
+    this.#recordFailed = !recorded;
   }
 
   /**
@@ -475,9 +483,9 @@ export class TokenLeases {
    * refresh (one synchronous append: a crash loses at most a cut last line, which the next scan
    * skips). A failed append is reported, and tried again at the next refresh or give-back.
    */
-  async #record(lease: Lease): Promise<void> {
+  async #record(lease: Lease): Promise<boolean> {
     const tokens = [...lease.discarded.keys()].filter((token) => !lease.recorded.has(token));
-    if (tokens.length === 0) return;
+    if (tokens.length === 0) return true;
     // Only the holder writes the file: a lease taken over (we were frozen) has another, whose rewrite could lose our lines; they are handed over to it.
     let held: boolean;
     try {
@@ -485,19 +493,17 @@ export class TokenLeases {
     } catch (error) {
       // Not known to be taken over: tried again at the next refresh, or when the lease is given back.
       this.#host.report(new ProfilerStorageError(`Could not check the profiler storage lease ${lease.lock.path} (${describe(error)}) to record its discarded tokens: tried again at the next refresh.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
-      return;
+      return false;
     }
-    if (!held) {
-      await this.#handOver(lease);
-      return;
-    }
+    if (!held) return this.#handOver(lease);
     try {
       appendLines(this.#discardedPath(lease.prefix), unrecordedLines(lease).join(''));
     } catch (error) {
       this.#host.report(new ProfilerStorageError(`Could not record the discarded tokens of the profiler storage lease ${lease.lock.path}: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
-      return;
+      return false;
     }
     for (const token of tokens) lease.recorded.add(token);
+    return true;
   }
 
   /**
@@ -507,9 +513,9 @@ export class TokenLeases {
    * file and removes. Nobody else writes such a file, so no rewrite can lose it. A failure is
    * reported, and tried again at the next refresh.
    */
-  async #handOver(lease: Lease): Promise<void> {
+  async #handOver(lease: Lease): Promise<boolean> {
     const tokens = [...lease.discarded.keys()].filter((token) => !lease.recorded.has(token));
-    if (tokens.length === 0) return;
+    if (tokens.length === 0) return true;
     const lines = unrecordedLines(lease);
     const name = `${lease.prefix}${HANDED_OVER_INFIX}${process.pid}-${randomBytes(4).toString('hex')}`;
     const path = join(this.#host.dir, LEASE_DIR, name);
@@ -525,9 +531,10 @@ export class TokenLeases {
       }
     } catch (error) {
       this.#host.report(new ProfilerStorageError(`Could not hand over the discarded tokens of the profiler storage lease ${lease.lock.path}, taken over by another holder: they may be drawn again.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
-      return;
+      return false;
     }
     for (const token of tokens) lease.recorded.add(token);
+    return true;
   }
 
   /**

@@ -794,6 +794,29 @@ test('tokens a former holder hands over (it woke from a freeze and dropped them)
   assert.match(await readFile(join(host.dir, 'leases', 'aa.discarded'), 'utf8'), /^aa1234 [0-9]+\n$/);
 });
 
+test('a discarded file that cannot be appended to is reported once, not at every turn of the event loop that drops a profile: retried at the next refresh, which reports it again', async (context) => {
+  const { made, callbacks } = await holdingAaOnly(context);
+  const { leases, host, reported } = made;
+  // EISDIR at every append.
+  await mkdir(join(host.dir, 'leases', 'aa.discarded'));
+  for (let i = 0; i < 5; i++) {
+    assert.ok(leases.claim(`aa${i}`, () => false) && leases.discard(`aa${i}`));
+    // The next turn records them (and fails): bounded, up to a second.
+    await until(async () => reported.length > 0);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const codes = () => reported.map((error) => (error as ProfilerStorageError).code);
+  assert.equal(codes(), ['HK_PROFILER_STORAGE_DISCARDED'], 'once for five turns that dropped one each');
+  callbacks[0]!();
+  await until(async () => reported.length > 1);
+  assert.equal(codes(), ['HK_PROFILER_STORAGE_DISCARDED', 'HK_PROFILER_STORAGE_DISCARDED'], 'tried again, and said again, by the refresh');
+  assert.ok(leases.claim('aa5', () => false) && leases.discard('aa5'));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.is(reported.length, 2, 'still failing at the refresh: not tried at the next turn either');
+  for (let i = 0; i < 6; i++) assert.is(leases.claim(`aa${i}`, () => false), false, `aa${i} still taken here`);
+  await rm(join(host.dir, 'leases', 'aa.discarded'), { recursive: true });
+});
+
 test('a discarded file that cannot be read while a hand-over waits is not appended to again at each refresh: the holder still knows what it appended, and the file grew by every discarded token every 30 s', async (context) => {
   const { made, callbacks } = await holdingAaOnly(context);
   const { leases, host } = made;
