@@ -436,9 +436,7 @@ export class TokenLeases {
       return false;
     }
     if (!held) {
-      this.#leases.delete(lease.prefix);
-      this.#lost.set(lease.prefix, lease);
-      this.#host.report(new ProfilerStorageError(`The profiler storage lease ${lease.lock.path} was taken over; its pending tokens are still written exclusively, and its discarded ones handed over.`, 'HK_PROFILER_STORAGE_LOCKED'));
+      this.#lose(lease);
       return false;
     }
     try {
@@ -450,6 +448,14 @@ export class TokenLeases {
     }
     lease.confirmedAt = at;
     return true;
+  }
+
+  /** A held lease found another's (we were frozen): dropped, reported, and kept in #lost for its hand-overs. */
+  #lose(lease: Lease): void {
+    if (this.#leases.get(lease.prefix) !== lease) return;
+    this.#leases.delete(lease.prefix);
+    this.#lost.set(lease.prefix, lease);
+    this.#host.report(new ProfilerStorageError(`The profiler storage lease ${lease.lock.path} was taken over; its pending tokens are still written exclusively, and its discarded ones handed over.`, 'HK_PROFILER_STORAGE_LOCKED'));
   }
 
   /** Whether a token drawn from the prefix is neither written nor released. */
@@ -495,7 +501,11 @@ export class TokenLeases {
       this.#host.report(new ProfilerStorageError(`Could not check the profiler storage lease ${lease.lock.path} (${describe(error)}) to record its discarded tokens: tried again at the next refresh.`, 'HK_PROFILER_STORAGE_DISCARDED', { cause: error }));
       return false;
     }
-    if (!held) return this.#handOver(lease);
+    if (!held) {
+      // Found another's here (right after a turn that dropped a profile): no longer drawn from, as a refresh would find.
+      this.#lose(lease);
+      return this.#handOver(lease);
+    }
     try {
       appendLines(this.#discardedPath(lease.prefix), unrecordedLines(lease).join(''));
     } catch (error) {

@@ -607,7 +607,8 @@ test('a lease taken over (we were frozen) neither rewrites nor appends to its di
   assert.is(handedOver.length, 1, 'aa0 handed over');
   assert.match(await readFile(join(host.dir, 'leases', handedOver[0]!), 'utf8'), /^aa0 [0-9]+\n$/);
   const codes = reported.map((error) => (error as ProfilerStorageError).code);
-  assert.equal(codes, ['HK_PROFILER_STORAGE_DISCARDED'], 'the rewrite refused');
+  // Found another's as aa0 was recorded, right after the turn that discarded it: dropped then, no rewrite tried.
+  assert.equal(codes, ['HK_PROFILER_STORAGE_LOCKED'], 'found taken over');
   assert.ok(existsSync(leasePath), 'the new holder\'s lease is left alone');
   // The new holder is gone without a scan: the next to lease aa takes the hand-over in at its scan, and merges it.
   await rm(leasePath);
@@ -815,6 +816,19 @@ test('a discarded file that cannot be appended to is reported once, not at every
   assert.is(reported.length, 2, 'still failing at the refresh: not tried at the next turn either');
   for (let i = 0; i < 6; i++) assert.is(leases.claim(`aa${i}`, () => false), false, `aa${i} still taken here`);
   await rm(join(host.dir, 'leases', 'aa.discarded'), { recursive: true });
+});
+
+test('a lease found another\'s as its discarded tokens are recorded (right after the turn that dropped them) is dropped and reported there, as a refresh does: it was kept, and drawn from, until the next refresh', async (context) => {
+  const { made } = await holdingAaOnly(context);
+  const { leases, host, reported } = made;
+  await writeFile(join(host.dir, 'leases', 'aa.lease'), JSON.stringify({ pid: process.pid, hostname: hostname(), time: new Date().toISOString(), id: 'new-holder' }));
+  assert.ok(leases.claim('aa0', () => false) && leases.discard('aa0'));
+  const handOvers = async () => (await readdir(join(host.dir, 'leases'))).filter((name) => name.startsWith('aa.handed-over.'));
+  await until(async () => (await handOvers()).length > 0);
+  assert.is((await handOvers()).length, 1, 'aa0 handed over');
+  assert.not.ok(leases.holds('aa'), 'no longer held');
+  assert.is(leases.draw(3), null, 'nothing drawn from it');
+  assert.equal(reported.map((error) => (error as ProfilerStorageError).code), ['HK_PROFILER_STORAGE_LOCKED']);
 });
 
 test('a discarded file that cannot be read while a hand-over waits is not appended to again at each refresh: the holder still knows what it appended, and the file grew by every discarded token every 30 s', async (context) => {
