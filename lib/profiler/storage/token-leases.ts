@@ -40,7 +40,7 @@ interface Lease {
   full: boolean;
   /**
    * Tokens shown to a client whose profile was not written (discard()), with when (epoch ms): kept
-   * taken across scans while the lease is held, and appended to `leases/<aa>.discarded` right after the turn of the event loop that discarded them (#recordSoon), at each refresh and when it is given back.
+   * taken across scans while the lease is held, and appended to `leases/<aa>.discarded` right after the turn of the event loop that discarded them, at most every 250 ms (#recordSoon), at each refresh and when it is given back.
    */
   readonly discarded: Map<string, number>;
   /** The discarded tokens `leases/<aa>.discarded` held at the last scan, and those appended or handed over since: not written again. */
@@ -70,6 +70,13 @@ const LEASE_REFRESH_MS = 30_000;
  * over for as long as its refresh took to run and read the file, while its requests came in.
  */
 const LEASE_TRUST_MS = LEASE_STALE_MS / 2;
+/**
+ * Discarded tokens are recorded at most this often (ms): tokens are dropped when the storage falls
+ * behind the traffic, in nearly every turn of a busy event loop, and each record is a few synchronous
+ * file operations (look at the lease, refresh it, append), which a storage on the request thread
+ * (one CPU) paid per turn, slowing it further while it was already behind.
+ */
+const RECORD_SPACING_MS = 250;
 /** A lease covers the tokens starting with its prefix: the shard's 2 characters. */
 export const LEASE_PREFIX_LENGTH = 2;
 /** Another lease is taken once the held ones are this full (index entries, files, draws). */
@@ -122,6 +129,8 @@ export class TokenLeases {
   #timer: NodeJS.Timeout | null = null;
   /** A #recordSoon() is scheduled. */
   #recording = false;
+  /** performance.now() when the last #recordSoon() ran (see RECORD_SPACING_MS). */
+  #recordedAt = -Infinity;
   /** The last #recordSoon() failed (and reported it): the next refresh tries again, not every turn that discards. */
   #recordFailed = false;
   /** Watches `leases/` for hand-overs of held prefixes (see #watchHandOvers); null before the first lease, or when it cannot. */
@@ -220,15 +229,22 @@ export class TokenLeases {
     // Failing (a full disk, EACCES): reported once, and tried again by the refresh, not at every turn that drops a profile.
     if (this.#recording || this.#recordFailed || this.#host.closed()) return;
     this.#recording = true;
-    setImmediate(() => {
+    const record = (): void => {
       this.#recording = false;
+      if (this.#host.closed()) return;
+      this.#recordedAt = performance.now();
       void this.#serial(async () => {
         let recorded = true;
         for (const lease of [...this.#leases.values()]) recorded = (await this.#record(lease)) && recorded;
         for (const lease of [...this.#lost.values()]) recorded = (await this.#handOver(lease)) && recorded;
         if (!recorded) this.#recordFailed = true;
       }).catch((error: unknown) => this.#host.report(error));
-    });
+    };
+    // Right after this turn, or once RECORD_SPACING_MS has passed since the last; not holding the process
+    // open meanwhile (giving the lease back at close() records what is left).
+    const wait = this.#recordedAt + RECORD_SPACING_MS - performance.now();
+    if (wait > 0) setTimeout(record, wait).unref();
+    else setImmediate(record);
   }
 
   /**
