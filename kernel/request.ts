@@ -335,6 +335,8 @@ export class Request {
       const lower = name.toLowerCase();
       for (const line of Array.isArray(value) ? value : [value]) {
         if (line === undefined) continue;
+        // No client sends another: a number Host failed in the kernel (a 500), a number Expect or Transfer-Encoding in inject().
+        if (typeof line !== 'string') throw new TypeError(`The header "${name}" given to Request.create() is a string or a list of strings (a line each), not ${describeValue(line)}.`);
         addHeaderLine(headers, lower, line);
         if (lower === 'host') hosts.push(line);
       }

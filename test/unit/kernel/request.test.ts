@@ -97,6 +97,26 @@ test('an embedder\'s array of several Host values is refused as several Host hea
   assert.instance(thrown(() => new Request('http://c.test/', { headers: { host: ['a.test', 'b.test'] } }).host), SuspiciousOperationError, 'also beside an absolute-form target');
 });
 
+test('create() refuses a header value that is no string nor a list of strings, naming the header, rather than a request no client can send (a number Host was a 500)', () => {
+  for (const [name, value, described] of [
+    ['host', 5, 'number 5'],
+    ['expect', 5, 'number 5'],
+    ['transfer-encoding', 5, 'number 5'],
+    ['cookie', null, 'null'],
+    ['X-A', true, 'boolean true'],
+    ['x-a', {}, 'an object of type Object'],
+    ['x-a', [['a', 'b']], 'an object of type Array'],
+    ['set-cookie', ['a=1', 7], 'number 7'],
+  ] as const) {
+    const error = thrown(() => Request.create('/', 'GET', { headers: { [name]: value } as unknown as Record<string, string> }));
+    assert.instance(error, TypeError, name);
+    assert.is(error.message, `The header "${name}" given to Request.create() is a string or a list of strings (a line each), not ${described}.`, name);
+  }
+  // A list with no line, or undefined, is no header; a string or a list of strings is taken.
+  const request = Request.create('/', 'GET', { headers: { 'x-a': [], 'x-b': undefined, 'x-c': [undefined as unknown as string, 'c'], 'x-d': 'd' } });
+  assert.equal({ ...request.headers }, { 'x-c': 'c', 'x-d': 'd', host: 'localhost' });
+});
+
 test('the client IP ignores X-Forwarded-For unless the peer is a trusted proxy', () => {
   const headers = { 'x-forwarded-for': '203.0.113.9, 10.0.0.2' };
   assert.is(Request.create('/', 'GET', { headers, remoteAddress: '10.0.0.1' }).clientIp, '10.0.0.1');
