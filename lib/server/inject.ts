@@ -6,7 +6,7 @@ import { isPlainObject } from '../../kernel/name-value-object.js';
 import { requestInternals } from '../../kernel/request-internals.js';
 import { ERROR_PAGE_GRACE_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
-import { injectedHeadRefusal, releaseRefusedBody, type HeadRefusal } from './injected-head-refusal.js';
+import { INVALID_METHOD, injectedHeadRefusal, releaseRefusedBody, type HeadRefusal } from './injected-head-refusal.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
 import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logEscaped, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
@@ -189,7 +189,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     // What startServers (or node's parser) refuses in a request's head never reaches the kernel: the same answer, logged as the
     // server logs it, and no kernel.terminate. Read from the headers as given: their order says which of two the parser names.
     const given = Object.fromEntries(Object.entries(init.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
-    const headRefusal = injectedHeadRefusal(request.method, request.headers, given);
+    // The method as given: node's parser refuses one in lower case (`get`), which Request.create() upper-cases.
+    const headRefusal = injectedHeadRefusal(method, request.headers, given);
     if (headRefusal !== undefined) return refused(request, headRefusal, init);
     let response: Response;
     let isPage = false;
@@ -211,8 +212,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     if (signal?.aborted === true) throw signal.reason;
     logRefusal(logger, { status, reason, client: request.remoteAddress });
     const answer = refusalAnswer(status, reason, closes);
-    // To a HEAD, its head alone, as from the server.
-    const body = request.method === 'HEAD' ? null : answer.body;
+    // To a HEAD, its head alone, as from the server; a method the parser refused is no HEAD (`head`): its answer has the body.
+    const body = request.method === 'HEAD' && reason !== INVALID_METHOD ? null : answer.body;
     return Object.assign(new Response(body, status, answer.headers), { body, text: () => body ?? '', json: (): unknown => JSON.parse(body ?? '') });
   };
 

@@ -1,9 +1,14 @@
 // What startServers (or node's parser, or node:http before any listener) refuses in a request's head, in the order
 // the server meets the checks, for inject(), whose request no socket carries: the first refusal is the answer.
 
-import type { IncomingHttpHeaders } from 'node:http';
+import { METHODS, type IncomingHttpHeaders } from 'node:http';
 import { framingRefusal, TRANSFER_ENCODING_NOT_CHUNKED } from '../../kernel/transfer-coding.js';
 import { expectsOnlyContinue, MAX_HEADER_FIELDS, MISSING_HOST, NO_TUNNEL, ONLY_CONTINUE, TOO_MANY_FIELDS } from './listen.js';
+
+/** The methods node's parser reads, as written (upper case): another (`get`, `FOO`) it refuses before any header. */
+const PARSED_METHODS: ReadonlySet<string> = new Set(METHODS);
+/** node's parser's reason for a method it does not know. */
+export const INVALID_METHOD = 'Invalid method encountered.';
 
 /** A head refusal: its status, its reason, and whether its answer closes the connection. */
 export interface HeadRefusal {
@@ -13,13 +18,14 @@ export interface HeadRefusal {
 }
 
 /**
- * The refusal the server answers a request with in its head, or undefined. `method`: upper case; `headers`: the request's, folded as
+ * The refusal the server answers a request with in its head, or undefined. `method`: as given; `headers`: the request's, folded as
  * node:http folds them; `given`: the header lines as given (lower-case names, in their order, a list for several lines). In the server's
- * order: node's parser first (a framing it cannot read), then node:http's, which hands a CONNECT to the server's 'connect' (refused
+ * order: node's parser first (a method it does not know, which it reads first, then a framing it cannot read), then node:http's, which hands a CONNECT to the server's 'connect' (refused
  * whatever its head) and an HTTP/1.1 request with an Expect to 'checkContinue' or 'checkExpectation' (a 417 but for 100-continue alone),
  * then startServers' listener: more fields than node keeps, no or an empty Host, a Transfer-Encoding that does not end with chunked.
  */
 export function injectedHeadRefusal(method: string, headers: IncomingHttpHeaders, given: Readonly<Record<string, string | readonly string[] | undefined>>): HeadRefusal | undefined {
+  if (!PARSED_METHODS.has(method)) return { status: 400, reason: INVALID_METHOD, closes: true };
   const framing = framingRefusal(given);
   if (framing !== undefined && framing !== TRANSFER_ENCODING_NOT_CHUNKED) return { status: 400, reason: framing, closes: true };
   if (method === 'CONNECT') return { status: 400, reason: NO_TUNNEL, closes: true };

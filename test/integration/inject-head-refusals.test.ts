@@ -19,6 +19,10 @@ interface Case {
   lines: Array<[string, string]>;
   /** Handed to the kernel: no refusal logged. */
   served?: true;
+  /** The target, on the wire and to inject() (default `/home`). */
+  target?: string;
+  /** The names given to inject() as written (each once), not lower-cased into lists. */
+  asWritten?: true;
 }
 
 const MANY = Array.from({ length: 2001 }, (): [string, string] => ['X', '1']);
@@ -49,6 +53,12 @@ const CASES: Case[] = [
   { name: 'more fields than node keeps', method: 'GET', lines: MANY },
   { name: 'more fields than node keeps and an empty Host: the count wins', method: 'GET', lines: [['Host', ''], ...MANY] },
   { name: 'more fields than node keeps and an odd Expect: the Expect wins', method: 'GET', lines: [['Expect', 'foo'], ...MANY] },
+  { name: 'a lower-case method: node\'s parser knows methods in upper case alone', method: 'get', lines: [] },
+  { name: 'a lower-case CONNECT: the parser refuses its method', method: 'connect', lines: [] },
+  { name: 'a lower-case HEAD: the parser\'s answer has its body', method: 'head', lines: [] },
+  { name: 'a method node\'s parser does not know', method: 'FOO', lines: [] },
+  { name: 'a lower-case method, an odd Expect and both Content-Length and Transfer-Encoding: the method wins', method: 'post', lines: [['Expect', 'foo'], ['Content-Length', '0'], ['Transfer-Encoding', 'chunked']] },
+  { name: 'a method node\'s parser knows beyond the usual ones is served', method: 'PURGE', lines: [], served: true },
 ];
 
 /** An answer's status, the headers compared, and its body. */
@@ -105,16 +115,16 @@ for (const scheme of SCHEMES) {
   });
 
   test('each case: the same answer, and the same refusal logged', async () => {
-    for (const { name, method, lines, served } of CASES) {
+    for (const { name, method, lines, served, target = '/home', asWritten } of CASES) {
       const wireLines = lines.some(([field]) => field.toLowerCase() === 'host') ? lines : [['Host', 'localhost'], ...lines];
       refusals.length = 0;
-      const fromServer = await sent(server, scheme, `${method} /home HTTP/1.1\r\n${wireLines.map(([field, value]) => `${field}: ${value}\r\n`).join('')}\r\n`, method === 'HEAD');
+      const fromServer = await sent(server, scheme, `${method} ${target} HTTP/1.1\r\n${wireLines.map(([field, value]) => `${field}: ${value}\r\n`).join('')}\r\n`, method === 'HEAD');
       const serverRefusals = [...refusals];
       refusals.length = 0;
       // The lines as inject()'s headers: several of one name (in any case) a list, in their order.
       const headers: Record<string, string[]> = {};
-      for (const [field, value] of lines) (headers[field.toLowerCase()] ??= []).push(value);
-      const injected = await server.app.inject('/home', { method, headers });
+      for (const [field, value] of lines) (headers[asWritten === true ? field : field.toLowerCase()] ??= []).push(value);
+      const injected = await server.app.inject(target, { method, headers });
       // An error page's CSP nonce is drawn for each answer.
       const unnonced = (text: string): string => text.replace(/nonce="[^"]*"/g, 'nonce=""');
       const body = unnonced(injected.text());
