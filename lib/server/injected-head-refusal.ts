@@ -36,6 +36,23 @@ export function injectedHeadRefusal(method: string, headers: IncomingHttpHeaders
   return undefined;
 }
 
+/**
+ * The header lines of inject()'s `headers` as the parser would meet them: by lower-case name, in the order each name first comes,
+ * a list of its lines (names in any case one field, as Request.create() folds them; undefined is no line, a name with none left out).
+ * Object.fromEntries of the lower-cased names kept only the last of `Content-Length` and `content-length`: two such lines were served.
+ */
+export function givenLines(headers: Readonly<Record<string, string | readonly string[] | undefined>> | undefined): Record<string, string[]> {
+  const lines: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    // Request.create() has refused a value that is no string nor a list of strings.
+    const values = (Array.isArray(value) ? value : [value]).filter((line): line is string => line !== undefined);
+    if (values.length === 0) continue;
+    const lower = name.toLowerCase();
+    (lines[lower] ??= []).push(...values);
+  }
+  return lines;
+}
+
 /** How many header lines the request would have on the wire: those given (a list, one per value), and those Request.create() added (Host, Content-Length...). */
 function lineCount(headers: IncomingHttpHeaders, given: Readonly<Record<string, string | readonly string[] | undefined>>): number {
   let lines = 0;

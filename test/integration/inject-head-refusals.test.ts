@@ -59,6 +59,8 @@ const CASES: Case[] = [
   { name: 'a method node\'s parser does not know', method: 'FOO', lines: [] },
   { name: 'a lower-case method, an odd Expect and both Content-Length and Transfer-Encoding: the method wins', method: 'post', lines: [['Expect', 'foo'], ['Content-Length', '0'], ['Transfer-Encoding', 'chunked']] },
   { name: 'a method node\'s parser knows beyond the usual ones is served', method: 'PURGE', lines: [], served: true },
+  { name: 'Content-Length and content-length, two names to inject()', method: 'POST', lines: [['Content-Length', '0'], ['content-length', '0']], asWritten: true },
+  { name: 'Transfer-Encoding: chunked and transfer-encoding: gzip, two names to inject()', method: 'POST', lines: [['Transfer-Encoding', 'chunked'], ['transfer-encoding', 'gzip']], asWritten: true },
 ];
 
 /** An answer's status, the headers compared, and its body. */
