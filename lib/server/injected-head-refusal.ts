@@ -19,19 +19,21 @@ export interface HeadRefusal {
 
 /**
  * The refusal the server answers a request with in its head, or undefined. `method`: as given; `headers`: the request's, folded as
- * node:http folds them; `given`: the header lines as given (lower-case names, in their order, a list for several lines). In the server's
+ * node:http folds them; `given`: the header lines as given (see givenLines). In the server's
  * order: node's parser first (a method it does not know, which it reads first, then a framing it cannot read), then node:http's, which hands a CONNECT to the server's 'connect' (refused
  * whatever its head) and an HTTP/1.1 request with an Expect to 'checkContinue' or 'checkExpectation' (a 417 but for 100-continue alone),
  * then startServers' listener: more fields than node keeps, no or an empty Host, a Transfer-Encoding that does not end with chunked.
  */
-export function injectedHeadRefusal(method: string, headers: IncomingHttpHeaders, given: Readonly<Record<string, string | readonly string[] | undefined>>): HeadRefusal | undefined {
+export function injectedHeadRefusal(method: string, headers: IncomingHttpHeaders, given: Readonly<Record<string, readonly string[]>>): HeadRefusal | undefined {
   if (!PARSED_METHODS.has(method)) return { status: 400, reason: INVALID_METHOD, closes: true };
   const framing = framingRefusal(given);
   if (framing !== undefined && framing !== TRANSFER_ENCODING_NOT_CHUNKED) return { status: 400, reason: framing, closes: true };
   if (method === 'CONNECT') return { status: 400, reason: NO_TUNNEL, closes: true };
   if (headers.expect !== undefined && !expectsOnlyContinue(headers.expect)) return { status: 417, reason: ONLY_CONTINUE, closes: false };
   if (lineCount(headers, given) > MAX_HEADER_FIELDS) return { status: 431, reason: TOO_MANY_FIELDS, closes: true };
-  if (!headers.host) return { status: 400, reason: MISSING_HOST, closes: true };
+  // The Host line given, the first of several as node keeps it, even beside an absolute URL, which names the host only when no Host
+  // is given (as a client writes it from the URL): startServers refuses an empty Host whatever the target's form, before the kernel reads the URL's authority.
+  if (!(given.host?.[0] ?? headers.host)) return { status: 400, reason: MISSING_HOST, closes: true };
   if (framing !== undefined) return { status: 400, reason: framing, closes: true };
   return undefined;
 }
@@ -54,9 +56,9 @@ export function givenLines(headers: Readonly<Record<string, string | readonly st
 }
 
 /** How many header lines the request would have on the wire: those given (a list, one per value), and those Request.create() added (Host, Content-Length...). */
-function lineCount(headers: IncomingHttpHeaders, given: Readonly<Record<string, string | readonly string[] | undefined>>): number {
+function lineCount(headers: IncomingHttpHeaders, given: Readonly<Record<string, readonly string[]>>): number {
   let lines = 0;
-  for (const value of Object.values(given)) lines += value === undefined ? 0 : typeof value === 'string' ? 1 : value.length;
+  for (const value of Object.values(given)) lines += value.length;
   for (const name of Object.keys(headers)) if (!Object.hasOwn(given, name)) lines += 1;
   return lines;
 }

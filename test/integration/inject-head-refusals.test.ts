@@ -61,6 +61,9 @@ const CASES: Case[] = [
   { name: 'a method node\'s parser knows beyond the usual ones is served', method: 'PURGE', lines: [], served: true },
   { name: 'Content-Length and content-length, two names to inject()', method: 'POST', lines: [['Content-Length', '0'], ['content-length', '0']], asWritten: true },
   { name: 'Transfer-Encoding: chunked and transfer-encoding: gzip, two names to inject()', method: 'POST', lines: [['Transfer-Encoding', 'chunked'], ['transfer-encoding', 'gzip']], asWritten: true },
+  { name: 'Host empty and host a.test, two names to inject()', method: 'GET', lines: [['Host', ''], ['host', 'a.test']], asWritten: true },
+  { name: 'an absolute-form target with an empty Host', method: 'GET', lines: [['Host', '']], target: 'http://localhost/home' },
+  { name: 'an absolute-form target with its Host is served', method: 'GET', lines: [['Host', 'localhost']], target: 'http://localhost/home', served: true },
 ];
 
 /** An answer's status, the headers compared, and its body. */
