@@ -1,6 +1,6 @@
 // The rules a request's Transfer-Encoding is held to, in one place: startServers refuses one that does
 // not end with chunked in its head, the body's reader one with another coding before chunked, and
-// inject() both, and what node's parser refuses in the head, with the same answers. For the kernel, servers and inject() (not in index.ts).
+// inject() both, and the Transfer-Encoding node's parser refuses in the head (see lib/server/injected-head-refusal.ts), with the same answers. For the kernel, servers and inject() (not in index.ts).
 
 import { BadRequestHttpError } from './http-errors.js';
 
@@ -11,10 +11,10 @@ export const TRANSFER_ENCODING_NOT_CHUNKED = 'The request\'s Transfer-Encoding d
  * A chunked coding that a comma follows, after spaces alone (`chunked, gzip`, `chunked,`, or another Transfer-Encoding field after it,
  * joined by node): chunked is applied once, and last (RFC 9112 7), and node's parser refuses the head with the reason below.
  */
-const CHUNKED_THEN_MORE = /(?:^|,)[ \t]*chunked *,/i;
+export const CHUNKED_THEN_MORE = /(?:^|,)[ \t]*chunked *,/i;
 
 /** node's parser's reason for such a head, which startServers' answer gives as the parser's others (see CHUNKED_THEN_MORE). */
-const CHUNKED_NOT_LAST = 'Invalid `Transfer-Encoding` header value.';
+export const CHUNKED_NOT_LAST = 'Invalid `Transfer-Encoding` header value.';
 
 /**
  * The last coding when it is chunked, in any case, with spaces and tabs around it only, as node's parser reads it: trim() would take a
@@ -35,29 +35,6 @@ export function transferEncodingRefusal(value: string | readonly string[] | unde
   // node's parser refuses these itself, before startServers' check: inject() gives its answer.
   if (CHUNKED_THEN_MORE.test(codings)) return CHUNKED_NOT_LAST;
   return LAST_CHUNKED.test(codings.slice(codings.lastIndexOf(',') + 1)) ? undefined : TRANSFER_ENCODING_NOT_CHUNKED;
-}
-
-/** node's parser's reasons for a head with both Content-Length and Transfer-Encoding, by the one that came second. */
-const CODING_AFTER_LENGTH = 'Transfer-Encoding can\'t be present with Content-Length.';
-const LENGTH_AFTER_CODING = 'Content-Length can\'t be present with Transfer-Encoding.';
-/** node's parser's reason for a head with a second Content-Length. */
-const DUPLICATE_LENGTH = 'Duplicate Content-Length.';
-
-/**
- * The reason a request with these headers (lower-case names, in the order sent) is refused for its framing in its head, as
- * node's parser and startServers refuse it, or undefined: with several Content-Length lines (a list), the parser stops at the
- * second; with both Content-Length and Transfer-Encoding (a sender sends one or the other, RFC 9112 6.1), the parser stops at the second, naming it, having read a Transfer-Encoding that came first;
- * else see transferEncodingRefusal. For inject(), whose request no parser has read.
- */
-export function framingRefusal(headers: Readonly<Record<string, string | readonly string[] | undefined>>): string | undefined {
-  const coding = headers['transfer-encoding'];
-  const length = headers['content-length'];
-  const names = Object.keys(headers);
-  // Several Content-Length lines (a list), even of one value: the parser stops at the second, unless a Transfer-Encoding before them stopped it at the first.
-  if (Array.isArray(length) && length.length > 1 && (coding === undefined || names.indexOf('content-length') < names.indexOf('transfer-encoding'))) return DUPLICATE_LENGTH;
-  if (coding === undefined || length === undefined) return transferEncodingRefusal(coding);
-  if (names.indexOf('content-length') < names.indexOf('transfer-encoding')) return CODING_AFTER_LENGTH;
-  return CHUNKED_THEN_MORE.test(joined(coding)) ? CHUNKED_NOT_LAST : LENGTH_AFTER_CODING;
 }
 
 /**

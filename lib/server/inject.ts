@@ -6,7 +6,7 @@ import { isPlainObject } from '../../kernel/name-value-object.js';
 import { requestInternals } from '../../kernel/request-internals.js';
 import { ERROR_PAGE_GRACE_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
-import { givenLines, INVALID_METHOD, injectedHeadRefusal, releaseRefusedBody, type HeadRefusal } from './injected-head-refusal.js';
+import { headerLines, INVALID_METHOD, injectedHeadRefusal, releaseRefusedBody, type HeadRefusal } from './injected-head-refusal.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
 import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logEscaped, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
@@ -187,8 +187,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     // Its body is held to the rules of a client's, as from the server: gzip, chunked is the reader's 400.
     requestInternals.sentAsByClient(request);
     // What startServers (or node's parser) refuses in a request's head never reaches the kernel: the same answer, logged as the
-    // server logs it, and no kernel.terminate. Read from the headers as given: their order says which of two the parser names.
-    const given = givenLines(init.headers);
+    // server logs it, and no kernel.terminate. Read from the header lines as given: their order says which line the parser stops at.
+    const given = headerLines(init.headers);
     // The method as given: node's parser refuses one in lower case (`get`), which Request.create() upper-cases.
     const headRefusal = injectedHeadRefusal(method, request.headers, given);
     if (headRefusal !== undefined) return refused(request, headRefusal, init);

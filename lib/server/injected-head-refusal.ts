@@ -2,13 +2,31 @@
 // the server meets the checks, for inject(), whose request no socket carries: the first refusal is the answer.
 
 import { METHODS, type IncomingHttpHeaders } from 'node:http';
-import { framingRefusal, TRANSFER_ENCODING_NOT_CHUNKED } from '../../kernel/transfer-coding.js';
+import { CHUNKED_NOT_LAST, CHUNKED_THEN_MORE, transferEncodingRefusal } from '../../kernel/transfer-coding.js';
 import { expectsOnlyContinue, MAX_HEADER_FIELDS, MISSING_HOST, NO_TUNNEL, ONLY_CONTINUE, TOO_MANY_FIELDS } from './listen.js';
 
 /** The methods node's parser reads, as written (upper case): another (`get`, `FOO`) it refuses before any header. */
 const PARSED_METHODS: ReadonlySet<string> = new Set(METHODS);
 /** node's parser's reason for a method it does not know. */
 export const INVALID_METHOD = 'Invalid method encountered.';
+
+/** A header name as node's parser reads it (RFC 9110 5.6.2's token); another is its 'Invalid header token.'. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A character node's parser refuses in a header value (controls but HTAB, and DEL): its 'Invalid header value char.'. */
+const BAD_VALUE_CHAR = /[\x00-\x08\x0a-\x1f\x7f]/;
+/** A Content-Length as node's parser reads it: digits, spaces and tabs before them, spaces after them. */
+const LENGTH_DIGITS = /^[ \t]*(\d*) *$/;
+/** The largest Content-Length node's parser holds (a 64-bit count). */
+const MAX_LENGTH = 2n ** 64n - 1n;
+/** node's parser's reasons, by the line it stops at. */
+const INVALID_TOKEN = 'Invalid header token.';
+const INVALID_VALUE_CHAR = 'Invalid header value char.';
+const EMPTY_LENGTH = 'Empty Content-Length.';
+const INVALID_LENGTH = 'Invalid character in Content-Length.';
+const LENGTH_OVERFLOW = 'Content-Length overflow.';
+const DUPLICATE_LENGTH = 'Duplicate Content-Length.';
+const CODING_AFTER_LENGTH = 'Transfer-Encoding can\'t be present with Content-Length.';
+const LENGTH_AFTER_CODING = 'Content-Length can\'t be present with Transfer-Encoding.';
 
 /** A head refusal: its status, its reason, and whether its answer closes the connection. */
 export interface HeadRefusal {
@@ -19,48 +37,83 @@ export interface HeadRefusal {
 
 /**
  * The refusal the server answers a request with in its head, or undefined. `method`: as given; `headers`: the request's, folded as
- * node:http folds them; `given`: the header lines as given (see givenLines). In the server's
- * order: node's parser first (a method it does not know, which it reads first, then a framing it cannot read), then node:http's, which hands a CONNECT to the server's 'connect' (refused
- * whatever its head) and an HTTP/1.1 request with an Expect to 'checkContinue' or 'checkExpectation' (a 417 but for 100-continue alone),
- * then startServers' listener: more fields than node keeps, no or an empty Host, a Transfer-Encoding that does not end with chunked.
+ * node:http folds them; `lines`: the header lines as given (see headerLines). In the server's order: node's parser first (a method
+ * it does not know, which it reads first, then the first line it cannot read, see parserRefusal), then node:http's, which hands a CONNECT to the
+ * server's 'connect' (refused whatever its head) and an HTTP/1.1 request with an Expect to 'checkContinue' or 'checkExpectation' (a 417
+ * but for 100-continue alone), then startServers' listener: more fields than node keeps, no or an empty Host, a Transfer-Encoding that does not end with chunked.
  */
-export function injectedHeadRefusal(method: string, headers: IncomingHttpHeaders, given: Readonly<Record<string, readonly string[]>>): HeadRefusal | undefined {
+export function injectedHeadRefusal(method: string, headers: IncomingHttpHeaders, lines: ReadonlyArray<readonly [string, string]>): HeadRefusal | undefined {
   if (!PARSED_METHODS.has(method)) return { status: 400, reason: INVALID_METHOD, closes: true };
-  const framing = framingRefusal(given);
-  if (framing !== undefined && framing !== TRANSFER_ENCODING_NOT_CHUNKED) return { status: 400, reason: framing, closes: true };
+  const parsed = parserRefusal(lines);
+  if (parsed !== undefined) return { status: 400, reason: parsed, closes: true };
   if (method === 'CONNECT') return { status: 400, reason: NO_TUNNEL, closes: true };
   if (headers.expect !== undefined && !expectsOnlyContinue(headers.expect)) return { status: 417, reason: ONLY_CONTINUE, closes: false };
-  if (lineCount(headers, given) > MAX_HEADER_FIELDS) return { status: 431, reason: TOO_MANY_FIELDS, closes: true };
+  if (lineCount(headers, lines) > MAX_HEADER_FIELDS) return { status: 431, reason: TOO_MANY_FIELDS, closes: true };
   // The Host line given, the first of several as node keeps it, even beside an absolute URL, which names the host only when no Host
   // is given (as a client writes it from the URL): startServers refuses an empty Host whatever the target's form, before the kernel reads the URL's authority.
-  if (!(given.host?.[0] ?? headers.host)) return { status: 400, reason: MISSING_HOST, closes: true };
-  if (framing !== undefined) return { status: 400, reason: framing, closes: true };
+  if (!(lines.find(([name]) => name.toLowerCase() === 'host')?.[1] ?? headers.host)) return { status: 400, reason: MISSING_HOST, closes: true };
+  // startServers' own check, from the joined value, as listen.ts reads req.headers (the parser's refusals of it are above).
+  const notChunked = transferEncodingRefusal(headers['transfer-encoding']);
+  if (notChunked !== undefined) return { status: 400, reason: notChunked, closes: true };
   return undefined;
 }
 
 /**
- * The header lines of inject()'s `headers` as the parser would meet them: by lower-case name, in the order each name first comes,
- * a list of its lines (names in any case one field, as Request.create() folds them; undefined is no line, a name with none left out).
- * Object.fromEntries of the lower-cased names kept only the last of `Content-Length` and `content-length`: two such lines were served.
+ * What node's parser refuses in these header lines, at the first it cannot read, or undefined: a name that is no token, a control
+ * character in a value, a Content-Length that is empty, no number, past 64 bits, a second one or one after a Transfer-Encoding, a
+ * Transfer-Encoding after a Content-Length (one with an empty value the parser takes for no coding), or one with chunked before another
+ * coding. The reasons are the parser's, as startServers answers them; the order is the lines', so the first wins, as on a socket.
  */
-export function givenLines(headers: Readonly<Record<string, string | readonly string[] | undefined>> | undefined): Record<string, string[]> {
-  const lines: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+function parserRefusal(lines: ReadonlyArray<readonly [string, string]>): string | undefined {
+  let length = false;
+  let coding = false;
+  let codings: string | undefined;
+  for (const [name, value] of lines) {
+    if (!TOKEN.test(name)) return INVALID_TOKEN;
+    const lower = name.toLowerCase();
+    if (lower === 'content-length') {
+      // Met at its name, before its value is read.
+      if (length) return DUPLICATE_LENGTH;
+      if (coding) return LENGTH_AFTER_CODING;
+      const digits = LENGTH_DIGITS.exec(value)?.[1];
+      if (digits === undefined) return INVALID_LENGTH;
+      if (digits === '') return EMPTY_LENGTH;
+      if (BigInt(digits) > MAX_LENGTH) return LENGTH_OVERFLOW;
+      length = true;
+    } else if (lower === 'transfer-encoding') {
+      // Met at its name, before its value is read.
+      if (length) return CODING_AFTER_LENGTH;
+      if (BAD_VALUE_CHAR.test(value)) return INVALID_VALUE_CHAR;
+      codings = codings === undefined ? value : `${codings}, ${value}`;
+      if (CHUNKED_THEN_MORE.test(codings)) return CHUNKED_NOT_LAST;
+      if (value.trim() !== '') coding = true;
+    } else if (BAD_VALUE_CHAR.test(value)) {
+      return INVALID_VALUE_CHAR;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The header lines of inject()'s `headers` as a client writes them: in the order given, a list's values in its place, names as given
+ * (in any case one field, as Request.create() folds them; undefined is no line). An object of lower-cased names kept only the last of
+ * `Content-Length` and `content-length`, so two such lines were served.
+ */
+export function headerLines(headers: Readonly<Record<string, string | readonly string[] | undefined>> | undefined): Array<[string, string]> {
+  const lines: Array<[string, string]> = [];
   for (const [name, value] of Object.entries(headers ?? {})) {
     // Request.create() has refused a value that is no string nor a list of strings.
-    const values = (Array.isArray(value) ? value : [value]).filter((line): line is string => line !== undefined);
-    if (values.length === 0) continue;
-    const lower = name.toLowerCase();
-    (lines[lower] ??= []).push(...values);
+    for (const line of Array.isArray(value) ? value : [value]) if (line !== undefined) lines.push([name, line as string]);
   }
   return lines;
 }
 
-/** How many header lines the request would have on the wire: those given (a list, one per value), and those Request.create() added (Host, Content-Length...). */
-function lineCount(headers: IncomingHttpHeaders, given: Readonly<Record<string, readonly string[]>>): number {
-  let lines = 0;
-  for (const value of Object.values(given)) lines += value.length;
-  for (const name of Object.keys(headers)) if (!Object.hasOwn(given, name)) lines += 1;
-  return lines;
+/** How many header lines the request would have on the wire: those given, and those Request.create() added (Host, Content-Length...). */
+function lineCount(headers: IncomingHttpHeaders, lines: ReadonlyArray<readonly [string, string]>): number {
+  const names = new Set(lines.map(([name]) => name.toLowerCase()));
+  let count = lines.length;
+  for (const name of Object.keys(headers)) if (!names.has(name)) count += 1;
+  return count;
 }
 
 /**
