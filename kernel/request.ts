@@ -90,6 +90,9 @@ function checkBodySource(body: unknown): RequestBodySource {
   throw new TypeError(`A request body is a string, bytes, an async iterable of them (a readable stream) or null, not ${describeValue(body)}${json}.`);
 }
 
+/** Spaces and tabs before or after a header value. */
+const OWS_AROUND = /^[ \t]+|[ \t]+$/g;
+
 const CREATE_INIT: ReadonlySet<string> = new Set(['headers', 'body', 'json', 'scheme', 'remoteAddress', 'localAddress', 'localPort', 'trustProxy', 'trustHost', 'bodyLimit', 'signal']);
 
 /**
@@ -337,8 +340,10 @@ export class Request {
         if (line === undefined) continue;
         // No client sends another: a number Host failed in the kernel (a 500), a number Expect or Transfer-Encoding in inject().
         if (typeof line !== 'string') throw new TypeError(`The header "${name}" given to Request.create() is a string or a list of strings (a line each), not ${describeValue(line)}.`);
-        addHeaderLine(headers, lower, line);
-        if (lower === 'host') hosts.push(line);
+        // Spaces and tabs around it are no part of the value (RFC 9112 5.1's OWS): node's parser drops them.
+        const trimmed = line.replace(OWS_AROUND, '');
+        addHeaderLine(headers, lower, trimmed);
+        if (lower === 'host') hosts.push(trimmed);
       }
     }
     if (Object.hasOwn(init, 'json')) {

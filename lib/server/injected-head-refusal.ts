@@ -51,7 +51,9 @@ export function injectedHeadRefusal(method: string, headers: IncomingHttpHeaders
   if (lineCount(headers, lines) > MAX_HEADER_FIELDS) return { status: 431, reason: TOO_MANY_FIELDS, closes: true };
   // The Host line given, the first of several as node keeps it, even beside an absolute URL, which names the host only when no Host
   // is given (as a client writes it from the URL): startServers refuses an empty Host whatever the target's form, before the kernel reads the URL's authority.
-  if (!(lines.find(([name]) => name.toLowerCase() === 'host')?.[1] ?? headers.host)) return { status: 400, reason: MISSING_HOST, closes: true };
+  // Spaces and tabs alone are empty, as the parser drops them.
+  const host = lines.find(([name]) => name.toLowerCase() === 'host')?.[1].replace(/^[ \t]+|[ \t]+$/g, '');
+  if (!(host ?? headers.host)) return { status: 400, reason: MISSING_HOST, closes: true };
   // startServers' own check, from the joined value, as listen.ts reads req.headers (the parser's refusals of it are above).
   const notChunked = transferEncodingRefusal(headers['transfer-encoding']);
   if (notChunked !== undefined) return { status: 400, reason: notChunked, closes: true };
@@ -86,7 +88,7 @@ function parserRefusal(lines: ReadonlyArray<readonly [string, string]>): string 
       if (BAD_VALUE_CHAR.test(value)) return INVALID_VALUE_CHAR;
       codings = codings === undefined ? value : `${codings}, ${value}`;
       if (CHUNKED_THEN_MORE.test(codings)) return CHUNKED_NOT_LAST;
-      if (value.trim() !== '') coding = true;
+      if (/[^ \t]/.test(value)) coding = true;
     } else if (BAD_VALUE_CHAR.test(value)) {
       return INVALID_VALUE_CHAR;
     }

@@ -50,5 +50,15 @@ for (const scheme of SCHEMES) {
     }
   });
 
+  test('spaces and tabs around a value are not the value\'s, as node\'s parser drops them; those within it are kept', async () => {
+    const lines: Array<[string, string]> = [['X-A', '  b c  \t'], ['X-B', '\t'], ['Cookie', ' a=1 '], ['cookie', 'b=2\t'], ['Content-Type', '\ttext/plain '], ['X-C', ' '], ['x-c', ' d']];
+    const answer = await sendRaw(server, scheme, `GET /seen HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n${lines.map(([field, value]) => `${field}: ${value}\r\n`).join('')}\r\n`);
+    assert.match(answer, /^HTTP\/1\.1 200 /, answer.slice(0, 200));
+    const fromServer = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+    const given: Record<string, string[]> = { host: ['localhost'], connection: ['close'] };
+    for (const [field, value] of lines) (given[field] ??= []).push(value);
+    assert.equal({ ...Request.create('/seen', 'GET', { headers: given }).headers }, fromServer);
+  });
+
   test.run();
 }
