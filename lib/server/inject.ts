@@ -189,6 +189,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     // What startServers (or node's parser) refuses in a request's head never reaches the kernel: the same answer, logged as the
     // server logs it, and no kernel.terminate. Read from the header lines as given: their order says which line the parser stops at.
     const given = headerLines(init.headers);
+    checkDeclaredLength(given, init.body);
     // The method as given: node's parser refuses one in lower case (`get`), which Request.create() upper-cases.
     const headRefusal = injectedHeadRefusal(method, request.headers, given);
     if (headRefusal !== undefined) return refused(request, headRefusal, init);
@@ -243,6 +244,22 @@ function checkTarget(target: unknown): void {
   if (typeof target === 'string' || target instanceof URL) return;
   const fastify = isPlainObject(target) ? ": Fastify's inject({ method, url, payload }) is inject(url, { method, json }) here" : '';
   throw new TypeError(`inject() takes the request's target as its first argument, a string ('/books?page=2'), not ${describeValue(target)}${fastify}.`);
+}
+
+/**
+ * Refuses a text or bytes body of another length than the one Content-Length given (a number): undici and node:http refuse to send it,
+ * and the server would read that many bytes, where the request was given the whole body. Several, one that is no number, or one beside a Transfer-Encoding are the parser's refusals.
+ */
+function checkDeclaredLength(lines: ReadonlyArray<readonly [string, string]>, body: unknown): void {
+  // Beside a Transfer-Encoding, the parser's refusal of the two is the answer.
+  if ((typeof body !== 'string' && !(body instanceof Uint8Array)) || lines.some(([name]) => name.toLowerCase() === 'transfer-encoding')) return;
+  const lengths = lines.filter(([name]) => name.toLowerCase() === 'content-length');
+  const declared = lengths.length === 1 ? /^[ \t]*(\d+)[ \t]*$/.exec(lengths[0]![1])?.[1] : undefined;
+  if (declared === undefined) return;
+  const bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  if (BigInt(declared) !== BigInt(bytes)) {
+    throw new RangeError(`inject()'s body is ${bytes} bytes, where its Content-Length says ${declared}: no client sends it (undici and node:http refuse it), and the server would read ${declared} bytes.`);
+  }
 }
 
 /** Refuses an init that inject() would misread, and the server's settings, which it does not take per request. */

@@ -191,6 +191,21 @@ test("a body over the app's bodyLimit is a 413, one within it is read", async ()
   await app.close();
 });
 
+test('a text or bytes body of another length than the Content-Length given is refused as a client refuses to send it (undici, node:http), the controller never run; the server reads that many bytes', async () => {
+  const reads: string[] = [];
+  const app = appOf({ routes: routesOf({ '/upload': async (request: Request) => new Response(String(reads.push(await request.text()))) }) });
+  for (const [length, body] of [['1', 'xy'], ['3', 'xy'], [' 3 ', Buffer.from('xy')], ['0', 'xy']] as const) {
+    const outcome = await app.inject('/upload', { method: 'POST', headers: { 'content-length': length }, body }).then((response) => `resolved ${response.status}`, (error: unknown) => error);
+    assert.instance(outcome, RangeError, length);
+    assert.is((outcome as Error).message, `inject()'s body is 2 bytes, where its Content-Length says ${length.trim()}: no client sends it (undici and node:http refuse it), and the server would read ${length.trim()} bytes.`);
+  }
+  assert.equal(reads, []);
+  // As sent: read whole.
+  assert.is((await app.inject('/upload', { method: 'POST', headers: { 'content-length': '2' }, body: 'xy' })).status, 200);
+  assert.equal(reads, ['xy']);
+  await app.close();
+});
+
 test('a stream body is read whole, and kernel.terminate runs once, after its end', async () => {
   const watcher = terminateWatcher();
   const events: string[] = [];
