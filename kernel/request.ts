@@ -336,10 +336,12 @@ export class Request {
     const hosts: string[] = [];
     for (const [name, value] of Object.entries(init.headers ?? {}) as Array<[string, string | string[] | undefined]>) {
       const lower = name.toLowerCase();
-      for (const line of Array.isArray(value) ? value : [value]) {
-        if (line === undefined) continue;
+      for (const given of Array.isArray(value) ? value : [value]) {
+        if (given === undefined) continue;
+        // A finite number is written as node:http's outgoing headers write one ({ 'content-length': 5 }).
+        const line: unknown = typeof given === 'number' && Number.isFinite(given) ? String(given) : given;
         // No client sends another: a number Host failed in the kernel (a 500), a number Expect or Transfer-Encoding in inject().
-        if (typeof line !== 'string') throw new TypeError(`The header "${name}" given to Request.create() is a string or a list of strings (a line each), not ${describeValue(line)}.`);
+        if (typeof line !== 'string') throw new TypeError(`The header "${name}" given to Request.create() is a string, a finite number or a list of them (a line each), not ${describeValue(line)}.`);
         // Spaces and tabs around it are no part of the value (RFC 9112 5.1's OWS): node's parser drops them.
         const trimmed = line.replace(OWS_AROUND, '');
         addHeaderLine(headers, lower, trimmed);

@@ -97,21 +97,24 @@ test('an embedder\'s array of several Host values is refused as several Host hea
   assert.instance(thrown(() => new Request('http://c.test/', { headers: { host: ['a.test', 'b.test'] } }).host), SuspiciousOperationError, 'also beside an absolute-form target');
 });
 
-test('create() refuses a header value that is no string nor a list of strings, naming the header, rather than a request no client can send (a number Host was a 500)', () => {
+test('create() refuses a header value that is no string, finite number nor a list of them, naming the header, rather than a request no client can send (a number Host was a 500)', () => {
   for (const [name, value, described] of [
-    ['host', 5, 'number 5'],
-    ['expect', 5, 'number 5'],
-    ['transfer-encoding', 5, 'number 5'],
+    ['host', Number.NaN, 'number NaN'],
+    ['expect', Infinity, 'number Infinity'],
+    ['transfer-encoding', 5n, 'bigint 5'],
     ['cookie', null, 'null'],
     ['X-A', true, 'boolean true'],
     ['x-a', {}, 'an object of type Object'],
     ['x-a', [['a', 'b']], 'an object of type Array'],
-    ['set-cookie', ['a=1', 7], 'number 7'],
+    ['set-cookie', ['a=1', {}], 'an object of type Object'],
   ] as const) {
     const error = thrown(() => Request.create('/', 'GET', { headers: { [name]: value } as unknown as Record<string, string> }));
     assert.instance(error, TypeError, name);
-    assert.is(error.message, `The header "${name}" given to Request.create() is a string or a list of strings (a line each), not ${described}.`, name);
+    assert.is(error.message, `The header "${name}" given to Request.create() is a string, a finite number or a list of them (a line each), not ${described}.`, name);
   }
+  // A finite number is written as node:http's outgoing headers write one.
+  const numbered = Request.create('/', 'POST', { headers: { 'content-length': 2, 'x-n': [1, '2'] } as unknown as Record<string, string>, body: 'ab' });
+  assert.equal([numbered.headers['content-length'], numbered.headers['x-n']], ['2', '1, 2']);
   // A list with no line, or undefined, is no header; a string or a list of strings is taken.
   const request = Request.create('/', 'GET', { headers: { 'x-a': [], 'x-b': undefined, 'x-c': [undefined as unknown as string, 'c'], 'x-d': 'd' } });
   assert.equal({ ...request.headers }, { 'x-c': 'c', 'x-d': 'd', host: 'localhost' });
