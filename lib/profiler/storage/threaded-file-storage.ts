@@ -25,6 +25,9 @@ const DEFAULT_RESOURCE_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 6 };
 /** Tokens whose reads the storage remembers stopping workers (a few damaged profiles, not a list that grows). */
 const SUSPECTS_KEPT = 64;
 
+/** The calls whose work may take the worker's heap (a profile or a batch parsed, an index searched or rewritten): see #stopped. */
+const HEAVY_OPS: ReadonlySet<StorageOp> = new Set<StorageOp>(['read', 'find', 'writeMany', 'compact', 'purge']);
+
 /** Dead workers whose leases a new worker takes over (leases are refreshed twice a minute: older ones are stale anyway). */
 const DEAD_LEASE_OWNERS_KEPT = 16;
 
@@ -100,8 +103,9 @@ export class ThreadedFileStorage implements ProfilerStorage {
   /**
    * Tokens whose read was in flight when a worker stopped, and how many times: one in flight at two stops is
    * taken for what stops them (a profile beyond the worker's heap), and its reads fail at once (UNREADABLE_CODE)
-   * rather than stop a worker, and the batches in flight on it, at each view of its page. A read of it answered in
-   * between clears its count (those stops had another cause: a batch beyond the heap). The latest few are kept.
+   * rather than stop a worker, and the batches in flight on it, at each view of its page. A stop counts only when
+   * the read was the one call of those that can take the heap in flight (see #stopped); a read of it answered in
+   * between clears its count (those stops had another cause). The latest few are kept.
    */
   readonly #suspects = new Map<string, number>();
   readonly #startBackoff: StartBackoff;
@@ -380,7 +384,11 @@ export class ThreadedFileStorage implements ProfilerStorage {
     if (!answered && this.#closed === null) this.#neverAnswered(error, failure);
     if (again) this.#startFailure = error;
     const calls = [...this.#calls.values()];
-    if (answered && this.#closed === null) for (const call of calls) if (call.token !== undefined) this.#suspect(call.token);
+    // A read is suspected only when it was the one call in flight that can take the worker's heap: with a batch, a
+    // search or another read beside it, that may be what stopped the worker (a batch beyond the heap saved as a
+    // page of a healthy profile is read, stopped two workers in a row, and the profile was refused until restart).
+    const heavy = calls.filter((call) => HEAVY_OPS.has(call.op));
+    if (answered && this.#closed === null && heavy.length === 1 && heavy[0]!.token !== undefined) this.#suspect(heavy[0]!.token);
     this.#calls.clear();
     for (const call of calls) call.reject(error);
     if (!closedFirst) this.#report(error);

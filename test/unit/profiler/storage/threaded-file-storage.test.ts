@@ -576,6 +576,25 @@ test('a read in flight at two stops of unrelated cause, answered in between, is 
   assert.equal(await storage.read(token), makeProfile(token), 'still read');
 });
 
+test('a read in flight at two stops in a row caused by batches (its retry behind a batch that stops the second worker too) is not taken for a poison profile: read again, it is answered', async () => {
+  const clock = testClock();
+  const huge = (n: number): StorableProfile[] => Array.from({ length: 100_000 }, (_, j) => ({ ...makeProfile(tokenFor(j, 2 + n), {}, 0), json: `{"i":${j}}` }));
+  let second: Promise<Error> | undefined;
+  // As the first worker's stop is reported, a batch is saved (the profiler saves all the time): it starts the
+  // second worker, and the read's retry goes to that worker behind it.
+  const storage: ThreadedFileStorage = threadedIn(freshDir(), { resourceLimits: POISON_LIMITS, onError: () => (second ??= rejection(() => storage.writeMany(huge(1)))) }, clock.backoff);
+  const [token] = (await storage.drawTokens(6, 1)) as [string];
+  await storage.write(makeProfile(token));
+  const first = rejection(() => storage.writeMany(huge(0)));
+  const readError = (await rejection(() => storage.read(token))) as ProfilerStorageError;
+  assert.is(readError.code, 'HK_PROFILER_STORAGE_THREAD_STOPPED', 'the read was in flight at both stops');
+  assert.match((await first).message, /stopped .*1 batch/);
+  assert.ok(second !== undefined);
+  assert.match((await second).message, /stopped .*1 batch/);
+  clock.passBackoff();
+  assert.equal(await storage.read(token), makeProfile(token), 'the profile is read: the batches stopped the workers, not its read');
+});
+
 test('a read and a search in flight when the worker dies are tried once more on a new worker; the batch that killed it is not', async () => {
   const reported: Error[] = [];
   const storage = threadedIn(freshDir(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) });
