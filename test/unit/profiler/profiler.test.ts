@@ -5,7 +5,8 @@ import type { LogEntry } from '../../../lib/log/index.js';
 import { createApp, createKernel } from '../../../lib/app/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import { Response } from '../../../kernel/index.js';
-import { FileStorage, MemoryStorage, ThreadedFileStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
+import { FileStorage, MemoryStorage, ProfilerStorageError, THREAD_STOPPED_CODE, ThreadedFileStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
+import { storageErrorLogger } from '../../../lib/app/profiler-storage-log.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -942,6 +943,33 @@ test('a profile refused as its token holds another (ProfileExistsError, a collis
   assert.match(JSON.stringify(record), token!);
   assert.match(JSON.stringify(record), '/taken');
   assert.is(profilerRecords[0]!.request, undefined, 'the process\'s record');
+});
+
+test('a save failed by a stop of the storage thread, which the storage logs itself at ERROR, is one ERROR line, not two: the failing period it starts is a WARNING', async () => {
+  const inner = new MemoryStorage();
+  let failing = false;
+  const stop = new ProfilerStorageError('The profiler storage thread for /var/profiler stopped (exit code 1): Worker terminated due to reaching memory limit: JS heap out of memory. 1 batch of profiles in flight on it (1 profile) was not saved.', THREAD_STOPPED_CODE);
+  // As ThreadedFileStorage with createKernel's onError: the stop reported once, and the batch in flight failing with it.
+  const storage = writingThrough(inner, async (profiles) => {
+    if (failing) {
+      storageErrorLogger(app.logger)(stop);
+      throw stop;
+    }
+    for (const profile of profiles) await inner.write(profile);
+  });
+  const routes = new RouteCollection().add('home', new Route('/', { defaults: { _controller: () => new Response('ok') } }));
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage, saveDelayMs: 0 } });
+  const entries: LogEntry[] = [];
+  app.bus.on('log', (entry) => void entries.push(entry));
+  await run(app, '/');
+  failing = true;
+  await run(app, '/');
+  await app.close();
+  const errors = entries.filter(({ record }) => record.levelName === 'ERROR').map(({ record }) => record.message);
+  assert.equal(errors, [stop.message], 'the stop, once');
+  const period = entries.find(({ record }) => record.message.startsWith('Profiler storage failed'));
+  assert.ok(period, 'the failing period is still said');
+  assert.is(period!.record.levelName, 'WARNING');
 });
 
 test('a storage that fails to give tokens (a full disk) is asked again at most every few seconds: meanwhile requests go unrecorded at once, not each waiting for the failure', async () => {
