@@ -387,8 +387,10 @@ export class ThreadedFileStorage implements ProfilerStorage {
     // A read is suspected only when it was the one call in flight that can take the worker's heap: with a batch, a
     // search or another read beside it, that may be what stopped the worker (a batch beyond the heap saved as a
     // page of a healthy profile is read, stopped two workers in a row, and the profile was refused until restart).
-    const heavy = calls.filter((call) => HEAVY_OPS.has(call.op));
-    if (answered && this.#closed === null && heavy.length === 1 && heavy[0]!.token !== undefined) this.#suspect(heavy[0]!.token);
+    // Reads of one token are one suspect (a page reloaded, or open twice, while its read is in flight).
+    const heavy = new Set(calls.filter((call) => HEAVY_OPS.has(call.op)).map((call) => call.token ?? call));
+    const [suspect] = heavy;
+    if (answered && this.#closed === null && heavy.size === 1 && typeof suspect === 'string') this.#suspect(suspect);
     this.#calls.clear();
     for (const call of calls) call.reject(error);
     if (!closedFirst) this.#report(error);

@@ -544,6 +544,20 @@ test('a profile whose read stopped two workers is not read again: its reads fail
   assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)));
 });
 
+test('a poison profile read twice at once (a page reloaded while its read is in flight) is still known by the two stops: then refused, stopping no worker', async () => {
+  const reported: Error[] = [];
+  const clock = testClock();
+  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) }, clock.backoff);
+  const both = await Promise.all([rejection(() => storage.read(tokenFor(1))), rejection(() => storage.read(tokenFor(1)))]);
+  for (const error of both) assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_THREAD_STOPPED', error.message);
+  assert.is(reported.length, 2, 'the reads and their retries stopped a worker each time');
+  clock.passBackoff();
+  const error = await rejection(() => storage.read(tokenFor(1)));
+  assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_UNREADABLE', error.message);
+  assert.is(reported.length, 2, 'no worker stopped again');
+  assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)));
+});
+
 test("the stop's error says how long until the storage starts a worker again (retryAfterMs), from its backoff: 0 after one stop, the wait left after two in a row", async () => {
   const reported: Error[] = [];
   let now = 0;
