@@ -23,7 +23,7 @@ import type { CollectContext, DataCollector } from './data-collector.js';
 import { setOwn } from './json.js';
 import { decodeProfile, encodeProfile, encodeProfileParts, isLeftOutData, type EncodedProfile, type Profile } from './profile.js';
 import type { Redactor } from './redactor.js';
-import { isStorageThreadStopped } from './storage/errors.js';
+import { wasReported } from './storage/reported-errors.js';
 import type { ProfilerStorage } from './storage/profiler-storage.js';
 import { ProfileBatchError, ProfileExistsError, type ProfilerStorageError } from './storage/errors.js';
 import { checkSaveOptions } from './save-options.js';
@@ -712,8 +712,8 @@ export class Profiler {
     if (this.#storageFailing) return;
     this.#storageFailing = true;
     // The process's record, not the request's that happened to ask for a token when the storage failed.
-    // A stop of ThreadedFileStorage's thread is logged by the storage itself, at ERROR (its onError): not a second ERROR.
-    const level = isStorageThreadStopped(error) ? 'warning' : 'error';
+    // One the storage gave its onError (a stop of ThreadedFileStorage's thread) is logged there, at ERROR: not twice.
+    const level = wasReported(error) ? 'warning' : 'error';
     this.#requestStack.exit(() =>
       this.#logger?.[level]('Profiler storage failed, profiles are not saved until it recovers: {message}', { message: error instanceof Error ? error.message : String(error) }),
     );

@@ -5,6 +5,7 @@ import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError, THREAD_STOPPED_CODE, UNREADABLE_CODE, isOutOfDescriptors, isStorageThreadStopped } from './errors.js';
 import type { CompactionReport, FileStorageOptions } from './file-storage.js';
+import { markReported, wasReported } from './reported-errors.js';
 import { StartBackoff } from './start-backoff.js';
 import { encodeBatch, rebuildError, type StorageCall, type StorageOp, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
 import { checkSegmentBytes, resolveBounds, storableJson } from './validation.js';
@@ -402,7 +403,9 @@ export class ThreadedFileStorage implements ProfilerStorage {
    */
   #waiting(failure: ProfilerStorageError): ProfilerStorageError {
     if (failure.code !== THREAD_STOPPED_CODE) return failure;
-    return new ProfilerStorageError(failure.message, failure.code, { cause: failure.cause, retryAfterMs: this.#startBackoff.remaining() });
+    const again = new ProfilerStorageError(failure.message, failure.code, { cause: failure.cause, retryAfterMs: this.#startBackoff.remaining() });
+    if (wasReported(failure)) markReported(again);
+    return again;
   }
 
   /** A read of `token` was in flight when a worker stopped (see #suspects). */
@@ -419,6 +422,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
 
   #report(error: Error): void {
     if (this.#onError === undefined) return;
+    markReported(error);
     try {
       this.#onError(error);
     } catch {

@@ -7,6 +7,7 @@ import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import { Response } from '../../../kernel/index.js';
 import { FileStorage, MemoryStorage, ProfilerStorageError, THREAD_STOPPED_CODE, ThreadedFileStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
 import { storageErrorLogger } from '../../../lib/app/profiler-storage-log.js';
+import { markReported } from '../../../lib/profiler/storage/reported-errors.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -945,13 +946,14 @@ test('a profile refused as its token holds another (ProfileExistsError, a collis
   assert.is(profilerRecords[0]!.request, undefined, 'the process\'s record');
 });
 
-test('a save failed by a stop of the storage thread, which the storage logs itself at ERROR, is one ERROR line, not two: the failing period it starts is a WARNING', async () => {
+test('a save failed by a stop of the storage thread, which the storage gave its onError (logged at ERROR), is one ERROR line, not two: the failing period it starts is a WARNING', async () => {
   const inner = new MemoryStorage();
   let failing = false;
   const stop = new ProfilerStorageError('The profiler storage thread for /var/profiler stopped (exit code 1): Worker terminated due to reaching memory limit: JS heap out of memory. 1 batch of profiles in flight on it (1 profile) was not saved.', THREAD_STOPPED_CODE);
   // As ThreadedFileStorage with createKernel's onError: the stop reported once, and the batch in flight failing with it.
   const storage = writingThrough(inner, async (profiles) => {
     if (failing) {
+      markReported(stop);
       storageErrorLogger(app.logger)(stop);
       throw stop;
     }
@@ -970,6 +972,29 @@ test('a save failed by a stop of the storage thread, which the storage logs itse
   const period = entries.find(({ record }) => record.message.startsWith('Profiler storage failed'));
   assert.ok(period, 'the failing period is still said');
   assert.is(period!.record.levelName, 'WARNING');
+});
+
+test('a storage thread that could not start, which the storage logs itself at ERROR, is one ERROR line, not two: the failing period it starts is a WARNING', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hk-profiler-thread-'));
+  // A 1 MB old generation: the thread runs out of memory while it loads (it never starts).
+  const storage = new ThreadedFileStorage({ dir, resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 }, onError: (error) => storageErrorLogger(app.logger)(error) });
+  const routes = new RouteCollection().add('home', new Route('/', { defaults: { _controller: () => new Response('ok') } }));
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage, saveDelayMs: 0 } });
+  const entries: LogEntry[] = [];
+  app.bus.on('log', (entry) => void entries.push(entry));
+  try {
+    assert.is((await run(app, '/')).status, 200);
+    await run(app, '/');
+    const errors = entries.filter(({ record }) => record.levelName === 'ERROR').map(({ record }) => record.message);
+    assert.is(errors.length, 1, errors.join('\n'));
+    assert.match(errors[0]!, /^The profiler storage thread for .* stopped/);
+    const period = entries.find(({ record }) => record.message.startsWith('Profiler storage failed'));
+    assert.ok(period, 'the failing period is still said');
+    assert.is(period!.record.levelName, 'WARNING');
+  } finally {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a storage that fails to give tokens (a full disk) is asked again at most every few seconds: meanwhile requests go unrecorded at once, not each waiting for the failure', async () => {

@@ -15,6 +15,7 @@ import {
   ThreadedFileStorage,
   type ThreadedFileStorageOptions,
 } from '../../../../lib/profiler/storage/index.js';
+import { wasReported } from '../../../../lib/profiler/storage/reported-errors.js';
 import { FIRST_RESTART_DELAY_MS, MAX_RESTART_DELAY_MS, StartBackoff } from '../../../../lib/profiler/storage/start-backoff.js';
 import { rebuildError, serializeError } from '../../../../lib/profiler/storage/storage-thread-protocol.js';
 import { BASE_TIME, foundTokens, indexLines, makeProfile, makeTempDir, rejection, tokenFor, within } from './fixtures.js';
@@ -556,6 +557,18 @@ test('a poison profile read twice at once (a page reloaded while its read is in 
   assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_UNREADABLE', error.message);
   assert.is(reported.length, 2, 'no worker stopped again');
   assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)));
+});
+
+test('the errors a storage gives its onError, and its stop again while it waits to start a worker, are known as reported (the profiler logs them no second time at ERROR); none without an onError', async () => {
+  for (const onError of [() => {}, undefined]) {
+    const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError }, testClock().backoff);
+    // The read stops its worker, and the retry's: two stops in a row, and the next start waits.
+    const stopped = await rejection(() => storage.read(tokenFor(1)));
+    const meanwhile = (await rejection(() => storage.drawTokens(6, 1))) as ProfilerStorageError;
+    assert.is(meanwhile.code, 'HK_PROFILER_STORAGE_THREAD_STOPPED');
+    assert.is(wasReported(stopped), onError !== undefined, 'the stop');
+    assert.is(wasReported(meanwhile), onError !== undefined, 'the stop again');
+  }
 });
 
 test("the stop's error says how long until the storage starts a worker again (retryAfterMs), from its backoff: 0 after one stop, the wait left after two in a row", async () => {
