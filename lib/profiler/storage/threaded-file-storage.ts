@@ -386,8 +386,8 @@ export class ThreadedFileStorage implements ProfilerStorage {
     if (again) this.#startFailure = error;
     const calls = [...this.#calls.values()];
     // A read is suspected only when it was the one call in flight that can take the worker's heap: with a batch, a
-    // search or another read beside it, that may be what stopped the worker (a batch beyond the heap saved as a
-    // page of a healthy profile is read, stopped two workers in a row, and the profile was refused until restart).
+    // search or another read beside it, that may be what stopped the worker (a healthy profile viewed while batches
+    // beyond the heap stopped two workers in a row was refused until restart).
     // Reads of one token are one suspect (a page reloaded, or open twice, while its read is in flight).
     const heavy = new Set(calls.filter((call) => HEAVY_OPS.has(call.op)).map((call) => call.token ?? call));
     const [suspect] = heavy;
