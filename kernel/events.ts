@@ -1,6 +1,7 @@
 import { describeOtherCopy, describeValue } from './describe-value.js';
 import type { Request } from './request.js';
 import { Response } from './response.js';
+import { hearBody } from './response-body.js';
 
 /** The kernel's lifecycle events, in the order they fire. */
 export const KernelEvents = {
@@ -127,6 +128,8 @@ export class RequestEvent extends KernelEvent {
     // Stopped propagation leaves only the same listener to set another: rare, so listed only then.
     if (this.response !== null && response !== this.response) recordReplaced(this, this.response);
     (this as { response: Response | null }).response = response;
+    // Its stream may fail while the listener that set it awaits: heard from now on (see hearBody).
+    hearBody(response.body);
     this.stopPropagation();
   }
 
@@ -292,6 +295,7 @@ export class ResponseEvent extends KernelEvent {
   setResponse(response: Response): void {
     checkResponse(this, response);
     if (response !== this.#response) recordReplaced(this, this.#response);
+    hearBody(response.body);
     this.#response = response;
   }
 

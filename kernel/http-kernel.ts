@@ -22,7 +22,7 @@ import { Request, RequestSlot } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
 import { Response } from './response.js';
-import { destroyBody, hearDestroyedBody, withoutHeadBody } from './response-body.js';
+import { destroyBody, hearBody, withoutHeadBody } from './response-body.js';
 import { secureCookies } from './secure-cookies.js';
 
 /**
@@ -246,6 +246,8 @@ export class HttpKernel implements KernelLike {
 
   /** `kernel.response`, then `kernel.finish_request`; stays synchronous while the listeners are. */
   #filterResponse(response: Response, request: Request, type: RequestType): Response | Promise<Response> {
+    // Its stream may fail while an async listener awaits: heard from now on (see hearBody).
+    hearBody(response.body);
     const event = new ResponseEvent(this, request, type, response);
     let result: Response | Promise<Response>;
     try {
@@ -279,7 +281,7 @@ export class HttpKernel implements KernelLike {
    */
   #finalResponse(response: Response, request: Request, type: RequestType): Response {
     if (type === RequestType.MAIN) finishMainResponse(response, request);
-    hearDestroyedBody(response.body);
+    hearBody(response.body);
     return keepRequestContext(response, this.requestStack);
   }
 
@@ -307,6 +309,7 @@ export class HttpKernel implements KernelLike {
     const finalError = event.error;
     const response = event.response;
     if (response === null) return this.#finishAndThrow(finalError, request, type);
+    hearBody(response.body);
     dropReplaced(event, response);
     // A listener that answered with a non-error status gets the error's own status, unless it asked otherwise.
     if (!event.isAllowingCustomResponseCode() && !response.isClientError() && !response.isServerError() && !response.isRedirect()) {

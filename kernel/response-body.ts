@@ -66,18 +66,30 @@ export function destroyBody(body: ResponseBody): void {
   if (typeof destroy === 'function') (body as Readable).destroy();
 }
 
-/** A destroyed stream body's error, heard and dropped: the stream keeps it in `errored`, which its server reads. */
-function droppedError(): void {}
+/** The stream bodies whose 'error' the kernel hears (see hearBody): one listener each, however often it is given. */
+const HEARD = new WeakSet<object>();
 
 /**
- * Hears the pending 'error' of a stream body destroyed before the kernel gave it back (a controller's
- * `stream.destroy(error)`): node emits it a tick later, and when nothing listens by then (an error page
- * given through the asynchronous handleException(), whose server listens only once its promise has
- * settled) it would end the process. Nothing is lost: a destroyed stream keeps its error in `errored`,
- * and the server and inject() fail the response with it. A body still alive, or destroyed without an error, is left as it is.
+ * A stream body's error, heard and dropped: the stream keeps it in `errored`, which its server reads. One it does
+ * not keep (an `emit('error')` of the app's own) is thrown on, as node would with nobody listening.
  */
-export function hearDestroyedBody(body: ResponseBody): void {
-  if (body === null || typeof body !== 'object' || body instanceof Uint8Array) return;
-  const stream = body as { destroyed?: unknown; errored?: unknown; once?: unknown };
-  if (stream.destroyed === true && stream.errored !== null && stream.errored !== undefined && typeof stream.once === 'function') (body as Readable).once('error', droppedError);
+function heardError(this: Readable, error: unknown): void {
+  if (this.errored !== error) throw error;
+}
+
+/**
+ * Hears the 'error' of a stream body from the moment the kernel is given it (a controller's answer, a
+ * listener's setResponse(), the page handleException() gives): one destroyed with an error while the kernel
+ * still holds it (before it was given back, or while an async kernel.response or kernel.exception listener
+ * awaits I/O) emits it with nobody listening yet, the server listening only once handle() has settled,
+ * which would end the process. Nothing is lost: a destroyed stream keeps its error in `errored`, and the
+ * server and inject() fail the response with it. A legacy stream (no `errored`) is left as it is: its
+ * 'error' is emitted from the app's own call, never later.
+ */
+export function hearBody(body: ResponseBody | undefined): void {
+  if (body === null || typeof body !== 'object' || body instanceof Uint8Array || HEARD.has(body)) return;
+  const stream = body as { errored?: unknown; on?: unknown };
+  if (!('errored' in stream) || typeof stream.on !== 'function') return;
+  HEARD.add(body);
+  (body as Readable).on('error', heardError);
 }

@@ -1,0 +1,55 @@
+// A stream body that fails while the kernel still holds it (an async kernel.response listener awaiting
+// I/O), before the server has attached its own listeners: node emits its 'error' with nobody listening,
+// which ended the process. The kernel hears it from the moment it is given the response.
+import { Readable } from 'node:stream';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { KernelEvents, Response } from '../../kernel/index.js';
+import type { LogEntry } from '../../lib/log/index.js';
+import { SCHEMES, fetchFrom, routesOf, startTestServer, type TestServer } from './harness.js';
+
+/** A live stream that fails `ms` from now, with nothing sent. */
+const failsLater = (what: string, ms: number): Readable => {
+  const stream = new Readable({ read() {} });
+  setTimeout(() => stream.destroy(new Error(`${what} failed later`)), ms);
+  return stream;
+};
+
+for (const scheme of SCHEMES) {
+  const test = suite(`a stream body failing while an async kernel.response listener awaits, over ${scheme}`);
+  let server: TestServer;
+  const critical: string[] = [];
+  const onLog = (entry: LogEntry): void => void (entry.record.levelName === 'CRITICAL' && critical.push(entry.record.message));
+
+  test.before(async () => {
+    // Each response waits 40 ms in kernel.response: the body fails 5 ms in, before handle() has given it back.
+    const slow = { getSubscribedEvents: () => ({ [KernelEvents.RESPONSE]: 'onResponse' }), onResponse: () => new Promise((resolve) => setTimeout(resolve, 40)) };
+    server = await startTestServer({
+      kernel: {
+        routes: routesOf({ '/export': () => new Response(failsLater('the export', 5), 200), '/text': () => new Response('still serving') }),
+        errorController: () => new Response(failsLater('the page', 5), 500, { 'content-type': 'text/html' }),
+        subscribers: [slow],
+      },
+    });
+    server.app.bus.on('log', onLog);
+  });
+  test.after(async () => server.close());
+
+  test('the process lives: the bare 500, both errors logged CRITICAL, and the server serves on', async () => {
+    critical.length = 0;
+    const response = await fetchFrom(server, scheme, '/export');
+    assert.equal([response.status, response.body], [500, 'Internal Server Error\n']);
+    assert.ok(critical.some((line) => line.includes('the export failed later')), JSON.stringify(critical));
+    assert.ok(critical.some((line) => line.includes('the page failed later')), JSON.stringify(critical));
+    assert.is((await fetchFrom(server, scheme, '/text')).body, 'still serving');
+  });
+
+  test('inject() answers it so too', async () => {
+    critical.length = 0;
+    const response = await server.app.inject('/export');
+    assert.equal([response.status, response.text()], [500, 'Internal Server Error\n']);
+    assert.ok(critical.some((line) => line.includes('the page failed later')), JSON.stringify(critical));
+  });
+
+  test.run();
+}
