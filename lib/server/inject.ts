@@ -50,7 +50,7 @@ const READER_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
  * body is read whole; HEAD and 204/304 get no body; then `kernel.terminate` runs, and is awaited, before
  * the Response is answered. It rejects only for an init it cannot make a request of, a stream body that
  * fails once begun (before its last chunk: a clean-up failing after it is logged at ERROR, as by the server) or breaks its Content-Length (the server cuts that connection) or `init.signal`
- * aborting while the body is read.
+ * having aborted before the answer is whole (with its reason; one aborted already when inject() is called, before the request is handled, as fetch()).
  */
 export function createInjector(kernel: HttpKernel, options: RequestListenerOptions = {}): Inject {
   checkListenerArguments(kernel, options, 'createInjector()');
@@ -170,6 +170,9 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
       throw read.error;
     }
     await terminate(request, response);
+    // Aborted before the answer was whole (while handle() ran): rejected with its reason, whatever the body, once
+    // the request has terminated, as while a stream body is read; the answer the caller gave up on is not given.
+    if (signal?.aborted === true) throw signal.reason;
     response.body = body;
     const text = (): string => (body === null ? '' : typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
     return Object.assign(response, { body, text, json: (): unknown => JSON.parse(text()) });
@@ -178,6 +181,12 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
   const run = async (target: string, init: InjectInit = {}): Promise<InjectedResponse> => {
     checkTarget(target);
     checkInit(init);
+    // A signal aborted already rejects with its reason, as fetch() does, before anything runs: the request is never
+    // handled, nor its stream body read (let go, as a refused request's), whatever its answer would have been.
+    if (init.signal?.aborted === true) {
+      releaseRefusedBody(init.body);
+      throw init.signal.reason;
+    }
     const { method = 'GET', ...createInit } = init;
     const request = Request.create(target, method, { ...createInit, ...readOptions });
     // node:http reads a request's headers into a plain object by assignment, where `__proto__` (in any case, lower-cased)

@@ -715,6 +715,45 @@ test('a signal of the caller stops reading a body that never ends', async () => 
   await app.close();
 });
 
+test('a signal aborted before inject() is called rejects with its reason whatever the answer would be, the request never handled', async () => {
+  const watcher = terminateWatcher();
+  let handled = 0;
+  const app = appOf({
+    subscribers: [watcher],
+    routes: routesOf({
+      '/text': () => (handled++, new Response('text')),
+      '/bytes': () => (handled++, new Response(new Uint8Array([1, 2]))),
+      '/feed': () => (handled++, new Response(Readable.from(['a', 'b']))),
+    }),
+  });
+  const reason = new Error('the caller gave up');
+  for (const [target, init] of [['/text', {}], ['/bytes', {}], ['/feed', {}], ['/text', { headers: { 'content-length': 'x' } }]] as const) {
+    const outcome = await app.inject(target, { ...init, signal: AbortSignal.abort(reason) }).then((response) => `resolved ${response.status}`, (error: unknown) => error);
+    assert.is(outcome, reason, `${target} ${JSON.stringify(init)}`);
+  }
+  assert.is(handled, 0);
+  assert.equal(watcher.ended, []);
+  await app.close();
+});
+
+test('a signal aborting while handle() runs rejects with its reason for a text answer too, the request terminated', async () => {
+  const watcher = terminateWatcher();
+  const controller = new AbortController();
+  const app = appOf({
+    subscribers: [watcher],
+    routes: routesOf({
+      '/slow': async () => {
+        controller.abort(new Error('enough'));
+        return new Response('too late');
+      },
+    }),
+  });
+  const outcome = await app.inject('/slow', { signal: controller.signal }).then((response) => `resolved ${response.status}`, (error: unknown) => error);
+  assert.is((outcome as Error).message, 'enough');
+  assert.equal(watcher.ended, [200]);
+  await app.close();
+});
+
 test('a signal of the caller stops reading a legacy stream body (pipe() alone, no destroy()) without an uncaught TypeError', async () => {
   const watcher = terminateWatcher();
   let timer: NodeJS.Timeout | undefined;
