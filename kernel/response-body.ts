@@ -70,11 +70,11 @@ export function destroyBody(body: ResponseBody): void {
 const HEARD = new WeakSet<object>();
 
 /**
- * A stream body's error, heard and dropped: the stream keeps it in `errored`, which its server reads. One it does
- * not keep (an `emit('error')` of the app's own) is thrown on, as node would with nobody listening.
+ * A stream body's error, heard and dropped: the stream keeps it in `errored`, which its server reads, or the server
+ * listens already. One it does not keep (an `emit('error')` of the app's own) with nobody else listening is thrown on, as node would.
  */
 function heardError(this: Readable, error: unknown): void {
-  if (this.errored !== error) throw error;
+  if (this.errored !== error && this.listenerCount('error') === 1) throw error;
 }
 
 /**

@@ -26,7 +26,12 @@ for (const scheme of SCHEMES) {
     const slow = { getSubscribedEvents: () => ({ [KernelEvents.RESPONSE]: 'onResponse' }), onResponse: () => new Promise((resolve) => setTimeout(resolve, 40)) };
     server = await startTestServer({
       kernel: {
-        routes: routesOf({ '/export': () => new Response(failsLater('the export', 5), 200), '/text': () => new Response('still serving') }),
+        routes: routesOf({
+          '/export': () => new Response(failsLater('the export', 5), 200),
+          // An error it emits itself, not destroyed (no `errored`), once the server listens: the server's to hear.
+          '/emitted': () => new Response(new Readable({ read() { setTimeout(() => this.emit('error', new Error('the feed emitted an error')), 50); } }), 200),
+          '/text': () => new Response('still serving'),
+        }),
         errorController: () => new Response(failsLater('the page', 5), 500, { 'content-type': 'text/html' }),
         subscribers: [slow],
       },
@@ -41,6 +46,14 @@ for (const scheme of SCHEMES) {
     assert.equal([response.status, response.body], [500, 'Internal Server Error\n']);
     assert.ok(critical.some((line) => line.includes('the export failed later')), JSON.stringify(critical));
     assert.ok(critical.some((line) => line.includes('the page failed later')), JSON.stringify(critical));
+    assert.is((await fetchFrom(server, scheme, '/text')).body, 'still serving');
+  });
+
+  test('an error the stream emits itself, once the server listens, is the server\'s to answer: its page, logged, and the process lives', async () => {
+    critical.length = 0;
+    const response = await fetchFrom(server, scheme, '/emitted');
+    assert.is(response.status, 500);
+    assert.ok(critical.some((line) => line.includes('the feed emitted an error')), JSON.stringify(critical));
     assert.is((await fetchFrom(server, scheme, '/text')).body, 'still serving');
   });
 
