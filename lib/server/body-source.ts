@@ -83,7 +83,7 @@ function failAtDestroy(body: Readable, source: Readable, begun: () => boolean): 
   const stream = body as Readable & { _destroy: (error: Error | null, callback: (error?: Error | null) => void) => void };
   const own = Object.hasOwn(stream, '_destroy') ? stream._destroy : undefined;
   const destroy = stream._destroy;
-  stream._destroy = function (this: Readable, error, callback) {
+  const watched = function (this: Readable, error: Error | null, callback: (error?: Error | null) => void): void {
     // A tick on, once the body's own destroy() has run: the source is not destroyed from within it.
     process.nextTick(() => {
       if (source.destroyed || body.readableEnded) return;
@@ -93,6 +93,13 @@ function failAtDestroy(body: Readable, source: Readable, begun: () => boolean): 
     });
     return destroy.call(this, error, callback);
   };
+  // One that cannot be replaced (read-only, a frozen stream's) is left to say its destroy itself, as to the server:
+  // the assignment threw out of inject(), the body never read nor destroyed, the request never terminated.
+  try {
+    stream._destroy = watched;
+  } catch {
+    return;
+  }
   source.once('close', () => {
     if (own === undefined) delete (stream as { _destroy?: unknown })._destroy;
     else stream._destroy = own;

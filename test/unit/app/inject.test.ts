@@ -754,6 +754,22 @@ test('a signal aborting while handle() runs rejects with its reason for a text a
   await app.close();
 });
 
+test('a stream body whose _destroy cannot be replaced (read-only, a frozen stream\'s) is read whole and terminated, not rejected with a TypeError', async () => {
+  const watcher = terminateWatcher();
+  let body: Readable | undefined;
+  const readOnly = (): Response => {
+    body = new Readable({ read() { this.push('whole'); this.push(null); } });
+    Object.defineProperty(body, '_destroy', { value: body._destroy, writable: false });
+    return new Response(body);
+  };
+  const app = appOf({ subscribers: [watcher], routes: routesOf({ '/read-only': readOnly }) });
+  const outcome = await app.inject('/read-only').then((response) => `${response.status} ${response.text()}`, (error: unknown) => error);
+  assert.is(outcome, '200 whole');
+  assert.equal(watcher.ended, [200]);
+  assert.ok(body!.destroyed);
+  await app.close();
+});
+
 test('a signal of the caller stops reading a legacy stream body (pipe() alone, no destroy()) without an uncaught TypeError', async () => {
   const watcher = terminateWatcher();
   let timer: NodeJS.Timeout | undefined;
