@@ -44,6 +44,18 @@ export function bodySource(body: Readable, cleanupFailed: (error: Error) => void
       callback();
     },
   });
+  // A null its pipe writes is refused by write() itself, even in object mode (a TypeError thrown out of the
+  // stream's own emit(), the answer left hanging): failed as any other chunk that cannot be sent.
+  if (legacy) {
+    const write = source.write as (...args: unknown[]) => boolean;
+    source.write = function (this: Transform, ...args: unknown[]): boolean {
+      if (args[0] !== null) return write.apply(this, args);
+      const refused = chunkTypeError(null)!;
+      ownFailures.add(refused);
+      this.destroy(refused);
+      return false;
+    } as Transform['write'];
+  }
   // A legacy stream (`pipe()` alone) has no readableEnded: its 'end' says it, heard before the pipe hears it.
   let endHeard = false;
   body.once('end', () => {

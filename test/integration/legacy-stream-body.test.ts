@@ -61,11 +61,12 @@ test.before(async () => {
       setTimeout(() => (request.query.has('close') ? stream.emit('close') : stream.emit('error', new Error('the legacy source broke'))), 5);
       return new Response(stream as never, 200);
     },
-    // One that emits what is no chunk as 'data' (`?value=object` an object, else `undefined`): its first (`?first`), or after 'leg'.
+    // One that emits what is no chunk as 'data' (`?value=object` an object, `?value=null` null, else `undefined`): its first (`?first`), or after 'leg'.
     '/odd': (request) => {
       const stream = new Stream() as Stream & { destroy(): void };
       stream.destroy = () => void destroyed.push(request.path);
-      const odd = request.query.get('value') === 'object' ? { length: 3 } : undefined;
+      const value = request.query.get('value');
+      const odd = value === 'object' ? { length: 3 } : value === 'null' ? null : undefined;
       setTimeout(() => {
         try {
           if (!request.query.has('first')) stream.emit('data', Buffer.from('leg'));
@@ -169,9 +170,9 @@ test('one that fails before its first chunk gets the error page, logged once, an
   }
 });
 
-test('one that emits undefined or an object as data fails as an object-mode body of that chunk fails, not by a throw from its own emit(): before its first chunk the error page of the TypeError, after it a cut answer, logged; inject() answers alike', async () => {
+test('one that emits undefined, null or an object as data fails as an object-mode body of that chunk fails, not by a throw from its own emit(): before its first chunk the error page of the TypeError, after it a cut answer, logged; inject() answers alike', async () => {
   const refusal = (what: string): string => `TypeError: A response body stream gives text or bytes, not ${what} (an object-mode stream's chunks are sent as they are).`;
-  for (const [value, what] of [['undefined', 'undefined'], ['object', 'an object of type Object']] as const) {
+  for (const [value, what] of [['undefined', 'undefined'], ['null', 'null'], ['object', 'an object of type Object']] as const) {
     for (const scheme of SCHEMES) {
       thrown.length = 0;
       uncaught.length = 0;
