@@ -200,7 +200,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     const given = headerLines(init.headers);
     checkDeclaredLength(given, init.body);
     // The method as given: node's parser refuses one in lower case (`get`), which Request.create() upper-cases.
-    const headRefusal = injectedHeadRefusal(method, request.headers, given);
+    const headRefusal = injectedHeadRefusal(method, String(target), request.headers, given);
     if (headRefusal !== undefined) return refused(request, headRefusal, init);
     let response: Response;
     let isPage = false;

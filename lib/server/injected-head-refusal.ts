@@ -3,7 +3,7 @@
 
 import { METHODS, type IncomingHttpHeaders } from 'node:http';
 import { CHUNKED_NOT_LAST, CHUNKED_THEN_MORE, transferEncodingRefusal } from '../../kernel/transfer-coding.js';
-import { expectsOnlyContinue, MAX_HEADER_FIELDS, MISSING_HOST, NO_TUNNEL, ONLY_CONTINUE, TOO_MANY_FIELDS } from './listen.js';
+import { DEFAULT_LIMITS, expectsOnlyContinue, headTooLarge, MAX_HEADER_FIELDS, MISSING_HOST, NO_TUNNEL, ONLY_CONTINUE, targetTooLarge, TOO_MANY_FIELDS } from './listen.js';
 
 /** The methods node's parser reads, as written (upper case): another (`get`, `FOO`) it refuses before any header. */
 const PARSED_METHODS: ReadonlySet<string> = new Set(METHODS);
@@ -28,6 +28,13 @@ const DUPLICATE_LENGTH = 'Duplicate Content-Length.';
 const CODING_AFTER_LENGTH = 'Transfer-Encoding can\'t be present with Content-Length.';
 const LENGTH_AFTER_CODING = 'Content-Length can\'t be present with Transfer-Encoding.';
 
+/**
+ * The head limit inject() reads a request against: the server's default (Limits.maxHeaderSize), as inject() knows no server's
+ * limits. node's parser counts the target, each field name and each value (from its first byte that is no space nor tab to the
+ * end of its line: spaces after it count) against it, and stops where the count reaches it.
+ */
+const HEAD_LIMIT = DEFAULT_LIMITS.maxHeaderSize;
+
 /** A head refusal: its status, its reason, and whether its answer closes the connection. */
 export interface HeadRefusal {
   status: number;
@@ -36,16 +43,16 @@ export interface HeadRefusal {
 }
 
 /**
- * The refusal the server answers a request with in its head, or undefined. `method`: as given; `headers`: the request's, folded as
+ * The refusal the server answers a request with in its head, or undefined. `method` and `target`: as given; `headers`: the request's, folded as
  * node:http folds them; `lines`: the header lines as given (see headerLines). In the server's order: node's parser first (a method
  * it does not know, which it reads first, then the first line it cannot read, see parserRefusal), then node:http's, which hands a CONNECT to the
  * server's 'connect' (refused whatever its head) and an HTTP/1.1 request with an Expect to 'checkContinue' or 'checkExpectation' (a 417
  * but for 100-continue alone), then startServers' listener: more fields than node keeps, no or an empty Host, a Transfer-Encoding that does not end with chunked.
  */
-export function injectedHeadRefusal(method: string, headers: IncomingHttpHeaders, lines: ReadonlyArray<readonly [string, string]>): HeadRefusal | undefined {
+export function injectedHeadRefusal(method: string, target: string, headers: IncomingHttpHeaders, lines: ReadonlyArray<readonly [string, string]>): HeadRefusal | undefined {
   if (!PARSED_METHODS.has(method)) return { status: 400, reason: INVALID_METHOD, closes: true };
-  const parsed = parserRefusal(lines);
-  if (parsed !== undefined) return { status: 400, reason: parsed, closes: true };
+  const parsed = parserRefusal(target, headers, lines);
+  if (parsed !== undefined) return parsed;
   if (method === 'CONNECT') return { status: 400, reason: NO_TUNNEL, closes: true };
   if (headers.expect !== undefined && !expectsOnlyContinue(headers.expect)) return { status: 417, reason: ONLY_CONTINUE, closes: false };
   if (lineCount(headers, lines) > MAX_HEADER_FIELDS) return { status: 431, reason: TOO_MANY_FIELDS, closes: true };
@@ -61,16 +68,39 @@ export function injectedHeadRefusal(method: string, headers: IncomingHttpHeaders
 }
 
 /**
- * What node's parser refuses in these header lines, at the first it cannot read, or undefined: a name that is no token, a control
+ * What node's parser refuses in the target and these header lines, at the first it cannot read, or undefined: a target that alone
+ * reaches the head limit (a 414), a head that reaches it (a 431, at the line where the count does), a name that is no token, a control
  * character in a value, a Content-Length that is empty, no number, past 64 bits, a second one or one after a Transfer-Encoding, a
  * Transfer-Encoding after a Content-Length (one with an empty value the parser takes for no coding), or one with chunked before another
  * coding. The reasons are the parser's, as startServers answers them; the order is the lines', so the first wins, as on a socket.
  */
-function parserRefusal(lines: ReadonlyArray<readonly [string, string]>): string | undefined {
+function parserRefusal(target: string, headers: IncomingHttpHeaders, lines: ReadonlyArray<readonly [string, string]>): HeadRefusal | undefined {
+  let counted = target.length;
+  if (counted >= HEAD_LIMIT) return { status: 414, reason: targetTooLarge(HEAD_LIMIT), closes: true };
+  // The lines Request.create() added, which a client writes too: the Host first (as undici writes it), the others
+  // (Content-Length, Content-Type) after those given.
+  const given = new Set(lines.map(([name]) => name.toLowerCase()));
+  const added = Object.entries(headers).filter(([name, value]) => !given.has(name) && value !== undefined);
+  const size = ([name, value]: [string, string | string[] | undefined]): number => (Array.isArray(value) ? value : [value ?? '']).reduce((sum, line) => sum + name.length + line.length, 0);
+  for (const line of added) if (line[0] === 'host') counted += size(line);
+  const refusalOf = lineReader();
+  for (const [name, value] of lines) {
+    const refused = refusalOf(name, value);
+    if (refused !== undefined) return { status: 400, reason: refused, closes: true };
+    // Counted as the line is read, after what the parser refuses in it.
+    counted += name.length + value.replace(/^[ \t]+/, '').length;
+    if (counted >= HEAD_LIMIT) return { status: 431, reason: headTooLarge(HEAD_LIMIT), closes: true };
+  }
+  for (const line of added) if (line[0] !== 'host') counted += size(line);
+  return counted >= HEAD_LIMIT ? { status: 431, reason: headTooLarge(HEAD_LIMIT), closes: true } : undefined;
+}
+
+/** What node's parser refuses in each header line, given in order, having read the ones before it (none refused), or undefined. */
+function lineReader(): (name: string, value: string) => string | undefined {
   let length = false;
   let coding = false;
   let codings: string | undefined;
-  for (const [name, value] of lines) {
+  return (name, value) => {
     if (!TOKEN.test(name)) return INVALID_TOKEN;
     const lower = name.toLowerCase();
     if (lower === 'content-length') {
@@ -92,8 +122,8 @@ function parserRefusal(lines: ReadonlyArray<readonly [string, string]>): string 
     } else if (BAD_VALUE_CHAR.test(value)) {
       return INVALID_VALUE_CHAR;
     }
-  }
-  return undefined;
+    return undefined;
+  };
 }
 
 /**

@@ -447,6 +447,16 @@ type ServedSocket = Duplex & {
   _parent?: Socket;
 };
 
+/** The reason of the 431 for a head over `maxHeaderSize` (node's HPE_HEADER_OVERFLOW). */
+export function headTooLarge(maxHeaderSize: number): string {
+  return `The request line and headers are larger than ${maxHeaderSize} bytes.`;
+}
+
+/** The reason of the 414 for a request target that alone reaches `maxHeaderSize`. */
+export function targetTooLarge(maxHeaderSize: number): string {
+  return `The request target (URL) alone reaches the ${maxHeaderSize}-byte limit of the request line and headers.`;
+}
+
 /**
  * A malformed or oversized request gets a status line and a one-line text saying what is wrong (a
  * HEAD, the same head without the text), in its turn after the responses to the requests before it
@@ -454,12 +464,12 @@ type ServedSocket = Duplex & {
  */
 function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null, hearer: RefusalHearer): (error: ParserError, socket: Duplex) => void {
   const messages: Readonly<Record<string, string>> = {
-    HPE_HEADER_OVERFLOW: `The request line and headers are larger than ${maxHeaderSize} bytes.`,
+    HPE_HEADER_OVERFLOW: headTooLarge(maxHeaderSize),
     ERR_HTTP_REQUEST_TIMEOUT: 'The request did not arrive in time.',
     // HTTP/2's connection preface (`PRI * HTTP/2.0`, sent with prior knowledge: h2c, or over TLS without ALPN), which node names `Pause on PRI/Upgrade`.
     HPE_PAUSED_H2_UPGRADE: SPOKEN_VERSIONS,
   };
-  const targetTooLong = `The request target (URL) alone reaches the ${maxHeaderSize}-byte limit of the request line and headers.`;
+  const targetTooLong = targetTooLarge(maxHeaderSize);
   // node counts a chunked body's trailer fields apart from the head, against the same limit.
   const trailersTooLarge = trailerFieldsTooLarge(maxHeaderSize);
   /** The status and reason of the answer to the request the error refuses (`inBody`: in its body, the head handed over); null when there is none to give. */

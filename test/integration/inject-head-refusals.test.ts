@@ -26,6 +26,10 @@ interface Case {
 }
 
 const MANY = Array.from({ length: 2001 }, (): [string, string] => ['X', '1']);
+/** The server's default head limit: node's parser counts the target, the field names and the values (not their leading spaces) against it. */
+const HEAD_LIMIT = 16 * 1024;
+/** An X-A value that brings a GET /home with the Host added (`Host: localhost`) to the limit, where the parser stops. */
+const AT_LIMIT = 'a'.repeat(HEAD_LIMIT - '/home'.length - 'Host'.length - 'localhost'.length - 'X-A'.length);
 
 const CASES: Case[] = [
   { name: 'served, for comparison', method: 'GET', lines: [], served: true },
@@ -90,6 +94,16 @@ const CASES: Case[] = [
   { name: 'a Transfer-Encoding, then a Content-Length with a control character: their conflict wins', method: 'POST', lines: [['Transfer-Encoding', 'chunked'], ['Content-Length', '\x01']] },
   { name: 'a Content-Length with a tab after it', method: 'POST', lines: [['Content-Length', '0\t']] },
   { name: 'a Content-Length with spaces and tabs before it is served', method: 'POST', lines: [['Content-Length', ' \t 0 ']], served: true },
+  { name: 'a head that reaches the limit (a long value)', method: 'GET', lines: [['X-A', AT_LIMIT]] },
+  { name: 'a head a byte short of the limit is served', method: 'GET', lines: [['X-A', AT_LIMIT.slice(1)]], served: true },
+  { name: 'a head short of the limit but for the spaces after a value, which the parser counts', method: 'GET', lines: [['X-A', `${AT_LIMIT.slice(2)}  `]] },
+  { name: 'a head short of the limit with spaces before a value, which the parser does not count, is served', method: 'GET', lines: [['X-A', `  ${AT_LIMIT.slice(1)}`]], served: true },
+  { name: 'a head over the limit in many lines', method: 'GET', lines: Array.from({ length: 20 }, (): [string, string] => ['X-A', 'a'.repeat(1000)]) },
+  { name: 'a head over the limit, then a bad name: the limit wins', method: 'GET', lines: [['X-A', AT_LIMIT], ['X A', 'b']] },
+  { name: 'a bad name, then a head over the limit: the name wins', method: 'GET', lines: [['X A', 'b'], ['X-A', AT_LIMIT]] },
+  { name: 'a head over the limit, then a CONNECT\'s and an odd Expect\'s refusals: the limit wins', method: 'CONNECT', lines: [['Expect', 'foo'], ['X-A', AT_LIMIT]] },
+  { name: 'a target that alone reaches the limit', method: 'GET', lines: [], target: `/home?${'a'.repeat(HEAD_LIMIT - '/home?'.length)}` },
+  { name: 'a long target, then a value that brings the head to the limit', method: 'GET', lines: [['X-A', 'a'.repeat(3)]], target: `/home?${'a'.repeat(HEAD_LIMIT - '/home?'.length - 'Host'.length - 'localhost'.length - 'X-A'.length - 3)}` },
 ];
 
 /** An answer's status, the headers compared, and its body. */
