@@ -356,11 +356,17 @@ export class Request {
     let target = uri;
     let scheme = init.scheme;
     if (/^https?:\/\//i.test(uri)) {
+      if (!URL.canParse(uri)) {
+        throw new TypeError(`Request.create()'s target "${withoutUserinfo(uri)}" is no URL (new URL() refuses it: a port past 65535, a host with a space...): give a path ('/books') or an http or https URL.`);
+      }
       const parsed = new URL(uri);
       scheme ??= parsed.protocol === 'https:' ? 'https' : 'http';
       // The URL names the host, as an absolute-form target does on the wire (RFC 9112 3.2.2) and as in Symfony's create().
       headers.host = parsed.host;
-      target = `${parsed.pathname}${parsed.search}`;
+      // A user or password (even empty: `http://@a.test/`) is kept, as a socket carries it, for the kernel to refuse (see targetError):
+      // new URL() leaves it out, and such a request was served where the server answers a 400.
+      const fragment = uri.indexOf('#');
+      target = USERINFO_GIVEN.test(uri) ? (fragment === -1 ? uri : uri.slice(0, fragment)) : `${parsed.pathname}${parsed.search}`;
     } else {
       target = originForm(uri);
     }
@@ -1079,6 +1085,9 @@ function nonOriginPath(target: string, method: string): string | MalformedReques
   const path = end === -1 ? rest : rest.slice(0, end);
   return path === '' ? '/' : path;
 }
+
+/** An http or https URL whose authority has a user or password, or an empty one (`http://@a.test/`). */
+const USERINFO_GIVEN = /^https?:\/\/[^/?#]*@/i;
 
 /** `http://a.test/x` of `http://user:password@a.test/x`: a URL without the userinfo of its authority. */
 function withoutUserinfo(target: string): string {

@@ -94,6 +94,8 @@ const CASES: Case[] = [
   { name: 'a Transfer-Encoding, then a Content-Length with a control character: their conflict wins', method: 'POST', lines: [['Transfer-Encoding', 'chunked'], ['Content-Length', '\x01']] },
   { name: 'a Content-Length with a tab after it', method: 'POST', lines: [['Content-Length', '0\t']] },
   { name: 'a Content-Length with spaces and tabs before it is served', method: 'POST', lines: [['Content-Length', ' \t 0 ']], served: true },
+  { name: 'an absolute-form target with a user and password, served to the kernel, which refuses it', method: 'GET', lines: [], target: 'http://u:secret@localhost/home', served: true },
+  { name: 'an absolute-form target with an empty user, served to the kernel, which refuses it', method: 'GET', lines: [], target: 'http://@localhost/home', served: true },
   { name: 'a head that reaches the limit (a long value)', method: 'GET', lines: [['X-A', AT_LIMIT]] },
   { name: 'a head a byte short of the limit is served', method: 'GET', lines: [['X-A', AT_LIMIT.slice(1)]], served: true },
   { name: 'a head short of the limit but for the spaces after a value, which the parser counts', method: 'GET', lines: [['X-A', `${AT_LIMIT.slice(2)}  `]] },

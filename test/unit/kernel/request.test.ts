@@ -42,6 +42,29 @@ test('create() refuses a scheme other than http and https, and a localPort that 
   assert.is(request.uri, 'https://localhost:8443/x');
 });
 
+test('create() refuses an absolute URL that is no URL (a port past 65535, a space in its host) with a TypeError naming it, its password left out, not a bare "Invalid URL"', () => {
+  for (const [uri, shown] of [
+    ['http://localhost:99999/home', 'http://localhost:99999/home'],
+    ['https://a b.test/', 'https://a b.test/'],
+    ['http://u:secret@localhost:99999/', 'http://localhost:99999/'],
+  ] as const) {
+    const error = thrown(() => Request.create(uri));
+    assert.instance(error, TypeError, uri);
+    assert.is(error.message, `Request.create()'s target "${shown}" is no URL (new URL() refuses it: a port past 65535, a host with a space...): give a path ('/books') or an http or https URL.`, uri);
+  }
+});
+
+test('create() keeps an absolute URL with a user or password (or an empty one) as its target, as a socket would carry it, so that the kernel refuses it with a 400; they were dropped and the request served', () => {
+  for (const uri of ['http://u:secret@localhost/home?x=1', 'http://@localhost/home', 'https://u@localhost:8443/']) {
+    const request = Request.create(uri);
+    assert.is(request.headers.host, new URL(uri).host, `${uri}: the Host a client writes from it`);
+    assert.instance(request.targetError, MalformedRequestError, uri);
+    assert.ok(!request.targetError!.message.includes('secret'), `${uri}: the password is left out`);
+    assert.is(request.path.startsWith('/'), false, `${uri}: routed nowhere`);
+  }
+  assert.is(Request.create('https://u@localhost:8443/').scheme, 'https');
+});
+
 test('default ports are left out of httpHost', () => {
   assert.is(Request.create('http://example.test:80/').httpHost, 'example.test');
   assert.is(Request.create('https://example.test/').httpHost, 'example.test');
