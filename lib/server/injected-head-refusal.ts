@@ -9,6 +9,11 @@ import { DEFAULT_LIMITS, expectsOnlyContinue, headTooLarge, MAX_HEADER_FIELDS, M
 const PARSED_METHODS: ReadonlySet<string> = new Set(METHODS);
 /** node's parser's reason for a method it does not know. */
 export const INVALID_METHOD = 'Invalid method encountered.';
+/** RTSP's methods, which node's parser reads, then refuses in an HTTP request with a reason of its own. */
+const RTSP_METHODS: ReadonlySet<string> = new Set(['DESCRIBE', 'ANNOUNCE', 'SETUP', 'PLAY', 'PAUSE', 'TEARDOWN', 'GET_PARAMETER', 'SET_PARAMETER', 'REDIRECT', 'RECORD', 'FLUSH']);
+const RTSP_METHOD = 'Invalid method for HTTP/x.x request.';
+/** node's parser's reason for HTTP/2's preface method, PRI, in an HTTP/1.1 request line (inject()'s). */
+const PRI_NOT_PREFACE = 'Expected HTTP/2 Connection Preface.';
 
 /** A header name as node's parser reads it (RFC 9110 5.6.2's token); another is its 'Invalid header token.'. */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -45,12 +50,12 @@ export interface HeadRefusal {
 /**
  * The refusal the server answers a request with in its head, or undefined. `method` and `target`: as given; `headers`: the request's, folded as
  * node:http folds them; `lines`: the header lines as given (see headerLines). In the server's order: node's parser first (a method
- * it does not know, which it reads first, then the first line it cannot read, see parserRefusal), then node:http's, which hands a CONNECT to the
+ * it does not know, RTSP's and PRI with reasons of their own, which it reads first, then the first line it cannot read, see parserRefusal), then node:http's, which hands a CONNECT to the
  * server's 'connect' (refused whatever its head) and an HTTP/1.1 request with an Expect to 'checkContinue' or 'checkExpectation' (a 417
  * but for 100-continue alone), then startServers' listener: more fields than node keeps, no or an empty Host, a Transfer-Encoding that does not end with chunked.
  */
 export function injectedHeadRefusal(method: string, target: string, headers: IncomingHttpHeaders, lines: ReadonlyArray<readonly [string, string]>): HeadRefusal | undefined {
-  if (!PARSED_METHODS.has(method)) return { status: 400, reason: INVALID_METHOD, closes: true };
+  if (!PARSED_METHODS.has(method)) return { status: 400, reason: RTSP_METHODS.has(method) ? RTSP_METHOD : method === 'PRI' ? PRI_NOT_PREFACE : INVALID_METHOD, closes: true };
   const parsed = parserRefusal(target, headers, lines);
   if (parsed !== undefined) return parsed;
   if (method === 'CONNECT') return { status: 400, reason: NO_TUNNEL, closes: true };
