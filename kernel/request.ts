@@ -365,8 +365,10 @@ export class Request {
       headers.host = parsed.host;
       // A user or password (even empty: `http://@a.test/`) is kept, as a socket carries it, for the kernel to refuse (see targetError):
       // new URL() leaves it out, and such a request was served where the server answers a 400.
-      const fragment = uri.indexOf('#');
-      target = USERINFO_GIVEN.test(uri) ? (fragment === -1 ? uri : uri.slice(0, fragment)) : `${parsed.pathname}${parsed.search}`;
+      // As text: inject() passes a URL object on.
+      const written = String(uri);
+      const fragment = written.indexOf('#');
+      target = USERINFO_GIVEN.test(written) ? (fragment === -1 ? written : written.slice(0, fragment)) : `${parsed.pathname}${parsed.search}`;
     } else {
       target = originForm(uri);
     }
