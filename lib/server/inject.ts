@@ -198,7 +198,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     // What startServers (or node's parser) refuses in a request's head never reaches the kernel: the same answer, logged as the
     // server logs it, and no kernel.terminate. Read from the header lines as given: their order says which line the parser stops at.
     const given = headerLines(init.headers);
-    checkDeclaredLength(given, init.body);
+    // A json body as Request.create() wrote it (it has refused one JSON cannot write).
+    checkDeclaredLength(given, Object.hasOwn(init, 'json') ? JSON.stringify(init.json) : init.body);
     // The method as given: node's parser refuses one in lower case (`get`), which Request.create() upper-cases.
     const headRefusal = injectedHeadRefusal(method, String(target), request.headers, given);
     if (headRefusal !== undefined) return refused(request, headRefusal, init);
@@ -256,7 +257,7 @@ function checkTarget(target: unknown): void {
 }
 
 /**
- * Refuses a text or bytes body of another length than the one Content-Length given (a number): undici and node:http refuse to send it,
+ * Refuses a text, bytes or json body of another length than the one Content-Length given (a number): undici and node:http refuse to send it,
  * and the server would read that many bytes, where the request was given the whole body. Several, one that is no number, or one beside a Transfer-Encoding are the parser's refusals.
  */
 function checkDeclaredLength(lines: ReadonlyArray<readonly [string, string]>, body: unknown): void {

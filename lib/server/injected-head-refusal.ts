@@ -139,8 +139,8 @@ function lineReader(): (name: string, value: string) => string | undefined {
 export function headerLines(headers: Readonly<Record<string, string | readonly string[] | undefined>> | undefined): Array<[string, string]> {
   const lines: Array<[string, string]> = [];
   for (const [name, value] of Object.entries(headers ?? {})) {
-    // Request.create() has refused a value that is no string nor a list of strings.
-    for (const line of Array.isArray(value) ? value : [value]) if (line !== undefined) lines.push([name, line as string]);
+    // Request.create() has refused a value that is no string, finite number nor a list of them; a number is written as it writes one.
+    for (const line of Array.isArray(value) ? value : [value]) if (line !== undefined) lines.push([name, String(line)]);
   }
   return lines;
 }
