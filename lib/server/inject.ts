@@ -6,7 +6,7 @@ import { isPlainObject } from '../../kernel/name-value-object.js';
 import { requestInternals } from '../../kernel/request-internals.js';
 import { ERROR_PAGE_GRACE_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
-import { headerLines, INVALID_METHOD, injectedHeadRefusal, releaseRefusedBody, type HeadRefusal } from './injected-head-refusal.js';
+import { headerLines, injectedHeadRefusal, releaseRefusedBody, sentMethod, type HeadRefusal } from './injected-head-refusal.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
 import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logEscaped, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
 
@@ -200,8 +200,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     const given = headerLines(init.headers);
     // A json body as Request.create() wrote it (it has refused one JSON cannot write).
     checkDeclaredLength(given, Object.hasOwn(init, 'json') ? JSON.stringify(init.json) : init.body);
-    // The method as given: node's parser refuses one in lower case (`get`), which Request.create() upper-cases.
-    const headRefusal = injectedHeadRefusal(method, String(target), request.headers, given);
+    // The method as a client sends it: `get` as GET, `patch` as written, which node's parser refuses (Request.create() upper-cases it).
+    const headRefusal = injectedHeadRefusal(sentMethod(method), String(target), request.headers, given);
     if (headRefusal !== undefined) return refused(request, headRefusal, init);
     let response: Response;
     let isPage = false;
@@ -223,8 +223,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     if (signal?.aborted === true) throw signal.reason;
     logRefusal(logger, { status, reason, client: request.remoteAddress });
     const answer = refusalAnswer(status, reason, closes);
-    // To a HEAD, its head alone, as from the server; a method the parser refused is no HEAD (`head`): its answer has the body.
-    const body = request.method === 'HEAD' && reason !== INVALID_METHOD ? null : answer.body;
+    // To a HEAD (`head` is sent as one), its head alone, as from the server.
+    const body = request.method === 'HEAD' ? null : answer.body;
     return Object.assign(new Response(body, status, answer.headers), { body, text: () => body ?? '', json: (): unknown => JSON.parse(body ?? '') });
   };
 

@@ -21,6 +21,8 @@ interface Case {
   served?: true;
   /** The target, on the wire and to inject() (default `/home`). */
   target?: string;
+  /** The method on the wire, where a client sends another than the one given to it: fetch upper-cases GET, HEAD, POST, PUT, DELETE and OPTIONS in any case. */
+  sentAs?: string;
   /** The names given to inject() as written (each once), not lower-cased into lists. */
   asWritten?: true;
 }
@@ -58,12 +60,16 @@ const CASES: Case[] = [
   { name: 'more fields than node keeps', method: 'GET', lines: MANY },
   { name: 'more fields than node keeps and an empty Host: the count wins', method: 'GET', lines: [['Host', ''], ...MANY] },
   { name: 'more fields than node keeps and an odd Expect: the Expect wins', method: 'GET', lines: [['Expect', 'foo'], ...MANY] },
-  { name: 'a lower-case method: node\'s parser knows methods in upper case alone', method: 'get', lines: [] },
+  { name: 'a lower-case GET, which a client sends as GET (fetch, node:http), is served', method: 'get', sentAs: 'GET', lines: [], served: true },
+  { name: 'a GET in mixed case is served', method: 'gEt', sentAs: 'GET', lines: [], served: true },
+  { name: 'a lower-case HEAD is served as a HEAD', method: 'head', sentAs: 'HEAD', lines: [], served: true },
+  { name: 'a lower-case HEAD with an empty Host: the HEAD\'s refusal, without its body', method: 'head', sentAs: 'HEAD', lines: [['Host', '']] },
+  { name: 'a lower-case PATCH, which fetch sends as written: node\'s parser knows methods in upper case alone', method: 'patch', lines: [] },
   { name: 'a lower-case CONNECT: the parser refuses its method', method: 'connect', lines: [] },
-  { name: 'a lower-case HEAD: the parser\'s answer has its body', method: 'head', lines: [] },
   { name: 'a method node\'s parser does not know', method: 'FOO', lines: [] },
-  { name: 'a lower-case method, an odd Expect and both Content-Length and Transfer-Encoding: the method wins', method: 'post', lines: [['Expect', 'foo'], ['Content-Length', '0'], ['Transfer-Encoding', 'chunked']] },
+  { name: 'a lower-case PATCH, an odd Expect and both Content-Length and Transfer-Encoding: the method wins', method: 'patch', lines: [['Expect', 'foo'], ['Content-Length', '0'], ['Transfer-Encoding', 'chunked']] },
   { name: 'a method node\'s parser knows beyond the usual ones is served', method: 'PURGE', lines: [], served: true },
+  { name: 'a lower-case POST, sent as POST, with both Content-Length and Transfer-Encoding: the parser refuses those', method: 'post', sentAs: 'POST', lines: [['Content-Length', '0'], ['Transfer-Encoding', 'chunked']] },
   ...['DESCRIBE', 'ANNOUNCE', 'SETUP', 'PLAY', 'PAUSE', 'TEARDOWN', 'GET_PARAMETER', 'SET_PARAMETER', 'REDIRECT', 'RECORD', 'FLUSH'].map((method): Case => ({ name: `RTSP's ${method}, which node's parser knows for RTSP alone`, method, lines: [] })),
   { name: 'an RTSP method with an odd Expect: the method wins', method: 'SETUP', lines: [['Expect', 'foo']] },
   { name: 'PRI, HTTP/2\'s preface method, with an HTTP/1.1 version', method: 'PRI', lines: [] },
@@ -166,10 +172,10 @@ for (const scheme of SCHEMES) {
   });
 
   test('each case: the same answer, and the same refusal logged', async () => {
-    for (const { name, method, lines, served, target = '/home', asWritten } of CASES) {
+    for (const { name, method, lines, served, target = '/home', asWritten, sentAs = method } of CASES) {
       const wireLines = lines.some(([field]) => field.toLowerCase() === 'host') ? lines : [['Host', 'localhost'], ...lines];
       refusals.length = 0;
-      const fromServer = await sent(server, scheme, `${method} ${target} HTTP/1.1\r\n${wireLines.map(([field, value]) => `${field}: ${value}\r\n`).join('')}\r\n`, method === 'HEAD');
+      const fromServer = await sent(server, scheme, `${sentAs} ${target} HTTP/1.1\r\n${wireLines.map(([field, value]) => `${field}: ${value}\r\n`).join('')}\r\n`, sentAs === 'HEAD');
       const serverRefusals = [...refusals];
       refusals.length = 0;
       // The lines as inject()'s headers: several of one name (in any case) a list, in their order.
