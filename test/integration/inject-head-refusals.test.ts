@@ -114,6 +114,9 @@ const CASES: Case[] = [
   { name: 'a head over the limit, then a bad name: the limit wins', method: 'GET', lines: [['X-A', AT_LIMIT], ['X A', 'b']] },
   { name: 'a bad name, then a head over the limit: the name wins', method: 'GET', lines: [['X A', 'b'], ['X-A', AT_LIMIT]] },
   { name: 'a head over the limit, then a CONNECT\'s and an odd Expect\'s refusals: the limit wins', method: 'CONNECT', lines: [['Expect', 'foo'], ['X-A', AT_LIMIT]] },
+  { name: 'more fields than node keeps, over the limit too: the parser\'s limit wins', method: 'GET', lines: Array.from({ length: 2001 }, (): [string, string] => ['X', 'a'.repeat(10)]) },
+  { name: 'an odd Expect and a head over the limit: the parser\'s limit wins', method: 'GET', lines: [['Expect', 'foo'], ['X-A', AT_LIMIT]] },
+  { name: 'a Content-Length line that brings the head to the limit', method: 'POST', lines: [['X-A', AT_LIMIT.slice('Content-Length'.length + 1)], ['Content-Length', '0']] },
   { name: 'a target that alone reaches the limit', method: 'GET', lines: [], target: `/home?${'a'.repeat(HEAD_LIMIT - '/home?'.length)}` },
   { name: 'a long target, then a value that brings the head to the limit', method: 'GET', lines: [['X-A', 'a'.repeat(3)]], target: `/home?${'a'.repeat(HEAD_LIMIT - '/home?'.length - 'Host'.length - 'localhost'.length - 'X-A'.length - 3)}` },
 ];
