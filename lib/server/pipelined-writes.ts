@@ -41,6 +41,16 @@ function flushAll(): void {
   holding.clear();
 }
 
+/**
+ * The bytes a chunk takes on the wire: a string's in its encoding (a UTF-8 body's characters may be
+ * 3 bytes each, counted as 1 they let thrice the limit be held), a buffer's its length. node:http
+ * writes a response's head in latin1, a byte a character: counted without asking Buffer.
+ */
+function byteLength({ chunk, encoding }: Chunk): number {
+  if (typeof chunk !== 'string') return chunk.length;
+  return encoding === 'latin1' ? chunk.length : Buffer.byteLength(chunk, encoding as BufferEncoding);
+}
+
 /** A write for the socket's own methods: `callback` is its writer's, none for what was held (completed already). */
 interface Outgoing {
   chunks: readonly Chunk[];
@@ -96,7 +106,7 @@ class Gatherer {
   #hold(chunks: readonly Chunk[], callback: WriteCallback): void {
     for (const entry of chunks) {
       this.#chunks.push({ chunk: entry.chunk, encoding: entry.encoding });
-      this.#bytes += entry.chunk.length;
+      this.#bytes += byteLength(entry);
     }
     if (this.#unaccounted + this.#bytes <= GATHER_LIMIT) return callback();
     this.flush(callback);

@@ -185,6 +185,42 @@ test('what is held goes out with the write that passes the limit, whose completi
   }
 });
 
+test('the limit counts a string\'s bytes: a UTF-8 body within it in characters but past it in bytes goes out at once, its completion the connection\'s', async () => {
+  const connection = await pair();
+  try {
+    gatherPipelinedWrites(connection.socket, true);
+    // 3 bytes a character in UTF-8: a third of the limit in characters, 2 bytes past it in bytes.
+    const body = '\u20ac'.repeat(Math.ceil(GATHER_LIMIT / 3));
+    assert.ok(body.length < GATHER_LIMIT && Buffer.byteLength(body) > GATHER_LIMIT);
+    connection.socket.write(body, 'utf8');
+    // Counted in characters, it was held and completed at once: thrice the limit could be.
+    assert.is(connection.writes(), 1);
+    connection.socket.write('!');
+    await readUntil(connection, '!');
+    assert.is(connection.received(), `${Buffer.from(body).toString('latin1')}!`);
+  } finally {
+    await connection.close();
+  }
+});
+
+test('the limit counts a string\'s bytes in its own encoding: latin1 a byte a character, hex one for two', async () => {
+  const connection = await pair();
+  try {
+    gatherPipelinedWrites(connection.socket, true);
+    // 2 bytes a character in UTF-8, 1 in latin1: half the limit.
+    connection.socket.write('\u00e9'.repeat(GATHER_LIMIT / 2), 'latin1');
+    // Twice the limit in characters, half of it in bytes.
+    connection.socket.write('ab'.repeat(GATHER_LIMIT / 2), 'hex');
+    assert.is(connection.writes(), 0);
+    await nextTurn();
+    assert.is(connection.writes(), 1);
+    await readUntil(connection, '\u00ab'.repeat(GATHER_LIMIT / 2));
+    assert.is(connection.received(), '\u00e9'.repeat(GATHER_LIMIT / 2) + '\u00ab'.repeat(GATHER_LIMIT / 2));
+  } finally {
+    await connection.close();
+  }
+});
+
 for (const over of ['tcp', 'tls'] as const) {
   test(`writes to a client that reads nothing push back on the writer once they are not going out: a turn's wait for the last turn's, over ${over}`, async () => {
     const connection = await pair({ over, reading: false });
