@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { GATHER_LIMIT, gatherPipelinedWrites } from '../../../lib/server/pipelined-writes.js';
+import { GATHER_LIMIT, gatherPipelinedWrites, sendsGathered } from '../../../lib/server/pipelined-writes.js';
 import { loadOrCreateDevCertificate, type DevCertificate } from '../../../lib/server/tls-certificate.js';
 
 let certificateDir = '';
@@ -29,6 +29,8 @@ interface Pair {
   received(): string;
   /** Resolves with everything read once the client's end has closed. */
   closed: Promise<string>;
+  /** Has a client that was reading nothing read from now on. */
+  startReading(): void;
   close(): Promise<void>;
 }
 
@@ -45,7 +47,8 @@ async function pair({ over = 'tcp', reading = true }: { over?: 'tcp' | 'tls'; re
   const client = over === 'tls' ? tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false }) : connect(port, '127.0.0.1');
   client.on('error', () => {});
   let received = '';
-  if (reading) client.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  const read = (chunk: Buffer): void => void (received += chunk.toString('latin1'));
+  if (reading) client.on('data', read);
   else client.pause();
   const closed = new Promise<string>((resolve) => client.once('close', () => resolve(received)));
   const socket = await arrived;
@@ -62,6 +65,10 @@ async function pair({ over = 'tcp', reading = true }: { over?: 'tcp' | 'tls'; re
     writes: () => writes,
     received: () => received,
     closed,
+    startReading() {
+      client.on('data', read);
+      client.resume();
+    },
     async close() {
       client.destroy();
       socket.destroy();
@@ -72,9 +79,9 @@ async function pair({ over = 'tcp', reading = true }: { over?: 'tcp' | 'tls'; re
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-async function readUntil(connection: Pair, text: string): Promise<void> {
+async function readUntil(connection: Pair, text: string, timeout = 2_000): Promise<void> {
   for (let waited = 0; !connection.received().includes(text); waited += 5) {
-    if (waited > 2_000) throw new Error(`"${text}" did not arrive; read: ${JSON.stringify(connection.received())}`);
+    if (waited > timeout) throw new Error(`"${text}" did not arrive; read: ${JSON.stringify(connection.received())}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
@@ -216,6 +223,102 @@ test('the limit counts a string\'s bytes in its own encoding: latin1 a byte a ch
     assert.is(connection.writes(), 1);
     await readUntil(connection, '\u00ab'.repeat(GATHER_LIMIT / 2));
     assert.is(connection.received(), '\u00e9'.repeat(GATHER_LIMIT / 2) + '\u00ab'.repeat(GATHER_LIMIT / 2));
+  } finally {
+    await connection.close();
+  }
+});
+
+test('the limit counts from nothing again once what was written is out: a write that passed it, or one of the check phase, is not held against the next turns', async () => {
+  const connection = await pair();
+  try {
+    const half = 'h'.repeat(GATHER_LIMIT / 2);
+    // Written in the check phase, with no writer waiting on it.
+    gatherPipelinedWrites(connection.socket, true);
+    connection.socket.write(half);
+    await nextTurn();
+    await readUntil(connection, half);
+    let expected = half;
+    // Twice: the first burst ends with a write that passes the limit, whose completion is the socket's.
+    for (const marker of ['1', '2']) {
+      const before = connection.writes();
+      gatherPipelinedWrites(connection.socket, true);
+      connection.socket.write(half);
+      connection.socket.write(half);
+      assert.is(connection.writes(), before, `turn ${marker}: held up to the limit`);
+      connection.socket.write(marker);
+      assert.is(connection.writes(), before + 1, `turn ${marker}: past the limit, out at once`);
+      expected += `${half}${half}${marker}`;
+      await nextTurn();
+      await readUntil(connection, `${half}${marker}`);
+    }
+    assert.is(connection.received(), expected);
+  } finally {
+    await connection.close();
+  }
+});
+
+test('sendsGathered() tells whether writes taken for done are still held: never for a connection not gathered', async () => {
+  const connection = await pair();
+  try {
+    assert.is(sendsGathered(connection.socket), false);
+    gatherPipelinedWrites(connection.socket, false);
+    assert.is(sendsGathered(connection.socket), false);
+    gatherPipelinedWrites(connection.socket, true);
+    assert.is(sendsGathered(connection.socket), false);
+    connection.socket.write('held');
+    assert.is(sendsGathered(connection.socket), true);
+    await nextTurn();
+    await readUntil(connection, 'held');
+    assert.is(sendsGathered(connection.socket), false);
+  } finally {
+    await connection.close();
+  }
+});
+
+test('writes queued behind one the system has not taken all go out, in order, once the client reads', async () => {
+  const connection = await pair({ reading: false });
+  try {
+    const response = 'q'.repeat(GATHER_LIMIT - 1024);
+    let turns = 0;
+    let written = 0;
+    let toldToWait = false;
+    while (!toldToWait && turns++ < 400) {
+      gatherPipelinedWrites(connection.socket, true);
+      toldToWait = !connection.socket.write(response);
+      written += response.length;
+      await nextTurn();
+    }
+    assert.ok(toldToWait, `the writer was never told to wait in ${turns - 1} turns`);
+    // Behind those, held in its turn and written in its check phase while they are not out.
+    gatherPipelinedWrites(connection.socket, true);
+    connection.socket.write('end!');
+    written += 4;
+    await nextTurn();
+    connection.startReading();
+    await readUntil(connection, 'end!', 10_000);
+    assert.is(connection.received().length, written);
+    assert.ok(connection.received().endsWith('qend!'));
+  } finally {
+    await connection.close();
+  }
+});
+
+test('a failed write of what was held destroys the connection with its error: no writer is left to hear of it', async () => {
+  const connection = await pair();
+  try {
+    const failure = new Error('write EPIPE');
+    const socket = connection.socket as Socket & { _write: (chunk: unknown, encoding: unknown, callback: (error?: Error) => void) => void };
+    // The system refuses the write, a tick later, as it does a write to a connection reset.
+    socket._write = (_chunk, _encoding, callback) => void process.nextTick(() => callback(failure));
+    const destroyed = new Promise<Error | undefined>((resolve) => socket.once('close', () => resolve(socket.errored ?? undefined)));
+    gatherPipelinedWrites(socket, true);
+    let completion = 'none';
+    socket.write('held', (error) => (completion = error ? `failed: ${error.message}` : 'done'));
+    await nextTurn();
+    // Its writer heard it was done: held, completed at once.
+    assert.is(completion, 'done');
+    const outcome = await Promise.race([destroyed, new Promise((resolve) => setTimeout(() => resolve('still open'), 1_000))]);
+    assert.is(outcome, failure);
   } finally {
     await connection.close();
   }
