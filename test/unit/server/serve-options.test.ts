@@ -376,4 +376,103 @@ test('a range of prefix length 0 (every address) is accepted in --profiler-allow
   assert.match(usageError(['--profiler-allow', 'nonsense/0']).message, /^--profiler-allow: /);
 });
 
+test('the help text: a usage line, what serve does, the rule for blank values, then each option with its value, description, variable and default, the descriptions in one column', () => {
+  const help = formatServeHelp();
+  const lines = help.split('\n');
+  assert.match(lines[0]!, /^Usage: node bin\/serve \[options\] +\(installed as a dependency: npx http-kernel-serve \[options\]\)$/);
+  assert.is(lines[1], '');
+  assert.match(lines[2]!, /^Serves the reference application over http and https/);
+  assert.match(help, /\nFlags beat environment variables; [^\n]+\n[^\n]+usage error\.\n\nOptions:\n {2}--/);
+  assert.is(lines.at(-1), '', 'ends with a line break');
+  const rows = lines.slice(lines.indexOf('Options:') + 1, -1);
+  // An option's first row names it at two spaces in; the rows after it leave that column blank.
+  const starts = rows.filter((row) => /^ {2}-/.test(row));
+  const lefts = starts.map((row) => /^ {2}(-\S*(?: \S+)*)/.exec(row)![1]!);
+  const column = 2 + Math.max(...lefts.map((left) => left.length)) + 2;
+  for (const row of rows) {
+    assert.match(row.slice(0, column), /^ {2}(?:-\S*(?: \S+)* *| *)$/, `the left column of ${JSON.stringify(row)}`);
+    assert.match(row.slice(column), /^\S/, `a description starts at column ${column}: ${JSON.stringify(row)}`);
+  }
+  assert.ok(rows.some((row) => !/^ {2}-/.test(row)), 'descriptions of more than a line continue on rows of their own');
+  // Each flag that takes a value names it, then says what it does, its variable and its default.
+  const blocks = help.split(/\n(?= {2}-)/).slice(1);
+  assert.is(blocks.length, starts.length);
+  for (const block of blocks) {
+    const text = block.split('\n').map((row) => row.slice(column)).join(' ');
+    assert.match(text, /^\w[^[]*\w/, `a description: ${JSON.stringify(block)}`);
+    // Not a switch (`--debug, --no-debug`, `-h, --help`): it takes a value.
+    if (!/^ {2}-[^ ]*,/.test(block)) {
+      assert.match(block, /^ {2}--[a-z-]+ <[^>]+>/, `a value: ${JSON.stringify(block)}`);
+      assert.match(text, /\[env [A-Z_]+; default [^\]\s][^\]]*\]$/, `a variable and a default: ${JSON.stringify(block)}`);
+    }
+  }
+  assert.match(help, /^ {2}-h, --help +show this help$/m);
+  const debugOff = /off when the environment is ([^\]]+)\]/.exec(help)![1]!;
+  assert.equal(debugOff.split(' or '), [...SERVE_DEFAULTS.debugOffIn]);
+});
+
+test('the development certificate is cached in var/tls, as README says', () => {
+  assert.is(SERVE_DEFAULTS.devCertificateDir, 'var/tls');
+  assert.match(formatServeHelp(), 'default self-signed, cached in var/tls/]');
+});
+
+test('a UsageError is named so, and an unknown option is said to be one', () => {
+  const error = usageError(['--bogus']);
+  assert.is(error.name, 'UsageError');
+  assert.is(error.message, 'unknown option --bogus (see --help)');
+  assert.is(usageError(['--bogus=1']).message, 'unknown option --bogus (see --help)');
+});
+
+test('`--` ends the options: serve takes nothing after it', () => {
+  assert.equal(parseServeOptions(['--port', '9000', '--'], {}).port, 9000);
+  assert.match(usageError(['--', 'extra']).message, 'unexpected argument "extra"');
+});
+
+test('a value starting with a dash is a forgotten value unless it is a negative number', () => {
+  assert.is(usageError(['--host', '-a-1']).message, 'option --host needs a value (see --help)');
+});
+
+test('--help answers with the defaults, debug and the profiler on', () => {
+  const { help, ...options } = parseServeOptions(['--help'], {});
+  assert.is(help, true);
+  const { help: _, ...defaults } = parseServeOptions([], {});
+  assert.equal(options, { ...defaults, devCertificateDir: SERVE_DEFAULTS.devCertificateDir, debugOffIn: SERVE_DEFAULTS.debugOffIn });
+});
+
+test('the bounds are taken: port 65535, one profile', () => {
+  assert.is(parseServeOptions(['--port', '65535'], {}).port, 65535);
+  assert.is(parseServeOptions(['--https-port', '65535'], {}).httpsPort, 65535);
+  assert.is(parseServeOptions([], { PROFILER_MAX_PROFILES: '1' }).profilerMaxProfiles, 1);
+});
+
+test('names of one character: an environment, a host and its labels', () => {
+  assert.is(parseServeOptions([], { APP_ENV: 'p' }).env, 'p');
+  assert.is(parseServeOptions(['--host', 'h'], {}).host, 'h');
+  assert.is(parseServeOptions(['--host', 'my-host.b'], {}).host, 'my-host.b');
+});
+
+test('the log level is read without the spaces around it, in any case', () => {
+  assert.is(parseServeOptions([], { LOG_LEVEL: ' Info ' }).logLevel, 'info');
+  assert.is(parseServeOptions(['--log-level', 'DEBUG '], {}).logLevel, 'debug');
+});
+
+test('address lists leave out empty items', () => {
+  assert.equal(parseServeOptions(['--trusted-proxies', '10.0.0.0/8, ,loopback,'], {}).trustedProxies, ['10.0.0.0/8', 'loopback']);
+  assert.equal(parseServeOptions([], { PROFILER_ALLOW: ',127.0.0.1' }).profilerAllow, ['127.0.0.1']);
+});
+
+test('a trusted host given as a regular expression with flags is refused as one', () => {
+  assert.match(usageError(['--trusted-hosts', 'example.com,/^api\\.example\\.com$/i']).message, '"/^api\\.example\\.com$/i" looks like a regular expression');
+});
+
+test('APP_DEBUG and PROFILER take 1, true, on, yes and 0, false, off, no, in any case', () => {
+  for (const value of ['1', 'true', 'on', 'yes', 'TRUE', 'On', 'Yes']) {
+    assert.is(parseServeOptions([], { APP_ENV: 'prod', APP_DEBUG: value }).debug, true, `APP_DEBUG=${value}`);
+  }
+  for (const value of ['0', 'false', 'off', 'no', 'FALSE', 'Off', 'No']) {
+    assert.is(parseServeOptions([], { APP_DEBUG: value }).debug, false, `APP_DEBUG=${value}`);
+    assert.is(parseServeOptions([], { PROFILER: value }).profiler, false, `PROFILER=${value}`);
+  }
+});
+
 test.run();
