@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate } from '../../../lib/server/tls-certificate.js';
+import { TlsCertificateError, loadCertificateFiles, loadOrCreateDevCertificate, octal } from '../../../lib/server/tls-certificate.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** As the lock records it: this process's pid namespace, null where there is none. */
@@ -236,6 +236,110 @@ test('concurrent first calls meeting a lock left by a process that died all serv
     assert.is(results.filter((result) => result.created).length, 1, `round ${round}: made once`);
     assert.is(new Set(results.map((result) => result.cert)).size, 1, `round ${round}: one certificate`);
   }
+});
+
+test('a development certificate made where none was cached says nothing was replaced', async () => {
+  const made = await loadOrCreateDevCertificate(freshDir());
+  assert.is(made.created, true);
+  assert.not.ok('replaced' in made, `replaced: ${JSON.stringify(made.replaced)}`);
+});
+
+test('the development certificate is named for localhost and http-kernel, an EC P-256 key, no CA, for signatures only', async () => {
+  const { cert, key } = await loadOrCreateDevCertificate(freshDir());
+  const certificate = new X509Certificate(cert);
+  assert.match(certificate.subject, /^CN=localhost$/m);
+  assert.match(certificate.subject, /^O=http-kernel development certificate$/m);
+  assert.is(certificate.ca, false);
+  const details = createPrivateKey(key).asymmetricKeyDetails;
+  assert.is(details?.namedCurve, 'prime256v1');
+  const text = execFileSync('openssl', ['x509', '-noout', '-text'], { input: cert, encoding: 'utf8', timeout: 10_000 });
+  assert.match(text, /Signature Algorithm: ecdsa-with-SHA256/);
+  assert.match(text, /X509v3 Basic Constraints: critical\s+CA:FALSE/);
+  assert.match(text, /X509v3 Key Usage: critical\s+Digital Signature\s*\n/);
+});
+
+for (const [problem, make] of [
+  ['its certificate is missing', async (dir: string) => rm(join(dir, 'dev-cert.pem'))],
+  ['its key does not parse', async (dir: string) => writeFile(join(dir, 'dev-key.pem'), 'not a key\n')],
+  ['it is not for server authentication', async (dir: string) => {
+    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+      keyType: 'ec',
+      notBeforeDate: new Date(Date.now() - DAY_MS),
+      notAfterDate: new Date(Date.now() + 30 * DAY_MS),
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] }],
+    });
+    await writeFile(join(dir, 'dev-cert.pem'), pems.cert);
+    await writeFile(join(dir, 'dev-key.pem'), pems.private);
+  }],
+  ['it does not cover localhost, 127.0.0.1 and ::1', async (dir: string) => {
+    // Without a DNS name, and with another common name: checkHost() would read a subject of localhost.
+    const pems = await generate([{ name: 'commonName', value: 'example.test' }], {
+      keyType: 'ec',
+      notBeforeDate: new Date(Date.now() - DAY_MS),
+      notAfterDate: new Date(Date.now() + 30 * DAY_MS),
+      extensions: [{ name: 'extKeyUsage', serverAuth: true }, { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] }],
+    });
+    await writeFile(join(dir, 'dev-cert.pem'), pems.cert);
+    await writeFile(join(dir, 'dev-key.pem'), pems.private);
+  }],
+  ['it is not yet valid', async (dir: string) => {
+    const pems = await certificateValid(new Date(Date.now() + DAY_MS), new Date(Date.now() + 30 * DAY_MS));
+    await writeFile(join(dir, 'dev-cert.pem'), pems.cert);
+    await writeFile(join(dir, 'dev-key.pem'), pems.private);
+  }],
+] as const) {
+  test(`a cached development certificate is replaced when ${problem}, saying so`, async () => {
+    const dir = freshDir();
+    await loadOrCreateDevCertificate(dir);
+    await make(dir);
+    const again = await loadOrCreateDevCertificate(dir);
+    assert.is(again.created, true);
+    assert.ok(again.replaced?.startsWith(problem), `replaced: ${JSON.stringify(again.replaced)}`);
+    assertPairMatches(again.cert, again.key);
+  });
+}
+
+test('octal() writes a mode as chmod takes it', () => {
+  assert.is(octal(0o644), '0644');
+  assert.is(octal(0o600), '0600');
+  assert.is(octal(0o7), '0007');
+});
+
+test('a certificate is valid from its notBefore through its notAfter, both included', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  const notBefore = Math.floor((Date.now() - DAY_MS) / 1000) * 1000;
+  const notAfter = Math.floor((Date.now() + DAY_MS) / 1000) * 1000;
+  const pems = await certificateValid(new Date(notBefore), new Date(notAfter));
+  await writeFile(join(dir, 'cert.pem'), pems.cert);
+  await writeFile(join(dir, 'key.pem'), pems.private);
+  for (const now of [notBefore, notAfter]) {
+    assert.equal(await loadCertificateFiles(join(dir, 'cert.pem'), join(dir, 'key.pem'), now), { cert: pems.cert, key: pems.private });
+  }
+});
+
+test('loadCertificateFiles names the file and what it is, with the reason and its cause', async () => {
+  const dir = freshDir();
+  await loadOrCreateDevCertificate(dir);
+  const cert = join(dir, 'dev-cert.pem');
+  const key = join(dir, 'dev-key.pem');
+  const failure = async (certPath: string, keyPath: string): Promise<TlsCertificateError> => {
+    try {
+      await loadCertificateFiles(certPath, keyPath);
+    } catch (error) {
+      assert.instance(error, TlsCertificateError);
+      assert.is((error as Error).name, 'TlsCertificateError');
+      assert.ok((error as Error).cause instanceof Error, 'the error it comes from is its cause');
+      return error as TlsCertificateError;
+    }
+    throw new Error('expected a TlsCertificateError');
+  };
+  assert.match((await failure(join(dir, 'none.pem'), key)).message, /^cannot read TLS certificate \S+none\.pem: ENOENT/);
+  assert.match((await failure(cert, join(dir, 'none.pem'))).message, /^cannot read TLS key \S+none\.pem: ENOENT/);
+  await writeFile(join(dir, 'garbage.pem'), 'not PEM at all\n');
+  assert.match((await failure(join(dir, 'garbage.pem'), key)).message, /^TLS certificate \S+garbage\.pem is not a PEM certificate: \S/);
+  // Not encrypted, only not a key: said so, with OpenSSL's reason.
+  assert.match((await failure(cert, join(dir, 'garbage.pem'))).message, /^TLS key \S+garbage\.pem is not an unencrypted PEM private key: \S/);
 });
 
 test('loadCertificateFiles reads a certificate and its key', async () => {
