@@ -430,6 +430,7 @@ test('loadCertificateFiles says a key is encrypted, and how to write it without 
     } catch (error) {
       assert.instance(error, TlsCertificateError);
       assert.is((error as Error).message, `TLS key ${keyPath} is encrypted with a passphrase, which is not supported: write it unencrypted (openssl pkey -in ${keyPath} -out <file>), readable by the server alone`, form);
+      assert.ok((error as Error).cause instanceof Error, `${form}: OpenSSL's error is its cause`);
     }
   }
 });
@@ -479,6 +480,7 @@ test('loadCertificateFiles names the files when OpenSSL refuses the pair (a 512-
     assert.instance(error, TlsCertificateError);
     assert.match((error as Error).message, 'weak-cert.pem');
     assert.match((error as Error).message, 'too small');
+    assert.ok((error as Error).cause instanceof Error, "OpenSSL's error is its cause");
   }
 });
 
@@ -491,6 +493,9 @@ test('a directory where the certificate cannot be cached costs the cache, not ht
     assert.ok(made.created);
     assert.instance(made.notCached, TlsCertificateError);
     assert.match(made.notCached!.message, /^cannot cache the development certificate in .*tls: /);
+    const cause = made.notCached!.cause;
+    assert.ok(cause instanceof Error, "the file system's error is its cause");
+    assert.ok(made.notCached!.message.endsWith(`: ${cause.message}`), 'and its message the reason');
     assert.ok(new X509Certificate(made.cert).checkPrivateKey(createPrivateKey(made.key)), 'a usable pair');
   } finally {
     await rm(base, { recursive: true, force: true });
