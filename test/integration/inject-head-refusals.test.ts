@@ -21,7 +21,7 @@ interface Case {
   served?: true;
   /** The target, on the wire and to inject() (default `/home`). */
   target?: string;
-  /** The method on the wire, where a client sends another than the one given to it: fetch upper-cases GET, HEAD, POST, PUT, DELETE and OPTIONS in any case. */
+  /** The method on the wire, where a client sends another than the one given to it: node:http's request() upper-cases every method. */
   sentAs?: string;
   /** The names given to inject() as written (each once), not lower-cased into lists. */
   asWritten?: true;
@@ -64,10 +64,11 @@ const CASES: Case[] = [
   { name: 'a GET in mixed case is served', method: 'gEt', sentAs: 'GET', lines: [], served: true },
   { name: 'a lower-case HEAD is served as a HEAD', method: 'head', sentAs: 'HEAD', lines: [], served: true },
   { name: 'a lower-case HEAD with an empty Host: the HEAD\'s refusal, without its body', method: 'head', sentAs: 'HEAD', lines: [['Host', '']] },
-  { name: 'a lower-case PATCH, which fetch sends as written: node\'s parser knows methods in upper case alone', method: 'patch', lines: [] },
-  { name: 'a lower-case CONNECT: the parser refuses its method', method: 'connect', lines: [] },
+  { name: 'a lower-case PATCH is served as a PATCH, as node:http and Fastify\'s inject() send it', method: 'patch', sentAs: 'PATCH', lines: [], served: true },
+  { name: 'a lower-case CONNECT is refused as a CONNECT', method: 'connect', sentAs: 'CONNECT', lines: [] },
+  { name: 'a lower-case method node\'s parser does not know, sent upper-cased', method: 'foo', sentAs: 'FOO', lines: [] },
   { name: 'a method node\'s parser does not know', method: 'FOO', lines: [] },
-  { name: 'a lower-case PATCH, an odd Expect and both Content-Length and Transfer-Encoding: the method wins', method: 'patch', lines: [['Expect', 'foo'], ['Content-Length', '0'], ['Transfer-Encoding', 'chunked']] },
+  { name: 'an unknown method, an odd Expect and both Content-Length and Transfer-Encoding: the method wins', method: 'FOO', lines: [['Expect', 'foo'], ['Content-Length', '0'], ['Transfer-Encoding', 'chunked']] },
   { name: 'a method node\'s parser knows beyond the usual ones is served', method: 'PURGE', lines: [], served: true },
   { name: 'a lower-case POST, sent as POST, with both Content-Length and Transfer-Encoding: the parser refuses those', method: 'post', sentAs: 'POST', lines: [['Content-Length', '0'], ['Transfer-Encoding', 'chunked']] },
   ...['DESCRIBE', 'ANNOUNCE', 'SETUP', 'PLAY', 'PAUSE', 'TEARDOWN', 'GET_PARAMETER', 'SET_PARAMETER', 'REDIRECT', 'RECORD', 'FLUSH'].map((method): Case => ({ name: `RTSP's ${method}, which node's parser knows for RTSP alone`, method, lines: [] })),
