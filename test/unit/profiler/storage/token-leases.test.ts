@@ -153,11 +153,7 @@ test('discard() keeps a drawn token taken across the rescans, where settle() wit
 
 test('a storage that drops every profile gives back the leases its discarded tokens fill, rather than holding one more for every few thousand drops', async (context) => {
   // The refresh, which gives full leases back, runs on a 30-second interval: its callback is captured and called by the test.
-  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
-    const ready = await fixture(context);
-    await ready.leases.grow(3);
-    return ready;
-  });
+  const { made, callbacks } = await holdingOneLease(context, 3);
   const { leases } = made;
   // Three-character tokens: 16 per prefix, past the early share (three eighths) at 6 draws, half full at 8.
   // Every token drawn is discarded (its profile dropped: a storage slower than the traffic), which rescans keep
@@ -190,6 +186,15 @@ test('another holder\'s live lease is seen; close() gives the leases back and fo
   await second.close();
 });
 
+/** A fixture holding the lease it took for tokens of `length` characters, with its 30 s refresh captured: `callbacks[0]` runs one. */
+function holdingOneLease(context: { cleanups: Array<() => Promise<void>> }, length: number): Promise<{ made: Fixture; callbacks: Array<() => void> }> {
+  return withCapturedIntervals(30_000, async () => {
+    const ready = await fixture(context);
+    await ready.leases.grow(length);
+    return ready;
+  });
+}
+
 /** A fixture whose leases hold prefix `aa` alone (every other leased by nobody's live process), with its 30 s refresh captured: `callbacks[0]` runs one. */
 function holdingAaOnly(context: { cleanups: Array<() => Promise<void>> }): Promise<{ made: Fixture; callbacks: Array<() => void> }> {
   return withCapturedIntervals(30_000, async () => {
@@ -213,11 +218,7 @@ async function leaseAllBut(dir: string, except: string | readonly string[]): Pro
 
 test('every 30 s the held leases are kept young; one another holder took over is dropped and reported, and nothing more is drawn in it', async (context) => {
   // The refresh runs on a 30-second interval: its callback is captured and called by the test.
-  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
-    const ready = await fixture(context);
-    await ready.leases.grow(6);
-    return ready;
-  });
+  const { made, callbacks } = await holdingOneLease(context, 6);
   const { leases, host, reported } = made;
   assert.is(callbacks.length, 1, 'one refresh timer for the leases');
   const prefix = leases.prefixes[0]!;
@@ -252,11 +253,7 @@ test('every 30 s the held leases are kept young; one another holder took over is
 });
 
 test('a lease not found ours for a minute (the process was frozen) is not drawn from until it is looked at again: still ours, it is drawn from; taken over meanwhile, it is dropped and the draws go to another prefix', async (context) => {
-  const { made } = await withCapturedIntervals(30_000, async () => {
-    const ready = await fixture(context);
-    await ready.leases.grow(6);
-    return ready;
-  });
+  const { made } = await holdingOneLease(context, 6);
   const { leases, host, reported } = made;
   const [prefix] = leases.prefixes as [string];
   const path = join(host.dir, 'leases', `${prefix}.lease`);
@@ -284,11 +281,7 @@ test('a lease not found ours for a minute (the process was frozen) is not drawn 
 });
 
 test('a lease check that fails (EMFILE) or a refresh that fails (EROFS) is reported with its code, not as a takeover, and the lease is kept and drawn from', async (context) => {
-  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
-    const ready = await fixture(context);
-    await ready.leases.grow(6);
-    return ready;
-  });
+  const { made, callbacks } = await holdingOneLease(context, 6);
   const { leases, host, reported } = made;
   const [prefix] = leases.prefixes as [string];
   const path = join(host.dir, 'leases', `${prefix}.lease`);
@@ -354,11 +347,7 @@ test('past three eighths of its lease, a draw starts the next lease in the backg
 });
 
 test('a full lease is given back at the next refresh once none of its draws is pending, and is drawn from no more meanwhile', async (context) => {
-  const { made, callbacks } = await withCapturedIntervals(30_000, async () => {
-    const ready = await fixture(context);
-    await ready.leases.grow(3);
-    return ready;
-  });
+  const { made, callbacks } = await holdingOneLease(context, 3);
   const { leases, host, stored } = made;
   const full = leases.prefixes[0]!;
   const tokens = Array.from({ length: 8 }, (_, i) => `${full}${i.toString(16)}`);
