@@ -88,6 +88,16 @@ export function logCleanupFailure(logger: Logger | undefined, error: unknown): v
   logger?.error('The response body stream failed in its clean-up, after its last chunk: {message}', { message: messageOf(error), error });
 }
 
+/**
+ * Logs the error of a stream body never read (a HEAD's, or one prepare() took from a 204 or 304) that failed before or in its
+ * clean-up: the answer went out whole without it, and the kernel's hearer (see hearBody) keeps node from ending the process
+ * on it, so this is its one record. At ERROR, as a clean-up failure: the client got its answer.
+ */
+export function logUnsentBodyFailure(logger: Logger | undefined, body: object): void {
+  const error = (body as { errored?: unknown }).errored;
+  if (error !== null && error !== undefined) logger?.error('The response body stream, not sent, failed: {message}', { message: messageOf(error), error });
+}
+
 /** Logs a request refused before it reached the kernel (it has no profile): at ERROR, as any refusal of what a client sent (the server's line and inject()'s). */
 export function logRefusal(logger: Logger | undefined, { status, reason, client }: Refusal): void {
   logger?.error('A request was refused before it reached the kernel: {status} {statusText}: {reason}', { status, statusText: STATUS_CODES[status], reason, client });
@@ -231,6 +241,8 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
           // An error page whose client left (or whose connection the server cut) before its head ends as that leaving,
           // a 499 (or the cut's 408), as a response whose stream waits so does (see onFailedBeforeHead), not as the page never sent.
           if (isPage && !res.headersSent) return answerError(req, res, request, response, connectionClosedError(req), bodyTerminated);
+          // A stream never read (a HEAD's, a 204's or 304's) that failed: the answer went out without it, and nobody else says so.
+          if (req.method === 'HEAD' || response.body === null || response.isEmpty()) kernel.requestStack.run(request, () => logUnsentBodyFailure(logger, body));
           // An error page whose own stream failed before its head got the bare 500: the request ends as that answer, not as the page never sent.
           terminate(request, bare500Sent.has(res) ? bareAnswer() : response);
           bodyTerminated();

@@ -66,3 +66,43 @@ for (const scheme of SCHEMES) {
 
   test.run();
 }
+
+// A stream never read (a HEAD's, or one prepare() took from a 204) that fails: the answer goes out whole without it, and
+// the kernel's hearer keeps node from ending the process on its error; the server and inject() log it, for its request.
+for (const scheme of SCHEMES) {
+  const test = suite(`a HEAD's or a 204's stream body that failed, never read, over ${scheme}`);
+  let server: TestServer;
+  const logged: { level: string; message: string; path: string | undefined }[] = [];
+  const onLog = (entry: LogEntry): void => void logged.push({ level: entry.record.levelName, message: entry.record.message, path: (entry.request as { path?: string } | undefined)?.path });
+
+  test.before(async () => {
+    const slow = { getSubscribedEvents: () => ({ [KernelEvents.RESPONSE]: 'onResponse' }), onResponse: () => new Promise((resolve) => setTimeout(resolve, 40)) };
+    server = await startTestServer({
+      kernel: {
+        debug: true,
+        routes: routesOf({
+          '/export': () => new Response(failsLater('the export', 5), 200),
+          // Dropped by prepare() at once, and failing in its clean-up.
+          '/empty': () => new Response(new Readable({ read() {}, destroy: (_error, callback) => setTimeout(() => callback(new Error('the empty export failed later')), 5) }), 204),
+        }),
+        subscribers: [slow],
+      },
+    });
+    server.app.bus.on('log', onLog);
+  });
+  test.after(async () => server.close());
+
+  test('is logged once at ERROR, for its request, by the server and by inject()', async () => {
+    for (const [path, method, status, what] of [['/export', 'HEAD', 200, 'the export'], ['/empty', 'GET', 204, 'the empty export']] as const) {
+      const failures = (): typeof logged => logged.filter((line) => line.message.includes(`${what} failed later`));
+      logged.length = 0;
+      assert.is((await fetchFrom(server, scheme, path, { method })).status, status);
+      assert.equal(failures().map(({ level, path }) => [level, path]), [['ERROR', path]], JSON.stringify(logged));
+      logged.length = 0;
+      assert.is((await server.app.inject(path, { method })).status, status);
+      assert.equal(failures().map(({ level, path }) => [level, path]), [['ERROR', path]], JSON.stringify(logged));
+    }
+  });
+
+  test.run();
+}
