@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import { describeValue } from './describe-value.js';
 import { isPlainObject } from './name-value-object.js';
@@ -91,5 +92,8 @@ export function hearBody(body: ResponseBody | undefined): void {
   const stream = body as { errored?: unknown; on?: unknown };
   if (!('errored' in stream) || typeof stream.on !== 'function') return;
   HEARD.add(body);
-  (body as Readable).on('error', heardError);
+  // Through EventEmitter's own on() when it is one (every node stream): a stream whose on() is its own (one that drops
+  // 'error' listeners, or throws) would leave its error unheard, and the process ended on it.
+  if (body instanceof EventEmitter) EventEmitter.prototype.on.call(body, 'error', heardError);
+  else (body as Readable).on('error', heardError);
 }

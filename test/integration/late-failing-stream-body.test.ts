@@ -31,6 +31,15 @@ for (const scheme of SCHEMES) {
           // An error it emits itself, not destroyed (no `errored`), once the server listens: the server's to hear.
           '/emitted': () => new Response(new Readable({ read() { setTimeout(() => this.emit('error', new Error('the feed emitted an error')), 50); } }), 200),
           '/text': () => new Response('still serving'),
+          // A stream whose own on() drops 'error' listeners: the kernel's hearer must not depend on it.
+          '/deaf': () => {
+            const stream = failsLater('the deaf export', 5);
+            stream.on = function (this: Readable, event: string | symbol, listener: (...args: any[]) => void) {
+              if (event !== 'error') Readable.prototype.on.call(this, event, listener);
+              return this;
+            } as Readable['on'];
+            return new Response(stream, 200);
+          },
         }),
         errorController: () => new Response(failsLater('the page', 5), 500, { 'content-type': 'text/html' }),
         subscribers: [slow],
@@ -54,6 +63,17 @@ for (const scheme of SCHEMES) {
     const response = await fetchFrom(server, scheme, '/emitted');
     assert.is(response.status, 500);
     assert.ok(critical.some((line) => line.includes('the feed emitted an error')), JSON.stringify(critical));
+    assert.is((await fetchFrom(server, scheme, '/text')).body, 'still serving');
+  });
+
+  test('a stream whose on() drops \'error\' listeners fails so too: the bare 500, logged, and the process lives', async () => {
+    critical.length = 0;
+    const response = await fetchFrom(server, scheme, '/deaf');
+    assert.equal([response.status, response.body], [500, 'Internal Server Error\n']);
+    assert.ok(critical.some((line) => line.includes('the deaf export failed later')), JSON.stringify(critical));
+    critical.length = 0;
+    assert.is((await server.app.inject('/deaf')).status, 500);
+    assert.ok(critical.some((line) => line.includes('the deaf export failed later')), JSON.stringify(critical));
     assert.is((await fetchFrom(server, scheme, '/text')).body, 'still serving');
   });
 
