@@ -116,6 +116,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     let response = first;
     let body: string | Uint8Array | null = null;
     let paged = isPage;
+    // Whether init.signal had aborted when the answer became whole: one aborting after (in its clean-up, in kernel.terminate) changes nothing.
+    let abortedBeforeWhole = false;
     // An error page's stream that fails with the very error it is the page of: the error listener's record of it is the one, as from the server.
     const logFailure = (error: unknown): void => {
       if (loggedAsServerError(error, request)) return;
@@ -135,6 +137,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
       if (request.method === 'HEAD' || response.isEmpty() || given === null) {
         // A stream never read (a HEAD's, or the one prepare() took from a 204 or 304): destroyed, and kernel.terminate
         // waits for its clean-up, as the server's does, so that what it logs is in the request's profile.
+        abortedBeforeWhole = signal?.aborted === true;
         const unsent = given ?? discardedBody(response);
         if (unsent !== undefined && unsent !== null && typeof unsent === 'object' && !(unsent instanceof Uint8Array)) {
           // A legacy stream (`pipe()` alone) may have no destroy(): it is let go.
@@ -145,10 +148,12 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
         break;
       }
       if (typeof given === 'string' || given instanceof Uint8Array) {
+        abortedBeforeWhole = signal?.aborted === true;
         body = given;
         break;
       }
       let read = await readWhole(given, signal, (error) => kernel.requestStack.run(request, () => logCleanupFailure(logger, error)));
+      abortedBeforeWhole = signal?.aborted === true;
       // kernel.terminate waits for the body's clean-up, at most bodyCloseWaitMs, as the server's does: what it logs is in the profile.
       await new Promise<void>((resolve) => closeWaits.afterClose(given, resolve));
       // The server holds a stream to its Content-Length, and cuts the connection at a byte beyond it or an end short of it.
@@ -173,7 +178,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     await terminate(request, response);
     // Aborted before the answer was whole (while handle() ran): rejected with its reason, whatever the body, once
     // the request has terminated, as while a stream body is read; the answer the caller gave up on is not given.
-    if (signal?.aborted === true) throw signal.reason;
+    // Aborted after (while a read stream closed, in kernel.terminate), as fetch()'s after its body is read: harmless.
+    if (abortedBeforeWhole) throw signal!.reason;
     response.body = body;
     const text = (): string => (body === null ? '' : typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
     return Object.assign(response, { body, text, json: (): unknown => JSON.parse(text()) });

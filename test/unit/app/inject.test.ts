@@ -790,6 +790,35 @@ test('a stream body whose _destroy cannot be replaced (read-only, a frozen strea
   await app.close();
 });
 
+test('a signal aborting once the answer is whole (in kernel.terminate, or while a read stream closes) is harmless: the answer is given', async () => {
+  let controller = new AbortController();
+  const aborter = { getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }), onTerminate: () => controller.abort(new Error('too late to give up')) };
+  const app = appOf({
+    subscribers: [aborter],
+    routes: routesOf({
+      '/text': () => new Response('whole'),
+      '/feed': () => new Response(Readable.from(['who', 'le'])),
+      // Its clean-up takes a while after its last chunk: the signal aborts then.
+      '/closing': () => new Response(new Readable({
+        read() {
+          this.push('whole');
+          this.push(null);
+        },
+        destroy: (_error, callback) => void setTimeout(() => callback(null), 20),
+      })),
+    }),
+  });
+  for (const target of ['/text', '/feed', '/closing']) {
+    controller = new AbortController();
+    const timer = target === '/closing' ? setTimeout(() => controller.abort(new Error('too late to give up')), 5) : undefined;
+    const outcome = await app.inject(target, { signal: controller.signal }).then((response) => `${response.status} ${response.text()}`, (error: unknown) => `rejected: ${(error as Error).message}`);
+    clearTimeout(timer);
+    assert.is(outcome, '200 whole', target);
+    assert.ok(controller.signal.aborted, target);
+  }
+  await app.close();
+});
+
 test('a signal of the caller stops reading a legacy stream body (pipe() alone, no destroy()) without an uncaught TypeError', async () => {
   const watcher = terminateWatcher();
   let timer: NodeJS.Timeout | undefined;
