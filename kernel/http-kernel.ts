@@ -22,7 +22,7 @@ import { Request, RequestSlot } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
 import { Response } from './response.js';
-import { destroyBody, hearBody, withoutHeadBody } from './response-body.js';
+import { dropBody, hearBody, withoutHeadBody } from './response-body.js';
 import { secureCookies } from './secure-cookies.js';
 
 /**
@@ -254,12 +254,12 @@ export class HttpKernel implements KernelLike {
       const pending = this.dispatcher.dispatch(event, KernelEvents.RESPONSE);
       result = pending !== event ? (pending as Promise<unknown>).then(() => this.#finishWith(event, request, type, response)) : this.#finishWith(event, request, type, response);
     } catch (error) {
-      dropBodies(null, response, ...event.replacedResponses(), event.response);
+      dropBodies(request, null, response, ...event.replacedResponses(), event.response);
       throw error;
     }
     if (!isPromiseLike(result)) return result;
     return result.then(undefined, (error: unknown) => {
-      dropBodies(null, response, ...event.replacedResponses(), event.response);
+      dropBodies(request, null, response, ...event.replacedResponses(), event.response);
       throw error;
     });
   }
@@ -268,7 +268,7 @@ export class HttpKernel implements KernelLike {
     // The listeners put another response in place: those they replaced are never sent, their stream bodies would stay open.
     // setResponse() lists what it replaces; a response put in place past it (Object.defineProperty on the event) is compared too.
     const replaced = event.replacedResponses();
-    if (event.response !== response || replaced.length > 0) dropBodies(event.response, response, ...replaced);
+    if (event.response !== response || replaced.length > 0) dropBodies(request, event.response, response, ...replaced);
     const pending = this.#finishRequest(request, type);
     return pending === undefined ? this.#finalResponse(event.response, request, type) : pending.then(() => this.#finalResponse(event.response, request, type));
   }
@@ -332,10 +332,10 @@ export class HttpKernel implements KernelLike {
       filtered = responseEvent.response;
       // As on the way of a response: the pages the listeners replaced are never sent, their stream bodies would stay open.
       const replaced = responseEvent.replacedResponses();
-      if (filtered !== response || replaced.length > 0) dropBodies(filtered, response, ...replaced);
+      if (filtered !== response || replaced.length > 0) dropBodies(request, filtered, response, ...replaced);
     } catch {
       // The unfiltered page goes out; the streams listeners put in its place before failing are closed.
-      dropBodies(response, ...responseEvent.replacedResponses(), responseEvent.response);
+      dropBodies(request, response, ...responseEvent.replacedResponses(), responseEvent.response);
     }
     try {
       const finishing = this.#finishRequest(request, type);
@@ -417,13 +417,13 @@ function dispatchSetting(dispatcher: EventDispatcher, event: RequestEvent, event
 
 /** The stream bodies of the responses a listener set on an event whose dispatch failed: never sent, they would stay open. */
 function dropSetResponse(event: RequestEvent): void {
-  if (event.response !== null) dropBodies(null, ...event.replacedResponses(), event.response);
+  if (event.response !== null) dropBodies(event.request, null, ...event.replacedResponses(), event.response);
 }
 
 /** The stream bodies of the responses a listener set and then replaced on kernel.request, kernel.view or kernel.exception: never sent, they would stay open. */
 function dropReplaced(event: RequestEvent, kept: Response): void {
   const replaced = event.replacedResponses();
-  if (replaced.length > 0) dropBodies(kept, ...replaced);
+  if (replaced.length > 0) dropBodies(event.request, kept, ...replaced);
 }
 
 /**
@@ -431,9 +431,9 @@ function dropReplaced(event: RequestEvent, kept: Response): void {
  * failed (an error page takes their place, and their file or socket would stay open); `kept` is the
  * response sent instead, whose body is spared.
  */
-function dropBodies(kept: Response | null, ...dropped: Response[]): void {
+function dropBodies(request: Request, kept: Response | null, ...dropped: Response[]): void {
   for (const response of dropped) {
-    if (response !== kept && response.body !== kept?.body) destroyBody(response.body);
+    if (response !== kept && response.body !== kept?.body) dropBody(request, response.body);
   }
 }
 

@@ -10,6 +10,9 @@ import type { Response, ResponseBody } from './response.js';
 /** Stream bodies prepare() dropped, by response (see discardedBody()). */
 export const DISCARDED = new WeakMap<Response, Readable>();
 
+/** Stream bodies the kernel dropped and destroyed within handle() (replaced or set by a listener), by request (see droppedBodies()). */
+export const DROPPED = new WeakMap<object, Readable[]>();
+
 /** The byte lengths of the text or bytes bodies withoutHeadBody() took from HEADs' answers, by response (see headBodyLength()). */
 export const HEAD_BODY_LENGTHS = new WeakMap<Response, number>();
 
@@ -59,6 +62,16 @@ export function withoutHeadBody(response: Response): void {
     destroyBody(body);
   }
   response.body = null;
+}
+
+/** Destroys a stream body the kernel drops within handling `request`, kept for droppedBodies() so that its server can say how it ended. */
+export function dropBody(request: object, body: ResponseBody): void {
+  if (body !== null && typeof body === 'object' && !(body instanceof Uint8Array)) {
+    const dropped = DROPPED.get(request);
+    if (dropped === undefined) DROPPED.set(request, [body]);
+    else if (!dropped.includes(body)) dropped.push(body);
+  }
+  destroyBody(body);
 }
 
 /** Destroys a stream body that will not be sent (its file or socket would stay open); other bodies, and a legacy stream (`pipe()` alone) with no destroy(), need nothing. */

@@ -5,7 +5,7 @@ import { create as contentDisposition } from 'content-disposition';
 import { stringifySetCookie } from 'cookie';
 import { describeValue } from './describe-value.js';
 import { isNameValueObject, isPlainObject } from './name-value-object.js';
-import { DISCARDED, HEAD_BODY_LENGTHS, checkResponseBody, destroyBody } from './response-body.js';
+import { DISCARDED, DROPPED, HEAD_BODY_LENGTHS, checkResponseBody, destroyBody } from './response-body.js';
 import { secureCookies, secureIfHttps } from './secure-cookies.js';
 import { setOwn } from './set-own.js';
 import type { Request } from './request.js';
@@ -48,6 +48,14 @@ export interface CookieOptions {
  */
 export function discardedBody(response: Response): Readable | undefined {
   return DISCARDED.get(response);
+}
+
+/**
+ * The stream bodies the kernel dropped and destroyed while handling `request`, never sent (a response a listener replaced, or
+ * set before its dispatch failed), for a server of your own to say how they ended (the server and inject() log one that failed at ERROR).
+ */
+export function droppedBodies(request: object): readonly Readable[] {
+  return DROPPED.get(request) ?? [];
 }
 
 /**

@@ -2,7 +2,7 @@ import type { EventEmitter } from 'node:events';
 import { STATUS_CODES, validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
-import { ClientClosedError, HttpKernel, ResponseBodyDestroyedError, discardedBody, isHttpError, KernelEvents, Request, RequestTimeoutHttpError, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, compileTrustedHosts, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { ClientClosedError, HttpKernel, ResponseBodyDestroyedError, discardedBody, droppedBodies, isHttpError, KernelEvents, Request, RequestTimeoutHttpError, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, compileTrustedHosts, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
 import { checkResponseBody, destroyBody } from '../../kernel/response-body.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
@@ -96,6 +96,23 @@ export function logCleanupFailure(logger: Logger | undefined, error: unknown): v
 export function logUnsentBodyFailure(logger: Logger | undefined, body: object): void {
   const error = (body as { errored?: unknown }).errored;
   if (error !== null && error !== undefined) logger?.error('The response body stream, not sent, failed: {message}', { message: messageOf(error), error });
+}
+
+/** The dropped stream bodies logDroppedBodies() has listened to: each is said once, however often its request terminates. */
+const SAID_DROPPED = new WeakSet<object>();
+
+/**
+ * Logs, as logUnsentBodyFailure() does and for `request`, the failure of each stream body the kernel dropped while handling it (a
+ * response a listener replaced, see droppedBodies()), once it has closed: the kernel's hearer keeps node from ending the process on it.
+ */
+export function logDroppedBodies(kernel: HttpKernel, logger: Logger | undefined, request: Request): void {
+  for (const body of droppedBodies(request)) {
+    if (SAID_DROPPED.has(body)) continue;
+    SAID_DROPPED.add(body);
+    const say = (): void => kernel.requestStack.run(request, () => logUnsentBodyFailure(logger, body));
+    if (body.closed || typeof body.once !== 'function') say();
+    else body.once('close', say);
+  }
 }
 
 /** Logs a request refused before it reached the kernel (it has no profile): at ERROR, as any refusal of what a client sent (the server's line and inject()'s). */
@@ -199,6 +216,7 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   // An asynchronous kernel.terminate is counted until it settles: settled() (app.close()) waits for it,
   // or the profiler's storage closed before the profile of a request answered a moment ago was queued.
   const terminate = (request: Request, response: Response): void => {
+    logDroppedBodies(kernel, logger, request);
     if (!dispatcher.hasListeners(KernelEvents.TERMINATE)) return;
     try {
       const done = kernel.terminateMaybeAsync(request, response);

@@ -4,9 +4,9 @@
 import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, Response } from '../../kernel/index.js';
+import { KernelEvents, Response, type ResponseEvent } from '../../kernel/index.js';
 import type { LogEntry } from '../../lib/log/index.js';
-import { SCHEMES, fetchFrom, routesOf, startTestServer, type TestServer } from './harness.js';
+import { SCHEMES, fetchFrom, routesOf, startTestServer, until, type TestServer } from './harness.js';
 
 /** A live stream that fails `ms` from now, with nothing sent. */
 const failsLater = (what: string, ms: number): Readable => {
@@ -87,30 +87,49 @@ for (const scheme of SCHEMES) {
   test.run();
 }
 
-// A stream never read (a HEAD's, or one prepare() took from a 204) that fails: the answer goes out whole without it, and
+// A stream never read (a HEAD's, one prepare() took from a 204, one a listener replaced) that fails: the answer goes out whole without it, and
 // the kernel's hearer keeps node from ending the process on its error; the server and inject() log it, for its request.
 for (const scheme of SCHEMES) {
-  const test = suite(`a HEAD's or a 204's stream body that failed, never read, over ${scheme}`);
+  const test = suite(`a stream body never read (a HEAD's, a 204's, one a listener replaced) that failed, over ${scheme}`);
   let server: TestServer;
   const logged: { level: string; message: string; path: string | undefined }[] = [];
   const onLog = (entry: LogEntry): void => void logged.push({ level: entry.record.levelName, message: entry.record.message, path: (entry.request as { path?: string } | undefined)?.path });
 
   test.before(async () => {
     const slow = { getSubscribedEvents: () => ({ [KernelEvents.RESPONSE]: 'onResponse' }), onResponse: () => new Promise((resolve) => setTimeout(resolve, 40)) };
+    // Answers /replaced with text in place of its stream, which the kernel then destroys.
+    const replacer = {
+      getSubscribedEvents: () => ({ [KernelEvents.RESPONSE]: ['onResponse', -10] as const }),
+      onResponse: (event: ResponseEvent) => void (event.request.path === '/replaced' && event.setResponse(new Response('in its place'))),
+    };
     server = await startTestServer({
       kernel: {
         debug: true,
         routes: routesOf({
           '/export': () => new Response(failsLater('the export', 5), 200),
           // Dropped by prepare() at once, and failing in its clean-up.
+          '/replaced': () => new Response(new Readable({ read() {}, destroy: (_error, callback) => setTimeout(() => callback(new Error('the replaced export failed')), 5) }), 200),
           '/empty': () => new Response(new Readable({ read() {}, destroy: (_error, callback) => setTimeout(() => callback(new Error('the empty export failed later')), 5) }), 204),
         }),
-        subscribers: [slow],
+        subscribers: [slow, replacer],
       },
     });
     server.app.bus.on('log', onLog);
   });
   test.after(async () => server.close());
+
+  test('one a kernel.response listener replaced, destroyed by the kernel, that fails in its clean-up is logged once at ERROR, for its request', async () => {
+    const failures = (): typeof logged => logged.filter((line) => line.message.includes('the replaced export failed'));
+    logged.length = 0;
+    const response = await fetchFrom(server, scheme, '/replaced');
+    assert.equal([response.status, response.body], [200, 'in its place']);
+    await until(() => failures().length > 0, 2000, 'the failure logged');
+    assert.equal(failures().map(({ level, path }) => [level, path]), [['ERROR', '/replaced']], JSON.stringify(logged));
+    logged.length = 0;
+    assert.is((await server.app.inject('/replaced')).text(), 'in its place');
+    await until(() => failures().length > 0, 2000, 'the failure logged');
+    assert.equal(failures().map(({ level, path }) => [level, path]), [['ERROR', '/replaced']], JSON.stringify(logged));
+  });
 
   test('is logged once at ERROR, for its request, by the server and by inject()', async () => {
     for (const [path, method, status, what] of [['/export', 'HEAD', 200, 'the export'], ['/empty', 'GET', 204, 'the empty export']] as const) {
