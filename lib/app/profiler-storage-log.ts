@@ -1,6 +1,7 @@
 // Internal: how createKernel logs what its profiler storage reports (the storage's onError).
 import type { Logger } from '../log/index.js';
 import { isStorageThreadStopped } from '../profiler/index.js';
+import { markReported } from '../profiler/storage/reported-errors.js';
 
 /**
  * Background storage errors repeat every upkeep while a disk stays full: each distinct one is
@@ -17,14 +18,25 @@ export function storageErrorLogger(logger: Logger): (error: Error) => void {
       const code = (error as { code?: unknown }).code;
       // What the storage did about a condition, not a failure: the disk full, an index that had lost lines.
       if (code === 'HK_PROFILER_STORAGE_DISK_FULL' || code === 'HK_PROFILER_STORAGE_RECOVERED') logger.warning('{message}', { message: error.message });
-      else if (THREAD_FAILURE.test(error.message)) logger.error('{message}', { message: error.message });
-      else logger.error('Profiler storage upkeep failed: {message}', { message: error.message });
+      else if (THREAD_FAILURE.test(error.message)) logged(error, () => logger.error('{message}', { message: error.message }));
+      else logged(error, () => logger.error('Profiler storage upkeep failed: {message}', { message: error.message }));
     },
   );
   return (error) => {
-    if (isStorageThreadStopped(error)) logger.error('{message}', { message: error.message });
+    if (isStorageThreadStopped(error)) logged(error, () => logger.error('{message}', { message: error.message }));
     else once(error);
   };
+}
+
+/**
+ * `error` logged at ERROR here: the profiler's line for a call it fails is then a WARNING (see reported-errors.ts).
+ * Marked where the ERROR line is written, not where the storage calls its onError: an onError of one's own that
+ * logs nothing, or this log passing over a message it has said before (a start failing again after the storage
+ * recovered), left the failure with no ERROR line at all.
+ */
+function logged(error: Error, log: () => void): void {
+  log();
+  markReported(error);
 }
 
 /** ThreadedFileStorage's message for a thread that could not start, or stopped before it had started. */

@@ -1,14 +1,16 @@
-// Internal: the errors a storage has given to its onError (logged there by createKernel's storage log). A call
-// failed by one of them need not be logged at ERROR again by its caller: one failure, one ERROR line.
+// Internal: the storage errors createKernel's storage log (its storage's onError) has logged at ERROR. A call
+// failed by one of them need not be logged at ERROR again by its caller: one failure, one ERROR line. Marked
+// where the line is written: an error merely given to an onError (one's own, which may log nothing, or the
+// log passing over a message said before) is logged by the caller at ERROR, as nobody else did.
 
 const reported = new WeakSet<object>();
 
-/** The storage gave `error` to its onError (or it repeats one it gave: a stop again, during the backoff). */
+/** `error` was logged at ERROR (or it repeats one that was: a stop again, during the backoff). */
 export function markReported(error: Error): void {
   reported.add(error);
 }
 
-/** Whether the storage gave `error` to its onError. */
+/** Whether `error` was logged at ERROR (see markReported). */
 export function wasReported(error: unknown): boolean {
   return typeof error === 'object' && error !== null && reported.has(error);
 }

@@ -422,7 +422,6 @@ export class ThreadedFileStorage implements ProfilerStorage {
 
   #report(error: Error): void {
     if (this.#onError === undefined) return;
-    markReported(error);
     try {
       this.#onError(error);
     } catch {

@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { storageErrorLogger } from '../../../lib/app/profiler-storage-log.js';
 import { Logger, createBus, type LogRecord } from '../../../lib/log/index.js';
 import { ProfilerStorageError, THREAD_STOPPED_CODE } from '../../../lib/profiler/storage/index.js';
+import { wasReported } from '../../../lib/profiler/storage/reported-errors.js';
 
 function logged(): { records: LogRecord[]; onError: (error: Error) => void } {
   const bus = createBus();
@@ -32,6 +33,21 @@ test('a storage thread that could not start is said as such too, once per messag
   onError(new ProfilerStorageError(message, 'HK_PROFILER_STORAGE'));
   onError(new ProfilerStorageError(message, 'HK_PROFILER_STORAGE'));
   assert.equal(records.map((record) => [record.levelName, record.message]), [['ERROR', message]]);
+});
+
+test('an error is known as reported (the profiler\'s line for it a WARNING) only once its ERROR line is written: a start failing again with a message said before, after the storage recovered, is not', () => {
+  const { records, onError } = logged();
+  const message = 'The profiler storage thread for /var/profiler could not start (ERR_WORKER_INIT_FAILED): EMFILE: too many open files.';
+  const first = new ProfilerStorageError(message, 'HK_PROFILER_STORAGE');
+  const again = new ProfilerStorageError(message, 'HK_PROFILER_STORAGE');
+  const stop = new ProfilerStorageError('The profiler storage thread for /var/profiler stopped (exit code 1).', THREAD_STOPPED_CODE);
+  onError(first);
+  onError(again);
+  onError(stop);
+  assert.is(records.length, 2, 'the repeat is passed over');
+  assert.ok(wasReported(first), 'logged at ERROR');
+  assert.not.ok(wasReported(again), 'not logged: the profiler logs it at ERROR');
+  assert.ok(wasReported(stop), 'a stop, logged at ERROR');
 });
 
 test("an upkeep failure is still said as one, once per message; the storage's notices (the disk full) are WARNINGs", () => {

@@ -997,6 +997,28 @@ test('a storage thread that could not start, which the storage logs itself at ER
   }
 });
 
+test("a storage thread that could not start, given to an onError of one's own that logs nothing, leaves the profiler's line an ERROR: no failure goes without one", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hk-profiler-thread-'));
+  const given: Error[] = [];
+  // A 1 MB old generation: the thread runs out of memory while it loads (it never starts).
+  const storage = new ThreadedFileStorage({ dir, resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 }, onError: (error) => void given.push(error) });
+  const routes = new RouteCollection().add('home', new Route('/', { defaults: { _controller: () => new Response('ok') } }));
+  const app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage, saveDelayMs: 0 } });
+  const entries: LogEntry[] = [];
+  app.bus.on('log', (entry) => void entries.push(entry));
+  try {
+    assert.is((await run(app, '/')).status, 200);
+    await run(app, '/');
+    assert.ok(given.length > 0, 'the storage gave its onError the failure');
+    const errors = entries.filter(({ record }) => record.levelName === 'ERROR').map(({ record }) => record.message);
+    assert.is(errors.length, 1, errors.join('\n'));
+    assert.match(errors[0]!, /^Profiler storage failed, profiles are not saved until it recovers: The profiler storage thread for .* stopped/);
+  } finally {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a storage that fails to give tokens (a full disk) is asked again at most every few seconds: meanwhile requests go unrecorded at once, not each waiting for the failure', async () => {
   const inner = new MemoryStorage();
   let claims = 0;

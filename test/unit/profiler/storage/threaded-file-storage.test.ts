@@ -16,6 +16,8 @@ import {
   type ThreadedFileStorageOptions,
 } from '../../../../lib/profiler/storage/index.js';
 import { wasReported } from '../../../../lib/profiler/storage/reported-errors.js';
+import { storageErrorLogger } from '../../../../lib/app/profiler-storage-log.js';
+import { Logger, createBus } from '../../../../lib/log/index.js';
 import { FIRST_RESTART_DELAY_MS, MAX_RESTART_DELAY_MS, StartBackoff } from '../../../../lib/profiler/storage/start-backoff.js';
 import { rebuildError, serializeError } from '../../../../lib/profiler/storage/storage-thread-protocol.js';
 import { BASE_TIME, foundTokens, indexLines, makeProfile, makeTempDir, rejection, tokenFor, within } from './fixtures.js';
@@ -559,15 +561,16 @@ test('a poison profile read twice at once (a page reloaded while its read is in 
   assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)));
 });
 
-test('the errors a storage gives its onError, and its stop again while it waits to start a worker, are known as reported (the profiler logs them no second time at ERROR); none without an onError', async () => {
-  for (const onError of [() => {}, undefined]) {
+test("the errors createKernel's storage log logs at ERROR, and a stop again while the storage waits to start a worker, are known as reported (the profiler logs them no second time at ERROR); none given to an onError that logs nothing, nor without an onError", async () => {
+  const log = storageErrorLogger(new Logger({ bus: createBus() }));
+  for (const onError of [log, () => {}, undefined]) {
     const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError }, testClock().backoff);
     // The read stops its worker, and the retry's: two stops in a row, and the next start waits.
     const stopped = await rejection(() => storage.read(tokenFor(1)));
     const meanwhile = (await rejection(() => storage.drawTokens(6, 1))) as ProfilerStorageError;
     assert.is(meanwhile.code, 'HK_PROFILER_STORAGE_THREAD_STOPPED');
-    assert.is(wasReported(stopped), onError !== undefined, 'the stop');
-    assert.is(wasReported(meanwhile), onError !== undefined, 'the stop again');
+    assert.is(wasReported(stopped), onError === log, 'the stop');
+    assert.is(wasReported(meanwhile), onError === log, 'the stop again');
   }
 });
 
