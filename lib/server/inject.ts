@@ -209,7 +209,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     // A json body as Request.create() wrote it (it has refused one JSON cannot write).
     checkDeclaredLength(given, Object.hasOwn(init, 'json') ? JSON.stringify(init.json) : init.body);
     // The method as a client sends it: `get` as GET, `patch` as written, which node's parser refuses (Request.create() upper-cases it).
-    const headRefusal = injectedHeadRefusal(sentMethod(method), String(target), request.headers, given);
+    const headRefusal = injectedHeadRefusal(sentMethod(method), wireTarget(String(target), request.url), request.headers, given);
     if (headRefusal !== undefined) return refused(request, headRefusal, init);
     let response: Response;
     let isPage = false;
@@ -299,6 +299,18 @@ const FASTIFY_INJECT_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['url', ' The target is inject()\'s first argument.'],
   ['path', ' The target is inject()\'s first argument.'],
 ]);
+
+/**
+ * The request target a client writes on the wire for `given`, which the head limit counts: the one Request.create() made (`url`:
+ * percent-encoded, a leading slash added, the fragment left out), behind the scheme and authority of an absolute URL as given. The
+ * target as given counted an `é` as 1 byte where a client sends 6 (`%C3%A9`), and a fragment no client sends: inject() served a
+ * target the server refuses with its 414, and refused one the server serves.
+ */
+function wireTarget(given: string, url: string): string {
+  const authority = /^https?:\/\/[^/?#]*/i.exec(given)?.[0];
+  // A URL with a user or password is kept whole as its target (without its fragment) for the kernel to refuse.
+  return authority !== undefined && url.startsWith('/') ? `${authority}${url}` : url;
+}
 
 /** What the server would refuse to send of `response` to a `method` request (see checkSendable, checkPipedBody), or undefined. */
 function refusalOf(response: Response, method: string): unknown {

@@ -21,6 +21,8 @@ interface Case {
   served?: true;
   /** The target, on the wire and to inject() (default `/home`). */
   target?: string;
+  /** The target on the wire, where a client sends another than the one given to it: percent-encoded, without its fragment. */
+  sentTarget?: string;
   /** The method on the wire, where a client sends another than the one given to it: node:http's request() upper-cases every method. */
   sentAs?: string;
   /** The names given to inject() as written (each once), not lower-cased into lists. */
@@ -120,6 +122,9 @@ const CASES: Case[] = [
   { name: 'a Content-Length line that brings the head to the limit', method: 'POST', lines: [['X-A', AT_LIMIT.slice('Content-Length'.length + 1)], ['Content-Length', '0']] },
   { name: 'a target that alone reaches the limit', method: 'GET', lines: [], target: `/home?${'a'.repeat(HEAD_LIMIT - '/home?'.length)}` },
   { name: 'a long target, then a value that brings the head to the limit', method: 'GET', lines: [['X-A', 'a'.repeat(3)]], target: `/home?${'a'.repeat(HEAD_LIMIT - '/home?'.length - 'Host'.length - 'localhost'.length - 'X-A'.length - 3)}` },
+  { name: 'a target of non-ASCII characters that reaches the limit as a client sends it, percent-encoded', method: 'GET', lines: [], target: `/home?${'é'.repeat(2730)}`, sentTarget: `/home?${'%C3%A9'.repeat(2730)}` },
+  { name: 'a target a byte short of the limit but for its fragment, which no client sends, is served', method: 'GET', lines: [], target: `/home?${'a'.repeat(HEAD_LIMIT - '/home?'.length - 'Host'.length - 'localhost'.length - 1)}#fragment`, sentTarget: `/home?${'a'.repeat(HEAD_LIMIT - '/home?'.length - 'Host'.length - 'localhost'.length - 1)}`, served: true },
+  { name: 'a relative target that reaches the limit with the leading slash a client sends', method: 'GET', lines: [], target: `home?${'a'.repeat(HEAD_LIMIT - '/home?'.length - 'Host'.length - 'localhost'.length)}`, sentTarget: `/home?${'a'.repeat(HEAD_LIMIT - '/home?'.length - 'Host'.length - 'localhost'.length)}` },
 ];
 
 /** An answer's status, the headers compared, and its body. */
@@ -176,10 +181,10 @@ for (const scheme of SCHEMES) {
   });
 
   test('each case: the same answer, and the same refusal logged', async () => {
-    for (const { name, method, lines, served, target = '/home', asWritten, sentAs = method } of CASES) {
+    for (const { name, method, lines, served, target = '/home', asWritten, sentAs = method, sentTarget = target } of CASES) {
       const wireLines = lines.some(([field]) => field.toLowerCase() === 'host') ? lines : [['Host', 'localhost'], ...lines];
       refusals.length = 0;
-      const fromServer = await sent(server, scheme, `${sentAs} ${target} HTTP/1.1\r\n${wireLines.map(([field, value]) => `${field}: ${value}\r\n`).join('')}\r\n`, sentAs === 'HEAD');
+      const fromServer = await sent(server, scheme, `${sentAs} ${sentTarget} HTTP/1.1\r\n${wireLines.map(([field, value]) => `${field}: ${value}\r\n`).join('')}\r\n`, sentAs === 'HEAD');
       const serverRefusals = [...refusals];
       refusals.length = 0;
       // The lines as inject()'s headers: several of one name (in any case) a list, in their order.
