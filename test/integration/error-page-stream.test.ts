@@ -16,6 +16,12 @@ const failing = (what: string): Readable =>
     },
   });
 
+/** A subscriber that notes the status each request terminates with in `terminated`. */
+const statusesTerminated = (terminated: number[]) => ({
+  getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
+  onTerminate: (event: TerminateEvent) => void terminated.push(event.response.status),
+});
+
 for (const scheme of SCHEMES) {
   const test = suite(`an error page whose stream fails before its first chunk, over ${scheme}`);
   let server: TestServer;
@@ -25,10 +31,7 @@ for (const scheme of SCHEMES) {
   const onLog = (entry: LogEntry): void => void (entry.record.levelName === 'CRITICAL' && critical.push(entry.record.message));
 
   test.before(async () => {
-    const watcher = {
-      getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
-      onTerminate: (event: TerminateEvent) => void terminated.push(event.response.status),
-    };
+    const watcher = statusesTerminated(terminated);
     server = await startTestServer({
       kernel: {
         routes: routesOf({ '/export': () => new Response(failing('the export'), 200), '/text': () => new Response('still serving') }),
@@ -183,10 +186,7 @@ for (const scheme of SCHEMES) {
   const onLog = (entry: LogEntry): void => void (entry.record.levelName === 'CRITICAL' && critical.push(entry.record.message));
 
   test.before(async () => {
-    const watcher = {
-      getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
-      onTerminate: (event: TerminateEvent) => void terminated.push(event.response.status),
-    };
+    const watcher = statusesTerminated(terminated);
     server = await startTestServer({
       kernel: {
         routes: routesOf({ '/export': () => new Response(failing('the export'), 200), '/text': () => new Response('still serving') }),
@@ -273,10 +273,7 @@ for (const scheme of SCHEMES) {
   const pages: Readable[] = [];
 
   test.before(async () => {
-    const watcher = {
-      getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }),
-      onTerminate: (event: TerminateEvent) => void terminated.push(event.response.status),
-    };
+    const watcher = statusesTerminated(terminated);
     server = await startTestServer({
       kernel: {
         routes: routesOf({ '/export': () => new Response(failing('the export'), 200), '/text': () => new Response('still serving') }),
