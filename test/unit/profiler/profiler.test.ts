@@ -974,10 +974,13 @@ test('a save failed by a stop of the storage thread, which the storage gave its 
   assert.is(period!.record.levelName, 'WARNING');
 });
 
-test('a storage thread that could not start, which the storage logs itself at ERROR, is one ERROR line, not two: the failing period it starts is a WARNING', async () => {
+/**
+ * Runs two requests through a debug app whose ThreadedFileStorage never starts (a 1 MB old generation: the thread
+ * runs out of memory while it loads), the storage's errors given to `onError(app)`; `check` reads the app's log entries.
+ */
+async function withUnstartableThread(onError: (app: ReturnType<typeof createKernel>) => (error: Error) => void, check: (entries: LogEntry[]) => void): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'hk-profiler-thread-'));
-  // A 1 MB old generation: the thread runs out of memory while it loads (it never starts).
-  const storage = new ThreadedFileStorage({ dir, resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 }, onError: (error) => storageErrorLogger(app.logger)(error) });
+  const storage = new ThreadedFileStorage({ dir, resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 }, onError: (error) => onError(app)(error) });
   const routes = new RouteCollection().add('home', new Route('/', { defaults: { _controller: () => new Response('ok') } }));
   const app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage, saveDelayMs: 0 } });
   const entries: LogEntry[] = [];
@@ -985,38 +988,37 @@ test('a storage thread that could not start, which the storage logs itself at ER
   try {
     assert.is((await run(app, '/')).status, 200);
     await run(app, '/');
-    const errors = entries.filter(({ record }) => record.levelName === 'ERROR').map(({ record }) => record.message);
-    assert.is(errors.length, 1, errors.join('\n'));
-    assert.match(errors[0]!, /^The profiler storage thread for .* stopped/);
-    const period = entries.find(({ record }) => record.message.startsWith('Profiler storage failed'));
-    assert.ok(period, 'the failing period is still said');
-    assert.is(period!.record.levelName, 'WARNING');
+    check(entries);
   } finally {
     await app.close();
     rmSync(dir, { recursive: true, force: true });
   }
-});
+}
 
-test("a storage thread that could not start, given to an onError of one's own that logs nothing, leaves the profiler's line an ERROR: no failure goes without one", async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hk-profiler-thread-'));
+test('a storage thread that could not start, which the storage logs itself at ERROR, is one ERROR line, not two: the failing period it starts is a WARNING', () =>
+  withUnstartableThread(
+    (app) => storageErrorLogger(app.logger),
+    (entries) => {
+      const errors = entries.filter(({ record }) => record.levelName === 'ERROR').map(({ record }) => record.message);
+      assert.is(errors.length, 1, errors.join('\n'));
+      assert.match(errors[0]!, /^The profiler storage thread for .* stopped/);
+      const period = entries.find(({ record }) => record.message.startsWith('Profiler storage failed'));
+      assert.ok(period, 'the failing period is still said');
+      assert.is(period!.record.levelName, 'WARNING');
+    },
+  ));
+
+test("a storage thread that could not start, given to an onError of one's own that logs nothing, leaves the profiler's line an ERROR: no failure goes without one", () => {
   const given: Error[] = [];
-  // A 1 MB old generation: the thread runs out of memory while it loads (it never starts).
-  const storage = new ThreadedFileStorage({ dir, resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 }, onError: (error) => void given.push(error) });
-  const routes = new RouteCollection().add('home', new Route('/', { defaults: { _controller: () => new Response('ok') } }));
-  const app = createKernel({ debug: true, stderrLogLevel: false, routes, profiler: { storage, saveDelayMs: 0 } });
-  const entries: LogEntry[] = [];
-  app.bus.on('log', (entry) => void entries.push(entry));
-  try {
-    assert.is((await run(app, '/')).status, 200);
-    await run(app, '/');
-    assert.ok(given.length > 0, 'the storage gave its onError the failure');
-    const errors = entries.filter(({ record }) => record.levelName === 'ERROR').map(({ record }) => record.message);
-    assert.is(errors.length, 1, errors.join('\n'));
-    assert.match(errors[0]!, /^Profiler storage failed, profiles are not saved until it recovers: The profiler storage thread for .* stopped/);
-  } finally {
-    await app.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return withUnstartableThread(
+    () => (error) => void given.push(error),
+    (entries) => {
+      assert.ok(given.length > 0, 'the storage gave its onError the failure');
+      const errors = entries.filter(({ record }) => record.levelName === 'ERROR').map(({ record }) => record.message);
+      assert.is(errors.length, 1, errors.join('\n'));
+      assert.match(errors[0]!, /^Profiler storage failed, profiles are not saved until it recovers: The profiler storage thread for .* stopped/);
+    },
+  );
 });
 
 test('a storage that fails to give tokens (a full disk) is asked again at most every few seconds: meanwhile requests go unrecorded at once, not each waiting for the failure', async () => {
