@@ -22,6 +22,19 @@ const statusesTerminated = (terminated: number[]) => ({
   onTerminate: (event: TerminateEvent) => void terminated.push(event.response.status),
 });
 
+/**
+ * A server whose /export answers a body failing before its first chunk, whose /text answers text (the server serving on),
+ * whose error pages come from `errorController`, and whose requests' terminated statuses go to `terminated`.
+ */
+const startExportServer = (errorController: (request: Request) => Response, terminated: number[]): Promise<TestServer> =>
+  startTestServer({
+    kernel: {
+      routes: routesOf({ '/export': () => new Response(failing('the export'), 200), '/text': () => new Response('still serving') }),
+      errorController,
+      subscribers: [statusesTerminated(terminated)],
+    },
+  });
+
 for (const scheme of SCHEMES) {
   const test = suite(`an error page whose stream fails before its first chunk, over ${scheme}`);
   let server: TestServer;
@@ -31,15 +44,8 @@ for (const scheme of SCHEMES) {
   const onLog = (entry: LogEntry): void => void (entry.record.levelName === 'CRITICAL' && critical.push(entry.record.message));
 
   test.before(async () => {
-    const watcher = statusesTerminated(terminated);
-    server = await startTestServer({
-      kernel: {
-        routes: routesOf({ '/export': () => new Response(failing('the export'), 200), '/text': () => new Response('still serving') }),
-        // A page from the fourth on is text: without a bound, the test would hang rather than fail.
-        errorController: () => (++pages > 3 ? new Response('the loop was cut by the test', 500) : new Response(failing(`error page ${pages}`), 500, { 'content-type': 'text/html' })),
-        subscribers: [watcher],
-      },
-    });
+    // A page from the fourth on is text: without a bound, the test would hang rather than fail.
+    server = await startExportServer(() => (++pages > 3 ? new Response('the loop was cut by the test', 500) : new Response(failing(`error page ${pages}`), 500, { 'content-type': 'text/html' })), terminated);
     server.app.bus.on('log', onLog);
   });
   test.after(async () => server.close());
@@ -186,14 +192,7 @@ for (const scheme of SCHEMES) {
   const onLog = (entry: LogEntry): void => void (entry.record.levelName === 'CRITICAL' && critical.push(entry.record.message));
 
   test.before(async () => {
-    const watcher = statusesTerminated(terminated);
-    server = await startTestServer({
-      kernel: {
-        routes: routesOf({ '/export': () => new Response(failing('the export'), 200), '/text': () => new Response('still serving') }),
-        errorController: () => new Response(destroyedAlready(), 500, { 'content-type': 'text/html' }),
-        subscribers: [watcher],
-      },
-    });
+    server = await startExportServer(() => new Response(destroyedAlready(), 500, { 'content-type': 'text/html' }), terminated);
     server.app.bus.on('log', onLog);
   });
   test.after(async () => server.close());
@@ -273,20 +272,13 @@ for (const scheme of SCHEMES) {
   const pages: Readable[] = [];
 
   test.before(async () => {
-    const watcher = statusesTerminated(terminated);
-    server = await startTestServer({
-      kernel: {
-        routes: routesOf({ '/export': () => new Response(failing('the export'), 200), '/text': () => new Response('still serving') }),
-        // The page of the export's error waits for ever; that of the client's leaving is text.
-        errorController: (request: Request) => {
-          if ((request.attributes.get('exception') as { status?: number }).status === 499) return new Response('gone', 499);
-          const page = new Readable({ read() {} });
-          pages.push(page);
-          return new Response(page, 500, { 'content-type': 'text/html' });
-        },
-        subscribers: [watcher],
-      },
-    });
+    // The page of the export's error waits for ever; that of the client's leaving is text.
+    server = await startExportServer((request: Request) => {
+      if ((request.attributes.get('exception') as { status?: number }).status === 499) return new Response('gone', 499);
+      const page = new Readable({ read() {} });
+      pages.push(page);
+      return new Response(page, 500, { 'content-type': 'text/html' });
+    }, terminated);
   });
   test.after(async () => server.close());
 
