@@ -24,6 +24,12 @@ export interface GeneratorContext {
   readonly httpsPort?: number;
   /** Prefix of every generated path, e.g. `/app` (default none). */
   readonly baseUrl?: string;
+  /**
+   * Values of route variables for every URL made in this context (Symfony's `RequestContext`
+   * parameters, such as `_locale`): a variable not given to generate() takes it before the route's
+   * default; it never goes into the query string. Default none.
+   */
+  readonly parameters?: Readonly<Record<string, unknown>>;
 }
 
 // One parameter slot of a pattern; the pattern its value must match is that of the variant written (see check).
@@ -90,6 +96,7 @@ export class UrlGenerator {
   /** Each scheme's port, the context's scheme's being `port` (undefined: the scheme's default). */
   readonly #ports: Readonly<Record<'http' | 'https', number | undefined>>;
   readonly #baseUrl: string;
+  readonly #parameters: ReadonlyArray<readonly [string, unknown]>;
 
   /**
    * The context of a request's own links (Symfony's `RequestContext::fromRequest()`): its scheme, host
@@ -97,9 +104,17 @@ export class UrlGenerator {
    * proxy alone, and a host `trustedHosts` refuses throws its 400 rather than go into a URL. No
    * `baseUrl`: a request does not know where the app is mounted; add your own. `ports` (`app.schemePorts`)
    * gives the other scheme's port, so a link to a route that forces it goes where the router's redirect goes.
+   * A request whose route gave it a `_locale` (a text attribute) passes it on as a context parameter,
+   * so its links keep its language unless given another, as Symfony's LocaleListener sets the router's context.
    */
   static contextFrom(request: Request, ports?: Readonly<Partial<SchemePorts>>): GeneratorContext {
-    const context = { scheme: request.scheme, host: request.host, port: request.port };
+    const locale = request.attributes.get('_locale');
+    const context: GeneratorContext = {
+      scheme: request.scheme,
+      host: request.host,
+      port: request.port,
+      ...(typeof locale === 'string' && locale !== '' ? { parameters: { _locale: locale } } : {}),
+    };
     const other = request.scheme === 'http' ? 'https' : 'http';
     const port = ports?.[other];
     if (port === undefined) return context;
@@ -114,6 +129,8 @@ export class UrlGenerator {
     const { httpPort, httpsPort } = context;
     this.#ports = this.#scheme === 'http' ? { http: context.port ?? httpPort, https: httpsPort } : { http: httpPort, https: context.port ?? httpsPort };
     this.#baseUrl = (context.baseUrl ?? '').replace(/\/+$/, '');
+    // Copied: a caller's object changed later does not change the links of a generator made with it.
+    this.#parameters = Object.entries(context.parameters ?? {});
   }
 
   /**
@@ -130,6 +147,7 @@ export class UrlGenerator {
     const route = this.#routes.get(name);
     if (route === undefined) throw new RouteNotFoundError(name);
     const plan = planOf(route);
+    params = withContextParameters(params, this.#parameters, plan.variables);
     let writing = newWriting();
     // The matcher gives a dot segment's parameter back decoded, unless its requirement refuses the encoding, which readBack finds.
     let path = encodeDotSegments(write(plan.path, name, route, params, writing, false));
@@ -224,7 +242,7 @@ function checkContext(context: GeneratorContext): void {
   for (const key of Object.keys(context)) {
     if (!CONTEXT_OPTIONS.includes(key)) throw new TypeError(`The generator has no context option "${key}"; its options are ${CONTEXT_OPTIONS.join(', ')}.`);
   }
-  const { scheme, host, port, httpPort, httpsPort, baseUrl } = context;
+  const { scheme, host, port, httpPort, httpsPort, baseUrl, parameters } = context;
   const refuse = (what: string, value: unknown, expected: string): never => {
     throw new TypeError(`The generator's ${what} is ${expected}, not ${JSON.stringify(value) ?? String(value)}.`);
   };
@@ -243,9 +261,31 @@ function checkContext(context: GeneratorContext): void {
   if (baseUrl !== undefined && (typeof baseUrl !== 'string' || (baseUrl !== '' && !BASE_URL.test(baseUrl)))) refuse('baseUrl', baseUrl, "empty or a path starting with a slash (`/shop`), its characters percent-encoded where a URL needs it");
   // `//shop` would make every path a network path: browsers read `//shop/books/1` as the host `shop`.
   if (baseUrl?.startsWith('//') && baseUrl.replace(/\/+$/, '') !== '') refuse('baseUrl', baseUrl, 'a path starting with one slash (`/shop`): one starting with two makes every link a network path, to the host after them');
+  if (parameters !== undefined) {
+    if (!isPlainObject(parameters as unknown)) throw new TypeError(`The generator's parameters are a plain object by name ({ _locale: 'fr' }), not ${describeValue(parameters)}.`);
+    // They fill route variables only: a fragment or query for every URL would be a surprise in each one.
+    for (const name of ['_fragment', '_query']) {
+      if (Object.hasOwn(parameters, name)) throw new TypeError(`The generator's parameters fill route variables, which "${name}" never is: give it to generate() for the URL that needs it.`);
+    }
+  }
 }
 
-const CONTEXT_OPTIONS: readonly string[] = ['scheme', 'host', 'port', 'httpPort', 'httpsPort', 'baseUrl'];
+const CONTEXT_OPTIONS: readonly string[] = ['scheme', 'host', 'port', 'httpPort', 'httpsPort', 'baseUrl', 'parameters'];
+
+/**
+ * `params` with the context's parameters for the route's variables it does not give (an own
+ * `undefined` counts as not given, as generate() reads it; `null` is given: none), or `params` itself when none is added.
+ */
+function withContextParameters(params: Record<string, unknown>, parameters: ReadonlyArray<readonly [string, unknown]>, variables: ReadonlySet<string>): Record<string, unknown> {
+  let merged: Record<string, unknown> | undefined;
+  for (const [name, value] of parameters) {
+    if (!variables.has(name) || own(params, name) !== undefined) continue;
+    merged ??= { ...params };
+    // Defined as an own property: a variable named `__proto__` is a value, not the object's prototype.
+    Object.defineProperty(merged, name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return merged ?? params;
+}
 
 const BASE_URL = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*$/;
 

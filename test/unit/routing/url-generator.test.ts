@@ -507,6 +507,64 @@ test('contextFrom takes the scheme, host and port of the request, its host lower
   assert.is(shop.generate('book', { id: 1 }, true), 'https://books.example/shop/books/1');
 });
 
+test('context parameters fill the route variables generate() is not given (Symfony\'s RequestContext parameters), before the defaults, never the query', () => {
+  const localized = new RouteCollection()
+    .add('about', new Route('/:_locale/about'))
+    .add('home', new Route('/{:_locale}', { defaults: { _locale: 'en' } }))
+    .add('tenant', new Route('/dash', { host: ':tenant.example.com' }))
+    .add('plain', new Route('/plain'));
+  const urls = new UrlGenerator(localized, { host: 'example.com', parameters: { _locale: 'fr', tenant: 'acme' } });
+  assert.is(urls.generate('about'), '/fr/about');
+  // A value given wins; null given is none, not the context's.
+  assert.is(urls.generate('about', { _locale: 'de' }), '/de/about');
+  assert.is(thrown(() => urls.generate('about', { _locale: null })).constructor, MissingMandatoryParametersError);
+  // An own undefined is not given, as generate() reads it.
+  assert.is(urls.generate('about', { _locale: undefined }), '/fr/about');
+  // Over the default: an optional group is written for a context value other than its default, left out for the default.
+  assert.is(urls.generate('home'), '/fr');
+  assert.is(new UrlGenerator(localized, { parameters: { _locale: 'en' } }).generate('home'), '/');
+  assert.is(urls.generate('tenant'), 'http://acme.example.com/dash');
+  // A route without the variable does not get it in its query string.
+  assert.is(urls.generate('plain'), '/plain');
+  assert.is(urls.generate('plain', { page: 2 }), '/plain?page=2');
+  // A value that breaks the requirement is the generator's usual error.
+  const strict = new RouteCollection().add('item', new Route('/:_locale/item', { requirements: { _locale: '[a-z]{2}' } }));
+  assert.instance(thrown(() => new UrlGenerator(strict, { parameters: { _locale: 'french' } }).generate('item')), InvalidParameterError);
+  // Copied when the generator is made.
+  const parameters: Record<string, unknown> = { _locale: 'fr' };
+  const copied = new UrlGenerator(localized, { parameters });
+  parameters._locale = 'it';
+  assert.is(copied.generate('about'), '/fr/about');
+});
+
+test('context parameters are a plain object, and never _fragment or _query (a TypeError, not every URL with them)', () => {
+  assert.match(thrown(() => new UrlGenerator(routes(), { parameters: new Map([['_locale', 'fr']]) } as never)).message, /^The generator's parameters are a plain object by name/);
+  assert.match(thrown(() => new UrlGenerator(routes(), { parameters: ['fr'] } as never)).message, /^The generator's parameters are a plain object by name/);
+  for (const name of ['_fragment', '_query']) {
+    const error = thrown(() => new UrlGenerator(routes(), { parameters: { [name]: 'x' } }));
+    assert.instance(error, TypeError);
+    assert.is(error.message, `The generator's parameters fill route variables, which "${name}" never is: give it to generate() for the URL that needs it.`);
+  }
+});
+
+test('contextFrom passes on the request\'s _locale attribute (set by its route) as a context parameter, so its links keep the language', () => {
+  const localized = new RouteCollection().add('about', new Route('/:_locale/about')).add('book', new Route('/books/:id'));
+  const request = Request.create('https://books.example/fr/about');
+  assert.equal(UrlGenerator.contextFrom(request), { scheme: 'https', host: 'books.example', port: 443 });
+  request.attributes.set('_locale', 'fr');
+  const context = UrlGenerator.contextFrom(request, { http: 8000 });
+  assert.equal(context, { scheme: 'https', host: 'books.example', port: 443, parameters: { _locale: 'fr' }, httpPort: 8000 });
+  const urls = new UrlGenerator(localized, context);
+  assert.is(urls.generate('about'), '/fr/about');
+  assert.is(urls.generate('about', { _locale: 'de' }), '/de/about');
+  assert.is(urls.generate('book', { id: 1 }), '/books/1');
+  // Only text: another value (or none) passes nothing on.
+  request.attributes.set('_locale', 42);
+  assert.equal(UrlGenerator.contextFrom(request), { scheme: 'https', host: 'books.example', port: 443 });
+  request.attributes.set('_locale', '');
+  assert.equal(UrlGenerator.contextFrom(request), { scheme: 'https', host: 'books.example', port: 443 });
+});
+
 test('contextFrom believes X-Forwarded-Proto, -Host and -Port from a trusted proxy alone', () => {
   const forwarded = { host: 'app.internal:8080', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example', 'x-forwarded-port': '8443' };
   const trustProxy = (address: string) => address === '10.0.0.1';
@@ -721,7 +779,7 @@ test('a context that would make malformed URLs is refused when the generator is 
 test('a context option the generator does not know (a typo: baseURL) or a context that is no object is a TypeError, not URLs without it', () => {
   const typo = thrown(() => new UrlGenerator(routes(), { baseURL: '/shop' } as never));
   assert.instance(typo, TypeError);
-  assert.is(typo.message, 'The generator has no context option "baseURL"; its options are scheme, host, port, httpPort, httpsPort, baseUrl.');
+  assert.is(typo.message, 'The generator has no context option "baseURL"; its options are scheme, host, port, httpPort, httpsPort, baseUrl, parameters.');
   assert.match(thrown(() => new UrlGenerator(routes(), { http_port: 8080 } as never)).message, /no context option "http_port"/);
   assert.is(thrown(() => new UrlGenerator(routes(), null as never)).message, "The generator's context is a plain object ({ host: 'example.com' }), not null.");
   assert.is(new UrlGenerator(routes(), { host: undefined }).generate('home', {}, true), 'http://localhost/');
