@@ -33,6 +33,7 @@ export const TOOLBAR_CSS = `
 #hk-toolbar .hk-label { color: var(--hk-muted); }
 #hk-toolbar .hk-value { font-weight: 600; }
 #hk-toolbar .hk-unit { color: var(--hk-muted); }
+#hk-toolbar .hk-sr { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 #hk-toolbar .hk-mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
 #hk-toolbar .hk-token { margin-left: auto; border-left: 1px solid var(--hk-border); }
 #hk-toolbar .hk-status, #hk-toolbar .hk-badge { display: inline-block; padding: 3px 6px; border-radius: 4px; font-weight: 700; font-variant-numeric: tabular-nums;

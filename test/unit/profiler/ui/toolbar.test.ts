@@ -32,7 +32,7 @@ test('the toolbar is a fragment with one root element, #hk-toolbar', () => {
 });
 
 test('the toolbar shows the status colored by its class, and links it to the request panel', () => {
-  assert.match(toolbar(), '<a class="hk-item hk-request" href="/_profiler/a1b2c3?panel=request" title="Request and response"><span class="hk-status hk-status-4xx">404</span><span class="hk-value">GET</span></a>');
+  assert.match(toolbar(), '<a class="hk-item hk-request" href="/_profiler/a1b2c3?panel=request" title="Request and response"><span class="hk-status hk-status-4xx">404</span><span class="hk-sr"> </span><span class="hk-value">GET</span><span class="hk-sr">: request and response</span></a>');
   assert.match(toolbar({ status: 200 }), 'hk-status hk-status-2xx');
   assert.match(toolbar({ status: 503 }), 'hk-status hk-status-5xx');
 });
@@ -40,11 +40,30 @@ test('the toolbar shows the status colored by its class, and links it to the req
 test('each toolbar item links into its panel', () => {
   const html = toolbar();
   assert.match(html, /<a class="hk-item hk-route" href="\/_profiler\/a1b2c3\?panel=router"[^>]*><span class="hk-label">Route<\/span><span class="hk-value hk-mono">none<\/span><\/a>/);
-  assert.match(html, /<a class="hk-item hk-time" href="\/_profiler\/a1b2c3\?panel=time"[^>]*><span class="hk-value">6.5<\/span><span class="hk-unit">ms<\/span><\/a>/);
-  assert.match(html, /<a class="hk-item hk-memory" href="\/_profiler\/a1b2c3\?panel=time"[^>]*><span class="hk-value">12.5<\/span><span class="hk-unit">MiB<\/span><\/a>/);
-  assert.match(html, /<a class="hk-item hk-logs" href="\/_profiler\/a1b2c3\?panel=logger"[^>]*><span class="hk-label">Logs<\/span><span class="hk-value">4<\/span><span class="hk-badge hk-error">1<\/span><span class="hk-badge hk-warning">2<\/span><\/a>/);
-  assert.match(html, /<a class="hk-item hk-exception" href="\/_profiler\/a1b2c3\?panel=exception"[^>]*><span class="hk-badge hk-error">!<\/span><span class="hk-value hk-mono">NotFoundHttpError<\/span><\/a>/);
+  assert.match(html, /<a class="hk-item hk-time" href="\/_profiler\/a1b2c3\?panel=time"[^>]*><span class="hk-value">6.5<\/span><span class="hk-unit">ms<\/span><span class="hk-sr"> until the response was ready<\/span><\/a>/);
+  assert.match(html, /<a class="hk-item hk-memory" href="\/_profiler\/a1b2c3\?panel=time"[^>]*><span class="hk-value">12.5<\/span><span class="hk-unit">MiB<\/span><span class="hk-sr"> of memory<\/span><\/a>/);
+  assert.match(html, /<a class="hk-item hk-logs" href="\/_profiler\/a1b2c3\?panel=logger"[^>]*><span class="hk-label">Logs<\/span><span class="hk-value">4<\/span><span class="hk-badge hk-error">1<span class="hk-sr"> error<\/span><\/span><span class="hk-badge hk-warning">2<span class="hk-sr"> warnings<\/span><\/span><\/a>/);
+  assert.match(html, /<a class="hk-item hk-exception" href="\/_profiler\/a1b2c3\?panel=exception"[^>]*><span class="hk-badge hk-error" aria-hidden="true">!<\/span><span class="hk-sr">Exception <\/span><span class="hk-value hk-mono">NotFoundHttpError<\/span><\/a>/);
   assert.match(html, '<a class="hk-item hk-token" href="/_profiler/a1b2c3" title="Open the profile">');
+});
+
+test('items of bare figures read as words to a screen reader (hidden text), their visible text kept in order; the exception\'s "!" hidden from it', () => {
+  // What a screen reader reads of an item: its text, hidden text (hk-sr) included, without what is aria-hidden.
+  const spoken = (html: string, item: string): string | undefined => {
+    const link = new RegExp(`<a class="hk-item hk-${item}"[^>]*>(.*?)</a>`).exec(html)?.[1];
+    return link?.replace(/<span[^>]*aria-hidden="true"[^>]*>[^<]*<\/span>/g, '').replace(/<[^>]+>/g, '');
+  };
+  const html = toolbar();
+  assert.is(spoken(html, 'request'), '404 GET: request and response');
+  assert.is(spoken(html, 'time'), '6.5ms until the response was ready');
+  assert.is(spoken(html, 'memory'), '12.5MiB of memory');
+  assert.is(spoken(html, 'logs'), 'Logs41 error2 warnings');
+  assert.is(spoken(toolbar({ errorCount: 2, warningCount: 1 }), 'logs'), 'Logs42 errors1 warning');
+  assert.is(spoken(toolbar({ errorCount: 0, warningCount: 0 }), 'logs'), 'Logs4');
+  assert.is(spoken(html, 'exception'), 'Exception NotFoundHttpError');
+  // The hidden text is hidden by the toolbar's own CSS, not shown as text on the page.
+  const hidden = declarationsFor(/<style>([^<]*)<\/style>/.exec(html)![1]!, '#hk-toolbar .hk-sr');
+  assert.equal([hidden.get('position'), hidden.get('width'), hidden.get('height'), hidden.get('overflow'), hidden.get('clip')], ['absolute', '1px', '1px', 'hidden', 'rect(0 0 0 0)']);
 });
 
 test('the logs tooltip puts each count with its noun in the right number', () => {
