@@ -1,6 +1,6 @@
 // Internal: how createKernel logs what its profiler storage reports (the storage's onError).
 import type { Logger } from '../log/index.js';
-import { isStorageThreadStopped } from '../profiler/index.js';
+import { THREAD_RECOVERED_CODE, isStorageThreadStopped } from '../profiler/index.js';
 import { markReported } from '../profiler/storage/reported-errors.js';
 
 /**
@@ -9,7 +9,8 @@ import { markReported } from '../profiler/storage/reported-errors.js';
  * A ThreadedFileStorage's thread that stopped, or could not start, is said as that, in the storage's words
  * (`The profiler storage thread for <dir> stopped (exit code 1): <reason>.`): it was "Profiler storage upkeep
  * failed: ...". Each stop is logged, once (the storage reports each once, and spaces the starts of a thread
- * that keeps stopping): the per-message dedupe hid every stop after the first of its kind.
+ * that keeps stopping): the per-message dedupe hid every stop after the first of its kind. The thread working again
+ * after a failure that cost profiles is a NOTICE, each time, saying how many were not saved.
  */
 export function storageErrorLogger(logger: Logger): (error: Error) => void {
   const once = oncePerKey(
@@ -24,6 +25,7 @@ export function storageErrorLogger(logger: Logger): (error: Error) => void {
   );
   return (error) => {
     if (isStorageThreadStopped(error)) logged(error, () => logger.error('{message}', { message: error.message }));
+    else if ((error as { code?: unknown }).code === THREAD_RECOVERED_CODE) logger.notice('{message}', { message: error.message });
     else once(error);
   };
 }

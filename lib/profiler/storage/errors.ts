@@ -76,6 +76,12 @@ export function isOutOfDescriptors(error: unknown): boolean {
  */
 export const THREAD_STOPPED_CODE = 'HK_PROFILER_STORAGE_THREAD_STOPPED';
 
+/**
+ * The code of what a ThreadedFileStorage reports to its onError when its worker thread works again after failing, when the
+ * failure cost profiles: not an error, a ProfilerStorageError all the same, as every report is (createKernel logs it at NOTICE).
+ */
+export const THREAD_RECOVERED_CODE = 'HK_PROFILER_STORAGE_THREAD_RECOVERED';
+
 /** Whether the error says the storage's worker thread stopped during the call, and is started again by the next one. */
 export function isStorageThreadStopped(error: unknown): boolean {
   return error instanceof ProfilerStorageError && error.code === THREAD_STOPPED_CODE;

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
-import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError, THREAD_STOPPED_CODE, UNREADABLE_CODE, isOutOfDescriptors, isStorageThreadStopped } from './errors.js';
+import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError, THREAD_RECOVERED_CODE, THREAD_STOPPED_CODE, UNREADABLE_CODE, isOutOfDescriptors, isStorageThreadStopped } from './errors.js';
 import type { CompactionReport, FileStorageOptions } from './file-storage.js';
 import { markReported, wasReported } from './reported-errors.js';
 import { StartBackoff } from './start-backoff.js';
@@ -118,6 +118,14 @@ export class ThreadedFileStorage implements ProfilerStorage {
    * that died at its first read took neither, and remembered, it would push out one that did.
    */
   readonly #mayHoldLeases = new WeakSet<Worker>();
+  /** Profiles of the batches refused while #startBackoff held the next start back, since the storage was made (see refusedProfiles). */
+  #refused = 0;
+  /** Of those, the ones no report has said yet: the next stop's report says them. */
+  #refusedUnsaid = 0;
+  /** A stop or a failed start was reported, and no worker has answered a call since: the next answer is the storage working again. */
+  #failing = false;
+  /** Profiles not saved since the storage began failing (in flight on a worker that stopped, or refused during the backoff): said when it works again. */
+  #lostWhileFailing = 0;
 
   /** `startBackoff` is the tests' (a clock of their own); the storage makes its own. */
   constructor(options: ThreadedFileStorageOptions = {}, startBackoff: StartBackoff = new StartBackoff()) {
@@ -129,6 +137,14 @@ export class ThreadedFileStorage implements ProfilerStorage {
     this.#onError = options.onError;
     this.#resourceLimits = { ...DEFAULT_RESOURCE_LIMITS, ...options.resourceLimits };
     this.#startBackoff = startBackoff;
+  }
+
+  /**
+   * Profiles of the batches refused at once, not saved, while the storage waited before starting a thread again
+   * (after two or more stopped in a row, or one could not start for want of file descriptors), since it was made.
+   */
+  get refusedProfiles(): number {
+    return this.#refused;
   }
 
   claim(token: string): Promise<boolean> {
@@ -248,7 +264,15 @@ export class ThreadedFileStorage implements ProfilerStorage {
   #call(op: StorageOp, args: unknown[], transfer: ArrayBuffer[] = [], profiles?: number): Promise<unknown> {
     if (this.#closed !== null) return Promise.reject(this.#closedError());
     if (this.#broken !== null) return Promise.reject(this.#broken);
-    if (this.#worker === null && this.#startFailure !== null && !this.#startBackoff.mayStart()) return Promise.reject(this.#waiting(this.#startFailure));
+    if (this.#worker === null && this.#startFailure !== null && !this.#startBackoff.mayStart()) {
+      // A batch refused here is lost as one in flight at a stop is: counted, and said by the next stop's report and when the storage works again.
+      if (profiles !== undefined) {
+        this.#refused += profiles;
+        this.#refusedUnsaid += profiles;
+        this.#lostWhileFailing += profiles;
+      }
+      return Promise.reject(this.#waiting(this.#startFailure));
+    }
     let worker = this.#worker;
     if (worker === null) {
       try {
@@ -272,6 +296,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
       { cause: failure },
     );
     this.#neverAnswered(error, failure);
+    this.#failing = true;
     this.#report(error);
     return error;
   }
@@ -310,6 +335,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
       if (reply.id !== 0) {
         this.#stopsInARow = 0;
         this.#startBackoff.started();
+        if (this.#failing) this.#recovered();
       }
       this.#settle(worker, reply);
     });
@@ -372,7 +398,13 @@ export class ThreadedFileStorage implements ProfilerStorage {
       batches++;
       profiles += call.profiles;
     }
-    const lost = batches === 0 ? '' : ` ${batches === 1 ? '1 batch' : `${batches} batches`} of profiles in flight on it (${profiles} ${profiles === 1 ? 'profile' : 'profiles'}) ${batches === 1 ? 'was' : 'were'} not saved.`;
+    const inFlight = batches === 0 ? '' : ` ${batches === 1 ? '1 batch' : `${batches} batches`} of profiles in flight on it (${profiles} ${profiles === 1 ? 'profile' : 'profiles'}) ${batches === 1 ? 'was' : 'were'} not saved.`;
+    // The batches refused during the backoff before this stop: said here, once. Not by a thread that never answered, whose
+    // message the storage log says once for all its repeats (a shortage of file descriptors fails each start the same way).
+    const refused = this.#refusedUnsaid;
+    const sayRefused = answered && !closedFirst && refused > 0;
+    const lost = `${inFlight}${sayRefused ? ` ${refused} ${refused === 1 ? 'profile' : 'profiles'} refused since the previous failure, while the storage waited to start a thread again, ${refused === 1 ? 'was' : 'were'} not saved.` : ''}`;
+    if (sayRefused) this.#refusedUnsaid = 0;
     const again = answered && this.#closed === null && ++this.#stopsInARow > 1;
     if (again) this.#startBackoff.failed();
     const error = closedFirst
@@ -394,7 +426,29 @@ export class ThreadedFileStorage implements ProfilerStorage {
     if (answered && this.#closed === null && heavy.size === 1 && typeof suspect === 'string') this.#suspect(suspect);
     this.#calls.clear();
     for (const call of calls) call.reject(error);
-    if (!closedFirst) this.#report(error);
+    if (!closedFirst) {
+      this.#failing = true;
+      this.#lostWhileFailing += profiles;
+      this.#report(error);
+    }
+  }
+
+  /**
+   * A worker answered a call after a stop or a failed start: the storage works again. Said (THREAD_RECOVERED_CODE)
+   * when the failure cost profiles, with how many: the batches refused during the backoff were said nowhere else in all.
+   */
+  #recovered(): void {
+    const lost = this.#lostWhileFailing;
+    this.#failing = false;
+    this.#lostWhileFailing = 0;
+    this.#refusedUnsaid = 0;
+    if (lost === 0) return;
+    this.#report(
+      new ProfilerStorageError(
+        `The profiler storage thread for ${this.dir} works again; ${lost} ${lost === 1 ? 'profile was' : 'profiles were'} not saved while it failed (in flight on a thread that stopped, or refused while the storage waited to start one).`,
+        THREAD_RECOVERED_CODE,
+      ),
+    );
   }
 
   /**

@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { storageErrorLogger } from '../../../lib/app/profiler-storage-log.js';
 import { Logger, createBus, type LogRecord } from '../../../lib/log/index.js';
-import { ProfilerStorageError, THREAD_STOPPED_CODE } from '../../../lib/profiler/storage/index.js';
+import { ProfilerStorageError, THREAD_RECOVERED_CODE, THREAD_STOPPED_CODE } from '../../../lib/profiler/storage/index.js';
 import { wasReported } from '../../../lib/profiler/storage/reported-errors.js';
 
 function logged(): { records: LogRecord[]; onError: (error: Error) => void } {
@@ -63,6 +63,22 @@ test("an upkeep failure is still said as one, once per message; the storage's no
       ['WARNING', 'The disk is full: the profiler keeps at most 10 profiles (12 KiB) in /var/profiler until restarted, dropping the oldest.'],
     ],
   );
+});
+
+test('the storage thread working again after a failure that cost profiles is a NOTICE saying how many, each time: not an upkeep failure, not passed over as a repeat', () => {
+  const { records, onError } = logged();
+  const message = 'The profiler storage thread for /var/profiler works again; 3 profiles were not saved while it failed (in flight on a thread that stopped, or refused while the storage waited to start one).';
+  const recovered = new ProfilerStorageError(message, THREAD_RECOVERED_CODE);
+  onError(recovered);
+  onError(new ProfilerStorageError(message, THREAD_RECOVERED_CODE));
+  assert.equal(
+    records.map((record) => [record.channel, record.levelName, record.message]),
+    [
+      ['profiler', 'NOTICE', message],
+      ['profiler', 'NOTICE', message],
+    ],
+  );
+  assert.not.ok(wasReported(recovered), 'no failure');
 });
 
 test.run();

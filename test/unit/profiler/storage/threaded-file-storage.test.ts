@@ -531,6 +531,48 @@ test('a worker that dies at its calls again and again is not started again per c
   assert.is(reported.length, 2);
 });
 
+test("the batches refused while the storage waits to start a worker again are counted (refusedProfiles), said by the next stop's report, and, with those in flight at the stops, once when a worker answers again", async () => {
+  const reported: Error[] = [];
+  const clock = testClock();
+  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) }, clock.backoff);
+  // The read stops its worker, and the retry's: two stops in a row, and the next start waits.
+  await rejection(() => storage.read(tokenFor(1)));
+  assert.is(reported.length, 2);
+  for (const batch of [[makeProfile(tokenFor(10)), makeProfile(tokenFor(11))], [makeProfile(tokenFor(12))]]) {
+    assert.is(((await rejection(() => storage.writeMany(batch))) as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_THREAD_STOPPED');
+  }
+  assert.is((await rejection(() => storage.drawTokens(6, 1))).name, 'ProfilerStorageError', 'a call that is no batch');
+  assert.is(storage.refusedProfiles, 3, 'the profiles of the two batches, not the token draw');
+  assert.is(reported.length, 2, 'not said per batch');
+  clock.passBackoff();
+  // The next worker dies at a batch beyond its heap: its stop says the batches refused before it.
+  const huge = Array.from({ length: 100_000 }, (_, i) => ({ ...makeProfile(tokenFor(i, 2), {}, 0), json: `{"i":${i}}` }));
+  await rejection(() => storage.writeMany(huge));
+  assert.is(reported.length, 3);
+  assert.match(reported[2]!.message, /\(100000 profiles\) was not saved\. 3 profiles refused since the previous failure, while the storage waited to start a thread again, were not saved\.$/);
+  await rejection(() => storage.writeMany([makeProfile(tokenFor(13))]));
+  assert.is(storage.refusedProfiles, 4);
+  clock.passBackoff();
+  await storage.drawTokens(6, 1);
+  assert.is(reported.length, 4, 'one report that it works again');
+  assert.is((reported[3] as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_THREAD_RECOVERED');
+  assert.match(reported[3]!.message, /^The profiler storage thread for .* works again; 100004 profiles were not saved while it failed \(/);
+  await storage.drawTokens(6, 1);
+  assert.is(reported.length, 4, 'said once');
+  assert.is(storage.refusedProfiles, 4, 'counted since the storage was made');
+});
+
+test('a worker that answers again after a stop that cost no profile is not reported as working again', async () => {
+  const reported: Error[] = [];
+  const clock = testClock();
+  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: (error) => reported.push(error) }, clock.backoff);
+  await rejection(() => storage.read(tokenFor(1)));
+  clock.passBackoff();
+  assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)));
+  assert.is(reported.length, 2, 'the two stops only');
+  assert.is(storage.refusedProfiles, 0);
+});
+
 test('a profile whose read stopped two workers is not read again: its reads fail with HK_PROFILER_STORAGE_UNREADABLE, stopping no worker, and the others read as before', async () => {
   const reported: Error[] = [];
   const clock = testClock();
@@ -641,7 +683,7 @@ test('a read and a search in flight when the worker dies are tried once more on 
   assert.instance(error, ProfilerStorageError);
   assert.is((error as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_THREAD_STOPPED');
   assert.match(error.message, /stopped/);
-  assert.is(reported.length, 1, 'one worker died');
+  assert.equal(reported.map((each) => (each as ProfilerStorageError).code), ['HK_PROFILER_STORAGE_THREAD_STOPPED', 'HK_PROFILER_STORAGE_THREAD_RECOVERED'], 'one worker died; the next answered, the batch lost');
 });
 
 test('a read whose worker dies again on the retry rejects with HK_PROFILER_STORAGE_THREAD_STOPPED after two workers, and the next call once the backoff has passed starts another', async () => {
