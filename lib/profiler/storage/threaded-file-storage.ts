@@ -207,7 +207,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
   read(token: string): Promise<Profile | null> {
     if (this.#closed === null && (this.#suspects.get(token) ?? 0) >= 2) {
       return Promise.reject(
-        new ProfilerStorageError(`The profile ${token} cannot be read: its reads stopped the profiler storage thread twice (beyond the thread's memory, say), so it is not read again until the process restarts.`, UNREADABLE_CODE),
+        new ProfilerStorageError(`The profile ${token} cannot be read: its reads stopped the profiler storage thread twice (beyond the thread's memory, say), so it is not read again until the process restarts or the storage is purged.`, UNREADABLE_CODE),
       );
     }
     return this.#readOnly('read', [token]) as Promise<Profile | null>;
@@ -217,8 +217,11 @@ export class ThreadedFileStorage implements ProfilerStorage {
     return this.#readOnly('find', [criteria]) as Promise<ProfileSummary[]>;
   }
 
-  purge(): Promise<void> {
-    return this.#call('purge', []) as Promise<void>;
+  /** FileStorage's purge(), run in the worker; then no token is refused as one whose reads stopped workers (see #suspects). */
+  async purge(): Promise<void> {
+    await this.#call('purge', []);
+    // Their profiles are gone, and the tokens free to be drawn and written again: refused until restart, a new profile was unreadable.
+    this.#suspects.clear();
   }
 
   /** FileStorage's compact(), run in the worker. */

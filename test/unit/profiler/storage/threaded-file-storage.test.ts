@@ -589,6 +589,18 @@ test('a profile whose read stopped two workers is not read again: its reads fail
   assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)));
 });
 
+test('purge() forgets the tokens whose reads stopped workers: their profiles are gone, and a profile written under one again is read', async () => {
+  const clock = testClock();
+  const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError: () => {} }, clock.backoff);
+  await rejection(() => storage.read(tokenFor(1)));
+  clock.passBackoff();
+  assert.is(((await rejection(() => storage.read(tokenFor(1)))) as ProfilerStorageError).code, 'HK_PROFILER_STORAGE_UNREADABLE', 'refused before the purge');
+  await storage.purge();
+  assert.is(await storage.read(tokenFor(1)), null, 'gone, not refused');
+  await storage.write(makeProfile(tokenFor(1)));
+  assert.equal(await storage.read(tokenFor(1)), makeProfile(tokenFor(1)), 'the new profile of that token');
+});
+
 test('a poison profile read twice at once (a page reloaded while its read is in flight) is still known by the two stops: then refused, stopping no worker', async () => {
   const reported: Error[] = [];
   const clock = testClock();
