@@ -363,13 +363,20 @@ function json(value: unknown, status: number, headers: Record<string, string> = 
 }
 
 /**
+ * The longest Retry-After of a page whose storage's thread stopped. ThreadedFileStorage waits 5 s at most; a storage
+ * of one's own may say any wait, and one of hours told a client to come back then, one of 1e300 ms wrote `1e+297`.
+ */
+const MAX_THREAD_RESTART_SECONDS = 60;
+
+/**
  * Seconds a client is told to wait (Retry-After) after the storage's thread stopped: until the storage may start
  * another (ProfilerStorageError.retryAfterMs, from its backoff), in whole seconds, at least 1 (0: the next call
- * starts one). A fixed 1 s had a page whose storage waits 5 s before its next start reloaded to fail again.
+ * starts one), at most MAX_THREAD_RESTART_SECONDS. A fixed 1 s had a page whose storage waits 5 s before its next
+ * start reloaded to fail again.
  */
 function threadRestartSeconds(error: unknown): number {
   const ms = error instanceof ProfilerStorageError ? error.retryAfterMs : undefined;
-  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0 ? Math.max(1, Math.ceil(ms / 1_000)) : 1;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0 ? Math.min(MAX_THREAD_RESTART_SECONDS, Math.max(1, Math.ceil(ms / 1_000))) : 1;
 }
 
 /** A collector's data as an object, or none: the note of data left out as too large (see isLeftOutData) is a string. */

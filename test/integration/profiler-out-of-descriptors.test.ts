@@ -11,11 +11,13 @@ import { SCHEMES, fetchFrom, header, startTestServer, type TestServer } from './
 /** A storage whose reads fail with `code`, wrapped as FileStorage wraps an fs error. */
 class FailingReads extends MemoryStorage {
   code = 'EMFILE';
+  /** The wait a stop says (STOPPED). */
+  retryAfterMs = 3_200;
 
   #failure(): ProfilerStorageError {
     if (this.code === 'STOPPED') {
       // As ThreadedFileStorage fails a call while it waits before starting its thread again, 3.2 s to go.
-      return new ProfilerStorageError('The profiler storage thread for /var/profiler stopped (exit code 1): out of memory.', THREAD_STOPPED_CODE, { retryAfterMs: 3_200 });
+      return new ProfilerStorageError('The profiler storage thread for /var/profiler stopped (exit code 1): out of memory.', THREAD_STOPPED_CODE, { retryAfterMs: this.retryAfterMs });
     }
     const cause = Object.assign(new Error(`${this.code}: too many open files, open '/var/profiler/index'`), { code: this.code });
     return new ProfilerStorageError(`Cannot read profile abc123 in the profiler storage /var/profiler: ${cause.message}`, 'HK_PROFILER_STORAGE', { cause });
@@ -44,6 +46,7 @@ for (const scheme of SCHEMES) {
   });
   test.before.each(() => {
     storage.code = 'EMFILE';
+    storage.retryAfterMs = 3_200;
     records.length = 0;
   });
   test.after(async () => {
@@ -95,6 +98,20 @@ for (const scheme of SCHEMES) {
     }
     const toolbar = await fetchFrom(server, scheme, '/_wdt/abc123', { headers: { accept: 'text/html' } });
     assert.is(header(toolbar.headers['retry-after']), '4');
+  });
+
+  test("a storage of one's own that says a wait of hours, or one too large to write, gets a Retry-After of a minute at most; one not finite or below 0, of 1", async () => {
+    storage.code = 'STOPPED';
+    for (const [retryAfterMs, seconds] of [[3_600_000, 60], [1e300, 60], [60_000, 60], [59_001, 60], [Infinity, 1], [NaN, 1], [-5_000, 1]] as const) {
+      storage.retryAfterMs = retryAfterMs;
+      const response = await fetchFrom(server, scheme, '/_profiler/abc123', { headers: { accept: 'application/json' } });
+      assert.is(response.status, 503, String(retryAfterMs));
+      assert.is(header(response.headers['retry-after']), String(seconds), String(retryAfterMs));
+      assert.is(JSON.parse(response.body).retryAfter, seconds, String(retryAfterMs));
+    }
+    storage.retryAfterMs = 1e300;
+    assert.is(header((await fetchFrom(server, scheme, '/_wdt/abc123', { headers: { accept: 'text/html' } })).headers['retry-after']), '60', 'the toolbar');
+    assert.match((await fetchFrom(server, scheme, '/_profiler/abc123', { headers: { accept: 'text/html' } })).body, 'Reload this page in 60 seconds.');
   });
 
   test('another storage failure is still a 500', async () => {
