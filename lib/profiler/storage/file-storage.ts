@@ -8,6 +8,7 @@ import { gunzip as gunzipCallback } from 'node:zlib';
 import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { ProfileBatchError, ProfileExistsError, ProfilerStorageError } from './errors.js';
+import { markReported } from './reported-errors.js';
 import { FileLock, FileLockTimeoutError } from '../../fs/file-lock.js';
 import { errorCode, ignoreMissing, isDiskFull, isMissing, removeFile } from './fs-errors.js';
 import {
@@ -44,6 +45,13 @@ const PENDING_ELSEWHERE_WAIT_MS = 1_000;
 /** How often the index is read again meanwhile. */
 const PENDING_ELSEWHERE_POLL_MS = 25;
 
+/**
+ * A storage's onError. One that logs the error at ERROR itself returns true: the profiler's own line for the saves and
+ * tokens it fails (a ThreadedFileStorage's thread that stopped) is then a WARNING, as with createKernel's log, not a
+ * second ERROR. Anything else (nothing, a number) leaves that line an ERROR: no failure goes without one.
+ */
+export type StorageErrorHandler = ((error: Error) => void) | ((error: Error) => boolean);
+
 /** Options of a FileStorage. */
 export interface FileStorageOptions {
   /** The directory of profiles, created on the first write; default `var/profiler` (from the working directory). */
@@ -54,8 +62,8 @@ export interface FileStorageOptions {
   segmentBytes?: number;
   /** The clock profile ages are measured with (epoch ms); tests inject one. File staleness uses real mtimes. */
   now?: () => number;
-  /** Receives errors of the background upkeep (bounds, crash clean-up), which have no caller to reject. */
-  onError?: (error: Error) => void;
+  /** Receives errors of the background upkeep (bounds, crash clean-up), which have no caller to reject; see StorageErrorHandler. */
+  onError?: StorageErrorHandler;
   /**
    * Who holds this instance's prefix leases inside the process, recorded in them (ThreadedFileStorage
    * names each of its worker threads); with `deadLeaseOwners`, the owners known to be gone, whose
@@ -190,7 +198,7 @@ export class FileStorage implements ProfilerStorage {
   /** writeMany() copies each profile's bytes before it settles (see ProfilerStorage.copiesProfileBytes). */
   readonly copiesProfileBytes = true;
   readonly #now: () => number;
-  readonly #onError: ((error: Error) => void) | undefined;
+  readonly #onError: StorageErrorHandler | undefined;
   readonly #indexPath: string;
   readonly #index: ProfileIndex;
   readonly #lock: FileLock;
@@ -1303,7 +1311,8 @@ export class FileStorage implements ProfilerStorage {
   #report(error: unknown): void {
     if (this.#onError === undefined) return;
     try {
-      this.#onError(error instanceof Error ? error : new Error(String(error)));
+      const failure = error instanceof Error ? error : new Error(String(error));
+      if (this.#onError(failure) === true) markReported(failure);
     } catch {
       // A failing error handler must not turn background upkeep into an unhandled rejection.
     }

@@ -4,7 +4,7 @@ import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { Profile, ProfileSummary, StorableProfile } from '../profile.js';
 import type { ProfilerStorage, SearchCriteria, StorageBounds } from './profiler-storage.js';
 import { InvalidProfileError, ProfileBatchError, ProfileExistsError, ProfilerStorageError, THREAD_RECOVERED_CODE, THREAD_STOPPED_CODE, UNREADABLE_CODE, isOutOfDescriptors, isStorageThreadStopped } from './errors.js';
-import type { CompactionReport, FileStorageOptions } from './file-storage.js';
+import type { CompactionReport, FileStorageOptions, StorageErrorHandler } from './file-storage.js';
 import { markReported, wasReported } from './reported-errors.js';
 import { StartBackoff } from './start-backoff.js';
 import { encodeBatch, rebuildError, type StorageCall, type StorageOp, type StorageReply, type StorageThreadData } from './storage-thread-protocol.js';
@@ -80,7 +80,7 @@ export class ThreadedFileStorage implements ProfilerStorage {
    * they drew (a profiler's pool keeps some) are then still written. The latest few are kept.
    */
   readonly #deadLeaseOwners: string[] = [];
-  readonly #onError: ((error: Error) => void) | undefined;
+  readonly #onError: StorageErrorHandler | undefined;
   readonly #resourceLimits: ResourceLimits;
   #worker: Worker | null = null;
   readonly #calls = new Map<number, PendingCall>();
@@ -480,7 +480,8 @@ export class ThreadedFileStorage implements ProfilerStorage {
   #report(error: Error): void {
     if (this.#onError === undefined) return;
     try {
-      this.#onError(error);
+      // True: the handler logged it at ERROR, and the profiler's line for the calls it fails is a WARNING (see StorageErrorHandler).
+      if (this.#onError(error) === true) markReported(error);
     } catch {
       // A failing error handler must not become an unhandled rejection.
     }

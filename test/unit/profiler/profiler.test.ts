@@ -5,7 +5,7 @@ import type { LogEntry } from '../../../lib/log/index.js';
 import { createApp, createKernel } from '../../../lib/app/index.js';
 import { Route, RouteCollection } from '../../../lib/routing/index.js';
 import { Response } from '../../../kernel/index.js';
-import { FileStorage, MemoryStorage, ProfilerStorageError, THREAD_STOPPED_CODE, ThreadedFileStorage, type ProfilerStorage } from '../../../lib/profiler/storage/index.js';
+import { FileStorage, MemoryStorage, ProfilerStorageError, THREAD_STOPPED_CODE, ThreadedFileStorage, type ProfilerStorage, type StorageErrorHandler } from '../../../lib/profiler/storage/index.js';
 import { storageErrorLogger } from '../../../lib/app/profiler-storage-log.js';
 import { markReported } from '../../../lib/profiler/storage/reported-errors.js';
 import { createServer } from 'node:http';
@@ -978,7 +978,7 @@ test('a save failed by a stop of the storage thread, which the storage gave its 
  * Runs two requests through a debug app whose ThreadedFileStorage never starts (a 1 MB old generation: the thread
  * runs out of memory while it loads), the storage's errors given to `onError(app)`; `check` reads the app's log entries.
  */
-async function withUnstartableThread(onError: (app: ReturnType<typeof createKernel>) => (error: Error) => void, check: (entries: LogEntry[]) => void): Promise<void> {
+async function withUnstartableThread(onError: (app: ReturnType<typeof createKernel>) => StorageErrorHandler, check: (entries: LogEntry[]) => void): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'hk-profiler-thread-'));
   const storage = new ThreadedFileStorage({ dir, resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 }, onError: (error) => onError(app)(error) });
   const routes = new RouteCollection().add('home', new Route('/', { defaults: { _controller: () => new Response('ok') } }));
@@ -1020,6 +1020,22 @@ test("a storage thread that could not start, given to an onError of one's own th
     },
   );
 });
+
+test("a storage thread that could not start, given to an onError of one's own that logs it at ERROR and returns true, is one ERROR line, that onError's: the profiler's line is a WARNING", () =>
+  withUnstartableThread(
+    (app) => (error) => {
+      app.logger.error('My profiler storage failed: {message}', { message: error.message });
+      return true;
+    },
+    (entries) => {
+      const errors = entries.filter(({ record }) => record.levelName === 'ERROR').map(({ record }) => record.message);
+      assert.ok(errors.length >= 1, 'the onError logged');
+      for (const error of errors) assert.match(error, /^My profiler storage failed: The profiler storage thread for .* stopped/);
+      const period = entries.find(({ record }) => record.message.startsWith('Profiler storage failed'));
+      assert.ok(period, 'the failing period is still said');
+      assert.is(period!.record.levelName, 'WARNING');
+    },
+  ));
 
 test('a storage that fails to give tokens (a full disk) is asked again at most every few seconds: meanwhile requests go unrecorded at once, not each waiting for the failure', async () => {
   const inner = new MemoryStorage();

@@ -573,6 +573,17 @@ test('a worker that answers again after a stop that cost no profile is not repor
   assert.is(storage.refusedProfiles, 0);
 });
 
+test('an onError that returns true logged the error at ERROR: the stop, and the stop again during the backoff, are known as reported; one that returns another truthy value did not', async () => {
+  for (const [onError, reported] of [[() => true, true], [() => 1, false], [() => 'yes', false]] as const) {
+    const storage = threadedIn(await dirWithPoisonProfile(), { resourceLimits: POISON_LIMITS, onError }, testClock().backoff);
+    const stopped = await rejection(() => storage.read(tokenFor(1)));
+    const meanwhile = (await rejection(() => storage.drawTokens(6, 1))) as ProfilerStorageError;
+    assert.is(meanwhile.code, 'HK_PROFILER_STORAGE_THREAD_STOPPED');
+    assert.is(wasReported(stopped), reported, `the stop, onError returning ${String(onError())}`);
+    assert.is(wasReported(meanwhile), reported, `the stop again, onError returning ${String(onError())}`);
+  }
+});
+
 test('a profile whose read stopped two workers is not read again: its reads fail with HK_PROFILER_STORAGE_UNREADABLE, stopping no worker, and the others read as before', async () => {
   const reported: Error[] = [];
   const clock = testClock();
