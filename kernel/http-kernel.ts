@@ -22,7 +22,7 @@ import { Request, RequestSlot } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
 import { Response } from './response.js';
-import { dropBody, hearBody, withoutHeadBody } from './response-body.js';
+import { RECORD_OWNERS, claimBody, dropBody, handBack, hearBody, withoutHeadBody } from './response-body.js';
 import { secureCookies } from './secure-cookies.js';
 
 /**
@@ -96,7 +96,10 @@ export class HttpKernel implements KernelLike {
    * controller were synchronous: servers use it to spend no promise on such requests.
    */
   handleMaybeAsync(request: Request, type: RequestType = RequestType.MAIN, catchErrors = true): Response | Promise<Response> {
-    if (type === RequestType.SUB) checkSubRequestBounds(request, this.requestStack);
+    if (type === RequestType.SUB) {
+      checkSubRequestBounds(request, this.requestStack);
+      RECORD_OWNERS.set(request, recordOwnerOf(request, this.requestStack, this));
+    }
     // A main request made with duplicate() (an embedder's retry): its own sub-requests are its first level, not its second.
     else requestInternals.handledAsMain(request);
     // Without async context tracking, run() would only call the function: no closure for it.
@@ -280,8 +283,14 @@ export class HttpKernel implements KernelLike {
    * after ResponseListener's prepare() gets Secure over https as the others did.
    */
   #finalResponse(response: Response, request: Request, type: RequestType): Response {
-    if (type === RequestType.MAIN) finishMainResponse(response, request);
+    if (type === RequestType.MAIN) {
+      // A sub-request's stream body the main request answers with is its server's to send, and to log should it fail.
+      claimBody(request, response.body);
+      claimBody(this, response.body);
+      finishMainResponse(response, request);
+    }
     hearBody(response.body);
+    if (type === RequestType.SUB) handBack(request, response.body);
     return keepRequestContext(response, this.requestStack);
   }
 
@@ -466,6 +475,17 @@ function checkSubRequestBounds(request: Request, stack: RequestStack): void {
     );
   }
   subRequestCounts.set(fragment, count);
+}
+
+/**
+ * What a sub-request's records are kept under (see RECORD_OWNERS): its main request, from the request stack, or, when the stack
+ * does not track it, along the duplicate() steps; the kernel when neither knows it (a Request.create() sub-request without request context).
+ */
+function recordOwnerOf(request: Request, stack: RequestStack, kernel: HttpKernel): object {
+  const main = stack.all()[0];
+  if (main !== undefined && main !== request) return main;
+  const root = requestInternals.duplicatedAt(request, 0);
+  return root !== request ? root : kernel;
 }
 
 /** ` made by route "<name>"` for the request making a sub-request, when the stack knows it and its route. */

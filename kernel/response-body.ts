@@ -13,6 +13,15 @@ export const DISCARDED = new WeakMap<Response, Readable>();
 /** Stream bodies the kernel dropped and destroyed within handle() (replaced or set by a listener), by request (see droppedBodies()). */
 export const DROPPED = new WeakMap<object, Readable[]>();
 
+/**
+ * What a sub-request's records (the stream bodies it hands back) are kept under: its main request, which its server
+ * terminates (a sub-request is never terminated), or, when that cannot be known, its kernel (see takeUnownedBodies()).
+ */
+export const RECORD_OWNERS = new WeakMap<object, object>();
+
+/** The stream bodies sub-requests handed back to the code that made them, by main request (see handBack()). */
+const HANDED_BACK = new WeakMap<object, Set<Readable>>();
+
 /** The byte lengths of the text or bytes bodies withoutHeadBody() took from HEADs' answers, by response (see headBodyLength()). */
 export const HEAD_BODY_LENGTHS = new WeakMap<Response, number>();
 
@@ -74,6 +83,47 @@ export function dropBody(request: object, body: ResponseBody): void {
   destroyBody(body);
 }
 
+/**
+ * Keeps, under the sub-request's main request (RECORD_OWNERS), the stream body a sub-request hands back to the code that
+ * made it: the kernel hears its 'error' for good, so one that code ignores or pipe()s (which does not listen to its source)
+ * would fail unheard by anyone, where node ended the process before; its server logs such a failure (see failedUnheard()).
+ * One that closes without such a failure is let go of (a main request may make sub-requests for hours).
+ */
+export function handBack(request: object, body: ResponseBody): void {
+  if (body === null || typeof body !== 'object' || body instanceof Uint8Array || !('errored' in body)) return;
+  const owner = RECORD_OWNERS.get(request) ?? request;
+  let bodies = HANDED_BACK.get(owner);
+  if (bodies === undefined) HANDED_BACK.set(owner, (bodies = new Set()));
+  else if (bodies.has(body)) return;
+  bodies.add(body);
+  const kept = bodies;
+  const letGo = (): void => void (UNHEARD.has(body) || kept.delete(body));
+  if (body instanceof EventEmitter) EventEmitter.prototype.once.call(body, 'close', letGo);
+}
+
+/** The main request's answer carries `body`, a sub-request's maybe: it is its server's to send and say how it ended, no longer handed back. */
+export function claimBody(request: object, body: ResponseBody): void {
+  if (body !== null && typeof body === 'object' && !(body instanceof Uint8Array)) HANDED_BACK.get(request)?.delete(body);
+}
+
+/** The stream bodies sub-requests handed back while `request` was handled (see handBack()), for its server to say how they end. */
+export function handedBackBodies(request: object): readonly Readable[] {
+  const bodies = HANDED_BACK.get(request);
+  return bodies === undefined ? [] : [...bodies];
+}
+
+/**
+ * The bodies kept under `kernel` (handed back by sub-requests whose main request could not be known: no request context, a
+ * sub-request made with Request.create()), taken out: its server says how they end, at any request's terminate.
+ */
+export function takeUnownedBodies(kernel: object): readonly Readable[] {
+  const handedBack = HANDED_BACK.get(kernel);
+  // Every request's terminate asks: nothing to take, nothing made.
+  if (handedBack === undefined) return [];
+  HANDED_BACK.delete(kernel);
+  return [...handedBack];
+}
+
 /** Destroys a stream body that will not be sent (its file or socket would stay open); other bodies, and a legacy stream (`pipe()` alone) with no destroy(), need nothing. */
 export function destroyBody(body: ResponseBody): void {
   const destroy = body !== null && typeof body === 'object' ? (body as { destroy?: unknown }).destroy : undefined;
@@ -83,12 +133,28 @@ export function destroyBody(body: ResponseBody): void {
 /** The stream bodies whose 'error' the kernel hears (see hearBody): one listener each, however often it is given. */
 const HEARD = new WeakSet<object>();
 
+/** Heard stream bodies whose 'error' the kernel heard, and those among them that failed with nobody but the kernel listening (see failedUnheard()). */
+const FAILED = new WeakSet<object>();
+const UNHEARD = new WeakSet<object>();
+
 /**
  * A stream body's error, heard and dropped: the stream keeps it in `errored`, which its server reads, or the server
  * listens already. One it does not keep (an `emit('error')` of the app's own) with nobody else listening is thrown on, as node would.
  */
 function heardError(this: Readable, error: unknown): void {
-  if (this.errored !== error && this.listenerCount('error') === 1) throw error;
+  const alone = this.listenerCount('error') === 1;
+  if (this.errored !== error && alone) throw error;
+  FAILED.add(this);
+  if (alone) UNHEARD.add(this);
+}
+
+/** Whether the heard stream body failed with nobody but the kernel listening: before the kernel heard it, node ended the process on it. */
+export function failedUnheard(body: object): boolean {
+  if (UNHEARD.has(body)) return true;
+  // Destroyed with an error this turn, whose 'error' comes next tick: the code it was handed back to has had its turn (the main
+  // request is terminating), and said so now it is in the main request's profile, which the profiler saves at once.
+  const stream = body as Readable;
+  return HEARD.has(body) && !FAILED.has(body) && stream.errored !== null && stream.errored !== undefined && EventEmitter.prototype.listenerCount.call(stream, 'error') === 1;
 }
 
 /**

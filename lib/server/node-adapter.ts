@@ -3,7 +3,7 @@ import { STATUS_CODES, validateHeaderName, validateHeaderValue, type IncomingMes
 import type { Socket } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import { ClientClosedError, HttpKernel, ResponseBodyDestroyedError, discardedBody, droppedBodies, isHttpError, KernelEvents, Request, RequestTimeoutHttpError, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, compileTrustedHosts, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
-import { checkResponseBody, destroyBody } from '../../kernel/response-body.js';
+import { checkResponseBody, destroyBody, failedUnheard, handedBackBodies, takeUnownedBodies } from '../../kernel/response-body.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
@@ -98,21 +98,35 @@ export function logUnsentBodyFailure(logger: Logger | undefined, body: object): 
   if (error !== null && error !== undefined) logger?.error('The response body stream, not sent, failed: {message}', { message: messageOf(error), error });
 }
 
-/** The dropped stream bodies logDroppedBodies() has listened to: each is said once, however often its request terminates. */
+/** Logs the failure of a stream body a sub-request handed back that nobody but the kernel heard (see failedUnheard()): at ERROR, as one not sent. */
+export function logUnheardBodyFailure(logger: Logger | undefined, body: object): void {
+  if (!failedUnheard(body)) return;
+  const error = (body as { errored?: unknown }).errored;
+  logger?.error('The response body stream of a sub-request failed with nobody listening: {message}', { message: messageOf(error), error });
+}
+
+/** The stream bodies logDroppedBodies() has listened to: each is said once, however often its request terminates. */
 const SAID_DROPPED = new WeakSet<object>();
 
 /**
  * Logs, as logUnsentBodyFailure() does and for `request`, the failure of each stream body the kernel dropped while handling it (a
  * response a listener replaced, see droppedBodies()), once it has closed: the kernel's hearer keeps node from ending the process on it.
+ * So too the failure of a stream body one of its sub-requests handed back that nobody but the kernel heard (logUnheardBodyFailure()),
+ * however late. Those the kernel could not tell the main request of (no request context) are said at any request's terminate, outside any request.
  */
 export function logDroppedBodies(kernel: HttpKernel, logger: Logger | undefined, request: Request): void {
-  for (const body of droppedBodies(request)) {
-    if (SAID_DROPPED.has(body)) continue;
-    SAID_DROPPED.add(body);
-    const say = (): void => kernel.requestStack.run(request, () => logUnsentBodyFailure(logger, body));
-    if (body.closed || typeof body.once !== 'function') say();
-    else body.once('close', say);
-  }
+  const inRequest = (say: () => void) => (): void => kernel.requestStack.run(request, say);
+  for (const body of droppedBodies(request)) whenEnded(body, inRequest(() => logUnsentBodyFailure(logger, body)));
+  for (const body of handedBackBodies(request)) whenEnded(body, inRequest(() => logUnheardBodyFailure(logger, body)));
+  for (const body of takeUnownedBodies(kernel)) whenEnded(body, () => kernel.requestStack.exit(() => logUnheardBodyFailure(logger, body)));
+}
+
+/** Calls `say` once the stream body has closed; once for each body. */
+function whenEnded(body: Readable, say: () => void): void {
+  if (SAID_DROPPED.has(body)) return;
+  SAID_DROPPED.add(body);
+  if (body.closed || typeof body.once !== 'function') return say();
+  body.once('close', say);
 }
 
 /** Logs a request refused before it reached the kernel (it has no profile): at ERROR, as any refusal of what a client sent (the server's line and inject()'s). */
