@@ -10,12 +10,12 @@ import type { Response, ResponseBody } from './response.js';
 /** Stream bodies prepare() dropped, by response (see discardedBody()). */
 export const DISCARDED = new WeakMap<Response, Readable>();
 
-/** Stream bodies the kernel dropped and destroyed within handle() (replaced or set by a listener), by request (see droppedBodies()). */
+/** Stream bodies the kernel dropped and destroyed within handle() (replaced or set by a listener), by main request (see droppedBodies()). */
 export const DROPPED = new WeakMap<object, Readable[]>();
 
 /**
- * What a sub-request's records (the stream bodies it hands back) are kept under: its main request, which its server
- * terminates (a sub-request is never terminated), or, when that cannot be known, its kernel (see takeUnownedBodies()).
+ * What a sub-request's records (its dropped bodies, the stream bodies it hands back) are kept under: its main request, which
+ * its server terminates (a sub-request is never terminated), or, when that cannot be known, its kernel (see takeUnownedBodies()).
  */
 export const RECORD_OWNERS = new WeakMap<object, object>();
 
@@ -76,8 +76,10 @@ export function withoutHeadBody(response: Response): void {
 /** Destroys a stream body the kernel drops within handling `request`, kept for droppedBodies() so that its server can say how it ended. */
 export function dropBody(request: object, body: ResponseBody): void {
   if (body !== null && typeof body === 'object' && !(body instanceof Uint8Array)) {
-    const dropped = DROPPED.get(request);
-    if (dropped === undefined) DROPPED.set(request, [body]);
+    // A sub-request's under its main request: the sub-request is never terminated, and its server would never say how they ended.
+    const owner = RECORD_OWNERS.get(request) ?? request;
+    const dropped = DROPPED.get(owner);
+    if (dropped === undefined) DROPPED.set(owner, [body]);
     else if (!dropped.includes(body)) dropped.push(body);
   }
   destroyBody(body);
@@ -113,16 +115,20 @@ export function handedBackBodies(request: object): readonly Readable[] {
 }
 
 /**
- * The bodies kept under `kernel` (handed back by sub-requests whose main request could not be known: no request context, a
- * sub-request made with Request.create()), taken out: its server says how they end, at any request's terminate.
+ * The bodies kept under `kernel` (dropped within, or handed back by, sub-requests whose main request could not be known: no
+ * request context, a sub-request made with Request.create()), taken out: its server says how they end, at any request's terminate.
  */
-export function takeUnownedBodies(kernel: object): readonly Readable[] {
+export function takeUnownedBodies(kernel: object): { dropped: readonly Readable[]; handedBack: readonly Readable[] } {
+  const dropped = DROPPED.get(kernel);
   const handedBack = HANDED_BACK.get(kernel);
   // Every request's terminate asks: nothing to take, nothing made.
-  if (handedBack === undefined) return [];
+  if (dropped === undefined && handedBack === undefined) return NOTHING_UNOWNED;
+  DROPPED.delete(kernel);
   HANDED_BACK.delete(kernel);
-  return [...handedBack];
+  return { dropped: dropped ?? [], handedBack: handedBack === undefined ? [] : [...handedBack] };
 }
+
+const NOTHING_UNOWNED = Object.freeze({ dropped: Object.freeze([]), handedBack: Object.freeze([]) });
 
 /** Destroys a stream body that will not be sent (its file or socket would stay open); other bodies, and a legacy stream (`pipe()` alone) with no destroy(), need nothing. */
 export function destroyBody(body: ResponseBody): void {

@@ -109,16 +109,20 @@ export function logUnheardBodyFailure(logger: Logger | undefined, body: object):
 const SAID_DROPPED = new WeakSet<object>();
 
 /**
- * Logs, as logUnsentBodyFailure() does and for `request`, the failure of each stream body the kernel dropped while handling it (a
- * response a listener replaced, see droppedBodies()), once it has closed: the kernel's hearer keeps node from ending the process on it.
- * So too the failure of a stream body one of its sub-requests handed back that nobody but the kernel heard (logUnheardBodyFailure()),
- * however late. Those the kernel could not tell the main request of (no request context) are said at any request's terminate, outside any request.
+ * Logs, as logUnsentBodyFailure() does and for `request`, the failure of each stream body the kernel dropped while handling it or
+ * its sub-requests (a response a listener replaced, see droppedBodies()), once it has closed: the kernel's hearer keeps node from
+ * ending the process on it. So too the failure of a stream body one of its sub-requests handed back that nobody but the kernel
+ * heard (logUnheardBodyFailure()), however late. Those the kernel could not tell the main request of (no request context) are
+ * said at any request's terminate, outside any request.
  */
 export function logDroppedBodies(kernel: HttpKernel, logger: Logger | undefined, request: Request): void {
   const inRequest = (say: () => void) => (): void => kernel.requestStack.run(request, say);
   for (const body of droppedBodies(request)) whenEnded(body, inRequest(() => logUnsentBodyFailure(logger, body)));
   for (const body of handedBackBodies(request)) whenEnded(body, inRequest(() => logUnheardBodyFailure(logger, body)));
-  for (const body of takeUnownedBodies(kernel)) whenEnded(body, () => kernel.requestStack.exit(() => logUnheardBodyFailure(logger, body)));
+  const unowned = takeUnownedBodies(kernel);
+  const outside = (say: () => void) => (): void => kernel.requestStack.exit(say);
+  for (const body of unowned.dropped) whenEnded(body, outside(() => logUnsentBodyFailure(logger, body)));
+  for (const body of unowned.handedBack) whenEnded(body, outside(() => logUnheardBodyFailure(logger, body)));
 }
 
 /** Calls `say` once the stream body has closed; once for each body. */

@@ -1,6 +1,7 @@
 // A sub-request's stream body: the kernel hears its 'error' from the moment it is given it, for good, so one handed back to
 // the controller that made the sub-request, which ignores it or pipe()s it (pipe() does not listen to its source), failed
-// unheard by anyone (node ended the process on it before the kernel heard it). It is logged once at ERROR for the main request.
+// unheard by anyone (node ended the process on it before the kernel heard it). And the bodies the kernel drops within a
+// sub-request, which is never terminated, were never logged. Both are logged once at ERROR for the main request.
 import { PassThrough, Readable, Writable, pipeline } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -15,7 +16,12 @@ const failsLater = (what: string, ms: number): Readable => {
   return stream;
 };
 
+/** A stream whose clean-up fails, 5 ms after it is destroyed; `emitClose: false` keeps it from emitting 'close'. */
+const failsInCleanUp = (what: string, emitClose = true): Readable =>
+  new Readable({ emitClose, read() {}, destroy: (_error, callback) => setTimeout(() => callback(new Error(`${what} failed`)), 5) });
+
 const UNHEARD = 'The response body stream of a sub-request failed with nobody listening: ';
+const NOT_SENT = 'The response body stream, not sent, failed: ';
 
 interface Line {
   level: string;
@@ -56,6 +62,14 @@ const controllersOf = (server: () => TestServer, sub: (request: Request, control
     },
     // Answers with it: the server's to send (its failure before the first chunk is the bare 500, logged CRITICAL), failing while a kernel.response listener awaits.
     '/forwards': async (request: Request) => fragment(request, () => new Response(failsLater('the forwarded fragment', 5))),
+    // A fragment whose stream a kernel.response listener replaces, which fails in its clean-up.
+    '/drops': async (request: Request) => {
+      const inner = await fragment(request, (sub: Request) => {
+        sub.attributes.set('replace', true);
+        return new Response(failsInCleanUp('the replaced fragment'));
+      });
+      return new Response(`page with ${String(inner.body)}`);
+    },
   };
 };
 
@@ -68,6 +82,12 @@ const slow = {
   onResponse: (event: ResponseEvent) => (event.isMainRequest() && event.request.path === '/forwards' ? new Promise((resolve) => setTimeout(resolve, 40)) : undefined),
 };
 
+/** Answers a response whose request has the `replace` attribute with text in place of its stream, which the kernel then destroys. */
+const replacer = {
+  getSubscribedEvents: () => ({ [KernelEvents.RESPONSE]: 'onResponse' }),
+  onResponse: (event: ResponseEvent) => void (event.request.attributes.get('replace') === true && event.setResponse(new Response('in its place'))),
+};
+
 for (const scheme of SCHEMES) {
   const test = suite(`a sub-request's stream body that fails, over ${scheme}`);
   let server: TestServer;
@@ -77,7 +97,7 @@ for (const scheme of SCHEMES) {
 
   test.before(async () => {
     const duplicate = (request: Request, controller: Controller): Request => request.duplicate({ attributes: { _controller: controller } });
-    server = await startTestServer({ kernel: { debug: true, routes: routesOf(controllersOf(() => server, duplicate)), subscribers: [slow] } });
+    server = await startTestServer({ kernel: { debug: true, routes: routesOf(controllersOf(() => server, duplicate)), subscribers: [replacer, slow] } });
     server.app.bus.on('log', onLog);
   });
   test.after(async () => server.close());
@@ -129,8 +149,15 @@ for (const scheme of SCHEMES) {
     assert.equal(lines(UNHEARD), [], JSON.stringify(logged));
   });
 
+  test('one a kernel.response listener of the sub-request replaced, failing in its clean-up, is logged once at ERROR for the page', async () => {
+    assert.is((await fetchFrom(server, scheme, '/drops')).body, 'page with in its place');
+    await until(() => lines('the replaced fragment failed').length > 0, 2000, 'the failure logged');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(lines('the replaced fragment failed').map(({ level, message, path }) => [level, message, path]), [['ERROR', `${NOT_SENT}Error: the replaced fragment failed`, '/drops']], JSON.stringify(logged));
+  });
+
   test('inject() logs them so too', async () => {
-    for (const [path, what] of [['/ignores-failed', 'the early fragment'], ['/ignores', 'the late fragment']] as const) {
+    for (const [path, what] of [['/ignores-failed', 'the early fragment'], ['/ignores', 'the late fragment'], ['/drops', 'the replaced fragment']] as const) {
       logged.length = 0;
       await server.app.inject(path);
       await until(() => lines(`${what} failed`).length > 0, 2000, `the failure of ${path} logged`);
@@ -142,7 +169,7 @@ for (const scheme of SCHEMES) {
 }
 
 // Without request context (debug off), the kernel knows the main request of a duplicate() by its duplicate steps, and not that
-// of a sub-request made with Request.create(): its body is logged at any request's terminate, outside any request.
+// of a sub-request made with Request.create(): its bodies are logged at any request's terminate, outside any request.
 for (const sub of ['duplicate', 'create'] as const) {
   const test = suite(`a sub-request's stream body that fails, debug off, a sub-request made with ${sub === 'duplicate' ? 'request.duplicate()' : 'Request.create()'}`);
   let server: TestServer;
@@ -159,13 +186,13 @@ for (const sub of ['duplicate', 'create'] as const) {
             made.attributes.set('_controller', controller);
             return made;
           };
-    server = await startTestServer({ kernel: { debug: false, routes: routesOf(controllersOf(() => server, make)), } });
+    server = await startTestServer({ kernel: { debug: false, routes: routesOf(controllersOf(() => server, make)), subscribers: [replacer] } });
     server.app.bus.on('log', onLog);
   });
   test.after(async () => server.close());
 
-  test('one ignored, failed early or later, is logged once at ERROR', async () => {
-    for (const [path, line] of [['/ignores-failed', `${UNHEARD}Error: the early fragment failed`], ['/ignores', `${UNHEARD}Error: the late fragment failed`]] as const) {
+  test('one ignored, one failing later and one dropped are each logged once at ERROR', async () => {
+    for (const [path, line] of [['/ignores-failed', `${UNHEARD}Error: the early fragment failed`], ['/ignores', `${UNHEARD}Error: the late fragment failed`], ['/drops', `${NOT_SENT}Error: the replaced fragment failed`]] as const) {
       logged.length = 0;
       assert.is((await fetchFrom(server, 'http', path)).status, 200);
       await until(() => lines(line).length > 0, 2000, `the failure of ${path} logged`);

@@ -24,6 +24,7 @@ import {
   SuspiciousOperationError,
   TooManySubRequestsError,
   discardedBody,
+  droppedBodies,
   headBodyLength,
   type TerminateEvent,
   type ControllerArgumentsEvent,
@@ -1156,6 +1157,26 @@ test("a HEAD's stream body is destroyed in handle() and kept for discardedBody()
   assert.is(head.headers['content-length'], '9');
   assert.ok(stream.destroyed);
   assert.is(discardedBody(head), stream);
+});
+
+test('a stream body dropped within a sub-request is kept for droppedBodies() of its main request, which its server terminates', async () => {
+  for (const asyncContext of [true, false]) {
+    const dispatcher = new EventDispatcher();
+    const kernel = new HttpKernel(dispatcher, new ControllerResolver(), new RequestStack({ asyncContext }));
+    const stream = Readable.from(['never', 'sent']);
+    // The sub-request's answer is replaced on kernel.response: its stream is never sent.
+    dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => void (event.isMainRequest() || event.setResponse(new Response('in its place'))));
+    const fragment = (): Response => new Response(stream);
+    const main = Request.create('/');
+    let sub: Request | undefined;
+    main.attributes.set('_controller', async (request: Request) => {
+      sub = request.duplicate({ attributes: { _controller: fragment } });
+      return kernel.handle(sub, RequestType.SUB);
+    });
+    assert.is((await kernel.handle(main)).body, 'in its place', `asyncContext ${asyncContext}`);
+    assert.ok(stream.destroyed);
+    assert.equal(droppedBodies(main), [stream], `asyncContext ${asyncContext}`);
+  }
 });
 
 test("a HEAD answered with a null body keeps its headers as they are, and has no discarded body", async () => {
