@@ -81,6 +81,8 @@ export function dropBody(request: object, body: ResponseBody): void {
     const dropped = DROPPED.get(owner);
     if (dropped === undefined) DROPPED.set(owner, [body]);
     else if (!dropped.includes(body)) dropped.push(body);
+    // Heard, so that its failure is heard of even when it emits no 'close' (see onHeardFailure).
+    hearBody(body);
   }
   destroyBody(body);
 }
@@ -143,6 +145,9 @@ const HEARD = new WeakSet<object>();
 const FAILED = new WeakSet<object>();
 const UNHEARD = new WeakSet<object>();
 
+/** Who is told when a heard stream body fails (see onHeardFailure()). */
+const FAILURE_WATCHERS = new WeakMap<object, () => void>();
+
 /**
  * A stream body's error, heard and dropped: the stream keeps it in `errored`, which its server reads, or the server
  * listens already. One it does not keep (an `emit('error')` of the app's own) with nobody else listening is thrown on, as node would.
@@ -152,6 +157,7 @@ function heardError(this: Readable, error: unknown): void {
   if (this.errored !== error && alone) throw error;
   FAILED.add(this);
   if (alone) UNHEARD.add(this);
+  FAILURE_WATCHERS.get(this)?.();
 }
 
 /** Whether the heard stream body failed with nobody but the kernel listening: before the kernel heard it, node ended the process on it. */
@@ -161,6 +167,17 @@ export function failedUnheard(body: object): boolean {
   // request is terminating), and said so now it is in the main request's profile, which the profiler saves at once.
   const stream = body as Readable;
   return HEARD.has(body) && !FAILED.has(body) && stream.errored !== null && stream.errored !== undefined && EventEmitter.prototype.listenerCount.call(stream, 'error') === 1;
+}
+
+/**
+ * Calls `watcher` when the heard stream body fails, after the kernel's hearer has (see failedUnheard()): a stream built with
+ * `emitClose: false` says so by its 'error' alone. A listener of one's own would be heard as somebody listening. False when it is not heard.
+ */
+export function onHeardFailure(body: object, watcher: () => void): boolean {
+  if (!HEARD.has(body)) return false;
+  const before = FAILURE_WATCHERS.get(body);
+  FAILURE_WATCHERS.set(body, before === undefined ? watcher : () => (before(), watcher()));
+  return true;
 }
 
 /**

@@ -3,7 +3,7 @@ import { STATUS_CODES, validateHeaderName, validateHeaderValue, type IncomingMes
 import type { Socket } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import { ClientClosedError, HttpKernel, ResponseBodyDestroyedError, discardedBody, droppedBodies, isHttpError, KernelEvents, Request, RequestTimeoutHttpError, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, compileTrustedHosts, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
-import { checkResponseBody, destroyBody, failedUnheard, handedBackBodies, takeUnownedBodies } from '../../kernel/response-body.js';
+import { checkResponseBody, destroyBody, failedUnheard, handedBackBodies, onHeardFailure, takeUnownedBodies } from '../../kernel/response-body.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
@@ -110,10 +110,10 @@ const SAID_DROPPED = new WeakSet<object>();
 
 /**
  * Logs, as logUnsentBodyFailure() does and for `request`, the failure of each stream body the kernel dropped while handling it or
- * its sub-requests (a response a listener replaced, see droppedBodies()), once it has closed: the kernel's hearer keeps node from
- * ending the process on it. So too the failure of a stream body one of its sub-requests handed back that nobody but the kernel
- * heard (logUnheardBodyFailure()), however late. Those the kernel could not tell the main request of (no request context) are
- * said at any request's terminate, outside any request.
+ * its sub-requests (a response a listener replaced, see droppedBodies()), once it has closed (or, built with `emitClose: false`,
+ * failed): the kernel's hearer keeps node from ending the process on it. So too the failure of a stream body one of its
+ * sub-requests handed back that nobody but the kernel heard (logUnheardBodyFailure()), however late. Those the kernel could
+ * not tell the main request of (no request context) are said at any request's terminate, outside any request.
  */
 export function logDroppedBodies(kernel: HttpKernel, logger: Logger | undefined, request: Request): void {
   const inRequest = (say: () => void) => (): void => kernel.requestStack.run(request, say);
@@ -125,12 +125,19 @@ export function logDroppedBodies(kernel: HttpKernel, logger: Logger | undefined,
   for (const body of unowned.handedBack) whenEnded(body, outside(() => logUnheardBodyFailure(logger, body)));
 }
 
-/** Calls `say` once the stream body has closed; once for each body. */
+/** Calls `say` once the stream body has closed, or failed (a stream built with `emitClose: false` emits no 'close'); once for each body. */
 function whenEnded(body: Readable, say: () => void): void {
   if (SAID_DROPPED.has(body)) return;
   SAID_DROPPED.add(body);
   if (body.closed || typeof body.once !== 'function') return say();
-  body.once('close', say);
+  let said = false;
+  const once = (): void => {
+    if (said) return;
+    said = true;
+    say();
+  };
+  body.once('close', once);
+  onHeardFailure(body, once);
 }
 
 /** Logs a request refused before it reached the kernel (it has no profile): at ERROR, as any refusal of what a client sent (the server's line and inject()'s). */

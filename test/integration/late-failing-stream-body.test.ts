@@ -100,7 +100,7 @@ for (const scheme of SCHEMES) {
     // Answers /replaced with text in place of its stream, which the kernel then destroys.
     const replacer = {
       getSubscribedEvents: () => ({ [KernelEvents.RESPONSE]: ['onResponse', -10] as const }),
-      onResponse: (event: ResponseEvent) => void (event.request.path === '/replaced' && event.setResponse(new Response('in its place'))),
+      onResponse: (event: ResponseEvent) => void (event.request.path.startsWith('/replaced') && event.setResponse(new Response('in its place'))),
     };
     server = await startTestServer({
       kernel: {
@@ -109,6 +109,8 @@ for (const scheme of SCHEMES) {
           '/export': () => new Response(failsLater('the export', 5), 200),
           // Dropped by prepare() at once, and failing in its clean-up.
           '/replaced': () => new Response(new Readable({ read() {}, destroy: (_error, callback) => setTimeout(() => callback(new Error('the replaced export failed')), 5) }), 200),
+          // The same, built with `emitClose: false`: it never emits 'close', only its 'error'.
+          '/replaced-quietly': () => new Response(new Readable({ emitClose: false, read() {}, destroy: (_error, callback) => setTimeout(() => callback(new Error('the quiet export failed')), 5) }), 200),
           '/empty': () => new Response(new Readable({ read() {}, destroy: (_error, callback) => setTimeout(() => callback(new Error('the empty export failed later')), 5) }), 204),
         }),
         subscribers: [slow, replacer],
@@ -129,6 +131,17 @@ for (const scheme of SCHEMES) {
     assert.is((await server.app.inject('/replaced')).text(), 'in its place');
     await until(() => failures().length > 0, 2000, 'the failure logged');
     assert.equal(failures().map(({ level, path }) => [level, path]), [['ERROR', '/replaced']], JSON.stringify(logged));
+  });
+
+  test("one built with `emitClose: false`, which emits no 'close', is logged so too, once its 'error' comes", async () => {
+    const failures = (): typeof logged => logged.filter((line) => line.message.includes('the quiet export failed'));
+    for (const answer of [async () => (await fetchFrom(server, scheme, '/replaced-quietly')).body, async () => (await server.app.inject('/replaced-quietly')).text()]) {
+      logged.length = 0;
+      assert.is(await answer(), 'in its place');
+      await until(() => failures().length > 0, 2000, 'the failure logged');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(failures().map(({ level, message, path }) => [level, message, path]), [['ERROR', 'The response body stream, not sent, failed: Error: the quiet export failed', '/replaced-quietly']], JSON.stringify(logged));
+    }
   });
 
   test('is logged once at ERROR, for its request, by the server and by inject()', async () => {
