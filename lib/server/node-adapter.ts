@@ -3,7 +3,7 @@ import { STATUS_CODES, validateHeaderName, validateHeaderValue, type IncomingMes
 import type { Socket } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import { ClientClosedError, HttpKernel, ResponseBodyDestroyedError, discardedBody, droppedBodies, isHttpError, KernelEvents, Request, RequestTimeoutHttpError, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, compileTrustedHosts, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
-import { checkResponseBody, destroyBody, failedUnheard, handedBackBodies, onHeardFailure, takeUnownedBodies } from '../../kernel/response-body.js';
+import { checkResponseBody, destroyBody, failedUnheard, handedBackBodies, hearBody, onHeardFailure, takeUnownedBodies } from '../../kernel/response-body.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
@@ -662,7 +662,8 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
 
 /**
  * Writes a Response to a node:http response (headers only for HEAD and empty statuses), framed by
- * frameResponse; a stream body that fails is logged (one whose clean-up fails after its last chunk at ERROR, its answer sent whole). Returns true when a stream body is being piped:
+ * frameResponse; a stream body that fails is logged (one whose clean-up fails after its last chunk at ERROR, its answer sent whole; without `onBodyEnd`,
+ * one not sent, a HEAD's or a 204's, at ERROR too, as the server logs it). Returns true when a stream body is being piped:
  * `onBodyEnd` is then called once it has ended, failed or lost its client, and closed (see afterClose); anything else is written
  * when send() returns (false). Throws, before any byte is written, for what cannot be sent: a body of
  * another type, a 1xx status, a Transfer-Encoding that does not end with chunked, a header node:http refuses.
@@ -704,11 +705,17 @@ function sendWith(
     res.end();
     // A stream never read (a HEAD's, or the one prepare() took from a 204 or 304): destroyed, and
     // kernel.terminate waits for its clean-up, as after one sent, so that what it logs is in the request's profile.
-    const unsent = body ?? (onBodyEnd === undefined ? undefined : discardedBody(response));
+    const unsent = body ?? discardedBody(response);
     if (unsent === undefined || unsent === null || typeof unsent === 'string' || unsent instanceof Uint8Array) return false;
+    if (onBodyEnd === undefined) {
+      // Nobody is told of its end: its failure, before or in its clean-up, is logged here, as the server logs it (heard, so that it cannot end the process).
+      hearBody(unsent);
+      destroyBody(unsent);
+      if (logger !== undefined) whenEnded(unsent, () => logUnsentBodyFailure(logger, unsent));
+      return false;
+    }
     // A legacy stream (`pipe()` alone) may have no destroy(): it is let go.
     destroyBody(unsent);
-    if (onBodyEnd === undefined) return false;
     // Never from within send() (see sendAndTerminate): a stream destroyed at once is closed already.
     process.nextTick(() => closeWaits.afterClose(unsent, onBodyEnd));
     return true;

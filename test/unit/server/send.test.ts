@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Request, Response } from '../../../kernel/index.js';
+import { ControllerResolver, EventDispatcher, HttpKernel, KernelEvents, Request, Response, type ResponseEvent } from '../../../kernel/index.js';
 import type { Logger } from '../../../lib/log/index.js';
 import { send } from '../../../lib/server/index.js';
 
@@ -316,6 +316,57 @@ test('a HEAD\'s stream body is destroyed unread; onBodyEnd, when given, follows 
   });
   assert.equal(seen, { '/told': { returned: true, reads: 0, destroyed: true }, '/untold': { returned: false, reads: 0, destroyed: true } });
   assert.is(ends, 1);
+});
+
+/** A stream whose clean-up fails 5 ms after it is destroyed; `emitClose: false` keeps it from emitting 'close'. */
+const failingInCleanUp = (what: string, emitClose = true): Readable => new Readable({ emitClose, read() {}, destroy: (_error, callback) => setTimeout(() => callback(new Error(`${what} failed`)), 5) });
+
+/** A logger that keeps its ERROR lines, their message filled in. */
+function errorLog(): { logger: Logger; logged: string[] } {
+  const logged: string[] = [];
+  return { logged, logger: { error: (message: string, context: { message: string }) => void logged.push(message.replace('{message}', context.message)) } as unknown as Logger };
+}
+
+test("without onBodyEnd, a kernel's answer to a HEAD whose stream body fails in its clean-up, or a 204's prepare() took, is logged once at ERROR, as the server logs it", async () => {
+  const { logger, logged } = errorLog();
+  const dispatcher = new EventDispatcher();
+  // As the ResponseListener does: prepare() takes a 204's stream.
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => void event.response.prepare(event.request));
+  const kernel = new HttpKernel(dispatcher, new ControllerResolver());
+  const controllers: Record<string, () => Response> = {
+    '/export': () => new Response(failingInCleanUp('the export'), 200, { 'content-type': 'text/plain' }),
+    '/quiet': () => new Response(failingInCleanUp('the quiet export', false), 200, { 'content-type': 'text/plain' }),
+    '/empty': () => new Response(failingInCleanUp('the empty export'), 204),
+  };
+  const returned: Record<string, boolean> = {};
+  await serving((req, res) => {
+    const request = Request.fromIncomingMessage(req);
+    request.attributes.set('_controller', controllers[req.url!]);
+    void kernel.handle(request).then((response) => (returned[req.url!] = send(req, res, response, logger)));
+  }, async (base) => {
+    assert.is((await request(`${base}/export`, { method: 'HEAD' })).statusCode, 200);
+    assert.is((await request(`${base}/quiet`, { method: 'HEAD' })).statusCode, 200);
+    assert.is((await request(`${base}/empty`)).statusCode, 204);
+    const deadline = Date.now() + 1_000;
+    while (logged.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  });
+  assert.equal(returned, { '/export': false, '/quiet': false, '/empty': false });
+  assert.equal(logged.sort(), [
+    'The response body stream, not sent, failed: Error: the empty export failed',
+    'The response body stream, not sent, failed: Error: the export failed',
+    'The response body stream, not sent, failed: Error: the quiet export failed',
+  ]);
+});
+
+test("without onBodyEnd, a HEAD's stream body of a Response made by hand that fails in its clean-up is logged once at ERROR, and the process lives", async () => {
+  const { logger, logged } = errorLog();
+  await serving((req, res) => void send(req, res, new Response(failingInCleanUp('the hand-made export'), 200), logger), async (base) => {
+    assert.is((await request(`${base}/`, { method: 'HEAD' })).statusCode, 200);
+    const deadline = Date.now() + 1_000;
+    while (logged.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  });
+  assert.equal(logged, ['The response body stream, not sent, failed: Error: the hand-made export failed']);
 });
 
 test('a 204 whose stream prepare() dropped: onBodyEnd follows that stream\'s close; a response without a body never calls it', async () => {
