@@ -87,8 +87,8 @@ export function bodySource(body: Readable, cleanupFailed: (error: Error) => void
  * Fails `source` once `body` (a Readable) is destroyed before its end, with the error it was destroyed
  * with (set from the call on, see `errored`) or a ResponseBodyDestroyedError, rather than when it says so:
  * a destroy whose clean-up never calls back emits neither its error nor 'close', nor does one without an
- * error of a body that emits no 'close' (emitClose: false). inject()'s: it has no response timeout to
- * find such a body (the server's head wait does), and must hold no timer of its own. Its `_destroy` is
+ * error of a body that emits no 'close' (emitClose: false). inject()'s: its response timeout would find
+ * such a body only when it passes (never when it is off), and its timer keeps no process alive. Its `_destroy` is
  * watched for as long as the source lives.
  */
 function failAtDestroy(body: Readable, source: Readable, begun: () => boolean): void {

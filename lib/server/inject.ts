@@ -1,14 +1,27 @@
 import { pipeline, Writable, type Readable } from 'node:stream';
-import { HttpKernel, Request, Response, ResponseNotSendableError, ServiceUnavailableHttpError, discardedBody, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
+import { HttpKernel, Request, Response, ResponseNotSendableError, ServiceUnavailableHttpError, abortRequest, discardedBody, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
 import { destroyBody } from '../../kernel/response-body.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { requestInternals } from '../../kernel/request-internals.js';
-import { ERROR_PAGE_GRACE_MS, refusalAnswer } from './listen.js';
+import { DEFAULT_LIMITS, ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
 import { headerLines, injectedHeadRefusal, releaseRefusedBody, sentMethod, type HeadRefusal } from './injected-head-refusal.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
-import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logDroppedBodies, logUnsentBodyFailure, logEscaped, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, type RequestListenerOptions } from './node-adapter.js';
+import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logDroppedBodies, logUnsentBodyFailure, logEscaped, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, responseTimeoutOf, type RequestListenerOptions } from './node-adapter.js';
+
+/** createInjector()'s options: the request listener's, and the response timeout startServers gives its listener. */
+export interface InjectorOptions extends RequestListenerOptions {
+  /**
+   * Milliseconds, from the moment the request is handled, within which the app's stream body must be read whole, as the server's
+   * Limits.responseTimeout (default 30,000, the server's): a body that has not given its first chunk by then gets the page of the
+   * ResponseTimeoutError (a 503), as from the server; one that has, a rejection with that error. 0 or Infinity turns it off.
+   */
+  responseTimeout?: number;
+}
+
+/** What createInjector() takes besides the request listener's options. */
+const INJECTOR_OPTIONS: readonly string[] = ['responseTimeout'];
 
 /** How inject() makes its request: Request.create()'s init with the method in it; trusted hosts, proxies and the body limit are the server's. */
 export interface InjectInit extends Omit<RequestCreateInit, 'trustProxy' | 'trustHost' | 'bodyLimit'> {
@@ -52,8 +65,9 @@ const READER_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
  * fails once begun (before its last chunk: a clean-up failing after it is logged at ERROR, as by the server) or breaks its Content-Length (the server cuts that connection) or `init.signal`
  * having aborted before the answer is whole (with its reason; one aborted already when inject() is called, before the request is handled, as fetch()).
  */
-export function createInjector(kernel: HttpKernel, options: RequestListenerOptions = {}): Inject {
-  checkListenerArguments(kernel, options, 'createInjector()');
+export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}): Inject {
+  checkListenerArguments(kernel, options, 'createInjector()', INJECTOR_OPTIONS);
+  const responseTimeout = checkResponseTimeout(options.responseTimeout);
   const readOptions = requestReadOptions(options);
   const logger = options.logger;
   // Awaited by the caller: the waits keep the process alive, as the server's do while it closes.
@@ -113,7 +127,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
    * The body the client would get, read whole; the response terminated once it is. `isPage`: `first`
    * is the page of an escaped error, which the server replaces with the bare 500 when it cannot send it.
    */
-  const deliver = async (request: Request, first: Response, signal: AbortSignal | undefined, isPage: boolean): Promise<InjectedResponse> => {
+  const deliver = async (request: Request, first: Response, signal: AbortSignal | undefined, isPage: boolean, started: number): Promise<InjectedResponse> => {
     let response = first;
     let body: string | Uint8Array | null = null;
     let paged = isPage;
@@ -153,7 +167,14 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
         body = given;
         break;
       }
-      let read = await readWhole(given, signal, (error) => kernel.requestStack.run(request, () => logCleanupFailure(logger, error)));
+      // The app's own body is held to the response timeout from the moment the request was handled; an error page's is not, as by the server.
+      const deadline = attempt === 1 && !isPage && responseTimeout > 0 ? { left: Math.max(0, started + responseTimeout - performance.now()), expire: (cut: (error: Error) => void) => {
+        const timeout = responseTimeoutOf(request, responseTimeout);
+        // The body first, as the server does: one wired to request.signal would fail with its AbortError instead.
+        cut(timeout);
+        abortRequest(request, timeout);
+      } } : undefined;
+      let read = await readWhole(given, signal, (error) => kernel.requestStack.run(request, () => logCleanupFailure(logger, error)), deadline);
       abortedBeforeWhole = signal?.aborted === true;
       // kernel.terminate waits for the body's clean-up, at most bodyCloseWaitMs, as the server's does: what it logs is in the profile.
       await new Promise<void>((resolve) => closeWaits.afterClose(given, resolve));
@@ -213,6 +234,8 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
     if (headRefusal !== undefined) return refused(request, headRefusal, init);
     let response: Response;
     let isPage = false;
+    // The monotonic clock, as the server's: a wall clock stepped meanwhile (NTP) would give the body the jump.
+    const started = performance.now();
     try {
       response = await kernel.handleMaybeAsync(request);
     } catch (error) {
@@ -220,7 +243,7 @@ export function createInjector(kernel: HttpKernel, options: RequestListenerOptio
       response = isPromiseLike(page) ? await pageWithin(page, request, error, 500, () => bareAnswer()) : page instanceof Response ? page : bareAnswer();
       isPage = true;
     }
-    return deliver(request, response, init.signal ?? undefined, isPage);
+    return deliver(request, response, init.signal ?? undefined, isPage, started);
   };
 
   /** The answer startServers gives a request it refuses in its head, logged as the server's listener logs it. */
@@ -278,6 +301,17 @@ function checkDeclaredLength(lines: ReadonlyArray<readonly [string, string]>, bo
   if (BigInt(declared) !== BigInt(bytes)) {
     throw new RangeError(`inject()'s body is ${bytes} bytes, where its Content-Length says ${declared}: no client sends it (undici and node:http refuse it), and the server would read ${declared} bytes.`);
   }
+}
+
+/**
+ * The response timeout createInjector() was given, checked: 0 (off) for 0 or Infinity, the server's default for none. setTimeout
+ * would read NaN, a negative or a huge delay as 1 ms, and `'200'` would be read as no limit at all.
+ */
+function checkResponseTimeout(given: unknown): number {
+  if (given === undefined) return DEFAULT_LIMITS.responseTimeout;
+  if (given === Infinity) return 0;
+  if (typeof given === 'number' && Number.isInteger(given) && given >= 0 && given <= MAX_TIMER_MS) return given;
+  throw new TypeError(`responseTimeout is a whole number of milliseconds from 0 (off) to ${MAX_TIMER_MS}, or Infinity (off), not ${describeValue(given)}.`);
 }
 
 /** Refuses an init that inject() would misread, and the server's settings, which it does not take per request. */
@@ -343,19 +377,27 @@ function giveUpStalled(): void {
 /** What readWhole() read: the bytes, or the error the body failed with and whether it had begun (given a chunk) first. */
 type WholeBody = { bytes: Buffer; begun?: undefined; error?: undefined } | { bytes?: undefined; begun: boolean; error: unknown };
 
+/** The response timeout of a body readWhole() reads: `left` milliseconds on, `expire` is called with what fails the body. */
+interface ReadDeadline {
+  left: number;
+  expire(cut: (error: Error) => void): void;
+}
+
 /**
- * A stream body read whole, piped as the server pipes it; `signal` aborting destroys it. It is read
+ * A stream body read whole, piped as the server pipes it; `signal` aborting destroys it, as `deadline` passing does. It is read
  * once the last chunk is taken, not once the body has closed: a clean-up that never ends must not
  * hold it (the caller waits for that close, bounded, as the server does), and one that fails goes to `cleanupFailed`.
  */
-function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFailed: (error: Error) => void): Promise<WholeBody> {
+function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFailed: (error: Error) => void, deadline?: ReadDeadline): Promise<WholeBody> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let done = false;
+    let timer: NodeJS.Timeout | undefined;
     const stalled = (): void => void source.destroy(new ServiceUnavailableHttpError(undefined, STALLED));
     const settle = (read: WholeBody): void => {
       if (done) return;
       done = true;
+      clearTimeout(timer);
       reading.delete(stalled);
       if (reading.size === 0) process.off('beforeExit', giveUpStalled);
       signal?.removeEventListener('abort', stop);
@@ -382,17 +424,23 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
     sink.once('finish', () => settle({ bytes: Buffer.concat(chunks) }));
     // Failed as soon as it is destroyed, with its error (or as one that closed without one): a destroy
     // that says nothing (no 'close', emitClose: false; a clean-up that never calls back, no error either)
-    // would be read for ever, where the server finds it at its response timeout, which inject() has not.
+    // would be read until the response timeout (for ever with none), where the server finds it at its response timeout too.
     const source = bodySource(body, cleanupFailed, true);
     pipeline(source, sink, (error) => {
       if (error) settle({ begun: chunks.length > 0, error });
     });
     // A body that stalls, never destroyed, is answered as the server answers it at its response timeout (a 503,
-    // its page before its first chunk; a rejection, its cut, after it), which inject() has not, once the process has
+    // its page before its first chunk; a rejection, its cut, after it), and sooner, once the process has
     // nothing left to run that could give it a chunk ('beforeExit'): no timer of inject()'s own keeps the process
     // alive, nor does it end before the answer, which the page and kernel.terminate keep it alive for.
     if (reading.size === 0) process.on('beforeExit', giveUpStalled);
     reading.add(stalled);
+    // In a process something else keeps alive (a listening server, a timer), 'beforeExit' never comes: the response timeout
+    // answers the body then, as the server's does. Unref'd: inject() alone never keeps the process alive longer than its work.
+    if (deadline !== undefined) {
+      timer = setTimeout(() => deadline.expire((error) => void source.destroy(error)), deadline.left);
+      timer.unref();
+    }
     if (signal?.aborted === true) stop();
     else signal?.addEventListener('abort', stop, { once: true });
   });

@@ -61,12 +61,16 @@ export interface KernelRequestListener extends NodeRequestListener {
 
 const LISTENER_OPTIONS: readonly string[] = ['trustedProxies', 'trustedHosts', 'bodyLimit', 'logger', 'unhandled', 'bodyCloseWaitMs'];
 
-/** Refuses a kernel or options createRequestListener() (or `caller`) would fail on later, or misread: a typo (`bodylimit`) would leave the default limit on. */
-export function checkListenerArguments(kernel: unknown, options: unknown, caller = 'createRequestListener()'): void {
+/**
+ * Refuses a kernel or options createRequestListener() (or `caller`, with its `own` options besides) would fail on later, or misread:
+ * a typo (`bodylimit`) would leave the default limit on.
+ */
+export function checkListenerArguments(kernel: unknown, options: unknown, caller = 'createRequestListener()', own: readonly string[] = []): void {
   if (!(kernel instanceof HttpKernel)) throw new TypeError(`${caller} serves an HttpKernel (new HttpKernel(dispatcher, resolver), or createKernel()'s app.kernel), not ${describeValue(kernel)}.`);
   if (!isPlainObject(options)) throw new TypeError(`${caller} takes a plain object of options ({ trustedProxies, bodyLimit }), not ${describeValue(options)}.`);
+  const known = [...LISTENER_OPTIONS, ...own];
   for (const key of Object.keys(options)) {
-    if (!LISTENER_OPTIONS.includes(key)) throw new TypeError(`${caller} has no option "${key}"; its options are ${LISTENER_OPTIONS.join(', ')}.`);
+    if (!known.includes(key)) throw new TypeError(`${caller} has no option "${key}"; its options are ${known.join(', ')}.`);
   }
 }
 
@@ -574,7 +578,7 @@ function awaitFirstChunkWithin(req: IncomingMessage, res: ServerResponse, reques
  * The response timeout's error for `request`, naming its route and controller when the limit passed
  * (null: none chosen yet): raised by a timer, its stack would point only here.
  */
-function responseTimeoutOf(request: Request, ms: number): ResponseTimeoutError {
+export function responseTimeoutOf(request: Request, ms: number): ResponseTimeoutError {
   const route = request.attributes.get('_route');
   return new ResponseTimeoutError(ms, { route: typeof route === 'string' ? route : null, controller: describeController(request.attributes.get('_controller')) });
 }

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, NotFoundHttpError, Response, type Controller, type EventSubscriber, type ExceptionEvent, type Request, type TerminateEvent } from '../../../kernel/index.js';
+import { KernelEvents, NotFoundHttpError, Response, ResponseTimeoutError, type Controller, type EventSubscriber, type ExceptionEvent, type Request, type TerminateEvent } from '../../../kernel/index.js';
 import { createKernel, type KernelApp, type KernelOptions } from '../../../lib/app/index.js';
 import type { Logger } from '../../../lib/log/index.js';
 import { MemoryStorage } from '../../../lib/profiler/storage/index.js';
@@ -610,6 +610,89 @@ test("a stream body that stalls, never destroyed (one that emits no 'close', emi
     assert.equal(await injectInChild(stalled, `/stall?${quiet}`), { code: 0, out: 'answered 503' }, quiet);
     assert.equal(await injectInChild(stalled, `/stall?begun${quiet}`), { code: 0, out: `rejected ${message}` }, quiet);
   }
+});
+
+test("a stream body that stalls in a process kept alive by something else (a listening server, an interval) is answered at createInjector()'s responseTimeout, as by the server at its own: the page of its 503 before its first chunk, a rejection with it after, the request's signal aborted", async () => {
+  const watcher = terminateWatcher();
+  const signals: AbortSignal[] = [];
+  const stall = (request: Request): Response => {
+    signals.push(request.signal);
+    const body = new Readable({ read() {} });
+    if (request.query.has('begun')) body.push('id\n');
+    return new Response(body, 200, { 'content-type': 'text/csv' });
+  };
+  const app = appOf({ subscribers: [watcher], routes: routesOf({ '/stall': stall }) });
+  const inject = createInjector(app.kernel, { logger: app.logger, responseTimeout: 200 });
+  const records: string[] = [];
+  app.bus.on('log', (entry) => void (entry.record.level <= 3 && records.push(`${entry.record.levelName} ${entry.record.message}`.replace(/ at .*$/, ''))));
+  const keepAlive = setInterval(() => {}, 1_000);
+  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: null, limits: { responseTimeout: 200, shutdownTimeout: 1_000 } });
+  try {
+    const fromServer = await undiciRequest(`http://127.0.0.1:${running.ports.http}/stall`, { headers: { accept: 'application/json' } });
+    const served = { status: fromServer.statusCode, type: fromServer.headers['content-type'], body: await fromServer.body.text() };
+    assert.is(served.status, 503);
+    const timedOut = 'ResponseTimeoutError: "The response was not ready within 0.2 seconds (route "stall", controller "stall")."';
+    assert.equal(records.splice(0), [`CRITICAL Uncaught error: ${timedOut}`]);
+    watcher.ended.length = 0;
+    signals.length = 0;
+    const started = performance.now();
+    const page = await Promise.race([inject('/stall', { headers: { accept: 'application/json' } }), sleep(3_000, 'still waiting')]);
+    assert.ok(typeof page !== 'string', 'inject() settles');
+    assert.ok(performance.now() - started >= 190, 'not before the response timeout');
+    assert.equal({ status: page.status, type: page.headers['content-type'], body: page.text() }, served);
+    assert.equal(records.splice(0), [`CRITICAL Uncaught error: ${timedOut}`]);
+    const cut = await Promise.race([inject('/stall?begun').then(() => 'resolved', (error: unknown) => error), sleep(3_000, 'still waiting')]);
+    assert.instance(cut, ResponseTimeoutError);
+    assert.is((cut as ResponseTimeoutError).status, 503);
+    assert.equal(records.splice(0), [`CRITICAL The response body stream failed: ${timedOut.replace(/"The (.*)"$/, 'The $1')}`]);
+    assert.equal(signals.map((signal) => signal.aborted), [true, true]);
+    assert.is(signals[1]!.reason, cut);
+    assert.equal(watcher.ended, [503, 200]);
+  } finally {
+    clearInterval(keepAlive);
+    await running.close();
+  }
+  await app.close();
+});
+
+test("inject()'s response timeout counts from the moment the request is handled, and ends once the answer is whole: a body given late is the 503, one read in time is answered, its request's signal never aborted after", async () => {
+  const signals: AbortSignal[] = [];
+  const slow = async (request: Request): Promise<Response> => {
+    signals.push(request.signal);
+    // 150 ms in handle(), then chunks 60 ms apart: the first is late counted from handle(), the whole body in time from its start.
+    await sleep(Number(request.query.get('wait')));
+    return new Response(Readable.from((async function* () {
+      for (const chunk of ['a', 'b', 'c']) {
+        await sleep(Number(request.query.get('gap')));
+        yield chunk;
+      }
+    })()));
+  };
+  const app = appOf({ routes: routesOf({ '/slow': slow }) });
+  const inject = createInjector(app.kernel, { responseTimeout: 200 });
+  assert.is((await inject('/slow?wait=0&gap=20')).text(), 'abc');
+  assert.is((await inject('/slow?wait=150&gap=60')).status, 503);
+  await sleep(300);
+  assert.equal(signals.map((signal) => signal.aborted), [false, true]);
+  await app.close();
+});
+
+test("createInjector()'s responseTimeout is a whole number of milliseconds up to setTimeout's longest, 0 or Infinity turning it off; another value is a TypeError", async () => {
+  const app = appOf({ routes: routesOf({ '/stall': () => new Response(new Readable({ read() {} })) }) });
+  for (const bad of ['200', -1, 1.5, NaN, 2 ** 31, null]) {
+    assert.throws(() => createInjector(app.kernel, { responseTimeout: bad as number }), (error: unknown) => error instanceof TypeError && error.message.startsWith('responseTimeout is a whole number of milliseconds from 0 (off) to 2147483647, or Infinity (off), not '), String(bad));
+  }
+  assert.throws(() => createInjector(app.kernel, { responsetimeout: 200 } as never), (error: unknown) => error instanceof Error && error.message === 'createInjector() has no option "responsetimeout"; its options are trustedProxies, trustedHosts, bodyLimit, logger, unhandled, bodyCloseWaitMs, responseTimeout.');
+  assert.type(createInjector(app.kernel, { responseTimeout: 2 ** 31 - 1 }), 'function');
+  for (const off of [0, Infinity]) {
+    const controller = new AbortController();
+    const answer = createInjector(app.kernel, { responseTimeout: off })('/stall', { signal: controller.signal }).then(() => 'answered', () => 'rejected');
+    // The sleep keeps the process alive: no 'beforeExit' gives the body up.
+    assert.is(await Promise.race([answer, sleep(300, 'still waiting')]), 'still waiting', String(off));
+    controller.abort(new Error('enough'));
+    assert.is(await answer, 'rejected');
+  }
+  await app.close();
 });
 
 test('a stream body that breaks its Content-Length rejects, logged and terminated, as the server cuts its connection', async () => {
