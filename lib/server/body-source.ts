@@ -113,6 +113,8 @@ function failAtDestroy(body: Readable, source: Readable, begun: () => boolean): 
     return;
   }
   source.once('close', () => {
+    // One the application assigned meanwhile is its own to keep: only the watch is taken away.
+    if (stream._destroy !== watched) return;
     if (own === undefined) delete (stream as { _destroy?: unknown })._destroy;
     else stream._destroy = own;
   });

@@ -873,6 +873,37 @@ test('a stream body whose _destroy cannot be replaced (read-only, a frozen strea
   await app.close();
 });
 
+test("a stream body whose _destroy the application assigns while inject() reads it keeps that one once read, not the one it had before", async () => {
+  const destroyed: string[] = [];
+  const bodies: Readable[] = [];
+  const own = function (this: Readable, error: Error | null, callback: (error?: Error | null) => void): void {
+    destroyed.push('own');
+    callback(error);
+  };
+  const reassigns = (request: Request): Response => {
+    // Not destroyed at its end (autoDestroy: false): the application destroys it itself, after the answer.
+    const body = new Readable({ autoDestroy: false, read() {}, ...(request.query.has('given') ? { destroy: (error, callback) => (destroyed.push('given'), callback(error)) } : {}) });
+    bodies.push(body);
+    body.push('a');
+    setTimeout(() => {
+      body._destroy = own;
+      body.push('b');
+      body.push(null);
+    }, 10);
+    return new Response(body);
+  };
+  const app = appOf({ routes: routesOf({ '/reassigns': reassigns }) });
+  for (const path of ['/reassigns', '/reassigns?given']) {
+    destroyed.length = 0;
+    assert.is((await app.inject(path)).text(), 'ab', path);
+    const body = bodies.pop()!;
+    assert.is(body._destroy, own, path);
+    body.destroy();
+    assert.equal(destroyed, ['own'], path);
+  }
+  await app.close();
+});
+
 test('a signal aborting once the answer is whole (in kernel.terminate, or while a read stream closes) is harmless: the answer is given', async () => {
   let controller = new AbortController();
   const aborter = { getSubscribedEvents: () => ({ [KernelEvents.TERMINATE]: 'onTerminate' }), onTerminate: () => controller.abort(new Error('too late to give up')) };
