@@ -1,4 +1,4 @@
-import type { Request } from './request.js';
+import type { Request, RequestBodySource } from './request.js';
 import type { RequestStack } from './request-stack.js';
 
 /** Ways into a Request's private state for the kernel's own files (not in index.ts); Request's static block sets them. */
@@ -15,4 +15,6 @@ export const requestInternals: {
   duplicatedAt: (request: Request, depth: number) => Request;
   /** The request stands for bytes a client sent (inject()'s): its body is held to the Transfer-Encoding rules of one from a socket when read. */
   sentAsByClient: (request: Request) => void;
-} = { endSignalFollowing: () => {}, handledWith: () => {}, handledAsMain: () => {}, duplicateDepth: () => 0, duplicatedAt: (request) => request, sentAsByClient: () => {} };
+  /** The body the request was made with, not yet read (a json init's as Request.create() wrote it), or null: inject() holds that very text to its Content-Length. */
+  unreadBody: (request: Request) => RequestBodySource;
+} = { endSignalFollowing: () => {}, handledWith: () => {}, handledAsMain: () => {}, duplicateDepth: () => 0, duplicatedAt: (request) => request, sentAsByClient: () => {}, unreadBody: () => null };

@@ -275,6 +275,7 @@ export class Request {
     requestInternals.sentAsByClient = (request) => {
       request.#sentByClient = true;
     };
+    requestInternals.unreadBody = (request) => request.#bodySource;
     requestInternals.duplicatedAt = (request, depth) => {
       let found = request;
       while (found.#duplicateDepth > depth && found.#original !== undefined) found = found.#original;

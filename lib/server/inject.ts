@@ -227,8 +227,9 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
     // What startServers (or node's parser) refuses in a request's head never reaches the kernel: the same answer, logged as the
     // server logs it, and no kernel.terminate. Read from the header lines as given: their order says which line the parser stops at.
     const given = headerLines(init.headers);
-    // A json body as Request.create() wrote it (it has refused one JSON cannot write).
-    checkDeclaredLength(given, Object.hasOwn(init, 'json') ? JSON.stringify(init.json) : init.body);
+    // The body as Request.create() took it, a json one as the text it wrote (it has refused one JSON cannot write), not written
+    // again: a toJSON() may give another text each time, and the Content-Length is held to the one sent.
+    checkDeclaredLength(given, requestInternals.unreadBody(request));
     // The method as a client sends it: `get` as GET, `patch` as written, which node's parser refuses (Request.create() upper-cases it).
     const headRefusal = injectedHeadRefusal(sentMethod(method), wireTarget(String(target), request.url), request.headers, given);
     if (headRefusal !== undefined) return refused(request, headRefusal, init);

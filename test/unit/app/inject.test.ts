@@ -226,6 +226,24 @@ test('a header given as a finite number is a line in the head checks as Request.
   await app.close();
 });
 
+test("a json body is written as JSON once: the text held to its Content-Length is the one sent, whatever a toJSON() that changes gives on a second call", async () => {
+  const reads: string[] = [];
+  const app = appOf({ routes: routesOf({ '/upload': async (request: Request) => new Response(String(reads.push(await request.text()))) }) });
+  let calls = 0;
+  // `{"n":1}` (7 bytes) on its first call, `{"n":"one thousand"}` (20) on any other.
+  const changing = { toJSON: () => (calls++ === 0 ? { n: 1 } : { n: 'one thousand' }) };
+  const sent = await app.inject('/upload', { method: 'POST', headers: { 'content-length': '7' }, json: changing }).then((response) => `resolved ${response.status}`, (error: unknown) => error);
+  assert.is(sent, 'resolved 200');
+  assert.equal(reads, ['{"n":1}']);
+  calls = 0;
+  const refused = await app.inject('/upload', { method: 'POST', headers: { 'content-length': '20' }, json: changing }).then((response) => `resolved ${response.status}`, (error: unknown) => error);
+  assert.instance(refused, RangeError);
+  assert.is((refused as Error).message, "inject()'s body is 7 bytes, where its Content-Length says 20: no client sends it (undici and node:http refuse it), and the server would read 20 bytes.");
+  assert.is(calls, 1);
+  assert.equal(reads, ['{"n":1}']);
+  await app.close();
+});
+
 test('a stream body is read whole, and kernel.terminate runs once, after its end', async () => {
   const watcher = terminateWatcher();
   const events: string[] = [];
