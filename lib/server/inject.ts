@@ -6,7 +6,7 @@ import { isPlainObject } from '../../kernel/name-value-object.js';
 import { requestInternals } from '../../kernel/request-internals.js';
 import { DEFAULT_LIMITS, ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
-import { headerLines, injectedHeadRefusal, releaseRefusedBody, sentMethod, type HeadRefusal } from './injected-head-refusal.js';
+import { framingLine, headerLines, injectedHeadRefusal, releaseRefusedBody, sentMethod, type HeadRefusal } from './injected-head-refusal.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
 import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logDroppedBodies, logUnsentBodyFailure, logEscaped, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, responseTimeoutOf, type RequestListenerOptions } from './node-adapter.js';
 
@@ -231,7 +231,8 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
     // again: a toJSON() may give another text each time, and the Content-Length is held to the one sent.
     checkDeclaredLength(given, requestInternals.unreadBody(request));
     // The method as a client sends it: `get` as GET, `patch` as written, which node's parser refuses (Request.create() upper-cases it).
-    const headRefusal = injectedHeadRefusal(sentMethod(method), wireTarget(String(target), request.url), request.headers, given);
+    // A stream body goes with the Transfer-Encoding: chunked line a client adds for it, which the head limit counts.
+    const headRefusal = injectedHeadRefusal(sentMethod(method), wireTarget(String(target), request.url), request.headers, given, framingLine(init.body, given));
     if (headRefusal !== undefined) return refused(request, headRefusal, init);
     let response: Response;
     let isPage = false;

@@ -58,18 +58,19 @@ export interface HeadRefusal {
 
 /**
  * The refusal the server answers a request with in its head, or undefined. `method` and `target`: as given; `headers`: the request's, folded as
- * node:http folds them; `lines`: the header lines as given (see headerLines). In the server's order: node's parser first (a method
+ * node:http folds them; `lines`: the header lines as given (see headerLines); `framing`: the line a client adds after them to frame the body
+ * that Request.create() has no header for (see framingLine). In the server's order: node's parser first (a method
  * it does not know, RTSP's and PRI with reasons of their own, which it reads first, then the first line it cannot read, see parserRefusal), then node:http's, which hands a CONNECT to the
  * server's 'connect' (refused whatever its head) and an HTTP/1.1 request with an Expect to 'checkContinue' or 'checkExpectation' (a 417
  * but for 100-continue alone), then startServers' listener: more fields than node keeps, no or an empty Host, a Transfer-Encoding that does not end with chunked.
  */
-export function injectedHeadRefusal(method: string, target: string, headers: IncomingHttpHeaders, lines: ReadonlyArray<readonly [string, string]>): HeadRefusal | undefined {
+export function injectedHeadRefusal(method: string, target: string, headers: IncomingHttpHeaders, lines: ReadonlyArray<readonly [string, string]>, framing?: readonly [string, string]): HeadRefusal | undefined {
   if (!PARSED_METHODS.has(method)) return { status: 400, reason: RTSP_METHODS.has(method) ? RTSP_METHOD : method === 'PRI' ? PRI_NOT_PREFACE : INVALID_METHOD, closes: true };
-  const parsed = parserRefusal(target, headers, lines);
+  const parsed = parserRefusal(target, headers, lines, framing);
   if (parsed !== undefined) return parsed;
   if (method === 'CONNECT') return { status: 400, reason: NO_TUNNEL, closes: true };
   if (headers.expect !== undefined && !expectsOnlyContinue(headers.expect)) return { status: 417, reason: ONLY_CONTINUE, closes: false };
-  if (lineCount(headers, lines) > MAX_HEADER_FIELDS) return { status: 431, reason: TOO_MANY_FIELDS, closes: true };
+  if (lineCount(headers, lines) + (framing === undefined ? 0 : 1) > MAX_HEADER_FIELDS) return { status: 431, reason: TOO_MANY_FIELDS, closes: true };
   // The Host line given, the first of several as node keeps it, even beside an absolute URL, which names the host only when no Host
   // is given (as a client writes it from the URL): startServers refuses an empty Host whatever the target's form, before the kernel reads the URL's authority.
   // Spaces and tabs alone are empty, as the parser drops them.
@@ -88,7 +89,7 @@ export function injectedHeadRefusal(method: string, target: string, headers: Inc
  * Transfer-Encoding after a Content-Length (one with an empty value the parser takes for no coding), or one with chunked before another
  * coding. The reasons are the parser's, as startServers answers them; the order is the lines', so the first wins, as on a socket.
  */
-function parserRefusal(target: string, headers: IncomingHttpHeaders, lines: ReadonlyArray<readonly [string, string]>): HeadRefusal | undefined {
+function parserRefusal(target: string, headers: IncomingHttpHeaders, lines: ReadonlyArray<readonly [string, string]>, framing: readonly [string, string] | undefined): HeadRefusal | undefined {
   let counted = target.length;
   if (counted >= HEAD_LIMIT) return { status: 414, reason: targetTooLarge(HEAD_LIMIT), closes: true };
   // The lines Request.create() added, which a client writes too: the Host first (as undici writes it), the others
@@ -106,6 +107,7 @@ function parserRefusal(target: string, headers: IncomingHttpHeaders, lines: Read
     if (counted >= HEAD_LIMIT) return { status: 431, reason: headTooLarge(HEAD_LIMIT), closes: true };
   }
   for (const line of added) if (line[0] !== 'host') counted += size(line);
+  if (framing !== undefined) counted += framing[0].length + framing[1].length;
   return counted >= HEAD_LIMIT ? { status: 431, reason: headTooLarge(HEAD_LIMIT), closes: true } : undefined;
 }
 
@@ -138,6 +140,17 @@ function lineReader(): (name: string, value: string) => string | undefined {
     }
     return undefined;
   };
+}
+
+/**
+ * The line a client adds after the header lines given to frame a stream `body` (an async iterable) that they give no Content-Length
+ * nor Transfer-Encoding for: `Transfer-Encoding: chunked`, as undici writes it (node:http too, but for a GET, HEAD, DELETE or OPTIONS).
+ * The server counts it against the head limit; Request.create() adds no header for it. Undefined for another body.
+ */
+export function framingLine(body: unknown, lines: ReadonlyArray<readonly [string, string]>): readonly [string, string] | undefined {
+  if (body === null || typeof body !== 'object' || body instanceof Uint8Array) return undefined;
+  const framed = lines.some(([name]) => ['content-length', 'transfer-encoding'].includes(name.toLowerCase()));
+  return framed ? undefined : ['transfer-encoding', 'chunked'];
 }
 
 /**

@@ -10,6 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Response } from '../../kernel/index.js';
 import type { LogEntry } from '../../lib/log/index.js';
+import { request as undiciRequest } from 'undici';
 import { SCHEMES, routesOf, startTestServer, type TestServer } from './harness.js';
 
 /** A request: its method and header lines, in order (a `Host: localhost` is added, on the wire, to one without a Host, as inject() adds it). */
@@ -203,6 +204,32 @@ for (const scheme of SCHEMES) {
       if (injected.headers.connection === 'close') assert.ok(fromServer.closes, `${name}: the server closes the connection`);
       assert.equal(refusals, serverRefusals, `${name}: the refusal logged`);
       assert.is(refusals.length, served === true ? 0 : 1, `${name}: one refusal logged, none for a request served`);
+    }
+  });
+
+  test('the Transfer-Encoding: chunked line undici sends for a stream body counts toward the limit: a head that reaches it with that line is refused, a byte short served, by inject() as by the server', async () => {
+    // undici's head: the Host given, its own Connection: keep-alive (which inject() is given to count it too), the lines given, then the framing line.
+    const counted = '/home'.length + 'host'.length + 'localhost'.length + 'connection'.length + 'keep-alive'.length + 'x-a'.length + 'transfer-encoding'.length + 'chunked'.length;
+    for (const [value, status] of [['a'.repeat(HEAD_LIMIT - counted), 431], ['a'.repeat(HEAD_LIMIT - counted - 1), 200]] as const) {
+      const label = `a head of ${counted + value.length} bytes`;
+      const response = await undiciRequest(`${server.urls[scheme]}/home`, { method: 'POST', headers: { host: 'localhost', 'x-a': value }, body: Readable.from(['a']), dispatcher: server.agent });
+      const fromServer = { status: response.statusCode, type: response.headers['content-type'], body: await response.body.text() };
+      assert.is(fromServer.status, status, label);
+      const injected = await server.app.inject('/home', { method: 'POST', headers: { connection: 'keep-alive', 'x-a': value }, body: Readable.from(['a']) });
+      assert.equal({ status: injected.status, type: injected.headers['content-type'], body: injected.text() }, fromServer, label);
+    }
+  });
+
+  test('the Transfer-Encoding: chunked line undici sends for a stream body counts among the fields: one more than node keeps with it is refused, as many as it keeps served, by inject() as by the server', async () => {
+    // undici's lines: the Host given, its own Connection: keep-alive (which inject() is given to count it too), the X lines, the framing line.
+    for (const [count, status] of [[2000 - 2, 431], [2000 - 3, 200]] as const) {
+      const label = `${count} X lines`;
+      const xs = Array.from({ length: count }, () => '1');
+      const response = await undiciRequest(`${server.urls[scheme]}/home`, { method: 'POST', headers: { host: 'localhost', x: xs }, body: Readable.from(['a']), dispatcher: server.agent });
+      const fromServer = { status: response.statusCode, type: response.headers['content-type'], body: await response.body.text() };
+      assert.is(fromServer.status, status, label);
+      const injected = await server.app.inject('/home', { method: 'POST', headers: { connection: 'keep-alive', x: xs }, body: Readable.from(['a']) });
+      assert.equal({ status: injected.status, type: injected.headers['content-type'], body: injected.text() }, fromServer, label);
     }
   });
 
