@@ -13,9 +13,9 @@ import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, check
 /** createInjector()'s options: the request listener's, and the response timeout startServers gives its listener. */
 export interface InjectorOptions extends RequestListenerOptions {
   /**
-   * Milliseconds, from the moment the request is handled, within which the app's stream body must be read whole, as the server's
-   * Limits.responseTimeout (default 30,000, the server's): a body that has not given its first chunk by then gets the page of the
-   * ResponseTimeoutError (a 503), as from the server; one that has, a rejection with that error. 0 or Infinity turns it off.
+   * Milliseconds, from the moment the request is handled, within which handle() must settle and the app's stream body be read whole,
+   * as the server's Limits.responseTimeout (default 30,000, the server's): a handle() not settled, or a body without its first chunk,
+   * by then gets the page of the ResponseTimeoutError (a 503), as from the server; a body begun, a rejection with that error. 0 or Infinity turns it off.
    */
   responseTimeout?: number;
 }
@@ -59,8 +59,8 @@ const READER_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
 /**
  * An inject() for `kernel` (Fastify's inject(), Symfony's KernelBrowser): the request is read with the
  * listener options' trusted proxies, trusted hosts and body limit, as createRequestListener reads one
- * from a socket; an error that escapes handle() gets the same logged page as from the server; a stream
- * body is read whole; HEAD and 204/304 get no body; then `kernel.terminate` runs, and is awaited, before
+ * from a socket; an error that escapes handle() gets the same logged page as from the server; the server's
+ * response timeout holds (options.responseTimeout); a stream body is read whole; HEAD and 204/304 get no body; then `kernel.terminate` runs, and is awaited, before
  * the Response is answered. It rejects only for an init it cannot make a request of, a stream body that
  * fails once begun (before its last chunk: a clean-up failing after it is logged at ERROR, as by the server) or breaks its Content-Length (the server cuts that connection) or `init.signal`
  * having aborted before the answer is whole (with its reason; one aborted already when inject() is called, before the request is handled, as fetch()).
@@ -121,6 +121,36 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
     pageWithin(kernel.handleException(error, request), request, error, bareStatusOf(error), (unanswered) => {
       logEscaped(kernel, logger, request, unanswered);
       return bareAnswer();
+    });
+
+  /**
+   * What handle() gives within the response timeout; past it, as from the server, request.signal is aborted with the
+   * ResponseTimeoutError, whose page is the answer (see pageOfFailedBody), and what handle() gives later is dropped: a stream
+   * body destroyed, an error that escaped it logged CRITICAL. The timer keeps no process alive.
+   */
+  const handledWithin = (request: Request, handled: PromiseLike<Response>): Promise<{ response: Response; isPage?: true }> =>
+    new Promise((resolve, reject) => {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        const timeout = responseTimeoutOf(request, responseTimeout);
+        // What the controller waits on with request.signal stops: nothing else could stop it.
+        abortRequest(request, timeout);
+        pageOfFailedBody(request, timeout).then((response) => resolve({ response, isPage: true }), reject);
+      }, responseTimeout);
+      timer.unref();
+      handled.then(
+        (response) => {
+          if (late) return destroyBody(response.body);
+          clearTimeout(timer);
+          resolve({ response });
+        },
+        (error: unknown) => {
+          if (late) return kernel.requestStack.run(request, () => logger?.critical('Unhandled error after the response timeout: {message}', { message: messageOf(error), error }));
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
     });
 
   /**
@@ -239,7 +269,10 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
     // The monotonic clock, as the server's: a wall clock stepped meanwhile (NTP) would give the body the jump.
     const started = performance.now();
     try {
-      response = await kernel.handleMaybeAsync(request);
+      const handled = kernel.handleMaybeAsync(request);
+      const answer = isPromiseLike(handled) && responseTimeout > 0 ? await handledWithin(request, handled) : { response: await handled };
+      response = answer.response;
+      isPage = answer.isPage === true;
     } catch (error) {
       const page = escapedPage(kernel, options, request, error);
       response = isPromiseLike(page) ? await pageWithin(page, request, error, 500, () => bareAnswer()) : page instanceof Response ? page : bareAnswer();

@@ -695,6 +695,51 @@ test("inject()'s response timeout counts from the moment the request is handled,
   await app.close();
 });
 
+test("a handle() that has not settled within createInjector()'s responseTimeout is answered as by the server at its own: the page of its 503, the request's signal aborted; what it gives later is dropped, a stream destroyed, an error logged CRITICAL", async () => {
+  const watcher = terminateWatcher();
+  const signals: AbortSignal[] = [];
+  const late: Readable[] = [];
+  const slow = async (request: Request): Promise<Response> => {
+    signals.push(request.signal);
+    if (request.query.has('never')) return new Promise<Response>(() => {});
+    await sleep(400);
+    if (request.query.has('fails')) throw new Error('the upstream answered too late');
+    const body = new Readable({ read() {} });
+    late.push(body);
+    return new Response(body);
+  };
+  const app = appOf({ subscribers: [watcher], routes: routesOf({ '/slow': slow }) });
+  const inject = createInjector(app.kernel, { logger: app.logger, responseTimeout: 200 });
+  const records: string[] = [];
+  app.bus.on('log', (entry) => void (entry.record.level <= 3 && records.push(`${entry.record.levelName} ${entry.record.message}`.replace(/ at .*$/, ''))));
+  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: null, limits: { responseTimeout: 200, shutdownTimeout: 1_000 } });
+  try {
+    for (const path of ['/slow?never', '/slow?fails', '/slow?stream']) {
+      const fromServer = await undiciRequest(`http://127.0.0.1:${running.ports.http}${path}`, { headers: { accept: 'application/json' } });
+      const served = { status: fromServer.statusCode, type: fromServer.headers['content-type'], body: await fromServer.body.text() };
+      assert.is(served.status, 503, path);
+      // What handle() gives late, logged or destroyed.
+      await sleep(300);
+      const serverRecords = records.splice(0);
+      const timedOut = 'CRITICAL Uncaught error: ResponseTimeoutError: "The response was not ready within 0.2 seconds (route "slow", controller "slow")."';
+      assert.equal(serverRecords, path === '/slow?fails' ? [timedOut, 'CRITICAL Uncaught error: Error: "the upstream answered too late"'] : [timedOut], path);
+      const started = performance.now();
+      const page = await Promise.race([inject(path, { headers: { accept: 'application/json' } }), sleep(3_000, 'still waiting')]);
+      assert.ok(typeof page !== 'string', `inject() settles ${path}`);
+      assert.ok(performance.now() - started < 400, `before handle() settles ${path}`);
+      assert.equal({ status: page.status, type: page.headers['content-type'], body: page.text() }, served, path);
+      await sleep(300);
+      assert.equal(records.splice(0), serverRecords, path);
+    }
+    assert.equal(signals.map((signal) => signal.aborted), [true, true, true, true, true, true]);
+    assert.equal(late.map((body) => body.destroyed), [true, true]);
+    assert.equal(watcher.ended, [503, 503, 503, 503, 503, 503]);
+  } finally {
+    await running.close();
+  }
+  await app.close();
+});
+
 test("createInjector()'s responseTimeout is a whole number of milliseconds up to setTimeout's longest, 0 or Infinity turning it off; another value is a TypeError", async () => {
   const app = appOf({ routes: routesOf({ '/stall': () => new Response(new Readable({ read() {} })) }) });
   for (const bad of ['200', -1, 1.5, NaN, 2 ** 31, null]) {
