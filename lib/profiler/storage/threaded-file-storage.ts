@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
@@ -41,6 +42,14 @@ const DEAD_LEASE_OWNERS_KEPT = 16;
  * does: a rejection the process's `--unhandled-rejections=warn` (or `none`) lets pass ended it with code 0 and no cause.
  */
 const THREAD_SOURCE = `import(${JSON.stringify(new URL('./file-storage-thread.js', import.meta.url).href)}).catch((error) => process.nextTick(() => { throw error; }))`;
+
+/**
+ * The async context the storage's threads and its reports to onError run in: the process's, made with this module,
+ * outside any request. A Worker emits its events in the context it was made in, for its whole life, and the next one
+ * is started by whatever call comes first, often a request's (a token drawn for it, a profiler page's read): its stop,
+ * its upkeep's errors and its working again were logged as that request's, in its profile, and it held the request.
+ */
+const PROCESS_SCOPE = new AsyncResource('http-kernel:profiler-storage-thread');
 
 interface PendingCall {
   op: StorageOp;
@@ -327,7 +336,9 @@ export class ThreadedFileStorage implements ProfilerStorage {
   #start(): Worker {
     const leaseOwner = randomUUID();
     const workerData: StorageThreadData = { ...this.#data, leaseOwner, deadLeaseOwners: [...this.#deadLeaseOwners] };
-    const worker = new Worker(THREAD_SOURCE, { eval: true, workerData, name: 'http-kernel profiler storage', resourceLimits: this.#resourceLimits });
+    const worker = PROCESS_SCOPE.runInAsyncScope(
+      () => new Worker(THREAD_SOURCE, { eval: true, workerData, name: 'http-kernel profiler storage', resourceLimits: this.#resourceLimits }),
+    );
     worker.unref();
     worker.on('message', (reply: StorageReply) => {
       if (!this.#answered.has(worker)) {
@@ -478,10 +489,12 @@ export class ThreadedFileStorage implements ProfilerStorage {
   }
 
   #report(error: Error): void {
-    if (this.#onError === undefined) return;
+    const onError = this.#onError;
+    if (onError === undefined) return;
     try {
       // True: the handler logged it at ERROR, and the profiler's line for the calls it fails is a WARNING (see StorageErrorHandler).
-      if (this.#onError(error) === true) markReported(error);
+      // Outside the caller's request: a thread that could not start is reported by the call that tried to start it.
+      if (PROCESS_SCOPE.runInAsyncScope(() => onError(error)) === true) markReported(error);
     } catch {
       // A failing error handler must not become an unhandled rejection.
     }

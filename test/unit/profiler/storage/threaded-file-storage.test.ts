@@ -1,4 +1,5 @@
 // ThreadedFileStorage: FileStorage's behaviour, run in a worker thread.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -571,6 +572,32 @@ test('a worker that answers again after a stop that cost no profile is not repor
   assert.equal(await storage.read(tokenFor(2)), makeProfile(tokenFor(2)));
   assert.is(reported.length, 2, 'the two stops only');
   assert.is(storage.refusedProfiles, 0);
+});
+
+test("the storage's reports to onError are the process's, not the request's that happened to start its worker: its stop, and its working again, run outside that call's async context", async () => {
+  const request = new AsyncLocalStorage<string>();
+  const reported: [string, string | undefined][] = [];
+  const storage = threadedIn(freshDir(), { resourceLimits: POISON_LIMITS, onError: (error) => void reported.push([(error as ProfilerStorageError).code, request.getStore()]) });
+  await storage.drawTokens(6, 1);
+  const huge = (n: number): StorableProfile[] => Array.from({ length: 100_000 }, (_, i) => ({ ...makeProfile(tokenFor(i, 2 + n), {}, 0), json: `{"i":${i}}` }));
+  await rejection(() => storage.writeMany(huge(0)));
+  // The next call, made while a request is handled (a token drawn for it), starts the next worker.
+  await request.run('GET /', () => storage.drawTokens(6, 1));
+  // A batch saved by the process (the profiler's pump runs outside requests) stops that worker.
+  await rejection(() => storage.writeMany(huge(1)));
+  assert.equal(reported, [
+    ['HK_PROFILER_STORAGE_THREAD_STOPPED', undefined],
+    ['HK_PROFILER_STORAGE_THREAD_RECOVERED', undefined],
+    ['HK_PROFILER_STORAGE_THREAD_STOPPED', undefined],
+  ]);
+});
+
+test('a thread that cannot be created, tried by a call made during a request, is reported outside that request too', async () => {
+  const request = new AsyncLocalStorage<string>();
+  const reported: (string | undefined)[] = [];
+  const storage = threadedIn(freshDir(), { resourceLimits: { stackSizeMb: 1e9 }, onError: () => void reported.push(request.getStore()) });
+  assert.match((await request.run('GET /', () => rejection(() => storage.drawTokens(6, 1)))).message, /could not start/);
+  assert.equal(reported, [undefined]);
 });
 
 test('an onError that returns true logged the error at ERROR: the stop, and the stop again during the backoff, are known as reported; one that returns another truthy value did not', async () => {
