@@ -85,6 +85,7 @@ export function dropBody(request: object, body: ResponseBody): void {
     hearBody(body);
   }
   destroyBody(body);
+  if (body !== null && typeof body === 'object' && !(body instanceof Uint8Array)) recordedLate(request);
 }
 
 /**
@@ -103,6 +104,23 @@ export function handBack(request: object, body: ResponseBody): void {
   const kept = bodies;
   const letGo = (): void => void (UNHEARD.has(body) || kept.delete(body));
   if (body instanceof EventEmitter) EventEmitter.prototype.once.call(body, 'close', letGo);
+  recordedLate(request);
+}
+
+/** Who says how the records of a main request its server has terminated already end (see onLateRecords()), by main request. */
+const LATE_RECORDS = new WeakMap<object, () => void>();
+
+/**
+ * Calls `said` whenever a record is kept under `request` from now on (a sub-request made once it has terminated, from a timer):
+ * its server said how the records it had end at its terminate, and will not terminate it again.
+ */
+export function onLateRecords(request: object, said: () => void): void {
+  LATE_RECORDS.set(request, said);
+}
+
+/** Tells the server of the main request a record of `request` (a sub-request, or itself) is kept under that it came after its terminate. */
+function recordedLate(request: object): void {
+  LATE_RECORDS.get(RECORD_OWNERS.get(request) ?? request)?.();
 }
 
 /** The main request's answer carries `body`, a sub-request's maybe: it is its server's to send and say how it ended, no longer handed back. */

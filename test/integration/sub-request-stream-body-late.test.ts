@@ -1,0 +1,79 @@
+// A sub-request's stream body (see sub-request-stream-body.test.ts), at the edges of its main request's life: one another
+// request's terminate took (debug off, a Request.create() sub-request) before the main request answered with it, and one of a
+// sub-request made once its main request had terminated (from a timer).
+import { Readable } from 'node:stream';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { KernelEvents, Request, RequestType, Response, type Controller, type ResponseEvent } from '../../kernel/index.js';
+import type { LogEntry } from '../../lib/log/index.js';
+import { fetchFrom, routesOf, startTestServer, until, type TestServer } from './harness.js';
+
+const UNHEARD = 'The response body stream of a sub-request failed with nobody listening: ';
+
+/** A live stream that fails `ms` from now, with nothing sent. */
+const failsLater = (what: string, ms: number): Readable => {
+  const stream = new Readable({ read() {} });
+  setTimeout(() => stream.destroy(new Error(`${what} failed`)), ms);
+  return stream;
+};
+
+interface Line {
+  level: string;
+  message: string;
+  path: string | undefined;
+}
+
+for (const debug of [false, true]) {
+  const test = suite(`a sub-request's stream body at the edges of its main request's life, debug ${debug ? 'on' : 'off'}`);
+  let server: TestServer;
+  const logged: Line[] = [];
+  const onLog = (entry: LogEntry): void => void logged.push({ level: entry.record.levelName, message: entry.record.message, path: (entry.request as { path?: string } | undefined)?.path });
+  const lines = (what: string): Line[] => logged.filter((line) => line.message.includes(what));
+  const fragment = (controller: Controller): Promise<Response> => {
+    const made = Request.create('/fragment', 'GET');
+    made.attributes.set('_controller', controller);
+    return server.app.kernel.handle(made, RequestType.SUB);
+  };
+  const duplicateFragment = (request: Request, controller: Controller): Promise<Response> =>
+    server.app.kernel.handle(request.duplicate({ attributes: { _controller: controller } }), RequestType.SUB);
+
+  /** Holds the answer to /forwards 60 ms in kernel.response: its fragment's stream fails meanwhile, with only the kernel listening. */
+  const slow = {
+    getSubscribedEvents: () => ({ [KernelEvents.RESPONSE]: 'onResponse' }),
+    onResponse: (event: ResponseEvent) => (event.isMainRequest() && event.request.path === '/forwards' ? new Promise((resolve) => setTimeout(resolve, 60)) : undefined),
+  };
+
+  test.before(async () => {
+    server = await startTestServer({
+      kernel: {
+        debug,
+        subscribers: [slow],
+        routes: routesOf({
+          '/text': () => new Response('served on'),
+          // Answers with a fragment's stream, as Symfony's forward() does: the server's to send and to log.
+          '/forwards': async () => fragment(() => new Response(failsLater('the forwarded fragment', 5))),
+          // Makes, 20 ms after it answered, a sub-request whose stream it ignores, and which fails.
+          '/later': (request: Request) => {
+            setTimeout(() => void duplicateFragment(request, () => new Response(failsLater('the belated fragment', 10))), 20);
+            return new Response('page');
+          },
+        }),
+      },
+    });
+    server.app.bus.on('log', onLog);
+  });
+  test.after(async () => server.close());
+  test.before.each(() => {
+    logged.length = 0;
+  });
+
+  test('one of a sub-request made once the page has terminated, ignored, that fails is logged once at ERROR', async () => {
+    assert.is((await fetchFrom(server, 'http', '/later')).body, 'page');
+    await until(() => lines('the belated fragment failed').length > 0, 1000, 'the failure logged');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(lines('the belated fragment failed').map(({ level, message }) => [level, message]), [['ERROR', `${UNHEARD}Error: the belated fragment failed`]], JSON.stringify(logged));
+    if (debug) assert.equal(lines('the belated fragment failed').map(({ path }) => path), ['/later']);
+  });
+
+  test.run();
+}
