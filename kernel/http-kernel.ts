@@ -22,7 +22,7 @@ import { Request, RequestSlot } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
 import { Response } from './response.js';
-import { RECORD_OWNERS, claimBody, dropBody, handBack, hearBody, withoutHeadBody } from './response-body.js';
+import { KERNEL_OWNERS, RECORD_OWNERS, claimBody, dropBody, handBack, hearBody, withoutHeadBody } from './response-body.js';
 import { secureCookies } from './secure-cookies.js';
 
 /**
@@ -485,7 +485,9 @@ function recordOwnerOf(request: Request, stack: RequestStack, kernel: HttpKernel
   const main = stack.all()[0];
   if (main !== undefined && main !== request) return main;
   const root = requestInternals.duplicatedAt(request, 0);
-  return root !== request ? root : kernel;
+  if (root !== request) return root;
+  KERNEL_OWNERS.add(kernel);
+  return kernel;
 }
 
 /** ` made by route "<name>"` for the request making a sub-request, when the stack knows it and its route. */

@@ -83,9 +83,25 @@ export function dropBody(request: object, body: ResponseBody): void {
     else if (!dropped.includes(body)) dropped.push(body);
     // Heard, so that its failure is heard of even when it emits no 'close' (see onHeardFailure).
     hearBody(body);
+    // One kept under the kernel waits for any request's terminate by its server, which a kernel driven by handle() alone never
+    // has: one that closes without failing has nothing to say, and is let go of, as a handed-back one is (see handBack()).
+    if (KERNEL_OWNERS.has(owner) && body instanceof EventEmitter) EventEmitter.prototype.once.call(body, 'close', () => letGoOfDropped(owner, body as Readable));
   }
   destroyBody(body);
   if (body !== null && typeof body === 'object' && !(body instanceof Uint8Array)) recordedLate(request);
+}
+
+/** The kernels some sub-request's records are kept under, its main request unknown (see RECORD_OWNERS). */
+export const KERNEL_OWNERS = new WeakSet<object>();
+
+/** Takes a dropped body kept under `owner` (a kernel) out of its records once it has closed, when it did not fail. */
+function letGoOfDropped(owner: object, body: Readable): void {
+  if (body.errored !== null && body.errored !== undefined) return;
+  const dropped = DROPPED.get(owner);
+  const index = dropped === undefined ? -1 : dropped.indexOf(body);
+  if (index < 0) return;
+  dropped!.splice(index, 1);
+  if (dropped!.length === 0) DROPPED.delete(owner);
 }
 
 /**

@@ -1,6 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { Readable } from 'node:stream';
 import { setTimeout as wait } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -1177,6 +1179,36 @@ test('a stream body dropped within a sub-request is kept for droppedBodies() of 
     assert.ok(stream.destroyed);
     assert.equal(droppedBodies(main), [stream], `asyncContext ${asyncContext}`);
   }
+});
+
+test('a kernel driven without a server of its own keeps nothing of the sub-requests whose main request it cannot know once their stream bodies closed cleanly', async () => {
+  // Without request context, a Request.create() sub-request's records are kept under the kernel, for any request's terminate by
+  // the server to take: a kernel driven by handle() alone (a server of one's own, a worker rendering fragments) is never terminated so.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const dispatcher = new EventDispatcher();
+  const kernel = new HttpKernel(dispatcher, new ControllerResolver(), new RequestStack({ asyncContext: false }));
+  // The sub-request's answer is replaced on kernel.response: its stream is dropped and destroyed.
+  dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => void (event.request.attributes.get('replace') === true && event.setResponse(new Response('in its place'))));
+  const bodies: Array<WeakRef<Readable>> = [];
+  const fragment = async (replace: boolean): Promise<void> => {
+    const sub = Request.create('/fragment');
+    sub.attributes.set('replace', replace);
+    sub.attributes.set('_controller', () => {
+      const stream = Readable.from(['a fragment']);
+      bodies.push(new WeakRef(stream));
+      return new Response(stream);
+    });
+    const inner = await kernel.handle(sub, RequestType.SUB);
+    // The one handed back is read to its end, as its caller would.
+    if (!replace) for await (const _chunk of inner.body as Readable);
+  };
+  for (let i = 0; i < 20; i++) for (const replace of [true, false]) await fragment(replace);
+  await wait(10);
+  gc();
+  await wait(10);
+  gc();
+  assert.equal(bodies.flatMap((body, i) => (body.deref() !== undefined ? [i] : [])), []);
 });
 
 test("a HEAD answered with a null body keeps its headers as they are, and has no discarded body", async () => {
