@@ -713,9 +713,10 @@ function sendWith(
     // kernel.terminate waits for its clean-up, as after one sent, so that what it logs is in the request's profile.
     const unsent = body ?? discardedBody(response);
     if (unsent === undefined || unsent === null || typeof unsent === 'string' || unsent instanceof Uint8Array) return false;
+    // Heard, so that its failure, before or in its clean-up, cannot end the process (one made by hand the kernel never heard): it keeps it in `errored`.
+    hearBody(unsent);
     if (onBodyEnd === undefined) {
-      // Nobody is told of its end: its failure, before or in its clean-up, is logged here, as the server logs it (heard, so that it cannot end the process).
-      hearBody(unsent);
+      // Nobody is told of its end: its failure is logged here, as the server logs it.
       destroyBody(unsent);
       if (logger !== undefined) whenEnded(unsent, () => logUnsentBodyFailure(logger, unsent));
       return false;

@@ -369,6 +369,29 @@ test("without onBodyEnd, a HEAD's stream body of a Response made by hand that fa
   assert.equal(logged, ['The response body stream, not sent, failed: Error: the hand-made export failed']);
 });
 
+test("with onBodyEnd, a HEAD's stream body of a Response made by hand that fails in its clean-up does not end the process: onBodyEnd follows it, its error in `errored`", async () => {
+  const uncaught: unknown[] = [];
+  const hear = (error: unknown): void => void uncaught.push(error);
+  // Node ends the process on an 'error' nobody listens to: here it is kept, so that the test run lives to say so.
+  process.on('uncaughtException', hear);
+  const ended: Array<string | undefined> = [];
+  try {
+    await serving((req, res) => {
+      const body = failingInCleanUp('the hand-made export');
+      send(req, res, new Response(body, 200), undefined, () => void ended.push((body.errored as Error | null)?.message));
+    }, async (base) => {
+      assert.is((await request(`${base}/`, { method: 'HEAD' })).statusCode, 200);
+      const deadline = Date.now() + 1_000;
+      while (ended.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    });
+  } finally {
+    process.off('uncaughtException', hear);
+  }
+  assert.equal(uncaught.map((error) => (error as Error).message), []);
+  assert.equal(ended, ['the hand-made export failed']);
+});
+
 test('a 204 whose stream prepare() dropped: onBodyEnd follows that stream\'s close; a response without a body never calls it', async () => {
   const returned: Record<string, boolean> = {};
   let ends = 0;
