@@ -127,8 +127,9 @@ export function logDroppedBodies(kernel: HttpKernel, logger: Logger | undefined,
   const outside = (say: () => void) => (): void => kernel.requestStack.exit(say);
   for (const body of unowned.dropped) whenEnded(body, outside(() => logUnsentBodyFailure(logger, body)));
   for (const body of unowned.handedBack) whenEnded(body, outside(() => logUnheardBodyFailure(logger, body)));
-  // A sub-request made once it has terminated (from a timer) keeps its records under it all the same: said as they come.
-  onLateRecords(request, () => logDroppedBodies(kernel, logger, request));
+  // A sub-request made once it has terminated (from a timer) keeps its records under it all the same: said as they come, once the
+  // code that made it has had its turn with its answer (a stream failed as it was answered emits its 'error' after it: see failedUnheard()).
+  onLateRecords(request, () => void setImmediate(logDroppedBodies, kernel, logger, request));
 }
 
 /** Calls `say` once the stream body has closed, or failed (a stream built with `emitClose: false` emits no 'close'); once for each body. */

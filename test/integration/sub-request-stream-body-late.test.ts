@@ -1,7 +1,7 @@
 // A sub-request's stream body (see sub-request-stream-body.test.ts), at the edges of its main request's life: one another
 // request's terminate took (debug off, a Request.create() sub-request) before the main request answered with it, and one of a
 // sub-request made once its main request had terminated (from a timer).
-import { Readable } from 'node:stream';
+import { Readable, Writable, pipeline } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KernelEvents, Request, RequestType, Response, type Controller, type ResponseEvent } from '../../kernel/index.js';
@@ -16,6 +16,9 @@ const failsLater = (what: string, ms: number): Readable => {
   setTimeout(() => stream.destroy(new Error(`${what} failed`)), ms);
   return stream;
 };
+
+/** What /later-heard's pipeline() heard. */
+let heard: Error | null | undefined;
 
 interface Line {
   level: string;
@@ -53,6 +56,20 @@ for (const debug of [false, true]) {
           // Answers with a fragment's stream, as Symfony's forward() does: the server's to send and to log.
           '/forwards': async () => fragment(() => new Response(failsLater('the forwarded fragment', 5))),
           // Makes, 20 ms after it answered, a sub-request whose stream it ignores, and which fails.
+          // So too, one whose stream failed as it was answered, which the timer hears itself, through pipeline().
+          '/later-heard': (request: Request) => {
+            setTimeout(async () => {
+              // Within a promise's turn, as a sub-request made by an async function after an await is: its stream's 'error' comes after it.
+              await null;
+              const inner = await duplicateFragment(request, async () => {
+                const stream = new Readable({ read() {} });
+                stream.destroy(new Error('the heard belated fragment failed'));
+                return new Response(stream);
+              });
+              pipeline(inner.body as Readable, new Writable({ write: (_chunk, _encoding, callback) => callback() }), (error) => void (heard = error));
+            }, 20);
+            return new Response('page');
+          },
           '/later': (request: Request) => {
             setTimeout(() => void duplicateFragment(request, () => new Response(failsLater('the belated fragment', 10))), 20);
             return new Response('page');
@@ -73,6 +90,15 @@ for (const debug of [false, true]) {
     await new Promise((resolve) => setTimeout(resolve, 30));
     assert.equal(lines('the belated fragment failed').map(({ level, message }) => [level, message]), [['ERROR', `${UNHEARD}Error: the belated fragment failed`]], JSON.stringify(logged));
     if (debug) assert.equal(lines('the belated fragment failed').map(({ path }) => path), ['/later']);
+  });
+
+  test('one of a sub-request made once the page has terminated that the maker hears itself (pipeline()) is its own to log', async () => {
+    heard = undefined;
+    assert.is((await fetchFrom(server, 'http', '/later-heard')).body, 'page');
+    await until(() => heard !== undefined, 1000, 'the failure heard by pipeline()');
+    assert.is((heard as Error | null | undefined)?.message, 'the heard belated fragment failed');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(lines(UNHEARD), [], JSON.stringify(logged));
   });
 
   test.run();
