@@ -22,7 +22,7 @@ import { Request, RequestSlot } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
 import { Response } from './response.js';
-import { KERNEL_OWNERS, RECORD_OWNERS, claimBody, dropBody, handBack, hearBody, withoutHeadBody } from './response-body.js';
+import { KERNEL_OWNERS, RECORD_OWNERS, claimBody, keepsUnownedBodies, dropBody, handBack, hearBody, withoutHeadBody } from './response-body.js';
 import { secureCookies } from './secure-cookies.js';
 
 /**
@@ -479,13 +479,16 @@ function checkSubRequestBounds(request: Request, stack: RequestStack): void {
 
 /**
  * What a sub-request's records are kept under (see RECORD_OWNERS): its main request, from the request stack, or, when the stack
- * does not track it, along the duplicate() steps; the kernel when neither knows it (a Request.create() sub-request without request context).
+ * does not track it, along the duplicate() steps; the kernel when neither knows it (a Request.create() sub-request without request context) and
+ * a server of the package takes its records, the sub-request itself otherwise (nobody would take them).
  */
 function recordOwnerOf(request: Request, stack: RequestStack, kernel: HttpKernel): object {
   const main = stack.all()[0];
   if (main !== undefined && main !== request) return main;
   const root = requestInternals.duplicatedAt(request, 0);
   if (root !== request) return root;
+  // Kept under the kernel only for a server that takes them: else under the sub-request itself, let go of with it.
+  if (!keepsUnownedBodies(kernel)) return request;
   KERNEL_OWNERS.add(kernel);
   return kernel;
 }

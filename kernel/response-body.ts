@@ -94,6 +94,19 @@ export function dropBody(request: object, body: ResponseBody): void {
 /** The kernels some sub-request's records are kept under, its main request unknown (see RECORD_OWNERS). */
 export const KERNEL_OWNERS = new WeakSet<object>();
 
+/** The kernels a server of the package (or inject()) drives, which takes the records kept under them at its requests' terminate (see takeUnownedBodies()). */
+const TAKEN_FROM = new WeakSet<object>();
+
+/** `kernel`'s records (see takeUnownedBodies()) are taken by the server (or inject()) that calls this: it keeps them from now on. */
+export function takesUnownedBodies(kernel: object): void {
+  TAKEN_FROM.add(kernel);
+}
+
+/** Whether a server takes the records kept under `kernel`: one no server of the package drives would keep them for its lifetime, for nobody. */
+export function keepsUnownedBodies(kernel: object): boolean {
+  return TAKEN_FROM.has(kernel);
+}
+
 /** Takes a dropped body kept under `owner` (a kernel) out of its records once it has closed, when it did not fail. */
 function letGoOfDropped(owner: object, body: Readable): void {
   if (body.errored !== null && body.errored !== undefined) return;

@@ -1,6 +1,6 @@
 import { pipeline, Writable, type Readable } from 'node:stream';
 import { HttpKernel, Request, Response, ResponseNotSendableError, ServiceUnavailableHttpError, abortRequest, discardedBody, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
-import { destroyBody } from '../../kernel/response-body.js';
+import { destroyBody, takesUnownedBodies } from '../../kernel/response-body.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { requestInternals } from '../../kernel/request-internals.js';
@@ -68,6 +68,8 @@ const READER_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
 export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}): Inject {
   checkListenerArguments(kernel, options, 'createInjector()', INJECTOR_OPTIONS);
   const responseTimeout = checkResponseTimeout(options.responseTimeout);
+  // Its terminates log the records of the sub-requests whose main request the kernel cannot know (see logDroppedBodies()).
+  takesUnownedBodies(kernel);
   const readOptions = requestReadOptions(options);
   const logger = options.logger;
   // Awaited by the caller: the waits keep the process alive, as the server's do while it closes.

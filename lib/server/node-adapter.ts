@@ -3,7 +3,7 @@ import { STATUS_CODES, validateHeaderName, validateHeaderValue, type IncomingMes
 import type { Socket } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import { ClientClosedError, HttpKernel, ResponseBodyDestroyedError, discardedBody, droppedBodies, isHttpError, KernelEvents, Request, RequestTimeoutHttpError, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, compileTrustedHosts, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
-import { checkResponseBody, destroyBody, failedUnheard, handedBackBodies, hearBody, onHeardFailure, onLateRecords, takeUnownedBodies } from '../../kernel/response-body.js';
+import { checkResponseBody, destroyBody, failedUnheard, handedBackBodies, hearBody, onHeardFailure, onLateRecords, takeUnownedBodies, takesUnownedBodies } from '../../kernel/response-body.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
@@ -232,6 +232,8 @@ export function loggedAsServerError(error: unknown, request: Request): boolean {
  */
 export function createRequestListener(kernel: HttpKernel, options: RequestListenerOptions = {}): KernelRequestListener {
   checkListenerArguments(kernel, options);
+  // Its terminates log the records of the sub-requests whose main request the kernel cannot know (see logDroppedBodies()).
+  takesUnownedBodies(kernel);
   // Checked here, once, rather than by the first request's Request.
   const readOptions = requestReadOptions(options);
   const closeWaits = bodyCloseWaits(options);

@@ -38,6 +38,7 @@ import {
   ResponseEvent,
   type ViewEvent,
 } from '../../../kernel/index.js';
+import { createRequestListener } from '../../../lib/server/index.js';
 import { thrown } from '../helpers.js';
 
 const test = suite('HttpKernel');
@@ -1181,13 +1182,15 @@ test('a stream body dropped within a sub-request is kept for droppedBodies() of 
   }
 });
 
-test('a kernel driven without a server of its own keeps nothing of the sub-requests whose main request it cannot know once their stream bodies closed cleanly', async () => {
+test('a kernel whose server terminates nothing keeps nothing of the sub-requests whose main request it cannot know once their stream bodies closed cleanly', async () => {
   // Without request context, a Request.create() sub-request's records are kept under the kernel, for any request's terminate by
-  // the server to take: a kernel driven by handle() alone (a server of one's own, a worker rendering fragments) is never terminated so.
+  // its server to take: a kernel driven by handle() beside it (a worker rendering fragments, a quiet server) is never terminated so.
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
   const dispatcher = new EventDispatcher();
   const kernel = new HttpKernel(dispatcher, new ControllerResolver(), new RequestStack({ asyncContext: false }));
+  // Served, by a server that has no request yet.
+  createRequestListener(kernel);
   // The sub-request's answer is replaced on kernel.response: its stream is dropped and destroyed.
   dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => void (event.request.attributes.get('replace') === true && event.setResponse(new Response('in its place'))));
   const bodies: Array<WeakRef<Readable>> = [];
@@ -1204,6 +1207,30 @@ test('a kernel driven without a server of its own keeps nothing of the sub-reque
     if (!replace) for await (const _chunk of inner.body as Readable);
   };
   for (let i = 0; i < 20; i++) for (const replace of [true, false]) await fragment(replace);
+  await wait(10);
+  gc();
+  await wait(10);
+  gc();
+  assert.equal(bodies.flatMap((body, i) => (body.deref() !== undefined ? [i] : [])), []);
+});
+
+test('a kernel no server of the package drives keeps none of the stream bodies handed back by sub-requests whose main request it cannot know', async () => {
+  // Kept under the kernel for a request's terminate by the package's server to take (see above), which never comes: one the
+  // caller ignores (never read, never closed) was kept for the kernel's lifetime, where it was the garbage collector's before.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const kernel = new HttpKernel(new EventDispatcher(), new ControllerResolver(), new RequestStack({ asyncContext: false }));
+  const bodies: Array<WeakRef<Readable>> = [];
+  const fragment = async (): Promise<void> => {
+    const sub = Request.create('/fragment');
+    sub.attributes.set('_controller', () => {
+      const stream = Readable.from(['never', 'read']);
+      bodies.push(new WeakRef(stream));
+      return new Response(stream);
+    });
+    assert.is((await kernel.handle(sub, RequestType.SUB)).status, 200);
+  };
+  for (let i = 0; i < 20; i++) await fragment();
   await wait(10);
   gc();
   await wait(10);
