@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import { describeValue } from './describe-value.js';
 import { isPlainObject } from './name-value-object.js';
+import { Request, RequestSlot } from './request.js';
 import type { Response, ResponseBody } from './response.js';
 
 // The kernel's own helpers for response bodies, for kernel/ and lib/ (not in index.ts): no part of the
@@ -136,20 +137,25 @@ export function handBack(request: object, body: ResponseBody): void {
   recordedLate(request);
 }
 
-/** Who says how the records of a main request its server has terminated already end (see onLateRecords()), by main request. */
-const LATE_RECORDS = new WeakMap<object, () => void>();
+/**
+ * Who says how the records of a main request its server has terminated already end (see onLateRecords()): a slot, not a WeakMap,
+ * as every request served gets one (a WeakMap entry is an ephemeron the garbage collector traces on every cycle, see RequestSlot).
+ */
+const LATE_RECORDS = new RequestSlot<() => void>();
 
 /**
  * Calls `said` whenever a record is kept under `request` from now on (a sub-request made once it has terminated, from a timer):
  * its server said how the records it had end at its terminate, and will not terminate it again.
  */
-export function onLateRecords(request: object, said: () => void): void {
+export function onLateRecords(request: Request, said: () => void): void {
   LATE_RECORDS.set(request, said);
 }
 
 /** Tells the server of the main request a record of `request` (a sub-request, or itself) is kept under that it came after its terminate. */
 function recordedLate(request: object): void {
-  LATE_RECORDS.get(RECORD_OWNERS.get(request) ?? request)?.();
+  const owner = RECORD_OWNERS.get(request) ?? request;
+  // A kernel's records (see takeUnownedBodies()) are taken at any request's terminate.
+  if (owner instanceof Request) LATE_RECORDS.get(owner)?.();
 }
 
 /** The main request's answer carries `body`, a sub-request's maybe: it is its server's to send and say how it ended, no longer handed back. */
