@@ -1,4 +1,4 @@
-import type { EventEmitter } from 'node:events';
+import { EventEmitter } from 'node:events';
 import { STATUS_CODES, validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
@@ -143,7 +143,16 @@ function whenEnded(body: Readable, say: () => void): void {
     said = true;
     say();
   };
-  body.once('close', once);
+  // Through EventEmitter's own once() when it is one (every node stream), as the kernel hears it: a stream whose once() is its own
+  // (one that throws) would throw out of its request's terminate, and end the process. One of another kind that refuses is said now.
+  if (body instanceof EventEmitter) EventEmitter.prototype.once.call(body, 'close', once);
+  else {
+    try {
+      (body as { once(event: string, listener: () => void): unknown }).once('close', once);
+    } catch {
+      return say();
+    }
+  }
   onHeardFailure(body, once);
 }
 

@@ -70,6 +70,17 @@ for (const debug of [false, true]) {
             }, 20);
             return new Response('page');
           },
+          // Ignores a fragment's stream whose own once() throws (a wrapper that takes no listeners that way).
+          '/odd': async (request: Request) => {
+            await duplicateFragment(request, () => {
+              const stream = new Readable({ read() {} });
+              stream.once = () => {
+                throw new Error('no once() here');
+              };
+              return new Response(stream);
+            });
+            return new Response('page');
+          },
           '/later': (request: Request) => {
             setTimeout(() => void duplicateFragment(request, () => new Response(failsLater('the belated fragment', 10))), 20);
             return new Response('page');
@@ -82,6 +93,13 @@ for (const debug of [false, true]) {
   test.after(async () => server.close());
   test.before.each(() => {
     logged.length = 0;
+  });
+
+  test("one whose own once() throws does not break the page's terminate: the server serves on", async () => {
+    assert.is((await fetchFrom(server, 'http', '/odd')).body, 'page');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(logged.filter((line) => line.message.includes('no once() here') || line.level === 'CRITICAL'), [], JSON.stringify(logged));
+    assert.is((await fetchFrom(server, 'http', '/text')).body, 'served on');
   });
 
   test('one of a sub-request made once the page has terminated, ignored, that fails is logged once at ERROR', async () => {
