@@ -13,9 +13,10 @@ import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, check
 /** createInjector()'s options: the request listener's, and the response timeout startServers gives its listener. */
 export interface InjectorOptions extends RequestListenerOptions {
   /**
-   * Milliseconds, from the moment the request is handled, within which handle() must settle and the app's stream body be read whole,
+   * Milliseconds, from the moment the request is handled, within which handle() must settle and the app's stream body give its first chunk,
    * as the server's Limits.responseTimeout (default 30,000, the server's): a handle() not settled, or a body without its first chunk,
-   * by then gets the page of the ResponseTimeoutError (a 503), as from the server; a body begun, a rejection with that error. 0 or Infinity turns it off.
+   * by then gets the page of the ResponseTimeoutError (a 503), as from the server; a body begun that then gives no chunk for as long,
+   * a rejection with that error (one still flowing is read whole, as the server sends it). 0 or Infinity turns it off.
    */
   responseTimeout?: number;
 }
@@ -200,7 +201,7 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
         break;
       }
       // The app's own body is held to the response timeout from the moment the request was handled; an error page's is not, as by the server.
-      const deadline = attempt === 1 && !isPage && responseTimeout > 0 ? { left: Math.max(0, started + responseTimeout - performance.now()), expire: (cut: (error: Error) => void) => {
+      const deadline = attempt === 1 && !isPage && responseTimeout > 0 ? { left: Math.max(0, started + responseTimeout - performance.now()), quiet: responseTimeout, expire: (cut: (error: Error) => void) => {
         const timeout = responseTimeoutOf(request, responseTimeout);
         // The body first, as the server does: one wired to request.signal would fail with its AbortError instead.
         cut(timeout);
@@ -414,9 +415,13 @@ function giveUpStalled(): void {
 /** What readWhole() read: the bytes, or the error the body failed with and whether it had begun (given a chunk) first. */
 type WholeBody = { bytes: Buffer; begun?: undefined; error?: undefined } | { bytes?: undefined; begun: boolean; error: unknown };
 
-/** The response timeout of a body readWhole() reads: `left` milliseconds on, `expire` is called with what fails the body. */
+/**
+ * The response timeout of a body readWhole() reads: `left` milliseconds on for its first chunk, then `quiet` milliseconds
+ * without one (the server never cuts a body that flows once its head is out); `expire` is called with what fails the body.
+ */
 interface ReadDeadline {
   left: number;
+  quiet: number;
   expire(cut: (error: Error) => void): void;
 }
 
@@ -431,6 +436,7 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
     let done = false;
     let timer: NodeJS.Timeout | undefined;
     const stalled = (): void => void source.destroy(new ServiceUnavailableHttpError(undefined, STALLED));
+    const expire = (): void => deadline?.expire((error) => void source.destroy(error));
     const settle = (read: WholeBody): void => {
       if (done) return;
       done = true;
@@ -455,6 +461,14 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
           return callback(refused);
         }
         chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
+        // Begun, a body is cut only once it stalls: one still flowing is read whole, as the server sends it.
+        if (timer !== undefined && !done) {
+          if (chunks.length === 1) {
+            clearTimeout(timer);
+            timer = setTimeout(expire, deadline!.quiet);
+            timer.unref();
+          } else timer.refresh();
+        }
         callback();
       },
     });
@@ -475,7 +489,7 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
     // In a process something else keeps alive (a listening server, a timer), 'beforeExit' never comes: the response timeout
     // answers the body then, as the server's does. Unref'd: inject() alone never keeps the process alive longer than its work.
     if (deadline !== undefined) {
-      timer = setTimeout(() => deadline.expire((error) => void source.destroy(error)), deadline.left);
+      timer = setTimeout(expire, deadline.left);
       timer.unref();
     }
     if (signal?.aborted === true) stop();

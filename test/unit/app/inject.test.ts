@@ -695,6 +695,50 @@ test("inject()'s response timeout counts from the moment the request is handled,
   await app.close();
 });
 
+test("a stream body that keeps giving chunks past the response timeout is read whole, as the server sends it (its head out, it never cuts a body that flows); one that then stalls for a whole response timeout is cut", async () => {
+  const signals: AbortSignal[] = [];
+  const flowing = (request: Request): Response => {
+    signals.push(request.signal);
+    // A chunk every 50 ms, 8 of them: 400 ms in all, twice the response timeout, never 200 ms without one; `stalls`: none after the fourth.
+    const chunks = [...'abcdefgh'];
+    let ticker: NodeJS.Timeout | undefined;
+    const body = new Readable({
+      read() {},
+      destroy(error, callback) {
+        clearInterval(ticker);
+        callback(error);
+      },
+    });
+    body.push(chunks.shift());
+    ticker = setInterval(() => {
+      if (request.query.has('stalls') && chunks.length === 4) return;
+      body.push(chunks.shift() ?? null);
+      if (chunks.length === 0) body.push(null);
+    }, 50);
+    body.once('end', () => clearInterval(ticker));
+    return new Response(body, 200, { 'content-type': 'text/plain' });
+  };
+  const app = appOf({ routes: routesOf({ '/flowing': flowing }) });
+  const inject = createInjector(app.kernel, { logger: app.logger, responseTimeout: 200 });
+  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: null, limits: { responseTimeout: 200, shutdownTimeout: 1_000 } });
+  try {
+    const fromServer = await undiciRequest(`http://127.0.0.1:${running.ports.http}/flowing`);
+    const served = { status: fromServer.statusCode, body: await fromServer.body.text() };
+    assert.equal(served, { status: 200, body: 'abcdefgh' });
+    const injected = await inject('/flowing').then((response) => ({ status: response.status, body: response.text() }), (error: unknown) => error);
+    assert.equal(injected, served);
+    const started = performance.now();
+    const cut = await Promise.race([inject('/flowing?stalls').then(() => 'resolved', (error: unknown) => error), sleep(3_000, 'still waiting')]);
+    assert.instance(cut, ResponseTimeoutError);
+    // The fourth chunk at about 150 ms, then 200 ms without one.
+    assert.ok(performance.now() - started >= 340, 'not before a whole response timeout without a chunk');
+    assert.equal(signals.map((signal) => signal.aborted), [false, false, true]);
+  } finally {
+    await running.close();
+  }
+  await app.close();
+});
+
 test("a handle() that has not settled within createInjector()'s responseTimeout is answered as by the server at its own: the page of its 503, the request's signal aborted; what it gives later is dropped, a stream destroyed, an error logged CRITICAL", async () => {
   const watcher = terminateWatcher();
   const signals: AbortSignal[] = [];
