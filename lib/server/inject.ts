@@ -16,7 +16,7 @@ export interface InjectorOptions extends RequestListenerOptions {
    * Milliseconds, from the moment the request is handled, within which handle() must settle and the app's stream body give its first chunk,
    * as the server's Limits.responseTimeout (default 30,000, the server's): a handle() not settled, or a body without its first chunk,
    * by then gets the page of the ResponseTimeoutError (a 503), as from the server; a body begun that then gives no chunk for as long,
-   * a rejection with that error (one still flowing is read whole, as the server sends it). 0 or Infinity turns it off.
+   * a rejection with that error (one still flowing is read whole, as the server sends it). 0 turns it off; checked as the server's.
    */
   responseTimeout?: number;
 }
@@ -342,14 +342,14 @@ function checkDeclaredLength(lines: ReadonlyArray<readonly [string, string]>, bo
 }
 
 /**
- * The response timeout createInjector() was given, checked: 0 (off) for 0 or Infinity, the server's default for none. setTimeout
+ * The response timeout createInjector() was given, checked as startServers checks its limits.responseTimeout (the same values,
+ * a RangeError with the same words), so that one value configures both: 0 is off, none the server's default. setTimeout
  * would read NaN, a negative or a huge delay as 1 ms, and `'200'` would be read as no limit at all.
  */
 function checkResponseTimeout(given: unknown): number {
   if (given === undefined) return DEFAULT_LIMITS.responseTimeout;
-  if (given === Infinity) return 0;
   if (typeof given === 'number' && Number.isInteger(given) && given >= 0 && given <= MAX_TIMER_MS) return given;
-  throw new TypeError(`responseTimeout is a whole number of milliseconds from 0 (off) to ${MAX_TIMER_MS}, or Infinity (off), not ${describeValue(given)}.`);
+  throw new RangeError(`responseTimeout is a whole number of milliseconds from 0 (off) to ${MAX_TIMER_MS}, not ${String(given)}.`);
 }
 
 /** Refuses an init that inject() would misread, and the server's settings, which it does not take per request. */
