@@ -265,8 +265,11 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
     checkDeclaredLength(given, requestInternals.unreadBody(request));
     // The method as a client sends it: `get` as GET, `patch` as written, which node's parser refuses (Request.create() upper-cases it).
     // A stream body goes with the Transfer-Encoding: chunked line a client adds for it, which the head limit counts.
-    const headRefusal = injectedHeadRefusal(sentMethod(method), wireTarget(String(target), request.url), request.headers, given, framingLine(init.body, given));
+    const framing = framingLine(init.body, given);
+    const headRefusal = injectedHeadRefusal(sentMethod(method), wireTarget(String(target), request.url), request.headers, given, framing);
     if (headRefusal !== undefined) return refused(request, headRefusal, init);
+    // The kernel sees that line too, as the server's does (a controller, the profile's note of a body sent in chunks and unread).
+    if (framing !== undefined) request.headers[framing[0]] = framing[1];
     let response: Response;
     let isPage = false;
     // The monotonic clock, as the server's: a wall clock stepped meanwhile (NTP) would give the body the jump.

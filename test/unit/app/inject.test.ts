@@ -226,6 +226,26 @@ test('a header given as a finite number is a line in the head checks as Request.
   await app.close();
 });
 
+test("a stream body given no Content-Length nor Transfer-Encoding reaches the kernel with the Transfer-Encoding: chunked a client sends for it, as from the server (the head limit counts that line too)", async () => {
+  const seen = async (request: Request): Promise<Response> => new Response(JSON.stringify({ framing: request.headers['transfer-encoding'] ?? null, length: request.headers['content-length'] ?? null, body: await request.text() }), 200, { 'content-type': 'application/json' });
+  const app = appOf({ routes: routesOf({ '/seen': seen }) });
+  const server = http.createServer(app.listener).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  try {
+    const { port } = server.address() as AddressInfo;
+    for (const headers of [{}, { 'content-length': '2' }] as Array<Record<string, string>>) {
+      const fromServer = await undiciRequest(`http://127.0.0.1:${port}/seen`, { method: 'POST', headers, body: Readable.from(['a', 'b']) });
+      const served = await fromServer.body.json();
+      const injected = (await app.inject('/seen', { method: 'POST', headers, body: Readable.from(['a', 'b']) })).json();
+      assert.equal(injected, served, JSON.stringify(headers));
+    }
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+  await app.close();
+});
+
 test("a json body is written as JSON once: the text held to its Content-Length is the one sent, whatever a toJSON() that changes gives on a second call", async () => {
   const reads: string[] = [];
   const app = appOf({ routes: routesOf({ '/upload': async (request: Request) => new Response(String(reads.push(await request.text()))) }) });
