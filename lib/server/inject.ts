@@ -1,5 +1,5 @@
 import { pipeline, Writable, type Readable } from 'node:stream';
-import { HttpKernel, Request, Response, ResponseNotSendableError, ServiceUnavailableHttpError, abortRequest, discardedBody, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
+import { ClientClosedError, HttpKernel, Request, Response, ResponseNotSendableError, ServiceUnavailableHttpError, abortRequest, discardedBody, isPromiseLike, type RequestCreateInit } from '../../kernel/index.js';
 import { destroyBody, takesUnownedBodies } from '../../kernel/response-body.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
@@ -131,12 +131,14 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
    * ResponseTimeoutError, whose page is the answer (see pageOfFailedBody), and what handle() gives later is dropped: a stream
    * body destroyed, an error that escaped it logged CRITICAL. The timer keeps no process alive.
    */
-  const handledWithin = (request: Request, handled: PromiseLike<Response>): Promise<{ response: Response; isPage?: true }> =>
+  const handledWithin = (request: Request, handled: PromiseLike<Response>, signal: AbortSignal | undefined): Promise<{ response: Response; isPage?: true }> =>
     new Promise((resolve, reject) => {
       let late = false;
       const timer = setTimeout(() => {
         late = true;
-        const timeout = responseTimeoutOf(request, responseTimeout);
+        // The caller gone by then (init.signal aborted, as a client that left) gets no 503: the request ends as its
+        // leaving, a ClientClosedError (499, logged at INFO), as the server ends one whose client left; inject() rejects with the signal's reason.
+        const timeout = signal?.aborted === true ? new ClientClosedError() : responseTimeoutOf(request, responseTimeout);
         // What the controller waits on with request.signal stops: nothing else could stop it.
         abortRequest(request, timeout);
         pageOfFailedBody(request, timeout).then((response) => resolve({ response, isPage: true }), reject);
@@ -276,7 +278,7 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
     const started = performance.now();
     try {
       const handled = kernel.handleMaybeAsync(request);
-      const answer = isPromiseLike(handled) && responseTimeout > 0 ? await handledWithin(request, handled) : { response: await handled };
+      const answer = isPromiseLike(handled) && responseTimeout > 0 ? await handledWithin(request, handled, init.signal ?? undefined) : { response: await handled };
       response = answer.response;
       isPage = answer.isPage === true;
     } catch (error) {

@@ -804,6 +804,33 @@ test("a handle() that has not settled within createInjector()'s responseTimeout 
   await app.close();
 });
 
+test("a handle() still running at the response timeout after init.signal aborted is given up as the server gives up on a client that left: a ClientClosedError (499, logged at INFO), not a 503 logged CRITICAL; inject() rejects with the signal's reason", async () => {
+  const watcher = terminateWatcher();
+  // Deaf to request.signal: it answers at 400 ms whatever happens.
+  const deaf = async (): Promise<Response> => new Response(await sleep(400, 'late'));
+  const app = appOf({ subscribers: [watcher], routes: routesOf({ '/deaf': deaf }) });
+  const inject = createInjector(app.kernel, { logger: app.logger, responseTimeout: 200 });
+  const records: string[] = [];
+  app.bus.on('log', (entry) => void (entry.record.level <= 3 && records.push(`${entry.record.levelName} ${entry.record.message}`)));
+  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: null, limits: { responseTimeout: 200, shutdownTimeout: 1_000 } });
+  try {
+    const left = await undiciRequest(`http://127.0.0.1:${running.ports.http}/deaf`, { signal: AbortSignal.timeout(100) }).then(() => 'answered', (error: unknown) => (error as Error).name);
+    assert.is(left, 'TimeoutError');
+    await sleep(500);
+    assert.equal({ ended: watcher.ended.splice(0), records: records.splice(0) }, { ended: [499], records: [] });
+    const reason = new Error('the test gave up');
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(reason), 100);
+    const given = await inject('/deaf', { signal: controller.signal }).then(() => 'answered', (error: unknown) => error);
+    assert.is(given, reason);
+    await sleep(200);
+    assert.equal({ ended: watcher.ended.splice(0), records: records.splice(0) }, { ended: [499], records: [] });
+  } finally {
+    await running.close();
+  }
+  await app.close();
+});
+
 test("createInjector()'s responseTimeout takes what the server's limits.responseTimeout takes, a whole number of milliseconds up to setTimeout's longest, 0 turning it off, and refuses the rest as the server does (a RangeError): one value configures both", async () => {
   const app = appOf({ routes: routesOf({ '/stall': () => new Response(new Readable({ read() {} })) }) });
   for (const bad of [Infinity, -Infinity, '200', -1, 1.5, NaN, 2 ** 31, null]) {
