@@ -13,7 +13,7 @@ import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, check
 /** createInjector()'s options: the request listener's, and the response timeout startServers gives its listener. */
 export interface InjectorOptions extends RequestListenerOptions {
   /**
-   * Milliseconds, from the moment the request is handled, within which handle() must settle and the app's stream body give its first chunk,
+   * Milliseconds, from the moment handle() returns (as the server counts it), within which handle() must settle and the app's stream body give its first chunk,
    * as the server's Limits.responseTimeout (default 30,000, the server's): a handle() not settled, or a body without its first chunk,
    * by then gets the page of the ResponseTimeoutError (a 503), as from the server; a body begun that then gives no chunk for as long,
    * a rejection with that error (one still flowing is read whole, as the server sends it). 0 turns it off; checked as the server's.
@@ -202,7 +202,7 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
         body = given;
         break;
       }
-      // The app's own body is held to the response timeout from the moment the request was handled; an error page's is not, as by the server.
+      // The app's own body is held to the response timeout from the moment handle() returned; an error page's is not, as by the server.
       const deadline = attempt === 1 && !isPage && responseTimeout > 0 ? { left: Math.max(0, started + responseTimeout - performance.now()), quiet: responseTimeout, expire: (cut: (error: Error) => void) => {
         const timeout = responseTimeoutOf(request, responseTimeout);
         // The body first, as the server does: one wired to request.signal would fail with its AbortError instead.
@@ -274,10 +274,13 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
     if (framing !== undefined) request.headers[framing[0]] = framing[1];
     let response: Response;
     let isPage = false;
-    // The monotonic clock, as the server's: a wall clock stepped meanwhile (NTP) would give the body the jump.
-    const started = performance.now();
+    // The monotonic clock, as the server's: a wall clock stepped meanwhile (NTP) would give the body the jump. Read once
+    // handleMaybeAsync() has returned, as the server reads it: a synchronous answer's stream has the whole limit for its first
+    // chunk, and handle()'s synchronous part (which no timer could cut) is not taken from what an async one has left.
+    let started = 0;
     try {
       const handled = kernel.handleMaybeAsync(request);
+      started = performance.now();
       const answer = isPromiseLike(handled) && responseTimeout > 0 ? await handledWithin(request, handled, init.signal ?? undefined) : { response: await handled };
       response = answer.response;
       isPage = answer.isPage === true;

@@ -759,6 +759,33 @@ test("a stream body that keeps giving chunks past the response timeout is read w
   await app.close();
 });
 
+test("a stream body answered synchronously has the whole response timeout for its first chunk from the moment handle() returns, as from the server: a synchronous controller's own time is not taken from it", async () => {
+  const busy = (): Response => {
+    // 250 ms of synchronous work (longer than the response timeout), then a stream whose first chunk comes 50 ms on.
+    const until = performance.now() + 250;
+    while (performance.now() < until);
+    const body = new Readable({ read() {} });
+    setTimeout(() => {
+      body.push('done');
+      body.push(null);
+    }, 50);
+    return new Response(body, 200, { 'content-type': 'text/plain' });
+  };
+  const app = appOf({ routes: routesOf({ '/busy': busy }) });
+  const inject = createInjector(app.kernel, { logger: app.logger, responseTimeout: 200 });
+  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: null, limits: { responseTimeout: 200, shutdownTimeout: 1_000 } });
+  try {
+    const fromServer = await undiciRequest(`http://127.0.0.1:${running.ports.http}/busy`);
+    const served = { status: fromServer.statusCode, body: await fromServer.body.text() };
+    assert.equal(served, { status: 200, body: 'done' });
+    const injected = await inject('/busy');
+    assert.equal({ status: injected.status, body: injected.text() }, served);
+  } finally {
+    await running.close();
+  }
+  await app.close();
+});
+
 test("a handle() that has not settled within createInjector()'s responseTimeout is answered as by the server at its own: the page of its 503, the request's signal aborted; what it gives later is dropped, a stream destroyed, an error logged CRITICAL", async () => {
   const watcher = terminateWatcher();
   const signals: AbortSignal[] = [];
