@@ -1,6 +1,6 @@
 // TokenLeases on its own, with a host of plain sets: the contract FileStorage relies on.
 import { spawnSync } from 'node:child_process';
-import fs, { existsSync, readlinkSync } from 'node:fs';
+import fs, { existsSync, readlinkSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { mkdir, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -581,13 +581,17 @@ test('a lease taken over (we were frozen) neither rewrites nor appends to its di
   assert.equal(leases.prefixes, ['aa']);
   // Eight of aa's 16 three-character tokens taken: the next grow() rescans aa.
   for (let i = 0; i < 8; i++) assert.ok(leases.claim(`aa${i}`, () => false));
-  assert.ok(leases.discard('aa0'));
   // Another process took the lease over; its discarded file has an expired line (a rewrite would drop it) and its own.
+  // Written at once, before aa0 is discarded: its record runs right after that turn, and an asynchronous write racing it
+  // (the thread pool's truncation against the record's read of the lease) let it find the lease still ours under load.
   const leasePath = join(host.dir, 'leases', 'aa.lease');
   const path = join(host.dir, 'leases', 'aa.discarded');
-  await writeFile(leasePath, JSON.stringify({ pid: process.pid, hostname: hostname(), time: new Date().toISOString(), id: 'new-holder' }));
+  writeFileSync(leasePath, JSON.stringify({ pid: process.pid, hostname: hostname(), time: new Date().toISOString(), id: 'new-holder' }));
   const text = `aa9 1\naaa ${Date.now()}\n`;
-  await writeFile(path, text);
+  writeFileSync(path, text);
+  assert.ok(leases.discard('aa0'));
+  // The record's turn, then a grow() that would rescan aa and rewrite its discarded file were it still ours.
+  await new Promise((resolve) => setImmediate(resolve));
   await leases.grow(3).catch(() => {});
   assert.is(await readFile(path, 'utf8'), text, 'not rewritten by a former holder');
   await leases.close();
