@@ -33,7 +33,8 @@ export function renderToolbar(input: ToolbarInput): string {
   // The landmark is the whole toolbar, its hide toggle too, which sits outside the bar (the CSS shows it when the bar is hidden).
   // Its text is English whatever the page's language, which a screen reader would read it in.
   // Bare figures (`404GET`, `Logs 4 1 2`) get words in hidden text (hk-sr), so a screen reader reads `404 GET: request and
-  // response`, `Logs 4 1 error 2 warnings`: a name from the content, which keeps the visible text in it (WCAG's label in name).
+  // response`, `Logs 4, 1 error, 2 warnings`: a name from the content, which keeps the visible text in it (WCAG's label in name).
+  // Adjacent figures each get a hidden separator: run together, `4` logs and `1` error would be read as `41`.
   return html`<div id="hk-toolbar" class="hk-root" data-token="${token}" role="region" aria-label="Profiler toolbar" lang="en">
 <style>${unsafeRaw(TOOLBAR_CSS)}</style>
 <input type="checkbox" id="hk-toolbar-hide" class="hk-hide" aria-label="Hide the profiler toolbar">
@@ -43,7 +44,7 @@ export function renderToolbar(input: ToolbarInput): string {
 <a class="hk-item hk-route" href="${urls.panel(token, 'router')}" title="Routing"><span class="hk-label">Route</span><span class="hk-value hk-mono">${input.route ?? 'none'}</span></a>
 <a class="hk-item hk-time" href="${urls.panel(token, 'time')}" title="Time until the response was ready"><span class="hk-value">${duration[0]}</span><span class="hk-unit">${duration[1]}</span><span class="hk-sr"> until the response was ready</span></a>
 <a class="hk-item hk-memory" href="${urls.panel(token, 'time')}" title="Memory"><span class="hk-value">${memory[0]}</span><span class="hk-unit">${memory[1]}</span><span class="hk-sr"> of memory</span></a>
-<a class="hk-item hk-logs" href="${urls.panel(token, 'logger')}" title="Logs: ${counted(input.errorCount, 'error')}, ${counted(input.warningCount, 'warning')}"><span class="hk-label">Logs</span><span class="hk-value">${input.logCount}</span>${input.errorCount > 0 ? html`<span class="hk-badge hk-error">${input.errorCount}<span class="hk-sr"> ${input.errorCount === 1 ? 'error' : 'errors'}</span></span>` : ''}${input.warningCount > 0 ? html`<span class="hk-badge hk-warning">${input.warningCount}<span class="hk-sr"> ${input.warningCount === 1 ? 'warning' : 'warnings'}</span></span>` : ''}</a>
+<a class="hk-item hk-logs" href="${urls.panel(token, 'logger')}" title="Logs: ${counted(input.errorCount, 'error')}, ${counted(input.warningCount, 'warning')}"><span class="hk-label">Logs</span><span class="hk-sr"> </span><span class="hk-value">${input.logCount}</span>${input.errorCount > 0 ? html`<span class="hk-sr">, </span><span class="hk-badge hk-error">${input.errorCount}<span class="hk-sr"> ${input.errorCount === 1 ? 'error' : 'errors'}</span></span>` : ''}${input.warningCount > 0 ? html`<span class="hk-sr">, </span><span class="hk-badge hk-warning">${input.warningCount}<span class="hk-sr"> ${input.warningCount === 1 ? 'warning' : 'warnings'}</span></span>` : ''}</a>
 ${input.exceptionClass !== null ? html`<a class="hk-item hk-exception" href="${urls.panel(token, 'exception')}" title="Exception"><span class="hk-badge hk-error" aria-hidden="true">!</span><span class="hk-sr">Exception </span><span class="hk-value hk-mono">${input.exceptionClass}</span></a>` : ''}
 <a class="hk-item hk-token" href="${urls.panel(token)}" title="Open the profile"><span class="hk-label">Profile</span><span class="hk-value hk-mono">${token}</span></a>
 </div>

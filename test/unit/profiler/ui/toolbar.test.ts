@@ -42,7 +42,7 @@ test('each toolbar item links into its panel', () => {
   assert.match(html, /<a class="hk-item hk-route" href="\/_profiler\/a1b2c3\?panel=router"[^>]*><span class="hk-label">Route<\/span><span class="hk-value hk-mono">none<\/span><\/a>/);
   assert.match(html, /<a class="hk-item hk-time" href="\/_profiler\/a1b2c3\?panel=time"[^>]*><span class="hk-value">6.5<\/span><span class="hk-unit">ms<\/span><span class="hk-sr"> until the response was ready<\/span><\/a>/);
   assert.match(html, /<a class="hk-item hk-memory" href="\/_profiler\/a1b2c3\?panel=time"[^>]*><span class="hk-value">12.5<\/span><span class="hk-unit">MiB<\/span><span class="hk-sr"> of memory<\/span><\/a>/);
-  assert.match(html, /<a class="hk-item hk-logs" href="\/_profiler\/a1b2c3\?panel=logger"[^>]*><span class="hk-label">Logs<\/span><span class="hk-value">4<\/span><span class="hk-badge hk-error">1<span class="hk-sr"> error<\/span><\/span><span class="hk-badge hk-warning">2<span class="hk-sr"> warnings<\/span><\/span><\/a>/);
+  assert.match(html, /<a class="hk-item hk-logs" href="\/_profiler\/a1b2c3\?panel=logger"[^>]*><span class="hk-label">Logs<\/span><span class="hk-sr"> <\/span><span class="hk-value">4<\/span><span class="hk-sr">, <\/span><span class="hk-badge hk-error">1<span class="hk-sr"> error<\/span><\/span><span class="hk-sr">, <\/span><span class="hk-badge hk-warning">2<span class="hk-sr"> warnings<\/span><\/span><\/a>/);
   assert.match(html, /<a class="hk-item hk-exception" href="\/_profiler\/a1b2c3\?panel=exception"[^>]*><span class="hk-badge hk-error" aria-hidden="true">!<\/span><span class="hk-sr">Exception <\/span><span class="hk-value hk-mono">NotFoundHttpError<\/span><\/a>/);
   assert.match(html, '<a class="hk-item hk-token" href="/_profiler/a1b2c3" title="Open the profile">');
 });
@@ -57,9 +57,11 @@ test('items of bare figures read as words to a screen reader (hidden text), thei
   assert.is(spoken(html, 'request'), '404 GET: request and response');
   assert.is(spoken(html, 'time'), '6.5ms until the response was ready');
   assert.is(spoken(html, 'memory'), '12.5MiB of memory');
-  assert.is(spoken(html, 'logs'), 'Logs41 error2 warnings');
-  assert.is(spoken(toolbar({ errorCount: 2, warningCount: 1 }), 'logs'), 'Logs42 errors1 warning');
-  assert.is(spoken(toolbar({ errorCount: 0, warningCount: 0 }), 'logs'), 'Logs4');
+  // Each figure a word of its own: run together, `4` logs and `1` error were read as `41` (`Logs42 errors1 warning` for 4 logs, 2 errors).
+  assert.is(spoken(html, 'logs'), 'Logs 4, 1 error, 2 warnings');
+  assert.is(spoken(toolbar({ errorCount: 2, warningCount: 1 }), 'logs'), 'Logs 4, 2 errors, 1 warning');
+  assert.is(spoken(toolbar({ errorCount: 0, warningCount: 2 }), 'logs'), 'Logs 4, 2 warnings');
+  assert.is(spoken(toolbar({ errorCount: 0, warningCount: 0 }), 'logs'), 'Logs 4');
   assert.is(spoken(html, 'exception'), 'Exception NotFoundHttpError');
   // The hidden text is hidden by the toolbar's own CSS, not shown as text on the page.
   const hidden = declarationsFor(/<style>([^<]*)<\/style>/.exec(html)![1]!, '#hk-toolbar .hk-sr');
