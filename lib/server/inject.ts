@@ -4,7 +4,7 @@ import { destroyBody, takesUnownedBodies } from '../../kernel/response-body.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
 import { requestInternals } from '../../kernel/request-internals.js';
-import { DEFAULT_LIMITS, ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, refusalAnswer } from './listen.js';
+import { DEFAULT_LIMITS, ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, describeLimit, refusalAnswer } from './listen.js';
 import { bodySource, isBodyFailure } from './body-source.js';
 import { framingLine, headerLines, injectedHeadRefusal, releaseRefusedBody, sentMethod, type HeadRefusal } from './injected-head-refusal.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
@@ -357,7 +357,7 @@ function checkDeclaredLength(lines: ReadonlyArray<readonly [string, string]>, bo
 function checkResponseTimeout(given: unknown): number {
   if (given === undefined) return DEFAULT_LIMITS.responseTimeout;
   if (typeof given === 'number' && Number.isInteger(given) && given >= 0 && given <= MAX_TIMER_MS) return given;
-  throw new RangeError(`responseTimeout is a whole number of milliseconds from 0 (off) to ${MAX_TIMER_MS}, not ${String(given)}.`);
+  throw new RangeError(`responseTimeout is a whole number of milliseconds from 0 (off) to ${MAX_TIMER_MS}, not ${describeLimit(given)}.`);
 }
 
 /** Refuses an init that inject() would misread, and the server's settings, which it does not take per request. */

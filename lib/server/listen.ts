@@ -392,9 +392,18 @@ function checkListenOptions(options: ListenOptions): void {
     const range = Object.hasOwn(LIMIT_RANGES, name) ? LIMIT_RANGES[name as keyof Limits] : undefined;
     if (range === undefined) throw new TypeError(`startServers has no limit "${name}"; its limits are ${Object.keys(LIMIT_RANGES).join(', ')}.`);
     if (value !== undefined && (!Number.isInteger(value) || (value as number) < range.min || (value as number) > range.max)) {
-      throw new RangeError(`limits.${name} is ${range.range}, not ${String(value)}.`);
+      throw new RangeError(`limits.${name} is ${range.range}, not ${describeLimit(value)}.`);
     }
   }
+}
+
+/**
+ * A limit refused, as its message names it: a number as written (`1.5`, `NaN`, `Infinity`), anything else by its type. Written
+ * with String(), the string `'200'` read `not 200`, a whole number in range named as the fault, and an object without a
+ * prototype threw a TypeError of its own ('Cannot convert object to primitive value') instead of the RangeError.
+ */
+export function describeLimit(value: unknown): string {
+  return typeof value === 'number' ? String(value) : describeValue(value);
 }
 
 function applyLimits(server: http.Server | https.Server, limits: Limits, sockets: Set<Socket>, tlsSockets: Set<Duplex>, idle: IdleSockets | null, hearer: RefusalHearer): void {

@@ -865,6 +865,21 @@ test("createInjector()'s responseTimeout takes what the server's limits.response
     assert.instance(fromServer, RangeError, String(bad));
     assert.throws(() => createInjector(app.kernel, { responseTimeout: bad as number }), (error: unknown) => error instanceof RangeError && `limits.${error.message}` === (fromServer as Error).message, String(bad));
   }
+  // The value as it was given: `'200'` written bare, `not 200`, named as wrong a whole number in range; an object without a
+  // prototype, written with String(), threw a TypeError of its own ('Cannot convert object to primitive value') in both.
+  const said = (bad: unknown): unknown => {
+    try {
+      createInjector(app.kernel, { responseTimeout: bad as number });
+      return 'taken';
+    } catch (error) {
+      return `${(error as Error).name}: ${(error as Error).message}`;
+    }
+  };
+  assert.is(said('200'), 'RangeError: responseTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not the string "200".');
+  assert.is(said(Object.create(null)), 'RangeError: responseTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not an object of type Object.');
+  assert.is(said(1.5), 'RangeError: responseTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not 1.5.');
+  const fromServer = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: null, limits: { responseTimeout: Object.create(null) as number } }).then(async (running) => (await running.close(), 'started'), (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`);
+  assert.is(fromServer, `RangeError: limits.${String(said(Object.create(null))).slice('RangeError: '.length)}`);
   assert.throws(() => createInjector(app.kernel, { responsetimeout: 200 } as never), (error: unknown) => error instanceof Error && error.message === 'createInjector() has no option "responsetimeout"; its options are trustedProxies, trustedHosts, bodyLimit, logger, unhandled, bodyCloseWaitMs, responseTimeout.');
   assert.type(createInjector(app.kernel, { responseTimeout: 2 ** 31 - 1 }), 'function');
   for (const off of [0]) {

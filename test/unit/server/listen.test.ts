@@ -222,7 +222,7 @@ test('a responseTimeout that is no whole number of milliseconds from 0 to 2^31-1
       return null;
     }, (refused: unknown) => refused);
     assert.instance(error, RangeError, String(responseTimeout));
-    assert.is((error as Error).message, `limits.responseTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not ${String(responseTimeout)}.`);
+    assert.is((error as Error).message, `limits.responseTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not ${typeof responseTimeout === 'string' ? 'the string "30"' : String(responseTimeout)}.`);
   }
 });
 
@@ -237,11 +237,11 @@ async function refusal(options: Partial<ListenOptions> & Record<string, unknown>
 test('a limit that is no whole number (a string, NaN) is a RangeError naming it, rather than a check silently turned off', async () => {
   // `'60s' > 0` and `NaN > 0` are false: the idle sweep was never started and connections stayed open for good.
   const cases: Array<[Record<string, unknown>, string]> = [
-    [{ idleTimeout: '60s' }, 'limits.idleTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not 60s.'],
+    [{ idleTimeout: '60s' }, 'limits.idleTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not the string "60s".'],
     [{ keepAliveTimeout: NaN }, 'limits.keepAliveTimeout is a whole number of milliseconds from 0 to 2147483647, not NaN.'],
     [{ shutdownTimeout: 1.5 }, 'limits.shutdownTimeout is a whole number of milliseconds from 0 to 2147483647, not 1.5.'],
     [{ requestTimeout: -1 }, 'limits.requestTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not -1.'],
-    [{ maxHeaderSize: '16kb' }, 'limits.maxHeaderSize is a whole number of bytes from 1, not 16kb.'],
+    [{ maxHeaderSize: '16kb' }, 'limits.maxHeaderSize is a whole number of bytes from 1, not the string "16kb".'],
     [{ maxRequestsPerSocket: Infinity }, 'limits.maxRequestsPerSocket is a whole number of requests from 0 (unlimited), not Infinity.'],
   ];
   for (const [limits, message] of cases) {
