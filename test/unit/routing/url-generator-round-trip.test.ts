@@ -29,6 +29,8 @@ const valueRecipe = fc.record({
   hosts: fc.array(hostValue, { minLength: 12, maxLength: 12 }),
   anyHost: fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }),
   segments: fc.array(fc.array(anyValue, { minLength: 1, maxLength: 3 }), { minLength: 12, maxLength: 12 }),
+  /** Per parameter: whether it is given by the context's `parameters` instead of to generate(). */
+  inContext: fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }),
 });
 
 /** What a round trip gave: a URL that matched back, or the error generate() refused with. */
@@ -59,6 +61,23 @@ function roundTrip(recipe: RouteRecipe, values: typeof valueRecipe extends fc.Ar
         } else if (hostNames.has(name)) params[name] = values.hosts[i];
         else params[name] = wildcards.has(name) ? values.segments[i] : values.values[i];
       });
+      // The same values, some of them given by the context's parameters instead (Symfony's RequestContext parameters):
+      // the same URL, or the same refusal, as with all of them given to generate().
+      const fromContext: Record<string, unknown> = {};
+      const toGenerate: Record<string, unknown> = {};
+      names.forEach((name, i) => {
+        if (Object.hasOwn(params, name)) (values.inContext[i] ? fromContext : toGenerate)[name] = params[name];
+      });
+      const outcome = (generate: () => string): string => {
+        try {
+          return generate();
+        } catch (error) {
+          return `${(error as Error).name}: ${(error as Error).message}`;
+        }
+      };
+      const alone = outcome(() => new UrlGenerator(collection, { host: 'example.com' }).generate(oracle.name, params));
+      const withContext = outcome(() => new UrlGenerator(collection, { host: 'example.com', parameters: fromContext }).generate(oracle.name, toGenerate));
+      assert.is(withContext, alone, `${spec.source}\ncontext parameters: ${JSON.stringify(fromContext)}\ngiven: ${JSON.stringify(toGenerate)}`);
       let url: string;
       try {
         url = new UrlGenerator(collection, { host: 'example.com' }).generate(oracle.name, params);
