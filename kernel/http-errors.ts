@@ -152,10 +152,13 @@ export class ResponseTimeoutError extends HttpError {
    * The message names the route and the controller the request was in (`route` and `controller`
    * in `options`; a `controller` of null says none had been chosen yet), so that the developer can
    * find the slow code: the error is raised by the server's timer, and its stack shows only that.
+   * `stalled` (inject()'s cut of a stream body that began, then gave no chunk for `timeoutMs`) says that instead of `not ready`.
    */
-  constructor(timeoutMs: number, options: ErrorOptions & { route?: string | null; controller?: string | null } = {}) {
-    const { route = null, controller, ...rest } = options;
-    super(503, `The response was not ready within ${describeDuration(timeoutMs)}${runningIn(route, controller)}.`, { code: 'HK_RESPONSE_TIMEOUT', ...rest });
+  constructor(timeoutMs: number, options: ErrorOptions & { route?: string | null; controller?: string | null; stalled?: boolean } = {}) {
+    const { route = null, controller, stalled = false, ...rest } = options;
+    // `stalled`: the response's stream began, then gave no chunk for as long (inject()'s cut of a body gone quiet), which `not ready` would misstate.
+    const what = stalled ? `The response body stream gave no chunk for ${describeDuration(timeoutMs)} once begun` : `The response was not ready within ${describeDuration(timeoutMs)}`;
+    super(503, `${what}${runningIn(route, controller)}.`, { code: 'HK_RESPONSE_TIMEOUT', ...rest });
     this.timeoutMs = timeoutMs;
     this.route = route;
     this.controller = controller ?? null;

@@ -203,8 +203,9 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
         break;
       }
       // The app's own body is held to the response timeout from the moment handle() returned; an error page's is not, as by the server.
-      const deadline = attempt === 1 && !isPage && responseTimeout > 0 ? { left: Math.max(0, started + responseTimeout - performance.now()), quiet: responseTimeout, expire: (cut: (error: Error) => void) => {
-        const timeout = responseTimeoutOf(request, responseTimeout);
+      const deadline = attempt === 1 && !isPage && responseTimeout > 0 ? { left: Math.max(0, started + responseTimeout - performance.now()), quiet: responseTimeout, expire: (cut: (error: Error) => void, begun: boolean) => {
+        // Begun, the body was ready and then went quiet: its error says so, not that the response was not ready.
+        const timeout = responseTimeoutOf(request, responseTimeout, begun);
         // The body first, as the server does: one wired to request.signal would fail with its AbortError instead.
         cut(timeout);
         abortRequest(request, timeout);
@@ -425,12 +426,12 @@ type WholeBody = { bytes: Buffer; begun?: undefined; error?: undefined } | { byt
 
 /**
  * The response timeout of a body readWhole() reads: `left` milliseconds on for its first chunk, then `quiet` milliseconds
- * without one (the server never cuts a body that flows once its head is out); `expire` is called with what fails the body.
+ * without one (the server never cuts a body that flows once its head is out); `expire` is called with what fails the body, and whether it had begun.
  */
 interface ReadDeadline {
   left: number;
   quiet: number;
-  expire(cut: (error: Error) => void): void;
+  expire(cut: (error: Error) => void, begun: boolean): void;
 }
 
 /**
@@ -444,7 +445,7 @@ function readWhole(body: Readable, signal: AbortSignal | undefined, cleanupFaile
     let done = false;
     let timer: NodeJS.Timeout | undefined;
     const stalled = (): void => void source.destroy(new ServiceUnavailableHttpError(undefined, STALLED));
-    const expire = (): void => deadline?.expire((error) => void source.destroy(error));
+    const expire = (): void => deadline?.expire((error) => void source.destroy(error), chunks.length > 0);
     const settle = (read: WholeBody): void => {
       if (done) return;
       done = true;

@@ -592,9 +592,9 @@ function awaitFirstChunkWithin(req: IncomingMessage, res: ServerResponse, reques
  * The response timeout's error for `request`, naming its route and controller when the limit passed
  * (null: none chosen yet): raised by a timer, its stack would point only here.
  */
-export function responseTimeoutOf(request: Request, ms: number): ResponseTimeoutError {
+export function responseTimeoutOf(request: Request, ms: number, stalled = false): ResponseTimeoutError {
   const route = request.attributes.get('_route');
-  return new ResponseTimeoutError(ms, { route: typeof route === 'string' ? route : null, controller: describeController(request.attributes.get('_controller')) });
+  return new ResponseTimeoutError(ms, { route: typeof route === 'string' ? route : null, controller: describeController(request.attributes.get('_controller')), stalled });
 }
 
 /** Whether the request's server times out the whole request (node's `requestTimeout`): a body that stalls is then its 408. */

@@ -97,6 +97,10 @@ test('a ResponseTimeoutError is a 503 whose message names the limit in seconds',
   assert.is(new ResponseTimeoutError(1_000).message, 'The response was not ready within 1 second.');
   assert.is(new ResponseTimeoutError(200).message, 'The response was not ready within 0.2 seconds.');
   assert.is(new ResponseTimeoutError(1_500).message, 'The response was not ready within 1.5 seconds.');
+  // A stream that began, then went quiet (inject()'s cut): said so, with the route and controller still.
+  const stalled = new ResponseTimeoutError(200, { stalled: true, route: 'feed', controller: 'feed' });
+  assert.is(stalled.message, 'The response body stream gave no chunk for 0.2 seconds once begun (route "feed", controller "feed").');
+  assert.equal([stalled.status, stalled.code, stalled.timeoutMs, Object.hasOwn(stalled, 'stalled')], [503, 'HK_RESPONSE_TIMEOUT', 200, false]);
 });
 
 test('a ResponseTimeoutError told the route and controller names them, or says no controller was chosen yet', () => {
