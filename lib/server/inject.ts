@@ -290,6 +290,15 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
       response = isPromiseLike(page) ? await pageWithin(page, request, error, 500, () => bareAnswer()) : page instanceof Response ? page : bareAnswer();
       isPage = true;
     }
+    // The caller gone before handle() settled (init.signal aborted, as a client that left) got nothing: an answer under 400
+    // ends as its leaving, a ClientClosedError (499, at INFO), as the server's respond() ends one, not as the success never
+    // given (the profile, kernel.terminate); an error answer is kept, as the server keeps it. At the response timeout, see handledWithin.
+    // (Read again: TypeScript takes `aborted` for false since the check above, though the awaits between let it change.)
+    if ((init.signal as AbortSignal | null | undefined)?.aborted === true && !isPage && response.status < 400) {
+      destroyBody(response.body);
+      response = await pageOfFailedBody(request, new ClientClosedError());
+      isPage = true;
+    }
     return deliver(request, response, init.signal ?? undefined, isPage, started);
   };
 

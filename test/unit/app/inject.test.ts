@@ -835,6 +835,35 @@ test("a handle() that has not settled within createInjector()'s responseTimeout 
   await app.close();
 });
 
+test("a handle() that settles in time after init.signal aborted ends as the server ends a client that left, a ClientClosedError (499), in place of an answer under 400 nobody got; an error answer is kept, as the server keeps it", async () => {
+  const watcher = terminateWatcher();
+  // Deaf to request.signal: it answers at 150 ms whatever happens, within the 200 ms response timeout.
+  const deaf = async (request: Request): Promise<Response> => new Response(await sleep(150, 'late'), request.query.has('gone') ? 410 : 200);
+  const app = appOf({ subscribers: [watcher], routes: routesOf({ '/deaf': deaf }) });
+  const inject = createInjector(app.kernel, { logger: app.logger, responseTimeout: 200 });
+  const running = await startServers(app.listener, { host: '127.0.0.1', port: 0, httpsPort: null, limits: { responseTimeout: 200, shutdownTimeout: 1_000 } });
+  try {
+    for (const query of ['', '?gone']) {
+      const left = await undiciRequest(`http://127.0.0.1:${running.ports.http}/deaf${query}`, { signal: AbortSignal.timeout(50) }).then(() => 'answered', (error: unknown) => (error as Error).name);
+      assert.is(left, 'TimeoutError');
+      await sleep(300);
+      const fromServer = watcher.ended.splice(0);
+      const reason = new Error('the test gave up');
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(reason), 50);
+      const given = await inject(`/deaf${query}`, { signal: controller.signal }).then(() => 'answered', (error: unknown) => error);
+      assert.is(given, reason);
+      await sleep(100);
+      // 726cd03 ended such a request as a 499 only when handle() outlasted the response timeout; in time, it ended as the 200 never given.
+      assert.equal({ query, injected: watcher.ended.splice(0) }, { query, injected: fromServer });
+      assert.equal(fromServer, [query === '' ? 499 : 410]);
+    }
+  } finally {
+    await running.close();
+  }
+  await app.close();
+});
+
 test("a handle() still running at the response timeout after init.signal aborted is given up as the server gives up on a client that left: a ClientClosedError (499, logged at INFO), not a 503 logged CRITICAL; inject() rejects with the signal's reason", async () => {
   const watcher = terminateWatcher();
   // Deaf to request.signal: it answers at 400 ms whatever happens.
@@ -1055,7 +1084,8 @@ test('a signal aborting while handle() runs rejects with its reason for a text a
   });
   const outcome = await app.inject('/slow', { signal: controller.signal }).then((response) => `resolved ${response.status}`, (error: unknown) => error);
   assert.is((outcome as Error).message, 'enough');
-  assert.equal(watcher.ended, [200]);
+  // Terminated as the server terminates a request whose client left before its answer: a 499, not the 200 nobody got.
+  assert.equal(watcher.ended, [499]);
   await app.close();
 });
 
