@@ -225,7 +225,8 @@ export async function startServers(listener: RequestListener, options: ListenOpt
     };
     schemes.push({ scheme: 'https', port: options.httpsPort, make: () => https.createServer(tlsOptions, served) });
   }
-  const idle = limits.idleTimeout > 0 || limits.keepAliveTimeout > 0 ? new IdleSockets(limits.idleTimeout, limits.keepAliveTimeout, responseTimeout) : null;
+  // Kept with both limits off too (no sweep then): close() asks it which connections carry no request.
+  const idle = new IdleSockets(limits.idleTimeout, limits.keepAliveTimeout, responseTimeout);
   const create = (make: () => http.Server | https.Server): http.Server | https.Server => {
     const server = make();
     applyLimits(server, limits, sockets, tlsSockets, idle, hearer);
@@ -252,7 +253,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
       notListening.push(...outcome.value.notListening);
     }
   } catch (error) {
-    idle?.stop();
+    idle.stop();
     await closeListening(servers);
     throw error;
   }
@@ -270,7 +271,7 @@ export async function startServers(listener: RequestListener, options: ListenOpt
     servers,
     // From the servers, not read back from the URLs: `new URL('http://h:80').port` is '', a default port left out.
     ports: listened.length === 1 ? { http: listened[0]! } : { http: listened[0]!, https: listened[1]! },
-    close: () => (closed ??= closeGracefully(servers, sockets, tlsSockets, limits.shutdownTimeout, idle).finally(() => idle?.stop())),
+    close: () => (closed ??= closeGracefully(servers, sockets, tlsSockets, limits.shutdownTimeout, idle).finally(() => idle.stop())),
   };
 }
 
@@ -406,7 +407,7 @@ export function describeLimit(value: unknown): string {
   return typeof value === 'number' ? String(value) : describeValue(value);
 }
 
-function applyLimits(server: http.Server | https.Server, limits: Limits, sockets: Set<Socket>, tlsSockets: Set<Duplex>, idle: IdleSockets | null, hearer: RefusalHearer): void {
+function applyLimits(server: http.Server | https.Server, limits: Limits, sockets: Set<Socket>, tlsSockets: Set<Duplex>, idle: IdleSockets, hearer: RefusalHearer): void {
   // Not node's keep-alive timer either: node arms it on the socket after every response and clears
   // it at the next request, 5-7% of a small request's CPU. IdleSockets closes connections left
   // waiting, and the request listener gives each response the timeout to advertise.
@@ -427,18 +428,18 @@ function applyLimits(server: http.Server | https.Server, limits: Limits, sockets
   // Over https the raw socket's byte counts are the TLS records': the handshake counts as activity too.
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
-    idle?.add(socket, server instanceof https.Server);
+    idle.add(socket, server instanceof https.Server);
     socket.on('error', ignore);
     socket.once('close', () => {
       sockets.delete(socket);
-      idle?.delete(socket);
+      idle.delete(socket);
     });
   });
   // HTTPS is spoken on the TLS socket over the raw one: close() looks on both kinds for the response in
   // flight, to ask its client to close the connection.
   server.on('secureConnection', (socket: Duplex) => {
     tlsSockets.add(socket);
-    idle?.speaksHttpOn((socket as ServedSocket)._parent, socket);
+    idle.speaksHttpOn((socket as ServedSocket)._parent, socket);
     socket.once('close', () => tlsSockets.delete(socket));
   });
   server.on('tlsClientError', (error: Error & { code?: string }, socket: Duplex) => refuseTlsClient(error, socket, hearer));
@@ -471,7 +472,7 @@ export function targetTooLarge(maxHeaderSize: number): string {
  * HEAD, the same head without the text), in its turn after the responses to the requests before it
  * on its connection, which then closes.
  */
-function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null, hearer: RefusalHearer): (error: ParserError, socket: Duplex) => void {
+function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets, hearer: RefusalHearer): (error: ParserError, socket: Duplex) => void {
   const messages: Readonly<Record<string, string>> = {
     HPE_HEADER_OVERFLOW: headTooLarge(maxHeaderSize),
     ERR_HTTP_REQUEST_TIMEOUT: 'The request did not arrive in time.',
@@ -511,7 +512,7 @@ function clientErrorAnswerer(maxHeaderSize: number, idle: IdleSockets | null, he
     refusing.add(socket);
     const served = socket as ServedSocket;
     // Nothing the client still sends is served: it must not keep a stalled response ahead alive.
-    idle?.ignoreReads(served._parent ?? (socket as Socket));
+    idle.ignoreReads(served._parent ?? (socket as Socket));
     // Node's parser, paused while a long pipelined burst's responses queue up, met more of the burst
     // (TLS hands on what it has decrypted): no fault of the request. The connection closes after the
     // responses before it, with no 400, and the client sends the rest again.
@@ -764,7 +765,7 @@ async function closeGracefully(
   sockets: Set<Socket>,
   tlsSockets: Set<Duplex>,
   shutdownTimeout: number,
-  idle: IdleSockets | null,
+  idle: IdleSockets,
 ): Promise<void> {
   // Nothing on the request path: responses already in flight, and those of requests that still
   // arrive on open connections, are told here to end their connection.
@@ -793,7 +794,7 @@ async function closeGracefully(
   let unusedCheck: NodeJS.Immediate | undefined;
   const unused = setTimeout(() => {
     unusedCheck = setImmediate(() => {
-      for (const socket of sockets) if (idle === null ? socket.bytesRead === 0 : idle.awaitsFirstRequest(socket) || idle.answeredMidRequest(socket)) socket.destroy();
+      for (const socket of sockets) if (idle.awaitsFirstRequest(socket) || idle.answeredMidRequest(socket)) socket.destroy();
     });
   }, Math.min(FIRST_REQUEST_GRACE_MS, shutdownTimeout));
 
@@ -868,7 +869,8 @@ function awaitsHead(socket: ServedSocket | null): boolean {
  * waited `keepAlive` ms (plus node's margin) for their next request. One timer for all of them,
  * checking byte counts (as node checks the headers and request timeouts), rather than a timer per
  * socket refreshed on each read and write, or armed after each response: the request path pays
- * nothing. A 0 turns either off.
+ * nothing. A 0 turns either off; with both off none is dropped, and close() still asks it which
+ * connections to drop a second after it began.
  */
 class IdleSockets {
   readonly #timeout: number;
@@ -876,12 +878,14 @@ class IdleSockets {
   /** Least quiet time before a connection whose response has not begun is idle: the response timeout answers it first. */
   readonly #headWait: number;
   readonly #sockets = new Map<Socket, Activity>();
-  readonly #timer: NodeJS.Timeout;
+  /** undefined when both limits are 0: the connections are tracked for close() alone. */
+  readonly #timer: NodeJS.Timeout | undefined;
 
   constructor(timeout: number, keepAlive: number, responseTimeout: number) {
     this.#timeout = timeout;
     this.#keepAlive = keepAlive > 0 ? keepAlive + KEEP_ALIVE_MARGIN_MS : 0;
     this.#headWait = responseTimeout > 0 ? responseTimeout + RESPONSE_TIMEOUT_MARGIN_MS : 0;
+    if (timeout === 0 && keepAlive === 0) return;
     const shortest = Math.min(...[timeout, this.#keepAlive].filter((ms) => ms > 0));
     this.#timer = setInterval(() => this.#check(), Math.max(1, Math.min(IDLE_CHECK_INTERVAL_MS, Math.floor(shortest / 4))));
     this.#timer.unref();

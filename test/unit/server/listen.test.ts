@@ -1428,6 +1428,51 @@ test('close() drops within a second a TLS connection whose handshake stalled hal
   }
 });
 
+test('with the idle sweep off (idleTimeout and keepAliveTimeout 0), close() still drops within a second a connection that has sent no request, its TLS handshake done or not, or whose request is answered but whose body is still coming; a response in flight still goes out whole', async () => {
+  let slowArrived!: () => void;
+  const arrived = new Promise<void>((resolve) => (slowArrived = resolve));
+  const slow = (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.url !== '/slow') return hello(req, res);
+    slowArrived();
+    setTimeout(() => res.end('slow but whole'), 1_500);
+  };
+  const running = await within(startServers(slow, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, limits: { idleTimeout: 0, keepAliveTimeout: 0 } }), 5_000, 'startServers');
+  try {
+    const [httpPort, httpsPort] = running.urls.map(portOf) as [number, number];
+    const stalled = 'POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\nabc';
+    const silent: Array<Socket | TLSSocket> = [
+      connect({ host: '127.0.0.1', port: httpPort }),
+      connect({ host: '127.0.0.1', port: httpsPort }),
+      tlsConnect({ host: '127.0.0.1', port: httpsPort, ca: tls.cert, servername: 'localhost' }),
+    ];
+    const midBody: Array<Socket | TLSSocket> = [
+      connect({ host: '127.0.0.1', port: httpPort }, function (this: Socket) {
+        this.write(stalled);
+      }),
+      tlsConnect({ host: '127.0.0.1', port: httpsPort, ca: tls.cert, servername: 'localhost' }, function (this: TLSSocket) {
+        this.write(stalled);
+      }),
+    ];
+    const opened = [...silent, ...midBody];
+    for (const socket of opened) socket.on('error', () => {});
+    const closed = opened.map((socket) => new Promise<void>((resolve) => socket.on('close', () => resolve())));
+    await within(new Promise<void>((resolve) => (silent[2] as TLSSocket).once('secureConnect', () => resolve())), 5_000, 'handshake');
+    await within(Promise.all(midBody.map((socket) => new Promise<void>((resolve) => socket.once('data', () => resolve())))), 5_000, 'answers');
+    const pending = request(`${running.urls[1]!}/slow`, { dispatcher: agent });
+    await within(arrived, 5_000, 'the slow request');
+    const started = Date.now();
+    const closing = running.close();
+    await within(Promise.all(closed), 5_000, 'connections closed');
+    assert.ok(Date.now() - started < 1_400, `the connections closed ${Date.now() - started} ms after close() began`);
+    const response = await within(pending, 5_000, 'the slow response');
+    assert.is(response.headers.connection, 'close');
+    assert.is(await response.body.text(), 'slow but whole');
+    await within(closing, 2_000, 'close once the slow response is sent');
+  } finally {
+    await within(running.close(), 5_000, 'close');
+  }
+});
+
 test('a TLS 1.2 client asking to renegotiate is refused (each would cost the server a handshake)', async () => {
   const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0, tls }), 5_000, 'startServers');
   try {
