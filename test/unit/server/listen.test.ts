@@ -1012,6 +1012,37 @@ test('the idle sweep counts quiet time by the monotonic clock: a wall clock set 
   });
 });
 
+test('the idle sweep runs every second, or every quarter of the shorter of idleTimeout and keepAliveTimeout (plus its one-second margin) when that is shorter, at least every millisecond; with both 0 there is none', async () => {
+  const sweepDelays = async (limits: ListenOptions['limits']): Promise<Array<number | undefined>> => {
+    const delays: Array<number | undefined> = [];
+    const realSetInterval = globalThis.setInterval;
+    globalThis.setInterval = ((callback: () => void, ms?: number) => {
+      delays.push(ms);
+      return realSetInterval(callback, ms);
+    }) as typeof setInterval;
+    let starting: Promise<RunningServers>;
+    try {
+      starting = startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: null, limits });
+    } finally {
+      globalThis.setInterval = realSetInterval;
+    }
+    const running = await within(starting, 5_000, 'startServers');
+    await within(running.close(), 5_000, 'close');
+    return delays;
+  };
+  // The defaults, 60 s idle and 5 s keep-alive (6 s with the margin): every second.
+  assert.equal(await sweepDelays({}), [1_000]);
+  assert.equal(await sweepDelays({ idleTimeout: 3_000, keepAliveTimeout: 20_000 }), [750]);
+  assert.equal(await sweepDelays({ idleTimeout: 200 }), [50]);
+  // Keep-alive alone: 300 ms and the margin, 1,300 ms.
+  assert.equal(await sweepDelays({ idleTimeout: 0, keepAliveTimeout: 300 }), [325]);
+  assert.equal(await sweepDelays({ idleTimeout: 60_000, keepAliveTimeout: 0 }), [1_000]);
+  // A quarter rounded down, and never 0 ms (which setInterval reads as 1 ms anyway).
+  assert.equal(await sweepDelays({ idleTimeout: 7, keepAliveTimeout: 0 }), [1]);
+  assert.equal(await sweepDelays({ idleTimeout: 2, keepAliveTimeout: 0 }), [1]);
+  assert.equal(await sweepDelays({ idleTimeout: 0, keepAliveTimeout: 0 }), []);
+});
+
 test('a head that stalls mid-way is the head timeout\'s (a 408), not dropped by the keep-alive rule, over http and https', async () => {
   await withServers(hello, { limits: { keepAliveTimeout: 300, headersTimeout: 2_500 } }, async ({ urls }) => {
     for (const url of urls) {
