@@ -562,6 +562,17 @@ test('a server error after listening goes to onError instead of ending the proce
   });
 });
 
+test('close() leaves no timer of its own behind: a process that closes its servers on a signal exits then, not when the shutdown timeout or the first-request grace would have run out', async () => {
+  const timers = (): number => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+  const before = timers();
+  const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0, tls, limits: { shutdownTimeout: 60_000 } }), 5_000, 'startServers');
+  const { socket, closed } = await within(openRawTo(running.urls[0]!), 5_000, 'connect');
+  await within(exchange(socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered('hello over http')), 5_000, 'the answer');
+  await within(running.close(), 5_000, 'close');
+  await within(closed, 5_000, 'the kept connection to close');
+  assert.is(timers(), before);
+});
+
 test('close is idempotent', async () => {
   const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0, tls }), 5_000, 'startServers');
   const first = running.close();
