@@ -10,7 +10,7 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { Agent, request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DEFAULT_LIMITS, ERROR_PAGE_GRACE_MS, startServers, type ListenOptions, type RunningServers } from '../../../lib/server/listen.js';
+import { DEFAULT_LIMITS, ERROR_PAGE_GRACE_MS, isLocalhost, startServers, type ListenOptions, type RunningServers } from '../../../lib/server/listen.js';
 import { createRequestListener } from '../../../lib/server/node-adapter.js';
 import { ControllerResolver, EventDispatcher, HttpKernel, KernelEvents, Response, type ExceptionEvent, type RequestEvent, type TerminateEvent } from '../../../kernel/index.js';
 import { Logger, createBus } from '../../../lib/log/index.js';
@@ -249,6 +249,31 @@ test('a limit that is no whole number (a string, NaN) is a RangeError naming it,
     assert.instance(error, RangeError, JSON.stringify(limits));
     assert.is((error as Error).message, message);
   }
+});
+
+test('each limit takes both ends of its range: 0 (1 byte for maxHeaderSize) and 2^31-1 ms for the timeouts; a step beyond either end is a RangeError', async () => {
+  const lowest = { maxHeaderSize: 1, headersTimeout: 0, requestTimeout: 0, responseTimeout: 0, keepAliveTimeout: 0, idleTimeout: 0, maxRequestsPerSocket: 0, shutdownTimeout: 0 };
+  assert.is(await refusal({ limits: lowest }), null);
+  const max = 2 ** 31 - 1;
+  const highest = { headersTimeout: max, requestTimeout: max, responseTimeout: max, keepAliveTimeout: max, idleTimeout: max, shutdownTimeout: max };
+  assert.is(await refusal({ limits: highest }), null);
+  const cases: Array<[Record<string, number>, string]> = [
+    [{ maxHeaderSize: 0 }, 'limits.maxHeaderSize is a whole number of bytes from 1, not 0.'],
+    [{ headersTimeout: -1 }, 'limits.headersTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not -1.'],
+    [{ headersTimeout: max + 1 }, 'limits.headersTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not 2147483648.'],
+    [{ idleTimeout: max + 1 }, 'limits.idleTimeout is a whole number of milliseconds from 0 (off) to 2147483647, not 2147483648.'],
+    [{ maxRequestsPerSocket: -1 }, 'limits.maxRequestsPerSocket is a whole number of requests from 0 (unlimited), not -1.'],
+  ];
+  for (const [limits, message] of cases) {
+    const error = await refusal({ limits });
+    assert.instance(error, RangeError, JSON.stringify(limits));
+    assert.is((error as Error).message, message);
+  }
+});
+
+test('isLocalhost() is localhost in any case, with or without its final dot, and no other name that contains it', () => {
+  for (const host of ['localhost', 'LocalHost', 'localhost.', 'LOCALHOST.']) assert.ok(isLocalhost(host), host);
+  for (const host of ['localhost.example', 'my-localhost', 'localhost..', 'localhost:80', '127.0.0.1', '']) assert.not.ok(isLocalhost(host), host);
 });
 
 test('a limit or an option startServers does not know (a typo) is a TypeError naming it, rather than ignored', async () => {
