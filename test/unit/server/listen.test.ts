@@ -623,8 +623,12 @@ test('a port in use rejects with EADDRINUSE and leaves no listener behind', asyn
 /** Has node's resolver answer `addresses` for localhost until the returned function is called (as /etc/hosts would list them); other names resolve as ever. */
 function localhostResolvingTo(addresses: string[]): () => void {
   const real = dnsPromises.lookup;
-  dnsPromises.lookup = (async (host: string, options: LookupAllOptions) =>
-    host === 'localhost' ? addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })) : real(host, options)) as typeof real;
+  // As the resolver answers: every address with `all: true`, else the first alone.
+  dnsPromises.lookup = (async (host: string, options: LookupAllOptions) => {
+    if (host !== 'localhost') return real(host, options);
+    const found = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    return options?.all === true ? found : found[0];
+  }) as typeof real;
   return () => void (dnsPromises.lookup = real);
 }
 
@@ -750,6 +754,85 @@ test('on localhost, a first address on no interface here (::1 where IPv6 is off)
       assert.equal(notListening.map(({ url }) => url), [`http://[::2]:${ports.http}`]);
     });
   } finally {
+    restore();
+  }
+});
+
+/** Has Server.prototype.listen run `instead` for each call it answers (a function that returns true), the real listen otherwise, until the returned function is called. */
+function listenCalls(instead: (server: Server, given: { host?: string; port?: number }) => boolean): () => void {
+  const realListen = Server.prototype.listen;
+  Server.prototype.listen = function (this: Server, ...args: unknown[]) {
+    if (instead(this, args[0] as { host?: string; port?: number })) return this;
+    return realListen.apply(this, args as Parameters<typeof realListen>);
+  } as typeof realListen;
+  return () => void (Server.prototype.listen = realListen);
+}
+
+/** What startServers rejected with, or fails the test once it started. */
+async function startFailure(options: Partial<ListenOptions>): Promise<NodeJS.ErrnoException> {
+  const running = await within(startServers(hello, { host: 'localhost', port: 0, httpsPort: null, ...options }), 5_000, 'startServers').catch((error: NodeJS.ErrnoException) => error);
+  if (!(running instanceof Error)) {
+    await running.close();
+    assert.unreachable(`expected the start to fail, it listens on ${running.listening.join(', ')}`);
+  }
+  return running as NodeJS.ErrnoException;
+}
+
+test('on localhost, an address that says EAFNOSUPPORT (an address family the machine lacks) is left out as EADDRNOTAVAIL is; when none of its addresses can be listened on, the start fails with the first\'s error', async () => {
+  const restore = localhostResolvingTo(['127.0.0.1', '::9']);
+  const restoreListen = listenCalls((server, given) => {
+    if (given.host !== '::9') return false;
+    process.nextTick(() => server.emit('error', Object.assign(new Error(`listen EAFNOSUPPORT: address family not supported ::9:${given.port}`), { code: 'EAFNOSUPPORT' })));
+    return true;
+  });
+  try {
+    await withServers(hello, { host: 'localhost', httpsPort: null }, async ({ listening, notListening, ports }) => {
+      assert.equal(listening, [`http://127.0.0.1:${ports.http}`]);
+      assert.equal(notListening.map(({ url, error }) => [url, (error as NodeJS.ErrnoException).code]), [[`http://[::9]:${ports.http}`, 'EAFNOSUPPORT']]);
+    });
+  } finally {
+    restoreListen();
+    restore();
+  }
+  const restoreNone = localhostResolvingTo(['::2', '::3']);
+  try {
+    const error = await startFailure({});
+    assert.is(error.code, 'EADDRNOTAVAIL', String(error));
+    assert.is((error as NodeJS.ErrnoException & { address?: string }).address, '::2');
+  } finally {
+    restoreNone();
+  }
+});
+
+test('on localhost, port 0 is picked again at most five times when the port picked is taken on another of its addresses, then the start fails with EADDRINUSE; a port given is never picked again', async () => {
+  const restore = localhostResolvingTo(['127.0.0.1', '::1']);
+  // Another program on ::1 holds every port the kernel hands out on 127.0.0.1.
+  const held: number[] = [];
+  const firstTries: Array<number | undefined> = [];
+  const restoreListen = listenCalls((server, given) => {
+    if (given.host === '127.0.0.1') firstTries.push(given.port);
+    if (given.host !== '::1' || given.port === 0) return false;
+    held.push(given.port!);
+    process.nextTick(() => server.emit('error', Object.assign(new Error(`listen EADDRINUSE: address already in use ::1:${given.port}`), { code: 'EADDRINUSE' })));
+    return true;
+  });
+  try {
+    const error = await startFailure({});
+    assert.is(error.code, 'EADDRINUSE', String(error));
+    assert.is(held.length, 5, `ports tried on ::1: ${held.join(', ')}`);
+    assert.equal(firstTries, [0, 0, 0, 0, 0]);
+    // A port free on 127.0.0.1 (the ::1 side is refused as above).
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen({ host: '127.0.0.1', port: 0 }, () => resolve()));
+    const free = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    held.length = 0;
+    firstTries.length = 0;
+    const given = await startFailure({ port: free });
+    assert.is(given.code, 'EADDRINUSE', String(given));
+    assert.equal(firstTries, [free], 'one try on 127.0.0.1');
+  } finally {
+    restoreListen();
     restore();
   }
 });
