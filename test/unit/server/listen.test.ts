@@ -1623,6 +1623,18 @@ test('with the idle sweep off (idleTimeout and keepAliveTimeout 0), close() stil
   }
 });
 
+test('a TLS handshake has headersTimeout to finish, not node\'s 120 s: a client that connects to the https port and says nothing is dropped then', async () => {
+  await withServers(hello, { limits: { headersTimeout: 300, idleTimeout: 0, keepAliveTimeout: 0 } }, async ({ urls }) => {
+    const socket = connect({ host: '127.0.0.1', port: portOf(urls[1]!) });
+    socket.on('error', () => {});
+    const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
+    await within(new Promise<void>((resolve) => socket.once('connect', () => resolve())), 5_000, 'connect');
+    const connectedAt = Date.now();
+    const closedAt = await within(closed, 3_000, 'the silent connection to close');
+    assert.ok(closedAt - connectedAt >= 250, `closed ${closedAt - connectedAt} ms after it connected`);
+  });
+});
+
 test('a TLS 1.2 client asking to renegotiate is refused (each would cost the server a handshake)', async () => {
   const running = await within(startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0, tls }), 5_000, 'startServers');
   try {
