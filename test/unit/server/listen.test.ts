@@ -393,6 +393,17 @@ test('request headers over maxHeaderSize are answered 431', async () => {
   });
 });
 
+test('a head of more than 2000 header fields is a 431 saying so, rather than served without those past node\'s count; 2000 are served', async () => {
+  await withServers(hello, { httpsPort: null, limits: { maxHeaderSize: 64 * 1024 } }, async ({ urls }) => {
+    const head = (fields: number): string => `GET / HTTP/1.1\r\nHost: localhost\r\n${'X: 1\r\n'.repeat(fields - 2)}Connection: close\r\n\r\n`;
+    const served = await rawExchange(portOf(urls[0]!), head(2000));
+    assert.match(served, /^HTTP\/1\.1 200 OK\r\n/);
+    const refused = await rawExchange(portOf(urls[0]!), head(2001));
+    assert.match(refused, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    assert.ok(refused.endsWith('\r\n\r\nRequest Header Fields Too Large: The request has more than 2000 header fields.\n'), refused);
+  });
+});
+
 test('a URL that alone reaches maxHeaderSize is answered 414, naming the limit', async () => {
   await withServers(hello, { httpsPort: null, limits: { maxHeaderSize: 1024 } }, async ({ urls }) => {
     const answer = await rawExchange(portOf(urls[0]!), `GET /${'a'.repeat(2048)} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
