@@ -122,6 +122,18 @@ test('httpsPort null starts http only', async () => {
   });
 });
 
+test('an https port without tls is a TypeError saying tls is required, before anything listens', async () => {
+  const refused = await startServers(hello, { host: '127.0.0.1', port: 0, httpsPort: 0 }).then(
+    async (running) => {
+      await running.close();
+      return null;
+    },
+    (error: unknown) => error,
+  );
+  assert.instance(refused, TypeError);
+  assert.is((refused as Error).message, 'startServers: options.tls is required when httpsPort is not null');
+});
+
 test('ports gives the port each scheme listens on, for schemePorts: none for https without its listener', async () => {
   await withServers(hello, {}, async ({ ports, servers }) => {
     const listened = servers.map((server) => (server.address() as AddressInfo).port);
