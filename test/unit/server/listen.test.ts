@@ -1154,6 +1154,44 @@ test('the idle sweep counts quiet time by the monotonic clock: a wall clock set 
   });
 });
 
+test('each 0 turns its own rule of the idle sweep off: idleTimeout 0 drops no connection waiting for its answer, keepAliveTimeout 0 closes no kept connection (idleTimeout does), over http and https', async () => {
+  const held: ServerResponse[] = [];
+  const holding = (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.url === '/hang') held.push(res);
+    else hello(req, res);
+  };
+  const quietSweeps = async (sweep: () => void): Promise<void> => {
+    // The first sees the last bytes; the second finds the connection quiet since; a drop would come once the loop has polled.
+    sweep();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    sweep();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  await withIdleSweep(holding, { limits: { idleTimeout: 0, keepAliveTimeout: 1 } }, async ({ urls }, sweep) => {
+    for (const url of urls) {
+      held.length = 0;
+      const busy = await within(openRawTo(url), 5_000, `connect to ${url}`);
+      busy.socket.write('GET /hang HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      await until(() => held.length === 1, 5_000, 'the request to reach the listener');
+      await quietSweeps(sweep);
+      assert.not.ok(held[0]!.socket!.destroyed, `the connection awaiting its answer over ${url} is kept`);
+      held[0]!.end('late');
+      busy.socket.destroy();
+    }
+  });
+  await withIdleSweep(hello, { limits: { keepAliveTimeout: 0 } }, async ({ urls }, sweep) => {
+    for (const url of urls) {
+      const body = url.startsWith('https:') ? 'hello over https' : 'hello over http';
+      const kept = await within(openRawTo(url), 5_000, `connect to ${url}`);
+      await within(exchange(kept.socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered(body)), 5_000, 'the first answer');
+      await quietSweeps(sweep);
+      const second = await within(Promise.race([exchange(kept.socket, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', answered(body)), kept.closed.then(() => 'closed')]), 5_000, `a second request on the kept connection over ${url}`);
+      assert.ok(second.endsWith(body), `over ${url}: ${second}`);
+      kept.socket.destroy();
+    }
+  });
+});
+
 test('the idle sweep runs every second, or every quarter of the shorter of idleTimeout and keepAliveTimeout (plus its one-second margin) when that is shorter, at least every millisecond; with both 0 there is none', async () => {
   const sweepDelays = async (limits: ListenOptions['limits']): Promise<Array<number | undefined>> => {
     const delays: Array<number | undefined> = [];
