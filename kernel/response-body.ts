@@ -158,9 +158,25 @@ function recordedLate(request: object): void {
   if (owner instanceof Request) LATE_RECORDS.get(owner)?.();
 }
 
-/** The main request's answer carries `body`, a sub-request's maybe: it is its server's to send and say how it ended, no longer handed back. */
+/**
+ * The main request's answer carries `body`, a sub-request's maybe: it is its server's to send and say how it ended, no longer handed back,
+ * also when another request's terminate took it from the kernel's records already (see takeUnownedBodies()).
+ */
 export function claimBody(request: object, body: ResponseBody): void {
-  if (body !== null && typeof body === 'object' && !(body instanceof Uint8Array)) HANDED_BACK.get(request)?.delete(body);
+  if (body === null || typeof body !== 'object' || body instanceof Uint8Array) return;
+  HANDED_BACK.get(request)?.delete(body);
+  TAKEN_UNCLAIMED.delete(body);
+}
+
+/**
+ * The handed-back stream bodies takeUnownedBodies() took from a kernel's records that no main request has answered with since: without
+ * request context, any request's terminate takes them, also while the main request that answers with one awaits a kernel.response listener.
+ */
+const TAKEN_UNCLAIMED = new WeakSet<object>();
+
+/** Whether a stream body takeUnownedBodies() took as handed back has been claimed since (see claimBody()): its server says how it ends. */
+export function claimedSinceTaken(body: object): boolean {
+  return !TAKEN_UNCLAIMED.has(body);
 }
 
 /** The stream bodies sub-requests handed back while `request` was handled (see handBack()), for its server to say how they end. */
@@ -180,6 +196,7 @@ export function takeUnownedBodies(kernel: object): { dropped: readonly Readable[
   if (dropped === undefined && handedBack === undefined) return NOTHING_UNOWNED;
   DROPPED.delete(kernel);
   HANDED_BACK.delete(kernel);
+  if (handedBack !== undefined) for (const body of handedBack) TAKEN_UNCLAIMED.add(body);
   return { dropped: dropped ?? [], handedBack: handedBack === undefined ? [] : [...handedBack] };
 }
 

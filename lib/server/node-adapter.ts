@@ -3,7 +3,7 @@ import { STATUS_CODES, validateHeaderName, validateHeaderValue, type IncomingMes
 import type { Socket } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import { ClientClosedError, HttpKernel, ResponseBodyDestroyedError, discardedBody, droppedBodies, isHttpError, KernelEvents, Request, RequestTimeoutHttpError, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, compileTrustedHosts, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
-import { checkResponseBody, destroyBody, failedUnheard, handedBackBodies, hearBody, onHeardFailure, onLateRecords, takeUnownedBodies, takesUnownedBodies } from '../../kernel/response-body.js';
+import { checkResponseBody, claimedSinceTaken, destroyBody, failedUnheard, handedBackBodies, hearBody, onHeardFailure, onLateRecords, takeUnownedBodies, takesUnownedBodies } from '../../kernel/response-body.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
@@ -126,7 +126,8 @@ export function logDroppedBodies(kernel: HttpKernel, logger: Logger | undefined,
   const unowned = takeUnownedBodies(kernel);
   const outside = (say: () => void) => (): void => kernel.requestStack.exit(say);
   for (const body of unowned.dropped) whenEnded(body, outside(() => logUnsentBodyFailure(logger, body)));
-  for (const body of unowned.handedBack) whenEnded(body, outside(() => logUnheardBodyFailure(logger, body)));
+  // One a main request answers with after all (a forward still in its kernel.response) is its server's to log.
+  for (const body of unowned.handedBack) whenEnded(body, outside(() => void (claimedSinceTaken(body) || logUnheardBodyFailure(logger, body))));
   // A sub-request made once it has terminated (from a timer) keeps its records under it all the same: said as they come, once the
   // code that made it has had its turn with its answer (a stream failed as it was answered emits its 'error' after it: see failedUnheard()).
   onLateRecords(request, () => void setImmediate(logDroppedBodies, kernel, logger, request));

@@ -43,7 +43,7 @@ for (const debug of [false, true]) {
   /** Holds the answer to /forwards 60 ms in kernel.response: its fragment's stream fails meanwhile, with only the kernel listening. */
   const slow = {
     getSubscribedEvents: () => ({ [KernelEvents.RESPONSE]: 'onResponse' }),
-    onResponse: (event: ResponseEvent) => (event.isMainRequest() && event.request.path === '/forwards' ? new Promise((resolve) => setTimeout(resolve, 60)) : undefined),
+    onResponse: (event: ResponseEvent) => (event.isMainRequest() && event.request.path.startsWith('/forwards') ? new Promise((resolve) => setTimeout(resolve, 60)) : undefined),
   };
 
   test.before(async () => {
@@ -55,6 +55,12 @@ for (const debug of [false, true]) {
           '/text': () => new Response('served on'),
           // Answers with a fragment's stream, as Symfony's forward() does: the server's to send and to log.
           '/forwards': async () => fragment(() => new Response(failsLater('the forwarded fragment', 5))),
+          // So too, after 30 ms of its own with the fragment in hand: another request's terminate may take it from the kernel's records meanwhile.
+          '/forwards-later': async () => {
+            const forwarded = await fragment(() => new Response(failsLater('the fragment forwarded later', 45)));
+            await new Promise((resolve) => setTimeout(resolve, 30));
+            return forwarded;
+          },
           // Makes, 20 ms after it answered, a sub-request whose stream it ignores, and which fails.
           // So too, one whose stream failed as it was answered, which the timer hears itself, through pipeline().
           '/later-heard': (request: Request) => {
@@ -93,6 +99,28 @@ for (const debug of [false, true]) {
   test.after(async () => server.close());
   test.before.each(() => {
     logged.length = 0;
+  });
+
+  test('one the page answers with, failing while kernel.response awaits as another request terminates, is the server\'s alone to log', async () => {
+    const forwarded = fetchFrom(server, 'http', '/forwards');
+    // Served and terminated while /forwards awaits in kernel.response, its fragment's stream failed and not yet claimed by it.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.is((await fetchFrom(server, 'http', '/text')).body, 'served on');
+    assert.is((await forwarded).status, 500);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(lines(UNHEARD), [], JSON.stringify(logged));
+    assert.equal(lines('the forwarded fragment failed').map(({ level }) => level), ['CRITICAL'], JSON.stringify(logged));
+  });
+
+  test('one the page answers with once it has held it a while, another request terminating meanwhile, is the server\'s alone to log', async () => {
+    const forwarded = fetchFrom(server, 'http', '/forwards-later');
+    // Served and terminated while /forwards-later holds its fragment's stream, which fails later, as it awaits in kernel.response.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.is((await fetchFrom(server, 'http', '/text')).body, 'served on');
+    assert.is((await forwarded).status, 500);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(lines(UNHEARD), [], JSON.stringify(logged));
+    assert.equal(lines('the fragment forwarded later failed').map(({ level }) => level), ['CRITICAL'], JSON.stringify(logged));
   });
 
   test("one whose own once() throws does not break the page's terminate: the server serves on", async () => {
