@@ -17,4 +17,18 @@ export const requestInternals: {
   sentAsByClient: (request: Request) => void;
   /** The body the request was made with, not yet read (a json init's as Request.create() wrote it), or null: inject() holds that very text to its Content-Length. */
   unreadBody: (request: Request) => RequestBodySource;
-} = { endSignalFollowing: () => {}, handledWith: () => {}, handledAsMain: () => {}, duplicateDepth: () => 0, duplicatedAt: (request) => request, sentAsByClient: () => {}, unreadBody: () => null };
+  /** Who is told of a record kept under the main request once its server has terminated it (see onLateRecords()), or undefined. */
+  lateRecords: (request: Request) => ((request: Request) => void) | undefined;
+  /** Sets who lateRecords() answers: a field of the request, as every request served gets one (GET /health too), which costs it no allocation. */
+  setLateRecords: (request: Request, said: (request: Request) => void) => void;
+} = {
+  endSignalFollowing: () => {},
+  handledWith: () => {},
+  handledAsMain: () => {},
+  duplicateDepth: () => 0,
+  duplicatedAt: (request) => request,
+  sentAsByClient: () => {},
+  unreadBody: () => null,
+  lateRecords: () => undefined,
+  setLateRecords: () => {},
+};

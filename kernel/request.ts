@@ -256,6 +256,8 @@ export class Request {
   #httpHost: { host: string; port: number } | undefined;
   #clientIp: string | undefined;
   #slots: unknown[] | undefined;
+  /** Who is told of a sub-request's record kept under it once its server has terminated it (see onLateRecords() of response-body.ts). */
+  #lateRecords: ((request: Request) => void) | undefined;
 
   static {
     slotsOf = (request, create) => (create ? (request.#slots ??= []) : request.#slots);
@@ -276,6 +278,10 @@ export class Request {
       request.#sentByClient = true;
     };
     requestInternals.unreadBody = (request) => request.#bodySource;
+    requestInternals.lateRecords = (request) => request.#lateRecords;
+    requestInternals.setLateRecords = (request, said) => {
+      request.#lateRecords = said;
+    };
     requestInternals.duplicatedAt = (request, depth) => {
       let found = request;
       while (found.#duplicateDepth > depth && found.#original !== undefined) found = found.#original;
@@ -318,6 +324,7 @@ export class Request {
     this.#requestStacks = undefined;
     this.#response = undefined;
     this.#slots = undefined;
+    this.#lateRecords = undefined;
   }
 
   /**

@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import { describeValue } from './describe-value.js';
 import { isPlainObject } from './name-value-object.js';
-import { Request, RequestSlot } from './request.js';
+import { Request } from './request.js';
+import { requestInternals } from './request-internals.js';
 import type { Response, ResponseBody } from './response.js';
 
 // The kernel's own helpers for response bodies, for kernel/ and lib/ (not in index.ts): no part of the
@@ -138,24 +139,19 @@ export function handBack(request: object, body: ResponseBody): void {
 }
 
 /**
- * Who says how the records of a main request its server has terminated already end (see onLateRecords()): a slot, not a WeakMap,
- * as every request served gets one (a WeakMap entry is an ephemeron the garbage collector traces on every cycle, see RequestSlot).
+ * Calls `said` with `request` whenever a record is kept under it from now on (a sub-request made once it has terminated, from a timer):
+ * its server said how the records it had end at its terminate, and will not terminate it again. Kept in a field of the request, as every
+ * request served gets one (GET /health too): `said` is made once by its server, and the request's terminate makes nothing.
  */
-const LATE_RECORDS = new RequestSlot<() => void>();
-
-/**
- * Calls `said` whenever a record is kept under `request` from now on (a sub-request made once it has terminated, from a timer):
- * its server said how the records it had end at its terminate, and will not terminate it again.
- */
-export function onLateRecords(request: Request, said: () => void): void {
-  LATE_RECORDS.set(request, said);
+export function onLateRecords(request: Request, said: (request: Request) => void): void {
+  requestInternals.setLateRecords(request, said);
 }
 
 /** Tells the server of the main request a record of `request` (a sub-request, or itself) is kept under that it came after its terminate. */
 function recordedLate(request: object): void {
   const owner = RECORD_OWNERS.get(request) ?? request;
   // A kernel's records (see takeUnownedBodies()) are taken at any request's terminate.
-  if (owner instanceof Request) LATE_RECORDS.get(owner)?.();
+  if (owner instanceof Request) requestInternals.lateRecords(owner)?.(owner);
 }
 
 /**
@@ -182,8 +178,11 @@ export function claimedSinceTaken(body: object): boolean {
 /** The stream bodies sub-requests handed back while `request` was handled (see handBack()), for its server to say how they end. */
 export function handedBackBodies(request: object): readonly Readable[] {
   const bodies = HANDED_BACK.get(request);
-  return bodies === undefined ? [] : [...bodies];
+  return bodies === undefined ? NO_BODIES : [...bodies];
 }
+
+/** None: every request's terminate asks (see handedBackBodies()), and makes nothing when there are none. */
+const NO_BODIES: readonly Readable[] = Object.freeze([]);
 
 /**
  * The bodies kept under `kernel` (dropped within, or handed back by, sub-requests whose main request could not be known: no

@@ -8,7 +8,7 @@ import { DEFAULT_LIMITS, ERROR_PAGE_GRACE_MS, MAX_TIMER_MS, describeLimit, refus
 import { bodySource, isBodyFailure } from './body-source.js';
 import { framingLine, headerLines, injectedHeadRefusal, releaseRefusedBody, sentMethod, type HeadRefusal } from './injected-head-refusal.js';
 import { checkFraming, chunkTypeError, contentLengthError } from './response-framing.js';
-import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, logDroppedBodies, logUnsentBodyFailure, logEscaped, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, responseTimeoutOf, type RequestListenerOptions } from './node-adapter.js';
+import { bareAnswer, bareStatusOf, bodyCloseWaits, checkListenerArguments, checkPipedBody, checkSendable, escapedPage, logCleanupFailure, droppedBodiesLog, logUnsentBodyFailure, logEscaped, logRefusal, logLatePageFailure, logPageNotReady, logTerminateFailure, loggedAsServerError, messageOf, requestReadOptions, responseTimeoutOf, type RequestListenerOptions } from './node-adapter.js';
 
 /** createInjector()'s options: the request listener's, and the response timeout startServers gives its listener. */
 export interface InjectorOptions extends RequestListenerOptions {
@@ -77,8 +77,10 @@ export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}
   const closeWaits = bodyCloseWaits(options);
   closeWaits.keepAlive(true);
 
+  const logDroppedBodies = droppedBodiesLog(kernel, logger);
+
   const terminate = async (request: Request, response: Response): Promise<void> => {
-    logDroppedBodies(kernel, logger, request);
+    logDroppedBodies(request);
     try {
       await kernel.terminateMaybeAsync(request, response);
     } catch (error) {

@@ -2,8 +2,8 @@ import { EventEmitter } from 'node:events';
 import { STATUS_CODES, validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
-import { ClientClosedError, HttpKernel, ResponseBodyDestroyedError, discardedBody, droppedBodies, isHttpError, KernelEvents, Request, RequestTimeoutHttpError, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, compileTrustedHosts, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
-import { checkResponseBody, claimedSinceTaken, destroyBody, failedUnheard, handedBackBodies, hearBody, onHeardFailure, onLateRecords, takeUnownedBodies, takesUnownedBodies } from '../../kernel/response-body.js';
+import { ClientClosedError, HttpKernel, ResponseBodyDestroyedError, discardedBody, isHttpError, KernelEvents, Request, RequestTimeoutHttpError, Response, ResponseNotSendableError, ResponseTimeoutError, ServiceUnavailableHttpError, abortRequest, describeController, checkBodyLimit, compileTrustedHosts, isPromiseLike, type TrustHost, type TrustProxy, type TrustedHost } from '../../kernel/index.js';
+import { DROPPED, checkResponseBody, claimedSinceTaken, destroyBody, failedUnheard, handedBackBodies, hearBody, onHeardFailure, onLateRecords, takeUnownedBodies, takesUnownedBodies } from '../../kernel/response-body.js';
 import { describeDuration } from '../../kernel/describe-duration.js';
 import { describeValue } from '../../kernel/describe-value.js';
 import { isPlainObject } from '../../kernel/name-value-object.js';
@@ -118,19 +118,39 @@ const SAID_DROPPED = new WeakSet<object>();
  * failed): the kernel's hearer keeps node from ending the process on it. So too the failure of a stream body one of its
  * sub-requests handed back that nobody but the kernel heard (logUnheardBodyFailure()), however late. Those the kernel could
  * not tell the main request of (no request context) are said at any request's terminate, outside any request.
+ * Made once per server (or inject()): a request's terminate with nothing to say (GET /health) makes nothing, no closure nor array.
  */
-export function logDroppedBodies(kernel: HttpKernel, logger: Logger | undefined, request: Request): void {
-  const inRequest = (say: () => void) => (): void => kernel.requestStack.run(request, say);
-  for (const body of droppedBodies(request)) whenEnded(body, inRequest(() => logUnsentBodyFailure(logger, body)));
-  for (const body of handedBackBodies(request)) whenEnded(body, inRequest(() => logUnheardBodyFailure(logger, body)));
-  const unowned = takeUnownedBodies(kernel);
-  const outside = (say: () => void) => (): void => kernel.requestStack.exit(say);
-  for (const body of unowned.dropped) whenEnded(body, outside(() => logUnsentBodyFailure(logger, body)));
-  // One a main request answers with after all (a forward still in its kernel.response) is its server's to log.
-  for (const body of unowned.handedBack) whenEnded(body, outside(() => void (claimedSinceTaken(body) || logUnheardBodyFailure(logger, body))));
+export function droppedBodiesLog(kernel: HttpKernel, logger: Logger | undefined): (request: Request) => void {
   // A sub-request made once it has terminated (from a timer) keeps its records under it all the same: said as they come, once the
   // code that made it has had its turn with its answer (a stream failed as it was answered emits its 'error' after it: see failedUnheard()).
-  onLateRecords(request, () => void setImmediate(logDroppedBodies, kernel, logger, request));
+  const late = (request: Request): void => void setImmediate(log, request);
+  const log = (request: Request): void => logDroppedBodies(kernel, logger, request, late);
+  return log;
+}
+
+// Makes no closure itself (V8 would make the context of one at every call): those that say are made by the two below, when there is something to say.
+function logDroppedBodies(kernel: HttpKernel, logger: Logger | undefined, request: Request, late: (request: Request) => void): void {
+  const dropped = DROPPED.get(request);
+  const handedBack = handedBackBodies(request);
+  if (dropped !== undefined || handedBack.length > 0) watchKept(kernel, logger, request, dropped ?? [], handedBack);
+  const unowned = takeUnownedBodies(kernel);
+  if (unowned.dropped.length > 0 || unowned.handedBack.length > 0) watchUnowned(kernel, logger, unowned.dropped, unowned.handedBack);
+  onLateRecords(request, late);
+}
+
+/** Says, for `request`, how its records end (see logDroppedBodies()). */
+function watchKept(kernel: HttpKernel, logger: Logger | undefined, request: Request, dropped: readonly Readable[], handedBack: readonly Readable[]): void {
+  const inRequest = (say: () => void) => (): void => kernel.requestStack.run(request, say);
+  for (const body of dropped) whenEnded(body, inRequest(() => logUnsentBodyFailure(logger, body)));
+  for (const body of handedBack) whenEnded(body, inRequest(() => logUnheardBodyFailure(logger, body)));
+}
+
+/** Says, outside any request, how the records kept under the kernel end (see logDroppedBodies()). */
+function watchUnowned(kernel: HttpKernel, logger: Logger | undefined, dropped: readonly Readable[], handedBack: readonly Readable[]): void {
+  const outside = (say: () => void) => (): void => kernel.requestStack.exit(say);
+  for (const body of dropped) whenEnded(body, outside(() => logUnsentBodyFailure(logger, body)));
+  // One a main request answers with after all (a forward still in its kernel.response) is its server's to log.
+  for (const body of handedBack) whenEnded(body, outside(() => void (claimedSinceTaken(body) || logUnheardBodyFailure(logger, body))));
 }
 
 /** Calls `say` once the stream body has closed, or failed (a stream built with `emitClose: false` emits no 'close'); once for each body. */
@@ -259,8 +279,10 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   // After the response is handed to the socket: slow work (profile saving) is off the client's path.
   // An asynchronous kernel.terminate is counted until it settles: settled() (app.close()) waits for it,
   // or the profiler's storage closed before the profile of a request answered a moment ago was queued.
+  const logDroppedBodies = droppedBodiesLog(kernel, logger);
+
   const terminate = (request: Request, response: Response): void => {
-    logDroppedBodies(kernel, logger, request);
+    logDroppedBodies(request);
     if (!dispatcher.hasListeners(KernelEvents.TERMINATE)) return;
     try {
       const done = kernel.terminateMaybeAsync(request, response);
