@@ -157,7 +157,9 @@ function watchUnowned(kernel: HttpKernel, logger: Logger | undefined, dropped: r
 function whenEnded(body: Readable, say: () => void): void {
   if (SAID_DROPPED.has(body)) return;
   SAID_DROPPED.add(body);
-  if (body.closed || typeof body.once !== 'function') return say();
+  const emitter = body instanceof EventEmitter;
+  // An EventEmitter whose own once is no function (a wrapper that hides it) is listened to all the same: said now, its failure to come was said by nobody.
+  if (body.closed || (!emitter && typeof (body as { once?: unknown }).once !== 'function')) return say();
   let said = false;
   const once = (): void => {
     if (said) return;
@@ -166,7 +168,7 @@ function whenEnded(body: Readable, say: () => void): void {
   };
   // Through EventEmitter's own once() when it is one (every node stream), as the kernel hears it: a stream whose once() is its own
   // (one that throws) would throw out of its request's terminate, and end the process. One of another kind that refuses is said now.
-  if (body instanceof EventEmitter) EventEmitter.prototype.once.call(body, 'close', once);
+  if (emitter) EventEmitter.prototype.once.call(body, 'close', once);
   else {
     try {
       (body as { once(event: string, listener: () => void): unknown }).once('close', once);

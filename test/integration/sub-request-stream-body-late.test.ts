@@ -87,6 +87,15 @@ for (const debug of [false, true]) {
             });
             return new Response('page');
           },
+          // Ignores a fragment's stream whose own once is no function (a wrapper that hides it), which fails once the page has terminated.
+          '/odd-later': async (request: Request) => {
+            await duplicateFragment(request, () => {
+              const stream = failsLater('the fragment without once()', 20);
+              (stream as { once: unknown }).once = undefined;
+              return new Response(stream);
+            });
+            return new Response('page');
+          },
           '/later': (request: Request) => {
             setTimeout(() => void duplicateFragment(request, () => new Response(failsLater('the belated fragment', 10))), 20);
             return new Response('page');
@@ -128,6 +137,13 @@ for (const debug of [false, true]) {
     await new Promise((resolve) => setTimeout(resolve, 30));
     assert.equal(logged.filter((line) => line.message.includes('no once() here') || line.level === 'CRITICAL'), [], JSON.stringify(logged));
     assert.is((await fetchFrom(server, 'http', '/text')).body, 'served on');
+  });
+
+  test('one whose own once is no function, ignored, that fails once the page has terminated is logged once at ERROR', async () => {
+    assert.is((await fetchFrom(server, 'http', '/odd-later')).body, 'page');
+    await until(() => lines('the fragment without once() failed').length > 0, 1000, 'the failure logged');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(lines('the fragment without once() failed').map(({ level, message }) => [level, message]), [['ERROR', `${UNHEARD}Error: the fragment without once() failed`]], JSON.stringify(logged));
   });
 
   test('one of a sub-request made once the page has terminated, ignored, that fails is logged once at ERROR', async () => {
