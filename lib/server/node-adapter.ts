@@ -149,14 +149,18 @@ function watchKept(kernel: HttpKernel, logger: Logger | undefined, request: Requ
 function watchUnowned(kernel: HttpKernel, logger: Logger | undefined, dropped: readonly Readable[], handedBack: readonly Readable[]): void {
   const outside = (say: () => void) => (): void => kernel.requestStack.exit(say);
   for (const body of dropped) whenEnded(body, outside(() => logUnsentBodyFailure(logger, body)));
-  // One a main request answers with after all (a forward still in its kernel.response) is its server's to log.
-  for (const body of handedBack) whenEnded(body, outside(() => void (claimedSinceTaken(body) || logUnheardBodyFailure(logger, body))));
+  // One a main request answers with after all (a forward still in its kernel.response) is its server's to log, or, dropped by that request
+  // (a kernel.response listener replaced it), that request's terminate's: followed apart (SAID_TAKEN), so that terminate still follows it.
+  for (const body of handedBack) whenEnded(body, outside(() => void (claimedSinceTaken(body) || logUnheardBodyFailure(logger, body))), SAID_TAKEN);
 }
 
-/** Calls `say` once the stream body has closed, or failed (a stream built with `emitClose: false` emits no 'close'); once for each body. */
-function whenEnded(body: Readable, say: () => void): void {
-  if (SAID_DROPPED.has(body)) return;
-  SAID_DROPPED.add(body);
+/** The handed-back stream bodies logDroppedBodies() took from the kernel's records and listens to (see watchUnowned()). */
+const SAID_TAKEN = new WeakSet<object>();
+
+/** Calls `say` once the stream body has closed, or failed (a stream built with `emitClose: false` emits no 'close'); once for each body (in `followed`). */
+function whenEnded(body: Readable, say: () => void, followed = SAID_DROPPED): void {
+  if (followed.has(body)) return;
+  followed.add(body);
   const emitter = body instanceof EventEmitter;
   // An EventEmitter whose own once is no function (a wrapper that hides it) is listened to all the same: said now, its failure to come was said by nobody.
   if (body.closed || (!emitter && typeof (body as { once?: unknown }).once !== 'function')) return say();

@@ -46,11 +46,17 @@ for (const debug of [false, true]) {
     onResponse: (event: ResponseEvent) => (event.isMainRequest() && event.request.path.startsWith('/forwards') ? new Promise((resolve) => setTimeout(resolve, 60)) : undefined),
   };
 
+  /** Answers /forwards-replaced with text in place of the fragment's stream, which the kernel then drops and destroys. */
+  const replacer = {
+    getSubscribedEvents: () => ({ [KernelEvents.RESPONSE]: 'onResponse' }),
+    onResponse: (event: ResponseEvent) => void (event.isMainRequest() && event.request.path === '/forwards-replaced' && event.setResponse(new Response('in its place'))),
+  };
+
   test.before(async () => {
     server = await startTestServer({
       kernel: {
         debug,
-        subscribers: [slow],
+        subscribers: [slow, replacer],
         routes: routesOf({
           '/text': () => new Response('served on'),
           // Answers with a fragment's stream, as Symfony's forward() does: the server's to send and to log.
@@ -88,6 +94,12 @@ for (const debug of [false, true]) {
             return new Response('page');
           },
           // Ignores a fragment's stream whose own once is no function (a wrapper that hides it), which fails once the page has terminated.
+          // So too, and a kernel.response listener replaces that answer (see replacer): the fragment's stream, dropped, fails in its clean-up.
+          '/forwards-replaced': async () => {
+            const forwarded = await fragment(() => new Response(new Readable({ read() {}, destroy: (_error, callback) => setTimeout(() => callback(new Error('the replaced forward failed')), 5) })));
+            await new Promise((resolve) => setTimeout(resolve, 30));
+            return forwarded;
+          },
           '/odd-later': async (request: Request) => {
             await duplicateFragment(request, () => {
               const stream = failsLater('the fragment without once()', 20);
@@ -130,6 +142,16 @@ for (const debug of [false, true]) {
     await new Promise((resolve) => setTimeout(resolve, 30));
     assert.equal(lines(UNHEARD), [], JSON.stringify(logged));
     assert.equal(lines('the fragment forwarded later failed').map(({ level }) => level), ['CRITICAL'], JSON.stringify(logged));
+  });
+
+  test('one the page answers with once it has held it a while, another request terminating meanwhile, then replaced on kernel.response and failing in its clean-up, is logged once as not sent', async () => {
+    const replaced = fetchFrom(server, 'http', '/forwards-replaced');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.is((await fetchFrom(server, 'http', '/text')).body, 'served on');
+    assert.is((await replaced).body, 'in its place');
+    await until(() => lines('the replaced forward failed').length > 0, 1000, 'the failure logged');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(lines('the replaced forward failed').map(({ level, message }) => [level, message]), [['ERROR', 'The response body stream, not sent, failed: Error: the replaced forward failed']], JSON.stringify(logged));
   });
 
   test("one whose own once() throws does not break the page's terminate: the server serves on", async () => {
