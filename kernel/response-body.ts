@@ -96,7 +96,7 @@ export function dropBody(request: object, body: ResponseBody): void {
 /** The kernels some sub-request's records are kept under, its main request unknown (see RECORD_OWNERS). */
 export const KERNEL_OWNERS = new WeakSet<object>();
 
-/** The kernels a server of the package (or inject()) drives, which takes the records kept under them at its requests' terminate (see takeUnownedBodies()). */
+/** The kernels a server of the package (or inject()) given a logger drives, which takes the records kept under them at its requests' terminate (see takeUnownedBodies()). */
 const TAKEN_FROM = new WeakSet<object>();
 
 /** `kernel`'s records (see takeUnownedBodies()) are taken by the server (or inject()) that calls this: it keeps them from now on. */

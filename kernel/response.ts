@@ -54,7 +54,7 @@ export function discardedBody(response: Response): Readable | undefined {
  * The stream bodies the kernel dropped and destroyed while handling `request` and its sub-requests (never terminated themselves), never sent
  * (a response a listener replaced, or set before its dispatch failed), for a server of your own to say how they ended (the server and inject()
  * log one that failed at ERROR). A sub-request's main request is known on the request stack, or, without request context, along duplicate()'s steps
- * (a Request.create() sub-request's are named by droppedBodies() of itself, when no server of the package drives its kernel).
+ * (a Request.create() sub-request's are named by droppedBodies() of itself, when no server of the package, nor inject(), given a logger drives its kernel).
  */
 export function droppedBodies(request: object): readonly Readable[] {
   return DROPPED.get(request) ?? [];

@@ -69,8 +69,8 @@ const READER_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
 export function createInjector(kernel: HttpKernel, options: InjectorOptions = {}): Inject {
   checkListenerArguments(kernel, options, 'createInjector()', INJECTOR_OPTIONS);
   const responseTimeout = checkResponseTimeout(options.responseTimeout);
-  // Its terminates log the records of the sub-requests whose main request the kernel cannot know (see logDroppedBodies()).
-  takesUnownedBodies(kernel);
+  // Its terminates log the records of the sub-requests whose main request the kernel cannot know (see logDroppedBodies()), given a logger to log them to.
+  if (options.logger !== undefined) takesUnownedBodies(kernel);
   const readOptions = requestReadOptions(options);
   const logger = options.logger;
   // Awaited by the caller: the waits keep the process alive, as the server's do while it closes.

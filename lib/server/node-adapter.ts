@@ -133,8 +133,11 @@ function logDroppedBodies(kernel: HttpKernel, logger: Logger | undefined, reques
   const dropped = DROPPED.get(request);
   const handedBack = handedBackBodies(request);
   if (dropped !== undefined || handedBack.length > 0) watchKept(kernel, logger, request, dropped ?? [], handedBack);
-  const unowned = takeUnownedBodies(kernel);
-  if (unowned.dropped.length > 0 || unowned.handedBack.length > 0) watchUnowned(kernel, logger, unowned.dropped, unowned.handedBack);
+  // Taken only by a server that can log them: another of the kernel's, or inject(), with a logger says them (see takesUnownedBodies()).
+  if (logger !== undefined) {
+    const unowned = takeUnownedBodies(kernel);
+    if (unowned.dropped.length > 0 || unowned.handedBack.length > 0) watchUnowned(kernel, logger, unowned.dropped, unowned.handedBack);
+  }
   onLateRecords(request, late);
 }
 
@@ -268,8 +271,8 @@ export function loggedAsServerError(error: unknown, request: Request): boolean {
  */
 export function createRequestListener(kernel: HttpKernel, options: RequestListenerOptions = {}): KernelRequestListener {
   checkListenerArguments(kernel, options);
-  // Its terminates log the records of the sub-requests whose main request the kernel cannot know (see logDroppedBodies()).
-  takesUnownedBodies(kernel);
+  // Its terminates log the records of the sub-requests whose main request the kernel cannot know (see logDroppedBodies()), given a logger to log them to.
+  if (options.logger !== undefined) takesUnownedBodies(kernel);
   // Checked here, once, rather than by the first request's Request.
   const readOptions = requestReadOptions(options);
   const closeWaits = bodyCloseWaits(options);

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KernelEvents, NotFoundHttpError, Response, ResponseTimeoutError, type Controller, type EventSubscriber, type ExceptionEvent, type Request, type TerminateEvent } from '../../../kernel/index.js';
+import { KernelEvents, NotFoundHttpError, Request as KernelRequest, RequestType, Response, ResponseTimeoutError, type Controller, type EventSubscriber, type ExceptionEvent, type Request, type TerminateEvent } from '../../../kernel/index.js';
 import { createKernel, type KernelApp, type KernelOptions } from '../../../lib/app/index.js';
 import type { Logger } from '../../../lib/log/index.js';
 import { MemoryStorage } from '../../../lib/profiler/storage/index.js';
@@ -1297,6 +1297,42 @@ test('a body set to undefined after the constructor is refused by name, as a bod
   });
   assert.is((await app.inject('/unset')).status, 500);
   assert.equal(refused, ['The response cannot be sent: A response body is a string, bytes, a readable stream or null, not undefined.']);
+  await app.close();
+});
+
+test("a Request.create() sub-request's stream (debug off) failing unheard is logged by the injector with a logger, not taken by another of the kernel's with none, which would log it nowhere", async () => {
+  let app: KernelApp | undefined = undefined;
+  const fragment = (controller: Controller): Promise<Response> => {
+    const made = KernelRequest.create('/fragment');
+    made.attributes.set('_controller', controller);
+    return app!.kernel.handle(made, RequestType.SUB);
+  };
+  app = appOf({
+    debug: false,
+    routes: routesOf({
+      '/text': () => new Response('served on'),
+      // Ignores its fragment's stream, which fails while it still works on its page.
+      '/holds': async () => {
+        await fragment(() => {
+          const stream = new Readable({ read() {} });
+          setTimeout(() => stream.destroy(new Error('the ignored fragment failed')), 20);
+          return new Response(stream);
+        });
+        await sleep(40);
+        return new Response('page');
+      },
+    }),
+  });
+  const logged: string[] = [];
+  app.bus.on('log', (entry: LogEntry) => void (entry.record.message.includes('the ignored fragment failed') && logged.push(`${entry.record.levelName} ${entry.record.message}`)));
+  // An injector of the embedder's own, given no logger: its requests' records are said to nobody.
+  const quiet = createInjector(app.kernel);
+  const page = app.inject('/holds');
+  await sleep(5);
+  assert.is((await quiet('/text')).text(), 'served on');
+  assert.is((await page).text(), 'page');
+  for (let i = 0; i < 50 && logged.length === 0; i++) await sleep(10);
+  assert.equal(logged, ['ERROR The response body stream of a sub-request failed with nobody listening: Error: the ignored fragment failed']);
   await app.close();
 });
 

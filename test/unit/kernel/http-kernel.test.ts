@@ -38,6 +38,7 @@ import {
   ResponseEvent,
   type ViewEvent,
 } from '../../../kernel/index.js';
+import { Logger, createBus } from '../../../lib/log/index.js';
 import { createRequestListener } from '../../../lib/server/index.js';
 import { thrown } from '../helpers.js';
 
@@ -1189,8 +1190,8 @@ test('a kernel whose server terminates nothing keeps nothing of the sub-requests
   const gc = runInNewContext('gc') as () => void;
   const dispatcher = new EventDispatcher();
   const kernel = new HttpKernel(dispatcher, new ControllerResolver(), new RequestStack({ asyncContext: false }));
-  // Served, by a server that has no request yet.
-  createRequestListener(kernel);
+  // Served, by a server that has no request yet (with a logger: one without takes no such record, see below).
+  createRequestListener(kernel, { logger: new Logger({ bus: createBus() }) });
   // The sub-request's answer is replaced on kernel.response: its stream is dropped and destroyed.
   dispatcher.addListener(KernelEvents.RESPONSE, (event: ResponseEvent) => void (event.request.attributes.get('replace') === true && event.setResponse(new Response('in its place'))));
   const bodies: Array<WeakRef<Readable>> = [];
