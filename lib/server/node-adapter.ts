@@ -285,11 +285,11 @@ export function createRequestListener(kernel: HttpKernel, options: RequestListen
   // running (an async listener), and who waits for none to be left.
   let openBodies = 0;
 
+  const logDroppedBodies = droppedBodiesLog(kernel, logger);
+
   // After the response is handed to the socket: slow work (profile saving) is off the client's path.
   // An asynchronous kernel.terminate is counted until it settles: settled() (app.close()) waits for it,
   // or the profiler's storage closed before the profile of a request answered a moment ago was queued.
-  const logDroppedBodies = droppedBodiesLog(kernel, logger);
-
   const terminate = (request: Request, response: Response): void => {
     logDroppedBodies(request);
     if (!dispatcher.hasListeners(KernelEvents.TERMINATE)) return;
