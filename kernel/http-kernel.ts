@@ -21,7 +21,7 @@ import { BadRequestHttpError, ControllerDoesNotReturnResponseError, NotFoundHttp
 import { Request, RequestSlot } from './request.js';
 import { requestInternals } from './request-internals.js';
 import { RequestStack } from './request-stack.js';
-import { Response, type ResponseBody } from './response.js';
+import { Response } from './response.js';
 import { KERNEL_OWNERS, RECORD_OWNERS, claimBody, keepsUnownedBodies, dropBody, handBack, hearBody, withoutHeadBody } from './response-body.js';
 import { secureCookies } from './secure-cookies.js';
 
@@ -252,7 +252,7 @@ export class HttpKernel implements KernelLike {
     // Its stream may fail while an async listener awaits: heard from now on (see hearBody).
     hearBody(response.body);
     // A sub-request's stream the main request answers with is its server's from now on: another request's terminate must not say it failed unheard meanwhile.
-    if (type === RequestType.MAIN) claimAnswer(request, this, response.body);
+    if (type === RequestType.MAIN) claimBody(response.body);
     const event = new ResponseEvent(this, request, type, response);
     let result: Response | Promise<Response>;
     try {
@@ -287,7 +287,7 @@ export class HttpKernel implements KernelLike {
   #finalResponse(response: Response, request: Request, type: RequestType): Response {
     if (type === RequestType.MAIN) {
       // A sub-request's stream body the main request answers with is its server's to send, and to log should it fail (one a listener put in place too).
-      claimAnswer(request, this, response.body);
+      claimBody(response.body);
       finishMainResponse(response, request);
     }
     hearBody(response.body);
@@ -332,7 +332,7 @@ export class HttpKernel implements KernelLike {
         response.status = 500;
       }
     }
-    if (type === RequestType.MAIN) claimAnswer(request, this, response.body);
+    if (type === RequestType.MAIN) claimBody(response.body);
     // A listener that fails on the error page must not hide it: a failed kernel.response leaves the
     // page unfiltered (as in Symfony), and finish_request still runs once (Symfony skips it).
     const responseEvent = new ResponseEvent(this, request, type, response);
@@ -371,12 +371,6 @@ export class HttpKernel implements KernelLike {
     }
     throw error;
   }
-}
-
-/** The main request's answer carries `body`, a sub-request's maybe, kept under that main request or, unknown, under the kernel: see claimBody(). */
-function claimAnswer(request: Request, kernel: HttpKernel, body: ResponseBody): void {
-  claimBody(request, body);
-  claimBody(kernel, body);
 }
 
 /** What the main request's answer gets once every kernel.response and kernel.finish_request listener has run: Secure on the cookies set late, and a HEAD's answer its head alone. */

@@ -132,6 +132,10 @@ export function handBack(request: object, body: ResponseBody): void {
   if (bodies === undefined) HANDED_BACK.set(owner, (bodies = new Set()));
   else if (bodies.has(body)) return;
   bodies.add(body);
+  // A main request of another kernel may answer with it (see claimBody()); handed back again (a sub-request answering with another's), kept once, under its last owner.
+  const before = HANDED_BACK_UNDER.get(body);
+  if (before !== undefined && before !== owner) HANDED_BACK.get(before)?.delete(body);
+  HANDED_BACK_UNDER.set(body, owner);
   const kept = bodies;
   const letGo = (): void => void (UNHEARD.has(body) || kept.delete(body));
   if (body instanceof EventEmitter) EventEmitter.prototype.once.call(body, 'close', letGo);
@@ -158,11 +162,15 @@ function recordedLate(request: object): void {
  * The main request's answer carries `body`, a sub-request's maybe: it is its server's to send and say how it ended, no longer handed back,
  * also when another request's terminate took it from the kernel's records already (see takeUnownedBodies()).
  */
-export function claimBody(request: object, body: ResponseBody): void {
+export function claimBody(body: ResponseBody): void {
   if (body === null || typeof body !== 'object' || body instanceof Uint8Array) return;
-  HANDED_BACK.get(request)?.delete(body);
+  const owner = HANDED_BACK_UNDER.get(body);
+  if (owner !== undefined) HANDED_BACK.get(owner)?.delete(body);
   TAKEN_UNCLAIMED.delete(body);
 }
+
+/** What each stream body a sub-request handed back is kept under (see handBack()): a main request of any kernel may answer with it. */
+const HANDED_BACK_UNDER = new WeakMap<object, object>();
 
 /**
  * The handed-back stream bodies takeUnownedBodies() took from a kernel's records that no main request has answered with since: without

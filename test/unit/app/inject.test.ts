@@ -1336,4 +1336,38 @@ test("a Request.create() sub-request's stream (debug off) failing unheard is log
   await app.close();
 });
 
+test("a Request.create() sub-request's stream of another kernel (debug off) that a page answers with, failing while its kernel.response awaits, is the page's server's alone to log: that other kernel's terminates leave it", async () => {
+  const fragments = appOf({ debug: false, routes: routesOf({ '/text': () => new Response('served on') }) });
+  const slow: EventSubscriber = {
+    getSubscribedEvents: () => ({ [KernelEvents.RESPONSE]: 'onResponse' }),
+    onResponse: (event: { isMainRequest(): boolean }) => (event.isMainRequest() ? sleep(60) : undefined),
+  } as EventSubscriber;
+  const pages = appOf({
+    debug: false,
+    subscribers: [slow],
+    routes: routesOf({
+      // Answers with a fragment of the other kernel's, as a gateway composing apps does.
+      '/forwards': () => {
+        const made = KernelRequest.create('/fragment');
+        made.attributes.set('_controller', () => {
+          const stream = new Readable({ read() {} });
+          setTimeout(() => stream.destroy(new Error('the forwarded fragment failed')), 5);
+          return new Response(stream);
+        });
+        return fragments.kernel.handle(made, RequestType.SUB);
+      },
+    }),
+  });
+  const logged: string[] = [];
+  for (const app of [fragments, pages]) app.bus.on('log', (entry: LogEntry) => void (entry.record.message.includes('the forwarded fragment failed') && logged.push(`${entry.record.levelName} ${entry.record.message}`.replace(/ at .*$/, ''))));
+  const page = pages.inject('/forwards');
+  await sleep(20);
+  assert.is((await fragments.inject('/text')).text(), 'served on');
+  assert.is((await page).status, 500);
+  await sleep(30);
+  assert.equal(logged, ['CRITICAL Uncaught error: Error: "the forwarded fragment failed"']);
+  await pages.close();
+  await fragments.close();
+});
+
 test.run();
