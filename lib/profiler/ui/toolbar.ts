@@ -48,7 +48,7 @@ export function renderToolbar(input: ToolbarInput): string {
 ${input.exceptionClass !== null ? html`<a class="hk-item hk-exception" href="${urls.panel(token, 'exception')}" title="Exception"><span class="hk-badge hk-error" aria-hidden="true">!</span><span class="hk-sr">Exception </span><span class="hk-value hk-mono">${input.exceptionClass}</span></a>` : ''}
 <a class="hk-item hk-token" href="${urls.panel(token)}" title="Open the profile"><span class="hk-label">Profile</span><span class="hk-value hk-mono">${token}</span></a>
 </div>
-<label for="hk-toolbar-hide" class="hk-toggle" title="Hide or show the profiler toolbar"><span class="hk-when-open" aria-hidden="true">×</span><span class="hk-when-closed"><span class="hk-status hk-${statusClass(input.status)}">${input.status}</span>Profiler</span></label>
+<label for="hk-toolbar-hide" class="hk-toggle" title="Hide or show the profiler toolbar"><span class="hk-when-open" aria-hidden="true">×</span><span class="hk-when-closed"><span class="hk-status hk-${statusClass(input.status)}">${input.status}</span><span class="hk-sr"> </span>Profiler</span></label>
 <script>${unsafeRaw(TOOLBAR_JS)}</script>
 </div>
 `.toString();

@@ -68,6 +68,11 @@ test('items of bare figures read as words to a screen reader (hidden text), thei
   assert.equal([hidden.get('position'), hidden.get('width'), hidden.get('height'), hidden.get('overflow'), hidden.get('clip')], ['absolute', '1px', '1px', 'hidden', 'rect(0 0 0 0)']);
 });
 
+test('the closed toggle reads its status and its name apart to a screen reader (hidden text), not run together', () => {
+  const closed = /<span class="hk-when-closed">(.*?)<\/label>/.exec(toolbar())?.[1]?.replace(/<[^>]+>/g, '');
+  assert.is(closed, '404 Profiler');
+});
+
 test('the logs tooltip puts each count with its noun in the right number', () => {
   const title = (errorCount: number, warningCount: number): string => /<a class="hk-item hk-logs"[^>]* title="([^"]*)"/.exec(toolbar({ errorCount, warningCount }))?.[1] ?? '';
   assert.is(title(1, 2), 'Logs: 1 error, 2 warnings');
